@@ -1,0 +1,1101 @@
+/*
+ * libattn: per-step attention metadata for LLM inference engines, behind a stable C ABI.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file attn_c.h
+ * @brief The one public header of libattn (C99, no CUDA headers, no C++).
+ *
+ * libattn turns the scheduler's description of a batch (the *common attention metadata*:
+ * query_start_loc, seq_lens, block table, slot mapping, ...) into the metadata one attention
+ * kernel backend needs, the way vLLM v1's attention metadata builders do, and tells a runtime
+ * what each backend supports (CUDA graph level, reorder threshold, block-table updates).
+ *
+ * @par Conventions that hold for every function unless its documentation says otherwise
+ * - Every fallible function returns `attn_error_t*`; NULL means success. A non-NULL error is
+ *   owned by the caller and released with attn_error_destroy().
+ * - On failure, out-parameters are left untouched.
+ * - No C++ exception, abort or assert crosses this ABI; bad input gives an error whose message
+ *   names the argument and the value.
+ * - Parameter order: the handle first, then inputs, then outputs, then the stream last.
+ * - Structs the caller fills start with `size_t struct_size`. Set it with the matching
+ *   `ATTN_*_INIT` macro (or to `ATTN_*_STRUCT_SIZE`). The library reads only the fields that fit
+ *   in `struct_size` and uses the `ATTN_*_INIT` default for the rest, so fields can be appended in
+ *   later minor versions without breaking old callers.
+ * - Tensors are borrowed `attn_tensor_t` views, layout-identical to DLPack's `DLTensor`; the
+ *   library never takes ownership of caller memory.
+ * - Objects are not safe to use from several threads at once unless stated (see
+ *   docs/threading.md). Distinct builders may be used from distinct threads at once; a second
+ *   concurrent call on one builder returns ::ATTN_ERR_BUSY instead of corrupting it.
+ *
+ * @par Version rule
+ * A program compiled against this header works with any libattn whose major version equals
+ * ::ATTN_VERSION_MAJOR and whose minor version is at least ::ATTN_VERSION_MINOR. Check it at
+ * start-up with `ATTN_CHECK_VERSION()`.
+ */
+#ifndef ATTN_C_H_
+#define ATTN_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** @defgroup version Versions
+ *  @brief Compile-time and run-time version of the library and its ABI.
+ *  @{ */
+
+/** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
+#define ATTN_VERSION_MAJOR 1
+/** Minor version: grows when functions or struct fields are appended. */
+#define ATTN_VERSION_MINOR 0
+/** Patch version: bug fixes only, no ABI change. */
+#define ATTN_VERSION_PATCH 0
+/** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
+#define ATTN_ABI_VERSION ATTN_VERSION_MAJOR
+
+/** @} */
+
+/** @cond INTERNAL */
+#if defined(_WIN32)
+#if defined(ATTN_BUILDING_LIBRARY)
+#define ATTN_API __declspec(dllexport)
+#else
+#define ATTN_API __declspec(dllimport)
+#endif
+#else
+#define ATTN_API __attribute__((visibility("default")))
+#endif
+
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define ATTN_NOEXCEPT noexcept
+#else
+#define ATTN_NOEXCEPT
+#endif
+
+#ifdef __cplusplus
+#define ATTN_BEGIN_DECL extern "C" {
+#define ATTN_END_DECL }
+#else
+#define ATTN_BEGIN_DECL
+#define ATTN_END_DECL
+#endif
+/** @endcond */
+
+ATTN_BEGIN_DECL
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup handles Opaque handles
+ *  @brief Objects created and destroyed only by the library.
+ *  @{ */
+
+/** An error: a frozen code and a UTF-8 message. NULL stands for success. */
+typedef struct attn_error attn_error_t;
+/** A metadata builder for one backend, one KV cache spec and one config. */
+typedef struct attn_builder attn_builder_t;
+/** Named metadata fields (tensors and scalars) produced by a build or a batch utility. */
+typedef struct attn_metadata attn_metadata_t;
+/** A loaded plugin library that added backends to the registry. */
+typedef struct attn_plugin attn_plugin_t;
+/** A CUDA stream; binary-identical to `cudaStream_t` and `CUstream`. NULL is the default
+ *  stream. Host builds ignore it. */
+typedef struct CUstream_st* attn_stream_t;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup errors Errors
+ *  @brief Error objects: a code that never changes its number and a message.
+ *  @{ */
+
+/** Status codes. The numbers are frozen: they are never renumbered or reused. */
+typedef enum attn_status_code {
+  ATTN_OK = 0,                   /**< Success (only as the code of a NULL error). */
+  ATTN_ERR_INVALID_ARGUMENT = 1, /**< An argument, struct field or tensor is malformed. */
+  ATTN_ERR_UNSUPPORTED = 2,      /**< Valid, but not supported here (backend, device, level). */
+  ATTN_ERR_OUT_OF_MEMORY = 3,    /**< An allocation failed. */
+  ATTN_ERR_CUDA = 4,             /**< The CUDA runtime reported an error; its text is quoted. */
+  ATTN_ERR_NOT_FOUND = 5,        /**< No backend, field, index or symbol of that name. */
+  ATTN_ERR_ABI_MISMATCH = 6,     /**< A version or plugin ABI does not match this library. */
+  ATTN_ERR_BUSY = 7,             /**< The object is in use by another thread, or still in use. */
+  ATTN_ERR_INTERNAL = 8          /**< A bug in libattn or a plugin; the message says where. */
+} attn_status_code_t;
+
+/**
+ * @brief The status code of an error.
+ * @param[in] err An error, or NULL.
+ * @return One of ::attn_status_code_t; ::ATTN_OK for NULL.
+ * @par Thread safety
+ * Safe to call concurrently on the same error.
+ */
+ATTN_API int32_t attn_error_code(const attn_error_t* err) ATTN_NOEXCEPT;
+
+/**
+ * @brief The UTF-8 message of an error; it names the argument and the bad value.
+ * @param[in] err An error, or NULL.
+ * @return The message, owned by `err` and valid until attn_error_destroy(err); "" for NULL.
+ * @par Thread safety
+ * Safe to call concurrently on the same error.
+ */
+ATTN_API const char* attn_error_message(const attn_error_t* err) ATTN_NOEXCEPT;
+
+/**
+ * @brief Releases an error returned by any libattn function.
+ * @param[in] err The error to release; NULL is accepted and ignored.
+ * @par Thread safety
+ * Must not race with other uses of the same error.
+ */
+ATTN_API void attn_error_destroy(attn_error_t* err) ATTN_NOEXCEPT;
+
+/**
+ * @brief A static description of a status code.
+ * @param[in] code Any integer.
+ * @return A static string such as "invalid argument"; "unknown status" for numbers not in
+ *         ::attn_status_code_t. Never NULL, never freed.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API const char* attn_status_string(int32_t code) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @addtogroup version
+ *  @{ */
+
+/**
+ * @brief The version of the loaded library. Never fails; its signature never changes.
+ * @param[out] major Receives the major version; may be NULL.
+ * @param[out] minor Receives the minor version; may be NULL.
+ * @param[out] patch Receives the patch version; may be NULL.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API void attn_get_version(uint32_t* major, uint32_t* minor, uint32_t* patch) ATTN_NOEXCEPT;
+
+/**
+ * @brief Checks that the loaded library can serve a caller compiled against `major.minor`.
+ *
+ * The rule: the library's major equals `major`, and the library's minor is at least `minor`.
+ * @param[in] major The major version the caller was compiled against.
+ * @param[in] minor The minor version the caller was compiled against.
+ * @return NULL when compatible; an ::ATTN_ERR_ABI_MISMATCH error that states both versions
+ *         otherwise.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_check_version(uint32_t major, uint32_t minor) ATTN_NOEXCEPT;
+
+/** Checks the loaded library against the header this code was compiled with. */
+#define ATTN_CHECK_VERSION() attn_check_version(ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR)
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup tensors Tensors and devices
+ *  @brief Borrowed tensor views with DLPack's `DLTensor` layout.
+ *
+ * libattn declares its own layout-identical mirror of DLPack's `DLDevice`, `DLDataType` and
+ * `DLTensor` instead of including `dlpack/dlpack.h`, so that this header needs nothing beyond
+ * the C standard library (Rust, Go, Python and closed runtimes may not have dlpack.h). The
+ * layout is that of every DLPack release from 0.6 to 1.x; a test compiles against Debian's
+ * dlpack.h and checks every offset and size. A `DLTensor*` can be passed where a
+ * `const attn_tensor_t*` is expected with a cast.
+ *  @{ */
+
+/** Device types, numbered as DLPack's `DLDeviceType`. */
+typedef enum attn_device_type {
+  ATTN_DEVICE_CPU = 1,           /**< Host memory (`kDLCPU`). */
+  ATTN_DEVICE_CUDA = 2,          /**< CUDA device memory (`kDLCUDA`). */
+  ATTN_DEVICE_CUDA_HOST = 3,     /**< Pinned host memory (`kDLCUDAHost`); host-readable. */
+  ATTN_DEVICE_CUDA_MANAGED = 13  /**< CUDA managed memory (`kDLCUDAManaged`); both sides. */
+} attn_device_type_t;
+
+/** Data type codes, numbered as DLPack's `DLDataTypeCode`. */
+typedef enum attn_dtype_code {
+  ATTN_DTYPE_INT = 0,    /**< Signed integer (`kDLInt`). */
+  ATTN_DTYPE_UINT = 1,   /**< Unsigned integer (`kDLUInt`). */
+  ATTN_DTYPE_FLOAT = 2,  /**< IEEE float (`kDLFloat`). */
+  ATTN_DTYPE_BFLOAT = 4, /**< bfloat16 (`kDLBfloat`). */
+  ATTN_DTYPE_BOOL = 6    /**< Boolean (`kDLBool`). */
+} attn_dtype_code_t;
+
+/** A device: layout of DLPack's `DLDevice`. */
+typedef struct attn_device {
+  int32_t device_type; /**< One of ::attn_device_type_t. */
+  int32_t device_id;   /**< Device ordinal; 0 for the host. */
+} attn_device_t;
+
+/** An element type: layout of DLPack's `DLDataType`. int32 is {ATTN_DTYPE_INT, 32, 1}. */
+typedef struct attn_dtype {
+  uint8_t code;   /**< One of ::attn_dtype_code_t. */
+  uint8_t bits;   /**< Bits per lane: 8, 16, 32, 64. */
+  uint16_t lanes; /**< Lanes; 1 for scalars. */
+} attn_dtype_t;
+
+/** A borrowed n-dimensional view: layout of DLPack's `DLTensor`. */
+typedef struct attn_tensor {
+  void* data;              /**< Base address (host or device); `byte_offset` is added to it. */
+  attn_device_t device;    /**< Where `data` lives. */
+  int32_t ndim;            /**< Number of dimensions (at most 8). */
+  attn_dtype_t dtype;      /**< Element type. */
+  int64_t* shape;          /**< `ndim` sizes. */
+  int64_t* strides;        /**< `ndim` strides in elements, or NULL for compact row-major. */
+  uint64_t byte_offset;    /**< Bytes from `data` to the first element. */
+} attn_tensor_t;
+
+/**
+ * @brief The number of devices of a type that this library can use.
+ * @param[in] device_type ::ATTN_DEVICE_CPU (always 1) or ::ATTN_DEVICE_CUDA.
+ * @param[out] out Receives the count.
+ * @return NULL on success (a count of 0 is a success: CUDA is compiled in, no GPU is visible);
+ *         ::ATTN_ERR_UNSUPPORTED when the library was built without CUDA; ::ATTN_ERR_CUDA with
+ *         the runtime's text when the driver cannot be queried.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_device_count(int32_t device_type, int32_t* out) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup enums Enumerations mirrored from vLLM
+ *  @{ */
+
+/** CUDA graph support of a builder, with vLLM's `AttentionCGSupport` numbers. Cascade attention
+ *  is never CUDA-graph supported, whatever the level. */
+typedef enum attn_cudagraph_support {
+  ATTN_CG_NEVER = 0,                       /**< No CUDA graph support. */
+  ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE = 1, /**< Only batches of query_len == 1 decodes. */
+  ATTN_CG_UNIFORM_BATCH = 2,               /**< Batches whose query lengths are all equal. */
+  ATTN_CG_ALWAYS = 3                       /**< Any batch, mixed prefill/decode included. */
+} attn_cudagraph_support_t;
+
+/** The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and
+ *  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here. */
+typedef enum attn_cudagraph_mode {
+  ATTN_CUDAGRAPH_MODE_NONE = 0,              /**< No CUDA graphs. */
+  ATTN_CUDAGRAPH_MODE_PIECEWISE = 1,         /**< Piecewise graphs; attention runs eagerly. */
+  ATTN_CUDAGRAPH_MODE_FULL = 2,              /**< Full graphs. */
+  ATTN_CUDAGRAPH_MODE_FULL_DECODE_ONLY = 3,  /**< Full graphs for uniform decode batches only. */
+  ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE = 4 /**< Full for decodes, piecewise otherwise
+                                                  (vLLM's default). */
+} attn_cudagraph_mode_t;
+
+/** The kind of a KV cache spec (vLLM's `KVCacheSpec` subclasses). */
+typedef enum attn_kv_cache_kind {
+  ATTN_KV_FULL_ATTENTION = 0,          /**< `FullAttentionSpec`. */
+  ATTN_KV_SLIDING_WINDOW = 1,          /**< `SlidingWindowSpec`; needs `sliding_window`. */
+  ATTN_KV_CHUNKED_LOCAL_ATTENTION = 2, /**< `ChunkedLocalAttentionSpec`; needs
+                                            `attention_chunk_size`. */
+  ATTN_KV_MLA = 3,                     /**< `MLAAttentionSpec`. */
+  ATTN_KV_CROSS_ATTENTION = 4,         /**< `CrossAttentionSpec`. */
+  ATTN_KV_ENCODER_ONLY = 5,            /**< `EncoderOnlyAttentionSpec`. */
+  ATTN_KV_MAMBA = 6                    /**< `MambaSpec`. */
+} attn_kv_cache_kind_t;
+
+/** KV cache element types (a spec's `dtype`, a config's `cache_dtype`). */
+typedef enum attn_kv_dtype {
+  ATTN_KV_DTYPE_AUTO = 0,     /**< Config only: the cache uses the spec's dtype ("auto"). */
+  ATTN_KV_DTYPE_FLOAT16 = 1,  /**< float16. */
+  ATTN_KV_DTYPE_BFLOAT16 = 2, /**< bfloat16. */
+  ATTN_KV_DTYPE_FLOAT32 = 3,  /**< float32. */
+  ATTN_KV_DTYPE_FP8_E4M3 = 4, /**< fp8 e4m3 ("fp8", "fp8_e4m3"). */
+  ATTN_KV_DTYPE_FP8_E5M2 = 5, /**< fp8 e5m2 ("fp8_e5m2"). */
+  ATTN_KV_DTYPE_UINT8 = 6     /**< uint8 (quantized caches stored as bytes). */
+} attn_kv_dtype_t;
+
+/** Attention types (vLLM's `AttentionType`). */
+typedef enum attn_attention_type {
+  ATTN_TYPE_DECODER = 0,        /**< Decoder self-attention. */
+  ATTN_TYPE_ENCODER = 1,        /**< Encoder self-attention of an encoder-decoder model. */
+  ATTN_TYPE_ENCODER_ONLY = 2,   /**< Encoder-only model attention (bidirectional). */
+  ATTN_TYPE_ENCODER_DECODER = 3 /**< Decoder queries against encoder keys/values. */
+} attn_attention_type_t;
+
+/** How much a build validates. */
+typedef enum attn_validate_mode {
+  ATTN_VALIDATE_HOST = 0, /**< Default: shapes, dtypes, devices, and values read from host
+                               memory (host tensors and `*_cpu` mirrors). Never syncs. */
+  ATTN_VALIDATE_FULL = 1  /**< Also copies device tensors to the host and checks them against
+                               their mirrors. Synchronizes: for debugging only. */
+} attn_validate_mode_t;
+
+/** Value of attn_builder_reorder_batch_threshold() for builders that do not reorder. */
+#define ATTN_NO_REORDER 0
+
+/** Slot id of padded entries in slot mappings (vLLM's `PAD_SLOT_ID`). */
+#define ATTN_PAD_SLOT_ID (-1)
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup config Configuration structs
+ *  @brief What a builder is built for: the KV cache spec, the engine config, the allocator.
+ *  @{ */
+
+/** A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT. */
+typedef struct attn_kv_cache_spec {
+  size_t struct_size;           /**< ::ATTN_KV_CACHE_SPEC_STRUCT_SIZE. */
+  int32_t kind;                 /**< One of ::attn_kv_cache_kind_t. */
+  int32_t block_size;           /**< Tokens per KV cache block (> 0). */
+  int32_t num_kv_heads;         /**< KV heads per rank (> 0). */
+  int32_t head_size;            /**< Head dimension (> 0). */
+  int32_t dtype;                /**< One of ::attn_kv_dtype_t except ::ATTN_KV_DTYPE_AUTO. */
+  int32_t sliding_window;       /**< Window in tokens for ::ATTN_KV_SLIDING_WINDOW; else 0. */
+  int32_t attention_chunk_size; /**< Chunk for ::ATTN_KV_CHUNKED_LOCAL_ATTENTION; else 0. */
+  void* extension;              /**< Reserved; must be NULL. */
+} attn_kv_cache_spec_t;
+
+/** Size of ::attn_kv_cache_spec_t in this header version. */
+#define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
+  (offsetof(attn_kv_cache_spec_t, extension) + sizeof(void*))
+/** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set). */
+#define ATTN_KV_CACHE_SPEC_INIT \
+  { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, 0, NULL }
+
+/** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
+typedef struct attn_per_layer_params {
+  size_t struct_size;          /**< ::ATTN_PER_LAYER_PARAMS_STRUCT_SIZE. */
+  int32_t window_left;         /**< Left sliding-window size, or -1 for none. */
+  int32_t has_logits_soft_cap; /**< Non-zero when `logits_soft_cap` is set (else None). */
+  double logits_soft_cap;      /**< The soft cap when `has_logits_soft_cap`. */
+  double sm_scale;             /**< Softmax scale. */
+  int32_t has_sinks;           /**< Non-zero when the layer has attention sinks. */
+  void* extension;             /**< Reserved; must be NULL. */
+} attn_per_layer_params_t;
+
+/** Size of ::attn_per_layer_params_t in this header version. */
+#define ATTN_PER_LAYER_PARAMS_STRUCT_SIZE \
+  (offsetof(attn_per_layer_params_t, extension) + sizeof(void*))
+/** Initializer: no window, no soft cap, sm_scale 1, no sinks. */
+#define ATTN_PER_LAYER_PARAMS_INIT { ATTN_PER_LAYER_PARAMS_STRUCT_SIZE, -1, 0, 0.0, 1.0, 0, NULL }
+
+/**
+ * @brief Allocation callback.
+ * @param user_data The allocator's `user_data`.
+ * @param bytes Bytes wanted (> 0).
+ * @param alignment Alignment wanted (a power of two, at most 256).
+ * @param device Where the memory must live (the builder's device).
+ * @return The memory, or NULL on failure (libattn then reports ::ATTN_ERR_OUT_OF_MEMORY).
+ */
+typedef void* (*attn_alloc_fn)(void* user_data, size_t bytes, size_t alignment,
+                               attn_device_t device);
+/**
+ * @brief Release callback, called once for every successful attn_alloc_fn() call.
+ * @param user_data The allocator's `user_data`.
+ * @param ptr A pointer the allocation callback returned.
+ * @param bytes The size that was asked for.
+ * @param device The device it was asked for.
+ */
+typedef void (*attn_free_fn)(void* user_data, void* ptr, size_t bytes, attn_device_t device);
+
+/** A caller's allocator for a builder's persistent buffers. libattn calls it only inside
+ *  attn_builder_create(), attn_builder_destroy(), attn_metadata_clone() and
+ *  attn_metadata_destroy(), never inside a build. */
+typedef struct attn_allocator {
+  size_t struct_size; /**< ::ATTN_ALLOCATOR_STRUCT_SIZE. */
+  attn_alloc_fn alloc; /**< Required. */
+  attn_free_fn free;   /**< Required. */
+  void* user_data;     /**< Passed to both callbacks. */
+  void* extension;     /**< Reserved; must be NULL. */
+} attn_allocator_t;
+
+/** Size of ::attn_allocator_t in this header version. */
+#define ATTN_ALLOCATOR_STRUCT_SIZE (offsetof(attn_allocator_t, extension) + sizeof(void*))
+/** Initializer: no callbacks (which must be set). */
+#define ATTN_ALLOCATOR_INIT { ATTN_ALLOCATOR_STRUCT_SIZE, NULL, NULL, NULL, NULL }
+
+/**
+ * The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders
+ * read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least
+ * `max_num_seqs`, `max_num_batched_tokens`, `max_model_len` and `num_attention_heads`.
+ */
+typedef struct attn_builder_config {
+  size_t struct_size;                /**< ::ATTN_BUILDER_CONFIG_STRUCT_SIZE. */
+  attn_device_t device;              /**< Where builds run: {ATTN_DEVICE_CPU, 0} (default) or
+                                          {ATTN_DEVICE_CUDA, n}. */
+  int32_t max_num_seqs;              /**< Most requests in one batch (> 0); sizes buffers. */
+  int32_t max_num_batched_tokens;    /**< Most tokens in one batch, padding included (> 0). */
+  int32_t max_model_len;             /**< Longest sequence (> 0). */
+  int32_t num_attention_heads;       /**< Query heads per rank (> 0). */
+  int32_t num_speculative_tokens;    /**< Speculative tokens per step; 0 without spec decode. */
+  int32_t parallel_drafting;         /**< vLLM's `speculative_config.parallel_drafting`. */
+  int32_t decode_context_parallel_size; /**< DCP world size (>= 1; default 1). */
+  int32_t dcp_rank;                  /**< This rank in the DCP group (0 <= rank < size). */
+  int32_t cp_kv_cache_interleave_size; /**< DCP interleave (>= 1; default 1). */
+  int32_t cudagraph_mode;            /**< One of ::attn_cudagraph_mode_t (default
+                                          ::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE). */
+  int32_t max_cudagraph_capture_size; /**< Largest captured token count; 0 for None. */
+  int32_t cache_dtype;               /**< One of ::attn_kv_dtype_t (default AUTO). */
+  int32_t attn_type;                 /**< One of ::attn_attention_type_t (default DECODER). */
+  int32_t device_capability;         /**< CUDA compute capability as major*10+minor (90 for
+                                          Hopper); 0 = ask the device (CUDA builds) or unknown. */
+  int32_t flash_attn_version;        /**< 2, 3 or 4; 0 = vLLM's choice from the capability
+                                          (3 on 9.x, 4 on 10.x, else 2). */
+  int32_t flash_attn_max_num_splits_for_cuda_graph; /**< vLLM's attention config (default 32). */
+  int32_t batch_invariant;           /**< Non-zero for vLLM's batch-invariant mode. */
+  int32_t validate;                  /**< One of ::attn_validate_mode_t. */
+  const attn_per_layer_params_t* layers; /**< Per-layer hyperparameters of the model's attention
+                                              layers, or NULL; elements are
+                                              `layers[0].struct_size` bytes apart. */
+  size_t num_layers;                 /**< Entries in `layers`. */
+  const attn_allocator_t* allocator; /**< Allocator for persistent buffers; NULL = libattn's. */
+  void* workspace;                   /**< Caller memory on `device` for the persistent buffers
+                                          (256-byte aligned), or NULL to allocate. */
+  size_t workspace_size;             /**< Bytes at `workspace`; see attn_builder_workspace_size(). */
+  void* extension;                   /**< Reserved; must be NULL. */
+} attn_builder_config_t;
+
+/** Size of ::attn_builder_config_t in this header version. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
+  (offsetof(attn_builder_config_t, extension) + sizeof(void*))
+/** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
+#define ATTN_BUILDER_CONFIG_INIT                                                            \
+  { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
+    ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
+    32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL }
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup common Common attention metadata
+ *  @brief The batch as the scheduler describes it (vLLM's `CommonAttentionMetadata`).
+ *
+ * Tensors on the builder's device: `query_start_loc`, `seq_lens`, `block_table_tensor`,
+ * `slot_mapping` (and the optional device tensors). Host tensors: every `*_cpu` mirror. On a CPU
+ * builder the device tensors are host tensors and the mirrors may be NULL.
+ *  @{ */
+
+/** The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT. */
+typedef struct attn_common_metadata {
+  size_t struct_size;                        /**< ::ATTN_COMMON_METADATA_STRUCT_SIZE. */
+  const attn_tensor_t* query_start_loc;      /**< (num_reqs + 1,) int32: start of each request's
+                                                  query tokens; [0] = 0, non-decreasing. */
+  const attn_tensor_t* query_start_loc_cpu;  /**< Host mirror of `query_start_loc`; required on
+                                                  CUDA builders. */
+  const attn_tensor_t* seq_lens;             /**< (num_reqs,) int32: context length after this
+                                                  step (computed + scheduled tokens). */
+  const attn_tensor_t* seq_lens_cpu;         /**< Optional host mirror of `seq_lens`. */
+  int64_t num_reqs;                          /**< Requests in the batch (padding included). */
+  int64_t num_actual_tokens;                 /**< Tokens in the batch (may be padded). */
+  int64_t max_query_len;                     /**< Longest query (>= every query length). */
+  int64_t max_seq_len;                       /**< Longest sequence (may be an upper bound). */
+  const attn_tensor_t* block_table_tensor;   /**< (num_reqs, max_blocks) int32 block ids; rows
+                                                  may be strided (strides[1] must be 1). */
+  const attn_tensor_t* slot_mapping;         /**< (num_actual_tokens,) int64 (or int32) slots. */
+  int32_t causal;                            /**< Non-zero for causal attention (default 1). */
+  const attn_tensor_t* logits_indices_padded; /**< Optional (n,) int32/int64 (fast prefill). */
+  int64_t num_logits_indices;                /**< Valid entries of `logits_indices_padded`. */
+  const attn_tensor_t* encoder_seq_lens;     /**< Optional (num_reqs,) int32 (cross attention). */
+  const attn_tensor_t* encoder_seq_lens_cpu; /**< Optional host mirror of `encoder_seq_lens`. */
+  const attn_tensor_t* dcp_local_seq_lens;   /**< Optional (num_reqs,) int32 (DCP). */
+  const attn_tensor_t* dcp_local_seq_lens_cpu; /**< Optional host mirror of
+                                                    `dcp_local_seq_lens`. */
+  void* extension;                           /**< Reserved; must be NULL. */
+} attn_common_metadata_t;
+
+/** Size of ::attn_common_metadata_t in this header version. */
+#define ATTN_COMMON_METADATA_STRUCT_SIZE \
+  (offsetof(attn_common_metadata_t, extension) + sizeof(void*))
+/** Initializer: everything NULL or 0, causal. */
+#define ATTN_COMMON_METADATA_INIT                                                             \
+  { ATTN_COMMON_METADATA_STRUCT_SIZE, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 1, NULL, \
+    0, NULL, NULL, NULL, NULL, NULL }
+
+/**
+ * @brief vLLM's `CommonAttentionMetadata.unpadded`: the batch cut to its real requests/tokens.
+ *
+ * query_start_loc (and its mirror) keep `num_actual_reqs + 1` entries; seq_lens, the block
+ * table and the encoder and DCP lengths keep `num_actual_reqs` rows; slot_mapping keeps
+ * `num_actual_tokens`; max_query_len, max_seq_len, causal and the logits fields are kept.
+ * The result's tensors are views of the input's memory (nothing is copied).
+ * @param[in] common The padded batch; validated as for a build.
+ * @param[in] num_actual_tokens Tokens to keep (0 <= n <= common->num_actual_tokens).
+ * @param[in] num_actual_reqs Requests to keep (0 <= n <= common->num_reqs).
+ * @param[out] out Receives metadata of kind "common", owned by the caller: release it with
+ *             attn_metadata_destroy(); convert it with attn_metadata_to_common(). It borrows the
+ *             memory of the input tensors, which must outlive it.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_common_metadata_unpadded(const attn_common_metadata_t* common,
+                                                     int64_t num_actual_tokens,
+                                                     int64_t num_actual_reqs,
+                                                     attn_metadata_t** out) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup backends Backend registry
+ *  @brief The backends this library (and its loaded plugins) can build for, queried without a
+ *  builder. Built-in backends come first, in a fixed order; plugin backends follow in load
+ *  order. Indices shift when a plugin is unloaded.
+ *  @{ */
+
+/**
+ * @brief The number of registered backends (built-in and plugins).
+ * @return The count.
+ * @par Thread safety
+ * Safe to call from any thread; a concurrent plugin load or unload may change the answer.
+ */
+ATTN_API size_t attn_backend_count(void) ATTN_NOEXCEPT;
+
+/**
+ * @brief The name of a registered backend, as vLLM's backend enum spells it ("FLASH_ATTN").
+ * @param[in] index 0 <= index < attn_backend_count().
+ * @param[out] out Receives the name: static for built-in backends; for a plugin's backends,
+ *             valid until that plugin is unloaded.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_backend_name(size_t index, const char** out) ATTN_NOEXCEPT;
+
+/**
+ * @brief The CUDA graph support a backend's builder would have for this spec and config,
+ * without creating one (vLLM's classmethod `get_cudagraph_support`).
+ * @param[in] backend A registered backend name.
+ * @param[in] kv_cache_spec The KV cache spec.
+ * @param[in] config The builder config.
+ * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND for an unknown backend;
+ *         ::ATTN_ERR_INVALID_ARGUMENT for a malformed spec or config.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_backend_cudagraph_support(const char* backend,
+                                                      const attn_kv_cache_spec_t* kv_cache_spec,
+                                                      const attn_builder_config_t* config,
+                                                      int32_t* out_level) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup builder Builders
+ *  @brief A builder per (backend, KV cache spec, config), as vLLM has one per KV cache group.
+ *
+ * A builder allocates its persistent buffers once, in attn_builder_create(); builds allocate
+ * nothing, so the addresses they return are stable and safe to capture in a CUDA graph.
+ * @par Thread safety
+ * One builder is used by one thread at a time: a call that finds another call in progress on
+ * the same builder returns ::ATTN_ERR_BUSY. Distinct builders may be used concurrently.
+ *  @{ */
+
+/**
+ * @brief The bytes of caller workspace a builder needs (two-phase, as CUB does): pass that many
+ * bytes as `config->workspace` to have the builder place its persistent buffers there.
+ * @param[in] backend A registered backend name.
+ * @param[in] kv_cache_spec The KV cache spec.
+ * @param[in] config The builder config (its `workspace` fields are ignored).
+ * @param[out] out_bytes Receives the size in bytes (0 when the builder needs no buffers).
+ * @return NULL on success; errors as attn_builder_create().
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_builder_workspace_size(const char* backend,
+                                                   const attn_kv_cache_spec_t* kv_cache_spec,
+                                                   const attn_builder_config_t* config,
+                                                   size_t* out_bytes) ATTN_NOEXCEPT;
+
+/**
+ * @brief Creates a builder and its persistent buffers.
+ * @param[in] backend A registered backend name, e.g. "FLASH_ATTN".
+ * @param[in] kv_cache_spec The KV cache spec; copied.
+ * @param[in] config The config; copied (the `layers` array too). An allocator or workspace
+ *            named in it must outlive the builder.
+ * @param[out] out Receives the builder, owned by the caller; release with
+ *             attn_builder_destroy().
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND (unknown backend), ::ATTN_ERR_INVALID_ARGUMENT
+ *         (malformed spec or config), ::ATTN_ERR_UNSUPPORTED (spec, device or dtype the backend
+ *         does not handle; CUDA device without CUDA support), ::ATTN_ERR_OUT_OF_MEMORY,
+ *         ::ATTN_ERR_CUDA.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_builder_create(const char* backend,
+                                           const attn_kv_cache_spec_t* kv_cache_spec,
+                                           const attn_builder_config_t* config,
+                                           attn_builder_t** out) ATTN_NOEXCEPT;
+
+/**
+ * @brief Destroys a builder, its buffers and the metadata it owns.
+ * @param[in] builder The builder; NULL is accepted and ignored.
+ * @par Thread safety
+ * No other call may be using `builder`.
+ */
+ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
+
+/**
+ * @brief The backend name of a builder.
+ * @param[in] builder The builder.
+ * @return The name, valid for the builder's lifetime; "" when `builder` is NULL.
+ */
+ATTN_API const char* attn_builder_backend_name(const attn_builder_t* builder) ATTN_NOEXCEPT;
+
+/**
+ * @brief The CUDA graph support level of this builder (the runtime's view of
+ * `builder.get_cudagraph_support(...)`).
+ * @param[in] builder The builder.
+ * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_cudagraph_support(const attn_builder_t* builder,
+                                                      int32_t* out_level) ATTN_NOEXCEPT;
+
+/**
+ * @brief The query length this builder pulls to the front of the batch (vLLM's
+ * `reorder_batch_threshold`).
+ * @param[in] builder The builder.
+ * @param[out] out_threshold Receives the threshold, or ::ATTN_NO_REORDER (None in vLLM).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_reorder_batch_threshold(const attn_builder_t* builder,
+                                                            int32_t* out_threshold) ATTN_NOEXCEPT;
+
+/**
+ * @brief Whether attn_update_block_table() works with this builder.
+ * @param[in] builder The builder.
+ * @param[out] out Receives 1 or 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_supports_update_block_table(const attn_builder_t* builder,
+                                                                int32_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief The lowest CUDA graph support over several builders: the reduction vLLM's model runner
+ * does over its KV cache groups to pick its CUDA graph mode.
+ * @param[in] builders `num_builders` builders (none may be NULL).
+ * @param[in] num_builders May be 0: the answer is then ::ATTN_CG_ALWAYS, as in vLLM.
+ * @param[out] out_level Receives the minimum level.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming a NULL entry.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy() of one of the builders.
+ */
+ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* builders,
+                                                  size_t num_builders,
+                                                  int32_t* out_level) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup build Builds
+ *  @brief Per-step metadata builds (vLLM's `build`, `update_block_table`,
+ *  `build_for_cudagraph_capture`, `build_for_drafting`, `use_cascade_attention`).
+ *
+ * @par Ownership of the result
+ * The metadata a build returns is owned by the builder: it stays valid until the next build or
+ * update on the same builder, or until the builder is destroyed. Its tensors either view the
+ * caller's input tensors (which must stay alive while it is used) or the builder's persistent
+ * buffers. Keep it longer with attn_metadata_clone(). attn_metadata_destroy() on it does nothing.
+ * @par Stream semantics
+ * On a CUDA builder every device write is enqueued on `stream` and nothing synchronizes (unless
+ * `config->validate` is ::ATTN_VALIDATE_FULL); outputs are ready in stream order. Host builds
+ * finish before returning and ignore `stream`.
+ * @par Failure
+ * A build that fails validation leaves the builder's previous metadata as it was.
+ *  @{ */
+
+/**
+ * @brief Builds the backend's metadata for one batch (vLLM's `build(common_prefix_len,
+ * common_attn_metadata, fast_build)`).
+ * @param[in] builder The builder.
+ * @param[in] common_prefix_len Tokens shared by every request (0 = no cascade); >= 0.
+ * @param[in] common The batch; validated against the builder's config and device.
+ * @param[in] fast_build Non-zero to favour build speed over kernel speed (spec-decode drafting).
+ * @param[out] out Receives the metadata, owned by the builder (see above).
+ * @param[in] stream The CUDA stream for device work; ignored on the host.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field and value;
+ *         ::ATTN_ERR_BUSY; ::ATTN_ERR_CUDA.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build(attn_builder_t* builder, int64_t common_prefix_len,
+                                  const attn_common_metadata_t* common, int32_t fast_build,
+                                  attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's `update_block_table`: metadata equal to `metadata` but for `block_table` and
+ * `slot_mapping`, for KV cache groups whose metadata is otherwise identical.
+ *
+ * The result shares every other field with `metadata` (as vLLM's `copy.copy` does), so it stays
+ * valid only while `metadata` does. `metadata` may come from another builder of the same backend.
+ * @param[in] builder A builder whose backend supports it
+ *            (attn_builder_supports_update_block_table()).
+ * @param[in] metadata Metadata built by the same backend.
+ * @param[in] block_table The new (num_reqs, max_blocks) int32 block table.
+ * @param[in] slot_mapping The new slot mapping, same shape and dtype as the old one.
+ * @param[out] out Receives the metadata, owned by `builder`.
+ * @param[in] stream The CUDA stream; no device work is done today.
+ * @return NULL on success; ::ATTN_ERR_UNSUPPORTED when the backend does not support it;
+ *         ::ATTN_ERR_INVALID_ARGUMENT for a mismatched backend, shape, dtype or device;
+ *         ::ATTN_ERR_BUSY.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
+                                               const attn_metadata_t* metadata,
+                                               const attn_tensor_t* block_table,
+                                               const attn_tensor_t* slot_mapping,
+                                               attn_metadata_t** out,
+                                               attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's `build_for_cudagraph_capture(common)` = `build(0, common)`, after checking that
+ * the batch is one the builder's level allows in a captured graph.
+ *
+ * ::ATTN_CG_NEVER refuses every batch; ::ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE refuses batches with
+ * a query longer than 1; ::ATTN_CG_UNIFORM_BATCH refuses batches whose query lengths differ
+ * (all must equal max_query_len, except that the last may be shorter, as in vLLM's capture
+ * batches); ::ATTN_CG_ALWAYS accepts any batch. Query lengths are read from the host mirror.
+ * @param[in] builder The builder.
+ * @param[in] common The capture batch.
+ * @param[out] out Receives the metadata, owned by the builder.
+ * @param[in] stream The stream being captured.
+ * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the level and the offending query
+ *         length; other errors as attn_build().
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build_for_cudagraph_capture(attn_builder_t* builder,
+                                                        const attn_common_metadata_t* common,
+                                                        attn_metadata_t** out,
+                                                        attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's `build_for_drafting(common, draft_index)` = `build(0, common, fast_build=True)`.
+ * @param[in] builder The builder.
+ * @param[in] common The draft batch.
+ * @param[in] draft_index Index of the draft step (>= 0).
+ * @param[out] out Receives the metadata, owned by the builder.
+ * @param[in] stream The CUDA stream.
+ * @return As attn_build(); ::ATTN_ERR_INVALID_ARGUMENT for a negative `draft_index`.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build_for_drafting(attn_builder_t* builder,
+                                               const attn_common_metadata_t* common,
+                                               int32_t draft_index, attn_metadata_t** out,
+                                               attn_stream_t stream) ATTN_NOEXCEPT;
+
+/** The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT. */
+typedef struct attn_cascade_query {
+  size_t struct_size;          /**< ::ATTN_CASCADE_QUERY_STRUCT_SIZE. */
+  int64_t common_prefix_len;   /**< Tokens shared by every request (>= 0). */
+  const int32_t* query_lens;   /**< Host array of `num_reqs` query lengths. */
+  int64_t num_reqs;            /**< Entries in `query_lens` (>= 0). */
+  int32_t num_query_heads;     /**< Query heads (> 0). */
+  int32_t num_kv_heads;        /**< KV heads (> 0). */
+  int32_t use_alibi;           /**< Non-zero with ALiBi. */
+  int32_t use_sliding_window;  /**< Non-zero with a sliding window. */
+  int32_t use_local_attention; /**< Non-zero with chunked local attention. */
+  int32_t num_sms;             /**< Streaming multiprocessors of the GPU (> 0). */
+  int32_t dcp_world_size;      /**< DCP world size (>= 1). */
+  void* extension;             /**< Reserved; must be NULL. */
+} attn_cascade_query_t;
+
+/** Size of ::attn_cascade_query_t in this header version. */
+#define ATTN_CASCADE_QUERY_STRUCT_SIZE \
+  (offsetof(attn_cascade_query_t, extension) + sizeof(void*))
+/** Initializer: no prefix, no requests, DCP size 1 (heads and SMs must be set). */
+#define ATTN_CASCADE_QUERY_INIT { ATTN_CASCADE_QUERY_STRUCT_SIZE, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 1, NULL }
+
+/**
+ * @brief Whether this builder would use cascade attention for a batch (vLLM's
+ * `use_cascade_attention`): false for most backends; FLASH_ATTN applies vLLM's heuristic (no
+ * cascade below a 256-token prefix, below 8 requests, with ALiBi, sliding window, local
+ * attention or DCP; then a cost model of cascade against FlashDecoding).
+ * @param[in] builder The builder.
+ * @param[in] query The batch description.
+ * @param[out] out Receives 1 (use cascade) or 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_use_cascade_attention(const attn_builder_t* builder,
+                                                  const attn_cascade_query_t* query,
+                                                  int32_t* out) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup metadata Metadata accessors
+ *  @brief Named fields of built metadata, with vLLM's field names.
+ *
+ * Every backend has a fixed list of fields; a field is a tensor, an integer, a float, a boolean,
+ * or None (an Optional that is unset for this batch). Metadata is immutable to readers: any
+ * number of threads may read the same metadata while nothing rebuilds it.
+ *  @{ */
+
+/** What a field holds. */
+typedef enum attn_field_kind {
+  ATTN_FIELD_NONE = 0,   /**< Unset (None in vLLM). */
+  ATTN_FIELD_TENSOR = 1, /**< A tensor view: `tensor`. */
+  ATTN_FIELD_INT = 2,    /**< An integer: `int_value`. */
+  ATTN_FIELD_FLOAT = 3,  /**< A float: `float_value`. */
+  ATTN_FIELD_BOOL = 4    /**< A boolean: `int_value` is 0 or 1. */
+} attn_field_kind_t;
+
+/** One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the
+ *  call; the library writes only what fits. */
+typedef struct attn_field {
+  size_t struct_size;          /**< Set by the caller: ::ATTN_FIELD_STRUCT_SIZE. */
+  const char* name;            /**< Field name, valid as long as the metadata. */
+  int32_t kind;                /**< One of ::attn_field_kind_t. */
+  const attn_tensor_t* tensor; /**< For ::ATTN_FIELD_TENSOR: the view, valid as long as the
+                                    metadata; else NULL. Its `strides` are always set. */
+  int64_t int_value;           /**< For ::ATTN_FIELD_INT and ::ATTN_FIELD_BOOL. */
+  double float_value;          /**< For ::ATTN_FIELD_FLOAT. */
+} attn_field_t;
+
+/** Size of ::attn_field_t in this header version. */
+#define ATTN_FIELD_STRUCT_SIZE (offsetof(attn_field_t, float_value) + sizeof(double))
+/** Initializer for an output field. */
+#define ATTN_FIELD_INIT { ATTN_FIELD_STRUCT_SIZE, NULL, ATTN_FIELD_NONE, NULL, 0, 0.0 }
+
+/**
+ * @brief The kind of metadata: the backend name that built it, or "common" for the results of
+ * batch utilities such as attn_common_metadata_unpadded().
+ * @param[in] metadata The metadata.
+ * @return The kind, valid as long as the metadata; "" for NULL.
+ */
+ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
+
+/**
+ * @brief The number of fields.
+ * @param[in] metadata The metadata.
+ * @return The count; 0 for NULL.
+ */
+ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
+
+/**
+ * @brief A field by index.
+ * @param[in] metadata The metadata.
+ * @param[in] index 0 <= index < attn_metadata_field_count().
+ * @param[in,out] out A field whose `struct_size` is set; filled on success.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
+ *         ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments or a too-small `out->struct_size`.
+ */
+ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size_t index,
+                                           attn_field_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief A field by name.
+ * @param[in] metadata The metadata.
+ * @param[in] name A field name such as "query_start_loc".
+ * @param[in,out] out A field whose `struct_size` is set; filled on success.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND naming the field and the metadata kind.
+ */
+ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const char* name,
+                                         attn_field_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief A tensor field by name.
+ * @param[in] metadata The metadata.
+ * @param[in] name The field name.
+ * @param[out] out Receives the view (valid as long as the metadata), or NULL when the field
+ *             is None.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND; ::ATTN_ERR_INVALID_ARGUMENT when the field is
+ *         a scalar.
+ */
+ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
+                                                const char* name,
+                                                const attn_tensor_t** out) ATTN_NOEXCEPT;
+
+/**
+ * @brief An integer or boolean field by name.
+ * @param[in] metadata The metadata.
+ * @param[in] name The field name.
+ * @param[out] out Receives the value.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND; ::ATTN_ERR_INVALID_ARGUMENT when the field is
+ *         None, a tensor or a float.
+ */
+ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, const char* name,
+                                             int64_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief Copies metadata so that it outlives the next build ("keep").
+ *
+ * Tensors that live in the builder's persistent buffers are copied into memory owned by the
+ * clone (allocated with the builder's allocator on the same device; on a CUDA device the copy
+ * synchronizes the device). Tensors that view the caller's inputs keep viewing them.
+ * @param[in] metadata The metadata.
+ * @param[out] out Receives the clone, owned by the caller; release with attn_metadata_destroy().
+ * @return NULL on success; ::ATTN_ERR_OUT_OF_MEMORY; ::ATTN_ERR_CUDA.
+ * @par Thread safety
+ * May run while other threads read `metadata`, not while its builder rebuilds it.
+ */
+ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
+                                           attn_metadata_t** out) ATTN_NOEXCEPT;
+
+/**
+ * @brief Releases metadata owned by the caller (from attn_metadata_clone() or a batch utility).
+ * @param[in] metadata The metadata; NULL, and metadata owned by a builder, are ignored.
+ */
+ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) ATTN_NOEXCEPT;
+
+/**
+ * @brief Views metadata of kind "common" as an input batch for a build.
+ * @param[in] metadata Metadata of kind "common".
+ * @param[in,out] out A struct whose `struct_size` is set; its tensor pointers point into
+ *                `metadata` and are valid as long as it.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT when the kind is not "common".
+ */
+ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
+                                               attn_common_metadata_t* out) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup hyper Per-layer hyperparameters
+ *  @{ */
+
+/**
+ * @brief vLLM's `infer_global_hyperparameters`: the first layer's parameters as the global
+ * ones, and whether every layer shares its window and all its parameters.
+ * @param[in] layers `num_layers` entries, `layers[0].struct_size` bytes apart.
+ * @param[in] num_layers At least 1.
+ * @param[in,out] out_global A struct whose `struct_size` is set; receives the first layer's
+ *                parameters.
+ * @param[out] out_has_same_window_lefts Receives 1 when every window_left equals the first.
+ * @param[out] out_has_same_all_params Receives 1 when every layer equals the first in
+ *             window_left, logits_soft_cap (None equals only None), sm_scale and has_sinks.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for no layers ("No attention layers
+ *         found in the model") or a bad `struct_size`.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_infer_global_hyperparameters(const attn_per_layer_params_t* layers,
+                                                         size_t num_layers,
+                                                         attn_per_layer_params_t* out_global,
+                                                         int32_t* out_has_same_window_lefts,
+                                                         int32_t* out_has_same_all_params)
+    ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup plugins Plugins
+ *  @brief Backends from other shared libraries.
+ *
+ * A plugin is a shared library that exports ::ATTN_PLUGIN_ENTRY_NAME, a function of type
+ * ::attn_plugin_entry_fn returning a static ::attn_plugin_table_t. A plugin includes this header
+ * for its types only and never links to libattn: everything it may call comes in the
+ * ::attn_plugin_output_t passed to its build. Its backends join the registry beside the built-in
+ * ones and are used through the same functions.
+ *  @{ */
+
+/** The symbol a plugin exports. */
+#define ATTN_PLUGIN_ENTRY_NAME "attn_plugin_entry"
+
+/** How a plugin's build writes its fields; provided by libattn, valid during the call only.
+ *  Each setter returns ::ATTN_OK, or ::ATTN_ERR_NOT_FOUND for a name the backend did not
+ *  declare, or ::ATTN_ERR_INVALID_ARGUMENT for a malformed tensor. */
+typedef struct attn_plugin_output {
+  size_t struct_size; /**< Size of this struct as libattn filled it. */
+  void* ctx;          /**< Pass as the first argument of every setter. */
+  /** Sets a tensor field; the view (and its shape/strides) is copied, its data is not. */
+  int32_t (*set_tensor)(void* ctx, const char* name, const attn_tensor_t* value);
+  /** Sets an integer field. */
+  int32_t (*set_int)(void* ctx, const char* name, int64_t value);
+  /** Sets a float field. */
+  int32_t (*set_float)(void* ctx, const char* name, double value);
+  /** Sets a boolean field. */
+  int32_t (*set_bool)(void* ctx, const char* name, int32_t value);
+  /** Sets a field to None. */
+  int32_t (*set_none)(void* ctx, const char* name);
+  /** Gives the message of the error the build is about to return. */
+  void (*set_error)(void* ctx, const char* message);
+} attn_plugin_output_t;
+
+/** One backend of a plugin. Every callback must be safe to call from any thread for distinct
+ *  states, and must not throw or abort. Callbacks that fail return a status code and write a
+ *  NUL-terminated message into `err` (at most `err_size` bytes). */
+typedef struct attn_plugin_backend {
+  size_t struct_size;              /**< ::ATTN_PLUGIN_BACKEND_STRUCT_SIZE. */
+  const char* name;                /**< Backend name; unique in the registry. */
+  const char* const* field_names;  /**< The names of every field its metadata has. */
+  size_t num_fields;               /**< Entries in `field_names`. */
+  int32_t supports_update_block_table; /**< Non-zero when its metadata has "block_table" and
+                                            "slot_mapping" fields libattn may swap. */
+  /** The level for a spec and config (vLLM's classmethod). */
+  int32_t (*cudagraph_support)(const attn_kv_cache_spec_t* spec,
+                               const attn_builder_config_t* config, int32_t* out_level,
+                               char* err, size_t err_size);
+  /** Creates a builder state; `*out_reorder_batch_threshold` starts as ::ATTN_NO_REORDER. */
+  int32_t (*create)(const attn_kv_cache_spec_t* spec, const attn_builder_config_t* config,
+                    void** out_state, int32_t* out_reorder_batch_threshold, char* err,
+                    size_t err_size);
+  /** Destroys a state from `create`. */
+  void (*destroy)(void* state);
+  /** Builds: writes every field through `out` (unset fields are None); the batch has been
+   *  validated by libattn. Returns ::ATTN_OK or a status code after `out->set_error`. */
+  int32_t (*build)(void* state, int64_t common_prefix_len, const attn_common_metadata_t* common,
+                   int32_t fast_build, const attn_plugin_output_t* out, attn_stream_t stream);
+  void* extension;                 /**< Reserved; must be NULL. */
+} attn_plugin_backend_t;
+
+/** Size of ::attn_plugin_backend_t in this header version. */
+#define ATTN_PLUGIN_BACKEND_STRUCT_SIZE \
+  (offsetof(attn_plugin_backend_t, extension) + sizeof(void*))
+
+/** What a plugin's entry point returns; static storage in the plugin. */
+typedef struct attn_plugin_table {
+  size_t struct_size;                          /**< ::ATTN_PLUGIN_TABLE_STRUCT_SIZE. */
+  uint32_t abi_major;                          /**< ::ATTN_VERSION_MAJOR it was built with. */
+  uint32_t abi_minor;                          /**< ::ATTN_VERSION_MINOR it was built with. */
+  const char* plugin_name;                     /**< A name for messages. */
+  const attn_plugin_backend_t* const* backends; /**< `num_backends` backends. */
+  size_t num_backends;                         /**< At least 1. */
+  void* extension;                             /**< Reserved; must be NULL. */
+} attn_plugin_table_t;
+
+/** Size of ::attn_plugin_table_t in this header version. */
+#define ATTN_PLUGIN_TABLE_STRUCT_SIZE (offsetof(attn_plugin_table_t, extension) + sizeof(void*))
+
+/** The type of a plugin's entry point. */
+typedef const attn_plugin_table_t* (*attn_plugin_entry_fn)(void);
+
+/**
+ * @brief Loads a plugin with dlopen and registers its backends.
+ *
+ * Refused when the library cannot be opened, lacks the entry point, returns NULL or a malformed
+ * table, was built for another ABI major (or a newer minor), or names a backend that is already
+ * registered; nothing is registered then and the library is closed again.
+ * @param[in] path A path for dlopen.
+ * @param[out] out Receives the plugin, owned by the caller; release with attn_plugin_unload().
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND (no file, no entry point),
+ *         ::ATTN_ERR_ABI_MISMATCH (with both versions), ::ATTN_ERR_INVALID_ARGUMENT (malformed
+ *         table, duplicate name).
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_plugin_load(const char* path, attn_plugin_t** out) ATTN_NOEXCEPT;
+
+/**
+ * @brief Removes a plugin's backends from the registry and closes it.
+ * @param[in] plugin The plugin; NULL is accepted (returns NULL).
+ * @return NULL on success (the handle is then freed); ::ATTN_ERR_BUSY while builders of its
+ *         backends exist (nothing changes; destroy them and call again).
+ * @par Thread safety
+ * Safe to call from any thread; not concurrently for the same plugin.
+ */
+ATTN_API attn_error_t* attn_plugin_unload(attn_plugin_t* plugin) ATTN_NOEXCEPT;
+
+/**
+ * @brief The plugin's name from its table.
+ * @param[in] plugin The plugin.
+ * @return The name, valid until the plugin is unloaded; "" for NULL.
+ */
+ATTN_API const char* attn_plugin_name(const attn_plugin_t* plugin) ATTN_NOEXCEPT;
+
+/** @} */
+
+ATTN_END_DECL
+
+#endif /* ATTN_C_H_ */

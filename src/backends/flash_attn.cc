@@ -1,0 +1,344 @@
+// FLASH_ATTN: the metadata of vLLM's FlashAttentionMetadataBuilder.build(), field for field,
+// except the FA3 scheduler's own output: libattn does not run FlashAttention's
+// get_scheduler_metadata, so it returns its inputs (scheduler_* fields) and the persistent
+// buffer vLLM copies its output into (scheduler_metadata_buffer).
+#include "backends/flash_attn.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/flash_attn_cascade.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+const std::string kName = "FLASH_ATTN";
+
+// The inputs of one get_scheduler_metadata call, as vLLM's schedule() passes them.
+const char* const kScheduleSuffixes[] = {
+    "batch_size",     "max_seqlen_q", "max_seqlen_k",  "num_heads_q",  "num_heads_kv",
+    "headdim",        "cache_seqlens", "cu_seqlens_q", "qkv_dtype",    "page_size",
+    "causal",         "window_left",  "window_right",  "num_splits"};
+constexpr size_t kScheduleFields = sizeof(kScheduleSuffixes) / sizeof(kScheduleSuffixes[0]);
+
+// Field indices: vLLM's FlashAttentionMetadata first, then libattn's additions.
+enum FaField : size_t {
+  kNumActualTokens,
+  kMaxQueryLen,
+  kQueryStartLoc,
+  kMaxSeqLen,
+  kSeqLens,
+  kBlockTable,
+  kSlotMapping,
+  kUseCascade,
+  kCommonPrefixLen,
+  kCuPrefixQueryLens,
+  kPrefixKvLens,
+  kSuffixKvLens,
+  kMaxDcpContextKvLen,
+  kDcpContextKvLens,
+  kSchedulerMetadata,
+  kPrefixSchedulerMetadata,
+  kMaxNumSplits,
+  kCausal,
+  kAotSchedule,
+  kSchedulerMetadataBuffer,
+  kScheduleBase,                                  // scheduler_* (kScheduleFields entries)
+  kPrefixScheduleBase = kScheduleBase + kScheduleFields,  // prefix_scheduler_*
+  kFieldCount = kPrefixScheduleBase + kScheduleFields,
+};
+
+std::vector<std::string> field_names() {
+  std::vector<std::string> names = {
+      "num_actual_tokens",  "max_query_len",       "query_start_loc",
+      "max_seq_len",        "seq_lens",            "block_table",
+      "slot_mapping",       "use_cascade",         "common_prefix_len",
+      "cu_prefix_query_lens", "prefix_kv_lens",    "suffix_kv_lens",
+      "max_dcp_context_kv_len", "dcp_context_kv_lens", "scheduler_metadata",
+      "prefix_scheduler_metadata", "max_num_splits", "causal",
+      "aot_schedule",       "scheduler_metadata_buffer"};
+  for (const char* s : kScheduleSuffixes) names.push_back(std::string("scheduler_") + s);
+  for (const char* s : kScheduleSuffixes) names.push_back(std::string("prefix_scheduler_") + s);
+  return names;
+}
+
+enum Buffer : size_t {
+  kBufCuPrefixQueryLens,
+  kBufPrefixKvLens,
+  kBufSuffixKvLens,
+  kBufDcpContextKvLens,
+  kBufSchedulerMetadata,
+};
+
+bool full_cuda_graph(const BuilderConfig& c) { return has_full_cudagraphs(c.cudagraph_mode); }
+
+int64_t scheduler_metadata_entries(const BuilderConfig& c) {
+  // FA3's scheduler metadata: 1 + round_up(batch, 4) * 4 int32 (a tile-count semaphore and four
+  // vectors per batch element), for the largest batch a captured graph can hold.
+  const int64_t batch = std::max<int64_t>(c.max_num_seqs, c.max_cudagraph_capture_size);
+  return 1 + (batch + 3) / 4 * 4 * 4;
+}
+
+std::vector<BufferRequest> plan(const BuilderConfig& c) {
+  const bool aot = flash_attn_version(c) == 3;
+  const size_t seqs = static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t);
+  return {
+      {"cu_prefix_query_lens", 2 * sizeof(int32_t)},
+      {"prefix_kv_lens", sizeof(int32_t)},
+      {"suffix_kv_lens", seqs},
+      {"dcp_context_kv_lens", c.decode_context_parallel_size > 1 ? seqs : 0},
+      {"scheduler_metadata",
+       full_cuda_graph(c) && aot
+           ? static_cast<size_t>(scheduler_metadata_entries(c)) * sizeof(int32_t)
+           : 0},
+  };
+}
+
+// impl.sliding_window of one layer, as FlashAttentionImpl sets it from window_left.
+std::pair<int32_t, int32_t> layer_window(int32_t window_left, int32_t attn_type) {
+  if (window_left < 0) return {-1, -1};
+  return {window_left, attn_type == kAttnEncoderOnly ? window_left : 0};
+}
+
+struct ScheduleArgs {
+  int64_t batch_size;
+  Tensor cu_seqlens_q;
+  int64_t max_seqlen_q;
+  Tensor seqlens;
+  int64_t max_seqlen_k;
+  bool causal;
+};
+
+class FlashAttnBuilder final : public Builder {
+ public:
+  FlashAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                   const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        buffers_(kName.c_str(), config.device, plan(config), config.allocator, config.workspace,
+                 config.workspace_size) {
+    init_metadata(field_names());
+    const BuilderConfig& c = this->config();
+    aot_schedule_ = flash_attn_version(c) == 3;
+    use_full_cuda_graph_ = full_cuda_graph(c);
+    max_cudagraph_size_ = c.max_cudagraph_capture_size;
+    if (use_full_cuda_graph_ && aot_schedule_) {
+      max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;
+      scheduler_metadata_ =
+          make_vector(buffers_.get(kBufSchedulerMetadata), c.device, kInt32,
+                      scheduler_metadata_entries(c));
+    }
+    // qkv dtype of the schedule: fp8 caches run FlashAttention in e4m3; otherwise the spec's.
+    qkv_dtype_ = c.cache_dtype == kKvDtypeFp8E4m3 ? kKvDtypeFp8E4m3 : spec.dtype;
+    init_aot_sliding_window();
+  }
+
+  bool supports_update_block_table() const override { return true; }
+
+  bool use_cascade_attention(const CascadeQuery& q) const override {
+    return flash_attn_use_cascade_attention(q);
+  }
+
+ protected:
+  void do_build(int64_t common_prefix_len, const CommonMetadata& common, bool fast_build,
+                const ops::Exec& exec) override {
+    const BuilderConfig& c = config();
+    const int32_t block_size = spec().block_size;
+    if (common_prefix_len > 0 && common_prefix_len % block_size != 0)
+      invalid("common_prefix_len=", common_prefix_len, " is not a multiple of block_size=",
+              block_size, " (FlashAttention's cascade attention needs whole blocks)");
+    if (common_prefix_len > common.max_seq_len)
+      invalid("common_prefix_len=", common_prefix_len, " exceeds common->max_seq_len=",
+              common.max_seq_len);
+
+    const int64_t num_reqs = common.num_reqs;
+    const int64_t num_actual_tokens = common.num_actual_tokens;
+    const bool aot = aot_schedule_ && !fast_build;
+
+    int64_t max_num_splits = 0;  // 0: FlashAttention's own heuristics (not graph-safe).
+    if (use_full_cuda_graph_ && max_cudagraph_size_ > 0 && num_actual_tokens <= max_cudagraph_size_)
+      max_num_splits = max_num_splits_;
+    if (c.batch_invariant) max_num_splits = 1;
+
+    Metadata& m = metadata();
+    m.reset();
+    const bool use_cascade = common_prefix_len > 0;
+    int64_t max_dcp_context_kv_len = 0;
+    std::optional<ScheduleArgs> schedule, prefix_schedule;
+
+    if (c.decode_context_parallel_size > 1) {
+      int32_t* lens = buffers_.as<int32_t>(kBufDcpContextKvLens);
+      ops::dcp_context_kv_lens(exec, common.query_start_loc->as<const int32_t>(),
+                               common.seq_lens->as<const int32_t>(), num_reqs,
+                               c.decode_context_parallel_size, c.dcp_rank,
+                               c.cp_kv_cache_interleave_size, lens);
+      const Tensor t = make_vector(lens, c.device, kInt32, num_reqs);
+      m.set_tensor(kDcpContextKvLens, t, /*in_builder_buffer=*/true);
+      // The most tokens any rank holds: ceil(L / (N * I)) * I, without a device sync.
+      const int64_t partitions =
+          static_cast<int64_t>(c.decode_context_parallel_size) * c.cp_kv_cache_interleave_size;
+      max_dcp_context_kv_len =
+          (common.max_seq_len + partitions - 1) / partitions * c.cp_kv_cache_interleave_size;
+      schedule = ScheduleArgs{num_reqs, *common.query_start_loc, common.max_query_len, t,
+                              max_dcp_context_kv_len, false};
+    } else if (use_cascade) {
+      int32_t* cu = buffers_.as<int32_t>(kBufCuPrefixQueryLens);
+      int32_t* prefix = buffers_.as<int32_t>(kBufPrefixKvLens);
+      int32_t* suffix = buffers_.as<int32_t>(kBufSuffixKvLens);
+      ops::cascade_split(exec, common.seq_lens->as<const int32_t>(), num_reqs, num_actual_tokens,
+                         common_prefix_len, cu, prefix, suffix);
+      const Tensor cu_t = make_vector(cu, c.device, kInt32, 2);
+      const Tensor prefix_t = make_vector(prefix, c.device, kInt32, 1);
+      const Tensor suffix_t = make_vector(suffix, c.device, kInt32, num_reqs);
+      m.set_tensor(kCuPrefixQueryLens, cu_t, true);
+      m.set_tensor(kPrefixKvLens, prefix_t, true);
+      m.set_tensor(kSuffixKvLens, suffix_t, true);
+      prefix_schedule = ScheduleArgs{1, cu_t, num_actual_tokens, prefix_t, common_prefix_len, false};
+      schedule = ScheduleArgs{num_reqs,  *common.query_start_loc,          common.max_query_len,
+                              suffix_t, common.max_seq_len - common_prefix_len, true};
+    } else {
+      schedule = ScheduleArgs{num_reqs, *common.query_start_loc, common.max_query_len,
+                              *common.seq_lens, common.max_seq_len, common.causal};
+    }
+
+    m.set_int(kNumActualTokens, num_actual_tokens);
+    m.set_int(kMaxQueryLen, common.max_query_len);
+    m.set_tensor(kQueryStartLoc, *common.query_start_loc);
+    m.set_int(kMaxSeqLen, common.max_seq_len);
+    m.set_tensor(kSeqLens, *common.seq_lens);
+    m.set_tensor(kBlockTable, *common.block_table_tensor);
+    m.set_tensor(kSlotMapping, *common.slot_mapping);
+    m.set_bool(kUseCascade, use_cascade);
+    m.set_int(kCommonPrefixLen, common_prefix_len);
+    m.set_int(kMaxDcpContextKvLen, max_dcp_context_kv_len);
+    m.set_int(kMaxNumSplits, max_num_splits);
+    m.set_bool(kCausal, common.causal);
+    m.set_bool(kAotSchedule, aot);
+    if (aot && use_full_cuda_graph_) m.set_tensor(kSchedulerMetadataBuffer, scheduler_metadata_, true);
+    if (aot) {
+      write_schedule(m, kScheduleBase, *schedule, max_num_splits);
+      if (prefix_schedule) write_schedule(m, kPrefixScheduleBase, *prefix_schedule, max_num_splits);
+    }
+  }
+
+ private:
+  void init_aot_sliding_window() {
+    if (!aot_schedule_) return;
+    const BuilderConfig& c = config();
+    std::set<std::pair<int32_t, int32_t>> windows;
+    if (!c.layers.empty()) {
+      for (const PerLayerParams& p : c.layers) windows.insert(layer_window(p.window_left, c.attn_type));
+    } else {
+      const int32_t left = spec().kind == kKvSlidingWindow ? spec().sliding_window - 1 : -1;
+      windows.insert(layer_window(left, c.attn_type));
+    }
+    if (windows.size() == 1) {
+      aot_window_ = *windows.begin();
+    } else if (windows.size() > 1) {
+      aot_schedule_ = false;  // FA3's AOT scheduler needs one window for every layer.
+    }
+  }
+
+  void write_schedule(Metadata& m, size_t base, const ScheduleArgs& a, int64_t num_splits) const {
+    const BuilderConfig& c = config();
+    size_t i = base;
+    m.set_int(i++, a.batch_size);
+    m.set_int(i++, a.max_seqlen_q);
+    m.set_int(i++, a.max_seqlen_k);
+    m.set_int(i++, static_cast<int64_t>(c.num_attention_heads) * c.decode_context_parallel_size);
+    m.set_int(i++, spec().num_kv_heads);
+    m.set_int(i++, spec().head_size);
+    m.set_tensor(i++, a.seqlens, metadata_field_in_buffer(a.seqlens));
+    m.set_tensor(i++, a.cu_seqlens_q, metadata_field_in_buffer(a.cu_seqlens_q));
+    m.set_int(i++, qkv_dtype_);
+    m.set_int(i++, spec().block_size);
+    m.set_bool(i++, a.causal);
+    m.set_int(i++, aot_window_.first);
+    m.set_int(i++, aot_window_.second);
+    m.set_int(i++, num_splits);
+  }
+
+  bool metadata_field_in_buffer(const Tensor& t) const {
+    for (size_t b = kBufCuPrefixQueryLens; b <= kBufSchedulerMetadata; ++b)
+      if (t.data != nullptr && t.data == buffers_.get(b)) return true;
+    return false;
+  }
+
+  PersistentBuffers buffers_;
+  bool aot_schedule_ = false;
+  bool use_full_cuda_graph_ = false;
+  int64_t max_cudagraph_size_ = 0;
+  int64_t max_num_splits_ = 0;
+  int32_t qkv_dtype_ = kKvDtypeBfloat16;
+  std::pair<int32_t, int32_t> aot_window_{-1, -1};
+  Tensor scheduler_metadata_;
+};
+
+class FlashAttnBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kName; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig& config) const override {
+    // FA3 supports full graphs for every batch; FA2 (and FA4 in vLLM's class attribute) is
+    // UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
+    return flash_attn_version(config) == 3 ? kCgAlways : kCgUniformBatch;
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return plan(config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return std::make_unique<FlashAttnBuilder>(shared_from_this(), spec, config);
+  }
+
+ private:
+  static void check_supported(const KvCacheSpec& spec, const BuilderConfig& config) {
+    switch (spec.kind) {
+      case kKvFullAttention:
+      case kKvSlidingWindow:
+      case kKvEncoderOnly:
+        break;
+      default:
+        fail(Status::kUnsupported, "FLASH_ATTN does not build metadata for ",
+             kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
+    }
+    if (spec.block_size % 16 != 0)
+      fail(Status::kUnsupported, "FLASH_ATTN needs kv_cache_spec->block_size to be a multiple of "
+                                 "16, got ", spec.block_size);
+    if (spec.head_size % 8 != 0 || spec.head_size > 256)
+      fail(Status::kUnsupported, "FLASH_ATTN supports head sizes that are multiples of 8 up to "
+                                 "256, got kv_cache_spec->head_size=", spec.head_size);
+    if (config.cache_dtype == kKvDtypeFp8E5m2)
+      fail(Status::kUnsupported, "FLASH_ATTN runs fp8 KV caches as e4m3 only; "
+                                 "config->cache_dtype=FP8_E5M2 is not supported");
+  }
+};
+
+}  // namespace
+
+int32_t flash_attn_version(const BuilderConfig& config) {
+  const int32_t capability = resolved_device_capability(config);
+  const int32_t major = capability / 10;
+  int32_t version = major == 9 ? 3 : (major == 10 ? 4 : 2);
+  if (config.flash_attn_version != 0) version = config.flash_attn_version;
+  if (major >= 10 && version == 3) version = 4;
+  if (config.batch_invariant && version == 4) version = 2;
+  return version;
+}
+
+std::shared_ptr<const Backend> make_flash_attn_backend() {
+  return std::make_shared<FlashAttnBackend>();
+}
+
+}  // namespace attn::backends

@@ -1,0 +1,28 @@
+// The exception boundary of every entry point: ATTN_API_TRY ... ATTN_API_CATCH turns whatever
+// the layers below throw into an attn_error_t, so no exception ever crosses the ABI.
+#pragma once
+
+#include <string>
+
+#include "attn_c.h"
+
+namespace attn::capi {
+
+/// A new error object (or the static out-of-memory error when even that allocation fails).
+attn_error_t* make_error(int32_t code, std::string message) noexcept;
+
+/// Maps the exception being handled to an error object: attn::Error and ops::OpError keep their
+/// code, std::bad_alloc is out of memory, anything else is an internal error.
+attn_error_t* translate_current_exception() noexcept;
+
+/// Throws Error(kInvalidArgument, "<name> is NULL") when p is null.
+void require(const void* p, const char* name);
+
+}  // namespace attn::capi
+
+#define ATTN_API_TRY try {
+#define ATTN_API_CATCH                                  \
+  }                                                     \
+  catch (...) {                                         \
+    return ::attn::capi::translate_current_exception(); \
+  }

@@ -1,0 +1,271 @@
+#include "capi/convert.h"
+
+#include <memory>
+
+#include "core/allocator.h"
+
+namespace attn::capi {
+namespace {
+
+// A runtime's allocator callbacks.
+class CallbackAllocator final : public Allocator {
+ public:
+  explicit CallbackAllocator(const attn_allocator_t& a) : a_(a) {}
+  void* allocate(size_t bytes, size_t alignment, Device device) override {
+    return a_.alloc(a_.user_data, bytes, alignment, attn_device_t{device.type, device.id});
+  }
+  void deallocate(void* ptr, size_t bytes, Device device) noexcept override {
+    a_.free(a_.user_data, ptr, bytes, attn_device_t{device.type, device.id});
+  }
+
+ private:
+  attn_allocator_t a_;
+};
+
+void no_extension(const void* ext, const char* name) {
+  if (ext != nullptr) invalid(name, "->extension=", ext, " must be NULL in this ABI version");
+}
+
+}  // namespace
+
+std::optional<Tensor> to_tensor(const attn_tensor_t* t, const char* name) {
+  if (t == nullptr) return std::nullopt;
+  if (t->ndim < 0 || t->ndim > kMaxDims)
+    invalid(name, " has ndim=", t->ndim, "; libattn accepts 0 to ", kMaxDims, " dimensions");
+  if (t->ndim > 0 && t->shape == nullptr) invalid(name, " has ndim=", t->ndim, " but shape=NULL");
+  Tensor out;
+  out.device = Device{t->device.device_type, t->device.device_id};
+  out.dtype = DType{t->dtype.code, t->dtype.bits, t->dtype.lanes};
+  out.ndim = t->ndim;
+  int64_t stride = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; --d) {
+    const int64_t size = t->shape[d];
+    if (size < 0) invalid(name, " has shape[", d, "]=", size, " (negative)");
+    out.shape[d] = size;
+    if (t->strides != nullptr) {
+      if (t->strides[d] < 0)
+        invalid(name, " has strides[", d, "]=", t->strides[d], "; negative strides are not supported");
+      out.strides[d] = t->strides[d];
+    } else {
+      out.strides[d] = stride;
+    }
+    if (size != 0 && stride > (int64_t{1} << 62) / size)
+      invalid(name, " has more elements than libattn can index");
+    stride *= size;
+  }
+  if (t->dtype.bits == 0 || t->dtype.bits % 8 != 0 || t->dtype.lanes == 0)
+    invalid(name, " has dtype bits=", int(t->dtype.bits), " lanes=", t->dtype.lanes,
+            "; only whole-byte element types are accepted");
+  out.data = t->data == nullptr ? nullptr : static_cast<char*>(t->data) + t->byte_offset;
+  return out;
+}
+
+Tensor to_required_tensor(const attn_tensor_t* t, const char* name) {
+  if (t == nullptr) invalid(name, " is NULL");
+  return *to_tensor(t, name);
+}
+
+KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
+  const attn_kv_cache_spec_t defaults = ATTN_KV_CACHE_SPEC_INIT;
+  const attn_kv_cache_spec_t s = read_struct(spec, defaults, kKvCacheSpecSizeV1, "kv_cache_spec");
+  no_extension(s.extension, "kv_cache_spec");
+  KvCacheSpec k;
+  k.kind = s.kind;
+  k.block_size = s.block_size;
+  k.num_kv_heads = s.num_kv_heads;
+  k.head_size = s.head_size;
+  k.dtype = s.dtype;
+  k.sliding_window = s.sliding_window;
+  k.attention_chunk_size = s.attention_chunk_size;
+  validate(k);
+  return k;
+}
+
+std::vector<PerLayerParams> to_layers(const attn_per_layer_params_t* layers, size_t num_layers,
+                                      const char* name) {
+  std::vector<PerLayerParams> out;
+  if (num_layers == 0) return out;
+  if (layers == nullptr) invalid(name, " is NULL but its count is ", num_layers);
+  const size_t stride = layers[0].struct_size;
+  if (stride < kPerLayerParamsSizeV1)
+    invalid(name, "[0].struct_size=", stride, " is smaller than ", kPerLayerParamsSizeV1,
+            " (fill each entry with ATTN_PER_LAYER_PARAMS_INIT)");
+  const attn_per_layer_params_t defaults = ATTN_PER_LAYER_PARAMS_INIT;
+  out.reserve(num_layers);
+  const char* base = reinterpret_cast<const char*>(layers);
+  for (size_t i = 0; i < num_layers; ++i) {
+    const auto* entry = reinterpret_cast<const attn_per_layer_params_t*>(base + i * stride);
+    if (entry->struct_size != stride)
+      invalid(name, "[", i, "].struct_size=", entry->struct_size, " differs from ", name,
+              "[0].struct_size=", stride);
+    const attn_per_layer_params_t p = read_struct(entry, defaults, kPerLayerParamsSizeV1, name);
+    if (p.extension != nullptr) invalid(name, "[", i, "].extension must be NULL");
+    PerLayerParams q;
+    q.window_left = p.window_left;
+    if (p.has_logits_soft_cap) q.logits_soft_cap = p.logits_soft_cap;
+    q.sm_scale = p.sm_scale;
+    q.has_sinks = p.has_sinks != 0;
+    if (q.window_left < -1) invalid(name, "[", i, "].window_left=", q.window_left, " is below -1");
+    out.push_back(q);
+  }
+  return out;
+}
+
+BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& spec) {
+  const attn_builder_config_t defaults = ATTN_BUILDER_CONFIG_INIT;
+  const attn_builder_config_t c = read_struct(config, defaults, kBuilderConfigSizeV1, "config");
+  no_extension(c.extension, "config");
+  BuilderConfig b;
+  b.device = Device{c.device.device_type, c.device.device_id};
+  b.max_num_seqs = c.max_num_seqs;
+  b.max_num_batched_tokens = c.max_num_batched_tokens;
+  b.max_model_len = c.max_model_len;
+  b.num_attention_heads = c.num_attention_heads;
+  b.num_speculative_tokens = c.num_speculative_tokens;
+  b.parallel_drafting = c.parallel_drafting != 0;
+  b.decode_context_parallel_size = c.decode_context_parallel_size;
+  b.dcp_rank = c.dcp_rank;
+  b.cp_kv_cache_interleave_size = c.cp_kv_cache_interleave_size;
+  b.cudagraph_mode = c.cudagraph_mode;
+  b.max_cudagraph_capture_size = c.max_cudagraph_capture_size;
+  b.cache_dtype = c.cache_dtype;
+  b.attn_type = c.attn_type;
+  b.device_capability = c.device_capability;
+  b.flash_attn_version = c.flash_attn_version;
+  b.flash_attn_max_num_splits_for_cuda_graph = c.flash_attn_max_num_splits_for_cuda_graph;
+  b.batch_invariant = c.batch_invariant != 0;
+  if (c.validate != ATTN_VALIDATE_HOST && c.validate != ATTN_VALIDATE_FULL)
+    invalid("config->validate=", c.validate, " is not ATTN_VALIDATE_HOST (0) or ATTN_VALIDATE_FULL (1)");
+  b.validate_full = c.validate == ATTN_VALIDATE_FULL;
+  b.layers = to_layers(c.layers, c.num_layers, "config->layers");
+  if (c.allocator != nullptr) {
+    const attn_allocator_t a_defaults = ATTN_ALLOCATOR_INIT;
+    const attn_allocator_t a =
+        read_struct(c.allocator, a_defaults, kAllocatorSizeV1, "config->allocator");
+    no_extension(a.extension, "config->allocator");
+    if (a.alloc == nullptr) invalid("config->allocator->alloc is NULL");
+    if (a.free == nullptr) invalid("config->allocator->free is NULL");
+    b.allocator = std::make_shared<CallbackAllocator>(a);
+  }
+  b.workspace = c.workspace;
+  b.workspace_size = c.workspace_size;
+  validate(b, spec);
+  return b;
+}
+
+CommonMetadata to_common(const attn_common_metadata_t* common) {
+  const attn_common_metadata_t defaults = ATTN_COMMON_METADATA_INIT;
+  const attn_common_metadata_t c = read_struct(common, defaults, kCommonMetadataSizeV1, "common");
+  no_extension(c.extension, "common");
+  CommonMetadata m;
+  m.query_start_loc = to_tensor(c.query_start_loc, "common->query_start_loc");
+  m.query_start_loc_cpu = to_tensor(c.query_start_loc_cpu, "common->query_start_loc_cpu");
+  m.seq_lens = to_tensor(c.seq_lens, "common->seq_lens");
+  m.seq_lens_cpu = to_tensor(c.seq_lens_cpu, "common->seq_lens_cpu");
+  m.num_reqs = c.num_reqs;
+  m.num_actual_tokens = c.num_actual_tokens;
+  m.max_query_len = c.max_query_len;
+  m.max_seq_len = c.max_seq_len;
+  m.block_table_tensor = to_tensor(c.block_table_tensor, "common->block_table_tensor");
+  m.slot_mapping = to_tensor(c.slot_mapping, "common->slot_mapping");
+  m.causal = c.causal != 0;
+  m.logits_indices_padded = to_tensor(c.logits_indices_padded, "common->logits_indices_padded");
+  m.num_logits_indices = c.num_logits_indices;
+  m.encoder_seq_lens = to_tensor(c.encoder_seq_lens, "common->encoder_seq_lens");
+  m.encoder_seq_lens_cpu = to_tensor(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu");
+  m.dcp_local_seq_lens = to_tensor(c.dcp_local_seq_lens, "common->dcp_local_seq_lens");
+  m.dcp_local_seq_lens_cpu = to_tensor(c.dcp_local_seq_lens_cpu, "common->dcp_local_seq_lens_cpu");
+  return m;
+}
+
+CascadeQuery to_cascade_query(const attn_cascade_query_t* query) {
+  const attn_cascade_query_t defaults = ATTN_CASCADE_QUERY_INIT;
+  const attn_cascade_query_t q = read_struct(query, defaults, kCascadeQuerySizeV1, "query");
+  no_extension(q.extension, "query");
+  if (q.common_prefix_len < 0)
+    invalid("query->common_prefix_len=", q.common_prefix_len, " is negative");
+  if (q.num_reqs < 0) invalid("query->num_reqs=", q.num_reqs, " is negative");
+  if (q.num_reqs > 0 && q.query_lens == nullptr)
+    invalid("query->query_lens is NULL but query->num_reqs=", q.num_reqs);
+  if (q.num_query_heads <= 0)
+    invalid("query->num_query_heads=", q.num_query_heads, " must be positive");
+  if (q.num_kv_heads <= 0) invalid("query->num_kv_heads=", q.num_kv_heads, " must be positive");
+  if (q.num_sms <= 0) invalid("query->num_sms=", q.num_sms, " must be positive");
+  if (q.dcp_world_size <= 0)
+    invalid("query->dcp_world_size=", q.dcp_world_size, " must be positive");
+  CascadeQuery c;
+  c.common_prefix_len = q.common_prefix_len;
+  c.query_lens = q.query_lens;
+  c.num_reqs = q.num_reqs;
+  c.num_query_heads = q.num_query_heads;
+  c.num_kv_heads = q.num_kv_heads;
+  c.use_alibi = q.use_alibi != 0;
+  c.use_sliding_window = q.use_sliding_window != 0;
+  c.use_local_attention = q.use_local_attention != 0;
+  c.num_sms = q.num_sms;
+  c.dcp_world_size = q.dcp_world_size;
+  return c;
+}
+
+attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
+  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
+  s.kind = k.kind;
+  s.block_size = k.block_size;
+  s.num_kv_heads = k.num_kv_heads;
+  s.head_size = k.head_size;
+  s.dtype = k.dtype;
+  s.sliding_window = k.sliding_window;
+  s.attention_chunk_size = k.attention_chunk_size;
+  return s;
+}
+
+attn_builder_config_t from_config(const BuilderConfig& b,
+                                  std::vector<attn_per_layer_params_t>& layer_storage) {
+  attn_builder_config_t c = ATTN_BUILDER_CONFIG_INIT;
+  c.device = attn_device_t{b.device.type, b.device.id};
+  c.max_num_seqs = b.max_num_seqs;
+  c.max_num_batched_tokens = b.max_num_batched_tokens;
+  c.max_model_len = b.max_model_len;
+  c.num_attention_heads = b.num_attention_heads;
+  c.num_speculative_tokens = b.num_speculative_tokens;
+  c.parallel_drafting = b.parallel_drafting;
+  c.decode_context_parallel_size = b.decode_context_parallel_size;
+  c.dcp_rank = b.dcp_rank;
+  c.cp_kv_cache_interleave_size = b.cp_kv_cache_interleave_size;
+  c.cudagraph_mode = b.cudagraph_mode;
+  c.max_cudagraph_capture_size = b.max_cudagraph_capture_size;
+  c.cache_dtype = b.cache_dtype;
+  c.attn_type = b.attn_type;
+  c.device_capability = b.device_capability;
+  c.flash_attn_version = b.flash_attn_version;
+  c.flash_attn_max_num_splits_for_cuda_graph = b.flash_attn_max_num_splits_for_cuda_graph;
+  c.batch_invariant = b.batch_invariant;
+  c.validate = b.validate_full ? ATTN_VALIDATE_FULL : ATTN_VALIDATE_HOST;
+  layer_storage.clear();
+  for (const PerLayerParams& p : b.layers) {
+    attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;
+    q.window_left = p.window_left;
+    q.has_logits_soft_cap = p.logits_soft_cap.has_value();
+    q.logits_soft_cap = p.logits_soft_cap.value_or(0.0);
+    q.sm_scale = p.sm_scale;
+    q.has_sinks = p.has_sinks;
+    layer_storage.push_back(q);
+  }
+  c.layers = layer_storage.empty() ? nullptr : layer_storage.data();
+  c.num_layers = layer_storage.size();
+  return c;
+}
+
+attn_tensor_t from_tensor(const Tensor& t) {
+  attn_tensor_t v{};
+  v.data = t.data;
+  v.device = attn_device_t{t.device.type, t.device.id};
+  v.ndim = t.ndim;
+  v.dtype = attn_dtype_t{t.dtype.code, t.dtype.bits, t.dtype.lanes};
+  v.shape = const_cast<int64_t*>(t.shape);
+  v.strides = const_cast<int64_t*>(t.strides);
+  v.byte_offset = 0;
+  return v;
+}
+
+}  // namespace attn::capi

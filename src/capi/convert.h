@@ -1,0 +1,78 @@
+// ABI structs and views -> core types, honouring struct_size: the library reads the fields that
+// fit in the caller's struct_size and takes the *_INIT default for the rest. Every failure is an
+// Error(kInvalidArgument) naming the argument.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "attn_c.h"
+#include "core/builder.h"
+#include "core/builder_config.h"
+#include "core/common_metadata.h"
+#include "core/error.h"
+#include "core/kv_cache_spec.h"
+#include "core/per_layer_params.h"
+#include "core/tensor.h"
+
+namespace attn::capi {
+
+/// The sizes of the structs in ABI 1.0: the smallest struct_size each accepts. They never
+/// change when fields are appended (the ATTN_*_STRUCT_SIZE macros grow instead).
+inline constexpr size_t kKvCacheSpecSizeV1 = ATTN_KV_CACHE_SPEC_STRUCT_SIZE;
+inline constexpr size_t kPerLayerParamsSizeV1 = ATTN_PER_LAYER_PARAMS_STRUCT_SIZE;
+inline constexpr size_t kAllocatorSizeV1 = ATTN_ALLOCATOR_STRUCT_SIZE;
+inline constexpr size_t kBuilderConfigSizeV1 = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
+inline constexpr size_t kCommonMetadataSizeV1 = ATTN_COMMON_METADATA_STRUCT_SIZE;
+inline constexpr size_t kCascadeQuerySizeV1 = ATTN_CASCADE_QUERY_STRUCT_SIZE;
+inline constexpr size_t kFieldSizeV1 = ATTN_FIELD_STRUCT_SIZE;
+inline constexpr size_t kPluginBackendSizeV1 = ATTN_PLUGIN_BACKEND_STRUCT_SIZE;
+inline constexpr size_t kPluginTableSizeV1 = ATTN_PLUGIN_TABLE_STRUCT_SIZE;
+
+/// Copies a caller-filled struct over `defaults` up to the caller's struct_size.
+template <class T>
+T read_struct(const T* in, const T& defaults, size_t min_size, const char* name) {
+  if (in == nullptr) invalid(name, " is NULL");
+  if (in->struct_size < min_size)
+    invalid(name, "->struct_size=", in->struct_size, " is smaller than ", min_size,
+            ", the size of the first ABI version (fill it with its *_INIT macro)");
+  T out = defaults;
+  std::memcpy(static_cast<void*>(&out), in, in->struct_size < sizeof(T) ? in->struct_size : sizeof(T));
+  out.struct_size = sizeof(T);
+  return out;
+}
+
+/// Writes a library-filled struct back, no more than the caller's struct_size.
+template <class T>
+void write_struct(T* out, const T& value, size_t min_size, const char* name) {
+  if (out == nullptr) invalid(name, " is NULL");
+  const size_t size = out->struct_size;
+  if (size < min_size)
+    invalid(name, "->struct_size=", size, " is smaller than ", min_size,
+            ", the size of the first ABI version");
+  std::memcpy(static_cast<void*>(out), &value, size < sizeof(T) ? size : sizeof(T));
+  out->struct_size = size;
+}
+
+/// A borrowed view; nullopt for NULL. Checks ndim (0..8), shape and strides.
+std::optional<Tensor> to_tensor(const attn_tensor_t* t, const char* name);
+/// As to_tensor, NULL refused.
+Tensor to_required_tensor(const attn_tensor_t* t, const char* name);
+
+KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec);
+/// Reads the config (layers, allocator, workspace) and validates it against the spec.
+BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& spec);
+std::vector<PerLayerParams> to_layers(const attn_per_layer_params_t* layers, size_t num_layers,
+                                      const char* name);
+CommonMetadata to_common(const attn_common_metadata_t* common);
+CascadeQuery to_cascade_query(const attn_cascade_query_t* query);
+
+/// Core -> ABI, for plugins (they see the config without allocator and workspace).
+attn_kv_cache_spec_t from_spec(const KvCacheSpec& spec);
+attn_builder_config_t from_config(const BuilderConfig& config,
+                                  std::vector<attn_per_layer_params_t>& layer_storage);
+attn_tensor_t from_tensor(const Tensor& t);
+
+}  // namespace attn::capi

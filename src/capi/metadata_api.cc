@@ -1,0 +1,166 @@
+// Metadata accessors, clones and the "common" view.
+#include <memory>
+
+#include "attn_c.h"
+#include "capi/api_guard.h"
+#include "capi/convert.h"
+#include "capi/handles.h"
+#include "core/common_metadata.h"
+
+namespace {
+
+attn_field_t describe(const attn_metadata_t* m, size_t i) {
+  const attn::Field& f = m->core->field(i);
+  attn_field_t out = ATTN_FIELD_INIT;
+  out.name = f.name.c_str();
+  out.kind = static_cast<int32_t>(f.kind);
+  switch (f.kind) {
+    case attn::FieldKind::kTensor:
+      out.tensor = &m->views[i];
+      break;
+    case attn::FieldKind::kInt:
+    case attn::FieldKind::kBool:
+      out.int_value = f.int_value;
+      break;
+    case attn::FieldKind::kFloat:
+      out.float_value = f.float_value;
+      break;
+    case attn::FieldKind::kNone:
+      break;
+  }
+  return out;
+}
+
+size_t index_by_name(const attn_metadata_t* m, const char* name) {
+  attn::capi::require(m, "metadata");
+  attn::capi::require(name, "name");
+  if (auto i = m->core->find(name)) return *i;
+  attn::fail(attn::Status::kNotFound, "metadata of kind '", m->core->kind(), "' has no field '",
+             name, "'");
+}
+
+}  // namespace
+
+extern "C" {
+
+ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) noexcept {
+  return metadata == nullptr ? "" : metadata->core->kind().c_str();
+}
+
+ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) noexcept {
+  return metadata == nullptr ? 0 : metadata->core->size();
+}
+
+ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size_t index,
+                                           attn_field_t* out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(metadata, "metadata");
+  attn::capi::require(out, "out");
+  if (index >= metadata->core->size())
+    attn::fail(attn::Status::kNotFound, "field index ", index, " is out of range (metadata of kind '",
+               metadata->core->kind(), "' has ", metadata->core->size(), " fields)");
+  attn::capi::write_struct(out, describe(metadata, index), attn::capi::kFieldSizeV1, "out");
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const char* name,
+                                         attn_field_t* out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out, "out");
+  const size_t i = index_by_name(metadata, name);
+  attn::capi::write_struct(out, describe(metadata, i), attn::capi::kFieldSizeV1, "out");
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
+                                                const char* name,
+                                                const attn_tensor_t** out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out, "out");
+  const size_t i = index_by_name(metadata, name);
+  const attn::Field& f = metadata->core->field(i);
+  if (f.kind == attn::FieldKind::kNone) {
+    *out = nullptr;
+  } else if (f.kind == attn::FieldKind::kTensor) {
+    *out = &metadata->views[i];
+  } else {
+    attn::invalid("field '", name, "' of '", metadata->core->kind(), "' is a scalar, not a tensor");
+  }
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, const char* name,
+                                             int64_t* out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out, "out");
+  const size_t i = index_by_name(metadata, name);
+  const attn::Field& f = metadata->core->field(i);
+  if (f.kind != attn::FieldKind::kInt && f.kind != attn::FieldKind::kBool)
+    attn::invalid("field '", name, "' of '", metadata->core->kind(), "' is ",
+                  f.kind == attn::FieldKind::kNone     ? "None"
+                  : f.kind == attn::FieldKind::kTensor ? "a tensor"
+                                                       : "a float",
+                  ", not an integer");
+  *out = f.int_value;
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
+                                           attn_metadata_t** out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(metadata, "metadata");
+  attn::capi::require(out, "out");
+  auto handle = std::make_unique<attn_metadata>();
+  handle->owned = std::make_unique<attn::Metadata>(metadata->core->clone());
+  handle->core = handle->owned.get();
+  handle->refresh();
+  *out = handle.release();
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) noexcept {
+  if (metadata != nullptr && !metadata->builder_owned) delete metadata;
+}
+
+ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
+                                               attn_common_metadata_t* out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(metadata, "metadata");
+  attn::capi::require(out, "out");
+  const attn::Metadata& m = *metadata->core;
+  if (m.kind() != "common")
+    attn::invalid("metadata of kind '", m.kind(), "' is not of kind 'common'");
+  auto tensor = [&](size_t i) -> const attn_tensor_t* {
+    return m.field(i).kind == attn::FieldKind::kTensor ? &metadata->views[i] : nullptr;
+  };
+  auto integer = [&](size_t i) { return m.field(i).int_value; };
+  attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
+  size_t i = 0;  // common_field_names() order
+  c.query_start_loc = tensor(i++);
+  c.query_start_loc_cpu = tensor(i++);
+  c.seq_lens = tensor(i++);
+  c.seq_lens_cpu = tensor(i++);
+  c.num_reqs = integer(i++);
+  c.num_actual_tokens = integer(i++);
+  c.max_query_len = integer(i++);
+  c.max_seq_len = integer(i++);
+  c.block_table_tensor = tensor(i++);
+  c.slot_mapping = tensor(i++);
+  c.causal = static_cast<int32_t>(integer(i++));
+  c.logits_indices_padded = tensor(i++);
+  c.num_logits_indices = integer(i++);
+  c.encoder_seq_lens = tensor(i++);
+  c.encoder_seq_lens_cpu = tensor(i++);
+  c.dcp_local_seq_lens = tensor(i++);
+  c.dcp_local_seq_lens_cpu = tensor(i++);
+  attn::capi::write_struct(out, c, attn::capi::kCommonMetadataSizeV1, "out");
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+}  // extern "C"

@@ -1,0 +1,153 @@
+#include "core/builder.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace attn {
+
+Builder::Builder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                 const BuilderConfig& config)
+    : backend_(std::move(backend)), spec_(spec), config_(config) {
+  cudagraph_support_ = backend_->cudagraph_support(spec_, config_);
+  backend_->live_builders_.fetch_add(1);
+}
+
+Builder::~Builder() { backend_->live_builders_.fetch_sub(1); }
+
+bool Builder::use_cascade_attention(const CascadeQuery&) const { return false; }
+
+void Builder::init_reorder_batch_threshold(std::optional<int32_t> threshold,
+                                           bool supports_spec_as_decode,
+                                           bool supports_dcp_with_varlen) {
+  reorder_batch_threshold_ = threshold;
+  if (reorder_batch_threshold_ && supports_spec_as_decode && config_.num_speculative_tokens > 0) {
+    const int32_t per_token = config_.parallel_drafting ? 2 : 1;
+    const int32_t max_num_queries_for_spec = 1 + per_token * config_.num_speculative_tokens;
+    reorder_batch_threshold_ = std::max(*reorder_batch_threshold_, max_num_queries_for_spec);
+  }
+  if (config_.decode_context_parallel_size > 1 && !supports_dcp_with_varlen)
+    reorder_batch_threshold_ = 1;
+}
+
+void Builder::init_metadata(const std::vector<std::string>& field_names) {
+  metadata_ = Metadata(backend_->name(), field_names, config_.allocator);
+}
+
+ops::Exec Builder::exec(void* stream) const {
+  ops::Exec e;
+  e.on_cuda = config_.device.is_cuda();
+  e.device_id = config_.device.id;
+  e.stream = stream;
+  return e;
+}
+
+CommonLimits Builder::limits() const {
+  CommonLimits lim;
+  lim.device = config_.device;
+  lim.max_num_seqs = config_.max_num_seqs;
+  lim.max_num_batched_tokens = config_.max_num_batched_tokens;
+  lim.max_model_len = config_.max_model_len;
+  lim.block_size = spec_.block_size;
+  lim.full = config_.validate_full;
+  return lim;
+}
+
+Metadata& Builder::build(int64_t common_prefix_len, CommonMetadata& common, bool fast_build,
+                         void* stream) {
+  if (common_prefix_len < 0)
+    invalid("common_prefix_len=", common_prefix_len, " is negative");
+  validate(common, limits());
+  if (common_prefix_len > 0 && common.seq_lens_host != nullptr) {
+    for (int64_t i = 0; i < common.num_reqs; ++i)
+      if (common.seq_lens_host[i] < common_prefix_len)
+        invalid("common_prefix_len=", common_prefix_len, " exceeds common->seq_lens[", i,
+                "]=", common.seq_lens_host[i]);
+  }
+  return run_build(common_prefix_len, common, fast_build, stream);
+}
+
+Metadata& Builder::run_build(int64_t common_prefix_len, const CommonMetadata& common,
+                             bool fast_build, void* stream) {
+  do_build(common_prefix_len, common, fast_build, exec(stream));
+  metadata_.info.num_reqs = common.num_reqs;
+  metadata_.info.host_max_seq_len = common.host_max_seq_len;
+  return metadata_;
+}
+
+Metadata& Builder::build_for_cudagraph_capture(CommonMetadata& common, void* stream) {
+  validate(common, limits());
+  const int32_t level = cudagraph_support_;
+  const char* level_name = cudagraph_support_name(level);
+  if (level == kCgNever)
+    fail(Status::kUnsupported, backend_->name(),
+         " has CUDA graph support NEVER: its metadata cannot be captured");
+  for (int64_t i = 0; i < common.num_reqs; ++i) {
+    const int64_t q = common.query_len(i);
+    if (level == kCgUniformSingleTokenDecode && q > 1)
+      fail(Status::kUnsupported, backend_->name(), " has CUDA graph support ", level_name,
+           ": request ", i, " has query length ", q, " (only single-token decodes)");
+    const bool last = i + 1 == common.num_reqs;
+    if (level == kCgUniformBatch && (last ? q > common.max_query_len : q != common.max_query_len))
+      fail(Status::kUnsupported, backend_->name(), " has CUDA graph support ", level_name,
+           ": request ", i, " has query length ", q, " but the batch is uniform in ",
+           common.max_query_len);
+  }
+  return run_build(0, common, false, stream);
+}
+
+Metadata& Builder::build_for_drafting(CommonMetadata& common, int32_t draft_index, void* stream) {
+  if (draft_index < 0) invalid("draft_index=", draft_index, " is negative");
+  return build(0, common, true, stream);
+}
+
+Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_table,
+                                      const Tensor& slot_mapping, void* /*stream*/) {
+  if (!supports_update_block_table())
+    fail(Status::kUnsupported, backend_->name(), " does not support update_block_table");
+  if (src.kind() != metadata_.kind())
+    invalid("metadata was built by '", src.kind(), "', this builder is '", metadata_.kind(), "'");
+  const size_t bt_index = metadata_.index_of("block_table");
+  const size_t sm_index = metadata_.index_of("slot_mapping");
+  const Field& old_bt = src.field(bt_index);
+  const Field& old_sm = src.field(sm_index);
+  if (old_bt.kind != FieldKind::kTensor || old_sm.kind != FieldKind::kTensor)
+    invalid("metadata has no block_table/slot_mapping to replace (it was never built)");
+
+  expect_dtype(block_table, "block_table", kInt32);
+  expect_rows(block_table, "block_table", old_bt.tensor.shape[0]);
+  if (block_table.data == nullptr && block_table.numel() > 0) invalid("block_table has data=NULL");
+  if (block_table.device != config_.device &&
+      !(config_.device.type == kDeviceCPU && block_table.host_accessible()))
+    invalid("block_table is on ", block_table.device.to_string(), " but the builder runs on ",
+            config_.device.to_string());
+  const int64_t longest = src.info.host_max_seq_len;
+  if (longest >= 0) {
+    const int64_t need = (longest + spec_.block_size - 1) / spec_.block_size;
+    if (block_table.shape[1] < need)
+      invalid("block_table has ", block_table.shape[1], " columns but the longest sequence (",
+              longest, " tokens) needs ", need, " blocks of ", spec_.block_size);
+  }
+  expect_dtype(slot_mapping, "slot_mapping", old_sm.tensor.dtype);
+  expect_vector(slot_mapping, "slot_mapping", old_sm.tensor.shape[0]);
+  if (slot_mapping.data == nullptr && slot_mapping.numel() > 0) invalid("slot_mapping has data=NULL");
+  if (slot_mapping.device != old_sm.tensor.device)
+    invalid("slot_mapping is on ", slot_mapping.device.to_string(), ", the old one on ",
+            old_sm.tensor.device.to_string());
+
+  if (&src != &metadata_) metadata_.assign_values(src);
+  metadata_.set_tensor(bt_index, block_table);
+  metadata_.set_tensor(sm_index, slot_mapping);
+  return metadata_;
+}
+
+Builder::Use::Use(const Builder& b) : builder_(b) {
+  bool expected = false;
+  if (!b.in_use_.compare_exchange_strong(expected, true, std::memory_order_acquire))
+    fail(Status::kBusy, "builder '", b.backend_->name(),
+         "' is in use by another call; one builder serves one thread at a time");
+}
+
+Builder::Use::~Use() { builder_.in_use_.store(false, std::memory_order_release); }
+
+}  // namespace attn

@@ -1,0 +1,110 @@
+// The builder base class: vLLM's AttentionMetadataBuilder. Subclasses implement do_build();
+// the base validates every batch, implements _init_reorder_batch_threshold,
+// build_for_cudagraph_capture, build_for_drafting, the generic update_block_table and the
+// one-caller-at-a-time rule.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "core/backend.h"
+#include "core/builder_config.h"
+#include "core/common_metadata.h"
+#include "core/kv_cache_spec.h"
+#include "core/metadata.h"
+#include "ops/exec.h"
+
+namespace attn {
+
+/// The inputs of vLLM's use_cascade_attention.
+struct CascadeQuery {
+  int64_t common_prefix_len = 0;
+  const int32_t* query_lens = nullptr;
+  int64_t num_reqs = 0;
+  int32_t num_query_heads = 0;
+  int32_t num_kv_heads = 0;
+  bool use_alibi = false;
+  bool use_sliding_window = false;
+  bool use_local_attention = false;
+  int32_t num_sms = 0;
+  int32_t dcp_world_size = 1;
+};
+
+class Builder {
+ public:
+  Builder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+          const BuilderConfig& config);
+  virtual ~Builder();
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
+
+  const Backend& backend() const { return *backend_; }
+  const KvCacheSpec& spec() const { return spec_; }
+  const BuilderConfig& config() const { return config_; }
+
+  /// The builder's level (the backend's get_cudagraph_support for its spec and config).
+  int32_t cudagraph_support() const { return cudagraph_support_; }
+  /// vLLM's reorder_batch_threshold; nullopt = None (does not reorder).
+  std::optional<int32_t> reorder_batch_threshold() const { return reorder_batch_threshold_; }
+  virtual bool supports_update_block_table() const { return false; }
+  /// vLLM's use_cascade_attention; false unless a backend overrides it.
+  virtual bool use_cascade_attention(const CascadeQuery& query) const;
+
+  /// build(common_prefix_len, common, fast_build). Validates `common` first; on a validation
+  /// error the previous metadata is unchanged.
+  Metadata& build(int64_t common_prefix_len, CommonMetadata& common, bool fast_build,
+                  void* stream);
+  /// build(0, common) after checking the batch against the level (see attn_c.h).
+  Metadata& build_for_cudagraph_capture(CommonMetadata& common, void* stream);
+  /// build(0, common, fast_build=true).
+  Metadata& build_for_drafting(CommonMetadata& common, int32_t draft_index, void* stream);
+  /// Copy of `src` (same backend) with block_table and slot_mapping replaced.
+  Metadata& update_block_table(const Metadata& src, const Tensor& block_table,
+                               const Tensor& slot_mapping, void* stream);
+
+  Metadata& metadata() { return metadata_; }
+  const Metadata& metadata() const { return metadata_; }
+
+  /// Marks the builder in use by the calling thread; Error(kBusy) when another call holds it.
+  class Use {
+   public:
+    explicit Use(const Builder& b);
+    ~Use();
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+
+   private:
+    const Builder& builder_;
+  };
+
+ protected:
+  /// vLLM's _init_reorder_batch_threshold (SPEC.md). Call from a subclass constructor.
+  void init_reorder_batch_threshold(std::optional<int32_t> threshold = 1,
+                                    bool supports_spec_as_decode = false,
+                                    bool supports_dcp_with_varlen = false);
+  /// Creates the metadata with the backend's field names; call from a subclass constructor.
+  void init_metadata(const std::vector<std::string>& field_names);
+  /// Writes every field of metadata_ for a validated batch.
+  virtual void do_build(int64_t common_prefix_len, const CommonMetadata& common,
+                        bool fast_build, const ops::Exec& exec) = 0;
+
+  ops::Exec exec(void* stream) const;
+  CommonLimits limits() const;
+
+ private:
+  /// do_build on a batch that validate() accepted, then records its BuildInfo.
+  Metadata& run_build(int64_t common_prefix_len, const CommonMetadata& common, bool fast_build,
+                      void* stream);
+
+  std::shared_ptr<const Backend> backend_;
+  KvCacheSpec spec_;
+  BuilderConfig config_;
+  int32_t cudagraph_support_ = 0;
+  std::optional<int32_t> reorder_batch_threshold_;
+  Metadata metadata_;
+  mutable std::atomic<bool> in_use_{false};
+};
+
+}  // namespace attn

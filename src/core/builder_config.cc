@@ -1,0 +1,117 @@
+#include "core/builder_config.h"
+
+#include "core/error.h"
+#include "ops/device_runtime.h"
+#include "ops/op_error.h"
+
+namespace attn {
+
+const char* cudagraph_support_name(int32_t level) {
+  switch (level) {
+    case kCgNever:
+      return "NEVER";
+    case kCgUniformSingleTokenDecode:
+      return "UNIFORM_SINGLE_TOKEN_DECODE";
+    case kCgUniformBatch:
+      return "UNIFORM_BATCH";
+    case kCgAlways:
+      return "ALWAYS";
+    default:
+      return "unknown";
+  }
+}
+
+bool has_full_cudagraphs(int32_t mode) {
+  return mode == kCudagraphFull || mode == kCudagraphFullDecodeOnly ||
+         mode == kCudagraphFullAndPiecewise;
+}
+
+int64_t BuilderConfig::max_blocks_per_req(int32_t block_size) const {
+  return (static_cast<int64_t>(max_model_len) + block_size - 1) / block_size;
+}
+
+namespace {
+
+void expect_positive(int64_t v, const char* field) {
+  if (v <= 0) invalid("config->", field, "=", v, " must be positive");
+}
+
+void expect_range(int64_t v, int64_t lo, int64_t hi, const char* field, const char* what) {
+  if (v < lo || v > hi) invalid("config->", field, "=", v, " is not ", what);
+}
+
+}  // namespace
+
+void validate(BuilderConfig& c, const KvCacheSpec& spec) {
+  if (c.device.type != kDeviceCPU && c.device.type != kDeviceCUDA)
+    invalid("config->device.device_type=", c.device.type,
+            " is not ATTN_DEVICE_CPU (1) or ATTN_DEVICE_CUDA (2)");
+  if (c.device.id < 0) invalid("config->device.device_id=", c.device.id, " is negative");
+  if (c.device.type == kDeviceCPU && c.device.id != 0)
+    invalid("config->device.device_id=", c.device.id, " must be 0 for ATTN_DEVICE_CPU");
+  expect_positive(c.max_num_seqs, "max_num_seqs");
+  expect_positive(c.max_num_batched_tokens, "max_num_batched_tokens");
+  expect_positive(c.max_model_len, "max_model_len");
+  expect_positive(c.num_attention_heads, "num_attention_heads");
+  if (c.num_speculative_tokens < 0)
+    invalid("config->num_speculative_tokens=", c.num_speculative_tokens, " is negative");
+  expect_positive(c.decode_context_parallel_size, "decode_context_parallel_size");
+  if (c.dcp_rank < 0 || c.dcp_rank >= c.decode_context_parallel_size)
+    invalid("config->dcp_rank=", c.dcp_rank, " is not in [0, decode_context_parallel_size=",
+            c.decode_context_parallel_size, ")");
+  expect_positive(c.cp_kv_cache_interleave_size, "cp_kv_cache_interleave_size");
+  if (spec.block_size % c.cp_kv_cache_interleave_size != 0)
+    invalid("kv_cache_spec->block_size=", spec.block_size,
+            " is not a multiple of config->cp_kv_cache_interleave_size=",
+            c.cp_kv_cache_interleave_size);
+  expect_range(c.cudagraph_mode, kCudagraphNone, kCudagraphFullAndPiecewise, "cudagraph_mode",
+               "an ATTN_CUDAGRAPH_MODE_* value (0..4)");
+  if (c.max_cudagraph_capture_size < 0)
+    invalid("config->max_cudagraph_capture_size=", c.max_cudagraph_capture_size,
+            " is negative (0 means None)");
+  expect_range(c.cache_dtype, kKvDtypeAuto, kKvDtypeUint8, "cache_dtype",
+               "an ATTN_KV_DTYPE_* value (0..6)");
+  expect_range(c.attn_type, kAttnDecoder, kAttnEncoderDecoder, "attn_type",
+               "an ATTN_TYPE_* value (0..3)");
+  if (c.device_capability < 0)
+    invalid("config->device_capability=", c.device_capability, " is negative");
+  if (c.flash_attn_version != 0 && (c.flash_attn_version < 2 || c.flash_attn_version > 4))
+    invalid("config->flash_attn_version=", c.flash_attn_version, " is not 0 (auto), 2, 3 or 4");
+  if (c.flash_attn_max_num_splits_for_cuda_graph < 0)
+    invalid("config->flash_attn_max_num_splits_for_cuda_graph=",
+            c.flash_attn_max_num_splits_for_cuda_graph, " is negative");
+  if (c.workspace_size > 0 && c.workspace == nullptr)
+    invalid("config->workspace is NULL but config->workspace_size=", c.workspace_size);
+  if (c.workspace != nullptr &&
+      reinterpret_cast<uintptr_t>(c.workspace) % kBufferAlignment != 0)
+    invalid("config->workspace=", c.workspace, " is not ", kBufferAlignment, "-byte aligned");
+  if (!c.allocator) c.allocator = default_allocator();
+}
+
+int32_t resolved_device_capability(const BuilderConfig& c) {
+  if (c.device_capability > 0) return c.device_capability;
+  if (!c.device.is_cuda() || !ops::cuda_compiled()) return 0;
+  try {
+    if (ops::cuda_device_count() <= c.device.id) return 0;
+    return ops::cuda_device_capability(c.device.id);
+  } catch (const ops::OpError&) {
+    return 0;
+  }
+}
+
+}  // namespace attn
+
+namespace attn {
+void check_device_available(const BuilderConfig& c) {
+  if (!c.device.is_cuda()) return;
+  if (!ops::cuda_compiled())
+    fail(Status::kUnsupported, "config->device is ", c.device.to_string(),
+         " but libattn was built without CUDA support");
+  const int32_t n = ops::cuda_device_count();
+  if (c.device.id >= n) {
+    const std::string why = n == 0 ? ": " + ops::cuda_no_device_reason() : std::string();
+    fail(Status::kCuda, "config->device is ", c.device.to_string(), " but ", n,
+         " CUDA device(s) are visible", why);
+  }
+}
+}  // namespace attn

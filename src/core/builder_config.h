@@ -1,0 +1,88 @@
+// The engine-side configuration a builder reads (the parts of vLLM's VllmConfig that
+// builders use), the device, and the memory options.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/kv_cache_spec.h"
+#include "core/per_layer_params.h"
+#include "core/tensor.h"
+
+namespace attn {
+
+/// Numbered as the ABI's ATTN_CG_* levels (vLLM's AttentionCGSupport).
+enum CudagraphSupport : int32_t {
+  kCgNever = 0,
+  kCgUniformSingleTokenDecode = 1,
+  kCgUniformBatch = 2,
+  kCgAlways = 3,
+};
+const char* cudagraph_support_name(int32_t level);
+
+/// Numbered as the ABI's ATTN_CUDAGRAPH_MODE_* values.
+enum CudagraphMode : int32_t {
+  kCudagraphNone = 0,
+  kCudagraphPiecewise = 1,
+  kCudagraphFull = 2,
+  kCudagraphFullDecodeOnly = 3,
+  kCudagraphFullAndPiecewise = 4,
+};
+/// vLLM's CUDAGraphMode.has_full_cudagraphs().
+bool has_full_cudagraphs(int32_t mode);
+
+/// Numbered as the ABI's ATTN_TYPE_* values.
+enum AttentionType : int32_t {
+  kAttnDecoder = 0,
+  kAttnEncoder = 1,
+  kAttnEncoderOnly = 2,
+  kAttnEncoderDecoder = 3,
+};
+
+struct BuilderConfig {
+  Device device;
+  int32_t max_num_seqs = 0;
+  int32_t max_num_batched_tokens = 0;
+  int32_t max_model_len = 0;
+  int32_t num_attention_heads = 0;
+  int32_t num_speculative_tokens = 0;
+  bool parallel_drafting = false;
+  int32_t decode_context_parallel_size = 1;
+  int32_t dcp_rank = 0;
+  int32_t cp_kv_cache_interleave_size = 1;
+  int32_t cudagraph_mode = kCudagraphFullAndPiecewise;
+  int32_t max_cudagraph_capture_size = 0;  ///< 0 = None.
+  int32_t cache_dtype = kKvDtypeAuto;
+  int32_t attn_type = kAttnDecoder;
+  int32_t device_capability = 0;
+  int32_t flash_attn_version = 0;
+  int32_t flash_attn_max_num_splits_for_cuda_graph = 32;
+  bool batch_invariant = false;
+  bool validate_full = false;
+  std::vector<PerLayerParams> layers;
+  std::shared_ptr<Allocator> allocator;  ///< Never null after validation.
+  void* workspace = nullptr;
+  size_t workspace_size = 0;
+
+  /// cdiv(max_model_len, block_size): the widest block table row a request can need.
+  int64_t max_blocks_per_req(int32_t block_size) const;
+};
+
+/// Checks every field against its range and against the spec; throws Error(kInvalidArgument)
+/// naming "config-><field>". Sets a default allocator when none is given.
+void validate(BuilderConfig& config, const KvCacheSpec& spec);
+
+/// The compute capability the config describes: config.device_capability when set, else the
+/// device's own (CUDA builds with a visible device), else 0 (unknown).
+int32_t resolved_device_capability(const BuilderConfig& config);
+
+}  // namespace attn
+
+namespace attn {
+/// For a CUDA device: Error(kUnsupported) when CUDA is not compiled in, Error(kCuda) with the
+/// runtime's reason when the device is not visible. Nothing for the host.
+void check_device_available(const BuilderConfig& config);
+}  // namespace attn

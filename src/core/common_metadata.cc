@@ -1,0 +1,279 @@
+#include "core/common_metadata.h"
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/device_runtime.h"
+
+namespace attn {
+namespace {
+
+constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
+
+bool usable_on(const Tensor& t, const Device& d) {
+  if (!d.is_cuda()) return t.host_accessible();
+  return (t.device.type == kDeviceCUDA && t.device.id == d.id) ||
+         t.device.type == kDeviceCUDAManaged || t.device.type == kDeviceCUDAHost;
+}
+
+void expect_data(const Tensor& t, const char* name) {
+  if (t.data == nullptr && t.numel() > 0) invalid(name, " has data=NULL and ", t.numel(), " elements");
+}
+
+// A tensor that lives beside the builder's work: on its device, or (no builder) on the same
+// device as query_start_loc.
+void expect_device(const Tensor& t, const char* name, const Device& where) {
+  if (!usable_on(t, where))
+    invalid(name, " is on ", t.device.to_string(), " but the build runs on ", where.to_string());
+}
+
+void expect_host(const Tensor& t, const char* name) {
+  if (!t.host_accessible())
+    invalid(name, " is on ", t.device.to_string(), "; a *_cpu mirror must be in host memory");
+}
+
+void check_vector(const std::optional<Tensor>& t, const char* name, DType dtype, int64_t n,
+                  const Device& where) {
+  if (!t) return;
+  expect_dtype(*t, name, dtype);
+  expect_vector(*t, name, n);
+  expect_data(*t, name);
+  expect_device(*t, name, where);
+}
+
+void check_mirror(const std::optional<Tensor>& t, const char* name, DType dtype, int64_t n) {
+  if (!t) return;
+  expect_dtype(*t, name, dtype);
+  expect_vector(*t, name, n);
+  expect_data(*t, name);
+  expect_host(*t, name);
+}
+
+// validate-full mode: read a device tensor back and compare it with its host mirror.
+void compare_with_mirror(const Tensor& dev, const int32_t* host, int64_t n, const char* dev_name,
+                         const char* host_name) {
+  if (dev.host_accessible() || n == 0) return;
+  std::vector<int32_t> copy(static_cast<size_t>(n));
+  ops::cuda_copy_to_host(dev.device.id, copy.data(), dev.data, copy.size() * sizeof(int32_t));
+  for (int64_t i = 0; i < n; ++i)
+    if (copy[i] != host[i])
+      invalid(dev_name, "[", i, "]=", copy[i], " differs from ", host_name, "[", i, "]=", host[i]);
+}
+
+}  // namespace
+
+void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
+  if (seq_lens_host == nullptr)
+    invalid("num_computed_tokens_cpu needs common->seq_lens_cpu (seq_lens is not in host memory)");
+  for (int64_t i = 0; i < num_reqs; ++i)
+    out[i] = static_cast<int32_t>(seq_lens_host[i] - query_len(i));
+}
+
+void validate(CommonMetadata& c, const CommonLimits& lim) {
+  // Scalars first: they size every shape check below.
+  if (c.num_reqs < 0) invalid("common->num_reqs=", c.num_reqs, " is negative");
+  if (c.num_reqs > kMaxIndex) invalid("common->num_reqs=", c.num_reqs, " exceeds 2^31-1");
+  if (lim.max_num_seqs >= 0 && c.num_reqs > lim.max_num_seqs)
+    invalid("common->num_reqs=", c.num_reqs, " exceeds config->max_num_seqs=", lim.max_num_seqs);
+  if (c.num_actual_tokens < 0)
+    invalid("common->num_actual_tokens=", c.num_actual_tokens, " is negative");
+  if (c.num_actual_tokens > kMaxIndex)
+    invalid("common->num_actual_tokens=", c.num_actual_tokens, " exceeds 2^31-1");
+  if (lim.max_num_batched_tokens >= 0 && c.num_actual_tokens > lim.max_num_batched_tokens)
+    invalid("common->num_actual_tokens=", c.num_actual_tokens,
+            " exceeds config->max_num_batched_tokens=", lim.max_num_batched_tokens);
+  if (c.max_query_len < 0) invalid("common->max_query_len=", c.max_query_len, " is negative");
+  if (c.max_seq_len < 0) invalid("common->max_seq_len=", c.max_seq_len, " is negative");
+  if (c.max_seq_len > kMaxIndex) invalid("common->max_seq_len=", c.max_seq_len, " exceeds 2^31-1");
+
+  // Required tensors.
+  if (!c.query_start_loc) invalid("common->query_start_loc is NULL");
+  if (!c.seq_lens) invalid("common->seq_lens is NULL");
+  if (!c.block_table_tensor) invalid("common->block_table_tensor is NULL");
+  if (!c.slot_mapping) invalid("common->slot_mapping is NULL");
+
+  const Device where = lim.device ? *lim.device : c.query_start_loc->device;
+  check_vector(c.query_start_loc, "common->query_start_loc", kInt32, c.num_reqs + 1, where);
+  check_vector(c.seq_lens, "common->seq_lens", kInt32, c.num_reqs, where);
+  check_mirror(c.query_start_loc_cpu, "common->query_start_loc_cpu", kInt32, c.num_reqs + 1);
+  check_mirror(c.seq_lens_cpu, "common->seq_lens_cpu", kInt32, c.num_reqs);
+
+  const Tensor& bt = *c.block_table_tensor;
+  expect_dtype(bt, "common->block_table_tensor", kInt32);
+  expect_rows(bt, "common->block_table_tensor", c.num_reqs);
+  expect_data(bt, "common->block_table_tensor");
+  expect_device(bt, "common->block_table_tensor", where);
+
+  const Tensor& sm = *c.slot_mapping;
+  expect_index_dtype(sm, "common->slot_mapping");
+  expect_vector(sm, "common->slot_mapping", c.num_actual_tokens);
+  expect_data(sm, "common->slot_mapping");
+  expect_device(sm, "common->slot_mapping", where);
+
+  if (c.logits_indices_padded) {
+    const Tensor& li = *c.logits_indices_padded;
+    expect_index_dtype(li, "common->logits_indices_padded");
+    if (li.ndim != 1)
+      invalid("common->logits_indices_padded has ndim=", li.ndim, ", expected 1");
+    expect_vector(li, "common->logits_indices_padded", li.shape[0]);
+    expect_data(li, "common->logits_indices_padded");
+    expect_device(li, "common->logits_indices_padded", where);
+    if (c.num_logits_indices < 0 || c.num_logits_indices > li.shape[0])
+      invalid("common->num_logits_indices=", c.num_logits_indices,
+              " is not in [0, len(logits_indices_padded)=", li.shape[0], "]");
+  } else if (c.num_logits_indices != 0) {
+    invalid("common->num_logits_indices=", c.num_logits_indices,
+            " but common->logits_indices_padded is NULL");
+  }
+  check_vector(c.encoder_seq_lens, "common->encoder_seq_lens", kInt32, c.num_reqs, where);
+  check_mirror(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu", kInt32, c.num_reqs);
+  check_vector(c.dcp_local_seq_lens, "common->dcp_local_seq_lens", kInt32, c.num_reqs, where);
+  check_mirror(c.dcp_local_seq_lens_cpu, "common->dcp_local_seq_lens_cpu", kInt32, c.num_reqs);
+
+  // Host views.
+  if (c.query_start_loc_cpu)
+    c.qsl_host = c.query_start_loc_cpu->as<const int32_t>();
+  else if (c.query_start_loc->host_accessible())
+    c.qsl_host = c.query_start_loc->as<const int32_t>();
+  else
+    invalid("common->query_start_loc_cpu is NULL; it is required when common->query_start_loc "
+            "is on ", c.query_start_loc->device.to_string());
+  if (c.seq_lens_cpu)
+    c.seq_lens_host = c.seq_lens_cpu->as<const int32_t>();
+  else if (c.seq_lens->host_accessible())
+    c.seq_lens_host = c.seq_lens->as<const int32_t>();
+  else
+    c.seq_lens_host = nullptr;
+
+  // Values, from host memory only.
+  const int32_t* qsl = c.qsl_host;
+  if (qsl[0] != 0) invalid("common->query_start_loc[0]=", qsl[0], ", expected 0");
+  for (int64_t i = 0; i < c.num_reqs; ++i) {
+    if (qsl[i + 1] < qsl[i])
+      invalid("common->query_start_loc[", i + 1, "]=", qsl[i + 1],
+              " is less than common->query_start_loc[", i, "]=", qsl[i]);
+    const int64_t q = c.query_len(i);
+    if (q > c.max_query_len)
+      invalid("query length of request ", i, " is ", q, " (query_start_loc[", i + 1,
+              "] - query_start_loc[", i, "]) but common->max_query_len=", c.max_query_len);
+  }
+  if (qsl[c.num_reqs] > c.num_actual_tokens)
+    invalid("common->query_start_loc[", c.num_reqs, "]=", qsl[c.num_reqs],
+            " exceeds common->num_actual_tokens=", c.num_actual_tokens);
+
+  c.host_max_seq_len = -1;
+  if (c.seq_lens_host != nullptr) {
+    const int32_t* sl = c.seq_lens_host;
+    const int64_t width = bt.shape[1];
+    int64_t longest = 0;
+    for (int64_t i = 0; i < c.num_reqs; ++i) {
+      const int64_t q = c.query_len(i);
+      if (sl[i] < q)
+        invalid("common->seq_lens[", i, "]=", sl[i], " is less than its query length ", q);
+      if (sl[i] > c.max_seq_len)
+        invalid("common->seq_lens[", i, "]=", sl[i], " exceeds common->max_seq_len=",
+                c.max_seq_len);
+      if (lim.max_model_len >= 0 && sl[i] > lim.max_model_len)
+        invalid("common->seq_lens[", i, "]=", sl[i], " exceeds config->max_model_len=",
+                lim.max_model_len);
+      if (lim.block_size > 0) {
+        const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
+        if (blocks > width)
+          invalid("common->block_table_tensor has ", width, " columns but request ", i,
+                  " needs cdiv(seq_lens[", i, "]=", sl[i], ", block_size=", lim.block_size,
+                  ")=", blocks, " blocks");
+      }
+      if (sl[i] > longest) longest = sl[i];
+    }
+    c.host_max_seq_len = longest;
+  }
+  if (c.encoder_seq_lens_cpu) {
+    const int32_t* enc = c.encoder_seq_lens_cpu->as<const int32_t>();
+    for (int64_t i = 0; i < c.num_reqs; ++i)
+      if (enc[i] < 0) invalid("common->encoder_seq_lens_cpu[", i, "]=", enc[i], " is negative");
+  }
+
+  if (lim.full) {
+    compare_with_mirror(*c.query_start_loc, qsl, c.num_reqs + 1, "common->query_start_loc",
+                        "common->query_start_loc_cpu");
+    if (c.seq_lens_cpu)
+      compare_with_mirror(*c.seq_lens, c.seq_lens_host, c.num_reqs, "common->seq_lens",
+                          "common->seq_lens_cpu");
+  }
+}
+
+CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
+                        int64_t num_actual_reqs) {
+  if (num_actual_reqs < 0 || num_actual_reqs > c.num_reqs)
+    invalid("num_actual_reqs=", num_actual_reqs, " is not in [0, common->num_reqs=", c.num_reqs,
+            "]");
+  if (num_actual_tokens < 0 || num_actual_tokens > c.num_actual_tokens)
+    invalid("num_actual_tokens=", num_actual_tokens, " is not in [0, common->num_actual_tokens=",
+            c.num_actual_tokens, "]");
+  auto reqs = [&](const std::optional<Tensor>& t) -> std::optional<Tensor> {
+    if (!t) return std::nullopt;
+    return slice_rows(*t, num_actual_reqs);
+  };
+  CommonMetadata u;
+  u.query_start_loc = slice_rows(*c.query_start_loc, num_actual_reqs + 1);
+  if (c.query_start_loc_cpu) u.query_start_loc_cpu = slice_rows(*c.query_start_loc_cpu, num_actual_reqs + 1);
+  u.seq_lens = reqs(c.seq_lens);
+  u.seq_lens_cpu = reqs(c.seq_lens_cpu);
+  u.num_reqs = num_actual_reqs;
+  u.num_actual_tokens = num_actual_tokens;
+  u.max_query_len = c.max_query_len;
+  u.max_seq_len = c.max_seq_len;
+  u.block_table_tensor = reqs(c.block_table_tensor);
+  u.slot_mapping = slice_rows(*c.slot_mapping, num_actual_tokens);
+  u.causal = c.causal;
+  u.logits_indices_padded = c.logits_indices_padded;
+  u.num_logits_indices = c.num_logits_indices;
+  u.encoder_seq_lens = reqs(c.encoder_seq_lens);
+  u.encoder_seq_lens_cpu = reqs(c.encoder_seq_lens_cpu);
+  u.dcp_local_seq_lens = reqs(c.dcp_local_seq_lens);
+  u.dcp_local_seq_lens_cpu = reqs(c.dcp_local_seq_lens_cpu);
+  CommonLimits lim;
+  lim.device = c.query_start_loc->device;
+  validate(u, lim);
+  return u;
+}
+
+const std::vector<std::string>& common_field_names() {
+  static const std::vector<std::string> names = {
+      "query_start_loc",  "query_start_loc_cpu",   "seq_lens",
+      "seq_lens_cpu",     "num_reqs",              "num_actual_tokens",
+      "max_query_len",    "max_seq_len",           "block_table_tensor",
+      "slot_mapping",     "causal",                "logits_indices_padded",
+      "num_logits_indices", "encoder_seq_lens",    "encoder_seq_lens_cpu",
+      "dcp_local_seq_lens", "dcp_local_seq_lens_cpu"};
+  return names;
+}
+
+Metadata to_metadata(const CommonMetadata& c) {
+  Metadata m("common", common_field_names());
+  size_t i = 0;
+  m.set_tensor(i++, c.query_start_loc);
+  m.set_tensor(i++, c.query_start_loc_cpu);
+  m.set_tensor(i++, c.seq_lens);
+  m.set_tensor(i++, c.seq_lens_cpu);
+  m.set_int(i++, c.num_reqs);
+  m.set_int(i++, c.num_actual_tokens);
+  m.set_int(i++, c.max_query_len);
+  m.set_int(i++, c.max_seq_len);
+  m.set_tensor(i++, c.block_table_tensor);
+  m.set_tensor(i++, c.slot_mapping);
+  m.set_bool(i++, c.causal);
+  m.set_tensor(i++, c.logits_indices_padded);
+  m.set_int(i++, c.num_logits_indices);
+  m.set_tensor(i++, c.encoder_seq_lens);
+  m.set_tensor(i++, c.encoder_seq_lens_cpu);
+  m.set_tensor(i++, c.dcp_local_seq_lens);
+  m.set_tensor(i++, c.dcp_local_seq_lens_cpu);
+  m.info.num_reqs = c.num_reqs;
+  m.info.host_max_seq_len = c.host_max_seq_len;
+  return m;
+}
+
+}  // namespace attn

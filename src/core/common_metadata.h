@@ -1,0 +1,72 @@
+// CommonAttentionMetadata: the batch as the scheduler describes it, shared by every layer and
+// backend; its validation (what vLLM asserts or trusts, checked here with named messages), its
+// derived host-side values and vLLM's unpadded().
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/tensor.h"
+
+namespace attn {
+
+struct CommonMetadata {
+  std::optional<Tensor> query_start_loc;
+  std::optional<Tensor> query_start_loc_cpu;
+  std::optional<Tensor> seq_lens;
+  std::optional<Tensor> seq_lens_cpu;
+  int64_t num_reqs = 0;
+  int64_t num_actual_tokens = 0;
+  int64_t max_query_len = 0;
+  int64_t max_seq_len = 0;
+  std::optional<Tensor> block_table_tensor;
+  std::optional<Tensor> slot_mapping;
+  bool causal = true;
+  std::optional<Tensor> logits_indices_padded;
+  int64_t num_logits_indices = 0;
+  std::optional<Tensor> encoder_seq_lens;
+  std::optional<Tensor> encoder_seq_lens_cpu;
+  std::optional<Tensor> dcp_local_seq_lens;
+  std::optional<Tensor> dcp_local_seq_lens_cpu;
+
+  // Set by validate(): host views, never a device sync.
+  const int32_t* qsl_host = nullptr;       ///< query_start_loc_cpu, or query_start_loc on host.
+  const int32_t* seq_lens_host = nullptr;  ///< seq_lens_cpu, or seq_lens on host; may be null.
+  int64_t host_max_seq_len = -1;           ///< max(seq_lens_host), -1 when it is null.
+
+  int64_t query_len(int64_t i) const {
+    return static_cast<int64_t>(qsl_host[i + 1]) - qsl_host[i];
+  }
+  /// vLLM's derived num_computed_tokens_cpu = seq_lens_cpu - query lengths, written to `out`
+  /// (num_reqs entries). Error(kInvalidArgument) when no host copy of seq_lens exists.
+  void num_computed_tokens_cpu(int32_t* out) const;
+};
+
+/// What a batch is checked against. Builders pass their config; batch utilities pass none.
+struct CommonLimits {
+  std::optional<Device> device;    ///< Device tensors must be usable there.
+  int64_t max_num_seqs = -1;       ///< -1: unchecked.
+  int64_t max_num_batched_tokens = -1;
+  int64_t max_model_len = -1;
+  int32_t block_size = 0;          ///< >0: block table wide enough for cdiv(seq_len, block_size).
+  bool full = false;               ///< Also compare device tensors with their host mirrors.
+};
+
+/// Checks shapes, dtypes, devices and (from host memory) values; fills the host views.
+/// Throws Error(kInvalidArgument) naming "common-><field>" and the value.
+void validate(CommonMetadata& common, const CommonLimits& limits);
+
+/// vLLM's CommonAttentionMetadata.unpadded(num_actual_tokens, num_actual_reqs) of a validated
+/// batch: views sliced to the real requests and tokens; the result is validated again.
+CommonMetadata unpadded(const CommonMetadata& common, int64_t num_actual_tokens,
+                        int64_t num_actual_reqs);
+
+/// The field names of metadata of kind "common", in ABI struct order.
+const std::vector<std::string>& common_field_names();
+/// A batch as metadata of kind "common" (tensor views, scalars; absent tensors are None).
+Metadata to_metadata(const CommonMetadata& common);
+
+}  // namespace attn

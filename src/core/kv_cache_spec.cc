@@ -1,0 +1,75 @@
+#include "core/kv_cache_spec.h"
+
+#include "core/error.h"
+
+namespace attn {
+
+const char* kv_cache_kind_name(int32_t kind) {
+  switch (kind) {
+    case kKvFullAttention:
+      return "FULL_ATTENTION";
+    case kKvSlidingWindow:
+      return "SLIDING_WINDOW";
+    case kKvChunkedLocalAttention:
+      return "CHUNKED_LOCAL_ATTENTION";
+    case kKvMla:
+      return "MLA";
+    case kKvCrossAttention:
+      return "CROSS_ATTENTION";
+    case kKvEncoderOnly:
+      return "ENCODER_ONLY";
+    case kKvMamba:
+      return "MAMBA";
+    default:
+      return "unknown";
+  }
+}
+
+const char* kv_dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case kKvDtypeAuto:
+      return "AUTO";
+    case kKvDtypeFloat16:
+      return "FLOAT16";
+    case kKvDtypeBfloat16:
+      return "BFLOAT16";
+    case kKvDtypeFloat32:
+      return "FLOAT32";
+    case kKvDtypeFp8E4m3:
+      return "FP8_E4M3";
+    case kKvDtypeFp8E5m2:
+      return "FP8_E5M2";
+    case kKvDtypeUint8:
+      return "UINT8";
+    default:
+      return "unknown";
+  }
+}
+
+void validate(const KvCacheSpec& s) {
+  if (s.kind < kKvFullAttention || s.kind > kKvMamba)
+    invalid("kv_cache_spec->kind=", s.kind, " is not an ATTN_KV_* kind (0..6)");
+  if (s.block_size <= 0) invalid("kv_cache_spec->block_size=", s.block_size, " must be positive");
+  if (s.num_kv_heads <= 0)
+    invalid("kv_cache_spec->num_kv_heads=", s.num_kv_heads, " must be positive");
+  if (s.head_size <= 0) invalid("kv_cache_spec->head_size=", s.head_size, " must be positive");
+  if (s.dtype <= kKvDtypeAuto || s.dtype > kKvDtypeUint8)
+    invalid("kv_cache_spec->dtype=", s.dtype, " is not an ATTN_KV_DTYPE_* value (1..6)");
+  if (s.sliding_window < 0)
+    invalid("kv_cache_spec->sliding_window=", s.sliding_window, " is negative");
+  if (s.kind == kKvSlidingWindow && s.sliding_window <= 0)
+    invalid("kv_cache_spec->sliding_window=", s.sliding_window,
+            " must be positive for an ATTN_KV_SLIDING_WINDOW spec");
+  if (s.attention_chunk_size < 0)
+    invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size, " is negative");
+  if (s.kind == kKvChunkedLocalAttention) {
+    if (s.attention_chunk_size <= 0)
+      invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,
+              " must be positive for an ATTN_KV_CHUNKED_LOCAL_ATTENTION spec");
+    if (s.attention_chunk_size % s.block_size != 0)
+      invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,
+              " is not a multiple of kv_cache_spec->block_size=", s.block_size);
+  }
+}
+
+}  // namespace attn

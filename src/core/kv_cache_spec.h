@@ -1,0 +1,46 @@
+// The KV cache spec of one KV cache group (vLLM's AttentionSpec and its subclasses).
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+/// Numbered as the ABI's ATTN_KV_* kinds.
+enum KvCacheKind : int32_t {
+  kKvFullAttention = 0,
+  kKvSlidingWindow = 1,
+  kKvChunkedLocalAttention = 2,
+  kKvMla = 3,
+  kKvCrossAttention = 4,
+  kKvEncoderOnly = 5,
+  kKvMamba = 6,
+};
+
+/// Numbered as the ABI's ATTN_KV_DTYPE_* values.
+enum KvDtype : int32_t {
+  kKvDtypeAuto = 0,
+  kKvDtypeFloat16 = 1,
+  kKvDtypeBfloat16 = 2,
+  kKvDtypeFloat32 = 3,
+  kKvDtypeFp8E4m3 = 4,
+  kKvDtypeFp8E5m2 = 5,
+  kKvDtypeUint8 = 6,
+};
+
+struct KvCacheSpec {
+  int32_t kind = kKvFullAttention;
+  int32_t block_size = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_size = 0;
+  int32_t dtype = kKvDtypeBfloat16;
+  int32_t sliding_window = 0;
+  int32_t attention_chunk_size = 0;
+};
+
+const char* kv_cache_kind_name(int32_t kind);
+const char* kv_dtype_name(int32_t dtype);
+
+/// Throws Error(kInvalidArgument) naming "kv_cache_spec-><field>" and its value.
+void validate(const KvCacheSpec& spec);
+
+}  // namespace attn

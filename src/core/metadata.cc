@@ -1,0 +1,118 @@
+#include "core/metadata.h"
+
+#include <cstring>
+#include <utility>
+
+#include "core/error.h"
+#include "ops/device_runtime.h"
+
+namespace attn {
+
+Metadata::Metadata(std::string kind, const std::vector<std::string>& names,
+                   std::shared_ptr<Allocator> allocator)
+    : kind_(std::move(kind)), allocator_(std::move(allocator)) {
+  fields_.resize(names.size());
+  for (size_t i = 0; i < names.size(); ++i) fields_[i].name = names[i];
+}
+
+std::optional<size_t> Metadata::find(std::string_view name) const {
+  for (size_t i = 0; i < fields_.size(); ++i)
+    if (fields_[i].name == name) return i;
+  return std::nullopt;
+}
+
+size_t Metadata::index_of(std::string_view name) const {
+  if (auto i = find(name)) return *i;
+  fail(Status::kInternal, "metadata of kind '", kind_, "' has no field '", name, "'");
+}
+
+void Metadata::set_none(size_t i) {
+  Field& f = fields_[i];
+  f.kind = FieldKind::kNone;
+  f.in_builder_buffer = false;
+}
+
+void Metadata::set_int(size_t i, int64_t v) {
+  Field& f = fields_[i];
+  f.kind = FieldKind::kInt;
+  f.int_value = v;
+  f.in_builder_buffer = false;
+}
+
+void Metadata::set_bool(size_t i, bool v) {
+  Field& f = fields_[i];
+  f.kind = FieldKind::kBool;
+  f.int_value = v ? 1 : 0;
+  f.in_builder_buffer = false;
+}
+
+void Metadata::set_float(size_t i, double v) {
+  Field& f = fields_[i];
+  f.kind = FieldKind::kFloat;
+  f.float_value = v;
+  f.in_builder_buffer = false;
+}
+
+void Metadata::set_tensor(size_t i, const Tensor& t, bool in_builder_buffer) {
+  Field& f = fields_[i];
+  f.kind = FieldKind::kTensor;
+  f.tensor = t;
+  f.in_builder_buffer = in_builder_buffer;
+}
+
+void Metadata::set_tensor(size_t i, const std::optional<Tensor>& t) {
+  if (t)
+    set_tensor(i, *t);
+  else
+    set_none(i);
+}
+
+void Metadata::reset() {
+  for (size_t i = 0; i < fields_.size(); ++i) set_none(i);
+  info = BuildInfo{};
+}
+
+void Metadata::assign_values(const Metadata& src) {
+  if (src.kind_ != kind_ || src.fields_.size() != fields_.size())
+    invalid("metadata of kind '", src.kind_, "' cannot stand for metadata of kind '", kind_, "'");
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    const std::string name = std::move(fields_[i].name);
+    fields_[i] = src.fields_[i];
+    fields_[i].name = name;
+  }
+  info = src.info;
+}
+
+Metadata Metadata::clone() const {
+  Metadata copy;
+  copy.kind_ = kind_;
+  copy.fields_ = fields_;
+  copy.allocator_ = allocator_;
+  copy.storage_ = storage_;
+  copy.info = info;
+  for (Field& f : copy.fields_) {
+    if (f.kind != FieldKind::kTensor || !f.in_builder_buffer) continue;
+    const Tensor& t = f.tensor;
+    if (!t.is_compact())
+      fail(Status::kInternal, "builder buffer '", f.name, "' is not compact");
+    const size_t bytes = static_cast<size_t>(t.numel()) * t.dtype.itemsize();
+    if (bytes == 0) continue;
+    std::shared_ptr<Allocator> alloc = allocator_ ? allocator_ : default_allocator();
+    void* p = alloc->allocate(bytes, kBufferAlignment, t.device);
+    if (p == nullptr)
+      fail(Status::kOutOfMemory, "allocating ", bytes, " bytes to clone field '", f.name,
+           "' on ", t.device.to_string(), " failed");
+    const Device dev = t.device;
+    std::shared_ptr<void> owned(p, [alloc, bytes, dev](void* q) { alloc->deallocate(q, bytes, dev); });
+    if (dev.is_cuda())
+      ops::cuda_copy_device_to_device(dev.id, p, t.data, bytes);
+    else
+      std::memcpy(p, t.data, bytes);
+    f.tensor.data = p;
+    f.in_builder_buffer = false;
+    copy.storage_.push_back(std::move(owned));
+  }
+  return copy;
+}
+
+}  // namespace attn

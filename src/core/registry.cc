@@ -1,0 +1,66 @@
+#include "core/registry.h"
+
+#include <mutex>
+
+#include "core/error.h"
+
+namespace attn {
+
+Registry& Registry::instance() {
+  static Registry registry;
+  return registry;
+}
+
+void Registry::add(const std::vector<std::shared_ptr<const Backend>>& backends,
+                   const void* owner) {
+  std::unique_lock lock(mutex_);
+  for (size_t i = 0; i < backends.size(); ++i) {
+    const std::string& name = backends[i]->name();
+    for (const Entry& e : entries_)
+      if (e.backend->name() == name) invalid("backend '", name, "' is already registered");
+    for (size_t j = 0; j < i; ++j)
+      if (backends[j]->name() == name) invalid("backend '", name, "' is listed twice");
+  }
+  for (const auto& b : backends) entries_.push_back(Entry{b, owner});
+}
+
+void Registry::remove_owner(const void* owner) {
+  std::unique_lock lock(mutex_);
+  for (const Entry& e : entries_)
+    if (e.owner == owner && e.backend->live_builders() > 0)
+      fail(Status::kBusy, "backend '", e.backend->name(), "' still has ",
+           e.backend->live_builders(), " live builder(s); destroy them first");
+  std::vector<Entry> kept;
+  for (Entry& e : entries_)
+    if (e.owner != owner) kept.push_back(std::move(e));
+  entries_ = std::move(kept);
+}
+
+size_t Registry::count() const {
+  std::shared_lock lock(mutex_);
+  return entries_.size();
+}
+
+std::shared_ptr<const Backend> Registry::at(size_t index) const {
+  std::shared_lock lock(mutex_);
+  return index < entries_.size() ? entries_[index].backend : nullptr;
+}
+
+std::shared_ptr<const Backend> Registry::find(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  for (const Entry& e : entries_)
+    if (e.backend->name() == name) return e.backend;
+  return nullptr;
+}
+
+std::string Registry::names() const {
+  std::shared_lock lock(mutex_);
+  std::string s;
+  for (const Entry& e : entries_) {
+    if (!s.empty()) s += ", ";
+    s += e.backend->name();
+  }
+  return s;
+}
+
+}  // namespace attn

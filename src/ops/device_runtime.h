@@ -1,0 +1,34 @@
+// The few CUDA runtime services the layers above need (allocation, copies, device queries),
+// behind plain C++ so that nothing above src/ops includes a CUDA header. Built without CUDA,
+// cuda_compiled() is false and every other function throws OpError(kUnsupported).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace attn::ops {
+
+/// True when the library was compiled with CUDA support.
+bool cuda_compiled() noexcept;
+
+/// Number of visible CUDA devices; 0 when none is visible (no driver, no GPU).
+/// Throws OpError(kUnsupported) without CUDA support, OpError(kCuda) on other runtime errors.
+int32_t cuda_device_count();
+
+/// Why cuda_device_count() is 0 ("" when it is not): the runtime's own text.
+std::string cuda_no_device_reason();
+
+/// Compute capability of a device as major*10+minor. Throws OpError(kCuda) on failure.
+int32_t cuda_device_capability(int32_t device_id);
+
+/// Device memory. cuda_malloc throws OpError(kOutOfMemory) or OpError(kCuda).
+void* cuda_malloc(int32_t device_id, size_t bytes);
+void cuda_free(int32_t device_id, void* ptr) noexcept;
+
+/// Synchronous helpers (used at create time, in validate-full mode and by clones only).
+void cuda_memset_zero(int32_t device_id, void* ptr, size_t bytes);
+void cuda_copy_to_host(int32_t device_id, void* dst_host, const void* src_device, size_t bytes);
+void cuda_copy_device_to_device(int32_t device_id, void* dst, const void* src, size_t bytes);
+
+}  // namespace attn::ops
