@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The ABI guard: abidiff (libabigail) of the built libattn.so against the committed baseline
+# abi/attn.abi.xml, over the public header only. Fails on any ABI change, compatible or not:
+# an intended addition updates the baseline in the same commit (docs/abi-policy.md).
+# Usage: scripts/check_abi.sh build/libattn.so [--update]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+lib=$1
+baseline=$here/abi/attn.abi.xml
+if ! command -v abidiff >/dev/null; then
+  echo "FAIL: abidiff not found (apt-get install abigail-tools)"; exit 1
+fi
+suppressions=$here/abi/attn.abignore
+if [ "${2:-}" = "--update" ]; then
+  # Only the exported attn_* interfaces and the types of include/; no locations, no machine
+  # paths (compile-unit paths are made relative to the source tree).
+  abidw --headers-dir "$here/include" --drop-private-types --exported-interfaces-only \
+        --suppressions "$suppressions" --short-locs --no-comp-dir-path --no-corpus-path \
+        --out-file "$baseline" "$lib"
+  sed -i "s|path='$here/|path='|g" "$baseline"
+  echo "wrote $baseline ($(grep -c '<function-decl' "$baseline") functions)"; exit 0
+fi
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+set +e
+abidiff --headers-dir2 "$here/include" --drop-private-types \
+        "$baseline" "$lib" > "$report" 2>&1
+status=$?
+set -e
+# abidiff's exit code is a bit mask: 1 error, 2 usage, 4 ABI change, 8 incompatible change.
+if [ $status -eq 0 ]; then
+  echo "OK: libattn.so has the ABI of abi/attn.abi.xml"; exit 0
+fi
+cat "$report"
+[ $((status & 1)) -ne 0 ] && echo "FAIL: abidiff error"
+[ $((status & 2)) -ne 0 ] && echo "FAIL: abidiff usage error"
+[ $((status & 8)) -ne 0 ] && echo "FAIL: incompatible ABI change"
+[ $((status & 4)) -ne 0 ] && [ $((status & 8)) -eq 0 ] && echo "FAIL: ABI change (compatible, but the baseline must be updated on purpose)"
+exit 1

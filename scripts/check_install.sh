@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs a build tree into a scratch prefix and builds a consumer against it twice: with
+# CMake's find_package(attn) and with pkg-config. Usage: scripts/check_install.sh <build-dir> <scratch-dir>
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=$1 scratch=$2
+rm -rf "$scratch"
+mkdir -p "$scratch"
+cmake --install "$build" --prefix "$scratch/prefix" > "$scratch/install.log"
+test -f "$scratch/prefix/include/attn/attn_c.h"
+libdir=$(ls -d "$scratch"/prefix/lib*/ | head -1)
+ls "$libdir"libattn.so.1 > /dev/null
+# CMake package
+cmake -S "$here/tests/install_consumer" -B "$scratch/consumer" -G Ninja \
+      -DCMAKE_PREFIX_PATH="$scratch/prefix" > "$scratch/consumer.log"
+cmake --build "$scratch/consumer" >> "$scratch/consumer.log"
+"$scratch/consumer/consumer"
+# pkg-config
+export PKG_CONFIG_PATH="${libdir}pkgconfig"
+cc -std=c99 -Wall -Werror "$here/tests/install_consumer/consumer.c" $(pkg-config --cflags --libs attn) \
+   -Wl,-rpath,"$libdir" -o "$scratch/consumer_pc"
+"$scratch/consumer_pc"
+echo "OK: installed package found by find_package(attn) and pkg-config ($(pkg-config --modversion attn))"

@@ -1,0 +1,87 @@
+/* attn_backend_count, attn_backend_name, attn_backend_cudagraph_support. */
+#include "test_support.h"
+
+static void test_count_and_names(void** state) {
+  const char* name = (const char*)UNTOUCHED_PTR;
+  size_t i, n = attn_backend_count();
+  int found = 0;
+  (void)state;
+  assert_true(n >= 1);
+  for (i = 0; i < n; ++i) {
+    ASSERT_OK(attn_backend_name(i, &name));
+    assert_non_null(name);
+    if (strcmp(name, "FLASH_ATTN") == 0) found = 1;
+  }
+  assert_true(found);
+  ASSERT_OK(attn_backend_name(0, &name));
+  assert_string_equal(name, "FLASH_ATTN"); /* built-ins come first, in a fixed order */
+}
+
+static void test_name_bad_input(void** state) {
+  const char* name = (const char*)UNTOUCHED_PTR;
+  (void)state;
+  ASSERT_ERROR(attn_backend_name(attn_backend_count(), &name), ATTN_ERR_NOT_FOUND, "out of range");
+  assert_ptr_equal(name, UNTOUCHED_PTR);
+  ASSERT_ERROR(attn_backend_name((size_t)-1, &name), ATTN_ERR_NOT_FOUND, "backend index");
+  ASSERT_ERROR(attn_backend_name(0, NULL), ATTN_ERR_INVALID_ARGUMENT, "out is NULL");
+}
+
+static int32_t level_for(int32_t capability, int32_t fa_version, int32_t batch_invariant) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  int32_t level = -1;
+  config.device_capability = capability;
+  config.flash_attn_version = fa_version;
+  config.batch_invariant = batch_invariant;
+  ASSERT_OK(attn_backend_cudagraph_support("FLASH_ATTN", &spec, &config, &level));
+  return level;
+}
+
+static void test_flash_attn_levels(void** state) {
+  (void)state;
+  /* vLLM: ALWAYS with FA3 (Hopper), UNIFORM_BATCH with FA2 (and FA4 on Blackwell). */
+  assert_int_equal(level_for(90, 0, 0), ATTN_CG_ALWAYS);
+  assert_int_equal(level_for(80, 0, 0), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(0, 0, 0), ATTN_CG_UNIFORM_BATCH); /* unknown device: FA2 */
+  assert_int_equal(level_for(100, 0, 0), ATTN_CG_UNIFORM_BATCH); /* FA4 */
+  assert_int_equal(level_for(120, 0, 0), ATTN_CG_UNIFORM_BATCH); /* FA2 */
+  assert_int_equal(level_for(80, 3, 0), ATTN_CG_ALWAYS);        /* config forces FA3 */
+  assert_int_equal(level_for(90, 2, 0), ATTN_CG_UNIFORM_BATCH); /* config forces FA2 */
+  assert_int_equal(level_for(100, 3, 0), ATTN_CG_UNIFORM_BATCH); /* FA3 -> FA4 on >= 10.x */
+  assert_int_equal(level_for(90, 0, 1), ATTN_CG_ALWAYS); /* batch invariance keeps FA3 */
+}
+
+static void test_cudagraph_support_bad_input(void** state) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  int32_t level = -7;
+  (void)state;
+  ASSERT_ERROR(attn_backend_cudagraph_support("NO_SUCH", &spec, &config, &level),
+               ATTN_ERR_NOT_FOUND, "unknown backend 'NO_SUCH'; registered backends: FLASH_ATTN");
+  ASSERT_ERROR(attn_backend_cudagraph_support(NULL, &spec, &config, &level),
+               ATTN_ERR_INVALID_ARGUMENT, "backend is NULL");
+  ASSERT_ERROR(attn_backend_cudagraph_support("FLASH_ATTN", NULL, &config, &level),
+               ATTN_ERR_INVALID_ARGUMENT, "kv_cache_spec is NULL");
+  ASSERT_ERROR(attn_backend_cudagraph_support("FLASH_ATTN", &spec, NULL, &level),
+               ATTN_ERR_INVALID_ARGUMENT, "config is NULL");
+  ASSERT_ERROR(attn_backend_cudagraph_support("FLASH_ATTN", &spec, &config, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "out_level is NULL");
+  spec.block_size = 0;
+  ASSERT_ERROR(attn_backend_cudagraph_support("FLASH_ATTN", &spec, &config, &level),
+               ATTN_ERR_INVALID_ARGUMENT, "kv_cache_spec->block_size=0 must be positive");
+  spec = ts_spec();
+  config.struct_size = 8;
+  ASSERT_ERROR(attn_backend_cudagraph_support("FLASH_ATTN", &spec, &config, &level),
+               ATTN_ERR_INVALID_ARGUMENT, "config->struct_size=8 is smaller than");
+  assert_int_equal(level, -7);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_count_and_names),
+      cmocka_unit_test(test_name_bad_input),
+      cmocka_unit_test(test_flash_attn_levels),
+      cmocka_unit_test(test_cudagraph_support_bad_input),
+  };
+  return cmocka_run_group_tests_name("backend_registry", tests, NULL, NULL);
+}

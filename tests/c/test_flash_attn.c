@@ -1,0 +1,618 @@
+/* FLASH_ATTN metadata on hand-checked batches: every field of vLLM's FlashAttentionMetadata and
+ * libattn's scheduler inputs, cascade, DCP, sliding windows, update_block_table, capture and
+ * drafting builds, buffer stability, clones, the cascade heuristic, and seeded random batches
+ * against a naive computation written for this test. */
+#include "test_support.h"
+
+static const int32_t kQ[5] = {1, 1, 1, 32, 20};   /* 3 decodes, chunked prefill, prefill */
+static const int32_t kS[5] = {41, 100, 17, 96, 20};
+
+static attn_builder_config_t config_for(int32_t capability) {
+  attn_builder_config_t c = ts_config();
+  c.device_capability = capability;
+  c.max_model_len = 1024;
+  return c;
+}
+
+static attn_builder_t* builder_for(const attn_builder_config_t* c) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  return ts_builder("FLASH_ATTN", &spec, c);
+}
+
+static ts_batch* sample(void) { return ts_batch_make(kQ, kS, 5, 16, 64, -1); }
+
+static void expect_none(const attn_metadata_t* m, const char* name) {
+  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
+}
+
+static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_get(m, name, &f));
+  if (f.kind != ATTN_FIELD_BOOL) fail_msg("%s has kind %d, expected BOOL", name, f.kind);
+  assert_int_equal(f.int_value, value);
+}
+
+static const char* const kScheduleSuffixes[] = {
+    "batch_size", "max_seqlen_q", "max_seqlen_k", "num_heads_q", "num_heads_kv",
+    "headdim", "cache_seqlens", "cu_seqlens_q", "qkv_dtype", "page_size",
+    "causal", "window_left", "window_right", "num_splits"};
+
+static void expect_schedule_none(const attn_metadata_t* m, const char* prefix) {
+  size_t i;
+  char name[64];
+  for (i = 0; i < sizeof kScheduleSuffixes / sizeof kScheduleSuffixes[0]; ++i) {
+    snprintf(name, sizeof name, "%s%s", prefix, kScheduleSuffixes[i]);
+    expect_none(m, name);
+  }
+}
+
+static void test_plain_build(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b = builder_for(&c);
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int64_t i;
+  static const int32_t qsl[6] = {0, 1, 2, 3, 35, 55};
+  (void)state;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "FLASH_ATTN");
+  assert_int_equal(attn_metadata_field_count(m), 48);
+  /* vLLM's FlashAttentionMetadata */
+  assert_int_equal(ts_int(m, "num_actual_tokens"), 55);
+  assert_int_equal(ts_int(m, "max_query_len"), 32);
+  ts_expect_i32(m, "query_start_loc", qsl, 6);
+  assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl); /* a view, no copy */
+  assert_int_equal(ts_int(m, "max_seq_len"), 100);
+  ts_expect_i32(m, "seq_lens", kS, 5);
+  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+  t = ts_tensor(m, "block_table");
+  assert_ptr_equal(t->data, batch->bt);
+  assert_int_equal(t->ndim, 2);
+  assert_int_equal(t->shape[0], 5);
+  assert_int_equal(t->shape[1], 64);
+  assert_int_equal(t->strides[0], 64);
+  assert_int_equal(t->strides[1], 1);
+  t = ts_tensor(m, "slot_mapping");
+  assert_ptr_equal(t->data, batch->slots);
+  assert_int_equal(t->dtype.bits, 64);
+  assert_int_equal(t->shape[0], 55);
+  expect_bool(m, "use_cascade", 0);
+  assert_int_equal(ts_int(m, "common_prefix_len"), 0);
+  expect_none(m, "cu_prefix_query_lens");
+  expect_none(m, "prefix_kv_lens");
+  expect_none(m, "suffix_kv_lens");
+  assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 0);
+  expect_none(m, "dcp_context_kv_lens");
+  expect_none(m, "scheduler_metadata");
+  expect_none(m, "prefix_scheduler_metadata");
+  assert_int_equal(ts_int(m, "max_num_splits"), 0); /* no capture size: FA3's own heuristics */
+  expect_bool(m, "causal", 1);
+  /* FA3 ahead-of-time scheduling inputs */
+  expect_bool(m, "aot_schedule", 1);
+  t = ts_tensor(m, "scheduler_metadata_buffer");
+  assert_non_null(t);
+  assert_int_equal(t->shape[0], 1 + 256 * 4); /* 1 + round_up(max_num_seqs, 4) * 4 */
+  for (i = 0; i < t->shape[0]; ++i) assert_int_equal(((int32_t*)t->data)[i], 0);
+  assert_int_equal(ts_int(m, "scheduler_batch_size"), 5);
+  assert_int_equal(ts_int(m, "scheduler_max_seqlen_q"), 32);
+  assert_int_equal(ts_int(m, "scheduler_max_seqlen_k"), 100);
+  assert_int_equal(ts_int(m, "scheduler_num_heads_q"), 32);
+  assert_int_equal(ts_int(m, "scheduler_num_heads_kv"), 8);
+  assert_int_equal(ts_int(m, "scheduler_headdim"), 128);
+  assert_ptr_equal(ts_tensor(m, "scheduler_cache_seqlens")->data, batch->seq);
+  assert_ptr_equal(ts_tensor(m, "scheduler_cu_seqlens_q")->data, batch->qsl);
+  assert_int_equal(ts_int(m, "scheduler_qkv_dtype"), ATTN_KV_DTYPE_BFLOAT16);
+  assert_int_equal(ts_int(m, "scheduler_page_size"), 16);
+  expect_bool(m, "scheduler_causal", 1);
+  assert_int_equal(ts_int(m, "scheduler_window_left"), -1);
+  assert_int_equal(ts_int(m, "scheduler_window_right"), -1);
+  assert_int_equal(ts_int(m, "scheduler_num_splits"), 0);
+  expect_schedule_none(m, "prefix_scheduler_");
+  /* non-causal batches pass causal through */
+  batch->common.causal = 0;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "causal", 0);
+  expect_bool(m, "scheduler_causal", 0);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+static void test_cascade(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b = builder_for(&c);
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  static const int32_t cu[2] = {0, 55}, prefix[1] = {16}, suffix[5] = {25, 84, 1, 80, 4};
+  const void* suffix_addr;
+  (void)state;
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  expect_bool(m, "use_cascade", 1);
+  assert_int_equal(ts_int(m, "common_prefix_len"), 16);
+  ts_expect_i32(m, "cu_prefix_query_lens", cu, 2);
+  ts_expect_i32(m, "prefix_kv_lens", prefix, 1);
+  ts_expect_i32(m, "suffix_kv_lens", suffix, 5);
+  /* the suffix pass: causal, over suffix lengths */
+  assert_int_equal(ts_int(m, "scheduler_batch_size"), 5);
+  assert_int_equal(ts_int(m, "scheduler_max_seqlen_q"), 32);
+  assert_int_equal(ts_int(m, "scheduler_max_seqlen_k"), 84);
+  assert_ptr_equal(ts_tensor(m, "scheduler_cache_seqlens")->data,
+                   ts_tensor(m, "suffix_kv_lens")->data);
+  expect_bool(m, "scheduler_causal", 1);
+  /* the shared-prefix pass: one "request" of every token, not causal */
+  assert_int_equal(ts_int(m, "prefix_scheduler_batch_size"), 1);
+  assert_int_equal(ts_int(m, "prefix_scheduler_max_seqlen_q"), 55);
+  assert_int_equal(ts_int(m, "prefix_scheduler_max_seqlen_k"), 16);
+  assert_ptr_equal(ts_tensor(m, "prefix_scheduler_cu_seqlens_q")->data,
+                   ts_tensor(m, "cu_prefix_query_lens")->data);
+  assert_ptr_equal(ts_tensor(m, "prefix_scheduler_cache_seqlens")->data,
+                   ts_tensor(m, "prefix_kv_lens")->data);
+  expect_bool(m, "prefix_scheduler_causal", 0);
+  /* the buffers are persistent: same addresses on the next build */
+  suffix_addr = ts_tensor(m, "suffix_kv_lens")->data;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_none(m, "suffix_kv_lens");
+  expect_schedule_none(m, "prefix_scheduler_");
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  assert_ptr_equal(ts_tensor(m, "suffix_kv_lens")->data, suffix_addr);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+static void test_num_splits(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.max_cudagraph_capture_size = 512;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 32); /* 55 tokens <= capture size */
+  assert_int_equal(ts_int(m, "scheduler_num_splits"), 32);
+  assert_int_equal(ts_tensor(m, "scheduler_metadata_buffer")->shape[0], 1 + 512 * 4);
+  attn_builder_destroy(b);
+  c.max_cudagraph_capture_size = 32;
+  c.flash_attn_max_num_splits_for_cuda_graph = 8;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 0); /* 55 tokens > capture size */
+  attn_builder_destroy(b);
+  c.max_cudagraph_capture_size = 64;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 8);
+  attn_builder_destroy(b);
+  c.batch_invariant = 1;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 1);
+  attn_builder_destroy(b);
+  c.batch_invariant = 0;
+  c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_PIECEWISE;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 0);
+  expect_bool(m, "aot_schedule", 1);
+  expect_none(m, "scheduler_metadata_buffer"); /* no full graphs: no persistent buffer */
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_fa2_and_fast_build(void** state) {
+  attn_builder_config_t c = config_for(80);
+  attn_builder_t* b;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  int32_t level = -1;
+  (void)state;
+  c.max_cudagraph_capture_size = 512;
+  b = builder_for(&c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  expect_bool(m, "aot_schedule", 0);
+  expect_none(m, "scheduler_metadata_buffer");
+  expect_schedule_none(m, "scheduler_");
+  expect_schedule_none(m, "prefix_scheduler_");
+  assert_int_equal(ts_int(m, "max_num_splits"), 0); /* FA2 never sets a split bound */
+  expect_bool(m, "use_cascade", 1);
+  attn_builder_destroy(b);
+  /* fast_build (drafting) turns AOT scheduling off on FA3 too */
+  c = config_for(90);
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 1, &m, NULL));
+  expect_bool(m, "aot_schedule", 0);
+  expect_schedule_none(m, "scheduler_");
+  ASSERT_OK(attn_build_for_drafting(b, &batch->common, 2, &m, NULL));
+  expect_bool(m, "aot_schedule", 0);
+  assert_int_equal(ts_int(m, "common_prefix_len"), 0);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "aot_schedule", 1);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void check_dcp(int32_t size, int32_t rank, int32_t interleave, const int32_t* expected,
+                      int64_t expected_max) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  c.decode_context_parallel_size = size;
+  c.dcp_rank = rank;
+  c.cp_kv_cache_interleave_size = interleave;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "dcp_context_kv_lens", expected, 5);
+  assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), expected_max);
+  assert_int_equal(ts_int(m, "scheduler_num_heads_q"), 32 * size);
+  assert_int_equal(ts_int(m, "scheduler_max_seqlen_k"), expected_max);
+  assert_ptr_equal(ts_tensor(m, "scheduler_cache_seqlens")->data,
+                   ts_tensor(m, "dcp_context_kv_lens")->data);
+  expect_bool(m, "scheduler_causal", 0);
+  /* with DCP a common prefix sets use_cascade but no cascade tensors (vLLM's elif) */
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  expect_bool(m, "use_cascade", 1);
+  expect_none(m, "cu_prefix_query_lens");
+  expect_none(m, "suffix_kv_lens");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_dcp(void** state) {
+  /* context lengths (seq - query): 40, 99, 16, 64, 0 */
+  static const int32_t r0[5] = {20, 50, 8, 32, 0}, r1[5] = {20, 49, 8, 32, 0};
+  static const int32_t i16r0[5] = {24, 51, 16, 32, 0}, i16r1[5] = {16, 48, 0, 32, 0};
+  (void)state;
+  check_dcp(2, 0, 1, r0, 50); /* cdiv(100, 2) * 1 */
+  check_dcp(2, 1, 1, r1, 50);
+  check_dcp(2, 0, 16, i16r0, 64); /* cdiv(100, 32) * 16 */
+  check_dcp(2, 1, 16, i16r1, 64);
+}
+
+static void check_window(int32_t kind, int32_t window, int32_t attn_type,
+                         const int32_t* lefts, size_t n, int expect_aot, int64_t left,
+                         int64_t right) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(90);
+  attn_per_layer_params_t layers[4];
+  attn_builder_t* b = NULL;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  size_t i;
+  spec.kind = kind;
+  spec.sliding_window = window;
+  c.attn_type = attn_type;
+  for (i = 0; i < n; ++i) {
+    attn_per_layer_params_t p = ATTN_PER_LAYER_PARAMS_INIT;
+    p.window_left = lefts[i];
+    layers[i] = p;
+  }
+  c.layers = n ? layers : NULL;
+  c.num_layers = n;
+  ASSERT_OK(attn_builder_create("FLASH_ATTN", &spec, &c, &b));
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "aot_schedule", expect_aot);
+  if (expect_aot) {
+    assert_int_equal(ts_int(m, "scheduler_window_left"), left);
+    assert_int_equal(ts_int(m, "scheduler_window_right"), right);
+  } else {
+    expect_schedule_none(m, "scheduler_");
+  }
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_sliding_windows(void** state) {
+  static const int32_t same[2] = {127, 127}, mixed[3] = {127, -1, 127}, enc[1] = {63},
+                       none[2] = {-1, -1};
+  (void)state;
+  check_window(ATTN_KV_SLIDING_WINDOW, 128, ATTN_TYPE_DECODER, NULL, 0, 1, 127, 0);
+  check_window(ATTN_KV_FULL_ATTENTION, 0, ATTN_TYPE_DECODER, same, 2, 1, 127, 0);
+  check_window(ATTN_KV_FULL_ATTENTION, 0, ATTN_TYPE_DECODER, mixed, 3, 0, 0, 0);
+  check_window(ATTN_KV_ENCODER_ONLY, 0, ATTN_TYPE_ENCODER_ONLY, enc, 1, 1, 63, 63);
+  check_window(ATTN_KV_FULL_ATTENTION, 0, ATTN_TYPE_DECODER, none, 2, 1, -1, -1);
+}
+
+static void test_qkv_dtype(void** state) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  spec.dtype = ATTN_KV_DTYPE_UINT8;
+  b = ts_builder("FLASH_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "scheduler_qkv_dtype"), ATTN_KV_DTYPE_FP8_E4M3);
+  attn_builder_destroy(b);
+  c.cache_dtype = ATTN_KV_DTYPE_FLOAT16;
+  spec.dtype = ATTN_KV_DTYPE_FLOAT16;
+  b = ts_builder("FLASH_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "scheduler_qkv_dtype"), ATTN_KV_DTYPE_FLOAT16);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_update_block_table(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* a = builder_for(&c);
+  attn_builder_t* other = builder_for(&c);
+  ts_batch* batch = sample();
+  ts_batch* group2 = sample(); /* same batch, another KV cache group's table and slots */
+  attn_metadata_t* m = NULL;
+  attn_metadata_t* m2 = (attn_metadata_t*)UNTOUCHED_PTR;
+  size_t i;
+  (void)state;
+  for (i = 0; i < (size_t)(5 * 64); ++i) group2->bt[i] += group2->bt[i] ? 1000 : 0;
+  for (i = 0; i < 55; ++i) group2->slots[i] += 16000;
+  ASSERT_OK(attn_build(a, 16, &batch->common, 0, &m, NULL));
+  /* on another builder of the same backend: its own metadata, A's stays as it was */
+  ASSERT_OK(attn_update_block_table(other, m, &group2->bt_t, &group2->sm_t, &m2, NULL));
+  assert_ptr_not_equal(m2, m);
+  assert_ptr_equal(ts_tensor(m2, "block_table")->data, group2->bt);
+  assert_ptr_equal(ts_tensor(m2, "slot_mapping")->data, group2->slots);
+  assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
+  for (i = 0; i < attn_metadata_field_count(m); ++i) {
+    attn_field_t f1 = ATTN_FIELD_INIT, f2 = ATTN_FIELD_INIT;
+    ASSERT_OK(attn_metadata_field(m, i, &f1));
+    ASSERT_OK(attn_metadata_field(m2, i, &f2));
+    assert_string_equal(f1.name, f2.name);
+    assert_int_equal(f1.kind, f2.kind);
+    if (strcmp(f1.name, "block_table") == 0 || strcmp(f1.name, "slot_mapping") == 0) continue;
+    assert_int_equal(f1.int_value, f2.int_value);
+    if (f1.kind == ATTN_FIELD_TENSOR) assert_ptr_equal(f1.tensor->data, f2.tensor->data);
+  }
+  /* in place, on the builder that built it */
+  ASSERT_OK(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL));
+  assert_ptr_equal(m2, m);
+  assert_ptr_equal(ts_tensor(m, "block_table")->data, group2->bt);
+  assert_int_equal(ts_int(m, "common_prefix_len"), 16);
+  /* bad input */
+  m2 = (attn_metadata_t*)UNTOUCHED_PTR;
+  group2->sm_t.dtype.bits = 32;
+  group2->sm_shape[0] = 55;
+  ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "slot_mapping has dtype int32, expected int64");
+  group2->sm_t.dtype.bits = 64;
+  group2->bt_shape[1] = 6;
+  ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT,
+               "block_table has 6 columns but the longest sequence (100 tokens) needs 7 blocks of 16");
+  group2->bt_shape[1] = 64;
+  group2->bt_shape[0] = 4;
+  ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "block_table has 4 rows");
+  group2->bt_shape[0] = 5;
+  ASSERT_ERROR(attn_update_block_table(a, m, NULL, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "block_table is NULL");
+  ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, NULL, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "slot_mapping is NULL");
+  ASSERT_ERROR(attn_update_block_table(a, NULL, &group2->bt_t, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "metadata is NULL");
+  {
+    attn_metadata_t* common = NULL;
+    ASSERT_OK(attn_common_metadata_unpadded(&batch->common, 55, 5, &common));
+    ASSERT_ERROR(attn_update_block_table(a, common, &group2->bt_t, &group2->sm_t, &m2, NULL),
+                 ATTN_ERR_INVALID_ARGUMENT, "metadata was built by 'common', this builder is 'FLASH_ATTN'");
+    attn_metadata_destroy(common);
+  }
+  assert_ptr_equal(m2, UNTOUCHED_PTR);
+  attn_builder_destroy(a);
+  attn_builder_destroy(other);
+  ts_batch_free(batch);
+  ts_batch_free(group2);
+}
+
+static void test_capture_levels(void** state) {
+  attn_builder_config_t c90 = config_for(90), c80 = config_for(80);
+  attn_builder_t* always = builder_for(&c90);
+  attn_builder_t* uniform = builder_for(&c80);
+  ts_batch* mixed = sample();
+  static const int32_t uq[4] = {4, 4, 4, 3}, us[4] = {50, 60, 70, 80};
+  static const int32_t bq[3] = {4, 3, 4}, bs[3] = {50, 60, 70};
+  ts_batch* spec_decode = ts_batch_make(uq, us, 4, 16, 64, -1);
+  ts_batch* ragged = ts_batch_make(bq, bs, 3, 16, 64, -1);
+  attn_metadata_t* m = (attn_metadata_t*)UNTOUCHED_PTR;
+  (void)state;
+  ASSERT_OK(attn_build_for_cudagraph_capture(always, &mixed->common, &m, NULL));
+  expect_bool(m, "use_cascade", 0);
+  assert_int_equal(ts_int(m, "num_actual_tokens"), 55);
+  m = (attn_metadata_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(uniform, &mixed->common, &m, NULL),
+               ATTN_ERR_UNSUPPORTED,
+               "FLASH_ATTN has CUDA graph support UNIFORM_BATCH: request 0 has query length 1 but "
+               "the batch is uniform in 32");
+  assert_ptr_equal(m, UNTOUCHED_PTR);
+  ASSERT_OK(attn_build_for_cudagraph_capture(uniform, &spec_decode->common, &m, NULL));
+  assert_int_equal(ts_int(m, "max_query_len"), 4);
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(uniform, &ragged->common, &m, NULL),
+               ATTN_ERR_UNSUPPORTED, "request 1 has query length 3");
+  attn_builder_destroy(always);
+  attn_builder_destroy(uniform);
+  ts_batch_free(mixed);
+  ts_batch_free(spec_decode);
+  ts_batch_free(ragged);
+}
+
+static void test_clone_outlives_rebuild(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b = builder_for(&c);
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  attn_metadata_t* kept = (attn_metadata_t*)UNTOUCHED_PTR;
+  static const int32_t suffix16[5] = {25, 84, 1, 80, 4};
+  (void)state;
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  ASSERT_OK(attn_metadata_clone(m, &kept));
+  assert_ptr_not_equal(kept, m);
+  assert_string_equal(attn_metadata_kind(kept), "FLASH_ATTN");
+  assert_ptr_not_equal(ts_tensor(kept, "suffix_kv_lens")->data, ts_tensor(m, "suffix_kv_lens")->data);
+  assert_ptr_equal(ts_tensor(kept, "seq_lens")->data, batch->seq); /* inputs stay views */
+  /* a rebuild rewrites the builder's buffers, not the clone's */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(kept, "suffix_kv_lens", suffix16, 5);
+  expect_bool(kept, "use_cascade", 1);
+  expect_none(m, "suffix_kv_lens");
+  attn_metadata_destroy(kept);
+  attn_metadata_destroy(m); /* builder-owned: ignored */
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "suffix_kv_lens", suffix16, 5);
+  ASSERT_ERROR(attn_metadata_clone(NULL, &kept), ATTN_ERR_INVALID_ARGUMENT, "metadata is NULL");
+  ASSERT_ERROR(attn_metadata_clone(m, NULL), ATTN_ERR_INVALID_ARGUMENT, "out is NULL");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* ---- use_cascade_attention ---------------------------------------------------------------- */
+static int32_t cascade(const attn_builder_t* b, int64_t prefix, const int32_t* q, int64_t n,
+                       int32_t heads, int32_t kv_heads, int32_t alibi, int32_t window,
+                       int32_t local, int32_t sms, int32_t dcp) {
+  attn_cascade_query_t query = ATTN_CASCADE_QUERY_INIT;
+  int32_t out = -1;
+  query.common_prefix_len = prefix;
+  query.query_lens = q;
+  query.num_reqs = n;
+  query.num_query_heads = heads;
+  query.num_kv_heads = kv_heads;
+  query.use_alibi = alibi;
+  query.use_sliding_window = window;
+  query.use_local_attention = local;
+  query.num_sms = sms;
+  query.dcp_world_size = dcp;
+  ASSERT_OK(attn_use_cascade_attention(b, &query, &out));
+  return out;
+}
+
+static void test_use_cascade_attention(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b = builder_for(&c);
+  int32_t decodes[256], mixed[8] = {1, 1, 1, 1, 1, 1, 1, 2};
+  int32_t out = -7;
+  attn_cascade_query_t q = ATTN_CASCADE_QUERY_INIT;
+  int i;
+  (void)state;
+  for (i = 0; i < 256; ++i) decodes[i] = 1;
+  assert_int_equal(cascade(b, 255, decodes, 8, 32, 8, 0, 0, 0, 132, 1), 0); /* prefix < 256 */
+  assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 1, 0, 0, 132, 1), 0); /* ALiBi */
+  assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 0, 1, 0, 132, 1), 0); /* sliding window */
+  assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 0, 0, 1, 132, 1), 0); /* local attention */
+  assert_int_equal(cascade(b, 1024, decodes, 7, 32, 8, 0, 0, 0, 132, 1), 0); /* < 8 requests */
+  assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 0, 0, 0, 132, 2), 0); /* DCP */
+  /* no FlashDecoding (MHA, or a prefill in the batch): cascade */
+  assert_int_equal(cascade(b, 1024, decodes, 8, 32, 32, 0, 0, 0, 132, 1), 1);
+  assert_int_equal(cascade(b, 1024, mixed, 8, 32, 8, 0, 0, 0, 132, 1), 1);
+  /* FlashDecoding, 8 decodes: cascade 1 wave x 8 tiles = 8 vs FlashDecoding cdiv(512, 132) = 4 */
+  assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 0, 0, 0, 132, 1), 0);
+  /* 256 decodes: cascade cdiv(64, 132) x 8 = 8 vs cdiv(256*8*1*8, 132) = 125 */
+  assert_int_equal(cascade(b, 1024, decodes, 256, 32, 8, 0, 0, 0, 132, 1), 1);
+  /* bad input */
+  q.num_query_heads = 32;
+  q.num_kv_heads = 8;
+  q.num_sms = 132;
+  q.num_reqs = 4;
+  ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT,
+               "query->query_lens is NULL but query->num_reqs=4");
+  q.query_lens = decodes;
+  q.num_kv_heads = 0;
+  ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT,
+               "query->num_kv_heads=0 must be positive");
+  q.num_kv_heads = 8;
+  q.num_sms = 0;
+  ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT, "query->num_sms=0");
+  q.num_sms = 132;
+  q.common_prefix_len = -1;
+  ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT,
+               "query->common_prefix_len=-1 is negative");
+  q.common_prefix_len = 0;
+  q.struct_size = 8;
+  ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT, "query->struct_size=8");
+  ASSERT_ERROR(attn_use_cascade_attention(NULL, &q, &out), ATTN_ERR_INVALID_ARGUMENT, "builder is NULL");
+  ASSERT_ERROR(attn_use_cascade_attention(b, NULL, &out), ATTN_ERR_INVALID_ARGUMENT, "query is NULL");
+  assert_int_equal(out, -7);
+  attn_builder_destroy(b);
+}
+
+/* ---- seeded random batches against a naive computation ----------------------------------- */
+
+/* Tokens [0, ctx) of a request, token i on rank (i / interleave) % size: count rank's tokens. */
+static int32_t naive_dcp_len(int32_t ctx, int32_t size, int32_t rank, int32_t interleave) {
+  int32_t i, n = 0;
+  for (i = 0; i < ctx; ++i)
+    if ((i / interleave) % size == rank) ++n;
+  return n;
+}
+
+static void test_random_batches(void** state) {
+  uint64_t seed = 20261202;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 600; ++iter) {
+    const int32_t dcp_sizes[3] = {1, 2, 4}, interleaves[3] = {1, 4, 16};
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t c = config_for(ts_rand_range(&seed, 0, 1) ? 90 : 80);
+    attn_builder_t* b;
+    attn_metadata_t* m = NULL;
+    int32_t q[64], s[64];
+    int64_t n = ts_rand_range(&seed, 0, 64), r, prefix = 0, min_seq = 1 << 30;
+    ts_batch* batch;
+    c.decode_context_parallel_size = dcp_sizes[ts_rand_range(&seed, 0, 2)];
+    c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
+    c.cp_kv_cache_interleave_size = interleaves[ts_rand_range(&seed, 0, 2)];
+    c.max_cudagraph_capture_size = (int32_t)ts_rand_range(&seed, 0, 1) * 512;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)(ts_rand_range(&seed, 0, 3) == 0 ? ts_rand_range(&seed, 0, 100) : 1);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 900);
+      if (s[r] < min_seq) min_seq = s[r];
+    }
+    batch = ts_batch_make(q, s, n, 16, 64, -1);
+    if (ts_rand_range(&seed, 0, 1) && n > 0) batch->common.max_seq_len += ts_rand_range(&seed, 0, 50);
+    if (n > 0 && min_seq >= 16) prefix = 16 * ts_rand_range(&seed, 0, min_seq / 16);
+    b = ts_builder("FLASH_ATTN", &spec, &c);
+    ASSERT_OK(attn_build(b, prefix, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_actual_tokens"), batch->num_tokens);
+    assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
+    assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+    expect_bool(m, "use_cascade", prefix > 0);
+    if (c.decode_context_parallel_size > 1) {
+      const int64_t parts = (int64_t)c.decode_context_parallel_size * c.cp_kv_cache_interleave_size;
+      const attn_tensor_t* t = ts_tensor(m, "dcp_context_kv_lens");
+      for (r = 0; r < n; ++r)
+        assert_int_equal(((int32_t*)t->data)[r],
+                         naive_dcp_len(s[r] - q[r], c.decode_context_parallel_size, c.dcp_rank,
+                                       c.cp_kv_cache_interleave_size));
+      assert_int_equal(ts_int(m, "max_dcp_context_kv_len"),
+                       (batch->common.max_seq_len + parts - 1) / parts * c.cp_kv_cache_interleave_size);
+      expect_none(m, "suffix_kv_lens");
+    } else if (prefix > 0) {
+      const attn_tensor_t* t = ts_tensor(m, "suffix_kv_lens");
+      for (r = 0; r < n; ++r) assert_int_equal(((int32_t*)t->data)[r], s[r] - prefix);
+      assert_int_equal(((int32_t*)ts_tensor(m, "cu_prefix_query_lens")->data)[1], batch->num_tokens);
+      assert_int_equal(((int32_t*)ts_tensor(m, "prefix_kv_lens")->data)[0], prefix);
+    } else {
+      expect_none(m, "suffix_kv_lens");
+      expect_none(m, "dcp_context_kv_lens");
+    }
+    if (c.device_capability == 90 && c.max_cudagraph_capture_size > 0 && batch->num_tokens <= 512)
+      assert_int_equal(ts_int(m, "max_num_splits"), 32);
+    else
+      assert_int_equal(ts_int(m, "max_num_splits"), 0);
+    attn_builder_destroy(b);
+    ts_batch_free(batch);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_plain_build),          cmocka_unit_test(test_cascade),
+      cmocka_unit_test(test_num_splits),           cmocka_unit_test(test_fa2_and_fast_build),
+      cmocka_unit_test(test_dcp),                  cmocka_unit_test(test_sliding_windows),
+      cmocka_unit_test(test_qkv_dtype),            cmocka_unit_test(test_update_block_table),
+      cmocka_unit_test(test_capture_levels),       cmocka_unit_test(test_clone_outlives_rebuild),
+      cmocka_unit_test(test_use_cascade_attention), cmocka_unit_test(test_random_batches),
+  };
+  return cmocka_run_group_tests_name("flash_attn", tests, NULL, NULL);
+}

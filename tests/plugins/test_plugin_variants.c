@@ -1,0 +1,154 @@
+/*
+ * Plugins for the tests, one source built several times with one of:
+ *   PLUGIN_NO_ENTRY             exports no entry point
+ *   PLUGIN_NULL_TABLE           the entry point returns NULL
+ *   PLUGIN_BAD_MINOR            built for a newer minor than the library
+ *   PLUGIN_NO_BUILD             a backend without a build callback
+ *   PLUGIN_DUP_FIELD            a backend that declares a field twice
+ *   PLUGIN_UPDATE_NO_FIELDS     supports update_block_table without block_table/slot_mapping
+ *   PLUGIN_MISBEHAVING          well-formed, with backends that fail, return garbage, return a
+ *                               bad level, fail to create, or block until released
+ */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attn_c.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static int32_t level_ok(const attn_kv_cache_spec_t* s, const attn_builder_config_t* c, int32_t* out,
+                        char* err, size_t n) {
+  (void)s; (void)c; (void)err; (void)n;
+  *out = ATTN_CG_NEVER;
+  return ATTN_OK;
+}
+
+static int32_t level_bad(const attn_kv_cache_spec_t* s, const attn_builder_config_t* c, int32_t* out,
+                         char* err, size_t n) {
+  (void)s; (void)c; (void)err; (void)n;
+  *out = 7;
+  return ATTN_OK;
+}
+
+static int g_state;
+
+static int32_t create_ok(const attn_kv_cache_spec_t* s, const attn_builder_config_t* c, void** out,
+                         int32_t* threshold, char* err, size_t n) {
+  (void)s; (void)c; (void)threshold; (void)err; (void)n;
+  *out = &g_state;
+  return ATTN_OK;
+}
+
+static int32_t create_fails(const attn_kv_cache_spec_t* s, const attn_builder_config_t* c,
+                            void** out, int32_t* threshold, char* err, size_t n) {
+  (void)s; (void)c; (void)out; (void)threshold;
+  snprintf(err, n, "no memory for the test");
+  return ATTN_ERR_OUT_OF_MEMORY;
+}
+
+static void destroy_ok(void* state) { (void)state; }
+
+static int32_t build_ok(void* state, int64_t prefix, const attn_common_metadata_t* c, int32_t fast,
+                        const attn_plugin_output_t* out, attn_stream_t stream) {
+  (void)state; (void)prefix; (void)fast; (void)stream;
+  return out->set_int(out->ctx, "num_reqs", c->num_reqs);
+}
+
+static int32_t build_fails(void* state, int64_t prefix, const attn_common_metadata_t* c,
+                           int32_t fast, const attn_plugin_output_t* out, attn_stream_t stream) {
+  (void)state; (void)prefix; (void)c; (void)fast; (void)stream;
+  out->set_error(out->ctx, "the test backend refuses every batch");
+  return ATTN_ERR_UNSUPPORTED;
+}
+
+/* Record what the setters answered to garbage, then succeed anyway. */
+static int32_t g_garbage_codes[4];
+
+static int32_t build_garbage(void* state, int64_t prefix, const attn_common_metadata_t* c,
+                             int32_t fast, const attn_plugin_output_t* out, attn_stream_t stream) {
+  attn_tensor_t bad;
+  int64_t shape[1] = {-3};
+  (void)state; (void)prefix; (void)fast; (void)stream;
+  memset(&bad, 0, sizeof bad);
+  bad.ndim = 99;
+  g_garbage_codes[0] = out->set_int(out->ctx, "not_declared", 1);
+  g_garbage_codes[1] = out->set_tensor(out->ctx, "num_reqs", &bad);
+  bad.ndim = 1;
+  bad.shape = shape;
+  bad.dtype.bits = 32;
+  bad.dtype.lanes = 1;
+  g_garbage_codes[2] = out->set_tensor(out->ctx, "num_reqs", &bad);
+  g_garbage_codes[3] = out->set_int(out->ctx, NULL, 1);
+  out->set_int(out->ctx, "num_reqs", c->num_reqs);
+  return ATTN_OK;
+}
+
+EXPORT const int32_t* test_plugin_garbage_codes(void) { return g_garbage_codes; }
+
+/* BLOCKING: the build waits until the test releases it. */
+static atomic_int g_entered, g_release;
+
+static int32_t build_blocking(void* state, int64_t prefix, const attn_common_metadata_t* c,
+                              int32_t fast, const attn_plugin_output_t* out, attn_stream_t stream) {
+  (void)state; (void)prefix; (void)fast; (void)stream;
+  atomic_store(&g_entered, 1);
+  while (!atomic_load(&g_release)) sched_yield();
+  return out->set_int(out->ctx, "num_reqs", c->num_reqs);
+}
+
+EXPORT int test_plugin_blocking_entered(void) { return atomic_load(&g_entered); }
+EXPORT void test_plugin_blocking_release(void) { atomic_store(&g_release, 1); }
+EXPORT void test_plugin_blocking_reset(void) {
+  atomic_store(&g_entered, 0);
+  atomic_store(&g_release, 0);
+}
+
+static const char* const kFields[] = {"num_reqs"};
+static const char* const kDupFields[] = {"num_reqs", "num_reqs"};
+
+#define BACKEND(var, name, fields, nfields, update, level, create, build)                       \
+  static const attn_plugin_backend_t var = {ATTN_PLUGIN_BACKEND_STRUCT_SIZE, name, fields,     \
+                                            nfields, update, level, create, destroy_ok, build, \
+                                            NULL}
+
+#if defined(PLUGIN_NO_BUILD)
+BACKEND(kB0, "TEST_NO_BUILD", kFields, 1, 0, level_ok, create_ok, NULL);
+static const attn_plugin_backend_t* const kBackends[] = {&kB0};
+#elif defined(PLUGIN_DUP_FIELD)
+BACKEND(kB0, "TEST_DUP_FIELD", kDupFields, 2, 0, level_ok, create_ok, build_ok);
+static const attn_plugin_backend_t* const kBackends[] = {&kB0};
+#elif defined(PLUGIN_UPDATE_NO_FIELDS)
+BACKEND(kB0, "TEST_UPDATE", kFields, 1, 1, level_ok, create_ok, build_ok);
+static const attn_plugin_backend_t* const kBackends[] = {&kB0};
+#else
+BACKEND(kB0, "TEST_FAILING", kFields, 1, 0, level_ok, create_ok, build_fails);
+BACKEND(kB1, "TEST_GARBAGE", kFields, 1, 0, level_ok, create_ok, build_garbage);
+BACKEND(kB2, "TEST_BAD_LEVEL", kFields, 1, 0, level_bad, create_ok, build_ok);
+BACKEND(kB3, "TEST_CREATE_FAILS", kFields, 1, 0, level_ok, create_fails, build_ok);
+BACKEND(kB4, "TEST_BLOCKING", kFields, 1, 0, level_ok, create_ok, build_blocking);
+static const attn_plugin_backend_t* const kBackends[] = {&kB0, &kB1, &kB2, &kB3, &kB4};
+#endif
+
+#if defined(PLUGIN_BAD_MINOR)
+#define MINOR (ATTN_VERSION_MINOR + 1)
+#else
+#define MINOR ATTN_VERSION_MINOR
+#endif
+
+static const attn_plugin_table_t kTable = {ATTN_PLUGIN_TABLE_STRUCT_SIZE, ATTN_VERSION_MAJOR, MINOR,
+                                           "test_plugin", kBackends,
+                                           sizeof kBackends / sizeof kBackends[0], NULL};
+
+#if !defined(PLUGIN_NO_ENTRY)
+EXPORT const attn_plugin_table_t* attn_plugin_entry(void) {
+#if defined(PLUGIN_NULL_TABLE)
+  return NULL;
+#else
+  return &kTable;
+#endif
+}
+#else
+EXPORT const attn_plugin_table_t* some_other_function(void) { return &kTable; }
+#endif

@@ -1,0 +1,147 @@
+#include "test_support.h"
+
+attn_kv_cache_spec_t ts_spec(void) {
+  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
+  s.block_size = 16;
+  s.num_kv_heads = 8;
+  s.head_size = 128;
+  return s;
+}
+
+attn_builder_config_t ts_config(void) {
+  attn_builder_config_t c = ATTN_BUILDER_CONFIG_INIT;
+  c.max_num_seqs = 256;
+  c.max_num_batched_tokens = 8192;
+  c.max_model_len = 4096;
+  c.num_attention_heads = 32;
+  c.device_capability = 90;
+  return c;
+}
+
+attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec,
+                           const attn_builder_config_t* config) {
+  attn_builder_t* b = NULL;
+  ASSERT_OK(attn_builder_create(backend, spec, config, &b));
+  assert_non_null(b);
+  return b;
+}
+
+attn_tensor_t ts_host_tensor(void* data, int32_t ndim, int64_t* shape, uint8_t code, uint8_t bits) {
+  attn_tensor_t t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = ATTN_DEVICE_CPU;
+  t.ndim = ndim;
+  t.dtype.code = code;
+  t.dtype.bits = bits;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}
+
+ts_batch* ts_batch_make(const int32_t* query_lens, const int32_t* seq_lens, int64_t num_reqs,
+                        int32_t block_size, int64_t width, int64_t padded_tokens) {
+  ts_batch* b = (ts_batch*)calloc(1, sizeof *b);
+  const attn_common_metadata_t init = ATTN_COMMON_METADATA_INIT;
+  int64_t r, tokens = 0, max_q = 0, max_s = 0, t = 0;
+  int32_t next_block = 1;
+  assert_non_null(b);
+  for (r = 0; r < num_reqs; ++r) {
+    tokens += query_lens[r];
+    if (query_lens[r] > max_q) max_q = query_lens[r];
+    if (seq_lens[r] > max_s) max_s = seq_lens[r];
+  }
+  if (width == 0) width = (max_s + block_size - 1) / block_size;
+  b->num_reqs = num_reqs;
+  b->num_tokens = padded_tokens >= 0 ? padded_tokens : tokens;
+  b->width = width;
+  b->block_size = block_size;
+  b->qsl = (int32_t*)calloc((size_t)num_reqs + 1, sizeof(int32_t));
+  b->seq = (int32_t*)calloc((size_t)num_reqs + 1, sizeof(int32_t));
+  b->bt = (int32_t*)calloc((size_t)(num_reqs * width + 1), sizeof(int32_t));
+  b->slots = (int64_t*)calloc((size_t)b->num_tokens + 1, sizeof(int64_t));
+  assert_true(b->qsl && b->seq && b->bt && b->slots);
+  for (r = 0; r < num_reqs; ++r) {
+    const int64_t blocks = (seq_lens[r] + block_size - 1) / block_size;
+    int64_t j, p;
+    b->qsl[r + 1] = b->qsl[r] + query_lens[r];
+    b->seq[r] = seq_lens[r];
+    for (j = 0; j < blocks && j < width; ++j) b->bt[r * width + j] = next_block++;
+    for (p = seq_lens[r] - query_lens[r]; p < seq_lens[r]; ++p, ++t)
+      if (t < b->num_tokens)
+        b->slots[t] = (int64_t)b->bt[r * width + p / block_size] * block_size + p % block_size;
+  }
+  for (; t < b->num_tokens; ++t) b->slots[t] = ATTN_PAD_SLOT_ID;
+  b->qsl_shape[0] = num_reqs + 1;
+  b->seq_shape[0] = num_reqs;
+  b->bt_shape[0] = num_reqs;
+  b->bt_shape[1] = width;
+  b->sm_shape[0] = b->num_tokens;
+  b->qsl_t = ts_host_tensor(b->qsl, 1, b->qsl_shape, ATTN_DTYPE_INT, 32);
+  b->seq_t = ts_host_tensor(b->seq, 1, b->seq_shape, ATTN_DTYPE_INT, 32);
+  b->bt_t = ts_host_tensor(b->bt, 2, b->bt_shape, ATTN_DTYPE_INT, 32);
+  b->sm_t = ts_host_tensor(b->slots, 1, b->sm_shape, ATTN_DTYPE_INT, 64);
+  b->common = init;
+  b->common.query_start_loc = &b->qsl_t;
+  b->common.seq_lens = &b->seq_t;
+  b->common.num_reqs = num_reqs;
+  b->common.num_actual_tokens = b->num_tokens;
+  b->common.max_query_len = max_q;
+  b->common.max_seq_len = max_s;
+  b->common.block_table_tensor = &b->bt_t;
+  b->common.slot_mapping = &b->sm_t;
+  return b;
+}
+
+void ts_batch_free(ts_batch* b) {
+  if (b == NULL) return;
+  free(b->qsl);
+  free(b->seq);
+  free(b->bt);
+  free(b->slots);
+  free(b);
+}
+
+int64_t ts_int(const attn_metadata_t* m, const char* name) {
+  int64_t v = 0;
+  ASSERT_OK(attn_metadata_get_int(m, name, &v));
+  return v;
+}
+
+const attn_tensor_t* ts_tensor(const attn_metadata_t* m, const char* name) {
+  const attn_tensor_t* t = (const attn_tensor_t*)UNTOUCHED_PTR;
+  ASSERT_OK(attn_metadata_get_tensor(m, name, &t));
+  return t;
+}
+
+int32_t ts_kind(const attn_metadata_t* m, const char* name) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_get(m, name, &f));
+  return f.kind;
+}
+
+void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t i;
+  if (t == NULL) fail_msg("field %s is None", name);
+  assert_int_equal(t->ndim, 1);
+  assert_int_equal(t->shape[0], n);
+  assert_int_equal(t->dtype.code, ATTN_DTYPE_INT);
+  assert_int_equal(t->dtype.bits, 32);
+  for (i = 0; i < n; ++i) {
+    const int32_t got = ((const int32_t*)((const char*)t->data + t->byte_offset))[i * t->strides[0]];
+    if (got != expected[i])
+      fail_msg("%s[%lld] = %d, expected %d", name, (long long)i, got, expected[i]);
+  }
+}
+
+uint64_t ts_rand(uint64_t* s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+int64_t ts_rand_range(uint64_t* s, int64_t lo, int64_t hi) {
+  return lo + (int64_t)(ts_rand(s) % (uint64_t)(hi - lo + 1));
+}

@@ -1,0 +1,84 @@
+/* Helpers shared by the cmocka tests: error assertions, default specs and configs, and host
+ * batches made from query and sequence lengths. Include after cmocka.h's prerequisites. */
+#ifndef ATTN_TEST_SUPPORT_H_
+#define ATTN_TEST_SUPPORT_H_
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attn_c.h"
+
+/* Fails the test with the library's message when expr returns an error. */
+#define ASSERT_OK(expr)                                                              \
+  do {                                                                               \
+    attn_error_t* ok_err_ = (expr);                                                  \
+    if (ok_err_ != NULL) {                                                           \
+      fail_msg("%s failed: [%d] %s", #expr, attn_error_code(ok_err_),                \
+               attn_error_message(ok_err_));                                         \
+    }                                                                                \
+  } while (0)
+
+/* Asserts expr returns an error with `code` whose message contains `substring`. */
+#define ASSERT_ERROR(expr, code, substring)                                          \
+  do {                                                                               \
+    attn_error_t* e_ = (expr);                                                       \
+    if (e_ == NULL) fail_msg("%s succeeded, expected error %d", #expr, (int)(code)); \
+    if (attn_error_code(e_) != (code))                                               \
+      fail_msg("%s gave code %d (%s), expected %d", #expr, attn_error_code(e_),      \
+               attn_error_message(e_), (int)(code));                                 \
+    if (strstr(attn_error_message(e_), (substring)) == NULL)                         \
+      fail_msg("%s: message \"%s\" does not contain \"%s\"", #expr,                  \
+               attn_error_message(e_), (substring));                                 \
+    attn_error_destroy(e_);                                                          \
+  } while (0)
+
+/* A sentinel for "out-params are left untouched on failure". */
+#define UNTOUCHED_PTR ((void*)(uintptr_t)0x5a5a5a5a)
+
+attn_kv_cache_spec_t ts_spec(void);     /* full attention, block 16, 8 heads, 128, bf16 */
+attn_builder_config_t ts_config(void);  /* host, 256 seqs, 8192 tokens, len 4096, 32 heads, sm90 */
+attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec,
+                           const attn_builder_config_t* config);
+
+/* A host batch: query_start_loc, seq_lens, block table (ids from 1, padding 0) and an int64
+ * slot mapping (PAD_SLOT_ID for padded tokens). */
+typedef struct ts_batch {
+  int64_t num_reqs;
+  int64_t num_tokens;
+  int64_t width;
+  int32_t block_size;
+  int32_t* qsl;
+  int32_t* seq;
+  int32_t* bt;
+  int64_t* slots;
+  int64_t qsl_shape[1], seq_shape[1], bt_shape[2], sm_shape[1];
+  attn_tensor_t qsl_t, seq_t, bt_t, sm_t;
+  attn_common_metadata_t common;
+} ts_batch;
+
+/* padded_tokens < 0: num_actual_tokens = sum(query_lens). width 0: cdiv(max seq, block). */
+ts_batch* ts_batch_make(const int32_t* query_lens, const int32_t* seq_lens, int64_t num_reqs,
+                        int32_t block_size, int64_t width, int64_t padded_tokens);
+void ts_batch_free(ts_batch* b);
+
+attn_tensor_t ts_host_tensor(void* data, int32_t ndim, int64_t* shape, uint8_t code, uint8_t bits);
+
+/* Field readers that fail the test on error. */
+int64_t ts_int(const attn_metadata_t* m, const char* name);
+const attn_tensor_t* ts_tensor(const attn_metadata_t* m, const char* name); /* NULL for None */
+int32_t ts_kind(const attn_metadata_t* m, const char* name);
+/* Asserts a 1-D int32 tensor field equals `expected` (n entries). */
+void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n);
+
+/* Deterministic pseudo-random numbers (splitmix64). */
+uint64_t ts_rand(uint64_t* state);
+int64_t ts_rand_range(uint64_t* state, int64_t lo, int64_t hi); /* inclusive */
+
+#endif
