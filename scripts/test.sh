@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it:
+#   1. the regular build (CUDA kernels compiled when nvcc exists; GPU tests run when a GPU is
+#      visible and are reported as skipped otherwise) and every ctest test;
+#   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (host build).
+# Build directories: build/ and build-asan/. ATTN_CUDA_ARCHITECTURES picks the CUDA targets
+# (default "90"; the GPU check script builds for the local GPU instead).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup.sh
+jobs=$(nproc)
+start=$SECONDS
+
+lane() {  # lane <name> <build-dir> <ctest exclusions> <cmake args...>
+  local name=$1 dir=$2 exclude=$3
+  shift 3
+  echo "=== $name: configure and build ($dir)"
+  cmake -S . -B "$dir" -G Ninja "$@" > "$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j "$jobs" > "$dir.build.log" 2>&1 || { tail -60 "$dir.build.log"; return 1; }
+  echo "=== $name: ctest"
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" ${exclude:+-E "$exclude"})
+}
+
+lane "regular build" build "" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_CUDA_ARCHITECTURES="${ATTN_CUDA_ARCHITECTURES:-90}"
+# Sanitizers: the host path (CUDA off); the install check links an unsanitized consumer and the
+# docs are the same as above, so those two run in the regular lane only.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+lane "ASan+UBSan build" build-asan "test_install|test_docs" \
+  -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=address,undefined
+rm -f build.configure.log build.build.log build-asan.configure.log build-asan.build.log
+echo "=== all lanes passed in $((SECONDS - start)) s"
