@@ -117,8 +117,7 @@ Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_t
   expect_dtype(block_table, "block_table", kInt32);
   expect_rows(block_table, "block_table", old_bt.tensor.shape[0]);
   if (block_table.data == nullptr && block_table.numel() > 0) invalid("block_table has data=NULL");
-  if (block_table.device != config_.device &&
-      !(config_.device.type == kDeviceCPU && block_table.host_accessible()))
+  if (!usable_on(block_table, config_.device))
     invalid("block_table is on ", block_table.device.to_string(), " but the builder runs on ",
             config_.device.to_string());
   const int64_t longest = src.info.host_max_seq_len;
@@ -131,9 +130,9 @@ Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_t
   expect_dtype(slot_mapping, "slot_mapping", old_sm.tensor.dtype);
   expect_vector(slot_mapping, "slot_mapping", old_sm.tensor.shape[0]);
   if (slot_mapping.data == nullptr && slot_mapping.numel() > 0) invalid("slot_mapping has data=NULL");
-  if (slot_mapping.device != old_sm.tensor.device)
-    invalid("slot_mapping is on ", slot_mapping.device.to_string(), ", the old one on ",
-            old_sm.tensor.device.to_string());
+  if (!usable_on(slot_mapping, config_.device))
+    invalid("slot_mapping is on ", slot_mapping.device.to_string(), " but the builder runs on ",
+            config_.device.to_string());
 
   if (&src != &metadata_) metadata_.assign_values(src);
   metadata_.set_tensor(bt_index, block_table);

@@ -12,12 +12,6 @@ namespace {
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
 
-bool usable_on(const Tensor& t, const Device& d) {
-  if (!d.is_cuda()) return t.host_accessible();
-  return (t.device.type == kDeviceCUDA && t.device.id == d.id) ||
-         t.device.type == kDeviceCUDAManaged || t.device.type == kDeviceCUDAHost;
-}
-
 void expect_data(const Tensor& t, const char* name) {
   if (t.data == nullptr && t.numel() > 0) invalid(name, " has data=NULL and ", t.numel(), " elements");
 }

@@ -65,6 +65,12 @@ bool Tensor::host_accessible() const {
          device.type == kDeviceCUDAManaged;
 }
 
+bool usable_on(const Tensor& t, const Device& where) {
+  if (!where.is_cuda()) return t.host_accessible();
+  return (t.device.type == kDeviceCUDA && t.device.id == where.id) ||
+         t.device.type == kDeviceCUDAManaged || t.device.type == kDeviceCUDAHost;
+}
+
 Tensor make_vector(void* data, Device device, DType dtype, int64_t n) {
   Tensor t;
   t.data = data;

@@ -68,6 +68,10 @@ struct Tensor {
   }
 };
 
+/// Code running on `where` may read `t`: host memory for the host; for cuda:n, memory of that
+/// device, managed memory or pinned host memory.
+bool usable_on(const Tensor& t, const Device& where);
+
 /// A 1-D compact view.
 Tensor make_vector(void* data, Device device, DType dtype, int64_t n);
 /// A 2-D view whose rows are `row_stride` elements apart.

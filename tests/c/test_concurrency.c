@@ -36,8 +36,8 @@ static void test_busy_builder(void** state) {
   build_job job;
   int32_t level = -1;
   (void)state;
-  ASSERT_OK(attn_plugin_load(ATTN_TEST_PLUGIN_DIR "/libattn_test_plugin_misbehaving.so", &plugin));
-  handle = dlopen(ATTN_TEST_PLUGIN_DIR "/libattn_test_plugin_misbehaving.so", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_OK(attn_plugin_load(ATTN_TEST_PLUGIN_DIR "/libtest_plugin_misbehaving.so", &plugin));
+  handle = dlopen(ATTN_TEST_PLUGIN_DIR "/libtest_plugin_misbehaving.so", RTLD_NOW | RTLD_NOLOAD);
   assert_non_null(handle);
   *(void**)(&entered) = dlsym(handle, "test_plugin_blocking_entered");
   *(void**)(&release) = dlsym(handle, "test_plugin_blocking_release");

@@ -387,6 +387,14 @@ static void test_update_block_table(void** state) {
   ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL),
                ATTN_ERR_INVALID_ARGUMENT, "block_table has 4 rows");
   group2->bt_shape[0] = 5;
+  group2->sm_t.device.device_type = ATTN_DEVICE_CUDA;
+  ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "slot_mapping is on cuda:0 but the builder runs on cpu");
+  group2->sm_t.device.device_type = ATTN_DEVICE_CPU;
+  group2->bt_t.device.device_type = ATTN_DEVICE_CUDA;
+  ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "block_table is on cuda:0 but the builder runs on cpu");
+  group2->bt_t.device.device_type = ATTN_DEVICE_CPU;
   ASSERT_ERROR(attn_update_block_table(a, m, NULL, &group2->sm_t, &m2, NULL),
                ATTN_ERR_INVALID_ARGUMENT, "block_table is NULL");
   ASSERT_ERROR(attn_update_block_table(a, m, &group2->bt_t, NULL, &m2, NULL),

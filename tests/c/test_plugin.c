@@ -11,7 +11,7 @@
 static char variant_path[1024];
 
 static const char* variant(const char* name) {
-  snprintf(variant_path, sizeof variant_path, "%s/libattn_test_plugin_%s.so", ATTN_TEST_PLUGIN_DIR,
+  snprintf(variant_path, sizeof variant_path, "%s/libtest_plugin_%s.so", ATTN_TEST_PLUGIN_DIR,
            name);
   return variant_path;
 }
