@@ -481,7 +481,9 @@ typedef struct attn_common_metadata {
   int64_t max_seq_len;                       /**< Longest sequence (may be an upper bound). */
   const attn_tensor_t* block_table_tensor;   /**< (num_reqs, max_blocks) int32 block ids; rows
                                                   may be strided (strides[1] must be 1). */
-  const attn_tensor_t* slot_mapping;         /**< (num_actual_tokens,) int64 (or int32) slots. */
+  const attn_tensor_t* slot_mapping;         /**< (>= num_actual_tokens,) int64 (or int32) slots
+                                                  (vLLM's fast-prefill batch keeps the longer
+                                                  original one). */
   int32_t causal;                            /**< Non-zero for causal attention (default 1). */
   const attn_tensor_t* logits_indices_padded; /**< Optional (n,) int32/int64 (fast prefill). */
   int64_t num_logits_indices;                /**< Valid entries of `logits_indices_padded`. */
@@ -522,6 +524,473 @@ ATTN_API attn_error_t* attn_common_metadata_unpadded(const attn_common_metadata_
                                                      int64_t num_actual_tokens,
                                                      int64_t num_actual_reqs,
                                                      attn_metadata_t** out) ATTN_NOEXCEPT;
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup utilities Batch utilities
+ *  @brief vLLM's batch utilities (vllm/v1/attention/backends/utils.py, block_table.py,
+ *  ubatch_utils.py), each as `attn_<vLLM name>`.
+ *
+ * Utilities whose results are host scalars or small host lists (splits, the reorder swap list,
+ * prefill chunks, micro-batch slices) run on the host from host memory: the `*_cpu` mirrors, as
+ * vLLM computes them. Utilities that produce tensors write into **output tensors the caller
+ * provides** (no allocation per call) and run where the data lives: on the host, or as CUDA
+ * kernels enqueued on `stream` when the tensors are CUDA memory. An output's descriptor is
+ * borrowed like any input; its memory is written. Utilities that produce a new batch return it
+ * as metadata of kind "common" (owned by the caller, release with attn_metadata_destroy()) whose
+ * tensors view the caller's outputs and the input batch; attn_metadata_to_common() turns it
+ * into a build's input.
+ * @par Thread safety
+ * Every utility may run on any thread; distinct calls must not share output tensors.
+ *  @{ */
+
+/** Request and token counts of a batch split. Fill with ::ATTN_BATCH_SPLIT_INIT. */
+typedef struct attn_batch_split {
+  size_t struct_size;          /**< ::ATTN_BATCH_SPLIT_STRUCT_SIZE. */
+  int64_t num_decodes;         /**< Decode requests (at the front). */
+  int64_t num_extends;         /**< Extend requests (query > threshold, with context); 0 from
+                                    attn_split_decodes_and_prefills(). */
+  int64_t num_prefills;        /**< Prefill requests. */
+  int64_t num_decode_tokens;   /**< Tokens of the decode requests. */
+  int64_t num_extend_tokens;   /**< Tokens of the extend requests. */
+  int64_t num_prefill_tokens;  /**< Tokens of the prefill requests. */
+} attn_batch_split_t;
+
+/** Size of ::attn_batch_split_t in this header version. */
+#define ATTN_BATCH_SPLIT_STRUCT_SIZE (offsetof(attn_batch_split_t, num_prefill_tokens) + sizeof(int64_t))
+/** Initializer for an output split. */
+#define ATTN_BATCH_SPLIT_INIT { ATTN_BATCH_SPLIT_STRUCT_SIZE, 0, 0, 0, 0, 0, 0 }
+
+/**
+ * @brief vLLM's split_decodes_and_prefills on a reordered batch (decodes first).
+ *
+ * All decodes when max_query_len <= decode_threshold (and not require_uniform, or
+ * decode_threshold <= 1); all prefills when the first query is longer than the threshold; with
+ * require_uniform, a batch whose queries all equal the first (or are 0, padding) is all
+ * decodes and must have num_reqs * query_len[0] == num_actual_tokens, otherwise a prefill is a
+ * query whose length differs from the first; without it, a query longer than the threshold.
+ * Decode tokens = query_start_loc[first prefill].
+ * @param[in] common The batch (block table and slot mapping may be NULL); query lengths are
+ *            read from query_start_loc_cpu (or query_start_loc in host memory).
+ * @param[in] decode_threshold The longest query counted as a decode (>= 0).
+ * @param[in] require_uniform Non-zero to require uniform decodes (full CUDA graphs).
+ * @param[in,out] out A split whose struct_size is set; the extend counts are 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for a malformed batch, or "tokens not
+ *         padded correctly" (vLLM's assertion) for a uniform batch whose token count is wrong.
+ */
+ATTN_API attn_error_t* attn_split_decodes_and_prefills(const attn_common_metadata_t* common,
+                                                       int32_t decode_threshold,
+                                                       int32_t require_uniform,
+                                                       attn_batch_split_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend ->
+ * prefill: an extend's query is longer than the threshold and has context; a prefill's query is
+ * longer than the threshold and equals its seq_len.
+ * @param[in] common The batch; seq_lens must be readable on the host (seq_lens_cpu on a device).
+ * @param[in] decode_threshold The longest query counted as a decode (>= 0).
+ * @param[in,out] out A split whose struct_size is set.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field.
+ */
+ATTN_API attn_error_t* attn_split_decodes_prefills_and_extends(const attn_common_metadata_t* common,
+                                                               int32_t decode_threshold,
+                                                               attn_batch_split_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's reorder_batch_to_split_decodes_and_prefills: the swaps that order a batch
+ * decode (<= threshold scheduled tokens, with context) -> extend (more, with context) -> prefill
+ * (no context), moving only misplaced requests.
+ *
+ * The misplaced requests, stably sorted by region, fill the misplaced positions in order; the
+ * swaps follow the cycles in the order vLLM calls `swap_states(src, dst)`. Apply them in order
+ * to your own per-request state.
+ * @param[in] num_scheduled_tokens Host array: tokens scheduled per request (>= 0).
+ * @param[in] num_computed_tokens Host array: tokens already computed per request (>= 0).
+ * @param[in] num_reqs Entries in both arrays.
+ * @param[in] decode_threshold The longest decode (>= 0).
+ * @param[out] out_swaps Receives `*out_num_swaps` pairs: out_swaps[2k] = src,
+ *             out_swaps[2k + 1] = dst. `num_reqs` pairs always suffice.
+ * @param[in] swaps_capacity Pairs `out_swaps` holds.
+ * @param[out] out_num_swaps Receives the number of swaps; 0 means the batch was already ordered
+ *             (vLLM returns False).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (NULL arrays, negative counts, or a
+ *         capacity smaller than the swaps needed, which the message states).
+ */
+ATTN_API attn_error_t* attn_reorder_batch_to_split_decodes_and_prefills(
+    const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens, int64_t num_reqs,
+    int32_t decode_threshold, int32_t* out_swaps, int64_t swaps_capacity,
+    int64_t* out_num_swaps) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
+ * workspace_size.
+ * @param[in] seq_lens Host array of `num_seqs` lengths (>= 0), each at most workspace_size.
+ * @param[in] num_seqs Entries.
+ * @param[in] workspace_size Tokens per chunk (>= 0).
+ * @param[in] request_offset Added to every bound (>= 0).
+ * @param[out] out_bounds Receives `*out_num_chunks` pairs (start, end), end exclusive.
+ *             `num_seqs` pairs always suffice.
+ * @param[in] bounds_capacity Pairs `out_bounds` holds.
+ * @param[out] out_num_chunks Receives the number of chunks.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming a seq_len above the workspace or
+ *         a capacity that is too small.
+ */
+ATTN_API attn_error_t* attn_split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs,
+                                                 int64_t workspace_size, int64_t request_offset,
+                                                 int64_t* out_bounds, int64_t bounds_capacity,
+                                                 int64_t* out_num_chunks) ATTN_NOEXCEPT;
+
+/** Value of `dcp_rank` for the lengths of every rank. */
+#define ATTN_DCP_ALL_RANKS (-1)
+
+/**
+ * @brief vLLM's get_dcp_local_seq_lens: the KV tokens each decode-context-parallel rank stores.
+ *
+ * base = seq_len // interleave // dcp_size * interleave; remainder = seq_len - base * dcp_size;
+ * local = base + clip(remainder - rank * interleave, 0, interleave).
+ * @param[in] seq_lens (n,) int32, host or CUDA.
+ * @param[in] dcp_size DCP world size (>= 1).
+ * @param[in] dcp_rank A rank in [0, dcp_size), or ::ATTN_DCP_ALL_RANKS.
+ * @param[in] cp_kv_cache_interleave_size Interleave (>= 1).
+ * @param[in] out (n,) int32 for one rank (or dcp_size == 1), else compact (n, dcp_size), where
+ *            seq_lens lives.
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
+ */
+ATTN_API attn_error_t* attn_get_dcp_local_seq_lens(const attn_tensor_t* seq_lens, int32_t dcp_size,
+                                                   int32_t dcp_rank,
+                                                   int32_t cp_kv_cache_interleave_size,
+                                                   const attn_tensor_t* out,
+                                                   attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's reshape_query_for_spec_decode: a (batch_size, tokens / batch_size, heads, dim)
+ * view of a (tokens, heads, dim) query. Nothing is copied.
+ * @param[in] query A 3-D tensor.
+ * @param[in] batch_size Requests (> 0), dividing the token count.
+ * @param[out] out Receives the view: query's data, device and dtype; shape and strides point
+ *             to `out_shape` and `out_strides`.
+ * @param[out] out_shape 4 entries, owned by the caller.
+ * @param[out] out_strides 4 entries, owned by the caller.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT ("total_tokens=10 is not divisible by
+ *         batch_size=3").
+ */
+ATTN_API attn_error_t* attn_reshape_query_for_spec_decode(const attn_tensor_t* query,
+                                                          int64_t batch_size, attn_tensor_t* out,
+                                                          int64_t* out_shape,
+                                                          int64_t* out_strides) ATTN_NOEXCEPT;
+
+/** The inputs of compute_slot_mapping. Fill with ::ATTN_SLOT_MAPPING_ARGS_INIT. */
+typedef struct attn_slot_mapping_args {
+  size_t struct_size;                       /**< ::ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE. */
+  const attn_tensor_t* query_start_loc;     /**< (num_reqs + 1,) int32, host or CUDA. */
+  const attn_tensor_t* query_start_loc_cpu; /**< Host mirror; required for a CUDA
+                                                 query_start_loc. */
+  int64_t num_reqs;                         /**< Requests. */
+  const attn_tensor_t* positions;           /**< (num_tokens,) int64 token positions. */
+  const attn_tensor_t* positions_cpu;       /**< Optional host mirror; lets libattn check
+                                                 every block index before the kernel. */
+  const attn_tensor_t* block_table;         /**< (>= num_reqs, width) int32. */
+  int32_t block_size;                       /**< Tokens per block (> 0). */
+  int32_t dcp_world_size;                   /**< DCP world size (>= 1; default 1). */
+  int32_t dcp_rank;                         /**< This rank (0 <= rank < world size). */
+  int32_t cp_kv_cache_interleave_size;      /**< Interleave (>= 1, divides block_size). */
+  const attn_tensor_t* slot_mapping;        /**< Output: (>= num_tokens,) int64. */
+  void* extension;                          /**< Reserved; must be NULL. */
+} attn_slot_mapping_args_t;
+
+/** Size of ::attn_slot_mapping_args_t in this header version. */
+#define ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE \
+  (offsetof(attn_slot_mapping_args_t, extension) + sizeof(void*))
+/** Initializer: no tensors, DCP size 1, interleave 1. */
+#define ATTN_SLOT_MAPPING_ARGS_INIT \
+  { ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE, NULL, NULL, 0, NULL, NULL, NULL, 0, 1, 0, 1, NULL, NULL }
+
+/**
+ * @brief block_table.py's compute_slot_mapping: slot = block_table[r][pos / (block_size *
+ * dcp_size)] * block_size + local offset for each scheduled token of each request; with DCP,
+ * tokens stored on other ranks get ::ATTN_PAD_SLOT_ID; entries from num_tokens to the end of
+ * `slot_mapping` are set to ::ATTN_PAD_SLOT_ID (CUDA-graph padding).
+ *
+ * Tokens in [query_start_loc[num_reqs], num_tokens) are not written, as in vLLM. A position
+ * whose block lies beyond the table is an error when positions can be read on the host; on
+ * the device, without positions_cpu, it gets ::ATTN_PAD_SLOT_ID instead of a read outside the
+ * table.
+ * @param[in] args The inputs and the output.
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field.
+ */
+ATTN_API attn_error_t* attn_compute_slot_mapping(const attn_slot_mapping_args_t* args,
+                                                 attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief FlashInfer's paged KV layout (vLLM's FlashInferMetadataBuilder
+ * _compute_flashinfer_kv_metadata): indptr = prefix sum of cdiv(seq_len, page_size); indices =
+ * each block-table row's first cdiv(seq_len, page_size) entries, concatenated; last_page_len =
+ * seq_len % page_size, or page_size when that is 0 and seq_len > 0. One kernel on CUDA.
+ * @param[in] seq_lens (n,) int32, host or CUDA.
+ * @param[in] seq_lens_cpu Host mirror (the page total sizes the output); NULL when seq_lens is
+ *            host memory.
+ * @param[in] block_table (>= n, width) int32 where seq_lens lives.
+ * @param[in] page_size Tokens per page (> 0).
+ * @param[in] out_indptr (>= n + 1,) int32.
+ * @param[in] out_indices (>= total pages,) int32.
+ * @param[in] out_last_page_len (>= n,) int32.
+ * @param[out] out_num_pages Receives the total pages (indptr[n]).
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (a row narrower than its pages, an output
+ *         too small).
+ */
+ATTN_API attn_error_t* attn_compute_flashinfer_kv_metadata(
+    const attn_tensor_t* seq_lens, const attn_tensor_t* seq_lens_cpu,
+    const attn_tensor_t* block_table, int32_t page_size, const attn_tensor_t* out_indptr,
+    const attn_tensor_t* out_indices, const attn_tensor_t* out_last_page_len,
+    int64_t* out_num_pages, attn_stream_t stream) ATTN_NOEXCEPT;
+
+/** What attn_compute_causal_conv1d_metadata() reports. */
+typedef struct attn_conv1d_info {
+  size_t struct_size;    /**< Set by the caller: ::ATTN_CONV1D_INFO_STRUCT_SIZE. */
+  int64_t tot;           /**< Programs of all prefill requests: sum of cdiv(seqlen, 8). */
+  int64_t num_programs;  /**< max(1024, tot) * 2: the entries written to each buffer. */
+} attn_conv1d_info_t;
+
+/** Size of ::attn_conv1d_info_t in this header version. */
+#define ATTN_CONV1D_INFO_STRUCT_SIZE (offsetof(attn_conv1d_info_t, num_programs) + sizeof(int64_t))
+/** Initializer for an output info. */
+#define ATTN_CONV1D_INFO_INIT { ATTN_CONV1D_INFO_STRUCT_SIZE, 0, 0 }
+
+/**
+ * @brief vLLM's compute_causal_conv1d_metadata (BLOCK_M = 8): for the prefill requests,
+ * batch_ptr[p] = the request of program p and token_chunk_offset_ptr[p] = its index within the
+ * request (cdiv(seqlen, 8) programs per request, in order), for p < tot; ::ATTN_PAD_SLOT_ID for
+ * p in [tot, num_programs).
+ * @param[in] query_start_loc_p_cpu (n + 1,) int32 in host memory: the prefill requests.
+ * @param[in] query_start_loc_p The same values where the outputs live (may be the same tensor
+ *            on the host).
+ * @param[in] out_batch_ptr (>= num_programs,) int32.
+ * @param[in] out_token_chunk_offset_ptr (>= num_programs,) int32.
+ * @param[in] out_nums Optional (>= n,) int32 host output: cdiv(seqlen, 8) per request.
+ * @param[in,out] info A struct whose struct_size is set; receives tot and num_programs.
+ * @param[in] stream CUDA stream for device outputs (one single-block kernel).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (outputs smaller than num_programs,
+ *         which the message states).
+ */
+ATTN_API attn_error_t* attn_compute_causal_conv1d_metadata(
+    const attn_tensor_t* query_start_loc_p_cpu, const attn_tensor_t* query_start_loc_p,
+    const attn_tensor_t* out_batch_ptr, const attn_tensor_t* out_token_chunk_offset_ptr,
+    const attn_tensor_t* out_nums, attn_conv1d_info_t* info, attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's make_kv_sharing_fast_prefill_common_attn_metadata: the batch of the tokens whose
+ * logits are needed. When max_query_len == 1 the result is the input batch as it is (outputs
+ * untouched). Otherwise: the request of each of the first num_logits_indices logits indices
+ * (bucketize over query_start_loc[1:], right), counted per request, give the new
+ * query_start_loc; num_actual_tokens = their total, max_query_len = the largest count;
+ * seq_lens, block table, slot mapping and max_seq_len are kept; causal.
+ * @param[in] common The batch, with logits_indices_padded (sorted, inside the batch's tokens).
+ * @param[in] logits_indices_cpu Host copy of logits_indices_padded (>= num_logits_indices
+ *            entries, same dtype); required when logits_indices_padded is device memory.
+ * @param[in] out_query_start_loc (>= num_reqs + 1,) int32 where the batch lives.
+ * @param[in] out_query_start_loc_cpu (>= num_reqs + 1,) int32 in host memory.
+ * @param[out] out Receives metadata of kind "common", owned by the caller.
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (unsorted or out-of-range indices).
+ */
+ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata(
+    const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
+    const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
+    attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
+
+/** Output tensors of attn_make_local_attention_virtual_batches(), for V virtual batches
+ *  (attn_local_attention_num_virtual_batches()). "Device" outputs live where the batch does. */
+typedef struct attn_local_attention_out {
+  size_t struct_size;                           /**< ::ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE. */
+  const attn_tensor_t* query_start_loc;         /**< (>= V + 1,) int32, device. */
+  const attn_tensor_t* query_start_loc_cpu;     /**< (>= V + 1,) int32, host. */
+  const attn_tensor_t* seq_lens;                /**< (>= V,) int32, device. */
+  const attn_tensor_t* seq_lens_cpu;            /**< (>= V,) int32, host. */
+  const attn_tensor_t* num_computed_tokens_cpu; /**< Optional (>= V,) int32, host. */
+  const attn_tensor_t* block_table;             /**< (>= V, >= chunk / block_size) int32,
+                                                     device. */
+  const attn_tensor_t* virtual_req;             /**< (>= V,) int32, device: the remap's source
+                                                     request of each virtual batch. */
+  const attn_tensor_t* virtual_block_start;     /**< (>= V,) int32, device: its first block. */
+  void* extension;                              /**< Reserved; must be NULL. */
+} attn_local_attention_out_t;
+
+/** Size of ::attn_local_attention_out_t in this header version. */
+#define ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE \
+  (offsetof(attn_local_attention_out_t, extension) + sizeof(void*))
+/** Initializer: no outputs. */
+#define ATTN_LOCAL_ATTENTION_OUT_INIT \
+  { ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+
+/**
+ * @brief The number of local-attention virtual batches of a batch, to size the outputs of
+ * attn_make_local_attention_virtual_batches().
+ * @param[in] attn_chunk_size Local attention chunk (> 0).
+ * @param[in] common The batch (host mirrors of query_start_loc and seq_lens required).
+ * @param[out] out Receives V.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
+ */
+ATTN_API attn_error_t* attn_local_attention_num_virtual_batches(int32_t attn_chunk_size,
+                                                                const attn_common_metadata_t* common,
+                                                                int64_t* out) ATTN_NOEXCEPT;
+
+/**
+ * @brief vLLM's make_local_attention_virtual_batches: every request split into its local
+ * attention chunks ("virtual batches"), each an independent request of the new batch.
+ *
+ * Per request: q_tokens_in_first_block = min(chunk - (context % chunk), q_len);
+ * tokens_in_last_block = chunk + (seq_len % -chunk); local blocks = 1 + cdiv(q_len -
+ * q_tokens_in_first_block, chunk); the local query lengths are the first block's, then chunks,
+ * the last partial; KV lengths are chunk except tokens_in_last_block for the last; block table
+ * rows start at k_start // block_size (k_start = seq_len - (reverse index * chunk +
+ * tokens_in_last_block)), clipped to the table's last column. The result keeps
+ * num_actual_tokens and slot_mapping, recomputes max_query_len and max_seq_len, and is causal.
+ * The remap (virtual_req, virtual_block_start) rebuilds the local table from another group's
+ * table: attn_remap_local_block_table().
+ * @param[in] attn_chunk_size Local attention chunk (> 0, a multiple of block_size).
+ * @param[in] common The batch (host mirrors of query_start_loc and seq_lens required).
+ * @param[in] block_size Tokens per KV block (> 0).
+ * @param[in] outputs The output tensors.
+ * @param[out] out Receives metadata of kind "common" (num_reqs = V), owned by the caller.
+ * @param[in] stream CUDA stream for device tensors (two kernels).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT ("attn_chunk_size 24 is not divisible by
+ *         block_size 16", outputs too small).
+ */
+ATTN_API attn_error_t* attn_make_local_attention_virtual_batches(
+    int32_t attn_chunk_size, const attn_common_metadata_t* common, int32_t block_size,
+    const attn_local_attention_out_t* outputs, attn_metadata_t** out,
+    attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief The local-attention remap applied to another block table (vLLM's make_block_table
+ * lambda): out[v][j] = block_table[virtual_req[v]][min(virtual_block_start[v] + j, width - 1)]
+ * for out.shape[1] columns.
+ * @param[in] block_table The (rows, width) int32 table to remap.
+ * @param[in] virtual_req (>= num_virtual_batches,) int32 from the virtual batches.
+ * @param[in] virtual_block_start (>= num_virtual_batches,) int32.
+ * @param[in] num_virtual_batches V.
+ * @param[in] out (>= V, pages) int32 output table.
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
+ */
+ATTN_API attn_error_t* attn_remap_local_block_table(const attn_tensor_t* block_table,
+                                                    const attn_tensor_t* virtual_req,
+                                                    const attn_tensor_t* virtual_block_start,
+                                                    int64_t num_virtual_batches,
+                                                    const attn_tensor_t* out,
+                                                    attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief ubatch_utils' slice_query_start_locs: out[k] = query_start_loc[start + k] -
+ * query_start_loc[start] for requests [start, stop).
+ * @param[in] query_start_loc (>= stop + 1,) int32, host or CUDA.
+ * @param[in] request_start First request (0 <= start <= stop).
+ * @param[in] request_stop One past the last request.
+ * @param[in] out (>= stop - start + 1,) int32 where query_start_loc lives.
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
+ */
+ATTN_API attn_error_t* attn_slice_query_start_locs(const attn_tensor_t* query_start_loc,
+                                                   int64_t request_start, int64_t request_stop,
+                                                   const attn_tensor_t* out,
+                                                   attn_stream_t stream) ATTN_NOEXCEPT;
+
+/** A micro-batch: a request range and a token range, both end-exclusive. */
+typedef struct attn_ubatch_slice {
+  size_t struct_size;     /**< ::ATTN_UBATCH_SLICE_STRUCT_SIZE. */
+  int64_t request_start;  /**< First request. */
+  int64_t request_stop;   /**< One past the last request. */
+  int64_t token_start;    /**< First token. */
+  int64_t token_stop;     /**< One past the last token. */
+} attn_ubatch_slice_t;
+
+/** Size of ::attn_ubatch_slice_t in this header version. */
+#define ATTN_UBATCH_SLICE_STRUCT_SIZE (offsetof(attn_ubatch_slice_t, token_stop) + sizeof(int64_t))
+/** Initializer: an empty slice. */
+#define ATTN_UBATCH_SLICE_INIT { ATTN_UBATCH_SLICE_STRUCT_SIZE, 0, 0, 0, 0 }
+
+/**
+ * @brief vLLM's maybe_create_ubatch_slices(should_ubatch=True, ...): token split points at
+ * split_point * i, each slice's requests those overlapping its tokens; the padded slices extend
+ * the last one to num_reqs_padded requests and num_tokens_padded tokens.
+ * @param[in] num_scheduled_tokens Host array of `num_reqs` counts.
+ * @param[in] num_reqs Requests.
+ * @param[in] num_tokens_padded Tokens after padding (>= the scheduled total).
+ * @param[in] num_reqs_padded Requests after padding (>= num_reqs).
+ * @param[in] num_ubatches Micro-batches (>= 1).
+ * @param[in] split_point Tokens per split; 0 for num_tokens_padded / num_ubatches.
+ * @param[in,out] out_slices `num_ubatches` slices whose struct_size is set.
+ * @param[in,out] out_padded_slices `num_ubatches` slices whose struct_size is set.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
+ */
+ATTN_API attn_error_t* attn_maybe_create_ubatch_slices(const int32_t* num_scheduled_tokens,
+                                                       int64_t num_reqs, int64_t num_tokens_padded,
+                                                       int64_t num_reqs_padded, int32_t num_ubatches,
+                                                       int64_t split_point,
+                                                       attn_ubatch_slice_t* out_slices,
+                                                       attn_ubatch_slice_t* out_padded_slices)
+    ATTN_NOEXCEPT;
+
+/** Output tensors of one micro-batch's metadata (n = its requests). */
+typedef struct attn_ubatch_out {
+  size_t struct_size;                       /**< ::ATTN_UBATCH_OUT_STRUCT_SIZE. */
+  const attn_tensor_t* query_start_loc;     /**< (>= n + 1,) int32 where the batch lives. */
+  const attn_tensor_t* query_start_loc_cpu; /**< (>= n + 1,) int32, host. */
+  const attn_tensor_t* seq_lens;            /**< (>= n,) int32 where the batch lives. */
+  const attn_tensor_t* seq_lens_cpu;        /**< Optional (>= n,) int32, host; filled when the
+                                                 batch's seq_lens are readable on the host. */
+  void* extension;                          /**< Reserved; must be NULL. */
+} attn_ubatch_out_t;
+
+/** Size of ::attn_ubatch_out_t in this header version. */
+#define ATTN_UBATCH_OUT_STRUCT_SIZE (offsetof(attn_ubatch_out_t, extension) + sizeof(void*))
+/** Initializer: no outputs. */
+#define ATTN_UBATCH_OUT_INIT { ATTN_UBATCH_OUT_STRUCT_SIZE, NULL, NULL, NULL, NULL, NULL }
+
+/**
+ * @brief ubatch_utils' _make_metadata_with_slice: the batch of one micro-batch.
+ *
+ * query_start_loc is sliced and rebased; a first request cut by the token split loses its
+ * earlier tokens from the query lengths (its seq_len is kept); a last request cut by the split
+ * loses its later tokens from both its query length and its seq_len (context + the tokens in
+ * this part). block_table and slot_mapping are views of the slice's rows and tokens;
+ * max_seq_len is kept, max_query_len recomputed (the input's when every query is empty);
+ * causal.
+ * @param[in] common The batch (query_start_loc_cpu required on a device batch).
+ * @param[in] slice Requests and tokens; token_start must lie in the first request.
+ * @param[in] outputs The output tensors.
+ * @param[out] out Receives metadata of kind "common", owned by the caller.
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (empty slice, token_start outside its
+ *         first request, ranges beyond the batch).
+ */
+ATTN_API attn_error_t* attn_make_metadata_with_slice(const attn_common_metadata_t* common,
+                                                     const attn_ubatch_slice_t* slice,
+                                                     const attn_ubatch_out_t* outputs,
+                                                     attn_metadata_t** out,
+                                                     attn_stream_t stream) ATTN_NOEXCEPT;
+
+/**
+ * @brief ubatch_utils' split_attn_metadata: attn_make_metadata_with_slice() for each slice.
+ * @param[in] common The batch.
+ * @param[in] slices `num_slices` slices.
+ * @param[in] num_slices Slices.
+ * @param[in] outputs `num_slices` output sets.
+ * @param[out] out `num_slices` metadata pointers, each owned by the caller; on failure none is
+ *             written (and nothing is left allocated).
+ * @param[in] stream CUDA stream for device tensors.
+ * @return NULL on success; the first slice's error, its message prefixed with "slices[k]: ".
+ */
+ATTN_API attn_error_t* attn_split_attn_metadata(const attn_common_metadata_t* common,
+                                                const attn_ubatch_slice_t* slices,
+                                                size_t num_slices,
+                                                const attn_ubatch_out_t* outputs,
+                                                attn_metadata_t** out,
+                                                attn_stream_t stream) ATTN_NOEXCEPT;
 
 /** @} */
 

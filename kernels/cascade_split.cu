@@ -3,6 +3,7 @@
 
 #include "device_guard.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace attn::kernels {
 namespace {
@@ -31,12 +32,7 @@ int cascade_split(int device_id, void* stream, const int32_t* seq_lens, int64_t 
                   int32_t* suffix_kv_lens) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
-  constexpr int kThreads = 256;
-  int64_t blocks = (num_reqs + kThreads - 1) / kThreads;
-  if (blocks < 1) blocks = 1;
-  if (blocks > 1024) blocks = 1024;
-  cascade_split_kernel<<<static_cast<unsigned>(blocks), kThreads, 0,
-                         static_cast<cudaStream_t>(stream)>>>(
+  cascade_split_kernel<<<grid_for(num_reqs), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       seq_lens, num_reqs, static_cast<int32_t>(num_actual_tokens),
       static_cast<int32_t>(common_prefix_len), cu_prefix_query_lens, prefix_kv_lens,
       suffix_kv_lens);

@@ -32,4 +32,58 @@ int dcp_context_kv_lens(int device_id, void* stream, const int32_t* query_start_
                         const int32_t* seq_lens, int64_t num_reqs, int32_t dcp_size,
                         int32_t dcp_rank, int32_t interleave, int32_t* out) noexcept;
 
+/// See ops::dcp_local_seq_lens. One launch.
+int dcp_local_seq_lens(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
+                       int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
+                       int32_t* out) noexcept;
+
+/// See ops::slice_query_start_locs. One launch.
+int slice_query_start_locs(int device_id, void* stream, const int32_t* qsl, int64_t start,
+                           int64_t stop, int32_t skip_first, int32_t skip_last,
+                           int32_t* out) noexcept;
+
+/// See ops::copy_trim_last. One launch.
+int copy_trim_last(int device_id, void* stream, const int32_t* in, int64_t n, int32_t skip_last,
+                   int32_t* out) noexcept;
+
+/// See ops::compute_slot_mapping. One launch (one block per request, one for the padding).
+int compute_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
+                         const int64_t* positions, int64_t num_tokens, const int32_t* block_table,
+                         int64_t bt_stride, int64_t bt_width, int32_t block_size,
+                         int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
+                         int64_t* slot_mapping, int64_t max_num_tokens) noexcept;
+
+/// See ops::paged_kv_metadata. One fused launch: each block sums the pages of the requests
+/// before its own (a block reduction), then writes its indptr, last page length and indices.
+int paged_kv_metadata(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
+                      const int32_t* block_table, int64_t bt_stride, int32_t page_size,
+                      int32_t* indptr, int32_t* indices, int32_t* last_page_len) noexcept;
+
+/// See ops::causal_conv1d_metadata. One single-block launch (a block scan over requests).
+int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,
+                           int64_t num_prefills, int64_t num_programs, int32_t* batch_ptr,
+                           int32_t* token_chunk_offset_ptr) noexcept;
+
+/// See ops::fast_prefill_query_start_loc. One launch (a binary search per request).
+int fast_prefill_query_start_loc(int device_id, void* stream, const int32_t* qsl,
+                                 int64_t num_reqs, const void* logits_indices, int32_t index_bits,
+                                 int64_t num_logits_indices, int32_t* out) noexcept;
+
+/// See ops::local_attention_virtual_batches. Two launches: a single-block plan (block scan of
+/// each request's local block count) and the block-table gather.
+int local_attention_virtual_batches(int device_id, void* stream, const int32_t* qsl,
+                                    const int32_t* seq_lens, int64_t num_reqs, int32_t chunk,
+                                    int32_t block_size, const int32_t* block_table,
+                                    int64_t bt_rows, int64_t bt_stride, int64_t bt_width,
+                                    int32_t* qsl_local,
+                                    int32_t* seq_lens_local, int32_t* bt_local,
+                                    int64_t out_stride, int32_t* virtual_req,
+                                    int32_t* virtual_block_start, int64_t num_virtual) noexcept;
+
+/// See ops::remap_block_table. One launch. Reads num_virtual from the host.
+int remap_block_table(int device_id, void* stream, const int32_t* block_table, int64_t bt_rows,
+                      int64_t bt_stride, int64_t bt_width, const int32_t* virtual_req,
+                      const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
+                      int32_t* out, int64_t out_stride) noexcept;
+
 }  // namespace attn::kernels

@@ -5,11 +5,11 @@
 #include "capi/api_guard.h"
 #include "capi/convert.h"
 #include "capi/handles.h"
+#include "capi/owned_metadata.h"
 #include "core/common_metadata.h"
 
 namespace attn::capi {
 
-/// Wraps batch-utility output as caller-owned metadata of kind "common".
 attn_metadata_t* own_common(const CommonMetadata& c) {
   auto handle = std::make_unique<attn_metadata>();
   handle->owned = std::make_unique<Metadata>(to_metadata(c));

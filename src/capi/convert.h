@@ -56,6 +56,32 @@ void write_struct(T* out, const T& value, size_t min_size, const char* name) {
   out->struct_size = size;
 }
 
+/// Element i of an array of versioned structs whose stride is the first element's struct_size
+/// (each element must carry the same struct_size, at least min_size).
+template <class T>
+const T* array_element(const T* base, size_t i, size_t min_size, const char* name) {
+  const size_t stride = base[0].struct_size;
+  if (stride < min_size)
+    invalid(name, "[0].struct_size=", stride, " is smaller than ", min_size,
+            ", the size of the first ABI version");
+  const T* e = reinterpret_cast<const T*>(reinterpret_cast<const char*>(base) + i * stride);
+  if (e->struct_size != stride)
+    invalid(name, "[", i, "].struct_size=", e->struct_size, " differs from ", name,
+            "[0].struct_size=", stride);
+  return e;
+}
+template <class T>
+T* array_element(T* base, size_t i, size_t min_size, const char* name) {
+  return const_cast<T*>(array_element(static_cast<const T*>(base), i, min_size, name));
+}
+
+inline constexpr size_t kBatchSplitSizeV1 = ATTN_BATCH_SPLIT_STRUCT_SIZE;
+inline constexpr size_t kSlotMappingArgsSizeV1 = ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE;
+inline constexpr size_t kConv1dInfoSizeV1 = ATTN_CONV1D_INFO_STRUCT_SIZE;
+inline constexpr size_t kLocalAttentionOutSizeV1 = ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE;
+inline constexpr size_t kUbatchSliceSizeV1 = ATTN_UBATCH_SLICE_STRUCT_SIZE;
+inline constexpr size_t kUbatchOutSizeV1 = ATTN_UBATCH_OUT_STRUCT_SIZE;
+
 /// A borrowed view; nullopt for NULL. Checks ndim (0..8), shape and strides.
 std::optional<Tensor> to_tensor(const attn_tensor_t* t, const char* name);
 /// As to_tensor, NULL refused.

@@ -85,8 +85,8 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   // Required tensors.
   if (!c.query_start_loc) invalid("common->query_start_loc is NULL");
   if (!c.seq_lens) invalid("common->seq_lens is NULL");
-  if (!c.block_table_tensor) invalid("common->block_table_tensor is NULL");
-  if (!c.slot_mapping) invalid("common->slot_mapping is NULL");
+  if (lim.require_tables && !c.block_table_tensor) invalid("common->block_table_tensor is NULL");
+  if (lim.require_tables && !c.slot_mapping) invalid("common->slot_mapping is NULL");
 
   const Device where = lim.device ? *lim.device : c.query_start_loc->device;
   check_vector(c.query_start_loc, "common->query_start_loc", kInt32, c.num_reqs + 1, where);
@@ -94,17 +94,25 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   check_mirror(c.query_start_loc_cpu, "common->query_start_loc_cpu", kInt32, c.num_reqs + 1);
   check_mirror(c.seq_lens_cpu, "common->seq_lens_cpu", kInt32, c.num_reqs);
 
-  const Tensor& bt = *c.block_table_tensor;
-  expect_dtype(bt, "common->block_table_tensor", kInt32);
-  expect_rows(bt, "common->block_table_tensor", c.num_reqs);
-  expect_data(bt, "common->block_table_tensor");
-  expect_device(bt, "common->block_table_tensor", where);
-
-  const Tensor& sm = *c.slot_mapping;
-  expect_index_dtype(sm, "common->slot_mapping");
-  expect_vector(sm, "common->slot_mapping", c.num_actual_tokens);
-  expect_data(sm, "common->slot_mapping");
-  expect_device(sm, "common->slot_mapping", where);
+  if (c.block_table_tensor) {
+    const Tensor& bt = *c.block_table_tensor;
+    expect_dtype(bt, "common->block_table_tensor", kInt32);
+    expect_rows(bt, "common->block_table_tensor", c.num_reqs);
+    expect_data(bt, "common->block_table_tensor");
+    expect_device(bt, "common->block_table_tensor", where);
+  }
+  if (c.slot_mapping) {
+    const Tensor& sm = *c.slot_mapping;
+    expect_index_dtype(sm, "common->slot_mapping");
+    // At least num_actual_tokens: vLLM's fast-prefill batch keeps the full slot mapping.
+    if (sm.ndim != 1) invalid("common->slot_mapping has ndim=", sm.ndim, ", expected 1");
+    if (sm.shape[0] < c.num_actual_tokens)
+      invalid("common->slot_mapping has shape (", sm.shape[0], ",), fewer than common->num_actual_tokens=",
+              c.num_actual_tokens);
+    expect_vector(sm, "common->slot_mapping", sm.shape[0]);
+    expect_data(sm, "common->slot_mapping");
+    expect_device(sm, "common->slot_mapping", where);
+  }
 
   if (c.logits_indices_padded) {
     const Tensor& li = *c.logits_indices_padded;
@@ -138,6 +146,9 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     c.seq_lens_host = c.seq_lens_cpu->as<const int32_t>();
   else if (c.seq_lens->host_accessible())
     c.seq_lens_host = c.seq_lens->as<const int32_t>();
+  else if (lim.require_host_seq_lens)
+    invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
+            c.seq_lens->device.to_string());
   else
     c.seq_lens_host = nullptr;
 
@@ -160,7 +171,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   c.host_max_seq_len = -1;
   if (c.seq_lens_host != nullptr) {
     const int32_t* sl = c.seq_lens_host;
-    const int64_t width = bt.shape[1];
+    const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
     int64_t longest = 0;
     for (int64_t i = 0; i < c.num_reqs; ++i) {
       const int64_t q = c.query_len(i);
@@ -172,7 +183,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
       if (lim.max_model_len >= 0 && sl[i] > lim.max_model_len)
         invalid("common->seq_lens[", i, "]=", sl[i], " exceeds config->max_model_len=",
                 lim.max_model_len);
-      if (lim.block_size > 0) {
+      if (lim.block_size > 0 && c.block_table_tensor) {
         const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
         if (blocks > width)
           invalid("common->block_table_tensor has ", width, " columns but request ", i,
@@ -220,7 +231,7 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   u.max_query_len = c.max_query_len;
   u.max_seq_len = c.max_seq_len;
   u.block_table_tensor = reqs(c.block_table_tensor);
-  u.slot_mapping = slice_rows(*c.slot_mapping, num_actual_tokens);
+  if (c.slot_mapping) u.slot_mapping = slice_rows(*c.slot_mapping, num_actual_tokens);
   u.causal = c.causal;
   u.logits_indices_padded = c.logits_indices_padded;
   u.num_logits_indices = c.num_logits_indices;
@@ -230,6 +241,7 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   u.dcp_local_seq_lens_cpu = reqs(c.dcp_local_seq_lens_cpu);
   CommonLimits lim;
   lim.device = c.query_start_loc->device;
+  lim.require_tables = false;
   validate(u, lim);
   return u;
 }

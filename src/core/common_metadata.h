@@ -53,6 +53,8 @@ struct CommonLimits {
   int64_t max_model_len = -1;
   int32_t block_size = 0;          ///< >0: block table wide enough for cdiv(seq_len, block_size).
   bool full = false;               ///< Also compare device tensors with their host mirrors.
+  bool require_tables = true;      ///< block_table_tensor and slot_mapping must be given.
+  bool require_host_seq_lens = false;  ///< seq_lens must be readable on the host (or mirrored).
 };
 
 /// Checks shapes, dtypes, devices and (from host memory) values; fills the host views.

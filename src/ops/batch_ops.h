@@ -1,8 +1,17 @@
-// Batch operations: the one header of src/ops. Every op has a host implementation (the
-// reference, used on CPU-only machines) and a CUDA implementation in kernels/, selected by
-// Exec::on_cuda; tests compare the two wherever a GPU exists. Pointers are host pointers for a
-// host Exec and device pointers for a CUDA one. Ops trust their callers (src/core and
-// src/backends validate first) except where a check costs nothing.
+// Batch operations: the one header of src/ops. They are vLLM's utilities
+// (vllm/v1/attention/backends/utils.py, vllm/v1/worker/block_table.py, ubatch_utils.py) on raw
+// arrays.
+//
+// Two kinds:
+//  - host-only: ops whose results are host scalars or small host lists that steer the
+//    runtime's control flow (splits, the reorder swap list, prefill chunks, local-attention
+//    planning). vLLM computes them on the CPU from the *_cpu mirrors; so does libattn.
+//  - tensor ops: they take an Exec and run on the host (the reference) or as CUDA kernels
+//    (kernels/), writing caller-provided buffers; tests compare the two wherever a GPU exists.
+//    Pointers are host pointers for a host Exec and device pointers for a CUDA one.
+//
+// Ops trust their callers (src/core validates first); a precondition vLLM asserts is checked
+// here too and reported as OpError(kInvalidArgument).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +19,67 @@
 #include "ops/exec.h"
 
 namespace attn::ops {
+
+// ---- host-only ------------------------------------------------------------------------------
+
+/// Counts of a batch split. split_decodes_and_prefills leaves the extend counts at 0.
+struct BatchSplit {
+  int64_t num_decodes = 0;
+  int64_t num_extends = 0;
+  int64_t num_prefills = 0;
+  int64_t num_decode_tokens = 0;
+  int64_t num_extend_tokens = 0;
+  int64_t num_prefill_tokens = 0;
+};
+
+/// vLLM's split_decodes_and_prefills on a reordered batch (decodes first).
+BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
+                                      int64_t num_tokens, int64_t max_query_len,
+                                      int32_t decode_threshold, bool require_uniform);
+
+/// vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend -> prefill.
+BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
+                                              const int32_t* seq_lens, int64_t num_reqs,
+                                              int64_t num_tokens, int64_t max_query_len,
+                                              int32_t decode_threshold);
+
+/// vLLM's reorder_batch_to_split_decodes_and_prefills, as the list of swap_states(src, dst)
+/// calls it makes, in order: swaps[2k] = src, swaps[2k+1] = dst. `swaps` holds 2 * num_reqs
+/// entries (a batch never needs more than num_reqs swaps). Returns the number of swaps (0: the
+/// batch is already ordered).
+int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
+                            const int32_t* num_computed_tokens, int64_t num_reqs,
+                            int32_t decode_threshold, int32_t* swaps);
+
+/// vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
+/// workspace_size; bounds[2k], bounds[2k+1] = start, end (+ request_offset). `bounds` holds
+/// 2 * num_seqs entries. Returns the number of chunks. OpError when a seq_len exceeds the
+/// workspace.
+int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t workspace_size,
+                             int64_t request_offset, int64_t* bounds);
+
+/// The host side of make_local_attention_virtual_batches: everything but the device copies.
+/// Arrays hold num_virtual_batches(...) entries (query_start_loc_local one more).
+struct LocalAttentionPlan {
+  int64_t num_virtual_batches = 0;
+  int64_t max_query_len = 0;
+  int64_t max_seq_len = 0;
+};
+/// Number of virtual batches: sum over requests of 1 + cdiv(q_len - q_tokens_in_first_block,
+/// chunk).
+int64_t local_attention_num_virtual_batches(const int32_t* query_start_loc,
+                                            const int32_t* seq_lens, int64_t num_reqs,
+                                            int32_t attn_chunk_size);
+/// Fills the local query_start_loc (V + 1), seq_lens (V), num_computed_tokens (V), and the
+/// per-virtual-batch source request and first block (V each); any output may be null.
+LocalAttentionPlan local_attention_plan(const int32_t* query_start_loc, const int32_t* seq_lens,
+                                        int64_t num_reqs, int32_t attn_chunk_size,
+                                        int32_t block_size, int32_t* query_start_loc_local,
+                                        int32_t* seq_lens_local,
+                                        int32_t* num_computed_tokens_local,
+                                        int32_t* virtual_req, int32_t* virtual_block_start);
+
+// ---- tensor ops (host and CUDA) -------------------------------------------------------------
 
 /// FlashAttention's cascade split (vLLM flash_attn.py, build(), use_cascade branch):
 /// cu_prefix_query_lens = [0, num_actual_tokens], prefix_kv_lens = [common_prefix_len],
@@ -20,14 +90,19 @@ void cascade_split(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
                    int32_t* suffix_kv_lens);
 
 /// vLLM's get_dcp_local_seq_lens for one rank, of the context lengths
-/// (seq_lens[i] - query_len[i]) as FlashAttention's DCP path computes them:
-/// base = ctx // interleave // dcp_size * interleave; remainder = ctx - base * dcp_size;
-/// out[i] = base + clip(remainder - dcp_rank * interleave, 0, interleave).
+/// (seq_lens[i] - query_len[i]) as FlashAttention's DCP path computes them.
 void dcp_context_kv_lens(const Exec& exec, const int32_t* query_start_loc,
                          const int32_t* seq_lens, int64_t num_reqs, int32_t dcp_size,
                          int32_t dcp_rank, int32_t interleave, int32_t* out);
 
-/// Host reference of get_dcp_local_seq_lens for one length (shared by ops and tests of ops).
+/// vLLM's get_dcp_local_seq_lens: out[i] for one rank (dcp_rank >= 0, out has num_reqs
+/// entries), or out[i * dcp_size + r] for every rank (dcp_rank < 0, num_reqs x dcp_size).
+void dcp_local_seq_lens(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
+                        int32_t dcp_size, int32_t dcp_rank, int32_t interleave, int32_t* out);
+
+/// Host reference of get_dcp_local_seq_lens for one length (shared by ops and tests of ops):
+/// base = len // interleave // dcp_size * interleave; remainder = len - base * dcp_size;
+/// local = base + clip(remainder - dcp_rank * interleave, 0, interleave).
 inline int32_t dcp_local_len(int64_t len, int32_t dcp_size, int32_t dcp_rank,
                              int32_t interleave) {
   // Python floor division; lengths are non-negative after validation, but keep floor semantics.
@@ -38,5 +113,79 @@ inline int32_t dcp_local_len(int64_t len, int32_t dcp_size, int32_t dcp_rank,
   if (rem > interleave) rem = interleave;
   return static_cast<int32_t>(base + rem);
 }
+
+/// ubatch_utils' slice_query_start_locs plus _make_metadata_with_slice's split adjustments:
+/// out[k] = qsl[start + k] - qsl[start] for k in [0, stop - start]; then out[1:] -= skip_first
+/// and out[last] -= skip_last.
+void slice_query_start_locs(const Exec& exec, const int32_t* query_start_loc, int64_t start,
+                            int64_t stop, int32_t skip_first, int32_t skip_last, int32_t* out);
+
+/// out[k] = in[k] for k < n, then out[n - 1] -= skip_last (n > 0): a request's seq_len cut by
+/// a micro-batch split.
+void copy_trim_last(const Exec& exec, const int32_t* in, int64_t n, int32_t skip_last,
+                    int32_t* out);
+
+/// block_table.py's compute_slot_mapping: for each request r and token t in
+/// [qsl[r], qsl[r+1]): block = block_table[r][pos / (block_size * dcp_size)]; with DCP only the
+/// rank's tokens get a slot (others PAD_SLOT_ID); slots [num_tokens, max_num_tokens) are set to
+/// PAD_SLOT_ID. A block index beyond the table's width gives PAD_SLOT_ID (no out-of-bounds
+/// read; the host path of src/core reports it as an error first).
+void compute_slot_mapping(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                          const int64_t* positions, int64_t num_tokens,
+                          const int32_t* block_table, int64_t block_table_stride,
+                          int64_t block_table_width, int32_t block_size, int32_t dcp_size,
+                          int32_t dcp_rank, int32_t interleave, int64_t* slot_mapping,
+                          int64_t max_num_tokens);
+
+/// FlashInfer's paged KV layout of a batch: indptr (num_reqs + 1) = prefix sum of
+/// cdiv(seq_len, page_size); indices = each block-table row's first cdiv(seq_len, page_size)
+/// entries, concatenated; last_page_len = seq_len % page_size, or page_size when that is 0 and
+/// seq_len > 0. One fused pass (one kernel on CUDA).
+void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
+                       const int32_t* block_table, int64_t block_table_stride, int32_t page_size,
+                       int32_t* indptr, int32_t* indices, int32_t* last_page_len);
+
+/// compute_causal_conv1d_metadata's device buffers for BLOCK_M = 8: programs of each prefill
+/// request (cdiv(seqlen, 8) each) numbered in order; batch_ptr[p] = its request,
+/// token_chunk_offset_ptr[p] = its index within the request, for p < total; PAD_SLOT_ID for
+/// p in [total, num_programs).
+void causal_conv1d_metadata(const Exec& exec, const int32_t* query_start_loc_p,
+                            int64_t num_prefills, int64_t num_programs, int32_t* batch_ptr,
+                            int32_t* token_chunk_offset_ptr);
+
+/// make_kv_sharing_fast_prefill_common_attn_metadata's new query_start_loc: out[0] = 0,
+/// out[r + 1] = number of logits indices i with bucketize(i, qsl[1:], right=True) <= r.
+/// `logits_indices` are int32 (index_bits 32) or int64 (64), sorted.
+void fast_prefill_query_start_loc(const Exec& exec, const int32_t* query_start_loc,
+                                  int64_t num_reqs, const void* logits_indices,
+                                  int32_t index_bits, int64_t num_logits_indices, int32_t* out);
+
+/// make_local_attention_virtual_batches' device-side arrays, from query_start_loc and seq_lens
+/// on the Exec's device: the local query_start_loc (V + 1), seq_lens (V), the remap
+/// (virtual_req, virtual_block_start: the request and first block of each virtual batch, V
+/// each) and the local block table (V x chunk/block_size, row stride out_stride):
+/// row v, column j = block_table[virtual_req[v]][min(virtual_block_start[v] + j, width - 1)].
+/// The remap is vLLM's (batch_indices, block_indices) in compact form. `num_virtual` is V, known
+/// on the host from the mirrors (local_attention_num_virtual_batches). Two launches on CUDA.
+void local_attention_virtual_batches(const Exec& exec, const int32_t* query_start_loc,
+                                     const int32_t* seq_lens, int64_t num_reqs,
+                                     int32_t attn_chunk_size, int32_t block_size,
+                                     const int32_t* block_table, int64_t block_table_rows,
+                                     int64_t block_table_stride, int64_t block_table_width,
+                                     int32_t* query_start_loc_local,
+                                     int32_t* seq_lens_local, int32_t* block_table_local,
+                                     int64_t out_stride, int32_t* virtual_req,
+                                     int32_t* virtual_block_start, int64_t num_virtual);
+
+/// The remap applied to another block table (what update_block_table reuses): rows as above,
+/// num_virtual rows of `pages` columns. A negative column counts from the end, as numpy's
+/// indexing does (a zero-length request of seq_len 0 starts its chunk at -chunk). A request
+/// index outside [0, block_table_rows) gives a row of zeros (vLLM's null block), never a read
+/// outside the table.
+void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t block_table_rows,
+                       int64_t block_table_stride, int64_t block_table_width,
+                       const int32_t* virtual_req,
+                       const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
+                       int32_t* out, int64_t out_stride);
 
 }  // namespace attn::ops

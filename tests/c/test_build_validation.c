@@ -147,7 +147,7 @@ static void test_rejected(void** state) {
   expect_rejected(f, c_bt_rowstride, 0, E, "common->block_table_tensor has row stride 2, smaller than its 8 columns");
   expect_rejected(f, c_bt_dtype, 0, E, "common->block_table_tensor has dtype int64, expected int32");
   expect_rejected(f, c_sm_dtype, 0, E, "common->slot_mapping has dtype float64, expected int32 or int64");
-  expect_rejected(f, c_sm_len, 0, E, "common->slot_mapping has shape (6,), expected (7,)");
+  expect_rejected(f, c_sm_len, 0, E, "common->slot_mapping has shape (6,), fewer than common->num_actual_tokens=7");
   expect_rejected(f, c_reqs_limit, 0, E, "common->num_reqs=9 exceeds config->max_num_seqs=8");
   expect_rejected(f, c_reqs_negative, 0, E, "common->num_reqs=-1 is negative");
   expect_rejected(f, c_tokens_limit, 0, E, "common->num_actual_tokens=65 exceeds config->max_num_batched_tokens=64");

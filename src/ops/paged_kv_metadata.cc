@@ -1,0 +1,35 @@
+// FlashInfer's paged KV indptr / indices / last_page_len: host reference and CUDA dispatch.
+#include "ops/batch_ops.h"
+#include "ops/cuda_dispatch.h"
+
+namespace attn::ops {
+
+void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
+                       const int32_t* block_table, int64_t bt_stride, int32_t page_size,
+                       int32_t* indptr, int32_t* indices, int32_t* last_page_len) {
+  if (exec.on_cuda) {
+#if ATTN_WITH_CUDA
+    detail::check_launch(kernels::paged_kv_metadata(exec.device_id, exec.stream, seq_lens,
+                                                    num_reqs, block_table, bt_stride, page_size,
+                                                    indptr, indices, last_page_len),
+                         "paged_kv_metadata");
+    return;
+#else
+    detail::no_cuda("paged_kv_metadata");
+#endif
+  }
+  int32_t total = 0;
+  indptr[0] = 0;
+  for (int64_t r = 0; r < num_reqs; ++r) {
+    const int32_t len = seq_lens[r];
+    const int32_t pages = (len + page_size - 1) / page_size;
+    const int32_t* row = block_table + r * bt_stride;
+    for (int32_t j = 0; j < pages; ++j) indices[total + j] = row[j];
+    total += pages;
+    indptr[r + 1] = total;
+    const int32_t rem = len % page_size;
+    last_page_len[r] = rem == 0 && len != 0 ? page_size : rem;
+  }
+}
+
+}  // namespace attn::ops

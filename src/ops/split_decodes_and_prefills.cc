@@ -1,0 +1,97 @@
+// vLLM's split_decodes_and_prefills and split_decodes_prefills_and_extends (host-only: they
+// read query_start_loc_cpu / seq_lens_cpu, as vLLM does).
+#include <string>
+
+#include "ops/batch_ops.h"
+#include "ops/op_error.h"
+
+namespace attn::ops {
+namespace {
+int64_t query_len(const int32_t* qsl, int64_t i) {
+  return static_cast<int64_t>(qsl[i + 1]) - qsl[i];
+}
+
+BatchSplit all_decodes(int64_t num_reqs, int64_t num_tokens) {
+  BatchSplit s;
+  s.num_decodes = num_reqs;
+  s.num_decode_tokens = num_tokens;
+  return s;
+}
+}  // namespace
+
+BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
+                                      int64_t max_query_len, int32_t decode_threshold,
+                                      bool require_uniform) {
+  if (max_query_len <= decode_threshold && (!require_uniform || decode_threshold <= 1))
+    return all_decodes(num_reqs, num_tokens);
+  if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
+  const int64_t first_len = query_len(qsl, 0);
+  if (first_len > decode_threshold) {  // the first request is not a decode: no decodes at all
+    BatchSplit s;
+    s.num_prefills = num_reqs;
+    s.num_prefill_tokens = num_tokens;
+    return s;
+  }
+  int64_t first_prefill = -1;
+  if (require_uniform) {
+    // A padded uniform batch (for full CUDA graphs): zero-length requests are padding and count
+    // as decodes, so that num_decodes matches the captured size.
+    bool uniform = true;
+    for (int64_t i = 0; i < num_reqs && uniform; ++i) {
+      const int64_t q = query_len(qsl, i);
+      uniform = q == first_len || q == 0;
+    }
+    if (uniform) {
+      if (num_reqs * first_len != num_tokens)
+        throw OpError(OpStatus::kInvalidArgument,
+                      "tokens not padded correctly: num_reqs=" + std::to_string(num_reqs) +
+                          " times query length " + std::to_string(first_len) +
+                          " is not num_actual_tokens=" + std::to_string(num_tokens));
+      return all_decodes(num_reqs, num_tokens);
+    }
+    for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
+      if (query_len(qsl, i) != first_len) first_prefill = i;
+  } else {
+    for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
+      if (query_len(qsl, i) > decode_threshold) first_prefill = i;
+  }
+  if (first_prefill < 0) return all_decodes(num_reqs, num_tokens);
+  BatchSplit s;
+  s.num_decodes = first_prefill;
+  s.num_prefills = num_reqs - first_prefill;
+  s.num_decode_tokens = qsl[first_prefill];
+  s.num_prefill_tokens = num_tokens - s.num_decode_tokens;
+  return s;
+}
+
+BatchSplit split_decodes_prefills_and_extends(const int32_t* qsl, const int32_t* seq_lens,
+                                              int64_t num_reqs, int64_t num_tokens,
+                                              int64_t max_query_len, int32_t decode_threshold) {
+  if (max_query_len <= decode_threshold) return all_decodes(num_reqs, num_tokens);
+  // argmax over booleans: the first true index, 0 when none is true (numpy/torch semantics).
+  int64_t first_extend = -1, first_prefill = -1;
+  for (int64_t i = 0; i < num_reqs; ++i) {
+    const int64_t q = query_len(qsl, i);
+    const bool prefill_or_extend = q > decode_threshold;
+    if (prefill_or_extend && first_extend < 0) first_extend = i;
+    if (prefill_or_extend && seq_lens[i] == q && first_prefill < 0) first_prefill = i;
+  }
+  BatchSplit s;
+  s.num_decodes = first_extend < 0 ? 0 : first_extend;
+  s.num_decode_tokens = qsl[s.num_decodes];
+  if (first_extend < 0) return s;
+  const int64_t num_prefills_or_extends = num_reqs - s.num_decodes;
+  const int64_t prefill_or_extend_tokens = num_tokens - s.num_decode_tokens;
+  if (first_prefill < 0) {
+    s.num_extends = num_prefills_or_extends;
+    s.num_extend_tokens = prefill_or_extend_tokens;
+    return s;
+  }
+  s.num_extends = first_prefill - s.num_decodes;
+  s.num_prefills = num_reqs - first_prefill;
+  s.num_prefill_tokens = num_tokens - qsl[first_prefill];
+  s.num_extend_tokens = prefill_or_extend_tokens - s.num_prefill_tokens;
+  return s;
+}
+
+}  // namespace attn::ops

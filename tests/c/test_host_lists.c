@@ -1,0 +1,192 @@
+/* attn_reorder_batch_to_split_decodes_and_prefills and attn_split_prefill_chunks: hand-checked
+ * cases, properties over seeded random batches, bad input. */
+#include "test_support.h"
+
+static int64_t reorder(const int32_t* sched, const int32_t* comp, int64_t n, int32_t th,
+                       int32_t* swaps) {
+  int64_t count = -1;
+  ASSERT_OK(attn_reorder_batch_to_split_decodes_and_prefills(sched, comp, n, th, swaps, n, &count));
+  return count;
+}
+
+static void test_reorder_hand_checked(void** state) {
+  /* regions: [prefill, decode, extend, decode] -> target [decode, decode, extend, prefill]
+   * misplaced: 0 (P, wants D), 3 (D, wants P); sources stable by region: 3 (D), 0 (P):
+   * 3 -> 0, 0 -> 3: one swap (3, 0). */
+  static const int32_t sched[4] = {7, 1, 5, 1}, comp[4] = {0, 10, 20, 30};
+  static const int32_t sorted_sched[3] = {1, 1, 9}, sorted_comp[3] = {4, 5, 0};
+  int32_t swaps[8];
+  (void)state;
+  assert_int_equal(reorder(sched, comp, 4, 1, swaps), 1);
+  assert_int_equal(swaps[0], 3);
+  assert_int_equal(swaps[1], 0);
+  assert_int_equal(reorder(sorted_sched, sorted_comp, 3, 1, swaps), 0); /* already ordered */
+  assert_int_equal(reorder(NULL, NULL, 0, 1, swaps), 0);
+}
+
+static void test_reorder_cycle(void** state) {
+  /* [E, P, D]: targets [D, E, P]; all misplaced; sources sorted by region: 2 (D), 0 (E), 1 (P)
+   * map 2->0, 0->1, 1->2; vLLM: src=2: swap(2,0), then dst=map[0]=1: swap(2,1), then dst=2 stop. */
+  static const int32_t sched[3] = {6, 6, 1}, comp[3] = {3, 0, 3};
+  int32_t swaps[6];
+  (void)state;
+  assert_int_equal(reorder(sched, comp, 3, 1, swaps), 2);
+  assert_int_equal(swaps[0], 2);
+  assert_int_equal(swaps[1], 0);
+  assert_int_equal(swaps[2], 2);
+  assert_int_equal(swaps[3], 1);
+}
+
+/* Region of a request, as vLLM defines it. */
+static int region(int32_t sched, int32_t comp, int32_t th) {
+  if (comp == 0) return 2;
+  return sched <= th ? 0 : 1;
+}
+
+static void test_reorder_random(void** state) {
+  uint64_t seed = 7;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 2000; ++iter) {
+    int32_t sched[64], comp[64], perm[64], swaps[128], expect[64];
+    const int64_t n = ts_rand_range(&seed, 0, 64);
+    const int32_t th = (int32_t)ts_rand_range(&seed, 1, 4);
+    int64_t i, k, count, nd = 0, ne = 0, misplaced[64], nm = 0;
+    for (i = 0; i < n; ++i) {
+      sched[i] = (int32_t)ts_rand_range(&seed, 1, 8);
+      comp[i] = ts_rand_range(&seed, 0, 2) ? (int32_t)ts_rand_range(&seed, 1, 100) : 0;
+      perm[i] = (int32_t)i;
+      nd += region(sched[i], comp[i], th) == 0;
+      ne += region(sched[i], comp[i], th) == 1;
+    }
+    count = reorder(sched, comp, n, th, swaps);
+    assert_true(count < (n > 0 ? n : 1));
+    /* apply the swaps to the identity: perm[pos] = the original request now at pos */
+    for (k = 0; k < count; ++k) {
+      const int32_t a = swaps[2 * k], b = swaps[2 * k + 1], t = perm[a];
+      assert_true(a >= 0 && a < n && b >= 0 && b < n && a != b);
+      perm[a] = perm[b];
+      perm[b] = t;
+    }
+    /* expected: positions whose region is wrong receive the misplaced requests, stably sorted
+     * by region; every other position keeps its request */
+    for (i = 0; i < n; ++i) {
+      const int target = i < nd ? 0 : (i < nd + ne ? 1 : 2);
+      expect[i] = (int32_t)i;
+      if (region(sched[i], comp[i], th) != target) misplaced[nm++] = i;
+    }
+    {
+      int64_t out = 0;
+      int r;
+      for (r = 0; r <= 2; ++r)
+        for (k = 0; k < nm; ++k)
+          if (region(sched[misplaced[k]], comp[misplaced[k]], th) == r)
+            expect[misplaced[out++]] = (int32_t)misplaced[k];
+    }
+    for (i = 0; i < n; ++i)
+      if (perm[i] != expect[i])
+        fail_msg("iteration %d: position %lld holds request %d, expected %d", iter, (long long)i,
+                 perm[i], expect[i]);
+    assert_int_equal(count == 0, nm == 0);
+  }
+}
+
+static void test_reorder_bad_input(void** state) {
+  static const int32_t sched[3] = {6, 6, 1}, comp[3] = {3, 0, 3}, neg[3] = {1, -2, 1};
+  int32_t swaps[6];
+  int64_t count = -7;
+  (void)state;
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(sched, comp, 3, 1, swaps, 1, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "swaps_capacity=1 is smaller than the 2 swaps this batch needs");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(NULL, comp, 3, 1, swaps, 3, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_scheduled_tokens is NULL but num_reqs=3");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(sched, neg, 3, 1, swaps, 3, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_computed_tokens[1]=-2 is negative");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(sched, comp, -1, 1, swaps, 3, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_reqs=-1 is negative");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(sched, comp, 3, -1, swaps, 3, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "decode_threshold=-1 is negative");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(sched, comp, 3, 1, NULL, 3, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "out_swaps is NULL");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills(sched, comp, 3, 1, swaps, 3, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "out_num_swaps is NULL");
+  assert_int_equal(count, -7);
+}
+
+/* ---- split_prefill_chunks -------------------------------------------------------------------- */
+static void test_chunks_hand_checked(void** state) {
+  static const int32_t seq[6] = {4, 4, 2, 8, 1, 7};
+  int64_t bounds[12], n = -1;
+  (void)state;
+  ASSERT_OK(attn_split_prefill_chunks(seq, 6, 8, 0, bounds, 6, &n));
+  /* [4, 4] | [2] (2 + 8 > 8) | [8] | [1, 7] */
+  assert_int_equal(n, 4);
+  assert_int_equal(bounds[0], 0);
+  assert_int_equal(bounds[1], 2);
+  assert_int_equal(bounds[2], 2);
+  assert_int_equal(bounds[3], 3);
+  assert_int_equal(bounds[4], 3);
+  assert_int_equal(bounds[5], 4);
+  assert_int_equal(bounds[6], 4);
+  assert_int_equal(bounds[7], 6);
+  ASSERT_OK(attn_split_prefill_chunks(seq, 6, 100, 10, bounds, 6, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(bounds[0], 10);
+  assert_int_equal(bounds[1], 16);
+  ASSERT_OK(attn_split_prefill_chunks(NULL, 0, 8, 0, NULL, 0, &n));
+  assert_int_equal(n, 0);
+}
+
+static void test_chunks_random(void** state) {
+  uint64_t seed = 31;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 3000; ++iter) {
+    int32_t seq[64];
+    int64_t bounds[128], n = -1, i, k, next = 0;
+    const int64_t m = ts_rand_range(&seed, 0, 64), ws = ts_rand_range(&seed, 1, 500);
+    const int64_t off = ts_rand_range(&seed, 0, 5);
+    for (i = 0; i < m; ++i) seq[i] = (int32_t)ts_rand_range(&seed, 0, ws);
+    ASSERT_OK(attn_split_prefill_chunks(seq, m, ws, off, bounds, m, &n));
+    for (k = 0; k < n; ++k) {
+      int64_t total = 0;
+      assert_int_equal(bounds[2 * k], next + off); /* contiguous, covering everything */
+      assert_true(bounds[2 * k + 1] > bounds[2 * k]);
+      for (i = bounds[2 * k] - off; i < bounds[2 * k + 1] - off; ++i) total += seq[i];
+      assert_true(total <= ws);
+      /* greedy: the next request would not have fitted */
+      if (bounds[2 * k + 1] - off < m) assert_true(total + seq[bounds[2 * k + 1] - off] > ws);
+      next = bounds[2 * k + 1] - off;
+    }
+    assert_int_equal(next, m);
+  }
+}
+
+static void test_chunks_bad_input(void** state) {
+  static const int32_t seq[3] = {4, 9, 2}, neg[2] = {1, -1};
+  int64_t bounds[6], n = -7;
+  (void)state;
+  ASSERT_ERROR(attn_split_prefill_chunks(seq, 3, 8, 0, bounds, 3, &n), ATTN_ERR_INVALID_ARGUMENT,
+               "seq_lens[1]=9 exceeds workspace_size=8");
+  ASSERT_ERROR(attn_split_prefill_chunks(seq, 3, 20, 0, bounds, 0, &n), ATTN_ERR_INVALID_ARGUMENT,
+               "bounds_capacity=0 is smaller than the 1 chunks");
+  ASSERT_ERROR(attn_split_prefill_chunks(neg, 2, 20, 0, bounds, 2, &n), ATTN_ERR_INVALID_ARGUMENT,
+               "seq_lens[1]=-1 is negative");
+  ASSERT_ERROR(attn_split_prefill_chunks(seq, 3, -1, 0, bounds, 3, &n), ATTN_ERR_INVALID_ARGUMENT,
+               "workspace_size=-1 is negative");
+  ASSERT_ERROR(attn_split_prefill_chunks(seq, 3, 20, -2, bounds, 3, &n), ATTN_ERR_INVALID_ARGUMENT,
+               "request_offset=-2 is negative");
+  ASSERT_ERROR(attn_split_prefill_chunks(seq, 3, 20, 0, bounds, 3, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "out_num_chunks is NULL");
+  assert_int_equal(n, -7);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_reorder_hand_checked), cmocka_unit_test(test_reorder_cycle),
+      cmocka_unit_test(test_reorder_random),       cmocka_unit_test(test_reorder_bad_input),
+      cmocka_unit_test(test_chunks_hand_checked),  cmocka_unit_test(test_chunks_random),
+      cmocka_unit_test(test_chunks_bad_input),
+  };
+  return cmocka_run_group_tests_name("host_lists", tests, NULL, NULL);
+}
