@@ -1,4 +1,6 @@
 // FlashInfer's paged KV indptr / indices / last_page_len: host reference and CUDA dispatch.
+#include <cstring>
+
 #include "ops/batch_ops.h"
 #include "ops/cuda_dispatch.h"
 
@@ -23,8 +25,7 @@ void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_re
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int32_t len = seq_lens[r];
     const int32_t pages = (len + page_size - 1) / page_size;
-    const int32_t* row = block_table + r * bt_stride;
-    for (int32_t j = 0; j < pages; ++j) indices[total + j] = row[j];
+    std::memcpy(indices + total, block_table + r * bt_stride, static_cast<size_t>(pages) * sizeof(int32_t));
     total += pages;
     indptr[r + 1] = total;
     const int32_t rem = len % page_size;

@@ -323,7 +323,7 @@ static void test_local_attention_random(void** state) {
   uint64_t seed = 21;
   int iter;
   (void)state;
-  for (iter = 0; iter < 800; ++iter) {
+  for (iter = 0; iter < 2000; ++iter) {
     const int32_t blocks[3] = {1, 2, 4};
     const int32_t block = blocks[ts_rand_range(&seed, 0, 2)];
     const int32_t chunk = block * (int32_t)ts_rand_range(&seed, 1, 4);

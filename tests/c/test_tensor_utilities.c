@@ -18,7 +18,7 @@ static void test_dcp_lengths(void** state) {
   uint64_t seed = 5;
   int iter;
   (void)state;
-  for (iter = 0; iter < 500; ++iter) {
+  for (iter = 0; iter < 1000; ++iter) {
     int32_t seq[32], out[32 * 8];
     const int64_t n = ts_rand_range(&seed, 0, 32);
     const int32_t size = (int32_t)ts_rand_range(&seed, 1, 8);
@@ -126,7 +126,7 @@ static void test_slot_mapping_random(void** state) {
   uint64_t seed = 11;
   int iter;
   (void)state;
-  for (iter = 0; iter < 400; ++iter) {
+  for (iter = 0; iter < 1000; ++iter) {
     enum { kWidth = 16 };
     int32_t qsl[17], bt[16 * kWidth];
     int64_t pos[600], slots[700];
@@ -262,7 +262,7 @@ static void test_paged_kv_random(void** state) {
   uint64_t seed = 17;
   int iter;
   (void)state;
-  for (iter = 0; iter < 500; ++iter) {
+  for (iter = 0; iter < 1000; ++iter) {
     enum { kWidth = 40 };
     int32_t seq[64], bt[64 * kWidth], indptr[65], indices[64 * kWidth], last[64];
     const int64_t n = ts_rand_range(&seed, 0, 64);
@@ -285,6 +285,31 @@ static void test_paged_kv_random(void** state) {
       assert_int_equal(last[r], seq[r] == 0 ? 0 : (seq[r] % page == 0 ? page : seq[r] % page));
     }
     assert_int_equal(pages, off);
+  }
+}
+
+static void test_paged_kv_large(void** state) {
+  /* 4096 requests of up to 2048 tokens (128 pages of 16): the largest batch the tests build */
+  enum { kN = 4096, kWidth = 128 };
+  static int32_t seq[kN], bt[kN * kWidth], indptr[kN + 1], indices[kN * kWidth], last[kN];
+  int64_t ss[1] = {kN}, bs[2] = {kN, kWidth}, is[1] = {kN + 1}, xs[1] = {kN * kWidth}, pages = 0, r, total = 0;
+  attn_tensor_t st = I32(seq, ss), btt = ts_host_tensor(bt, 2, bs, ATTN_DTYPE_INT, 32);
+  attn_tensor_t ip = I32(indptr, is), ix = I32(indices, xs), lp = I32(last, ss);
+  uint64_t seed = 8;
+  (void)state;
+  for (r = 0; r < kN * kWidth; ++r) bt[r] = (int32_t)r;
+  for (r = 0; r < kN; ++r) {
+    seq[r] = (int32_t)ts_rand_range(&seed, 0, 16 * kWidth);
+    total += (seq[r] + 15) / 16;
+  }
+  ASSERT_OK(attn_compute_flashinfer_kv_metadata(&st, NULL, &btt, 16, &ip, &ix, &lp, &pages, NULL));
+  assert_int_equal(pages, total);
+  assert_int_equal(indptr[kN], total);
+  for (r = 0; r < kN; ++r) {
+    int64_t j;
+    assert_int_equal(indptr[r + 1] - indptr[r], (seq[r] + 15) / 16);
+    for (j = indptr[r]; j < indptr[r + 1]; ++j)
+      assert_int_equal(indices[j], bt[r * kWidth + (j - indptr[r])]);
   }
 }
 
@@ -368,7 +393,8 @@ int main(void) {
       cmocka_unit_test(test_dcp_lengths),           cmocka_unit_test(test_dcp_bad_input),
       cmocka_unit_test(test_reshape),               cmocka_unit_test(test_slot_mapping_random),
       cmocka_unit_test(test_slot_mapping_bad_input), cmocka_unit_test(test_paged_kv_hand_checked),
-      cmocka_unit_test(test_paged_kv_random),       cmocka_unit_test(test_paged_kv_bad_input),
+      cmocka_unit_test(test_paged_kv_random),       cmocka_unit_test(test_paged_kv_large),
+      cmocka_unit_test(test_paged_kv_bad_input),
       cmocka_unit_test(test_conv1d),                cmocka_unit_test(test_conv1d_large_and_bad),
   };
   return cmocka_run_group_tests_name("tensor_utilities", tests, NULL, NULL);
