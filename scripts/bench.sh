@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh > /dev/null
+scripts/setup.sh libbenchmark-dev > /dev/null
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTN_CUDA=OFF \
       -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_EXAMPLES=OFF -DATTN_BUILD_BENCHMARKS=ON > /dev/null
 cmake --build build-bench --target bench_host_ops > /dev/null

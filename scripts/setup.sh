@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages libattn's build and tests need, when they are missing.
+# Installs the Debian packages libattn's build and tests need, when they are missing, plus any
+# named as arguments (scripts/bench.sh adds libbenchmark-dev).
 # Safe to run again: it installs nothing that is already there.
 set -euo pipefail
-packages=(cmake ninja-build g++ pkg-config libcmocka-dev libdlpack-dev doxygen abigail-tools)
+packages=(cmake ninja-build g++ pkg-config libcmocka-dev libdlpack-dev doxygen abigail-tools "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
