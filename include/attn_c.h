@@ -921,8 +921,9 @@ typedef struct attn_ubatch_slice {
  * @param[in] num_reqs Requests.
  * @param[in] num_tokens_padded Tokens after padding (>= the scheduled total).
  * @param[in] num_reqs_padded Requests after padding (>= num_reqs).
- * @param[in] num_ubatches Micro-batches (>= 1).
- * @param[in] split_point Tokens per split; 0 for num_tokens_padded / num_ubatches.
+ * @param[in] num_ubatches Micro-batches (1 <= n <= min(1024, num_tokens_padded)).
+ * @param[in] split_point Tokens per split (at most num_tokens_padded); 0 for
+ *            num_tokens_padded / num_ubatches.
  * @param[in,out] out_slices `num_ubatches` slices whose struct_size is set.
  * @param[in,out] out_padded_slices `num_ubatches` slices whose struct_size is set.
  * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.

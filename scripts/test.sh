@@ -2,13 +2,17 @@
 # The whole test suite, as CI runs it:
 #   1. the regular build (CUDA kernels compiled when nvcc exists; GPU tests run when a GPU is
 #      visible and are reported as skipped otherwise) and every ctest test;
-#   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (host build).
-# Build directories: build/ and build-asan/. ATTN_CUDA_ARCHITECTURES picks the CUDA targets
-# (default "90"; the GPU check script builds for the local GPU instead).
+#   2. every cmocka test of that build under valgrind memcheck;
+#   3. the suite under AddressSanitizer + UndefinedBehaviorSanitizer (host build);
+#   4. the thread tests under ThreadSanitizer (host build);
+#   5. a short libFuzzer run of each fuzz target (clang, ASan + UBSan; scripts/fuzz.sh).
+# Build directories: build/, build-asan/, build-tsan/, build-fuzz/. ATTN_CUDA_ARCHITECTURES
+# picks the CUDA targets (default "90"; the GPU check script builds for the local GPU instead).
+# ATTN_FUZZ_SECONDS sets the fuzz time per target (default 20).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh
+scripts/setup.sh valgrind clang libclang-rt-14-dev
 jobs=$(nproc)
 start=$SECONDS
 
@@ -24,10 +28,17 @@ lane() {  # lane <name> <build-dir> <ctest exclusions> <cmake args...>
 
 lane "regular build" build "" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_CUDA_ARCHITECTURES="${ATTN_CUDA_ARCHITECTURES:-90}"
+echo "=== valgrind memcheck (regular build)"
+scripts/valgrind.sh build
 # Sanitizers: the host path (CUDA off); the install check links an unsanitized consumer and the
 # docs are the same as above, so those two run in the regular lane only.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 lane "ASan+UBSan build" build-asan "test_install|test_docs" \
   -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=address,undefined
-rm -f build.configure.log build.build.log build-asan.configure.log build-asan.build.log
+TSAN_OPTIONS=halt_on_error=1 \
+lane "TSan build" build-tsan "" \
+  -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=thread -DATTN_TSAN_ONLY_THREAD_TESTS=ON
+echo "=== libFuzzer, ${ATTN_FUZZ_SECONDS:-20} s per target"
+scripts/fuzz.sh "${ATTN_FUZZ_SECONDS:-20}"
+rm -f build*.configure.log build*.build.log
 echo "=== all lanes passed in $((SECONDS - start)) s"

@@ -2,7 +2,10 @@
 
 namespace attn::backends {
 namespace {
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// vLLM computes the cost model with Python's unbounded integers. With every input below 2^31
+// (capi checks that) no product here exceeds 2^110, so 128-bit integers give the same answer.
+__extension__ typedef __int128 Wide;  // GCC and Clang
+Wide cdiv(Wide a, Wide b) { return (a + b - 1) / b; }
 }  // namespace
 
 bool flash_attn_use_cascade_attention(const CascadeQuery& q) {
@@ -30,16 +33,16 @@ bool flash_attn_use_cascade_attention(const CascadeQuery& q) {
   if (!use_flash_decoding) return true;
 
   // 2. With FlashDecoding, compare vLLM's rough cost model of the two.
-  const int64_t num_tokens = num_reqs;
-  constexpr int64_t kQTile = 128;
-  constexpr int64_t kKvTile = 128;
-  const int64_t num_prefix_tiles = cdiv(q.common_prefix_len, kKvTile);
-  const int64_t cascade_ctas = q.num_query_heads * cdiv(num_tokens, kQTile);
-  const int64_t cascade_waves = cdiv(cascade_ctas, q.num_sms);
-  const int64_t cascade_time = cascade_waves * num_prefix_tiles;
-  int64_t flash_decoding_ctas = num_reqs * q.num_kv_heads * cdiv(num_queries_per_kv, kQTile);
+  const Wide num_tokens = num_reqs;
+  constexpr Wide kQTile = 128;
+  constexpr Wide kKvTile = 128;
+  const Wide num_prefix_tiles = cdiv(q.common_prefix_len, kKvTile);
+  const Wide cascade_ctas = q.num_query_heads * cdiv(num_tokens, kQTile);
+  const Wide cascade_waves = cdiv(cascade_ctas, q.num_sms);
+  const Wide cascade_time = cascade_waves * num_prefix_tiles;
+  Wide flash_decoding_ctas = Wide{num_reqs} * q.num_kv_heads * cdiv(num_queries_per_kv, kQTile);
   flash_decoding_ctas *= num_prefix_tiles;
-  const int64_t flash_decoding_time = cdiv(flash_decoding_ctas, q.num_sms);
+  const Wide flash_decoding_time = cdiv(flash_decoding_ctas, q.num_sms);
   return cascade_time < flash_decoding_time;
 }
 

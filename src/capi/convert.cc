@@ -185,6 +185,9 @@ CascadeQuery to_cascade_query(const attn_cascade_query_t* query) {
   if (q.common_prefix_len < 0)
     invalid("query->common_prefix_len=", q.common_prefix_len, " is negative");
   if (q.num_reqs < 0) invalid("query->num_reqs=", q.num_reqs, " is negative");
+  if (q.common_prefix_len > (int64_t{1} << 31) - 1)
+    invalid("query->common_prefix_len=", q.common_prefix_len, " exceeds 2^31-1");
+  if (q.num_reqs > (int64_t{1} << 31) - 1) invalid("query->num_reqs=", q.num_reqs, " exceeds 2^31-1");
   if (q.num_reqs > 0 && q.query_lens == nullptr)
     invalid("query->query_lens is NULL but query->num_reqs=", q.num_reqs);
   if (q.num_query_heads <= 0)

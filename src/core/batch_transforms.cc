@@ -203,10 +203,14 @@ void remap_local_block_table(const Tensor& bt, const Tensor& vreq, const Tensor&
 
 // ---- micro-batch slicing ----------------------------------------------------------------------
 
+// vLLM's dual-batch overlap uses 2; the cap keeps a bad count from sizing huge allocations.
+constexpr int32_t kMaxUbatches = 1024;
+
 void create_ubatch_slices(const int32_t* num_scheduled, int64_t num_reqs, int64_t num_tokens_padded,
                           int64_t num_reqs_padded, int32_t num_ubatches, int64_t split_point,
                           std::vector<UbatchSlice>* slices, std::vector<UbatchSlice>* padded) {
   if (num_reqs < 0) invalid("num_reqs=", num_reqs, " is negative");
+  if (num_reqs > (int64_t{1} << 31) - 1) invalid("num_reqs=", num_reqs, " exceeds 2^31-1");
   if (num_reqs > 0 && num_scheduled == nullptr) invalid("num_scheduled_tokens is NULL but num_reqs=", num_reqs);
   if (num_ubatches < 1) invalid("num_ubatches=", num_ubatches, " must be positive");
   if (num_reqs_padded < num_reqs)
@@ -218,7 +222,16 @@ void create_ubatch_slices(const int32_t* num_scheduled, int64_t num_reqs, int64_
   }
   if (num_tokens_padded < cu[num_reqs])
     invalid("num_tokens_padded=", num_tokens_padded, " is less than the ", cu[num_reqs], " scheduled tokens");
+  if (num_ubatches > kMaxUbatches)
+    invalid("num_ubatches=", num_ubatches, " exceeds libattn's limit of ", kMaxUbatches);
+  if (num_ubatches > std::max<int64_t>(1, num_tokens_padded))
+    invalid("num_ubatches=", num_ubatches, " exceeds num_tokens_padded=", num_tokens_padded,
+            " (every micro-batch needs a token)");
   if (split_point <= 0) split_point = num_tokens_padded / num_ubatches;
+  // libattn's check: vLLM would make slices that start after they end (and split_point * i
+  // could overflow).
+  if (split_point > num_tokens_padded)
+    invalid("split_point=", split_point, " exceeds num_tokens_padded=", num_tokens_padded);
   std::vector<int64_t> ends;
   for (int32_t i = 1; i < num_ubatches; ++i) ends.push_back(split_point * i);
   ends.push_back(cu[num_reqs]);
@@ -245,7 +258,7 @@ void slice_query_start_locs(const Tensor& qsl, int64_t start, int64_t stop, cons
   const ops::Exec ex = exec_for(qsl, stream);
   if (qsl.ndim != 1) invalid("query_start_loc has ndim=", qsl.ndim, ", expected 1");
   expect_input(qsl, "query_start_loc", kInt32, qsl.shape[0], ex);
-  if (start < 0 || stop < start || stop + 1 > qsl.shape[0])
+  if (start < 0 || stop < start || stop >= qsl.shape[0])
     invalid("request slice [", start, ", ", stop, ") is not within the ", qsl.shape[0] - 1,
             " requests of query_start_loc");
   expect_output(out, "out", kInt32, stop - start + 1, ex);

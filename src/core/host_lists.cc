@@ -7,6 +7,7 @@ namespace attn {
 namespace {
 void check_array(const int32_t* a, int64_t n, const char* name, const char* count_name) {
   if (n < 0) invalid(count_name, "=", n, " is negative");
+  if (n > (int64_t{1} << 31) - 1) invalid(count_name, "=", n, " exceeds 2^31-1");
   if (n > 0 && a == nullptr) invalid(name, " is NULL but ", count_name, "=", n);
   for (int64_t i = 0; i < n; ++i)
     if (a[i] < 0) invalid(name, "[", i, "]=", a[i], " is negative");
@@ -18,7 +19,6 @@ std::vector<int32_t> reorder_batch_swaps(const int32_t* num_scheduled_tokens,
                                          int32_t decode_threshold) {
   check_array(num_scheduled_tokens, num_reqs, "num_scheduled_tokens", "num_reqs");
   check_array(num_computed_tokens, num_reqs, "num_computed_tokens", "num_reqs");
-  if (num_reqs > (int64_t{1} << 31) - 1) invalid("num_reqs=", num_reqs, " exceeds 2^31-1");
   if (decode_threshold < 0) invalid("decode_threshold=", decode_threshold, " is negative");
   std::vector<int32_t> swaps(static_cast<size_t>(2 * num_reqs));
   const int64_t n = ops::reorder_batch_swaps(num_scheduled_tokens, num_computed_tokens, num_reqs,

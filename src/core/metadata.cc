@@ -1,5 +1,6 @@
 #include "core/metadata.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -90,6 +91,9 @@ Metadata Metadata::clone() const {
   copy.allocator_ = allocator_;
   copy.storage_ = storage_;
   copy.info = info;
+  // Each builder buffer is copied once; fields that alias it (FLASH_ATTN's
+  // scheduler_cache_seqlens is its suffix_kv_lens) keep aliasing the copy.
+  std::vector<std::pair<const void*, void*>> copied;
   for (Field& f : copy.fields_) {
     if (f.kind != FieldKind::kTensor || !f.in_builder_buffer) continue;
     const Tensor& t = f.tensor;
@@ -97,20 +101,31 @@ Metadata Metadata::clone() const {
       fail(Status::kInternal, "builder buffer '", f.name, "' is not compact");
     const size_t bytes = static_cast<size_t>(t.numel()) * t.dtype.itemsize();
     if (bytes == 0) continue;
-    std::shared_ptr<Allocator> alloc = allocator_ ? allocator_ : default_allocator();
-    void* p = alloc->allocate(bytes, kBufferAlignment, t.device);
-    if (p == nullptr)
-      fail(Status::kOutOfMemory, "allocating ", bytes, " bytes to clone field '", f.name,
-           "' on ", t.device.to_string(), " failed");
-    const Device dev = t.device;
-    std::shared_ptr<void> owned(p, [alloc, bytes, dev](void* q) { alloc->deallocate(q, bytes, dev); });
-    if (dev.is_cuda())
-      ops::cuda_copy_device_to_device(dev.id, p, t.data, bytes);
-    else
-      std::memcpy(p, t.data, bytes);
+    void* p = nullptr;
+    for (const auto& c : copied)
+      if (c.first == t.data) p = c.second;
+    if (p == nullptr) {
+      std::shared_ptr<Allocator> alloc = allocator_ ? allocator_ : default_allocator();
+      // Aliases may be longer views of the same buffer: copy the longest one.
+      size_t longest = bytes;
+      for (const Field& g : fields_)
+        if (g.kind == FieldKind::kTensor && g.in_builder_buffer && g.tensor.data == t.data)
+          longest = std::max(longest, static_cast<size_t>(g.tensor.numel()) * g.tensor.dtype.itemsize());
+      p = alloc->allocate(longest, kBufferAlignment, t.device);
+      if (p == nullptr)
+        fail(Status::kOutOfMemory, "allocating ", longest, " bytes to clone field '", f.name,
+             "' on ", t.device.to_string(), " failed");
+      const Device dev = t.device;
+      std::shared_ptr<void> owned(p, [alloc, longest, dev](void* q) { alloc->deallocate(q, longest, dev); });
+      copy.storage_.push_back(std::move(owned));
+      if (dev.is_cuda())
+        ops::cuda_copy_device_to_device(dev.id, p, t.data, longest);
+      else
+        std::memcpy(p, t.data, longest);
+      copied.emplace_back(t.data, p);
+    }
     f.tensor.data = p;
     f.in_builder_buffer = false;
-    copy.storage_.push_back(std::move(owned));
   }
   return copy;
 }

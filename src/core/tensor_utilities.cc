@@ -9,6 +9,8 @@
 namespace attn {
 namespace {
 
+constexpr int64_t kMaxRequests = (int64_t{1} << 31) - 1;
+
 void check_dcp(int32_t size, int32_t rank, int32_t interleave, const char* size_name,
                const char* rank_name, const char* interleave_name, bool all_ranks_allowed) {
   if (size < 1) invalid(size_name, "=", size, " must be positive");
@@ -77,6 +79,7 @@ Tensor reshape_query_for_spec_decode(const Tensor& query, int64_t batch_size) {
 void compute_slot_mapping(const SlotMappingArgs& a, void* stream) {
   const ops::Exec ex = exec_for(a.query_start_loc, stream);
   if (a.num_reqs < 0) invalid("args->num_reqs=", a.num_reqs, " is negative");
+  if (a.num_reqs > kMaxRequests) invalid("args->num_reqs=", a.num_reqs, " exceeds 2^31-1");
   if (a.block_size <= 0) invalid("args->block_size=", a.block_size, " must be positive");
   check_dcp(a.dcp_world_size, a.dcp_rank, a.interleave, "args->dcp_world_size", "args->dcp_rank",
             "args->cp_kv_cache_interleave_size", false);

@@ -668,6 +668,10 @@ static void test_slice_bad_input(void** state) {
                "num_reqs_padded=1 is less than num_reqs=2");
   ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 0, 0, sl_out, pad_out), ATTN_ERR_INVALID_ARGUMENT,
                "num_ubatches=0 must be positive");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 9, 0, sl_out, pad_out), ATTN_ERR_INVALID_ARGUMENT,
+               "num_ubatches=9 exceeds num_tokens_padded=8 (every micro-batch needs a token)");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 2, (int64_t)1 << 62, sl_out, pad_out),
+               ATTN_ERR_INVALID_ARGUMENT, "split_point=4611686018427387904 exceeds num_tokens_padded=8");
   ts_batch_free(b);
 }
 

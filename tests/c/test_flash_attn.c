@@ -460,6 +460,10 @@ static void test_clone_outlives_rebuild(void** state) {
   assert_string_equal(attn_metadata_kind(kept), "FLASH_ATTN");
   assert_ptr_not_equal(ts_tensor(kept, "suffix_kv_lens")->data, ts_tensor(m, "suffix_kv_lens")->data);
   assert_ptr_equal(ts_tensor(kept, "seq_lens")->data, batch->seq); /* inputs stay views */
+  /* aliases of one builder buffer stay aliases in the clone */
+  assert_ptr_equal(ts_tensor(kept, "scheduler_cache_seqlens")->data, ts_tensor(kept, "suffix_kv_lens")->data);
+  assert_ptr_equal(ts_tensor(kept, "prefix_scheduler_cu_seqlens_q")->data,
+                   ts_tensor(kept, "cu_prefix_query_lens")->data);
   /* a rebuild rewrites the builder's buffers, not the clone's */
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ts_expect_i32(kept, "suffix_kv_lens", suffix16, 5);
@@ -498,12 +502,13 @@ static int32_t cascade(const attn_builder_t* b, int64_t prefix, const int32_t* q
 static void test_use_cascade_attention(void** state) {
   attn_builder_config_t c = config_for(90);
   attn_builder_t* b = builder_for(&c);
-  int32_t decodes[256], mixed[8] = {1, 1, 1, 1, 1, 1, 1, 2};
+  static int32_t decodes[2048];
+  int32_t mixed[8] = {1, 1, 1, 1, 1, 1, 1, 2};
   int32_t out = -7;
   attn_cascade_query_t q = ATTN_CASCADE_QUERY_INIT;
   int i;
   (void)state;
-  for (i = 0; i < 256; ++i) decodes[i] = 1;
+  for (i = 0; i < 2048; ++i) decodes[i] = 1;
   assert_int_equal(cascade(b, 255, decodes, 8, 32, 8, 0, 0, 0, 132, 1), 0); /* prefix < 256 */
   assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 1, 0, 0, 132, 1), 0); /* ALiBi */
   assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 0, 1, 0, 132, 1), 0); /* sliding window */
@@ -517,6 +522,10 @@ static void test_use_cascade_attention(void** state) {
   assert_int_equal(cascade(b, 1024, decodes, 8, 32, 8, 0, 0, 0, 132, 1), 0);
   /* 256 decodes: cascade cdiv(64, 132) x 8 = 8 vs cdiv(256*8*1*8, 132) = 125 */
   assert_int_equal(cascade(b, 1024, decodes, 256, 32, 8, 0, 0, 0, 132, 1), 1);
+  /* the cost model stays exact at the int32 limits (vLLM uses unbounded integers) */
+  /* (products reach 2^64 before the division by num_sms; values checked with Python) */
+  assert_int_equal(cascade(b, 2147483647, decodes, 2048, 1 << 30, 1 << 29, 0, 0, 0, 132, 1), 1);
+  assert_int_equal(cascade(b, 2147483647, decodes, 8, 16, 8, 0, 0, 0, 2147483647, 1), 0);
   /* bad input */
   q.num_query_heads = 32;
   q.num_kv_heads = 8;
@@ -535,6 +544,9 @@ static void test_use_cascade_attention(void** state) {
   q.common_prefix_len = -1;
   ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT,
                "query->common_prefix_len=-1 is negative");
+  q.common_prefix_len = (int64_t)1 << 31;
+  ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT,
+               "query->common_prefix_len=2147483648 exceeds 2^31-1");
   q.common_prefix_len = 0;
   q.struct_size = 8;
   ASSERT_ERROR(attn_use_cascade_attention(b, &q, &out), ATTN_ERR_INVALID_ARGUMENT, "query->struct_size=8");

@@ -1,0 +1,167 @@
+// libFuzzer target: builder configs, KV cache specs and batches from arbitrary bytes through
+// attn_builder_create, attn_build and every other builder entry point, then every accessor on
+// the result. The only outcomes allowed are success or an error object (sanitizers watch).
+#include <cstdint>
+#include <vector>
+
+#include "attn_c.h"
+#include "fuzz_input.h"
+
+namespace {
+
+void drop(attn_error_t* e) { attn_error_destroy(e); }
+
+void read_everything(const attn_metadata_t* m) {
+  const size_t n = attn_metadata_field_count(m);
+  for (size_t i = 0; i <= n; ++i) {
+    attn_field_t f = ATTN_FIELD_INIT;
+    drop(attn_metadata_field(m, i, &f));
+    if (f.kind == ATTN_FIELD_TENSOR && f.tensor != nullptr && f.tensor->data != nullptr &&
+        f.tensor->device.device_type == ATTN_DEVICE_CPU && f.tensor->ndim == 1) {
+      // Builder-owned tensors must be readable in full.
+      volatile int64_t sum = 0;
+      const auto* p = static_cast<const char*>(f.tensor->data);
+      const int64_t item = f.tensor->dtype.bits / 8;
+      for (int64_t k = 0; k < f.tensor->shape[0] && k < 4096; ++k)
+        sum = sum + p[k * f.tensor->strides[0] * item];
+    }
+  }
+  attn_metadata_t* copy = nullptr;
+  if (attn_error_t* e = attn_metadata_clone(m, &copy)) {
+    drop(e);
+  } else {
+    attn_metadata_destroy(copy);
+  }
+  attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
+  drop(attn_metadata_to_common(m, &c));
+  int64_t v = 0;
+  drop(attn_metadata_get_int(m, "num_actual_tokens", &v));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  fuzz::Reader in(data, size);
+  fuzz::Arena arena;
+
+  attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
+  const int32_t blocks[] = {16, 32, 64, 16, 8, 0, -16, 2};
+  spec.kind = in.u8() % 8;
+  if (spec.kind > 2 && !in.one_in(3)) spec.kind = 0;
+  spec.block_size = in.one_in(16) ? static_cast<int32_t>(in.u32()) : blocks[in.u8() % 8];
+  spec.num_kv_heads = 1 + in.u8() % 16;
+  spec.head_size = in.one_in(8) ? static_cast<int32_t>(in.u8()) : 64 * (1 + in.u8() % 4);
+  spec.dtype = in.one_in(8) ? in.u8() % 9 : 2;
+  spec.sliding_window = spec.kind == 1 ? 1 + in.u8() : (in.one_in(16) ? static_cast<int32_t>(in.u32()) : 0);
+  spec.attention_chunk_size = spec.kind == 2 ? 16 * (1 + in.u8() % 8) : 0;
+  if (in.one_in(32)) spec.struct_size = in.u8();
+
+  attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
+  config.max_num_seqs = in.one_in(16) ? static_cast<int32_t>(in.u32()) % 100000 : 1 + in.u8() % 64;
+  config.max_num_batched_tokens = in.one_in(16) ? static_cast<int32_t>(in.u32()) % 1000000 : 1 + in.u8() * 8;
+  config.max_model_len = in.one_in(16) ? static_cast<int32_t>(in.u32()) % 1000000 : 64 + in.u8() * 16;
+  config.num_attention_heads = in.one_in(16) ? -1 : 1 + in.u8() % 64;
+  config.num_speculative_tokens = in.u8() % 4;
+  config.parallel_drafting = in.u8() % 2;
+  const int32_t dcp[] = {1, 1, 2, 4};
+  config.decode_context_parallel_size = dcp[in.u8() % 4];
+  config.dcp_rank = in.u8() % (config.decode_context_parallel_size + 1);
+  config.cp_kv_cache_interleave_size = in.one_in(4) ? 1 + in.u8() % 16 : 1;
+  config.cudagraph_mode = in.u8() % 6;
+  config.max_cudagraph_capture_size = in.one_in(2) ? in.u8() * 4 : 0;
+  config.cache_dtype = in.u8() % 8;
+  config.attn_type = in.u8() % 5;
+  config.device_capability = in.one_in(2) ? 90 : 80 + (in.u8() % 4) * 10;
+  config.flash_attn_version = in.u8() % 6;
+  config.batch_invariant = in.u8() % 2;
+  config.validate = in.one_in(16) ? 1 : 0;  // FULL on a host builder reads nothing extra
+  if (in.one_in(32)) config.device = {ATTN_DEVICE_CUDA, 0};
+  std::vector<attn_per_layer_params_t> layers(in.u8() % 4);
+  for (auto& l : layers) {
+    l = ATTN_PER_LAYER_PARAMS_INIT;
+    l.window_left = static_cast<int32_t>(in.u8()) - 2;
+  }
+  config.layers = layers.empty() ? nullptr : layers.data();
+  config.num_layers = layers.size();
+
+  attn_builder_t* builder = nullptr;
+  if (attn_error_t* e = attn_builder_create("FLASH_ATTN", &spec, &config, &builder)) {
+    drop(e);
+    return 0;
+  }
+  for (int round = 0; round < 3 && in.left() > 0; ++round) {
+    const int64_t num_reqs = in.count(16);
+    const std::vector<int64_t> qsl = fuzz::query_starts(in, num_reqs, 8);
+    const int64_t tokens = in.one_in(8) ? in.count(200) : qsl.back() + in.u8() % 4;
+    std::vector<int64_t> seq(qsl.size());
+    for (size_t i = 0; i + 1 < qsl.size(); ++i)
+      seq[i] = in.one_in(12) ? static_cast<int32_t>(in.u32()) : (qsl[i + 1] - qsl[i]) + in.u8() * 3;
+    const int64_t width = in.one_in(8) ? in.count(64) : 1 + in.u8() % 48;
+    attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
+    c.query_start_loc = fuzz::make_tensor(in, arena, fuzz::sat_add(num_reqs, 1), -1, 32,
+                                          [&](int64_t i) { return i < (int64_t)qsl.size() ? qsl[i] : 0; });
+    if (in.one_in(3)) c.query_start_loc_cpu = c.query_start_loc;
+    c.seq_lens = fuzz::make_tensor(in, arena, num_reqs, -1, 32,
+                                   [&](int64_t i) { return i < (int64_t)seq.size() ? seq[i] : 0; });
+    if (in.one_in(3)) c.seq_lens_cpu = c.seq_lens;
+    c.num_reqs = num_reqs;
+    c.num_actual_tokens = tokens;
+    c.max_query_len = in.one_in(8) ? in.count(64) : 8;
+    c.max_seq_len = in.one_in(8) ? in.count(4096) : 8 + 255 * 3;
+    c.block_table_tensor = in.one_in(48) ? nullptr
+                           : fuzz::make_tensor(in, arena, num_reqs, width, 32,
+                                               [&](int64_t) { return static_cast<int32_t>(in.u32()); });
+    c.slot_mapping = fuzz::make_tensor(in, arena, tokens, -1, in.one_in(4) ? 32 : 64,
+                                       [&](int64_t) { return in.i64(); });
+    c.causal = in.u8() % 2;
+    if (in.one_in(6)) {
+      c.logits_indices_padded = fuzz::make_tensor(in, arena, in.count(8), -1, 64,
+                                                  [&](int64_t) { return in.u8(); });
+      c.num_logits_indices = in.count(8);
+    }
+    if (in.one_in(8))
+      c.encoder_seq_lens_cpu = c.encoder_seq_lens =
+          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 3; });
+    if (in.one_in(32)) c.struct_size = in.u8();
+
+    attn_metadata_t* m = nullptr;
+    attn_error_t* e = nullptr;
+    switch (in.u8() % 4) {
+      case 0: e = attn_build(builder, in.one_in(3) ? 16 * (in.u8() % 4) : in.count(64), &c, in.u8() % 2, &m, nullptr); break;
+      case 1: e = attn_build_for_cudagraph_capture(builder, &c, &m, nullptr); break;
+      case 2: e = attn_build_for_drafting(builder, &c, static_cast<int32_t>(in.count(3)), &m, nullptr); break;
+      default: {
+        e = attn_build(builder, 0, &c, 0, &m, nullptr);
+        if (e == nullptr) {
+          attn_metadata_t* m2 = nullptr;
+          drop(attn_update_block_table(builder, m, c.block_table_tensor, c.slot_mapping, &m2, nullptr));
+        }
+      }
+    }
+    if (e != nullptr) {
+      drop(e);
+    } else {
+      read_everything(m);
+    }
+    attn_cascade_query_t q = ATTN_CASCADE_QUERY_INIT;
+    std::vector<int32_t> lens(static_cast<size_t>(in.u8() % 16), 1);
+    q.common_prefix_len = in.count(4096);
+    q.query_lens = lens.data();
+    q.num_reqs = static_cast<int64_t>(lens.size());
+    q.num_query_heads = static_cast<int32_t>(in.count(64));
+    q.num_kv_heads = static_cast<int32_t>(in.count(16));
+    q.num_sms = static_cast<int32_t>(in.count(200));
+    q.dcp_world_size = static_cast<int32_t>(in.count(4));
+    int32_t use = 0;
+    drop(attn_use_cascade_attention(builder, &q, &use));
+    attn_metadata_t* u = nullptr;
+    if (attn_error_t* ue = attn_common_metadata_unpadded(&c, in.count(200), in.count(16), &u)) {
+      drop(ue);
+    } else {
+      read_everything(u);
+      attn_metadata_destroy(u);
+    }
+  }
+  attn_builder_destroy(builder);
+  return 0;
+}
