@@ -1,4 +1,4 @@
-// libFuzzer target: builder configs, KV cache specs and batches from arbitrary bytes through
+// libFuzzer target: for every registered backend, builder configs, KV cache specs and batches from arbitrary bytes through
 // attn_builder_create, attn_build and every other builder entry point, then every accessor on
 // the result. The only outcomes allowed are success or an error object (sanitizers watch).
 #include <cstdint>
@@ -84,8 +84,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.layers = layers.empty() ? nullptr : layers.data();
   config.num_layers = layers.size();
 
+  // Every built-in backend (the registry's order), and now and then a name that is not one.
+  const char* backend = "NO_SUCH_BACKEND";
+  const size_t pick = in.u8();
+  if (pick < 250 && attn_backend_count() > 0) drop(attn_backend_name(pick % attn_backend_count(), &backend));
   attn_builder_t* builder = nullptr;
-  if (attn_error_t* e = attn_builder_create("FLASH_ATTN", &spec, &config, &builder)) {
+  if (attn_error_t* e = attn_builder_create(backend, &spec, &config, &builder)) {
     drop(e);
     return 0;
   }
