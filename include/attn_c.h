@@ -46,7 +46,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 0
+#define ATTN_VERSION_MINOR 1
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -319,6 +319,18 @@ typedef enum attn_validate_mode {
                                their mirrors. Synchronizes: for debugging only. */
 } attn_validate_mode_t;
 
+/** The kernel ISA of CPU_ATTN (vLLM's `_get_attn_isa` result; ABI 1.1). */
+typedef enum attn_cpu_isa {
+  ATTN_CPU_ISA_DETECT = 0, /**< Config only: decide from the host CPU as vLLM does. */
+  ATTN_CPU_ISA_AMX = 1,    /**< "amx": x86 AMX tiles (bfloat16, block_size % 32 == 0). */
+  ATTN_CPU_ISA_VEC = 2,    /**< "vec": x86 AVX-512/AVX2 (block_size % 32 == 0). */
+  ATTN_CPU_ISA_VEC16 = 3,  /**< "vec16": head_size % 32 != 0, or block_size % 32 != 0. */
+  ATTN_CPU_ISA_NEON = 4,   /**< "neon": Arm. */
+  ATTN_CPU_ISA_VXE = 5,    /**< "vxe": s390x. */
+  ATTN_CPU_ISA_VSX = 6,    /**< "vsx": POWER. */
+  ATTN_CPU_ISA_RVV = 7     /**< "rvv": RISC-V with the vector extension. */
+} attn_cpu_isa_t;
+
 /** Value of attn_builder_reorder_batch_threshold() for builders that do not reorder. */
 #define ATTN_NO_REORDER 0
 
@@ -441,18 +453,58 @@ typedef struct attn_builder_config {
   const attn_allocator_t* allocator; /**< Allocator for persistent buffers; NULL = libattn's. */
   void* workspace;                   /**< Caller memory on `device` for the persistent buffers
                                           (256-byte aligned), or NULL to allocate. */
-  size_t workspace_size;             /**< Bytes at `workspace`; see attn_builder_workspace_size(). */
+  size_t workspace_size;             /**< Bytes at `workspace`; see attn_builder_workspace_size().
+                                          Host-side buffers (the `*_cpu` fields some backends
+                                          return) of a CUDA builder are never placed here: they
+                                          come from `allocator` on ::ATTN_DEVICE_CPU. */
   void* extension;                   /**< Reserved; must be NULL. */
+  /* ---- ABI 1.1: read only when struct_size covers them; older callers get the defaults ---- */
+  int32_t model_dtype;               /**< The model's dtype (::ATTN_KV_DTYPE_FLOAT16, BFLOAT16
+                                          or FLOAT32); ::ATTN_KV_DTYPE_AUTO (default) = the
+                                          spec's dtype. FLASHINFER's query and output dtypes. */
+  int32_t use_trtllm_attention;      /**< vLLM's `attention_config.use_trtllm_attention`:
+                                          -1 (default) = None, auto; 0 = False; 1 = True. Auto
+                                          assumes FlashInfer's TRT-LLM kernels are installed
+                                          (vLLM: flashinfer-cubin); pass 0 where they are not. */
+  int32_t kv_transfer_enabled;       /**< Non-zero when a KV connector is configured (vLLM's
+                                          `kv_transfer_config`); FLASHINFER then avoids TRT-LLM. */
+  int32_t disable_flashinfer_q_quantization; /**< vLLM's attention_config flag of that name. */
+  const int32_t* cudagraph_capture_sizes; /**< vLLM's `cudagraph_capture_sizes` in its order, or
+                                          NULL for vLLM's default list ([1, 2, 4], multiples of
+                                          8 below 256, multiples of 16 up to
+                                          `max_cudagraph_capture_size`, or min(2 *
+                                          max_num_seqs, 512) when that is 0). TRITON_ATTN. */
+  size_t num_cudagraph_capture_sizes; /**< Entries in `cudagraph_capture_sizes`. */
+  int64_t num_gpu_blocks;            /**< vLLM's `cache_config.num_gpu_blocks`: blocks in the KV
+                                          cache; FLEX_ATTENTION requires it (> 0). */
+  int32_t flex_attn_q_block_size;    /**< vLLM's attention_config value; 0 (default) = 16. */
+  int32_t flex_attn_kv_block_size;   /**< vLLM's attention_config value; 0 (default) = the
+                                          spec's block_size. */
+  const char* speculative_token_tree; /**< vLLM's `speculative_config.speculative_token_tree`, a
+                                          Python literal list of paths sorted by depth, e.g.
+                                          "[(0,), (1,), (0, 0)]"; NULL = [(0,)]. TREE_ATTN. */
+  int32_t kv_sharing_fast_prefill;   /**< Non-zero: wrap the backend in vLLM's KV-sharing
+                                          fast-prefill builder (create_fast_prefill_custom_backend). */
+  int32_t max_encoder_len;           /**< Longest encoder input (vLLM's max_encoder_len); needed
+                                          by ::ATTN_KV_CROSS_ATTENTION specs. */
+  int32_t cpu_attn_isa;              /**< CPU_ATTN kernel ISA: one of ::attn_cpu_isa_t;
+                                          ::ATTN_CPU_ISA_DETECT (default) asks the host CPU. */
+  int32_t reserved_1_1;              /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 } attn_builder_config_t;
 
+/** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 \
+  (offsetof(attn_builder_config_t, extension) + sizeof(void*))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, extension) + sizeof(void*))
+  (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
-    32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL }
+    32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
+    ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0 }
 
 /** @} */
 
@@ -493,15 +545,22 @@ typedef struct attn_common_metadata {
   const attn_tensor_t* dcp_local_seq_lens_cpu; /**< Optional host mirror of
                                                     `dcp_local_seq_lens`. */
   void* extension;                           /**< Reserved; must be NULL. */
+  /* ---- ABI 1.1 ---- */
+  const attn_tensor_t* logits_indices_padded_cpu; /**< Optional host mirror of
+                                                    `logits_indices_padded`; a CUDA builder
+                                                    with `kv_sharing_fast_prefill` needs it. */
 } attn_common_metadata_t;
 
+/** Size of ::attn_common_metadata_t in ABI 1.0 (the smallest `struct_size` accepted). */
+#define ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 \
+  (offsetof(attn_common_metadata_t, extension) + sizeof(void*))
 /** Size of ::attn_common_metadata_t in this header version. */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE \
-  (offsetof(attn_common_metadata_t, extension) + sizeof(void*))
+  (offsetof(attn_common_metadata_t, logits_indices_padded_cpu) + sizeof(void*))
 /** Initializer: everything NULL or 0, causal. */
 #define ATTN_COMMON_METADATA_INIT                                                             \
   { ATTN_COMMON_METADATA_STRUCT_SIZE, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 1, NULL, \
-    0, NULL, NULL, NULL, NULL, NULL }
+    0, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /**
  * @brief vLLM's `CommonAttentionMetadata.unpadded`: the batch cut to its real requests/tokens.

@@ -53,6 +53,12 @@ int copy_to_host(int device_id, void* dst, const void* src, size_t bytes) noexce
   return cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
 }
 
+int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+}
+
 int copy_device_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();

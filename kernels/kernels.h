@@ -20,6 +20,22 @@ int free_on(int device_id, void* ptr) noexcept;
 int memset_zero(int device_id, void* ptr, size_t bytes) noexcept;
 int copy_to_host(int device_id, void* dst, const void* src, size_t bytes) noexcept;
 int copy_device_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept;
+int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept;
+
+/// See ops::fill_i32. One launch.
+int fill_i32(int device_id, void* stream, int32_t* out, int64_t n, int32_t value) noexcept;
+
+/// See ops::copy_submatrix_f32. One launch.
+int copy_submatrix_f32(int device_id, void* stream, const float* src, int64_t src_stride,
+                       int64_t row0, int64_t col0, int64_t rows, int64_t cols,
+                       float* out) noexcept;
+
+/// See ops::cross_attention_slot_mapping. One launch (a single block).
+int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
+                                 const int32_t* seq_lens, const int32_t* encoder_seq_lens,
+                                 int64_t num_reqs, const int32_t* block_table,
+                                 int64_t block_table_stride, int32_t block_size, int64_t* out,
+                                 int64_t total) noexcept;
 
 /// See ops::cascade_split. One launch; asynchronous on `stream`.
 int cascade_split(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,

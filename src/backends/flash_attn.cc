@@ -307,6 +307,8 @@ class FlashAttnBackend final : public Backend {
     switch (spec.kind) {
       case kKvFullAttention:
       case kKvSlidingWindow:
+      case kKvChunkedLocalAttention:
+      case kKvCrossAttention:
       case kKvEncoderOnly:
         break;
       default:

@@ -1,5 +1,6 @@
 // Backend registry queries, answered without a builder.
 #include "attn_c.h"
+#include "backends/builder_factory.h"
 #include "capi/api_guard.h"
 #include "capi/convert.h"
 #include "capi/registry_access.h"
@@ -35,7 +36,7 @@ ATTN_API attn_error_t* attn_backend_cudagraph_support(const char* backend,
   auto b = attn::capi::find_backend(backend);
   const attn::KvCacheSpec spec = attn::capi::to_spec(kv_cache_spec);
   const attn::BuilderConfig cfg = attn::capi::to_config(config, spec);
-  *out_level = b->cudagraph_support(spec, cfg);
+  *out_level = attn::backends::cudagraph_support(*b, spec, cfg);
   return nullptr;
   ATTN_API_CATCH
 }

@@ -6,6 +6,7 @@
 #include "capi/convert.h"
 #include "capi/handles.h"
 #include "capi/registry_access.h"
+#include "backends/builder_factory.h"
 #include "core/builder.h"
 #include "core/persistent_buffers.h"
 
@@ -20,7 +21,7 @@ ATTN_API attn_error_t* attn_builder_workspace_size(const char* backend,
   auto b = attn::capi::find_backend(backend);
   const attn::KvCacheSpec spec = attn::capi::to_spec(kv_cache_spec);
   attn::BuilderConfig cfg = attn::capi::to_config(config, spec);
-  *out_bytes = attn::workspace_bytes(b->buffer_plan(spec, cfg));
+  *out_bytes = attn::backends::workspace_bytes(*b, spec, cfg);
   return nullptr;
   ATTN_API_CATCH
 }
@@ -36,7 +37,7 @@ ATTN_API attn_error_t* attn_builder_create(const char* backend,
   const attn::BuilderConfig cfg = attn::capi::to_config(config, spec);
   attn::check_device_available(cfg);
   auto handle = std::make_unique<attn_builder>();
-  handle->impl = b->create(spec, cfg);
+  handle->impl = attn::backends::create_builder(b, spec, cfg);
   handle->metadata.core = &handle->impl->metadata();
   handle->metadata.builder_owned = true;
   handle->metadata.refresh();

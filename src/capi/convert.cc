@@ -1,5 +1,6 @@
 #include "capi/convert.h"
 
+#include <cstring>
 #include <memory>
 
 #include "core/allocator.h"
@@ -149,6 +150,33 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   }
   b.workspace = c.workspace;
   b.workspace_size = c.workspace_size;
+  // ABI 1.1 (defaults when the caller's struct_size stops at 1.0)
+  b.model_dtype = c.model_dtype;
+  b.use_trtllm_attention = c.use_trtllm_attention;
+  b.kv_transfer_enabled = c.kv_transfer_enabled != 0;
+  b.disable_flashinfer_q_quantization = c.disable_flashinfer_q_quantization != 0;
+  if (c.num_cudagraph_capture_sizes > 0) {
+    if (c.cudagraph_capture_sizes == nullptr)
+      invalid("config->cudagraph_capture_sizes is NULL but config->num_cudagraph_capture_sizes=",
+              c.num_cudagraph_capture_sizes);
+    if (c.num_cudagraph_capture_sizes > 65536)
+      invalid("config->num_cudagraph_capture_sizes=", c.num_cudagraph_capture_sizes,
+              " exceeds libattn's limit of 65536");
+    b.cudagraph_capture_sizes.assign(c.cudagraph_capture_sizes,
+                                     c.cudagraph_capture_sizes + c.num_cudagraph_capture_sizes);
+  }
+  b.num_gpu_blocks = c.num_gpu_blocks;
+  b.flex_attn_q_block_size = c.flex_attn_q_block_size;
+  b.flex_attn_kv_block_size = c.flex_attn_kv_block_size;
+  if (c.speculative_token_tree != nullptr) {
+    const size_t n = strnlen(c.speculative_token_tree, 1 << 20);
+    if (n == (1 << 20)) invalid("config->speculative_token_tree is longer than 1 MiB");
+    b.speculative_token_tree = std::string(c.speculative_token_tree, n);
+  }
+  b.kv_sharing_fast_prefill = c.kv_sharing_fast_prefill != 0;
+  b.max_encoder_len = c.max_encoder_len;
+  b.cpu_attn_isa = c.cpu_attn_isa;
+  if (c.reserved_1_1 != 0) invalid("config->reserved_1_1=", c.reserved_1_1, " must be 0");
   validate(b, spec);
   return b;
 }
@@ -175,6 +203,8 @@ CommonMetadata to_common(const attn_common_metadata_t* common) {
   m.encoder_seq_lens_cpu = to_tensor(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu");
   m.dcp_local_seq_lens = to_tensor(c.dcp_local_seq_lens, "common->dcp_local_seq_lens");
   m.dcp_local_seq_lens_cpu = to_tensor(c.dcp_local_seq_lens_cpu, "common->dcp_local_seq_lens_cpu");
+  m.logits_indices_padded_cpu =
+      to_tensor(c.logits_indices_padded_cpu, "common->logits_indices_padded_cpu");
   return m;
 }
 
@@ -244,6 +274,19 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.flash_attn_max_num_splits_for_cuda_graph = b.flash_attn_max_num_splits_for_cuda_graph;
   c.batch_invariant = b.batch_invariant;
   c.validate = b.validate_full ? ATTN_VALIDATE_FULL : ATTN_VALIDATE_HOST;
+  c.model_dtype = b.model_dtype;
+  c.use_trtllm_attention = b.use_trtllm_attention;
+  c.kv_transfer_enabled = b.kv_transfer_enabled;
+  c.disable_flashinfer_q_quantization = b.disable_flashinfer_q_quantization;
+  c.cudagraph_capture_sizes = b.cudagraph_capture_sizes.empty() ? nullptr : b.cudagraph_capture_sizes.data();
+  c.num_cudagraph_capture_sizes = b.cudagraph_capture_sizes.size();
+  c.num_gpu_blocks = b.num_gpu_blocks;
+  c.flex_attn_q_block_size = b.flex_attn_q_block_size;
+  c.flex_attn_kv_block_size = b.flex_attn_kv_block_size;
+  c.speculative_token_tree = b.speculative_token_tree ? b.speculative_token_tree->c_str() : nullptr;
+  c.kv_sharing_fast_prefill = b.kv_sharing_fast_prefill;
+  c.max_encoder_len = b.max_encoder_len;
+  c.cpu_attn_isa = b.cpu_attn_isa;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

@@ -24,8 +24,8 @@ namespace attn::capi {
 inline constexpr size_t kKvCacheSpecSizeV1 = ATTN_KV_CACHE_SPEC_STRUCT_SIZE;
 inline constexpr size_t kPerLayerParamsSizeV1 = ATTN_PER_LAYER_PARAMS_STRUCT_SIZE;
 inline constexpr size_t kAllocatorSizeV1 = ATTN_ALLOCATOR_STRUCT_SIZE;
-inline constexpr size_t kBuilderConfigSizeV1 = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
-inline constexpr size_t kCommonMetadataSizeV1 = ATTN_COMMON_METADATA_STRUCT_SIZE;
+inline constexpr size_t kBuilderConfigSizeV1 = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0;
+inline constexpr size_t kCommonMetadataSizeV1 = ATTN_COMMON_METADATA_STRUCT_SIZE_1_0;
 inline constexpr size_t kCascadeQuerySizeV1 = ATTN_CASCADE_QUERY_STRUCT_SIZE;
 inline constexpr size_t kFieldSizeV1 = ATTN_FIELD_STRUCT_SIZE;
 inline constexpr size_t kPluginBackendSizeV1 = ATTN_PLUGIN_BACKEND_STRUCT_SIZE;

@@ -49,6 +49,7 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
   const Tensor& padded = *c.logits_indices_padded;
   const int64_t n_idx = c.num_logits_indices;
   const Tensor* host = nullptr;
+  const std::optional<Tensor>& mirror = logits_cpu ? logits_cpu : c.logits_indices_padded_cpu;
   if (logits_cpu) {
     expect_index_dtype(*logits_cpu, "logits_indices_cpu");
     if (logits_cpu->dtype != padded.dtype)
@@ -56,11 +57,13 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
               " but common->logits_indices_padded has ", padded.dtype.to_string());
     expect_host_vector(*logits_cpu, "logits_indices_cpu", logits_cpu->dtype, n_idx, true);
     host = &*logits_cpu;
+  } else if (mirror) {
+    host = &*mirror;  // common->logits_indices_padded_cpu, checked by validate()
   } else if (padded.host_accessible()) {
     host = &padded;
   } else {
-    invalid("logits_indices_cpu is NULL; it is required when common->logits_indices_padded is on ",
-            padded.device.to_string());
+    invalid("logits_indices_cpu and common->logits_indices_padded_cpu are NULL; one is required "
+            "when common->logits_indices_padded is on ", padded.device.to_string());
   }
   const int64_t num_reqs = c.num_reqs;
   const int32_t* qsl = c.qsl_host;

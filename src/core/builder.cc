@@ -34,6 +34,10 @@ void Builder::init_metadata(const std::vector<std::string>& field_names) {
   metadata_ = Metadata(backend_->name(), field_names, config_.allocator);
 }
 
+void Builder::init_metadata(const std::vector<std::string>& field_names, const std::string& kind) {
+  metadata_ = Metadata(kind, field_names, config_.allocator);
+}
+
 ops::Exec Builder::exec(void* stream) const {
   ops::Exec e;
   e.on_cuda = config_.device.is_cuda();
@@ -50,6 +54,10 @@ CommonLimits Builder::limits() const {
   lim.max_model_len = config_.max_model_len;
   lim.block_size = spec_.block_size;
   lim.full = config_.validate_full;
+  if (spec_.kind == kKvCrossAttention) {
+    lim.seq_lens_are_encoder_lens = true;
+    lim.max_model_len = config_.max_encoder_len > 0 ? config_.max_encoder_len : -1;
+  }
   return lim;
 }
 
@@ -93,29 +101,62 @@ Metadata& Builder::build_for_cudagraph_capture(CommonMetadata& common, void* str
            ": request ", i, " has query length ", q, " but the batch is uniform in ",
            common.max_query_len);
   }
-  return run_build(0, common, false, stream);
+  do_capture(common, exec(stream));
+  metadata_.info.num_reqs = common.num_reqs;
+  metadata_.info.host_max_seq_len = common.host_max_seq_len;
+  return metadata_;
+}
+
+void Builder::do_capture(const CommonMetadata& common, const ops::Exec& exec) {
+  do_build(0, common, false, exec);
+}
+
+void Builder::do_drafting(const CommonMetadata& common, int32_t, const ops::Exec& exec) {
+  do_build(0, common, true, exec);
+}
+
+std::vector<std::string> Builder::metadata_field_names() const {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < metadata_.size(); ++i) names.push_back(metadata_.field(i).name);
+  return names;
 }
 
 Metadata& Builder::build_for_drafting(CommonMetadata& common, int32_t draft_index, void* stream) {
   if (draft_index < 0) invalid("draft_index=", draft_index, " is negative");
-  return build(0, common, true, stream);
+  validate(common, limits());
+  do_drafting(common, draft_index, exec(stream));
+  metadata_.info.num_reqs = common.num_reqs;
+  metadata_.info.host_max_seq_len = common.host_max_seq_len;
+  return metadata_;
 }
 
 Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_table,
-                                      const Tensor& slot_mapping, void* /*stream*/) {
+                                      const Tensor& slot_mapping, void* stream) {
   if (!supports_update_block_table())
     fail(Status::kUnsupported, backend_->name(), " does not support update_block_table");
   if (src.kind() != metadata_.kind())
     invalid("metadata was built by '", src.kind(), "', this builder is '", metadata_.kind(), "'");
-  const size_t bt_index = metadata_.index_of("block_table");
-  const size_t sm_index = metadata_.index_of("slot_mapping");
-  const Field& old_bt = src.field(bt_index);
-  const Field& old_sm = src.field(sm_index);
+  const Field& old_bt = src.field(metadata_.index_of("block_table"));
+  const Field& old_sm = src.field(metadata_.index_of("slot_mapping"));
   if (old_bt.kind != FieldKind::kTensor || old_sm.kind != FieldKind::kTensor)
     invalid("metadata has no block_table/slot_mapping to replace (it was never built)");
+  do_update_block_table(src, block_table, slot_mapping, exec(stream));
+  return metadata_;
+}
 
+void Builder::do_update_block_table(const Metadata& src, const Tensor& block_table,
+                                    const Tensor& slot_mapping, const ops::Exec&) {
+  const Field& old_bt = src.field(metadata_.index_of("block_table"));
+  check_replacement_tables(src, old_bt.tensor.shape[0], block_table, slot_mapping);
+  replace_tables(src, block_table, slot_mapping);
+}
+
+void Builder::check_replacement_tables(const Metadata& src, int64_t rows,
+                                       const Tensor& block_table,
+                                       const Tensor& slot_mapping) const {
+  const Field& old_sm = src.field(metadata_.index_of("slot_mapping"));
   expect_dtype(block_table, "block_table", kInt32);
-  expect_rows(block_table, "block_table", old_bt.tensor.shape[0]);
+  expect_rows(block_table, "block_table", rows);
   if (block_table.data == nullptr && block_table.numel() > 0) invalid("block_table has data=NULL");
   if (!usable_on(block_table, config_.device))
     invalid("block_table is on ", block_table.device.to_string(), " but the builder runs on ",
@@ -133,11 +174,14 @@ Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_t
   if (!usable_on(slot_mapping, config_.device))
     invalid("slot_mapping is on ", slot_mapping.device.to_string(), " but the builder runs on ",
             config_.device.to_string());
+}
 
+void Builder::replace_tables(const Metadata& src, const Tensor& block_table,
+                             const Tensor& slot_mapping, bool block_table_in_buffer,
+                             bool slot_mapping_in_buffer) {
   if (&src != &metadata_) metadata_.assign_values(src);
-  metadata_.set_tensor(bt_index, block_table);
-  metadata_.set_tensor(sm_index, slot_mapping);
-  return metadata_;
+  metadata_.set_tensor(metadata_.index_of("block_table"), block_table, block_table_in_buffer);
+  metadata_.set_tensor(metadata_.index_of("slot_mapping"), slot_mapping, slot_mapping_in_buffer);
 }
 
 Builder::Use::Use(const Builder& b) : builder_(b) {

@@ -64,6 +64,9 @@ class Builder {
   Metadata& update_block_table(const Metadata& src, const Tensor& block_table,
                                const Tensor& slot_mapping, void* stream);
 
+  /// The field names of this builder's metadata, in order (a wrapper's start with these).
+  std::vector<std::string> metadata_field_names() const;
+
   Metadata& metadata() { return metadata_; }
   const Metadata& metadata() const { return metadata_; }
 
@@ -86,12 +89,37 @@ class Builder {
                                     bool supports_dcp_with_varlen = false);
   /// Creates the metadata with the backend's field names; call from a subclass constructor.
   void init_metadata(const std::vector<std::string>& field_names);
+  /// The same with a kind other than the backend's name (a wrapper's "FastPrefillFLASH_ATTN").
+  void init_metadata(const std::vector<std::string>& field_names, const std::string& kind);
   /// Writes every field of metadata_ for a validated batch.
   virtual void do_build(int64_t common_prefix_len, const CommonMetadata& common,
                         bool fast_build, const ops::Exec& exec) = 0;
+  /// build_for_cudagraph_capture after the level check; default do_build(0, common, false).
+  virtual void do_capture(const CommonMetadata& common, const ops::Exec& exec);
+  /// build_for_drafting; default do_build(0, common, true) (vLLM's base class).
+  virtual void do_drafting(const CommonMetadata& common, int32_t draft_index,
+                           const ops::Exec& exec);
+  /// update_block_table after the support check; the default checks the new tensors against
+  /// `src` and calls replace_tables().
+  virtual void do_update_block_table(const Metadata& src, const Tensor& block_table,
+                                     const Tensor& slot_mapping, const ops::Exec& exec);
+  /// Checks a replacement block table (rows, width for the longest sequence of the batch `src`
+  /// was built from, dtype, device) and slot mapping (as long as src's).
+  void check_replacement_tables(const Metadata& src, int64_t rows, const Tensor& block_table,
+                                const Tensor& slot_mapping) const;
+  /// metadata_ = src with block_table and slot_mapping replaced (`*_in_buffer`: the new tensor
+  /// is one of this builder's persistent buffers, which a clone must copy).
+  void replace_tables(const Metadata& src, const Tensor& block_table, const Tensor& slot_mapping,
+                      bool block_table_in_buffer = false, bool slot_mapping_in_buffer = false);
+
+  /// For wrappers and backends whose level or threshold is not the class-level one.
+  void set_cudagraph_support(int32_t level) { cudagraph_support_ = level; }
+  void set_reorder_batch_threshold(std::optional<int32_t> t) { reorder_batch_threshold_ = t; }
 
   ops::Exec exec(void* stream) const;
-  CommonLimits limits() const;
+  /// What every batch is validated against: the config's sizes and the spec's block size;
+  /// a cross-attention spec's seq_lens are encoder lengths (config->max_encoder_len bounds them).
+  virtual CommonLimits limits() const;
 
  private:
   /// do_build on a batch that validate() accepted, then records its BuildInfo.

@@ -1,5 +1,7 @@
 #include "core/builder_config.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "ops/device_runtime.h"
 #include "ops/op_error.h"
@@ -85,7 +87,39 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   if (c.workspace != nullptr &&
       reinterpret_cast<uintptr_t>(c.workspace) % kBufferAlignment != 0)
     invalid("config->workspace=", c.workspace, " is not ", kBufferAlignment, "-byte aligned");
+  expect_range(c.model_dtype, kKvDtypeAuto, kKvDtypeFloat32, "model_dtype",
+               "ATTN_KV_DTYPE_AUTO, FLOAT16, BFLOAT16 or FLOAT32 (0..3)");
+  expect_range(c.use_trtllm_attention, -1, 1, "use_trtllm_attention",
+               "-1 (auto), 0 (off) or 1 (force)");
+  for (size_t i = 0; i < c.cudagraph_capture_sizes.size(); ++i)
+    if (c.cudagraph_capture_sizes[i] <= 0)
+      invalid("config->cudagraph_capture_sizes[", i, "]=", c.cudagraph_capture_sizes[i],
+              " must be positive");
+  if (c.num_gpu_blocks < 0) invalid("config->num_gpu_blocks=", c.num_gpu_blocks, " is negative");
+  if (c.flex_attn_q_block_size < 0)
+    invalid("config->flex_attn_q_block_size=", c.flex_attn_q_block_size, " is negative");
+  if (c.flex_attn_kv_block_size < 0)
+    invalid("config->flex_attn_kv_block_size=", c.flex_attn_kv_block_size, " is negative");
+  if (c.max_encoder_len < 0) invalid("config->max_encoder_len=", c.max_encoder_len, " is negative");
+  expect_range(c.cpu_attn_isa, 0, 7, "cpu_attn_isa", "an ATTN_CPU_ISA_* value (0..7)");
   if (!c.allocator) c.allocator = default_allocator();
+}
+
+std::vector<int32_t> BuilderConfig::capture_sizes() const {
+  if (!cudagraph_capture_sizes.empty()) return cudagraph_capture_sizes;
+  const int64_t max = max_cudagraph_capture_size > 0
+                          ? max_cudagraph_capture_size
+                          : std::min<int64_t>(2 * static_cast<int64_t>(max_num_seqs), 512);
+  std::vector<int32_t> sizes;
+  for (int32_t s : {1, 2, 4})
+    if (s <= max) sizes.push_back(s);
+  for (int64_t s = 8; s < 256 && s <= max; s += 8) sizes.push_back(static_cast<int32_t>(s));
+  for (int64_t s = 256; s <= max; s += 16) sizes.push_back(static_cast<int32_t>(s));
+  return sizes;
+}
+
+int32_t BuilderConfig::model_dtype_for(const KvCacheSpec& spec) const {
+  return model_dtype != kKvDtypeAuto ? model_dtype : spec.dtype;
 }
 
 int32_t resolved_device_capability(const BuilderConfig& c) {

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/allocator.h"
@@ -66,9 +68,28 @@ struct BuilderConfig {
   std::shared_ptr<Allocator> allocator;  ///< Never null after validation.
   void* workspace = nullptr;
   size_t workspace_size = 0;
+  // ABI 1.1
+  int32_t model_dtype = kKvDtypeAuto;       ///< AUTO: the spec's dtype (see model_dtype_for).
+  int32_t use_trtllm_attention = -1;        ///< -1 None (auto), 0 False, 1 True.
+  bool kv_transfer_enabled = false;
+  bool disable_flashinfer_q_quantization = false;
+  std::vector<int32_t> cudagraph_capture_sizes;  ///< Empty: vLLM's default list.
+  int64_t num_gpu_blocks = 0;
+  int32_t flex_attn_q_block_size = 0;
+  int32_t flex_attn_kv_block_size = 0;
+  std::optional<std::string> speculative_token_tree;
+  bool kv_sharing_fast_prefill = false;
+  int32_t max_encoder_len = 0;
+  int32_t cpu_attn_isa = 0;                 ///< ATTN_CPU_ISA_*; 0 = detect.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;
+  /// cudagraph_capture_sizes, or vLLM's default: [1, 2, 4] + range(8, 256, 8) +
+  /// range(256, max + 1, 16) up to max = max_cudagraph_capture_size, or min(2 * max_num_seqs,
+  /// 512) when that is 0.
+  std::vector<int32_t> capture_sizes() const;
+  /// The model's dtype: model_dtype, or the spec's when AUTO.
+  int32_t model_dtype_for(const KvCacheSpec& spec) const;
 };
 
 /// Checks every field against its range and against the spec; throws Error(kInvalidArgument)

@@ -125,6 +125,20 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     if (c.num_logits_indices < 0 || c.num_logits_indices > li.shape[0])
       invalid("common->num_logits_indices=", c.num_logits_indices,
               " is not in [0, len(logits_indices_padded)=", li.shape[0], "]");
+    if (c.logits_indices_padded_cpu) {
+      const Tensor& m = *c.logits_indices_padded_cpu;
+      expect_index_dtype(m, "common->logits_indices_padded_cpu");
+      if (m.dtype != li.dtype)
+        invalid("common->logits_indices_padded_cpu has dtype ", m.dtype.to_string(),
+                " but common->logits_indices_padded has ", li.dtype.to_string());
+      expect_vector(m, "common->logits_indices_padded_cpu", li.shape[0]);
+      expect_data(m, "common->logits_indices_padded_cpu");
+      if (!m.host_accessible())
+        invalid("common->logits_indices_padded_cpu is on ", m.device.to_string(),
+                "; a *_cpu mirror must be in host memory");
+    }
+  } else if (c.logits_indices_padded_cpu) {
+    invalid("common->logits_indices_padded_cpu is given but common->logits_indices_padded is NULL");
   } else if (c.num_logits_indices != 0) {
     invalid("common->num_logits_indices=", c.num_logits_indices,
             " but common->logits_indices_padded is NULL");
@@ -175,8 +189,9 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     int64_t longest = 0;
     for (int64_t i = 0; i < c.num_reqs; ++i) {
       const int64_t q = c.query_len(i);
-      if (sl[i] < q)
+      if (sl[i] < q && !lim.seq_lens_are_encoder_lens)
         invalid("common->seq_lens[", i, "]=", sl[i], " is less than its query length ", q);
+      if (sl[i] < 0) invalid("common->seq_lens[", i, "]=", sl[i], " is negative");
       if (sl[i] > c.max_seq_len)
         invalid("common->seq_lens[", i, "]=", sl[i], " exceeds common->max_seq_len=",
                 c.max_seq_len);
@@ -239,6 +254,7 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   u.encoder_seq_lens_cpu = reqs(c.encoder_seq_lens_cpu);
   u.dcp_local_seq_lens = reqs(c.dcp_local_seq_lens);
   u.dcp_local_seq_lens_cpu = reqs(c.dcp_local_seq_lens_cpu);
+  u.logits_indices_padded_cpu = c.logits_indices_padded_cpu;
   CommonLimits lim;
   lim.device = c.query_start_loc->device;
   lim.require_tables = false;
@@ -253,7 +269,7 @@ const std::vector<std::string>& common_field_names() {
       "max_query_len",    "max_seq_len",           "block_table_tensor",
       "slot_mapping",     "causal",                "logits_indices_padded",
       "num_logits_indices", "encoder_seq_lens",    "encoder_seq_lens_cpu",
-      "dcp_local_seq_lens", "dcp_local_seq_lens_cpu"};
+      "dcp_local_seq_lens", "dcp_local_seq_lens_cpu", "logits_indices_padded_cpu"};
   return names;
 }
 
@@ -277,6 +293,7 @@ Metadata to_metadata(const CommonMetadata& c) {
   m.set_tensor(i++, c.encoder_seq_lens_cpu);
   m.set_tensor(i++, c.dcp_local_seq_lens);
   m.set_tensor(i++, c.dcp_local_seq_lens_cpu);
+  m.set_tensor(i++, c.logits_indices_padded_cpu);
   m.info.num_reqs = c.num_reqs;
   m.info.host_max_seq_len = c.host_max_seq_len;
   return m;

@@ -31,6 +31,7 @@ struct CommonMetadata {
   std::optional<Tensor> encoder_seq_lens_cpu;
   std::optional<Tensor> dcp_local_seq_lens;
   std::optional<Tensor> dcp_local_seq_lens_cpu;
+  std::optional<Tensor> logits_indices_padded_cpu;  ///< ABI 1.1: host mirror of the above.
 
   // Set by validate(): host views, never a device sync.
   const int32_t* qsl_host = nullptr;       ///< query_start_loc_cpu, or query_start_loc on host.
@@ -55,6 +56,9 @@ struct CommonLimits {
   bool full = false;               ///< Also compare device tensors with their host mirrors.
   bool require_tables = true;      ///< block_table_tensor and slot_mapping must be given.
   bool require_host_seq_lens = false;  ///< seq_lens must be readable on the host (or mirrored).
+  /// Cross attention: seq_lens are encoder lengths, which may be shorter than the decoder's
+  /// query (no seq_len >= query_len check).
+  bool seq_lens_are_encoder_lens = false;
 };
 
 /// Checks shapes, dtypes, devices and (from host memory) values; fills the host views.

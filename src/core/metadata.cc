@@ -84,6 +84,17 @@ void Metadata::assign_values(const Metadata& src) {
   info = src.info;
 }
 
+void Metadata::assign_prefix(const Metadata& src) {
+  if (src.fields_.size() > fields_.size())
+    fail(Status::kInternal, "metadata '", kind_, "' has fewer fields than '", src.kind_, "'");
+  for (size_t i = 0; i < src.fields_.size(); ++i) {
+    if (src.fields_[i].name != fields_[i].name)
+      fail(Status::kInternal, "field ", i, " of '", kind_, "' is '", fields_[i].name, "', not '",
+           src.fields_[i].name, "'");
+    fields_[i] = src.fields_[i];
+  }
+}
+
 Metadata Metadata::clone() const {
   Metadata copy;
   copy.kind_ = kind_;

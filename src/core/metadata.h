@@ -59,6 +59,11 @@ class Metadata {
 
   /// Copies the values of every field of `src` (same kind and names required).
   void assign_values(const Metadata& src);
+  /// Copies every field of `src` into fields [0, src.size()) of this metadata, whose first
+  /// names must be src's (a wrapper's metadata: its backend's fields, then its own).
+  void assign_prefix(const Metadata& src);
+  /// Marks field i as (not) aliasing a builder's persistent buffer.
+  void set_in_builder_buffer(size_t i, bool in_buffer) { fields_[i].in_builder_buffer = in_buffer; }
 
   /// A copy that owns copies of every builder-buffer tensor (the "keep" of attn_metadata_clone).
   Metadata clone() const;

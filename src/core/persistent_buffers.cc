@@ -11,9 +11,10 @@ namespace {
 size_t align_up(size_t n) { return (n + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
 }  // namespace
 
-size_t workspace_bytes(const std::vector<BufferRequest>& requests) {
+size_t workspace_bytes(const std::vector<BufferRequest>& requests, Device device) {
   size_t total = 0;
-  for (const BufferRequest& r : requests) total += align_up(r.bytes);
+  for (const BufferRequest& r : requests)
+    if (!r.host || !device.is_cuda()) total += align_up(r.bytes);
   return total;
 }
 
@@ -22,43 +23,78 @@ PersistentBuffers::PersistentBuffers(const char* owner, Device device,
                                      std::shared_ptr<Allocator> allocator, void* workspace,
                                      size_t workspace_size)
     : device_(device) {
-  bytes_ = workspace_bytes(requests);
+  const bool split = device.is_cuda();  // host requests go to a block of their own
+  bytes_ = workspace_bytes(requests, device);
+  for (const BufferRequest& r : requests)
+    if (split && r.host) host_bytes_ += align_up(r.bytes);
   pointers_.assign(requests.size(), nullptr);
-  if (bytes_ == 0) return;
-  if (workspace != nullptr) {
-    if (workspace_size < bytes_)
-      invalid("config->workspace_size=", workspace_size, " is smaller than the ", bytes_,
-              " bytes ", owner, " needs (attn_builder_workspace_size)");
-    block_ = workspace;
-  } else {
-    block_ = allocator->allocate(bytes_, kBufferAlignment, device);
-    if (block_ == nullptr)
-      fail(Status::kOutOfMemory, "allocating ", bytes_, " bytes of persistent buffers for ",
-           owner, " on ", device.to_string(), " failed");
-    allocator_ = std::move(allocator);
+  if (bytes_ > 0) {
+    if (workspace != nullptr) {
+      if (workspace_size < bytes_)
+        invalid("config->workspace_size=", workspace_size, " is smaller than the ", bytes_,
+                " bytes ", owner, " needs (attn_builder_workspace_size)");
+      block_ = workspace;
+    } else {
+      block_ = allocator->allocate(bytes_, kBufferAlignment, device);
+      if (block_ == nullptr)
+        fail(Status::kOutOfMemory, "allocating ", bytes_, " bytes of persistent buffers for ",
+             owner, " on ", device.to_string(), " failed");
+      allocator_ = allocator;
+    }
+  }
+  if (host_bytes_ > 0) {
+    host_block_ = allocator->allocate(host_bytes_, kBufferAlignment, Device{});
+    if (host_block_ == nullptr) {
+      release();
+      fail(Status::kOutOfMemory, "allocating ", host_bytes_, " bytes of host buffers for ", owner,
+           " failed");
+    }
+    host_allocator_ = allocator;
   }
   // Zero everything once: vLLM creates these buffers with torch.zeros, and FA3's scheduler
   // metadata must start zeroed.
   try {
-    if (device.is_cuda())
-      ops::cuda_memset_zero(device.id, block_, bytes_);
-    else
-      std::memset(block_, 0, bytes_);
+    if (bytes_ > 0) {
+      if (device.is_cuda())
+        ops::cuda_memset_zero(device.id, block_, bytes_);
+      else
+        std::memset(block_, 0, bytes_);
+    }
+    if (host_bytes_ > 0) std::memset(host_block_, 0, host_bytes_);
   } catch (...) {
     release();
     throw;
   }
-  size_t offset = 0;
+  size_t offset = 0, host_offset = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
-    pointers_[i] = requests[i].bytes == 0 ? nullptr : static_cast<char*>(block_) + offset;
-    offset += align_up(requests[i].bytes);
+    const BufferRequest& r = requests[i];
+    if (split && r.host) {
+      pointers_[i] = r.bytes == 0 ? nullptr : static_cast<char*>(host_block_) + host_offset;
+      host_offset += align_up(r.bytes);
+    } else {
+      pointers_[i] = r.bytes == 0 ? nullptr : static_cast<char*>(block_) + offset;
+      offset += align_up(r.bytes);
+    }
   }
+}
+
+bool PersistentBuffers::contains(const void* p) const {
+  const auto* c = static_cast<const char*>(p);
+  const auto in = [c](const void* base, size_t n) {
+    return base != nullptr && c >= static_cast<const char*>(base) &&
+           c < static_cast<const char*>(base) + n;
+  };
+  return p != nullptr && (in(block_, bytes_) || in(host_block_, host_bytes_));
 }
 
 void PersistentBuffers::release() noexcept {
   if (allocator_ && block_ != nullptr) allocator_->deallocate(block_, bytes_, device_);
+  if (host_allocator_ && host_block_ != nullptr)
+    host_allocator_->deallocate(host_block_, host_bytes_, Device{});
   allocator_.reset();
+  host_allocator_.reset();
   block_ = nullptr;
+  host_block_ = nullptr;
 }
 
 PersistentBuffers::~PersistentBuffers() { release(); }
@@ -68,6 +104,9 @@ PersistentBuffers::PersistentBuffers(PersistentBuffers&& o) noexcept
       allocator_(std::move(o.allocator_)),
       block_(std::exchange(o.block_, nullptr)),
       bytes_(std::exchange(o.bytes_, 0)),
+      host_allocator_(std::move(o.host_allocator_)),
+      host_block_(std::exchange(o.host_block_, nullptr)),
+      host_bytes_(std::exchange(o.host_bytes_, 0)),
       pointers_(std::move(o.pointers_)) {}
 
 PersistentBuffers& PersistentBuffers::operator=(PersistentBuffers&& o) noexcept {
@@ -77,6 +116,9 @@ PersistentBuffers& PersistentBuffers::operator=(PersistentBuffers&& o) noexcept 
     allocator_ = std::move(o.allocator_);
     block_ = std::exchange(o.block_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    host_allocator_ = std::move(o.host_allocator_);
+    host_block_ = std::exchange(o.host_block_, nullptr);
+    host_bytes_ = std::exchange(o.host_bytes_, 0);
     pointers_ = std::move(o.pointers_);
   }
   return *this;

@@ -1,6 +1,9 @@
 // A builder's persistent buffers: planned once from the config, placed in one block of memory
 // on the builder's device (the caller's workspace, or one allocation), zeroed, and never
-// reallocated, so every address a build returns is stable and graph-capturable.
+// reallocated, so every address a build returns is stable and graph-capturable. Buffers marked
+// `host` (the *_cpu mirrors some backends return) live in host memory: in the same block on a
+// host builder, in a second block allocated with the same allocator on a CUDA builder (never in
+// the caller's workspace, which is device memory).
 #pragma once
 
 #include <cstddef>
@@ -15,10 +18,12 @@ namespace attn {
 struct BufferRequest {
   const char* name;  ///< For messages ("suffix_kv_lens").
   size_t bytes;
+  bool host = false;  ///< Must be host memory whatever the builder's device.
 };
 
-/// Bytes of one block holding `requests` at kBufferAlignment offsets (0 when all are empty).
-size_t workspace_bytes(const std::vector<BufferRequest>& requests);
+/// Bytes of the block a builder on `device` places in a caller's workspace: every request on a
+/// host builder, the device requests on a CUDA one, at kBufferAlignment offsets.
+size_t workspace_bytes(const std::vector<BufferRequest>& requests, Device device);
 
 class PersistentBuffers {
  public:
@@ -39,6 +44,8 @@ class PersistentBuffers {
   T* as(size_t index) const {
     return static_cast<T*>(pointers_[index]);
   }
+  /// Whether `p` points into one of the buffers (a metadata field that aliases them).
+  bool contains(const void* p) const;
 
  private:
   void release() noexcept;
@@ -47,6 +54,9 @@ class PersistentBuffers {
   std::shared_ptr<Allocator> allocator_;  ///< Null when the memory is the caller's workspace.
   void* block_ = nullptr;
   size_t bytes_ = 0;
+  std::shared_ptr<Allocator> host_allocator_;  ///< The host block's (CUDA builders only).
+  void* host_block_ = nullptr;
+  size_t host_bytes_ = 0;
   std::vector<void*> pointers_;
 };
 

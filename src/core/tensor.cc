@@ -102,6 +102,15 @@ Tensor slice_rows(const Tensor& t, int64_t rows) {
   return s;
 }
 
+Tensor rows_between(const Tensor& t, int64_t start, int64_t stop) {
+  Tensor s = t;
+  s.shape[0] = stop - start;
+  if (s.data != nullptr)
+    s.data = static_cast<char*>(s.data) +
+             start * s.strides[0] * static_cast<int64_t>(s.dtype.itemsize());
+  return s;
+}
+
 void expect_dtype(const Tensor& t, const char* name, DType dtype) {
   if (t.dtype != dtype)
     invalid(name, " has dtype ", t.dtype.to_string(), ", expected ", dtype.to_string());

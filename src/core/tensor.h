@@ -45,6 +45,7 @@ struct DType {
 
 inline constexpr DType kInt32{0, 32, 1};
 inline constexpr DType kInt64{0, 64, 1};
+inline constexpr DType kFloat32{2, 32, 1};
 
 inline constexpr int kMaxDims = 8;
 
@@ -79,6 +80,8 @@ Tensor make_matrix(void* data, Device device, DType dtype, int64_t rows, int64_t
                    int64_t row_stride);
 /// Rows [0, rows) of a tensor (dim 0 cut to `rows`).
 Tensor slice_rows(const Tensor& t, int64_t rows);
+/// Rows [start, stop) of a tensor with ndim >= 1 (a view; 0 <= start <= stop <= shape[0]).
+Tensor rows_between(const Tensor& t, int64_t start, int64_t stop);
 
 /// Checks, each throwing Error(kInvalidArgument) with a message that starts with `name`.
 void expect_dtype(const Tensor& t, const char* name, DType dtype);

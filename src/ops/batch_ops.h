@@ -79,7 +79,43 @@ LocalAttentionPlan local_attention_plan(const int32_t* query_start_loc, const in
                                         int32_t* num_computed_tokens_local,
                                         int32_t* virtual_req, int32_t* virtual_block_start);
 
+/// FlashInfer's paged KV counts on the host (the *_cpu mirrors its plan() reads): indptr
+/// (num_reqs + 1) = prefix sum of cdiv(seq_len, page_size); last_page_len = seq_len % page_size,
+/// or page_size when that is 0 and seq_len > 0. Returns indptr[num_reqs].
+int64_t paged_kv_counts(const int32_t* seq_lens, int64_t num_reqs, int32_t page_size,
+                        int32_t* indptr, int32_t* last_page_len);
+
+/// CPU_ATTN's encoder-only KV layout (a private contiguous cache for this batch's tokens):
+/// blocks[r] = cdiv(seq_lens[r], block_size), start = exclusive prefix sum of blocks;
+/// block_table[r][j] = start[r] + j for j < width (width = max blocks, row stride `stride`);
+/// slot_mapping[t] = start[r] * block_size + (t - query_start_loc[r]) for the tokens of
+/// request r (position t - qsl[r]: encoder-only batches start every request at 0), PAD_SLOT_ID
+/// for tokens past query_start_loc[num_reqs] up to num_tokens. Returns the total block count.
+int64_t encoder_only_kv_layout(const int32_t* query_start_loc, const int32_t* seq_lens,
+                               int64_t num_reqs, int32_t block_size, int64_t width,
+                               int64_t stride, int64_t num_tokens, int32_t* block_table,
+                               int64_t* slot_mapping);
+
 // ---- tensor ops (host and CUDA) -------------------------------------------------------------
+
+/// out[i] = value for i < n (TRITON_ATTN's capture writes 1 into seq_lens).
+void fill_i32(const Exec& exec, int32_t* out, int64_t n, int32_t value);
+
+/// out (rows x cols, compact) = src[row0 + i][col0 + j] (src rows `src_stride` apart): the
+/// contiguous sub-bias TREE_ATTN drafts with.
+void copy_submatrix_f32(const Exec& exec, const float* src, int64_t src_stride, int64_t row0,
+                        int64_t col0, int64_t rows, int64_t cols, float* out);
+
+/// The cross-attention slot mapping (vLLM's CrossAttentionBuilder): a request writes its
+/// encoder KV only on its first step (seq_len == query_len); those requests, in order, emit
+/// slot(i) = block_table[r][i / block_size] * block_size + i % block_size for i in
+/// [0, encoder_seq_lens[r]), concatenated into `out` (`total` entries, known on the host).
+void cross_attention_slot_mapping(const Exec& exec, const int32_t* query_start_loc,
+                                  const int32_t* seq_lens, const int32_t* encoder_seq_lens,
+                                  int64_t num_reqs, const int32_t* block_table,
+                                  int64_t block_table_stride, int32_t block_size, int64_t* out,
+                                  int64_t total);
+
 
 /// FlashAttention's cascade split (vLLM flash_attn.py, build(), use_cascade branch):
 /// cu_prefix_query_lens = [0, num_actual_tokens], prefix_kv_lens = [common_prefix_len],

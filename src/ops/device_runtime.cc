@@ -68,6 +68,10 @@ void cuda_copy_to_host(int32_t device_id, void* dst, const void* src, size_t byt
   check(kernels::copy_to_host(device_id, dst, src, bytes), "cudaMemcpy (device to host)");
 }
 
+void cuda_copy_to_device(int32_t device_id, void* dst, const void* src, size_t bytes) {
+  check(kernels::copy_to_device(device_id, dst, src, bytes), "cudaMemcpy (host to device)");
+}
+
 void cuda_copy_device_to_device(int32_t device_id, void* dst, const void* src, size_t bytes) {
   check(kernels::copy_device_to_device(device_id, dst, src, bytes),
         "cudaMemcpy (device to device)");
@@ -90,6 +94,7 @@ void cuda_free(int32_t, void*) noexcept {}
 void cuda_memset_zero(int32_t, void*, size_t) { no_cuda(); }
 void cuda_copy_to_host(int32_t, void*, const void*, size_t) { no_cuda(); }
 void cuda_copy_device_to_device(int32_t, void*, const void*, size_t) { no_cuda(); }
+void cuda_copy_to_device(int32_t, void*, const void*, size_t) { no_cuda(); }
 
 #endif
 

@@ -30,5 +30,6 @@ void cuda_free(int32_t device_id, void* ptr) noexcept;
 void cuda_memset_zero(int32_t device_id, void* ptr, size_t bytes);
 void cuda_copy_to_host(int32_t device_id, void* dst_host, const void* src_device, size_t bytes);
 void cuda_copy_device_to_device(int32_t device_id, void* dst, const void* src, size_t bytes);
+void cuda_copy_to_device(int32_t device_id, void* dst_device, const void* src_host, size_t bytes);
 
 }  // namespace attn::ops

@@ -33,4 +33,18 @@ void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_re
   }
 }
 
+int64_t paged_kv_counts(const int32_t* seq_lens, int64_t num_reqs, int32_t page_size,
+                        int32_t* indptr, int32_t* last_page_len) {
+  int64_t total = 0;
+  indptr[0] = 0;
+  for (int64_t r = 0; r < num_reqs; ++r) {
+    const int32_t len = seq_lens[r];
+    total += (len + page_size - 1) / page_size;
+    indptr[r + 1] = static_cast<int32_t>(total);
+    const int32_t rem = len % page_size;
+    last_page_len[r] = rem == 0 && len != 0 ? page_size : rem;
+  }
+  return total;
+}
+
 }  // namespace attn::ops

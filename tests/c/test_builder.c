@@ -91,7 +91,7 @@ MUT(m_fa_block, s->block_size = 8)
 MUT(m_fa_head, s->head_size = 264)
 MUT(m_fa_head8, s->head_size = 100)
 MUT(m_fa_e5m2, c->cache_dtype = ATTN_KV_DTYPE_FP8_E5M2)
-MUT(m_fa_chunked, { s->kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION; s->attention_chunk_size = 64; })
+MUT(m_cross_no_encoder_len, s->kind = ATTN_KV_CROSS_ATTENTION)
 
 static const bad_case kBadCases[] = {
     {"max_num_seqs", m_seqs, ATTN_ERR_INVALID_ARGUMENT, "config->max_num_seqs=0 must be positive"},
@@ -136,7 +136,8 @@ static const bad_case kBadCases[] = {
     {"FA head size", m_fa_head, ATTN_ERR_UNSUPPORTED, "kv_cache_spec->head_size=264"},
     {"FA head size 8", m_fa_head8, ATTN_ERR_UNSUPPORTED, "kv_cache_spec->head_size=100"},
     {"FA e5m2", m_fa_e5m2, ATTN_ERR_UNSUPPORTED, "config->cache_dtype=FP8_E5M2 is not supported"},
-    {"FA chunked local", m_fa_chunked, ATTN_ERR_UNSUPPORTED, "CHUNKED_LOCAL_ATTENTION"},
+    {"cross without max_encoder_len", m_cross_no_encoder_len, ATTN_ERR_INVALID_ARGUMENT,
+     "config->max_encoder_len=0 must be positive for a CROSS_ATTENTION KV cache spec"},
 };
 
 static void test_create_bad_input(void** state) {

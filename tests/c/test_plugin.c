@@ -4,6 +4,10 @@
 
 #include "test_support.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define VERSION_STRING STR(ATTN_VERSION_MAJOR) "." STR(ATTN_VERSION_MINOR)
+
 #ifndef ATTN_EXAMPLE_PLUGIN
 #error "ATTN_EXAMPLE_PLUGIN must name libattn_example_plugin.so"
 #endif
@@ -106,11 +110,12 @@ static void test_duplicate_and_reload(void** state) {
 
 static void test_refused_plugins(void** state) {
   attn_plugin_t* p = (attn_plugin_t*)UNTOUCHED_PTR;
+  char expected[128];
   const size_t before = attn_backend_count();
   (void)state;
   ASSERT_ERROR(attn_plugin_load(ATTN_EXAMPLE_PLUGIN_ABI2, &p), ATTN_ERR_ABI_MISMATCH,
                "plugin 'example_plugin' (" ATTN_EXAMPLE_PLUGIN_ABI2
-               ") was built for libattn ABI 2.0; this library is 1.0 and loads plugins of ABI "
+               ") was built for libattn ABI 2." STR(ATTN_VERSION_MINOR) "; this library is " VERSION_STRING " and loads plugins of ABI "
                "major 1 only");
   ASSERT_ERROR(attn_plugin_load("/nonexistent/libnothing.so", &p), ATTN_ERR_NOT_FOUND,
                "cannot load plugin '/nonexistent/libnothing.so'");
@@ -118,8 +123,9 @@ static void test_refused_plugins(void** state) {
                "does not export attn_plugin_entry");
   ASSERT_ERROR(attn_plugin_load(variant("null_table"), &p), ATTN_ERR_INVALID_ARGUMENT,
                "attn_plugin_entry() returned NULL");
-  ASSERT_ERROR(attn_plugin_load(variant("bad_minor"), &p), ATTN_ERR_ABI_MISMATCH,
-               "needs libattn >= 1.1; this library is 1.0");
+  snprintf(expected, sizeof expected, "needs libattn >= %d.%d; this library is %d.%d",
+           ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR + 1, ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR);
+  ASSERT_ERROR(attn_plugin_load(variant("bad_minor"), &p), ATTN_ERR_ABI_MISMATCH, expected);
   ASSERT_ERROR(attn_plugin_load(variant("no_build"), &p), ATTN_ERR_INVALID_ARGUMENT,
                "plugin 'test_plugin' backend 0 ('TEST_NO_BUILD') has no build callback");
   ASSERT_ERROR(attn_plugin_load(variant("dup_field"), &p), ATTN_ERR_INVALID_ARGUMENT,

@@ -1,0 +1,252 @@
+// TRITON_ATTN: the metadata of vLLM's TritonAttentionMetadataBuilder.build()
+// (vllm/v1/attention/backends/triton_attn.py), field for field. The per-token-head KV
+// quantization fields (q_to_req, q_to_klen, num_decodes, ...) keep their dataclass defaults:
+// libattn's KV cache dtypes have no per-token-head quantization.
+#include "backends/triton_attn.h"
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/common_fields.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+const std::string kName = "TRITON_ATTN";
+
+constexpr int64_t kMinLaunchGridSize2d = 128;  // vLLM's MIN_LAUNCH_GRID_SIZE_2D
+constexpr int64_t kNumParSoftmaxSegments = 16;  // vLLM's NUM_PAR_SOFTMAX_SEGMENTS
+
+enum Field : size_t {
+  kSeqThreshold3d = kPassthroughFields,
+  kNumParSoftmaxSegmentsField,
+  kSoftmaxSegmOutput,
+  kSoftmaxSegmMax,
+  kSoftmaxSegmExpsum,
+  kCausal,
+  kUseCascade,
+  kCommonPrefixLen,
+  kCuPrefixQueryLens,
+  kPrefixKvLens,
+  kSuffixKvLens,
+  kSchedulerMetadata,
+  kPrefixSchedulerMetadata,
+  kMmPrefixRangeTensor,
+  kAllPureFirstPrefill,
+  kNumDecodes,
+  kNumDecodeTokens,
+  kPrefillIsFirstChunk,
+  kSeqLensCpu,
+  kQueryStartLocCpu,
+  kQToReq,
+  kQToKlen,
+};
+
+std::vector<std::string> field_names() {
+  std::vector<std::string> n;
+  add_passthrough_names(n);
+  for (const char* s :
+       {"seq_threshold_3D", "num_par_softmax_segments", "softmax_segm_output", "softmax_segm_max",
+        "softmax_segm_expsum", "causal", "use_cascade", "common_prefix_len",
+        "cu_prefix_query_lens", "prefix_kv_lens", "suffix_kv_lens", "scheduler_metadata",
+        "prefix_scheduler_metadata", "mm_prefix_range_tensor", "all_pure_first_prefill",
+        "num_decodes", "num_decode_tokens", "prefill_is_first_chunk", "seq_lens_cpu",
+        "query_start_loc_cpu", "q_to_req", "q_to_klen"})
+    n.emplace_back(s);
+  return n;
+}
+
+enum Buffer : size_t { kBufOutput, kBufMax, kBufExpsum, kBufCu, kBufPrefix, kBufSuffix };
+
+int64_t next_power_of_2(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+bool decode_cudagraph_enabled(const BuilderConfig& c) {
+  return c.cudagraph_mode == kCudagraphFullAndPiecewise ||
+         c.cudagraph_mode == kCudagraphFullDecodeOnly || c.cudagraph_mode == kCudagraphFull;
+}
+
+}  // namespace
+
+int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c) {
+  int64_t threshold = kMinLaunchGridSize2d / spec.num_kv_heads;
+  if (decode_cudagraph_enabled(c)) {
+    const std::vector<int32_t> sizes = c.capture_sizes();
+    if (sizes.empty())
+      invalid("TRITON_ATTN needs CUDA graph capture sizes with config->cudagraph_mode=",
+              c.cudagraph_mode, " (config->max_cudagraph_capture_size=",
+              c.max_cudagraph_capture_size, " leaves none)");
+    int64_t best = sizes[0];
+    for (const int32_t s : sizes)  // the first of equally close sizes wins (Python's min)
+      if (std::llabs(s - threshold) < std::llabs(best - threshold)) best = s;
+    threshold = best;
+  }
+  return threshold;
+}
+
+namespace {
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const auto s = static_cast<size_t>(triton_seq_threshold_3d(spec, c));
+  const auto heads = static_cast<size_t>(c.num_attention_heads);
+  const auto segments = static_cast<size_t>(kNumParSoftmaxSegments);
+  const auto dim = static_cast<size_t>(next_power_of_2(spec.head_size));
+  const size_t f32 = sizeof(float);
+  return {
+      {"softmax_segm_output", s * heads * segments * dim * f32},
+      {"softmax_segm_max", s * heads * segments * f32},
+      {"softmax_segm_expsum", s * heads * segments * f32},
+      {"cu_prefix_query_lens", 2 * sizeof(int32_t)},
+      {"prefix_kv_lens", sizeof(int32_t)},
+      {"suffix_kv_lens", static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t)},
+  };
+}
+
+class TritonAttnBuilder final : public Builder {
+ public:
+  TritonAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                    const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names());
+    threshold_ = triton_seq_threshold_3d(spec, config);
+    const int64_t heads = config.num_attention_heads;
+    const int64_t dim = next_power_of_2(spec.head_size);
+    const Device d = config.device;
+    const int64_t s = threshold_;
+    output_ = shaped(buffers_.get(kBufOutput), d, {s, heads, kNumParSoftmaxSegments, dim});
+    max_ = shaped(buffers_.get(kBufMax), d, {s, heads, kNumParSoftmaxSegments});
+    expsum_ = shaped(buffers_.get(kBufExpsum), d, {s, heads, kNumParSoftmaxSegments});
+  }
+
+ protected:
+  void do_build(int64_t common_prefix_len, const CommonMetadata& c, bool /*fast_build*/,
+                const ops::Exec& exec) override {
+    Metadata& m = metadata();
+    m.reset();
+    set_passthrough(m, 0, c);
+    m.set_int(kSeqThreshold3d, threshold_);
+    m.set_int(kNumParSoftmaxSegmentsField, kNumParSoftmaxSegments);
+    m.set_tensor(kSoftmaxSegmOutput, output_, true);
+    m.set_tensor(kSoftmaxSegmMax, max_, true);
+    m.set_tensor(kSoftmaxSegmExpsum, expsum_, true);
+    m.set_bool(kCausal, c.causal);
+    const bool use_cascade = common_prefix_len > 0;
+    m.set_bool(kUseCascade, use_cascade);
+    m.set_int(kCommonPrefixLen, common_prefix_len);
+    if (use_cascade) {
+      // vLLM builds these when asked, although its use_cascade_attention never asks.
+      auto* cu = buffers_.as<int32_t>(kBufCu);
+      auto* prefix = buffers_.as<int32_t>(kBufPrefix);
+      auto* suffix = buffers_.as<int32_t>(kBufSuffix);
+      ops::cascade_split(exec, c.seq_lens->as<const int32_t>(), c.num_reqs, c.num_actual_tokens,
+                         common_prefix_len, cu, prefix, suffix);
+      const Device d = config().device;
+      m.set_tensor(kCuPrefixQueryLens, make_vector(cu, d, kInt32, 2), true);
+      m.set_tensor(kPrefixKvLens, make_vector(prefix, d, kInt32, 1), true);
+      m.set_tensor(kSuffixKvLens, make_vector(suffix, d, kInt32, c.num_reqs), true);
+    }
+    // all_pure_first_prefill: no request has cached context (read from host memory only).
+    bool pure = false;
+    if (c.seq_lens_host != nullptr) {
+      pure = true;
+      for (int64_t i = 0; i < c.num_reqs && pure; ++i) pure = c.query_len(i) == c.seq_lens_host[i];
+    }
+    m.set_bool(kAllPureFirstPrefill, pure);
+    m.set_int(kNumDecodes, 0);
+    m.set_int(kNumDecodeTokens, 0);
+    m.set_bool(kPrefillIsFirstChunk, false);
+    m.set_tensor(kSeqLensCpu, c.seq_lens_cpu);
+    if (c.seq_lens_cpu) m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
+  }
+
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    do_build(0, c, false, exec);
+    // vLLM fills seq_lens with 1 in place (the runtime's own buffer, which the captured graph
+    // reads at replay) so that capture does not run at max_model_len.
+    ops::fill_i32(exec, c.seq_lens->as<int32_t>(), c.num_reqs, 1);
+    metadata().set_bool(kAllPureFirstPrefill, false);
+    metadata().set_bool(kPrefillIsFirstChunk, false);
+  }
+
+ private:
+  static Tensor shaped(void* data, Device d, std::initializer_list<int64_t> dims) {
+    Tensor t;
+    t.data = data;
+    t.device = d;
+    t.dtype = kFloat32;
+    t.ndim = static_cast<int32_t>(dims.size());
+    int i = 0;
+    for (const int64_t n : dims) t.shape[i++] = n;
+    int64_t stride = 1;
+    for (int k = t.ndim - 1; k >= 0; --k) {
+      t.strides[k] = stride;
+      stride *= t.shape[k];
+    }
+    return t;
+  }
+
+  PersistentBuffers buffers_;
+  int64_t threshold_ = 0;
+  Tensor output_, max_, expsum_;
+};
+
+class TritonAttnBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kName; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    return kCgAlways;
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return plan(spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return std::make_unique<TritonAttnBuilder>(shared_from_this(), spec, config);
+  }
+
+ private:
+  static void check_supported(const KvCacheSpec& spec, const BuilderConfig&) {
+    switch (spec.kind) {
+      case kKvFullAttention:
+      case kKvSlidingWindow:
+      case kKvChunkedLocalAttention:
+      case kKvCrossAttention:
+      case kKvEncoderOnly:
+        break;
+      default:
+        fail(Status::kUnsupported, "TRITON_ATTN does not build metadata for ",
+             kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
+    }
+    if (spec.block_size % 16 != 0)
+      fail(Status::kUnsupported, "TRITON_ATTN needs kv_cache_spec->block_size to be a multiple "
+                                 "of 16, got ", spec.block_size);
+    if (spec.head_size < 32)
+      fail(Status::kUnsupported, "TRITON_ATTN supports head sizes of at least 32, got "
+                                 "kv_cache_spec->head_size=", spec.head_size);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_triton_attn_backend() {
+  return std::make_shared<TritonAttnBackend>();
+}
+
+}  // namespace attn::backends

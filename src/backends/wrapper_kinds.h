@@ -1,0 +1,36 @@
+// The four wrappers of wrappers.h, one file each; wrappers.cc dispatches to these.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/builder.h"
+#include "core/persistent_buffers.h"
+
+namespace attn::backends {
+
+// chunked_local_attention.cc
+int64_t chunked_local_max_virtual_batches(const KvCacheSpec& spec, const BuilderConfig& config);
+std::vector<BufferRequest> chunked_local_buffers(const KvCacheSpec& spec, const BuilderConfig& config);
+std::unique_ptr<Builder> make_chunked_local(std::shared_ptr<const Backend> backend,
+                                            const KvCacheSpec& spec, const BuilderConfig& config,
+                                            std::unique_ptr<Builder> inner);
+
+// fast_prefill_attention.cc
+std::vector<BufferRequest> fast_prefill_buffers(const BuilderConfig& config);
+std::unique_ptr<Builder> make_fast_prefill(std::shared_ptr<const Backend> backend,
+                                           const KvCacheSpec& spec, const BuilderConfig& config,
+                                           std::unique_ptr<Builder> inner);
+
+// cross_attention.cc
+std::vector<BufferRequest> cross_attention_buffers(const BuilderConfig& config);
+std::unique_ptr<Builder> make_cross_attention(std::shared_ptr<const Backend> backend,
+                                              const KvCacheSpec& spec, const BuilderConfig& config,
+                                              std::unique_ptr<Builder> inner);
+
+// encoder_only_attention.cc
+std::unique_ptr<Builder> make_encoder_only(std::shared_ptr<const Backend> backend,
+                                           const KvCacheSpec& spec, const BuilderConfig& config,
+                                           std::unique_ptr<Builder> inner);
+
+}  // namespace attn::backends

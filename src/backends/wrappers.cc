@@ -1,0 +1,74 @@
+#include "backends/wrappers.h"
+
+#include <utility>
+
+#include "backends/wrapper_kinds.h"
+#include "core/error.h"
+
+namespace attn::backends {
+
+std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,
+                                           const BuilderConfig& config) {
+  switch (w) {
+    case Wrapper::kFastPrefill: return fast_prefill_buffers(config);
+    case Wrapper::kChunkedLocal: return chunked_local_buffers(spec, config);
+    case Wrapper::kCrossAttention: return cross_attention_buffers(config);
+    case Wrapper::kEncoderOnly: return {};
+  }
+  return {};
+}
+
+BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config) {
+  BuilderConfig inner = config;
+  if (w == Wrapper::kFastPrefill) inner.kv_sharing_fast_prefill = false;
+  if (w == Wrapper::kChunkedLocal) {
+    // The wrapped builder sees the virtual batches as its requests (vLLM's Triton variant sizes
+    // the wrapped builder the same way).
+    const int64_t v = chunked_local_max_virtual_batches(spec, config);
+    if (v > (int64_t{1} << 31) - 1)
+      invalid("config->max_num_seqs=", config.max_num_seqs, " and max_num_batched_tokens=",
+              config.max_num_batched_tokens, " make more than 2^31-1 virtual batches");
+    inner.max_num_seqs = static_cast<int32_t>(v);
+  }
+  return inner;
+}
+
+int32_t wrapper_cudagraph_support(Wrapper w, int32_t inner_level) {
+  return w == Wrapper::kChunkedLocal ? kCgNever : inner_level;
+}
+
+void check_wrapper(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config) {
+  switch (w) {
+    case Wrapper::kChunkedLocal:
+      if (spec.attention_chunk_size % spec.block_size != 0)
+        invalid("kv_cache_spec->attention_chunk_size=", spec.attention_chunk_size,
+                " is not divisible by kv_cache_spec->block_size=", spec.block_size);
+      break;
+    case Wrapper::kCrossAttention:
+      if (config.max_encoder_len <= 0)
+        invalid("config->max_encoder_len=", config.max_encoder_len,
+                " must be positive for a CROSS_ATTENTION KV cache spec");
+      break;
+    case Wrapper::kFastPrefill:
+    case Wrapper::kEncoderOnly:
+      break;
+  }
+}
+
+std::unique_ptr<Builder> make_wrapper(Wrapper w, std::shared_ptr<const Backend> backend,
+                                      const KvCacheSpec& spec, const BuilderConfig& config,
+                                      std::unique_ptr<Builder> inner) {
+  switch (w) {
+    case Wrapper::kFastPrefill:
+      return make_fast_prefill(std::move(backend), spec, config, std::move(inner));
+    case Wrapper::kChunkedLocal:
+      return make_chunked_local(std::move(backend), spec, config, std::move(inner));
+    case Wrapper::kCrossAttention:
+      return make_cross_attention(std::move(backend), spec, config, std::move(inner));
+    case Wrapper::kEncoderOnly:
+      return make_encoder_only(std::move(backend), spec, config, std::move(inner));
+  }
+  fail(Status::kInternal, "unknown wrapper");
+}
+
+}  // namespace attn::backends

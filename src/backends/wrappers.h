@@ -1,0 +1,34 @@
+// vLLM's builder wrappers, which apply to any backend: chunked local attention
+// (create_chunked_local_attention_backend), KV-sharing fast prefill
+// (create_fast_prefill_custom_backend), cross attention (create_cross_attention_backend) and
+// encoder-only attention (create_encoder_only_attention_backend). A runtime selects them with
+// the KV cache spec's kind and config->kv_sharing_fast_prefill; builder_factory.h stacks them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/builder.h"
+#include "core/persistent_buffers.h"
+
+namespace attn::backends {
+
+enum class Wrapper { kFastPrefill, kChunkedLocal, kCrossAttention, kEncoderOnly };
+
+/// The wrapper's own persistent buffers for this spec and config.
+std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,
+                                           const BuilderConfig& config);
+/// The config the wrapped builder is created with (chunked local attention sizes it for the
+/// virtual batches); workspace fields are the caller's to adjust.
+BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config);
+/// The wrapper's CUDA graph level given the wrapped builder's.
+int32_t wrapper_cudagraph_support(Wrapper w, int32_t inner_level);
+/// Checks what the wrapper needs from the spec and config (Error(kInvalidArgument) /
+/// Error(kUnsupported) naming the field).
+void check_wrapper(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config);
+
+std::unique_ptr<Builder> make_wrapper(Wrapper w, std::shared_ptr<const Backend> backend,
+                                      const KvCacheSpec& spec, const BuilderConfig& config,
+                                      std::unique_ptr<Builder> inner);
+
+}  // namespace attn::backends

@@ -1,0 +1,22 @@
+// ops::fill_i32: host reference and CUDA dispatch.
+#include <algorithm>
+
+#include "ops/batch_ops.h"
+#include "ops/cuda_dispatch.h"
+
+namespace attn::ops {
+
+void fill_i32(const Exec& exec, int32_t* out, int64_t n, int32_t value) {
+  if (n <= 0) return;
+  if (exec.on_cuda) {
+#if ATTN_WITH_CUDA
+    detail::check_launch(kernels::fill_i32(exec.device_id, exec.stream, out, n, value), "fill_i32");
+    return;
+#else
+    detail::no_cuda("fill_i32");
+#endif
+  }
+  std::fill(out, out + n, value);
+}
+
+}  // namespace attn::ops
