@@ -978,7 +978,7 @@ typedef struct attn_ubatch_slice {
  * the last one to num_reqs_padded requests and num_tokens_padded tokens.
  * @param[in] num_scheduled_tokens Host array of `num_reqs` counts.
  * @param[in] num_reqs Requests.
- * @param[in] num_tokens_padded Tokens after padding (>= the scheduled total).
+ * @param[in] num_tokens_padded Tokens after padding (>= the scheduled total, <= 2^31-1).
  * @param[in] num_reqs_padded Requests after padding (>= num_reqs).
  * @param[in] num_ubatches Micro-batches (1 <= n <= min(1024, num_tokens_padded)).
  * @param[in] split_point Tokens per split (at most num_tokens_padded); 0 for

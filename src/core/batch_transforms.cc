@@ -223,6 +223,8 @@ void create_ubatch_slices(const int32_t* num_scheduled, int64_t num_reqs, int64_
     if (num_scheduled[r] < 0) invalid("num_scheduled_tokens[", r, "]=", num_scheduled[r], " is negative");
     cu[r + 1] = cu[r] + num_scheduled[r];
   }
+  if (num_tokens_padded > (int64_t{1} << 31) - 1)
+    invalid("num_tokens_padded=", num_tokens_padded, " exceeds 2^31-1");
   if (num_tokens_padded < cu[num_reqs])
     invalid("num_tokens_padded=", num_tokens_padded, " is less than the ", cu[num_reqs], " scheduled tokens");
   if (num_ubatches > kMaxUbatches)

@@ -672,6 +672,10 @@ static void test_slice_bad_input(void** state) {
                "num_ubatches=9 exceeds num_tokens_padded=8 (every micro-batch needs a token)");
   ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 2, (int64_t)1 << 62, sl_out, pad_out),
                ATTN_ERR_INVALID_ARGUMENT, "split_point=4611686018427387904 exceeds num_tokens_padded=8");
+  /* found by the long fuzz run: split_point * i overflowed for huge padded token counts */
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, (int64_t)1 << 40, 2, 2, (int64_t)1 << 39, sl_out,
+                                               pad_out),
+               ATTN_ERR_INVALID_ARGUMENT, "num_tokens_padded=1099511627776 exceeds 2^31-1");
   ts_batch_free(b);
 }
 
