@@ -37,6 +37,25 @@ int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* que
                                  int64_t block_table_stride, int32_t block_size, int64_t* out,
                                  int64_t total) noexcept;
 
+/// See ops::flex_request_lens, ops::flex_doc_ids, ops::flex_physical_to_logical,
+/// ops::flex_kv_indices (FLEX_ATTENTION). One launch each.
+int flex_request_lens(int device_id, void* stream, const int32_t* query_start_loc,
+                      const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
+                      int32_t* num_blocks_per_seq, int32_t* decode_offset) noexcept;
+int flex_doc_ids(int device_id, void* stream, const int32_t* query_start_loc, int64_t num_reqs,
+                 int64_t num_tokens, int32_t* doc_ids) noexcept;
+int flex_physical_to_logical(int device_id, void* stream, const int32_t* block_table,
+                             int64_t num_reqs, int64_t block_table_stride,
+                             int64_t block_table_width, const int32_t* seq_lens,
+                             int32_t block_size, int64_t num_gpu_blocks, int64_t* out,
+                             int64_t out_stride) noexcept;
+int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t num_tokens,
+                    const int32_t* block_table, int64_t block_table_stride,
+                    int64_t block_table_width, int64_t pages, int32_t q_block,
+                    int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
+                    int32_t* kv_num_blocks, int64_t* scratch, int64_t scratch_per_group,
+                    int64_t num_gpu_blocks) noexcept;
+
 /// See ops::cascade_split. One launch; asynchronous on `stream`.
 int cascade_split(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
                   int64_t num_actual_tokens, int64_t common_prefix_len,

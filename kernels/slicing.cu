@@ -8,14 +8,19 @@
 namespace attn::kernels {
 namespace {
 
+// int32 arithmetic as torch does it (wrapping), without signed overflow on hostile input.
+__device__ int32_t wrap_sub(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) - static_cast<uint32_t>(b));
+}
+
 __global__ void slice_kernel(const int32_t* __restrict__ qsl, int64_t start, int64_t n,
                              int32_t skip_first, int32_t skip_last, int32_t* __restrict__ out) {
   const int32_t base = qsl[start];
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
        k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int32_t v = qsl[start + k] - base;
-    if (k > 0) v -= skip_first;
-    if (k == n - 1 && n > 1) v -= skip_last;
+    int32_t v = wrap_sub(qsl[start + k], base);
+    if (k > 0) v = wrap_sub(v, skip_first);
+    if (k == n - 1 && n > 1) v = wrap_sub(v, skip_last);
     out[k] = v;
   }
 }
@@ -24,7 +29,7 @@ __global__ void trim_kernel(const int32_t* __restrict__ in, int64_t n, int32_t s
                             int32_t* __restrict__ out) {
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
        k += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    out[k] = in[k] - (k == n - 1 ? skip_last : 0);
+    out[k] = wrap_sub(in[k], k == n - 1 ? skip_last : 0);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 /*
  * libattn demo: loads libattn with dlopen (no link-time dependency), lists every backend with
- * its CUDA graph support and reorder threshold, then builds FLASH_ATTN metadata for a sample
- * mixed batch (decodes, a chunked prefill, a fresh prefill) on the host and prints it.
+ * its CUDA graph support and reorder threshold, builds FLASH_ATTN metadata for a sample mixed
+ * batch (decodes, a chunked prefill, a fresh prefill) on the host and prints it, then builds
+ * the same batch with every other backend and with two of vLLM's wrappers (chunked local
+ * attention, KV-sharing fast prefill), chosen by the spec's kind and a config option.
  *
  *   attn_demo [path/to/libattn.so.1] [--plugin path/to/plugin.so]
  *
@@ -37,6 +39,7 @@ struct api {
   size_t (*metadata_field_count)(const attn_metadata_t*);
   attn_error_t* (*metadata_field)(const attn_metadata_t*, size_t, attn_field_t*);
   attn_error_t* (*metadata_get)(const attn_metadata_t*, const char*, attn_field_t*);
+  const char* (*metadata_kind)(const attn_metadata_t*);
   attn_error_t* (*plugin_load)(const char*, attn_plugin_t**);
   attn_error_t* (*plugin_unload)(attn_plugin_t*);
 };
@@ -72,6 +75,7 @@ static void load_api(void* lib) {
   LOAD(metadata_field_count, "attn_metadata_field_count");
   LOAD(metadata_field, "attn_metadata_field");
   LOAD(metadata_get, "attn_metadata_get");
+  LOAD(metadata_kind, "attn_metadata_kind");
   LOAD(plugin_load, "attn_plugin_load");
   LOAD(plugin_unload, "attn_plugin_unload");
 }
@@ -163,30 +167,47 @@ static void make_batch(struct batch* b) {
 }
 
 /* ---- printing --------------------------------------------------------------------------------- */
+static const char* dtype_name(attn_dtype_t d) {
+  switch (d.code) {
+    case ATTN_DTYPE_INT: return "int";
+    case ATTN_DTYPE_UINT: return "uint";
+    case ATTN_DTYPE_FLOAT: return "float";
+    case ATTN_DTYPE_BFLOAT: return "bfloat";
+    case ATTN_DTYPE_BOOL: return "bool";
+    default: return "dtype";
+  }
+}
+
 static void print_tensor(const attn_tensor_t* t) {
   int64_t n = 1, i, shown;
   int d;
+  const int is_int = t->dtype.code == ATTN_DTYPE_INT && (t->dtype.bits == 32 || t->dtype.bits == 64);
+  const int is_f32 = t->dtype.code == ATTN_DTYPE_FLOAT && t->dtype.bits == 32;
   printf("tensor ");
   printf("(");
   for (d = 0; d < t->ndim; ++d) printf(d ? ", %" PRId64 : "%" PRId64, t->shape[d]);
   printf(t->ndim == 1 ? ",) " : ") ");
-  printf("%s%d ", t->dtype.code == ATTN_DTYPE_INT ? "int" : "dtype", t->dtype.bits);
+  printf("%s%d", dtype_name(t->dtype), t->dtype.bits);
   if (t->device.device_type != ATTN_DEVICE_CPU) {
-    printf("on device type %d", t->device.device_type);
+    printf(" on device type %d", t->device.device_type);
     return;
   }
-  if (t->ndim == 2) { /* print the first row's used blocks only */
+  if (t->ndim > 2 || (!is_int && !is_f32)) return; /* scratch buffers: the shape says enough */
+  if (t->ndim == 2) { /* the first row only */
     n = t->shape[1] < 8 ? t->shape[1] : 8;
-    printf("row 0: ");
+    printf(" row 0:");
   } else {
     for (d = 0; d < t->ndim; ++d) n *= t->shape[d];
   }
   shown = n < 12 ? n : 12;
-  printf("[");
+  printf(" [");
   for (i = 0; i < shown; ++i) {
     const char* base = (const char*)t->data + t->byte_offset;
-    const int64_t v = t->dtype.bits == 64 ? ((const int64_t*)base)[i] : ((const int32_t*)base)[i];
-    printf(i ? ", %" PRId64 : "%" PRId64, v);
+    if (i) printf(", ");
+    if (is_f32)
+      printf("%g", (double)((const float*)base)[i]);
+    else
+      printf("%" PRId64, t->dtype.bits == 64 ? ((const int64_t*)base)[i] : ((const int32_t*)base)[i]);
   }
   printf(shown < n ? ", ...]" : "]");
 }
@@ -215,29 +236,39 @@ static int print_metadata(const attn_metadata_t* m, int skip_none) {
   return 0;
 }
 
+/* The engine config of the demo: 256 sequences, 8192 tokens, 32 query heads, a KV cache of
+ * 4096 blocks (FLEX_ATTENTION needs the count), compute capability `capability`. */
+static attn_builder_config_t demo_config(int32_t capability) {
+  attn_builder_config_t c = ATTN_BUILDER_CONFIG_INIT;
+  c.max_num_seqs = 256;
+  c.max_num_batched_tokens = 8192;
+  c.max_model_len = kMaxModelLen;
+  c.num_attention_heads = 32;
+  c.device_capability = capability;
+  c.num_gpu_blocks = 4096;
+  return c;
+}
+
 static int list_backends(const attn_kv_cache_spec_t* spec) {
-  attn_builder_config_t hopper = ATTN_BUILDER_CONFIG_INIT, ampere = ATTN_BUILDER_CONFIG_INIT;
+  static const int32_t capabilities[3] = {90, 80, 100}; /* H100/H200, A100, B200 */
+  const attn_builder_config_t hopper = demo_config(90);
   size_t i, n = A.backend_count();
-  hopper.max_num_seqs = ampere.max_num_seqs = 256;
-  hopper.max_num_batched_tokens = ampere.max_num_batched_tokens = 8192;
-  hopper.max_model_len = ampere.max_model_len = kMaxModelLen;
-  hopper.num_attention_heads = ampere.num_attention_heads = 32;
-  hopper.device_capability = 90; /* H100/H200 */
-  ampere.device_capability = 80; /* A100 */
+  int k;
   printf("%zu backend(s):\n", n);
-  printf("  %-20s %-30s %-30s %-9s %s\n", "backend", "cudagraph (sm90)", "cudagraph (sm80)",
-         "reorder", "update_block_table");
+  printf("  %-16s %-29s %-29s %-29s %-8s %s\n", "backend", "cudagraph (sm90)", "cudagraph (sm80)",
+         "cudagraph (sm100)", "reorder", "update_block_table");
   for (i = 0; i < n; ++i) {
     const char* name = NULL;
-    int32_t level90 = -1, level80 = -1, threshold = 0, update = 0;
+    int32_t levels[3] = {-1, -1, -1}, threshold = 0, update = 0;
     attn_builder_t* builder = NULL;
     char reorder[16];
     if (report(A.backend_name(i, &name), "attn_backend_name")) return 1;
-    if (report(A.backend_cudagraph_support(name, spec, &hopper, &level90),
-               "attn_backend_cudagraph_support") ||
-        report(A.backend_cudagraph_support(name, spec, &ampere, &level80),
-               "attn_backend_cudagraph_support"))
-      return 1;
+    for (k = 0; k < 3; ++k) {
+      const attn_builder_config_t c = demo_config(capabilities[k]);
+      if (report(A.backend_cudagraph_support(name, spec, &c, &levels[k]),
+                 "attn_backend_cudagraph_support"))
+        return 1;
+    }
     if (report(A.builder_create(name, spec, &hopper, &builder), "attn_builder_create")) return 1;
     if (report(A.builder_reorder_batch_threshold(builder, &threshold), "reorder threshold") ||
         report(A.builder_supports_update_block_table(builder, &update), "update_block_table")) {
@@ -249,10 +280,83 @@ static int list_backends(const attn_kv_cache_spec_t* spec) {
       snprintf(reorder, sizeof reorder, "None");
     else
       snprintf(reorder, sizeof reorder, "%d", threshold);
-    printf("  %-20s %-30s %-30s %-9s %s\n", name, level_name(level90), level_name(level80), reorder,
-           update ? "yes" : "no");
+    printf("  %-16s %-29s %-29s %-29s %-8s %s\n", name, level_name(levels[0]),
+           level_name(levels[1]), level_name(levels[2]), reorder, update ? "yes" : "no");
   }
   return 0;
+}
+
+/* Builds the batch with `backend` and prints the metadata kind, its field count and `fields`. */
+static int build_and_show(const char* backend, const attn_kv_cache_spec_t* spec,
+                          const attn_builder_config_t* config, const attn_common_metadata_t* common,
+                          const char* const* fields) {
+  attn_builder_t* builder = NULL;
+  attn_metadata_t* md = NULL;
+  size_t k;
+  if (report(A.builder_create(backend, spec, config, &builder), "attn_builder_create")) return 1;
+  if (report(A.build(builder, 0, common, 0, &md, NULL), "attn_build")) {
+    A.builder_destroy(builder);
+    return 1;
+  }
+  printf("\n%s (%zu fields):\n", A.metadata_kind(md), A.metadata_field_count(md));
+  for (k = 0; fields[k] != NULL; ++k) {
+    attn_field_t f = ATTN_FIELD_INIT;
+    if (report(A.metadata_get(md, fields[k], &f), "attn_metadata_get")) {
+      A.builder_destroy(builder);
+      return 1;
+    }
+    print_field(&f);
+  }
+  A.builder_destroy(builder);
+  return 0;
+}
+
+/* The sample batch through every other backend, then through two of vLLM's wrappers. */
+static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec) {
+  static const char* const flashinfer[] = {"num_decodes", "num_prefills", "paged_kv_indptr_cpu",
+                                           "paged_kv_last_page_len_cpu", "prefill_qo_indptr_cpu",
+                                           "decode_use_trtllm", NULL};
+  static const char* const triton[] = {"seq_threshold_3D", "softmax_segm_output",
+                                       "all_pure_first_prefill", NULL};
+  static const char* const flex[] = {"doc_ids", "decode_offset", "num_blocks_per_seq",
+                                     "kv_num_blocks", NULL};
+  static const char* const tree[] = {"num_decodes", "num_prefills", "tree_attn_bias",
+                                     "prefill_query_start_loc", NULL};
+  static const char* const cpu[] = {"causal", "scheduler_isa", "scheduler_sliding_window_size",
+                                    NULL};
+  static const char* const local[] = {"query_start_loc", "seq_lens", "block_table", "virtual_req",
+                                      NULL};
+  static const char* const fast[] = {"query_start_loc", "num_actual_tokens", "max_query_len",
+                                     "logits_indices_padded", "num_logits_indices", NULL};
+  const attn_builder_config_t hopper = demo_config(90);
+  attn_builder_config_t config = hopper;
+  attn_kv_cache_spec_t local_spec = *spec;
+  int32_t level = -1;
+  static int32_t logits[kReqs] = {0, 1, 2, 34, 54}; /* the last token of each request */
+  static int64_t logits_shape[1] = {kReqs};
+  attn_tensor_t logits_t = host_tensor(logits, 1, logits_shape, 32);
+  attn_common_metadata_t common = b->common;
+  printf("\nThe same batch through the other backends (a few fields each):\n");
+  if (build_and_show("FLASHINFER", spec, &hopper, &b->common, flashinfer) ||
+      build_and_show("TRITON_ATTN", spec, &hopper, &b->common, triton) ||
+      build_and_show("FLEX_ATTENTION", spec, &hopper, &b->common, flex) ||
+      build_and_show("TREE_ATTN", spec, &hopper, &b->common, tree) ||
+      build_and_show("CPU_ATTN", spec, &hopper, &b->common, cpu))
+    return 1;
+
+  printf("\nvLLM's wrappers, asked for by the spec and the config:\n");
+  local_spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION; /* Llama-4-style local attention */
+  local_spec.attention_chunk_size = 32;
+  if (report(A.backend_cudagraph_support("FLASH_ATTN", &local_spec, &hopper, &level),
+             "attn_backend_cudagraph_support"))
+    return 1;
+  printf("  FLASH_ATTN with a CHUNKED_LOCAL_ATTENTION spec (chunk 32): CUDA graph support %s\n",
+         level_name(level));
+  if (build_and_show("FLASH_ATTN", &local_spec, &hopper, &b->common, local)) return 1;
+  config.kv_sharing_fast_prefill = 1; /* KV-sharing layers compute only the logits tokens */
+  common.logits_indices_padded = &logits_t;
+  common.num_logits_indices = kReqs;
+  return build_and_show("FLASH_ATTN", spec, &config, &common, fast);
 }
 
 int main(int argc, char** argv) {
@@ -297,11 +401,7 @@ int main(int argc, char** argv) {
          kBlockSize);
   if (list_backends(&spec)) goto done;
 
-  config.max_num_seqs = 256;
-  config.max_num_batched_tokens = 8192;
-  config.max_model_len = kMaxModelLen;
-  config.num_attention_heads = 32;
-  config.device_capability = 90;
+  config = demo_config(90);
   if (report(A.builder_create("FLASH_ATTN", &spec, &config, &builder), "attn_builder_create"))
     goto done;
 
@@ -326,6 +426,8 @@ int main(int argc, char** argv) {
       print_field(&f);
     }
   }
+
+  if (every_backend(&b, &spec)) goto done;
 
   printf("\nBad input gives an error, not a crash (seq_lens[2] set below its query length):\n");
   b.seq_lens[2] = 0;

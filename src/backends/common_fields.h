@@ -13,6 +13,11 @@
 namespace attn::backends {
 
 inline constexpr size_t kPassthroughFields = 7;
+/// Offsets of the seven within a passthrough block.
+enum PassthroughField : size_t {
+  kPtNumActualTokens, kPtMaxQueryLen, kPtQueryStartLoc, kPtMaxSeqLen, kPtSeqLens, kPtBlockTable,
+  kPtSlotMapping,
+};
 
 /// Appends the seven names to `names`.
 void add_passthrough_names(std::vector<std::string>& names);

@@ -106,6 +106,41 @@ void fill_i32(const Exec& exec, int32_t* out, int64_t n, int32_t value);
 void copy_submatrix_f32(const Exec& exec, const float* src, int64_t src_stride, int64_t row0,
                         int64_t col0, int64_t rows, int64_t cols, float* out);
 
+/// FLEX_ATTENTION's per-request arrays: num_blocks_per_seq[r] = cdiv(seq_lens[r], block_size)
+/// and decode_offset[r] = seq_lens[r] - (qsl[r + 1] - qsl[r]) (the computed tokens).
+void flex_request_lens(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
+                       int64_t num_reqs, int32_t block_size, int32_t* num_blocks_per_seq,
+                       int32_t* decode_offset);
+
+/// doc_ids[t] = r for t in [qsl[r], qsl[r + 1]) (torch.repeat_interleave of arange(num_reqs) by
+/// the query lengths), `num_tokens` = qsl[num_reqs] entries.
+void flex_doc_ids(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                  int64_t num_tokens, int32_t* doc_ids);
+
+/// FLEX_ATTENTION's physical_to_logical (num_reqs x num_gpu_blocks int64, row stride
+/// `out_stride`): -1, then for j < cdiv(seq_lens[r], block_size) out[r][block_table[r][j]] =
+/// max(itself, j) (the latest logical block wins), then column 0 (the null block) = -1. Block
+/// ids outside [0, num_gpu_blocks) are skipped.
+void flex_physical_to_logical(const Exec& exec, const int32_t* block_table, int64_t num_reqs,
+                              int64_t block_table_stride, int64_t block_table_width,
+                              const int32_t* seq_lens, int32_t block_size, int64_t num_gpu_blocks,
+                              int64_t* out, int64_t out_stride);
+
+/// FLEX_ATTENTION's direct block mask (_build_block_mask_direct without a sliding window or
+/// sparsity hint): query group g holds tokens [g * q_block, (g + 1) * q_block); token t < T
+/// contributes block_table[doc_ids[t]][j] for j < pages (0 past the table's width), later
+/// tokens 0. Row g of `kv_indices` (row stride `out_stride`, q_block * pages entries) gets the
+/// group's non-zero ids in order of first appearance, then -1; kv_num_blocks[g] their count.
+/// `scratch` is workspace: on the host num_gpu_blocks int32 (ids must lie in [0,
+/// num_gpu_blocks)); on CUDA num_groups * scratch_per_group int64 (a power of two >=
+/// 2 * q_block * pages per group).
+void flex_kv_indices(const Exec& exec, const int32_t* doc_ids, int64_t num_tokens,
+                     const int32_t* block_table, int64_t block_table_stride,
+                     int64_t block_table_width, int64_t pages, int32_t q_block,
+                     int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
+                     int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
+                     int64_t num_gpu_blocks);
+
 /// The cross-attention slot mapping (vLLM's CrossAttentionBuilder): a request writes its
 /// encoder KV only on its first step (seq_len == query_len); those requests, in order, emit
 /// slot(i) = block_table[r][i / block_size] * block_size + i % block_size for i in

@@ -444,6 +444,16 @@ static void test_slice_query_start_locs_vectors(void** state) {
     ASSERT_ERROR(attn_slice_query_start_locs(&qt, 0, 2, &ot, NULL), ATTN_ERR_INVALID_ARGUMENT,
                  "out has 1 entries but 3 are needed");
   }
+  {
+    /* hostile values wrap as torch's int32 arithmetic does (found by the long fuzz run: the
+     * subtraction overflowed) */
+    int32_t qsl[3] = {-687841040, 2139062017, 5}, out[3];
+    int64_t qs[1] = {3}, os[1] = {3};
+    attn_tensor_t qt = I32(qsl, qs), ot = I32(out, os);
+    ASSERT_OK(attn_slice_query_start_locs(&qt, 0, 2, &ot, NULL));
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], (int32_t)((uint32_t)2139062017 - (uint32_t)-687841040));
+  }
   json_free(v);
 }
 

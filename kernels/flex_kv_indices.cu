@@ -1,0 +1,105 @@
+// CUDA implementation of ops::flex_kv_indices: one block per query group. Phase 1 inserts every
+// non-zero candidate id into the group's open-addressing table (in global scratch) with the
+// smallest candidate position; phase 2 walks the candidates in order and keeps each id at its
+// first position, compacting with a block scan.
+#include <cub/block/block_scan.cuh>
+#include <cuda_runtime.h>
+
+#include "device_guard.cuh"
+#include "kernels.h"
+
+namespace attn::kernels {
+namespace {
+
+constexpr int kBlock = 256;
+
+__device__ int32_t candidate(const int32_t* doc, int64_t num_tokens, const int32_t* bt,
+                             int64_t bt_stride, int64_t width, int64_t pages, int32_t q_block,
+                             int64_t g, int64_t p, int64_t num_gpu_blocks) {
+  const int64_t t = g * q_block + p / pages, j = p % pages;
+  if (t >= num_tokens || j >= width) return 0;
+  const int32_t v = bt[static_cast<int64_t>(doc[t]) * bt_stride + j];
+  return v > 0 && v < num_gpu_blocks ? v : 0;
+}
+
+__device__ uint32_t slot_of(int32_t v, int64_t cap) {
+  return (static_cast<uint32_t>(v) * 2654435761u) & static_cast<uint32_t>(cap - 1);
+}
+
+__global__ void __launch_bounds__(kBlock)
+kv_indices_kernel(const int32_t* __restrict__ doc, int64_t num_tokens,
+                  const int32_t* __restrict__ bt, int64_t bt_stride, int64_t width, int64_t pages,
+                  int32_t q_block, int32_t* __restrict__ out, int64_t out_stride,
+                  int32_t* __restrict__ counts, int64_t* __restrict__ scratch, int64_t cap,
+                  int64_t num_gpu_blocks) {
+  using Scan = cub::BlockScan<int32_t, kBlock>;
+  __shared__ typename Scan::TempStorage storage;
+  __shared__ int32_t carry;
+  const int64_t g = blockIdx.x;
+  const int64_t n = static_cast<int64_t>(q_block) * pages;
+  // Entry: high 32 bits the id (0 = empty), low 32 bits the smallest position.
+  unsigned long long* table = reinterpret_cast<unsigned long long*>(scratch + g * cap);
+  for (int64_t k = threadIdx.x; k < cap; k += kBlock) table[k] = 0xffffffffull;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int64_t p = threadIdx.x; p < n; p += kBlock) {
+    const int32_t v = candidate(doc, num_tokens, bt, bt_stride, width, pages, q_block, g, p, num_gpu_blocks);
+    if (v == 0) continue;
+    const unsigned long long key = static_cast<unsigned long long>(static_cast<uint32_t>(v)) << 32;
+    for (uint32_t h = slot_of(v, cap);; h = (h + 1) & static_cast<uint32_t>(cap - 1)) {
+      unsigned long long cur = table[h];
+      if ((cur >> 32) == 0) {
+        const unsigned long long prev = atomicCAS(&table[h], cur, key | static_cast<uint32_t>(p));
+        if (prev == cur) break;
+        cur = prev;
+      }
+      if ((cur >> 32) == (key >> 32)) {
+        atomicMin(&table[h], key | static_cast<uint32_t>(p));
+        break;
+      }
+    }
+  }
+  __syncthreads();
+  int32_t* row = out + g * out_stride;
+  for (int64_t base = 0; base < n; base += kBlock) {
+    const int64_t p = base + threadIdx.x;
+    int32_t v = p < n ? candidate(doc, num_tokens, bt, bt_stride, width, pages, q_block, g, p, num_gpu_blocks) : 0;
+    int32_t keep = 0;
+    if (v != 0) {
+      for (uint32_t h = slot_of(v, cap);; h = (h + 1) & static_cast<uint32_t>(cap - 1)) {
+        const unsigned long long cur = table[h];
+        if ((cur >> 32) == static_cast<uint32_t>(v)) {
+          keep = static_cast<int64_t>(cur & 0xffffffffull) == p;
+          break;
+        }
+      }
+    }
+    int32_t dest, total;
+    Scan(storage).ExclusiveSum(keep, dest, total);
+    if (keep) row[carry + dest] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) carry += total;
+    __syncthreads();
+  }
+  for (int64_t k = carry + threadIdx.x; k < n; k += kBlock) row[k] = -1;
+  if (threadIdx.x == 0) counts[g] = carry;
+}
+
+}  // namespace
+
+int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t num_tokens,
+                    const int32_t* bt, int64_t bt_stride, int64_t width, int64_t pages,
+                    int32_t q_block, int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
+                    int32_t* kv_num_blocks, int64_t* scratch, int64_t scratch_per_group,
+                    int64_t num_gpu_blocks) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  if (num_groups == 0) return cudaSuccess;
+  kv_indices_kernel<<<static_cast<unsigned>(num_groups), kBlock, 0,
+                      static_cast<cudaStream_t>(stream)>>>(
+      doc_ids, num_tokens, bt, bt_stride, width, pages, q_block, kv_indices, out_stride,
+      kv_num_blocks, scratch, scratch_per_group, num_gpu_blocks);
+  return cudaGetLastError();
+}
+
+}  // namespace attn::kernels

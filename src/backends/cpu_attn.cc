@@ -1,0 +1,232 @@
+// CPU_ATTN: the metadata of vLLM's CPUAttentionMetadataBuilder.build()
+// (vllm/v1/attention/backends/cpu_attn.py). vLLM's scheduler_metadata is the output of its C++
+// op cpu_attn_get_scheduler_metadata; libattn returns that op's inputs (scheduler_* fields), as
+// it does for FlashAttention's scheduler. Encoder-only batches get their private KV layout
+// (block table, slot mapping, zeroed encoder_cache) in builder buffers; vLLM writes that slot
+// mapping into the common metadata's own tensor, libattn into its buffer.
+#include "backends/cpu_attn.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/common_fields.h"
+#include "backends/cpu_isa.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+const std::string kName = "CPU_ATTN";
+
+const char* const kScheduleSuffixes[] = {
+    "num_reqs",          "num_heads",   "num_kv_heads",       "head_dim",
+    "seq_lens",          "dtype",       "query_start_loc",    "causal",
+    "sliding_window_size", "isa",       "enable_kv_split",    "kv_cache_dtype"};
+constexpr size_t kScheduleFields = sizeof(kScheduleSuffixes) / sizeof(kScheduleSuffixes[0]);
+
+enum Field : size_t {
+  kSchedulerMetadata = kPassthroughFields,
+  kCausal,
+  kDynamicCausal,
+  kUseSdpaPrefill,
+  kNumDecodeTokens,
+  kSdpaAttnMasks,
+  kSdpaStartLoc,
+  kEncoderCache,
+  kScheduleBase,  // scheduler_* (kScheduleFields entries)
+};
+
+std::vector<std::string> field_names() {
+  std::vector<std::string> n;
+  add_passthrough_names(n);
+  for (const char* s : {"scheduler_metadata", "causal", "dynamic_causal", "use_sdpa_prefill",
+                        "num_decode_tokens", "sdpa_attn_masks", "sdpa_start_loc", "encoder_cache"})
+    n.emplace_back(s);
+  for (const char* s : kScheduleSuffixes) n.push_back(std::string("scheduler_") + s);
+  return n;
+}
+
+enum Buffer : size_t { kBufBlockTable, kBufSlotMapping, kBufEncoderCache };
+
+size_t dtype_bytes(int32_t dtype) { return dtype == kKvDtypeFloat32 ? 4 : 2; }
+
+DType tensor_dtype(int32_t dtype) {
+  switch (dtype) {
+    case kKvDtypeFloat32: return DType{2, 32, 1};
+    case kKvDtypeBfloat16: return DType{4, 16, 1};
+    default: return DType{2, 16, 1};
+  }
+}
+
+/// Encoder-only batches: at most cdiv(tokens, block_size) + requests blocks.
+int64_t encoder_block_capacity(const KvCacheSpec& spec, const BuilderConfig& c) {
+  return (c.max_num_batched_tokens + spec.block_size - 1) / spec.block_size + c.max_num_seqs;
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (spec.kind != kKvEncoderOnly) return {};
+  const auto width = static_cast<size_t>(c.max_blocks_per_req(spec.block_size));
+  const auto blocks = static_cast<size_t>(encoder_block_capacity(spec, c));
+  const size_t block_bytes = static_cast<size_t>(spec.num_kv_heads) * spec.block_size * 2 *
+                             spec.head_size * dtype_bytes(c.model_dtype_for(spec));
+  return {
+      {"encoder block_table", static_cast<size_t>(c.max_num_seqs) * width * sizeof(int32_t)},
+      {"encoder slot_mapping", static_cast<size_t>(c.max_num_batched_tokens) * sizeof(int64_t)},
+      {"encoder_cache", blocks * block_bytes},
+  };
+}
+
+/// vLLM's _group_sliding_window: the one window every layer of the group has, else -1. A
+/// layer's window_left is its window size minus 1.
+int32_t group_sliding_window(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.layers.empty()) return spec.kind == kKvSlidingWindow ? spec.sliding_window : -1;
+  std::set<int32_t> windows;
+  for (const PerLayerParams& p : c.layers) windows.insert(p.window_left < 0 ? -1 : p.window_left + 1);
+  return windows.size() == 1 ? *windows.begin() : -1;
+}
+
+int32_t isa_for(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.cpu_attn_isa != kCpuIsaDetect) return c.cpu_attn_isa;
+  return choose_cpu_isa(host_cpu_features(), c.model_dtype_for(spec), spec.block_size,
+                        spec.head_size, c.cache_dtype);
+}
+
+void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.device.is_cuda())
+    fail(Status::kUnsupported, "CPU_ATTN builds metadata for the host; config->device is ",
+         c.device.to_string());
+  switch (spec.kind) {
+    case kKvFullAttention:
+    case kKvSlidingWindow:
+    case kKvChunkedLocalAttention:
+    case kKvCrossAttention:
+    case kKvEncoderOnly:
+      break;
+    default:
+      fail(Status::kUnsupported, "CPU_ATTN does not build metadata for ",
+           kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
+  }
+  static const int32_t kHeads[] = {32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512};
+  if (std::find(std::begin(kHeads), std::end(kHeads), spec.head_size) == std::end(kHeads))
+    fail(Status::kUnsupported, "CPU_ATTN supports head sizes 32, 64, 80, 96, 112, 128, 160, 192, "
+                               "224, 256 and 512, got kv_cache_spec->head_size=", spec.head_size);
+  isa_for(spec, c);  // vLLM raises for fp8 caches the CPU cannot run
+}
+
+class CpuAttnBuilder final : public Builder {
+ public:
+  CpuAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                 const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names());
+    isa_ = isa_for(spec, config);
+    window_ = group_sliding_window(spec, config);
+    model_dtype_ = config.model_dtype_for(spec);
+  }
+
+ protected:
+  void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec&) override {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    m.reset();
+    set_passthrough(m, 0, c);
+    const bool causal = spec().kind == kKvCrossAttention ? false : c.causal;
+    m.set_bool(kCausal, causal);
+    m.set_bool(kUseSdpaPrefill, false);
+    m.set_int(kNumDecodeTokens, 0);
+    if (spec().kind == kKvEncoderOnly) {
+      if (c.seq_lens_host == nullptr)
+        invalid("common->seq_lens must be readable on the host for an encoder-only batch");
+      const int32_t bs = spec().block_size;
+      int64_t total = 0, widest = 0;
+      for (int64_t r = 0; r < c.num_reqs; ++r) {
+        const int64_t b = (static_cast<int64_t>(c.seq_lens_host[r]) + bs - 1) / bs;
+        total += b;
+        widest = std::max(widest, b);
+      }
+      const int64_t capacity = encoder_block_capacity(spec(), cfg);
+      if (total > capacity)
+        invalid("the encoder-only batch needs ", total, " KV blocks; the builder holds ", capacity,
+                " (cdiv(max_num_batched_tokens, block_size) + max_num_seqs)");
+      auto* table = buffers_.as<int32_t>(kBufBlockTable);
+      auto* slots = buffers_.as<int64_t>(kBufSlotMapping);
+      ops::encoder_only_kv_layout(c.qsl_host, c.seq_lens_host, c.num_reqs, bs, widest, widest,
+                                  c.num_actual_tokens, table, slots);
+      const Tensor block_table = make_matrix(table, cfg.device, kInt32, c.num_reqs, widest, widest);
+      const size_t block_bytes = static_cast<size_t>(spec().num_kv_heads) * bs * 2 *
+                                 spec().head_size * dtype_bytes(model_dtype_);
+      std::memset(buffers_.get(kBufEncoderCache), 0, static_cast<size_t>(total) * block_bytes);
+      Tensor cache;
+      cache.data = buffers_.get(kBufEncoderCache);
+      cache.device = cfg.device;
+      cache.dtype = tensor_dtype(model_dtype_);
+      cache.ndim = 4;
+      const int64_t dims[4] = {total, spec().num_kv_heads, bs, 2 * static_cast<int64_t>(spec().head_size)};
+      int64_t stride = 1;
+      for (int k = 3; k >= 0; --k) {
+        cache.shape[k] = dims[k];
+        cache.strides[k] = stride;
+        stride *= dims[k];
+      }
+      m.set_tensor(kPtBlockTable, block_table, true);
+      m.set_tensor(kPtSlotMapping,
+                   make_vector(slots, cfg.device, kInt64, c.num_actual_tokens), true);
+      m.set_tensor(kEncoderCache, cache, true);
+    }
+    size_t i = kScheduleBase;
+    m.set_int(i++, c.num_reqs);
+    m.set_int(i++, cfg.num_attention_heads);
+    m.set_int(i++, spec().num_kv_heads);
+    m.set_int(i++, spec().head_size);
+    m.set_tensor(i++, *c.seq_lens);
+    m.set_int(i++, model_dtype_);
+    m.set_tensor(i++, *c.query_start_loc);
+    m.set_bool(i++, causal);
+    m.set_int(i++, window_);
+    m.set_int(i++, isa_);
+    m.set_bool(i++, true);  // VLLM_CPU_ATTN_SPLIT_KV's default
+    m.set_int(i++, cfg.cache_dtype);
+  }
+
+ private:
+  PersistentBuffers buffers_;
+  int32_t isa_ = 0;
+  int32_t window_ = -1;
+  int32_t model_dtype_ = kKvDtypeBfloat16;
+};
+
+class CpuAttnBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kName; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    return kCgNever;
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return plan(spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return std::make_unique<CpuAttnBuilder>(shared_from_this(), spec, config);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_cpu_attn_backend() { return std::make_shared<CpuAttnBackend>(); }
+
+}  // namespace attn::backends

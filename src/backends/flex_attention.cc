@@ -1,0 +1,277 @@
+// FLEX_ATTENTION: the metadata of vLLM's FlexAttentionMetadataBuilder.build()
+// (vllm/v1/attention/backends/flex_attention.py, with torch >= 2.9's small blocks). vLLM's
+// BlockMask and mask/score functions are torch objects; libattn returns what they are built
+// from: the inverse block table, the per-token request ids, the per-request offsets, and, on the
+// direct-build path, the block mask's kv_num_blocks and kv_indices (BlockMask.from_kv_blocks).
+#include "backends/flex_attention.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/common_fields.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+const std::string kName = "FLEX_ATTENTION";
+
+enum Field : size_t {
+  kCausal,
+  kPassthroughBase,  // num_actual_tokens ... slot_mapping
+  kQueryStartLocCpu = kPassthroughBase + kPassthroughFields,
+  kUseCascade,
+  kCommonPrefixLen,
+  kCuPrefixQueryLens,
+  kPrefixKvLens,
+  kSuffixKvLens,
+  kTotalCacheTokens,
+  kBlockSize,
+  kMaxPossibleSequenceLength,
+  kNumReqs,
+  kPhysicalToLogical,
+  kDecodeOffset,
+  kNumBlocksPerSeq,
+  kPersistentKvIndices,
+  kPersistentKvNumBlocks,
+  kPersistentDocIds,
+  kNumInputTokens,
+  kNumBlocks,
+  kUsesPagedKv,
+  kDocIds,
+  kDirectBuild,
+  kQBlockSize,
+  kKvBlockSize,
+  kSlidingWindow,
+  kKvNumBlocks,
+  kKvIndices,
+};
+
+std::vector<std::string> field_names() {
+  std::vector<std::string> n{"causal"};
+  add_passthrough_names(n);
+  for (const char* s :
+       {"query_start_loc_cpu", "use_cascade", "common_prefix_len", "cu_prefix_query_lens",
+        "prefix_kv_lens", "suffix_kv_lens", "total_cache_tokens", "block_size",
+        "max_possible_sequence_length", "num_reqs", "physical_to_logical", "decode_offset",
+        "num_blocks_per_seq", "persistent_kv_indices", "persistent_kv_num_blocks",
+        "persistent_doc_ids", "num_input_tokens", "num_blocks", "uses_paged_kv", "doc_ids",
+        "direct_build", "q_block_size", "kv_block_size", "sliding_window", "kv_num_blocks",
+        "kv_indices"})
+    n.emplace_back(s);
+  return n;
+}
+
+enum Buffer : size_t {
+  kBufKvNumBlocks,
+  kBufOffset,
+  kBufDocIds,
+  kBufPhysicalToLogical,
+  kBufKvIndices,
+  kBufNumBlocksPerSeq,
+  kBufScratch,
+};
+
+bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+struct Sizes {
+  int64_t q_block, kv_block, groups, kv_indices_per_group, hash_capacity;
+  bool direct_build;
+};
+
+Sizes sizes_for(const KvCacheSpec& spec, const BuilderConfig& c) {
+  Sizes s{};
+  s.q_block = c.flex_attn_q_block_size > 0 ? c.flex_attn_q_block_size : 16;
+  s.kv_block = c.flex_attn_kv_block_size > 0 ? c.flex_attn_kv_block_size : spec.block_size;
+  s.direct_build = s.kv_block == spec.block_size;
+  s.groups = (c.max_num_batched_tokens + s.q_block - 1) / s.q_block;
+  s.kv_indices_per_group = s.q_block * c.max_blocks_per_req(spec.block_size);
+  s.hash_capacity = 1;
+  while (s.hash_capacity < 2 * s.kv_indices_per_group) s.hash_capacity <<= 1;
+  return s;
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const Sizes s = sizes_for(spec, c);
+  const auto reqs = static_cast<size_t>(c.max_num_seqs);
+  const auto groups = static_cast<size_t>(s.groups);
+  const size_t i32 = sizeof(int32_t);
+  // The direct build's dedupe scratch: a hash table per group on CUDA, one stamp per block id on
+  // the host.
+  const size_t scratch = c.device.is_cuda()
+                             ? groups * static_cast<size_t>(s.hash_capacity) * sizeof(int64_t)
+                             : static_cast<size_t>(c.num_gpu_blocks) * i32;
+  return {
+      {"persistent_kv_num_blocks", groups * i32},
+      {"persistent_offset_tensor", reqs * i32},
+      {"persistent_doc_ids", static_cast<size_t>(c.max_num_batched_tokens) * i32},
+      {"persistent_physical_to_logical", reqs * static_cast<size_t>(c.num_gpu_blocks) * sizeof(int64_t)},
+      {"persistent_kv_indices", groups * static_cast<size_t>(s.kv_indices_per_group) * i32},
+      {"num_blocks_per_seq", reqs * i32},
+      {"block-mask scratch", s.direct_build ? scratch : 0},
+  };
+}
+
+void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (spec.kind != kKvFullAttention && spec.kind != kKvSlidingWindow && spec.kind != kKvEncoderOnly)
+    fail(Status::kUnsupported, "FLEX_ATTENTION builds decoder and encoder-only attention, not ",
+         kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
+  if (spec.block_size % 16 != 0)
+    fail(Status::kUnsupported, "FLEX_ATTENTION needs kv_cache_spec->block_size to be a multiple of "
+                               "16, got ", spec.block_size);
+  if (c.cache_dtype == kKvDtypeFp8E4m3 || c.cache_dtype == kKvDtypeFp8E5m2 ||
+      c.cache_dtype == kKvDtypeUint8)
+    fail(Status::kUnsupported, "FLEX_ATTENTION does not support quantized KV caches "
+                               "(config->cache_dtype=", kv_dtype_name(c.cache_dtype), ")");
+  if (c.num_gpu_blocks <= 0)
+    invalid("config->num_gpu_blocks=", c.num_gpu_blocks,
+            "; FLEX_ATTENTION needs the number of KV cache blocks (vLLM's cache_config.num_gpu_blocks)");
+  const Sizes s = sizes_for(spec, c);
+  if (!power_of_two(s.q_block))
+    invalid("config->flex_attn_q_block_size=", s.q_block, " is not a power of two");
+  if (!power_of_two(s.kv_block))
+    invalid("config->flex_attn_kv_block_size=", s.kv_block, " is not a power of two");
+}
+
+class FlexAttentionBuilder final : public Builder {
+ public:
+  FlexAttentionBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                       const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        sizes_(sizes_for(spec, config)),
+        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names());
+  }
+
+ protected:
+  void do_build(int64_t cpl, const CommonMetadata& c, bool, const ops::Exec& exec) override {
+    if (cpl > 0)
+      fail(Status::kUnsupported, "FLEX_ATTENTION does not support cascade attention "
+                                 "(common_prefix_len=", cpl, ")");
+    const BuilderConfig& cfg = config();
+    const Device d = cfg.device;
+    const int64_t n = c.num_reqs;
+    const int32_t bs = spec().block_size;
+    const int64_t gpu_blocks = cfg.num_gpu_blocks;
+    const Tensor& bt = *c.block_table_tensor;
+    if (bt.host_accessible() && c.seq_lens_host != nullptr) {
+      // vLLM indexes its inverse table with these ids: they must name KV cache blocks.
+      for (int64_t r = 0; r < n; ++r) {
+        const int64_t blocks = (static_cast<int64_t>(c.seq_lens_host[r]) + bs - 1) / bs;
+        for (int64_t j = 0; j < blocks; ++j) {
+          const int32_t v = bt.as<const int32_t>()[r * bt.strides[0] + j];
+          if (v < 0 || v >= gpu_blocks)
+            invalid("common->block_table_tensor[", r, "][", j, "]=", v,
+                    " is not a block of the KV cache (config->num_gpu_blocks=", gpu_blocks, ")");
+        }
+      }
+    }
+    const int64_t tokens = c.qsl_host[n];  // doc_ids covers the scheduled tokens
+    const bool uses_paged_kv = spec().kind != kKvEncoderOnly;
+    const bool direct = sizes_.direct_build && uses_paged_kv;
+
+    auto* blocks_per_seq = buffers_.as<int32_t>(kBufNumBlocksPerSeq);
+    auto* offset = buffers_.as<int32_t>(kBufOffset);
+    auto* doc = buffers_.as<int32_t>(kBufDocIds);
+    auto* p2l = buffers_.as<int64_t>(kBufPhysicalToLogical);
+    ops::flex_request_lens(exec, c.query_start_loc->as<const int32_t>(),
+                           c.seq_lens->as<const int32_t>(), n, bs, blocks_per_seq, offset);
+    ops::flex_doc_ids(exec, c.query_start_loc->as<const int32_t>(), n, tokens, doc);
+    ops::flex_physical_to_logical(exec, bt.as<const int32_t>(), n, bt.strides[0], bt.shape[1],
+                                  c.seq_lens->as<const int32_t>(), bs, gpu_blocks, p2l, gpu_blocks);
+
+    Metadata& m = metadata();
+    m.reset();
+    m.set_bool(kCausal, c.causal);
+    set_passthrough(m, kPassthroughBase, c);
+    m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
+    m.set_bool(kUseCascade, false);
+    m.set_int(kCommonPrefixLen, 0);
+    m.set_int(kTotalCacheTokens, gpu_blocks * bs);
+    m.set_int(kBlockSize, bs);
+    m.set_int(kMaxPossibleSequenceLength, cfg.max_model_len);
+    m.set_int(kNumReqs, n);
+    m.set_tensor(kPhysicalToLogical, make_matrix(p2l, d, kInt64, n, gpu_blocks, gpu_blocks), true);
+    m.set_tensor(kDecodeOffset, make_vector(offset, d, kInt32, n), true);
+    m.set_tensor(kNumBlocksPerSeq, make_vector(blocks_per_seq, d, kInt32, n), true);
+    m.set_tensor(kPersistentKvIndices,
+                 make_matrix(buffers_.get(kBufKvIndices), d, kInt32, sizes_.groups,
+                             sizes_.kv_indices_per_group, sizes_.kv_indices_per_group), true);
+    m.set_tensor(kPersistentKvNumBlocks,
+                 make_vector(buffers_.get(kBufKvNumBlocks), d, kInt32, sizes_.groups), true);
+    m.set_tensor(kPersistentDocIds, make_vector(doc, d, kInt32, cfg.max_num_batched_tokens), true);
+    m.set_int(kNumInputTokens, 0);
+    m.set_int(kNumBlocks, gpu_blocks);
+    m.set_bool(kUsesPagedKv, uses_paged_kv);
+    m.set_tensor(kDocIds, make_vector(doc, d, kInt32, tokens), true);
+    m.set_bool(kDirectBuild, direct);
+    m.set_int(kQBlockSize, sizes_.q_block);
+    m.set_int(kKvBlockSize, sizes_.kv_block);
+    if (!direct) return;  // the runtime builds its block mask (create_block_mask) itself
+
+    const int64_t pages = (c.max_seq_len + bs - 1) / bs;
+    const int64_t max_pages = cfg.max_blocks_per_req(bs);
+    if (pages > max_pages)
+      invalid("common->max_seq_len=", c.max_seq_len, " exceeds config->max_model_len=",
+              cfg.max_model_len, " (FLEX_ATTENTION sizes its block mask by it)");
+    const int64_t groups = (tokens + sizes_.q_block - 1) / sizes_.q_block;
+    const int64_t per_group = sizes_.q_block * pages;
+    auto* kv_indices = buffers_.as<int32_t>(kBufKvIndices);
+    auto* kv_num_blocks = buffers_.as<int32_t>(kBufKvNumBlocks);
+    ops::flex_kv_indices(exec, doc, tokens, bt.as<const int32_t>(), bt.strides[0], bt.shape[1],
+                         pages, static_cast<int32_t>(sizes_.q_block), groups, kv_indices,
+                         sizes_.kv_indices_per_group, kv_num_blocks, buffers_.get(kBufScratch),
+                         sizes_.hash_capacity, gpu_blocks);
+    m.set_tensor(kKvNumBlocks, make_vector(kv_num_blocks, d, kInt32, groups), true);
+    m.set_tensor(kKvIndices,
+                 make_matrix(kv_indices, d, kInt32, groups, per_group, sizes_.kv_indices_per_group),
+                 true);
+  }
+
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    // vLLM captures with max_seq_len = max(seq_lens_cpu_upper_bound); libattn uses the host
+    // maximum of seq_lens where it has one.
+    CommonMetadata copy = c;
+    if (c.host_max_seq_len >= 0) copy.max_seq_len = c.host_max_seq_len;
+    do_build(0, copy, false, exec);
+  }
+
+ private:
+  Sizes sizes_;
+  PersistentBuffers buffers_;
+};
+
+class FlexAttentionBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kName; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    return kCgAlways;
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return plan(spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_supported(spec, config);
+    return std::make_unique<FlexAttentionBuilder>(shared_from_this(), spec, config);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_flex_attention_backend() {
+  return std::make_shared<FlexAttentionBackend>();
+}
+
+}  // namespace attn::backends

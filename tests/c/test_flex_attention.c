@@ -1,0 +1,246 @@
+/* FLEX_ATTENTION: the inverse block table, per-request offsets, doc ids, the direct block
+ * mask's kv_indices/kv_num_blocks with shared (prefix-cached) blocks, seeded random tables
+ * against a naive dedupe written for this test, capture, encoder-only, and bad input. */
+#include "test_support.h"
+
+enum { kGpuBlocks = 64 };
+
+static attn_builder_config_t flex_config(void) {
+  attn_builder_config_t c = ts_config();
+  c.num_gpu_blocks = kGpuBlocks;
+  c.max_model_len = 512;
+  c.max_num_seqs = 16;
+  c.max_num_batched_tokens = 256;
+  return c;
+}
+
+static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_get(m, name, &f));
+  assert_int_equal(f.kind, ATTN_FIELD_BOOL);
+  assert_int_equal(f.int_value, value);
+}
+
+static const void* at(const attn_tensor_t* t) { return (const char*)t->data + t->byte_offset; }
+
+static void test_hand_checked(void** state) {
+  /* two requests share their first block (prefix caching): request 1's row starts with 3 */
+  static const int32_t q[2] = {1, 17}, s[2] = {20, 33};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = flex_config();
+  attn_builder_t* b = ts_builder("FLEX_ATTENTION", &spec, &c);
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 3, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  const int64_t* p2l;
+  const int32_t* idx;
+  int32_t level = -1, threshold = -1;
+  int64_t k;
+  (void)state;
+  /* request 0: blocks 3, 5; request 1: blocks 3, 7, 9 */
+  batch->bt[0] = 3, batch->bt[1] = 5, batch->bt[2] = 0;
+  batch->bt[3] = 3, batch->bt[4] = 7, batch->bt[5] = 9;
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_ALWAYS);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, ATTN_NO_REORDER);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "FLEX_ATTENTION");
+  expect_bool(m, "causal", 1);
+  expect_bool(m, "use_cascade", 0);
+  expect_bool(m, "uses_paged_kv", 1);
+  expect_bool(m, "direct_build", 1);
+  assert_int_equal(ts_int(m, "total_cache_tokens"), kGpuBlocks * 16);
+  assert_int_equal(ts_int(m, "num_blocks"), kGpuBlocks);
+  assert_int_equal(ts_int(m, "block_size"), 16);
+  assert_int_equal(ts_int(m, "max_possible_sequence_length"), 512);
+  assert_int_equal(ts_int(m, "num_reqs"), 2);
+  assert_int_equal(ts_int(m, "q_block_size"), 16);
+  assert_int_equal(ts_int(m, "kv_block_size"), 16);
+  ts_expect_i32(m, "decode_offset", (int32_t[]){19, 16}, 2);
+  ts_expect_i32(m, "num_blocks_per_seq", (int32_t[]){2, 3}, 2);
+  {
+    int32_t doc[18];
+    doc[0] = 0;
+    for (k = 1; k < 18; ++k) doc[k] = 1;
+    ts_expect_i32(m, "doc_ids", doc, 18);
+  }
+  t = ts_tensor(m, "physical_to_logical");
+  assert_int_equal(t->ndim, 2);
+  assert_int_equal(t->shape[0], 2);
+  assert_int_equal(t->shape[1], kGpuBlocks);
+  p2l = (const int64_t*)at(t);
+  for (k = 0; k < kGpuBlocks; ++k) {
+    const int64_t want0 = k == 3 ? 0 : (k == 5 ? 1 : -1);
+    const int64_t want1 = k == 3 ? 0 : (k == 7 ? 1 : (k == 9 ? 2 : -1));
+    assert_int_equal(p2l[k], want0);
+    assert_int_equal(p2l[t->strides[0] + k], want1);
+  }
+  /* 18 tokens: two query groups of 16; pages = cdiv(max_seq_len 33, 16) = 3 per token. Group 0
+   * has request 0's token then request 1's: 3, 5 (0 skipped), then 7, 9 (3 seen). Group 1: only
+   * request 1's tokens: 3, 7, 9. */
+  ts_expect_i32(m, "kv_num_blocks", (int32_t[]){4, 3}, 2);
+  t = ts_tensor(m, "kv_indices");
+  assert_int_equal(t->shape[0], 2);
+  assert_int_equal(t->shape[1], 16 * 3);
+  idx = (const int32_t*)at(t);
+  assert_int_equal(idx[0], 3);
+  assert_int_equal(idx[1], 5);
+  assert_int_equal(idx[2], 7);
+  assert_int_equal(idx[3], 9);
+  for (k = 4; k < 48; ++k) assert_int_equal(idx[k], -1);
+  idx += t->strides[0];
+  assert_int_equal(idx[0], 3);
+  assert_int_equal(idx[1], 7);
+  assert_int_equal(idx[2], 9);
+  assert_int_equal(idx[3], -1);
+  /* the persistent buffers themselves are fields too */
+  t = ts_tensor(m, "persistent_kv_indices");
+  assert_int_equal(t->shape[0], 16);  /* cdiv(256, 16) */
+  assert_int_equal(t->shape[1], 16 * 32);
+  assert_int_equal(ts_tensor(m, "persistent_doc_ids")->shape[0], 256);
+  /* capture builds with the host maximum of seq_lens as max_seq_len (vLLM: its upper bound) */
+  batch->common.max_seq_len = 200;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 13);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 3);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* Random tables with many shared ids against a naive first-occurrence dedupe. */
+static void test_random_block_masks(void** state) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = flex_config();
+  attn_builder_t* b;
+  uint64_t seed = 77;
+  int round;
+  (void)state;
+  c.flex_attn_q_block_size = 4;
+  b = ts_builder("FLEX_ATTENTION", &spec, &c);
+  for (round = 0; round < 100; ++round) {
+    int32_t q[8], s[8];
+    const int64_t n = ts_rand_range(&seed, 1, 8);
+    int64_t r, j, tokens = 0, max_s = 0;
+    ts_batch* batch;
+    attn_metadata_t* m = NULL;
+    const attn_tensor_t* t;
+    const int32_t* nb;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 1, 20);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 100);
+      tokens += q[r];
+      if (s[r] > max_s) max_s = s[r];
+    }
+    batch = ts_batch_make(q, s, n, 16, 0, -1);
+    for (r = 0; r < n * batch->width; ++r) batch->bt[r] = (int32_t)ts_rand_range(&seed, 0, 12);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    t = ts_tensor(m, "kv_indices");
+    nb = (const int32_t*)at(ts_tensor(m, "kv_num_blocks"));
+    {
+      const int64_t pages = (max_s + 15) / 16, groups = (tokens + 3) / 4;
+      int32_t doc[160];
+      int64_t g, tok = 0;
+      assert_int_equal(t->shape[0], groups);
+      assert_int_equal(t->shape[1], 4 * pages);
+      for (r = 0; r < n; ++r)
+        for (j = 0; j < q[r]; ++j) doc[tok++] = (int32_t)r;
+      for (g = 0; g < groups; ++g) {
+        int32_t expect[4 * 32];
+        int64_t count = 0, p, e;
+        const int32_t* row = (const int32_t*)at(t) + g * t->strides[0];
+        for (p = 0; p < 4 * pages; ++p) {
+          const int64_t tt = g * 4 + p / pages, col = p % pages;
+          int32_t v;
+          int dup = 0;
+          if (tt >= tokens || col >= batch->width) continue;
+          v = batch->bt[doc[tt] * batch->width + col];
+          if (v == 0) continue;
+          for (e = 0; e < count; ++e) dup |= expect[e] == v;
+          if (!dup) expect[count++] = v;
+        }
+        assert_int_equal(nb[g], count);
+        for (e = 0; e < count; ++e) assert_int_equal(row[e], expect[e]);
+        for (e = count; e < 4 * pages; ++e) assert_int_equal(row[e], -1);
+      }
+    }
+    ts_batch_free(batch);
+  }
+  attn_builder_destroy(b);
+}
+
+static void test_encoder_only_and_options(void** state) {
+  static const int32_t q[2] = {4, 6}, s[2] = {4, 6};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = flex_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 1, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  spec.kind = ATTN_KV_ENCODER_ONLY;
+  b = ts_builder("FLEX_ATTENTION", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "EncoderOnlyAttention_FLEX_ATTENTION");
+  expect_bool(m, "causal", 0);
+  expect_bool(m, "uses_paged_kv", 0);
+  expect_bool(m, "direct_build", 0);
+  assert_null(ts_tensor(m, "kv_indices"));
+  attn_builder_destroy(b);
+  /* a KV block size other than the cache's: no direct build */
+  spec.kind = ATTN_KV_FULL_ATTENTION;
+  c.flex_attn_kv_block_size = 128;
+  b = ts_builder("FLEX_ATTENTION", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "direct_build", 0);
+  assert_int_equal(ts_int(m, "kv_block_size"), 128);
+  assert_null(ts_tensor(m, "kv_num_blocks"));
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_bad_input(void** state) {
+  static const int32_t q[1] = {1}, s[1] = {20};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = flex_config();
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 2, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.num_gpu_blocks = 0;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->num_gpu_blocks=0; FLEX_ATTENTION needs the number of KV cache blocks");
+  c.num_gpu_blocks = kGpuBlocks;
+  c.flex_attn_q_block_size = 12;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->flex_attn_q_block_size=12 is not a power of two");
+  c.flex_attn_q_block_size = 0;
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "does not support quantized KV caches");
+  c.cache_dtype = ATTN_KV_DTYPE_AUTO;
+  spec.kind = ATTN_KV_CROSS_ATTENTION;
+  c.max_encoder_len = 64;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "decoder and encoder-only attention, not CROSS_ATTENTION");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  spec.kind = ATTN_KV_FULL_ATTENTION;
+  b = ts_builder("FLEX_ATTENTION", &spec, &c);
+  ASSERT_ERROR(attn_build(b, 16, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "FLEX_ATTENTION does not support cascade attention");
+  batch->bt[1] = kGpuBlocks;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->block_table_tensor[0][1]=64 is not a block of the KV cache");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hand_checked),
+      cmocka_unit_test(test_random_block_masks),
+      cmocka_unit_test(test_encoder_only_and_options),
+      cmocka_unit_test(test_bad_input),
+  };
+  return cmocka_run_group_tests_name("flex_attention", tests, NULL, NULL);
+}

@@ -1,0 +1,177 @@
+/* TRITON_ATTN: the passthrough fields, seq_threshold_3D against CUDA graph capture sizes, the
+ * 3D-softmax buffers, all_pure_first_prefill, cascade fields, the capture build that writes 1
+ * into seq_lens, and bad input. */
+#include "test_support.h"
+
+static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_get(m, name, &f));
+  if (f.kind != ATTN_FIELD_BOOL) fail_msg("%s has kind %d, expected BOOL", name, f.kind);
+  assert_int_equal(f.int_value, value);
+}
+
+static int64_t threshold_for(int32_t kv_heads, int32_t mode, const int32_t* sizes, size_t n) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  static const int32_t q[1] = {1}, s[1] = {4};
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 1, -1);
+  int64_t v;
+  spec.num_kv_heads = kv_heads;
+  c.cudagraph_mode = mode;
+  c.cudagraph_capture_sizes = sizes;
+  c.num_cudagraph_capture_sizes = n;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  v = ts_int(m, "seq_threshold_3D");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  return v;
+}
+
+static void test_seq_threshold_3d(void** state) {
+  static const int32_t custom[4] = {1, 2, 4, 32};
+  static const int32_t descending[3] = {16, 8, 4};
+  (void)state;
+  /* 128 // 8 = 16 is a default capture size */
+  assert_int_equal(threshold_for(8, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, NULL, 0), 16);
+  /* 128 // 10 = 12: 8 and 16 are equally close, the first in the list wins */
+  assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, NULL, 0), 8);
+  assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_FULL, descending, 3), 16);
+  /* without full decode graphs the raw value stays */
+  assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_PIECEWISE, NULL, 0), 12);
+  assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_NONE, NULL, 0), 12);
+  /* the runtime's own sizes */
+  assert_int_equal(threshold_for(8, ATTN_CUDAGRAPH_MODE_FULL_DECODE_ONLY, custom, 4), 4);
+  assert_int_equal(threshold_for(1, ATTN_CUDAGRAPH_MODE_FULL_DECODE_ONLY, custom, 4), 32);
+}
+
+static void test_build_fields(void** state) {
+  static const int32_t q[4] = {1, 1, 7, 20}, s[4] = {30, 18, 40, 20};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 4, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int32_t level = -1, threshold = -1, update = 1;
+  (void)state;
+  spec.head_size = 96; /* the softmax buffer pads it to the next power of two */
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_ALWAYS);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, ATTN_NO_REORDER);
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+  assert_int_equal(update, 0);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "TRITON_ATTN");
+  assert_int_equal(ts_int(m, "num_actual_tokens"), 29);
+  assert_int_equal(ts_int(m, "max_query_len"), 20);
+  assert_int_equal(ts_int(m, "max_seq_len"), 40);
+  assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
+  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+  assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
+  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  t = ts_tensor(m, "softmax_segm_output");
+  assert_int_equal(t->ndim, 4);
+  assert_int_equal(t->shape[0], 16);
+  assert_int_equal(t->shape[1], 32);
+  assert_int_equal(t->shape[2], 16);
+  assert_int_equal(t->shape[3], 128);
+  assert_int_equal(t->dtype.code, ATTN_DTYPE_FLOAT);
+  assert_int_equal(t->dtype.bits, 32);
+  t = ts_tensor(m, "softmax_segm_max");
+  assert_int_equal(t->ndim, 3);
+  assert_int_equal(t->shape[2], 16);
+  assert_non_null(ts_tensor(m, "softmax_segm_expsum"));
+  expect_bool(m, "use_cascade", 0);
+  expect_bool(m, "causal", 1);
+  expect_bool(m, "all_pure_first_prefill", 0);
+  expect_bool(m, "prefill_is_first_chunk", 0);
+  assert_int_equal(ts_int(m, "num_decodes"), 0);
+  assert_null(ts_tensor(m, "cu_prefix_query_lens"));
+  assert_null(ts_tensor(m, "scheduler_metadata"));
+  assert_null(ts_tensor(m, "seq_lens_cpu")); /* no mirror was given */
+  assert_null(ts_tensor(m, "q_to_req"));
+  /* with the mirror, the host copies are handed on */
+  batch->common.seq_lens_cpu = &batch->seq_t;
+  batch->common.query_start_loc_cpu = &batch->qsl_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_ptr_equal(ts_tensor(m, "seq_lens_cpu")->data, batch->seq);
+  assert_ptr_equal(ts_tensor(m, "query_start_loc_cpu")->data, batch->qsl);
+  /* cascade fields are built when asked, as vLLM's build does */
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  expect_bool(m, "use_cascade", 1);
+  assert_int_equal(ts_int(m, "common_prefix_len"), 16);
+  ts_expect_i32(m, "cu_prefix_query_lens", (int32_t[]){0, 29}, 2);
+  ts_expect_i32(m, "prefix_kv_lens", (int32_t[]){16}, 1);
+  ts_expect_i32(m, "suffix_kv_lens", (int32_t[]){14, 2, 24, 4}, 4);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_pure_prefill_and_capture(void** state) {
+  static const int32_t q[2] = {5, 9}, s[2] = {5, 9};
+  static const int32_t qd[3] = {1, 1, 1}, sd[3] = {300, 17, 90};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b = ts_builder("TRITON_ATTN", &spec, &c);
+  ts_batch* fresh = ts_batch_make(q, s, 2, 16, 1, -1);
+  ts_batch* decodes = ts_batch_make(qd, sd, 3, 16, 20, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  ASSERT_OK(attn_build(b, 0, &fresh->common, 0, &m, NULL));
+  expect_bool(m, "all_pure_first_prefill", 1);
+  /* capture: vLLM writes 1 into the runtime's seq_lens so capture does not run long sequences */
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &fresh->common, &m, NULL));
+  expect_bool(m, "all_pure_first_prefill", 0);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &decodes->common, &m, NULL));
+  ts_expect_i32(m, "seq_lens", (int32_t[]){1, 1, 1}, 3);
+  assert_int_equal(decodes->seq[0], 1);
+  assert_int_equal(decodes->seq[2], 1);
+  assert_int_equal(ts_int(m, "max_seq_len"), 300); /* not changed, as in vLLM */
+  attn_builder_destroy(b);
+  ts_batch_free(fresh);
+  ts_batch_free(decodes);
+}
+
+static void test_bad_input(void** state) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  static const int32_t zero[1] = {0};
+  (void)state;
+  spec.head_size = 16;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "head sizes of at least 32, got kv_cache_spec->head_size=16");
+  spec.head_size = 128;
+  spec.block_size = 8;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "multiple of 16, got 8");
+  spec.block_size = 16;
+  spec.kind = ATTN_KV_MAMBA;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "TRITON_ATTN does not build metadata for MAMBA");
+  spec.kind = ATTN_KV_FULL_ATTENTION;
+  c.cudagraph_capture_sizes = zero;
+  c.num_cudagraph_capture_sizes = 1;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->cudagraph_capture_sizes[0]=0 must be positive");
+  c.cudagraph_capture_sizes = NULL;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->cudagraph_capture_sizes is NULL but config->num_cudagraph_capture_sizes=1");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_seq_threshold_3d),
+      cmocka_unit_test(test_build_fields),
+      cmocka_unit_test(test_pure_prefill_and_capture),
+      cmocka_unit_test(test_bad_input),
+  };
+  return cmocka_run_group_tests_name("triton_attn", tests, NULL, NULL);
+}

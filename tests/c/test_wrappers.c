@@ -1,0 +1,386 @@
+/* vLLM's builder wrappers, chosen by the spec's kind and config->kv_sharing_fast_prefill:
+ * chunked local attention on vLLM's worked example (tests/data/vectors) and its
+ * update_block_table, KV-sharing fast prefill on vLLM's vector, cross attention, encoder-only
+ * attention, stacked wrappers in a caller workspace, the level reduction over builders, and a
+ * config of ABI 1.0's size. */
+#include "json.h"
+#include "test_support.h"
+
+static json_value* load(const char* name) {
+  char path[1024];
+  json_value* v;
+  snprintf(path, sizeof path, "%s/%s", ATTN_TEST_VECTORS_DIR, name);
+  v = json_load(path);
+  if (v == NULL) fail_msg("cannot read %s", path);
+  return v;
+}
+
+static void expect_i32_json(const attn_metadata_t* m, const char* field, const json_value* arr) {
+  int64_t want[256];
+  int32_t w[256];
+  const size_t n = json_ints(arr, want, 256);
+  size_t i;
+  for (i = 0; i < n; ++i) w[i] = (int32_t)want[i];
+  ts_expect_i32(m, field, w, (int64_t)n);
+}
+
+static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_get(m, name, &f));
+  assert_int_equal(f.kind, ATTN_FIELD_BOOL);
+  assert_int_equal(f.int_value, value);
+}
+
+/* vLLM's example: chunk 4, block 2 (CPU_ATTN takes any block size), q [4, 10, 5], kv [6, 17, 9],
+ * block_table[i][j] = 10 * i + j. */
+static void test_chunked_local_vector(void** state) {
+  json_value* doc = load("local_attention_virtual_batches.json");
+  const json_value* c0 = &json_get(doc, "cases")->items[0];
+  const json_value* expected = json_get(c0, "expected");
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* b;
+  int64_t q64[3], s64[3];
+  int32_t q[3], s[3], level = -1, threshold = -1, r, j;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  (void)state;
+  json_ints(json_get(c0, "query_lens"), q64, 3);
+  json_ints(json_get(c0, "seq_lens"), s64, 3);
+  for (r = 0; r < 3; ++r) q[r] = (int32_t)q64[r], s[r] = (int32_t)s64[r];
+  batch = ts_batch_make(q, s, 3, 2, 10, -1);
+  for (r = 0; r < 3; ++r)
+    for (j = 0; j < 10; ++j) batch->bt[r * 10 + j] = 10 * r + j;
+  spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
+  spec.attention_chunk_size = (int32_t)json_get(c0, "attn_chunk_size")->number;
+  spec.block_size = (int32_t)json_get(c0, "block_size")->number;
+  ASSERT_OK(attn_backend_cudagraph_support("CPU_ATTN", &spec, &config, &level));
+  assert_int_equal(level, ATTN_CG_NEVER);
+  b = ts_builder("CPU_ATTN", &spec, &config);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_NEVER);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, ATTN_NO_REORDER); /* CPU_ATTN's */
+  assert_string_equal(attn_builder_backend_name(b), "CPU_ATTN");
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "ChunkedLocalAttention_4_CPU_ATTN");
+  expect_i32_json(m, "query_start_loc", json_get(expected, "query_start_loc"));
+  expect_i32_json(m, "seq_lens", json_get(expected, "seqlens_k_local"));
+  assert_int_equal(ts_int(m, "max_query_len"), (int64_t)json_get(expected, "max_query_len")->number);
+  assert_int_equal(ts_int(m, "max_seq_len"), (int64_t)json_get(expected, "max_seq_len")->number);
+  assert_int_equal(ts_int(m, "num_actual_tokens"), 19); /* unchanged */
+  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+  t = ts_tensor(m, "block_table");
+  assert_int_equal(t->shape[0], (int64_t)json_get(expected, "num_reqs")->number);
+  assert_int_equal(t->shape[1], 2);
+  {
+    const json_value* rows = json_get(expected, "block_table_local");
+    size_t v;
+    for (v = 0; v < rows->count; ++v) {
+      int64_t row[2];
+      json_ints(&rows->items[v], row, 2);
+      assert_int_equal(((const int32_t*)t->data)[v * t->strides[0]], row[0]);
+      assert_int_equal(((const int32_t*)t->data)[v * t->strides[0] + 1], row[1]);
+    }
+  }
+  ts_expect_i32(m, "virtual_req", (int32_t[]){0, 0, 1, 1, 1, 1, 2, 2}, 8);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  json_free(doc);
+}
+
+/* update_block_table on a chunked-local FLASH_ATTN builder equals a fresh build with the new
+ * table. */
+static void test_chunked_local_update(void** state) {
+  static const int32_t q[3] = {1, 40, 7}, s[3] = {70, 100, 7};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* a;
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 8, -1);
+  ts_batch* other = ts_batch_make(q, s, 3, 16, 8, -1);
+  attn_metadata_t* built = NULL;
+  attn_metadata_t* kept = NULL;
+  attn_metadata_t* updated = NULL;
+  attn_metadata_t* fresh = NULL;
+  const attn_tensor_t* ut;
+  const attn_tensor_t* ft;
+  int32_t support = 0, r, j;
+  (void)state;
+  for (r = 0; r < 3 * 8; ++r) other->bt[r] = 1000 + r;
+  spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
+  spec.attention_chunk_size = 32;
+  a = ts_builder("FLASH_ATTN", &spec, &config);
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &support));
+  assert_int_equal(support, 1); /* FLASH_ATTN's */
+  ASSERT_OK(attn_build(a, 0, &batch->common, 0, &built, NULL));
+  ASSERT_OK(attn_metadata_clone(built, &kept));
+  ASSERT_OK(attn_update_block_table(b, kept, &other->bt_t, &other->sm_t, &updated, NULL));
+  ASSERT_OK(attn_build(a, 0, &other->common, 0, &fresh, NULL));
+  ut = ts_tensor(updated, "block_table");
+  ft = ts_tensor(fresh, "block_table");
+  assert_int_equal(ut->shape[0], ft->shape[0]);
+  assert_int_equal(ut->shape[1], 2);
+  for (r = 0; r < ut->shape[0]; ++r)
+    for (j = 0; j < 2; ++j)
+      assert_int_equal(((const int32_t*)ut->data)[r * ut->strides[0] + j],
+                       ((const int32_t*)ft->data)[r * ft->strides[0] + j]);
+  assert_ptr_equal(ts_tensor(updated, "slot_mapping")->data, other->slots);
+  assert_int_equal(ts_int(updated, "num_actual_tokens"), 48);
+  /* the original table's shape is checked against the batch the metadata was built from */
+  ASSERT_ERROR(attn_update_block_table(b, kept, ts_tensor(fresh, "block_table"), &other->sm_t,
+                                       &updated, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "block_table has");
+  attn_metadata_destroy(kept);
+  attn_builder_destroy(a);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  ts_batch_free(other);
+}
+
+static void test_fast_prefill_vector(void** state) {
+  json_value* doc = load("kv_sharing_fast_prefill.json");
+  const json_value* c0 = &json_get(doc, "cases")->items[0];
+  const json_value* expected = json_get(c0, "expected");
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* b;
+  int64_t q64[3], s64[3], idx64[8], shape[1];
+  int32_t q[3], s[3], idx[8], r;
+  size_t n_idx;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  attn_tensor_t logits;
+  (void)state;
+  json_ints(json_get(c0, "query_lens"), q64, 3);
+  json_ints(json_get(c0, "seq_lens"), s64, 3);
+  n_idx = json_ints(json_get(c0, "logits_indices_padded"), idx64, 8);
+  for (r = 0; r < 3; ++r) q[r] = (int32_t)q64[r], s[r] = (int32_t)s64[r];
+  for (r = 0; r < (int32_t)n_idx; ++r) idx[r] = (int32_t)idx64[r];
+  shape[0] = (int64_t)n_idx;
+  logits = ts_host_tensor(idx, 1, shape, ATTN_DTYPE_INT, 32);
+  batch = ts_batch_make(q, s, 3, 16, 3, -1);
+  batch->common.logits_indices_padded = &logits;
+  batch->common.num_logits_indices = (int64_t)json_get(c0, "num_logits_indices")->number;
+  config.kv_sharing_fast_prefill = 1;
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "FastPrefillFLASH_ATTN");
+  assert_string_equal(attn_builder_backend_name(b), "FLASH_ATTN");
+  expect_i32_json(m, "query_start_loc", json_get(expected, "query_start_loc"));
+  expect_i32_json(m, "seq_lens", json_get(expected, "seq_lens"));
+  assert_int_equal(ts_int(m, "num_actual_tokens"), (int64_t)json_get(expected, "num_actual_tokens")->number);
+  assert_int_equal(ts_int(m, "max_query_len"), (int64_t)json_get(expected, "max_query_len")->number);
+  /* the original batch's logits fields ride along */
+  assert_ptr_equal(ts_tensor(m, "logits_indices_padded")->data, idx);
+  assert_int_equal(ts_int(m, "num_logits_indices"), 4);
+  /* all decodes: the batch passes through, the fields still come along */
+  {
+    static const int32_t qd[2] = {1, 1}, sd[2] = {5, 9};
+    ts_batch* d = ts_batch_make(qd, sd, 2, 16, 1, -1);
+    d->common.logits_indices_padded = &logits;
+    d->common.num_logits_indices = 2;
+    ASSERT_OK(attn_build(b, 0, &d->common, 0, &m, NULL));
+    assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, d->qsl);
+    assert_int_equal(ts_int(m, "num_logits_indices"), 2);
+    ts_batch_free(d);
+  }
+  batch->common.logits_indices_padded = NULL;
+  batch->common.num_logits_indices = 0;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->logits_indices_padded is NULL; fast prefill needs it");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  json_free(doc);
+}
+
+static void test_cross_attention(void** state) {
+  /* request 0 is past its first decoder step (its cross KV is cached), request 1 is on it */
+  static const int32_t q[2] = {1, 3}, s[2] = {9, 3};
+  static int32_t enc[2] = {20, 18};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 2, -1);
+  int32_t cross_bt[4] = {11, 12, 21, 22}, other_bt[4] = {31, 32, 41, 42};
+  int64_t enc_shape[1] = {2}, bt_shape[2] = {2, 2};
+  attn_tensor_t enc_t = ts_host_tensor(enc, 1, enc_shape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t cross_t = ts_host_tensor(cross_bt, 2, bt_shape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t other_t = ts_host_tensor(other_bt, 2, bt_shape, ATTN_DTYPE_INT, 32);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int64_t i;
+  (void)state;
+  spec.kind = ATTN_KV_CROSS_ATTENTION;
+  config.max_encoder_len = 32;
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  batch->common.block_table_tensor = &cross_t;
+  batch->common.encoder_seq_lens = &enc_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "CrossAttention_FLASH_ATTN");
+  expect_bool(m, "causal", 0);
+  ts_expect_i32(m, "seq_lens", enc, 2);
+  assert_int_equal(ts_int(m, "max_seq_len"), 20);
+  ts_expect_i32(m, "query_start_loc", batch->qsl, 3);
+  ts_expect_i32(m, "decoder_seq_lens", s, 2);
+  t = ts_tensor(m, "slot_mapping");
+  assert_int_equal(t->shape[0], 18); /* request 1's encoder tokens only */
+  for (i = 0; i < 18; ++i)
+    assert_int_equal(((const int64_t*)t->data)[i], (i < 16 ? 21 : 22) * 16 + i % 16);
+  /* another group's cross table: the slot mapping a fresh build would give */
+  ASSERT_OK(attn_update_block_table(b, m, &other_t, batch->common.slot_mapping, &m, NULL));
+  t = ts_tensor(m, "slot_mapping");
+  for (i = 0; i < 18; ++i)
+    assert_int_equal(((const int64_t*)t->data)[i], (i < 16 ? 41 : 42) * 16 + i % 16);
+  assert_ptr_equal(ts_tensor(m, "block_table")->data, other_bt);
+  /* bad input */
+  enc[1] = 40;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->encoder_seq_lens[1]=40 exceeds config->max_encoder_len=32");
+  enc[1] = 18;
+  batch->common.encoder_seq_lens = NULL;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->encoder_seq_lens is NULL; cross attention needs it");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_encoder_only(void** state) {
+  static const int32_t q[2] = {3, 5}, s[2] = {3, 5};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 1, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  spec.kind = ATTN_KV_ENCODER_ONLY;
+  config.attn_type = ATTN_TYPE_ENCODER_ONLY;
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "EncoderOnlyAttention_FLASH_ATTN");
+  expect_bool(m, "causal", 0);
+  ts_expect_i32(m, "seq_lens", s, 2);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* Fast prefill around chunked local attention, in one caller workspace; the level reduction. */
+static void test_stacking_and_min_level(void** state) {
+  static const int32_t q[2] = {1, 20}, s[2] = {50, 20};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_kv_cache_spec_t plain = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* stacked;
+  const attn_builder_t* builders[3];
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  size_t bytes = 0, plain_bytes = 0, k, n;
+  int32_t idx[2] = {0, 20};
+  int64_t idx_shape[1] = {2};
+  attn_tensor_t logits = ts_host_tensor(idx, 1, idx_shape, ATTN_DTYPE_INT, 32);
+  void* ws;
+  int32_t level = -1;
+  (void)state;
+  spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
+  spec.attention_chunk_size = 32;
+  config.kv_sharing_fast_prefill = 1;
+  ASSERT_OK(attn_builder_workspace_size("FLASH_ATTN", &spec, &config, &bytes));
+  ASSERT_OK(attn_builder_workspace_size("FLASH_ATTN", &plain, &config, &plain_bytes));
+  assert_true(bytes > plain_bytes); /* the wrappers' buffers come first */
+  ws = aligned_alloc(256, bytes);
+  config.workspace = ws;
+  config.workspace_size = bytes - 1;
+  {
+    attn_builder_t* x = (attn_builder_t*)UNTOUCHED_PTR;
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &x), ATTN_ERR_INVALID_ARGUMENT,
+                 "config->workspace_size=");
+    assert_ptr_equal(x, UNTOUCHED_PTR);
+  }
+  config.workspace_size = bytes;
+  stacked = ts_builder("FLASH_ATTN", &spec, &config);
+  batch->common.logits_indices_padded = &logits;  /* the last token of each request */
+  batch->common.num_logits_indices = 2;
+  ASSERT_OK(attn_build(stacked, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "FastPrefillChunkedLocalAttention_32_FLASH_ATTN");
+  /* every builder-owned tensor lives in the workspace */
+  n = attn_metadata_field_count(m);
+  for (k = 0; k < n; ++k) {
+    attn_field_t f = ATTN_FIELD_INIT;
+    ASSERT_OK(attn_metadata_field(m, k, &f));
+    if (f.kind == ATTN_FIELD_TENSOR && (strcmp(f.name, "query_start_loc") == 0 ||
+                                        strcmp(f.name, "virtual_req") == 0))
+      assert_true((const char*)f.tensor->data >= (const char*)ws &&
+                  (const char*)f.tensor->data < (const char*)ws + bytes);
+  }
+  /* fast prefill keeps one query per request; chunked local attention then sees 50 % 32 and 20 */
+  ts_expect_i32(m, "query_start_loc", (int32_t[]){0, 1, 2}, 3);
+  ts_expect_i32(m, "seq_lens", (int32_t[]){18, 20}, 2);
+  assert_int_equal(ts_int(m, "num_logits_indices"), 2);
+  /* the level runtimes pick: the minimum over their builders */
+  config.workspace = NULL;
+  config.workspace_size = 0;
+  config.kv_sharing_fast_prefill = 0;
+  builders[0] = ts_builder("FLASH_ATTN", &plain, &config);  /* ALWAYS (FA3 on sm90) */
+  builders[1] = ts_builder("FLASHINFER", &plain, &config);  /* UNIFORM_SINGLE_TOKEN_DECODE */
+  builders[2] = stacked;                                    /* NEVER (chunked local) */
+  ASSERT_OK(attn_min_cudagraph_support(builders, 2, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  ASSERT_OK(attn_min_cudagraph_support(builders, 3, &level));
+  assert_int_equal(level, ATTN_CG_NEVER);
+  attn_builder_destroy((attn_builder_t*)builders[0]);
+  attn_builder_destroy((attn_builder_t*)builders[1]);
+  attn_builder_destroy(stacked);
+  free(ws);
+  ts_batch_free(batch);
+}
+
+/* A caller compiled against ABI 1.0 passes the smaller config: the 1.1 fields take their
+ * defaults. */
+static void test_abi_1_0_config(void** state) {
+  static const int32_t q[1] = {1}, s[1] = {10};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 1, -1);
+  attn_metadata_t* m = NULL;
+  int32_t threshold = -1;
+  (void)state;
+  config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0;
+  config.kv_sharing_fast_prefill = 1;             /* beyond struct_size: not read */
+  config.speculative_token_tree = "not a tree";   /* neither */
+  b = ts_builder("TREE_ATTN", &spec, &config);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, 2); /* the default tree */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "TREE_ATTN");
+  attn_builder_destroy(b);
+  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE_1_0;
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  attn_builder_destroy(b);
+  config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 - 1;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->struct_size=");
+  config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
+  config.speculative_token_tree = NULL;
+  config.kv_sharing_fast_prefill = 0;
+  config.reserved_1_1 = 3;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->reserved_1_1=3 must be 0");
+  ts_batch_free(batch);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_chunked_local_vector),
+      cmocka_unit_test(test_chunked_local_update),
+      cmocka_unit_test(test_fast_prefill_vector),
+      cmocka_unit_test(test_cross_attention),
+      cmocka_unit_test(test_encoder_only),
+      cmocka_unit_test(test_stacking_and_min_level),
+      cmocka_unit_test(test_abi_1_0_config),
+  };
+  return cmocka_run_group_tests_name("wrappers", tests, NULL, NULL);
+}
