@@ -17,7 +17,7 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
 cmake --build build-fuzz --target "${targets[@]}" >> build-fuzz.log 2>&1 || { tail -40 build-fuzz.log; exit 1; }
 rm -f build-fuzz.log
 mkdir -p build-fuzz/crashes
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${targets[@]}"; do
   work=$(mktemp -d)
   cp tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true

@@ -121,6 +121,7 @@ std::vector<BufferRequest> chunked_local_buffers(const KvCacheSpec& spec, const 
   const auto v = static_cast<size_t>(chunked_local_max_virtual_batches(spec, c));
   const auto pages = static_cast<size_t>(pages_per_batch(spec));
   const size_t i32 = sizeof(int32_t);
+  buffer_bytes("local block_table", {static_cast<int64_t>(v), static_cast<int64_t>(pages), 4});
   return {
       {"local query_start_loc", (v + 1) * i32},
       {"local query_start_loc_cpu", (v + 1) * i32, true},

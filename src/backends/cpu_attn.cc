@@ -72,14 +72,14 @@ int64_t encoder_block_capacity(const KvCacheSpec& spec, const BuilderConfig& c) 
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   if (spec.kind != kKvEncoderOnly) return {};
-  const auto width = static_cast<size_t>(c.max_blocks_per_req(spec.block_size));
-  const auto blocks = static_cast<size_t>(encoder_block_capacity(spec, c));
-  const size_t block_bytes = static_cast<size_t>(spec.num_kv_heads) * spec.block_size * 2 *
-                             spec.head_size * dtype_bytes(c.model_dtype_for(spec));
+  const int64_t width = c.max_blocks_per_req(spec.block_size);
+  const int64_t blocks = encoder_block_capacity(spec, c);
+  const auto item = static_cast<int64_t>(dtype_bytes(c.model_dtype_for(spec)));
   return {
-      {"encoder block_table", static_cast<size_t>(c.max_num_seqs) * width * sizeof(int32_t)},
-      {"encoder slot_mapping", static_cast<size_t>(c.max_num_batched_tokens) * sizeof(int64_t)},
-      {"encoder_cache", blocks * block_bytes},
+      {"encoder block_table", buffer_bytes("encoder block_table", {c.max_num_seqs, width, 4})},
+      {"encoder slot_mapping", buffer_bytes("encoder slot_mapping", {c.max_num_batched_tokens, 8})},
+      {"encoder_cache", buffer_bytes("encoder_cache", {blocks, spec.num_kv_heads, spec.block_size, 2,
+                                                       spec.head_size, item})},
   };
 }
 

@@ -18,10 +18,6 @@ namespace {
 enum Buffer : size_t { kSlots };
 enum Extra : size_t { kExtraDecoderSeqLens };
 
-int64_t slot_capacity(const BuilderConfig& c) {
-  return static_cast<int64_t>(c.max_num_seqs) * c.max_encoder_len;
-}
-
 class CrossAttentionBuilder final : public WrappedBuilder {
  public:
   CrossAttentionBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
@@ -126,7 +122,7 @@ class CrossAttentionBuilder final : public WrappedBuilder {
 }  // namespace
 
 std::vector<BufferRequest> cross_attention_buffers(const BuilderConfig& c) {
-  return {{"cross slot_mapping", static_cast<size_t>(slot_capacity(c)) * sizeof(int64_t)}};
+  return {{"cross slot_mapping", buffer_bytes("cross slot_mapping", {c.max_num_seqs, c.max_encoder_len, 8})}};
 }
 
 std::unique_ptr<Builder> make_cross_attention(std::shared_ptr<const Backend> backend,

@@ -119,7 +119,8 @@ enum Buffer : size_t {
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const auto reqs = static_cast<size_t>(c.max_num_seqs);
-  const auto pages = reqs * static_cast<size_t>(c.max_blocks_per_req(spec.block_size));
+  const size_t pages =
+      buffer_bytes("paged_kv_indices", {c.max_num_seqs, c.max_blocks_per_req(spec.block_size)});
   const size_t i32 = sizeof(int32_t);
   return {
       {"paged_kv_indptr", (reqs + 1) * i32},

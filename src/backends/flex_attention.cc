@@ -98,21 +98,20 @@ Sizes sizes_for(const KvCacheSpec& spec, const BuilderConfig& c) {
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const Sizes s = sizes_for(spec, c);
-  const auto reqs = static_cast<size_t>(c.max_num_seqs);
-  const auto groups = static_cast<size_t>(s.groups);
-  const size_t i32 = sizeof(int32_t);
+  const int64_t reqs = c.max_num_seqs;
   // The direct build's dedupe scratch: a hash table per group on CUDA, one stamp per block id on
   // the host.
   const size_t scratch = c.device.is_cuda()
-                             ? groups * static_cast<size_t>(s.hash_capacity) * sizeof(int64_t)
-                             : static_cast<size_t>(c.num_gpu_blocks) * i32;
+                             ? buffer_bytes("block-mask scratch", {s.groups, s.hash_capacity, 8})
+                             : buffer_bytes("block-mask scratch", {c.num_gpu_blocks, 4});
   return {
-      {"persistent_kv_num_blocks", groups * i32},
-      {"persistent_offset_tensor", reqs * i32},
-      {"persistent_doc_ids", static_cast<size_t>(c.max_num_batched_tokens) * i32},
-      {"persistent_physical_to_logical", reqs * static_cast<size_t>(c.num_gpu_blocks) * sizeof(int64_t)},
-      {"persistent_kv_indices", groups * static_cast<size_t>(s.kv_indices_per_group) * i32},
-      {"num_blocks_per_seq", reqs * i32},
+      {"persistent_kv_num_blocks", buffer_bytes("persistent_kv_num_blocks", {s.groups, 4})},
+      {"persistent_offset_tensor", buffer_bytes("persistent_offset_tensor", {reqs, 4})},
+      {"persistent_doc_ids", buffer_bytes("persistent_doc_ids", {c.max_num_batched_tokens, 4})},
+      {"persistent_physical_to_logical",
+       buffer_bytes("persistent_physical_to_logical", {reqs, c.num_gpu_blocks, 8})},
+      {"persistent_kv_indices", buffer_bytes("persistent_kv_indices", {s.groups, s.kv_indices_per_group, 4})},
+      {"num_blocks_per_seq", buffer_bytes("num_blocks_per_seq", {reqs, 4})},
       {"block-mask scratch", s.direct_build ? scratch : 0},
   };
 }

@@ -96,15 +96,14 @@ int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c)
 namespace {
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const auto s = static_cast<size_t>(triton_seq_threshold_3d(spec, c));
-  const auto heads = static_cast<size_t>(c.num_attention_heads);
-  const auto segments = static_cast<size_t>(kNumParSoftmaxSegments);
-  const auto dim = static_cast<size_t>(next_power_of_2(spec.head_size));
-  const size_t f32 = sizeof(float);
+  const int64_t s = triton_seq_threshold_3d(spec, c);
+  const int64_t heads = c.num_attention_heads;
+  const int64_t dim = next_power_of_2(spec.head_size);
   return {
-      {"softmax_segm_output", s * heads * segments * dim * f32},
-      {"softmax_segm_max", s * heads * segments * f32},
-      {"softmax_segm_expsum", s * heads * segments * f32},
+      {"softmax_segm_output",
+       buffer_bytes("softmax_segm_output", {s, heads, kNumParSoftmaxSegments, dim, 4})},
+      {"softmax_segm_max", buffer_bytes("softmax_segm_max", {s, heads, kNumParSoftmaxSegments, 4})},
+      {"softmax_segm_expsum", buffer_bytes("softmax_segm_expsum", {s, heads, kNumParSoftmaxSegments, 4})},
       {"cu_prefix_query_lens", 2 * sizeof(int32_t)},
       {"prefix_kv_lens", sizeof(int32_t)},
       {"suffix_kv_lens", static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t)},

@@ -95,11 +95,12 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
     if (c.cudagraph_capture_sizes[i] <= 0)
       invalid("config->cudagraph_capture_sizes[", i, "]=", c.cudagraph_capture_sizes[i],
               " must be positive");
-  if (c.num_gpu_blocks < 0) invalid("config->num_gpu_blocks=", c.num_gpu_blocks, " is negative");
-  if (c.flex_attn_q_block_size < 0)
-    invalid("config->flex_attn_q_block_size=", c.flex_attn_q_block_size, " is negative");
-  if (c.flex_attn_kv_block_size < 0)
-    invalid("config->flex_attn_kv_block_size=", c.flex_attn_kv_block_size, " is negative");
+  if (c.num_gpu_blocks < 0 || c.num_gpu_blocks > (int64_t{1} << 31) - 1)
+    invalid("config->num_gpu_blocks=", c.num_gpu_blocks, " is not in [0, 2^31-1] (block ids are int32)");
+  expect_range(c.flex_attn_q_block_size, 0, 1 << 16, "flex_attn_q_block_size",
+               "in [0, 65536] (0 for the default)");
+  expect_range(c.flex_attn_kv_block_size, 0, 1 << 16, "flex_attn_kv_block_size",
+               "in [0, 65536] (0 for the default)");
   if (c.max_encoder_len < 0) invalid("config->max_encoder_len=", c.max_encoder_len, " is negative");
   expect_range(c.cpu_attn_isa, 0, 7, "cpu_attn_isa", "an ATTN_CPU_ISA_* value (0..7)");
   if (!c.allocator) c.allocator = default_allocator();

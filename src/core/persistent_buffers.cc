@@ -11,6 +11,18 @@ namespace {
 size_t align_up(size_t n) { return (n + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
 }  // namespace
 
+size_t buffer_bytes(const char* what, std::initializer_list<int64_t> factors) {
+  constexpr int64_t kMax = int64_t{1} << 56;
+  int64_t total = 1;
+  for (const int64_t f : factors) {
+    if (f < 0) invalid("the size of ", what, " is negative");
+    if (f != 0 && total > kMax / f)
+      invalid("the config asks for a ", what, " buffer of more than 2^56 bytes");
+    total *= f;
+  }
+  return static_cast<size_t>(total);
+}
+
 size_t workspace_bytes(const std::vector<BufferRequest>& requests, Device device) {
   size_t total = 0;
   for (const BufferRequest& r : requests)

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -20,6 +22,11 @@ struct BufferRequest {
   size_t bytes;
   bool host = false;  ///< Must be host memory whatever the builder's device.
 };
+
+/// The product of `factors` (a buffer's element count times its element size), checked:
+/// Error(kInvalidArgument) naming `what` when it exceeds 2^56 bytes (the config asks for more
+/// memory than any machine has, or the product would overflow).
+size_t buffer_bytes(const char* what, std::initializer_list<int64_t> factors);
 
 /// Bytes of the block a builder on `device` places in a caller's workspace: every request on a
 /// host builder, the device requests on a CUDA one, at kBufferAlignment offsets.

@@ -210,6 +210,16 @@ static void test_bad_input(void** state) {
   c.num_gpu_blocks = 0;
   ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "config->num_gpu_blocks=0; FLEX_ATTENTION needs the number of KV cache blocks");
+  c.num_gpu_blocks = (int64_t)1 << 31;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->num_gpu_blocks=2147483648 is not in [0, 2^31-1]");
+  /* sizes whose product overflows are refused before anything is allocated */
+  c.num_gpu_blocks = ((int64_t)1 << 31) - 1;
+  c.max_num_seqs = 2147483647;
+  ASSERT_ERROR(attn_builder_workspace_size("FLEX_ATTENTION", &spec, &c, &(size_t){0}),
+               ATTN_ERR_INVALID_ARGUMENT,
+               "asks for a persistent_physical_to_logical buffer of more than 2^56 bytes");
+  c.max_num_seqs = 16;
   c.num_gpu_blocks = kGpuBlocks;
   c.flex_attn_q_block_size = 12;
   ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,

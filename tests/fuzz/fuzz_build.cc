@@ -57,9 +57,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.one_in(32)) spec.struct_size = in.u8();
 
   attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
-  config.max_num_seqs = in.one_in(16) ? static_cast<int32_t>(in.u32()) % 100000 : 1 + in.u8() % 64;
-  config.max_num_batched_tokens = in.one_in(16) ? static_cast<int32_t>(in.u32()) % 1000000 : 1 + in.u8() * 8;
-  config.max_model_len = in.one_in(16) ? static_cast<int32_t>(in.u32()) % 1000000 : 64 + in.u8() * 16;
+  // Sizes stay where every backend's persistent buffers fit in the fuzzer's memory (vLLM sizes
+  // them from the config); negative ones test the validation. Size overflow is a cmocka test.
+  auto sized = [&](int32_t typical, int32_t limit) {
+    if (!in.one_in(16)) return typical;
+    return in.one_in(2) ? -static_cast<int32_t>(in.u8()) : static_cast<int32_t>(in.u32() % static_cast<uint32_t>(limit));
+  };
+  config.max_num_seqs = sized(1 + in.u8() % 64, 1024);
+  config.max_num_batched_tokens = sized(1 + in.u8() * 8, 16384);
+  config.max_model_len = sized(64 + in.u8() * 16, 65536);
   config.num_attention_heads = in.one_in(16) ? -1 : 1 + in.u8() % 64;
   config.num_speculative_tokens = in.u8() % 4;
   config.parallel_drafting = in.u8() % 2;
@@ -83,11 +89,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   config.layers = layers.empty() ? nullptr : layers.data();
   config.num_layers = layers.size();
+  // ABI 1.1: the FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN and wrapper options.
+  static const char* const trees[] = {nullptr, "[(0,)]", "[(0,), (1,), (0, 0)]",
+                                      "[(0,), (0, 0), (0, 0, 0), (1,)]", "[(0, 0)]", "[(",
+                                      "[(0,), (1, 2)]", "[[0], [1], [0, 1],]", "x"};
+  config.model_dtype = in.one_in(4) ? in.u8() % 5 : 0;
+  config.use_trtllm_attention = static_cast<int32_t>(in.u8() % 4) - 1;
+  config.kv_transfer_enabled = in.one_in(4);
+  config.disable_flashinfer_q_quantization = in.one_in(4);
+  std::vector<int32_t> capture(in.u8() % 5);
+  for (auto& s : capture) s = in.one_in(8) ? static_cast<int32_t>(in.u32()) : 1 + in.u8();
+  config.cudagraph_capture_sizes = capture.empty() ? nullptr : capture.data();
+  config.num_cudagraph_capture_sizes = capture.size();
+  // (A count larger than the array would be the caller's bug, not libattn's to detect; a NULL
+  // array with a count is checked.)
+  if (in.one_in(32)) config.cudagraph_capture_sizes = nullptr;
+  // Hostile counts are rejected before anything is sized; valid ones stay small.
+  config.num_gpu_blocks = !in.one_in(8) ? in.u8() * 4
+                          : in.one_in(2) ? -static_cast<int64_t>(in.u8()) - 1
+                                         : (int64_t{1} << 31) + in.u8();
+  config.flex_attn_q_block_size = in.one_in(4) ? in.u8() % 65 : 0;
+  config.flex_attn_kv_block_size = in.one_in(8) ? in.u8() % 129 : 0;
+  config.speculative_token_tree = trees[in.u8() % 9];
+  config.kv_sharing_fast_prefill = in.one_in(4);
+  config.max_encoder_len = in.one_in(2) ? in.u8() : 0;
+  config.cpu_attn_isa = in.one_in(4) ? in.u8() % 9 : 0;
+  if (in.one_in(32)) config.reserved_1_1 = in.u8();
 
   // Every built-in backend (the registry's order), and now and then a name that is not one.
   const char* backend = "NO_SUCH_BACKEND";
   const size_t pick = in.u8();
   if (pick < 250 && attn_backend_count() > 0) drop(attn_backend_name(pick % attn_backend_count(), &backend));
+  int32_t level = 0;
+  size_t workspace = 0;
+  drop(attn_backend_cudagraph_support(backend, &spec, &config, &level));
+  drop(attn_builder_workspace_size(backend, &spec, &config, &workspace));
   attn_builder_t* builder = nullptr;
   if (attn_error_t* e = attn_builder_create(backend, &spec, &config, &builder)) {
     drop(e);
@@ -118,14 +154,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     c.slot_mapping = fuzz::make_tensor(in, arena, tokens, -1, in.one_in(4) ? 32 : 64,
                                        [&](int64_t) { return in.i64(); });
     c.causal = in.u8() % 2;
-    if (in.one_in(6)) {
-      c.logits_indices_padded = fuzz::make_tensor(in, arena, in.count(8), -1, 64,
-                                                  [&](int64_t) { return in.u8(); });
+    if (in.one_in(3)) {
+      int64_t last = 0;  // mostly sorted, as the runtime gives them
+      c.logits_indices_padded = fuzz::make_tensor(in, arena, in.count(8), -1, 64, [&](int64_t) {
+        last += in.one_in(8) ? -static_cast<int64_t>(in.u8()) : in.u8() % 8;
+        return last;
+      });
       c.num_logits_indices = in.count(8);
     }
-    if (in.one_in(8))
+    if (in.one_in(4))
       c.encoder_seq_lens_cpu = c.encoder_seq_lens =
           fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 3; });
+    if (c.logits_indices_padded && in.one_in(2)) c.logits_indices_padded_cpu = c.logits_indices_padded;
     if (in.one_in(32)) c.struct_size = in.u8();
 
     attn_metadata_t* m = nullptr;
