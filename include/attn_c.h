@@ -1057,8 +1057,17 @@ ATTN_API attn_error_t* attn_split_attn_metadata(const attn_common_metadata_t* co
 /* ------------------------------------------------------------------------------------------ */
 /** @defgroup backends Backend registry
  *  @brief The backends this library (and its loaded plugins) can build for, queried without a
- *  builder. Built-in backends come first, in a fixed order; plugin backends follow in load
- *  order. Indices shift when a plugin is unloaded.
+ *  builder. Built-in backends come first, in a fixed order (FLASH_ATTN, FLASHINFER,
+ *  TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN); plugin backends follow in load order.
+ *  Indices shift when a plugin is unloaded.
+ *
+ * vLLM's builder wrappers apply to every backend and are asked for by the spec and the config,
+ * not by name: an ::ATTN_KV_CHUNKED_LOCAL_ATTENTION spec builds on the local-attention virtual
+ * batches (CUDA graph support NEVER), an ::ATTN_KV_CROSS_ATTENTION spec builds cross attention
+ * over `encoder_seq_lens`, an ::ATTN_KV_ENCODER_ONLY spec builds with causal = false, and
+ * `config->kv_sharing_fast_prefill` wraps all of these in KV-sharing fast prefill. The
+ * metadata kind names the wrappers ("FastPrefillChunkedLocalAttention_8192_FLASH_ATTN"); its
+ * fields are the backend's, then the wrappers' (docs/backends/wrappers.md).
  *  @{ */
 
 /**
@@ -1282,8 +1291,13 @@ ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
  * a query longer than 1; ::ATTN_CG_UNIFORM_BATCH refuses batches whose query lengths differ
  * (all must equal max_query_len, except that the last may be shorter, as in vLLM's capture
  * batches); ::ATTN_CG_ALWAYS accepts any batch. Query lengths are read from the host mirror.
+ *
+ * Backends that override vLLM's capture build do what vLLM does: TRITON_ATTN writes 1 into every
+ * entry of `common->seq_lens` (the runtime's tensor the graph reads at replay, so that capture
+ * does not run long sequences; refill it before replaying), FLEX_ATTENTION builds with
+ * max_seq_len = the host maximum of seq_lens.
  * @param[in] builder The builder.
- * @param[in] common The capture batch.
+ * @param[in] common The capture batch (TRITON_ATTN writes its seq_lens, see above).
  * @param[out] out Receives the metadata, owned by the builder.
  * @param[in] stream The stream being captured.
  * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the level and the offending query
