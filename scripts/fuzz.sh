@@ -17,12 +17,15 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWit
 cmake --build build-fuzz --target "${targets[@]}" >> build-fuzz.log 2>&1 || { tail -40 build-fuzz.log; exit 1; }
 rm -f build-fuzz.log
 mkdir -p build-fuzz/crashes
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Configs may ask for more persistent memory than the fuzzer has: ASan refuses allocations over
+# 1.5 GiB (they come back as libattn's out-of-memory errors, which the harness accepts) before
+# libFuzzer's own limit (-malloc_limit_mb) would call them a crash.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=1536 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in "${targets[@]}"; do
   work=$(mktemp -d)
   cp tests/fuzz/corpus/"$t"/* "$work"/ 2>/dev/null || true
   log=build-fuzz/$t.log
-  if ! ./build-fuzz/tests/fuzz/$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  if ! ./build-fuzz/tests/fuzz/$t -max_total_time="$seconds" -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=4096 \
         -artifact_prefix=build-fuzz/crashes/"$t"- -print_final_stats=1 "$work" > "$log" 2>&1; then
     tail -60 "$log"
     echo "FAIL: $t found a failure (input in build-fuzz/crashes/)"

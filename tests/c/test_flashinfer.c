@@ -321,6 +321,7 @@ static void test_hyperparameters_and_bad_input(void** state) {
                  "tokens not padded correctly");
     ts_batch_free(padded);
   }
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ASSERT_ERROR(attn_update_block_table(b, m, batch->common.block_table_tensor,
                                        batch->common.slot_mapping, &m, NULL),
                ATTN_ERR_UNSUPPORTED, "FLASHINFER does not support update_block_table");
