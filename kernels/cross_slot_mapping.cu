@@ -15,7 +15,7 @@ constexpr int kBlock = 256;
 __global__ void __launch_bounds__(kBlock)
 cross_slots_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ seq_lens,
                    const int32_t* __restrict__ enc, int64_t n,
-                   const int32_t* __restrict__ block_table, int64_t bt_stride,
+                   const int32_t* __restrict__ block_table, int64_t bt_stride, int64_t width,
                    int32_t block_size, int64_t* __restrict__ out, int64_t total) {
   using Scan = cub::BlockScan<int64_t, kBlock>;
   __shared__ typename Scan::TempStorage storage;
@@ -38,7 +38,10 @@ cross_slots_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ 
       const int32_t* row = block_table + (base + k) * bt_stride;
       for (int64_t i = threadIdx.x; i < len[k]; i += kBlock) {
         const int64_t dst = first[k] + i;
-        if (dst < total) out[dst] = static_cast<int64_t>(row[i / block_size]) * block_size + i % block_size;
+        if (dst < total)
+          out[dst] = i / block_size < width
+                         ? static_cast<int64_t>(row[i / block_size]) * block_size + i % block_size
+                         : -1;
       }
     }
     __syncthreads();
@@ -52,13 +55,14 @@ cross_slots_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ 
 int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* qsl,
                                  const int32_t* seq_lens, const int32_t* encoder_seq_lens,
                                  int64_t num_reqs, const int32_t* block_table,
-                                 int64_t bt_stride, int32_t block_size, int64_t* out,
-                                 int64_t total) noexcept {
+                                 int64_t bt_stride, int64_t width, int32_t block_size,
+                                 int64_t* out, int64_t total) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   if (num_reqs == 0) return cudaSuccess;
   cross_slots_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
-      qsl, seq_lens, encoder_seq_lens, num_reqs, block_table, bt_stride, block_size, out, total);
+      qsl, seq_lens, encoder_seq_lens, num_reqs, block_table, bt_stride, width, block_size, out,
+      total);
   return cudaGetLastError();
 }
 

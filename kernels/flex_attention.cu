@@ -21,11 +21,14 @@ __global__ void request_lens_kernel(const int32_t* __restrict__ qsl,
 }
 
 // One block per request writes its tokens.
-__global__ void doc_ids_kernel(const int32_t* __restrict__ qsl, int64_t n,
+__global__ void doc_ids_kernel(const int32_t* __restrict__ qsl, int64_t n, int64_t num_tokens,
                                int32_t* __restrict__ doc) {
-  for (int64_t r = blockIdx.x; r < n; r += gridDim.x)
-    for (int64_t t = qsl[r] + threadIdx.x; t < qsl[r + 1]; t += blockDim.x)
-      doc[t] = static_cast<int32_t>(r);
+  for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
+    // Bounded by num_tokens (the host's count): device offsets cannot write out of bounds.
+    const int64_t begin = qsl[r] < 0 ? 0 : qsl[r];
+    const int64_t end = qsl[r + 1] < num_tokens ? qsl[r + 1] : num_tokens;
+    for (int64_t t = begin + threadIdx.x; t < end; t += blockDim.x) doc[t] = static_cast<int32_t>(r);
+  }
 }
 
 // One block per request: fill its row with -1, then scatter-max its logical block indices.
@@ -68,12 +71,12 @@ int flex_request_lens(int device_id, void* stream, const int32_t* qsl, const int
 }
 
 int flex_doc_ids(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
-                 int64_t /*num_tokens*/, int32_t* doc_ids) noexcept {
+                 int64_t num_tokens, int32_t* doc_ids) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   if (num_reqs == 0) return cudaSuccess;
   doc_ids_kernel<<<blocks_for(num_reqs), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      qsl, num_reqs, doc_ids);
+      qsl, num_reqs, num_tokens, doc_ids);
   return cudaGetLastError();
 }
 

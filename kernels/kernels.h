@@ -34,8 +34,8 @@ int copy_submatrix_f32(int device_id, void* stream, const float* src, int64_t sr
 int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
                                  const int32_t* seq_lens, const int32_t* encoder_seq_lens,
                                  int64_t num_reqs, const int32_t* block_table,
-                                 int64_t block_table_stride, int32_t block_size, int64_t* out,
-                                 int64_t total) noexcept;
+                                 int64_t block_table_stride, int64_t block_table_width,
+                                 int32_t block_size, int64_t* out, int64_t total) noexcept;
 
 /// See ops::flex_request_lens, ops::flex_doc_ids, ops::flex_physical_to_logical,
 /// ops::flex_kv_indices (FLEX_ATTENTION). One launch each.
@@ -91,8 +91,9 @@ int compute_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_
 /// See ops::paged_kv_metadata. One fused launch: each block sums the pages of the requests
 /// before its own (a block reduction), then writes its indptr, last page length and indices.
 int paged_kv_metadata(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
-                      const int32_t* block_table, int64_t bt_stride, int32_t page_size,
-                      int32_t* indptr, int32_t* indices, int32_t* last_page_len) noexcept;
+                      const int32_t* block_table, int64_t bt_stride, int64_t width,
+                      int32_t page_size, int32_t* indptr, int32_t* indices, int64_t capacity,
+                      int32_t* last_page_len) noexcept;
 
 /// See ops::causal_conv1d_metadata. One single-block launch (a block scan over requests).
 int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,

@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(kPlanBlock)
 plan_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ seq_lens, int64_t n,
             int32_t chunk, int32_t block_size, int32_t* __restrict__ qsl_local,
             int32_t* __restrict__ seq_local, int32_t* __restrict__ vreq,
-            int32_t* __restrict__ vstart) {
+            int32_t* __restrict__ vstart, int64_t num_virtual) {
   using Scan = cub::BlockScan<int64_t, kPlanBlock>;
   __shared__ typename Scan::TempStorage storage;
   __shared__ int64_t carry;
@@ -59,6 +59,7 @@ plan_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ seq_len
       int64_t cu = qsl[r];  // the local batches of request r start where its queries start
       for (int64_t k = 0; k < b.count; ++k) {
         const int64_t v = first_v + k;
+        if (v >= num_virtual) break;  // device lengths that disagree with the host mirrors
         const int64_t q = k == 0 ? b.first : min(b.q - b.first - chunk * (k - 1), (int64_t)chunk);
         const int64_t kv = k == b.count - 1 ? b.last : chunk;
         const int64_t k_start = b.seq - ((b.count - k - 1) * chunk + b.last);
@@ -111,7 +112,7 @@ int local_attention_virtual_batches(int device_id, void* stream, const int32_t* 
   if (guard.status() != cudaSuccess) return guard.status();
   plan_kernel<<<1, kPlanBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       qsl, seq_lens, num_reqs, chunk, block_size, qsl_local, seq_lens_local, virtual_req,
-      virtual_block_start);
+      virtual_block_start, num_virtual);
   const int st = cudaGetLastError();
   if (st != cudaSuccess) return st;
   return remap_block_table(device_id, stream, block_table, bt_rows, bt_stride, bt_width, virtual_req,

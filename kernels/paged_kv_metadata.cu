@@ -13,24 +13,26 @@ namespace {
 
 constexpr int kBlock = 256;
 
-__device__ __forceinline__ int64_t pages_of(int32_t len, int32_t page_size) {
-  return (static_cast<int64_t>(len) + page_size - 1) / page_size;
+// Clamped to [0, width]: device lengths that disagree with the validated host copy stay in bounds.
+__device__ __forceinline__ int64_t pages_of(int32_t len, int32_t page_size, int64_t width) {
+  const int64_t p = (static_cast<int64_t>(len) + page_size - 1) / page_size;
+  return p < 0 ? 0 : (p > width ? width : p);
 }
 
 __global__ void __launch_bounds__(kBlock)
 paged_kv_kernel(const int32_t* __restrict__ seq_lens, int64_t num_reqs,
-                const int32_t* __restrict__ block_table, int64_t stride, int32_t page_size,
-                int32_t* __restrict__ indptr, int32_t* __restrict__ indices,
-                int32_t* __restrict__ last_page_len) {
+                const int32_t* __restrict__ block_table, int64_t stride, int64_t width,
+                int32_t page_size, int32_t* __restrict__ indptr, int32_t* __restrict__ indices,
+                int64_t capacity, int32_t* __restrict__ last_page_len) {
   using Reduce = cub::BlockReduce<int64_t, kBlock>;
   __shared__ typename Reduce::TempStorage storage;
   __shared__ int64_t start;
   for (int64_t r = blockIdx.x; r < num_reqs; r += gridDim.x) {
     int64_t partial = 0;
-    for (int64_t i = threadIdx.x; i < r; i += kBlock) partial += pages_of(seq_lens[i], page_size);
+    for (int64_t i = threadIdx.x; i < r; i += kBlock) partial += pages_of(seq_lens[i], page_size, width);
     const int64_t sum = Reduce(storage).Sum(partial);
     const int32_t len = seq_lens[r];
-    const int64_t pages = pages_of(len, page_size);
+    const int64_t pages = pages_of(len, page_size, width);
     if (threadIdx.x == 0) {
       start = sum;
       indptr[r + 1] = static_cast<int32_t>(sum + pages);
@@ -41,7 +43,7 @@ paged_kv_kernel(const int32_t* __restrict__ seq_lens, int64_t num_reqs,
     __syncthreads();
     const int32_t* row = block_table + r * stride;
     int32_t* dst = indices + start;
-    for (int64_t j = threadIdx.x; j < pages; j += kBlock) dst[j] = row[j];
+    for (int64_t j = threadIdx.x; j < pages && start + j < capacity; j += kBlock) dst[j] = row[j];
     __syncthreads();  // `start` and `storage` are reused by the next request of this block
   }
 }
@@ -51,8 +53,9 @@ __global__ void zero_kernel(int32_t* indptr) { indptr[0] = 0; }
 }  // namespace
 
 int paged_kv_metadata(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
-                      const int32_t* block_table, int64_t bt_stride, int32_t page_size,
-                      int32_t* indptr, int32_t* indices, int32_t* last_page_len) noexcept {
+                      const int32_t* block_table, int64_t bt_stride, int64_t width,
+                      int32_t page_size, int32_t* indptr, int32_t* indices, int64_t capacity,
+                      int32_t* last_page_len) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   auto s = static_cast<cudaStream_t>(stream);
@@ -61,8 +64,8 @@ int paged_kv_metadata(int device_id, void* stream, const int32_t* seq_lens, int6
     return cudaGetLastError();
   }
   const unsigned blocks = static_cast<unsigned>(num_reqs < 65535 ? num_reqs : 65535);
-  paged_kv_kernel<<<blocks, kBlock, 0, s>>>(seq_lens, num_reqs, block_table, bt_stride, page_size,
-                                            indptr, indices, last_page_len);
+  paged_kv_kernel<<<blocks, kBlock, 0, s>>>(seq_lens, num_reqs, block_table, bt_stride, width,
+                                            page_size, indptr, indices, capacity, last_page_len);
   return cudaGetLastError();
 }
 

@@ -26,17 +26,17 @@ CpuFeatures host_cpu_features() {
   CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
   f.arch = CpuFeatures::kX86;
+  // As torch's checks (which vLLM asks): AVX-512 F, DQ, BW and VL, AMX tiles, each with the OS
+  // saving the registers (XCR0).
   unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-    f.avx512 = (b >> 16) & 1u;                                 // AVX512F
-    const bool amx_hw = ((d >> 22) & 1u) && ((d >> 24) & 1u);  // AMX-BF16, AMX-TILE
-    unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
-    bool xsave = __get_cpuid(1, &a1, &b1, &c1, &d1) && ((c1 >> 27) & 1u);  // OSXSAVE
-    if (amx_hw && xsave) {
-      unsigned lo = 0, hi = 0;
-      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-      f.amx = ((lo >> 17) & 3u) == 3u;  // XTILECFG and XTILEDATA state enabled
-    }
+  unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+  const bool osxsave = __get_cpuid(1, &a1, &b1, &c1, &d1) && ((c1 >> 27) & 1u);
+  if (osxsave && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    const bool avx512_hw = ((b >> 16) & 1u) && ((b >> 17) & 1u) && ((b >> 30) & 1u) && ((b >> 31) & 1u);
+    f.avx512 = avx512_hw && (lo & 0xe6u) == 0xe6u;  // SSE, AVX, opmask, ZMM state
+    f.amx = ((d >> 24) & 1u) && ((lo >> 17) & 3u) == 3u;  // AMX-TILE; XTILECFG, XTILEDATA
   }
 #elif defined(__aarch64__) || defined(__arm__)
   f.arch = CpuFeatures::kArm;

@@ -61,10 +61,12 @@ class CrossAttentionBuilder final : public WrappedBuilder {
     }
     const Tensor& bt = *c.block_table_tensor;
     auto* slots = static_cast<int64_t*>(buffers().get(kSlots));
-    ops::cross_attention_slot_mapping(exec, c.query_start_loc->as<const int32_t>(),
-                                      c.seq_lens->as<const int32_t>(), enc->as<const int32_t>(),
-                                      c.num_reqs, bt.as<const int32_t>(), bt.strides[0], bs, slots,
-                                      total);
+    // The host path computes from the validated host copies (the mirrors may stand for them).
+    const bool dev = exec.on_cuda;
+    ops::cross_attention_slot_mapping(
+        exec, dev ? c.query_start_loc->as<const int32_t>() : c.qsl_host,
+        dev ? c.seq_lens->as<const int32_t>() : c.seq_lens_host, dev ? enc->as<const int32_t>() : e,
+        c.num_reqs, bt.as<const int32_t>(), bt.strides[0], width, bs, slots, total);
     num_slots_ = total;
     CommonMetadata n = c;
     n.causal = false;
@@ -111,7 +113,7 @@ class CrossAttentionBuilder final : public WrappedBuilder {
     ops::cross_attention_slot_mapping(exec, qsl.tensor.as<const int32_t>(),
                                       dec.tensor.as<const int32_t>(), enc.tensor.as<const int32_t>(),
                                       src.info.num_reqs, block_table.as<const int32_t>(),
-                                      block_table.strides[0], bs, out, total);
+                                      block_table.strides[0], block_table.shape[1], bs, out, total);
     replace_tables(src, block_table, make_vector(out, config().device, kInt64, total), false, true);
   }
 

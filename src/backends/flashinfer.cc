@@ -167,10 +167,8 @@ void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
     case kKvFullAttention:
     case kKvSlidingWindow:
     case kKvChunkedLocalAttention:
-    case kKvCrossAttention:
-    case kKvEncoderOnly:
       break;
-    default:
+    default:  // vLLM's FlashInferImpl runs decoder self-attention only
       fail(Status::kUnsupported, "FLASHINFER does not build metadata for ",
            kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
   }
@@ -183,6 +181,9 @@ void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
   if (spec.head_size == 256 && spec.block_size == 16 && capability_major(c) == 10)
     fail(Status::kUnsupported, "FLASHINFER with head_size 256 needs a block size other than 16 on "
                                "compute capability 10.x (FlashInfer issue 1993)");
+  if (c.model_dtype_for(spec) != kKvDtypeFloat16 && c.model_dtype_for(spec) != kKvDtypeBfloat16)
+    fail(Status::kUnsupported, "FLASHINFER runs float16 and bfloat16 models, got ",
+         kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
   if (!is_fp8(c.cache_dtype) && c.model_dtype != kKvDtypeAuto && c.model_dtype != spec.dtype)
     invalid("kv_cache_spec->dtype=", kv_dtype_name(spec.dtype), " differs from config->model_dtype=",
             kv_dtype_name(c.model_dtype), " with a non-fp8 KV cache");
@@ -206,6 +207,7 @@ class FlashInferBuilder final : public Builder {
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
     const BuilderConfig& c = this->config();
+    max_num_pages_ = static_cast<int64_t>(c.max_num_seqs) * c.max_blocks_per_req(spec.block_size);
     if (c.batch_invariant) {
       decode_fixed_split_size_ = 2048;
       prefill_fixed_split_size_ = 4096;
@@ -214,8 +216,12 @@ class FlashInferBuilder final : public Builder {
     enable_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
     decode_cudagraph_max_bs_ =
         static_cast<int64_t>(1 + c.num_speculative_tokens) * c.max_num_seqs;
-    if (c.max_cudagraph_capture_size > 0)
-      decode_cudagraph_max_bs_ = std::min<int64_t>(decode_cudagraph_max_bs_, c.max_cudagraph_capture_size);
+    // vLLM's max_cudagraph_capture_size is always resolved: the largest capture size.
+    const std::vector<int32_t> sizes = c.capture_sizes();
+    const int64_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+    if (c.max_cudagraph_capture_size > 0 || largest > 0)
+      decode_cudagraph_max_bs_ = std::min<int64_t>(
+          decode_cudagraph_max_bs_, c.max_cudagraph_capture_size > 0 ? c.max_cudagraph_capture_size : largest);
     kv_cache_dtype_ = kv_cache_dtype(spec, c);
     model_dtype_ = c.model_dtype_for(spec);
     can_use_trtllm_ = flashinfer_can_use_trtllm(spec, c) && !c.kv_transfer_enabled;
@@ -256,7 +262,6 @@ class FlashInferBuilder final : public Builder {
       if (!hyper_.has_same_all_params)
         fail(Status::kUnsupported, "FLASHINFER needs every layer to share window_left, "
                                    "logits_soft_cap, sm_scale and has_sinks");
-      q_data_type_ = model_dtype_;  // vLLM's builder keeps this for every later build
     }
     const bool needs_seq_lens_cpu = use_dcp || use_cascade || !only_trtllm_decode;
     if (needs_seq_lens_cpu && c.seq_lens_host == nullptr)
@@ -271,6 +276,8 @@ class FlashInferBuilder final : public Builder {
           invalid("common->seq_lens[", i, "]=", c.seq_lens_host[i],
                   " leaves nothing after common_prefix_len=", cpl);
     }
+    // Past every check: a refused batch leaves the builder as it was.
+    if (!all_uses_trtllm) q_data_type_ = model_dtype_;  // vLLM keeps this for every later build
 
     Metadata& m = metadata();
     m.reset();
@@ -303,7 +310,8 @@ class FlashInferBuilder final : public Builder {
     if (use_cascade || !only_trtllm_decode) {
       // Device: indptr, indices, last_page_len in one pass. With a shared prefix of C pages each
       // request keeps its pages [C, n): the suffix lengths and the table from column C.
-      const int32_t* dev_lens = c.seq_lens->as<const int32_t>();
+      // The host path reads the validated host lengths (a mirror may stand for seq_lens).
+      const int32_t* dev_lens = exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
       const int32_t* dev_table = bt.as<const int32_t>();
       auto* suffix_cpu = buffers_.as<int32_t>(kBufSuffixCpu);
       const int32_t* counts_lens = host_lens;
@@ -317,9 +325,10 @@ class FlashInferBuilder final : public Builder {
         for (int64_t i = 0; i < n; ++i) suffix_cpu[i] = static_cast<int32_t>(c.seq_lens_host[i] - cpl);
         counts_lens = suffix_cpu;
       }
-      ops::paged_kv_metadata(exec, dev_lens, n, dev_table, bt.strides[0], ps,
+      const int64_t width = bt.shape[1] - (use_cascade ? cpl / ps : 0);
+      ops::paged_kv_metadata(exec, dev_lens, n, dev_table, bt.strides[0], width, ps,
                              buffers_.as<int32_t>(kBufIndptr), buffers_.as<int32_t>(kBufIndices),
-                             buffers_.as<int32_t>(kBufLastPageLen));
+                             max_num_pages_, buffers_.as<int32_t>(kBufLastPageLen));
       auto* indptr_cpu = buffers_.as<int32_t>(kBufIndptrCpu);
       auto* last_cpu = buffers_.as<int32_t>(kBufLastPageLenCpu);
       // indptr from the full lengths; the last-page lengths from the (DCP-adjusted) ones.
@@ -453,6 +462,7 @@ class FlashInferBuilder final : public Builder {
   }
 
   PersistentBuffers buffers_;
+  int64_t max_num_pages_ = 0;
   GlobalHyperparameters hyper_;
   bool enable_cuda_graph_ = false;
   int64_t decode_cudagraph_max_bs_ = 0;

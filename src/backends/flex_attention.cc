@@ -162,7 +162,8 @@ class FlexAttentionBuilder final : public Builder {
     if (bt.host_accessible() && c.seq_lens_host != nullptr) {
       // vLLM indexes its inverse table with these ids: they must name KV cache blocks.
       for (int64_t r = 0; r < n; ++r) {
-        const int64_t blocks = (static_cast<int64_t>(c.seq_lens_host[r]) + bs - 1) / bs;
+        const int64_t blocks =
+            std::min<int64_t>((static_cast<int64_t>(c.seq_lens_host[r]) + bs - 1) / bs, bt.shape[1]);
         for (int64_t j = 0; j < blocks; ++j) {
           const int32_t v = bt.as<const int32_t>()[r * bt.strides[0] + j];
           if (v < 0 || v >= gpu_blocks)
@@ -179,11 +180,14 @@ class FlexAttentionBuilder final : public Builder {
     auto* offset = buffers_.as<int32_t>(kBufOffset);
     auto* doc = buffers_.as<int32_t>(kBufDocIds);
     auto* p2l = buffers_.as<int64_t>(kBufPhysicalToLogical);
-    ops::flex_request_lens(exec, c.query_start_loc->as<const int32_t>(),
-                           c.seq_lens->as<const int32_t>(), n, bs, blocks_per_seq, offset);
-    ops::flex_doc_ids(exec, c.query_start_loc->as<const int32_t>(), n, tokens, doc);
-    ops::flex_physical_to_logical(exec, bt.as<const int32_t>(), n, bt.strides[0], bt.shape[1],
-                                  c.seq_lens->as<const int32_t>(), bs, gpu_blocks, p2l, gpu_blocks);
+    // The host path computes from the validated host copies (the mirrors may stand for them).
+    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+    const int32_t* seq = exec.on_cuda || c.seq_lens_host == nullptr ? c.seq_lens->as<const int32_t>()
+                                                                     : c.seq_lens_host;
+    ops::flex_request_lens(exec, qsl, seq, n, bs, blocks_per_seq, offset);
+    ops::flex_doc_ids(exec, qsl, n, tokens, doc);
+    ops::flex_physical_to_logical(exec, bt.as<const int32_t>(), n, bt.strides[0], bt.shape[1], seq,
+                                  bs, gpu_blocks, p2l, gpu_blocks);
 
     Metadata& m = metadata();
     m.reset();
@@ -214,19 +218,22 @@ class FlexAttentionBuilder final : public Builder {
     m.set_int(kKvBlockSize, sizes_.kv_block);
     if (!direct) return;  // the runtime builds its block mask (create_block_mask) itself
 
-    const int64_t pages = (c.max_seq_len + bs - 1) / bs;
+    // vLLM gathers block_table[doc_ids, :cdiv(max_seq_len, block)]: at most the table's width.
+    const int64_t pages = std::min<int64_t>((c.max_seq_len + bs - 1) / bs, bt.shape[1]);
     const int64_t max_pages = cfg.max_blocks_per_req(bs);
     if (pages > max_pages)
       invalid("common->max_seq_len=", c.max_seq_len, " exceeds config->max_model_len=",
               cfg.max_model_len, " (FLEX_ATTENTION sizes its block mask by it)");
     const int64_t groups = (tokens + sizes_.q_block - 1) / sizes_.q_block;
     const int64_t per_group = sizes_.q_block * pages;
+    int64_t capacity = 1;  // the CUDA dedupe tables, sized for this build's groups
+    while (capacity < 2 * per_group) capacity <<= 1;
     auto* kv_indices = buffers_.as<int32_t>(kBufKvIndices);
     auto* kv_num_blocks = buffers_.as<int32_t>(kBufKvNumBlocks);
     ops::flex_kv_indices(exec, doc, tokens, bt.as<const int32_t>(), bt.strides[0], bt.shape[1],
                          pages, static_cast<int32_t>(sizes_.q_block), groups, kv_indices,
                          sizes_.kv_indices_per_group, kv_num_blocks, buffers_.get(kBufScratch),
-                         sizes_.hash_capacity, gpu_blocks);
+                         capacity, gpu_blocks);
     m.set_tensor(kKvNumBlocks, make_vector(kv_num_blocks, d, kInt32, groups), true);
     m.set_tensor(kKvIndices,
                  make_matrix(kv_indices, d, kInt32, groups, per_group, sizes_.kv_indices_per_group),

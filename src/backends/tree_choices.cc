@@ -48,6 +48,7 @@ class Parser {
     const char close = open == '(' ? ')' : ']';
     ++i_;
     std::vector<int64_t> p;
+    bool comma_after_last = false;
     for (;;) {
       skip();
       if (peek() == close) {
@@ -55,14 +56,18 @@ class Parser {
         break;
       }
       p.push_back(number());
+      comma_after_last = false;
       skip();
       if (peek() == ',') {
         ++i_;
+        comma_after_last = true;
         continue;
       }
       if (peek() != close) bad("expected ',' or the end of the path");
     }
     if (p.empty()) bad("a path is empty");
+    if (open == '(' && p.size() == 1 && !comma_after_last)
+      bad("(n) is an integer in Python, not a path; write (n,)");
     return p;
   }
 

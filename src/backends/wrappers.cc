@@ -1,5 +1,6 @@
 #include "backends/wrappers.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "backends/wrapper_kinds.h"
@@ -21,6 +22,9 @@ std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,
 BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config) {
   BuilderConfig inner = config;
   if (w == Wrapper::kFastPrefill) inner.kv_sharing_fast_prefill = false;
+  // The wrapped builder sees encoder lengths as its sequence lengths: size it for them.
+  if (w == Wrapper::kCrossAttention)
+    inner.max_model_len = std::max(config.max_model_len, config.max_encoder_len);
   if (w == Wrapper::kChunkedLocal) {
     // The wrapped builder sees the virtual batches as its requests (vLLM's Triton variant sizes
     // the wrapped builder the same way).

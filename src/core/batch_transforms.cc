@@ -159,8 +159,10 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
       out.num_computed_tokens_cpu ? out.num_computed_tokens_cpu->as<int32_t>() : nullptr, nullptr,
       nullptr);
   const Tensor& bt = *c.block_table_tensor;
+  // The host path computes from the validated host copies (the mirrors may stand for them).
   ops::local_attention_virtual_batches(
-      ex, c.query_start_loc->as<const int32_t>(), c.seq_lens->as<const int32_t>(), c.num_reqs,
+      ex, ex.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host,
+      ex.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host, c.num_reqs,
       chunk, block_size, bt.as<const int32_t>(), bt.shape[0], bt.strides[0], bt.shape[1],
       out.query_start_loc.as<int32_t>(), out.seq_lens.as<int32_t>(), out.block_table.as<int32_t>(),
       out.block_table.strides[0], out.virtual_req.as<int32_t>(),

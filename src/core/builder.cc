@@ -54,6 +54,8 @@ CommonLimits Builder::limits() const {
   lim.max_model_len = config_.max_model_len;
   lim.block_size = spec_.block_size;
   lim.full = config_.validate_full;
+  // Encoder-only layers have no KV cache: vLLM's runner hands them a dummy (num_reqs, 1) table.
+  if (spec_.kind == kKvEncoderOnly) lim.block_size = 0;
   if (spec_.kind == kKvCrossAttention) {
     lim.seq_lens_are_encoder_lens = true;
     lim.max_model_len = config_.max_encoder_len > 0 ? config_.max_encoder_len : -1;
@@ -96,7 +98,10 @@ Metadata& Builder::build_for_cudagraph_capture(CommonMetadata& common, void* str
       fail(Status::kUnsupported, backend_->name(), " has CUDA graph support ", level_name,
            ": request ", i, " has query length ", q, " (only single-token decodes)");
     const bool last = i + 1 == common.num_reqs;
-    if (level == kCgUniformBatch && (last ? q > common.max_query_len : q != common.max_query_len))
+    // Zero-length requests are the padding of a captured batch (vLLM's split counts them as
+    // decodes).
+    if (level == kCgUniformBatch && q != 0 &&
+        (last ? q > common.max_query_len : q != common.max_query_len))
       fail(Status::kUnsupported, backend_->name(), " has CUDA graph support ", level_name,
            ": request ", i, " has query length ", q, " but the batch is uniform in ",
            common.max_query_len);

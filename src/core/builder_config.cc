@@ -107,16 +107,44 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
 }
 
 std::vector<int32_t> BuilderConfig::capture_sizes() const {
-  if (!cudagraph_capture_sizes.empty()) return cudagraph_capture_sizes;
-  const int64_t max = max_cudagraph_capture_size > 0
-                          ? max_cudagraph_capture_size
-                          : std::min<int64_t>(2 * static_cast<int64_t>(max_num_seqs), 512);
-  std::vector<int32_t> sizes;
-  for (int32_t s : {1, 2, 4})
-    if (s <= max) sizes.push_back(s);
-  for (int64_t s = 8; s < 256 && s <= max; s += 8) sizes.push_back(static_cast<int32_t>(s));
-  for (int64_t s = 256; s <= max; s += 16) sizes.push_back(static_cast<int32_t>(s));
-  return sizes;
+  const int64_t tokens = max_num_batched_tokens;
+  const int64_t q = 1 + static_cast<int64_t>(num_speculative_tokens);
+  std::vector<int64_t> sizes;
+  int64_t max = 0;
+  if (!cudagraph_capture_sizes.empty()) {
+    // vLLM keeps the runtime's sizes sorted, without duplicates, up to max_num_batched_tokens.
+    for (const int32_t v : cudagraph_capture_sizes)
+      if (v <= tokens) sizes.push_back(v);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    max = sizes.empty() ? 0 : sizes.back();
+  } else {
+    // vLLM's default: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) up to
+    // max_cudagraph_capture_size, or min(2 * max_num_seqs * (1 + spec tokens), 512), and never
+    // more than max_num_batched_tokens.
+    max = max_cudagraph_capture_size > 0
+              ? max_cudagraph_capture_size
+              : std::min<int64_t>(2 * static_cast<int64_t>(max_num_seqs) * q, 512);
+    max = std::min(max, tokens);
+    for (int64_t v : {1, 2, 4})
+      if (v <= max) sizes.push_back(v);
+    for (int64_t v = 8; v < 256 && v <= max; v += 8) sizes.push_back(v);
+    for (int64_t v = 256; v <= max; v += 16) sizes.push_back(v);
+  }
+  if (q > 1 && has_full_cudagraphs(cudagraph_mode)) {
+    // Spec decode with full decode graphs: every size a multiple of 1 + spec tokens
+    // (vLLM's adjust_cudagraph_sizes_for_spec_decode).
+    std::vector<int64_t> rounded;
+    for (const int64_t v : sizes) {
+      const int64_t r = (v + q - 1) / q * q;
+      if (r <= max) rounded.push_back(r);
+    }
+    std::sort(rounded.begin(), rounded.end());
+    rounded.erase(std::unique(rounded.begin(), rounded.end()), rounded.end());
+    if (rounded.empty() && q <= max) rounded.push_back(q);
+    sizes = rounded;
+  }
+  return std::vector<int32_t>(sizes.begin(), sizes.end());
 }
 
 int32_t BuilderConfig::model_dtype_for(const KvCacheSpec& spec) const {

@@ -154,9 +154,11 @@ int64_t compute_flashinfer_kv_metadata(const PagedKv& a, void* stream) {
   expect_output(a.indptr, "out_indptr", kInt32, n + 1, ex);
   expect_output(a.indices, "out_indices", kInt32, total, ex);
   expect_output(a.last_page_len, "out_last_page_len", kInt32, n, ex);
-  ops::paged_kv_metadata(ex, a.seq_lens.as<const int32_t>(), n, a.block_table.as<const int32_t>(),
-                         a.block_table.strides[0], a.page_size, a.indptr.as<int32_t>(),
-                         a.indices.as<int32_t>(), a.last_page_len.as<int32_t>());
+  // The host path computes from the validated host lengths.
+  ops::paged_kv_metadata(ex, ex.on_cuda ? a.seq_lens.as<const int32_t>() : seq, n,
+                         a.block_table.as<const int32_t>(), a.block_table.strides[0],
+                         a.block_table.shape[1], a.page_size, a.indptr.as<int32_t>(),
+                         a.indices.as<int32_t>(), a.indices.shape[0], a.last_page_len.as<int32_t>());
   return total;
 }
 

@@ -88,9 +88,9 @@ int64_t paged_kv_counts(const int32_t* seq_lens, int64_t num_reqs, int32_t page_
 /// CPU_ATTN's encoder-only KV layout (a private contiguous cache for this batch's tokens):
 /// blocks[r] = cdiv(seq_lens[r], block_size), start = exclusive prefix sum of blocks;
 /// block_table[r][j] = start[r] + j for j < width (width = max blocks, row stride `stride`);
-/// slot_mapping[t] = start[r] * block_size + (t - query_start_loc[r]) for the tokens of
-/// request r (position t - qsl[r]: encoder-only batches start every request at 0), PAD_SLOT_ID
-/// for tokens past query_start_loc[num_reqs] up to num_tokens. Returns the total block count.
+/// slot_mapping[t] = start[r] * block_size + position for the tokens of request r (position =
+/// seq_lens[r] - query length + t - query_start_loc[r]), PAD_SLOT_ID for tokens past
+/// query_start_loc[num_reqs] up to num_tokens. Returns the total block count.
 int64_t encoder_only_kv_layout(const int32_t* query_start_loc, const int32_t* seq_lens,
                                int64_t num_reqs, int32_t block_size, int64_t width,
                                int64_t stride, int64_t num_tokens, int32_t* block_table,
@@ -145,11 +145,12 @@ void flex_kv_indices(const Exec& exec, const int32_t* doc_ids, int64_t num_token
 /// encoder KV only on its first step (seq_len == query_len); those requests, in order, emit
 /// slot(i) = block_table[r][i / block_size] * block_size + i % block_size for i in
 /// [0, encoder_seq_lens[r]), concatenated into `out` (`total` entries, known on the host).
+/// Block indices past `block_table_width` give PAD_SLOT_ID (no read outside the table).
 void cross_attention_slot_mapping(const Exec& exec, const int32_t* query_start_loc,
                                   const int32_t* seq_lens, const int32_t* encoder_seq_lens,
                                   int64_t num_reqs, const int32_t* block_table,
-                                  int64_t block_table_stride, int32_t block_size, int64_t* out,
-                                  int64_t total);
+                                  int64_t block_table_stride, int64_t block_table_width,
+                                  int32_t block_size, int64_t* out, int64_t total);
 
 
 /// FlashAttention's cascade split (vLLM flash_attn.py, build(), use_cascade branch):
@@ -211,10 +212,13 @@ void compute_slot_mapping(const Exec& exec, const int32_t* query_start_loc, int6
 /// FlashInfer's paged KV layout of a batch: indptr (num_reqs + 1) = prefix sum of
 /// cdiv(seq_len, page_size); indices = each block-table row's first cdiv(seq_len, page_size)
 /// entries, concatenated; last_page_len = seq_len % page_size, or page_size when that is 0 and
-/// seq_len > 0. One fused pass (one kernel on CUDA).
+/// seq_len > 0. One fused pass (one kernel on CUDA). A request's pages are clamped to
+/// [0, block_table_width] and no index past `indices_capacity` is written, so device lengths
+/// that disagree with the validated host copy cannot write out of bounds.
 void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
-                       const int32_t* block_table, int64_t block_table_stride, int32_t page_size,
-                       int32_t* indptr, int32_t* indices, int32_t* last_page_len);
+                       const int32_t* block_table, int64_t block_table_stride,
+                       int64_t block_table_width, int32_t page_size, int32_t* indptr,
+                       int32_t* indices, int64_t indices_capacity, int32_t* last_page_len);
 
 /// compute_causal_conv1d_metadata's device buffers for BLOCK_M = 8: programs of each prefill
 /// request (cdiv(seqlen, 8) each) numbered in order; batch_ptr[p] = its request,

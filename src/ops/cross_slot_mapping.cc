@@ -6,13 +6,13 @@ namespace attn::ops {
 
 void cross_attention_slot_mapping(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
                                   const int32_t* encoder_seq_lens, int64_t num_reqs,
-                                  const int32_t* block_table, int64_t bt_stride,
+                                  const int32_t* block_table, int64_t bt_stride, int64_t width,
                                   int32_t block_size, int64_t* out, int64_t total) {
   if (exec.on_cuda) {
 #if ATTN_WITH_CUDA
     detail::check_launch(kernels::cross_attention_slot_mapping(
                              exec.device_id, exec.stream, qsl, seq_lens, encoder_seq_lens,
-                             num_reqs, block_table, bt_stride, block_size, out, total),
+                             num_reqs, block_table, bt_stride, width, block_size, out, total),
                          "cross_attention_slot_mapping");
     return;
 #else
@@ -25,7 +25,9 @@ void cross_attention_slot_mapping(const Exec& exec, const int32_t* qsl, const in
     if (!first_step) continue;
     const int32_t* row = block_table + r * bt_stride;
     for (int64_t i = 0; i < encoder_seq_lens[r] && k < total; ++i)
-      out[k++] = static_cast<int64_t>(row[i / block_size]) * block_size + i % block_size;
+      out[k++] = i / block_size < width
+                     ? static_cast<int64_t>(row[i / block_size]) * block_size + i % block_size
+                     : -1;
   }
 }
 

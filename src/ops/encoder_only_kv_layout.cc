@@ -12,8 +12,10 @@ int64_t encoder_only_kv_layout(const int32_t* qsl, const int32_t* seq_lens, int6
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int64_t blocks = (static_cast<int64_t>(seq_lens[r]) + block_size - 1) / block_size;
     for (int64_t j = 0; j < width; ++j) block_table[r * stride + j] = static_cast<int32_t>(start + j);
+    // The token's position: its context (0 in an encoder-only batch) plus its query offset.
+    const int64_t context = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]);
     for (int64_t t = qsl[r]; t < qsl[r + 1]; ++t)
-      slot_mapping[t] = start * block_size + (t - qsl[r]);
+      slot_mapping[t] = start * block_size + context + (t - qsl[r]);
     start += blocks;
   }
   std::fill(slot_mapping + qsl[num_reqs], slot_mapping + num_tokens, int64_t{-1});

@@ -439,6 +439,13 @@ static void test_capture_levels(void** state) {
   assert_int_equal(ts_int(m, "max_query_len"), 4);
   ASSERT_ERROR(attn_build_for_cudagraph_capture(uniform, &ragged->common, &m, NULL),
                ATTN_ERR_UNSUPPORTED, "request 1 has query length 3");
+  {
+    /* zero-length requests pad a captured batch, as vLLM's capture batches are padded */
+    static const int32_t pq[4] = {2, 2, 0, 0}, ps[4] = {30, 40, 0, 0};
+    ts_batch* padded = ts_batch_make(pq, ps, 4, 16, 64, -1);
+    ASSERT_OK(attn_build_for_cudagraph_capture(uniform, &padded->common, &m, NULL));
+    ts_batch_free(padded);
+  }
   attn_builder_destroy(always);
   attn_builder_destroy(uniform);
   ts_batch_free(mixed);

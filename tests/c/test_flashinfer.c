@@ -113,6 +113,20 @@ static void test_pure_decode_and_capture(void** state) {
   ts_expect_i32(m, "decode_paged_kv_last_page_len_cpu", (int32_t[]){5, 1, 16, 1}, 4);
   expect_bool(m, "decode_use_cudagraph", 1);
   expect_none(m, "prefill_qo_indptr_cpu");
+  {
+    /* a captured graph replays with new contents at the same addresses */
+    static const int32_t q3[3] = {1, 1, 1}, s3[3] = {70, 2, 18};
+    ts_batch* next = ts_batch_make(q3, s3, 3, 16, 5, -1);
+    const void* indptr = ts_tensor(m, "paged_kv_indptr")->data;
+    const void* indices = ts_tensor(m, "paged_kv_indices")->data;
+    const void* last = ts_tensor(m, "paged_kv_last_page_len")->data;
+    ASSERT_OK(attn_build(b, 0, &next->common, 0, &m, NULL));
+    assert_ptr_equal(ts_tensor(m, "paged_kv_indptr")->data, indptr);
+    assert_ptr_equal(ts_tensor(m, "paged_kv_indices")->data, indices);
+    assert_ptr_equal(ts_tensor(m, "paged_kv_last_page_len")->data, last);
+    ts_expect_i32(m, "paged_kv_indptr", (int32_t[]){0, 5, 6, 8}, 4);
+    ts_batch_free(next);
+  }
   /* UNIFORM_SINGLE_TOKEN_DECODE: a spec-decode batch cannot be captured */
   ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &spec_batch->common, &m, NULL),
                ATTN_ERR_UNSUPPORTED, "only single-token decodes");
@@ -306,9 +320,23 @@ static void test_hyperparameters_and_bad_input(void** state) {
   ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "kv_cache_spec->dtype=BFLOAT16 differs from config->model_dtype=FLOAT16");
   c.model_dtype = ATTN_KV_DTYPE_AUTO;
+  c.model_dtype = ATTN_KV_DTYPE_FLOAT32;
+  spec.dtype = ATTN_KV_DTYPE_FLOAT32;
+  ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "FLASHINFER runs float16 and bfloat16 models, got FLOAT32");
+  c.model_dtype = ATTN_KV_DTYPE_AUTO;
+  spec.dtype = ATTN_KV_DTYPE_BFLOAT16;
   spec.kind = ATTN_KV_MLA;
   ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "FLASHINFER does not build metadata for MLA");
+  /* decoder self-attention only, as vLLM's FlashInferImpl */
+  spec.kind = ATTN_KV_CROSS_ATTENTION;
+  c.max_encoder_len = 64;
+  ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "FLASHINFER does not build metadata for CROSS_ATTENTION");
+  spec.kind = ATTN_KV_ENCODER_ONLY;
+  ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "FLASHINFER does not build metadata for ENCODER_ONLY");
   assert_ptr_equal(b, UNTOUCHED_PTR);
   /* a padded uniform batch must be padded consistently (vLLM asserts) */
   spec.kind = ATTN_KV_FULL_ATTENTION;
@@ -320,6 +348,20 @@ static void test_hyperparameters_and_bad_input(void** state) {
     ASSERT_ERROR(attn_build(b, 0, &padded->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                  "tokens not padded correctly");
     ts_batch_free(padded);
+  }
+  {
+    /* a host mirror that disagrees with the tensor: the host path computes from the validated
+     * mirror, never from the unchecked values (they would overrun the indices) */
+    static const int32_t q2[2] = {1, 1}, s2[2] = {2, 2};
+    ts_batch* lying = ts_batch_make(q2, s2, 2, 16, 1, -1);
+    int32_t huge[2] = {4000, 4000};
+    int64_t shape[1] = {2};
+    attn_tensor_t huge_t = ts_host_tensor(huge, 1, shape, ATTN_DTYPE_INT, 32);
+    lying->common.seq_lens_cpu = &lying->seq_t;
+    lying->common.seq_lens = &huge_t;
+    ASSERT_OK(attn_build(b, 0, &lying->common, 0, &m, NULL));
+    ts_expect_i32(m, "paged_kv_indptr", (int32_t[]){0, 1, 2}, 3);
+    ts_batch_free(lying);
   }
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ASSERT_ERROR(attn_update_block_table(b, m, batch->common.block_table_tensor,

@@ -29,7 +29,7 @@ static void test_hand_checked(void** state) {
   attn_kv_cache_spec_t spec = ts_spec();
   attn_builder_config_t c = flex_config();
   attn_builder_t* b = ts_builder("FLEX_ATTENTION", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 2, 16, 3, -1);
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 16, -1);
   attn_metadata_t* m = NULL;
   const attn_tensor_t* t;
   const int64_t* p2l;
@@ -39,7 +39,7 @@ static void test_hand_checked(void** state) {
   (void)state;
   /* request 0: blocks 3, 5; request 1: blocks 3, 7, 9 */
   batch->bt[0] = 3, batch->bt[1] = 5, batch->bt[2] = 0;
-  batch->bt[3] = 3, batch->bt[4] = 7, batch->bt[5] = 9;
+  batch->bt[16] = 3, batch->bt[17] = 7, batch->bt[18] = 9;
   ASSERT_OK(attn_builder_cudagraph_support(b, &level));
   assert_int_equal(level, ATTN_CG_ALWAYS);
   ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
@@ -105,6 +105,14 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 13);
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
   assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 3);
+  /* vLLM slices block_table[:, :pages]: never more pages than the table is wide */
+  {
+    ts_batch* narrow = ts_batch_make(q, s, 2, 16, 3, -1);
+    narrow->common.max_seq_len = 200;
+    ASSERT_OK(attn_build(b, 0, &narrow->common, 0, &m, NULL));
+    assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 3);
+    ts_batch_free(narrow);
+  }
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }

@@ -129,6 +129,9 @@ static void test_default_tree_and_parse_errors(void** state) {
   c.speculative_token_tree = "[(0,), (x,)]";
   ASSERT_ERROR(attn_builder_create("TREE_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "expected a non-negative integer at character 8");
+  c.speculative_token_tree = "[(0), (1,)]";
+  ASSERT_ERROR(attn_builder_create("TREE_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "(n) is an integer in Python, not a path; write (n,)");
   c.speculative_token_tree = "[(0,), ()]";
   ASSERT_ERROR(attn_builder_create("TREE_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "a path is empty");

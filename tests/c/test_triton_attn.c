@@ -10,7 +10,14 @@ static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
   assert_int_equal(f.int_value, value);
 }
 
+static int64_t threshold_for_spec(int32_t kv_heads, int32_t mode, const int32_t* sizes, size_t n,
+                                  int32_t spec_tokens);
 static int64_t threshold_for(int32_t kv_heads, int32_t mode, const int32_t* sizes, size_t n) {
+  return threshold_for_spec(kv_heads, mode, sizes, n, 0);
+}
+
+static int64_t threshold_for_spec(int32_t kv_heads, int32_t mode, const int32_t* sizes, size_t n,
+                                  int32_t spec_tokens) {
   attn_kv_cache_spec_t spec = ts_spec();
   attn_builder_config_t c = ts_config();
   attn_builder_t* b;
@@ -22,6 +29,7 @@ static int64_t threshold_for(int32_t kv_heads, int32_t mode, const int32_t* size
   c.cudagraph_mode = mode;
   c.cudagraph_capture_sizes = sizes;
   c.num_cudagraph_capture_sizes = n;
+  c.num_speculative_tokens = spec_tokens;
   b = ts_builder("TRITON_ATTN", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   v = ts_int(m, "seq_threshold_3D");
@@ -38,13 +46,22 @@ static void test_seq_threshold_3d(void** state) {
   assert_int_equal(threshold_for(8, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, NULL, 0), 16);
   /* 128 // 10 = 12: 8 and 16 are equally close, the first in the list wins */
   assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, NULL, 0), 8);
-  assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_FULL, descending, 3), 16);
+  /* vLLM keeps the sizes sorted: the order given does not matter */
+  assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_FULL, descending, 3), 8);
   /* without full decode graphs the raw value stays */
   assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_PIECEWISE, NULL, 0), 12);
   assert_int_equal(threshold_for(10, ATTN_CUDAGRAPH_MODE_NONE, NULL, 0), 12);
   /* the runtime's own sizes */
   assert_int_equal(threshold_for(8, ATTN_CUDAGRAPH_MODE_FULL_DECODE_ONLY, custom, 4), 4);
   assert_int_equal(threshold_for(1, ATTN_CUDAGRAPH_MODE_FULL_DECODE_ONLY, custom, 4), 32);
+  /* spec decode (2 tokens) with full decode graphs: every size rounded up to a multiple of 3
+   * (1, 2, 4, 8, 16, ... -> 3, 6, 9, 18, ...); 18 is the closest to 16 */
+  assert_int_equal(threshold_for_spec(8, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, NULL, 0, 2), 18);
+  /* sizes above max_num_batched_tokens (8192) are dropped */
+  {
+    static const int32_t big[2] = {16384, 64};
+    assert_int_equal(threshold_for(1, ATTN_CUDAGRAPH_MODE_FULL, big, 2), 64);
+  }
 }
 
 static void test_build_fields(void** state) {

@@ -264,6 +264,19 @@ static void test_encoder_only(void** state) {
   ts_expect_i32(m, "seq_lens", s, 2);
   attn_builder_destroy(b);
   ts_batch_free(batch);
+  {
+    /* no KV cache: vLLM's runner hands encoder-only groups a dummy (num_reqs, 1) table */
+    static const int32_t lq[2] = {40, 3}, ls[2] = {40, 3};
+    ts_batch* longer = ts_batch_make(lq, ls, 2, 16, 1, -1);
+    const char* backends[2] = {"FLASH_ATTN", "CPU_ATTN"};
+    int k;
+    for (k = 0; k < 2; ++k) {
+      b = ts_builder(backends[k], &spec, &config);
+      ASSERT_OK(attn_build(b, 0, &longer->common, 0, &m, NULL));
+      attn_builder_destroy(b);
+    }
+    ts_batch_free(longer);
+  }
 }
 
 /* Fast prefill around chunked local attention, in one caller workspace; the level reduction. */
