@@ -31,13 +31,24 @@ inline constexpr size_t kFieldSizeV1 = ATTN_FIELD_STRUCT_SIZE;
 inline constexpr size_t kPluginBackendSizeV1 = ATTN_PLUGIN_BACKEND_STRUCT_SIZE;
 inline constexpr size_t kPluginTableSizeV1 = ATTN_PLUGIN_TABLE_STRUCT_SIZE;
 
+/// A struct_size a caller can have: the size of one ABI version of the struct (the first,
+/// `min_size`, or this header's, sizeof(T)), or larger (a newer header). A size in between would
+/// cut a field in half. (A later minor version adds its predecessors' sizes here.)
+template <class T>
+void check_struct_size(size_t size, size_t min_size, const char* name) {
+  if (size < min_size)
+    invalid(name, "->struct_size=", size, " is smaller than ", min_size,
+            ", the size of the first ABI version (fill it with its *_INIT macro)");
+  if (size != min_size && size < sizeof(T))
+    invalid(name, "->struct_size=", size, " is not the size of an ABI version of this struct (",
+            min_size, " for 1.0, ", sizeof(T), " for this version; fill it with its *_INIT macro)");
+}
+
 /// Copies a caller-filled struct over `defaults` up to the caller's struct_size.
 template <class T>
 T read_struct(const T* in, const T& defaults, size_t min_size, const char* name) {
   if (in == nullptr) invalid(name, " is NULL");
-  if (in->struct_size < min_size)
-    invalid(name, "->struct_size=", in->struct_size, " is smaller than ", min_size,
-            ", the size of the first ABI version (fill it with its *_INIT macro)");
+  check_struct_size<T>(in->struct_size, min_size, name);
   T out = defaults;
   std::memcpy(static_cast<void*>(&out), in, in->struct_size < sizeof(T) ? in->struct_size : sizeof(T));
   out.struct_size = sizeof(T);
@@ -49,9 +60,7 @@ template <class T>
 void write_struct(T* out, const T& value, size_t min_size, const char* name) {
   if (out == nullptr) invalid(name, " is NULL");
   const size_t size = out->struct_size;
-  if (size < min_size)
-    invalid(name, "->struct_size=", size, " is smaller than ", min_size,
-            ", the size of the first ABI version");
+  check_struct_size<T>(size, min_size, name);
   std::memcpy(static_cast<void*>(out), &value, size < sizeof(T) ? size : sizeof(T));
   out->struct_size = size;
 }

@@ -376,6 +376,17 @@ static void test_abi_1_0_config(void** state) {
   config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 - 1;
   ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
                "config->struct_size=");
+  /* a size between two versions would cut a field (found by the long fuzz run: half a pointer) */
+  config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 + 4;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "is not the size of an ABI version of this struct");
+  config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
+  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE - 4;
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->struct_size=156 is not the size of an ABI version of this struct");
+  attn_builder_destroy(b);
+  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE;
   config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
   config.speculative_token_tree = NULL;
   config.kv_sharing_fast_prefill = 0;
