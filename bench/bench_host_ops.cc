@@ -231,4 +231,37 @@ BENCHMARK(BM_slot_mapping)->Arg(256)->Arg(1024)->Arg(4096);
 BENCHMARK(BM_local_attention_virtual_batches)->Arg(256)->Arg(1024);
 BENCHMARK(BM_flash_attn_build)->Args({256, 4096})->Args({1024, 32768});
 
+// ---- a build of every other built-in backend (decodes of the same sizes) ------------------------
+
+void backend_build(benchmark::State& state, const char* backend) {
+  const int64_t n = state.range(0);
+  Batch b(n, n, 1, static_cast<int32_t>(state.range(1)) - 1, 16);
+  attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
+  spec.block_size = 16;
+  spec.num_kv_heads = 8;
+  spec.head_size = 128;
+  attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
+  config.max_num_seqs = static_cast<int32_t>(n);
+  config.max_num_batched_tokens = 8192;
+  config.max_model_len = 32768;
+  config.num_attention_heads = 32;
+  config.device_capability = 90;
+  config.num_gpu_blocks = n * (state.range(1) / 16 + 1) + 1;  // FLEX_ATTENTION's inverse table
+  attn_builder_t* builder = nullptr;
+  check(attn_builder_create(backend, &spec, &config, &builder), state);
+  attn_metadata_t* m = nullptr;
+  for (auto _ : state) {
+    check(attn_build(builder, 0, &b.common, 0, &m, nullptr), state);
+    benchmark::DoNotOptimize(m);
+  }
+  attn_builder_destroy(builder);
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+BENCHMARK_CAPTURE(backend_build, FLASHINFER, "FLASHINFER")->Args({256, 4096})->Args({1024, 32768});
+BENCHMARK_CAPTURE(backend_build, TRITON_ATTN, "TRITON_ATTN")->Args({256, 4096})->Args({1024, 32768});
+BENCHMARK_CAPTURE(backend_build, FLEX_ATTENTION, "FLEX_ATTENTION")->Args({256, 4096});
+BENCHMARK_CAPTURE(backend_build, TREE_ATTN, "TREE_ATTN")->Args({256, 4096})->Args({1024, 32768});
+BENCHMARK_CAPTURE(backend_build, CPU_ATTN, "CPU_ATTN")->Args({256, 4096})->Args({1024, 32768});
+
 BENCHMARK_MAIN();

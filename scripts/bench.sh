@@ -41,9 +41,14 @@ for op in ["BM_split_decodes_and_prefills", "BM_reorder_batch", "BM_slot_mapping
     per = [t(f"{op}/{s}") / int(s) for s in sizes]
     row = "  ".join(f"{s}: {p:7.1f}" for s, p in zip(sizes, per))
     print(f"  {op[3:]:<36} {row}   (ratio {sizes[-1]}/{sizes[0]}: {per[-1] / per[0]:.2f})")
-print("\nFLASH_ATTN attn_build, host path (all decodes)")
+print("\nattn_build, host path (all decodes): us per build, and the ratio to FLASH_ATTN's")
 for args in ["256/4096", "1024/32768"]:
-    if "BM_flash_attn_build/" + args not in runs:
+    fa = "BM_flash_attn_build/" + args
+    if fa not in runs:
         continue
-    print(f"  {args:>12} requests/context: {t('BM_flash_attn_build/' + args) / 1e3:8.2f} us per build")
+    print(f"  {args:>12} requests/context: FLASH_ATTN {t(fa) / 1e3:8.2f} us")
+    for backend in ["FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"]:
+        name = f"backend_build/{backend}/{args}"
+        if name in runs:
+            print(f"  {'':>12} {backend:>27} {t(name) / 1e3:8.2f} us  ({t(name) / t(fa):5.2f}x)")
 PY
