@@ -82,7 +82,8 @@ __global__ void gather_kernel(const int32_t* __restrict__ bt, int64_t rows, int6
                               int64_t out_stride) {
   for (int64_t v = blockIdx.x; v < num_virtual; v += gridDim.x) {
     const int64_t req = vreq[v];
-    const bool valid = req >= 0 && req < rows;  // a bad remap never reads outside the table
+    // A bad remap (or a table without columns) never reads outside the table.
+    const bool valid = req >= 0 && req < rows && width > 0;
     const int32_t* row = bt + (valid ? req : 0) * stride;
     const int64_t start = vstart[v];
     for (int64_t j = threadIdx.x; j < pages; j += blockDim.x) {

@@ -159,6 +159,8 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
       out.num_computed_tokens_cpu ? out.num_computed_tokens_cpu->as<int32_t>() : nullptr, nullptr,
       nullptr);
   const Tensor& bt = *c.block_table_tensor;
+  if (v > 0 && bt.shape[1] == 0)
+    invalid("common->block_table_tensor has no columns to gather the local blocks from");
   // The host path computes from the validated host copies (the mirrors may stand for them).
   ops::local_attention_virtual_batches(
       ex, ex.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host,
@@ -193,6 +195,8 @@ void remap_local_block_table(const Tensor& bt, const Tensor& vreq, const Tensor&
   if (num_virtual < 0) invalid("num_virtual_batches=", num_virtual, " is negative");
   const ops::Exec ex = exec_for(bt, stream);
   expect_block_table(bt, "block_table", 0, ex);
+  if (num_virtual > 0 && bt.shape[1] == 0)
+    invalid("block_table has no columns to gather the local blocks from");
   expect_output(vreq, "virtual_req", kInt32, num_virtual, ex);
   expect_output(vstart, "virtual_block_start", kInt32, num_virtual, ex);
   expect_block_table(out, "out", num_virtual, ex);

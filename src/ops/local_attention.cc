@@ -127,7 +127,7 @@ void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t bt_
   }
   for (int64_t v = 0; v < num_virtual; ++v) {
     const int64_t req = virtual_req[v];
-    if (req < 0 || req >= bt_rows) {
+    if (req < 0 || req >= bt_rows || bt_width <= 0) {  // no row to read: vLLM's null block
       for (int64_t j = 0; j < pages; ++j) out[v * out_stride + j] = 0;
       continue;
     }

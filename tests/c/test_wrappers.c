@@ -85,6 +85,15 @@ static void test_chunked_local_vector(void** state) {
     }
   }
   ts_expect_i32(m, "virtual_req", (int32_t[]){0, 0, 1, 1, 1, 1, 2, 2}, 8);
+  {
+    /* a padding request over a table without columns: nothing to gather from (found by the
+     * long fuzz run: the gather read row 0 of an empty table) */
+    static const int32_t zq[1] = {0}, zs[1] = {0};
+    ts_batch* empty = ts_batch_make(zq, zs, 1, 2, 0, -1);
+    ASSERT_ERROR(attn_build(b, 0, &empty->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->block_table_tensor has no columns to gather the local blocks from");
+    ts_batch_free(empty);
+  }
   attn_builder_destroy(b);
   ts_batch_free(batch);
   json_free(doc);
