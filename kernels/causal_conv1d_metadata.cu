@@ -22,11 +22,12 @@ conv1d_kernel(const int32_t* __restrict__ qsl, int64_t n, int64_t num_programs,
   __syncthreads();
   for (int64_t base = 0; base < n; base += kBlock) {
     const int64_t r = base + threadIdx.x;
-    const int64_t nums = r < n ? (static_cast<int64_t>(qsl[r + 1]) - qsl[r] + 7) / 8 : 0;
+    int64_t nums = r < n ? (static_cast<int64_t>(qsl[r + 1]) - qsl[r] + 7) / 8 : 0;
+    if (nums < 0) nums = 0;  // device offsets that disagree with the validated host copy
     int64_t first, tile_total;
     Scan(storage).ExclusiveSum(nums, first, tile_total);
     first += carry;
-    for (int64_t k = 0; k < nums; ++k) {
+    for (int64_t k = 0; k < nums && first + k < num_programs; ++k) {  // never past the buffers
       batch_ptr[first + k] = static_cast<int32_t>(r);
       offsets[first + k] = static_cast<int32_t>(k);
     }

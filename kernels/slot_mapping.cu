@@ -22,7 +22,10 @@ __global__ void slot_mapping_kernel(const int32_t* __restrict__ qsl, int64_t num
   }
   const int64_t virtual_block = static_cast<int64_t>(block_size) * dcp_size;
   const int32_t* row = block_table + r * stride;
-  for (int64_t t = qsl[r] + threadIdx.x; t < qsl[r + 1]; t += blockDim.x) {
+  // Bounded by num_tokens (the host's count): device offsets cannot index out of bounds.
+  const int64_t begin = qsl[r] < 0 ? 0 : qsl[r];
+  const int64_t end = qsl[r + 1] < num_tokens ? qsl[r + 1] : num_tokens;
+  for (int64_t t = begin + threadIdx.x; t < end; t += blockDim.x) {
     const int64_t pos = positions[t];
     const int64_t block_index = pos / virtual_block;
     if (pos < 0 || block_index >= width) {

@@ -122,8 +122,10 @@ void compute_slot_mapping(const SlotMappingArgs& a, void* stream) {
                   " of args->block_table row ", r, ", which has ", width, " columns");
       }
   }
-  ops::compute_slot_mapping(ex, a.query_start_loc.as<const int32_t>(), a.num_reqs,
-                            a.positions.as<const int64_t>(), num_tokens,
+  // The host path computes from the validated host copies (the mirrors may stand for them).
+  ops::compute_slot_mapping(ex, ex.on_cuda ? a.query_start_loc.as<const int32_t>() : qsl, a.num_reqs,
+                            ex.on_cuda || pos == nullptr ? a.positions.as<const int64_t>() : pos,
+                            num_tokens,
                             a.block_table.as<const int32_t>(), a.block_table.strides[0],
                             a.block_table.shape[1], a.block_size, a.dcp_world_size, a.dcp_rank,
                             a.interleave, a.slot_mapping.as<int64_t>(), a.slot_mapping.shape[0]);
@@ -187,7 +189,8 @@ Conv1dInfo compute_causal_conv1d_metadata(const Tensor& qsl_cpu, const Tensor& q
     expect_host_vector(*nums, "out_nums", kInt32, n, true);
     for (int64_t r = 0; r < n; ++r) nums->as<int32_t>()[r] = (h[r + 1] - h[r] + 7) / 8;
   }
-  ops::causal_conv1d_metadata(ex, qsl.as<const int32_t>(), n, info.num_programs,
+  // The host path computes from the validated host copy.
+  ops::causal_conv1d_metadata(ex, ex.on_cuda ? qsl.as<const int32_t>() : h, n, info.num_programs,
                               batch_ptr.as<int32_t>(), offsets.as<int32_t>());
   return info;
 }

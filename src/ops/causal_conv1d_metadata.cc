@@ -24,7 +24,7 @@ void causal_conv1d_metadata(const Exec& exec, const int32_t* qsl_p, int64_t num_
   for (int64_t r = 0; r < num_prefills; ++r) {
     const int64_t len = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
     const int64_t nums = (len + kBlockM - 1) / kBlockM;
-    for (int64_t k = 0; k < nums; ++k, ++p) {
+    for (int64_t k = 0; k < nums && p < num_programs; ++k, ++p) {  // never past the buffers
       batch_ptr[p] = static_cast<int32_t>(r);
       token_chunk_offset_ptr[p] = static_cast<int32_t>(k);
     }

@@ -1,4 +1,6 @@
 // block_table.py's compute_slot_mapping: host reference and CUDA dispatch.
+#include <algorithm>
+
 #include "ops/batch_ops.h"
 #include "ops/cuda_dispatch.h"
 
@@ -25,7 +27,8 @@ void compute_slot_mapping(const Exec& exec, const int32_t* qsl, int64_t num_reqs
   const int64_t virtual_block = static_cast<int64_t>(block_size) * dcp_size;
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int32_t* row = block_table + r * bt_stride;
-    for (int64_t t = qsl[r]; t < qsl[r + 1]; ++t) {
+    const int64_t begin = std::max<int64_t>(qsl[r], 0), end = std::min<int64_t>(qsl[r + 1], num_tokens);
+    for (int64_t t = begin; t < end; ++t) {
       const int64_t pos = positions[t];
       const int64_t block_index = pos / virtual_block;
       if (pos < 0 || block_index >= bt_width) {
