@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -10,6 +11,15 @@
 
 namespace attn::capi {
 namespace {
+
+// dlopen and dlclose of plugins are serialised by libattn itself. glibc locks its own
+// link map, but with locks ThreadSanitizer cannot see, so concurrent attn_plugin_load and
+// attn_plugin_unload calls were reported as races inside ld.so; one lock here makes the
+// ordering visible and also runs every plugin's entry point one at a time.
+std::mutex& dl_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 void check_backend(const attn_plugin_backend_t& b, const std::string& where) {
   if (b.name == nullptr || b.name[0] == '\0') invalid(where, " has no name");
@@ -34,6 +44,7 @@ void check_backend(const attn_plugin_backend_t& b, const std::string& where) {
 }  // namespace
 
 PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
+  std::lock_guard<std::mutex> lock(dl_mutex());
   dlerror();
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle_ == nullptr) {
@@ -78,7 +89,9 @@ PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
 }
 
 PluginLibrary::~PluginLibrary() {
-  if (handle_ != nullptr) dlclose(handle_);
+  if (handle_ == nullptr) return;
+  std::lock_guard<std::mutex> lock(dl_mutex());
+  dlclose(handle_);
 }
 
 }  // namespace attn::capi
