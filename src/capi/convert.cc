@@ -29,12 +29,13 @@ void no_extension(const void* ext, const char* name) {
 
 }  // namespace
 
-std::optional<Tensor> to_tensor(const attn_tensor_t* t, const char* name) {
-  if (t == nullptr) return std::nullopt;
+namespace {
+
+// Converts and checks one view into `out` (in place: a build converts several per call).
+void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
   if (t->ndim < 0 || t->ndim > kMaxDims)
     invalid(name, " has ndim=", t->ndim, "; libattn accepts 0 to ", kMaxDims, " dimensions");
   if (t->ndim > 0 && t->shape == nullptr) invalid(name, " has ndim=", t->ndim, " but shape=NULL");
-  Tensor out;
   out.device = Device{t->device.device_type, t->device.device_id};
   out.dtype = DType{t->dtype.code, t->dtype.bits, t->dtype.lanes};
   out.ndim = t->ndim;
@@ -50,14 +51,31 @@ std::optional<Tensor> to_tensor(const attn_tensor_t* t, const char* name) {
     } else {
       out.strides[d] = stride;
     }
-    if (size != 0 && stride > (int64_t{1} << 62) / size)
+    // Overflow check by multiplication (a division here cost ~10% of a small build's ABI time).
+    int64_t next = 0;
+    if (__builtin_mul_overflow(stride, size, &next) || next > (int64_t{1} << 62))
       invalid(name, " has more elements than libattn can index");
-    stride *= size;
+    stride = next;
   }
   if (t->dtype.bits == 0 || t->dtype.bits % 8 != 0 || t->dtype.lanes == 0)
     invalid(name, " has dtype bits=", int(t->dtype.bits), " lanes=", t->dtype.lanes,
             "; only whole-byte element types are accepted");
   out.data = t->data == nullptr ? nullptr : static_cast<char*>(t->data) + t->byte_offset;
+}
+
+void fill_optional(const attn_tensor_t* t, const char* name, std::optional<Tensor>& out) {
+  if (t == nullptr) {
+    out.reset();
+    return;
+  }
+  fill_tensor(t, name, out.emplace());
+}
+
+}  // namespace
+
+std::optional<Tensor> to_tensor(const attn_tensor_t* t, const char* name) {
+  std::optional<Tensor> out;
+  fill_optional(t, name, out);
   return out;
 }
 
@@ -186,25 +204,26 @@ CommonMetadata to_common(const attn_common_metadata_t* common) {
   const attn_common_metadata_t c = read_struct(common, defaults, kCommonMetadataSizeV1, "common");
   no_extension(c.extension, "common");
   CommonMetadata m;
-  m.query_start_loc = to_tensor(c.query_start_loc, "common->query_start_loc");
-  m.query_start_loc_cpu = to_tensor(c.query_start_loc_cpu, "common->query_start_loc_cpu");
-  m.seq_lens = to_tensor(c.seq_lens, "common->seq_lens");
-  m.seq_lens_cpu = to_tensor(c.seq_lens_cpu, "common->seq_lens_cpu");
+  fill_optional(c.query_start_loc, "common->query_start_loc", m.query_start_loc);
+  fill_optional(c.query_start_loc_cpu, "common->query_start_loc_cpu", m.query_start_loc_cpu);
+  fill_optional(c.seq_lens, "common->seq_lens", m.seq_lens);
+  fill_optional(c.seq_lens_cpu, "common->seq_lens_cpu", m.seq_lens_cpu);
   m.num_reqs = c.num_reqs;
   m.num_actual_tokens = c.num_actual_tokens;
   m.max_query_len = c.max_query_len;
   m.max_seq_len = c.max_seq_len;
-  m.block_table_tensor = to_tensor(c.block_table_tensor, "common->block_table_tensor");
-  m.slot_mapping = to_tensor(c.slot_mapping, "common->slot_mapping");
+  fill_optional(c.block_table_tensor, "common->block_table_tensor", m.block_table_tensor);
+  fill_optional(c.slot_mapping, "common->slot_mapping", m.slot_mapping);
   m.causal = c.causal != 0;
-  m.logits_indices_padded = to_tensor(c.logits_indices_padded, "common->logits_indices_padded");
+  fill_optional(c.logits_indices_padded, "common->logits_indices_padded", m.logits_indices_padded);
   m.num_logits_indices = c.num_logits_indices;
-  m.encoder_seq_lens = to_tensor(c.encoder_seq_lens, "common->encoder_seq_lens");
-  m.encoder_seq_lens_cpu = to_tensor(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu");
-  m.dcp_local_seq_lens = to_tensor(c.dcp_local_seq_lens, "common->dcp_local_seq_lens");
-  m.dcp_local_seq_lens_cpu = to_tensor(c.dcp_local_seq_lens_cpu, "common->dcp_local_seq_lens_cpu");
-  m.logits_indices_padded_cpu =
-      to_tensor(c.logits_indices_padded_cpu, "common->logits_indices_padded_cpu");
+  fill_optional(c.encoder_seq_lens, "common->encoder_seq_lens", m.encoder_seq_lens);
+  fill_optional(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu", m.encoder_seq_lens_cpu);
+  fill_optional(c.dcp_local_seq_lens, "common->dcp_local_seq_lens", m.dcp_local_seq_lens);
+  fill_optional(c.dcp_local_seq_lens_cpu, "common->dcp_local_seq_lens_cpu",
+                m.dcp_local_seq_lens_cpu);
+  fill_optional(c.logits_indices_padded_cpu, "common->logits_indices_padded_cpu",
+                m.logits_indices_padded_cpu);
   return m;
 }
 
