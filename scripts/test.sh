@@ -12,7 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh valgrind clang libclang-rt-14-dev
+scripts/setup.sh valgrind clang libclang-rt-14-dev golang-go cmd:cargo pip:numpy pip:pytest
 jobs=$(nproc)
 start=$SECONDS
 
@@ -30,10 +30,11 @@ lane "regular build" build "" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_CUDA_ARCHITECTURES="${ATTN_CUDA_ARCHITECTURES:-90}"
 echo "=== valgrind memcheck (regular build)"
 scripts/valgrind.sh build
-# Sanitizers: the host path (CUDA off); the install check links an unsanitized consumer and the
-# docs are the same as above, so those two run in the regular lane only.
+# Sanitizers: the host path (CUDA off); the install check links an unsanitized consumer, the
+# docs are the same as above, and the bindings load libattn into python3, cargo's and go's
+# unsanitized programs, so those run in the regular lane only.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-lane "ASan+UBSan build" build-asan "test_install|test_docs" \
+lane "ASan+UBSan build" build-asan "test_install|test_docs|test_binding_|test_example_" \
   -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1 \
 lane "TSan build" build-tsan "" \

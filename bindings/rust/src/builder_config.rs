@@ -1,0 +1,165 @@
+//! [`BuilderConfig`]: the engine-side configuration of a builder (`attn_builder_config_t`).
+//! Caller allocators and workspaces are left to the raw table (`sys`): they are pointers the
+//! library keeps.
+use std::ffi::CString;
+
+use crate::c_strings::to_c;
+use crate::device::Device;
+use crate::enums::{AttentionType, CpuIsa, CudagraphMode, KvDtype, ValidateMode};
+use crate::error::Result;
+use crate::per_layer_params::PerLayerParams;
+use crate::sys;
+
+/// A builder config with vLLM's defaults (`ATTN_BUILDER_CONFIG_INIT`); the four sizes of
+/// [`BuilderConfig::new`] are required. Every field is attn_c.h's of the same name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuilderConfig {
+    pub device: Device,
+    pub max_num_seqs: i32,
+    pub max_num_batched_tokens: i32,
+    pub max_model_len: i32,
+    pub num_attention_heads: i32,
+    pub num_speculative_tokens: i32,
+    pub parallel_drafting: bool,
+    pub decode_context_parallel_size: i32,
+    pub dcp_rank: i32,
+    pub cp_kv_cache_interleave_size: i32,
+    pub cudagraph_mode: CudagraphMode,
+    /// 0 for None.
+    pub max_cudagraph_capture_size: i32,
+    pub cache_dtype: KvDtype,
+    pub attn_type: AttentionType,
+    /// major*10+minor (90 for Hopper); 0 = ask the device or unknown.
+    pub device_capability: i32,
+    /// 2, 3 or 4; 0 = vLLM's choice from the capability.
+    pub flash_attn_version: i32,
+    pub flash_attn_max_num_splits_for_cuda_graph: i32,
+    pub batch_invariant: bool,
+    pub validate: ValidateMode,
+    /// Per-layer hyperparameters of the model's attention layers (may be empty).
+    pub layers: Vec<PerLayerParams>,
+    /// The model's dtype; `Auto` = the spec's.
+    pub model_dtype: KvDtype,
+    /// None = auto.
+    pub use_trtllm_attention: Option<bool>,
+    pub kv_transfer_enabled: bool,
+    pub disable_flashinfer_q_quantization: bool,
+    /// None = vLLM's default list.
+    pub cudagraph_capture_sizes: Option<Vec<i32>>,
+    /// Blocks in the KV cache (FLEX_ATTENTION requires it).
+    pub num_gpu_blocks: i64,
+    pub flex_attn_q_block_size: i32,
+    pub flex_attn_kv_block_size: i32,
+    /// vLLM's speculative_token_tree literal; None = [(0,)].
+    pub speculative_token_tree: Option<String>,
+    pub kv_sharing_fast_prefill: bool,
+    pub max_encoder_len: i32,
+    pub cpu_attn_isa: CpuIsa,
+}
+
+/// A config's C struct with the memory its pointers point to.
+pub(crate) struct RawConfig {
+    pub(crate) raw: sys::attn_builder_config_t,
+    _layers: Vec<sys::attn_per_layer_params_t>,
+    _capture_sizes: Option<Vec<i32>>,
+    _tree: Option<CString>,
+}
+
+impl Default for BuilderConfig {
+    fn default() -> BuilderConfig {
+        BuilderConfig::new(0, 0, 0, 0)
+    }
+}
+
+impl BuilderConfig {
+    /// vLLM's defaults with the four required sizes; host device, capability unknown.
+    pub fn new(
+        max_num_seqs: i32,
+        max_num_batched_tokens: i32,
+        max_model_len: i32,
+        num_attention_heads: i32,
+    ) -> BuilderConfig {
+        BuilderConfig {
+            device: Device::CPU,
+            max_num_seqs,
+            max_num_batched_tokens,
+            max_model_len,
+            num_attention_heads,
+            num_speculative_tokens: 0,
+            parallel_drafting: false,
+            decode_context_parallel_size: 1,
+            dcp_rank: 0,
+            cp_kv_cache_interleave_size: 1,
+            cudagraph_mode: CudagraphMode::FullAndPiecewise,
+            max_cudagraph_capture_size: 0,
+            cache_dtype: KvDtype::Auto,
+            attn_type: AttentionType::Decoder,
+            device_capability: 0,
+            flash_attn_version: 0,
+            flash_attn_max_num_splits_for_cuda_graph: 32,
+            batch_invariant: false,
+            validate: ValidateMode::Host,
+            layers: Vec::new(),
+            model_dtype: KvDtype::Auto,
+            use_trtllm_attention: None,
+            kv_transfer_enabled: false,
+            disable_flashinfer_q_quantization: false,
+            cudagraph_capture_sizes: None,
+            num_gpu_blocks: 0,
+            flex_attn_q_block_size: 0,
+            flex_attn_kv_block_size: 0,
+            speculative_token_tree: None,
+            kv_sharing_fast_prefill: false,
+            max_encoder_len: 0,
+            cpu_attn_isa: CpuIsa::Detect,
+        }
+    }
+
+    /// The C struct and its storage (fails for a token tree with a NUL byte).
+    pub(crate) fn to_raw(&self) -> Result<RawConfig> {
+        let layers: Vec<sys::attn_per_layer_params_t> = self.layers.iter().map(PerLayerParams::to_raw).collect();
+        let capture_sizes = self.cudagraph_capture_sizes.clone();
+        let tree = match &self.speculative_token_tree {
+            Some(t) => Some(to_c("config.speculative_token_tree", t)?),
+            None => None,
+        };
+        let raw = sys::attn_builder_config_t {
+            device: self.device.to_raw(),
+            max_num_seqs: self.max_num_seqs,
+            max_num_batched_tokens: self.max_num_batched_tokens,
+            max_model_len: self.max_model_len,
+            num_attention_heads: self.num_attention_heads,
+            num_speculative_tokens: self.num_speculative_tokens,
+            parallel_drafting: i32::from(self.parallel_drafting),
+            decode_context_parallel_size: self.decode_context_parallel_size,
+            dcp_rank: self.dcp_rank,
+            cp_kv_cache_interleave_size: self.cp_kv_cache_interleave_size,
+            cudagraph_mode: self.cudagraph_mode.as_raw(),
+            max_cudagraph_capture_size: self.max_cudagraph_capture_size,
+            cache_dtype: self.cache_dtype.as_raw(),
+            attn_type: self.attn_type.as_raw(),
+            device_capability: self.device_capability,
+            flash_attn_version: self.flash_attn_version,
+            flash_attn_max_num_splits_for_cuda_graph: self.flash_attn_max_num_splits_for_cuda_graph,
+            batch_invariant: i32::from(self.batch_invariant),
+            validate: self.validate.as_raw(),
+            layers: if layers.is_empty() { std::ptr::null() } else { layers.as_ptr() },
+            num_layers: layers.len(),
+            model_dtype: self.model_dtype.as_raw(),
+            use_trtllm_attention: self.use_trtllm_attention.map_or(-1, i32::from),
+            kv_transfer_enabled: i32::from(self.kv_transfer_enabled),
+            disable_flashinfer_q_quantization: i32::from(self.disable_flashinfer_q_quantization),
+            cudagraph_capture_sizes: capture_sizes.as_ref().map_or(std::ptr::null(), |v| v.as_ptr()),
+            num_cudagraph_capture_sizes: capture_sizes.as_ref().map_or(0, Vec::len),
+            num_gpu_blocks: self.num_gpu_blocks,
+            flex_attn_q_block_size: self.flex_attn_q_block_size,
+            flex_attn_kv_block_size: self.flex_attn_kv_block_size,
+            speculative_token_tree: tree.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
+            kv_sharing_fast_prefill: i32::from(self.kv_sharing_fast_prefill),
+            max_encoder_len: self.max_encoder_len,
+            cpu_attn_isa: self.cpu_attn_isa.as_raw(),
+            ..sys::attn_builder_config_t::INIT
+        };
+        Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })
+    }
+}

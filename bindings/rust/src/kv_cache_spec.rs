@@ -1,0 +1,57 @@
+//! [`KvCacheSpec`]: a KV cache spec (`attn_kv_cache_spec_t`, vLLM's `AttentionSpec`).
+use crate::enums::{KvCacheKind, KvDtype};
+use crate::sys;
+
+/// A KV cache spec. `Default` is `ATTN_KV_CACHE_SPEC_INIT` (sizes 0, which must be set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KvCacheSpec {
+    /// The spec's kind; the wrappers (chunked local, cross, encoder-only) follow from it.
+    pub kind: KvCacheKind,
+    /// Tokens per KV cache block (> 0).
+    pub block_size: i32,
+    /// KV heads per rank (> 0).
+    pub num_kv_heads: i32,
+    /// Head dimension (> 0).
+    pub head_size: i32,
+    /// Element type (not `Auto`).
+    pub dtype: KvDtype,
+    /// Window for `SlidingWindow`; else 0.
+    pub sliding_window: i32,
+    /// Chunk for `ChunkedLocalAttention`; else 0.
+    pub attention_chunk_size: i32,
+}
+
+impl Default for KvCacheSpec {
+    fn default() -> KvCacheSpec {
+        KvCacheSpec {
+            kind: KvCacheKind::FullAttention,
+            block_size: 0,
+            num_kv_heads: 0,
+            head_size: 0,
+            dtype: KvDtype::Bfloat16,
+            sliding_window: 0,
+            attention_chunk_size: 0,
+        }
+    }
+}
+
+impl KvCacheSpec {
+    /// Full attention, bfloat16, with these sizes.
+    pub fn new(block_size: i32, num_kv_heads: i32, head_size: i32) -> KvCacheSpec {
+        KvCacheSpec { block_size, num_kv_heads, head_size, ..KvCacheSpec::default() }
+    }
+
+    /// The C struct.
+    pub fn to_raw(&self) -> sys::attn_kv_cache_spec_t {
+        sys::attn_kv_cache_spec_t {
+            kind: self.kind.as_raw(),
+            block_size: self.block_size,
+            num_kv_heads: self.num_kv_heads,
+            head_size: self.head_size,
+            dtype: self.dtype.as_raw(),
+            sliding_window: self.sliding_window,
+            attention_chunk_size: self.attention_chunk_size,
+            ..sys::attn_kv_cache_spec_t::INIT
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The backend registry, queried without a builder (`attn_backend_*`, workspace size, the
+//! minimum CUDA graph support over builders).
+use crate::builder::Builder;
+use crate::builder_config::BuilderConfig;
+use crate::c_strings::{from_c, to_c};
+use crate::enums::CudagraphSupport;
+use crate::error::{Error, ErrorCode, Result};
+use crate::kv_cache_spec::KvCacheSpec;
+use crate::library::Library;
+use crate::sys;
+
+pub(crate) fn level(raw: i32) -> Result<CudagraphSupport> {
+    CudagraphSupport::from_raw(raw)
+        .ok_or_else(|| Error::new(ErrorCode::Internal, format!("libattn returned CUDA graph support level {raw}")))
+}
+
+impl Library {
+    /// `attn_backend_count`: built-in backends, then plugins' in load order.
+    pub fn backend_count(&self) -> usize {
+        // SAFETY: a plain call.
+        unsafe { (self.api().attn_backend_count)() }
+    }
+
+    /// `attn_backend_name`: the name at `index` ([`ErrorCode::NotFound`] out of range).
+    pub fn backend_name(&self, index: usize) -> Result<String> {
+        let mut out = std::ptr::null();
+        // SAFETY: a valid out-pointer.
+        self.check(unsafe { (self.api().attn_backend_name)(index, &mut out) })?;
+        // SAFETY: copied at once: a plugin's name lives until the plugin is unloaded.
+        Ok(unsafe { from_c(out) }.to_owned())
+    }
+
+    /// Every registered backend's name, in registry order.
+    pub fn backends(&self) -> Result<Vec<String>> {
+        (0..self.backend_count()).map(|i| self.backend_name(i)).collect()
+    }
+
+    /// `attn_backend_cudagraph_support`: a backend's level for a spec and config, without a
+    /// builder (vLLM's classmethod).
+    pub fn backend_cudagraph_support(
+        &self,
+        backend: &str,
+        spec: &KvCacheSpec,
+        config: &BuilderConfig,
+    ) -> Result<CudagraphSupport> {
+        let name = to_c("backend", backend)?;
+        let (spec, config) = (spec.to_raw(), config.to_raw()?);
+        let mut out = -1;
+        // SAFETY: a C string, valid structs, a valid out-pointer.
+        self.check(unsafe {
+            (self.api().attn_backend_cudagraph_support)(name.as_ptr(), &spec, &config.raw, &mut out)
+        })?;
+        level(out)
+    }
+
+    /// `attn_builder_workspace_size`: bytes of caller workspace a builder would need.
+    pub fn builder_workspace_size(&self, backend: &str, spec: &KvCacheSpec, config: &BuilderConfig) -> Result<usize> {
+        let name = to_c("backend", backend)?;
+        let (spec, config) = (spec.to_raw(), config.to_raw()?);
+        let mut out = 0;
+        // SAFETY: as above.
+        self.check(unsafe { (self.api().attn_builder_workspace_size)(name.as_ptr(), &spec, &config.raw, &mut out) })?;
+        Ok(out)
+    }
+
+    /// `attn_min_cudagraph_support`: the lowest level over builders (`Always` for none).
+    pub fn min_cudagraph_support(&self, builders: &[&Builder]) -> Result<CudagraphSupport> {
+        for (i, b) in builders.iter().enumerate() {
+            self.require_same(b.library(), &format!("builders[{i}]"))?;
+        }
+        let raw: Vec<*const sys::attn_builder_t> = builders.iter().map(|b| b.as_raw().cast_const()).collect();
+        let mut out = -1;
+        // SAFETY: live builders, borrowed for the call.
+        self.check(unsafe { (self.api().attn_min_cudagraph_support)(raw.as_ptr(), raw.len(), &mut out) })?;
+        level(out)
+    }
+}

@@ -1,0 +1,73 @@
+//! Drop order: handles keep the library loaded, clones outlive builders, and everything may be
+//! dropped in any order.
+use libattn::{Builder, Library};
+
+use crate::support::{config, library, spec, Sample};
+
+#[test]
+fn builder_and_clone_outlive_every_library_handle() {
+    let sample = Sample::new();
+    let common = sample.common();
+    let lib = library();
+    let mut b = Builder::new(&lib, "FLASH_ATTN", &spec(), &config(90)).unwrap();
+    drop(lib); // the builder holds the library
+    let kept = {
+        let md = b.build(16, &common, false).unwrap();
+        md.clone_owned().unwrap()
+    };
+    let md = b.build(0, &common, false).unwrap();
+    assert_eq!(md.int("common_prefix_len").unwrap(), 0);
+    drop(b); // the clone holds the library too
+    assert_eq!(kept.int("common_prefix_len").unwrap(), 16);
+    let suffix = kept.tensor("suffix_kv_lens").unwrap().unwrap();
+    assert_eq!(suffix.as_slice::<i32>().unwrap(), &[25, 84, 1, 80, 4]);
+    drop(kept);
+}
+
+#[test]
+fn many_builders_and_libraries_in_any_order() {
+    let path = crate::support::library_path();
+    let libs: Vec<Library> = (0..3).map(|_| Library::load(&path).unwrap()).collect();
+    let mut builders: Vec<Builder> = libs
+        .iter()
+        .flat_map(|l| ["FLASH_ATTN", "TRITON_ATTN"].map(|n| Builder::new(l, n, &spec(), &config(90)).unwrap()))
+        .collect();
+    drop(libs);
+    let sample = Sample::new();
+    let common = sample.common();
+    let mut kept = Vec::new();
+    for b in builders.iter_mut() {
+        kept.push(b.build(0, &common, false).unwrap().clone_owned().unwrap());
+    }
+    builders.reverse();
+    drop(builders);
+    for k in &kept {
+        assert_eq!(k.int("num_actual_tokens").unwrap(), 55);
+    }
+}
+
+#[test]
+fn builders_move_between_threads() {
+    let lib = library();
+    let handles: Vec<_> = ["FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "CPU_ATTN"]
+        .into_iter()
+        .map(|name| {
+            let mut b = Builder::new(&lib, name, &spec(), &config(90)).unwrap();
+            std::thread::spawn(move || {
+                let sample = Sample::new();
+                let common = sample.common();
+                for _ in 0..50 {
+                    let md = b.build(0, &common, false).unwrap();
+                    assert_eq!(
+                        md.tensor("seq_lens").unwrap().unwrap().as_slice::<i32>().unwrap(),
+                        &sample.seq_lens[..]
+                    );
+                }
+                b
+            })
+        })
+        .collect();
+    for h in handles {
+        drop(h.join().expect("a builder thread"));
+    }
+}

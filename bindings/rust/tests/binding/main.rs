@@ -1,0 +1,12 @@
+//! The binding's tests: one binary, a module per area. Every test but `layout` loads the
+//! library named by $ATTN_LIBRARY (and the plugin tests $ATTN_EXAMPLE_PLUGIN).
+mod support;
+
+mod builds;
+mod drop_order;
+mod errors;
+mod layout;
+mod loader;
+mod plugin;
+mod registry;
+mod utilities;

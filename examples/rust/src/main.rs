@@ -1,0 +1,309 @@
+//! libattn demo in Rust, as examples/c/attn_demo.c: loads libattn with dlopen, lists every
+//! backend with its CUDA graph support (sm90/sm80/sm100) and reorder threshold, builds
+//! FLASH_ATTN metadata for a mixed batch (decodes, a chunked prefill, a fresh prefill) on the
+//! host and prints it, then the same batch through every other backend and two of vLLM's
+//! wrappers (chunked local attention, KV-sharing fast prefill).
+//!
+//!   attn_demo [path/to/libattn.so.1] [--plugin path/to/plugin.so]
+//!
+//! Without a path it uses $ATTN_LIBRARY, then "libattn.so.1" from the loader's search path.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use libattn::{
+    Builder, BuilderConfig, CommonMetadata, CudagraphSupport, DType, Field, FieldValue, KvCacheKind, KvCacheSpec,
+    Library, Metadata, Result, TensorArg, TensorView,
+};
+
+const REQS: usize = 5;
+const BLOCK_SIZE: i32 = 16;
+const MAX_MODEL_LEN: i32 = 1024;
+const WIDTH: usize = (MAX_MODEL_LEN / BLOCK_SIZE) as usize;
+const BUILT_IN: [&str; 6] = ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"];
+
+/// The sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled) and a
+/// fresh prefill; block 0 is vLLM's null block.
+struct Batch {
+    query_start_loc: Vec<i32>,
+    seq_lens: Vec<i32>,
+    block_table: Vec<i32>,
+    slot_mapping: Vec<i64>,
+}
+
+fn make_batch() -> Batch {
+    const CONTEXT: [i32; REQS] = [40, 99, 16, 64, 0];
+    const QUERY: [i32; REQS] = [1, 1, 1, 32, 20];
+    let mut b =
+        Batch { query_start_loc: vec![0], seq_lens: vec![], block_table: vec![0; REQS * WIDTH], slot_mapping: vec![] };
+    let mut next_block = 1;
+    for r in 0..REQS {
+        let seq = CONTEXT[r] + QUERY[r];
+        b.seq_lens.push(seq);
+        b.query_start_loc.push(b.query_start_loc[r] + QUERY[r]);
+        for j in 0..(seq + BLOCK_SIZE - 1) / BLOCK_SIZE {
+            b.block_table[r * WIDTH + j as usize] = next_block;
+            next_block += 1;
+        }
+        for p in CONTEXT[r]..seq {
+            let block = b.block_table[r * WIDTH + (p / BLOCK_SIZE) as usize] as i64;
+            b.slot_mapping.push(block * BLOCK_SIZE as i64 + (p % BLOCK_SIZE) as i64);
+        }
+    }
+    b
+}
+
+impl Batch {
+    fn common(&self) -> Result<CommonMetadata<'_>> {
+        CommonMetadata::new(&self.query_start_loc, &self.seq_lens, &self.block_table, WIDTH, &self.slot_mapping)
+    }
+}
+
+/// The demo's engine config: 256 sequences, 8192 tokens, 32 query heads, a KV cache of 4096
+/// blocks (FLEX_ATTENTION needs the count), compute capability `capability`.
+fn demo_config(capability: i32) -> BuilderConfig {
+    let mut c = BuilderConfig::new(256, 8192, MAX_MODEL_LEN, 32);
+    c.device_capability = capability;
+    c.num_gpu_blocks = 4096;
+    c
+}
+
+fn join<T: ToString>(values: &[T]) -> String {
+    values.iter().map(T::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn tensor_values(t: &TensorView<'_>) -> Option<Vec<String>> {
+    let show = |v: Vec<String>| Some(v);
+    match t.dtype() {
+        DType::INT32 => show(t.to_vec::<i32>().ok()?.iter().map(i32::to_string).collect()),
+        DType::INT64 => show(t.to_vec::<i64>().ok()?.iter().map(i64::to_string).collect()),
+        DType::FLOAT32 => show(t.to_vec::<f32>().ok()?.iter().map(f32::to_string).collect()),
+        _ => None,
+    }
+}
+
+fn format_tensor(t: &TensorView<'_>) -> String {
+    let shape = t.shape();
+    let mut s = if shape.len() == 1 {
+        format!("tensor ({},) {}", shape[0], t.dtype())
+    } else {
+        format!("tensor ({}) {}", join(shape), t.dtype())
+    };
+    if !t.device().is_host() {
+        s += &format!(" on {}", t.device());
+        return s;
+    }
+    if shape.len() > 2 {
+        return s; // scratch buffers: the shape says enough
+    }
+    let Some(values) = tensor_values(t) else { return s };
+    let values = if shape.len() == 2 {
+        s += " row 0:";
+        values[..(shape[1] as usize).min(8).min(values.len())].to_vec()
+    } else {
+        values
+    };
+    let shown = values.len().min(12);
+    s += &format!(" [{}{}]", values[..shown].join(", "), if shown < values.len() { ", ..." } else { "" });
+    s
+}
+
+fn print_field(f: &Field<'_>) {
+    let value = match f.value {
+        FieldValue::None => "None".to_owned(),
+        FieldValue::Int(v) => v.to_string(),
+        FieldValue::Bool(v) => (if v { "True" } else { "False" }).to_owned(),
+        FieldValue::Float(v) => v.to_string(),
+        FieldValue::Tensor(t) => format_tensor(&t),
+    };
+    println!("  {:<32} {value}", f.name);
+}
+
+fn print_fields(md: &Metadata<'_, '_>, names: &[&str]) -> Result<()> {
+    for &name in names {
+        print_field(&Field { name, value: md.get(name)? });
+    }
+    Ok(())
+}
+
+fn list_backends(lib: &Library, spec: &KvCacheSpec) -> Result<()> {
+    let names = lib.backends()?;
+    println!("{} backend(s):", names.len());
+    println!(
+        "  {:<16} {:<29} {:<29} {:<29} {:<8} update_block_table",
+        "backend", "cudagraph (sm90)", "cudagraph (sm80)", "cudagraph (sm100)", "reorder"
+    );
+    for name in &names {
+        let levels: Vec<CudagraphSupport> = [90, 80, 100]
+            .iter()
+            .map(|&c| lib.backend_cudagraph_support(name, spec, &demo_config(c)))
+            .collect::<Result<_>>()?;
+        let builder = Builder::new(lib, name, spec, &demo_config(90))?;
+        let reorder = builder.reorder_batch_threshold()?.map_or("None".to_owned(), |t| t.to_string());
+        let update = if builder.supports_update_block_table()? { "yes" } else { "no" };
+        println!(
+            "  {name:<16} {:<29} {:<29} {:<29} {reorder:<8} {update}",
+            levels[0].name(),
+            levels[1].name(),
+            levels[2].name()
+        );
+    }
+    Ok(())
+}
+
+/// Builds the batch with `backend` and prints the metadata kind, its field count and `fields`
+/// (every field that is not None when `fields` is empty).
+fn build_and_show(
+    lib: &Library,
+    backend: &str,
+    spec: &KvCacheSpec,
+    config: &BuilderConfig,
+    common: &CommonMetadata<'_>,
+    fields: &[&str],
+) -> Result<()> {
+    let mut builder = Builder::new(lib, backend, spec, config)?;
+    let md = builder.build(0, common, false)?;
+    println!("\n{} ({} fields):", md.kind(), md.len());
+    if fields.is_empty() {
+        md.fields()?.iter().filter(|f| !f.value.is_none()).for_each(print_field);
+        return Ok(());
+    }
+    print_fields(&md, fields)
+}
+
+fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec) -> Result<()> {
+    let hopper = demo_config(90);
+    let common = batch.common()?;
+    let fields: [(&str, &[&str]); 5] = [
+        (
+            "FLASHINFER",
+            &[
+                "num_decodes",
+                "num_prefills",
+                "paged_kv_indptr_cpu",
+                "paged_kv_last_page_len_cpu",
+                "prefill_qo_indptr_cpu",
+                "decode_use_trtllm",
+            ],
+        ),
+        ("TRITON_ATTN", &["seq_threshold_3D", "softmax_segm_output", "all_pure_first_prefill"]),
+        ("FLEX_ATTENTION", &["doc_ids", "decode_offset", "num_blocks_per_seq", "kv_num_blocks"]),
+        ("TREE_ATTN", &["num_decodes", "num_prefills", "tree_attn_bias", "prefill_query_start_loc"]),
+        ("CPU_ATTN", &["causal", "scheduler_isa", "scheduler_sliding_window_size"]),
+    ];
+    println!("\nThe same batch through the other backends (a few fields each):");
+    for (backend, names) in fields {
+        build_and_show(lib, backend, spec, &hopper, &common, names)?;
+    }
+    for plugin_backend in lib.backends()?.iter().filter(|n| !BUILT_IN.contains(&n.as_str())) {
+        build_and_show(lib, plugin_backend, spec, &hopper, &common, &[])?;
+    }
+
+    println!("\nvLLM's wrappers, asked for by the spec and the config:");
+    let local = KvCacheSpec { kind: KvCacheKind::ChunkedLocalAttention, attention_chunk_size: 32, ..*spec };
+    let level = lib.backend_cudagraph_support("FLASH_ATTN", &local, &hopper)?;
+    println!("  FLASH_ATTN with a CHUNKED_LOCAL_ATTENTION spec (chunk 32): CUDA graph support {level}");
+    build_and_show(
+        lib,
+        "FLASH_ATTN",
+        &local,
+        &hopper,
+        &common,
+        &["query_start_loc", "seq_lens", "block_table", "virtual_req"],
+    )?;
+    let mut fast = hopper.clone();
+    fast.kv_sharing_fast_prefill = true; // KV-sharing layers compute only the logits tokens
+    let logits = [0, 1, 2, 34, 54]; // the last token of each request
+    let mut with_logits = batch.common()?;
+    with_logits.logits_indices_padded = Some(TensorArg::new(&logits));
+    with_logits.num_logits_indices = logits.len() as i64;
+    build_and_show(
+        lib,
+        "FLASH_ATTN",
+        spec,
+        &fast,
+        &with_logits,
+        &["query_start_loc", "num_actual_tokens", "max_query_len", "logits_indices_padded", "num_logits_indices"],
+    )
+}
+
+fn run(path: Option<PathBuf>, plugin_path: Option<PathBuf>) -> Result<()> {
+    let lib = Library::open(path.as_deref())?; // loads, resolves every symbol, checks ABI 1.1
+    let v = lib.version();
+    println!("libattn {}.{}.{} loaded with dlopen from {}", v.major, v.minor, v.patch, lib.path());
+    let _plugin = match plugin_path {
+        Some(p) => {
+            let plugin = lib.load_plugin(&p)?;
+            println!("plugin loaded from {}", p.display());
+            Some(plugin)
+        }
+        None => None,
+    };
+
+    let spec = KvCacheSpec::new(BLOCK_SIZE, 8, 128);
+    println!("\nKV cache spec: full attention, block_size {BLOCK_SIZE}, 8 KV heads, head_size 128, bf16");
+    list_backends(&lib, &spec)?;
+
+    let mut builder = Builder::new(&lib, "FLASH_ATTN", &spec, &demo_config(90))?;
+    let mut batch = make_batch();
+    println!(
+        "\nSample batch: 3 decodes (seq 41, 100, 17), a chunked prefill (64 cached + 32 new),\n\
+         a fresh prefill (20 tokens); {} tokens, block_size {BLOCK_SIZE}, host build.\n",
+        batch.slot_mapping.len()
+    );
+    {
+        let common = batch.common()?;
+        let md = builder.build(0, &common, false)?;
+        println!("FLASH_ATTN metadata ({} fields; None fields omitted):", md.len());
+        md.fields()?.iter().filter(|f| !f.value.is_none()).for_each(print_field);
+
+        println!("\nThe same batch with a 16-token common prefix (cascade attention):");
+        let md = builder.build(16, &common, false)?;
+        print_fields(
+            &md,
+            &[
+                "use_cascade",
+                "common_prefix_len",
+                "cu_prefix_query_lens",
+                "prefix_kv_lens",
+                "suffix_kv_lens",
+                "scheduler_max_seqlen_k",
+            ],
+        )?;
+    }
+
+    every_backend(&lib, &batch, &spec)?;
+
+    println!("\nBad input gives an error, not a crash (seq_lens[2] set below its query length):");
+    batch.seq_lens[2] = 0;
+    let common = batch.common()?;
+    match builder.build(0, &common, false) {
+        Err(e) => println!("  {e}"),
+        Ok(_) => println!("  (the build unexpectedly succeeded)"),
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    let (mut path, mut plugin) = (None, None);
+    while let Some(arg) = args.next() {
+        if arg == "--plugin" {
+            match args.next() {
+                Some(p) => plugin = Some(PathBuf::from(p)),
+                None => {
+                    eprintln!("attn_demo: --plugin needs a path");
+                    return ExitCode::from(2);
+                }
+            }
+        } else {
+            path = Some(PathBuf::from(arg));
+        }
+    }
+    match run(path, plugin) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("attn_demo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
