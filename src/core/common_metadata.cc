@@ -187,6 +187,9 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     const int32_t* sl = c.seq_lens_host;
     const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
     int64_t longest = 0;
+    // cdiv(seq, block_size) > width exactly when seq > width * block_size: no division per request.
+    const int64_t table_tokens =
+        lim.block_size > 0 && c.block_table_tensor ? width * lim.block_size : INT64_MAX;
     for (int64_t i = 0; i < c.num_reqs; ++i) {
       const int64_t q = c.query_len(i);
       if (sl[i] < q && !lim.seq_lens_are_encoder_lens)
@@ -198,7 +201,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
       if (lim.max_model_len >= 0 && sl[i] > lim.max_model_len)
         invalid("common->seq_lens[", i, "]=", sl[i], " exceeds config->max_model_len=",
                 lim.max_model_len);
-      if (lim.block_size > 0 && c.block_table_tensor) {
+      if (sl[i] > table_tokens) {
         const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
         if (blocks > width)
           invalid("common->block_table_tensor has ", width, " columns but request ", i,

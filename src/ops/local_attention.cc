@@ -1,6 +1,8 @@
 // vLLM's make_local_attention_virtual_batches: the host plan (host-only) and the device-side
 // arrays (host reference and CUDA dispatch), and the block-table remap it returns.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "ops/batch_ops.h"
 #include "ops/cuda_dispatch.h"
@@ -25,6 +27,19 @@ RequestBlocks request_blocks(const int32_t* qsl, const int32_t* seq_lens, int64_
   RequestBlocks b;
   b.q_len = static_cast<int64_t>(qsl[r + 1]) - qsl[r];
   b.seq_len = seq_lens[r];
+  if (b.q_len >= 0 && b.seq_len >= b.q_len && chunk > 0 && b.seq_len <= UINT32_MAX &&
+      chunk <= UINT32_MAX) {
+    // The validated case (0 <= q_len <= seq_len): every Python modulo below has a non-negative
+    // dividend, so one 32-bit unsigned division each (the 64-bit signed ones were a quarter of
+    // the op's time at 256 requests).
+    const auto c = static_cast<uint32_t>(chunk);
+    const auto ctx = static_cast<uint32_t>(b.seq_len - b.q_len);
+    const auto seq_mod = static_cast<uint32_t>(b.seq_len) % c;
+    b.first = std::min<int64_t>(chunk - ctx % c, b.q_len);
+    b.last = seq_mod == 0 ? chunk : seq_mod;
+    b.count = 1 + (static_cast<uint32_t>(b.q_len - b.first) + c - 1) / c;
+    return b;
+  }
   // Python modulo: (seq - q) % chunk in [0, chunk); seq % -chunk in (-chunk, 0].
   const int64_t ctx_mod = (b.seq_len - b.q_len) - floor_div(b.seq_len - b.q_len, chunk) * chunk;
   b.first = std::min(chunk - ctx_mod, b.q_len);
@@ -132,15 +147,21 @@ void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t bt_
       continue;
     }
     const int32_t* row = block_table + req * bt_stride;
-    for (int64_t j = 0; j < pages; ++j) {
-      // numpy: clip(max=width - 1), then a negative index counts from the end (a zero-length
-      // padding request starts its only chunk at -chunk); below -width vLLM would raise, libattn
-      // reads column 0 instead.
-      int64_t col = std::min<int64_t>(virtual_block_start[v] + j, bt_width - 1);
-      if (col < 0) col += bt_width;
-      if (col < 0) col = 0;
-      out[v * out_stride + j] = row[col];
+    int32_t* dst = out + v * out_stride;
+    const int64_t start = virtual_block_start[v];
+    // Columns start + j in [0, width) are one contiguous run of the row; past the row numpy's
+    // clip(max=width - 1) repeats the last column; a negative column counts from the end (a
+    // zero-length padding request starts its only chunk at -chunk), and below -width, where
+    // vLLM would raise, libattn reads column 0.
+    const int64_t first = std::clamp<int64_t>(-start, 0, pages);          // first j in the row
+    const int64_t last = std::clamp<int64_t>(bt_width - start, first, pages);  // one past it
+    for (int64_t j = 0; j < first; ++j) {
+      const int64_t col = start + j + bt_width;
+      dst[j] = row[col < 0 ? 0 : col];
     }
+    if (last > first)
+      std::memcpy(dst + first, row + start + first, sizeof(int32_t) * static_cast<size_t>(last - first));
+    std::fill(dst + last, dst + pages, row[bt_width - 1]);
   }
 }
 

@@ -414,6 +414,39 @@ static void test_local_attention_edges_and_remap(void** state) {
   ts_batch_free(b);
 }
 
+/* The remap on its own, with block starts past the row, negative (a padding request's first
+ * chunk) and below -width, against numpy's indexing: clip(max=width - 1), then a negative index
+ * counts from the end (libattn reads column 0 where vLLM would raise). */
+static void test_remap_local_block_table_random(void** state) {
+  uint64_t seed = 77;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 3000; ++iter) {
+    const int64_t rows = ts_rand_range(&seed, 1, 5), width = ts_rand_range(&seed, 1, 9);
+    const int64_t nv = ts_rand_range(&seed, 0, 12), pages = ts_rand_range(&seed, 1, 7);
+    int32_t table[5 * 9], vreq[12], vstart[12], out[12 * 7];
+    int64_t ts[2] = {rows, width}, vs[1] = {nv}, os[2] = {nv, pages}, k, j;
+    attn_tensor_t tt = ts_host_tensor(table, 2, ts, ATTN_DTYPE_INT, 32);
+    attn_tensor_t rt = ts_host_tensor(vreq, 1, vs, ATTN_DTYPE_INT, 32);
+    attn_tensor_t st = ts_host_tensor(vstart, 1, vs, ATTN_DTYPE_INT, 32);
+    attn_tensor_t ot = ts_host_tensor(out, 2, os, ATTN_DTYPE_INT, 32);
+    for (k = 0; k < rows * width; ++k) table[k] = 100 + (int32_t)k;
+    for (k = 0; k < nv; ++k) {
+      vreq[k] = (int32_t)ts_rand_range(&seed, 0, rows - 1);
+      vstart[k] = (int32_t)ts_rand_range(&seed, -2 * width - 2, 2 * width + 2);
+    }
+    for (k = 0; k < nv * pages; ++k) out[k] = -7;
+    ASSERT_OK(attn_remap_local_block_table(&tt, &rt, &st, nv, &ot, NULL));
+    for (k = 0; k < nv; ++k)
+      for (j = 0; j < pages; ++j) {
+        int64_t col = vstart[k] + j > width - 1 ? width - 1 : vstart[k] + j;
+        if (col < 0) col += width;
+        if (col < 0) col = 0;
+        assert_int_equal(out[k * pages + j], table[vreq[k] * width + col]);
+      }
+  }
+}
+
 /* ---- micro-batch slicing ---------------------------------------------------------------------- */
 static void test_slice_query_start_locs_vectors(void** state) {
   json_value* v = vectors("ubatch_slicing.json");
@@ -698,6 +731,7 @@ int main(void) {
       cmocka_unit_test(test_local_attention_vector),
       cmocka_unit_test(test_local_attention_random),
       cmocka_unit_test(test_local_attention_edges_and_remap),
+      cmocka_unit_test(test_remap_local_block_table_random),
       cmocka_unit_test(test_slice_query_start_locs_vectors),
       cmocka_unit_test(test_metadata_slice_vectors),
       cmocka_unit_test(test_slices_random),
