@@ -76,10 +76,14 @@ void Metadata::reset() {
 void Metadata::assign_values(const Metadata& src) {
   if (src.kind_ != kind_ || src.fields_.size() != fields_.size())
     invalid("metadata of kind '", src.kind_, "' cannot stand for metadata of kind '", kind_, "'");
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    const std::string name = std::move(fields_[i].name);
-    fields_[i] = src.fields_[i];
-    fields_[i].name = name;
+  for (size_t i = 0; i < fields_.size(); ++i) {  // the values, not the names (no string copies)
+    Field& to = fields_[i];
+    const Field& from = src.fields_[i];
+    to.kind = from.kind;
+    to.tensor = from.tensor;
+    to.int_value = from.int_value;
+    to.float_value = from.float_value;
+    to.in_builder_buffer = from.in_builder_buffer;
   }
   info = src.info;
 }
