@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn_c.h"
+#include "memcpy_timer.h"
 
 namespace {
 
@@ -166,9 +167,12 @@ void BM_slot_mapping(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * b.tokens);
 }
 
+// Chunked local attention (chunk 8192): range(0) requests, half decodes and half 512-token
+// chunks over 8000 tokens of context, or all decodes over range(1) tokens when it is given.
 void BM_local_attention_virtual_batches(benchmark::State& state) {
   const int64_t n = state.range(0);
-  Batch b(n, n / 2, 512, 8000, 16);
+  Batch b = state.range(1) > 0 ? Batch(n, n, 1, static_cast<int32_t>(state.range(1)), 16)
+                               : Batch(n, n / 2, 512, 8000, 16);
   attn_common_metadata_t c = b.common;
   const int32_t chunk = 8192;
   int64_t v = 0;
@@ -193,6 +197,10 @@ void BM_local_attention_virtual_batches(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.counters["virtual_batches"] = static_cast<double>(v);
+  // every output: query_start_loc (+ cpu), seq_lens (+ cpu), block table, virtual_req/start
+  const int64_t bytes = 4 * (2 * (v + 1) + 2 * v + v * pages + 2 * v);
+  state.counters["out_bytes"] = static_cast<double>(bytes);
+  state.counters["memcpy_ns"] = attn_bench::memcpy_ns(bytes);
 }
 
 // ---- a whole FLASH_ATTN build ------------------------------------------------------------------
@@ -228,7 +236,7 @@ BENCHMARK(BM_memcpy_same_bytes)->Args({1024, 4096})->Args({1024, 32768})->Args({
 BENCHMARK(BM_split_decodes_and_prefills)->Arg(256)->Arg(1024)->Arg(4096);
 BENCHMARK(BM_reorder_batch)->Arg(256)->Arg(1024)->Arg(4096);
 BENCHMARK(BM_slot_mapping)->Arg(256)->Arg(1024)->Arg(4096);
-BENCHMARK(BM_local_attention_virtual_batches)->Arg(256)->Arg(1024);
+BENCHMARK(BM_local_attention_virtual_batches)->Args({256, 0})->Args({1024, 0})->Args({256, 32767});
 BENCHMARK(BM_flash_attn_build)->Args({256, 4096})->Args({1024, 32768});
 
 // ---- a build of every other built-in backend (decodes of the same sizes) ------------------------

@@ -1,0 +1,213 @@
+// Named workloads x every registered backend: the host-path time of one attn_build, the bytes it
+// produces (every tensor field that does not view the caller's inputs), and, measured in the same
+// benchmark run, the time of a memcpy of that many bytes (counter "memcpy_ratio" = build time /
+// memcpy time). Timings are never asserted; scripts/bench.sh prints the table.
+//
+//   bench_workloads [--benchmark_filter=...]     (scripts/bench.sh runs it)
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "attn_c.h"
+#include "memcpy_timer.h"
+
+namespace {
+
+struct Request {
+  int32_t query, context;
+};
+
+// A workload: the batch, the block size, the spec kind and the options it needs.
+struct Workload {
+  std::string name;
+  std::vector<Request> requests;
+  int32_t block_size = 16;
+  int32_t chunk = 0;       // chunked local attention (the spec's attention_chunk_size)
+  int32_t spec_tokens = 0; // num_speculative_tokens
+};
+
+std::vector<Request> repeat(int n, Request r) { return std::vector<Request>(n, r); }
+
+std::vector<Workload> workloads() {
+  std::vector<Workload> w;
+  for (int n : {256, 1024})
+    for (int ctx : {4096, 32768})
+      w.push_back({"decode_" + std::to_string(n) + "x" + std::to_string(ctx / 1024) + "k",
+                   repeat(n, {1, ctx - 1})});
+  {  // chunked prefill + decodes, 8192 batched tokens: 4 chunks of 2000 and 192 decodes
+    Workload m{"mixed_8192", repeat(192, {1, 4095})};
+    for (int i = 0; i < 4; ++i) m.requests.push_back({2000, 2000 * i});
+    w.push_back(m);
+  }
+  w.push_back({"long_64x128k", repeat(64, {1, 131071})});
+  w.push_back({"specdec_256x(1+3)", repeat(256, {4, 4092}), 16, 0, 3});
+  w.push_back({"local8192_256x32k", repeat(256, {1, 32767}), 16, 8192});
+  w.push_back({"decode_256x4k_bs64", repeat(256, {1, 4095}), 64});
+  w.push_back({"long_64x128k_bs64", repeat(64, {1, 131071}), 64});
+  return w;
+}
+
+// The batch as a runtime hands it over: host tensors, blocks numbered from 1 (0 is the null block).
+struct Batch {
+  int64_t n = 0, tokens = 0, width = 0;
+  std::vector<int32_t> qsl, seq, bt;
+  std::vector<int64_t> slots;
+  std::vector<int64_t> shapes = std::vector<int64_t>(5);
+  attn_tensor_t qsl_t{}, seq_t{}, bt_t{}, sm_t{};
+  attn_common_metadata_t common = ATTN_COMMON_METADATA_INIT;
+
+  static attn_tensor_t view(void* data, int32_t ndim, int64_t* shape, uint8_t bits) {
+    attn_tensor_t t{};
+    t.data = data;
+    t.device = {ATTN_DEVICE_CPU, 0};
+    t.ndim = ndim;
+    t.dtype = {ATTN_DTYPE_INT, bits, 1};
+    t.shape = shape;
+    return t;
+  }
+
+  explicit Batch(const Workload& w) : n(static_cast<int64_t>(w.requests.size())) {
+    int32_t max_q = 0, max_s = 0;
+    for (const Request& r : w.requests) max_s = std::max(max_s, r.query + r.context);
+    width = (max_s + w.block_size - 1) / w.block_size;
+    qsl.assign(n + 1, 0);
+    seq.assign(n, 0);
+    bt.assign(n * width, 0);
+    int32_t next = 1;
+    for (int64_t i = 0; i < n; ++i) {
+      const Request& r = w.requests[i];
+      qsl[i + 1] = qsl[i] + r.query;
+      seq[i] = r.query + r.context;
+      max_q = std::max(max_q, r.query);
+      for (int64_t j = 0; j < (seq[i] + w.block_size - 1) / w.block_size; ++j) bt[i * width + j] = next++;
+      for (int32_t p = r.context; p < seq[i]; ++p)
+        slots.push_back(int64_t{bt[i * width + p / w.block_size]} * w.block_size + p % w.block_size);
+    }
+    tokens = qsl[n];
+    shapes = {n + 1, n, n, width, tokens};
+    qsl_t = view(qsl.data(), 1, &shapes[0], 32);
+    seq_t = view(seq.data(), 1, &shapes[1], 32);
+    bt_t = view(bt.data(), 2, &shapes[2], 32);
+    sm_t = view(slots.data(), 1, &shapes[4], 64);
+    common.query_start_loc = &qsl_t;
+    common.query_start_loc_cpu = &qsl_t;
+    common.seq_lens = &seq_t;
+    common.seq_lens_cpu = &seq_t;
+    common.num_reqs = n;
+    common.num_actual_tokens = tokens;
+    common.max_query_len = max_q;
+    common.max_seq_len = max_s;
+    common.block_table_tensor = &bt_t;
+    common.slot_mapping = &sm_t;
+  }
+
+  bool is_input(const void* p) const {
+    auto inside = [p](const void* base, size_t bytes) {
+      const char* b = static_cast<const char*>(base);
+      return p >= b && p < b + bytes;
+    };
+    return inside(qsl.data(), qsl.size() * 4) || inside(seq.data(), seq.size() * 4) ||
+           inside(bt.data(), bt.size() * 4) || inside(slots.data(), slots.size() * 8);
+  }
+};
+
+int64_t tensor_bytes(const attn_tensor_t& t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) n *= t.shape[d];
+  return n * ((t.dtype.bits * t.dtype.lanes + 7) / 8);
+}
+
+// Bytes of the tensor fields the build wrote (fields that view the caller's inputs excluded).
+int64_t produced_bytes(const attn_metadata_t* m, const Batch& b) {
+  int64_t bytes = 0;
+  const size_t count = attn_metadata_field_count(m);
+  for (size_t i = 0; i < count; ++i) {
+    attn_field_t f = ATTN_FIELD_INIT;
+    if (attn_metadata_field(m, i, &f) != nullptr) continue;
+    if (f.kind != ATTN_FIELD_TENSOR || f.tensor == nullptr) continue;
+    const attn_tensor_t& t = *f.tensor;
+    // Float fields are scratch (softmax partials and the like) sized at create time, not output.
+    if (t.dtype.code == ATTN_DTYPE_FLOAT || t.dtype.code == ATTN_DTYPE_BFLOAT) continue;
+    if (!b.is_input(static_cast<const char*>(t.data) + t.byte_offset)) bytes += tensor_bytes(t);
+  }
+  return bytes;
+}
+
+void run(benchmark::State& state, const std::string& backend, const Workload& w) {
+  Batch b(w);
+  attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
+  spec.block_size = w.block_size;
+  spec.num_kv_heads = 8;
+  spec.head_size = 128;
+  if (w.chunk > 0) {
+    spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
+    spec.attention_chunk_size = w.chunk;
+  }
+  attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
+  config.max_num_seqs = static_cast<int32_t>(std::max<int64_t>(b.n, 256));
+  config.max_num_batched_tokens = static_cast<int32_t>(std::max<int64_t>(b.tokens, 8192));
+  config.max_model_len = 131072;
+  config.num_attention_heads = 32;
+  config.device_capability = 90;
+  config.num_speculative_tokens = w.spec_tokens;
+  config.num_gpu_blocks = b.n * b.width + 1;  // FLEX_ATTENTION's inverse block table
+  // FLEX_ATTENTION keeps vLLM's inverse block table, max_num_seqs x num_gpu_blocks int32: past
+  // 1 GiB the machine's memory, not the library, is what would be measured.
+  const double inverse_bytes = 4.0 * config.max_num_seqs * static_cast<double>(config.num_gpu_blocks);
+  if (backend == "FLEX_ATTENTION" && inverse_bytes > double(1 << 30)) {
+    state.SkipWithError(("skipped: FLEX_ATTENTION's inverse block table would take " +
+                         std::to_string(static_cast<int64_t>(inverse_bytes / (1 << 20))) + " MiB")
+                            .c_str());
+    return;
+  }
+  attn_builder_t* builder = nullptr;
+  if (attn_error_t* err = attn_builder_create(backend.c_str(), &spec, &config, &builder)) {
+    state.SkipWithError(attn_error_message(err));
+    attn_error_destroy(err);
+    return;
+  }
+  attn_metadata_t* m = nullptr;
+  attn_error_t* err = attn_build(builder, 0, &b.common, 0, &m, nullptr);
+  if (err != nullptr) {
+    state.SkipWithError(attn_error_message(err));
+    attn_error_destroy(err);
+    attn_builder_destroy(builder);
+    return;
+  }
+  const int64_t bytes = produced_bytes(m, b);
+  for (auto _ : state) {
+    attn_build(builder, 0, &b.common, 0, &m, nullptr);
+    benchmark::DoNotOptimize(m);
+  }
+  attn_builder_destroy(builder);
+  const double mc = attn_bench::memcpy_ns(bytes);
+  state.counters["requests"] = static_cast<double>(b.n);
+  state.counters["out_bytes"] = static_cast<double>(bytes);
+  state.counters["memcpy_ns"] = mc;
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  static const std::vector<Workload> all = workloads();
+  std::vector<std::string> backends;
+  for (size_t i = 0; i < attn_backend_count(); ++i) {
+    const char* name = nullptr;
+    if (attn_backend_name(i, &name) == nullptr) backends.emplace_back(name);
+  }
+  for (const Workload& w : all)
+    for (const std::string& backend : backends)
+      benchmark::RegisterBenchmark((w.name + "/" + backend).c_str(),
+                                   [&w, backend](benchmark::State& s) { run(s, backend, w); })
+          ->Unit(benchmark::kMicrosecond);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
