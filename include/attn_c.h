@@ -46,7 +46,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 1
+#define ATTN_VERSION_MINOR 2
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -357,6 +357,9 @@ typedef struct attn_kv_cache_spec {
   void* extension;              /**< Reserved; must be NULL. */
 } attn_kv_cache_spec_t;
 
+/** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
+#define ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 \
+  (offsetof(attn_kv_cache_spec_t, extension) + sizeof(void*))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
   (offsetof(attn_kv_cache_spec_t, extension) + sizeof(void*))
@@ -496,6 +499,9 @@ typedef struct attn_builder_config {
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 \
   (offsetof(attn_builder_config_t, extension) + sizeof(void*))
+/** Size of ::attn_builder_config_t in ABI 1.1. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 \
+  (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
   (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
@@ -554,6 +560,9 @@ typedef struct attn_common_metadata {
 /** Size of ::attn_common_metadata_t in ABI 1.0 (the smallest `struct_size` accepted). */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 \
   (offsetof(attn_common_metadata_t, extension) + sizeof(void*))
+/** Size of ::attn_common_metadata_t in ABI 1.1. */
+#define ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 \
+  (offsetof(attn_common_metadata_t, logits_indices_padded_cpu) + sizeof(void*))
 /** Size of ::attn_common_metadata_t in this header version. */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE \
   (offsetof(attn_common_metadata_t, logits_indices_padded_cpu) + sizeof(void*))

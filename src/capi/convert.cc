@@ -86,7 +86,7 @@ Tensor to_required_tensor(const attn_tensor_t* t, const char* name) {
 
 KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   const attn_kv_cache_spec_t defaults = ATTN_KV_CACHE_SPEC_INIT;
-  const attn_kv_cache_spec_t s = read_struct(spec, defaults, kKvCacheSpecSizeV1, "kv_cache_spec");
+  const attn_kv_cache_spec_t s = read_struct(spec, defaults, kKvCacheSpecSizes, "kv_cache_spec");
   no_extension(s.extension, "kv_cache_spec");
   KvCacheSpec k;
   k.kind = s.kind;
@@ -132,7 +132,7 @@ std::vector<PerLayerParams> to_layers(const attn_per_layer_params_t* layers, siz
 
 BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& spec) {
   const attn_builder_config_t defaults = ATTN_BUILDER_CONFIG_INIT;
-  const attn_builder_config_t c = read_struct(config, defaults, kBuilderConfigSizeV1, "config");
+  const attn_builder_config_t c = read_struct(config, defaults, kBuilderConfigSizes, "config");
   no_extension(c.extension, "config");
   BuilderConfig b;
   b.device = Device{c.device.device_type, c.device.device_id};
@@ -201,7 +201,7 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
 
 CommonMetadata to_common(const attn_common_metadata_t* common) {
   const attn_common_metadata_t defaults = ATTN_COMMON_METADATA_INIT;
-  const attn_common_metadata_t c = read_struct(common, defaults, kCommonMetadataSizeV1, "common");
+  const attn_common_metadata_t c = read_struct(common, defaults, kCommonMetadataSizes, "common");
   no_extension(c.extension, "common");
   CommonMetadata m;
   fill_optional(c.query_start_loc, "common->query_start_loc", m.query_start_loc);

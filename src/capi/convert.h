@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "attn_c.h"
@@ -19,36 +20,53 @@
 
 namespace attn::capi {
 
-/// The sizes of the structs in ABI 1.0: the smallest struct_size each accepts. They never
-/// change when fields are appended (the ATTN_*_STRUCT_SIZE macros grow instead).
-inline constexpr size_t kKvCacheSpecSizeV1 = ATTN_KV_CACHE_SPEC_STRUCT_SIZE;
+/// The sizes of the structs that have not grown since ABI 1.0: the smallest struct_size each
+/// accepts. They never change when fields are appended (the ATTN_*_STRUCT_SIZE macros grow).
 inline constexpr size_t kPerLayerParamsSizeV1 = ATTN_PER_LAYER_PARAMS_STRUCT_SIZE;
 inline constexpr size_t kAllocatorSizeV1 = ATTN_ALLOCATOR_STRUCT_SIZE;
-inline constexpr size_t kBuilderConfigSizeV1 = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0;
-inline constexpr size_t kCommonMetadataSizeV1 = ATTN_COMMON_METADATA_STRUCT_SIZE_1_0;
 inline constexpr size_t kCascadeQuerySizeV1 = ATTN_CASCADE_QUERY_STRUCT_SIZE;
 inline constexpr size_t kFieldSizeV1 = ATTN_FIELD_STRUCT_SIZE;
 inline constexpr size_t kPluginBackendSizeV1 = ATTN_PLUGIN_BACKEND_STRUCT_SIZE;
 inline constexpr size_t kPluginTableSizeV1 = ATTN_PLUGIN_TABLE_STRUCT_SIZE;
 
-/// A struct_size a caller can have: the size of one ABI version of the struct (the first,
-/// `min_size`, or this header's, sizeof(T)), or larger (a newer header). A size in between would
-/// cut a field in half. (A later minor version adds its predecessors' sizes here.)
-template <class T>
-void check_struct_size(size_t size, size_t min_size, const char* name) {
-  if (size < min_size)
-    invalid(name, "->struct_size=", size, " is smaller than ", min_size,
+/// Every released size of a struct that grew, oldest first (the first is the smallest accepted).
+/// A minor version that appends fields to one of them adds its predecessor's size here.
+inline constexpr size_t kBuilderConfigSizes[] = {ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0,
+                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1};
+inline constexpr size_t kCommonMetadataSizes[] = {ATTN_COMMON_METADATA_STRUCT_SIZE_1_0,
+                                                  ATTN_COMMON_METADATA_STRUCT_SIZE_1_1};
+inline constexpr size_t kKvCacheSpecSizes[] = {ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0};
+
+/// A struct_size a caller can have: the size of one released ABI version of the struct
+/// (`released`, oldest first), this header's sizeof(T), or larger (a newer header). A size in
+/// between would cut a field in half.
+template <class T, size_t N>
+void check_struct_size(size_t size, const size_t (&released)[N], const char* name) {
+  if (size < released[0])
+    invalid(name, "->struct_size=", size, " is smaller than ", released[0],
             ", the size of the first ABI version (fill it with its *_INIT macro)");
-  if (size != min_size && size < sizeof(T))
-    invalid(name, "->struct_size=", size, " is not the size of an ABI version of this struct (",
-            min_size, " for 1.0, ", sizeof(T), " for this version; fill it with its *_INIT macro)");
+  if (size >= sizeof(T)) return;
+  for (size_t v : released)
+    if (size == v) return;
+  std::string sizes;
+  for (size_t v : released) sizes += std::to_string(v) + ", ";
+  invalid(name, "->struct_size=", size, " is not the size of an ABI version of this struct (",
+          sizes, "or ", sizeof(T), " for this version; fill it with its *_INIT macro)");
 }
 
-/// Copies a caller-filled struct over `defaults` up to the caller's struct_size.
+/// The same for a struct that has kept its 1.0 size so far.
 template <class T>
-T read_struct(const T* in, const T& defaults, size_t min_size, const char* name) {
+void check_struct_size(size_t size, size_t min_size, const char* name) {
+  const size_t released[] = {min_size};
+  check_struct_size<T>(size, released, name);
+}
+
+/// Copies a caller-filled struct over `defaults` up to the caller's struct_size (`sizes`: the
+/// 1.0 size, or the array of released sizes).
+template <class T, class Sizes>
+T read_struct(const T* in, const T& defaults, const Sizes& sizes, const char* name) {
   if (in == nullptr) invalid(name, " is NULL");
-  check_struct_size<T>(in->struct_size, min_size, name);
+  check_struct_size<T>(in->struct_size, sizes, name);
   T out = defaults;
   std::memcpy(static_cast<void*>(&out), in, in->struct_size < sizeof(T) ? in->struct_size : sizeof(T));
   out.struct_size = sizeof(T);
@@ -56,11 +74,11 @@ T read_struct(const T* in, const T& defaults, size_t min_size, const char* name)
 }
 
 /// Writes a library-filled struct back, no more than the caller's struct_size.
-template <class T>
-void write_struct(T* out, const T& value, size_t min_size, const char* name) {
+template <class T, class Sizes>
+void write_struct(T* out, const T& value, const Sizes& sizes, const char* name) {
   if (out == nullptr) invalid(name, " is NULL");
   const size_t size = out->struct_size;
-  check_struct_size<T>(size, min_size, name);
+  check_struct_size<T>(size, sizes, name);
   std::memcpy(static_cast<void*>(out), &value, size < sizeof(T) ? size : sizeof(T));
   out->struct_size = size;
 }

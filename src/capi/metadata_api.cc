@@ -159,7 +159,7 @@ ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
   c.dcp_local_seq_lens = tensor(i++);
   c.dcp_local_seq_lens_cpu = tensor(i++);
   c.logits_indices_padded_cpu = tensor(i++);
-  attn::capi::write_struct(out, c, attn::capi::kCommonMetadataSizeV1, "out");
+  attn::capi::write_struct(out, c, attn::capi::kCommonMetadataSizes, "out");
   return nullptr;
   ATTN_API_CATCH
 }

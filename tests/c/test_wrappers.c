@@ -390,7 +390,7 @@ static void test_abi_1_0_config(void** state) {
   ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
                "is not the size of an ABI version of this struct");
   config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
-  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE - 4;
+  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 - 4;
   b = ts_builder("FLASH_ATTN", &spec, &config);
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->struct_size=156 is not the size of an ABI version of this struct");
