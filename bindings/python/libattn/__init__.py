@@ -1,0 +1,43 @@
+"""libattn for Python: vLLM v1's attention metadata builders through libattn's C ABI (ctypes).
+
+>>> import libattn
+>>> lib = libattn.load()                      # $ATTN_LIBRARY, else the installed libattn.so.1
+>>> spec = libattn.KvCacheSpec(block_size=16, num_kv_heads=8, head_size=128)
+>>> config = libattn.BuilderConfig(256, 8192, 4096, 32, device_capability=90)
+>>> batch = libattn.CommonMetadata(query_start_loc=[0, 1, 3], seq_lens=[5, 2],
+...                                block_table=[[1, 0], [2, 0]], slot_mapping=[20, 32, 33])
+>>> with lib.builder("FLASH_ATTN", spec, config) as b:
+...     md = b.build(batch)
+...     md["seq_lens"]
+array([5, 2], dtype=int32)
+
+Inputs: numpy arrays, lists, or any object with ``__dlpack__`` (torch, cupy, jax), without a
+copy. Outputs: :class:`Metadata`, a mapping of vLLM's field names to numpy views, DLPack-able
+:class:`TensorView` objects, and scalars. Errors: :class:`AttnError` subclasses carrying the
+library's code and message.
+"""
+from .builder import Builder
+from .common_metadata import CommonMetadata
+from .config import BuilderConfig, KvCacheSpec, PerLayerParams
+from .dlpack import TensorView
+from .enums import (AttentionType, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, DTypeCode,
+                    FieldKind, KvCacheKind, KvDtype, NO_REORDER, PAD_SLOT_ID, Status, ValidateMode)
+from .errors import (AbiMismatch, AttnError, Busy, CudaError, InternalError, InvalidArgument,
+                     NotFound, OutOfMemory, Unsupported)
+from .library import ABI_VERSION, LIBRARY_ENV, Library, load
+from .metadata import Metadata, StaleMetadata
+from .plugin import Plugin
+from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, PagedKvMetadata,
+                        UbatchSlice)
+
+__version__ = "1.1.0"
+
+__all__ = [
+    "load", "Library", "ABI_VERSION", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",
+    "StaleMetadata", "TensorView", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
+    "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "PagedKvMetadata", "Conv1dMetadata",
+    "AttnError", "InvalidArgument", "Unsupported", "OutOfMemory", "CudaError", "NotFound",
+    "AbiMismatch", "Busy", "InternalError", "Status", "CudagraphSupport", "CudagraphMode",
+    "KvCacheKind", "KvDtype", "AttentionType", "ValidateMode", "CpuIsa", "DeviceType",
+    "DTypeCode", "FieldKind", "NO_REORDER", "PAD_SLOT_ID",
+]

@@ -1,0 +1,186 @@
+""":class:`Builder`: one backend's metadata builder (``attn_builder_t``)."""
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from .common_metadata import CommonMetadata
+from .config import BuilderConfig, KvCacheSpec
+from .enums import NO_REORDER, CudagraphSupport
+from .metadata import Metadata
+from .structs import attn_cascade_query_t, new
+from .tensors import ArrayLike, tensor_arg
+
+if TYPE_CHECKING:
+    from .library import Library
+
+__all__ = ["Builder", "stream_handle"]
+
+
+def stream_handle(stream: Any) -> Optional[int]:
+    """A ``cudaStream_t`` from None (the default stream), an int, or an object with
+    ``cuda_stream`` (torch.cuda.Stream) or ``ptr`` (cupy)."""
+    if stream is None:
+        return None
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr)) or None
+    return int(stream) or None
+
+
+class Builder:
+    """A builder for one backend (``attn_builder_create``), freed by :meth:`close`, by ``with``,
+    or when garbage collected.
+
+    >>> with Builder(lib, "FLASH_ATTN", KvCacheSpec(16, 8, 128),
+    ...              BuilderConfig(256, 8192, 4096, 32)) as b:
+    ...     md = b.build(batch)
+
+    A build's :class:`~libattn.Metadata` is valid until the next build on this builder. One
+    builder must not build on two threads at once (the library answers
+    :class:`~libattn.Busy`); queries are safe from any thread.
+    """
+
+    def __init__(self, lib: "Library", backend: str, spec: KvCacheSpec,
+                 config: BuilderConfig) -> None:
+        self._lib = lib
+        self._handle: Optional[int] = None
+        self._generation = 0
+        self.spec = spec
+        self.config = config
+        cfg = config.to_struct()
+        out = ctypes.c_void_p()
+        lib.check(lib.raw.attn_builder_create(_name(backend), ctypes.byref(spec.to_struct()),
+                                              cfg.ref, ctypes.byref(out)))
+        self._handle = out.value
+
+    # ---- lifetime -------------------------------------------------------------------------
+    @property
+    def handle(self) -> int:
+        """The ``attn_builder_t*`` (for ``library.raw`` calls)."""
+        if self._handle is None:
+            raise ValueError("builder is closed")
+        return self._handle
+
+    def close(self) -> None:
+        """``attn_builder_destroy`` (idempotent); its metadata becomes unusable."""
+        if self._handle is not None:
+            self._generation += 1
+            self._lib.raw.attn_builder_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Builder":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- queries --------------------------------------------------------------------------
+    @property
+    def backend_name(self) -> str:
+        """``attn_builder_backend_name``."""
+        return self._lib.raw.attn_builder_backend_name(self.handle).decode()
+
+    @property
+    def cudagraph_support(self) -> CudagraphSupport:
+        """``attn_builder_cudagraph_support``: this builder's level."""
+        v = ctypes.c_int32()
+        self._lib.check(self._lib.raw.attn_builder_cudagraph_support(self.handle, ctypes.byref(v)))
+        return CudagraphSupport(v.value)
+
+    @property
+    def reorder_batch_threshold(self) -> Optional[int]:
+        """``attn_builder_reorder_batch_threshold``: vLLM's ``reorder_batch_threshold``, None
+        for builders that do not reorder."""
+        v = ctypes.c_int32()
+        self._lib.check(self._lib.raw.attn_builder_reorder_batch_threshold(self.handle,
+                                                                            ctypes.byref(v)))
+        return None if v.value == NO_REORDER else int(v.value)
+
+    @property
+    def supports_update_block_table(self) -> bool:
+        """``attn_builder_supports_update_block_table``."""
+        v = ctypes.c_int32()
+        self._lib.check(self._lib.raw.attn_builder_supports_update_block_table(self.handle,
+                                                                                ctypes.byref(v)))
+        return bool(v.value)
+
+    def use_cascade_attention(self, common_prefix_len: int, query_lens: Sequence[int],
+                              num_query_heads: int, num_kv_heads: int, *, use_alibi: bool = False,
+                              use_sliding_window: bool = False, use_local_attention: bool = False,
+                              num_sms: int = 132, dcp_world_size: int = 1) -> bool:
+        """``attn_use_cascade_attention``: vLLM's heuristic for this builder."""
+        lens = (ctypes.c_int32 * max(len(query_lens), 1))(*query_lens)
+        q = new(attn_cascade_query_t, common_prefix_len=common_prefix_len,
+                query_lens=ctypes.cast(lens, ctypes.POINTER(ctypes.c_int32)),
+                num_reqs=len(query_lens), num_query_heads=num_query_heads,
+                num_kv_heads=num_kv_heads, use_alibi=int(use_alibi),
+                use_sliding_window=int(use_sliding_window),
+                use_local_attention=int(use_local_attention), num_sms=num_sms,
+                dcp_world_size=dcp_world_size)
+        v = ctypes.c_int32()
+        self._lib.check(self._lib.raw.attn_use_cascade_attention(self.handle, ctypes.byref(q),
+                                                                 ctypes.byref(v)))
+        return bool(v.value)
+
+    # ---- builds ---------------------------------------------------------------------------
+    def _result(self, out: ctypes.c_void_p, keep: Any) -> Metadata:
+        self._generation += 1
+        gen = self._generation
+        return Metadata(self._lib, out.value, False, (self, keep),
+                        lambda: self._generation == gen and self._handle is not None)
+
+    def build(self, common: CommonMetadata, common_prefix_len: int = 0, fast_build: bool = False,
+              stream: Any = None) -> Metadata:
+        """``attn_build``: the metadata of a batch (vLLM's ``build``)."""
+        out = ctypes.c_void_p()
+        self._lib.check(self._lib.raw.attn_build(self.handle, common_prefix_len, common.ref,
+                                                 int(fast_build), ctypes.byref(out),
+                                                 stream_handle(stream)))
+        return self._result(out, common)
+
+    def build_for_cudagraph_capture(self, common: CommonMetadata, stream: Any = None) -> Metadata:
+        """``attn_build_for_cudagraph_capture``: a build on a batch of the captured size."""
+        out = ctypes.c_void_p()
+        self._lib.check(self._lib.raw.attn_build_for_cudagraph_capture(
+            self.handle, common.ref, ctypes.byref(out), stream_handle(stream)))
+        return self._result(out, common)
+
+    def build_for_drafting(self, common: CommonMetadata, draft_index: int,
+                           stream: Any = None) -> Metadata:
+        """``attn_build_for_drafting``: a build for draft step ``draft_index``."""
+        out = ctypes.c_void_p()
+        self._lib.check(self._lib.raw.attn_build_for_drafting(
+            self.handle, common.ref, draft_index, ctypes.byref(out), stream_handle(stream)))
+        return self._result(out, common)
+
+    def update_block_table(self, metadata: Metadata, block_table: ArrayLike,
+                           slot_mapping: ArrayLike, stream: Any = None) -> Metadata:
+        """``attn_update_block_table``: ``metadata`` (from this builder or a clone) with another
+        KV cache group's block table and slot mapping, without a rebuild."""
+        bt = tensor_arg(block_table)
+        sm = tensor_arg(slot_mapping, "int64")
+        src = metadata.handle
+        out = ctypes.c_void_p()
+        self._lib.check(self._lib.raw.attn_update_block_table(
+            self.handle, src, bt.ref, sm.ref, ctypes.byref(out), stream_handle(stream)))
+        return self._result(out, (metadata, bt, sm))
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "Builder(closed)"
+        return f"Builder({self.backend_name!r})"
+
+
+def _name(backend: str) -> bytes:
+    b = backend.encode()
+    if b"\0" in b:
+        from .errors import InvalidArgument
+        raise InvalidArgument(1, f"backend name contains a NUL byte at {b.index(0)}")
+    return b

@@ -1,0 +1,165 @@
+"""The configuration structs: :class:`KvCacheSpec`, :class:`BuilderConfig`, :class:`PerLayerParams`.
+
+Each is a plain Python object whose attributes are the C fields (same names, same defaults as
+the header's ``*_INIT`` macros); ``to_struct()`` fills the ctypes mirror and keeps alive what it
+points into.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field, fields
+from typing import List, Optional, Sequence, Tuple, Union
+
+from .enums import (AttentionType, CpuIsa, CudagraphMode, DeviceType, KvCacheKind, KvDtype,
+                    ValidateMode)
+from .structs import attn_builder_config_t, attn_kv_cache_spec_t, attn_per_layer_params_t, new
+
+__all__ = ["KvCacheSpec", "BuilderConfig", "PerLayerParams", "Device", "parse_device"]
+
+Device = Union[str, Tuple[int, int]]
+
+
+def parse_device(device: Device) -> Tuple[int, int]:
+    """``"cpu"``, ``"cuda"``, ``"cuda:N"`` or a ``(device_type, id)`` pair -> the pair."""
+    if isinstance(device, tuple):
+        return int(device[0]), int(device[1])
+    if device == "cpu":
+        return DeviceType.CPU, 0
+    if device == "cuda":
+        return DeviceType.CUDA, 0
+    if isinstance(device, str) and device.startswith("cuda:") and device[5:].isdigit():
+        return DeviceType.CUDA, int(device[5:])
+    raise ValueError(f"device={device!r}: expected 'cpu', 'cuda', 'cuda:N' or (type, id)")
+
+
+@dataclass
+class KvCacheSpec:
+    """``attn_kv_cache_spec_t`` (vLLM's ``AttentionSpec``): block size, KV heads, head size."""
+
+    block_size: int
+    num_kv_heads: int
+    head_size: int
+    kind: int = KvCacheKind.FULL_ATTENTION
+    dtype: int = KvDtype.BFLOAT16
+    sliding_window: int = 0
+    attention_chunk_size: int = 0
+
+    def to_struct(self) -> attn_kv_cache_spec_t:
+        return new(attn_kv_cache_spec_t, kind=int(self.kind), block_size=self.block_size,
+                   num_kv_heads=self.num_kv_heads, head_size=self.head_size,
+                   dtype=int(self.dtype), sliding_window=self.sliding_window,
+                   attention_chunk_size=self.attention_chunk_size)
+
+
+@dataclass
+class PerLayerParams:
+    """``attn_per_layer_params_t`` (vLLM's ``PerLayerParameters``)."""
+
+    window_left: int = -1
+    logits_soft_cap: Optional[float] = None
+    sm_scale: float = 1.0
+    has_sinks: bool = False
+
+    def fill(self, s: attn_per_layer_params_t) -> None:
+        s.struct_size = ctypes.sizeof(attn_per_layer_params_t)
+        s.window_left = self.window_left
+        s.has_logits_soft_cap = int(self.logits_soft_cap is not None)
+        s.logits_soft_cap = float(self.logits_soft_cap or 0.0)
+        s.sm_scale = float(self.sm_scale)
+        s.has_sinks = int(self.has_sinks)
+
+    @classmethod
+    def from_struct(cls, s: attn_per_layer_params_t) -> "PerLayerParams":
+        return cls(window_left=s.window_left,
+                   logits_soft_cap=s.logits_soft_cap if s.has_logits_soft_cap else None,
+                   sm_scale=s.sm_scale, has_sinks=bool(s.has_sinks))
+
+
+def layer_array(layers: Sequence[PerLayerParams]) -> "ctypes.Array":
+    """A C array of ``attn_per_layer_params_t`` for ``layers``."""
+    arr = (attn_per_layer_params_t * max(len(layers), 1))()
+    for s, layer in zip(arr, layers):
+        layer.fill(s)
+    return arr
+
+
+@dataclass
+class BuilderConfig:
+    """``attn_builder_config_t``: the parts of vLLM's ``VllmConfig`` builders read. The four
+    sizes are required; every other field has the header's default (vLLM's)."""
+
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    max_model_len: int
+    num_attention_heads: int
+    device: Device = "cpu"
+    num_speculative_tokens: int = 0
+    parallel_drafting: int = 0
+    decode_context_parallel_size: int = 1
+    dcp_rank: int = 0
+    cp_kv_cache_interleave_size: int = 1
+    cudagraph_mode: int = CudagraphMode.FULL_AND_PIECEWISE
+    max_cudagraph_capture_size: int = 0
+    cache_dtype: int = KvDtype.AUTO
+    attn_type: int = AttentionType.DECODER
+    device_capability: int = 0
+    flash_attn_version: int = 0
+    flash_attn_max_num_splits_for_cuda_graph: int = 32
+    batch_invariant: int = 0
+    validate: int = ValidateMode.HOST
+    layers: List[PerLayerParams] = field(default_factory=list)
+    workspace: Optional[int] = None  #: address of caller memory for the persistent buffers
+    workspace_size: int = 0
+    model_dtype: int = KvDtype.AUTO
+    use_trtllm_attention: int = -1
+    kv_transfer_enabled: int = 0
+    disable_flashinfer_q_quantization: int = 0
+    cudagraph_capture_sizes: Optional[List[int]] = None
+    num_gpu_blocks: int = 0
+    flex_attn_q_block_size: int = 0
+    flex_attn_kv_block_size: int = 0
+    speculative_token_tree: Optional[str] = None
+    kv_sharing_fast_prefill: int = 0
+    max_encoder_len: int = 0
+    cpu_attn_isa: int = CpuIsa.DETECT
+
+    _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
+                "speculative_token_tree")
+
+    def to_struct(self) -> "ConfigStruct":
+        """The filled ``attn_builder_config_t`` (with what it points into)."""
+        s = new(attn_builder_config_t)
+        keep: list = []
+        for f in fields(self):
+            if f.name not in self._SPECIAL:
+                setattr(s, f.name, int(getattr(self, f.name)))
+        s.device.device_type, s.device.device_id = parse_device(self.device)
+        if self.layers:
+            arr = layer_array(self.layers)
+            keep.append(arr)
+            s.layers = ctypes.cast(arr, ctypes.POINTER(attn_per_layer_params_t))
+            s.num_layers = len(self.layers)
+        if self.workspace is not None:
+            s.workspace = self.workspace
+        if self.cudagraph_capture_sizes is not None:
+            sizes = (ctypes.c_int32 * max(len(self.cudagraph_capture_sizes), 1))(
+                *self.cudagraph_capture_sizes)
+            keep.append(sizes)
+            s.cudagraph_capture_sizes = ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int32))
+            s.num_cudagraph_capture_sizes = len(self.cudagraph_capture_sizes)
+        if self.speculative_token_tree is not None:
+            tree = self.speculative_token_tree.encode()
+            if b"\0" in tree:
+                raise ValueError("speculative_token_tree contains a NUL byte")
+            keep.append(tree)
+            s.speculative_token_tree = tree
+        return ConfigStruct(s, keep)
+
+
+class ConfigStruct:
+    """An ``attn_builder_config_t`` and the arrays it points into."""
+
+    def __init__(self, struct: attn_builder_config_t, keep: list) -> None:
+        self.struct = struct
+        self.keep = keep
+        self.ref = ctypes.pointer(struct)

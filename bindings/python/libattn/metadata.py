@@ -1,0 +1,178 @@
+""":class:`Metadata`: a build's result as a read-only mapping from vLLM's field names to values."""
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Union
+
+import numpy as np
+
+from .common_metadata import CommonMetadata
+from .dlpack import TensorView
+from .enums import FieldKind
+from .structs import attn_common_metadata_t, attn_field_t, attn_tensor_t, new
+from .tensors import HOST_DEVICES, numpy_dtype, to_numpy
+
+if TYPE_CHECKING:
+    from .library import Library
+
+__all__ = ["Metadata", "StaleMetadata", "Value"]
+
+Value = Union[np.ndarray, TensorView, int, bool, float, None]
+
+
+class StaleMetadata(RuntimeError):
+    """A builder's metadata used after that builder built again (which reuses its buffers)."""
+
+
+class Metadata(Mapping):
+    """Metadata: ``md["query_start_loc"]`` is a numpy array (a zero-copy, read-only view of
+    host memory), a :class:`~libattn.TensorView` (device memory, or dtypes numpy lacks such as
+    bfloat16; export it with DLPack), an ``int``, ``bool`` or ``float`` for scalars, or ``None``.
+
+    A builder's result belongs to the builder and is valid until its next build: using it
+    afterwards raises :class:`StaleMetadata`; :meth:`clone` keeps a copy (tensors of the
+    builder's buffers copied, views of the inputs still views). Metadata returned by the batch
+    utilities (kind ``"common"``) and clones are owned: freed with :meth:`close` or when
+    garbage collected. Either keeps alive the inputs it views.
+    """
+
+    def __init__(self, lib: "Library", handle: int, owned: bool, keep: Any,
+                 is_current: Optional[Callable[[], bool]] = None) -> None:
+        self._lib = lib
+        self._handle: Optional[int] = handle
+        self._owned = owned
+        self._keep = keep
+        self._is_current = is_current
+
+    # ---- lifetime -------------------------------------------------------------------------
+    def _h(self) -> int:
+        if self._handle is None:
+            raise ValueError("metadata is closed")
+        if self._is_current is not None and not self._is_current():
+            raise StaleMetadata("this metadata belongs to a builder that has built again since "
+                                "(its buffers were reused); keep results with .clone()")
+        return self._handle
+
+    def close(self) -> None:
+        """Frees owned metadata now (idempotent); a builder's result just becomes unusable."""
+        if self._handle is not None and self._owned:
+            self._lib.raw.attn_metadata_destroy(self._handle)
+        self._handle = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> "Metadata":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def handle(self) -> int:
+        """The ``attn_metadata_t*`` (for ``library.raw`` calls)."""
+        return self._h()
+
+    # ---- fields ---------------------------------------------------------------------------
+    @property
+    def kind(self) -> str:
+        """``attn_metadata_kind``: the backend (and wrappers) that built it, or ``"common"``."""
+        return self._lib.raw.attn_metadata_kind(self._h()).decode()
+
+    def __len__(self) -> int:
+        return int(self._lib.raw.attn_metadata_field_count(self._h()))
+
+    def _field(self, index: int) -> attn_field_t:
+        f = new(attn_field_t)
+        self._lib.check(self._lib.raw.attn_metadata_field(self._h(), index, ctypes.byref(f)))
+        return f
+
+    def fields(self) -> List[str]:
+        """Every field name, in the backend's order (vLLM's dataclass order)."""
+        return [self._field(i).name.decode() for i in range(len(self))]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.fields())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.fields()
+
+    def raw_field(self, name: str) -> attn_field_t:
+        """``attn_metadata_get``: the ``attn_field_t`` of ``name`` (NotFound when absent)."""
+        f = new(attn_field_t)
+        self._lib.check(self._lib.raw.attn_metadata_get(self._h(), name.encode(), ctypes.byref(f)))
+        return f
+
+    def __getitem__(self, name: str) -> Value:
+        from .errors import NotFound
+        try:
+            f = self.raw_field(name)
+        except NotFound as e:
+            raise KeyError(name) from e
+        return self._value(f)
+
+    def _value(self, f: attn_field_t) -> Value:
+        kind = f.kind
+        if kind == FieldKind.NONE:
+            return None
+        if kind == FieldKind.INT:
+            return int(f.int_value)
+        if kind == FieldKind.BOOL:
+            return bool(f.int_value)
+        if kind == FieldKind.FLOAT:
+            return float(f.float_value)
+        t: attn_tensor_t = f.tensor.contents
+        if t.device.device_type in HOST_DEVICES and numpy_dtype(t.dtype.code, t.dtype.bits,
+                                                                t.dtype.lanes) is not None:
+            return to_numpy(t, self)
+        return TensorView(t, self)
+
+    def tensor_view(self, name: str) -> TensorView:
+        """``attn_metadata_get_tensor``: a tensor field as a :class:`~libattn.TensorView`, for
+        DLPack export (``torch.from_dlpack(md.tensor_view("seq_lens"))``)."""
+        p = ctypes.POINTER(attn_tensor_t)()
+        self._lib.check(self._lib.raw.attn_metadata_get_tensor(self._h(), name.encode(),
+                                                                ctypes.byref(p)))
+        return TensorView(p.contents, self)
+
+    def get_int(self, name: str) -> int:
+        """``attn_metadata_get_int``: an int or bool field (InvalidArgument for other kinds)."""
+        v = ctypes.c_int64()
+        self._lib.check(self._lib.raw.attn_metadata_get_int(self._h(), name.encode(),
+                                                             ctypes.byref(v)))
+        return int(v.value)
+
+    def to_dict(self) -> dict:
+        """Every field as a plain dict (arrays copied), for printing or pickling."""
+        out = {}
+        for name in self.fields():
+            v = self[name]
+            out[name] = np.array(v) if isinstance(v, np.ndarray) else v
+        return out
+
+    # ---- copies and conversions -------------------------------------------------------------
+    def clone(self) -> "Metadata":
+        """``attn_metadata_clone``: an owned copy that survives the builder's next build."""
+        out = ctypes.c_void_p()
+        self._lib.check(self._lib.raw.attn_metadata_clone(self._h(), ctypes.byref(out)))
+        return Metadata(self._lib, out.value, True, self._keep)
+
+    copy = clone
+
+    def to_common(self) -> CommonMetadata:
+        """``attn_metadata_to_common``: metadata of kind "common" as the input of a build."""
+        s = new(attn_common_metadata_t)
+        self._lib.check(self._lib.raw.attn_metadata_to_common(self._h(), ctypes.byref(s)))
+        return CommonMetadata._from_struct(s, self)
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "Metadata(closed)"
+        try:
+            return f"Metadata(kind={self.kind!r}, fields={len(self)})"
+        except StaleMetadata:
+            return "Metadata(stale)"

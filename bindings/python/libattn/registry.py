@@ -1,0 +1,88 @@
+"""The backend registry and the queries that need no builder (mixed into :class:`Library`)."""
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import List, Sequence, Tuple
+
+from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
+from .enums import CudagraphSupport
+from .structs import attn_per_layer_params_t, new
+
+__all__ = ["RegistryMixin"]
+
+
+class RegistryMixin:
+    """Registry methods of :class:`~libattn.Library`."""
+
+    def backend_count(self) -> int:
+        """``attn_backend_count``: built-in backends and those of loaded plugins."""
+        return int(self.raw.attn_backend_count())
+
+    def backend_name(self, index: int) -> str:
+        """``attn_backend_name``: the name at ``index`` (NotFound past the end)."""
+        out = ctypes.c_char_p()
+        self.check(self.raw.attn_backend_name(index, ctypes.byref(out)))
+        return out.value.decode()
+
+    def backends(self) -> List[str]:
+        """Every registered backend name, built-in ones first."""
+        return [self.backend_name(i) for i in range(self.backend_count())]
+
+    def backend_cudagraph_support(self, backend: str, spec: KvCacheSpec,
+                                  config: BuilderConfig) -> CudagraphSupport:
+        """``attn_backend_cudagraph_support``: the level a builder would have, without one."""
+        v = ctypes.c_int32()
+        self.check(self.raw.attn_backend_cudagraph_support(
+            backend.encode(), ctypes.byref(spec.to_struct()), config.to_struct().ref,
+            ctypes.byref(v)))
+        return CudagraphSupport(v.value)
+
+    def builder_workspace_size(self, backend: str, spec: KvCacheSpec,
+                               config: BuilderConfig) -> int:
+        """``attn_builder_workspace_size``: bytes of caller workspace a builder would use."""
+        v = ctypes.c_size_t()
+        self.check(self.raw.attn_builder_workspace_size(
+            backend.encode(), ctypes.byref(spec.to_struct()), config.to_struct().ref,
+            ctypes.byref(v)))
+        return int(v.value)
+
+    def builder(self, backend: str, spec: KvCacheSpec, config: BuilderConfig) -> "Builder":
+        """A :class:`~libattn.Builder` for ``backend``."""
+        from .builder import Builder
+        return Builder(self, backend, spec, config)
+
+    def min_cudagraph_support(self, builders: Sequence["Builder"]) -> CudagraphSupport:
+        """``attn_min_cudagraph_support``: the lowest level over several builders (how vLLM's
+        model runner picks its CUDA graph mode)."""
+        arr = (ctypes.c_void_p * max(len(builders), 1))(*(b.handle for b in builders))
+        v = ctypes.c_int32()
+        self.check(self.raw.attn_min_cudagraph_support(arr, len(builders), ctypes.byref(v)))
+        return CudagraphSupport(v.value)
+
+    def infer_global_hyperparameters(
+            self, layers: Sequence[PerLayerParams]) -> Tuple[PerLayerParams, bool, bool]:
+        """``attn_infer_global_hyperparameters``: (global params, has_same_window_lefts,
+        has_same_all_params), as vLLM's ``infer_global_hyperparameters``."""
+        arr = layer_array(layers)
+        out = new(attn_per_layer_params_t)
+        same_window, same_all = ctypes.c_int32(), ctypes.c_int32()
+        self.check(self.raw.attn_infer_global_hyperparameters(
+            arr, len(layers), ctypes.byref(out), ctypes.byref(same_window),
+            ctypes.byref(same_all)))
+        return PerLayerParams.from_struct(out), bool(same_window.value), bool(same_all.value)
+
+    def load_plugin(self, path: str) -> "Plugin":
+        """``attn_plugin_load``: registers the plugin's backends (AbiMismatch for another ABI
+        major, NotFound without the entry point, InvalidArgument for a malformed table)."""
+        from .plugin import Plugin
+        out = ctypes.c_void_p()
+        self.check(self.raw.attn_plugin_load(os.fsencode(path), ctypes.byref(out)))
+        return Plugin(self, out.value, os.fspath(path))
+
+
+from typing import TYPE_CHECKING  # noqa: E402
+
+if TYPE_CHECKING:
+    from .builder import Builder
+    from .plugin import Plugin

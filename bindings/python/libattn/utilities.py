@@ -1,0 +1,359 @@
+"""vLLM's batch utilities (``attn_<vLLM name>``), mixed into :class:`~libattn.Library`.
+
+Outputs are numpy arrays the binding allocates on the host, unless ``out=`` (or an ``outputs``
+mapping) passes the caller's tensors, of any device, which are written in place. Utilities that
+make a new batch return :class:`~libattn.Metadata` of kind ``"common"``; its ``to_common()`` is
+the input of a build.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .builder import stream_handle
+from .common_metadata import CommonMetadata
+from .metadata import Metadata
+from .structs import (attn_batch_split_t, attn_conv1d_info_t, attn_local_attention_out_t,
+                      attn_slot_mapping_args_t, attn_tensor_t, attn_ubatch_out_t,
+                      attn_ubatch_slice_t, new)
+from .tensors import ArrayLike, TensorArg, optional_arg, tensor_arg, to_numpy
+
+__all__ = ["UtilitiesMixin", "BatchSplit", "UbatchSlice", "LocalAttentionBatches",
+           "Conv1dMetadata", "PagedKvMetadata"]
+
+DCP_ALL_RANKS = -1
+
+
+class BatchSplit(NamedTuple):
+    """Request and token counts of a split (``attn_batch_split_t``)."""
+    num_decodes: int
+    num_prefills: int
+    num_decode_tokens: int
+    num_prefill_tokens: int
+    num_extends: int = 0
+    num_extend_tokens: int = 0
+
+
+class UbatchSlice(NamedTuple):
+    """A micro-batch (``attn_ubatch_slice_t``): end-exclusive request and token ranges."""
+    request_start: int
+    request_stop: int
+    token_start: int
+    token_stop: int
+
+
+class PagedKvMetadata(NamedTuple):
+    """FlashInfer's paged KV layout."""
+    indptr: np.ndarray
+    indices: np.ndarray
+    last_page_len: np.ndarray
+
+
+class Conv1dMetadata(NamedTuple):
+    """compute_causal_conv1d_metadata's outputs."""
+    batch_ptr: np.ndarray
+    token_chunk_offset_ptr: np.ndarray
+    nums: np.ndarray
+    tot: int
+    num_programs: int
+
+
+class LocalAttentionBatches(NamedTuple):
+    """make_local_attention_virtual_batches' result: the new batch and its arrays."""
+    metadata: Metadata  #: kind "common", num_reqs = V
+    query_start_loc: np.ndarray
+    seq_lens: np.ndarray
+    num_computed_tokens: np.ndarray
+    block_table: np.ndarray
+    virtual_req: np.ndarray
+    virtual_block_start: np.ndarray
+
+
+def _i32(values: ArrayLike, name: str) -> np.ndarray:
+    a = np.ascontiguousarray(np.asarray(values, dtype=np.int32))
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
+    return a
+
+
+def _p(a: np.ndarray, ctype: Any = ctypes.c_int32) -> Any:
+    return a.ctypes.data_as(ctypes.POINTER(ctype))
+
+
+def _slice(s: attn_ubatch_slice_t) -> UbatchSlice:
+    return UbatchSlice(s.request_start, s.request_stop, s.token_start, s.token_stop)
+
+
+class UtilitiesMixin:
+    """Batch utilities of :class:`~libattn.Library`."""
+
+    def _common_result(self, handle: int, keep: Any) -> Metadata:
+        return Metadata(self, handle, True, keep)
+
+    def common_metadata_unpadded(self, common: CommonMetadata, num_actual_tokens: int,
+                                 num_actual_reqs: int) -> Metadata:
+        """``attn_common_metadata_unpadded``: the batch cut to its real requests and tokens."""
+        out = ctypes.c_void_p()
+        self.check(self.raw.attn_common_metadata_unpadded(common.ref, num_actual_tokens,
+                                                          num_actual_reqs, ctypes.byref(out)))
+        return self._common_result(out.value, common)
+
+    def split_decodes_and_prefills(self, common: CommonMetadata, decode_threshold: int = 1,
+                                   require_uniform: bool = False) -> BatchSplit:
+        """``attn_split_decodes_and_prefills`` on a batch ordered decodes first."""
+        s = new(attn_batch_split_t)
+        self.check(self.raw.attn_split_decodes_and_prefills(common.ref, decode_threshold,
+                                                            int(require_uniform), ctypes.byref(s)))
+        return BatchSplit(s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens)
+
+    def split_decodes_prefills_and_extends(self, common: CommonMetadata,
+                                           decode_threshold: int = 1) -> BatchSplit:
+        """``attn_split_decodes_prefills_and_extends`` on a batch ordered decode, extend,
+        prefill."""
+        s = new(attn_batch_split_t)
+        self.check(self.raw.attn_split_decodes_prefills_and_extends(common.ref, decode_threshold,
+                                                                    ctypes.byref(s)))
+        return BatchSplit(s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens,
+                          s.num_extends, s.num_extend_tokens)
+
+    def reorder_batch_to_split_decodes_and_prefills(
+            self, num_scheduled_tokens: ArrayLike, num_computed_tokens: ArrayLike,
+            decode_threshold: int = 1) -> List[Tuple[int, int]]:
+        """``attn_reorder_batch_to_split_decodes_and_prefills``: the ``swap_states(src, dst)``
+        calls, in order, that order the batch decode -> extend -> prefill (empty: ordered)."""
+        sched = _i32(num_scheduled_tokens, "num_scheduled_tokens")
+        comp = _i32(num_computed_tokens, "num_computed_tokens")
+        n = len(sched)
+        swaps = np.zeros(2 * max(n, 1), dtype=np.int32)
+        count = ctypes.c_int64()
+        self.check(self.raw.attn_reorder_batch_to_split_decodes_and_prefills(
+            _p(sched), _p(comp), n if len(comp) == n else max(n, len(comp)), decode_threshold,
+            _p(swaps), max(n, 1), ctypes.byref(count)))
+        return [(int(swaps[2 * k]), int(swaps[2 * k + 1])) for k in range(count.value)]
+
+    def split_prefill_chunks(self, seq_lens: ArrayLike, workspace_size: int,
+                             request_offset: int = 0) -> List[Tuple[int, int]]:
+        """``attn_split_prefill_chunks``: greedy (start, end) request ranges."""
+        seq = _i32(seq_lens, "seq_lens")
+        bounds = np.zeros(2 * max(len(seq), 1), dtype=np.int64)
+        count = ctypes.c_int64()
+        self.check(self.raw.attn_split_prefill_chunks(
+            _p(seq), len(seq), workspace_size, request_offset, _p(bounds, ctypes.c_int64),
+            max(len(seq), 1), ctypes.byref(count)))
+        return [(int(bounds[2 * k]), int(bounds[2 * k + 1])) for k in range(count.value)]
+
+    def get_dcp_local_seq_lens(self, seq_lens: ArrayLike, dcp_size: int, dcp_rank: Optional[int] = None,
+                               cp_kv_cache_interleave_size: int = 1, out: Any = None,
+                               stream: Any = None) -> Any:
+        """``attn_get_dcp_local_seq_lens``: (n,) for one rank, (n, dcp_size) for all
+        (``dcp_rank=None``)."""
+        seq = tensor_arg(seq_lens)
+        n = seq.shape[0]
+        rank = DCP_ALL_RANKS if dcp_rank is None else dcp_rank
+        if out is None:
+            out = np.zeros((n,) if rank != DCP_ALL_RANKS or dcp_size == 1 else (n, dcp_size),
+                           dtype=np.int32)
+        o = tensor_arg(out)
+        self.check(self.raw.attn_get_dcp_local_seq_lens(seq.ref, dcp_size, rank,
+                                                        cp_kv_cache_interleave_size, o.ref,
+                                                        stream_handle(stream)))
+        return out
+
+    def reshape_query_for_spec_decode(self, query: ArrayLike, batch_size: int) -> Any:
+        """``attn_reshape_query_for_spec_decode``: a (batch, tokens/batch, heads, dim) view of a
+        (tokens, heads, dim) query, sharing its memory (numpy for host memory)."""
+        from .dlpack import TensorView
+        q = tensor_arg(query, np.float32)
+        out = attn_tensor_t()
+        shape, strides = (ctypes.c_int64 * 4)(), (ctypes.c_int64 * 4)()
+        self.check(self.raw.attn_reshape_query_for_spec_decode(q.ref, batch_size,
+                                                               ctypes.byref(out), shape, strides))
+        keep = (q, shape, strides)
+        try:
+            return to_numpy(out, keep)
+        except TypeError:
+            return TensorView(out, keep)
+
+    def compute_slot_mapping(self, query_start_loc: ArrayLike, positions: ArrayLike,
+                             block_table: ArrayLike, block_size: int, *,
+                             num_reqs: Optional[int] = None, out: Any = None,
+                             query_start_loc_cpu: Optional[ArrayLike] = None,
+                             positions_cpu: Optional[ArrayLike] = None, dcp_world_size: int = 1,
+                             dcp_rank: int = 0, cp_kv_cache_interleave_size: int = 1,
+                             stream: Any = None) -> Any:
+        """``attn_compute_slot_mapping`` (block_table.py): int64 slots of every scheduled token;
+        ``out`` (default: as many as positions) is padded with PAD_SLOT_ID."""
+        qsl, pos = tensor_arg(query_start_loc), tensor_arg(positions, np.int64)
+        bt = tensor_arg(block_table)
+        if out is None:
+            out = np.zeros(pos.shape[0], dtype=np.int64)
+        o = tensor_arg(out, np.int64)
+        qc, pc = optional_arg(query_start_loc_cpu), optional_arg(positions_cpu, np.int64)
+        a = new(attn_slot_mapping_args_t, query_start_loc=qsl.ref,
+                num_reqs=qsl.shape[0] - 1 if num_reqs is None else num_reqs, positions=pos.ref,
+                block_table=bt.ref, block_size=block_size, dcp_world_size=dcp_world_size,
+                dcp_rank=dcp_rank, cp_kv_cache_interleave_size=cp_kv_cache_interleave_size,
+                slot_mapping=o.ref)
+        if qc is not None:
+            a.query_start_loc_cpu = qc.ref
+        if pc is not None:
+            a.positions_cpu = pc.ref
+        self.check(self.raw.attn_compute_slot_mapping(ctypes.byref(a), stream_handle(stream)))
+        return out
+
+    def compute_flashinfer_kv_metadata(self, seq_lens: ArrayLike, block_table: ArrayLike,
+                                       page_size: int) -> PagedKvMetadata:
+        """``attn_compute_flashinfer_kv_metadata`` on host arrays: indptr, indices,
+        last_page_len."""
+        seq = _i32(seq_lens, "seq_lens")
+        bt = tensor_arg(block_table)
+        n = len(seq)
+        pages = int(sum(-(-int(s) // page_size) for s in seq)) if page_size > 0 else 0
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        indices = np.zeros(max(pages, 1), dtype=np.int32)
+        last = np.zeros(max(n, 1), dtype=np.int32)
+        total = ctypes.c_int64()
+        targs = [tensor_arg(a) for a in (seq, indptr, indices, last)]
+        self.check(self.raw.attn_compute_flashinfer_kv_metadata(
+            targs[0].ref, None, bt.ref, page_size, targs[1].ref, targs[2].ref, targs[3].ref,
+            ctypes.byref(total), None))
+        return PagedKvMetadata(indptr, indices[: total.value], last[:n])
+
+    def compute_causal_conv1d_metadata(self, query_start_loc_p: ArrayLike) -> Conv1dMetadata:
+        """``attn_compute_causal_conv1d_metadata`` (BLOCK_M = 8) for the prefill requests'
+        query_start_loc, on the host."""
+        qsl = _i32(query_start_loc_p, "query_start_loc_p")
+        n = max(len(qsl) - 1, 0)
+        tot = int(sum(-(-int(qsl[i + 1] - qsl[i]) // 8) for i in range(n)))
+        programs = max(1024, tot) * 2
+        batch = np.zeros(programs, dtype=np.int32)
+        offset = np.zeros(programs, dtype=np.int32)
+        nums = np.zeros(max(n, 1), dtype=np.int32)
+        info = new(attn_conv1d_info_t)
+        q, b, o, m = (tensor_arg(a) for a in (qsl, batch, offset, nums))
+        self.check(self.raw.attn_compute_causal_conv1d_metadata(q.ref, q.ref, b.ref, o.ref, m.ref,
+                                                                ctypes.byref(info), None))
+        return Conv1dMetadata(batch[: info.num_programs], offset[: info.num_programs], nums[:n],
+                              int(info.tot), int(info.num_programs))
+
+    def make_kv_sharing_fast_prefill_common_attn_metadata(
+            self, common: CommonMetadata, logits_indices_cpu: Optional[ArrayLike] = None,
+            out_query_start_loc: Any = None, stream: Any = None) -> Metadata:
+        """``attn_make_kv_sharing_fast_prefill_common_attn_metadata``: the batch of the tokens
+        whose logits are needed (``common`` carries logits_indices_padded)."""
+        n = common.num_reqs
+        qsl_cpu = np.zeros(n + 1, dtype=np.int32)
+        qsl = qsl_cpu if out_query_start_loc is None else out_query_start_loc
+        li = optional_arg(logits_indices_cpu)
+        o, oc = tensor_arg(qsl), tensor_arg(qsl_cpu)
+        out = ctypes.c_void_p()
+        self.check(self.raw.attn_make_kv_sharing_fast_prefill_common_attn_metadata(
+            common.ref, li.ref if li is not None else None, o.ref, oc.ref, ctypes.byref(out),
+            stream_handle(stream)))
+        return self._common_result(out.value, (common, li, o, oc))
+
+    def local_attention_num_virtual_batches(self, attn_chunk_size: int,
+                                            common: CommonMetadata) -> int:
+        """``attn_local_attention_num_virtual_batches``: V, to size the outputs."""
+        v = ctypes.c_int64()
+        self.check(self.raw.attn_local_attention_num_virtual_batches(attn_chunk_size, common.ref,
+                                                                     ctypes.byref(v)))
+        return int(v.value)
+
+    def make_local_attention_virtual_batches(self, attn_chunk_size: int, common: CommonMetadata,
+                                             block_size: int) -> LocalAttentionBatches:
+        """``attn_make_local_attention_virtual_batches`` on the host: every request split into
+        its local-attention chunks, with the block-table remap."""
+        v = self.local_attention_num_virtual_batches(attn_chunk_size, common)
+        pages = max(attn_chunk_size // block_size, 1) if block_size > 0 else 1
+        arrays = {
+            "query_start_loc": np.zeros(v + 1, np.int32),
+            "query_start_loc_cpu": np.zeros(v + 1, np.int32),
+            "seq_lens": np.zeros(v, np.int32), "seq_lens_cpu": np.zeros(v, np.int32),
+            "num_computed_tokens_cpu": np.zeros(v, np.int32),
+            "block_table": np.zeros((v, pages), np.int32),
+            "virtual_req": np.zeros(v, np.int32), "virtual_block_start": np.zeros(v, np.int32),
+        }
+        args: Dict[str, TensorArg] = {k: tensor_arg(a) for k, a in arrays.items()}
+        outs = new(attn_local_attention_out_t, **{k: a.ref for k, a in args.items()})
+        out = ctypes.c_void_p()
+        self.check(self.raw.attn_make_local_attention_virtual_batches(
+            attn_chunk_size, common.ref, block_size, ctypes.byref(outs), ctypes.byref(out), None))
+        md = self._common_result(out.value, (common, args))
+        return LocalAttentionBatches(md, arrays["query_start_loc"], arrays["seq_lens"],
+                                     arrays["num_computed_tokens_cpu"], arrays["block_table"],
+                                     arrays["virtual_req"], arrays["virtual_block_start"])
+
+    def remap_local_block_table(self, block_table: ArrayLike, virtual_req: ArrayLike,
+                                virtual_block_start: ArrayLike, pages: int, out: Any = None,
+                                stream: Any = None) -> Any:
+        """``attn_remap_local_block_table``: another group's table through the virtual batches'
+        remap, ``pages`` columns."""
+        vr, vs = tensor_arg(virtual_req), tensor_arg(virtual_block_start)
+        v = vr.shape[0]
+        if out is None:
+            out = np.zeros((v, pages), dtype=np.int32)
+        bt, o = tensor_arg(block_table), tensor_arg(out)
+        self.check(self.raw.attn_remap_local_block_table(bt.ref, vr.ref, vs.ref, v, o.ref,
+                                                         stream_handle(stream)))
+        return out
+
+    def slice_query_start_locs(self, query_start_loc: ArrayLike, request_start: int,
+                               request_stop: int, out: Any = None, stream: Any = None) -> Any:
+        """``attn_slice_query_start_locs``: query_start_loc of requests [start, stop), rebased."""
+        q = tensor_arg(query_start_loc)
+        if out is None:
+            out = np.zeros(max(request_stop - request_start + 1, 1), dtype=np.int32)
+        o = tensor_arg(out)
+        self.check(self.raw.attn_slice_query_start_locs(q.ref, request_start, request_stop,
+                                                        o.ref, stream_handle(stream)))
+        return out
+
+    def maybe_create_ubatch_slices(self, num_scheduled_tokens: ArrayLike, num_tokens_padded: int,
+                                   num_reqs_padded: int, num_ubatches: int = 2,
+                                   split_point: int = 0
+                                   ) -> Tuple[List[UbatchSlice], List[UbatchSlice]]:
+        """``attn_maybe_create_ubatch_slices`` (should_ubatch=True): (slices, padded slices)."""
+        sched = _i32(num_scheduled_tokens, "num_scheduled_tokens")
+        k = max(num_ubatches, 1)
+        slices = (attn_ubatch_slice_t * k)(*[new(attn_ubatch_slice_t) for _ in range(k)])
+        padded = (attn_ubatch_slice_t * k)(*[new(attn_ubatch_slice_t) for _ in range(k)])
+        self.check(self.raw.attn_maybe_create_ubatch_slices(
+            _p(sched), len(sched), num_tokens_padded, num_reqs_padded, num_ubatches, split_point,
+            slices, padded))
+        return [_slice(s) for s in slices[:num_ubatches]], [_slice(s) for s in padded[:num_ubatches]]
+
+    def _ubatch_outputs(self, n: int) -> Tuple[attn_ubatch_out_t, Any]:
+        arrays = [np.zeros(n + 1, np.int32), np.zeros(n + 1, np.int32), np.zeros(max(n, 1), np.int32),
+                  np.zeros(max(n, 1), np.int32)]
+        args = [tensor_arg(a) for a in arrays]
+        o = new(attn_ubatch_out_t, query_start_loc=args[0].ref, query_start_loc_cpu=args[1].ref,
+                seq_lens=args[2].ref, seq_lens_cpu=args[3].ref)
+        return o, args
+
+    def make_metadata_with_slice(self, common: CommonMetadata, ubatch_slice: Sequence[int]) -> Metadata:
+        """``attn_make_metadata_with_slice``: the batch of one micro-batch (kind "common")."""
+        s = new(attn_ubatch_slice_t, **dict(zip(UbatchSlice._fields, map(int, ubatch_slice))))
+        o, keep = self._ubatch_outputs(max(s.request_stop - s.request_start, 0))
+        out = ctypes.c_void_p()
+        self.check(self.raw.attn_make_metadata_with_slice(common.ref, ctypes.byref(s),
+                                                          ctypes.byref(o), ctypes.byref(out), None))
+        return self._common_result(out.value, (common, keep))
+
+    def split_attn_metadata(self, common: CommonMetadata,
+                            slices: Sequence[Sequence[int]]) -> List[Metadata]:
+        """``attn_split_attn_metadata``: :meth:`make_metadata_with_slice` for every slice."""
+        k = len(slices)
+        cs = (attn_ubatch_slice_t * max(k, 1))()
+        outs = (attn_ubatch_out_t * max(k, 1))()
+        keep = []
+        for i, sl in enumerate(slices):
+            cs[i] = new(attn_ubatch_slice_t, **dict(zip(UbatchSlice._fields, map(int, sl))))
+            o, args = self._ubatch_outputs(max(cs[i].request_stop - cs[i].request_start, 0))
+            outs[i] = o
+            keep.append(args)
+        handles = (ctypes.c_void_p * max(k, 1))()
+        self.check(self.raw.attn_split_attn_metadata(common.ref, cs, k, outs, handles, None))
+        return [self._common_result(handles[i], (common, keep[i])) for i in range(k)]

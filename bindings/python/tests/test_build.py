@@ -1,0 +1,198 @@
+"""Builds through the binding: values against numbers computed by hand, the builder's
+queries, metadata lifetime, update_block_table, capture and drafting builds, bad input."""
+import threading
+
+import numpy as np
+import pytest
+
+import libattn
+from conftest import Batch, config, spec
+
+
+@pytest.fixture
+def fa(lib):
+    with lib.builder("FLASH_ATTN", spec(), config(90)) as b:
+        yield b
+
+
+def test_flash_attn_fields_by_hand(fa, mixed):
+    md = fa.build(mixed.common())
+    assert md.kind == "FLASH_ATTN"
+    assert md["num_actual_tokens"] == 55
+    assert md["max_query_len"] == 32 and md["max_seq_len"] == 100
+    np.testing.assert_array_equal(md["query_start_loc"], [0, 1, 2, 3, 35, 55])
+    np.testing.assert_array_equal(md["seq_lens"], [41, 100, 17, 96, 20])
+    np.testing.assert_array_equal(md["slot_mapping"], mixed.slots)
+    assert md["slot_mapping"][0] == 3 * 16 + 8  # request 0's token 40: block 3, offset 8
+    assert md["use_cascade"] is False and md["causal"] is True
+    assert md["cu_prefix_query_lens"] is None
+    assert len(md) == len(md.fields()) == len(list(md)) and "seq_lens" in md
+    with pytest.raises(KeyError):
+        md["no_such_field"]
+
+
+def test_cascade_split_by_hand(fa, mixed):
+    md = fa.build(mixed.common(), common_prefix_len=16)
+    assert md["use_cascade"] is True and md["common_prefix_len"] == 16
+    np.testing.assert_array_equal(md["cu_prefix_query_lens"], [0, 55])
+    np.testing.assert_array_equal(md["prefix_kv_lens"], [16])
+    np.testing.assert_array_equal(md["suffix_kv_lens"], np.array(mixed.seq) - 16)
+
+
+def test_builder_queries(lib, fa):
+    assert fa.backend_name == "FLASH_ATTN"
+    assert fa.cudagraph_support == libattn.CudagraphSupport.ALWAYS
+    assert fa.reorder_batch_threshold is None and fa.supports_update_block_table
+    with lib.builder("FLASHINFER", spec(), config(90)) as fi:
+        assert fi.reorder_batch_threshold == 1 and not fi.supports_update_block_table
+    assert fa.use_cascade_attention(0, [1, 1], 32, 8) is False
+    assert fa.use_cascade_attention(512, [1] * 128, 32, 8) is True
+
+
+def test_metadata_is_stale_after_the_next_build_and_a_clone_is_not(fa, mixed):
+    first = fa.build(mixed.common())
+    keep = first.clone()
+    second = Batch([10, 20], [1, 1])
+    fa.build(second.common())
+    with pytest.raises(libattn.StaleMetadata):
+        first["seq_lens"]
+    np.testing.assert_array_equal(keep["seq_lens"], mixed.seq)
+    assert keep.kind == "FLASH_ATTN" and keep.to_dict()["num_actual_tokens"] == 55
+    keep.close()
+    keep.close()  # idempotent
+    with pytest.raises(ValueError):
+        keep["seq_lens"]
+
+
+def test_update_block_table_equals_a_fresh_build(fa, mixed):
+    md = fa.build(mixed.common()).clone()
+    other = Batch(mixed.context, mixed.query, first_block=500)
+    updated = fa.update_block_table(md, other.table, np.array(other.slots, np.int64))
+    fresh = {k: np.array(v) if isinstance(v, np.ndarray) else v
+             for k, v in updated.items()}
+    with libattn.Library(fa._lib.path).builder("FLASH_ATTN", spec(), config(90)) as b2:
+        want = b2.build(other.common())
+        for name in want:
+            w = want[name]
+            if isinstance(w, np.ndarray):
+                np.testing.assert_array_equal(fresh[name], w, err_msg=name)
+            else:
+                assert fresh[name] == w, name
+    narrow = other.table[:, :4]
+    with pytest.raises(libattn.InvalidArgument) as e:
+        fa.update_block_table(md, narrow, np.array(other.slots, np.int64))
+    assert "block_table has 4 columns but the longest sequence (100 tokens) needs 7" in e.value.message
+
+
+def test_update_block_table_unsupported(lib, mixed):
+    with lib.builder("TRITON_ATTN", spec(), config(90)) as b:
+        md = b.build(mixed.common())
+        with pytest.raises(libattn.Unsupported) as e:
+            b.update_block_table(md, mixed.table, mixed.arrays["slot_mapping"])
+        assert e.value.message == "TRITON_ATTN does not support update_block_table"
+
+
+def test_capture_and_drafting_builds(lib):
+    uniform = Batch([10, 20, 30, 40], [1, 1, 1, 1])
+    with lib.builder("TRITON_ATTN", spec(), config(90)) as b:
+        md = b.build_for_cudagraph_capture(uniform.common())
+        assert md["num_actual_tokens"] == 4
+        # vLLM's Triton capture writes 1 into the runtime's seq_lens (refilled before replay)
+        assert uniform.arrays["seq_lens"].tolist() == [1, 1, 1, 1]
+    draft = Batch([10, 20, 30, 40], [1, 1, 1, 1])
+    with lib.builder("FLASH_ATTN", spec(), config(90, num_speculative_tokens=2)) as b:
+        md = b.build_for_drafting(draft.common(), 0)
+        np.testing.assert_array_equal(md["seq_lens"], draft.seq)
+        with pytest.raises(libattn.InvalidArgument) as e:
+            b.build_for_drafting(draft.common(), -1)
+        assert "draft_index=-1" in e.value.message
+
+
+def test_every_backend_builds_the_mixed_batch(lib, mixed):
+    for name in lib.backends()[:6]:
+        with lib.builder(name, spec(), config(90)) as b:
+            md = b.build(mixed.common())
+            assert md.kind == name and len(md) > 5
+    with lib.builder("FLASHINFER", spec(), config(90)) as b:
+        md = b.build(mixed.common())
+        assert (md["num_decodes"], md["num_prefills"]) == (3, 2)
+        pages = [-(-s // 16) for s in mixed.seq]
+        np.testing.assert_array_equal(md["paged_kv_indptr_cpu"], np.cumsum([0] + pages))
+        np.testing.assert_array_equal(md["paged_kv_last_page_len_cpu"],
+                                      [s % 16 or 16 for s in mixed.seq])
+
+
+def test_bad_batches_name_the_argument(fa, mixed):
+    b = Batch(mixed.context, mixed.query)
+    b.arrays["seq_lens"][2] = 0
+    with pytest.raises(libattn.InvalidArgument) as e:
+        fa.build(b.common())
+    assert e.value.code == libattn.Status.INVALID_ARGUMENT
+    assert e.value.message == "common->seq_lens[2]=0 is less than its query length 1"
+    assert str(e.value) == "[invalid argument] common->seq_lens[2]=0 is less than its query length 1"
+    narrow = Batch(mixed.context, mixed.query, width=6)
+    with pytest.raises(libattn.InvalidArgument) as e:
+        fa.build(narrow.common())
+    assert e.value.message == ("common->block_table_tensor has 6 columns but request 1 needs "
+                               "cdiv(seq_lens[1]=100, block_size=16)=7 blocks")
+    with pytest.raises(libattn.InvalidArgument) as e:
+        fa.build(mixed.common(seq_lens=np.array(mixed.seq, np.int64)))
+    assert "common->seq_lens" in e.value.message and "int64" in e.value.message
+    with pytest.raises(libattn.InvalidArgument) as e:
+        fa.build(mixed.common(query_start_loc=np.array([0, 1, 3, 2, 35, 55], np.int32)))
+    assert "query_start_loc" in e.value.message
+    # the old result is still the old result
+    md = fa.build(mixed.common())
+    with pytest.raises(libattn.InvalidArgument):
+        fa.build(narrow.common())
+    np.testing.assert_array_equal(md["seq_lens"], mixed.seq)
+
+
+def test_bad_specs_and_configs(lib):
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.builder("FLASH_ATTN", spec(), config(90, max_num_seqs=-3) if False else
+                    libattn.BuilderConfig(-3, 8192, 1024, 32))
+    assert "max_num_seqs=-3" in e.value.message
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.builder("FLASH_ATTN", spec(dtype=libattn.KvDtype.AUTO), config())
+    assert e.value.message == "kv_cache_spec->dtype=0 is not an ATTN_KV_DTYPE_* value (1..6)"
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.builder("FLASH\0ATTN", spec(), config())
+    assert "NUL byte at 5" in e.value.message
+    with pytest.raises(ValueError):
+        config(90, speculative_token_tree="[(0,)]\0").to_struct()
+    with pytest.raises(ValueError):
+        config(90, device="tpu").to_struct()
+
+
+def test_closed_builder(lib, mixed):
+    b = lib.builder("FLASH_ATTN", spec(), config())
+    md = b.build(mixed.common())
+    b.close()
+    b.close()
+    with pytest.raises(ValueError):
+        b.build(mixed.common())
+    with pytest.raises(libattn.StaleMetadata):
+        md["seq_lens"]
+
+
+def test_builders_on_threads(lib):
+    errors = []
+
+    def work(name):
+        try:
+            batch = Batch([7, 30, 2], [1, 4, 9])
+            with lib.builder(name, spec(), config()) as b:
+                for _ in range(200):
+                    md = b.build(batch.common())
+                    assert md["seq_lens"].tolist() == batch.seq
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in ("FLASH_ATTN", "TRITON_ATTN",
+                                                                   "CPU_ATTN", "FLASH_ATTN")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

@@ -1,0 +1,74 @@
+"""The ctypes mirrors against the C header: sizes (the ``*_STRUCT_SIZE`` values printed by
+bindings/rust/tools/struct_probe.c for gcc on x86_64) and DLTensor's layout."""
+import ctypes
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+from libattn import structs
+from libattn.dlpack import DLManagedTensor
+
+SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
+    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 48,
+    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 208,
+    "attn_common_metadata_t": 160, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
+    "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
+    "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
+}
+
+
+@pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="sizes are for 64-bit targets")
+def test_struct_sizes_match_the_header():
+    for name, size in SIZES.items():
+        assert ctypes.sizeof(getattr(structs, name)) == size, name
+
+
+def test_offsets_that_the_abi_promises():
+    cfg = structs.attn_builder_config_t
+    assert cfg.extension.offset + 8 == 136  # ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0
+    assert structs.attn_common_metadata_t.extension.offset + 8 == 152  # ..._STRUCT_SIZE_1_0
+    t = structs.attn_tensor_t  # DLTensor
+    assert [t.data.offset, t.device.offset, t.ndim.offset, t.dtype.offset, t.shape.offset,
+            t.strides.offset, t.byte_offset.offset] == [0, 8, 16, 20, 24, 32, 40]
+    assert DLManagedTensor.deleter.offset == 56
+
+
+def test_new_sets_struct_size():
+    assert structs.new(structs.attn_field_t).struct_size == 48
+    assert structs.new(structs.attn_builder_config_t).struct_size == 208
+
+
+def _mirrors():
+    return [getattr(structs, n) for n in structs.__all__
+            if isinstance(getattr(structs, n), type) and issubclass(getattr(structs, n),
+                                                                     ctypes.Structure)]
+
+
+@pytest.mark.skipif(not shutil.which("cc"), reason="no C compiler to read the header with")
+def test_every_field_offset_matches_the_compiled_header(tmp_path):
+    """Compiles a probe against include/attn_c.h printing sizeof, every offsetof and every
+    *_STRUCT_SIZE macro, and compares them with the ctypes mirrors."""
+    lines, want = [], []
+    for cls in _mirrors():
+        c = cls.__name__
+        lines.append(f'printf("{c} %zu\\n", sizeof({c}));')
+        want.append(f"{c} {ctypes.sizeof(cls)}")
+        for name, *_ in cls._fields_:
+            lines.append(f'printf("{c}.{name} %zu\\n", offsetof({c}, {name}));')
+            want.append(f"{c}.{name} {getattr(cls, name).offset}")
+        if cls._fields_[0][0] == "struct_size":
+            macro = "ATTN_" + c[len("attn_"):-len("_t")].upper() + "_STRUCT_SIZE"
+            lines.append(f'printf("{macro} %zu\\n", (size_t){macro});')
+            want.append(f"{macro} {ctypes.sizeof(cls)}")
+    src = tmp_path / "probe.c"
+    src.write_text("#include <stdio.h>\n#include <stddef.h>\n#include \"attn_c.h\"\n"
+                   "int main(void) {\n" + "\n".join(lines) + "\nreturn 0;\n}\n")
+    exe = tmp_path / "probe"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", "-I", os.path.join(ROOT, "include"),
+                    str(src), "-o", str(exe)], check=True)
+    got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
+    assert got[:-1] == want

@@ -1,0 +1,192 @@
+"""Every batch utility through the binding: vLLM's vectors, hand-computed values, bad input."""
+import numpy as np
+import pytest
+
+import libattn
+from conftest import Batch, vectors
+
+
+def vector_batch(query_lens, seq_lens=None, padded=None):
+    seq = seq_lens or [10 * (i + 1) for i in range(len(query_lens))]
+    qsl = np.cumsum([0] + list(query_lens), dtype=np.int32)
+    return libattn.CommonMetadata(query_start_loc=qsl, seq_lens=np.array(seq, np.int32),
+                                  num_actual_tokens=padded if padded else int(qsl[-1]))
+
+
+def test_split_decodes_and_prefills_vectors(lib):
+    for case in vectors("split_decodes_and_prefills.json")["cases"]:
+        split = lib.split_decodes_and_prefills(vector_batch(case["query_lens"],
+                                                            padded=case.get("padded_num_tokens")),
+                                               case["decode_threshold"], case["require_uniform"])
+        assert list(split[:4]) == case["expected"], case
+
+
+def test_split_with_extends_vectors(lib):
+    for case in vectors("split_decodes_prefills_and_extends.json")["cases"]:
+        s = lib.split_decodes_prefills_and_extends(
+            vector_batch(case["query_lens"], case["seq_lens"]), case["decode_threshold"])
+        got = [s.num_decodes, s.num_extends, s.num_prefills, s.num_decode_tokens,
+               s.num_extend_tokens, s.num_prefill_tokens]
+        assert got == case["expected"]
+
+
+def test_uniform_split_refuses_bad_padding(lib):
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.split_decodes_and_prefills(vector_batch([2, 2, 2, 0], padded=7), 3, True)
+    assert "tokens not padded correctly" in e.value.message
+
+
+def test_reorder_swaps(lib):
+    # decode, prefill, decode: the prefill (no context) moves behind the decode
+    swaps = lib.reorder_batch_to_split_decodes_and_prefills([1, 8, 1], [5, 0, 9])
+    assert swaps == [(2, 1)]
+    assert lib.reorder_batch_to_split_decodes_and_prefills([1, 1, 8], [5, 9, 0]) == []
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.reorder_batch_to_split_decodes_and_prefills([1, -1], [0, 0])
+    assert "-1" in e.value.message
+
+
+def test_split_prefill_chunks(lib):
+    assert lib.split_prefill_chunks([4, 3, 5, 2], 8) == [(0, 2), (2, 4)]
+    assert lib.split_prefill_chunks([4, 3, 5, 2], 8, request_offset=10) == [(10, 12), (12, 14)]
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.split_prefill_chunks([4, 9], 8)
+    assert "9" in e.value.message and "8" in e.value.message
+
+
+def test_dcp_local_seq_lens_formula(lib):
+    seq = np.array([0, 1, 7, 16, 33], np.int32)
+    size, inter = 4, 2
+    out = lib.get_dcp_local_seq_lens(seq, size, None, inter)
+    assert out.shape == (5, 4)
+    for i, s in enumerate(seq):
+        base = s // inter // size * inter
+        rem = s - base * size
+        want = [base + min(max(rem - r * inter, 0), inter) for r in range(size)]
+        assert out[i].tolist() == want
+        assert sum(want) == s
+    np.testing.assert_array_equal(lib.get_dcp_local_seq_lens(seq, size, 1, inter), out[:, 1])
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.get_dcp_local_seq_lens(seq, 4, 4)
+    assert "dcp_rank" in e.value.message
+
+
+def test_reshape_query_is_a_view(lib):
+    q = np.arange(6 * 2 * 4, dtype=np.float32).reshape(6, 2, 4)
+    v = lib.reshape_query_for_spec_decode(q, 3)
+    assert v.shape == (3, 2, 2, 4) and np.shares_memory(v, q)
+    np.testing.assert_array_equal(v, q.reshape(3, 2, 2, 4))
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.reshape_query_for_spec_decode(q, 4)
+    assert e.value.message == "total_tokens=6 is not divisible by batch_size=4"
+
+
+def test_slot_mapping_by_hand(lib, mixed):
+    positions = np.array([p for r in range(5) for p in range(mixed.context[r], mixed.seq[r])],
+                         np.int64)
+    out = np.full(60, 7, np.int64)
+    lib.compute_slot_mapping(mixed.arrays["query_start_loc"], positions, mixed.table, 16, out=out)
+    np.testing.assert_array_equal(out[:55], mixed.slots)
+    assert (out[55:] == libattn.PAD_SLOT_ID).all()
+    bad = positions.copy()
+    bad[0] = 64 * 16  # past the table
+    with pytest.raises(libattn.InvalidArgument):
+        lib.compute_slot_mapping(mixed.arrays["query_start_loc"], bad, mixed.table, 16)
+
+
+def test_flashinfer_kv_layout_by_hand(lib, mixed):
+    kv = lib.compute_flashinfer_kv_metadata(mixed.seq, mixed.table, 16)
+    pages = [-(-s // 16) for s in mixed.seq]
+    np.testing.assert_array_equal(kv.indptr, np.cumsum([0] + pages))
+    np.testing.assert_array_equal(kv.indices, np.concatenate([mixed.table[r, :p] for r, p in enumerate(pages)]))
+    np.testing.assert_array_equal(kv.last_page_len, [s % 16 or 16 for s in mixed.seq])
+
+
+def test_causal_conv1d_by_hand(lib):
+    r = lib.compute_causal_conv1d_metadata([0, 20, 28, 29])
+    assert r.tot == 3 + 1 + 1 and r.num_programs == 2048
+    assert r.batch_ptr[:5].tolist() == [0, 0, 0, 1, 2]
+    assert r.token_chunk_offset_ptr[:5].tolist() == [0, 1, 2, 0, 0]
+    assert (r.batch_ptr[5:] == libattn.PAD_SLOT_ID).all() and r.nums.tolist() == [3, 1, 1]
+
+
+def test_fast_prefill_vector(lib):
+    case = vectors("kv_sharing_fast_prefill.json")["cases"][0]
+    qsl = np.cumsum([0] + case["query_lens"], dtype=np.int32)
+    b = Batch([s - q for s, q in zip(case["seq_lens"], case["query_lens"])], case["query_lens"])
+    common = b.common(logits_indices_padded=case["logits_indices_padded"],
+                      num_logits_indices=case["num_logits_indices"])
+    with lib.make_kv_sharing_fast_prefill_common_attn_metadata(common) as md:
+        assert md.kind == "common"
+        exp = case["expected"]
+        assert md["query_start_loc"].tolist() == exp["query_start_loc"]
+        assert (md["num_actual_tokens"], md["max_query_len"]) == (exp["num_actual_tokens"], exp["max_query_len"])
+        assert md["seq_lens"].tolist() == exp["seq_lens"]
+        assert md.to_common().num_actual_tokens == exp["num_actual_tokens"]
+    unsorted = b.common(logits_indices_padded=[18, 14, 19, 27], num_logits_indices=4)
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.make_kv_sharing_fast_prefill_common_attn_metadata(unsorted)
+    assert "sorted" in e.value.message
+
+
+def test_local_attention_vector_and_remap(lib):
+    case = vectors("local_attention_virtual_batches.json")["cases"][0]
+    qsl = np.cumsum([0] + case["query_lens"], dtype=np.int32)
+    table = np.array(case["block_table"], np.int32)
+    common = libattn.CommonMetadata(query_start_loc=qsl, seq_lens=case["seq_lens"],
+                                    block_table=table, slot_mapping=np.zeros(qsl[-1], np.int64))
+    exp = case["expected"]
+    assert lib.local_attention_num_virtual_batches(case["attn_chunk_size"], common) == exp["num_reqs"]
+    r = lib.make_local_attention_virtual_batches(case["attn_chunk_size"], common, case["block_size"])
+    assert r.query_start_loc.tolist() == exp["query_start_loc"]
+    assert r.seq_lens.tolist() == exp["seqlens_k_local"]
+    assert r.num_computed_tokens.tolist() == exp["num_computed_tokens_local"]
+    assert r.block_table.tolist() == exp["block_table_local"]
+    assert r.metadata.to_common().num_reqs == exp["num_reqs"]
+    assert (r.metadata["max_query_len"], r.metadata["max_seq_len"]) == (exp["max_query_len"], exp["max_seq_len"])
+    other = table + 1000
+    remapped = lib.remap_local_block_table(other, r.virtual_req, r.virtual_block_start, 2)
+    np.testing.assert_array_equal(remapped, np.array(exp["block_table_local"]) + 1000)
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.make_local_attention_virtual_batches(3, common, 2)
+    assert e.value.message == "attn_chunk_size 3 is not divisible by block_size 2"
+
+
+def test_ubatch_vectors(lib):
+    data = vectors("ubatch_slicing.json")
+    for case in data["cases"]:
+        out = lib.slice_query_start_locs(case["query_start_loc"], *case["slice"])
+        assert out.tolist() == case["expected"]
+    for case in data["metadata_slices"]:
+        if "request_slice" not in case:
+            continue
+        b = Batch([s - q for s, q in zip(case["seq_lens"], case["query_lens"])], case["query_lens"])
+        sl = (*case["request_slice"], *case["token_slice"])
+        with lib.make_metadata_with_slice(b.common(), sl) as md:
+            exp = case["expected"]
+            for k, v in exp.items():
+                got = md[k]
+                assert (got.tolist() if isinstance(got, np.ndarray) else got) == v, (case, k)
+
+
+def test_ubatch_slices_and_split(lib):
+    slices, padded = lib.maybe_create_ubatch_slices([8, 8], 16, 2, 2, 12)
+    assert slices[0] == (0, 2, 0, 12) and slices[1] == (1, 2, 12, 16)
+    assert padded[1].token_stop == 16
+    b = Batch([24, 32], [8, 8])
+    parts = lib.split_attn_metadata(b.common(), slices)
+    assert [p["query_start_loc"].tolist() for p in parts] == [[0, 8, 12], [0, 4]]
+    assert [p["seq_lens"].tolist() for p in parts] == [[32, 36], [40]]
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.split_attn_metadata(b.common(), [(0, 2, 0, 12), (2, 2, 16, 16)])
+    assert e.value.message.startswith("slices[1]: ")
+
+
+def test_unpadded(lib, mixed):
+    with lib.common_metadata_unpadded(mixed.common(), 3, 3) as md:
+        assert md["query_start_loc"].tolist() == [0, 1, 2, 3]
+        assert md["seq_lens"].tolist() == mixed.seq[:3]
+        assert md["slot_mapping"].tolist() == mixed.slots[:3]
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.common_metadata_unpadded(mixed.common(), 3, 6)
+    assert "num_actual_reqs=6" in e.value.message

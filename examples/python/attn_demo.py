@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""libattn demo in Python: what examples/c/attn_demo.c does, through the ctypes binding.
+
+Lists every backend with its CUDA graph support and reorder threshold, builds FLASH_ATTN
+metadata for a mixed batch (three decodes, a chunked prefill, a fresh prefill) and prints it,
+then the same batch through every other backend and two of vLLM's wrappers.
+
+    python3 examples/python/attn_demo.py [path/to/libattn.so.1] [--plugin path/to/plugin.so]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "bindings", "python"))
+import libattn  # noqa: E402
+
+BLOCK, MAX_LEN = 16, 1024
+
+
+def config(capability):
+    return libattn.BuilderConfig(max_num_seqs=256, max_num_batched_tokens=8192,
+                                 max_model_len=MAX_LEN, num_attention_heads=32,
+                                 device_capability=capability, num_gpu_blocks=4096)
+
+
+def sample_batch():
+    """Three decodes, a chunked prefill (64 cached + 32 new) and a fresh prefill (20 tokens)."""
+    context, query = [40, 99, 16, 64, 0], [1, 1, 1, 32, 20]
+    seq = np.add(context, query).astype(np.int32)
+    table = np.zeros((5, MAX_LEN // BLOCK), np.int32)
+    blocks = -(-seq // BLOCK)
+    table[np.arange(MAX_LEN // BLOCK) < blocks[:, None]] = np.arange(1, blocks.sum() + 1)
+    slots = [table[r, p // BLOCK] * BLOCK + p % BLOCK
+             for r in range(5) for p in range(context[r], seq[r])]
+    return dict(query_start_loc=np.cumsum([0] + query, dtype=np.int32), seq_lens=seq,
+                block_table=table, slot_mapping=np.array(slots, np.int64))
+
+
+def show(name, value):
+    if isinstance(value, np.ndarray):
+        dims = ", ".join(map(str, value.shape)) + ("," if value.ndim == 1 else "")
+        text = f"tensor ({dims}) {value.dtype}"
+        if value.ndim <= 2:  # scratch buffers of more dimensions: the shape says enough
+            head = value[0][:8] if value.ndim == 2 else value.reshape(-1)[:12]
+            items = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in head.tolist())
+            more = ", ..." if value.ndim == 1 and value.size > 12 else ""
+            text += f"{' row 0:' if value.ndim == 2 else ''} [{items}{more}]"
+        value = text
+    print(f"  {name:<32} {value}")
+
+
+def build_and_show(lib, backend, spec, cfg, batch, fields):
+    with lib.builder(backend, spec, cfg) as b:
+        md = b.build(batch)
+        print(f"\n{md.kind} ({len(md)} fields):")
+        for f in fields:
+            show(f, md[f])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("library", nargs="?", default=None, help="libattn.so.1 (default: $ATTN_LIBRARY)")
+    p.add_argument("--plugin", help="a plugin library to load first")
+    args = p.parse_args()
+    lib = libattn.load(args.library) if args.library else libattn.load()
+    print(f"libattn {'.'.join(map(str, lib.version))} loaded with ctypes from {lib.path}")
+    plugin = lib.load_plugin(args.plugin) if args.plugin else None
+    if plugin:
+        print(f"plugin loaded from {args.plugin}")
+
+    spec = libattn.KvCacheSpec(block_size=BLOCK, num_kv_heads=8, head_size=128)
+    print(f"\nKV cache spec: full attention, block_size {BLOCK}, 8 KV heads, head_size 128, bf16")
+    print(f"{lib.backend_count()} backend(s):")
+    print(f"  {'backend':<16} {'cudagraph (sm90)':<29} {'cudagraph (sm80)':<29} "
+          f"{'cudagraph (sm100)':<29} {'reorder':<8} update_block_table")
+    for name in lib.backends():
+        levels = [lib.backend_cudagraph_support(name, spec, config(c)).name for c in (90, 80, 100)]
+        with lib.builder(name, spec, config(90)) as b:
+            reorder, update = b.reorder_batch_threshold, b.supports_update_block_table
+        print(f"  {name:<16} {levels[0]:<29} {levels[1]:<29} {levels[2]:<29} "
+              f"{str(reorder):<8} {'yes' if update else 'no'}")
+
+    arrays = sample_batch()
+    batch = libattn.CommonMetadata(**arrays)
+    print("\nSample batch: 3 decodes (seq 41, 100, 17), a chunked prefill (64 cached + 32 new),\n"
+          f"a fresh prefill (20 tokens); {batch.num_actual_tokens} tokens, block_size {BLOCK}, "
+          "host build.\n")
+    with lib.builder("FLASH_ATTN", spec, config(90)) as fa:
+        md = fa.build(batch)
+        print(f"FLASH_ATTN metadata ({len(md)} fields; None fields omitted):")
+        for name, value in md.items():
+            if value is not None:
+                show(name, value)
+        print("\nThe same batch with a 16-token common prefix (cascade attention):")
+        md = fa.build(batch, common_prefix_len=16)
+        for f in ("use_cascade", "common_prefix_len", "cu_prefix_query_lens", "prefix_kv_lens",
+                  "suffix_kv_lens", "scheduler_max_seqlen_k"):
+            show(f, md[f])
+
+        print("\nThe same batch through the other backends (a few fields each):")
+        others = {
+            "FLASHINFER": ["num_decodes", "num_prefills", "paged_kv_indptr_cpu",
+                           "paged_kv_last_page_len_cpu", "prefill_qo_indptr_cpu",
+                           "decode_use_trtllm"],
+            "TRITON_ATTN": ["seq_threshold_3D", "softmax_segm_output", "all_pure_first_prefill"],
+            "FLEX_ATTENTION": ["doc_ids", "decode_offset", "num_blocks_per_seq", "kv_num_blocks"],
+            "TREE_ATTN": ["num_decodes", "num_prefills", "tree_attn_bias",
+                          "prefill_query_start_loc"],
+            "CPU_ATTN": ["causal", "scheduler_isa", "scheduler_sliding_window_size"],
+        }
+        for backend, fields in others.items():
+            build_and_show(lib, backend, spec, config(90), batch, fields)
+
+        print("\nvLLM's wrappers, asked for by the spec and the config:")
+        local = libattn.KvCacheSpec(BLOCK, 8, 128, kind=libattn.KvCacheKind.CHUNKED_LOCAL_ATTENTION,
+                                    attention_chunk_size=32)
+        level = lib.backend_cudagraph_support("FLASH_ATTN", local, config(90)).name
+        print("  FLASH_ATTN with a CHUNKED_LOCAL_ATTENTION spec (chunk 32): "
+              f"CUDA graph support {level}")
+        build_and_show(lib, "FLASH_ATTN", local, config(90), batch,
+                       ["query_start_loc", "seq_lens", "block_table", "virtual_req"])
+        fast_cfg = config(90)
+        fast_cfg.kv_sharing_fast_prefill = 1
+        fast = libattn.CommonMetadata(**arrays, logits_indices_padded=[0, 1, 2, 34, 54],
+                                      num_logits_indices=5)
+        build_and_show(lib, "FLASH_ATTN", spec, fast_cfg, fast,
+                       ["query_start_loc", "num_actual_tokens", "max_query_len",
+                        "logits_indices_padded", "num_logits_indices"])
+
+        print("\nBad input gives an error, not a crash (seq_lens[2] set below its query length):")
+        arrays["seq_lens"][2] = 0
+        try:
+            fa.build(libattn.CommonMetadata(**arrays))
+        except libattn.AttnError as e:
+            print(f"  {e}")
+    if plugin:
+        plugin.unload()
+
+
+if __name__ == "__main__":
+    main()
