@@ -34,7 +34,7 @@ scripts/valgrind.sh build
 # docs are the same as above, and the bindings load libattn into python3, cargo's and go's
 # unsanitized programs, so those run in the regular lane only.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-lane "ASan+UBSan build" build-asan "test_install|test_docs|test_binding_|test_example_" \
+lane "ASan+UBSan build" build-asan "test_install|test_docs|test_binding_|test_example_|test_python_install" \
   -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1 \
 lane "TSan build" build-tsan "" \
