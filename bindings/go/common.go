@@ -1,0 +1,189 @@
+package attn
+
+/*
+#include "capi.h"
+*/
+import "C"
+
+import "unsafe"
+
+// CommonMetadata is a batch as the scheduler describes it (attn_common_metadata_t, vLLM's
+// CommonAttentionMetadata). NewCommonMetadata fills it from Go slices; every field may then be
+// changed (padding, host mirrors, the optional tensors). A zero Tensor is None.
+type CommonMetadata struct {
+	QueryStartLoc    Tensor // (num_reqs + 1,) int32
+	QueryStartLocCPU Tensor // host mirror, required on CUDA builders
+	SeqLens          Tensor // (num_reqs,) int32
+	SeqLensCPU       Tensor
+	NumReqs          int64
+	NumActualTokens  int64
+	MaxQueryLen      int64
+	MaxSeqLen        int64
+	BlockTable       Tensor // (num_reqs, max_blocks) int32
+	SlotMapping      Tensor // (>= num_actual_tokens,) int64
+	Causal           bool
+	// LogitsIndicesPadded and NumLogitsIndices are the fast-prefill inputs.
+	LogitsIndicesPadded    Tensor
+	NumLogitsIndices       int64
+	EncoderSeqLens         Tensor
+	EncoderSeqLensCPU      Tensor
+	DCPLocalSeqLens        Tensor
+	DCPLocalSeqLensCPU     Tensor
+	LogitsIndicesPaddedCPU Tensor // ABI 1.1
+
+	keep any // the metadata whose memory the tensors view (Metadata.ToCommon)
+}
+
+// NewCommonMetadata is a host batch over Go slices: blockTable holds len(seqLens) rows of
+// blockTableWidth block ids. NumReqs = len(seqLens), NumActualTokens = the last entry of
+// queryStartLoc, MaxQueryLen and MaxSeqLen from the slices, causal.
+func NewCommonMetadata(queryStartLoc, seqLens, blockTable []int32, blockTableWidth int, slotMapping []int64) (*CommonMetadata, error) {
+	if len(blockTable) != len(seqLens)*blockTableWidth {
+		return nil, invalid("block_table has %d entries, expected len(seq_lens) * block_table_width = %d * %d",
+			len(blockTable), len(seqLens), blockTableWidth)
+	}
+	table, err := Matrix(blockTable, blockTableWidth)
+	if err != nil {
+		if len(blockTable) != 0 || blockTableWidth != 0 {
+			return nil, err
+		}
+		table, _ = Shaped(blockTable, 0, 0)
+	}
+	c := &CommonMetadata{
+		QueryStartLoc: Slice(queryStartLoc),
+		SeqLens:       Slice(seqLens),
+		NumReqs:       int64(len(seqLens)),
+		BlockTable:    table,
+		SlotMapping:   Slice(slotMapping),
+		Causal:        true,
+	}
+	if n := len(queryStartLoc); n > 0 {
+		c.NumActualTokens = int64(queryStartLoc[n-1])
+	}
+	for i := 1; i < len(queryStartLoc); i++ {
+		if q := int64(queryStartLoc[i]) - int64(queryStartLoc[i-1]); q > c.MaxQueryLen {
+			c.MaxQueryLen = q
+		}
+	}
+	for _, s := range seqLens {
+		if int64(s) > c.MaxSeqLen {
+			c.MaxSeqLen = int64(s)
+		}
+	}
+	return c, nil
+}
+
+// toC stages the batch in the arena. With seqLensOut, libattn may write seq_lens (a CUDA graph
+// capture) and the Go slice is refreshed by arena.copyBack.
+func (m *CommonMetadata) toC(a *arena, what string, seqLensOut bool) (*C.attn_common_metadata_t, error) {
+	if m == nil {
+		return nil, invalid("%s is nil", what)
+	}
+	p, err := a.mustAlloc(int(C.sizeof_attn_common_metadata_t), what)
+	if err != nil {
+		return nil, err
+	}
+	c := (*C.attn_common_metadata_t)(p)
+	*c = C.gattn_common_metadata_init()
+	tensors := []struct {
+		dst  **C.attn_tensor_t
+		t    *Tensor
+		name string
+		out  bool
+	}{
+		{&c.query_start_loc, &m.QueryStartLoc, "query_start_loc", false},
+		{&c.query_start_loc_cpu, &m.QueryStartLocCPU, "query_start_loc_cpu", false},
+		{&c.seq_lens, &m.SeqLens, "seq_lens", seqLensOut},
+		{&c.seq_lens_cpu, &m.SeqLensCPU, "seq_lens_cpu", false},
+		{&c.block_table_tensor, &m.BlockTable, "block_table_tensor", false},
+		{&c.slot_mapping, &m.SlotMapping, "slot_mapping", false},
+		{&c.logits_indices_padded, &m.LogitsIndicesPadded, "logits_indices_padded", false},
+		{&c.encoder_seq_lens, &m.EncoderSeqLens, "encoder_seq_lens", false},
+		{&c.encoder_seq_lens_cpu, &m.EncoderSeqLensCPU, "encoder_seq_lens_cpu", false},
+		{&c.dcp_local_seq_lens, &m.DCPLocalSeqLens, "dcp_local_seq_lens", false},
+		{&c.dcp_local_seq_lens_cpu, &m.DCPLocalSeqLensCPU, "dcp_local_seq_lens_cpu", false},
+		{&c.logits_indices_padded_cpu, &m.LogitsIndicesPaddedCPU, "logits_indices_padded_cpu", false},
+	}
+	for _, f := range tensors {
+		t, err := a.tensor(f.t, what+"."+f.name, f.out)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = t
+	}
+	c.num_reqs = C.int64_t(m.NumReqs)
+	c.num_actual_tokens = C.int64_t(m.NumActualTokens)
+	c.max_query_len = C.int64_t(m.MaxQueryLen)
+	c.max_seq_len = C.int64_t(m.MaxSeqLen)
+	c.causal = cBool(m.Causal)
+	c.num_logits_indices = C.int64_t(m.NumLogitsIndices)
+	if m.keep != nil {
+		a.keep = append(a.keep, m.keep)
+	}
+	return c, nil
+}
+
+// commonFromC describes a batch libattn returned (attn_metadata_to_common) with External
+// tensors over its memory, keeping owner reachable.
+func commonFromC(c *C.attn_common_metadata_t, owner any) *CommonMetadata {
+	view := func(t *C.attn_tensor_t) Tensor {
+		if t == nil {
+			return Tensor{}
+		}
+		d := descriptorFromC(t)
+		ext := External(uintptr(d.data), d.device, d.dtype, d.shape, d.strides)
+		ext.byteOffset = d.byteOffset
+		ext.keep = owner
+		return ext
+	}
+	return &CommonMetadata{
+		QueryStartLoc:          view(c.query_start_loc),
+		QueryStartLocCPU:       view(c.query_start_loc_cpu),
+		SeqLens:                view(c.seq_lens),
+		SeqLensCPU:             view(c.seq_lens_cpu),
+		NumReqs:                int64(c.num_reqs),
+		NumActualTokens:        int64(c.num_actual_tokens),
+		MaxQueryLen:            int64(c.max_query_len),
+		MaxSeqLen:              int64(c.max_seq_len),
+		BlockTable:             view(c.block_table_tensor),
+		SlotMapping:            view(c.slot_mapping),
+		Causal:                 c.causal != 0,
+		LogitsIndicesPadded:    view(c.logits_indices_padded),
+		NumLogitsIndices:       int64(c.num_logits_indices),
+		EncoderSeqLens:         view(c.encoder_seq_lens),
+		EncoderSeqLensCPU:      view(c.encoder_seq_lens_cpu),
+		DCPLocalSeqLens:        view(c.dcp_local_seq_lens),
+		DCPLocalSeqLensCPU:     view(c.dcp_local_seq_lens_cpu),
+		LogitsIndicesPaddedCPU: view(c.logits_indices_padded_cpu),
+		keep:                   owner,
+	}
+}
+
+// descriptor is a copy of a libattn tensor descriptor.
+type descriptor struct {
+	data       unsafe.Pointer
+	device     Device
+	dtype      DType
+	shape      []int64
+	strides    []int64
+	byteOffset uint64
+}
+
+func descriptorFromC(t *C.attn_tensor_t) descriptor {
+	d := descriptor{
+		data:       t.data,
+		device:     Device{DeviceType(t.device.device_type), int32(t.device.device_id)},
+		dtype:      DType{DTypeCode(t.dtype.code), uint8(t.dtype.bits), uint16(t.dtype.lanes)},
+		byteOffset: uint64(t.byte_offset),
+	}
+	n := int(t.ndim)
+	if n > 0 && t.shape != nil {
+		d.shape = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(t.shape)), n)...)
+	} else {
+		d.shape = []int64{}
+	}
+	if n > 0 && t.strides != nil {
+		d.strides = append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(t.strides)), n)...)
+	}
+	return d
+}

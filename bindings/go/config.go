@@ -1,0 +1,299 @@
+package attn
+
+/*
+#include "capi.h"
+*/
+import "C"
+
+import "unsafe"
+
+// KVCacheSpec is a KV cache spec (attn_kv_cache_spec_t, vLLM's AttentionSpec and subclasses).
+type KVCacheSpec struct {
+	Kind               KVCacheKind
+	BlockSize          int32 // tokens per KV cache block (> 0)
+	NumKVHeads         int32 // KV heads per rank (> 0)
+	HeadSize           int32 // head dimension (> 0)
+	DType              KVDtype
+	SlidingWindow      int32 // for KVSlidingWindow
+	AttentionChunkSize int32 // for KVChunkedLocalAttention
+}
+
+// NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
+// sizes set.
+func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
+	c := C.gattn_kv_cache_spec_init()
+	return KVCacheSpec{
+		Kind: KVCacheKind(c.kind), BlockSize: blockSize, NumKVHeads: numKVHeads, HeadSize: headSize,
+		DType: KVDtype(c.dtype), SlidingWindow: int32(c.sliding_window),
+		AttentionChunkSize: int32(c.attention_chunk_size),
+	}
+}
+
+func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
+	c := C.gattn_kv_cache_spec_init()
+	c.kind = C.int32_t(s.Kind)
+	c.block_size = C.int32_t(s.BlockSize)
+	c.num_kv_heads = C.int32_t(s.NumKVHeads)
+	c.head_size = C.int32_t(s.HeadSize)
+	c.dtype = C.int32_t(s.DType)
+	c.sliding_window = C.int32_t(s.SlidingWindow)
+	c.attention_chunk_size = C.int32_t(s.AttentionChunkSize)
+	return c
+}
+
+// PerLayerParams are one attention layer's hyperparameters (vLLM's PerLayerParameters).
+type PerLayerParams struct {
+	WindowLeft       int32 // -1 for no sliding window
+	HasLogitsSoftCap bool  // false: None
+	LogitsSoftCap    float64
+	SMScale          float64
+	HasSinks         bool
+}
+
+// DefaultPerLayerParams is ATTN_PER_LAYER_PARAMS_INIT: no window, no soft cap, sm_scale 1.
+func DefaultPerLayerParams() PerLayerParams {
+	return perLayerFromC(C.gattn_per_layer_params_init())
+}
+
+func perLayerFromC(c C.attn_per_layer_params_t) PerLayerParams {
+	return PerLayerParams{
+		WindowLeft: int32(c.window_left), HasLogitsSoftCap: c.has_logits_soft_cap != 0,
+		LogitsSoftCap: float64(c.logits_soft_cap), SMScale: float64(c.sm_scale),
+		HasSinks: c.has_sinks != 0,
+	}
+}
+
+func (p *PerLayerParams) toC() C.attn_per_layer_params_t {
+	c := C.gattn_per_layer_params_init()
+	c.window_left = C.int32_t(p.WindowLeft)
+	c.has_logits_soft_cap = cBool(p.HasLogitsSoftCap)
+	c.logits_soft_cap = C.double(p.LogitsSoftCap)
+	c.sm_scale = C.double(p.SMScale)
+	c.has_sinks = cBool(p.HasSinks)
+	return c
+}
+
+func cBool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// BuilderConfig is the engine-side configuration of a builder (attn_builder_config_t): the
+// parts of vLLM's VllmConfig that builders read, the device, and memory options. Start from
+// NewBuilderConfig or DefaultBuilderConfig, which carry the header's defaults.
+type BuilderConfig struct {
+	Device                            Device // CPU (default) or CUDA(n)
+	MaxNumSeqs                        int32
+	MaxNumBatchedTokens               int32
+	MaxModelLen                       int32
+	NumAttentionHeads                 int32
+	NumSpeculativeTokens              int32
+	ParallelDrafting                  bool
+	DecodeContextParallelSize         int32
+	DCPRank                           int32
+	CPKVCacheInterleaveSize           int32
+	CudagraphMode                     CudagraphMode
+	MaxCudagraphCaptureSize           int32
+	CacheDtype                        KVDtype
+	AttnType                          AttentionType
+	DeviceCapability                  int32 // major*10+minor; 0 = ask the device / unknown
+	FlashAttnVersion                  int32
+	FlashAttnMaxNumSplitsForCudaGraph int32
+	BatchInvariant                    bool
+	Validate                          ValidateMode
+	Layers                            []PerLayerParams
+	// Workspace is host memory for the builder's persistent buffers (size it with
+	// Library.BuilderWorkspaceSize); the builder keeps it reachable. Nil: libattn allocates.
+	Workspace *HostBuffer
+	// ExternalWorkspace is device memory for the persistent buffers (ExternalWorkspaceSize
+	// bytes, 256-byte aligned) that the caller keeps valid for the builder's lifetime.
+	ExternalWorkspace     uintptr
+	ExternalWorkspaceSize uint64
+	// ABI 1.1
+	ModelDtype                     KVDtype
+	UseTRTLLMAttention             int32 // -1 auto (None), 0 False, 1 True
+	KVTransferEnabled              bool
+	DisableFlashinferQQuantization bool
+	CudagraphCaptureSizes          []int32 // nil: vLLM's default list
+	NumGPUBlocks                   int64   // FLEX_ATTENTION requires it
+	FlexAttnQBlockSize             int32
+	FlexAttnKVBlockSize            int32
+	SpeculativeTokenTree           string // "" = None; e.g. "[(0,), (1,), (0, 0)]"
+	KVSharingFastPrefill           bool
+	MaxEncoderLen                  int32
+	CPUAttnISA                     CPUISA
+}
+
+// DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
+func DefaultBuilderConfig() BuilderConfig {
+	c := C.gattn_builder_config_init()
+	return BuilderConfig{
+		Device:                            Device{DeviceType(c.device.device_type), int32(c.device.device_id)},
+		MaxNumSeqs:                        int32(c.max_num_seqs),
+		MaxNumBatchedTokens:               int32(c.max_num_batched_tokens),
+		MaxModelLen:                       int32(c.max_model_len),
+		NumAttentionHeads:                 int32(c.num_attention_heads),
+		NumSpeculativeTokens:              int32(c.num_speculative_tokens),
+		ParallelDrafting:                  c.parallel_drafting != 0,
+		DecodeContextParallelSize:         int32(c.decode_context_parallel_size),
+		DCPRank:                           int32(c.dcp_rank),
+		CPKVCacheInterleaveSize:           int32(c.cp_kv_cache_interleave_size),
+		CudagraphMode:                     CudagraphMode(c.cudagraph_mode),
+		MaxCudagraphCaptureSize:           int32(c.max_cudagraph_capture_size),
+		CacheDtype:                        KVDtype(c.cache_dtype),
+		AttnType:                          AttentionType(c.attn_type),
+		DeviceCapability:                  int32(c.device_capability),
+		FlashAttnVersion:                  int32(c.flash_attn_version),
+		FlashAttnMaxNumSplitsForCudaGraph: int32(c.flash_attn_max_num_splits_for_cuda_graph),
+		BatchInvariant:                    c.batch_invariant != 0,
+		Validate:                          ValidateMode(c.validate),
+		ModelDtype:                        KVDtype(c.model_dtype),
+		UseTRTLLMAttention:                int32(c.use_trtllm_attention),
+		KVTransferEnabled:                 c.kv_transfer_enabled != 0,
+		DisableFlashinferQQuantization:    c.disable_flashinfer_q_quantization != 0,
+		NumGPUBlocks:                      int64(c.num_gpu_blocks),
+		FlexAttnQBlockSize:                int32(c.flex_attn_q_block_size),
+		FlexAttnKVBlockSize:               int32(c.flex_attn_kv_block_size),
+		KVSharingFastPrefill:              c.kv_sharing_fast_prefill != 0,
+		MaxEncoderLen:                     int32(c.max_encoder_len),
+		CPUAttnISA:                        CPUISA(c.cpu_attn_isa),
+	}
+}
+
+// NewBuilderConfig is DefaultBuilderConfig with the four required sizes set.
+func NewBuilderConfig(maxNumSeqs, maxNumBatchedTokens, maxModelLen, numAttentionHeads int32) BuilderConfig {
+	c := DefaultBuilderConfig()
+	c.MaxNumSeqs = maxNumSeqs
+	c.MaxNumBatchedTokens = maxNumBatchedTokens
+	c.MaxModelLen = maxModelLen
+	c.NumAttentionHeads = numAttentionHeads
+	return c
+}
+
+// toC writes the config into the arena.
+func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
+	p, err := a.mustAlloc(int(C.sizeof_attn_builder_config_t), "the builder config")
+	if err != nil {
+		return nil, err
+	}
+	c := (*C.attn_builder_config_t)(p)
+	*c = C.gattn_builder_config_init()
+	c.device.device_type = C.int32_t(cfg.Device.Type)
+	c.device.device_id = C.int32_t(cfg.Device.ID)
+	c.max_num_seqs = C.int32_t(cfg.MaxNumSeqs)
+	c.max_num_batched_tokens = C.int32_t(cfg.MaxNumBatchedTokens)
+	c.max_model_len = C.int32_t(cfg.MaxModelLen)
+	c.num_attention_heads = C.int32_t(cfg.NumAttentionHeads)
+	c.num_speculative_tokens = C.int32_t(cfg.NumSpeculativeTokens)
+	c.parallel_drafting = cBool(cfg.ParallelDrafting)
+	c.decode_context_parallel_size = C.int32_t(cfg.DecodeContextParallelSize)
+	c.dcp_rank = C.int32_t(cfg.DCPRank)
+	c.cp_kv_cache_interleave_size = C.int32_t(cfg.CPKVCacheInterleaveSize)
+	c.cudagraph_mode = C.int32_t(cfg.CudagraphMode)
+	c.max_cudagraph_capture_size = C.int32_t(cfg.MaxCudagraphCaptureSize)
+	c.cache_dtype = C.int32_t(cfg.CacheDtype)
+	c.attn_type = C.int32_t(cfg.AttnType)
+	c.device_capability = C.int32_t(cfg.DeviceCapability)
+	c.flash_attn_version = C.int32_t(cfg.FlashAttnVersion)
+	c.flash_attn_max_num_splits_for_cuda_graph = C.int32_t(cfg.FlashAttnMaxNumSplitsForCudaGraph)
+	c.batch_invariant = cBool(cfg.BatchInvariant)
+	c.validate = C.int32_t(cfg.Validate)
+	if len(cfg.Layers) > 0 {
+		init := C.gattn_per_layer_params_init()
+		stride := int(init.struct_size)
+		base, err := a.mustAlloc(stride*len(cfg.Layers), "config.layers")
+		if err != nil {
+			return nil, err
+		}
+		for i := range cfg.Layers {
+			*(*C.attn_per_layer_params_t)(unsafe.Add(base, i*stride)) = cfg.Layers[i].toC()
+		}
+		c.layers = (*C.attn_per_layer_params_t)(base)
+		c.num_layers = C.size_t(len(cfg.Layers))
+	}
+	switch {
+	case cfg.Workspace != nil && cfg.ExternalWorkspace != 0:
+		return nil, invalid("config: set Workspace or ExternalWorkspace, not both")
+	case cfg.Workspace != nil:
+		ptr := cfg.Workspace.Ptr()
+		if ptr == 0 {
+			return nil, invalid("config.Workspace is a closed host buffer")
+		}
+		*(*uintptr)(unsafe.Pointer(&c.workspace)) = ptr
+		c.workspace_size = C.size_t(cfg.Workspace.Len())
+	case cfg.ExternalWorkspace != 0:
+		*(*uintptr)(unsafe.Pointer(&c.workspace)) = cfg.ExternalWorkspace
+		c.workspace_size = C.size_t(cfg.ExternalWorkspaceSize)
+	}
+	c.model_dtype = C.int32_t(cfg.ModelDtype)
+	c.use_trtllm_attention = C.int32_t(cfg.UseTRTLLMAttention)
+	c.kv_transfer_enabled = cBool(cfg.KVTransferEnabled)
+	c.disable_flashinfer_q_quantization = cBool(cfg.DisableFlashinferQQuantization)
+	if cfg.CudagraphCaptureSizes != nil {
+		if c.cudagraph_capture_sizes, err = a.int32s(cfg.CudagraphCaptureSizes, "config.cudagraph_capture_sizes"); err != nil {
+			return nil, err
+		}
+		c.num_cudagraph_capture_sizes = C.size_t(len(cfg.CudagraphCaptureSizes))
+	}
+	c.num_gpu_blocks = C.int64_t(cfg.NumGPUBlocks)
+	c.flex_attn_q_block_size = C.int32_t(cfg.FlexAttnQBlockSize)
+	c.flex_attn_kv_block_size = C.int32_t(cfg.FlexAttnKVBlockSize)
+	if cfg.SpeculativeTokenTree != "" {
+		if c.speculative_token_tree, err = a.cstring(cfg.SpeculativeTokenTree, "config.speculative_token_tree"); err != nil {
+			return nil, err
+		}
+	}
+	c.kv_sharing_fast_prefill = cBool(cfg.KVSharingFastPrefill)
+	c.max_encoder_len = C.int32_t(cfg.MaxEncoderLen)
+	c.cpu_attn_isa = C.int32_t(cfg.CPUAttnISA)
+	return c, nil
+}
+
+// CascadeQuery is the input of Builder.UseCascadeAttention (vLLM's use_cascade_attention).
+type CascadeQuery struct {
+	CommonPrefixLen   int64
+	QueryLens         []int32
+	NumQueryHeads     int32
+	NumKVHeads        int32
+	UseALiBi          bool
+	UseSlidingWindow  bool
+	UseLocalAttention bool
+	NumSMs            int32
+	DCPWorldSize      int32 // default 1
+}
+
+// NewCascadeQuery is ATTN_CASCADE_QUERY_INIT with the prefix, the query lengths, the heads and
+// the SM count set.
+func NewCascadeQuery(commonPrefixLen int64, queryLens []int32, numQueryHeads, numKVHeads, numSMs int32) CascadeQuery {
+	init := C.gattn_cascade_query_init()
+	return CascadeQuery{
+		CommonPrefixLen: commonPrefixLen, QueryLens: queryLens, NumQueryHeads: numQueryHeads,
+		NumKVHeads: numKVHeads, NumSMs: numSMs, DCPWorldSize: int32(init.dcp_world_size),
+	}
+}
+
+func (q *CascadeQuery) toC(a *arena) (*C.attn_cascade_query_t, error) {
+	p, err := a.mustAlloc(int(C.sizeof_attn_cascade_query_t), "the cascade query")
+	if err != nil {
+		return nil, err
+	}
+	c := (*C.attn_cascade_query_t)(p)
+	*c = C.gattn_cascade_query_init()
+	c.common_prefix_len = C.int64_t(q.CommonPrefixLen)
+	if q.QueryLens != nil {
+		if c.query_lens, err = a.int32s(q.QueryLens, "query.query_lens"); err != nil {
+			return nil, err
+		}
+	}
+	c.num_reqs = C.int64_t(len(q.QueryLens))
+	c.num_query_heads = C.int32_t(q.NumQueryHeads)
+	c.num_kv_heads = C.int32_t(q.NumKVHeads)
+	c.use_alibi = cBool(q.UseALiBi)
+	c.use_sliding_window = cBool(q.UseSlidingWindow)
+	c.use_local_attention = cBool(q.UseLocalAttention)
+	c.num_sms = C.int32_t(q.NumSMs)
+	c.dcp_world_size = C.int32_t(q.DCPWorldSize)
+	return c, nil
+}

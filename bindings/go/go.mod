@@ -1,0 +1,3 @@
+module libattn.dev/attn
+
+go 1.19

@@ -1,0 +1,148 @@
+package attn
+
+/*
+#include "capi.h"
+*/
+import "C"
+
+// BackendCount is the number of registered backends, built-in and from plugins
+// (attn_backend_count).
+func (l *Library) BackendCount() int { return int(C.gattn_backend_count(l.api)) }
+
+// BackendName is the name of backend i, 0 <= i < BackendCount() (attn_backend_name);
+// ErrNotFound out of range.
+func (l *Library) BackendName(i int) (string, error) {
+	if i < 0 {
+		return "", newError(ErrNotFound, "backend index %d is negative", i)
+	}
+	var name *C.char
+	if err := l.takeError(C.gattn_backend_name(l.api, C.size_t(i), &name)); err != nil {
+		return "", err
+	}
+	return C.GoString(name), nil
+}
+
+// Backends lists the registered backends: the built-in ones in their fixed order (FLASH_ATTN,
+// FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN), then plugins' in load order.
+func (l *Library) Backends() ([]string, error) {
+	n := l.BackendCount()
+	names := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		name, err := l.BackendName(i)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// BackendCudagraphSupport is the CUDA graph support a backend's builder would have for this
+// spec and config, without creating one (vLLM's classmethod get_cudagraph_support).
+func (l *Library) BackendCudagraphSupport(backend string, spec KVCacheSpec, cfg BuilderConfig) (CudagraphSupport, error) {
+	a := newArena()
+	defer a.release()
+	name, err := a.cstring(backend, "backend")
+	if err != nil {
+		return CGNever, err
+	}
+	cs := spec.toC()
+	cc, err := cfg.toC(a)
+	if err != nil {
+		return CGNever, err
+	}
+	var level C.int32_t
+	if err := l.takeError(C.gattn_backend_cudagraph_support(l.api, name, &cs, cc, &level)); err != nil {
+		return CGNever, err
+	}
+	return CudagraphSupport(level), nil
+}
+
+// BuilderWorkspaceSize is the bytes of workspace a builder of this backend, spec and config
+// needs for its persistent buffers (attn_builder_workspace_size); pass a HostBuffer that large
+// as BuilderConfig.Workspace to place them there.
+func (l *Library) BuilderWorkspaceSize(backend string, spec KVCacheSpec, cfg BuilderConfig) (uint64, error) {
+	a := newArena()
+	defer a.release()
+	name, err := a.cstring(backend, "backend")
+	if err != nil {
+		return 0, err
+	}
+	cs := spec.toC()
+	cfg.Workspace, cfg.ExternalWorkspace, cfg.ExternalWorkspaceSize = nil, 0, 0 // ignored by libattn
+	cc, err := cfg.toC(a)
+	if err != nil {
+		return 0, err
+	}
+	var bytes C.size_t
+	if err := l.takeError(C.gattn_builder_workspace_size(l.api, name, &cs, cc, &bytes)); err != nil {
+		return 0, err
+	}
+	return uint64(bytes), nil
+}
+
+// MinCudagraphSupport is the lowest level over builders, the reduction vLLM's model runner
+// does over its KV cache groups (attn_min_cudagraph_support); CGAlways for none.
+func (l *Library) MinCudagraphSupport(builders ...*Builder) (CudagraphSupport, error) {
+	ptrs := make([]*C.attn_builder_t, 0, len(builders))
+	var held []*Builder
+	defer func() {
+		for _, b := range held {
+			b.life.RUnlock()
+		}
+	}()
+	for i, b := range builders {
+		if b == nil {
+			return CGNever, invalid("builders[%d] is nil", i)
+		}
+		seen := false
+		for _, h := range held {
+			seen = seen || h == b
+		}
+		if !seen {
+			b.life.RLock()
+			held = append(held, b)
+		}
+		if b.closed {
+			return CGNever, invalid("builders[%d]: %s", i, b.closedError().(*Error).Message)
+		}
+		ptrs = append(ptrs, b.ptr)
+	}
+	var level C.int32_t
+	var first **C.attn_builder_t
+	if len(ptrs) > 0 {
+		first = &ptrs[0]
+	}
+	if err := l.takeError(C.gattn_min_cudagraph_support(l.api, first, C.size_t(len(ptrs)), &level)); err != nil {
+		return CGNever, err
+	}
+	return CudagraphSupport(level), nil
+}
+
+// GlobalHyperparameters is the result of InferGlobalHyperparameters.
+type GlobalHyperparameters struct {
+	Global          PerLayerParams // the first layer's parameters
+	SameWindowLefts bool           // every layer has the first's window_left
+	SameAllParams   bool           // every layer equals the first
+}
+
+// InferGlobalHyperparameters is vLLM's infer_global_hyperparameters
+// (attn_infer_global_hyperparameters); no layers is an error ("No attention layers found in the
+// model").
+func (l *Library) InferGlobalHyperparameters(layers []PerLayerParams) (GlobalHyperparameters, error) {
+	cl := make([]C.attn_per_layer_params_t, len(layers))
+	for i := range layers {
+		cl[i] = layers[i].toC()
+	}
+	var first *C.attn_per_layer_params_t
+	if len(cl) > 0 {
+		first = &cl[0]
+	}
+	global := C.gattn_per_layer_params_init()
+	var sameWindow, sameAll C.int32_t
+	err := l.takeError(C.gattn_infer_global_hyperparameters(l.api, first, C.size_t(len(cl)), &global, &sameWindow, &sameAll))
+	if err != nil {
+		return GlobalHyperparameters{}, err
+	}
+	return GlobalHyperparameters{perLayerFromC(global), sameWindow != 0, sameAll != 0}, nil
+}
