@@ -4,6 +4,7 @@
 // libattn's KV cache dtypes have no per-token-head quantization.
 #include "backends/triton_attn.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@ const std::string kName = "TRITON_ATTN";
 
 constexpr int64_t kMinLaunchGridSize2d = 128;  // vLLM's MIN_LAUNCH_GRID_SIZE_2D
 constexpr int64_t kNumParSoftmaxSegments = 16;  // vLLM's NUM_PAR_SOFTMAX_SEGMENTS
+constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unified attention)
 
 enum Field : size_t {
   kSeqThreshold3d = kPassthroughFields,
@@ -95,8 +97,23 @@ int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c)
 
 namespace {
 
+/// Rows of the softmax scratch: vLLM indexes it by query token, verification tokens included,
+/// so min(seq_threshold_3D, max_num_seqs) requests of up to min(1 + num_speculative_tokens
+/// (twice that with parallel drafting), MAX_3D_QUERY_LEN) tokens each. (vLLM's 64-segment
+/// layout for SM 12.0 needs the device's SM count and is not reproduced: libattn keeps 16.)
+int64_t scratch_rows(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t seqs = std::min<int64_t>(triton_seq_threshold_3d(spec, c), c.max_num_seqs);
+  int64_t query_len = 1;
+  if (c.num_speculative_tokens > 0) {
+    const int64_t drafted = static_cast<int64_t>(c.num_speculative_tokens) *
+                            (c.parallel_drafting ? 2 : 1);
+    query_len = std::min<int64_t>(1 + drafted, kMax3dQueryLen);
+  }
+  return seqs * query_len;
+}
+
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const int64_t s = triton_seq_threshold_3d(spec, c);
+  const int64_t s = scratch_rows(spec, c);
   const int64_t heads = c.num_attention_heads;
   const int64_t dim = next_power_of_2(spec.head_size);
   return {
@@ -122,7 +139,7 @@ class TritonAttnBuilder final : public Builder {
     const int64_t heads = config.num_attention_heads;
     const int64_t dim = next_power_of_2(spec.head_size);
     const Device d = config.device;
-    const int64_t s = threshold_;
+    const int64_t s = scratch_rows(spec, config);
     output_ = shaped(buffers_.get(kBufOutput), d, {s, heads, kNumParSoftmaxSegments, dim});
     max_ = shaped(buffers_.get(kBufMax), d, {s, heads, kNumParSoftmaxSegments});
     expsum_ = shaped(buffers_.get(kBufExpsum), d, {s, heads, kNumParSoftmaxSegments});

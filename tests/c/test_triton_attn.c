@@ -130,6 +130,42 @@ static void test_build_fields(void** state) {
   ts_batch_free(batch);
 }
 
+/* Rows of the softmax scratch for a config: vLLM indexes it by query token, so spec decode
+ * multiplies the requests (min(seq_threshold_3D, max_num_seqs)) by the query length (1 + spec
+ * tokens, doubled with parallel drafting, at most MAX_3D_QUERY_LEN = 8). */
+static int64_t scratch_rows(int32_t max_num_seqs, int32_t spec_tokens, int32_t parallel) {
+  static const int32_t q[1] = {1}, s[1] = {5};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 1, -1);
+  attn_metadata_t* m = NULL;
+  int64_t rows;
+  c.max_num_seqs = max_num_seqs;
+  c.num_speculative_tokens = spec_tokens;
+  c.parallel_drafting = parallel;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  rows = ts_tensor(m, "softmax_segm_output")->shape[0];
+  assert_int_equal(ts_tensor(m, "softmax_segm_max")->shape[0], rows);
+  assert_int_equal(ts_tensor(m, "softmax_segm_expsum")->shape[0], rows);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  return rows;
+}
+
+static void test_scratch_rows_per_query_token(void** state) {
+  (void)state;
+  /* 8 KV heads: seq_threshold_3D 128 // 8 = 16 (a capture size already) */
+  assert_int_equal(scratch_rows(256, 0, 0), 16);
+  assert_int_equal(scratch_rows(256, 3, 0), 16 * 4);
+  assert_int_equal(scratch_rows(256, 3, 1), 16 * 7);
+  /* 10 spec tokens: capture sizes are multiples of 11, so seq_threshold_3D is 11; the query
+   * length is capped at MAX_3D_QUERY_LEN */
+  assert_int_equal(scratch_rows(256, 10, 0), 11 * 8);
+  assert_int_equal(scratch_rows(4, 3, 0), 4 * 4);     /* fewer sequences than the threshold */
+}
+
 static void test_pure_prefill_and_capture(void** state) {
   static const int32_t q[2] = {5, 9}, s[2] = {5, 9};
   static const int32_t qd[3] = {1, 1, 1}, sd[3] = {300, 17, 90};
@@ -187,6 +223,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_seq_threshold_3d),
       cmocka_unit_test(test_build_fields),
+      cmocka_unit_test(test_scratch_rows_per_query_token),
       cmocka_unit_test(test_pure_prefill_and_capture),
       cmocka_unit_test(test_bad_input),
   };
