@@ -1,0 +1,780 @@
+#!/usr/bin/env python3
+"""libattn side by side with vLLM's own Python, on the same batches (a benchmark, never a test).
+
+    vllm_compare.py [--lib build-bench/libattn.so.1] [--timer build-bench/libvllm_compare_timer.so]
+                    [--workloads decode,mixed] [--quick] [--markdown out.md]
+
+scripts/bench_vllm.sh runs it with the Python of a separate virtual environment that has vLLM
+and torch from PyPI (neither is ever a dependency of libattn or its tests). For every workload
+of bench/bench_workloads.cc (same requests, same block numbering, same slot mapping) it builds
+one batch, hands the *same memory* to vLLM (a CommonAttentionMetadata of CPU tensors made with
+torch.from_numpy) and to libattn (the Python binding, bindings/python/libattn, numpy arrays),
+and for each operation:
+
+  1. runs it in both and checks that every output array and scalar is identical: a mismatch is
+     printed with its first difference and the run exits non-zero at the end;
+  2. times it, best of N rounds, in this one process: vLLM's Python; libattn through the binding
+     (ctypes, the call a Python engine makes); libattn as a C call (bench/vllm_compare_timer.c
+     calls the same entry point on the same structs in a C loop: what a C/Rust/Go engine pays);
+  3. prints the ratios vLLM / libattn.
+
+Operations: split_decodes_and_prefills, reorder_batch_to_split_decodes_and_prefills (on the
+workload's requests in a shuffled order, as a persistent batch holds them; vLLM's version
+mutates an InputBatch through swap_states, here a minimal stand-in that records the swaps),
+make_local_attention_virtual_batches (chunk 8192), make_kv_sharing_fast_prefill_common_attn_metadata
+(logits of each request's last token; every token for spec decode), and the builders whose
+build() runs on CPU tensors: TRITON_ATTN and FLASH_ATTN (CPU_ATTN is tried and its failure
+reported). Timings are never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import dataclasses
+import gc
+import json
+import logging
+import os
+import platform
+import sys
+import tempfile
+import time
+import warnings
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+# vLLM's platform detection finds no GPU here; this selects its CPU platform (documented in
+# docs/performance.md). Set before vllm is imported.
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
+os.environ.setdefault("TORCH_LOGS", "-torch")  # torch's deprecation warnings at vLLM's import
+logging.getLogger("torch").setLevel(logging.ERROR)
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+import libattn  # noqa: E402
+from libattn.structs import attn_batch_split_t, attn_local_attention_out_t, new  # noqa: E402
+from libattn.tensors import tensor_arg  # noqa: E402
+
+TARGET = 50.0  # issue 7: libattn's host path at least 50x faster than vLLM's Python
+LOCAL_CHUNK = 8192
+
+
+# ---------------------------------------------------------------- workloads (bench_workloads.cc)
+@dataclasses.dataclass
+class Workload:
+    name: str
+    requests: List[Tuple[int, int]]  # (query, context)
+    block_size: int = 16
+    chunk: int = 0
+    spec_tokens: int = 0
+
+
+def workloads() -> List[Workload]:
+    w = []
+    for n in (256, 1024):
+        for ctx in (4096, 32768):
+            w.append(Workload(f"decode_{n}x{ctx // 1024}k", [(1, ctx - 1)] * n))
+    w.append(Workload("mixed_8192", [(1, 4095)] * 192 + [(2000, 2000 * i) for i in range(4)]))
+    w.append(Workload("long_64x128k", [(1, 131071)] * 64))
+    w.append(Workload("specdec_256x(1+3)", [(4, 4092)] * 256, 16, 0, 3))
+    w.append(Workload("local8192_256x32k", [(1, 32767)] * 256, 16, 8192))
+    w.append(Workload("decode_256x4k_bs64", [(1, 4095)] * 256, 64))
+    w.append(Workload("long_64x128k_bs64", [(1, 131071)] * 64, 64))
+    return w
+
+
+class Batch:
+    """The batch as bench_workloads.cc builds it: blocks numbered from 1 (0 = null block), one
+    row per request, slots of the scheduled tokens. numpy arrays; the vLLM side views them."""
+
+    def __init__(self, w: Workload) -> None:
+        q = np.array([r[0] for r in w.requests], np.int32)
+        ctx = np.array([r[1] for r in w.requests], np.int32)
+        bs = w.block_size
+        self.n = n = len(q)
+        self.seq = q + ctx
+        self.query = q
+        self.context = ctx
+        self.max_q = int(q.max())
+        self.max_s = int(self.seq.max())
+        self.width = width = -(-self.max_s // bs)
+        self.qsl = np.zeros(n + 1, np.int32)
+        np.cumsum(q, out=self.qsl[1:])
+        self.tokens = int(self.qsl[-1])
+        nblocks = -(-self.seq // bs)
+        first = 1 + np.concatenate([[0], np.cumsum(nblocks)[:-1]]).astype(np.int64)
+        cols = np.arange(width)
+        self.bt = np.where(cols[None, :] < nblocks[:, None], first[:, None] + cols[None, :],
+                           0).astype(np.int32)
+        req = np.repeat(np.arange(n), q)
+        pos = (np.arange(self.tokens) - self.qsl[:-1][req] + ctx[req]).astype(np.int64)
+        self.slots = self.bt[req, pos // bs].astype(np.int64) * bs + pos % bs
+        # host mirrors, separate memory as a runtime keeps them
+        self.qsl_cpu = self.qsl.copy()
+        self.seq_cpu = self.seq.copy()
+        # fast prefill: logits of each request's last token (every token for spec decode),
+        # padded to a multiple of 8 with the last index, as a runtime pads for CUDA graphs
+        if w.spec_tokens:
+            li = np.arange(self.tokens, dtype=np.int32)
+        else:
+            li = (self.qsl[1:] - 1).astype(np.int32)
+        self.num_logits = len(li)
+        padded = -(-len(li) // 8) * 8
+        self.logits = np.concatenate([li, np.full(padded - len(li), li[-1], np.int32)])
+        self.max_logits_per_req = int(np.bincount(np.searchsorted(self.qsl[1:], li, "right"),
+                                                  minlength=n).max())
+
+
+# ---------------------------------------------------------------- comparison
+class Mismatch(Exception):
+    pass
+
+
+def as_np(x: Any) -> Any:
+    try:
+        import torch
+        if isinstance(x, torch.Tensor):
+            return x.detach().cpu().numpy()
+    except ImportError:
+        pass
+    return x
+
+
+def first_difference(name: str, vllm_value: Any, lib_value: Any, shape_only: bool = False) -> Optional[str]:
+    """None when equal, else a message naming the first difference."""
+    a, b = as_np(vllm_value), as_np(lib_value)
+    if a is None or b is None:
+        return None if a is None and b is None else f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return f"{name}: vLLM {type(a).__name__} {a!r} vs libattn {type(b).__name__} {b!r}"
+        if a.dtype != b.dtype:
+            return f"{name}: dtype vLLM {a.dtype} vs libattn {b.dtype}"
+        if a.shape != b.shape:
+            return f"{name}: shape vLLM {a.shape} vs libattn {b.shape}"
+        if shape_only:
+            return None
+        if not np.array_equal(a, b):
+            idx = tuple(int(i) for i in np.argwhere(a != b)[0])
+            return (f"{name}: first difference at index {idx}: vLLM {a[idx]!r} vs libattn "
+                    f"{b[idx]!r} ({int((a != b).sum())} of {a.size} elements differ)")
+        return None
+    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
+        return None if bool(a) == bool(b) and int(a) == int(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return None if int(a) == int(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, float) or isinstance(b, float):
+        return None if float(a) == float(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and a != b:
+        k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return (f"{name}: first difference at [{k}]: vLLM {a[k] if k < len(a) else 'end'!r} vs "
+                f"libattn {b[k] if k < len(b) else 'end'!r} (lengths {len(a)} and {len(b)})")
+    return None if a == b else f"{name}: vLLM {a!r} vs libattn {b!r}"
+
+
+def check(pairs: List[Tuple[str, Any, Any]], shape_only: Tuple[str, ...] = ()) -> int:
+    """Raises Mismatch listing every differing field; returns the number of values compared."""
+    errors = [e for e in (first_difference(n, a, b, n in shape_only) for n, a, b in pairs) if e]
+    if errors:
+        raise Mismatch("; ".join(errors))
+    return len(pairs)
+
+
+COMMON_FIELDS = ["query_start_loc", "query_start_loc_cpu", "seq_lens", "num_reqs",
+                 "num_actual_tokens", "max_query_len", "max_seq_len", "block_table_tensor",
+                 "slot_mapping", "causal"]
+
+
+def common_pairs(vllm_cm: Any, lib_md: Dict[str, Any]) -> List[Tuple[str, Any, Any]]:
+    """vLLM's CommonAttentionMetadata against libattn's metadata of kind "common"."""
+    pairs = [(f, getattr(vllm_cm, f), lib_md[f]) for f in COMMON_FIELDS]
+    if lib_md.get("seq_lens_cpu") is not None:  # vLLM calls its host copy an upper bound
+        pairs.append(("seq_lens_cpu", vllm_cm.seq_lens_cpu_upper_bound, lib_md["seq_lens_cpu"]))
+    return pairs
+
+
+# ---------------------------------------------------------------- timing
+def best_ns(fn: Callable[[], Any], repeats: int, target_ns: float) -> float:
+    """Best of `repeats` rounds of a loop sized to last about target_ns: ns per call."""
+    fn()
+    t0 = time.perf_counter_ns()
+    fn()
+    one = max(time.perf_counter_ns() - t0, 1)
+    iters = max(1, int(target_ns // one))
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(repeats):
+            t0 = time.perf_counter_ns()
+            for _ in range(iters):
+                fn()
+            best = min(best, (time.perf_counter_ns() - t0) / iters)
+    finally:
+        gc.enable()
+    return best
+
+
+def best_single_ns(fn: Callable[[], Any], reset: Callable[[], Any], samples: int) -> float:
+    """For calls that mutate their input: `reset` (untimed) before each timed call; the minimum."""
+    best = float("inf")
+    gc.disable()
+    try:
+        for _ in range(samples):
+            reset()
+            t0 = time.perf_counter_ns()
+            fn()
+            best = min(best, time.perf_counter_ns() - t0)
+    finally:
+        gc.enable()
+    return best
+
+
+class CTimer:
+    """bench/vllm_compare_timer.c: libattn's entry points timed in a C loop."""
+
+    def __init__(self, path: Optional[str], lib: libattn.Library, repeats: int, target_ns: float):
+        self.ok = bool(path) and os.path.exists(path)
+        self.repeats, self.target_ns = repeats, target_ns
+        if not self.ok:
+            return
+        self.dll = ctypes.CDLL(path)
+        P, I32, I64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
+        sig = {"vct_split": [P, P, I32, I32, I64, ctypes.c_int],
+               "vct_reorder": [P, P, P, I64, I32, P, I64, I64, ctypes.c_int],
+               "vct_local": [P, P, P, I32, P, I32, P, I64, ctypes.c_int],
+               "vct_fast_prefill": [P, P, P, P, P, P, I64, ctypes.c_int],
+               "vct_build": [P, P, P, I64, ctypes.c_int]}
+        for name, args in sig.items():
+            f = getattr(self.dll, name)
+            f.argtypes, f.restype = args, ctypes.c_double
+        self.fn = lambda name: ctypes.cast(getattr(lib._dll, name), ctypes.c_void_p).value
+
+    def time(self, name: str, *args: Any) -> Optional[float]:
+        if not self.ok:
+            return None
+        f = getattr(self.dll, name)
+        one = f(*args, 1, 1)
+        if one < 0:
+            raise RuntimeError(f"{name}: the C call failed")
+        f(*args, 1, 1)
+        iters = max(1, int(self.target_ns // max(one, 1.0)))
+        return f(*args, iters, self.repeats)
+
+
+# ---------------------------------------------------------------- vLLM side
+def vllm_env(torch_threads: int = 1) -> Dict[str, Any]:
+    """Imports vLLM (CPU platform) and what the comparison calls. torch gets `torch_threads`
+    intra-op threads (0: torch's default)."""
+    import torch
+    if torch_threads > 0:
+        torch.set_num_threads(torch_threads)
+    import vllm
+    from vllm.v1.attention.backend import CommonAttentionMetadata
+    from vllm.v1.attention.backends import utils as vutils
+    return dict(torch=torch, vllm=vllm, CAM=CommonAttentionMetadata, utils=vutils)
+
+
+def vllm_common(env: Dict[str, Any], b: Batch, with_logits: bool = False) -> Any:
+    t = env["torch"].from_numpy
+    kw = {}
+    if with_logits:
+        kw = dict(logits_indices_padded=t(b.logits), num_logits_indices=b.num_logits,
+                  max_logits_per_req=b.max_logits_per_req)
+    return env["CAM"](query_start_loc=t(b.qsl), query_start_loc_cpu=t(b.qsl_cpu), seq_lens=t(b.seq),
+                      num_reqs=b.n, num_actual_tokens=b.tokens, max_query_len=b.max_q,
+                      max_seq_len=b.max_s, block_table_tensor=t(b.bt), slot_mapping=t(b.slots),
+                      causal=True, seq_lens_cpu_upper_bound=t(b.seq_cpu), **kw)
+
+
+class StandInInputBatch:
+    """What vLLM's reorder_batch_to_split_decodes_and_prefills reads from an InputBatch
+    (req_ids, num_computed_tokens_cpu, num_prompt_tokens) and swap_states(i1, i2), which here
+    swaps those and records the pair. vLLM's real swap_states also moves token ids, block-table
+    rows and sampling state, so the vLLM time measured here is a lower bound."""
+
+    def __init__(self, req_ids: List[str], computed: np.ndarray, prompt: np.ndarray) -> None:
+        self.req_ids = list(req_ids)
+        self.num_computed_tokens_cpu = computed.copy()
+        self.num_prompt_tokens = prompt.copy()
+        self.swaps: List[Tuple[int, int]] = []
+
+    def swap_states(self, i1: int, i2: int) -> None:
+        self.swaps.append((i1, i2))
+        r = self.req_ids
+        r[i1], r[i2] = r[i2], r[i1]
+        for a in (self.num_computed_tokens_cpu, self.num_prompt_tokens):
+            a[i1], a[i2] = a[i2], a[i1]
+
+
+class StandInSchedulerOutput:
+    def __init__(self, num_scheduled_tokens: Dict[str, int]) -> None:
+        self.num_scheduled_tokens = num_scheduled_tokens
+
+
+class VllmConfigs:
+    """Real VllmConfig objects (vLLM's own config classes) for a local, weightless model
+    description: a Llama-shaped config.json with 32 query heads, 8 KV heads, head size 128."""
+
+    def __init__(self, env: Dict[str, Any]) -> None:
+        from vllm.config import ModelConfig
+        self.env = env
+        self.dir = tempfile.mkdtemp(prefix="libattn-vllm-model-")
+        json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+                   "head_dim": 128, "num_hidden_layers": 2, "intermediate_size": 11008,
+                   "vocab_size": 32000, "max_position_embeddings": 131072,
+                   "torch_dtype": "bfloat16", "rms_norm_eps": 1e-5},
+                  open(os.path.join(self.dir, "config.json"), "w"))
+        self.model = ModelConfig(model=self.dir, skip_tokenizer_init=True, max_model_len=131072,
+                                 dtype="bfloat16")
+        self.cache: Dict[Tuple[int, int, int], Any] = {}
+        self.notes: List[str] = []
+
+    def get(self, max_num_seqs: int, max_tokens: int, spec_tokens: int) -> Any:
+        key = (max_num_seqs, max_tokens, spec_tokens)
+        if key not in self.cache:
+            from vllm.config import DeviceConfig, SchedulerConfig, VllmConfig
+            vc = VllmConfig(model_config=self.model, device_config=DeviceConfig(device="cpu"),
+                            scheduler_config=SchedulerConfig(
+                                max_num_seqs=max_num_seqs, max_num_batched_tokens=max_tokens,
+                                max_model_len=131072, is_encoder_decoder=False))
+            if spec_tokens:
+                vc = self._with_spec(vc, spec_tokens)
+            self.cache[key] = vc
+        return self.cache[key]
+
+    def _with_spec(self, vc: Any, spec_tokens: int) -> Any:
+        try:
+            from vllm.config import SpeculativeConfig
+            sc = SpeculativeConfig(method="ngram", num_speculative_tokens=spec_tokens,
+                                   prompt_lookup_max=4, prompt_lookup_min=2,
+                                   target_model_config=self.model,
+                                   target_parallel_config=vc.parallel_config)
+            object.__setattr__(vc, "speculative_config", sc)
+        except Exception as e:  # the builders read only num_speculative_tokens/parallel_drafting
+            import types
+            object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
+                num_speculative_tokens=spec_tokens, parallel_drafting=False))
+            self.notes.append(f"SpeculativeConfig(method='ngram') failed ({type(e).__name__}: "
+                              f"{str(e)[:120]}); a stand-in with num_speculative_tokens="
+                              f"{spec_tokens}, parallel_drafting=False was used")
+        return vc
+
+
+VLLM_BUILDERS = {
+    "TRITON_ATTN": ("vllm.v1.attention.backends.triton_attn", "TritonAttentionMetadataBuilder"),
+    "FLASH_ATTN": ("vllm.v1.attention.backends.flash_attn", "FlashAttentionMetadataBuilder"),
+    "CPU_ATTN": ("vllm.v1.attention.backends.cpu_attn", "CPUAttentionMetadataBuilder"),
+}
+# Scratch buffers whose contents are uninitialized in both: compared by shape and dtype only.
+SCRATCH = ("softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum")
+
+
+# ---------------------------------------------------------------- the run
+class Row:
+    def __init__(self, workload: str, op: str) -> None:
+        self.workload, self.op = workload, op
+        self.vllm = self.py = self.raw = self.c = None
+        self.status = "ok"
+        self.compared = 0
+
+
+class Runner:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.lib = libattn.Library(args.lib)
+        self.repeats = 3 if args.quick else 7
+        self.target = 2e5 if args.quick else 2e6  # ns per timing round
+        self.samples = 30 if args.quick else 200
+        self.ct = CTimer(args.timer, self.lib, self.repeats, self.target)
+        self.env = vllm_env(args.torch_threads)
+        self.configs = VllmConfigs(self.env)
+        self.rows: List[Row] = []
+        self.mismatches: List[str] = []
+        self.notes: List[str] = []
+        self.field_notes: Dict[str, set] = {}
+
+    # one operation: check, then time
+    def op(self, w: Workload, name: str, run_vllm: Callable[[], Any], run_lib: Callable[[], Any],
+           compare: Callable[[Any, Any], int], time_c: Callable[[], Optional[float]],
+           run_raw: Callable[[], Any], reset_vllm: Optional[Callable[[], Any]] = None) -> None:
+        row = Row(w.name, name)
+        self.rows.append(row)
+        try:
+            if reset_vllm:
+                reset_vllm()
+            v = run_vllm()
+        except Exception as e:
+            row.status = f"vLLM raised {type(e).__name__}: {str(e)[:200]}"
+            print(f"  {w.name} {name}: {row.status}", file=sys.stderr)
+            return
+        try:
+            l = run_lib()
+        except Exception as e:
+            row.status = "MISMATCH"
+            msg = f"{w.name} / {name}: libattn raised {type(e).__name__}: {e} (vLLM did not)"
+            self.mismatches.append(msg)
+            print(f"MISMATCH {msg}", file=sys.stderr)
+            return
+        try:
+            row.compared = compare(v, l)
+        except Mismatch as e:
+            row.status = "MISMATCH"
+            msg = f"{w.name} / {name}: {e}"
+            self.mismatches.append(msg)
+            print(f"MISMATCH {msg}", file=sys.stderr)
+            return
+        del v, l
+        if reset_vllm:
+            row.vllm = best_single_ns(run_vllm, reset_vllm, self.samples)
+            row.py = best_single_ns(run_lib, lambda: None, self.samples)
+            row.raw = best_single_ns(run_raw, lambda: None, self.samples)
+        else:
+            row.vllm = best_ns(run_vllm, self.repeats, self.target)
+            row.py = best_ns(run_lib, self.repeats, self.target)
+            row.raw = best_ns(run_raw, self.repeats, self.target)
+        row.c = time_c()
+        print(f"  {w.name:<20} {name:<46} vLLM {row.vllm / 1e3:10.2f} us  libattn py "
+              f"{row.py / 1e3:8.2f} us  ctypes {row.raw / 1e3:8.2f} us  C "
+              f"{'-' if row.c is None else f'{row.c / 1e3:8.3f}'} us", file=sys.stderr)
+
+    def workload(self, w: Workload) -> None:
+        lib, env, ct, vu, raw = self.lib, self.env, self.ct, self.env["utils"], self.lib.raw
+        b = Batch(w)
+        threshold = 1 + w.spec_tokens
+        vcm = vllm_common(env, b)
+        common = libattn.CommonMetadata(query_start_loc=b.qsl, seq_lens=b.seq, block_table=b.bt,
+                                        slot_mapping=b.slots, query_start_loc_cpu=b.qsl_cpu,
+                                        seq_lens_cpu=b.seq_cpu, num_reqs=b.n,
+                                        num_actual_tokens=b.tokens, max_query_len=b.max_q,
+                                        max_seq_len=b.max_s)
+
+        # split_decodes_and_prefills
+        split_out = new(attn_batch_split_t)
+        split_ref = ctypes.byref(split_out)
+        variants = [(threshold, False)] + ([(threshold, True)] if w.spec_tokens else [])
+        for thr, uniform in variants:
+            self.op(w, f"split_decodes_and_prefills(thr={thr}{', uniform' if uniform else ''})",
+                    lambda: vu.split_decodes_and_prefills(vcm, thr, uniform),
+                    lambda: lib.split_decodes_and_prefills(common, thr, uniform),
+                    lambda v, l: check([("(num_decodes, num_prefills, num_decode_tokens, "
+                                         "num_prefill_tokens)", tuple(int(x) for x in v),
+                                         tuple(l)[:4])]),
+                    lambda: ct.time("vct_split", ct.fn("attn_split_decodes_and_prefills"),
+                                    common.ref, thr, int(uniform)),
+                    lambda: raw.attn_split_decodes_and_prefills(common.ref, thr, int(uniform),
+                                                                split_ref))
+
+        # reorder_batch_to_split_decodes_and_prefills: the requests in a shuffled order
+        perm = np.random.default_rng(7).permutation(b.n)
+        sched = np.ascontiguousarray(b.query[perm], np.int32)
+        comp = np.ascontiguousarray(b.context[perm], np.int32)
+        # prompt: prefill/extend requests end their prompt within this step; decodes are past it
+        prompt = np.where(sched > threshold, comp + sched, comp).astype(np.int32)
+        req_ids = [f"req-{i}" for i in perm]
+        sched_out = StandInSchedulerOutput({r: int(s) for r, s in zip(req_ids, sched)})
+        state = {}
+
+        def reset():
+            state["batch"] = StandInInputBatch(req_ids, comp, prompt)
+
+        def vllm_reorder():
+            moved = vu.reorder_batch_to_split_decodes_and_prefills(state["batch"], sched_out,
+                                                                   threshold)
+            return moved, state["batch"]
+
+        def cmp_reorder(v, l):
+            moved, batch = v
+            order = np.array([int(r[4:]) for r in batch.req_ids])
+            lib_order = perm.copy()
+            for s, d in l:
+                lib_order[s], lib_order[d] = lib_order[d], lib_order[s]
+            return check([("moved", bool(moved), bool(l)),
+                          ("swap_states calls (src, dst)", batch.swaps, l),
+                          ("resulting order", order, lib_order)])
+
+        swaps = np.zeros(2 * max(b.n, 1), np.int32)
+        i32p = ctypes.POINTER(ctypes.c_int32)
+        r_args = (sched.ctypes.data_as(i32p), comp.ctypes.data_as(i32p), b.n, threshold,
+                  swaps.ctypes.data_as(i32p), b.n, ctypes.byref(ctypes.c_int64()))
+        self.op(w, f"reorder_batch_to_split_decodes_and_prefills(thr={threshold}, shuffled)",
+                vllm_reorder,
+                lambda: lib.reorder_batch_to_split_decodes_and_prefills(sched, comp, threshold),
+                cmp_reorder,
+                lambda: ct.time("vct_reorder", ct.fn("attn_reorder_batch_to_split_decodes_and_prefills"),
+                                sched.ctypes.data, comp.ctypes.data, b.n, threshold,
+                                swaps.ctypes.data, b.n),
+                lambda: raw.attn_reorder_batch_to_split_decodes_and_prefills(*r_args),
+                reset_vllm=reset)
+
+        # make_local_attention_virtual_batches
+        chunk = w.chunk or LOCAL_CHUNK
+        pages = chunk // w.block_size
+
+        def cmp_local(v, l):
+            cm, make_block_table = v
+            closure = dict(zip(make_block_table.__code__.co_freevars,
+                               (c.cell_contents for c in make_block_table.__closure__)))
+            md = l.metadata.to_dict()
+            pairs = common_pairs(cm, md)
+            pairs += [("num_computed_tokens_cpu", cm.compute_num_computed_tokens(),
+                       l.num_computed_tokens),
+                      ("query_start_loc (output array)", cm.query_start_loc_cpu, l.query_start_loc),
+                      ("seq_lens (output array)", cm.seq_lens, l.seq_lens),
+                      ("block_table (output array)", cm.block_table_tensor, l.block_table),
+                      # vLLM's gather indices (values; their dtypes are vLLM-internal)
+                      ("remap batch_indices = repeat(virtual_req, pages)",
+                       as_np(closure["batch_indices_torch"]).astype(np.int64),
+                       np.repeat(l.virtual_req, pages).astype(np.int64)),
+                      ("remap block_indices = min(virtual_block_start + j, width - 1)",
+                       as_np(closure["block_indices_torch"]).astype(np.int64),
+                       np.minimum(l.virtual_block_start[:, None].astype(np.int64) +
+                                  np.arange(pages), b.width - 1).reshape(-1))]
+            return check(pairs)
+
+        v_total = lib.local_attention_num_virtual_batches(chunk, common)
+        local_out = {k: np.zeros(s, np.int32) for k, s in [
+            ("query_start_loc", v_total + 1), ("query_start_loc_cpu", v_total + 1),
+            ("seq_lens", v_total), ("seq_lens_cpu", v_total), ("num_computed_tokens_cpu", v_total),
+            ("block_table", (v_total, pages)), ("virtual_req", v_total),
+            ("virtual_block_start", v_total)]}
+        local_args = {k: tensor_arg(a) for k, a in local_out.items()}
+        local_struct = new(attn_local_attention_out_t, **{k: a.ref for k, a in local_args.items()})
+        v_out, md_out = ctypes.c_int64(), ctypes.c_void_p()
+        v_ref, md_ref, ls_ref = ctypes.byref(v_out), ctypes.byref(md_out), ctypes.byref(local_struct)
+
+        def raw_local():
+            raw.attn_local_attention_num_virtual_batches(chunk, common.ref, v_ref)
+            raw.attn_make_local_attention_virtual_batches(chunk, common.ref, w.block_size, ls_ref,
+                                                          md_ref, None)
+            raw.attn_metadata_destroy(md_out)
+        self.op(w, f"make_local_attention_virtual_batches(chunk={chunk})",
+                lambda: vu.make_local_attention_virtual_batches(chunk, vcm, w.block_size),
+                lambda: lib.make_local_attention_virtual_batches(chunk, common, w.block_size),
+                cmp_local,
+                lambda: ct.time("vct_local", ct.fn("attn_local_attention_num_virtual_batches"),
+                                ct.fn("attn_make_local_attention_virtual_batches"),
+                                ct.fn("attn_metadata_destroy"), chunk, common.ref, w.block_size,
+                                ctypes.byref(local_struct)),
+                raw_local)
+
+        # make_kv_sharing_fast_prefill_common_attn_metadata
+        vcm_l = vllm_common(env, b, with_logits=True)
+        common_l = libattn.CommonMetadata(query_start_loc=b.qsl, seq_lens=b.seq, block_table=b.bt,
+                                          slot_mapping=b.slots, query_start_loc_cpu=b.qsl_cpu,
+                                          seq_lens_cpu=b.seq_cpu, logits_indices_padded=b.logits,
+                                          num_logits_indices=b.num_logits)
+        fp_q, fp_qc = np.zeros(b.n + 1, np.int32), np.zeros(b.n + 1, np.int32)
+        fp_qa, fp_qca = tensor_arg(fp_q), tensor_arg(fp_qc)
+
+        def raw_fast_prefill():
+            raw.attn_make_kv_sharing_fast_prefill_common_attn_metadata(
+                common_l.ref, None, fp_qa.ref, fp_qca.ref, md_ref, None)
+            raw.attn_metadata_destroy(md_out)
+        self.op(w, "make_kv_sharing_fast_prefill_common_attn_metadata",
+                lambda: vu.make_kv_sharing_fast_prefill_common_attn_metadata(vcm_l),
+                lambda: lib.make_kv_sharing_fast_prefill_common_attn_metadata(common_l),
+                lambda v, l: check(common_pairs(v, l.to_dict())),
+                lambda: ct.time("vct_fast_prefill",
+                                ct.fn("attn_make_kv_sharing_fast_prefill_common_attn_metadata"),
+                                ct.fn("attn_metadata_destroy"), common_l.ref, None, fp_qa.ref,
+                                fp_qca.ref),
+                raw_fast_prefill)
+
+        # builders whose build() runs on CPU tensors
+        for backend in ("TRITON_ATTN", "FLASH_ATTN", "CPU_ATTN"):
+            self.builder(w, b, backend, vcm, common)
+
+    def builder(self, w: Workload, b: Batch, backend: str, vcm: Any, common: Any) -> None:
+        import importlib
+        torch = self.env["torch"]
+        from vllm.config import set_current_vllm_config
+        from vllm.v1.kv_cache_interface import FullAttentionSpec
+        max_seqs, max_tokens = max(b.n, 256), max(b.tokens, 8192)
+        vc = self.configs.get(max_seqs, max_tokens, w.spec_tokens)
+        spec = FullAttentionSpec(block_size=w.block_size, num_kv_heads=8, head_size=128,
+                                 dtype=torch.bfloat16)
+        name = f"{backend} build()"
+        try:
+            with set_current_vllm_config(vc):
+                mod, cls = VLLM_BUILDERS[backend]
+                vb = getattr(importlib.import_module(mod), cls)(spec, ["model.layers.0.self_attn"],
+                                                                vc, torch.device("cpu"))
+        except Exception as e:
+            row = Row(w.name, name)
+            row.status = f"vLLM builder not constructed: {type(e).__name__}: {str(e)[:200]}"
+            self.rows.append(row)
+            return
+        # libattn with the same settings vLLM resolved on this machine: no CUDA graphs (vLLM's
+        # CPU platform sets cudagraph_mode NONE), FlashAttention without FA3's AOT scheduler
+        # (vLLM finds no FA version without a GPU).
+        cg = int(libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name])
+        cfg = libattn.BuilderConfig(max_seqs, max_tokens, 131072, 32,
+                                    num_speculative_tokens=w.spec_tokens,
+                                    cudagraph_mode=cg, flash_attn_version=2)
+        lspec = libattn.KvCacheSpec(w.block_size, 8, 128)
+        lb = self.lib.builder(backend, lspec, cfg)
+
+        def cmp(v, l):
+            md = l.to_dict()
+            pairs = []
+            vllm_only = []
+            for f in dataclasses.fields(v):
+                val = getattr(v, f.name)
+                if f.name in md:
+                    pairs.append((f.name, val, md[f.name]))
+                elif val is not None:
+                    vllm_only.append(f"{f.name}={val!r}")
+            self.field_notes.setdefault(backend, set()).update(vllm_only)
+            return check(pairs, shape_only=SCRATCH)
+
+        out = ctypes.c_void_p()
+        b_args = (lb.handle, 0, common.ref, 0, ctypes.byref(out), None)
+        self.op(w, name, lambda: vb.build(0, vcm), lambda: lb.build(common), cmp,
+                lambda: self.ct.time("vct_build", self.ct.fn("attn_build"), lb.handle, common.ref),
+                lambda: self.lib.raw.attn_build(*b_args))
+
+    def run(self) -> int:
+        env = self.env
+        wanted = self.args.workloads.split(",") if self.args.workloads else None
+        for w in workloads():
+            if wanted and not any(x in w.name for x in wanted):
+                continue
+            self.workload(w)
+        self.report()
+        return 1 if self.mismatches else 0
+
+    # ------------------------------------------------------------ output
+    def report(self) -> None:
+        import torch
+        import vllm
+        a = self.args
+        head = [f"libattn vs vLLM's Python on the same batches ({time.strftime('%Y-%m-%d %H:%M %Z')})",
+                f"machine: {platform.node()}, {os.cpu_count()} CPUs, {cpu_model()}; "
+                f"Python {platform.python_version()}, vLLM {vllm.__version__}, torch "
+                f"{torch.__version__} ({torch.get_num_threads()} threads), numpy {np.__version__}; "
+                f"load average {os.getloadavg()[0]:.1f}",
+                f"vLLM platform: VLLM_TARGET_DEVICE={os.environ.get('VLLM_TARGET_DEVICE')}; "
+                f"libattn {'.'.join(map(str, self.lib.version))} ({self.lib.path}, "
+                f"{git_describe()})",
+                f"times: best of {self.repeats} rounds (reorder: min of {self.samples} single calls, "
+                f"input reset between calls), one process; ratio = vLLM time / libattn time; "
+                f"target {TARGET:.0f}x"]
+        cols = ["workload", "op", "vLLM us", "libattn py us", "ctypes us", "C us", "vLLM/py",
+                "vLLM/ctypes", "vLLM/C", "checked"]
+        lines = []
+        for r in self.rows:
+            if r.vllm is None:
+                lines.append([r.workload, r.op, "-", "-", "-", "-", "-", "-", "-", r.status])
+                continue
+            c = f"{r.c / 1e3:.3f}" if r.c else "-"
+            rc = f"{r.vllm / r.c:.1f}" if r.c else "-"
+            lines.append([r.workload, r.op, f"{r.vllm / 1e3:.2f}", f"{r.py / 1e3:.2f}",
+                          f"{r.raw / 1e3:.2f}", c, f"{r.vllm / r.py:.1f}",
+                          f"{r.vllm / r.raw:.1f}", rc, f"{r.compared} equal"])
+        out = ["", *head, ""]
+        widths = [max(len(str(x)) for x in col) for col in zip(cols, *lines)]
+        fmt = lambda row: "  ".join(str(x).ljust(wd) for x, wd in zip(row, widths))  # noqa: E731
+        out.append(fmt(cols))
+        out += [fmt(l) for l in lines]
+        timed = [r for r in self.rows if r.vllm is not None]
+        summary = []
+        if timed:
+            summary.append("per operation, over the workloads (ratio = vLLM / libattn; rows "
+                           f">= {TARGET:.0f}x):")
+            ops: Dict[str, List[Row]] = {}
+            for r in timed:
+                ops.setdefault(r.op.split("(")[0], []).append(r)
+            for op, rs in ops.items():
+                rc = [r.vllm / r.c for r in rs if r.c]
+                rp = [r.vllm / r.py for r in rs]
+                cpart = (f"C {min(rc):.1f}-{max(rc):.1f}x ({sum(x >= TARGET for x in rc)}/{len(rc)})"
+                         if rc else "C -")
+                summary.append(f"  {op:<50} vLLM {min(r.vllm for r in rs) / 1e3:.2f}-"
+                               f"{max(r.vllm for r in rs) / 1e3:.2f} us; {cpart}; binding "
+                               f"{min(rp):.1f}-{max(rp):.1f}x ({sum(x >= TARGET for x in rp)}/{len(rp)})")
+            for label, attr in (("C call", "c"), ("bare ctypes call", "raw"),
+                                ("Python binding", "py")):
+                rs = [(r.vllm / getattr(r, attr), r) for r in timed if getattr(r, attr)]
+                if not rs:
+                    continue
+                met = sum(1 for x, _ in rs if x >= TARGET)
+                worst = min(rs, key=lambda t: t[0])
+                summary.append(f"{TARGET:.0f}x target vs libattn {label}: met in {met} of {len(rs)} "
+                               f"rows; lowest {worst[0]:.2f}x ({worst[1].workload} {worst[1].op})")
+        for backend, fields in sorted(self.field_notes.items()):
+            if fields:
+                summary.append(f"note: {backend}: vLLM {vllm.__version__} fields libattn does not have "
+                           f"(not compared): {', '.join(sorted(fields))}")
+        not_run: Dict[str, List[str]] = {}
+        for r in self.rows:
+            if r.vllm is None and r.status not in ("ok", "MISMATCH"):
+                not_run.setdefault(f"{r.op}: {r.status}", []).append(r.workload)
+        for what, where in not_run.items():
+            summary.append(f"not compared: {what} ({len(where)} workloads)")
+        if any("CPU_ATTN" in k for k in not_run):
+            summary.append("  (PyPI's vLLM wheel is its CUDA build: the CPU kernels CPU_ATTN's build() "
+                           "calls, vllm._C_AVX2/_C_AVX512, ship only in vLLM's CPU build)")
+        for n in self.configs.notes + self.notes:
+            summary.append(f"note: {n}")
+        if self.mismatches:
+            summary.append(f"EQUALITY CHECK FAILED in {len(self.mismatches)} operation(s):")
+            summary += [f"  {m}" for m in self.mismatches]
+        else:
+            summary.append(f"equality: every compared output identical ({sum(r.compared for r in self.rows)}"
+                           f" arrays/scalars in {len(timed)} operations)")
+        print("\n".join(out + summary))
+        if a.markdown:
+            with open(a.markdown, "w") as f:
+                f.write("\n".join(head) + "\n\n| " + " | ".join(cols) + " |\n|" +
+                        "---|" * len(cols) + "\n")
+                for l in lines:
+                    f.write("| " + " | ".join(str(x) for x in l) + " |\n")
+                f.write("\n```\n" + "\n".join(summary) + "\n```\n")
+
+
+def git_describe() -> str:
+    """The checkout libattn was built from: commit, and whether the tree had changes."""
+    import subprocess
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               check=True, capture_output=True, text=True).stdout.strip()
+        return f"commit {head}{' + uncommitted changes' if dirty else ''}"
+    except (OSError, subprocess.CalledProcessError):
+        return "no git"
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--lib", default=os.path.join(ROOT, "build-bench", "libattn.so.1"))
+    p.add_argument("--timer", default=os.path.join(ROOT, "build-bench", "libvllm_compare_timer.so"),
+                   help="bench/vllm_compare_timer.c compiled (the libattn C column; '' to skip)")
+    p.add_argument("--workloads", default="", help="comma-separated substrings of workload names")
+    p.add_argument("--quick", action="store_true", help="fewer timing rounds (a smoke run)")
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="torch intra-op threads for vLLM (default 1; 0 = torch's default). With 2 "
+                        "threads on a busy 2-vCPU machine vLLM's gathers slowed 2-8x (OpenMP "
+                        "contention), so 1 is vLLM's better case")
+    p.add_argument("--markdown", default="", help="also write the table as Markdown here")
+    return Runner(p.parse_args()).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
