@@ -224,6 +224,8 @@ class FlashInferBuilder final : public Builder {
           decode_cudagraph_max_bs_, c.max_cudagraph_capture_size > 0 ? c.max_cudagraph_capture_size : largest);
     kv_cache_dtype_ = kv_cache_dtype(spec, c);
     model_dtype_ = c.model_dtype_for(spec);
+    // Resolved once: with device_capability 0 (auto) it is a device query, not for every build.
+    capability_major_ = capability_major(c);
     can_use_trtllm_ = flashinfer_can_use_trtllm(spec, c) && !c.kv_transfer_enabled;
     q_data_type_ = can_use_trtllm_ && !c.disable_flashinfer_q_quantization ? kv_cache_dtype_ : model_dtype_;
     init_reorder_batch_threshold(1, /*supports_spec_as_decode=*/can_use_trtllm_);
@@ -434,7 +436,7 @@ class FlashInferBuilder final : public Builder {
     if (c.kv_transfer_enabled) return false;
     if (c.use_trtllm_attention == 0) return false;
     if (c.decode_context_parallel_size > 1) return false;
-    if (c.batch_invariant || capability_major(c) != 10) return false;
+    if (c.batch_invariant || capability_major_ != 10) return false;
     if (c.num_attention_heads % spec().num_kv_heads != 0) return false;
     if (q_data_type_ == kKvDtypeFp8E4m3) return true;
     if (hyper_.params.has_sinks) return true;
@@ -470,6 +472,7 @@ class FlashInferBuilder final : public Builder {
   int32_t model_dtype_ = kKvDtypeBfloat16;
   int32_t q_data_type_ = kKvDtypeBfloat16;  ///< vLLM's self.q_data_type (it can only fall back)
   bool can_use_trtllm_ = false;
+  int32_t capability_major_ = 0;  ///< Of the builder's device, resolved at create time.
   int64_t decode_fixed_split_size_ = -1;
   int64_t prefill_fixed_split_size_ = -1;
   bool disable_split_kv_ = false;

@@ -184,10 +184,10 @@ class FlexAttentionBuilder final : public Builder {
     const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
     const int32_t* seq = exec.on_cuda || c.seq_lens_host == nullptr ? c.seq_lens->as<const int32_t>()
                                                                      : c.seq_lens_host;
-    ops::flex_request_lens(exec, qsl, seq, n, bs, blocks_per_seq, offset);
-    ops::flex_doc_ids(exec, qsl, n, tokens, doc);
-    ops::flex_physical_to_logical(exec, bt.as<const int32_t>(), n, bt.strides[0], bt.shape[1], seq,
-                                  bs, gpu_blocks, p2l, gpu_blocks);
+    // One launch on CUDA (then one more for the direct block mask below): graph-safe, nothing
+    // but kernels on the caller's stream (docs/cuda_graphs.md).
+    ops::flex_request_arrays(exec, qsl, seq, n, tokens, bs, bt.as<const int32_t>(), bt.strides[0],
+                             bt.shape[1], gpu_blocks, blocks_per_seq, offset, doc, p2l, gpu_blocks);
 
     Metadata& m = metadata();
     m.reset();

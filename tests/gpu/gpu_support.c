@@ -1,0 +1,173 @@
+#include "gpu_support.h"
+
+int tg_have_gpu(const char* what) {
+  int32_t n = 0;
+  attn_error_t* err = attn_device_count(ATTN_DEVICE_CUDA, &n);
+  if (err != NULL) {
+    printf("SKIP: no CUDA device: %s; %s did not run\n", attn_error_message(err), what);
+    attn_error_destroy(err);
+    return 0;
+  }
+  if (n == 0) printf("SKIP: no CUDA device visible; %s did not run\n", what);
+  return n > 0;
+}
+
+void* tg_to_device(const void* host, size_t bytes) {
+  void* d = NULL;
+  CUDA_OK(cudaMalloc(&d, bytes ? bytes : 4));
+  if (bytes) CUDA_OK(cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+unsigned char* tg_contents(const attn_tensor_t* t, size_t* out_bytes) {
+  const size_t item = t->dtype.bits / 8;
+  const int64_t rows = t->ndim == 2 ? t->shape[0] : 1;
+  const int64_t cols = t->ndim == 2 ? t->shape[1] : (t->ndim == 0 ? 1 : t->shape[0]);
+  const int64_t stride = t->ndim == 2 && t->strides != NULL ? t->strides[0] : cols;
+  const size_t span = rows == 0 || cols == 0 ? 0 : (size_t)((rows - 1) * stride + cols) * item;
+  unsigned char* all = (unsigned char*)malloc(span + 1);
+  unsigned char* packed = (unsigned char*)malloc((size_t)(rows * cols) * item + 1);
+  const char* base = (const char*)t->data + t->byte_offset;
+  int64_t r;
+  assert_non_null(all);
+  assert_non_null(packed);
+  if (span > 0) {
+    if (t->device.device_type == ATTN_DEVICE_CUDA)
+      CUDA_OK(cudaMemcpy(all, base, span, cudaMemcpyDeviceToHost));
+    else
+      memcpy(all, base, span);
+  }
+  for (r = 0; r < rows; ++r)
+    memcpy(packed + (size_t)(r * cols) * item, all + (size_t)(r * stride) * item, (size_t)cols * item);
+  free(all);
+  *out_bytes = (size_t)(rows * cols) * item;
+  return packed;
+}
+
+void tg_expect_same_metadata(const attn_metadata_t* h, const attn_metadata_t* d, const char* what) {
+  size_t i, n = attn_metadata_field_count(h);
+  assert_string_equal(attn_metadata_kind(h), attn_metadata_kind(d));
+  assert_int_equal(n, attn_metadata_field_count(d));
+  CUDA_OK(cudaDeviceSynchronize());
+  for (i = 0; i < n; ++i) {
+    attn_field_t hf = ATTN_FIELD_INIT, df = ATTN_FIELD_INIT;
+    ASSERT_OK(attn_metadata_field(h, i, &hf));
+    ASSERT_OK(attn_metadata_field(d, i, &df));
+    if (hf.kind != df.kind)
+      fail_msg("%s: field %s has kind %d on the host, %d on CUDA", what, hf.name, hf.kind, df.kind);
+    if (hf.kind == ATTN_FIELD_INT || hf.kind == ATTN_FIELD_BOOL) {
+      if (hf.int_value != df.int_value)
+        fail_msg("%s: %s = %lld on the host, %lld on CUDA", what, hf.name, (long long)hf.int_value,
+                 (long long)df.int_value);
+    } else if (hf.kind == ATTN_FIELD_FLOAT) {
+      if (!(hf.float_value == df.float_value))
+        fail_msg("%s: %s = %g on the host, %g on CUDA", what, hf.name, hf.float_value, df.float_value);
+    } else if (hf.kind == ATTN_FIELD_TENSOR) {
+      int k;
+      size_t hb = 0, db = 0;
+      unsigned char *hc, *dc;
+      if (hf.tensor->ndim != df.tensor->ndim)
+        fail_msg("%s: tensor %s has %d dimensions on the host, %d on CUDA", what, hf.name,
+                 hf.tensor->ndim, df.tensor->ndim);
+      for (k = 0; k < hf.tensor->ndim; ++k)
+        if (hf.tensor->shape[k] != df.tensor->shape[k])
+          fail_msg("%s: tensor %s has shape[%d] = %lld on the host, %lld on CUDA", what, hf.name, k,
+                   (long long)hf.tensor->shape[k], (long long)df.tensor->shape[k]);
+      if (hf.tensor->ndim > 2) continue; /* scratch buffers (TRITON_ATTN's softmax segments) */
+      hc = tg_contents(hf.tensor, &hb);
+      dc = tg_contents(df.tensor, &db);
+      if (hb != db || memcmp(hc, dc, hb) != 0) {
+        size_t at = 0;
+        while (at < hb && at < db && hc[at] == dc[at]) ++at;
+        fail_msg("%s: tensor %s differs between host and CUDA (first at byte %zu of %zu)", what,
+                 hf.name, at, hb);
+      }
+      free(hc);
+      free(dc);
+    }
+  }
+}
+
+void tg_mirrors_make(const ts_batch* b, tg_mirrors* m) {
+  memset(m, 0, sizeof *m);
+  m->qsl = (int32_t*)calloc((size_t)b->num_reqs + 1, sizeof(int32_t));
+  m->seq = (int32_t*)calloc((size_t)b->num_reqs + 1, sizeof(int32_t));
+  assert_true(m->qsl != NULL && m->seq != NULL);
+  m->qsl_shape[0] = b->num_reqs + 1;
+  m->seq_shape[0] = b->num_reqs;
+  m->qsl_t = ts_host_tensor(m->qsl, 1, m->qsl_shape, ATTN_DTYPE_INT, 32);
+  m->seq_t = ts_host_tensor(m->seq, 1, m->seq_shape, ATTN_DTYPE_INT, 32);
+  tg_mirrors_copy(b, m);
+}
+
+void tg_mirrors_copy(const ts_batch* b, tg_mirrors* m) {
+  assert_int_equal(m->seq_shape[0], b->num_reqs);
+  memcpy(m->qsl, b->qsl, (size_t)(b->num_reqs + 1) * sizeof(int32_t));
+  memcpy(m->seq, b->seq, (size_t)b->num_reqs * sizeof(int32_t));
+}
+
+void tg_mirrors_free(tg_mirrors* m) {
+  free(m->qsl);
+  free(m->seq);
+  m->qsl = m->seq = NULL;
+}
+
+void tg_add_mirrors(ts_batch* b, tg_mirrors* m) {
+  b->common.query_start_loc_cpu = &m->qsl_t;
+  b->common.seq_lens_cpu = &m->seq_t;
+}
+
+static attn_tensor_t device_tensor(const attn_tensor_t* host, int64_t* shape, void* data) {
+  attn_tensor_t t = *host;
+  int k;
+  for (k = 0; k < host->ndim; ++k) shape[k] = host->shape[k];
+  t.shape = shape;
+  t.strides = NULL;
+  t.byte_offset = 0;
+  t.data = data;
+  t.device.device_type = ATTN_DEVICE_CUDA;
+  t.device.device_id = 0;
+  return t;
+}
+
+void tg_device_batch_make(const ts_batch* b, tg_device_batch* d) {
+  memset(d, 0, sizeof *d);
+  d->qsl = device_tensor(&b->qsl_t, d->qsl_shape, tg_to_device(b->qsl, (size_t)(b->num_reqs + 1) * 4));
+  d->seq = device_tensor(&b->seq_t, d->seq_shape, tg_to_device(b->seq, (size_t)b->num_reqs * 4));
+  d->bt = device_tensor(&b->bt_t, d->bt_shape, tg_to_device(b->bt, (size_t)(b->num_reqs * b->width) * 4));
+  d->sm = device_tensor(&b->sm_t, d->sm_shape, tg_to_device(b->slots, (size_t)b->num_tokens * 8));
+  tg_mirrors_make(b, &d->mirrors);
+  d->common = b->common;
+  d->common.query_start_loc = &d->qsl;
+  d->common.query_start_loc_cpu = &d->mirrors.qsl_t;
+  d->common.seq_lens = &d->seq;
+  d->common.seq_lens_cpu = &d->mirrors.seq_t;
+  d->common.block_table_tensor = &d->bt;
+  d->common.slot_mapping = &d->sm;
+}
+
+void tg_device_batch_upload(const ts_batch* b, tg_device_batch* d, cudaStream_t stream) {
+  assert_int_equal(d->seq_shape[0], b->num_reqs);
+  assert_int_equal(d->bt_shape[1], b->width);
+  assert_int_equal(d->sm_shape[0], b->num_tokens);
+  CUDA_OK(cudaMemcpyAsync(d->qsl.data, b->qsl, (size_t)(b->num_reqs + 1) * 4, cudaMemcpyHostToDevice, stream));
+  CUDA_OK(cudaMemcpyAsync(d->seq.data, b->seq, (size_t)b->num_reqs * 4, cudaMemcpyHostToDevice, stream));
+  CUDA_OK(cudaMemcpyAsync(d->bt.data, b->bt, (size_t)(b->num_reqs * b->width) * 4, cudaMemcpyHostToDevice,
+                          stream));
+  CUDA_OK(cudaMemcpyAsync(d->sm.data, b->slots, (size_t)b->num_tokens * 8, cudaMemcpyHostToDevice, stream));
+  CUDA_OK(cudaStreamSynchronize(stream)); /* the host arrays may change right after */
+  tg_mirrors_copy(b, &d->mirrors);
+  d->common.num_reqs = b->common.num_reqs;
+  d->common.num_actual_tokens = b->common.num_actual_tokens;
+  d->common.max_query_len = b->common.max_query_len;
+  d->common.max_seq_len = b->common.max_seq_len;
+  d->common.causal = b->common.causal;
+}
+
+void tg_device_batch_free(tg_device_batch* d) {
+  cudaFree(d->qsl.data);
+  cudaFree(d->seq.data);
+  cudaFree(d->bt.data);
+  cudaFree(d->sm.data);
+  tg_mirrors_free(&d->mirrors);
+}
