@@ -331,6 +331,28 @@ typedef enum attn_cpu_isa {
   ATTN_CPU_ISA_RVV = 7     /**< "rvv": RISC-V with the vector extension. */
 } attn_cpu_isa_t;
 
+/** The state-space layer a ::ATTN_KV_MAMBA spec describes (vLLM's `MambaSpec.mamba_type`, which
+ *  vLLM maps to a backend with `MAMBA_TYPE_TO_BACKEND_MAP`; ABI 1.2). */
+typedef enum attn_mamba_type {
+  ATTN_MAMBA_TYPE_AUTO = 0,             /**< Unspecified: any Mamba-family backend accepts it. */
+  ATTN_MAMBA_TYPE_MAMBA1 = 1,           /**< "mamba1": backend MAMBA1. */
+  ATTN_MAMBA_TYPE_MAMBA2 = 2,           /**< "mamba2": backend MAMBA2. */
+  ATTN_MAMBA_TYPE_SHORT_CONV = 3,       /**< "short_conv": backend SHORT_CONV. */
+  ATTN_MAMBA_TYPE_LINEAR_ATTENTION = 4, /**< "linear_attention": backend LINEAR_ATTN. */
+  ATTN_MAMBA_TYPE_GDN_ATTENTION = 5     /**< "gdn_attention": backend GDN_ATTN. */
+} attn_mamba_type_t;
+
+/** Prefix caching of Mamba states (vLLM's `cache_config.mamba_cache_mode`; ABI 1.2). */
+typedef enum attn_mamba_cache_mode {
+  ATTN_MAMBA_CACHE_MODE_NONE = 0,  /**< "none": one state per request; the block table has
+                                        1 + num_speculative_blocks columns. */
+  ATTN_MAMBA_CACHE_MODE_ALL = 1,   /**< "all": a state every block_size tokens; the builders get
+                                        the whole block table and block indices. */
+  ATTN_MAMBA_CACHE_MODE_ALIGN = 2  /**< "align": states kept at block boundaries; the builders
+                                        gather the 1 + num_speculative_blocks columns from the
+                                        block of the last token on. */
+} attn_mamba_cache_mode_t;
+
 /** Value of attn_builder_reorder_batch_threshold() for builders that do not reorder. */
 #define ATTN_NO_REORDER 0
 
@@ -355,6 +377,21 @@ typedef struct attn_kv_cache_spec {
   int32_t sliding_window;       /**< Window in tokens for ::ATTN_KV_SLIDING_WINDOW; else 0. */
   int32_t attention_chunk_size; /**< Chunk for ::ATTN_KV_CHUNKED_LOCAL_ATTENTION; else 0. */
   void* extension;              /**< Reserved; must be NULL. */
+  /* ---- ABI 1.2: read only when struct_size covers them; older callers get the defaults.
+   *      MambaSpec's parameters, read by the Mamba-family backends (MAMBA2, MAMBA1, SHORT_CONV,
+   *      LINEAR_ATTN, GDN_ATTN) for ::ATTN_KV_MAMBA specs and range-checked but ignored for
+   *      other kinds. A Mamba spec's `block_size` is MambaSpec's (vLLM's mamba_block_size);
+   *      MambaSpec has no heads, so `num_kv_heads` and `head_size` only need to be positive
+   *      (1 will do) and its `dtype` is not read. ---- */
+  int32_t mamba_type;           /**< One of ::attn_mamba_type_t (vLLM's `MambaSpec.mamba_type`);
+                                     default ::ATTN_MAMBA_TYPE_AUTO. A backend refuses a spec
+                                     whose type vLLM maps to another backend. */
+  int32_t mamba_chunk_size;     /**< vLLM's `model_config.get_mamba_chunk_size()`: the SSD scan
+                                     chunk; MAMBA2 requires it (> 0); default 0 (None). */
+  int32_t mamba_cache_mode;     /**< One of ::attn_mamba_cache_mode_t (vLLM's
+                                     `cache_config.mamba_cache_mode`); default NONE. */
+  int32_t num_speculative_blocks; /**< vLLM's `MambaSpec.num_speculative_blocks` (>= 0; the
+                                       "align" mode gathers 1 + this many columns); default 0. */
 } attn_kv_cache_spec_t;
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
@@ -362,10 +399,12 @@ typedef struct attn_kv_cache_spec {
   (offsetof(attn_kv_cache_spec_t, extension) + sizeof(void*))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
-  (offsetof(attn_kv_cache_spec_t, extension) + sizeof(void*))
-/** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set). */
-#define ATTN_KV_CACHE_SPEC_INIT \
-  { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, 0, NULL }
+  (offsetof(attn_kv_cache_spec_t, num_speculative_blocks) + sizeof(int32_t))
+/** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set), no Mamba
+ *  parameters. */
+#define ATTN_KV_CACHE_SPEC_INIT                                                                 \
+  { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, \
+    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0 }
 
 /** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
 typedef struct attn_per_layer_params {
@@ -494,6 +533,38 @@ typedef struct attn_builder_config {
                                           ::ATTN_CPU_ISA_DETECT (default) asks the host CPU. */
   int32_t reserved_1_1;              /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
+  /* ---- ABI 1.2: read only when struct_size covers them; older callers get the defaults.
+   *      The MLA backends' options (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA,
+   *      TRITON_MLA); other backends ignore them. ---- */
+  int32_t mla_kv_lora_rank;          /**< The model's `kv_lora_rank` (vLLM's get_mla_dims); 0
+                                          (default) = 512, DeepSeek-V2/V3's. With
+                                          `mla_qk_rope_head_dim` it must add up to the MLA spec's
+                                          head_size. FLASH_ATTN_MLA: the FA3 scheduler's
+                                          headdim_v. */
+  int32_t mla_qk_rope_head_dim;      /**< The model's `qk_rope_head_dim`; 0 (default) = 64.
+                                          FLASH_ATTN_MLA: the FA3 scheduler's headdim. */
+  int32_t mla_qk_nope_head_dim;      /**< The model's `qk_nope_head_dim`; 0 (default) = 128.
+                                          MLA prefill: FlashInfer's head_dim_qk (nope + rope)
+                                          and vLLM's DeepSeek-R1 dimension check. */
+  int32_t mla_v_head_dim;            /**< The model's `v_head_dim`; 0 (default) = 128. MLA
+                                          prefill: FlashInfer's head_dim_vo, R1 check. */
+  int32_t mla_chunked_prefill_workspace_size; /**< Tokens of the MLA chunked-prefill
+                                          workspace; 0 (default) = vLLM's
+                                          determine_chunked_prefill_workspace_size: max(min(
+                                          max(8 * max_model_len, 4 * max_num_seqs *
+                                          block_size), 65536), max_num_seqs * block_size). A
+                                          value must be at least max_num_seqs * block_size. It
+                                          bounds every context chunk and sizes the
+                                          chunked-context buffers. */
+  int32_t disable_flashinfer_prefill; /**< vLLM's `attention_config.disable_flashinfer_prefill`:
+                                          non-zero keeps the MLA prefill off FlashInfer (its
+                                          default on compute capability 10.x with DeepSeek-R1
+                                          dimensions). */
+  int32_t use_cudnn_prefill;         /**< vLLM's `attention_config.use_cudnn_prefill`: the MLA
+                                          prefill runs on cuDNN (compute capability 10.x). */
+  int32_t use_trtllm_ragged_deepseek_prefill; /**< vLLM's `attention_config` flag of that name:
+                                          the MLA prefill runs TRT-LLM's ragged kernel (10.x,
+                                          DeepSeek-R1 dimensions). */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -504,13 +575,14 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
-    ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0 }
+    ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
+    0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** @} */
 
@@ -555,6 +627,34 @@ typedef struct attn_common_metadata {
   const attn_tensor_t* logits_indices_padded_cpu; /**< Optional host mirror of
                                                     `logits_indices_padded`; a CUDA builder
                                                     with `kv_sharing_fast_prefill` needs it. */
+  /* ---- ABI 1.2: the keyword arguments vLLM's model runner passes to the builds of the
+   *      Mamba-family backends (spec decode), and CommonAttentionMetadata.is_prefilling. All
+   *      optional (NULL = vLLM's None); other backends ignore them. ---- */
+  const attn_tensor_t* num_accepted_tokens; /**< Optional (num_reqs,) int32 where the batch lives:
+                                                  tokens accepted per request in the last step,
+                                                  bonus token included (vLLM's build() kwarg
+                                                  `num_accepted_tokens`). MAMBA2 and SHORT_CONV:
+                                                  given, decodes may be multi-token (threshold
+                                                  1 + num_speculative_tokens); GDN_ATTN: gathered
+                                                  for the spec-decode requests. */
+  const attn_tensor_t* num_decode_draft_tokens_cpu; /**< Optional (num_reqs,) int32 in host memory:
+                                                  draft tokens scheduled per request, -1 for
+                                                  requests that are not spec decodes (vLLM's
+                                                  kwarg `num_decode_draft_tokens_cpu`). GDN_ATTN:
+                                                  the spec-decode requests are those >= 0. */
+  const attn_tensor_t* num_decode_draft_tokens; /**< Optional mirror of
+                                                  `num_decode_draft_tokens_cpu` where the batch
+                                                  lives; a CUDA GDN_ATTN builder needs it for
+                                                  batches with spec decodes (its kernels derive
+                                                  the spec mask from it). */
+  const attn_tensor_t* is_prefilling;       /**< Optional (num_reqs,) bool/int8/uint8/int32 in
+                                                  host memory: non-zero while a request is still
+                                                  in its prompt (vLLM's
+                                                  CommonAttentionMetadata.is_prefilling). The
+                                                  Mamba-family split counts such requests as
+                                                  prefills whatever their length
+                                                  (treat_short_extends_as_decodes=False); NULL =
+                                                  none is. */
 } attn_common_metadata_t;
 
 /** Size of ::attn_common_metadata_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -565,11 +665,11 @@ typedef struct attn_common_metadata {
   (offsetof(attn_common_metadata_t, logits_indices_padded_cpu) + sizeof(void*))
 /** Size of ::attn_common_metadata_t in this header version. */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE \
-  (offsetof(attn_common_metadata_t, logits_indices_padded_cpu) + sizeof(void*))
+  (offsetof(attn_common_metadata_t, is_prefilling) + sizeof(void*))
 /** Initializer: everything NULL or 0, causal. */
 #define ATTN_COMMON_METADATA_INIT                                                             \
   { ATTN_COMMON_METADATA_STRUCT_SIZE, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 1, NULL, \
-    0, NULL, NULL, NULL, NULL, NULL, NULL }
+    0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /**
  * @brief vLLM's `CommonAttentionMetadata.unpadded`: the batch cut to its real requests/tokens.
@@ -1067,7 +1167,9 @@ ATTN_API attn_error_t* attn_split_attn_metadata(const attn_common_metadata_t* co
 /** @defgroup backends Backend registry
  *  @brief The backends this library (and its loaded plugins) can build for, queried without a
  *  builder. Built-in backends come first, in a fixed order (FLASH_ATTN, FLASHINFER,
- *  TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN); plugin backends follow in load order.
+ *  TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN, then the families: the MLA backends
+ *  FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, which build for
+ *  ::ATTN_KV_MLA specs only); plugin backends follow in load order.
  *  Indices shift when a plugin is unloaded.
  *
  * vLLM's builder wrappers apply to every backend and are asked for by the spec and the config,
@@ -1304,7 +1406,12 @@ ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
  * Backends that override vLLM's capture build do what vLLM does: TRITON_ATTN writes 1 into every
  * entry of `common->seq_lens` (the runtime's tensor the graph reads at replay, so that capture
  * does not run long sequences; refill it before replaying), FLEX_ATTENTION builds with
- * max_seq_len = the host maximum of seq_lens.
+ * max_seq_len = the host maximum of seq_lens. The Mamba family (MAMBA2, MAMBA1, SHORT_CONV,
+ * GDN_ATTN) captures decode-only batches only (max_query_len == 1 + num_speculative_tokens, at
+ * most decode_cudagraph_max_bs requests; GDN_ATTN: requests and tokens at most that); with spec
+ * decode MAMBA2, SHORT_CONV and GDN_ATTN build them with num_accepted_tokens =
+ * diff(query_start_loc) (GDN_ATTN also num_decode_draft_tokens = that - 1), whatever the caller
+ * passes (docs/backends/mamba.md).
  * @param[in] builder The builder.
  * @param[in] common The capture batch (TRITON_ATTN writes its seq_lens, see above).
  * @param[out] out Receives the metadata, owned by the builder.

@@ -37,18 +37,15 @@ int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* que
                                  int64_t block_table_stride, int64_t block_table_width,
                                  int32_t block_size, int64_t* out, int64_t total) noexcept;
 
-/// See ops::flex_request_lens, ops::flex_doc_ids, ops::flex_physical_to_logical,
-/// ops::flex_kv_indices (FLEX_ATTENTION). One launch each.
-int flex_request_lens(int device_id, void* stream, const int32_t* query_start_loc,
-                      const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                      int32_t* num_blocks_per_seq, int32_t* decode_offset) noexcept;
-int flex_doc_ids(int device_id, void* stream, const int32_t* query_start_loc, int64_t num_reqs,
-                 int64_t num_tokens, int32_t* doc_ids) noexcept;
-int flex_physical_to_logical(int device_id, void* stream, const int32_t* block_table,
-                             int64_t num_reqs, int64_t block_table_stride,
-                             int64_t block_table_width, const int32_t* seq_lens,
-                             int32_t block_size, int64_t num_gpu_blocks, int64_t* out,
-                             int64_t out_stride) noexcept;
+/// See ops::flex_request_arrays (one launch, a block per request) and ops::flex_kv_indices
+/// (one launch, a block per query group) (FLEX_ATTENTION).
+int flex_request_arrays(int device_id, void* stream, const int32_t* query_start_loc,
+                        const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
+                        int32_t block_size, const int32_t* block_table,
+                        int64_t block_table_stride, int64_t block_table_width,
+                        int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
+                        int32_t* decode_offset, int32_t* doc_ids, int64_t* physical_to_logical,
+                        int64_t p2l_stride) noexcept;
 int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t num_tokens,
                     const int32_t* block_table, int64_t block_table_stride,
                     int64_t block_table_width, int64_t pages, int32_t q_block,
@@ -121,5 +118,78 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
                       int64_t bt_stride, int64_t bt_width, const int32_t* virtual_req,
                       const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
                       int32_t* out, int64_t out_stride) noexcept;
+
+/// See ops::mla_prefill_metadata. One launch: a block per context chunk (a block scan of the
+/// chunk lengths, then a binary search per token of token_to_seq); block 0 also writes the
+/// rebased query_start_loc and the query lengths.
+int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
+                         int64_t num_prefills, int64_t num_chunks, int64_t max_context_chunk,
+                         int64_t local_chunk, int32_t dcp_size, int32_t interleave,
+                         int64_t token_width, int32_t* qsl_out, int32_t* query_seq_lens,
+                         int32_t* cu_seq_lens, int32_t* starts, int32_t* token_to_seq,
+                         int32_t* padded_local_cu_seq_lens) noexcept;
+
+/// See ops::flashmla_fixed_tile_schedule. One launch.
+int flashmla_fixed_tile_schedule(int device_id, void* stream, int64_t num_decodes,
+                                 int32_t end_block_idx, int32_t* tile,
+                                 int32_t* num_splits) noexcept;
+
+// ---- the Mamba family (kernels/mamba_metadata.cu, kernels/gdn_metadata.cu) -----------------
+
+/// See ops::mamba_gather_state_indices. One launch.
+int mamba_gather_state_indices(int device_id, void* stream, const int32_t* block_table,
+                               int64_t bt_stride, int64_t bt_width, const int32_t* seq_lens,
+                               int64_t num_reqs, int32_t block_size, int64_t num_cols,
+                               int32_t* out, int64_t out_stride) noexcept;
+
+/// See ops::mamba_prefix_caching_indices. One launch.
+int mamba_prefix_caching_indices(int device_id, void* stream, const int32_t* qsl,
+                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
+                                 int32_t* num_computed, int32_t* last_computed,
+                                 int32_t* first_scheduled, int32_t* last_scheduled) noexcept;
+
+/// See ops::mamba_prefill_metadata. One launch.
+int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
+                           const int32_t* seq_lens, int64_t first, int64_t count, int32_t* qsl_p,
+                           uint8_t* has_initial) noexcept;
+
+/// See ops::mamba_chunk_metadata. One single-block launch (a block scan of the chunk counts).
+int mamba_chunk_metadata(int device_id, void* stream, const int32_t* qsl_p,
+                         const int32_t* seq_lens_p, int64_t num_prefills, int32_t chunk_size,
+                         int64_t capacity, int32_t* cu_chunk_seqlen, int32_t* seq_idx,
+                         int32_t* last_chunk_indices) noexcept;
+
+/// See ops::copy_pad_i32 and ops::copy_pad_u8. One launch each.
+int copy_pad_i32(int device_id, void* stream, const int32_t* src, int64_t src_stride,
+                 int64_t rows, int64_t cols, int32_t* dst, int64_t dst_stride, int64_t total_rows,
+                 int32_t pad, bool pad_with_last) noexcept;
+int copy_pad_u8(int device_id, void* stream, const uint8_t* src, int64_t n, uint8_t* dst,
+                int64_t total, uint8_t pad) noexcept;
+
+/// See ops::iota_i32 and ops::query_lens_i32. One launch each.
+int iota_i32(int device_id, void* stream, int32_t* out, int64_t n) noexcept;
+int query_lens_i32(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
+                   int32_t offset, int32_t* out) noexcept;
+
+/// The outputs of gdn_spec_split (any may be null); see ops::GdnSplitOut.
+struct GdnSplitPointers {
+  uint8_t* masks = nullptr;
+  int32_t* spec_state = nullptr;
+  int32_t* non_spec_state = nullptr;
+  int32_t* spec_qsl = nullptr;
+  int32_t* non_spec_qsl = nullptr;
+  int32_t* spec_token_indx = nullptr;
+  int32_t* non_spec_token_indx = nullptr;
+  int32_t* spec_accepted = nullptr;
+  uint8_t* non_spec_has_initial = nullptr;
+};
+
+/// See ops::gdn_spec_split. One single-block launch (block scans of the spec/non-spec ranks and
+/// token offsets; each request's thread writes its rows and tokens).
+int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
+                   int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
+                   int64_t bt_stride, int64_t bt_width, int64_t num_cols,
+                   const int32_t* num_accepted_tokens, int64_t token_capacity,
+                   const GdnSplitPointers& out) noexcept;
 
 }  // namespace attn::kernels

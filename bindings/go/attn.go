@@ -167,6 +167,29 @@ const (
 	CPUISARVV    CPUISA = C.ATTN_CPU_ISA_RVV
 )
 
+// MambaType is a Mamba spec's state-space layer (vLLM's MambaSpec.mamba_type; ABI 1.2).
+type MambaType int32
+
+// The types.
+const (
+	MambaTypeAuto            MambaType = C.ATTN_MAMBA_TYPE_AUTO
+	MambaTypeMamba1          MambaType = C.ATTN_MAMBA_TYPE_MAMBA1
+	MambaTypeMamba2          MambaType = C.ATTN_MAMBA_TYPE_MAMBA2
+	MambaTypeShortConv       MambaType = C.ATTN_MAMBA_TYPE_SHORT_CONV
+	MambaTypeLinearAttention MambaType = C.ATTN_MAMBA_TYPE_LINEAR_ATTENTION
+	MambaTypeGDNAttention    MambaType = C.ATTN_MAMBA_TYPE_GDN_ATTENTION
+)
+
+// MambaCacheMode is vLLM's cache_config.mamba_cache_mode (ABI 1.2).
+type MambaCacheMode int32
+
+// The modes.
+const (
+	MambaCacheNone  MambaCacheMode = C.ATTN_MAMBA_CACHE_MODE_NONE
+	MambaCacheAll   MambaCacheMode = C.ATTN_MAMBA_CACHE_MODE_ALL
+	MambaCacheAlign MambaCacheMode = C.ATTN_MAMBA_CACHE_MODE_ALIGN
+)
+
 // FieldKind is what a metadata field holds.
 type FieldKind int32
 

@@ -380,11 +380,11 @@ func TestEveryBackendBuildsTheDemoBatch(t *testing.T) {
 	s := demoSample()
 	c := s.common(t)
 	names := get(l.Backends())(t)
-	if len(names) != len(builtIn)+1 {
+	if len(names) < len(builtIn)+len(mlaBackends)+1 || names[len(names)-1] != "EXAMPLE_PAGED" {
 		t.Fatalf("backends %v", names)
 	}
 	for _, name := range names {
-		b := get(l.NewBuilder(name, spec(), config(90)))(t)
+		b := get(l.NewBuilder(name, specFor(name), config(90)))(t)
 		md, err := b.Build(0, c, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

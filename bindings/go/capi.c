@@ -75,7 +75,10 @@ int gattn_open(const char* path, gattn_api_t** out, char* detail, size_t detail_
     return v;                                  \
   }
 
-GATTN_INIT(attn_kv_cache_spec_t, gattn_kv_cache_spec_init, ATTN_KV_CACHE_SPEC_INIT, extension)
+/* The spec carries ABI 1.2's MambaSpec fields (KVCacheSpec.Mamba*): a 1.1 library takes the
+ * larger size and ignores them (it has no Mamba backends). */
+GATTN_INIT(attn_kv_cache_spec_t, gattn_kv_cache_spec_init, ATTN_KV_CACHE_SPEC_INIT,
+           num_speculative_blocks)
 GATTN_INIT(attn_builder_config_t, gattn_builder_config_init, ATTN_BUILDER_CONFIG_INIT,
            reserved_1_1)
 GATTN_INIT(attn_per_layer_params_t, gattn_per_layer_params_init, ATTN_PER_LAYER_PARAMS_INIT,

@@ -16,6 +16,11 @@ type KVCacheSpec struct {
 	DType              KVDtype
 	SlidingWindow      int32 // for KVSlidingWindow
 	AttentionChunkSize int32 // for KVChunkedLocalAttention
+	// ABI 1.2: MambaSpec's parameters, read for KVMamba specs (docs/backends/mamba.md).
+	MambaType            MambaType
+	MambaChunkSize       int32 // model_config.get_mamba_chunk_size(); MAMBA2 needs it
+	MambaCacheMode       MambaCacheMode
+	NumSpeculativeBlocks int32
 }
 
 // NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
@@ -25,7 +30,9 @@ func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
 	return KVCacheSpec{
 		Kind: KVCacheKind(c.kind), BlockSize: blockSize, NumKVHeads: numKVHeads, HeadSize: headSize,
 		DType: KVDtype(c.dtype), SlidingWindow: int32(c.sliding_window),
-		AttentionChunkSize: int32(c.attention_chunk_size),
+		AttentionChunkSize: int32(c.attention_chunk_size), MambaType: MambaType(c.mamba_type),
+		MambaChunkSize: int32(c.mamba_chunk_size), MambaCacheMode: MambaCacheMode(c.mamba_cache_mode),
+		NumSpeculativeBlocks: int32(c.num_speculative_blocks),
 	}
 }
 
@@ -38,6 +45,10 @@ func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
 	c.dtype = C.int32_t(s.DType)
 	c.sliding_window = C.int32_t(s.SlidingWindow)
 	c.attention_chunk_size = C.int32_t(s.AttentionChunkSize)
+	c.mamba_type = C.int32_t(s.MambaType)
+	c.mamba_chunk_size = C.int32_t(s.MambaChunkSize)
+	c.mamba_cache_mode = C.int32_t(s.MambaCacheMode)
+	c.num_speculative_blocks = C.int32_t(s.NumSpeculativeBlocks)
 	return c
 }
 

@@ -26,8 +26,9 @@ type Metadata struct {
 	deps    []dep       // builders whose build this is (valid while their generation holds)
 	parents []*Metadata // owned metadata whose memory this one shares
 	inputs  []*arena    // staged inputs the fields may view (referenced when owned)
-	// fromPlugin marks a plugin backend's build, which Clone refuses: attn_metadata_clone
-	// does not copy a plugin builder's buffers, so such a clone would change at the next build.
+	// fromPlugin marks a plugin backend's build, which Clone refuses on libattn 1.1: its
+	// attn_metadata_clone does not copy a plugin builder's buffers (1.2's does), so such a
+	// clone would change at the next build.
 	fromPlugin bool
 
 	mu     sync.RWMutex
@@ -313,11 +314,11 @@ func (m *Metadata) Float32s(name string) ([]float32, error) { return fieldValues
 // Clone copies the metadata so that it outlives the next build and the builder
 // (attn_metadata_clone). Tensors in the builder's buffers are copied; tensors that view the
 // batch's inputs keep viewing them (the binding's staged copies, which the clone keeps). The
-// clone is the caller's: Close it. A plugin backend's metadata is refused (ErrUnsupported):
-// libattn does not copy a plugin builder's buffers.
+// clone is the caller's: Close it. On libattn 1.1 a plugin backend's metadata is refused
+// (ErrUnsupported): that version does not copy a plugin builder's buffers.
 func (m *Metadata) Clone() (*Metadata, error) {
-	if m.fromPlugin {
-		return nil, newError(ErrUnsupported, "Clone of '%s' metadata: libattn's attn_metadata_clone does not copy "+
+	if m.fromPlugin && m.lib.Version().Minor < 2 {
+		return nil, newError(ErrUnsupported, "Clone of '%s' metadata: libattn 1.1's attn_metadata_clone does not copy "+
 			"the buffers of a plugin backend's builder, so the clone would change with the builder's next build", m.kind)
 	}
 	release, err := m.acquire(nil)

@@ -64,6 +64,34 @@ var (
 // spec is the demo's: full attention, block 16, 8 KV heads, head 128, bf16.
 func spec() attn.KVCacheSpec { return attn.NewKVCacheSpec(blockSize, 8, 128) }
 
+// The MLA family builds for an MLA spec (vLLM's MLAAttentionSpec: one 576-wide latent head;
+// block 128 suits every MLA kernel).
+var mlaBackends = []string{"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA"}
+
+// The Mamba family builds for a Mamba spec (vLLM's MambaSpec: a state slot per request;
+// Mamba2 scans 16-token chunks).
+var mambaBackends = []string{"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"}
+
+// specFor is the KV cache spec a backend builds the demo batch for: spec(), or its family's.
+func specFor(name string) attn.KVCacheSpec {
+	for _, m := range mambaBackends {
+		if m == name {
+			s := attn.NewKVCacheSpec(blockSize, 1, 1)
+			s.Kind = attn.KVMamba
+			s.MambaChunkSize = 16
+			return s
+		}
+	}
+	for _, m := range mlaBackends {
+		if m == name {
+			s := attn.NewKVCacheSpec(128, 1, 576)
+			s.Kind = attn.KVMLA
+			return s
+		}
+	}
+	return spec()
+}
+
 // config is the demo's config for a compute capability.
 func config(capability int32) attn.BuilderConfig {
 	c := attn.NewBuilderConfig(256, 8192, 1024, 32)

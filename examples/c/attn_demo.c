@@ -183,6 +183,7 @@ static void print_tensor(const attn_tensor_t* t) {
   int d;
   const int is_int = t->dtype.code == ATTN_DTYPE_INT && (t->dtype.bits == 32 || t->dtype.bits == 64);
   const int is_f32 = t->dtype.code == ATTN_DTYPE_FLOAT && t->dtype.bits == 32;
+  const int is_bool = t->dtype.code == ATTN_DTYPE_BOOL && t->dtype.bits == 8;
   printf("tensor ");
   printf("(");
   for (d = 0; d < t->ndim; ++d) printf(d ? ", %" PRId64 : "%" PRId64, t->shape[d]);
@@ -192,7 +193,7 @@ static void print_tensor(const attn_tensor_t* t) {
     printf(" on device type %d", t->device.device_type);
     return;
   }
-  if (t->ndim > 2 || (!is_int && !is_f32)) return; /* scratch buffers: the shape says enough */
+  if (t->ndim > 2 || (!is_int && !is_f32 && !is_bool)) return; /* scratch: the shape says enough */
   if (t->ndim == 2) { /* the first row only */
     n = t->shape[1] < 8 ? t->shape[1] : 8;
     printf(" row 0:");
@@ -203,11 +204,15 @@ static void print_tensor(const attn_tensor_t* t) {
   printf(" [");
   for (i = 0; i < shown; ++i) {
     const char* base = (const char*)t->data + t->byte_offset;
+    /* 1-D views may be strided (a block-table column); the libattn fills `strides` always */
+    const int64_t at = t->ndim == 1 && t->strides != NULL ? i * t->strides[0] : i;
     if (i) printf(", ");
-    if (is_f32)
-      printf("%g", (double)((const float*)base)[i]);
+    if (is_bool)
+      printf(((const unsigned char*)base)[at] ? "True" : "False");
+    else if (is_f32)
+      printf("%g", (double)((const float*)base)[at]);
     else
-      printf("%" PRId64, t->dtype.bits == 64 ? ((const int64_t*)base)[i] : ((const int32_t*)base)[i]);
+      printf("%" PRId64, t->dtype.bits == 64 ? ((const int64_t*)base)[at] : ((const int32_t*)base)[at]);
   }
   printf(shown < n ? ", ...]" : "]");
 }
@@ -249,6 +254,31 @@ static attn_builder_config_t demo_config(int32_t capability) {
   return c;
 }
 
+/* The KV cache spec a backend is shown with: the demo's full-attention spec, or its family's
+ * (the Mamba family builds for vLLM's MambaSpec: a state slot per request, "none" cache mode,
+ * Mamba2's 16-token scan chunks). */
+static const attn_kv_cache_spec_t* backend_spec(const char* name, const attn_kv_cache_spec_t* spec) {
+  static const char* const mamba[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"};
+  static const char* const mla[] = {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA",
+                                    "TRITON_MLA"};
+  static attn_kv_cache_spec_t mamba_spec = ATTN_KV_CACHE_SPEC_INIT;
+  static attn_kv_cache_spec_t mla_spec = ATTN_KV_CACHE_SPEC_INIT;
+  size_t k;
+  mamba_spec.kind = ATTN_KV_MAMBA;
+  mamba_spec.block_size = kBlockSize;
+  mamba_spec.num_kv_heads = mamba_spec.head_size = 1; /* MambaSpec has no heads */
+  mamba_spec.mamba_chunk_size = 16;
+  mla_spec.kind = ATTN_KV_MLA; /* vLLM's MLAAttentionSpec: one latent head of 512 + 64 */
+  mla_spec.block_size = 128;   /* a multiple of every MLA kernel's block size (64, 16, 128, 32) */
+  mla_spec.num_kv_heads = 1;
+  mla_spec.head_size = 576;
+  for (k = 0; k < sizeof mamba / sizeof mamba[0]; ++k)
+    if (strcmp(name, mamba[k]) == 0) return &mamba_spec;
+  for (k = 0; k < sizeof mla / sizeof mla[0]; ++k)
+    if (strcmp(name, mla[k]) == 0) return &mla_spec;
+  return spec;
+}
+
 static int list_backends(const attn_kv_cache_spec_t* spec) {
   static const int32_t capabilities[3] = {90, 80, 100}; /* H100/H200, A100, B200 */
   const attn_builder_config_t hopper = demo_config(90);
@@ -265,11 +295,13 @@ static int list_backends(const attn_kv_cache_spec_t* spec) {
     if (report(A.backend_name(i, &name), "attn_backend_name")) return 1;
     for (k = 0; k < 3; ++k) {
       const attn_builder_config_t c = demo_config(capabilities[k]);
-      if (report(A.backend_cudagraph_support(name, spec, &c, &levels[k]),
+      if (report(A.backend_cudagraph_support(name, backend_spec(name, spec), &c, &levels[k]),
                  "attn_backend_cudagraph_support"))
         return 1;
     }
-    if (report(A.builder_create(name, spec, &hopper, &builder), "attn_builder_create")) return 1;
+    if (report(A.builder_create(name, backend_spec(name, spec), &hopper, &builder),
+               "attn_builder_create"))
+      return 1;
     if (report(A.builder_reorder_batch_threshold(builder, &threshold), "reorder threshold") ||
         report(A.builder_supports_update_block_table(builder, &update), "update_block_table")) {
       A.builder_destroy(builder);
@@ -328,6 +360,16 @@ static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec) {
                                       NULL};
   static const char* const fast[] = {"query_start_loc", "num_actual_tokens", "max_query_len",
                                      "logits_indices_padded", "num_logits_indices", NULL};
+  static const char* const mamba2[] = {"num_decodes", "num_prefills", "state_indices_tensor_d",
+                                       "state_indices_tensor_p", "query_start_loc_p",
+                                       "has_initial_states_p", "cu_chunk_seqlen_p", "seq_idx_p",
+                                       "last_chunk_indices_p", NULL};
+  static const char* const mla[] = {"num_decodes", "num_prefills", "decode_seq_lens",
+                                    "decode_scheduler_num_q_tokens_per_head_k",
+                                    "prefill_query_start_loc",
+                                    "prefill_chunked_context_cu_seq_lens",
+                                    "prefill_chunked_context_seq_tot",
+                                    "chunked_prefill_workspace_size", NULL};
   const attn_builder_config_t hopper = demo_config(90);
   attn_builder_config_t config = hopper;
   attn_kv_cache_spec_t local_spec = *spec;
@@ -342,6 +384,14 @@ static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec) {
       build_and_show("FLEX_ATTENTION", spec, &hopper, &b->common, flex) ||
       build_and_show("TREE_ATTN", spec, &hopper, &b->common, tree) ||
       build_and_show("CPU_ATTN", spec, &hopper, &b->common, cpu))
+    return 1;
+  printf("\nThe Mamba family builds for a MAMBA spec (MambaSpec: state index = block table "
+         "column 0, 16-token scan chunks):\n");
+  if (build_and_show("MAMBA2", backend_spec("MAMBA2", spec), &hopper, &b->common, mamba2))
+    return 1;
+  printf("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head): "
+         "FLASHMLA\ntakes the three decodes, the prefills' context is gathered in chunks:\n");
+  if (build_and_show("FLASHMLA", backend_spec("FLASHMLA", spec), &hopper, &b->common, mla))
     return 1;
 
   printf("\nvLLM's wrappers, asked for by the spec and the config:\n");
@@ -397,8 +447,8 @@ int main(int argc, char** argv) {
   spec.block_size = kBlockSize;
   spec.num_kv_heads = 8;
   spec.head_size = 128;
-  printf("\nKV cache spec: full attention, block_size %d, 8 KV heads, head_size 128, bf16\n",
-         kBlockSize);
+  printf("\nKV cache spec: full attention, block_size %d, 8 KV heads, head_size 128, bf16\n"
+         "%s\n", kBlockSize, "(the MLA family for an MLA spec: block_size 128, one 576-wide latent head; the Mamba family for a MAMBA spec)");
   if (list_backends(&spec)) goto done;
 
   config = demo_config(90);

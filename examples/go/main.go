@@ -30,6 +30,56 @@ const (
 
 var builtIn = []string{"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"}
 
+// The MLA family builds for an MLA spec (vLLM's MLAAttentionSpec).
+var mla = []string{"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA"}
+
+// mlaSpec is one 576-wide latent head; block 128 suits every MLA kernel.
+func mlaSpec() attn.KVCacheSpec {
+	s := attn.NewKVCacheSpec(128, 1, 576)
+	s.Kind = attn.KVMLA
+	return s
+}
+
+func isMLA(name string) bool {
+	for _, m := range mla {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// The Mamba family builds for a Mamba spec (vLLM's MambaSpec: a state slot per request).
+var mamba = []string{"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"}
+
+// mambaSpec is "none" cache mode; Mamba2 scans 16-token chunks.
+func mambaSpec() attn.KVCacheSpec {
+	s := attn.NewKVCacheSpec(blockSize, 1, 1)
+	s.Kind = attn.KVMamba
+	s.MambaChunkSize = 16
+	return s
+}
+
+func isMamba(name string) bool {
+	for _, m := range mamba {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// backendSpec is the KV cache spec a backend is shown with: the demo's, or its family's.
+func backendSpec(name string, spec attn.KVCacheSpec) attn.KVCacheSpec {
+	if isMLA(name) {
+		return mlaSpec()
+	}
+	if isMamba(name) {
+		return mambaSpec()
+	}
+	return spec
+}
+
 // batch is the sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled)
 // and a fresh prefill; block 0 is vLLM's null block.
 type batch struct {
@@ -217,13 +267,13 @@ func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
 	for _, name := range names {
 		var levels []string
 		for _, capability := range []int32{90, 80, 100} {
-			level, err := lib.BackendCudagraphSupport(name, spec, demoConfig(capability))
+			level, err := lib.BackendCudagraphSupport(name, backendSpec(name, spec), demoConfig(capability))
 			if err != nil {
 				return err
 			}
 			levels = append(levels, level.String())
 		}
-		b, err := lib.NewBuilder(name, spec, demoConfig(90))
+		b, err := lib.NewBuilder(name, backendSpec(name, spec), demoConfig(90))
 		if err != nil {
 			return err
 		}
@@ -297,7 +347,16 @@ func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):\n")
+	if err := buildAndShow(lib, "FLASHMLA", mlaSpec(), hopper, common, []string{"num_decodes", "num_prefills",
+		"decode_seq_lens", "prefill_query_start_loc", "prefill_chunked_context_cu_seq_lens",
+		"prefill_chunked_context_seq_tot", "chunked_prefill_workspace_size"}); err != nil {
+		return err
+	}
 	for _, name := range names[len(builtIn):] { // the plugins' backends
+		if isMLA(name) || isMamba(name) {
+			continue
+		}
 		if err := buildAndShow(lib, name, spec, hopper, common, nil); err != nil {
 			return err
 		}
@@ -349,6 +408,7 @@ func run(path, pluginPath string) error {
 
 	spec := attn.NewKVCacheSpec(blockSize, 8, 128)
 	fmt.Printf("\nKV cache spec: full attention, block_size %d, 8 KV heads, head_size 128, bf16\n", blockSize)
+	fmt.Println("(the MLA family for an MLA spec: block_size 128, one 576-wide latent head; the Mamba family for a MAMBA spec)")
 	if err := listBackends(lib, spec); err != nil {
 		return err
 	}

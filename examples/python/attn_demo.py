@@ -52,6 +52,25 @@ def show(name, value):
     print(f"  {name:<32} {value}")
 
 
+MLA_BACKENDS = ("FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA")
+# vLLM's MLAAttentionSpec: one latent head of 512 + 64; block 128 suits every MLA kernel.
+MLA_SPEC = libattn.KvCacheSpec(block_size=128, num_kv_heads=1, head_size=576,
+                               kind=libattn.KvCacheKind.MLA)
+
+
+MAMBA_BACKENDS = ("MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN")
+# vLLM's MambaSpec: a state slot per request ("none" cache mode); Mamba2 scans 16-token chunks.
+MAMBA_SPEC = libattn.KvCacheSpec(block_size=BLOCK, num_kv_heads=1, head_size=1,
+                                 kind=libattn.KvCacheKind.MAMBA, mamba_chunk_size=16)
+
+
+def backend_spec(name, spec):
+    """The KV cache spec a backend is shown with: the demo's, or its family's."""
+    if name in MAMBA_BACKENDS:
+        return MAMBA_SPEC
+    return MLA_SPEC if name in MLA_BACKENDS else spec
+
+
 def build_and_show(lib, backend, spec, cfg, batch, fields):
     with lib.builder(backend, spec, cfg) as b:
         md = b.build(batch)
@@ -73,12 +92,14 @@ def main():
 
     spec = libattn.KvCacheSpec(block_size=BLOCK, num_kv_heads=8, head_size=128)
     print(f"\nKV cache spec: full attention, block_size {BLOCK}, 8 KV heads, head_size 128, bf16")
+    print("(the MLA family for an MLA spec: block_size 128, one 576-wide latent head; the Mamba family for a MAMBA spec)")
     print(f"{lib.backend_count()} backend(s):")
     print(f"  {'backend':<16} {'cudagraph (sm90)':<29} {'cudagraph (sm80)':<29} "
           f"{'cudagraph (sm100)':<29} {'reorder':<8} update_block_table")
     for name in lib.backends():
-        levels = [lib.backend_cudagraph_support(name, spec, config(c)).name for c in (90, 80, 100)]
-        with lib.builder(name, spec, config(90)) as b:
+        levels = [lib.backend_cudagraph_support(name, backend_spec(name, spec), config(c)).name
+                  for c in (90, 80, 100)]
+        with lib.builder(name, backend_spec(name, spec), config(90)) as b:
             reorder, update = b.reorder_batch_threshold, b.supports_update_block_table
         print(f"  {name:<16} {levels[0]:<29} {levels[1]:<29} {levels[2]:<29} "
               f"{str(reorder):<8} {'yes' if update else 'no'}")
@@ -113,6 +134,11 @@ def main():
         }
         for backend, fields in others.items():
             build_and_show(lib, backend, spec, config(90), batch, fields)
+        print("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):")
+        build_and_show(lib, "FLASHMLA", MLA_SPEC, config(90), batch,
+                       ["num_decodes", "num_prefills", "decode_seq_lens",
+                        "prefill_query_start_loc", "prefill_chunked_context_cu_seq_lens",
+                        "prefill_chunked_context_seq_tot", "chunked_prefill_workspace_size"])
 
         print("\nvLLM's wrappers, asked for by the spec and the config:")
         local = libattn.KvCacheSpec(BLOCK, 8, 128, kind=libattn.KvCacheKind.CHUNKED_LOCAL_ATTENTION,

@@ -54,6 +54,11 @@ void check_wrapper(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& conf
                 " must be positive for a CROSS_ATTENTION KV cache spec");
       break;
     case Wrapper::kFastPrefill:
+      // vLLM's MLA impls raise NotImplementedError("KV sharing is not supported for MLA").
+      if (spec.kind == kKvMla)
+        fail(Status::kUnsupported, "KV sharing is not supported for MLA "
+             "(config->kv_sharing_fast_prefill with an MLA KV cache spec)");
+      break;
     case Wrapper::kEncoderOnly:
       break;
   }

@@ -96,6 +96,11 @@ KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   k.dtype = s.dtype;
   k.sliding_window = s.sliding_window;
   k.attention_chunk_size = s.attention_chunk_size;
+  // ABI 1.2 (the INIT defaults when the caller's struct_size stops at 1.0/1.1)
+  k.mamba_type = s.mamba_type;
+  k.mamba_chunk_size = s.mamba_chunk_size;
+  k.mamba_cache_mode = s.mamba_cache_mode;
+  k.num_speculative_blocks = s.num_speculative_blocks;
   validate(k);
   return k;
 }
@@ -195,6 +200,15 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.max_encoder_len = c.max_encoder_len;
   b.cpu_attn_isa = c.cpu_attn_isa;
   if (c.reserved_1_1 != 0) invalid("config->reserved_1_1=", c.reserved_1_1, " must be 0");
+  // ABI 1.2 (MLA; defaults when the caller's struct_size stops at 1.1)
+  b.mla_kv_lora_rank = c.mla_kv_lora_rank;
+  b.mla_qk_rope_head_dim = c.mla_qk_rope_head_dim;
+  b.mla_qk_nope_head_dim = c.mla_qk_nope_head_dim;
+  b.mla_v_head_dim = c.mla_v_head_dim;
+  b.mla_chunked_prefill_workspace_size = c.mla_chunked_prefill_workspace_size;
+  b.disable_flashinfer_prefill = c.disable_flashinfer_prefill != 0;
+  b.use_cudnn_prefill = c.use_cudnn_prefill != 0;
+  b.use_trtllm_ragged_deepseek_prefill = c.use_trtllm_ragged_deepseek_prefill != 0;
   validate(b, spec);
   return b;
 }
@@ -224,6 +238,13 @@ CommonMetadata to_common(const attn_common_metadata_t* common) {
                 m.dcp_local_seq_lens_cpu);
   fill_optional(c.logits_indices_padded_cpu, "common->logits_indices_padded_cpu",
                 m.logits_indices_padded_cpu);
+  // ABI 1.2 (NULL when the caller's struct_size stops at 1.0/1.1)
+  fill_optional(c.num_accepted_tokens, "common->num_accepted_tokens", m.num_accepted_tokens);
+  fill_optional(c.num_decode_draft_tokens_cpu, "common->num_decode_draft_tokens_cpu",
+                m.num_decode_draft_tokens_cpu);
+  fill_optional(c.num_decode_draft_tokens, "common->num_decode_draft_tokens",
+                m.num_decode_draft_tokens);
+  fill_optional(c.is_prefilling, "common->is_prefilling", m.is_prefilling);
   return m;
 }
 
@@ -268,6 +289,10 @@ attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
   s.dtype = k.dtype;
   s.sliding_window = k.sliding_window;
   s.attention_chunk_size = k.attention_chunk_size;
+  s.mamba_type = k.mamba_type;
+  s.mamba_chunk_size = k.mamba_chunk_size;
+  s.mamba_cache_mode = k.mamba_cache_mode;
+  s.num_speculative_blocks = k.num_speculative_blocks;
   return s;
 }
 
@@ -306,6 +331,14 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.kv_sharing_fast_prefill = b.kv_sharing_fast_prefill;
   c.max_encoder_len = b.max_encoder_len;
   c.cpu_attn_isa = b.cpu_attn_isa;
+  c.mla_kv_lora_rank = b.mla_kv_lora_rank;
+  c.mla_qk_rope_head_dim = b.mla_qk_rope_head_dim;
+  c.mla_qk_nope_head_dim = b.mla_qk_nope_head_dim;
+  c.mla_v_head_dim = b.mla_v_head_dim;
+  c.mla_chunked_prefill_workspace_size = b.mla_chunked_prefill_workspace_size;
+  c.disable_flashinfer_prefill = b.disable_flashinfer_prefill;
+  c.use_cudnn_prefill = b.use_cudnn_prefill;
+  c.use_trtllm_ragged_deepseek_prefill = b.use_trtllm_ragged_deepseek_prefill;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

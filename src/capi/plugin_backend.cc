@@ -1,5 +1,6 @@
 #include "capi/plugin_backend.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -45,23 +46,57 @@ class CommonView {
     c_.encoder_seq_lens_cpu = view(m.encoder_seq_lens_cpu);
     c_.dcp_local_seq_lens = view(m.dcp_local_seq_lens);
     c_.dcp_local_seq_lens_cpu = view(m.dcp_local_seq_lens_cpu);
+    c_.logits_indices_padded_cpu = view(m.logits_indices_padded_cpu);
+    c_.num_accepted_tokens = view(m.num_accepted_tokens);
+    c_.num_decode_draft_tokens_cpu = view(m.num_decode_draft_tokens_cpu);
+    c_.num_decode_draft_tokens = view(m.num_decode_draft_tokens);
+    c_.is_prefilling = view(m.is_prefilling);
   }
   const attn_common_metadata_t* get() const { return &c_; }
+
+  /// Whether `t` lies inside one of the batch's tensors: a view of the caller's input (which a
+  /// clone keeps as a view) rather than memory of the plugin's (which a clone must copy).
+  bool views_input(const Tensor& t) const {
+    const auto [first, last] = byte_span(t);
+    for (size_t i = 0; i < used_; ++i) {
+      const auto [in_first, in_last] = byte_span(inputs_[i]);
+      if (t.device == inputs_[i].device && first >= in_first && last <= in_last) return true;
+    }
+    return false;
+  }
 
  private:
   const attn_tensor_t* view(const std::optional<Tensor>& t) {
     if (!t) return nullptr;
+    inputs_[used_] = *t;
     views_[used_] = from_tensor(*t);
     return &views_[used_++];
   }
+  /// [first, last) bytes of a view (strides taken by magnitude; an empty view covers nothing).
+  static std::pair<uintptr_t, uintptr_t> byte_span(const Tensor& t) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(t.data);
+    if (t.numel() == 0) return {base, base};
+    uint64_t lo = 0, hi = 0;  // element offsets of the lowest and highest element
+    for (int32_t d = 0; d < t.ndim; ++d) {
+      const int64_t reach = (t.shape[d] - 1) * t.strides[d];
+      if (reach < 0)
+        lo += static_cast<uint64_t>(-reach);
+      else
+        hi += static_cast<uint64_t>(reach);
+    }
+    const uint64_t item = t.dtype.itemsize();
+    return {base - lo * item, base + (hi + 1) * item};
+  }
+  Tensor inputs_[16] = {};
   attn_common_metadata_t c_;
-  attn_tensor_t views_[11] = {};
+  attn_tensor_t views_[16] = {};
   size_t used_ = 0;
 };
 
 // The context behind attn_plugin_output_t. Setters never throw into the plugin's C frames.
 struct Output {
   Metadata* metadata;
+  const CommonView* batch;  ///< The build's inputs, to tell views of them from plugin memory.
   std::string error;
 
   static Output& of(void* ctx) { return *static_cast<Output*>(ctx); }
@@ -81,10 +116,14 @@ struct Output {
   }
   static int32_t set_tensor(void* ctx, const char* name, const attn_tensor_t* value) {
     return set(ctx, name, [&](Metadata& m, size_t i) {
-      if (value == nullptr)
+      if (value == nullptr) {
         m.set_none(i);
-      else
-        m.set_tensor(i, *to_tensor(value, name));
+      } else {
+        // Memory of the plugin's (its state's buffers) changes with its next build, as a
+        // built-in builder's buffers do: attn_metadata_clone copies it.
+        const Tensor t = *to_tensor(value, name);
+        m.set_tensor(i, t, !of(ctx).batch->views_input(t));
+      }
     });
   }
   static int32_t set_int(void* ctx, const char* name, int64_t v) {
@@ -144,7 +183,7 @@ class PluginBuilder final : public Builder {
     Metadata& m = metadata();
     m.reset();
     const CommonView view(common);
-    Output ctx{&m, {}};
+    Output ctx{&m, &view, {}};
     attn_plugin_output_t out{};
     out.struct_size = sizeof(out);
     out.ctx = &ctx;

@@ -141,10 +141,16 @@ Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_t
     fail(Status::kUnsupported, backend_->name(), " does not support update_block_table");
   if (src.kind() != metadata_.kind())
     invalid("metadata was built by '", src.kind(), "', this builder is '", metadata_.kind(), "'");
-  const Field& old_bt = src.field(metadata_.index_of("block_table"));
-  const Field& old_sm = src.field(metadata_.index_of("slot_mapping"));
-  if (old_bt.kind != FieldKind::kTensor || old_sm.kind != FieldKind::kTensor)
-    invalid("metadata has no block_table/slot_mapping to replace (it was never built)");
+  // Backends whose metadata has no block_table/slot_mapping fields (the Mamba family derives
+  // state indices from the table instead) check the replacement in do_update_block_table.
+  const std::optional<size_t> bt_index = metadata_.find("block_table");
+  const std::optional<size_t> sm_index = metadata_.find("slot_mapping");
+  if (bt_index && sm_index) {
+    const Field& old_bt = src.field(*bt_index);
+    const Field& old_sm = src.field(*sm_index);
+    if (old_bt.kind != FieldKind::kTensor || old_sm.kind != FieldKind::kTensor)
+      invalid("metadata has no block_table/slot_mapping to replace (it was never built)");
+  }
   do_update_block_table(src, block_table, slot_mapping, exec(stream));
   return metadata_;
 }

@@ -103,6 +103,16 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
                "in [0, 65536] (0 for the default)");
   if (c.max_encoder_len < 0) invalid("config->max_encoder_len=", c.max_encoder_len, " is negative");
   expect_range(c.cpu_attn_isa, 0, 7, "cpu_attn_isa", "an ATTN_CPU_ISA_* value (0..7)");
+  // ABI 1.2 (MLA): dimensions and the workspace; 0 keeps the default.
+  expect_range(c.mla_kv_lora_rank, 0, 1 << 16, "mla_kv_lora_rank", "in [0, 65536] (0 for 512)");
+  expect_range(c.mla_qk_rope_head_dim, 0, 1 << 16, "mla_qk_rope_head_dim",
+               "in [0, 65536] (0 for 64)");
+  expect_range(c.mla_qk_nope_head_dim, 0, 1 << 16, "mla_qk_nope_head_dim",
+               "in [0, 65536] (0 for 128)");
+  expect_range(c.mla_v_head_dim, 0, 1 << 16, "mla_v_head_dim", "in [0, 65536] (0 for 128)");
+  if (c.mla_chunked_prefill_workspace_size < 0)
+    invalid("config->mla_chunked_prefill_workspace_size=", c.mla_chunked_prefill_workspace_size,
+            " is negative (0 means vLLM's size)");
   if (!c.allocator) c.allocator = default_allocator();
 }
 

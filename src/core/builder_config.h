@@ -81,6 +81,15 @@ struct BuilderConfig {
   bool kv_sharing_fast_prefill = false;
   int32_t max_encoder_len = 0;
   int32_t cpu_attn_isa = 0;                 ///< ATTN_CPU_ISA_*; 0 = detect.
+  // ABI 1.2: the MLA backends (0 = the default named in attn_c.h)
+  int32_t mla_kv_lora_rank = 0;
+  int32_t mla_qk_rope_head_dim = 0;
+  int32_t mla_qk_nope_head_dim = 0;
+  int32_t mla_v_head_dim = 0;
+  int32_t mla_chunked_prefill_workspace_size = 0;
+  bool disable_flashinfer_prefill = false;
+  bool use_cudnn_prefill = false;
+  bool use_trtllm_ragged_deepseek_prefill = false;
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

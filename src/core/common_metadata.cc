@@ -58,6 +58,13 @@ void compare_with_mirror(const Tensor& dev, const int32_t* host, int64_t n, cons
 
 }  // namespace
 
+bool CommonMetadata::prefilling(int64_t i) const {
+  if (!is_prefilling) return false;
+  const Tensor& t = *is_prefilling;
+  if (t.dtype.bits == 32) return t.as<const int32_t>()[i] != 0;
+  return t.as<const uint8_t>()[i] != 0;
+}
+
 void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
   if (seq_lens_host == nullptr)
     invalid("num_computed_tokens_cpu needs common->seq_lens_cpu (seq_lens is not in host memory)");
@@ -147,6 +154,25 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   check_mirror(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu", kInt32, c.num_reqs);
   check_vector(c.dcp_local_seq_lens, "common->dcp_local_seq_lens", kInt32, c.num_reqs, where);
   check_mirror(c.dcp_local_seq_lens_cpu, "common->dcp_local_seq_lens_cpu", kInt32, c.num_reqs);
+  // ABI 1.2: the Mamba family's build inputs.
+  check_vector(c.num_accepted_tokens, "common->num_accepted_tokens", kInt32, c.num_reqs, where);
+  check_vector(c.num_decode_draft_tokens, "common->num_decode_draft_tokens", kInt32, c.num_reqs,
+               where);
+  check_mirror(c.num_decode_draft_tokens_cpu, "common->num_decode_draft_tokens_cpu", kInt32,
+               c.num_reqs);
+  if (c.is_prefilling) {
+    const Tensor& t = *c.is_prefilling;
+    const bool byte = t.dtype.lanes == 1 && t.dtype.bits == 8 &&
+                      (t.dtype.code == 0 || t.dtype.code == 1 || t.dtype.code == 6);
+    if (!byte && t.dtype != kInt32)
+      invalid("common->is_prefilling has dtype ", t.dtype.to_string(),
+              ", expected bool, int8, uint8 or int32");
+    expect_vector(t, "common->is_prefilling", c.num_reqs);
+    expect_data(t, "common->is_prefilling");
+    if (!t.host_accessible())
+      invalid("common->is_prefilling is on ", t.device.to_string(),
+              "; it is read on the host (vLLM keeps it on the CPU)");
+  }
 
   // Host views.
   if (c.query_start_loc_cpu)
@@ -188,8 +214,11 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
     int64_t longest = 0;
     // cdiv(seq, block_size) > width exactly when seq > width * block_size: no division per request.
-    const int64_t table_tokens =
-        lim.block_size > 0 && c.block_table_tensor ? width * lim.block_size : INT64_MAX;
+    // (A table without rows may declare any width: saturate instead of overflowing.)
+    int64_t table_tokens = INT64_MAX;
+    if (lim.block_size > 0 && c.block_table_tensor &&
+        __builtin_mul_overflow(width, static_cast<int64_t>(lim.block_size), &table_tokens))
+      table_tokens = INT64_MAX;
     for (int64_t i = 0; i < c.num_reqs; ++i) {
       const int64_t q = c.query_len(i);
       if (sl[i] < q && !lim.seq_lens_are_encoder_lens)
@@ -224,6 +253,10 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     if (c.seq_lens_cpu)
       compare_with_mirror(*c.seq_lens, c.seq_lens_host, c.num_reqs, "common->seq_lens",
                           "common->seq_lens_cpu");
+    if (c.num_decode_draft_tokens && c.num_decode_draft_tokens_cpu)
+      compare_with_mirror(*c.num_decode_draft_tokens,
+                          c.num_decode_draft_tokens_cpu->as<const int32_t>(), c.num_reqs,
+                          "common->num_decode_draft_tokens", "common->num_decode_draft_tokens_cpu");
   }
 }
 
@@ -258,6 +291,10 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   u.dcp_local_seq_lens = reqs(c.dcp_local_seq_lens);
   u.dcp_local_seq_lens_cpu = reqs(c.dcp_local_seq_lens_cpu);
   u.logits_indices_padded_cpu = c.logits_indices_padded_cpu;
+  u.num_accepted_tokens = reqs(c.num_accepted_tokens);
+  u.num_decode_draft_tokens_cpu = reqs(c.num_decode_draft_tokens_cpu);
+  u.num_decode_draft_tokens = reqs(c.num_decode_draft_tokens);
+  u.is_prefilling = reqs(c.is_prefilling);
   CommonLimits lim;
   lim.device = c.query_start_loc->device;
   lim.require_tables = false;

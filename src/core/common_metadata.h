@@ -32,11 +32,19 @@ struct CommonMetadata {
   std::optional<Tensor> dcp_local_seq_lens;
   std::optional<Tensor> dcp_local_seq_lens_cpu;
   std::optional<Tensor> logits_indices_padded_cpu;  ///< ABI 1.1: host mirror of the above.
+  // ABI 1.2: vLLM's build() keyword arguments for the Mamba family, and is_prefilling.
+  std::optional<Tensor> num_accepted_tokens;          ///< (num_reqs,) int32, device.
+  std::optional<Tensor> num_decode_draft_tokens_cpu;  ///< (num_reqs,) int32, host.
+  std::optional<Tensor> num_decode_draft_tokens;      ///< Its mirror on the device.
+  std::optional<Tensor> is_prefilling;                ///< (num_reqs,) bool/int8/uint8/int32, host.
 
   // Set by validate(): host views, never a device sync.
   const int32_t* qsl_host = nullptr;       ///< query_start_loc_cpu, or query_start_loc on host.
   const int32_t* seq_lens_host = nullptr;  ///< seq_lens_cpu, or seq_lens on host; may be null.
   int64_t host_max_seq_len = -1;           ///< max(seq_lens_host), -1 when it is null.
+
+  /// is_prefilling[i] != 0 (false when is_prefilling is absent); validate() checked the dtype.
+  bool prefilling(int64_t i) const;
 
   int64_t query_len(int64_t i) const {
     return static_cast<int64_t>(qsl_host[i + 1]) - qsl_host[i];

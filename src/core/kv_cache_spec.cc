@@ -46,6 +46,38 @@ const char* kv_dtype_name(int32_t dtype) {
   }
 }
 
+const char* mamba_type_name(int32_t type) {
+  switch (type) {
+    case kMambaTypeAuto:
+      return "auto";
+    case kMambaTypeMamba1:
+      return "mamba1";
+    case kMambaTypeMamba2:
+      return "mamba2";
+    case kMambaTypeShortConv:
+      return "short_conv";
+    case kMambaTypeLinearAttention:
+      return "linear_attention";
+    case kMambaTypeGdnAttention:
+      return "gdn_attention";
+    default:
+      return "unknown";
+  }
+}
+
+const char* mamba_cache_mode_name(int32_t mode) {
+  switch (mode) {
+    case kMambaCacheNone:
+      return "none";
+    case kMambaCacheAll:
+      return "all";
+    case kMambaCacheAlign:
+      return "align";
+    default:
+      return "unknown";
+  }
+}
+
 void validate(const KvCacheSpec& s) {
   if (s.kind < kKvFullAttention || s.kind > kKvMamba)
     invalid("kv_cache_spec->kind=", s.kind, " is not an ATTN_KV_* kind (0..6)");
@@ -62,6 +94,16 @@ void validate(const KvCacheSpec& s) {
             " must be positive for an ATTN_KV_SLIDING_WINDOW spec");
   if (s.attention_chunk_size < 0)
     invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size, " is negative");
+  // ABI 1.2 (MambaSpec): range-checked for every kind, read only for ATTN_KV_MAMBA specs.
+  if (s.mamba_type < kMambaTypeAuto || s.mamba_type > kMambaTypeGdnAttention)
+    invalid("kv_cache_spec->mamba_type=", s.mamba_type, " is not an ATTN_MAMBA_TYPE_* value (0..5)");
+  if (s.mamba_cache_mode < kMambaCacheNone || s.mamba_cache_mode > kMambaCacheAlign)
+    invalid("kv_cache_spec->mamba_cache_mode=", s.mamba_cache_mode,
+            " is not an ATTN_MAMBA_CACHE_MODE_* value (0..2)");
+  if (s.mamba_chunk_size < 0)
+    invalid("kv_cache_spec->mamba_chunk_size=", s.mamba_chunk_size, " is negative");
+  if (s.num_speculative_blocks < 0)
+    invalid("kv_cache_spec->num_speculative_blocks=", s.num_speculative_blocks, " is negative");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

@@ -27,6 +27,23 @@ enum KvDtype : int32_t {
   kKvDtypeUint8 = 6,
 };
 
+/// Numbered as the ABI's ATTN_MAMBA_TYPE_* values (vLLM's MambaSpec.mamba_type).
+enum MambaType : int32_t {
+  kMambaTypeAuto = 0,
+  kMambaTypeMamba1 = 1,
+  kMambaTypeMamba2 = 2,
+  kMambaTypeShortConv = 3,
+  kMambaTypeLinearAttention = 4,
+  kMambaTypeGdnAttention = 5,
+};
+
+/// Numbered as the ABI's ATTN_MAMBA_CACHE_MODE_* values (vLLM's mamba_cache_mode).
+enum MambaCacheMode : int32_t {
+  kMambaCacheNone = 0,
+  kMambaCacheAll = 1,
+  kMambaCacheAlign = 2,
+};
+
 struct KvCacheSpec {
   int32_t kind = kKvFullAttention;
   int32_t block_size = 0;
@@ -35,10 +52,19 @@ struct KvCacheSpec {
   int32_t dtype = kKvDtypeBfloat16;
   int32_t sliding_window = 0;
   int32_t attention_chunk_size = 0;
+  // ABI 1.2: MambaSpec's parameters (ATTN_KV_MAMBA specs only).
+  int32_t mamba_type = kMambaTypeAuto;
+  int32_t mamba_chunk_size = 0;  ///< model_config.get_mamba_chunk_size(); 0 = None.
+  int32_t mamba_cache_mode = kMambaCacheNone;
+  int32_t num_speculative_blocks = 0;
 };
 
 const char* kv_cache_kind_name(int32_t kind);
 const char* kv_dtype_name(int32_t dtype);
+/// vLLM's spelling: "mamba2", "gdn_attention", ...; "auto" for kMambaTypeAuto.
+const char* mamba_type_name(int32_t type);
+/// "none", "all", "align".
+const char* mamba_cache_mode_name(int32_t mode);
 
 /// Throws Error(kInvalidArgument) naming "kv_cache_spec-><field>" and its value.
 void validate(const KvCacheSpec& spec);

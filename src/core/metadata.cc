@@ -113,7 +113,8 @@ Metadata Metadata::clone() const {
     if (f.kind != FieldKind::kTensor || !f.in_builder_buffer) continue;
     const Tensor& t = f.tensor;
     if (!t.is_compact())
-      fail(Status::kInternal, "builder buffer '", f.name, "' is not compact");
+      fail(Status::kUnsupported, "cannot clone field '", f.name, "': it views the builder's memory "
+           "with strides (a clone copies only compact buffers)");
     const size_t bytes = static_cast<size_t>(t.numel()) * t.dtype.itemsize();
     if (bytes == 0) continue;
     void* p = nullptr;

@@ -106,25 +106,22 @@ void fill_i32(const Exec& exec, int32_t* out, int64_t n, int32_t value);
 void copy_submatrix_f32(const Exec& exec, const float* src, int64_t src_stride, int64_t row0,
                         int64_t col0, int64_t rows, int64_t cols, float* out);
 
-/// FLEX_ATTENTION's per-request arrays: num_blocks_per_seq[r] = cdiv(seq_lens[r], block_size)
-/// and decode_offset[r] = seq_lens[r] - (qsl[r + 1] - qsl[r]) (the computed tokens).
-void flex_request_lens(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
-                       int64_t num_reqs, int32_t block_size, int32_t* num_blocks_per_seq,
-                       int32_t* decode_offset);
-
-/// doc_ids[t] = r for t in [qsl[r], qsl[r + 1]) (torch.repeat_interleave of arange(num_reqs) by
-/// the query lengths), `num_tokens` = qsl[num_reqs] entries.
-void flex_doc_ids(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
-                  int64_t num_tokens, int32_t* doc_ids);
-
-/// FLEX_ATTENTION's physical_to_logical (num_reqs x num_gpu_blocks int64, row stride
-/// `out_stride`): -1, then for j < cdiv(seq_lens[r], block_size) out[r][block_table[r][j]] =
-/// max(itself, j) (the latest logical block wins), then column 0 (the null block) = -1. Block
-/// ids outside [0, num_gpu_blocks) are skipped.
-void flex_physical_to_logical(const Exec& exec, const int32_t* block_table, int64_t num_reqs,
-                              int64_t block_table_stride, int64_t block_table_width,
-                              const int32_t* seq_lens, int32_t block_size, int64_t num_gpu_blocks,
-                              int64_t* out, int64_t out_stride);
+/// FLEX_ATTENTION's per-request arrays, in one pass (one kernel on CUDA, a block per request):
+///  - num_blocks_per_seq[r] = cdiv(seq_lens[r], block_size) and decode_offset[r] = seq_lens[r] -
+///    (qsl[r + 1] - qsl[r]) (the computed tokens);
+///  - doc_ids[t] = r for t in [qsl[r], qsl[r + 1]) (torch.repeat_interleave of arange(num_reqs)
+///    by the query lengths), `num_tokens` = qsl[num_reqs] entries (no write at or past it);
+///  - physical_to_logical (num_reqs x num_gpu_blocks int64, row stride `p2l_stride`): -1, then
+///    for j < cdiv(seq_lens[r], block_size) (at most the table's width)
+///    out[r][block_table[r][j]] = max(itself, j) (the latest logical block wins), then column 0
+///    (the null block) = -1. Block ids outside [0, num_gpu_blocks) are skipped.
+void flex_request_arrays(const Exec& exec, const int32_t* query_start_loc,
+                         const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
+                         int32_t block_size, const int32_t* block_table,
+                         int64_t block_table_stride, int64_t block_table_width,
+                         int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
+                         int32_t* decode_offset, int32_t* doc_ids, int64_t* physical_to_logical,
+                         int64_t p2l_stride);
 
 /// FLEX_ATTENTION's direct block mask (_build_block_mask_direct without a sliding window or
 /// sparsity hint): query group g holds tokens [g * q_block, (g + 1) * q_block); token t < T
@@ -262,5 +259,181 @@ void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t blo
                        const int32_t* virtual_req,
                        const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
                        int32_t* out, int64_t out_stride);
+
+// ---- MLA (vllm/model_executor/layers/attention/mla_attention.py, MLACommonMetadataBuilder) ---
+
+/// The chunked-context plan of the P prefills of an MLA batch (host-only; vLLM computes it on
+/// the CPU). With n = the prefills whose context (seq_len - query_len) is > 0 and m = the
+/// longest context: max_context_chunk = round_down(workspace_size // n, page_size); num_chunks
+/// = cdiv(m, max_context_chunk); chunk k of prefill p covers [k * M, min(c_p, (k + 1) * M)).
+/// With DCP (dcp_size > 1) local_chunk = cdiv(M, dcp_size * interleave) * interleave (vLLM's
+/// padded_local_max_context_chunk_across_ranks). All zero when no prefill has context.
+struct MlaChunkPlan {
+  int64_t num_prefills_with_context = 0;
+  int64_t max_context_len = 0;
+  int64_t max_context_chunk = 0;
+  int64_t num_chunks = 0;
+  int64_t max_chunk_tokens = 0;  ///< Largest chunk total (the token_to_seq row width).
+  int64_t local_chunk = 0;
+};
+/// OpError(kInvalidArgument) when max_context_chunk rounds down to 0 (vLLM asserts it is > 0)
+/// or, with DCP, is not a multiple of dcp_size (vLLM asserts that too).
+MlaChunkPlan mla_chunk_plan(const int32_t* context_lens, int64_t num_prefills,
+                            int64_t workspace_size, int32_t page_size, int32_t dcp_size,
+                            int32_t interleave);
+
+/// The chunked-context fields vLLM keeps on the host (lists and CPU tensors), for a plan with
+/// C = plan.num_chunks chunks; every output may be null. Row-major, compact:
+///   seq_lens (C x P): clamp(min(c_p, (k + 1) * M) - k * M, 0);
+///   seq_tot (C): row sums of seq_lens, or with DCP of padded_local_chunk_seq_lens;
+///   max_seq_lens (C): row maxima of seq_lens; chunk_total_token (C): row sums of seq_lens;
+///   cu_seq_lens_lst (C x (P + 1)): 0 then the running row sums of seq_lens;
+///   padded_local_chunk_seq_lens (C x P): clamp(min(cdiv(c_p, dcp_size * interleave) *
+///     interleave, (k + 1) * L) - k * L, 0) with L = plan.local_chunk;
+///   local_context_lens_allranks (P x dcp_size): get_dcp_local_seq_lens(c_p) of every rank.
+struct MlaChunkHostLists {
+  int32_t* seq_lens = nullptr;
+  int32_t* seq_tot = nullptr;
+  int32_t* max_seq_lens = nullptr;
+  int32_t* chunk_total_token = nullptr;
+  int32_t* cu_seq_lens_lst = nullptr;
+  int32_t* padded_local_chunk_seq_lens = nullptr;
+  int32_t* local_context_lens_allranks = nullptr;
+};
+void mla_chunk_host_lists(const int32_t* context_lens, int64_t num_prefills,
+                          const MlaChunkPlan& plan, int32_t dcp_size, int32_t interleave,
+                          const MlaChunkHostLists& out);
+
+/// MLA's prefill tensors (one launch on CUDA), from the prefills' query_start_loc (P + 1
+/// entries, not rebased) and seq_lens (P), with context c_p = seq_lens[p] - query length and
+/// the plan's M, L and C. Every output may be null; rows are compact:
+///   query_start_loc_out (P + 1) = qsl[p] - qsl[0]; query_seq_lens (P) = the query lengths;
+///   cu_seq_lens (C x (P + 1)) = 0 then the running sums of the chunk lengths (as seq_lens of
+///   mla_chunk_host_lists); starts (C x P) = k * M, or k * L with DCP;
+///   token_to_seq (C x token_width) = p for t in [cu[k][p], cu[k][p + 1]), 0 up to the width;
+///   padded_local_cu_seq_lens (C x (P + 1)) = 0 then the running sums of the padded local
+///   chunk lengths (DCP only).
+struct MlaPrefillOut {
+  int32_t* query_start_loc = nullptr;
+  int32_t* query_seq_lens = nullptr;
+  int32_t* cu_seq_lens = nullptr;
+  int32_t* starts = nullptr;
+  int32_t* token_to_seq = nullptr;
+  int32_t* padded_local_cu_seq_lens = nullptr;
+};
+void mla_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
+                          const int32_t* seq_lens, int64_t num_prefills, const MlaChunkPlan& plan,
+                          int32_t dcp_size, int32_t interleave, int64_t token_width,
+                          const MlaPrefillOut& out);
+
+/// FlashMLA's tile-scheduler metadata for vLLM's batch-invariant decode (one partition):
+/// tile (8 entries) = [0, 0, num_decodes - 1, end_block_idx, 0, 0, 0, 0] and num_splits
+/// (num_decodes + 1 entries) = 0.
+void flashmla_fixed_tile_schedule(const Exec& exec, int64_t num_decodes, int32_t end_block_idx,
+                                  int32_t* tile, int32_t* num_splits);
+
+// ---- the Mamba family (vLLM's mamba_attn.py, mamba2_attn.py, gdn_attn.py, utils.py) --------
+
+/// vLLM's split_decodes_and_prefills(..., treat_short_extends_as_decodes) (host-only): with
+/// treat_short_extends_as_decodes false, the all-decodes shortcut for max_query_len <= threshold
+/// is skipped and requests whose is_prefilling[i] != 0 count as prefills whatever their length
+/// (`is_prefilling` may be null: none is). The first prefill splits the batch, as in the
+/// five-argument version above.
+BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
+                                      int64_t num_tokens, int64_t max_query_len,
+                                      int32_t decode_threshold, bool require_uniform,
+                                      bool treat_short_extends_as_decodes,
+                                      const uint8_t* is_prefilling);
+
+/// vLLM's mamba_get_block_table_tensor in "align" mode: out[r][j] = block_table[r][start + j]
+/// for j < num_cols, start = max((seq_lens[r] - 1) // block_size, 0) (row stride `out_stride`).
+/// A column past the table's width reads the last column (the host path of src/backends checks
+/// the width first; device lengths that disagree with the mirrors stay in bounds).
+void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table,
+                                int64_t block_table_stride, int64_t block_table_width,
+                                const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
+                                int64_t num_cols, int32_t* out, int64_t out_stride);
+
+/// BaseMambaAttentionMetadataBuilder._compute_prefix_caching_block_indices ("all" mode), per
+/// request r with computed = seq_lens[r] - query_len[r]: num_computed[r] = computed;
+/// last_computed[r] = max(cdiv(computed, bs) - 1, 0); first_scheduled[r] = cdiv(computed + 1,
+/// bs) - 1; last_scheduled[r] = max(cdiv(seq_lens[r], bs) - 1, 0).
+void mamba_prefix_caching_indices(const Exec& exec, const int32_t* query_start_loc,
+                                  const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
+                                  int32_t* num_computed, int32_t* last_computed,
+                                  int32_t* first_scheduled, int32_t* last_scheduled);
+
+/// The prefill part of a batch whose prefills are requests [first, first + count):
+/// query_start_loc_p[k] = query_start_loc[first + k] - query_start_loc[first] for k <= count
+/// (vLLM's query_start_loc[-num_prefills - 1:] - num_decode_tokens), and
+/// has_initial_states_p[k] = 1 when request first + k has computed tokens (seq_len >
+/// query_len), else 0 (bool bytes). Either output may be null.
+void mamba_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
+                            const int32_t* seq_lens, int64_t first, int64_t count,
+                            int32_t* query_start_loc_p, uint8_t* has_initial_states_p);
+
+/// Chunks of vLLM's _compute_chunk_metadata for `num_prefills` requests (host-only): per
+/// request, one chunk finishing a partial chunk when computed % chunk_size != 0, then
+/// cdiv(rest, chunk_size). computed = seq_lens_p[r] - (query_start_loc_p[r + 1] -
+/// query_start_loc_p[r]).
+int64_t mamba_num_chunks(const int32_t* query_start_loc_p, const int32_t* seq_lens_p,
+                         int64_t num_prefills, int32_t chunk_size);
+
+/// vLLM's _compute_chunk_metadata: cu_chunk_seqlen (num_chunks + 1) = each chunk's first token
+/// relative to the first prefill token, then the prefill token total; seq_idx (num_chunks) =
+/// the chunk's request; last_chunk_indices (num_prefills) = index of each request's last chunk
+/// (the previous request's when it has none, -1 before any chunk). Chunks never cross a request
+/// or a multiple of chunk_size of the request's own positions. `capacity` bounds the chunk
+/// arrays (no write past it); `query_start_loc_p` is relative (starts at 0).
+void mamba_chunk_metadata(const Exec& exec, const int32_t* query_start_loc_p,
+                          const int32_t* seq_lens_p, int64_t num_prefills, int32_t chunk_size,
+                          int64_t capacity, int32_t* cu_chunk_seqlen, int32_t* seq_idx,
+                          int32_t* last_chunk_indices);
+
+/// dst[r][c] = src[r][c] for r < rows, c < cols; then rows [rows, total_rows) of dst get
+/// `pad` (or, with pad_with_last, the last element copied, src[rows - 1][cols - 1]; `pad` when
+/// rows == 0). The persistent CUDA-graph copies of vLLM's Mamba builders. 1-D: cols 1, strides 1.
+void copy_pad_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int64_t rows,
+                  int64_t cols, int32_t* dst, int64_t dst_stride, int64_t total_rows,
+                  int32_t pad, bool pad_with_last);
+/// The same for a vector of bytes (bool masks).
+void copy_pad_u8(const Exec& exec, const uint8_t* src, int64_t n, uint8_t* dst, int64_t total,
+                 uint8_t pad);
+
+/// out[i] = i for i < n (torch.arange).
+void iota_i32(const Exec& exec, int32_t* out, int64_t n);
+
+/// out[i] = query_start_loc[i + 1] - query_start_loc[i] + offset for i < num_reqs (torch.diff;
+/// offset -1 gives the draft tokens of a spec-decode capture batch).
+void query_lens_i32(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                    int32_t offset, int32_t* out);
+
+/// GDN_ATTN's spec/non-spec split (vLLM gdn_attn.py build(), spec branch), with spec requests
+/// those whose draft_tokens[r] >= 0. Every output may be null:
+///   masks[r] = spec (bool bytes, num_reqs);
+///   spec_state (num_spec x num_cols, compact) = block_table[spec r][:num_cols];
+///   non_spec_state (num_reqs - num_spec) = block_table[non-spec r][0];
+///   spec_qsl / non_spec_qsl = 0 then the running sum of the query lengths of each group;
+///   spec_token_indx / non_spec_token_indx = the batch's token positions of each group in order
+///   (vLLM's stable argsort of the token mask over query_start_loc[num_reqs] tokens);
+///   spec_accepted = num_accepted_tokens[spec r];
+///   non_spec_has_initial[k] = 1 when the k-th non-spec request has computed tokens.
+/// The group sizes come from the host mirrors; `token_capacity` bounds the token arrays.
+struct GdnSplitOut {
+  uint8_t* masks = nullptr;
+  int32_t* spec_state = nullptr;
+  int32_t* non_spec_state = nullptr;
+  int32_t* spec_qsl = nullptr;
+  int32_t* non_spec_qsl = nullptr;
+  int32_t* spec_token_indx = nullptr;
+  int32_t* non_spec_token_indx = nullptr;
+  int32_t* spec_accepted = nullptr;
+  uint8_t* non_spec_has_initial = nullptr;
+};
+void gdn_spec_split(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
+                    int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
+                    int64_t block_table_stride, int64_t block_table_width, int64_t num_cols,
+                    const int32_t* num_accepted_tokens, int64_t token_capacity,
+                    const GdnSplitOut& out);
 
 }  // namespace attn::ops

@@ -76,12 +76,50 @@ static void test_cudagraph_support_bad_input(void** state) {
   assert_int_equal(level, -7);
 }
 
+/* The MLA family is registered and answers the classmethod for an MLA spec (vLLM's class
+ * attributes; tests/c/test_mla.c has the rest); the other backends refuse to build for it. */
+static void test_mla_family(void** state) {
+  static const char* const mla[5] = {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA",
+                                     "FLASHINFER_MLA", "TRITON_MLA"};
+  static const int32_t levels[5] = {ATTN_CG_UNIFORM_BATCH, ATTN_CG_UNIFORM_BATCH,
+                                    ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, ATTN_CG_UNIFORM_BATCH,
+                                    ATTN_CG_UNIFORM_BATCH};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  size_t i, n = attn_backend_count();
+  int k, found = 0;
+  (void)state;
+  spec.kind = ATTN_KV_MLA;
+  spec.block_size = 128;
+  spec.num_kv_heads = 1;
+  spec.head_size = 576;
+  for (i = 0; i < n; ++i) {
+    const char* name = NULL;
+    int32_t level = -1;
+    ASSERT_OK(attn_backend_name(i, &name));
+    for (k = 0; k < 5; ++k)
+      if (strcmp(name, mla[k]) == 0) {
+        ASSERT_OK(attn_backend_cudagraph_support(name, &spec, &config, &level));
+        assert_int_equal(level, levels[k]);
+        ++found;
+      }
+  }
+  assert_int_equal(found, 5);
+  {
+    attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_UNSUPPORTED,
+                 "FLASH_ATTN does not build metadata for MLA KV cache specs");
+    assert_ptr_equal(b, UNTOUCHED_PTR);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_count_and_names),
       cmocka_unit_test(test_name_bad_input),
       cmocka_unit_test(test_flash_attn_levels),
       cmocka_unit_test(test_cudagraph_support_bad_input),
+      cmocka_unit_test(test_mla_family),
   };
   return cmocka_run_group_tests_name("backend_registry", tests, NULL, NULL);
 }

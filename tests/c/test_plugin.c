@@ -65,6 +65,23 @@ static void test_example_plugin(void** state) {
   ASSERT_OK(attn_update_block_table(b, m, &other->bt_t, &other->sm_t, &m, NULL));
   assert_ptr_equal(ts_tensor(m, "block_table")->data, other->bt);
   ts_expect_i32(m, "context_lens", ctx, 3);
+  {
+    /* a clone copies the plugin's own buffers (context_lens) and keeps views of the inputs
+     * (seq_lens); the next build rewrites the former, not the clone's copy */
+    static const int32_t q2[3] = {1, 1, 1}, s2[3] = {5, 6, 7}, ctx2[3] = {4, 5, 6};
+    ts_batch* next = ts_batch_make(q2, s2, 3, 16, 4, -1);
+    attn_metadata_t* kept = NULL;
+    attn_metadata_t* m2 = NULL;
+    ASSERT_OK(attn_metadata_clone(m, &kept));
+    assert_ptr_not_equal(ts_tensor(kept, "context_lens")->data, ts_tensor(m, "context_lens")->data);
+    assert_ptr_equal(ts_tensor(kept, "seq_lens")->data, batch->seq);
+    ASSERT_OK(attn_build(b, 0, &next->common, 0, &m2, NULL));
+    ts_expect_i32(m2, "context_lens", ctx2, 3);
+    ts_expect_i32(kept, "context_lens", ctx, 3);
+    attn_metadata_destroy(kept);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    ts_batch_free(next);
+  }
   /* its level is NEVER: no capture */
   ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
                "EXAMPLE_PAGED has CUDA graph support NEVER");

@@ -1,6 +1,7 @@
 // libFuzzer target: for every registered backend, builder configs, KV cache specs and batches from arbitrary bytes through
 // attn_builder_create, attn_build and every other builder entry point, then every accessor on
 // the result. The only outcomes allowed are success or an error object (sanitizers watch).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   spec.dtype = in.one_in(8) ? in.u8() % 9 : 2;
   spec.sliding_window = spec.kind == 1 ? 1 + in.u8() : (in.one_in(16) ? static_cast<int32_t>(in.u32()) : 0);
   spec.attention_chunk_size = spec.kind == 2 ? 16 * (1 + in.u8() % 8) : 0;
+  // MLA specs (kind 3) mostly as vLLM's MLAAttentionSpec: one latent head of 576, blocks the
+  // MLA kernels take (64, 128), so that the MLA backends build.
+  if (spec.kind == 3 && !in.one_in(8)) {
+    spec.num_kv_heads = 1;
+    spec.head_size = 576;
+    if (in.one_in(3)) spec.block_size = in.one_in(2) ? 64 : 128;
+  }
+  // ABI 1.2: MambaSpec's parameters, meaningful for ATTN_KV_MAMBA specs (kind 6).
+  if (spec.kind == 6 || in.one_in(16)) {
+    spec.mamba_type = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 2 : in.u8() % 6;
+    spec.mamba_chunk_size = in.one_in(8) ? static_cast<int32_t>(in.u32()) : 8 * (in.u8() % 33);
+    spec.mamba_cache_mode = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 1 : in.u8() % 3;
+    spec.num_speculative_blocks = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 2 : in.u8() % 4;
+  }
   if (in.one_in(32)) spec.struct_size = in.u8();
 
   attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
@@ -115,6 +130,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.max_encoder_len = in.one_in(2) ? in.u8() : 0;
   config.cpu_attn_isa = in.one_in(4) ? in.u8() % 9 : 0;
   if (in.one_in(32)) config.reserved_1_1 = in.u8();
+  // ABI 1.2: the MLA options. An MLA builder's chunked-context buffers grow with max_model_len
+  // and max_num_seqs: keep them fuzzer-sized.
+  if (in.one_in(8)) config.mla_kv_lora_rank = in.one_in(2) ? 448 : static_cast<int32_t>(in.u8()) * 4 - 8;
+  if (in.one_in(8)) config.mla_qk_rope_head_dim = in.one_in(2) ? 128 : static_cast<int32_t>(in.u8()) - 8;
+  if (in.one_in(8)) config.mla_qk_nope_head_dim = 32 * (in.u8() % 8);
+  if (in.one_in(8)) config.mla_v_head_dim = static_cast<int32_t>(in.u8()) - 4;
+  if (in.one_in(4))
+    config.mla_chunked_prefill_workspace_size =
+        in.one_in(8) ? -static_cast<int32_t>(in.u8()) : static_cast<int32_t>(in.u8()) * 64;
+  config.disable_flashinfer_prefill = in.one_in(4);
+  config.use_cudnn_prefill = in.one_in(4);
+  config.use_trtllm_ragged_deepseek_prefill = in.one_in(4);
+  if (spec.kind == 3) {
+    config.max_model_len = std::min(config.max_model_len, 8192);
+    config.max_num_seqs = std::min(config.max_num_seqs, 256);
+  }
 
   // Every built-in backend (the registry's order), and now and then a name that is not one.
   const char* backend = "NO_SUCH_BACKEND";
@@ -166,6 +197,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       c.encoder_seq_lens_cpu = c.encoder_seq_lens =
           fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 3; });
     if (c.logits_indices_padded && in.one_in(2)) c.logits_indices_padded_cpu = c.logits_indices_padded;
+    // ABI 1.2: the Mamba family's build inputs (spec decode, is_prefilling).
+    if (in.one_in(3))
+      c.num_accepted_tokens =
+          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return 1 + in.u8() % 4; });
+    if (in.one_in(3)) {
+      c.num_decode_draft_tokens_cpu = fuzz::make_tensor(
+          in, arena, num_reqs, -1, 32, [&](int64_t) { return static_cast<int32_t>(in.u8() % 5) - 1; });
+      if (in.one_in(2)) c.num_decode_draft_tokens = c.num_decode_draft_tokens_cpu;
+    }
+    if (in.one_in(4))
+      c.is_prefilling = fuzz::make_tensor(in, arena, num_reqs, -1, in.one_in(2) ? 8 : 32,
+                                          [&](int64_t) { return in.u8() % 2; });
     if (in.one_in(32)) c.struct_size = in.u8();
 
     attn_metadata_t* m = nullptr;

@@ -47,6 +47,12 @@ Batch make_batch(fuzz::Reader& in, fuzz::Arena& a) {
                                                   [&](int64_t i) { return i * (1 + in.u8() % 3); });
     b.c.num_logits_indices = in.count(16);
   }
+  if (in.one_in(6)) {  // ABI 1.2: validated and sliced (unpadded) like the other per-request tensors
+    b.c.num_accepted_tokens = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return 1 + in.u8() % 4; });
+    b.c.num_decode_draft_tokens_cpu = fuzz::make_tensor(
+        in, a, n, -1, 32, [&](int64_t) { return static_cast<int32_t>(in.u8() % 5) - 1; });
+    b.c.is_prefilling = fuzz::make_tensor(in, a, n, -1, 8, [&](int64_t) { return in.u8() % 2; });
+  }
   return b;
 }
 

@@ -21,23 +21,26 @@ from .common_metadata import CommonMetadata
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams
 from .dlpack import TensorView
 from .enums import (AttentionType, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, DTypeCode,
-                    FieldKind, KvCacheKind, KvDtype, NO_REORDER, PAD_SLOT_ID, Status, ValidateMode)
+                    FieldKind, KvCacheKind, KvDtype, MambaCacheMode, MambaType, NO_REORDER,
+                    PAD_SLOT_ID, Status, ValidateMode)
 from .errors import (AbiMismatch, AttnError, Busy, CudaError, InternalError, InvalidArgument,
                      NotFound, OutOfMemory, Unsupported)
 from .library import ABI_VERSION, LIBRARY_ENV, Library, load
 from .metadata import Metadata, StaleMetadata
 from .plugin import Plugin
-from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, PagedKvMetadata,
-                        UbatchSlice)
+from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, LocalAttentionOutputs,
+                        PagedKvMetadata, UbatchSlice)
 
 __version__ = "1.1.0"
 
 __all__ = [
     "load", "Library", "ABI_VERSION", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",
     "StaleMetadata", "TensorView", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
-    "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "PagedKvMetadata", "Conv1dMetadata",
+    "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "LocalAttentionOutputs",
+    "PagedKvMetadata", "Conv1dMetadata",
     "AttnError", "InvalidArgument", "Unsupported", "OutOfMemory", "CudaError", "NotFound",
     "AbiMismatch", "Busy", "InternalError", "Status", "CudagraphSupport", "CudagraphMode",
-    "KvCacheKind", "KvDtype", "AttentionType", "ValidateMode", "CpuIsa", "DeviceType",
+    "KvCacheKind", "KvDtype", "AttentionType", "ValidateMode", "CpuIsa", "MambaType",
+    "MambaCacheMode", "DeviceType",
     "DTypeCode", "FieldKind", "NO_REORDER", "PAD_SLOT_ID",
 ]

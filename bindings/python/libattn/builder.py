@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+from functools import partial
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from .common_metadata import CommonMetadata
@@ -130,26 +131,35 @@ class Builder:
         return bool(v.value)
 
     # ---- builds ---------------------------------------------------------------------------
+    def _is_current(self, generation: int) -> bool:
+        # close() moves the generation on too, so a closed builder's results are stale
+        return self._generation == generation and self._handle is not None
+
     def _result(self, out: ctypes.c_void_p, keep: Any) -> Metadata:
         self._generation += 1
-        gen = self._generation
         return Metadata(self._lib, out.value, False, (self, keep),
-                        lambda: self._generation == gen and self._handle is not None)
+                        partial(self._is_current, self._generation))
 
     def build(self, common: CommonMetadata, common_prefix_len: int = 0, fast_build: bool = False,
               stream: Any = None) -> Metadata:
         """``attn_build``: the metadata of a batch (vLLM's ``build``)."""
+        h = self._handle
+        if h is None:
+            raise ValueError("builder is closed")
         out = ctypes.c_void_p()
-        self._lib.check(self._lib.raw.attn_build(self.handle, common_prefix_len, common.ref,
-                                                 int(fast_build), ctypes.byref(out),
-                                                 stream_handle(stream)))
+        # common.struct goes by reference (ctypes' byref), cheaper than a pointer object
+        err = self._lib.raw.attn_build(h, common_prefix_len, common.struct, int(fast_build),
+                                       ctypes.byref(out),
+                                       None if stream is None else stream_handle(stream))
+        if err:
+            self._lib.check(err)
         return self._result(out, common)
 
     def build_for_cudagraph_capture(self, common: CommonMetadata, stream: Any = None) -> Metadata:
         """``attn_build_for_cudagraph_capture``: a build on a batch of the captured size."""
         out = ctypes.c_void_p()
         self._lib.check(self._lib.raw.attn_build_for_cudagraph_capture(
-            self.handle, common.ref, ctypes.byref(out), stream_handle(stream)))
+            self.handle, common.struct, ctypes.byref(out), stream_handle(stream)))
         return self._result(out, common)
 
     def build_for_drafting(self, common: CommonMetadata, draft_index: int,
@@ -157,7 +167,7 @@ class Builder:
         """``attn_build_for_drafting``: a build for draft step ``draft_index``."""
         out = ctypes.c_void_p()
         self._lib.check(self._lib.raw.attn_build_for_drafting(
-            self.handle, common.ref, draft_index, ctypes.byref(out), stream_handle(stream)))
+            self.handle, common.struct, draft_index, ctypes.byref(out), stream_handle(stream)))
         return self._result(out, common)
 
     def update_block_table(self, metadata: Metadata, block_table: ArrayLike,

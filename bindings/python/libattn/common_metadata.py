@@ -2,25 +2,53 @@
 from __future__ import annotations
 
 import ctypes
+import struct
 from typing import Any, Dict, Optional
 
 import numpy as np
 
-from .structs import attn_common_metadata_t, new
-from .tensors import ArrayLike, TensorArg, optional_arg, tensor_arg, to_numpy
+from .structs import attn_common_metadata_t
+from .tensors import ArrayLike, TensorArg, TensorFields, tensor_arg, to_numpy
 
 __all__ = ["CommonMetadata"]
 
+_Ref = ctypes.POINTER(attn_common_metadata_t)
+# num_reqs, num_actual_tokens, max_query_len, max_seq_len: consecutive int64 fields, one pack
+_COUNTS = struct.Struct("=4q")
+_COUNTS_AT = attn_common_metadata_t.num_reqs.offset
+assert [getattr(attn_common_metadata_t, n).offset for n in
+        ("num_actual_tokens", "max_query_len", "max_seq_len")] == [_COUNTS_AT + 8 * i
+                                                                    for i in (1, 2, 3)]
+#: the dtype a list becomes for a field (int32 for every other field)
+_LIST_DTYPES: Dict[str, Any] = {"slot_mapping": np.int64, "is_prefilling": np.bool_}
 
-def _host(arg: Optional[TensorArg], mirror: Optional[TensorArg]) -> Optional[np.ndarray]:
-    """The values of a tensor readable on the host (the mirror first), as a numpy view."""
-    for a in (mirror, arg):
-        if a is not None and a.on_host and a.struct.ndim == 1:
+
+def _host(fields: TensorFields, name: str) -> Optional[np.ndarray]:
+    """The values of a tensor readable on the host (its ``*_cpu`` mirror first), as a numpy
+    array viewing them."""
+    for n in (name + "_cpu", name):
+        source = fields.sources.get(n)
+        if source is None:
+            continue
+        if n not in fields._slow:  # a numpy array of a native dtype: itself
+            if source.ndim == 1:
+                return source
+            continue
+        a = fields._slow[n]
+        if a.on_host and a.struct.ndim == 1:
             try:
                 return to_numpy(a.struct, a)
             except TypeError:  # a dtype numpy lacks: the library will name it
                 pass
     return None
+
+
+def _max(a: np.ndarray) -> int:
+    """``int(a.max())``; argmax and item cost a third of max's ufunc reduction for the integer
+    arrays of a batch (other dtypes and empty arrays: max itself, its result or its error)."""
+    if a.dtype.kind in "iu" and a.size:
+        return int(a.item(a.argmax()))
+    return int(a.max())
 
 
 class CommonMetadata:
@@ -36,7 +64,17 @@ class CommonMetadata:
     ...                        block_table=[[1, 0], [2, 0]], slot_mapping=[20, 32, 33])
 
     The object keeps every array alive; metadata built from it keeps it alive in turn.
+
+    A runtime makes one per step: numpy arrays of a native int/uint/float/bool dtype are
+    converted without ``__array_interface__`` and without a ctypes object each
+    (:class:`~libattn.tensors.TensorFields`); giving the four scalars saves their inference
+    (numpy reductions: about 40% of the cost).
     """
+
+    struct: attn_common_metadata_t  #: the C struct (with the records of numpy inputs after it)
+    _fields: Optional[TensorFields]  #: the inputs (None: a struct the library filled)
+    owner: Any = None  #: metadata whose buffers this batch views (Metadata.to_common)
+    _ref: Any = None  #: POINTER to struct, made on first use of ``ref``
 
     def __init__(self, query_start_loc: ArrayLike, seq_lens: ArrayLike,
                  block_table: Optional[ArrayLike] = None, slot_mapping: Optional[ArrayLike] = None,
@@ -49,59 +87,95 @@ class CommonMetadata:
                  encoder_seq_lens: Optional[ArrayLike] = None,
                  encoder_seq_lens_cpu: Optional[ArrayLike] = None,
                  dcp_local_seq_lens: Optional[ArrayLike] = None,
-                 dcp_local_seq_lens_cpu: Optional[ArrayLike] = None) -> None:
-        args: Dict[str, Optional[TensorArg]] = {
-            "query_start_loc": tensor_arg(query_start_loc),
-            "query_start_loc_cpu": optional_arg(query_start_loc_cpu),
-            "seq_lens": tensor_arg(seq_lens),
-            "seq_lens_cpu": optional_arg(seq_lens_cpu),
-            "block_table_tensor": optional_arg(block_table),
-            "slot_mapping": optional_arg(slot_mapping, np.int64),
-            "logits_indices_padded": optional_arg(logits_indices_padded),
-            "logits_indices_padded_cpu": optional_arg(logits_indices_padded_cpu),
-            "encoder_seq_lens": optional_arg(encoder_seq_lens),
-            "encoder_seq_lens_cpu": optional_arg(encoder_seq_lens_cpu),
-            "dcp_local_seq_lens": optional_arg(dcp_local_seq_lens),
-            "dcp_local_seq_lens_cpu": optional_arg(dcp_local_seq_lens_cpu),
+                 dcp_local_seq_lens_cpu: Optional[ArrayLike] = None,
+                 num_accepted_tokens: Optional[ArrayLike] = None,
+                 num_decode_draft_tokens_cpu: Optional[ArrayLike] = None,
+                 num_decode_draft_tokens: Optional[ArrayLike] = None,
+                 is_prefilling: Optional[ArrayLike] = None) -> None:
+        values: Dict[str, Any] = {
+            "query_start_loc": query_start_loc,
+            "query_start_loc_cpu": query_start_loc_cpu,
+            "seq_lens": seq_lens,
+            "seq_lens_cpu": seq_lens_cpu,
+            "block_table_tensor": block_table,
+            "slot_mapping": slot_mapping,
+            "logits_indices_padded": logits_indices_padded,
+            "logits_indices_padded_cpu": logits_indices_padded_cpu,
+            "encoder_seq_lens": encoder_seq_lens,
+            "encoder_seq_lens_cpu": encoder_seq_lens_cpu,
+            "dcp_local_seq_lens": dcp_local_seq_lens,
+            "dcp_local_seq_lens_cpu": dcp_local_seq_lens_cpu,
+            # ABI 1.2: vLLM's build() keyword arguments for the Mamba family
+            "num_accepted_tokens": num_accepted_tokens,
+            "num_decode_draft_tokens_cpu": num_decode_draft_tokens_cpu,
+            "num_decode_draft_tokens": num_decode_draft_tokens,
+            "is_prefilling": is_prefilling,
         }
-        qsl = _host(args["query_start_loc"], args["query_start_loc_cpu"])
-        seq = _host(args["seq_lens"], args["seq_lens_cpu"])
+        if query_start_loc is None or seq_lens is None:
+            tensor_arg(None)  # raises what a list of None does, as these two always did
+        fields = TensorFields(attn_common_metadata_t, values, _LIST_DTYPES)
         if num_reqs is None:
-            num_reqs = args["seq_lens"].shape[0] if args["seq_lens"].shape else 0
-        if num_actual_tokens is None:
-            num_actual_tokens = int(qsl[num_reqs]) if qsl is not None and len(qsl) > num_reqs else 0
-        if max_query_len is None:
-            max_query_len = int(np.diff(qsl[: num_reqs + 1]).max()) if qsl is not None and num_reqs else 0
+            seq_lens = fields.sources["seq_lens"]
+            if "seq_lens" in fields._slow:
+                shape = fields._slow["seq_lens"].shape
+                num_reqs = shape[0] if shape else 0
+            else:
+                num_reqs = seq_lens.shape[0] if seq_lens.ndim else 0
+        if num_actual_tokens is None or max_query_len is None:
+            qsl = _host(fields, "query_start_loc")
+            if num_actual_tokens is None:
+                num_actual_tokens = (int(qsl.item(num_reqs))
+                                     if qsl is not None and len(qsl) > num_reqs else 0)
+            if max_query_len is None:
+                if qsl is not None and num_reqs:
+                    q = qsl if len(qsl) == num_reqs + 1 else qsl[: num_reqs + 1]
+                    max_query_len = (_max(np.subtract(q[1:], q[:-1]))
+                                     if q.dtype.kind in "iu" and len(q) > 1
+                                     else int(np.diff(q).max()))
+                else:
+                    max_query_len = 0
         if max_seq_len is None:
-            max_seq_len = int(seq[:num_reqs].max()) if seq is not None and num_reqs else 0
-        self._build(args, num_reqs, num_actual_tokens, max_query_len, max_seq_len, causal,
-                    num_logits_indices, None)
+            seq = _host(fields, "seq_lens")
+            if seq is not None and num_reqs:
+                max_seq_len = _max(seq if len(seq) == num_reqs else seq[:num_reqs])
+            else:
+                max_seq_len = 0
+        self._set(fields, num_reqs, num_actual_tokens, max_query_len, max_seq_len, causal,
+                  num_logits_indices)
 
-    def _build(self, args: Dict[str, Optional[TensorArg]], num_reqs: int, num_actual_tokens: int,
-               max_query_len: int, max_seq_len: int, causal: bool, num_logits_indices: int,
-               owner: Any) -> None:
-        self.args = args
-        self.owner = owner  # metadata whose buffers this batch views (from_metadata)
-        s = new(attn_common_metadata_t, num_reqs=int(num_reqs),
-                num_actual_tokens=int(num_actual_tokens), max_query_len=int(max_query_len),
-                max_seq_len=int(max_seq_len), causal=int(bool(causal)),
-                num_logits_indices=int(num_logits_indices))
-        for name, arg in args.items():
-            if arg is not None:
-                setattr(s, name, arg.ref)
+    def _set(self, fields: TensorFields, num_reqs: int, num_actual_tokens: int,
+             max_query_len: int, max_seq_len: int, causal: bool, num_logits_indices: int) -> None:
+        s = fields.struct  # struct_size and the pointers are set, every other field is 0
+        _COUNTS.pack_into(s, _COUNTS_AT, int(num_reqs), int(num_actual_tokens),
+                          int(max_query_len), int(max_seq_len))
+        s.causal = 1 if causal else 0
+        if num_logits_indices:
+            s.num_logits_indices = int(num_logits_indices)
+        self._fields = fields
         self.struct = s
-        self.ref = ctypes.pointer(s)
 
     @classmethod
     def _from_struct(cls, s: attn_common_metadata_t, owner: Any) -> "CommonMetadata":
         """A batch viewing a struct the library filled (attn_metadata_to_common); ``owner`` is
         kept alive."""
         self = cls.__new__(cls)
-        self.args = {}
+        self._fields = None
         self.owner = owner
         self.struct = s
-        self.ref = ctypes.pointer(s)
         return self
+
+    @property
+    def ref(self) -> Any:
+        """``POINTER(attn_common_metadata_t)`` to ``struct`` (for ``library.raw`` calls; the
+        wrappers pass ``struct`` itself, which ctypes takes by reference)."""
+        if self._ref is None:
+            self._ref = _Ref(self.struct)
+        return self._ref
+
+    @property
+    def args(self) -> Dict[str, Optional[TensorArg]]:
+        """The :class:`~libattn.tensors.TensorArg` of every tensor given (name -> view)."""
+        return self._fields.args() if self._fields is not None else {}
 
     # the scalars, for reading
     num_reqs = property(lambda self: int(self.struct.num_reqs))

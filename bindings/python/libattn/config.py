@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import List, Optional, Sequence, Tuple, Union
 
 from .enums import (AttentionType, CpuIsa, CudagraphMode, DeviceType, KvCacheKind, KvDtype,
-                    ValidateMode)
+                    MambaCacheMode, MambaType, ValidateMode)
 from .structs import attn_builder_config_t, attn_kv_cache_spec_t, attn_per_layer_params_t, new
 
 __all__ = ["KvCacheSpec", "BuilderConfig", "PerLayerParams", "Device", "parse_device"]
@@ -34,7 +34,10 @@ def parse_device(device: Device) -> Tuple[int, int]:
 
 @dataclass
 class KvCacheSpec:
-    """``attn_kv_cache_spec_t`` (vLLM's ``AttentionSpec``): block size, KV heads, head size."""
+    """``attn_kv_cache_spec_t`` (vLLM's ``AttentionSpec``): block size, KV heads, head size.
+
+    The ``mamba_*`` fields and ``num_speculative_blocks`` (ABI 1.2) are ``MambaSpec``'s, read
+    for ``KvCacheKind.MAMBA`` specs by the Mamba-family backends."""
 
     block_size: int
     num_kv_heads: int
@@ -43,12 +46,19 @@ class KvCacheSpec:
     dtype: int = KvDtype.BFLOAT16
     sliding_window: int = 0
     attention_chunk_size: int = 0
+    mamba_type: int = MambaType.AUTO
+    mamba_chunk_size: int = 0
+    mamba_cache_mode: int = MambaCacheMode.NONE
+    num_speculative_blocks: int = 0
 
     def to_struct(self) -> attn_kv_cache_spec_t:
         return new(attn_kv_cache_spec_t, kind=int(self.kind), block_size=self.block_size,
                    num_kv_heads=self.num_kv_heads, head_size=self.head_size,
                    dtype=int(self.dtype), sliding_window=self.sliding_window,
-                   attention_chunk_size=self.attention_chunk_size)
+                   attention_chunk_size=self.attention_chunk_size,
+                   mamba_type=int(self.mamba_type), mamba_chunk_size=self.mamba_chunk_size,
+                   mamba_cache_mode=int(self.mamba_cache_mode),
+                   num_speculative_blocks=self.num_speculative_blocks)
 
 
 @dataclass
@@ -122,6 +132,16 @@ class BuilderConfig:
     kv_sharing_fast_prefill: int = 0
     max_encoder_len: int = 0
     cpu_attn_isa: int = CpuIsa.DETECT
+    # ABI 1.2: the MLA backends (0 = the header's default: DeepSeek-V3's 512 / 64 / 128 / 128,
+    # vLLM's chunked-prefill workspace size)
+    mla_kv_lora_rank: int = 0
+    mla_qk_rope_head_dim: int = 0
+    mla_qk_nope_head_dim: int = 0
+    mla_v_head_dim: int = 0
+    mla_chunked_prefill_workspace_size: int = 0
+    disable_flashinfer_prefill: int = 0
+    use_cudnn_prefill: int = 0
+    use_trtllm_ragged_deepseek_prefill: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

@@ -4,8 +4,8 @@ from __future__ import annotations
 from enum import IntEnum
 
 __all__ = ["Status", "CudagraphSupport", "CudagraphMode", "KvCacheKind", "KvDtype",
-           "AttentionType", "ValidateMode", "CpuIsa", "DeviceType", "DTypeCode", "FieldKind",
-           "NO_REORDER", "PAD_SLOT_ID"]
+           "AttentionType", "ValidateMode", "CpuIsa", "MambaType", "MambaCacheMode", "DeviceType",
+           "DTypeCode", "FieldKind", "NO_REORDER", "PAD_SLOT_ID"]
 
 
 class Status(IntEnum):
@@ -84,6 +84,23 @@ class CpuIsa(IntEnum):
     VXE = 5
     VSX = 6
     RVV = 7
+
+
+class MambaType(IntEnum):
+    """``attn_mamba_type_t`` (ABI 1.2): vLLM's ``MambaSpec.mamba_type``."""
+    AUTO = 0
+    MAMBA1 = 1
+    MAMBA2 = 2
+    SHORT_CONV = 3
+    LINEAR_ATTENTION = 4
+    GDN_ATTENTION = 5
+
+
+class MambaCacheMode(IntEnum):
+    """``attn_mamba_cache_mode_t`` (ABI 1.2): vLLM's ``cache_config.mamba_cache_mode``."""
+    NONE = 0
+    ALL = 1
+    ALIGN = 2
 
 
 class DeviceType(IntEnum):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import struct
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Union
 
@@ -11,7 +12,7 @@ from .common_metadata import CommonMetadata
 from .dlpack import TensorView
 from .enums import FieldKind
 from .structs import attn_common_metadata_t, attn_field_t, attn_tensor_t, new
-from .tensors import HOST_DEVICES, numpy_dtype, to_numpy
+from .tensors import _view, host_view
 
 if TYPE_CHECKING:
     from .library import Library
@@ -19,6 +20,25 @@ if TYPE_CHECKING:
 __all__ = ["Metadata", "StaleMetadata", "Value"]
 
 Value = Union[np.ndarray, TensorView, int, bool, float, None]
+
+_FIELD_SIZE = ctypes.sizeof(attn_field_t)
+
+
+def _field_reader() -> "struct.Struct":
+    """Reads (kind, tensor address, int_value, float_value) of an ``attn_field_t`` at once."""
+    fmt, pos = "=", 0
+    for name, code in (("kind", "i"), ("tensor", "Q"), ("int_value", "q"), ("float_value", "d")):
+        off = getattr(attn_field_t, name).offset
+        assert off >= pos, "attn_field_t's fields moved"
+        fmt += f"{off - pos}x{code}"
+        pos = off + struct.calcsize("=" + code)
+    return struct.Struct(fmt)
+
+
+_FIELD = _field_reader()
+_NONE, _TENSOR, _INT, _FLOAT, _BOOL = (int(FieldKind.NONE), int(FieldKind.TENSOR),
+                                       int(FieldKind.INT), int(FieldKind.FLOAT),
+                                       int(FieldKind.BOOL))
 
 
 class StaleMetadata(RuntimeError):
@@ -47,12 +67,13 @@ class Metadata(Mapping):
 
     # ---- lifetime -------------------------------------------------------------------------
     def _h(self) -> int:
-        if self._handle is None:
+        h = self._handle
+        if h is None:
             raise ValueError("metadata is closed")
         if self._is_current is not None and not self._is_current():
             raise StaleMetadata("this metadata belongs to a builder that has built again since "
                                 "(its buffers were reused); keep results with .clone()")
-        return self._handle
+        return h
 
     def close(self) -> None:
         """Frees owned metadata now (idempotent); a builder's result just becomes unusable."""
@@ -61,10 +82,11 @@ class Metadata(Mapping):
         self._handle = None
 
     def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        if self._owned:  # a builder's result has nothing to free
+            try:
+                self.close()
+            except Exception:
+                pass
 
     def __enter__(self) -> "Metadata":
         return self
@@ -87,7 +109,7 @@ class Metadata(Mapping):
         return int(self._lib.raw.attn_metadata_field_count(self._h()))
 
     def _field(self, index: int) -> attn_field_t:
-        f = new(attn_field_t)
+        f = attn_field_t(_FIELD_SIZE)  # struct_size
         self._lib.check(self._lib.raw.attn_metadata_field(self._h(), index, ctypes.byref(f)))
         return f
 
@@ -103,33 +125,41 @@ class Metadata(Mapping):
 
     def raw_field(self, name: str) -> attn_field_t:
         """``attn_metadata_get``: the ``attn_field_t`` of ``name`` (NotFound when absent)."""
-        f = new(attn_field_t)
-        self._lib.check(self._lib.raw.attn_metadata_get(self._h(), name.encode(), ctypes.byref(f)))
+        f = attn_field_t(_FIELD_SIZE)  # struct_size
+        self._lib.check(self._lib.raw.attn_metadata_get(self._h(), name.encode(), f))
         return f
 
     def __getitem__(self, name: str) -> Value:
-        from .errors import NotFound
-        try:
-            f = self.raw_field(name)
-        except NotFound as e:
-            raise KeyError(name) from e
+        # the hot path of a runtime (every field, every step): one ctypes call, one unpack
+        f = attn_field_t(_FIELD_SIZE)  # struct_size
+        err = self._lib.raw.attn_metadata_get(self._h(), name.encode(), f)
+        if err:
+            from .errors import NotFound
+            try:
+                self._lib.check(err)
+            except NotFound as e:
+                raise KeyError(name) from e
+        kind, tensor, int_value, float_value = _FIELD.unpack_from(f)
+        if kind == _TENSOR and tensor:  # the common case, inline
+            view = _view(tensor, self, False)
+            if view is not None:
+                return view
         return self._value(f)
 
     def _value(self, f: attn_field_t) -> Value:
-        kind = f.kind
-        if kind == FieldKind.NONE:
+        kind, tensor, int_value, float_value = _FIELD.unpack_from(f)
+        if kind == _NONE:
             return None
-        if kind == FieldKind.INT:
-            return int(f.int_value)
-        if kind == FieldKind.BOOL:
-            return bool(f.int_value)
-        if kind == FieldKind.FLOAT:
-            return float(f.float_value)
-        t: attn_tensor_t = f.tensor.contents
-        if t.device.device_type in HOST_DEVICES and numpy_dtype(t.dtype.code, t.dtype.bits,
-                                                                t.dtype.lanes) is not None:
-            return to_numpy(t, self)
-        return TensorView(t, self)
+        if kind == _INT:
+            return int_value
+        if kind == _BOOL:
+            return bool(int_value)
+        if kind == _FLOAT:
+            return float_value
+        if not tensor:
+            raise ValueError("NULL pointer access")  # as ctypes says for f.tensor.contents
+        view = host_view(tensor, self)
+        return view if view is not None else TensorView(attn_tensor_t.from_address(tensor), self)
 
     def tensor_view(self, name: str) -> TensorView:
         """``attn_metadata_get_tensor``: a tensor field as a :class:`~libattn.TensorView`, for

@@ -1,4 +1,4 @@
-"""ctypes mirrors of every struct of ``include/attn_c.h`` (ABI 1.1), fields in the header's order.
+"""ctypes mirrors of every struct of ``include/attn_c.h`` (ABI 1.2), fields in the header's order.
 
 ``tests/test_layout.py`` checks each size against the header's ``*_STRUCT_SIZE`` values. Callers
 rarely need these directly: :class:`~libattn.CommonMetadata`, :class:`~libattn.BuilderConfig`
@@ -45,7 +45,10 @@ class attn_kv_cache_spec_t(Structure):
     _fields_ = [("struct_size", c_size_t), ("kind", c_int32), ("block_size", c_int32),
                 ("num_kv_heads", c_int32), ("head_size", c_int32), ("dtype", c_int32),
                 ("sliding_window", c_int32), ("attention_chunk_size", c_int32),
-                ("extension", c_void_p)]
+                ("extension", c_void_p),
+                # ABI 1.2 (MambaSpec)
+                ("mamba_type", c_int32), ("mamba_chunk_size", c_int32),
+                ("mamba_cache_mode", c_int32), ("num_speculative_blocks", c_int32)]
 
 
 class attn_per_layer_params_t(Structure):
@@ -85,6 +88,11 @@ class attn_builder_config_t(Structure):
         ("flex_attn_kv_block_size", c_int32), ("speculative_token_tree", c_char_p),
         ("kv_sharing_fast_prefill", c_int32), ("max_encoder_len", c_int32),
         ("cpu_attn_isa", c_int32), ("reserved_1_1", c_int32),
+        # ABI 1.2 (the MLA backends)
+        ("mla_kv_lora_rank", c_int32), ("mla_qk_rope_head_dim", c_int32),
+        ("mla_qk_nope_head_dim", c_int32), ("mla_v_head_dim", c_int32),
+        ("mla_chunked_prefill_workspace_size", c_int32), ("disable_flashinfer_prefill", c_int32),
+        ("use_cudnn_prefill", c_int32), ("use_trtllm_ragged_deepseek_prefill", c_int32),
     ]
 
 
@@ -100,6 +108,9 @@ class attn_common_metadata_t(Structure):
         ("extension", c_void_p),
         # ABI 1.1
         ("logits_indices_padded_cpu", Tensor_p),
+        # ABI 1.2
+        ("num_accepted_tokens", Tensor_p), ("num_decode_draft_tokens_cpu", Tensor_p),
+        ("num_decode_draft_tokens", Tensor_p), ("is_prefilling", Tensor_p),
     ]
 
 

@@ -4,11 +4,18 @@ Outputs are numpy arrays the binding allocates on the host, unless ``out=`` (or 
 mapping) passes the caller's tensors, of any device, which are written in place. Utilities that
 make a new batch return :class:`~libattn.Metadata` of kind ``"common"``; its ``to_common()`` is
 the input of a build.
+
+Speed (issue 7): the per-step utilities pass structs by reference and numpy arrays by address
+(private ctypes prototypes taking integers, ``lib.raw``'s typed ones left as they are), fill out
+structs with :class:`~libattn.tensors.TensorFields`, and let callers pass preallocated outputs
+(``outputs=`` of make_local_attention_virtual_batches, ``out_query_start_loc_cpu=`` of
+make_kv_sharing_fast_prefill_common_attn_metadata), so a step need not allocate them.
 """
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+import struct
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -18,10 +25,11 @@ from .metadata import Metadata
 from .structs import (attn_batch_split_t, attn_conv1d_info_t, attn_local_attention_out_t,
                       attn_slot_mapping_args_t, attn_tensor_t, attn_ubatch_out_t,
                       attn_ubatch_slice_t, new)
-from .tensors import ArrayLike, TensorArg, optional_arg, tensor_arg, to_numpy
+from .tensors import (ArrayLike, TensorFields, array_address, optional_arg, tensor_arg,
+                      to_numpy)
 
 __all__ = ["UtilitiesMixin", "BatchSplit", "UbatchSlice", "LocalAttentionBatches",
-           "Conv1dMetadata", "PagedKvMetadata"]
+           "LocalAttentionOutputs", "Conv1dMetadata", "PagedKvMetadata"]
 
 DCP_ALL_RANKS = -1
 
@@ -65,13 +73,64 @@ class LocalAttentionBatches(NamedTuple):
     metadata: Metadata  #: kind "common", num_reqs = V
     query_start_loc: np.ndarray
     seq_lens: np.ndarray
-    num_computed_tokens: np.ndarray
+    num_computed_tokens: Optional[np.ndarray]  #: None: LocalAttentionOutputs without it
     block_table: np.ndarray
     virtual_req: np.ndarray
     virtual_block_start: np.ndarray
 
 
+_LOCAL_OUTPUTS = ("query_start_loc", "query_start_loc_cpu", "seq_lens", "seq_lens_cpu",
+                  "num_computed_tokens_cpu", "block_table", "virtual_req", "virtual_block_start")
+
+
+def _check_local_names(names: Any) -> None:
+    for name in names:
+        if name not in _LOCAL_OUTPUTS:
+            raise TypeError(f"outputs: unknown name {name!r}; expected some of "
+                            f"{list(_LOCAL_OUTPUTS)}")
+
+
+class LocalAttentionOutputs:
+    """Caller tensors for make_local_attention_virtual_batches' outputs, converted once: a
+    runtime that writes the same buffers every step passes this as ``outputs=`` and pays no
+    conversion per call.
+
+    Keyword arguments are ``attn_local_attention_out_t``'s names (``query_start_loc``,
+    ``query_start_loc_cpu``, ``seq_lens``, ``seq_lens_cpu``, ``block_table``, ``virtual_req``,
+    ``virtual_block_start``: required; ``num_computed_tokens_cpu``: optional, None in the
+    result without it), int32 tensors of any device (host for the ``*_cpu`` ones) with at least
+    V (+1) rows for every batch they will serve. The object keeps them alive (numpy refuses to
+    resize an array so referenced); each call overwrites them, so a previous step's result
+    then shows the new values."""
+
+    def __init__(self, **tensors: Any) -> None:
+        _check_local_names(tensors)
+        missing = [n for n in _LOCAL_OUTPUTS if n not in tensors and
+                   n != "num_computed_tokens_cpu"]
+        if missing:
+            raise TypeError(f"LocalAttentionOutputs: missing {missing}")
+        self._fields = TensorFields(attn_local_attention_out_t, tensors)
+        #: name -> the tensor written (lists: the array made of them)
+        self.tensors: Dict[str, Any] = dict(self._fields.sources)
+
+
+_INT32 = np.dtype(np.int32)
+_CONTIGUOUS_I32 = (4,)
+_SPLIT_SIZE = ctypes.sizeof(attn_batch_split_t)
+# attn_batch_split_t's six counts (int64, consecutive after struct_size)
+_SPLIT = struct.Struct(f"={attn_batch_split_t.num_decodes.offset}x6q")
+# the C functions the wrappers call with numpy arrays' addresses (ints) for pointer arguments
+_BY_ADDRESS = {
+    "attn_reorder_batch_to_split_decodes_and_prefills":
+        (ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
+                           ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]),
+}
+
+
 def _i32(values: ArrayLike, name: str) -> np.ndarray:
+    if isinstance(values, np.ndarray) and values.strides == _CONTIGUOUS_I32 and \
+            values.dtype == _INT32:
+        return values  # what the conversions below would return: the array itself
     a = np.ascontiguousarray(np.asarray(values, dtype=np.int32))
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
@@ -89,6 +148,16 @@ def _slice(s: attn_ubatch_slice_t) -> UbatchSlice:
 class UtilitiesMixin:
     """Batch utilities of :class:`~libattn.Library`."""
 
+    def _by_address(self, name: str) -> Any:
+        """A private prototype of ``name`` (:data:`_BY_ADDRESS`) taking addresses as ints."""
+        fns: Dict[str, Any] = self.__dict__.setdefault("_address_fns", {})
+        fn = fns.get(name)
+        if fn is None:
+            fn = self._dll[name]  # type: ignore[attr-defined]  # a new function object
+            fn.restype, fn.argtypes = _BY_ADDRESS[name]
+            fns[name] = fn
+        return fn
+
     def _common_result(self, handle: int, keep: Any) -> Metadata:
         return Metadata(self, handle, True, keep)
 
@@ -96,25 +165,28 @@ class UtilitiesMixin:
                                  num_actual_reqs: int) -> Metadata:
         """``attn_common_metadata_unpadded``: the batch cut to its real requests and tokens."""
         out = ctypes.c_void_p()
-        self.check(self.raw.attn_common_metadata_unpadded(common.ref, num_actual_tokens,
+        self.check(self.raw.attn_common_metadata_unpadded(common.struct, num_actual_tokens,
                                                           num_actual_reqs, ctypes.byref(out)))
         return self._common_result(out.value, common)
 
     def split_decodes_and_prefills(self, common: CommonMetadata, decode_threshold: int = 1,
                                    require_uniform: bool = False) -> BatchSplit:
         """``attn_split_decodes_and_prefills`` on a batch ordered decodes first."""
-        s = new(attn_batch_split_t)
-        self.check(self.raw.attn_split_decodes_and_prefills(common.ref, decode_threshold,
-                                                            int(require_uniform), ctypes.byref(s)))
-        return BatchSplit(s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens)
+        s = attn_batch_split_t(_SPLIT_SIZE)  # struct_size
+        err = self.raw.attn_split_decodes_and_prefills(common.struct, decode_threshold,
+                                                       int(require_uniform), s)
+        if err:
+            self.check(err)
+        decodes, _, prefills, decode_tokens, _, prefill_tokens = _SPLIT.unpack_from(s)
+        return BatchSplit(decodes, prefills, decode_tokens, prefill_tokens)
 
     def split_decodes_prefills_and_extends(self, common: CommonMetadata,
                                            decode_threshold: int = 1) -> BatchSplit:
         """``attn_split_decodes_prefills_and_extends`` on a batch ordered decode, extend,
         prefill."""
-        s = new(attn_batch_split_t)
-        self.check(self.raw.attn_split_decodes_prefills_and_extends(common.ref, decode_threshold,
-                                                                    ctypes.byref(s)))
+        s = attn_batch_split_t(_SPLIT_SIZE)  # struct_size
+        self.check(self.raw.attn_split_decodes_prefills_and_extends(common.struct,
+                                                                    decode_threshold, s))
         return BatchSplit(s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens,
                           s.num_extends, s.num_extend_tokens)
 
@@ -126,12 +198,18 @@ class UtilitiesMixin:
         sched = _i32(num_scheduled_tokens, "num_scheduled_tokens")
         comp = _i32(num_computed_tokens, "num_computed_tokens")
         n = len(sched)
-        swaps = np.zeros(2 * max(n, 1), dtype=np.int32)
+        swaps = np.empty(2 * max(n, 1), dtype=np.int32)  # only the first 2 * count are read
         count = ctypes.c_int64()
-        self.check(self.raw.attn_reorder_batch_to_split_decodes_and_prefills(
-            _p(sched), _p(comp), n if len(comp) == n else max(n, len(comp)), decode_threshold,
-            _p(swaps), max(n, 1), ctypes.byref(count)))
-        return [(int(swaps[2 * k]), int(swaps[2 * k + 1])) for k in range(count.value)]
+        err = self._by_address("attn_reorder_batch_to_split_decodes_and_prefills")(
+            array_address(sched), array_address(comp),
+            n if len(comp) == n else max(n, len(comp)), decode_threshold, array_address(swaps),
+            max(n, 1), ctypes.byref(count))
+        if err:
+            self.check(err)
+        if not count.value:
+            return []
+        pairs = swaps[: 2 * count.value].tolist()
+        return list(zip(pairs[0::2], pairs[1::2]))
 
     def split_prefill_chunks(self, seq_lens: ArrayLike, workspace_size: int,
                              request_offset: int = 0) -> List[Tuple[int, int]]:
@@ -156,8 +234,8 @@ class UtilitiesMixin:
             out = np.zeros((n,) if rank != DCP_ALL_RANKS or dcp_size == 1 else (n, dcp_size),
                            dtype=np.int32)
         o = tensor_arg(out)
-        self.check(self.raw.attn_get_dcp_local_seq_lens(seq.ref, dcp_size, rank,
-                                                        cp_kv_cache_interleave_size, o.ref,
+        self.check(self.raw.attn_get_dcp_local_seq_lens(seq.struct, dcp_size, rank,
+                                                        cp_kv_cache_interleave_size, o.struct,
                                                         stream_handle(stream)))
         return out
 
@@ -168,7 +246,7 @@ class UtilitiesMixin:
         q = tensor_arg(query, np.float32)
         out = attn_tensor_t()
         shape, strides = (ctypes.c_int64 * 4)(), (ctypes.c_int64 * 4)()
-        self.check(self.raw.attn_reshape_query_for_spec_decode(q.ref, batch_size,
+        self.check(self.raw.attn_reshape_query_for_spec_decode(q.struct, batch_size,
                                                                ctypes.byref(out), shape, strides))
         keep = (q, shape, strides)
         try:
@@ -217,7 +295,8 @@ class UtilitiesMixin:
         total = ctypes.c_int64()
         targs = [tensor_arg(a) for a in (seq, indptr, indices, last)]
         self.check(self.raw.attn_compute_flashinfer_kv_metadata(
-            targs[0].ref, None, bt.ref, page_size, targs[1].ref, targs[2].ref, targs[3].ref,
+            targs[0].struct, None, bt.struct, page_size, targs[1].struct, targs[2].struct,
+            targs[3].struct,
             ctypes.byref(total), None))
         return PagedKvMetadata(indptr, indices[: total.value], last[:n])
 
@@ -233,58 +312,82 @@ class UtilitiesMixin:
         nums = np.zeros(max(n, 1), dtype=np.int32)
         info = new(attn_conv1d_info_t)
         q, b, o, m = (tensor_arg(a) for a in (qsl, batch, offset, nums))
-        self.check(self.raw.attn_compute_causal_conv1d_metadata(q.ref, q.ref, b.ref, o.ref, m.ref,
+        self.check(self.raw.attn_compute_causal_conv1d_metadata(q.struct, q.struct, b.struct,
+                                                                o.struct, m.struct,
                                                                 ctypes.byref(info), None))
         return Conv1dMetadata(batch[: info.num_programs], offset[: info.num_programs], nums[:n],
                               int(info.tot), int(info.num_programs))
 
     def make_kv_sharing_fast_prefill_common_attn_metadata(
             self, common: CommonMetadata, logits_indices_cpu: Optional[ArrayLike] = None,
-            out_query_start_loc: Any = None, stream: Any = None) -> Metadata:
+            out_query_start_loc: Any = None, stream: Any = None, *,
+            out_query_start_loc_cpu: Any = None) -> Metadata:
         """``attn_make_kv_sharing_fast_prefill_common_attn_metadata``: the batch of the tokens
-        whose logits are needed (``common`` carries logits_indices_padded)."""
-        n = common.num_reqs
-        qsl_cpu = np.zeros(n + 1, dtype=np.int32)
-        qsl = qsl_cpu if out_query_start_loc is None else out_query_start_loc
-        li = optional_arg(logits_indices_cpu)
-        o, oc = tensor_arg(qsl), tensor_arg(qsl_cpu)
+        whose logits are needed (``common`` carries logits_indices_padded).
+
+        ``out_query_start_loc`` (any device) and ``out_query_start_loc_cpu`` (host), each of at
+        least ``num_reqs + 1`` int32, receive the new query_start_loc; the binding allocates
+        what is not given (one host array serving both)."""
+        if out_query_start_loc_cpu is None:
+            out_query_start_loc_cpu = np.zeros(common.num_reqs + 1, dtype=np.int32)
+        if out_query_start_loc is None:
+            out_query_start_loc = out_query_start_loc_cpu
+        li = None if logits_indices_cpu is None else tensor_arg(logits_indices_cpu)
+        o, oc = tensor_arg(out_query_start_loc), tensor_arg(out_query_start_loc_cpu)
         out = ctypes.c_void_p()
-        self.check(self.raw.attn_make_kv_sharing_fast_prefill_common_attn_metadata(
-            common.ref, li.ref if li is not None else None, o.ref, oc.ref, ctypes.byref(out),
-            stream_handle(stream)))
-        return self._common_result(out.value, (common, li, o, oc))
+        err = self.raw.attn_make_kv_sharing_fast_prefill_common_attn_metadata(
+            common.struct, None if li is None else li.struct, o.struct, oc.struct,
+            ctypes.byref(out), None if stream is None else stream_handle(stream))
+        if err:
+            self.check(err)
+        return Metadata(self, out.value, True, (common, li, o, oc))
 
     def local_attention_num_virtual_batches(self, attn_chunk_size: int,
                                             common: CommonMetadata) -> int:
         """``attn_local_attention_num_virtual_batches``: V, to size the outputs."""
         v = ctypes.c_int64()
-        self.check(self.raw.attn_local_attention_num_virtual_batches(attn_chunk_size, common.ref,
-                                                                     ctypes.byref(v)))
-        return int(v.value)
+        err = self.raw.attn_local_attention_num_virtual_batches(attn_chunk_size, common.struct,
+                                                                ctypes.byref(v))
+        if err:
+            self.check(err)
+        return v.value
 
-    def make_local_attention_virtual_batches(self, attn_chunk_size: int, common: CommonMetadata,
-                                             block_size: int) -> LocalAttentionBatches:
+    def make_local_attention_virtual_batches(
+            self, attn_chunk_size: int, common: CommonMetadata, block_size: int,
+            outputs: Union[Mapping[str, Any], LocalAttentionOutputs, None] = None
+    ) -> LocalAttentionBatches:
         """``attn_make_local_attention_virtual_batches`` on the host: every request split into
-        its local-attention chunks, with the block-table remap."""
-        v = self.local_attention_num_virtual_batches(attn_chunk_size, common)
-        pages = max(attn_chunk_size // block_size, 1) if block_size > 0 else 1
-        arrays = {
-            "query_start_loc": np.zeros(v + 1, np.int32),
-            "query_start_loc_cpu": np.zeros(v + 1, np.int32),
-            "seq_lens": np.zeros(v, np.int32), "seq_lens_cpu": np.zeros(v, np.int32),
-            "num_computed_tokens_cpu": np.zeros(v, np.int32),
-            "block_table": np.zeros((v, pages), np.int32),
-            "virtual_req": np.zeros(v, np.int32), "virtual_block_start": np.zeros(v, np.int32),
-        }
-        args: Dict[str, TensorArg] = {k: tensor_arg(a) for k, a in arrays.items()}
-        outs = new(attn_local_attention_out_t, **{k: a.ref for k, a in args.items()})
+        its local-attention chunks, with the block-table remap.
+
+        ``outputs``: the caller's tensors to write, as a :class:`LocalAttentionOutputs`
+        (converted once, the cheapest for a runtime reusing its buffers every step) or a
+        mapping of the same names to int32 tensors (converted each call); the result holds
+        them as given. Without ``outputs`` (or for the names a mapping lacks) the binding
+        allocates exact-size host arrays (``attn_chunk_size // block_size`` table columns)."""
+        if isinstance(outputs, LocalAttentionOutputs):
+            outs = outputs._fields
+        else:
+            tensors = dict(outputs) if outputs else {}
+            _check_local_names(tensors)
+            if len(tensors) < len(_LOCAL_OUTPUTS):
+                v = self.local_attention_num_virtual_batches(attn_chunk_size, common)
+                pages = max(attn_chunk_size // block_size, 1) if block_size > 0 else 1
+                for name in _LOCAL_OUTPUTS:
+                    if name not in tensors:
+                        tensors[name] = np.zeros((v, pages) if name == "block_table" else
+                                                 v + 1 if name.startswith("query") else v,
+                                                 np.int32)
+            outs = TensorFields(attn_local_attention_out_t, tensors)
         out = ctypes.c_void_p()
-        self.check(self.raw.attn_make_local_attention_virtual_batches(
-            attn_chunk_size, common.ref, block_size, ctypes.byref(outs), ctypes.byref(out), None))
-        md = self._common_result(out.value, (common, args))
-        return LocalAttentionBatches(md, arrays["query_start_loc"], arrays["seq_lens"],
-                                     arrays["num_computed_tokens_cpu"], arrays["block_table"],
-                                     arrays["virtual_req"], arrays["virtual_block_start"])
+        err = self.raw.attn_make_local_attention_virtual_batches(
+            attn_chunk_size, common.struct, block_size, outs.struct, ctypes.byref(out), None)
+        if err:
+            self.check(err)
+        got = outs.sources  # the tensors written, as given
+        return LocalAttentionBatches(Metadata(self, out.value, True, (common, outs)),
+                                     got["query_start_loc"], got["seq_lens"],
+                                     got.get("num_computed_tokens_cpu"), got["block_table"],
+                                     got["virtual_req"], got["virtual_block_start"])
 
     def remap_local_block_table(self, block_table: ArrayLike, virtual_req: ArrayLike,
                                 virtual_block_start: ArrayLike, pages: int, out: Any = None,
@@ -296,7 +399,7 @@ class UtilitiesMixin:
         if out is None:
             out = np.zeros((v, pages), dtype=np.int32)
         bt, o = tensor_arg(block_table), tensor_arg(out)
-        self.check(self.raw.attn_remap_local_block_table(bt.ref, vr.ref, vs.ref, v, o.ref,
+        self.check(self.raw.attn_remap_local_block_table(bt.struct, vr.struct, vs.struct, v, o.struct,
                                                          stream_handle(stream)))
         return out
 
@@ -307,8 +410,8 @@ class UtilitiesMixin:
         if out is None:
             out = np.zeros(max(request_stop - request_start + 1, 1), dtype=np.int32)
         o = tensor_arg(out)
-        self.check(self.raw.attn_slice_query_start_locs(q.ref, request_start, request_stop,
-                                                        o.ref, stream_handle(stream)))
+        self.check(self.raw.attn_slice_query_start_locs(q.struct, request_start, request_stop,
+                                                        o.struct, stream_handle(stream)))
         return out
 
     def maybe_create_ubatch_slices(self, num_scheduled_tokens: ArrayLike, num_tokens_padded: int,
@@ -338,7 +441,7 @@ class UtilitiesMixin:
         s = new(attn_ubatch_slice_t, **dict(zip(UbatchSlice._fields, map(int, ubatch_slice))))
         o, keep = self._ubatch_outputs(max(s.request_stop - s.request_start, 0))
         out = ctypes.c_void_p()
-        self.check(self.raw.attn_make_metadata_with_slice(common.ref, ctypes.byref(s),
+        self.check(self.raw.attn_make_metadata_with_slice(common.struct, ctypes.byref(s),
                                                           ctypes.byref(o), ctypes.byref(out), None))
         return self._common_result(out.value, (common, keep))
 
@@ -355,5 +458,5 @@ class UtilitiesMixin:
             outs[i] = o
             keep.append(args)
         handles = (ctypes.c_void_p * max(k, 1))()
-        self.check(self.raw.attn_split_attn_metadata(common.ref, cs, k, outs, handles, None))
+        self.check(self.raw.attn_split_attn_metadata(common.struct, cs, k, outs, handles, None))
         return [self._common_result(handles[i], (common, keep[i])) for i in range(k)]

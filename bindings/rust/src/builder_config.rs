@@ -55,6 +55,17 @@ pub struct BuilderConfig {
     pub kv_sharing_fast_prefill: bool,
     pub max_encoder_len: i32,
     pub cpu_attn_isa: CpuIsa,
+    /// ABI 1.2, the MLA backends: the model's MLA dimensions; 0 = DeepSeek-V3's (512, 64, 128,
+    /// 128).
+    pub mla_kv_lora_rank: i32,
+    pub mla_qk_rope_head_dim: i32,
+    pub mla_qk_nope_head_dim: i32,
+    pub mla_v_head_dim: i32,
+    /// Tokens of the MLA chunked-prefill workspace; 0 = vLLM's size.
+    pub mla_chunked_prefill_workspace_size: i32,
+    pub disable_flashinfer_prefill: bool,
+    pub use_cudnn_prefill: bool,
+    pub use_trtllm_ragged_deepseek_prefill: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -112,6 +123,14 @@ impl BuilderConfig {
             kv_sharing_fast_prefill: false,
             max_encoder_len: 0,
             cpu_attn_isa: CpuIsa::Detect,
+            mla_kv_lora_rank: 0,
+            mla_qk_rope_head_dim: 0,
+            mla_qk_nope_head_dim: 0,
+            mla_v_head_dim: 0,
+            mla_chunked_prefill_workspace_size: 0,
+            disable_flashinfer_prefill: false,
+            use_cudnn_prefill: false,
+            use_trtllm_ragged_deepseek_prefill: false,
         }
     }
 
@@ -158,6 +177,14 @@ impl BuilderConfig {
             kv_sharing_fast_prefill: i32::from(self.kv_sharing_fast_prefill),
             max_encoder_len: self.max_encoder_len,
             cpu_attn_isa: self.cpu_attn_isa.as_raw(),
+            mla_kv_lora_rank: self.mla_kv_lora_rank,
+            mla_qk_rope_head_dim: self.mla_qk_rope_head_dim,
+            mla_qk_nope_head_dim: self.mla_qk_nope_head_dim,
+            mla_v_head_dim: self.mla_v_head_dim,
+            mla_chunked_prefill_workspace_size: self.mla_chunked_prefill_workspace_size,
+            disable_flashinfer_prefill: i32::from(self.disable_flashinfer_prefill),
+            use_cudnn_prefill: i32::from(self.use_cudnn_prefill),
+            use_trtllm_ragged_deepseek_prefill: i32::from(self.use_trtllm_ragged_deepseek_prefill),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

@@ -45,6 +45,14 @@ pub struct CommonMetadata<'a> {
     pub dcp_local_seq_lens_cpu: Option<TensorArg<'a>>,
     /// Host mirror of `logits_indices_padded` (ABI 1.1).
     pub logits_indices_padded_cpu: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) int32 accepted tokens per request (vLLM's build() kwarg; ABI 1.2).
+    pub num_accepted_tokens: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) int32 host draft tokens per request, -1 for non-spec (ABI 1.2).
+    pub num_decode_draft_tokens_cpu: Option<TensorArg<'a>>,
+    /// Its mirror where the batch lives (CUDA GDN_ATTN builders; ABI 1.2).
+    pub num_decode_draft_tokens: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) host bool/int8/uint8/int32: still in the prompt (ABI 1.2).
+    pub is_prefilling: Option<TensorArg<'a>>,
 }
 
 /// num_actual_tokens, max_query_len, max_seq_len of host slices.
@@ -99,6 +107,10 @@ impl<'a> CommonMetadata<'a> {
             dcp_local_seq_lens: None,
             dcp_local_seq_lens_cpu: None,
             logits_indices_padded_cpu: None,
+            num_accepted_tokens: None,
+            num_decode_draft_tokens_cpu: None,
+            num_decode_draft_tokens: None,
+            is_prefilling: None,
         }
     }
 
@@ -137,6 +149,10 @@ impl<'a> CommonMetadata<'a> {
         out.dcp_local_seq_lens = arg(c.dcp_local_seq_lens)?;
         out.dcp_local_seq_lens_cpu = arg(c.dcp_local_seq_lens_cpu)?;
         out.logits_indices_padded_cpu = arg(c.logits_indices_padded_cpu)?;
+        out.num_accepted_tokens = arg(c.num_accepted_tokens)?;
+        out.num_decode_draft_tokens_cpu = arg(c.num_decode_draft_tokens_cpu)?;
+        out.num_decode_draft_tokens = arg(c.num_decode_draft_tokens)?;
+        out.is_prefilling = arg(c.is_prefilling)?;
         Ok(out)
     }
 
@@ -151,6 +167,9 @@ impl<'a> CommonMetadata<'a> {
         let (enc, enc_cpu) = (raw_opt(&self.encoder_seq_lens), raw_opt(&self.encoder_seq_lens_cpu));
         let (dcp, dcp_cpu) = (raw_opt(&self.dcp_local_seq_lens), raw_opt(&self.dcp_local_seq_lens_cpu));
         let logits_cpu = raw_opt(&self.logits_indices_padded_cpu);
+        let accepted = raw_opt(&self.num_accepted_tokens);
+        let (draft_cpu, draft) = (raw_opt(&self.num_decode_draft_tokens_cpu), raw_opt(&self.num_decode_draft_tokens));
+        let prefilling = raw_opt(&self.is_prefilling);
         let raw = sys::attn_common_metadata_t {
             query_start_loc: &qsl,
             query_start_loc_cpu: ptr_opt(&qsl_cpu),
@@ -170,6 +189,10 @@ impl<'a> CommonMetadata<'a> {
             dcp_local_seq_lens: ptr_opt(&dcp),
             dcp_local_seq_lens_cpu: ptr_opt(&dcp_cpu),
             logits_indices_padded_cpu: ptr_opt(&logits_cpu),
+            num_accepted_tokens: ptr_opt(&accepted),
+            num_decode_draft_tokens_cpu: ptr_opt(&draft_cpu),
+            num_decode_draft_tokens: ptr_opt(&draft),
+            is_prefilling: ptr_opt(&prefilling),
             ..sys::attn_common_metadata_t::INIT
         };
         f(&raw)

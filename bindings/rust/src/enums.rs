@@ -75,6 +75,19 @@ c_enum!(
     }
 );
 c_enum!(
+    /// The state-space layer of a Mamba spec (`attn_mamba_type_t`, vLLM's `MambaSpec.mamba_type`;
+    /// ABI 1.2).
+    MambaType {
+        Auto = 0 "AUTO", Mamba1 = 1 "MAMBA1", Mamba2 = 2 "MAMBA2", ShortConv = 3 "SHORT_CONV",
+        LinearAttention = 4 "LINEAR_ATTENTION", GdnAttention = 5 "GDN_ATTENTION",
+    }
+);
+c_enum!(
+    /// Prefix caching of Mamba states (`attn_mamba_cache_mode_t`, vLLM's `mamba_cache_mode`;
+    /// ABI 1.2).
+    MambaCacheMode { None = 0 "NONE", All = 1 "ALL", Align = 2 "ALIGN" }
+);
+c_enum!(
     /// Device types (`attn_device_type_t`, DLPack's numbers).
     DeviceType { Cpu = 1 "CPU", Cuda = 2 "CUDA", CudaHost = 3 "CUDA_HOST", CudaManaged = 13 "CUDA_MANAGED" }
 );

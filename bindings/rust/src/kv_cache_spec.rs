@@ -1,5 +1,5 @@
 //! [`KvCacheSpec`]: a KV cache spec (`attn_kv_cache_spec_t`, vLLM's `AttentionSpec`).
-use crate::enums::{KvCacheKind, KvDtype};
+use crate::enums::{KvCacheKind, KvDtype, MambaCacheMode, MambaType};
 use crate::sys;
 
 /// A KV cache spec. `Default` is `ATTN_KV_CACHE_SPEC_INIT` (sizes 0, which must be set).
@@ -19,6 +19,14 @@ pub struct KvCacheSpec {
     pub sliding_window: i32,
     /// Chunk for `ChunkedLocalAttention`; else 0.
     pub attention_chunk_size: i32,
+    /// `MambaSpec.mamba_type` of a `Mamba` spec (ABI 1.2); `Auto` lets any Mamba backend take it.
+    pub mamba_type: MambaType,
+    /// vLLM's `model_config.get_mamba_chunk_size()` (ABI 1.2); MAMBA2 needs it; 0 = None.
+    pub mamba_chunk_size: i32,
+    /// vLLM's `cache_config.mamba_cache_mode` (ABI 1.2).
+    pub mamba_cache_mode: MambaCacheMode,
+    /// `MambaSpec.num_speculative_blocks` (ABI 1.2).
+    pub num_speculative_blocks: i32,
 }
 
 impl Default for KvCacheSpec {
@@ -31,6 +39,10 @@ impl Default for KvCacheSpec {
             dtype: KvDtype::Bfloat16,
             sliding_window: 0,
             attention_chunk_size: 0,
+            mamba_type: MambaType::Auto,
+            mamba_chunk_size: 0,
+            mamba_cache_mode: MambaCacheMode::None,
+            num_speculative_blocks: 0,
         }
     }
 }
@@ -51,6 +63,10 @@ impl KvCacheSpec {
             dtype: self.dtype.as_raw(),
             sliding_window: self.sliding_window,
             attention_chunk_size: self.attention_chunk_size,
+            mamba_type: self.mamba_type.as_raw(),
+            mamba_chunk_size: self.mamba_chunk_size,
+            mamba_cache_mode: self.mamba_cache_mode.as_raw(),
+            num_speculative_blocks: self.num_speculative_blocks,
             ..sys::attn_kv_cache_spec_t::INIT
         }
     }

@@ -128,16 +128,16 @@ impl<'b, 'd> Metadata<'b, 'd> {
     /// tensors in the builder's buffers are copied, tensors viewing the inputs keep viewing
     /// them, hence `'d`.
     ///
-    /// Refused ([`crate::ErrorCode::Unsupported`]) for metadata of a plugin's backend: libattn
-    /// 1.1 does not copy the buffers a plugin's builder owns, so the clone would change on the
-    /// next build and dangle once the builder is destroyed.
+    /// Refused ([`crate::ErrorCode::Unsupported`]) for metadata of a plugin's backend when the
+    /// loaded library is 1.1: it does not copy the buffers a plugin's builder owns, so the clone
+    /// would change on the next build and dangle once the builder is destroyed (1.2 copies them).
     pub fn clone_owned(&self) -> Result<OwnedMetadata<'d>> {
-        if !self.clone_safe {
+        if !self.clone_safe && self.lib.version().minor < 2 {
             return Err(Error::new(
                 ErrorCode::Unsupported,
                 format!(
-                    "clone_owned of '{}' metadata: libattn's attn_metadata_clone does not copy the buffers of a \
-                     plugin backend's builder, so the clone would not outlive the builder",
+                    "clone_owned of '{}' metadata: libattn 1.1's attn_metadata_clone does not copy the buffers of \
+                     a plugin backend's builder, so the clone would not outlive the builder",
                     self.kind()
                 ),
             ));

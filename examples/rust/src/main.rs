@@ -20,6 +20,32 @@ const BLOCK_SIZE: i32 = 16;
 const MAX_MODEL_LEN: i32 = 1024;
 const WIDTH: usize = (MAX_MODEL_LEN / BLOCK_SIZE) as usize;
 const BUILT_IN: [&str; 6] = ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"];
+/// The MLA family: built for an MLA spec (vLLM's MLAAttentionSpec, one 576-wide latent head).
+const MLA: [&str; 5] = ["FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA"];
+
+/// An MLA spec whose block size (128) suits every MLA kernel.
+fn mla_spec() -> KvCacheSpec {
+    KvCacheSpec { kind: KvCacheKind::Mla, ..KvCacheSpec::new(128, 1, 576) }
+}
+
+/// The Mamba family: built for a Mamba spec (vLLM's MambaSpec, a state slot per request).
+const MAMBA: [&str; 5] = ["MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"];
+
+/// A Mamba spec in "none" cache mode; Mamba2 scans 16-token chunks.
+fn mamba_spec() -> KvCacheSpec {
+    KvCacheSpec { kind: KvCacheKind::Mamba, mamba_chunk_size: 16, ..KvCacheSpec::new(16, 1, 1) }
+}
+
+/// The KV cache spec a backend is shown with: the demo's, or its family's.
+fn backend_spec(name: &str, spec: &KvCacheSpec) -> KvCacheSpec {
+    if MLA.contains(&name) {
+        mla_spec()
+    } else if MAMBA.contains(&name) {
+        mamba_spec()
+    } else {
+        *spec
+    }
+}
 
 /// The sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled) and a
 /// fresh prefill; block 0 is vLLM's null block.
@@ -135,9 +161,9 @@ fn list_backends(lib: &Library, spec: &KvCacheSpec) -> Result<()> {
     for name in &names {
         let levels: Vec<CudagraphSupport> = [90, 80, 100]
             .iter()
-            .map(|&c| lib.backend_cudagraph_support(name, spec, &demo_config(c)))
+            .map(|&c| lib.backend_cudagraph_support(name, &backend_spec(name, spec), &demo_config(c)))
             .collect::<Result<_>>()?;
-        let builder = Builder::new(lib, name, spec, &demo_config(90))?;
+        let builder = Builder::new(lib, name, &backend_spec(name, spec), &demo_config(90))?;
         let reorder = builder.reorder_batch_threshold()?.map_or("None".to_owned(), |t| t.to_string());
         let update = if builder.supports_update_block_table()? { "yes" } else { "no" };
         println!(
@@ -194,7 +220,26 @@ fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec) -> Result<()>
     for (backend, names) in fields {
         build_and_show(lib, backend, spec, &hopper, &common, names)?;
     }
-    for plugin_backend in lib.backends()?.iter().filter(|n| !BUILT_IN.contains(&n.as_str())) {
+    println!("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):");
+    build_and_show(
+        lib,
+        "FLASHMLA",
+        &mla_spec(),
+        &hopper,
+        &common,
+        &[
+            "num_decodes",
+            "num_prefills",
+            "decode_seq_lens",
+            "prefill_query_start_loc",
+            "prefill_chunked_context_cu_seq_lens",
+            "prefill_chunked_context_seq_tot",
+            "chunked_prefill_workspace_size",
+        ],
+    )?;
+    for plugin_backend in
+        lib.backends()?.iter().filter(|n| !BUILT_IN.contains(&n.as_str()) && !MLA.contains(&n.as_str()))
+    {
         build_and_show(lib, plugin_backend, spec, &hopper, &common, &[])?;
     }
 
@@ -241,6 +286,7 @@ fn run(path: Option<PathBuf>, plugin_path: Option<PathBuf>) -> Result<()> {
 
     let spec = KvCacheSpec::new(BLOCK_SIZE, 8, 128);
     println!("\nKV cache spec: full attention, block_size {BLOCK_SIZE}, 8 KV heads, head_size 128, bf16");
+    println!("(the MLA family for an MLA spec: block_size 128, one 576-wide latent head; the Mamba family for a MAMBA spec)");
     list_backends(&lib, &spec)?;
 
     let mut builder = Builder::new(&lib, "FLASH_ATTN", &spec, &demo_config(90))?;

@@ -126,6 +126,29 @@ pub enum attn_cpu_isa {
 }
 pub type attn_cpu_isa_t = attn_cpu_isa;
 
+/// `attn_mamba_type_t` (ABI 1.2): vLLM's `MambaSpec.mamba_type`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum attn_mamba_type {
+    ATTN_MAMBA_TYPE_AUTO = 0,
+    ATTN_MAMBA_TYPE_MAMBA1 = 1,
+    ATTN_MAMBA_TYPE_MAMBA2 = 2,
+    ATTN_MAMBA_TYPE_SHORT_CONV = 3,
+    ATTN_MAMBA_TYPE_LINEAR_ATTENTION = 4,
+    ATTN_MAMBA_TYPE_GDN_ATTENTION = 5,
+}
+pub type attn_mamba_type_t = attn_mamba_type;
+
+/// `attn_mamba_cache_mode_t` (ABI 1.2): vLLM's `cache_config.mamba_cache_mode`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum attn_mamba_cache_mode {
+    ATTN_MAMBA_CACHE_MODE_NONE = 0,
+    ATTN_MAMBA_CACHE_MODE_ALL = 1,
+    ATTN_MAMBA_CACHE_MODE_ALIGN = 2,
+}
+pub type attn_mamba_cache_mode_t = attn_mamba_cache_mode;
+
 /// `attn_field_kind_t`: what a metadata field holds.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -61,7 +61,7 @@ pub struct attn_tensor_t {
     pub byte_offset: u64,
 }
 
-/// `attn_kv_cache_spec_t`.
+/// `attn_kv_cache_spec_t` (`mamba_type` .. `num_speculative_blocks` are ABI 1.2).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct attn_kv_cache_spec_t {
@@ -74,9 +74,15 @@ pub struct attn_kv_cache_spec_t {
     pub sliding_window: i32,
     pub attention_chunk_size: i32,
     pub extension: *mut c_void,
+    pub mamba_type: i32,
+    pub mamba_chunk_size: i32,
+    pub mamba_cache_mode: i32,
+    pub num_speculative_blocks: i32,
 }
+/// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0`.
+pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0: usize = offset_of!(attn_kv_cache_spec_t, extension) + PTR;
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE`.
-pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, extension) + PTR;
+pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, num_speculative_blocks) + 4;
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
     pub const INIT: Self = Self {
@@ -89,6 +95,10 @@ impl attn_kv_cache_spec_t {
         sliding_window: 0,
         attention_chunk_size: 0,
         extension: null_mut(),
+        mamba_type: attn_mamba_type::ATTN_MAMBA_TYPE_AUTO as i32,
+        mamba_chunk_size: 0,
+        mamba_cache_mode: attn_mamba_cache_mode::ATTN_MAMBA_CACHE_MODE_NONE as i32,
+        num_speculative_blocks: 0,
     };
 }
 
@@ -150,7 +160,7 @@ impl attn_allocator_t {
     };
 }
 
-/// `attn_builder_config_t` (ABI 1.1 fields after `extension`).
+/// `attn_builder_config_t` (ABI 1.1 fields after `extension`, ABI 1.2 after `reserved_1_1`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct attn_builder_config_t {
@@ -194,11 +204,22 @@ pub struct attn_builder_config_t {
     pub max_encoder_len: i32,
     pub cpu_attn_isa: i32,
     pub reserved_1_1: i32,
+    pub mla_kv_lora_rank: i32,
+    pub mla_qk_rope_head_dim: i32,
+    pub mla_qk_nope_head_dim: i32,
+    pub mla_v_head_dim: i32,
+    pub mla_chunked_prefill_workspace_size: i32,
+    pub disable_flashinfer_prefill: i32,
+    pub use_cudnn_prefill: i32,
+    pub use_trtllm_ragged_deepseek_prefill: i32,
 }
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0`.
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0: usize = offset_of!(attn_builder_config_t, extension) + PTR;
+/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1`.
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1: usize = offset_of!(attn_builder_config_t, reserved_1_1) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_1) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
+    offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + size_of::<i32>();
 impl attn_builder_config_t {
     /// `ATTN_BUILDER_CONFIG_INIT` (vLLM's defaults; the four required sizes are 0).
     pub const INIT: Self = Self {
@@ -242,10 +263,18 @@ impl attn_builder_config_t {
         max_encoder_len: 0,
         cpu_attn_isa: attn_cpu_isa::ATTN_CPU_ISA_DETECT as i32,
         reserved_1_1: 0,
+        mla_kv_lora_rank: 0,
+        mla_qk_rope_head_dim: 0,
+        mla_qk_nope_head_dim: 0,
+        mla_v_head_dim: 0,
+        mla_chunked_prefill_workspace_size: 0,
+        disable_flashinfer_prefill: 0,
+        use_cudnn_prefill: 0,
+        use_trtllm_ragged_deepseek_prefill: 0,
     };
 }
 
-/// `attn_common_metadata_t` (`logits_indices_padded_cpu` is ABI 1.1).
+/// `attn_common_metadata_t` (`logits_indices_padded_cpu` is ABI 1.1, the fields after it 1.2).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct attn_common_metadata_t {
@@ -269,11 +298,18 @@ pub struct attn_common_metadata_t {
     pub dcp_local_seq_lens_cpu: *const attn_tensor_t,
     pub extension: *mut c_void,
     pub logits_indices_padded_cpu: *const attn_tensor_t,
+    pub num_accepted_tokens: *const attn_tensor_t,
+    pub num_decode_draft_tokens_cpu: *const attn_tensor_t,
+    pub num_decode_draft_tokens: *const attn_tensor_t,
+    pub is_prefilling: *const attn_tensor_t,
 }
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize = offset_of!(attn_common_metadata_t, extension) + PTR;
+/// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_1`.
+pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_1: usize =
+    offset_of!(attn_common_metadata_t, logits_indices_padded_cpu) + PTR;
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE`.
-pub const ATTN_COMMON_METADATA_STRUCT_SIZE: usize = offset_of!(attn_common_metadata_t, logits_indices_padded_cpu) + PTR;
+pub const ATTN_COMMON_METADATA_STRUCT_SIZE: usize = offset_of!(attn_common_metadata_t, is_prefilling) + PTR;
 impl attn_common_metadata_t {
     /// `ATTN_COMMON_METADATA_INIT`: everything NULL or 0, causal.
     pub const INIT: Self = Self {
@@ -297,6 +333,10 @@ impl attn_common_metadata_t {
         dcp_local_seq_lens_cpu: null(),
         extension: null_mut(),
         logits_indices_padded_cpu: null(),
+        num_accepted_tokens: null(),
+        num_decode_draft_tokens_cpu: null(),
+        num_decode_draft_tokens: null(),
+        is_prefilling: null(),
     };
 }
 

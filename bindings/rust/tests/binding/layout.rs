@@ -19,11 +19,11 @@ fn struct_sizes_match_the_header() {
         attn_device_t => 8, 4;
         attn_dtype_t => 4, 2;
         attn_tensor_t => 48, 8;
-        attn_kv_cache_spec_t => 48, 8;
+        attn_kv_cache_spec_t => 64, 8;
         attn_per_layer_params_t => 48, 8;
         attn_allocator_t => 40, 8;
-        attn_builder_config_t => 208, 8;
-        attn_common_metadata_t => 160, 8;
+        attn_builder_config_t => 240, 8;
+        attn_common_metadata_t => 192, 8;
         attn_batch_split_t => 56, 8;
         attn_slot_mapping_args_t => 88, 8;
         attn_conv1d_info_t => 24, 8;
@@ -46,13 +46,16 @@ fn struct_sizes_match_the_header() {
 fn struct_size_constants_match_the_header() {
     // tools/struct_probe.c: the *_STRUCT_SIZE macros
     let expected: &[(&str, usize, usize)] = &[
-        ("KV_CACHE_SPEC", ATTN_KV_CACHE_SPEC_STRUCT_SIZE, 48),
+        ("KV_CACHE_SPEC_1_0", ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0, 48),
+        ("KV_CACHE_SPEC", ATTN_KV_CACHE_SPEC_STRUCT_SIZE, 64),
         ("PER_LAYER_PARAMS", ATTN_PER_LAYER_PARAMS_STRUCT_SIZE, 48),
         ("ALLOCATOR", ATTN_ALLOCATOR_STRUCT_SIZE, 40),
         ("BUILDER_CONFIG_1_0", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0, 136),
-        ("BUILDER_CONFIG", ATTN_BUILDER_CONFIG_STRUCT_SIZE, 208),
+        ("BUILDER_CONFIG_1_1", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1, 208),
+        ("BUILDER_CONFIG", ATTN_BUILDER_CONFIG_STRUCT_SIZE, 240),
         ("COMMON_METADATA_1_0", ATTN_COMMON_METADATA_STRUCT_SIZE_1_0, 152),
-        ("COMMON_METADATA", ATTN_COMMON_METADATA_STRUCT_SIZE, 160),
+        ("COMMON_METADATA_1_1", ATTN_COMMON_METADATA_STRUCT_SIZE_1_1, 160),
+        ("COMMON_METADATA", ATTN_COMMON_METADATA_STRUCT_SIZE, 192),
         ("BATCH_SPLIT", ATTN_BATCH_SPLIT_STRUCT_SIZE, 56),
         ("SLOT_MAPPING_ARGS", ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE, 88),
         ("CONV1D_INFO", ATTN_CONV1D_INFO_STRUCT_SIZE, 24),
@@ -68,8 +71,9 @@ fn struct_size_constants_match_the_header() {
         assert_eq!(got, want, "ATTN_{name}_STRUCT_SIZE");
     }
     // the INIT constants carry them
-    assert_eq!(attn_builder_config_t::INIT.struct_size, 208);
-    assert_eq!(attn_common_metadata_t::INIT.struct_size, 160);
+    assert_eq!(attn_builder_config_t::INIT.struct_size, 240);
+    assert_eq!(attn_common_metadata_t::INIT.struct_size, 192);
+    assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 64);
     assert_eq!(attn_field_t::INIT.struct_size, 48);
 }
 
@@ -85,6 +89,14 @@ fn field_offsets_match_the_header() {
         ("attn_tensor_t.byte_offset", offset_of!(attn_tensor_t, byte_offset), 40),
         ("attn_kv_cache_spec_t.attention_chunk_size", offset_of!(attn_kv_cache_spec_t, attention_chunk_size), 32),
         ("attn_kv_cache_spec_t.extension", offset_of!(attn_kv_cache_spec_t, extension), 40),
+        ("attn_kv_cache_spec_t.mamba_type", offset_of!(attn_kv_cache_spec_t, mamba_type), 48),
+        ("attn_kv_cache_spec_t.mamba_chunk_size", offset_of!(attn_kv_cache_spec_t, mamba_chunk_size), 52),
+        ("attn_kv_cache_spec_t.mamba_cache_mode", offset_of!(attn_kv_cache_spec_t, mamba_cache_mode), 56),
+        (
+            "attn_kv_cache_spec_t.num_speculative_blocks",
+            offset_of!(attn_kv_cache_spec_t, num_speculative_blocks),
+            60,
+        ),
         ("attn_per_layer_params_t.logits_soft_cap", offset_of!(attn_per_layer_params_t, logits_soft_cap), 16),
         ("attn_per_layer_params_t.has_sinks", offset_of!(attn_per_layer_params_t, has_sinks), 32),
         ("attn_per_layer_params_t.extension", offset_of!(attn_per_layer_params_t, extension), 40),
@@ -118,6 +130,12 @@ fn field_offsets_match_the_header() {
             192,
         ),
         ("attn_builder_config_t.reserved_1_1", offset_of!(attn_builder_config_t, reserved_1_1), 204),
+        ("attn_builder_config_t.mla_kv_lora_rank", offset_of!(attn_builder_config_t, mla_kv_lora_rank), 208),
+        (
+            "attn_builder_config_t.use_trtllm_ragged_deepseek_prefill",
+            offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill),
+            236,
+        ),
         ("attn_common_metadata_t.num_reqs", offset_of!(attn_common_metadata_t, num_reqs), 40),
         ("attn_common_metadata_t.block_table_tensor", offset_of!(attn_common_metadata_t, block_table_tensor), 72),
         ("attn_common_metadata_t.causal", offset_of!(attn_common_metadata_t, causal), 88),
@@ -129,6 +147,18 @@ fn field_offsets_match_the_header() {
             offset_of!(attn_common_metadata_t, logits_indices_padded_cpu),
             152,
         ),
+        ("attn_common_metadata_t.num_accepted_tokens", offset_of!(attn_common_metadata_t, num_accepted_tokens), 160),
+        (
+            "attn_common_metadata_t.num_decode_draft_tokens_cpu",
+            offset_of!(attn_common_metadata_t, num_decode_draft_tokens_cpu),
+            168,
+        ),
+        (
+            "attn_common_metadata_t.num_decode_draft_tokens",
+            offset_of!(attn_common_metadata_t, num_decode_draft_tokens),
+            176,
+        ),
+        ("attn_common_metadata_t.is_prefilling", offset_of!(attn_common_metadata_t, is_prefilling), 184),
         ("attn_slot_mapping_args_t.num_reqs", offset_of!(attn_slot_mapping_args_t, num_reqs), 24),
         ("attn_slot_mapping_args_t.block_size", offset_of!(attn_slot_mapping_args_t, block_size), 56),
         ("attn_slot_mapping_args_t.slot_mapping", offset_of!(attn_slot_mapping_args_t, slot_mapping), 72),

@@ -1,6 +1,6 @@
 //! Plugins: the example plugin loaded from $ATTN_EXAMPLE_PLUGIN, its backend built, unload
 //! refused while a builder exists, and a plugin dropped while busy left loaded safely.
-use libattn::{Builder, ErrorCode, Library};
+use libattn::{Builder, CommonMetadata, ErrorCode, Library};
 
 use crate::support::{config, example_plugin_path, library, registry_lock, spec, Sample};
 
@@ -38,10 +38,19 @@ fn example_plugin_lifecycle() {
     assert_eq!(context, crate::support::CONTEXT);
     assert_eq!(md.tensor("context_lens").unwrap().unwrap().as_slice::<i32>().unwrap(), &context[..]);
     assert_eq!(md.int("num_decodes").unwrap(), 3);
-    // libattn's clone would keep viewing the plugin builder's context_lens buffer: refused
-    let e = md.clone_owned().expect_err("a plugin backend's clone");
-    assert_eq!(e.code, ErrorCode::Unsupported);
-    assert!(e.message.contains("'EXAMPLE_PAGED' metadata"), "{e}");
+    // libattn 1.2's clone copies the plugin builder's context_lens buffer (1.1's kept viewing
+    // it, and the binding refuses such clones there): the copy survives the next build
+    let kept = md.clone_owned().expect("a plugin backend's clone");
+    drop(md);
+    let (q2, s2) = ([0, 1, 2, 3], [5, 6, 7]);
+    let table = [1, 2, 3];
+    let slots: [i64; 3] = [16, 32, 48];
+    let next = CommonMetadata::new(&q2, &s2, &table, 1, &slots).unwrap();
+    let md2 = b.build(0, &next, false).expect("EXAMPLE_PAGED build of another batch");
+    assert_eq!(md2.tensor("context_lens").unwrap().unwrap().as_slice::<i32>().unwrap(), &[4, 5, 6]);
+    drop(md2);
+    assert_eq!(kept.tensor("context_lens").unwrap().unwrap().as_slice::<i32>().unwrap(), &context[..]);
+    drop(kept);
     let e = b.build(16, &common, false).expect_err("no cascade");
     assert_eq!(e.code, ErrorCode::Unsupported);
     assert!(e.message.contains("EXAMPLE_PAGED has no cascade attention"), "{e}");

@@ -1,0 +1,55 @@
+"""The Mamba family through the binding: a MambaSpec (ABI 1.2 spec fields) and the build inputs
+vLLM passes as keyword arguments (ABI 1.2 common-metadata fields)."""
+import numpy as np
+
+import libattn
+from libattn import CudagraphMode, KvCacheKind, MambaCacheMode, MambaType
+
+
+def mamba_spec(**kw):
+    return libattn.KvCacheSpec(block_size=16, num_kv_heads=1, head_size=1, kind=KvCacheKind.MAMBA,
+                               **kw)
+
+
+def config(spec_tokens=0):
+    return libattn.BuilderConfig(256, 8192, 4096, 32, num_speculative_tokens=spec_tokens,
+                                 cudagraph_mode=CudagraphMode.NONE)
+
+
+def batch(q, s, **kw):
+    qsl = np.concatenate([[0], np.cumsum(q)]).astype(np.int32)
+    table = np.arange(1, 1 + 3 * len(q), dtype=np.int32).reshape(len(q), 3)
+    return libattn.CommonMetadata(qsl, np.array(s, np.int32), table,
+                                  np.zeros(int(qsl[-1]), np.int64), **kw)
+
+
+def test_mamba2_chunks_and_is_prefilling(lib):
+    spec = mamba_spec(mamba_type=MambaType.MAMBA2, mamba_chunk_size=8)
+    with lib.builder("MAMBA2", spec, config()) as b:
+        # request 1 (query 12, computed 5): 3 tokens finish its chunk, then 8 and 1
+        md = b.build(batch([1, 12], [9, 17]))
+        assert md["num_decodes"] == 1 and md["num_prefills"] == 1
+        assert list(md["cu_chunk_seqlen_p"]) == [0, 3, 11, 12]
+        assert list(md["seq_idx_p"]) == [0, 0, 0]
+        assert list(md["state_indices_tensor_p"]) == [4]
+        # a one-token request still in its prompt is a prefill
+        md = b.build(batch([1, 1], [9, 1], is_prefilling=[False, True]))
+        assert md["num_decodes"] == 1 and md["num_prefills"] == 1
+        assert list(md["has_initial_states_p"]) == [False]
+
+
+def test_spec_decode_inputs(lib):
+    spec = mamba_spec(mamba_cache_mode=MambaCacheMode.NONE, num_speculative_blocks=2)
+    with lib.builder("MAMBA2", mamba_spec(mamba_chunk_size=8), config(2)) as b:
+        md = b.build(batch([3, 2], [9, 7], num_accepted_tokens=[2, 1]))
+        assert md["num_decodes"] == 2
+        assert list(md["query_start_loc_d"]) == [0, 3, 5]
+        assert list(md["num_accepted_tokens"]) == [2, 1]
+    with lib.builder("GDN_ATTN", spec, config(2)) as b:
+        md = b.build(batch([3, 1, 5], [9, 7, 5], num_accepted_tokens=[2, 1, 1],
+                           num_decode_draft_tokens_cpu=[2, -1, -1]))
+        assert md["num_spec_decodes"] == 1 and md["num_spec_decode_tokens"] == 3
+        assert list(md["spec_token_indx"]) == [0, 1, 2]
+        assert list(md["non_spec_token_indx"]) == [3, 4, 5, 6, 7, 8]
+        assert list(md["spec_sequence_masks"]) == [True, False, False]
+        assert md["spec_state_indices_tensor"].tolist() == [[1, 2, 3]]

@@ -1,0 +1,449 @@
+// GDN_ATTN: the metadata of vLLM's GDNAttentionMetadataBuilder.build(). Without spec decode it
+// splits decodes (query length 1) from prefills; with it, the requests whose
+// num_decode_draft_tokens_cpu entry is >= 0 are spec decodes and every per-request and
+// per-token tensor is split into a spec and a non-spec part (state indices, query_start_loc,
+// token indices, accepted counts). Decode-only batches go through persistent buffers for full
+// CUDA graphs (UNIFORM_BATCH). The split runs on the host for a host builder and as one
+// kernel (ops::gdn_spec_split) on CUDA.
+#include "backends/gdn_attn.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/mamba_common.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+#include "ops/op_error.h"
+
+namespace attn::backends {
+namespace {
+
+const std::string kName = "GDN_ATTN";
+
+enum FieldIndex : size_t {
+  kNumPrefills,
+  kNumPrefillTokens,
+  kNumDecodes,
+  kNumDecodeTokens,
+  kNumSpecDecodes,
+  kNumSpecDecodeTokens,
+  kNumActualTokens,
+  kHasInitialState,
+  kSpecQueryStartLoc,
+  kNonSpecQueryStartLoc,
+  kSpecStateIndicesTensor,
+  kNonSpecStateIndicesTensor,
+  kSpecSequenceMasks,
+  kSpecTokenIndx,
+  kNonSpecTokenIndx,
+  kNumAcceptedTokens,
+  kNumsDictBlockM,
+  kNumsDictNums,
+  kNumsDictTot,
+  kNumsDictMlistLen,
+  kBatchPtr,
+  kTokenChunkOffsetPtr,
+};
+
+std::vector<std::string> field_names() {
+  return {"num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens",
+          "num_spec_decodes", "num_spec_decode_tokens", "num_actual_tokens",
+          "has_initial_state", "spec_query_start_loc", "non_spec_query_start_loc",
+          "spec_state_indices_tensor", "non_spec_state_indices_tensor", "spec_sequence_masks",
+          "spec_token_indx", "non_spec_token_indx", "num_accepted_tokens", "nums_dict_block_m",
+          "nums_dict_nums", "nums_dict_tot", "nums_dict_mlist_len", "batch_ptr",
+          "token_chunk_offset_ptr"};
+}
+
+enum Buffer : size_t {
+  kBufAlign,
+  kBufMasks,
+  kBufSpecState,
+  kBufNonSpecState,
+  kBufSpecQsl,
+  kBufNonSpecQsl,
+  kBufSpecTokens,
+  kBufNonSpecTokens,
+  kBufSpecAccepted,
+  kBufHasInitial,
+  kBufCgSpecState,
+  kBufCgNonSpecState,
+  kBufCgMasks,
+  kBufCgSpecTokens,
+  kBufCgNonSpecTokens,
+  kBufCgSpecQsl,
+  kBufCgNonSpecQsl,
+  kBufCgAccepted,
+  kBufCaptureAccepted,
+  kBufCaptureDraft,
+  kBufBatchPtr,
+  kBufOffsetPtr,
+  kBufCaptureDraftCpu,
+  kBufNonSpecQslCpu,
+  kBufNumsCpu,
+};
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t reqs = c.max_num_seqs, tokens = c.max_num_batched_tokens;
+  const int64_t cols = 1 + static_cast<int64_t>(c.num_speculative_tokens);
+  const int64_t cg = decode_cudagraph_max_bs(c, cols);
+  const int64_t i32 = sizeof(int32_t);
+  const int64_t align = spec.mamba_cache_mode == kMambaCacheAlign ? reqs : 0;
+  const int64_t programs = conv1d_program_capacity(c);
+  return {
+      {"align state indices",
+       buffer_bytes("align state indices", {align, 1 + spec.num_speculative_blocks, i32})},
+      {"spec_sequence_masks", buffer_bytes("spec_sequence_masks", {reqs})},
+      {"spec_state_indices_tensor", buffer_bytes("spec_state_indices_tensor", {reqs, cols, i32})},
+      {"non_spec_state_indices_tensor", buffer_bytes("non_spec_state_indices", {reqs, i32})},
+      {"spec_query_start_loc", buffer_bytes("spec_query_start_loc", {reqs + 1, i32})},
+      {"non_spec_query_start_loc", buffer_bytes("non_spec_query_start_loc", {reqs + 1, i32})},
+      {"spec_token_indx", buffer_bytes("spec_token_indx", {tokens, i32})},
+      {"non_spec_token_indx", buffer_bytes("non_spec_token_indx", {tokens, i32})},
+      {"num_accepted_tokens", buffer_bytes("num_accepted_tokens", {reqs, i32})},
+      {"has_initial_state", buffer_bytes("has_initial_state", {reqs})},
+      {"spec_state_indices_tensor (CUDA graphs)", buffer_bytes("cg", {cg, cols, i32})},
+      {"non_spec_state_indices_tensor (CUDA graphs)", buffer_bytes("cg", {cg, i32})},
+      {"spec_sequence_masks (CUDA graphs)", buffer_bytes("cg", {cg})},
+      {"spec_token_indx (CUDA graphs)", buffer_bytes("cg", {cg, cols, i32})},
+      {"non_spec_token_indx (CUDA graphs)", buffer_bytes("cg", {cg, cols, i32})},
+      {"spec_query_start_loc (CUDA graphs)", buffer_bytes("cg", {cg + 1, i32})},
+      {"non_spec_query_start_loc (CUDA graphs)", buffer_bytes("cg", {cg + 1, i32})},
+      {"num_accepted_tokens (CUDA graphs)", buffer_bytes("cg", {cg, i32})},
+      {"capture num_accepted_tokens", buffer_bytes("capture", {reqs, i32})},
+      {"capture num_decode_draft_tokens", buffer_bytes("capture", {reqs, i32})},
+      {"batch_ptr", buffer_bytes("batch_ptr", {programs, i32})},
+      {"token_chunk_offset_ptr", buffer_bytes("token_chunk_offset_ptr", {programs, i32})},
+      {"capture num_decode_draft_tokens_cpu", buffer_bytes("capture", {reqs, i32}), true},
+      {"non_spec_query_start_loc_cpu", buffer_bytes("non_spec_qsl_cpu", {reqs + 1, i32}), true},
+      {"nums_dict nums", buffer_bytes("nums", {reqs, i32}), true},
+  };
+}
+
+/// The build's inputs beyond the batch: vLLM's keyword arguments.
+struct Inputs {
+  const Tensor* accepted = nullptr;      ///< num_accepted_tokens (where the batch lives)
+  const int32_t* draft_cpu = nullptr;    ///< num_decode_draft_tokens_cpu
+  const int32_t* draft_exec = nullptr;   ///< the same where the build runs
+};
+
+/// Counts and branches decided on the host before anything is written.
+struct Decision {
+  bool spec = false;  ///< spec_sequence_masks is not None
+  int64_t ns = 0, nd = 0, np = 0, ndt = 0, npt = 0, nsdt = 0;
+  bool all_spec = false;     ///< num_prefills == 0 and num_decodes == 0 with spec decodes
+  bool cg_spec = false;      ///< the persistent spec-decode copies
+  bool cg_non_spec = false;  ///< the persistent decode copies
+};
+
+class GdnBuilder final : public Builder {
+ public:
+  GdnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+             const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names());
+    const BuilderConfig& c = this->config();
+    num_spec_ = c.num_speculative_tokens;
+    use_spec_ = num_spec_ > 0;
+    init_reorder_batch_threshold(1, use_spec_);
+    full_cuda_graphs_ = has_full_cudagraphs(c.cudagraph_mode);
+    cg_bs_ = decode_cudagraph_max_bs(c, 1 + num_spec_);
+    program_capacity_ = conv1d_program_capacity(c);
+  }
+
+ protected:
+  CommonLimits limits() const override {
+    CommonLimits lim = Builder::limits();
+    if (spec().mamba_cache_mode != kMambaCacheAll) lim.block_size = 0;
+    return lim;
+  }
+
+  void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
+    Inputs in;
+    if (c.num_accepted_tokens) in.accepted = &*c.num_accepted_tokens;
+    if (c.num_decode_draft_tokens_cpu) {
+      in.draft_cpu = c.num_decode_draft_tokens_cpu->as<const int32_t>();
+    } else if (c.num_decode_draft_tokens) {
+      if (!c.num_decode_draft_tokens->host_accessible())
+        invalid("common->num_decode_draft_tokens_cpu is NULL; GDN_ATTN reads the draft counts "
+                "on the host (vLLM's num_decode_draft_tokens_cpu)");
+      in.draft_cpu = c.num_decode_draft_tokens->as<const int32_t>();  // a host builder's tensor
+    }
+    if (!exec.on_cuda)
+      in.draft_exec = in.draft_cpu;
+    else if (c.num_decode_draft_tokens)
+      in.draft_exec = c.num_decode_draft_tokens->as<const int32_t>();
+    const Decision d = decide(c, in, exec);
+    write(c, in, d, exec);
+  }
+
+  /// vLLM's build_for_cudagraph_capture: num_accepted_tokens = diff(query_start_loc) and
+  /// num_decode_draft_tokens_cpu = num_accepted_tokens - 1.
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    const int64_t n = c.num_reqs;
+    if (n > cg_bs_ || c.num_actual_tokens > cg_bs_)
+      fail(Status::kUnsupported, "GDN only supports decode-only full CUDAGraph capture. Make "
+           "sure batch size (", n, ") <= cudagraph capture sizes (", cg_bs_, "), and number of "
+           "tokens (", c.num_actual_tokens, ") <= cudagraph capture sizes (", cg_bs_, ")");
+    int32_t* draft_cpu = buffers_.as<int32_t>(kBufCaptureDraftCpu);
+    for (int64_t i = 0; i < n; ++i) draft_cpu[i] = static_cast<int32_t>(c.query_len(i) - 1);
+    int32_t* accepted = buffers_.as<int32_t>(kBufCaptureAccepted);
+    int32_t* draft = buffers_.as<int32_t>(kBufCaptureDraft);
+    const Tensor accepted_t = make_vector(accepted, config().device, kInt32, n);
+    Inputs in;
+    in.accepted = &accepted_t;
+    in.draft_cpu = draft_cpu;
+    in.draft_exec = exec.on_cuda ? draft : draft_cpu;
+    const Decision d = decide(c, in, exec);
+    const int32_t* qsl = exec_qsl(exec, c);
+    ops::query_lens_i32(exec, qsl, n, 0, accepted);
+    if (exec.on_cuda) ops::query_lens_i32(exec, qsl, n, -1, draft);
+    write(c, in, d, exec);
+  }
+
+ private:
+  Decision decide(const CommonMetadata& c, const Inputs& in, const ops::Exec& exec) const {
+    Decision d;
+    const int64_t n = c.num_reqs;
+    if (use_spec_ && in.draft_cpu != nullptr) {
+      int64_t drafts = 0, ns = 0;
+      for (int64_t i = 0; i < n; ++i)
+        if (in.draft_cpu[i] >= 0) {
+          drafts += in.draft_cpu[i];
+          ++ns;
+        }
+      d.spec = drafts != 0 && ns > 0;
+      if (d.spec) d.ns = ns;
+    }
+    if (!d.spec) {
+      ops::BatchSplit s;
+      try {
+        s = ops::split_decodes_and_prefills(c.qsl_host, n, c.num_actual_tokens, c.max_query_len,
+                                            1, /*require_uniform=*/false);
+      } catch (const ops::OpError& e) {
+        invalid("GDN_ATTN cannot split the batch: ", e.what());
+      }
+      d.nd = s.num_decodes;
+      d.np = s.num_prefills;
+      d.ndt = s.num_decode_tokens;
+      d.npt = s.num_prefill_tokens;
+    } else {
+      // Counted from the host query lengths; zero-length (padding) requests are neither.
+      int64_t non_spec_tokens = 0, non_spec = 0, zero = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (in.draft_cpu[i] >= 0) continue;
+        const int64_t q = c.query_len(i);
+        ++non_spec;
+        non_spec_tokens += q;
+        if (q == 1) ++d.nd;
+        if (q == 0) ++zero;
+      }
+      d.np = non_spec - d.nd - zero;
+      d.ndt = d.nd;
+      d.npt = non_spec_tokens - d.ndt;
+      d.nsdt = c.qsl_host[n] - d.npt - d.ndt;
+      // Decodes and spec decodes are mutually exclusive: with spec decodes in the batch, the
+      // non-spec decodes go through the prefill path.
+      if (d.nd > 0 && d.ns > 0) {
+        d.np += d.nd;
+        d.npt += d.ndt;
+        d.nd = d.ndt = 0;
+      }
+      d.all_spec = d.np == 0 && d.nd == 0;
+      if (in.accepted == nullptr)
+        invalid("common->num_accepted_tokens is NULL; GDN_ATTN gathers it for the ", d.ns,
+                " spec-decode requests that common->num_decode_draft_tokens_cpu marks");
+      if (exec.on_cuda && in.draft_exec == nullptr)
+        invalid("common->num_decode_draft_tokens is NULL; a CUDA GDN_ATTN builder needs the "
+                "device copy of num_decode_draft_tokens_cpu for a batch with spec decodes");
+    }
+    check_state_table(kName.c_str(), spec(), c);
+    d.cg_spec = full_cuda_graphs_ && d.spec && d.np == 0 && d.nd == 0 && d.ns <= cg_bs_ &&
+                d.nsdt <= cg_bs_;
+    d.cg_non_spec = full_cuda_graphs_ && d.np == 0 && d.ns == 0 && d.nd <= cg_bs_;
+    return d;
+  }
+
+  void write(const CommonMetadata& c, const Inputs& in, const Decision& d,
+             const ops::Exec& exec) {
+    const Device dev = config().device;
+    const Device host{};
+    const int64_t n = c.num_reqs;
+    const int64_t cols = 1 + static_cast<int64_t>(num_spec_);
+    const int32_t* qsl = exec_qsl(exec, c);
+    const int32_t* seq = exec_seq_lens(exec, c);
+    auto i32 = [&](Buffer b) { return buffers_.as<int32_t>(b); };
+
+    Metadata& m = metadata();
+    m.reset();
+    m.set_int(kNumPrefills, d.np);
+    m.set_int(kNumPrefillTokens, d.npt);
+    m.set_int(kNumDecodes, d.nd);
+    m.set_int(kNumDecodeTokens, d.ndt);
+    m.set_int(kNumSpecDecodes, d.ns);
+    m.set_int(kNumSpecDecodeTokens, d.nsdt);
+    m.set_int(kNumActualTokens, c.num_actual_tokens);
+
+    const StateTable st = mamba_state_table(exec, spec(), *c.block_table_tensor, seq, n,
+                                            i32(kBufAlign), dev);
+    const int64_t non_spec = n - d.ns;
+    // The non-spec query_start_loc on the host and where the build runs (conv1d metadata).
+    const int32_t* non_spec_qsl_cpu = c.qsl_host;
+    const int32_t* non_spec_qsl_exec = qsl;
+    Tensor spec_qsl, non_spec_qsl, spec_tokens, non_spec_tokens, spec_state, non_spec_state;
+    bool non_spec_state_buf = true;
+    uint8_t* has_initial = buffers_.as<uint8_t>(kBufHasInitial);
+    if (!d.spec) {
+      non_spec_state = column_view(st.table, 0, n, 0);
+      non_spec_state_buf = st.in_buffer;
+      non_spec_qsl = *c.query_start_loc;
+      m.set_tensor(kNonSpecStateIndicesTensor, non_spec_state, non_spec_state_buf);
+      m.set_tensor(kNonSpecQueryStartLoc, non_spec_qsl, false);
+    } else {
+      ops::GdnSplitOut o;
+      o.masks = buffers_.as<uint8_t>(kBufMasks);
+      o.spec_state = i32(kBufSpecState);
+      o.spec_accepted = i32(kBufSpecAccepted);
+      if (!d.all_spec) {
+        o.non_spec_state = i32(kBufNonSpecState);
+        o.spec_qsl = i32(kBufSpecQsl);
+        o.non_spec_qsl = i32(kBufNonSpecQsl);
+        o.spec_token_indx = i32(kBufSpecTokens);
+        o.non_spec_token_indx = i32(kBufNonSpecTokens);
+      }
+      if (d.np > 0) o.non_spec_has_initial = has_initial;
+      ops::gdn_spec_split(exec, qsl, seq, n, in.draft_exec, st.table.as<const int32_t>(),
+                          st.table.strides[0], st.table.shape[1], cols,
+                          in.accepted->as<const int32_t>(), config().max_num_batched_tokens, o);
+      m.set_tensor(kSpecSequenceMasks, make_vector(o.masks, dev, kBool, n), true);
+      spec_state = make_matrix(o.spec_state, dev, kInt32, d.ns, cols, cols);
+      m.set_tensor(kSpecStateIndicesTensor, spec_state, true);
+      m.set_tensor(kNumAcceptedTokens, make_vector(o.spec_accepted, dev, kInt32, d.ns), true);
+      if (d.all_spec) {
+        const int64_t tokens = std::min<int64_t>(d.ns * cols, c.qsl_host[n]);
+        ops::iota_i32(exec, i32(kBufSpecTokens), tokens);
+        spec_tokens = make_vector(i32(kBufSpecTokens), dev, kInt32, tokens);
+        non_spec_tokens = make_vector(i32(kBufNonSpecTokens), dev, kInt32, 0);
+        spec_qsl = vector_view(*c.query_start_loc, 0, d.ns + 1);
+        m.set_tensor(kSpecQueryStartLoc, spec_qsl, false);
+      } else {
+        spec_tokens = make_vector(o.spec_token_indx, dev, kInt32, d.nsdt);
+        non_spec_tokens = make_vector(o.non_spec_token_indx, dev, kInt32, d.npt + d.ndt);
+        non_spec_state = make_vector(o.non_spec_state, dev, kInt32, non_spec);
+        spec_qsl = make_vector(o.spec_qsl, dev, kInt32, d.ns + 1);
+        non_spec_qsl = make_vector(o.non_spec_qsl, dev, kInt32, non_spec + 1);
+        m.set_tensor(kNonSpecStateIndicesTensor, non_spec_state, true);
+        m.set_tensor(kSpecQueryStartLoc, spec_qsl, true);
+        m.set_tensor(kNonSpecQueryStartLoc, non_spec_qsl, true);
+        // The host copy the conv1d metadata is computed from.
+        int32_t* host_qsl = i32(kBufNonSpecQslCpu);
+        host_qsl[0] = 0;
+        for (int64_t i = 0, k = 0; i < n; ++i)
+          if (in.draft_cpu[i] < 0) {
+            host_qsl[k + 1] = static_cast<int32_t>(host_qsl[k] + c.query_len(i));
+            ++k;
+          }
+        non_spec_qsl_cpu = host_qsl;
+        non_spec_qsl_exec = o.non_spec_qsl;
+      }
+      m.set_tensor(kSpecTokenIndx, spec_tokens, true);
+      m.set_tensor(kNonSpecTokenIndx, non_spec_tokens, true);
+    }
+
+    if (d.np > 0) {
+      if (!d.spec) ops::mamba_prefill_metadata(exec, qsl, seq, 0, n, nullptr, has_initial);
+      m.set_tensor(kHasInitialState, make_vector(has_initial, dev, kBool, non_spec), true);
+      int32_t* nums = i32(kBufNumsCpu);
+      const int64_t tot = conv1d_metadata(exec, non_spec_qsl_cpu, non_spec_qsl_exec, non_spec,
+                                          nums, i32(kBufBatchPtr), i32(kBufOffsetPtr),
+                                          program_capacity_);
+      const int64_t programs = conv1d_num_programs(tot);
+      m.set_int(kNumsDictBlockM, 8);
+      m.set_tensor(kNumsDictNums, make_vector(nums, host, kInt32, non_spec), true);
+      m.set_int(kNumsDictTot, tot);
+      m.set_int(kNumsDictMlistLen, tot);
+      m.set_tensor(kBatchPtr, make_vector(i32(kBufBatchPtr), dev, kInt32, programs), true);
+      m.set_tensor(kTokenChunkOffsetPtr, make_vector(i32(kBufOffsetPtr), dev, kInt32, programs),
+                   true);
+    }
+
+    // Persistent copies for full CUDA graphs, per request (batch_size = num_reqs), clipped to
+    // the buffers as torch's slices are.
+    const int64_t bs = std::min(n, cg_bs_);
+    if (d.cg_spec) {
+      int32_t* state = i32(kBufCgSpecState);
+      ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), cols, d.ns, cols, state, cols, bs,
+                        kNullBlockId, false);
+      m.set_tensor(kSpecStateIndicesTensor, make_matrix(state, dev, kInt32, bs, cols, cols), true);
+      uint8_t* masks = buffers_.as<uint8_t>(kBufCgMasks);
+      ops::copy_pad_u8(exec, buffers_.as<const uint8_t>(kBufMasks), d.ns, masks, bs, 0);
+      m.set_tensor(kSpecSequenceMasks, make_vector(masks, dev, kBool, bs), true);
+      const std::pair<FieldIndex, Buffer> tokens[] = {{kNonSpecTokenIndx, kBufCgNonSpecTokens},
+                                                 {kSpecTokenIndx, kBufCgSpecTokens}};
+      for (const auto& [field, buffer] : tokens) {
+        const Tensor& t = m.field(field).tensor;
+        const int64_t len = t.shape[0];
+        ops::copy_pad_i32(exec, t.as<const int32_t>(), 1, len, 1, i32(buffer), 1, len, 0, false);
+        m.set_tensor(field, make_vector(i32(buffer), dev, kInt32, len), true);
+      }
+      ops::copy_pad_i32(exec, spec_qsl.as<const int32_t>(), 1, d.ns + 1, 1, i32(kBufCgSpecQsl), 1,
+                        bs + 1, 0, /*pad_with_last=*/true);
+      m.set_tensor(kSpecQueryStartLoc, make_vector(i32(kBufCgSpecQsl), dev, kInt32, bs + 1), true);
+      ops::copy_pad_i32(exec, i32(kBufSpecAccepted), 1, d.ns, 1, i32(kBufCgAccepted), 1, bs, 1,
+                        false);
+      m.set_tensor(kNumAcceptedTokens, make_vector(i32(kBufCgAccepted), dev, kInt32, bs), true);
+    }
+    if (d.cg_non_spec) {
+      ops::copy_pad_i32(exec, non_spec_state.as<const int32_t>(), non_spec_state.strides[0], d.nd,
+                        1, i32(kBufCgNonSpecState), 1, bs, kNullBlockId, false);
+      m.set_tensor(kNonSpecStateIndicesTensor,
+                   make_vector(i32(kBufCgNonSpecState), dev, kInt32, bs), true);
+      ops::copy_pad_i32(exec, non_spec_qsl.as<const int32_t>(), 1, d.nd + 1, 1,
+                        i32(kBufCgNonSpecQsl), 1, bs + 1, 0, /*pad_with_last=*/true);
+      m.set_tensor(kNonSpecQueryStartLoc, make_vector(i32(kBufCgNonSpecQsl), dev, kInt32, bs + 1),
+                   true);
+    }
+  }
+
+  PersistentBuffers buffers_;
+  int32_t num_spec_ = 0;
+  bool use_spec_ = false;
+  bool full_cuda_graphs_ = false;
+  int64_t cg_bs_ = 0;
+  int64_t program_capacity_ = 0;
+};
+
+class GdnBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kName; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    return kCgUniformBatch;  // GDNAttentionMetadataBuilder._cudagraph_support
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_mamba_spec(kName.c_str(), kMambaTypeGdnAttention, spec);
+    return plan(spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_mamba_spec(kName.c_str(), kMambaTypeGdnAttention, spec);
+    return std::make_unique<GdnBuilder>(shared_from_this(), spec, config);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_gdn_attn_backend() {
+  return std::make_shared<GdnBackend>();
+}
+
+}  // namespace attn::backends

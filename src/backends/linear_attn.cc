@@ -1,0 +1,120 @@
+// LINEAR_ATTN: the metadata of vLLM's LinearAttentionMetadataBuilder.build(): the decode/prefill
+// split (threshold 1), the batch's query_start_loc and seq_lens, and one state index per request
+// (column 0 of mamba_get_block_table_tensor). CUDA graphs: UNIFORM_SINGLE_TOKEN_DECODE; no
+// update_block_table.
+#include "backends/linear_attn.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/mamba_common.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+#include "ops/op_error.h"
+
+namespace attn::backends {
+namespace {
+
+const std::string kName = "LINEAR_ATTN";
+
+enum FieldIndex : size_t {
+  kNumPrefills,
+  kNumPrefillTokens,
+  kNumDecodes,
+  kNumDecodeTokens,
+  kQueryStartLoc,
+  kSeqLens,
+  kStateIndicesTensor,
+};
+
+std::vector<std::string> field_names() {
+  return {"num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens",
+          "query_start_loc", "seq_lens", "state_indices_tensor"};
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t rows = spec.mamba_cache_mode == kMambaCacheAlign ? c.max_num_seqs : 0;
+  return {{"align state indices",
+           buffer_bytes("align state indices",
+                        {rows, 1 + spec.num_speculative_blocks, int64_t{sizeof(int32_t)}})}};
+}
+
+class LinearAttnBuilder final : public Builder {
+ public:
+  LinearAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                    const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names());
+    // A class attribute in vLLM (reorder_batch_threshold: int = 1), not
+    // _init_reorder_batch_threshold: spec decode and DCP do not change it.
+    set_reorder_batch_threshold(1);
+  }
+
+ protected:
+  CommonLimits limits() const override {
+    CommonLimits lim = Builder::limits();
+    if (spec().mamba_cache_mode != kMambaCacheAll) lim.block_size = 0;
+    return lim;
+  }
+
+  void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
+    ops::BatchSplit s;
+    try {
+      s = ops::split_decodes_and_prefills(c.qsl_host, c.num_reqs, c.num_actual_tokens,
+                                          c.max_query_len, 1, /*require_uniform=*/false);
+    } catch (const ops::OpError& e) {
+      invalid("LINEAR_ATTN cannot split the batch: ", e.what());
+    }
+    check_state_table(kName.c_str(), spec(), c);
+
+    Metadata& m = metadata();
+    m.reset();
+    m.set_int(kNumPrefills, s.num_prefills);
+    m.set_int(kNumPrefillTokens, s.num_prefill_tokens);
+    m.set_int(kNumDecodes, s.num_decodes);
+    m.set_int(kNumDecodeTokens, s.num_decode_tokens);
+    m.set_tensor(kQueryStartLoc, *c.query_start_loc);
+    m.set_tensor(kSeqLens, *c.seq_lens);
+    const StateTable st = mamba_state_table(exec, spec(), *c.block_table_tensor,
+                                            exec_seq_lens(exec, c), c.num_reqs,
+                                            buffers_.as<int32_t>(0), config().device);
+    m.set_tensor(kStateIndicesTensor, column_view(st.table, 0, c.num_reqs, 0), st.in_buffer);
+  }
+
+ private:
+  PersistentBuffers buffers_;
+};
+
+class LinearAttnBackend final : public Backend {
+ public:
+  const std::string& name() const override { return kName; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    return kCgUniformSingleTokenDecode;  // LinearAttentionMetadataBuilder._cudagraph_support
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_mamba_spec(kName.c_str(), kMambaTypeLinearAttention, spec);
+    return plan(spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_mamba_spec(kName.c_str(), kMambaTypeLinearAttention, spec);
+    return std::make_unique<LinearAttnBuilder>(shared_from_this(), spec, config);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_linear_attn_backend() {
+  return std::make_shared<LinearAttnBackend>();
+}
+
+}  // namespace attn::backends

@@ -1,0 +1,534 @@
+// MAMBA2, MAMBA1, SHORT_CONV: the metadata of vLLM's BaseMambaAttentionMetadataBuilder
+// (_compute_common_metadata, _compute_chunk_metadata, _compute_prefix_caching_block_indices,
+// _update_metadata_for_cudagraph_capture, build_for_cudagraph_capture, update_block_table) and
+// of its subclasses: Mamba2 adds the chunked-scan metadata (seq_idx_p, cu_chunk_seqlen_p,
+// last_chunk_indices_p, prep_initial_states, chunk_size), Mamba1 the chunk bounds in "all" mode
+// (chunks of block_size), ShortConv nothing. Field names are vLLM's; nums_dict, a dict keyed by
+// BLOCK_M = 8, is flattened into nums_dict_* fields (docs/backends/mamba.md).
+#include "backends/mamba.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/mamba_common.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+enum class Variant { kMamba2, kMamba1, kShortConv };
+
+const std::string kMamba2Name = "MAMBA2";
+const std::string kMamba1Name = "MAMBA1";
+const std::string kShortConvName = "SHORT_CONV";
+
+const std::string& name_of(Variant v) {
+  return v == Variant::kMamba2 ? kMamba2Name : v == Variant::kMamba1 ? kMamba1Name : kShortConvName;
+}
+
+int32_t type_of(Variant v) {
+  return v == Variant::kMamba2   ? kMambaTypeMamba2
+         : v == Variant::kMamba1 ? kMambaTypeMamba1
+                                 : kMambaTypeShortConv;
+}
+
+enum FieldIndex : size_t {
+  // BaseMambaAttentionMetadata, in its order
+  kNumPrefills,
+  kNumPrefillTokens,
+  kNumDecodes,
+  kNumDecodeTokens,
+  kNumReqs,
+  kHasInitialStatesP,
+  kQueryStartLocP,
+  kNumComputedTokensP,
+  kStateIndicesTensorP,
+  kStateIndicesTensorD,
+  kQueryStartLocD,
+  kNumAcceptedTokens,
+  kBlockIdxLastScheduledToken,
+  kBlockIdxFirstScheduledTokenP,
+  kBlockIdxLastComputedToken,
+  kSeqLens,
+  kCuChunkSeqlenP,
+  kLastChunkIndicesP,
+  // nums_dict[8] flattened, then the two program buffers
+  kNumsDictBlockM,
+  kNumsDictNums,
+  kNumsDictTot,
+  kNumsDictMlistLen,
+  kBatchPtr,
+  kTokenChunkOffsetPtr,
+  // Mamba2AttentionMetadata
+  kPrepInitialStates,
+  kChunkSize,
+  kSeqIdxP,
+};
+
+std::vector<std::string> field_names(Variant v) {
+  std::vector<std::string> names = {
+      "num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens", "num_reqs",
+      "has_initial_states_p", "query_start_loc_p", "num_computed_tokens_p",
+      "state_indices_tensor_p", "state_indices_tensor_d", "query_start_loc_d",
+      "num_accepted_tokens", "block_idx_last_scheduled_token",
+      "block_idx_first_scheduled_token_p", "block_idx_last_computed_token", "seq_lens",
+      "cu_chunk_seqlen_p", "last_chunk_indices_p", "nums_dict_block_m", "nums_dict_nums",
+      "nums_dict_tot", "nums_dict_mlist_len", "batch_ptr", "token_chunk_offset_ptr"};
+  if (v == Variant::kMamba2) {
+    names.push_back("prep_initial_states");
+    names.push_back("chunk_size");
+    names.push_back("seq_idx_p");
+  }
+  return names;
+}
+
+enum Buffer : size_t {
+  kBufQslP,
+  kBufHasInitial,
+  kBufAlign,
+  kBufNumComputed,
+  kBufLastComputed,
+  kBufFirstScheduled,
+  kBufLastScheduled,
+  kBufCgStateD,
+  kBufCgAccepted,
+  kBufCgLastScheduled,
+  kBufCgLastComputed,
+  kBufCaptureAccepted,
+  kBufCuChunk,
+  kBufSeqIdx,
+  kBufLastChunk,
+  kBufBatchPtr,
+  kBufOffsetPtr,
+  kBufQslPCpu,
+  kBufNumsCpu,
+  kBufPrefillingCpu,
+};
+
+/// The sizes a builder plans from its spec and config.
+struct Sizes {
+  int64_t cg_bs = 0;       ///< vLLM's decode_cudagraph_max_bs
+  int64_t d_cols = 0;      ///< columns of the persistent state_indices_tensor_d
+  int32_t chunk = 0;       ///< the chunk of the chunk metadata; 0: none
+  int64_t max_chunks = 0;  ///< chunks any batch can have
+  int64_t programs = 0;    ///< causal conv1d programs any batch can have
+};
+
+int32_t chunk_of(Variant v, const KvCacheSpec& spec) {
+  if (v == Variant::kMamba2) return spec.mamba_chunk_size;
+  if (v == Variant::kMamba1 && spec.mamba_cache_mode == kMambaCacheAll) return spec.block_size;
+  return 0;
+}
+
+Sizes sizes_of(Variant v, const KvCacheSpec& spec, const BuilderConfig& c) {
+  Sizes s;
+  s.cg_bs = decode_cudagraph_max_bs(c, 1);
+  s.d_cols = spec.mamba_cache_mode == kMambaCacheAll
+                 ? c.max_blocks_per_req(spec.block_size) + spec.num_speculative_blocks
+                 : 1 + static_cast<int64_t>(c.num_speculative_tokens);
+  s.chunk = chunk_of(v, spec);
+  if (s.chunk > 0)  // as vLLM's mamba2_static_sizes bounds them
+    s.max_chunks = (static_cast<int64_t>(c.max_num_batched_tokens) + s.chunk - 1) / s.chunk +
+                   2 * static_cast<int64_t>(c.max_num_seqs);
+  s.programs = conv1d_program_capacity(c);
+  return s;
+}
+
+std::vector<BufferRequest> plan(Variant v, const KvCacheSpec& spec, const BuilderConfig& c) {
+  const Sizes s = sizes_of(v, spec, c);
+  const int64_t reqs = c.max_num_seqs;
+  const bool all = spec.mamba_cache_mode == kMambaCacheAll;
+  const bool align = spec.mamba_cache_mode == kMambaCacheAlign;
+  const bool spec_decode = c.num_speculative_tokens > 0;
+  const int64_t i32 = sizeof(int32_t);
+  const int64_t per_req_all = all ? reqs : 0;
+  const int64_t cg_all = all ? s.cg_bs : 0;
+  return {
+      {"query_start_loc_p", buffer_bytes("query_start_loc_p", {reqs + 1, i32})},
+      {"has_initial_states_p", buffer_bytes("has_initial_states_p", {reqs})},
+      {"align state indices",
+       buffer_bytes("align state indices", {align ? reqs : 0, 1 + spec.num_speculative_blocks, i32})},
+      {"num_computed_tokens", buffer_bytes("num_computed_tokens", {per_req_all, i32})},
+      {"block_idx_last_computed_token", buffer_bytes("block_idx", {per_req_all, i32})},
+      {"block_idx_first_scheduled_token", buffer_bytes("block_idx", {per_req_all, i32})},
+      {"block_idx_last_scheduled_token", buffer_bytes("block_idx", {per_req_all, i32})},
+      {"state_indices_tensor_d (CUDA graphs)",
+       buffer_bytes("state_indices_tensor_d", {s.cg_bs, s.d_cols, i32})},
+      {"decode_num_accepted_tokens",
+       buffer_bytes("decode_num_accepted_tokens", {spec_decode ? s.cg_bs : 0, i32})},
+      {"block_idx_last_scheduled_token (CUDA graphs)", buffer_bytes("block_idx", {cg_all, i32})},
+      {"block_idx_last_computed_token (CUDA graphs)", buffer_bytes("block_idx", {cg_all, i32})},
+      {"capture num_accepted_tokens",
+       buffer_bytes("capture num_accepted_tokens", {spec_decode ? reqs : 0, i32})},
+      {"cu_chunk_seqlen_p",
+       buffer_bytes("cu_chunk_seqlen_p", {s.chunk > 0 ? s.max_chunks + 1 : 0, i32})},
+      {"seq_idx_p", buffer_bytes("seq_idx_p", {s.max_chunks, i32})},
+      {"last_chunk_indices_p", buffer_bytes("last_chunk_indices_p", {s.chunk > 0 ? reqs : 0, i32})},
+      {"batch_ptr", buffer_bytes("batch_ptr", {s.programs, i32})},
+      {"token_chunk_offset_ptr", buffer_bytes("token_chunk_offset_ptr", {s.programs, i32})},
+      {"query_start_loc_p_cpu", buffer_bytes("query_start_loc_p_cpu", {reqs + 1, i32}), true},
+      {"nums_dict nums", buffer_bytes("nums", {reqs, i32}), true},
+      {"is_prefilling scratch", buffer_bytes("is_prefilling", {reqs}), true},
+  };
+}
+
+void check_supported(Variant v, const KvCacheSpec& spec, const BuilderConfig&) {
+  check_mamba_spec(name_of(v).c_str(), type_of(v), spec);
+  if (v == Variant::kMamba2 && spec.mamba_chunk_size <= 0)
+    invalid("kv_cache_spec->mamba_chunk_size=", spec.mamba_chunk_size,
+            " must be positive for MAMBA2 (vLLM: \"chunk_size needs to be set in the model "
+            "config for Mamba2 models\"; model_config.get_mamba_chunk_size())");
+}
+
+/// What a build decided before writing anything (a refused batch leaves the metadata as it was).
+struct Decision {
+  int64_t num_reqs = 0, nd = 0, np = 0, ndt = 0, npt = 0;
+  const Tensor* accepted = nullptr;  ///< num_accepted_tokens as this build sees it, or null
+  bool accepted_in_buffer = false;
+  int64_t num_chunks = 0;
+  bool cuda_graph = false;  ///< the decode-only branch of _update_metadata_for_cudagraph_capture
+};
+
+class MambaBuilder final : public Builder {
+ public:
+  MambaBuilder(std::shared_ptr<const Backend> backend, Variant v, const KvCacheSpec& spec,
+               const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        v_(v),
+        sizes_(sizes_of(v, spec, config)),
+        buffers_(name_of(v).c_str(), config.device, plan(v, spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names(v));
+    num_spec_ = this->config().num_speculative_tokens;
+    use_spec_ = num_spec_ > 0;
+    full_cuda_graphs_ = has_full_cudagraphs(this->config().cudagraph_mode);
+    // vLLM: _init_reorder_batch_threshold(1, use_spec_decode); update_block_table is disabled
+    // with speculative decoding.
+    init_reorder_batch_threshold(1, use_spec_);
+  }
+
+  bool supports_update_block_table() const override { return !use_spec_; }
+
+ protected:
+  CommonLimits limits() const override {
+    CommonLimits lim = Builder::limits();
+    // Only "all" mode keeps a block per block_size tokens; "none" and "align" tables hold state
+    // slots and are checked by check_state_table.
+    if (spec().mamba_cache_mode != kMambaCacheAll) lim.block_size = 0;
+    return lim;
+  }
+
+  void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
+    const Tensor* accepted = c.num_accepted_tokens ? &*c.num_accepted_tokens : nullptr;
+    const Decision d = decide(c, accepted, false);
+    write(c, d, exec);
+  }
+
+  /// vLLM's build_for_cudagraph_capture: decode-only batches of 1 + num_speculative_tokens
+  /// tokens per request, built with num_accepted_tokens = diff(query_start_loc) under spec
+  /// decode (the caller's num_accepted_tokens is not read).
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    const int64_t q = 1 + static_cast<int64_t>(num_spec_);
+    if (c.max_query_len > q || c.num_reqs > sizes_.cg_bs)
+      fail(Status::kUnsupported, name(), " only supports decode-only full CUDAGraph capture: "
+           "common->max_query_len=", c.max_query_len, " must be <= 1 + num_speculative_tokens=",
+           q, " and common->num_reqs=", c.num_reqs, " <= decode_cudagraph_max_bs=", sizes_.cg_bs,
+           " (make sure all cudagraph capture sizes <= max_num_seqs)");
+    if (c.max_query_len != q)
+      fail(Status::kUnsupported, name(), " captures decode-only batches: common->max_query_len=",
+           c.max_query_len, " must equal 1 + num_speculative_tokens=", q);
+    if (num_spec_ > 0 && v_ != Variant::kMamba1) {
+      int32_t* lens = buffers_.as<int32_t>(kBufCaptureAccepted);
+      const Tensor accepted = make_vector(lens, config().device, kInt32, c.num_reqs);
+      const Decision d = decide(c, &accepted, true);
+      ops::query_lens_i32(exec, exec_qsl(exec, c), c.num_reqs, 0, lens);
+      write(c, d, exec);
+    } else {
+      write(c, decide(c, nullptr, false), exec);
+    }
+  }
+
+  void do_update_block_table(const Metadata& src, const Tensor& block_table, const Tensor&,
+                             const ops::Exec& exec) override {
+    if (src.field(kNumReqs).kind != FieldKind::kInt)
+      invalid("metadata has no state indices to replace (it was never built)");
+    const int64_t nd = src.field(kNumDecodes).int_value;
+    const int64_t np = src.field(kNumPrefills).int_value;
+    const int64_t ndt = src.field(kNumDecodeTokens).int_value;
+    const Field& seq = src.field(kSeqLens);
+    check_replacement_state_table(name().c_str(), spec(), block_table, nd + np,
+                                  src.info.host_max_seq_len, config().device);
+    if (seq.kind != FieldKind::kTensor || !usable_on(seq.tensor, config().device))
+      invalid("metadata's seq_lens cannot be read on ", config().device.to_string());
+    const bool cuda_graph = np == 0 && nd <= sizes_.cg_bs && full_cuda_graphs_;
+    if (cuda_graph && spec().mamba_cache_mode == kMambaCacheAll &&
+        block_table.shape[1] > sizes_.d_cols)
+      invalid("block_table has ", block_table.shape[1], " columns, more than the ",
+              sizes_.d_cols, " of ", name(), "'s persistent state_indices_tensor_d");
+    Metadata& m = metadata();
+    if (&src != &m) m.assign_values(src);
+    m.info = src.info;
+    const StateTable st = mamba_state_table(exec, spec(), block_table, seq.tensor.as<const int32_t>(),
+                                            nd + np, buffers_.as<int32_t>(kBufAlign), config().device);
+    const Tensor sd = set_state_indices(m, st, nd, np);
+    if (cuda_graph) {
+      copy_state_d(m, exec, sd, nd, nd + np);
+      // use_spec_decode is false here (update_block_table is unsupported with it).
+      if (spec().mamba_cache_mode == kMambaCacheAll) copy_block_idx(m, exec, nd, ndt);
+    }
+  }
+
+ private:
+  const std::string& name() const { return name_of(v_); }
+
+  Decision decide(const CommonMetadata& c, const Tensor* accepted, bool accepted_in_buffer) {
+    Decision d;
+    d.num_reqs = c.num_reqs;
+    // Mamba1's build() drops the keyword arguments (it calls _compute_common_metadata alone).
+    if (v_ != Variant::kMamba1) {
+      d.accepted = accepted;
+      d.accepted_in_buffer = accepted_in_buffer;
+    }
+    // Multi-token queries are decodes only when num_accepted_tokens is given.
+    const int32_t threshold = d.accepted != nullptr ? reorder_batch_threshold().value_or(1) : 1;
+    uint8_t* prefilling = nullptr;
+    if (c.is_prefilling) {
+      prefilling = buffers_.as<uint8_t>(kBufPrefillingCpu);
+      for (int64_t i = 0; i < c.num_reqs; ++i) prefilling[i] = c.prefilling(i) ? 1 : 0;
+    }
+    const ops::BatchSplit s = ops::split_decodes_and_prefills(
+        c.qsl_host, c.num_reqs, c.num_actual_tokens, c.max_query_len, threshold,
+        /*require_uniform=*/false, /*treat_short_extends_as_decodes=*/false, prefilling);
+    d.nd = s.num_decodes;
+    d.np = s.num_prefills;
+    d.ndt = s.num_decode_tokens;
+    d.npt = s.num_prefill_tokens;
+
+    check_state_table(name().c_str(), spec(), c);
+    if (d.np > 0) {
+      // The prefills' relative query_start_loc on the host (conv1d programs, chunk counts).
+      int32_t* qsl_p = buffers_.as<int32_t>(kBufQslPCpu);
+      for (int64_t k = 0; k <= d.np; ++k) qsl_p[k] = c.qsl_host[d.nd + k] - c.qsl_host[d.nd];
+      const bool host_computed = sizes_.chunk > 0 || v_ == Variant::kMamba2;
+      if (host_computed && c.seq_lens_host == nullptr)
+        invalid("common->seq_lens_cpu is NULL; ", name(), " reads the computed tokens of the "
+                "prefills on the host (vLLM's _build_chunk_metadata_tensors)");
+      if (sizes_.chunk > 0) {
+        d.num_chunks = ops::mamba_num_chunks(qsl_p, c.seq_lens_host + d.nd, d.np, sizes_.chunk);
+        if (d.num_chunks > sizes_.max_chunks)  // cannot happen for a validated batch
+          fail(Status::kInternal, name(), ": ", d.num_chunks, " chunks exceed the ",
+               sizes_.max_chunks, " planned");
+      }
+    }
+    d.cuda_graph = d.np == 0 && d.nd <= sizes_.cg_bs && full_cuda_graphs_;
+    if (d.cuda_graph && spec().mamba_cache_mode == kMambaCacheAll &&
+        c.block_table_tensor->shape[1] > sizes_.d_cols)
+      invalid("common->block_table_tensor has ", c.block_table_tensor->shape[1],
+              " columns, more than the ", sizes_.d_cols, " of ", name(),
+              "'s persistent state_indices_tensor_d (cdiv(max_model_len, block_size) + "
+              "num_speculative_blocks)");
+    return d;
+  }
+
+  /// state_indices_tensor_d / _p from a state table; returns the decode part.
+  Tensor set_state_indices(Metadata& m, const StateTable& st, int64_t nd, int64_t np) {
+    const int64_t width = st.table.shape[1];
+    const bool all = spec().mamba_cache_mode == kMambaCacheAll;
+    const int64_t d_cols = all ? width : std::min<int64_t>(width, 1 + static_cast<int64_t>(num_spec_));
+    const Tensor sd = matrix_view(st.table, 0, nd, d_cols);
+    m.set_tensor(kStateIndicesTensorD, sd, st.in_buffer);
+    m.set_tensor(kStateIndicesTensorP,
+                 all ? matrix_view(st.table, nd, np, width) : column_view(st.table, nd, np, 0),
+                 st.in_buffer);
+    return sd;
+  }
+
+  /// The persistent copy of state_indices_tensor_d, padded to `padded_bs` rows with
+  /// NULL_BLOCK_ID.
+  void copy_state_d(Metadata& m, const ops::Exec& exec, const Tensor& sd, int64_t nd,
+                    int64_t padded_bs) {
+    int32_t* buf = buffers_.as<int32_t>(kBufCgStateD);
+    const int64_t cols = sd.shape[1];
+    ops::copy_pad_i32(exec, sd.as<const int32_t>(), sd.strides[0], nd, cols, buf, sizes_.d_cols,
+                      padded_bs, kNullBlockId, false);
+    m.set_tensor(kStateIndicesTensorD,
+                 make_matrix(buf, config().device, kInt32, padded_bs, cols, sizes_.d_cols), true);
+  }
+
+  /// "all" mode: block_idx_last_scheduled/computed_token[:nd] into the persistent buffers, the
+  /// fields their first num_decode_tokens entries (vLLM slices by num_decode_tokens).
+  void copy_block_idx(Metadata& m, const ops::Exec& exec, int64_t nd, int64_t ndt) {
+    const int64_t len = std::min(ndt, sizes_.cg_bs);
+    const std::pair<FieldIndex, Buffer> pairs[] = {{kBlockIdxLastScheduledToken, kBufCgLastScheduled},
+                                              {kBlockIdxLastComputedToken, kBufCgLastComputed}};
+    for (const auto& [field, buffer] : pairs) {
+      const Field& f = m.field(field);
+      int32_t* buf = buffers_.as<int32_t>(buffer);
+      if (f.kind == FieldKind::kTensor)
+        ops::copy_pad_i32(exec, f.tensor.as<const int32_t>(), 1, std::min(nd, f.tensor.shape[0]),
+                          1, buf, 1, nd, 0, false);
+      m.set_tensor(field, make_vector(buf, config().device, kInt32, len), true);
+    }
+  }
+
+  void write(const CommonMetadata& c, const Decision& d, const ops::Exec& exec) {
+    const Device dev = config().device;
+    const Device host{};
+    const int64_t n = d.num_reqs, nd = d.nd, np = d.np;
+    const bool all = spec().mamba_cache_mode == kMambaCacheAll;
+    const int32_t* qsl = exec_qsl(exec, c);
+    const int32_t* seq = exec_seq_lens(exec, c);
+
+    Metadata& m = metadata();
+    m.reset();
+    m.set_int(kNumPrefills, np);
+    m.set_int(kNumPrefillTokens, d.npt);
+    m.set_int(kNumDecodes, nd);
+    m.set_int(kNumDecodeTokens, d.ndt);
+    m.set_int(kNumReqs, n);
+    m.set_tensor(kSeqLens, *c.seq_lens);
+
+    const StateTable st = mamba_state_table(exec, spec(), *c.block_table_tensor, seq, n,
+                                            buffers_.as<int32_t>(kBufAlign), dev);
+    const Tensor sd = set_state_indices(m, st, nd, np);
+
+    // Spec decode: the decodes' query_start_loc and accepted counts.
+    std::optional<Tensor> accepted;
+    bool accepted_in_buffer = d.accepted_in_buffer;
+    if (d.accepted != nullptr) accepted = *d.accepted;
+    std::optional<Tensor> qsl_d;
+    if (nd > 0 && use_spec_ && accepted) {
+      qsl_d = vector_view(*c.query_start_loc, 0, nd + 1);
+      accepted = vector_view(*accepted, 0, nd);
+    }
+
+    // "all" mode: the prefix-caching block indices of every request.
+    int32_t* computed = buffers_.as<int32_t>(kBufNumComputed);
+    int32_t* first_scheduled = buffers_.as<int32_t>(kBufFirstScheduled);
+    if (all) {
+      int32_t* last_computed = buffers_.as<int32_t>(kBufLastComputed);
+      int32_t* last_scheduled = buffers_.as<int32_t>(kBufLastScheduled);
+      ops::mamba_prefix_caching_indices(exec, qsl, seq, n, spec().block_size, computed,
+                                        last_computed, first_scheduled, last_scheduled);
+      m.set_tensor(kBlockIdxLastScheduledToken, make_vector(last_scheduled, dev, kInt32, n), true);
+      m.set_tensor(kBlockIdxLastComputedToken, make_vector(last_computed, dev, kInt32, n), true);
+    }
+
+    bool prep_initial_states = false;
+    if (np > 0) {
+      int32_t* qsl_p = buffers_.as<int32_t>(kBufQslP);
+      uint8_t* has_initial = buffers_.as<uint8_t>(kBufHasInitial);
+      ops::mamba_prefill_metadata(exec, qsl, seq, nd, np, qsl_p, has_initial);
+      m.set_tensor(kQueryStartLocP, make_vector(qsl_p, dev, kInt32, np + 1), true);
+      m.set_tensor(kHasInitialStatesP, make_vector(has_initial, dev, kBool, np), true);
+
+      const int32_t* qsl_p_cpu = buffers_.as<const int32_t>(kBufQslPCpu);
+      int32_t* nums = buffers_.as<int32_t>(kBufNumsCpu);
+      int32_t* batch_ptr = buffers_.as<int32_t>(kBufBatchPtr);
+      int32_t* offsets = buffers_.as<int32_t>(kBufOffsetPtr);
+      const int64_t tot =
+          conv1d_metadata(exec, qsl_p_cpu, qsl_p, np, nums, batch_ptr, offsets, sizes_.programs);
+      const int64_t programs = conv1d_num_programs(tot);
+      m.set_int(kNumsDictBlockM, 8);
+      m.set_tensor(kNumsDictNums, make_vector(nums, host, kInt32, np), true);
+      m.set_int(kNumsDictTot, tot);
+      m.set_int(kNumsDictMlistLen, tot);
+      m.set_tensor(kBatchPtr, make_vector(batch_ptr, dev, kInt32, programs), true);
+      m.set_tensor(kTokenChunkOffsetPtr, make_vector(offsets, dev, kInt32, programs), true);
+
+      if (all) {
+        m.set_tensor(kNumComputedTokensP, make_vector(computed + nd, dev, kInt32, np), true);
+        m.set_tensor(kBlockIdxFirstScheduledTokenP,
+                     make_vector(first_scheduled + nd, dev, kInt32, np), true);
+      }
+      if (sizes_.chunk > 0) {
+        int32_t* cu = buffers_.as<int32_t>(kBufCuChunk);
+        int32_t* seq_idx = buffers_.as<int32_t>(kBufSeqIdx);
+        int32_t* last = buffers_.as<int32_t>(kBufLastChunk);
+        ops::mamba_chunk_metadata(exec, qsl_p, seq + nd, np, sizes_.chunk, sizes_.max_chunks, cu,
+                                  seq_idx, last);
+        m.set_tensor(kCuChunkSeqlenP, make_vector(cu, dev, kInt32, d.num_chunks + 1), true);
+        m.set_tensor(kLastChunkIndicesP, make_vector(last, dev, kInt32, np), true);
+        if (v_ == Variant::kMamba2)
+          m.set_tensor(kSeqIdxP, make_vector(seq_idx, dev, kInt32, d.num_chunks), true);
+      }
+      if (v_ == Variant::kMamba2)  // any(has_initial_states_p), from the host mirrors
+        for (int64_t k = 0; k < np && !prep_initial_states; ++k)
+          prep_initial_states = c.seq_lens_host[nd + k] > c.query_len(nd + k);
+    }
+    if (v_ == Variant::kMamba2) {
+      m.set_bool(kPrepInitialStates, prep_initial_states);
+      m.set_int(kChunkSize, sizes_.chunk);
+    }
+
+    // _update_metadata_for_cudagraph_capture: decode-only batches go through the persistent
+    // buffers, padded to num_reqs rows.
+    if (d.cuda_graph) {
+      const int64_t padded_bs = n;
+      copy_state_d(m, exec, sd, nd, padded_bs);
+      if (use_spec_ && accepted) {
+        if (qsl_d) qsl_d = vector_view(*c.query_start_loc, 0, padded_bs + 1);
+        int32_t* buf = buffers_.as<int32_t>(kBufCgAccepted);
+        const int64_t rows = nd > 0 ? nd : 0;
+        ops::copy_pad_i32(exec, accepted->as<const int32_t>(), 1, rows, 1, buf, 1, padded_bs,
+                          /*pad with the first slot index*/ 1, false);
+        accepted = make_vector(buf, dev, kInt32, padded_bs);
+        accepted_in_buffer = true;
+      }
+      if (all) copy_block_idx(m, exec, nd, d.ndt);
+    }
+    if (qsl_d) m.set_tensor(kQueryStartLocD, *qsl_d);
+    if (accepted) m.set_tensor(kNumAcceptedTokens, *accepted, accepted_in_buffer);
+  }
+
+  Variant v_;
+  Sizes sizes_;
+  PersistentBuffers buffers_;
+  int32_t num_spec_ = 0;
+  bool use_spec_ = false;
+  bool full_cuda_graphs_ = false;
+};
+
+class MambaBackend final : public Backend {
+ public:
+  explicit MambaBackend(Variant v) : v_(v) {}
+  const std::string& name() const override { return name_of(v_); }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    return kCgUniformBatch;  // BaseMambaAttentionMetadataBuilder._cudagraph_support
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_supported(v_, spec, config);
+    return plan(v_, spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_supported(v_, spec, config);
+    return std::make_unique<MambaBuilder>(shared_from_this(), v_, spec, config);
+  }
+
+ private:
+  Variant v_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Backend> make_mamba2_backend() {
+  return std::make_shared<MambaBackend>(Variant::kMamba2);
+}
+std::shared_ptr<const Backend> make_mamba1_backend() {
+  return std::make_shared<MambaBackend>(Variant::kMamba1);
+}
+std::shared_ptr<const Backend> make_short_conv_backend() {
+  return std::make_shared<MambaBackend>(Variant::kShortConv);
+}
+
+}  // namespace attn::backends

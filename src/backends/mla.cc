@@ -1,0 +1,832 @@
+// The MLA family: vLLM's MLACommonMetadataBuilder.build() (the decode/prefill split, the decode
+// metadata with DCP totals, the prefill metadata with its chunked context) and the variants'
+// class attributes and _build_decode overrides. Nested dataclasses are flattened:
+// MLACommonDecodeMetadata fields get a "decode_" prefix, MLACommonPrefillMetadata fields a
+// "prefill_" prefix and its ChunkedContextMetadata fields "prefill_chunked_context_"; a part
+// vLLM leaves None (no decodes, no prefills, no context) leaves its fields None.
+//
+// Where vLLM calls an external library the metadata holds that call's inputs, named
+// "decode_scheduler_<argument>": FlashAttention-3's get_scheduler_metadata (FLASH_ATTN_MLA) and
+// FlashMLA's get_mla_metadata (FLASHMLA); FlashInfer's prefill plan() inputs ("prefill_*");
+// cuDNN and TRT-LLM ragged prefill read prefill_query_seq_lens. The chunked-prefill workspace
+// itself (tokens x head_size of the model dtype) is the runtime's: libattn reports its size.
+#include "backends/mla.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/flash_attn.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/per_layer_params.h"
+#include "core/persistent_buffers.h"
+#include "ops/batch_ops.h"
+#include "ops/op_error.h"
+
+namespace attn::backends {
+namespace {
+
+/// vLLM's QueryLenSupport: what the decode kernel takes (sets require_uniform and whether
+/// spec-decode requests count as decodes).
+enum class QueryLenSupport { kSingleOnly, kUniform, kVarlen };
+
+enum class Variant { kFlashMla, kFlashAttnMla, kCutlassMla, kFlashInferMla, kTritonMla };
+
+/// The class attributes of one variant.
+struct VariantInfo {
+  Variant variant;
+  std::string name;
+  int32_t cudagraph_support;
+  QueryLenSupport query_len_support;
+  int32_t reorder_batch_threshold;
+  int32_t kernel_block_size;                ///< block_size must be a multiple (1: any).
+  std::vector<int32_t> kernel_block_sizes;  ///< Alternatives (FLASHINFER_MLA: 32 or 64).
+  std::vector<int32_t> cache_dtypes;        ///< Accepted config->cache_dtype values.
+};
+
+const VariantInfo& info(Variant v) {
+  static const VariantInfo infos[] = {
+      {Variant::kFlashMla,
+       "FLASHMLA",
+       kCgUniformBatch,
+       QueryLenSupport::kUniform,
+       128,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeFp8E4m3}},
+      {Variant::kFlashAttnMla,
+       "FLASH_ATTN_MLA",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       512,
+       16,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16}},
+      {Variant::kCutlassMla,
+       "CUTLASS_MLA",
+       kCgUniformSingleTokenDecode,
+       QueryLenSupport::kSingleOnly,
+       1,
+       128,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3}},
+      {Variant::kFlashInferMla,
+       "FLASHINFER_MLA",
+       kCgUniformBatch,
+       QueryLenSupport::kUniform,
+       1,
+       1,
+       {32, 64},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3}},
+      {Variant::kTritonMla,
+       "TRITON_MLA",
+       kCgUniformBatch,
+       QueryLenSupport::kSingleOnly,
+       1,
+       1,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3}},
+  };
+  return infos[static_cast<int>(v)];
+}
+
+constexpr int32_t kMlaHeadSize = 576;  // MLACommonBackend.get_supported_head_sizes()
+
+int32_t kv_lora_rank(const BuilderConfig& c) {
+  return c.mla_kv_lora_rank ? c.mla_kv_lora_rank : 512;
+}
+int32_t qk_rope_head_dim(const BuilderConfig& c) {
+  return c.mla_qk_rope_head_dim ? c.mla_qk_rope_head_dim : 64;
+}
+int32_t qk_nope_head_dim(const BuilderConfig& c) {
+  return c.mla_qk_nope_head_dim ? c.mla_qk_nope_head_dim : 128;
+}
+int32_t v_head_dim(const BuilderConfig& c) { return c.mla_v_head_dim ? c.mla_v_head_dim : 128; }
+
+bool is_fp8_cache(const BuilderConfig& c) {
+  return c.cache_dtype == kKvDtypeFp8E4m3 || c.cache_dtype == kKvDtypeFp8E5m2;
+}
+
+/// vLLM's supports_dcp_with_varlen argument of the variant's builder.
+bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
+  if (v == Variant::kFlashAttnMla) return c.cp_kv_cache_interleave_size == 1;
+  return v == Variant::kFlashInferMla;
+}
+
+/// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
+/// capture size (0 when there is none).
+int64_t max_cudagraph_size(const BuilderConfig& c) {
+  if (c.max_cudagraph_capture_size > 0) return c.max_cudagraph_capture_size;
+  const std::vector<int32_t> sizes = c.capture_sizes();
+  return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+}
+
+/// FA3's scheduler metadata entries: 1 + round_up(batch, 4) * 4 for the largest batch a graph
+/// holds (vLLM's FlashAttnMLAMetadataBuilder).
+int64_t scheduler_metadata_entries(const BuilderConfig& c) {
+  const int64_t batch = std::max<int64_t>(c.max_num_seqs, max_cudagraph_size(c));
+  return 1 + (batch + 3) / 4 * 4 * 4;
+}
+
+bool fa_mla_aot(const BuilderConfig& c) { return flash_attn_version(c) == 3; }
+
+/// vLLM's use_flashinfer_prefill / use_cudnn_prefill / use_trtllm_ragged_deepseek_prefill, with
+/// FlashInfer (and NVIDIA's artifactory) assumed installed.
+struct PrefillPath {
+  bool flashinfer = false, cudnn = false, trtllm_ragged = false;
+};
+PrefillPath prefill_path(const BuilderConfig& c) {
+  const bool sm100 = resolved_device_capability(c) / 10 == 10;
+  const bool r1_dims =
+      qk_nope_head_dim(c) == 128 && qk_rope_head_dim(c) == 64 && v_head_dim(c) == 128;
+  PrefillPath p;
+  p.flashinfer = !c.disable_flashinfer_prefill && !c.use_cudnn_prefill && sm100 && r1_dims;
+  p.cudnn = c.use_cudnn_prefill && sm100;
+  p.trtllm_ragged = c.use_trtllm_ragged_deepseek_prefill && sm100 && r1_dims;
+  return p;
+}
+
+void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (spec.kind != kKvMla)
+    fail(Status::kUnsupported, v.name, " builds metadata for MLA KV cache specs only, not ",
+         kv_cache_kind_name(spec.kind), " (kv_cache_spec->kind=", spec.kind, ")");
+  if (spec.head_size != kMlaHeadSize)
+    fail(Status::kUnsupported, v.name,
+         " supports head size 576 (kv_lora_rank + qk_rope_head_dim "
+         "of the latent cache), got kv_cache_spec->head_size=",
+         spec.head_size);
+  if (kv_lora_rank(c) + qk_rope_head_dim(c) != spec.head_size)
+    invalid("config->mla_kv_lora_rank=", kv_lora_rank(c),
+            " + config->mla_qk_rope_head_dim=", qk_rope_head_dim(c),
+            " differs from kv_cache_spec->head_size=", spec.head_size,
+            " (0 stands for 512 and 64)");
+  if (spec.num_kv_heads != 1)
+    invalid("kv_cache_spec->num_kv_heads=", spec.num_kv_heads,
+            " must be 1 for an MLA spec (one latent head, vLLM's MLAAttentionSpec)");
+  bool block_ok = spec.block_size % v.kernel_block_size == 0;
+  if (!v.kernel_block_sizes.empty()) {
+    block_ok = false;
+    for (const int32_t s : v.kernel_block_sizes) block_ok = block_ok || spec.block_size % s == 0;
+  }
+  if (!block_ok) {
+    std::string sizes;
+    if (v.kernel_block_sizes.empty())
+      sizes = std::to_string(v.kernel_block_size);
+    else
+      for (const int32_t s : v.kernel_block_sizes)
+        sizes += (sizes.empty() ? "" : " or ") + std::to_string(s);
+    fail(Status::kUnsupported, v.name, " needs kv_cache_spec->block_size to be a multiple of ",
+         sizes, ", got ", spec.block_size);
+  }
+  if (std::find(v.cache_dtypes.begin(), v.cache_dtypes.end(), c.cache_dtype) ==
+      v.cache_dtypes.end())
+    fail(Status::kUnsupported, v.name,
+         " does not support config->cache_dtype=", kv_dtype_name(c.cache_dtype));
+  const int32_t model = c.model_dtype_for(spec);
+  if (model != kKvDtypeFloat16 && model != kKvDtypeBfloat16)
+    fail(Status::kUnsupported, v.name, " runs float16 and bfloat16 models, got ",
+         kv_dtype_name(model), " (config->model_dtype, else kv_cache_spec->dtype)");
+  if (c.attn_type != kAttnDecoder)
+    fail(Status::kUnsupported, v.name,
+         " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
+  if (c.kv_sharing_fast_prefill)
+    fail(Status::kUnsupported, v.name,
+         ": KV sharing is not supported for MLA "
+         "(config->kv_sharing_fast_prefill)");
+  for (size_t i = 0; i < c.layers.size(); ++i)
+    if (c.layers[i].window_left != -1 || c.layers[i].logits_soft_cap)
+      fail(Status::kUnsupported, v.name,
+           " does not support sliding windows or logits soft "
+           "capping (config->layers[",
+           i, "])");
+  if (v.variant == Variant::kFlashInferMla) {
+    if (c.decode_context_parallel_size > 1 && c.cp_kv_cache_interleave_size != 1)
+      fail(Status::kUnsupported,
+           "FLASHINFER_MLA with decode context parallelism needs "
+           "config->cp_kv_cache_interleave_size=1, got ",
+           c.cp_kv_cache_interleave_size);
+    const int32_t nope = qk_nope_head_dim(c);
+    if (nope != 64 && nope != 128 && nope != 192)
+      fail(Status::kUnsupported,
+           "FLASHINFER_MLA needs qk_nope_head_dim in [64, 128, 192], got "
+           "config->mla_qk_nope_head_dim=",
+           nope);
+  }
+  const int64_t floor = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
+  if (c.mla_chunked_prefill_workspace_size > 0 && c.mla_chunked_prefill_workspace_size < floor)
+    invalid("config->mla_chunked_prefill_workspace_size=", c.mla_chunked_prefill_workspace_size,
+            " is below max_num_seqs * block_size=", floor,
+            " (vLLM keeps at least one block per request)");
+  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  if (c.decode_context_parallel_size > 1 && workspace % c.decode_context_parallel_size != 0)
+    invalid("the MLA chunked-prefill workspace of ", workspace,
+            " tokens is not a multiple of config->decode_context_parallel_size=",
+            c.decode_context_parallel_size, " (vLLM asserts it)");
+}
+
+enum Buffer : size_t {
+  // on the builder's device
+  kBufPrefillQsl,
+  kBufQuerySeqLens,
+  kBufCuSeqLens,
+  kBufStarts,
+  kBufTokenToSeq,
+  kBufPaddedLocalCu,
+  kBufSchedulerMetadata,
+  kBufTile,
+  kBufNumSplits,
+  // host
+  kBufContextLens,
+  kBufChunkSeqLens,
+  kBufSeqTot,
+  kBufMaxSeqLens,
+  kBufChunkTotal,
+  kBufCuLst,
+  kBufPaddedLocalLens,
+  kBufLocalAllRanks,
+};
+
+std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
+                                const BuilderConfig& c) {
+  const int64_t seqs = c.max_num_seqs;
+  const int64_t chunks = mla_max_context_chunks(spec, c);
+  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  const bool dcp = c.decode_context_parallel_size > 1;
+  const int64_t i32 = sizeof(int32_t);
+  const bool scheduler =
+      v.variant == Variant::kFlashAttnMla && has_full_cudagraphs(c.cudagraph_mode) && fa_mla_aot(c);
+  const bool fixed_tiles = v.variant == Variant::kFlashMla && c.batch_invariant && !is_fp8_cache(c);
+  return {
+      {"prefill_query_start_loc", buffer_bytes("prefill_query_start_loc", {seqs + 1, i32})},
+      {"prefill_query_seq_lens", buffer_bytes("prefill_query_seq_lens", {seqs, i32})},
+      {"prefill_chunked_context_cu_seq_lens",
+       buffer_bytes("prefill_chunked_context_cu_seq_lens", {chunks, seqs + 1, i32})},
+      {"prefill_chunked_context_starts",
+       buffer_bytes("prefill_chunked_context_starts", {chunks, seqs, i32})},
+      {"prefill_chunked_context_token_to_seq",
+       buffer_bytes("prefill_chunked_context_token_to_seq", {chunks, workspace, i32})},
+      {"prefill_chunked_context_padded_local_cu_seq_lens",
+       dcp ? buffer_bytes("prefill_chunked_context_padded_local_cu_seq_lens",
+                          {chunks, seqs + 1, i32})
+           : 0},
+      {"decode_scheduler_metadata_buffer",
+       scheduler ? static_cast<size_t>(scheduler_metadata_entries(c) * i32) : 0},
+      {"decode_tile_scheduler_metadata", fixed_tiles ? static_cast<size_t>(8 * i32) : 0},
+      {"decode_num_splits", fixed_tiles ? buffer_bytes("decode_num_splits", {seqs + 1, i32}) : 0},
+      {"host context lengths", buffer_bytes("host context lengths", {seqs, i32}), true},
+      {"prefill_chunked_context_seq_lens",
+       buffer_bytes("prefill_chunked_context_seq_lens", {chunks, seqs, i32}), true},
+      {"prefill_chunked_context_seq_tot",
+       buffer_bytes("prefill_chunked_context_seq_tot", {chunks, i32}), true},
+      {"prefill_chunked_context_max_seq_lens",
+       buffer_bytes("prefill_chunked_context_max_seq_lens", {chunks, i32}), true},
+      {"prefill_chunked_context_chunk_total_token",
+       buffer_bytes("prefill_chunked_context_chunk_total_token", {chunks, i32}), true},
+      {"prefill_chunked_context_cu_seq_lens_lst",
+       dcp ? buffer_bytes("prefill_chunked_context_cu_seq_lens_lst", {chunks, seqs + 1, i32}) : 0,
+       true},
+      {"prefill_chunked_context_padded_local_chunk_seq_lens",
+       dcp ? buffer_bytes("prefill_chunked_context_padded_local_chunk_seq_lens",
+                          {chunks, seqs, i32})
+           : 0,
+       true},
+      {"prefill_chunked_context_local_context_lens_allranks",
+       dcp ? buffer_bytes("prefill_chunked_context_local_context_lens_allranks",
+                          {seqs, c.decode_context_parallel_size, i32})
+           : 0,
+       true},
+  };
+}
+
+/// Every field any variant has, in metadata order (kFieldNames: the names, vLLM's, flattened).
+enum Fid : size_t {
+  f_num_reqs,
+  f_max_query_len,
+  f_max_seq_len,
+  f_num_actual_tokens,
+  f_query_start_loc,
+  f_slot_mapping,
+  f_num_decodes,
+  f_num_decode_tokens,
+  f_num_prefills,
+  f_head_dim,
+  f_chunked_prefill_workspace_size,
+  f_decode_block_table,
+  f_decode_seq_lens,
+  f_decode_dcp_tot_seq_lens,
+  f_decode_query_start_loc,
+  f_decode_max_query_len,
+  f_decode_max_seq_len,
+  f_decode_scheduler_metadata,
+  f_decode_max_num_splits,
+  f_decode_scheduler_metadata_buffer,
+  f_decode_scheduler_batch_size,
+  f_decode_scheduler_max_seqlen_q,
+  f_decode_scheduler_max_seqlen_k,
+  f_decode_scheduler_num_heads_q,
+  f_decode_scheduler_num_heads_kv,
+  f_decode_scheduler_headdim,
+  f_decode_scheduler_cache_seqlens,
+  f_decode_scheduler_qkv_dtype,
+  f_decode_scheduler_headdim_v,
+  f_decode_scheduler_page_size,
+  f_decode_scheduler_cu_seqlens_q,
+  f_decode_scheduler_causal,
+  f_decode_scheduler_num_splits,
+  f_decode_scheduler_num_q_tokens_per_head_k,
+  f_decode_scheduler_num_heads_k,
+  f_decode_scheduler_is_fp8_kvcache,
+  f_decode_tile_scheduler_metadata,
+  f_decode_num_splits,
+  f_prefill_block_table,
+  f_prefill_query_start_loc,
+  f_prefill_max_query_len,
+  f_prefill_query_seq_lens,
+  f_prefill_use_flashinfer,
+  f_prefill_use_cudnn,
+  f_prefill_use_trtllm_ragged,
+  f_prefill_num_qo_heads,
+  f_prefill_num_kv_heads,
+  f_prefill_head_dim_qk,
+  f_prefill_head_dim_vo,
+  f_prefill_sm_scale,
+  f_prefill_window_left,
+  f_prefill_logits_soft_cap,
+  f_prefill_q_data_type,
+  f_prefill_chunked_context_cu_seq_lens,
+  f_prefill_chunked_context_starts,
+  f_prefill_chunked_context_seq_tot,
+  f_prefill_chunked_context_max_seq_lens,
+  f_prefill_chunked_context_seq_lens,
+  f_prefill_chunked_context_token_to_seq,
+  f_prefill_chunked_context_chunk_total_token,
+  f_prefill_chunked_context_padded_local_chunk_seq_lens,
+  f_prefill_chunked_context_local_context_lens_allranks,
+  f_prefill_chunked_context_padded_local_cu_seq_lens,
+  f_prefill_chunked_context_cu_seq_lens_lst,
+  f_prefill_chunked_context_chunk_size,
+  kFieldIds,
+};
+
+const char* const kFieldNames[kFieldIds] = {
+    "num_reqs",
+    "max_query_len",
+    "max_seq_len",
+    "num_actual_tokens",
+    "query_start_loc",
+    "slot_mapping",
+    "num_decodes",
+    "num_decode_tokens",
+    "num_prefills",
+    "head_dim",
+    "chunked_prefill_workspace_size",
+    "decode_block_table",
+    "decode_seq_lens",
+    "decode_dcp_tot_seq_lens",
+    "decode_query_start_loc",
+    "decode_max_query_len",
+    "decode_max_seq_len",
+    "decode_scheduler_metadata",
+    "decode_max_num_splits",
+    "decode_scheduler_metadata_buffer",
+    "decode_scheduler_batch_size",
+    "decode_scheduler_max_seqlen_q",
+    "decode_scheduler_max_seqlen_k",
+    "decode_scheduler_num_heads_q",
+    "decode_scheduler_num_heads_kv",
+    "decode_scheduler_headdim",
+    "decode_scheduler_cache_seqlens",
+    "decode_scheduler_qkv_dtype",
+    "decode_scheduler_headdim_v",
+    "decode_scheduler_page_size",
+    "decode_scheduler_cu_seqlens_q",
+    "decode_scheduler_causal",
+    "decode_scheduler_num_splits",
+    "decode_scheduler_num_q_tokens_per_head_k",
+    "decode_scheduler_num_heads_k",
+    "decode_scheduler_is_fp8_kvcache",
+    "decode_tile_scheduler_metadata",
+    "decode_num_splits",
+    "prefill_block_table",
+    "prefill_query_start_loc",
+    "prefill_max_query_len",
+    "prefill_query_seq_lens",
+    "prefill_use_flashinfer",
+    "prefill_use_cudnn",
+    "prefill_use_trtllm_ragged",
+    "prefill_num_qo_heads",
+    "prefill_num_kv_heads",
+    "prefill_head_dim_qk",
+    "prefill_head_dim_vo",
+    "prefill_sm_scale",
+    "prefill_window_left",
+    "prefill_logits_soft_cap",
+    "prefill_q_data_type",
+    "prefill_chunked_context_cu_seq_lens",
+    "prefill_chunked_context_starts",
+    "prefill_chunked_context_seq_tot",
+    "prefill_chunked_context_max_seq_lens",
+    "prefill_chunked_context_seq_lens",
+    "prefill_chunked_context_token_to_seq",
+    "prefill_chunked_context_chunk_total_token",
+    "prefill_chunked_context_padded_local_chunk_seq_lens",
+    "prefill_chunked_context_local_context_lens_allranks",
+    "prefill_chunked_context_padded_local_cu_seq_lens",
+    "prefill_chunked_context_cu_seq_lens_lst",
+    "prefill_chunked_context_chunk_size",
+};
+
+/// The metadata fields of a variant, in order: MLACommonMetadata, the decode part (with the
+/// variant's additions), the prefill part, its chunked context.
+std::vector<Fid> variant_fields(Variant v) {
+  std::vector<Fid> f;
+  for (size_t i = f_num_reqs; i <= f_decode_dcp_tot_seq_lens; ++i) f.push_back(static_cast<Fid>(i));
+  if (v == Variant::kFlashAttnMla)
+    for (size_t i = f_decode_query_start_loc; i <= f_decode_scheduler_num_splits; ++i)
+      f.push_back(static_cast<Fid>(i));
+  if (v == Variant::kFlashMla) {
+    for (const Fid i : {f_decode_scheduler_metadata, f_decode_scheduler_cache_seqlens})
+      f.push_back(i);
+    for (size_t i = f_decode_scheduler_num_q_tokens_per_head_k; i <= f_decode_num_splits; ++i)
+      f.push_back(static_cast<Fid>(i));
+  }
+  for (size_t i = f_prefill_block_table; i < kFieldIds; ++i) f.push_back(static_cast<Fid>(i));
+  return f;
+}
+
+std::vector<std::string> field_names(Variant v) {
+  std::vector<std::string> names;
+  for (const Fid f : variant_fields(v)) names.emplace_back(kFieldNames[f]);
+  return names;
+}
+
+class MlaBuilder final : public Builder {
+ public:
+  MlaBuilder(std::shared_ptr<const Backend> backend, const VariantInfo& v, const KvCacheSpec& spec,
+             const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        v_(v),
+        buffers_(v.name.c_str(), config.device, plan(v, spec, config), config.allocator,
+                 config.workspace, config.workspace_size) {
+    init_metadata(field_names(v.variant));
+    pos_.assign(kFieldIds, kAbsent);
+    for (size_t f = 0; f < kFieldIds; ++f)
+      if (const auto i = metadata().find(kFieldNames[f])) pos_[f] = *i;
+    const BuilderConfig& c = this->config();
+    workspace_ = mla_chunked_prefill_workspace_size(spec, c);
+    max_chunks_ = mla_max_context_chunks(spec, c);
+    dcp_ = c.decode_context_parallel_size;
+    interleave_ = c.cp_kv_cache_interleave_size;
+    prefill_ = prefill_path(c);
+    use_full_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
+    max_cudagraph_size_ = max_cudagraph_size(c);
+    if (v.variant == Variant::kFlashAttnMla) {
+      fa_aot_schedule_ = fa_mla_aot(c);
+      if (use_full_cuda_graph_ && fa_aot_schedule_)
+        max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;
+      if (c.batch_invariant) max_num_splits_ = 1;
+    }
+    if (!c.layers.empty()) {
+      hyper_ = infer_global_hyperparameters(c.layers).params;
+    } else {
+      hyper_.sm_scale =
+          1.0 / std::sqrt(static_cast<double>(qk_nope_head_dim(c) + qk_rope_head_dim(c)));
+    }
+    init_reorder_batch_threshold(v.reorder_batch_threshold,
+                                 v.query_len_support != QueryLenSupport::kSingleOnly,
+                                 supports_dcp_with_varlen(v.variant, c));
+  }
+
+ protected:
+  void do_build(int64_t, const CommonMetadata& c, bool /*fast_build: unused by vLLM's MLA*/,
+                const ops::Exec& exec) override {
+    const BuilderConfig& cfg = config();
+    const int64_t n = c.num_reqs;
+    const int32_t threshold = reorder_batch_threshold().value_or(1);
+    ops::BatchSplit s;
+    try {
+      s = ops::split_decodes_and_prefills(
+          c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold,
+          /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen);
+    } catch (const ops::OpError& e) {
+      invalid(v_.name, " cannot split the batch: ", e.what());
+    }
+    const int64_t nd = s.num_decodes, np = s.num_prefills;
+    const bool dcp = dcp_ > 1;
+    if (np > 0 && c.seq_lens_host == nullptr)
+      invalid("common->seq_lens_cpu is NULL; ", v_.name,
+              " reads the context lengths of the "
+              "prefills on the host (vLLM's seq_lens_cpu)");
+    if (nd > 0 && dcp && !c.dcp_local_seq_lens)
+      invalid("common->dcp_local_seq_lens is NULL; ", v_.name,
+              " decodes with "
+              "decode_context_parallel_size=",
+              dcp_, " read this rank's lengths from it");
+    const Tensor& bt = *c.block_table_tensor;
+    if (nd > 0 && v_.variant == Variant::kFlashMla && cfg.batch_invariant && !is_fp8_cache(cfg) &&
+        bt.shape[1] % 64 != 0)
+      invalid("FLASHMLA's batch-invariant decode needs the block table width (", bt.shape[1],
+              " columns) to be a multiple of 64 (vLLM asserts topk % 64 == 0)");
+    ops::MlaChunkPlan chunks;
+    int32_t* contexts = buffers_.as<int32_t>(kBufContextLens);
+    if (np > 0) {
+      for (int64_t i = 0; i < np; ++i)
+        contexts[i] = static_cast<int32_t>(c.seq_lens_host[nd + i] - c.query_len(nd + i));
+      try {
+        chunks =
+            ops::mla_chunk_plan(contexts, np, workspace_, spec().block_size, dcp_, interleave_);
+      } catch (const ops::OpError& e) {
+        invalid(v_.name, ": ", e.what());
+      }
+      if (chunks.num_chunks > max_chunks_)
+        fail(Status::kInternal, v_.name, ": ", chunks.num_chunks, " context chunks exceed the ",
+             max_chunks_, " the buffers were planned for");
+    }
+    // Past every check: a refused batch leaves the previous metadata as it was.
+
+    int64_t max_seq_len = c.max_seq_len;
+    if (nd > 0 && dcp) {
+      // The most tokens a rank holds: ceil(L / (N * I)) * I, without a device sync.
+      const int64_t partitions = static_cast<int64_t>(dcp_) * interleave_;
+      max_seq_len = (max_seq_len + partitions - 1) / partitions * interleave_;
+    }
+    Metadata& m = metadata();
+    m.reset();
+    m.set_int(at(f_num_reqs), n);
+    m.set_int(at(f_max_query_len), c.max_query_len);
+    m.set_int(at(f_max_seq_len), max_seq_len);
+    m.set_int(at(f_num_actual_tokens), c.num_actual_tokens);
+    m.set_tensor(at(f_query_start_loc), *c.query_start_loc);
+    m.set_tensor(at(f_slot_mapping), *c.slot_mapping);
+    m.set_int(at(f_num_decodes), nd);
+    m.set_int(at(f_num_decode_tokens), s.num_decode_tokens);
+    m.set_int(at(f_num_prefills), np);
+    m.set_int(at(f_head_dim), spec().head_size);
+    m.set_int(at(f_chunked_prefill_workspace_size), workspace_);
+    if (np > 0) build_prefill(c, nd, np, chunks, exec);
+    if (nd > 0) build_decode(c, nd, s.num_decode_tokens, max_seq_len, exec);
+  }
+
+  /// vLLM's build_for_cudagraph_capture: decode-only batches.
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    const int64_t t = reorder_batch_threshold().value_or(1);
+    if (c.num_reqs > c.num_actual_tokens * t)
+      fail(Status::kUnsupported, v_.name,
+           " only supports decode-only full CUDA graph capture: "
+           "num_reqs=",
+           c.num_reqs, " exceeds num_actual_tokens=", c.num_actual_tokens,
+           " * reorder_batch_threshold=", t, " (make every capture size <= max_num_seqs)");
+    if (c.max_query_len > t)
+      fail(Status::kUnsupported, v_.name,
+           " only supports decode-only full CUDA graph capture: "
+           "max_query_len=",
+           c.max_query_len, " exceeds reorder_batch_threshold=", t);
+    do_build(0, c, false, exec);
+  }
+
+ private:
+  /// The index of a field of this variant (resolved at create time; Error(kInternal) for a
+  /// field the variant does not have).
+  size_t at(Fid f) const {
+    if (pos_[f] == kAbsent) fail(Status::kInternal, v_.name, " has no field ", kFieldNames[f]);
+    return pos_[f];
+  }
+
+  Tensor host_vector(Buffer b, int64_t n) const {
+    return make_vector(buffers_.get(b), Device{}, kInt32, n);
+  }
+  Tensor host_matrix(Buffer b, int64_t rows, int64_t cols) const {
+    return make_matrix(buffers_.get(b), Device{}, kInt32, rows, cols, cols);
+  }
+  Tensor device_vector(Buffer b, int64_t n) const {
+    return make_vector(buffers_.get(b), config().device, kInt32, n);
+  }
+  Tensor device_matrix(Buffer b, int64_t rows, int64_t cols) const {
+    return make_matrix(buffers_.get(b), config().device, kInt32, rows, cols, cols);
+  }
+
+  void build_prefill(const CommonMetadata& c, int64_t nd, int64_t np,
+                     const ops::MlaChunkPlan& chunks, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    const int64_t n = c.num_reqs, C = chunks.num_chunks;
+    const bool dcp = dcp_ > 1;
+    const bool query_seq_lens = prefill_.cudnn || prefill_.trtllm_ragged;
+    // The device inputs; the host path reads the validated host lengths.
+    const int32_t* qsl = (exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host) + nd;
+    const int32_t* lens = (exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host) + nd;
+    ops::MlaPrefillOut out;
+    out.query_start_loc = buffers_.as<int32_t>(kBufPrefillQsl);
+    if (query_seq_lens) out.query_seq_lens = buffers_.as<int32_t>(kBufQuerySeqLens);
+    if (C > 0) {
+      out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
+      out.starts = buffers_.as<int32_t>(kBufStarts);
+      out.token_to_seq = buffers_.as<int32_t>(kBufTokenToSeq);
+      if (dcp) out.padded_local_cu_seq_lens = buffers_.as<int32_t>(kBufPaddedLocalCu);
+    }
+    ops::mla_prefill_metadata(exec, qsl, lens, np, chunks, dcp_, interleave_,
+                              chunks.max_chunk_tokens, out);
+
+    m.set_tensor(at(f_prefill_block_table), rows_between(*c.block_table_tensor, nd, n));
+    m.set_tensor(at(f_prefill_query_start_loc), device_vector(kBufPrefillQsl, np + 1), true);
+    m.set_int(at(f_prefill_max_query_len), c.max_query_len);
+    if (query_seq_lens)
+      m.set_tensor(at(f_prefill_query_seq_lens), device_vector(kBufQuerySeqLens, np), true);
+    m.set_bool(at(f_prefill_use_flashinfer), prefill_.flashinfer);
+    m.set_bool(at(f_prefill_use_cudnn), prefill_.cudnn);
+    m.set_bool(at(f_prefill_use_trtllm_ragged), prefill_.trtllm_ragged);
+    if (prefill_.flashinfer) {
+      // FlashInfer's ragged prefill plan(): non-latent heads, num_kv_heads == num_qo_heads.
+      m.set_int(at(f_prefill_num_qo_heads), cfg.num_attention_heads);
+      m.set_int(at(f_prefill_num_kv_heads), cfg.num_attention_heads);
+      m.set_int(at(f_prefill_head_dim_qk), qk_nope_head_dim(cfg) + qk_rope_head_dim(cfg));
+      m.set_int(at(f_prefill_head_dim_vo), v_head_dim(cfg));
+      m.set_float(at(f_prefill_sm_scale), hyper_.sm_scale);
+      m.set_int(at(f_prefill_window_left), hyper_.window_left);
+      if (hyper_.logits_soft_cap)
+        m.set_float(at(f_prefill_logits_soft_cap), *hyper_.logits_soft_cap);
+      m.set_int(at(f_prefill_q_data_type), cfg.model_dtype_for(spec()));
+    }
+    if (C == 0) return;  // no prefill has context: chunked_context is None
+
+    ops::MlaChunkHostLists lists;
+    lists.seq_lens = buffers_.as<int32_t>(kBufChunkSeqLens);
+    lists.seq_tot = buffers_.as<int32_t>(kBufSeqTot);
+    lists.max_seq_lens = buffers_.as<int32_t>(kBufMaxSeqLens);
+    lists.chunk_total_token = buffers_.as<int32_t>(kBufChunkTotal);
+    if (dcp) {
+      lists.cu_seq_lens_lst = buffers_.as<int32_t>(kBufCuLst);
+      lists.padded_local_chunk_seq_lens = buffers_.as<int32_t>(kBufPaddedLocalLens);
+      lists.local_context_lens_allranks = buffers_.as<int32_t>(kBufLocalAllRanks);
+    }
+    ops::mla_chunk_host_lists(buffers_.as<const int32_t>(kBufContextLens), np, chunks, dcp_,
+                              interleave_, lists);
+    m.set_tensor(at(f_prefill_chunked_context_cu_seq_lens), device_matrix(kBufCuSeqLens, C, np + 1),
+                 true);
+    m.set_tensor(at(f_prefill_chunked_context_starts), device_matrix(kBufStarts, C, np), true);
+    m.set_tensor(at(f_prefill_chunked_context_seq_tot), host_vector(kBufSeqTot, C), true);
+    m.set_tensor(at(f_prefill_chunked_context_max_seq_lens), host_vector(kBufMaxSeqLens, C), true);
+    m.set_tensor(at(f_prefill_chunked_context_seq_lens), host_matrix(kBufChunkSeqLens, C, np),
+                 true);
+    m.set_tensor(at(f_prefill_chunked_context_token_to_seq),
+                 device_matrix(kBufTokenToSeq, C, chunks.max_chunk_tokens), true);
+    m.set_tensor(at(f_prefill_chunked_context_chunk_total_token), host_vector(kBufChunkTotal, C),
+                 true);
+    if (dcp) {
+      m.set_tensor(at(f_prefill_chunked_context_padded_local_chunk_seq_lens),
+                   host_matrix(kBufPaddedLocalLens, C, np), true);
+      m.set_tensor(at(f_prefill_chunked_context_local_context_lens_allranks),
+                   host_matrix(kBufLocalAllRanks, np, dcp_), true);
+      m.set_tensor(at(f_prefill_chunked_context_padded_local_cu_seq_lens),
+                   device_matrix(kBufPaddedLocalCu, C, np + 1), true);
+      m.set_tensor(at(f_prefill_chunked_context_cu_seq_lens_lst), host_matrix(kBufCuLst, C, np + 1),
+                   true);
+      m.set_int(at(f_prefill_chunked_context_chunk_size), chunks.local_chunk);
+    }
+  }
+
+  void build_decode(const CommonMetadata& c, int64_t nd, int64_t num_decode_tokens,
+                    int64_t max_seq_len, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    const bool dcp = dcp_ > 1;
+    const Tensor seq_lens = rows_between(dcp ? *c.dcp_local_seq_lens : *c.seq_lens, 0, nd);
+    m.set_tensor(at(f_decode_block_table), rows_between(*c.block_table_tensor, 0, nd));
+    m.set_tensor(at(f_decode_seq_lens), seq_lens);
+    if (dcp) m.set_tensor(at(f_decode_dcp_tot_seq_lens), rows_between(*c.seq_lens, 0, nd));
+    int64_t max_query_len = 0;  // the decodes' (uniform unless VARLEN)
+    for (int64_t i = 0; i < nd; ++i) max_query_len = std::max(max_query_len, c.query_len(i));
+
+    if (v_.variant == Variant::kFlashAttnMla) {
+      const Tensor qsl = rows_between(*c.query_start_loc, 0, nd + 1);
+      int64_t max_num_splits = 0;
+      if (use_full_cuda_graph_ && max_cudagraph_size_ > 0 &&
+          num_decode_tokens <= max_cudagraph_size_)
+        max_num_splits = max_num_splits_;
+      if (cfg.batch_invariant) max_num_splits = 1;
+      m.set_tensor(at(f_decode_query_start_loc), qsl);
+      m.set_int(at(f_decode_max_query_len), max_query_len);
+      m.set_int(at(f_decode_max_seq_len), max_seq_len);
+      m.set_int(at(f_decode_max_num_splits), max_num_splits);
+      if (fa_aot_schedule_) {
+        if (use_full_cuda_graph_)
+          m.set_tensor(at(f_decode_scheduler_metadata_buffer),
+                       device_vector(kBufSchedulerMetadata, scheduler_metadata_entries(cfg)), true);
+        m.set_int(at(f_decode_scheduler_batch_size), nd);
+        m.set_int(at(f_decode_scheduler_max_seqlen_q), max_query_len);
+        m.set_int(at(f_decode_scheduler_max_seqlen_k), max_seq_len);
+        m.set_int(at(f_decode_scheduler_num_heads_q),
+                  static_cast<int64_t>(cfg.num_attention_heads) * dcp_);
+        m.set_int(at(f_decode_scheduler_num_heads_kv), 1);
+        m.set_int(at(f_decode_scheduler_headdim), qk_rope_head_dim(cfg));
+        m.set_tensor(at(f_decode_scheduler_cache_seqlens), seq_lens);
+        m.set_int(at(f_decode_scheduler_qkv_dtype), spec().dtype);
+        m.set_int(at(f_decode_scheduler_headdim_v), kv_lora_rank(cfg));
+        m.set_int(at(f_decode_scheduler_page_size), spec().block_size);
+        m.set_tensor(at(f_decode_scheduler_cu_seqlens_q), qsl);
+        m.set_bool(at(f_decode_scheduler_causal), true);
+        m.set_int(at(f_decode_scheduler_num_splits), max_num_splits);
+      }
+    } else if (v_.variant == Variant::kFlashMla) {
+      // get_mla_metadata(cache_seqlens, num_q_tokens_per_head_k, num_heads_k=1, is_fp8_kvcache)
+      m.set_tensor(at(f_decode_scheduler_cache_seqlens), seq_lens);
+      m.set_int(at(f_decode_scheduler_num_q_tokens_per_head_k),
+                max_query_len * cfg.num_attention_heads);
+      m.set_int(at(f_decode_scheduler_num_heads_k), 1);
+      m.set_bool(at(f_decode_scheduler_is_fp8_kvcache), is_fp8_cache(cfg));
+      if (cfg.batch_invariant && !is_fp8_cache(cfg)) {
+        // vLLM's batch-invariant decode replaces FlashMLA's schedule by one partition.
+        const int64_t width = c.block_table_tensor->shape[1];
+        ops::flashmla_fixed_tile_schedule(exec, nd, static_cast<int32_t>(width / 64),
+                                          buffers_.as<int32_t>(kBufTile),
+                                          buffers_.as<int32_t>(kBufNumSplits));
+        m.set_tensor(at(f_decode_tile_scheduler_metadata),
+                     make_matrix(buffers_.get(kBufTile), cfg.device, kInt32, 1, 8, 8), true);
+        m.set_tensor(at(f_decode_num_splits), device_vector(kBufNumSplits, nd + 1), true);
+      }
+    }
+  }
+
+  static constexpr size_t kAbsent = ~size_t{0};
+  const VariantInfo& v_;
+  PersistentBuffers buffers_;
+  std::vector<size_t> pos_;
+  int64_t workspace_ = 0;
+  int64_t max_chunks_ = 0;
+  int32_t dcp_ = 1;
+  int32_t interleave_ = 1;
+  PrefillPath prefill_;
+  PerLayerParams hyper_;
+  bool use_full_cuda_graph_ = false;
+  int64_t max_cudagraph_size_ = 0;
+  bool fa_aot_schedule_ = false;
+  int64_t max_num_splits_ = 0;
+};
+
+class MlaBackend final : public Backend {
+ public:
+  explicit MlaBackend(Variant v) : v_(info(v)) {}
+
+  const std::string& name() const override { return v_.name; }
+
+  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
+    // The class attribute: none of the five overrides get_cudagraph_support.
+    return v_.cudagraph_support;
+  }
+
+  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
+                                         const BuilderConfig& config) const override {
+    check_supported(v_, spec, config);
+    return plan(v_, spec, config);
+  }
+
+  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
+                                  const BuilderConfig& config) const override {
+    check_supported(v_, spec, config);
+    return std::make_unique<MlaBuilder>(shared_from_this(), v_, spec, config);
+  }
+
+ private:
+  const VariantInfo& v_;
+};
+
+}  // namespace
+
+int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
+  const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
+  const int64_t size = std::min<int64_t>(
+      std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
+  return std::max(size, seqs_blocks);  // at least one block per request
+}
+
+int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  const int64_t bs = spec.block_size;
+  const int64_t prefills = std::min<int64_t>(
+      {c.max_num_seqs, c.max_num_batched_tokens, std::max<int64_t>(1, workspace / bs)});
+  const int64_t chunk = std::max<int64_t>(bs, workspace / prefills / bs * bs);
+  const int64_t longest_context = std::max<int64_t>(1, static_cast<int64_t>(c.max_model_len) - 1);
+  return (longest_context + chunk - 1) / chunk;
+}
+
+std::shared_ptr<const Backend> make_flashmla_backend() {
+  return std::make_shared<MlaBackend>(Variant::kFlashMla);
+}
+std::shared_ptr<const Backend> make_flash_attn_mla_backend() {
+  return std::make_shared<MlaBackend>(Variant::kFlashAttnMla);
+}
+std::shared_ptr<const Backend> make_cutlass_mla_backend() {
+  return std::make_shared<MlaBackend>(Variant::kCutlassMla);
+}
+std::shared_ptr<const Backend> make_flashinfer_mla_backend() {
+  return std::make_shared<MlaBackend>(Variant::kFlashInferMla);
+}
+std::shared_ptr<const Backend> make_triton_mla_backend() {
+  return std::make_shared<MlaBackend>(Variant::kTritonMla);
+}
+
+}  // namespace attn::backends

@@ -1,0 +1,1066 @@
+/* The MLA family (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA): class
+ * levels and reorder thresholds with and without speculative tokens and DCP, the decode/prefill
+ * split, hand-checked chunked-context batches (one and several chunks, the DCP variant), the
+ * variants' decode fields (FA3 scheduler inputs, FlashMLA scheduler inputs and its fixed
+ * batch-invariant schedule), the prefill paths, capture and drafting, update_block_table
+ * (unsupported, as in vLLM), bad input with its messages, and seeded random batches against a
+ * naive computation written for this test. */
+#include "test_support.h"
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static attn_kv_cache_spec_t mla_spec(int32_t block_size) {
+  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
+  s.kind = ATTN_KV_MLA;
+  s.block_size = block_size;
+  s.num_kv_heads = 1;
+  s.head_size = 576;
+  return s;
+}
+
+/* 4 sequences, 2048 tokens, max_model_len 1024, 32 query heads, sm90. */
+static attn_builder_config_t mla_config(void) {
+  attn_builder_config_t c = ts_config();
+  c.max_num_seqs = 4;
+  c.max_num_batched_tokens = 2048;
+  c.max_model_len = 1024;
+  return c;
+}
+
+static const char* const kVariants[5] = {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA",
+                                         "FLASHINFER_MLA", "TRITON_MLA"};
+static const int32_t kBlocks[5] = {64, 16, 128, 64, 16}; /* a block size each accepts */
+
+static const int32_t* data_of(const attn_tensor_t* t) {
+  return (const int32_t*)((const char*)t->data + t->byte_offset);
+}
+
+static void expect_none(const attn_metadata_t* m, const char* name) {
+  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
+}
+
+static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_get(m, name, &f));
+  if (f.kind != ATTN_FIELD_BOOL) fail_msg("%s has kind %d, expected BOOL", name, f.kind);
+  assert_int_equal(f.int_value, value);
+}
+
+/* Asserts a 2-D int32 tensor field equals `expected` (rows x cols, row-major). */
+static void expect_i32_2d(const attn_metadata_t* m, const char* name, const int32_t* expected,
+                          int64_t rows, int64_t cols) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t r, k;
+  if (t == NULL) fail_msg("field %s is None", name);
+  if (t->ndim != 2) fail_msg("%s has %d dimensions, expected 2", name, t->ndim);
+  if (t->shape[0] != rows || t->shape[1] != cols)
+    fail_msg("%s has shape (%lld, %lld), expected (%lld, %lld)", name, (long long)t->shape[0],
+             (long long)t->shape[1], (long long)rows, (long long)cols);
+  for (r = 0; r < rows; ++r)
+    for (k = 0; k < cols; ++k) {
+      const int32_t got = data_of(t)[r * t->strides[0] + k * t->strides[1]];
+      if (got != expected[r * cols + k])
+        fail_msg("%s[%lld][%lld] = %d, expected %d", name, (long long)r, (long long)k, got,
+                 expected[r * cols + k]);
+    }
+}
+
+/* A view of rows [first, first + n) of a 2-D table must alias the batch's block table. */
+static void expect_rows_of(const attn_metadata_t* m, const char* name, const ts_batch* b,
+                           int64_t first, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  if (t == NULL) fail_msg("field %s is None", name);
+  assert_int_equal(t->ndim, 2);
+  assert_int_equal(t->shape[0], n);
+  assert_int_equal(t->shape[1], b->width);
+  assert_ptr_equal(data_of(t), b->bt + first * b->width);
+}
+
+static int32_t threshold_of(attn_builder_t* b) {
+  int32_t t = -1;
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &t));
+  return t;
+}
+
+static int32_t dcp_local(int64_t len, int32_t dcp, int32_t rank, int32_t interleave) {
+  const int64_t base = len / interleave / dcp * interleave;
+  int64_t rem = len - base * dcp - (int64_t)rank * interleave;
+  if (rem < 0) rem = 0;
+  if (rem > interleave) rem = interleave;
+  return (int32_t)(base + rem);
+}
+
+/* ---- class levels and thresholds -------------------------------------------------------- */
+
+static void test_levels_and_thresholds(void** state) {
+  static const int32_t levels[5] = {ATTN_CG_UNIFORM_BATCH, ATTN_CG_UNIFORM_BATCH,
+                                    ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, ATTN_CG_UNIFORM_BATCH,
+                                    ATTN_CG_UNIFORM_BATCH};
+  /* vLLM's class reorder_batch_threshold, then with 3 speculative tokens (spec-as-decode for
+   * UNIFORM / VARLEN query support), with parallel drafting, with DCP 2 (1 unless the variant
+   * supports DCP with varlen), with DCP 2 and interleave 2. */
+  static const int32_t plain[5] = {128, 512, 1, 1, 1};
+  static const int32_t spec3[5] = {128, 512, 1, 4, 1};
+  static const int32_t parallel[5] = {128, 512, 1, 7, 1};
+  static const int32_t dcp2[5] = {1, 512, 1, 4, 1};
+  static const int32_t dcp2_interleave2[5] = {1, 1, 1, -1, 1}; /* FLASHINFER_MLA refuses it */
+  int v, cap;
+  (void)state;
+  for (v = 0; v < 5; ++v) {
+    const attn_kv_cache_spec_t spec = mla_spec(kBlocks[v]);
+    attn_builder_config_t c = mla_config();
+    attn_builder_t* b;
+    int32_t level = -1, update = 7;
+    /* the classmethod needs no builder and is the same on every device */
+    for (cap = 80; cap <= 100; cap += 10) {
+      c.device_capability = cap;
+      ASSERT_OK(attn_backend_cudagraph_support(kVariants[v], &spec, &c, &level));
+      assert_int_equal(level, levels[v]);
+    }
+    c = mla_config();
+    b = ts_builder(kVariants[v], &spec, &c);
+    assert_string_equal(attn_builder_backend_name(b), kVariants[v]);
+    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+    assert_int_equal(level, levels[v]);
+    assert_int_equal(threshold_of(b), plain[v]);
+    ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+    assert_int_equal(update, 0);
+    attn_builder_destroy(b);
+
+    c.num_speculative_tokens = 3;
+    b = ts_builder(kVariants[v], &spec, &c);
+    assert_int_equal(threshold_of(b), spec3[v]);
+    attn_builder_destroy(b);
+    c.parallel_drafting = 1;
+    b = ts_builder(kVariants[v], &spec, &c);
+    assert_int_equal(threshold_of(b), parallel[v]);
+    attn_builder_destroy(b);
+    c.parallel_drafting = 0;
+    c.decode_context_parallel_size = 2;
+    b = ts_builder(kVariants[v], &spec, &c);
+    assert_int_equal(threshold_of(b), dcp2[v]);
+    attn_builder_destroy(b);
+    c.cp_kv_cache_interleave_size = 2;
+    if (dcp2_interleave2[v] < 0) {
+      ASSERT_ERROR(attn_builder_create(kVariants[v], &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+                   "FLASHINFER_MLA with decode context parallelism needs "
+                   "config->cp_kv_cache_interleave_size=1, got 2");
+    } else {
+      b = ts_builder(kVariants[v], &spec, &c);
+      assert_int_equal(threshold_of(b), dcp2_interleave2[v]);
+      attn_builder_destroy(b);
+    }
+  }
+  { /* FLASHMLA: a draft longer than the class threshold raises it (max(128, 1 + 200)) */
+    const attn_kv_cache_spec_t spec = mla_spec(64);
+    attn_builder_config_t c = mla_config();
+    attn_builder_t* b;
+    c.num_speculative_tokens = 200;
+    b = ts_builder("FLASHMLA", &spec, &c);
+    assert_int_equal(threshold_of(b), 201);
+    attn_builder_destroy(b);
+  }
+}
+
+/* ---- the workspace ---------------------------------------------------------------------- */
+
+static int64_t workspace_for(int32_t max_model_len, int32_t max_num_seqs, int32_t block_size) {
+  attn_kv_cache_spec_t spec = mla_spec(block_size);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  static const int32_t q[1] = {1}, s[1] = {1};
+  ts_batch* batch = ts_batch_make(q, s, 1, block_size, 0, -1);
+  int64_t w;
+  c.max_model_len = max_model_len;
+  c.max_num_seqs = max_num_seqs;
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  w = ts_int(m, "chunked_prefill_workspace_size");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+  return w;
+}
+
+static void test_workspace_size(void** state) {
+  (void)state;
+  /* max(min(max(8 * L, 4 * S * B), 65536), S * B) */
+  assert_int_equal(workspace_for(1024, 256, 16), 16384);  /* 4 * 256 * 16 */
+  assert_int_equal(workspace_for(4096, 8, 16), 32768);    /* 8 * 4096 */
+  assert_int_equal(workspace_for(131072, 8, 64), 65536);  /* capped at 64k tokens */
+  assert_int_equal(workspace_for(16, 1024, 128), 131072); /* one block per request wins */
+  assert_int_equal(workspace_for(64, 4, 16), 512);        /* 8 * 64 */
+}
+
+/* ---- a hand-checked batch --------------------------------------------------------------- */
+
+/* TRITON_MLA, block 16, a 128-token workspace. Two decodes (seq 10, 33) and three prefills:
+ * 4 tokens onto a context of 100, a fresh prefill of 3, 5 tokens onto a context of 40.
+ *   query_start_loc [0, 1, 2, 6, 9, 14]; split at threshold 1: 2 decodes (2 tokens), 3 prefills.
+ *   contexts [100, 0, 40]: two prefills have context, so each gets 128 // 2 = 64 tokens of the
+ *   workspace (already a multiple of 16): max_context_chunk 64, cdiv(100, 64) = 2 chunks.
+ *   chunk 0 covers [0, 64): lengths [64, 0, 40] -> cu_seq_lens [0, 64, 64, 104], total 104;
+ *   chunk 1 covers [64, 128): lengths [36, 0, 0] -> cu_seq_lens [0, 36, 36, 36], total 36.
+ *   starts [[0, 0, 0], [64, 64, 64]]; seq_tot = chunk_total_token = [104, 36];
+ *   max_seq_lens [64, 36]; token_to_seq is 2 x 104: row 0 = 64 x 0 then 40 x 2, row 1 =
+ *   36 x 0 then zeros. The prefill query_start_loc is rebased: [0, 4, 7, 12]. */
+static void test_hand_checked(void** state) {
+  static const int32_t q[5] = {1, 1, 4, 3, 5}, s[5] = {10, 33, 104, 3, 45};
+  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 5, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  int32_t tts[2 * 104];
+  int i;
+  (void)state;
+  c.max_num_seqs = 8;
+  c.mla_chunked_prefill_workspace_size = 128; /* the floor: 8 sequences x 16 */
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "TRITON_MLA");
+  assert_int_equal(ts_int(m, "num_reqs"), 5);
+  assert_int_equal(ts_int(m, "num_actual_tokens"), 14);
+  assert_int_equal(ts_int(m, "max_query_len"), 5);
+  assert_int_equal(ts_int(m, "max_seq_len"), 104);
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  assert_int_equal(ts_int(m, "head_dim"), 576);
+  assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), 128);
+  assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
+  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+  /* decode: views of the batch's first two rows */
+  expect_rows_of(m, "decode_block_table", batch, 0, 2);
+  ts_expect_i32(m, "decode_seq_lens", (int32_t[]){10, 33}, 2);
+  assert_ptr_equal(ts_tensor(m, "decode_seq_lens")->data, batch->seq);
+  expect_none(m, "decode_dcp_tot_seq_lens");
+  /* prefill */
+  expect_rows_of(m, "prefill_block_table", batch, 2, 3);
+  ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 4, 7, 12}, 4);
+  assert_int_equal(ts_int(m, "prefill_max_query_len"), 5);
+  expect_none(m, "prefill_query_seq_lens");
+  expect_bool(m, "prefill_use_flashinfer", 0);
+  expect_bool(m, "prefill_use_cudnn", 0);
+  expect_bool(m, "prefill_use_trtllm_ragged", 0);
+  expect_none(m, "prefill_num_qo_heads");
+  /* the chunked context */
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 104, 0, 36, 36, 36}, 2, 4);
+  expect_i32_2d(m, "prefill_chunked_context_starts", (int32_t[]){0, 0, 0, 64, 64, 64}, 2, 3);
+  ts_expect_i32(m, "prefill_chunked_context_seq_tot", (int32_t[]){104, 36}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", (int32_t[]){64, 36}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_total_token", (int32_t[]){104, 36}, 2);
+  expect_i32_2d(m, "prefill_chunked_context_seq_lens", (int32_t[]){64, 0, 40, 36, 0, 0}, 2, 3);
+  for (i = 0; i < 2 * 104; ++i) tts[i] = i < 64 ? 0 : (i < 104 ? 2 : 0);
+  expect_i32_2d(m, "prefill_chunked_context_token_to_seq", tts, 2, 104);
+  assert_int_equal(ts_tensor(m, "prefill_chunked_context_seq_tot")->device.device_type, ATTN_DEVICE_CPU);
+  expect_none(m, "prefill_chunked_context_padded_local_chunk_seq_lens");
+  expect_none(m, "prefill_chunked_context_local_context_lens_allranks");
+  expect_none(m, "prefill_chunked_context_padded_local_cu_seq_lens");
+  expect_none(m, "prefill_chunked_context_cu_seq_lens_lst");
+  expect_none(m, "prefill_chunked_context_chunk_size");
+  {
+    /* drafting is build(fast_build=True): the same metadata for MLA */
+    attn_metadata_t* d = NULL;
+    ASSERT_OK(attn_build_for_drafting(b, &batch->common, 0, &d, NULL));
+    expect_i32_2d(d, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 104, 0, 36, 36, 36}, 2, 4);
+    assert_int_equal(ts_int(d, "num_decodes"), 2);
+  }
+  {
+    /* kept metadata (attn_metadata_clone) survives the next build */
+    attn_metadata_t* kept = NULL;
+    static const int32_t q2[1] = {1}, s2[1] = {7};
+    ts_batch* next = ts_batch_make(q2, s2, 1, 16, 0, -1);
+    ASSERT_OK(attn_metadata_clone(m, &kept));
+    ASSERT_OK(attn_build(b, 0, &next->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_prefills"), 0);
+    expect_none(m, "prefill_chunked_context_cu_seq_lens");
+    expect_i32_2d(kept, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 104, 0, 36, 36, 36}, 2, 4);
+    ts_expect_i32(kept, "prefill_chunked_context_seq_tot", (int32_t[]){104, 36}, 2);
+    attn_metadata_destroy(kept);
+    ts_batch_free(next);
+  }
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+/* A context many times the workspace is not an error: vLLM splits it into chunks. One prefill
+ * with 250 tokens of context and a 64-token workspace (CUTLASS_MLA needs block 128, so TRITON
+ * with block 16): max_context_chunk 64, cdiv(250, 64) = 4 chunks of 64, 64, 64, 58. */
+static void test_many_chunks(void** state) {
+  static const int32_t q[1] = {6}, s[1] = {256};
+  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.mla_chunked_prefill_workspace_size = 64; /* the floor: 4 sequences x 16 */
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 0);
+  expect_none(m, "decode_block_table");
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 0, 64, 0, 64, 0, 58}, 4, 2);
+  expect_i32_2d(m, "prefill_chunked_context_starts", (int32_t[]){0, 64, 128, 192}, 4, 1);
+  ts_expect_i32(m, "prefill_chunked_context_seq_tot", (int32_t[]){64, 64, 64, 58}, 4);
+  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", (int32_t[]){64, 64, 64, 58}, 4);
+  assert_int_equal(ts_tensor(m, "prefill_chunked_context_token_to_seq")->shape[1], 64);
+  ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 6}, 2);
+  /* a fresh prefill has no context: no chunked context at all */
+  {
+    static const int32_t q2[2] = {6, 9}, s2[2] = {6, 9};
+    ts_batch* fresh = ts_batch_make(q2, s2, 2, 16, 0, -1);
+    ASSERT_OK(attn_build(b, 0, &fresh->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_prefills"), 2);
+    ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 6, 15}, 3);
+    expect_none(m, "prefill_chunked_context_cu_seq_lens");
+    expect_none(m, "prefill_chunked_context_token_to_seq");
+    ts_batch_free(fresh);
+  }
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+/* ---- decode context parallelism ----------------------------------------------------------- */
+
+/* TRITON_MLA, DCP 2 (rank 0, interleave 1), block 16, a 128-token workspace. Decodes (seq 10,
+ * 33) read their rank's lengths from common->dcp_local_seq_lens: 10 -> 5, 33 -> 17 (rank 0
+ * holds the odd token). Prefills as in test_hand_checked but the third context is 41:
+ *   contexts [100, 0, 41]: max_context_chunk 64 (even: DCP 2 divides it), 2 chunks;
+ *   global lengths: chunk 0 [64, 0, 41] -> cu [0, 64, 64, 105]; chunk 1 [36, 0, 0];
+ *   local chunk = cdiv(64, 2 * 1) * 1 = 32; padded local contexts cdiv(c, 2): [50, 0, 21];
+ *   local lengths: chunk 0 [32, 0, 21] -> padded_local_cu [0, 32, 32, 53], seq_tot 53;
+ *   chunk 1 [18, 0, 0] -> [0, 18, 18, 18], seq_tot 18; starts [[0, 0, 0], [32, 32, 32]];
+ *   local_context_lens_allranks: 100 -> [50, 50], 0 -> [0, 0], 41 -> [21, 20];
+ *   max_seq_len becomes cdiv(104, 2) = 52 (the most any rank holds). */
+static void test_dcp(void** state) {
+  static const int32_t q[5] = {1, 1, 4, 3, 5}, s[5] = {10, 33, 104, 3, 46};
+  int32_t local[5] = {5, 17, 0, 0, 0};
+  int64_t local_shape[1] = {5};
+  attn_tensor_t local_t = ts_host_tensor(local, 1, local_shape, ATTN_DTYPE_INT, 32);
+  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 5, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.max_num_seqs = 8;
+  c.mla_chunked_prefill_workspace_size = 128;
+  c.decode_context_parallel_size = 2;
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  /* decodes under DCP read the local lengths */
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->dcp_local_seq_lens is NULL; TRITON_MLA decodes with "
+               "decode_context_parallel_size=2 read this rank's lengths from it");
+  assert_null(m);
+  batch->common.dcp_local_seq_lens = &local_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_seq_len"), 52);
+  ts_expect_i32(m, "decode_seq_lens", (int32_t[]){5, 17}, 2);
+  ts_expect_i32(m, "decode_dcp_tot_seq_lens", (int32_t[]){10, 33}, 2);
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 105, 0, 36, 36, 36}, 2, 4);
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens_lst", (int32_t[]){0, 64, 64, 105, 0, 36, 36, 36}, 2, 4);
+  expect_i32_2d(m, "prefill_chunked_context_starts", (int32_t[]){0, 0, 0, 32, 32, 32}, 2, 3);
+  ts_expect_i32(m, "prefill_chunked_context_seq_tot", (int32_t[]){53, 18}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", (int32_t[]){64, 36}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_total_token", (int32_t[]){105, 36}, 2);
+  expect_i32_2d(m, "prefill_chunked_context_seq_lens", (int32_t[]){64, 0, 41, 36, 0, 0}, 2, 3);
+  expect_i32_2d(m, "prefill_chunked_context_padded_local_chunk_seq_lens", (int32_t[]){32, 0, 21, 18, 0, 0}, 2, 3);
+  expect_i32_2d(m, "prefill_chunked_context_padded_local_cu_seq_lens", (int32_t[]){0, 32, 32, 53, 0, 18, 18, 18}, 2, 4);
+  expect_i32_2d(m, "prefill_chunked_context_local_context_lens_allranks", (int32_t[]){50, 50, 0, 0, 21, 20}, 3, 2);
+  assert_int_equal(ts_int(m, "prefill_chunked_context_chunk_size"), 32);
+  attn_builder_destroy(b);
+
+  /* a chunk that DCP does not divide: vLLM asserts max_context_chunk % dcp == 0. DCP 3 with a
+   * 66-token workspace: one prefill with context gets 66 -> 64 tokens, not a multiple of 3. */
+  c.max_num_seqs = 4;
+  c.decode_context_parallel_size = 3;
+  c.mla_chunked_prefill_workspace_size = 66;
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  {
+    static const int32_t q1[1] = {4}, s1[1] = {104};
+    ts_batch* one = ts_batch_make(q1, s1, 1, 16, 0, -1);
+    ASSERT_ERROR(attn_build(b, 0, &one->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "TRITON_MLA: max_context_chunk=64 is not a multiple of "
+                 "decode_context_parallel_size=3");
+    ts_batch_free(one);
+  }
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* ---- the variants' decode fields ----------------------------------------------------------- */
+
+/* FLASH_ATTN_MLA (VARLEN, threshold 512): decodes of 1, 3 and 2 tokens and a prefill of 600 onto
+ * a context of 100. On sm90 (FA3) the FA3 scheduler inputs are returned; with full CUDA graphs
+ * and 6 decode tokens <= the largest capture size (min(2 * 4, 512) = 8) max_num_splits is
+ * flash_attn_max_num_splits_for_cuda_graph (32). */
+static void test_flash_attn_mla(void** state) {
+  static const int32_t q[4] = {1, 3, 2, 600}, s[4] = {20, 50, 7, 700};
+  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 4, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* buf;
+  (void)state;
+  b = ts_builder("FLASH_ATTN_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  ts_expect_i32(m, "decode_query_start_loc", (int32_t[]){0, 1, 4, 6}, 4);
+  assert_ptr_equal(ts_tensor(m, "decode_query_start_loc")->data, batch->qsl);
+  assert_int_equal(ts_int(m, "decode_max_query_len"), 3);
+  assert_int_equal(ts_int(m, "decode_max_seq_len"), 700);
+  assert_int_equal(ts_int(m, "decode_max_num_splits"), 32);
+  expect_none(m, "decode_scheduler_metadata"); /* FA3's output */
+  buf = ts_tensor(m, "decode_scheduler_metadata_buffer");
+  assert_non_null(buf);
+  /* 1 + round_up(max(max_num_seqs 4, largest capture size 8), 4) * 4 */
+  assert_int_equal(buf->shape[0], 1 + 8 * 4);
+  assert_int_equal(ts_int(m, "decode_scheduler_batch_size"), 3);
+  assert_int_equal(ts_int(m, "decode_scheduler_max_seqlen_q"), 3);
+  assert_int_equal(ts_int(m, "decode_scheduler_max_seqlen_k"), 700);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_heads_q"), 32);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_heads_kv"), 1);
+  assert_int_equal(ts_int(m, "decode_scheduler_headdim"), 64);
+  assert_int_equal(ts_int(m, "decode_scheduler_headdim_v"), 512);
+  assert_int_equal(ts_int(m, "decode_scheduler_page_size"), 16);
+  assert_int_equal(ts_int(m, "decode_scheduler_qkv_dtype"), ATTN_KV_DTYPE_BFLOAT16);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_splits"), 32);
+  expect_bool(m, "decode_scheduler_causal", 1);
+  ts_expect_i32(m, "decode_scheduler_cache_seqlens", (int32_t[]){20, 50, 7}, 3);
+  ts_expect_i32(m, "decode_scheduler_cu_seqlens_q", (int32_t[]){0, 1, 4, 6}, 4);
+  /* the prefill: one chunk of its whole context (default workspace 8192) */
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 100}, 1, 2);
+  ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 600}, 2);
+  attn_builder_destroy(b);
+
+  /* sm80: FlashAttention 2 has no AOT scheduler and vLLM keeps max_num_splits 0 */
+  c.device_capability = 80;
+  b = ts_builder("FLASH_ATTN_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "decode_max_num_splits"), 0);
+  expect_none(m, "decode_scheduler_batch_size");
+  expect_none(m, "decode_scheduler_metadata_buffer");
+  attn_builder_destroy(b);
+  /* batch invariance: one split */
+  c.device_capability = 90;
+  c.batch_invariant = 1;
+  b = ts_builder("FLASH_ATTN_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "decode_max_num_splits"), 1);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_splits"), 1);
+  attn_builder_destroy(b);
+  /* without full CUDA graphs: no buffer, no splits */
+  c.batch_invariant = 0;
+  c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_PIECEWISE;
+  b = ts_builder("FLASH_ATTN_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "decode_max_num_splits"), 0);
+  expect_none(m, "decode_scheduler_metadata_buffer");
+  assert_int_equal(ts_int(m, "decode_scheduler_batch_size"), 3);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* FLASHMLA (UNIFORM, threshold 128), block 64: three 2-token decodes (spec decode) and a
+ * 130-token prefill. FlashMLA's get_mla_metadata inputs: the decodes' seq_lens,
+ * num_q_tokens_per_head_k = 2 * 32 heads, num_heads_k = 1. */
+static void test_flashmla(void** state) {
+  static const int32_t q[4] = {2, 2, 2, 130}, s[4] = {9, 70, 2, 300};
+  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 4, 64, 16, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  b = ts_builder("FLASHMLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  ts_expect_i32(m, "decode_scheduler_cache_seqlens", (int32_t[]){9, 70, 2}, 3);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_q_tokens_per_head_k"), 64);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_heads_k"), 1);
+  expect_bool(m, "decode_scheduler_is_fp8_kvcache", 0);
+  expect_none(m, "decode_scheduler_metadata");
+  expect_none(m, "decode_tile_scheduler_metadata");
+  expect_none(m, "decode_num_splits");
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 170}, 1, 2);
+  attn_builder_destroy(b);
+
+  /* batch-invariant decode: one partition, [0, 0, B - 1, width / 64, 0, 0, 0, 0] */
+  c.batch_invariant = 1;
+  b = ts_builder("FLASHMLA", &spec, &c);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "FLASHMLA's batch-invariant decode needs the block table width (16 columns) to be "
+               "a multiple of 64");
+  ts_batch_free(batch);
+  batch = ts_batch_make(q, s, 4, 64, 128, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_i32_2d(m, "decode_tile_scheduler_metadata", (int32_t[]){0, 0, 2, 2, 0, 0, 0, 0}, 1, 8);
+  ts_expect_i32(m, "decode_num_splits", (int32_t[]){0, 0, 0, 0}, 4);
+  attn_builder_destroy(b);
+  /* an fp8 cache keeps FlashMLA's own (fp8) schedule */
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  b = ts_builder("FLASHMLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "decode_scheduler_is_fp8_kvcache", 1);
+  expect_none(m, "decode_tile_scheduler_metadata");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* FLASHINFER_MLA with 3 speculative tokens: decodes of 4 tokens (1 + 3) stay decodes. */
+static void test_flashinfer_mla_spec_decode(void** state) {
+  static const int32_t q[3] = {4, 4, 9}, s[3] = {40, 12, 9};
+  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 64, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.num_speculative_tokens = 3;
+  b = ts_builder("FLASHINFER_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 8);
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  ts_expect_i32(m, "decode_seq_lens", (int32_t[]){40, 12}, 2);
+  expect_none(m, "prefill_chunked_context_cu_seq_lens"); /* the prefill is fresh */
+  attn_builder_destroy(b);
+  /* without speculative tokens the threshold is 1: all three are prefills */
+  c.num_speculative_tokens = 0;
+  b = ts_builder("FLASHINFER_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 0);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 36, 44, 44}, 1, 4);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* The prefill paths of compute capability 10.x: FlashInfer's ragged prefill (DeepSeek-R1 dims)
+ * by default, cuDNN and TRT-LLM ragged when asked; the plan inputs and query_seq_lens. */
+static void test_prefill_paths(void** state) {
+  static const int32_t q[3] = {1, 5, 7}, s[3] = {8, 25, 7};
+  attn_kv_cache_spec_t spec = mla_spec(128);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 128, 0, -1);
+  attn_metadata_t* m = NULL;
+  attn_field_t f = ATTN_FIELD_INIT;
+  (void)state;
+  c.device_capability = 100;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_use_flashinfer", 1);
+  expect_bool(m, "prefill_use_cudnn", 0);
+  expect_bool(m, "prefill_use_trtllm_ragged", 0);
+  assert_int_equal(ts_int(m, "prefill_num_qo_heads"), 32);
+  assert_int_equal(ts_int(m, "prefill_num_kv_heads"), 32);
+  assert_int_equal(ts_int(m, "prefill_head_dim_qk"), 192);
+  assert_int_equal(ts_int(m, "prefill_head_dim_vo"), 128);
+  assert_int_equal(ts_int(m, "prefill_window_left"), -1);
+  assert_int_equal(ts_int(m, "prefill_q_data_type"), ATTN_KV_DTYPE_BFLOAT16);
+  expect_none(m, "prefill_logits_soft_cap");
+  ASSERT_OK(attn_metadata_get(m, "prefill_sm_scale", &f));
+  assert_int_equal(f.kind, ATTN_FIELD_FLOAT);
+  assert_true(f.float_value > 0.07216 && f.float_value < 0.07217); /* 192^-0.5 */
+  expect_none(m, "prefill_query_seq_lens");
+  ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 5, 12}, 3);
+  attn_builder_destroy(b);
+  /* non-R1 dimensions: FlashAttention */
+  c.mla_qk_nope_head_dim = 64;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_use_flashinfer", 0);
+  expect_none(m, "prefill_head_dim_qk");
+  attn_builder_destroy(b);
+  c.mla_qk_nope_head_dim = 0;
+  /* cuDNN */
+  c.use_cudnn_prefill = 1;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_use_flashinfer", 0);
+  expect_bool(m, "prefill_use_cudnn", 1);
+  ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){5, 7}, 2);
+  attn_builder_destroy(b);
+  /* TRT-LLM ragged (with FlashInfer's plan disabled) */
+  c.use_cudnn_prefill = 0;
+  c.disable_flashinfer_prefill = 1;
+  c.use_trtllm_ragged_deepseek_prefill = 1;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_use_flashinfer", 0);
+  expect_bool(m, "prefill_use_trtllm_ragged", 1);
+  ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){5, 7}, 2);
+  attn_builder_destroy(b);
+  /* on sm90 none of the three: FlashAttention's varlen prefill */
+  c.device_capability = 90;
+  c.use_cudnn_prefill = 1;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_use_cudnn", 0);
+  expect_bool(m, "prefill_use_trtllm_ragged", 0);
+  expect_none(m, "prefill_query_seq_lens");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* ---- capture, update_block_table ---------------------------------------------------------- */
+
+static void test_capture_and_update(void** state) {
+  static const int32_t q1[3] = {1, 1, 1}, s1[3] = {9, 40, 3};
+  static const int32_t q2[3] = {2, 2, 2}, s2[3] = {9, 40, 3};
+  static const int32_t qp[4] = {1, 0, 0, 0}, sp[4] = {5, 0, 0, 0};
+  static const int32_t qb[2] = {130, 130}, sb[2] = {200, 140};
+  attn_kv_cache_spec_t spec = mla_spec(128);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* ones = ts_batch_make(q1, s1, 3, 128, 0, -1);
+  ts_batch* twos = ts_batch_make(q2, s2, 3, 128, 0, -1);
+  ts_batch* padded = ts_batch_make(qp, sp, 4, 128, 1, -1);
+  ts_batch* big = ts_batch_make(qb, sb, 2, 128, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  /* CUTLASS_MLA: single-token decodes only */
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &ones->common, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  assert_int_equal(ts_int(m, "num_prefills"), 0);
+  expect_none(m, "prefill_query_start_loc");
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &twos->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "CUTLASS_MLA has CUDA graph support UNIFORM_SINGLE_TOKEN_DECODE: request 0 has "
+               "query length 2");
+  /* vLLM's MLA capture assert: num_reqs <= num_actual_tokens * reorder_batch_threshold */
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &padded->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "CUTLASS_MLA only supports decode-only full CUDA graph capture: num_reqs=4 exceeds "
+               "num_actual_tokens=1 * reorder_batch_threshold=1");
+  {
+    /* update_block_table: not supported by any MLA builder (vLLM's default) */
+    attn_metadata_t* out = (attn_metadata_t*)UNTOUCHED_PTR;
+    ASSERT_OK(attn_build(b, 0, &ones->common, 0, &m, NULL));
+    ASSERT_ERROR(attn_update_block_table(b, m, &ones->bt_t, &ones->sm_t, &out, NULL),
+                 ATTN_ERR_UNSUPPORTED, "CUTLASS_MLA does not support update_block_table");
+    assert_ptr_equal(out, UNTOUCHED_PTR);
+  }
+  attn_builder_destroy(b);
+  /* FLASHMLA (UNIFORM_BATCH, threshold 128): uniform spec-decode batches capture; a uniform
+   * batch above the threshold is not a decode batch */
+  spec = mla_spec(64);
+  b = ts_builder("FLASHMLA", &spec, &c);
+  ts_batch_free(twos);
+  twos = ts_batch_make(q2, s2, 3, 64, 0, -1);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &twos->common, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  assert_int_equal(ts_int(m, "decode_scheduler_num_q_tokens_per_head_k"), 64);
+  ts_batch_free(big);
+  big = ts_batch_make(qb, sb, 2, 64, 0, -1);
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &big->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "FLASHMLA only supports decode-only full CUDA graph capture: max_query_len=130 "
+               "exceeds reorder_batch_threshold=128");
+  attn_builder_destroy(b);
+  ts_batch_free(ones);
+  ts_batch_free(twos);
+  ts_batch_free(padded);
+  ts_batch_free(big);
+}
+
+/* ---- bad input ----------------------------------------------------------------------------- */
+
+static void expect_create_error(const char* backend, const attn_kv_cache_spec_t* spec,
+                                const attn_builder_config_t* config, int32_t code,
+                                const char* message) {
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  size_t bytes = 99;
+  attn_error_t* e = attn_builder_create(backend, spec, config, &b);
+  if (e == NULL) fail_msg("%s was created; expected \"%s\"", backend, message);
+  attn_error_destroy(e);
+  ASSERT_ERROR(attn_builder_create(backend, spec, config, &b), code, message);
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  ASSERT_ERROR(attn_builder_workspace_size(backend, spec, config, &bytes), code, message);
+  assert_int_equal(bytes, 99);
+}
+
+static void test_bad_input(void** state) {
+  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_builder_config_t c = mla_config();
+  attn_kv_cache_spec_t full = ts_spec();
+  (void)state;
+  /* wrong spec kinds, both ways */
+  expect_create_error("FLASHMLA", &full, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASHMLA builds metadata for MLA KV cache specs only, not FULL_ATTENTION "
+                      "(kv_cache_spec->kind=0)");
+  full.kind = ATTN_KV_SLIDING_WINDOW;
+  full.sliding_window = 64;
+  expect_create_error("TRITON_MLA", &full, &c, ATTN_ERR_UNSUPPORTED,
+                      "TRITON_MLA builds metadata for MLA KV cache specs only, not SLIDING_WINDOW");
+  expect_create_error("FLASH_ATTN", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASH_ATTN does not build metadata for MLA KV cache specs");
+  expect_create_error("FLASHINFER", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASHINFER does not build metadata for MLA KV cache specs");
+  expect_create_error("TRITON_ATTN", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "TRITON_ATTN does not build metadata for MLA KV cache specs");
+  /* the spec */
+  spec.head_size = 512;
+  expect_create_error("FLASHMLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASHMLA supports head size 576 (kv_lora_rank + qk_rope_head_dim of the "
+                      "latent cache), got kv_cache_spec->head_size=512");
+  spec = mla_spec(64);
+  spec.num_kv_heads = 8;
+  expect_create_error("FLASHMLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
+                      "kv_cache_spec->num_kv_heads=8 must be 1 for an MLA spec");
+  spec = mla_spec(16);
+  expect_create_error("FLASHMLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASHMLA needs kv_cache_spec->block_size to be a multiple of 64, got 16");
+  spec = mla_spec(64);
+  expect_create_error("CUTLASS_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "CUTLASS_MLA needs kv_cache_spec->block_size to be a multiple of 128, got 64");
+  spec = mla_spec(16);
+  expect_create_error("FLASHINFER_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASHINFER_MLA needs kv_cache_spec->block_size to be a multiple of 32 or 64, "
+                      "got 16");
+  spec = mla_spec(8);
+  expect_create_error("FLASH_ATTN_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASH_ATTN_MLA needs kv_cache_spec->block_size to be a multiple of 16, got 8");
+  /* the config */
+  spec = mla_spec(16);
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  expect_create_error("FLASH_ATTN_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASH_ATTN_MLA does not support config->cache_dtype=FP8_E4M3");
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E5M2;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "TRITON_MLA does not support config->cache_dtype=FP8_E5M2");
+  c = mla_config();
+  c.mla_kv_lora_rank = 448;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
+                      "config->mla_kv_lora_rank=448 + config->mla_qk_rope_head_dim=64 differs from "
+                      "kv_cache_spec->head_size=576");
+  c.mla_qk_rope_head_dim = 128; /* 448 + 128 = 576 is a valid split */
+  attn_builder_destroy(ts_builder("TRITON_MLA", &spec, &c));
+  c = mla_config();
+  c.mla_v_head_dim = -1;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
+                      "config->mla_v_head_dim=-1 is not in [0, 65536] (0 for 128)");
+  c = mla_config();
+  c.mla_chunked_prefill_workspace_size = -5;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
+                      "config->mla_chunked_prefill_workspace_size=-5 is negative");
+  c.mla_chunked_prefill_workspace_size = 32;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
+                      "config->mla_chunked_prefill_workspace_size=32 is below max_num_seqs * "
+                      "block_size=64 (vLLM keeps at least one block per request)");
+  c.mla_chunked_prefill_workspace_size = 100;
+  c.decode_context_parallel_size = 3;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
+                      "the MLA chunked-prefill workspace of 100 tokens is not a multiple of "
+                      "config->decode_context_parallel_size=3");
+  c = mla_config();
+  c.model_dtype = ATTN_KV_DTYPE_FLOAT32;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "TRITON_MLA runs float16 and bfloat16 models, got FLOAT32");
+  c = mla_config();
+  c.attn_type = ATTN_TYPE_ENCODER_ONLY;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "TRITON_MLA runs decoder self-attention only (config->attn_type=2)");
+  c = mla_config();
+  c.kv_sharing_fast_prefill = 1;
+  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "KV sharing is not supported for MLA");
+  c = mla_config();
+  {
+    attn_per_layer_params_t layers[2] = {ATTN_PER_LAYER_PARAMS_INIT, ATTN_PER_LAYER_PARAMS_INIT};
+    layers[1].window_left = 127;
+    c.layers = layers;
+    c.num_layers = 2;
+    expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                        "TRITON_MLA does not support sliding windows or logits soft capping "
+                        "(config->layers[1])");
+  }
+  c = mla_config();
+  spec = mla_spec(64);
+  c.mla_qk_nope_head_dim = 96;
+  expect_create_error("FLASHINFER_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "FLASHINFER_MLA needs qk_nope_head_dim in [64, 128, 192], got "
+                      "config->mla_qk_nope_head_dim=96");
+  {
+    /* batches: a sequence longer than the model, an unsplittable uniform batch */
+    static const int32_t q[2] = {1, 2000}, s[2] = {5, 2000};
+    static const int32_t qu[3] = {2, 3, 2}, su[3] = {5, 6, 7};
+    attn_builder_t* b;
+    ts_batch* batch = ts_batch_make(q, s, 2, 64, 0, -1);
+    attn_metadata_t* m = (attn_metadata_t*)UNTOUCHED_PTR;
+    c = mla_config();
+    b = ts_builder("FLASHMLA", &spec, &c);
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->seq_lens[1]=2000 exceeds config->max_model_len=1024");
+    assert_ptr_equal(m, UNTOUCHED_PTR);
+    ts_batch_free(batch);
+    /* FLASHMLA splits uniform decodes: [2, 3, 2] -> the first non-2 request starts the
+     * prefills, so the last 2-token request counts as a prefill */
+    batch = ts_batch_make(qu, su, 3, 64, 0, -1);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_decodes"), 1);
+    assert_int_equal(ts_int(m, "num_prefills"), 2);
+    ts_batch_free(batch);
+    attn_builder_destroy(b);
+  }
+}
+
+/* ---- the ABI 1.2 config fields and older callers --------------------------------------------- */
+
+/* A 1.1 caller (struct_size stops before the MLA fields) gets their defaults, even when the
+ * bytes past its struct hold garbage; a size between two versions is refused. */
+static void test_abi_1_1_config(void** state) {
+  static const int32_t q[2] = {1, 4}, s[2] = {9, 300};
+  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1;
+  c.mla_chunked_prefill_workspace_size = -77; /* not read */
+  c.mla_kv_lora_rank = 3;
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), 8192); /* 8 x 1024 */
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 296}, 1, 2);
+  attn_builder_destroy(b);
+  c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 + 4;
+  ASSERT_ERROR(attn_builder_create("TRITON_MLA", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "is not the size of an ABI version of this struct");
+  c = mla_config(); /* this header's size reads them */
+  c.mla_chunked_prefill_workspace_size = 256;
+  b = ts_builder("TRITON_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), 256);
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 256, 0, 40}, 2, 2);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* ---- seeded random batches against a naive computation ------------------------------------ */
+
+typedef struct {
+  int32_t chunk, local_chunk;
+  int64_t chunks, width;
+  int32_t lens[160][16], local_lens[160][16];
+} naive_plan;
+
+/* vLLM's chunked context, written out loop by loop. */
+static void naive_chunks(const int32_t* ctx, int64_t np, int64_t workspace, int32_t block,
+                         int32_t dcp, int32_t interleave, naive_plan* p) {
+  int64_t with_context = 0, longest = 0, i, k;
+  memset(p, 0, sizeof *p);
+  for (i = 0; i < np; ++i) {
+    if (ctx[i] > 0) ++with_context;
+    if (ctx[i] > longest) longest = ctx[i];
+  }
+  if (longest == 0) return;
+  p->chunk = (int32_t)(workspace / with_context / block * block);
+  p->chunks = (longest + p->chunk - 1) / p->chunk;
+  p->local_chunk = dcp > 1 ? (int32_t)((p->chunk + dcp * interleave - 1) / (dcp * interleave) * interleave) : 0;
+  assert_true(p->chunks <= 160);
+  for (k = 0; k < p->chunks; ++k) {
+    int64_t total = 0;
+    for (i = 0; i < np; ++i) {
+      const int64_t start = k * p->chunk, end = ctx[i] < start + p->chunk ? ctx[i] : start + p->chunk;
+      p->lens[k][i] = (int32_t)(end > start ? end - start : 0);
+      total += p->lens[k][i];
+      if (dcp > 1) {
+        const int64_t padded = (ctx[i] + dcp * interleave - 1) / (dcp * interleave) * interleave;
+        const int64_t ls = k * p->local_chunk;
+        const int64_t le = padded < ls + p->local_chunk ? padded : ls + p->local_chunk;
+        p->local_lens[k][i] = (int32_t)(le > ls ? le - ls : 0);
+      }
+    }
+    if (total > p->width) p->width = total;
+  }
+}
+
+static int g_several_chunks, g_dcp_chunks; /* what the random batches covered */
+
+static void check_random_batch(const char* backend, const attn_builder_config_t* c,
+                               int32_t block, const ts_batch* b, int64_t nd, const int32_t* local,
+                               const attn_metadata_t* m) {
+  const int64_t n = b->num_reqs, np = n - nd;
+  const int32_t dcp = c->decode_context_parallel_size, il = c->cp_kv_cache_interleave_size;
+  int64_t workspace = c->mla_chunked_prefill_workspace_size, i, k, t;
+  int32_t ctx[16], row[17], tot[160], longest_of[160], total_of[160];
+  static int32_t exp[160 * 17];
+  static int32_t tts[1 << 17];
+  naive_plan p;
+  if (workspace == 0) {
+    const int64_t sb = (int64_t)c->max_num_seqs * block;
+    workspace = 8 * (int64_t)c->max_model_len > 4 * sb ? 8 * (int64_t)c->max_model_len : 4 * sb;
+    if (workspace > 65536) workspace = 65536;
+    if (workspace < sb) workspace = sb;
+  }
+  assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), workspace);
+  assert_int_equal(ts_int(m, "num_decodes"), nd);
+  assert_int_equal(ts_int(m, "num_prefills"), np);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), b->qsl[nd]);
+  (void)backend;
+  if (nd > 0) {
+    ts_expect_i32(m, "decode_seq_lens", dcp > 1 ? local : b->seq, nd);
+    if (dcp > 1) {
+      ts_expect_i32(m, "decode_dcp_tot_seq_lens", b->seq, nd);
+      assert_int_equal(ts_int(m, "max_seq_len"),
+                       (b->common.max_seq_len + dcp * il - 1) / (dcp * il) * il);
+    } else {
+      expect_none(m, "decode_dcp_tot_seq_lens");
+      assert_int_equal(ts_int(m, "max_seq_len"), b->common.max_seq_len);
+    }
+  } else {
+    expect_none(m, "decode_seq_lens");
+  }
+  if (np == 0) {
+    expect_none(m, "prefill_query_start_loc");
+    return;
+  }
+  for (i = 0; i <= np; ++i) row[i] = b->qsl[nd + i] - b->qsl[nd];
+  ts_expect_i32(m, "prefill_query_start_loc", row, np + 1);
+  for (i = 0; i < np; ++i) ctx[i] = b->seq[nd + i] - (b->qsl[nd + i + 1] - b->qsl[nd + i]);
+  naive_chunks(ctx, np, workspace, block, dcp, il, &p);
+  if (p.chunks > 1) ++g_several_chunks;
+  if (p.chunks > 0 && dcp > 1) ++g_dcp_chunks;
+  if (p.chunks == 0) {
+    expect_none(m, "prefill_chunked_context_cu_seq_lens");
+    return;
+  }
+  /* cu_seq_lens, starts, seq_lens, token_to_seq, the per-chunk totals */
+  for (k = 0; k < p.chunks; ++k) {
+    exp[k * (np + 1)] = 0;
+    for (i = 0; i < np; ++i) exp[k * (np + 1) + i + 1] = exp[k * (np + 1) + i] + p.lens[k][i];
+  }
+  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", exp, p.chunks, np + 1);
+  if (dcp > 1) expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens_lst", exp, p.chunks, np + 1);
+  for (k = 0; k < p.chunks; ++k) {
+    int32_t total = 0, longest = 0, local_total = 0;
+    for (i = 0; i < np; ++i) {
+      total += p.lens[k][i];
+      local_total += p.local_lens[k][i];
+      if (p.lens[k][i] > longest) longest = p.lens[k][i];
+    }
+    tot[k] = dcp > 1 ? local_total : total;
+    longest_of[k] = longest;
+    total_of[k] = total;
+  }
+  ts_expect_i32(m, "prefill_chunked_context_seq_tot", tot, p.chunks);
+  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", longest_of, p.chunks);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_total_token", total_of, p.chunks);
+  for (k = 0; k < p.chunks; ++k)
+    for (i = 0; i < np; ++i) exp[k * np + i] = p.lens[k][i];
+  expect_i32_2d(m, "prefill_chunked_context_seq_lens", exp, p.chunks, np);
+  for (k = 0; k < p.chunks; ++k)
+    for (i = 0; i < np; ++i) exp[k * np + i] = (int32_t)k * (dcp > 1 ? p.local_chunk : p.chunk);
+  expect_i32_2d(m, "prefill_chunked_context_starts", exp, p.chunks, np);
+  assert_true(p.chunks * p.width <= (1 << 17));
+  for (k = 0; k < p.chunks; ++k) {
+    int64_t at = 0;
+    for (i = 0; i < np; ++i)
+      for (t = 0; t < p.lens[k][i]; ++t) tts[k * p.width + at++] = (int32_t)i;
+    for (; at < p.width; ++at) tts[k * p.width + at] = 0;
+  }
+  expect_i32_2d(m, "prefill_chunked_context_token_to_seq", tts, p.chunks, p.width);
+  if (dcp > 1) {
+    for (k = 0; k < p.chunks; ++k) {
+      exp[k * (np + 1)] = 0;
+      for (i = 0; i < np; ++i) exp[k * (np + 1) + i + 1] = exp[k * (np + 1) + i] + p.local_lens[k][i];
+    }
+    expect_i32_2d(m, "prefill_chunked_context_padded_local_cu_seq_lens", exp, p.chunks, np + 1);
+    for (k = 0; k < p.chunks; ++k)
+      for (i = 0; i < np; ++i) exp[k * np + i] = p.local_lens[k][i];
+    expect_i32_2d(m, "prefill_chunked_context_padded_local_chunk_seq_lens", exp, p.chunks, np);
+    for (i = 0; i < np; ++i)
+      for (k = 0; k < dcp; ++k) exp[i * dcp + k] = dcp_local(ctx[i], dcp, (int32_t)k, il);
+    expect_i32_2d(m, "prefill_chunked_context_local_context_lens_allranks", exp, np, dcp);
+    assert_int_equal(ts_int(m, "prefill_chunked_context_chunk_size"), p.local_chunk);
+  } else {
+    expect_none(m, "prefill_chunked_context_padded_local_cu_seq_lens");
+  }
+}
+
+static void test_random_batches(void** state) {
+  uint64_t seed = 2024;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 400; ++iter) {
+    const int v = (int)ts_rand_range(&seed, 0, 4);
+    static const int32_t dcps[4] = {1, 1, 2, 4};
+    int32_t block = kBlocks[v] * (int32_t)ts_rand_range(&seed, 1, 2);
+    attn_kv_cache_spec_t spec;
+    attn_builder_config_t c = mla_config();
+    attn_builder_t* b;
+    attn_metadata_t* m = NULL;
+    int32_t q[16], s[16], local[16], threshold, dq;
+    int64_t n, nd, r;
+    int64_t local_shape[1];
+    attn_tensor_t local_t;
+    ts_batch* batch;
+    if (v == 3 && block == 128) block = 64;
+    spec = mla_spec(block);
+    c.max_num_seqs = 16;
+    c.max_num_batched_tokens = 16384;
+    c.max_model_len = 2048;
+    c.decode_context_parallel_size = dcps[ts_rand_range(&seed, 0, 3)];
+    c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
+    if (v != 3 && ts_rand_range(&seed, 0, 2) == 0) c.cp_kv_cache_interleave_size = 2;
+    if (ts_rand_range(&seed, 0, 2) > 0)
+      c.mla_chunked_prefill_workspace_size = 16 * block * (int32_t)ts_rand_range(&seed, 1, 4);
+    b = ts_builder(kVariants[v], &spec, &c);
+    threshold = threshold_of(b);
+    n = ts_rand_range(&seed, 1, 16);
+    nd = ts_rand_range(&seed, 0, n);
+    /* decodes first: uniform unless the variant takes varlen decodes; prefills above the
+     * threshold */
+    dq = (int32_t)ts_rand_range(&seed, 1, threshold < 8 ? threshold : 8);
+    for (r = 0; r < n; ++r) {
+      const int decode = r < nd;
+      int32_t ctx;
+      q[r] = decode ? (v == 1 ? (int32_t)ts_rand_range(&seed, 1, threshold < 8 ? threshold : 8) : dq)
+                    : threshold + (int32_t)ts_rand_range(&seed, 1, 24);
+      ctx = ts_rand_range(&seed, 0, 3) == 0 ? 0 : (int32_t)ts_rand_range(&seed, 0, 2048 - q[r]);
+      s[r] = q[r] + ctx;
+      local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank,
+                           c.cp_kv_cache_interleave_size);
+    }
+    batch = ts_batch_make(q, s, n, block, 0, -1);
+    local_shape[0] = n;
+    local_t = ts_host_tensor(local, 1, local_shape, ATTN_DTYPE_INT, 32);
+    if (c.decode_context_parallel_size > 1) batch->common.dcp_local_seq_lens = &local_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    /* every request's query > threshold counts as a prefill; with uniform decodes no shorter
+     * prefill exists, so the split is the generated one */
+    check_random_batch(kVariants[v], &c, block, batch, nd, local, m);
+    ts_batch_free(batch);
+    attn_builder_destroy(b);
+  }
+  printf("random batches: %d with several context chunks, %d with DCP chunks\n", g_several_chunks,
+         g_dcp_chunks);
+  assert_true(g_several_chunks > 50);
+  assert_true(g_dcp_chunks > 50);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_levels_and_thresholds),
+      cmocka_unit_test(test_workspace_size),
+      cmocka_unit_test(test_hand_checked),
+      cmocka_unit_test(test_many_chunks),
+      cmocka_unit_test(test_dcp),
+      cmocka_unit_test(test_flash_attn_mla),
+      cmocka_unit_test(test_flashmla),
+      cmocka_unit_test(test_flashinfer_mla_spec_decode),
+      cmocka_unit_test(test_prefill_paths),
+      cmocka_unit_test(test_capture_and_update),
+      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_abi_1_1_config),
+      cmocka_unit_test(test_random_batches),
+  };
+  return cmocka_run_group_tests_name("mla", tests, NULL, NULL);
+}

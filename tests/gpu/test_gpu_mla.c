@@ -1,0 +1,148 @@
+/* Host vs CUDA for the MLA family (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA,
+ * TRITON_MLA): the same seeded random batches through a CPU builder and a CUDA builder (device
+ * tensors + host mirrors, and a device copy of dcp_local_seq_lens under DCP), every field
+ * compared. This runs kernels/mla_prefill_metadata.cu (prefill query_start_loc and query
+ * lengths, the chunked context's cu_seq_lens, starts, token_to_seq and the DCP padded-local
+ * prefix sums) and kernels/flashmla_tile_schedule.cu against the host references, with several
+ * context chunks, with DCP, on the 10.x prefill paths, and in build_for_cudagraph_capture.
+ * Skips, saying so, when no CUDA device is visible. */
+#include "gpu_support.h"
+
+static const char* const kVariants[5] = {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA",
+                                         "FLASHINFER_MLA", "TRITON_MLA"};
+static const int32_t kBlocks[5] = {64, 16, 128, 64, 16};
+
+static attn_kv_cache_spec_t mla_spec(int32_t block_size) {
+  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
+  s.kind = ATTN_KV_MLA;
+  s.block_size = block_size;
+  s.num_kv_heads = 1;
+  s.head_size = 576;
+  return s;
+}
+
+static int32_t dcp_local(int64_t len, int32_t dcp, int32_t rank, int32_t interleave) {
+  const int64_t base = len / interleave / dcp * interleave;
+  int64_t rem = len - base * dcp - (int64_t)rank * interleave;
+  if (rem < 0) rem = 0;
+  if (rem > interleave) rem = interleave;
+  return (int32_t)(base + rem);
+}
+
+/* mode 0: build, 1: build_for_cudagraph_capture. `local` (num_reqs) is the rank's DCP lengths,
+ * or NULL without DCP. */
+static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
+                    const attn_builder_config_t* config, ts_batch* b, const int32_t* local,
+                    int mode) {
+  attn_builder_config_t dc = *config;
+  attn_builder_t *hb, *db;
+  attn_metadata_t *hm = NULL, *dm = NULL;
+  tg_device_batch d;
+  int64_t shape[1] = {b->num_reqs};
+  attn_tensor_t local_h, local_d;
+  char what[64];
+  dc.device.device_type = ATTN_DEVICE_CUDA;
+  hb = ts_builder(backend, spec, config);
+  db = ts_builder(backend, spec, &dc);
+  tg_device_batch_make(b, &d);
+  local_d.data = NULL;
+  if (local != NULL) {
+    local_h = ts_host_tensor((void*)local, 1, shape, ATTN_DTYPE_INT, 32);
+    local_d = local_h;
+    local_d.device.device_type = ATTN_DEVICE_CUDA;
+    local_d.data = tg_to_device(local, (size_t)b->num_reqs * 4);
+    b->common.dcp_local_seq_lens = &local_h;
+    d.common.dcp_local_seq_lens = &local_d;
+    d.common.dcp_local_seq_lens_cpu = &local_h;
+  }
+  if (mode == 0) {
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+  } else {
+    ASSERT_OK(attn_build_for_cudagraph_capture(hb, &b->common, &hm, NULL));
+    ASSERT_OK(attn_build_for_cudagraph_capture(db, &d.common, &dm, NULL));
+  }
+  snprintf(what, sizeof what, "%s (mode %d)", backend, mode);
+  tg_expect_same_metadata(hm, dm, what);
+  b->common.dcp_local_seq_lens = NULL;
+  if (local_d.data != NULL) cudaFree(local_d.data);
+  tg_device_batch_free(&d);
+  attn_builder_destroy(hb);
+  attn_builder_destroy(db);
+}
+
+static void test_random_batches(void** state) {
+  uint64_t seed = 77;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA MLA builds")) skip();
+  for (iter = 0; iter < 150; ++iter) {
+    static const int32_t dcps[4] = {1, 1, 2, 4};
+    const int v = (int)ts_rand_range(&seed, 0, 4);
+    const int32_t block = kBlocks[v];
+    attn_kv_cache_spec_t spec = mla_spec(block);
+    attn_builder_config_t c = ts_config();
+    attn_builder_t* probe;
+    int32_t q[32], s[32], local[32], threshold = 1, dq;
+    int64_t n, nd, r;
+    ts_batch* b;
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 32768;
+    c.max_model_len = 4096;
+    c.device_capability = ts_rand_range(&seed, 0, 1) ? 100 : 90; /* the 10.x prefill paths */
+    c.use_cudnn_prefill = ts_rand_range(&seed, 0, 3) == 0;
+    c.batch_invariant = ts_rand_range(&seed, 0, 3) == 0;
+    c.decode_context_parallel_size = dcps[ts_rand_range(&seed, 0, 3)];
+    c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
+    if (v != 3 && ts_rand_range(&seed, 0, 2) == 0) c.cp_kv_cache_interleave_size = 2;
+    if (ts_rand_range(&seed, 0, 1)) /* small workspaces: several chunks */
+      c.mla_chunked_prefill_workspace_size = 32 * block * (int32_t)ts_rand_range(&seed, 1, 3);
+    probe = ts_builder(kVariants[v], &spec, &c);
+    ASSERT_OK(attn_builder_reorder_batch_threshold(probe, &threshold));
+    attn_builder_destroy(probe);
+    n = ts_rand_range(&seed, 1, 32);
+    nd = ts_rand_range(&seed, 0, n);
+    dq = (int32_t)ts_rand_range(&seed, 1, threshold < 8 ? threshold : 8);
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? dq : threshold + (int32_t)ts_rand_range(&seed, 1, 40);
+      s[r] = q[r] + (ts_rand_range(&seed, 0, 3) == 0 ? 0 : (int32_t)ts_rand_range(&seed, 0, 4096 - q[r]));
+      local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank,
+                           c.cp_kv_cache_interleave_size);
+    }
+    /* FLASHMLA's batch-invariant schedule needs a block table width that is a multiple of 64 */
+    b = ts_batch_make(q, s, n, block, 4096 / block >= 64 ? 4096 / block : 64, -1);
+    compare(kVariants[v], &spec, &c, b, c.decode_context_parallel_size > 1 ? local : NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
+/* Decode-only capture batches (the persistent buffers a graph reads). */
+static void test_capture(void** state) {
+  static const int32_t q1[4] = {1, 1, 1, 1}, s1[4] = {100, 7, 64, 300};
+  static const int32_t q2[3] = {2, 2, 2}, s2[3] = {50, 3, 900};
+  attn_builder_config_t c = ts_config();
+  ts_batch* b;
+  attn_kv_cache_spec_t spec;
+  int v;
+  (void)state;
+  if (!tg_have_gpu("the MLA capture builds")) skip();
+  c.batch_invariant = 1; /* FLASHMLA's fixed tile schedule on both sides */
+  for (v = 0; v < 5; ++v) {
+    spec = mla_spec(kBlocks[v]);
+    b = ts_batch_make(q1, s1, 4, kBlocks[v], 4096 / kBlocks[v] >= 64 ? 4096 / kBlocks[v] : 64, -1);
+    compare(kVariants[v], &spec, &c, b, NULL, 1);
+    ts_batch_free(b);
+  }
+  spec = mla_spec(64);
+  b = ts_batch_make(q2, s2, 3, 64, 64, -1);
+  compare("FLASHMLA", &spec, &c, b, NULL, 1); /* spec decode: 2-token decodes */
+  ts_batch_free(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_random_batches),
+      cmocka_unit_test(test_capture),
+  };
+  return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
+}
