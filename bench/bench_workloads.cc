@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -138,16 +139,43 @@ int64_t produced_bytes(const attn_metadata_t* m, const Batch& b) {
   return bytes;
 }
 
-void run(benchmark::State& state, const std::string& backend, const Workload& w) {
-  Batch b(w);
+bool one_of(const std::string& name, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (name == n) return true;
+  return false;
+}
+
+// The spec a backend builds for: full attention (chunked local for the local workload), an MLA
+// spec (one 576-wide latent head) for the MLA family, a MambaSpec (256-token scan chunks) for
+// the state-space family; kind -1 when the family has no such workload.
+attn_kv_cache_spec_t spec_for(const std::string& backend, const Workload& w) {
   attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
   spec.block_size = w.block_size;
   spec.num_kv_heads = 8;
   spec.head_size = 128;
-  if (w.chunk > 0) {
+  const bool mla = one_of(backend, {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA",
+                                    "TRITON_MLA"});
+  const bool mamba = one_of(backend, {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"});
+  if ((mla || mamba) && w.chunk > 0) {
+    spec.kind = -1;  // chunked local attention is for attention layers of the full kind
+  } else if (mla) {
+    spec.kind = ATTN_KV_MLA;
+    spec.num_kv_heads = 1;
+    spec.head_size = 576;
+  } else if (mamba) {
+    spec.kind = ATTN_KV_MAMBA;
+    spec.num_kv_heads = spec.head_size = 1;
+    spec.mamba_chunk_size = 256;
+  } else if (w.chunk > 0) {
     spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
     spec.attention_chunk_size = w.chunk;
   }
+  return spec;
+}
+
+void run(benchmark::State& state, const std::string& backend, const Workload& w) {
+  Batch b(w);
+  const attn_kv_cache_spec_t spec = spec_for(backend, w);
   attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
   config.max_num_seqs = static_cast<int32_t>(std::max<int64_t>(b.n, 256));
   config.max_num_batched_tokens = static_cast<int32_t>(std::max<int64_t>(b.tokens, 8192));
@@ -203,9 +231,10 @@ int main(int argc, char** argv) {
   }
   for (const Workload& w : all)
     for (const std::string& backend : backends)
-      benchmark::RegisterBenchmark((w.name + "/" + backend).c_str(),
-                                   [&w, backend](benchmark::State& s) { run(s, backend, w); })
-          ->Unit(benchmark::kMicrosecond);
+      if (spec_for(backend, w).kind >= 0)
+        benchmark::RegisterBenchmark((w.name + "/" + backend).c_str(),
+                                     [&w, backend](benchmark::State& s) { run(s, backend, w); })
+            ->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
