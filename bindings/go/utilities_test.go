@@ -6,7 +6,7 @@ import (
 	"libattn.dev/attn"
 )
 
-// The batch utilities on vLLM's vectors (/work/shared/vectors, copied here) and on the demo's
+// The batch utilities on vLLM's vectors (shared/vectors of the project, copied into tests/data/vectors) and on the demo's
 // batch.
 
 // splitBatch is the setup of split_decodes_and_prefills.json: seq_lens[i] = 10*(i+1),

@@ -1,6 +1,6 @@
 /* Prints, for every struct of attn_c.h, its size, alignment, *_STRUCT_SIZE and field offsets as
  * Rust lines; tests/layout.rs hard-codes this output (the crate needs no C compiler).
- *   cc -std=c99 -I include bindings/rust/tools/struct_probe.c -o /tmp/probe && /tmp/probe */
+ *   cc -std=c99 -I include bindings/rust/tools/struct_probe.c -o probe && ./probe */
 #include <stddef.h>
 #include <stdio.h>
 
