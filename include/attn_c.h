@@ -390,8 +390,8 @@ typedef struct attn_kv_cache_spec {
                                      chunk; MAMBA2 requires it (> 0); default 0 (None). */
   int32_t mamba_cache_mode;     /**< One of ::attn_mamba_cache_mode_t (vLLM's
                                      `cache_config.mamba_cache_mode`); default NONE. */
-  int32_t num_speculative_blocks; /**< vLLM's `MambaSpec.num_speculative_blocks` (>= 0; the
-                                       "align" mode gathers 1 + this many columns); default 0. */
+  int32_t num_speculative_blocks; /**< vLLM's `MambaSpec.num_speculative_blocks` (0 to 65536;
+                                       the "align" mode gathers 1 + this many columns); default 0. */
 } attn_kv_cache_spec_t;
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
@@ -471,7 +471,8 @@ typedef struct attn_builder_config {
   int32_t max_num_batched_tokens;    /**< Most tokens in one batch, padding included (> 0). */
   int32_t max_model_len;             /**< Longest sequence (> 0). */
   int32_t num_attention_heads;       /**< Query heads per rank (> 0). */
-  int32_t num_speculative_tokens;    /**< Speculative tokens per step; 0 without spec decode. */
+  int32_t num_speculative_tokens;    /**< Speculative tokens per step (0 to 65536); 0 without
+                                          spec decode. */
   int32_t parallel_drafting;         /**< vLLM's `speculative_config.parallel_drafting`. */
   int32_t decode_context_parallel_size; /**< DCP world size (>= 1; default 1). */
   int32_t dcp_rank;                  /**< This rank in the DCP group (0 <= rank < size). */

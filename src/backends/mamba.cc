@@ -253,10 +253,13 @@ class MambaBuilder final : public Builder {
     }
   }
 
-  void do_update_block_table(const Metadata& src, const Tensor& block_table, const Tensor&,
-                             const ops::Exec& exec) override {
+  void do_update_block_table(const Metadata& src, const Tensor& block_table,
+                             const Tensor& slot_mapping, const ops::Exec& exec) override {
     if (src.field(kNumReqs).kind != FieldKind::kInt)
       invalid("metadata has no state indices to replace (it was never built)");
+    // The metadata has no slot_mapping field, but the promise holds: a replacement unlike the
+    // batch's is refused.
+    check_replacement_slot_mapping(src, slot_mapping);
     const int64_t nd = src.field(kNumDecodes).int_value;
     const int64_t np = src.field(kNumPrefills).int_value;
     const int64_t ndt = src.field(kNumDecodeTokens).int_value;

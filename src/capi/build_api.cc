@@ -9,14 +9,14 @@ namespace {
 // Checks the handles, marks the builder in use, runs `build` and publishes the builder's
 // metadata through `out`.
 template <class Build>
-attn_error_t* run(attn_builder_t* builder, attn_metadata_t** out, Build&& build) {
+attn_error_t* run(attn_builder_t* builder, attn_metadata_t** out, Build&& build,
+                  const attn_metadata_t* source = nullptr) {
   ATTN_API_TRY
   attn::capi::require(builder, "builder");
   attn::capi::require(out, "out");
   attn::Builder::Use use(*builder->impl);
   build(*builder->impl);
-  builder->metadata.refresh();
-  *out = &builder->metadata;
+  *out = builder->publish(source);
   return nullptr;
   ATTN_API_CATCH
 }
@@ -60,12 +60,16 @@ ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
                                                const attn_tensor_t* slot_mapping,
                                                attn_metadata_t** out,
                                                attn_stream_t stream) noexcept {
-  return run(builder, out, [&](attn::Builder& b) {
-    attn::capi::require(metadata, "metadata");
-    const attn::Tensor bt = attn::capi::to_required_tensor(block_table, "block_table");
-    const attn::Tensor sm = attn::capi::to_required_tensor(slot_mapping, "slot_mapping");
-    b.update_block_table(*metadata->core, bt, sm, stream);
-  });
+  return run(
+      builder, out,
+      [&](attn::Builder& b) {
+        attn::capi::require(metadata, "metadata");
+        const attn_metadata_t* src = attn::capi::live(metadata, "metadata");
+        const attn::Tensor bt = attn::capi::to_required_tensor(block_table, "block_table");
+        const attn::Tensor sm = attn::capi::to_required_tensor(slot_mapping, "slot_mapping");
+        b.update_block_table(*src->core, bt, sm, stream);
+      },
+      metadata);
 }
 
 }  // extern "C"

@@ -32,12 +32,13 @@ ATTN_API attn_error_t* attn_builder_create(const char* backend,
                                            attn_builder_t** out) noexcept {
   ATTN_API_TRY
   attn::capi::require(out, "out");
-  auto b = attn::capi::find_backend(backend);
+  // Pinned from the lookup until the builder counts itself: an unload in between is BUSY.
+  const attn::Registry::Pin pin = attn::capi::pin_backend(backend);
   const attn::KvCacheSpec spec = attn::capi::to_spec(kv_cache_spec);
   const attn::BuilderConfig cfg = attn::capi::to_config(config, spec);
   attn::check_device_available(cfg);
   auto handle = std::make_unique<attn_builder>();
-  handle->impl = attn::backends::create_builder(b, spec, cfg);
+  handle->impl = attn::backends::create_builder(pin.backend(), spec, cfg);
   handle->metadata.core = &handle->impl->metadata();
   handle->metadata.builder_owned = true;
   handle->metadata.refresh();

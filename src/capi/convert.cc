@@ -1,5 +1,6 @@
 #include "capi/convert.h"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -31,18 +32,41 @@ void no_extension(const void* ext, const char* name) {
 
 namespace {
 
-// Converts and checks one view into `out` (in place: a build converts several per call).
+// Largest byte extent of a view libattn accepts: every element offset it computes (row * stride *
+// itemsize, base + offset) then fits in int64_t and in the address space without overflow.
+constexpr uint64_t kMaxViewBytes = uint64_t{1} << 62;
+
+[[noreturn]] void extent_overflows(const char* name, const Tensor& t, uint64_t byte_offset) {
+  std::string shape, strides;
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    shape += (d ? ", " : "") + std::to_string(t.shape[d]);
+    strides += (d ? ", " : "") + std::to_string(t.strides[d]);
+  }
+  invalid(name, " has shape (", shape, ") and strides (", strides, ") of ", t.dtype.to_string(),
+          " at byte_offset=", byte_offset, ": its byte extent overflows (at most 2^62 bytes)");
+}
+
+// Converts and checks one view into `out` (in place: a build converts several per call). Refused:
+// a bad ndim, a NULL shape, negative sizes or strides, a dtype that is not whole bytes, a view
+// whose byte extent (byte_offset + sum over dims of (shape-1)*stride*itemsize + itemsize)
+// overflows or wraps the address space, NULL data under a non-empty shape, and data + byte_offset
+// misaligned for the element type.
 void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
   if (t->ndim < 0 || t->ndim > kMaxDims)
     invalid(name, " has ndim=", t->ndim, "; libattn accepts 0 to ", kMaxDims, " dimensions");
   if (t->ndim > 0 && t->shape == nullptr) invalid(name, " has ndim=", t->ndim, " but shape=NULL");
+  if (t->dtype.bits == 0 || t->dtype.bits % 8 != 0 || t->dtype.lanes == 0)
+    invalid(name, " has dtype bits=", int(t->dtype.bits), " lanes=", t->dtype.lanes,
+            "; only whole-byte element types are accepted");
   out.device = Device{t->device.device_type, t->device.device_id};
   out.dtype = DType{t->dtype.code, t->dtype.bits, t->dtype.lanes};
   out.ndim = t->ndim;
   int64_t stride = 1;
+  bool empty = false;
   for (int32_t d = t->ndim - 1; d >= 0; --d) {
     const int64_t size = t->shape[d];
     if (size < 0) invalid(name, " has shape[", d, "]=", size, " (negative)");
+    empty = empty || size == 0;
     out.shape[d] = size;
     if (t->strides != nullptr) {
       if (t->strides[d] < 0)
@@ -57,10 +81,42 @@ void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
       invalid(name, " has more elements than libattn can index");
     stride = next;
   }
-  if (t->dtype.bits == 0 || t->dtype.bits % 8 != 0 || t->dtype.lanes == 0)
-    invalid(name, " has dtype bits=", int(t->dtype.bits), " lanes=", t->dtype.lanes,
-            "; only whole-byte element types are accepted");
-  out.data = t->data == nullptr ? nullptr : static_cast<char*>(t->data) + t->byte_offset;
+  // The byte extent: the highest element's offset plus one element, plus byte_offset.
+  const uint64_t item = uint64_t{t->dtype.bits} / 8 * t->dtype.lanes;
+  uint64_t reach = 0;  // in elements
+  if (!empty && t->strides != nullptr) {
+    for (int32_t d = 0; d < t->ndim; ++d) {
+      uint64_t step = 0;
+      if (out.shape[d] > 1 &&
+          (__builtin_mul_overflow(static_cast<uint64_t>(out.shape[d] - 1),
+                                  static_cast<uint64_t>(out.strides[d]), &step) ||
+           __builtin_add_overflow(reach, step, &reach) || reach > kMaxViewBytes))
+        extent_overflows(name, out, t->byte_offset);
+    }
+  } else if (!empty) {
+    reach = static_cast<uint64_t>(stride) - 1;
+  }
+  uint64_t bytes = 0, extent = 0;
+  if (!empty && (__builtin_mul_overflow(reach + 1, item, &bytes) ||
+                 __builtin_add_overflow(bytes, t->byte_offset, &extent) || extent > kMaxViewBytes))
+    extent_overflows(name, out, t->byte_offset);
+  if (empty && t->byte_offset > kMaxViewBytes) extent_overflows(name, out, t->byte_offset);
+  if (t->data == nullptr) {
+    if (!empty) invalid(name, " has data=NULL and ", stride, " elements");
+    out.data = nullptr;
+    return;
+  }
+  const uintptr_t first = reinterpret_cast<uintptr_t>(t->data) + t->byte_offset;
+  uintptr_t last = 0;
+  if (first < reinterpret_cast<uintptr_t>(t->data) || __builtin_add_overflow(first, bytes, &last))
+    invalid(name, " has data=", t->data, " and byte_offset=", t->byte_offset,
+            ": its bytes wrap around the address space");
+  // Element alignment: a scalar type's own size (a power of two up to 16 bytes).
+  const uint64_t align = uint64_t{t->dtype.bits} / 8;
+  if ((align & (align - 1)) == 0 && align <= 16 && first % align != 0)
+    invalid(name, " has data=", t->data, " + byte_offset=", t->byte_offset,
+            " misaligned for ", out.dtype.to_string(), " (", align, "-byte elements)");
+  out.data = reinterpret_cast<void*>(first);
 }
 
 void fill_optional(const attn_tensor_t* t, const char* name, std::optional<Tensor>& out) {
@@ -110,18 +166,11 @@ std::vector<PerLayerParams> to_layers(const attn_per_layer_params_t* layers, siz
   std::vector<PerLayerParams> out;
   if (num_layers == 0) return out;
   if (layers == nullptr) invalid(name, " is NULL but its count is ", num_layers);
-  const size_t stride = layers[0].struct_size;
-  if (stride < kPerLayerParamsSizeV1)
-    invalid(name, "[0].struct_size=", stride, " is smaller than ", kPerLayerParamsSizeV1,
-            " (fill each entry with ATTN_PER_LAYER_PARAMS_INIT)");
+  if (num_layers > 65536) invalid(name, " has ", num_layers, " entries; libattn's limit is 65536");
   const attn_per_layer_params_t defaults = ATTN_PER_LAYER_PARAMS_INIT;
   out.reserve(num_layers);
-  const char* base = reinterpret_cast<const char*>(layers);
   for (size_t i = 0; i < num_layers; ++i) {
-    const auto* entry = reinterpret_cast<const attn_per_layer_params_t*>(base + i * stride);
-    if (entry->struct_size != stride)
-      invalid(name, "[", i, "].struct_size=", entry->struct_size, " differs from ", name,
-              "[0].struct_size=", stride);
+    const auto* entry = array_element(layers, i, kPerLayerParamsSizeV1, name);
     const attn_per_layer_params_t p = read_struct(entry, defaults, kPerLayerParamsSizeV1, name);
     if (p.extension != nullptr) invalid(name, "[", i, "].extension must be NULL");
     PerLayerParams q;

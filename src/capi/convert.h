@@ -84,13 +84,17 @@ void write_struct(T* out, const T& value, const Sizes& sizes, const char* name) 
 }
 
 /// Element i of an array of versioned structs whose stride is the first element's struct_size
-/// (each element must carry the same struct_size, at least min_size).
+/// (each element must carry the same struct_size). The stride must be a published size of the
+/// struct: `min_size` (its first ABI version) or this header's sizeof(T); any other value would
+/// step outside the caller's array (an element of a newer header than this library's is refused
+/// too: such a caller needs a library at least as new, ATTN_CHECK_VERSION).
 template <class T>
 const T* array_element(const T* base, size_t i, size_t min_size, const char* name) {
   const size_t stride = base[0].struct_size;
-  if (stride < min_size)
-    invalid(name, "[0].struct_size=", stride, " is smaller than ", min_size,
-            ", the size of the first ABI version");
+  if (stride != min_size && stride != sizeof(T))
+    invalid(name, "[0].struct_size=", stride, " is not a published size of this struct (", min_size,
+            min_size != sizeof(T) ? " or " + std::to_string(sizeof(T)) : std::string(),
+            "; fill each element with its *_INIT macro)");
   const T* e = reinterpret_cast<const T*>(reinterpret_cast<const char*>(base) + i * stride);
   if (e->struct_size != stride)
     invalid(name, "[", i, "].struct_size=", e->struct_size, " differs from ", name,

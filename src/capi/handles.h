@@ -1,6 +1,8 @@
 // The definitions behind the ABI's opaque handles.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,19 +21,53 @@ struct attn_error {
 
 /// Metadata as the ABI sees it: a core Metadata (the builder's, or owned) plus attn_tensor_t
 /// views of its tensor fields, rebuilt after every write.
+///
+/// A build does not hand out the builder's body itself but one of its tickets: a handle that
+/// records the builder's generation (its count of published results) when it was handed out, and
+/// points at the body. An accessor given a ticket whose generation is no longer the builder's
+/// (a later build, capture, drafting build or update_block_table happened) fails with a message
+/// instead of returning the newer data. Tickets are reused round-robin (kTickets per builder), so
+/// a handle kept past kTickets - 1 later results is no longer detected (docs/reliability.md).
 struct attn_metadata {
   attn::Metadata* core = nullptr;
   std::unique_ptr<attn::Metadata> owned;  ///< Set for caller-owned metadata.
   bool builder_owned = false;
   std::vector<attn_tensor_t> views;       ///< One per field; valid for tensor fields.
 
+  // Ticket state (builder-owned handles only; a body and caller-owned metadata keep the defaults).
+  attn_metadata* body = this;                        ///< Where core and views live.
+  const std::atomic<uint64_t>* current = nullptr;    ///< The builder's generation counter.
+  uint64_t generation = 0;                           ///< *current when handed out.
+  /// update_block_table's result shares the fields of another builder's metadata: that
+  /// metadata's counter and generation (nullptr when the source is not builder-owned).
+  const std::atomic<uint64_t>* source_current = nullptr;
+  uint64_t source_generation = 0;
+  const char* backend = "";                          ///< For messages.
+
+  attn_metadata() = default;
+  attn_metadata(const attn_metadata&) = delete;
+  attn_metadata& operator=(const attn_metadata&) = delete;
+
   /// Rebuilds `views` from `core` (no allocation once sized).
   void refresh();
 };
 
+namespace attn::capi {
+/// The body behind a handle: `m` itself for caller-owned metadata, the builder's body for a live
+/// ticket; Error(kInvalidArgument) naming `name` for a stale ticket.
+const attn_metadata* live(const attn_metadata* m, const char* name);
+}  // namespace attn::capi
+
 struct attn_builder {
+  static constexpr size_t kTickets = 64;
   std::unique_ptr<attn::Builder> impl;
-  attn_metadata metadata;  ///< builder_owned; core points at impl->metadata().
+  attn_metadata metadata;  ///< The body: builder_owned; core points at impl->metadata().
+  std::atomic<uint64_t> generation{0};
+  attn_metadata tickets[kTickets];
+
+  /// Refreshes the body and hands out the next ticket (`source`: the metadata an
+  /// update_block_table result shares fields with, else nullptr).
+  attn_metadata* publish(const attn_metadata* source);
 };
 
 namespace attn::capi {

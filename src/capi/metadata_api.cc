@@ -32,7 +32,6 @@ attn_field_t describe(const attn_metadata_t* m, size_t i) {
 }
 
 size_t index_by_name(const attn_metadata_t* m, const char* name) {
-  attn::capi::require(m, "metadata");
   attn::capi::require(name, "name");
   if (auto i = m->core->find(name)) return *i;
   attn::fail(attn::Status::kNotFound, "metadata of kind '", m->core->kind(), "' has no field '",
@@ -44,11 +43,12 @@ size_t index_by_name(const attn_metadata_t* m, const char* name) {
 extern "C" {
 
 ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) noexcept {
-  return metadata == nullptr ? "" : metadata->core->kind().c_str();
+  // A stale ticket still names its builder's kind and field count (they never change).
+  return metadata == nullptr ? "" : metadata->body->core->kind().c_str();
 }
 
 ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) noexcept {
-  return metadata == nullptr ? 0 : metadata->core->size();
+  return metadata == nullptr ? 0 : metadata->body->core->size();
 }
 
 ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size_t index,
@@ -56,6 +56,7 @@ ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size
   ATTN_API_TRY
   attn::capi::require(metadata, "metadata");
   attn::capi::require(out, "out");
+  metadata = attn::capi::live(metadata, "metadata");
   if (index >= metadata->core->size())
     attn::fail(attn::Status::kNotFound, "field index ", index, " is out of range (metadata of kind '",
                metadata->core->kind(), "' has ", metadata->core->size(), " fields)");
@@ -67,7 +68,9 @@ ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size
 ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const char* name,
                                          attn_field_t* out) noexcept {
   ATTN_API_TRY
+  attn::capi::require(metadata, "metadata");
   attn::capi::require(out, "out");
+  metadata = attn::capi::live(metadata, "metadata");
   const size_t i = index_by_name(metadata, name);
   attn::capi::write_struct(out, describe(metadata, i), attn::capi::kFieldSizeV1, "out");
   return nullptr;
@@ -78,7 +81,9 @@ ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
                                                 const char* name,
                                                 const attn_tensor_t** out) noexcept {
   ATTN_API_TRY
+  attn::capi::require(metadata, "metadata");
   attn::capi::require(out, "out");
+  metadata = attn::capi::live(metadata, "metadata");
   const size_t i = index_by_name(metadata, name);
   const attn::Field& f = metadata->core->field(i);
   if (f.kind == attn::FieldKind::kNone) {
@@ -95,7 +100,9 @@ ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
 ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, const char* name,
                                              int64_t* out) noexcept {
   ATTN_API_TRY
+  attn::capi::require(metadata, "metadata");
   attn::capi::require(out, "out");
+  metadata = attn::capi::live(metadata, "metadata");
   const size_t i = index_by_name(metadata, name);
   const attn::Field& f = metadata->core->field(i);
   if (f.kind != attn::FieldKind::kInt && f.kind != attn::FieldKind::kBool)
@@ -114,6 +121,7 @@ ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
   ATTN_API_TRY
   attn::capi::require(metadata, "metadata");
   attn::capi::require(out, "out");
+  metadata = attn::capi::live(metadata, "metadata");
   auto handle = std::make_unique<attn_metadata>();
   handle->owned = std::make_unique<attn::Metadata>(metadata->core->clone());
   handle->core = handle->owned.get();
@@ -132,6 +140,7 @@ ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
   ATTN_API_TRY
   attn::capi::require(metadata, "metadata");
   attn::capi::require(out, "out");
+  metadata = attn::capi::live(metadata, "metadata");
   const attn::Metadata& m = *metadata->core;
   if (m.kind() != "common")
     attn::invalid("metadata of kind '", m.kind(), "' is not of kind 'common'");

@@ -110,7 +110,7 @@ struct Output {
       if (!i) return ATTN_ERR_NOT_FOUND;
       set_value(*o.metadata, *i);
       return ATTN_OK;
-    } catch (...) {
+    } catch (...) {  // the value is refused and the field left as it was (None)
       return ATTN_ERR_INVALID_ARGUMENT;
     }
   }
@@ -121,6 +121,7 @@ struct Output {
       } else {
         // Memory of the plugin's (its state's buffers) changes with its next build, as a
         // built-in builder's buffers do: attn_metadata_clone copies it.
+        // Checked as strictly as a caller's view (extent, alignment, NULL data).
         const Tensor t = *to_tensor(value, name);
         m.set_tensor(i, t, !of(ctx).batch->views_input(t));
       }

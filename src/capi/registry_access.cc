@@ -20,4 +20,13 @@ std::shared_ptr<const Backend> find_backend(const char* name) {
   return b;
 }
 
+Registry::Pin pin_backend(const char* name) {
+  require(name, "backend");
+  Registry::Pin pin = registry().pin(name);
+  if (!pin)
+    fail(Status::kNotFound, "unknown backend '", name, "'; registered backends: ",
+         registry().names());
+  return pin;
+}
+
 }  // namespace attn::capi

@@ -14,5 +14,8 @@ Registry& registry();
 
 /// The backend named `name`; Error(kNotFound) listing the registered names otherwise.
 std::shared_ptr<const Backend> find_backend(const char* name);
+/// As find_backend, pinned until the Pin is destroyed (for creating a builder: an unload of its
+/// plugin answers ATTN_ERR_BUSY meanwhile).
+Registry::Pin pin_backend(const char* name);
 
 }  // namespace attn::capi

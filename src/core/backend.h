@@ -35,11 +35,13 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual std::unique_ptr<Builder> create(const KvCacheSpec& spec,
                                           const BuilderConfig& config) const = 0;
 
-  /// Builders of this backend alive now (a plugin cannot be unloaded while any exist).
+  /// Builders of this backend alive now, plus lookups about to create one (Registry::Pin): a
+  /// plugin cannot be unloaded while this is above zero.
   int64_t live_builders() const { return live_builders_.load(); }
 
  private:
   friend class Builder;
+  friend class Registry;
   mutable std::atomic<int64_t> live_builders_{0};
 };
 

@@ -80,9 +80,16 @@ Metadata& Builder::build(int64_t common_prefix_len, CommonMetadata& common, bool
 Metadata& Builder::run_build(int64_t common_prefix_len, const CommonMetadata& common,
                              bool fast_build, void* stream) {
   do_build(common_prefix_len, common, fast_build, exec(stream));
-  metadata_.info.num_reqs = common.num_reqs;
-  metadata_.info.host_max_seq_len = common.host_max_seq_len;
+  record_batch(common);
   return metadata_;
+}
+
+void Builder::record_batch(const CommonMetadata& common) {
+  BuildInfo& info = metadata_.info;
+  info.num_reqs = common.num_reqs;
+  info.host_max_seq_len = common.host_max_seq_len;
+  info.slot_mapping_dtype = common.slot_mapping ? common.slot_mapping->dtype : DType{};
+  info.slot_mapping_len = common.slot_mapping ? common.slot_mapping->shape[0] : -1;
 }
 
 Metadata& Builder::build_for_cudagraph_capture(CommonMetadata& common, void* stream) {
@@ -107,8 +114,7 @@ Metadata& Builder::build_for_cudagraph_capture(CommonMetadata& common, void* str
            common.max_query_len);
   }
   do_capture(common, exec(stream));
-  metadata_.info.num_reqs = common.num_reqs;
-  metadata_.info.host_max_seq_len = common.host_max_seq_len;
+  record_batch(common);
   return metadata_;
 }
 
@@ -130,8 +136,7 @@ Metadata& Builder::build_for_drafting(CommonMetadata& common, int32_t draft_inde
   if (draft_index < 0) invalid("draft_index=", draft_index, " is negative");
   validate(common, limits());
   do_drafting(common, draft_index, exec(stream));
-  metadata_.info.num_reqs = common.num_reqs;
-  metadata_.info.host_max_seq_len = common.host_max_seq_len;
+  record_batch(common);
   return metadata_;
 }
 
@@ -179,8 +184,24 @@ void Builder::check_replacement_tables(const Metadata& src, int64_t rows,
       invalid("block_table has ", block_table.shape[1], " columns but the longest sequence (",
               longest, " tokens) needs ", need, " blocks of ", spec_.block_size);
   }
-  expect_dtype(slot_mapping, "slot_mapping", old_sm.tensor.dtype);
-  expect_vector(slot_mapping, "slot_mapping", old_sm.tensor.shape[0]);
+  check_replacement_slot_mapping(old_sm.tensor.dtype, old_sm.tensor.shape[0], slot_mapping);
+}
+
+void Builder::check_replacement_slot_mapping(const Metadata& src, const Tensor& slot_mapping) const {
+  if (src.info.slot_mapping_len >= 0) {
+    check_replacement_slot_mapping(src.info.slot_mapping_dtype, src.info.slot_mapping_len,
+                                   slot_mapping);
+  } else {  // built without one: any int32/int64 vector
+    expect_index_dtype(slot_mapping, "slot_mapping");
+    check_replacement_slot_mapping(slot_mapping.dtype, slot_mapping.ndim == 1 ? slot_mapping.shape[0] : -1,
+                                   slot_mapping);
+  }
+}
+
+void Builder::check_replacement_slot_mapping(DType dtype, int64_t len,
+                                             const Tensor& slot_mapping) const {
+  expect_dtype(slot_mapping, "slot_mapping", dtype);
+  expect_vector(slot_mapping, "slot_mapping", len);
   if (slot_mapping.data == nullptr && slot_mapping.numel() > 0) invalid("slot_mapping has data=NULL");
   if (!usable_on(slot_mapping, config_.device))
     invalid("slot_mapping is on ", slot_mapping.device.to_string(), " but the builder runs on ",

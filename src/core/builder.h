@@ -107,6 +107,10 @@ class Builder {
   /// was built from, dtype, device) and slot mapping (as long as src's).
   void check_replacement_tables(const Metadata& src, int64_t rows, const Tensor& block_table,
                                 const Tensor& slot_mapping) const;
+  /// Checks a replacement slot mapping against the batch `src` was built from (its dtype and
+  /// length; any int32/int64 vector when that batch had none), for metadata without a
+  /// slot_mapping field (the Mamba family).
+  void check_replacement_slot_mapping(const Metadata& src, const Tensor& slot_mapping) const;
   /// metadata_ = src with block_table and slot_mapping replaced (`*_in_buffer`: the new tensor
   /// is one of this builder's persistent buffers, which a clone must copy).
   void replace_tables(const Metadata& src, const Tensor& block_table, const Tensor& slot_mapping,
@@ -125,6 +129,9 @@ class Builder {
   /// do_build on a batch that validate() accepted, then records its BuildInfo.
   Metadata& run_build(int64_t common_prefix_len, const CommonMetadata& common, bool fast_build,
                       void* stream);
+  /// Records the batch's BuildInfo in metadata_ after a build.
+  void record_batch(const CommonMetadata& common);
+  void check_replacement_slot_mapping(DType dtype, int64_t len, const Tensor& slot_mapping) const;
 
   std::shared_ptr<const Backend> backend_;
   KvCacheSpec spec_;

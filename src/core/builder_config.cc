@@ -55,8 +55,9 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   expect_positive(c.max_num_batched_tokens, "max_num_batched_tokens");
   expect_positive(c.max_model_len, "max_model_len");
   expect_positive(c.num_attention_heads, "num_attention_heads");
-  if (c.num_speculative_tokens < 0)
-    invalid("config->num_speculative_tokens=", c.num_speculative_tokens, " is negative");
+  if (c.num_speculative_tokens < 0 || c.num_speculative_tokens > kMaxSpeculativeTokens)
+    invalid("config->num_speculative_tokens=", c.num_speculative_tokens, " is not in [0, ",
+            kMaxSpeculativeTokens, "]");
   expect_positive(c.decode_context_parallel_size, "decode_context_parallel_size");
   if (c.dcp_rank < 0 || c.dcp_rank >= c.decode_context_parallel_size)
     invalid("config->dcp_rank=", c.dcp_rank, " is not in [0, decode_context_parallel_size=",

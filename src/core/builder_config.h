@@ -16,6 +16,10 @@
 
 namespace attn {
 
+/// The most speculative tokens per request libattn accepts (vLLM proposes tens): 1 + 2x this
+/// (parallel drafting) and its products with request counts stay far from int32/int64 limits.
+inline constexpr int32_t kMaxSpeculativeTokens = 1 << 16;
+
 /// Numbered as the ABI's ATTN_CG_* levels (vLLM's AttentionCGSupport).
 enum CudagraphSupport : int32_t {
   kCgNever = 0,
@@ -50,7 +54,7 @@ struct BuilderConfig {
   int32_t max_num_batched_tokens = 0;
   int32_t max_model_len = 0;
   int32_t num_attention_heads = 0;
-  int32_t num_speculative_tokens = 0;
+  int32_t num_speculative_tokens = 0;  ///< At most kMaxSpeculativeTokens.
   bool parallel_drafting = false;
   int32_t decode_context_parallel_size = 1;
   int32_t dcp_rank = 0;

@@ -1,5 +1,7 @@
 #include "core/host_lists.h"
 
+#include <cstdint>
+
 #include "core/error.h"
 #include "ops/batch_ops.h"
 
@@ -32,6 +34,8 @@ std::vector<int64_t> split_prefill_chunks(const int32_t* seq_lens, int64_t num_s
   check_array(seq_lens, num_seqs, "seq_lens", "num_seqs");
   if (workspace_size < 0) invalid("workspace_size=", workspace_size, " is negative");
   if (request_offset < 0) invalid("request_offset=", request_offset, " is negative");
+  if (request_offset > INT64_MAX - num_seqs)  // chunk bounds are request_offset + [0, num_seqs]
+    invalid("request_offset=", request_offset, " + num_seqs=", num_seqs, " overflows int64");
   std::vector<int64_t> bounds(static_cast<size_t>(2 * num_seqs));
   const int64_t n = ops::split_prefill_chunks(seq_lens, num_seqs, workspace_size, request_offset,
                                               bounds.data());

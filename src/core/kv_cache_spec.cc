@@ -102,8 +102,9 @@ void validate(const KvCacheSpec& s) {
             " is not an ATTN_MAMBA_CACHE_MODE_* value (0..2)");
   if (s.mamba_chunk_size < 0)
     invalid("kv_cache_spec->mamba_chunk_size=", s.mamba_chunk_size, " is negative");
-  if (s.num_speculative_blocks < 0)
-    invalid("kv_cache_spec->num_speculative_blocks=", s.num_speculative_blocks, " is negative");
+  if (s.num_speculative_blocks < 0 || s.num_speculative_blocks > kMaxSpeculativeBlocks)
+    invalid("kv_cache_spec->num_speculative_blocks=", s.num_speculative_blocks, " is not in [0, ",
+            kMaxSpeculativeBlocks, "]");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

@@ -5,6 +5,10 @@
 
 namespace attn {
 
+/// The most speculative blocks per request a Mamba-family spec may ask for (vLLM uses one per
+/// speculative token).
+inline constexpr int32_t kMaxSpeculativeBlocks = 1 << 16;
+
 /// Numbered as the ABI's ATTN_KV_* kinds.
 enum KvCacheKind : int32_t {
   kKvFullAttention = 0,
@@ -56,7 +60,7 @@ struct KvCacheSpec {
   int32_t mamba_type = kMambaTypeAuto;
   int32_t mamba_chunk_size = 0;  ///< model_config.get_mamba_chunk_size(); 0 = None.
   int32_t mamba_cache_mode = kMambaCacheNone;
-  int32_t num_speculative_blocks = 0;
+  int32_t num_speculative_blocks = 0;  ///< At most kMaxSpeculativeBlocks.
 };
 
 const char* kv_cache_kind_name(int32_t kind);

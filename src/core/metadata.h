@@ -32,6 +32,10 @@ struct Field {
 struct BuildInfo {
   int64_t num_reqs = 0;
   int64_t host_max_seq_len = -1;  ///< Longest seq_len read from host memory; -1 if unknown.
+  /// The batch's slot_mapping (dtype, entries; -1 without one): what update_block_table's
+  /// replacement must match where the metadata has no slot_mapping field of its own.
+  DType slot_mapping_dtype{};
+  int64_t slot_mapping_len = -1;
 };
 
 class Metadata {

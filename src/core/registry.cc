@@ -29,7 +29,7 @@ void Registry::remove_owner(const void* owner) {
   for (const Entry& e : entries_)
     if (e.owner == owner && e.backend->live_builders() > 0)
       fail(Status::kBusy, "backend '", e.backend->name(), "' still has ",
-           e.backend->live_builders(), " live builder(s); destroy them first");
+           e.backend->live_builders(), " live builder(s) (or builders being created); destroy them first");
   std::vector<Entry> kept;
   for (Entry& e : entries_)
     if (e.owner != owner) kept.push_back(std::move(e));
@@ -51,6 +51,21 @@ std::shared_ptr<const Backend> Registry::find(std::string_view name) const {
   for (const Entry& e : entries_)
     if (e.backend->name() == name) return e.backend;
   return nullptr;
+}
+
+Registry::Pin::Pin(std::shared_ptr<const Backend> backend) : backend_(std::move(backend)) {
+  if (backend_) backend_->live_builders_.fetch_add(1);
+}
+
+Registry::Pin::~Pin() {
+  if (backend_) backend_->live_builders_.fetch_sub(1);
+}
+
+Registry::Pin Registry::pin(std::string_view name) const {
+  std::shared_lock lock(mutex_);  // remove_owner's unique lock cannot interleave with the count
+  for (const Entry& e : entries_)
+    if (e.backend->name() == name) return Pin(e.backend);
+  return Pin();
 }
 
 std::string Registry::names() const {

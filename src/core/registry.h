@@ -28,6 +28,27 @@ class Registry {
   std::shared_ptr<const Backend> at(size_t index) const;
   /// nullptr when not registered.
   std::shared_ptr<const Backend> find(std::string_view name) const;
+
+  /// A backend counted as in use, as a live builder is, until the Pin is destroyed: an unload
+  /// (remove_owner) answers kBusy meanwhile, so it cannot slip in between the lookup of a
+  /// backend and the creation of its builder.
+  class Pin {
+   public:
+    Pin() = default;
+    explicit Pin(std::shared_ptr<const Backend> backend);  ///< Counts it (the caller holds a lock).
+    Pin(Pin&& o) noexcept : backend_(std::move(o.backend_)) {}
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+    Pin& operator=(Pin&&) = delete;
+    ~Pin();
+    const std::shared_ptr<const Backend>& backend() const { return backend_; }
+    explicit operator bool() const { return backend_ != nullptr; }
+
+   private:
+    std::shared_ptr<const Backend> backend_;
+  };
+  /// find(), pinned; an empty Pin when not registered.
+  Pin pin(std::string_view name) const;
   /// Comma-separated names, for "unknown backend" messages.
   std::string names() const;
 

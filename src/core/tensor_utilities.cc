@@ -69,7 +69,9 @@ Tensor reshape_query_for_spec_decode(const Tensor& query, int64_t batch_size) {
   v.shape[1] = seq_len;
   v.shape[2] = query.shape[1];
   v.shape[3] = query.shape[2];
-  v.strides[0] = query.strides[0] * seq_len;
+  if (__builtin_mul_overflow(query.strides[0], seq_len, &v.strides[0]))
+    invalid("query has strides[0]=", query.strides[0], ": times ", seq_len,
+            " tokens per request it overflows int64");
   v.strides[1] = query.strides[0];
   v.strides[2] = query.strides[1];
   v.strides[3] = query.strides[2];

@@ -54,6 +54,7 @@ MUT(m_tokens, c->max_num_batched_tokens = -1)
 MUT(m_len, c->max_model_len = 0)
 MUT(m_heads, c->num_attention_heads = 0)
 MUT(m_spec_tokens, c->num_speculative_tokens = -2)
+MUT(m_spec_tokens_huge, c->num_speculative_tokens = INT32_MAX)
 MUT(m_dcp_size, c->decode_context_parallel_size = 0)
 MUT(m_dcp_rank, { c->decode_context_parallel_size = 2; c->dcp_rank = 2; })
 MUT(m_interleave, c->cp_kv_cache_interleave_size = 0)
@@ -98,7 +99,8 @@ static const bad_case kBadCases[] = {
     {"max_num_batched_tokens", m_tokens, ATTN_ERR_INVALID_ARGUMENT, "config->max_num_batched_tokens=-1"},
     {"max_model_len", m_len, ATTN_ERR_INVALID_ARGUMENT, "config->max_model_len=0"},
     {"num_attention_heads", m_heads, ATTN_ERR_INVALID_ARGUMENT, "config->num_attention_heads=0"},
-    {"num_speculative_tokens", m_spec_tokens, ATTN_ERR_INVALID_ARGUMENT, "config->num_speculative_tokens=-2 is negative"},
+    {"num_speculative_tokens", m_spec_tokens, ATTN_ERR_INVALID_ARGUMENT, "config->num_speculative_tokens=-2 is not in [0, 65536]"},
+    {"num_speculative_tokens near INT32_MAX", m_spec_tokens_huge, ATTN_ERR_INVALID_ARGUMENT, "config->num_speculative_tokens=2147483647 is not in [0, 65536]"},
     {"dcp size", m_dcp_size, ATTN_ERR_INVALID_ARGUMENT, "config->decode_context_parallel_size=0"},
     {"dcp rank", m_dcp_rank, ATTN_ERR_INVALID_ARGUMENT, "config->dcp_rank=2 is not in [0, decode_context_parallel_size=2)"},
     {"interleave", m_interleave, ATTN_ERR_INVALID_ARGUMENT, "config->cp_kv_cache_interleave_size=0"},

@@ -69,6 +69,52 @@ static void test_busy_builder(void** state) {
 }
 
 typedef struct {
+  attn_builder_t* builder;
+  attn_error_t* result;
+} create_job;
+
+static void* run_create(void* arg) {
+  create_job* job = (create_job*)arg;
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = ts_config();
+  job->result = attn_builder_create("TEST_BLOCKING_LEVEL", &spec, &config, &job->builder);
+  return NULL;
+}
+
+/* An unload while a builder of the plugin is being created (between the lookup of its backend
+ * and the builder's existence) is BUSY, as with a live builder (issue 15, class 7): before the
+ * fix the count rose only once the builder existed, and the unload succeeded. */
+static void test_unload_during_create(void** state) {
+  attn_plugin_t* plugin = NULL;
+  void* handle;
+  void (*arm)(void);
+  int (*entered)(void);
+  void (*release)(void);
+  pthread_t thread;
+  create_job job = {NULL, NULL};
+  (void)state;
+  ASSERT_OK(attn_plugin_load(ATTN_TEST_PLUGIN_DIR "/libtest_plugin_misbehaving.so", &plugin));
+  handle = dlopen(ATTN_TEST_PLUGIN_DIR "/libtest_plugin_misbehaving.so", RTLD_NOW | RTLD_NOLOAD);
+  assert_non_null(handle);
+  *(void**)(&arm) = dlsym(handle, "test_plugin_level_arm");
+  *(void**)(&entered) = dlsym(handle, "test_plugin_level_entered");
+  *(void**)(&release) = dlsym(handle, "test_plugin_level_release");
+  assert_true(arm && entered && release);
+  arm();
+  assert_int_equal(pthread_create(&thread, NULL, run_create, &job), 0);
+  while (!entered()) sched_yield(); /* the create is inside the plugin, no builder yet */
+  ASSERT_ERROR(attn_plugin_unload(plugin), ATTN_ERR_BUSY,
+               "backend 'TEST_BLOCKING_LEVEL' still has 1 live builder(s)");
+  release();
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  ASSERT_OK(job.result);
+  ASSERT_ERROR(attn_plugin_unload(plugin), ATTN_ERR_BUSY, "live builder(s)");
+  attn_builder_destroy(job.builder);
+  dlclose(handle);
+  ASSERT_OK(attn_plugin_unload(plugin));
+}
+
+typedef struct {
   uint64_t seed;
   int failures;
 } worker;
@@ -184,6 +230,7 @@ static void test_registry_under_load(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_busy_builder),
+      cmocka_unit_test(test_unload_during_create),
       cmocka_unit_test(test_builders_in_parallel),
       cmocka_unit_test(test_registry_under_load),
   };

@@ -366,9 +366,24 @@ static void test_update_block_table(void** state) {
     assert_int_equal(f1.int_value, f2.int_value);
     if (f1.kind == ATTN_FIELD_TENSOR) assert_ptr_equal(f1.tensor->data, f2.tensor->data);
   }
-  /* in place, on the builder that built it */
-  ASSERT_OK(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL));
-  assert_ptr_equal(m2, m);
+  /* in place, on the builder that built it: a new handle, and the old one (whose fields the
+   * update rewrote) is stale, as is other's result, which shared them */
+  {
+    attn_metadata_t* old = m;
+    const attn_tensor_t* t = NULL;
+    attn_metadata_t* other_result = m2;
+    ASSERT_OK(attn_update_block_table(a, m, &group2->bt_t, &group2->sm_t, &m2, NULL));
+    assert_ptr_not_equal(m2, m);
+    m = m2;
+    ASSERT_ERROR(attn_metadata_get_tensor(old, "block_table", &t), ATTN_ERR_INVALID_ARGUMENT,
+                 "metadata is stale: it is result #1 of a FLASH_ATTN builder that has since "
+                 "published result #2");
+    ASSERT_ERROR(attn_metadata_get_tensor(other_result, "block_table", &t),
+                 ATTN_ERR_INVALID_ARGUMENT,
+                 "metadata is stale: it is an update_block_table result sharing the fields of "
+                 "result #1 of another FLASH_ATTN builder, which has since built again");
+    assert_null(t);
+  }
   assert_ptr_equal(ts_tensor(m, "block_table")->data, group2->bt);
   assert_int_equal(ts_int(m, "common_prefix_len"), 16);
   /* bad input */

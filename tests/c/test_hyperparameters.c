@@ -94,20 +94,42 @@ static void test_bad_input(void** state) {
 }
 
 static void test_array_of_larger_structs(void** state) {
-  /* entries a newer caller made bigger: the stride is layers[0].struct_size */
+  /* entries a newer header made bigger need a library at least as new (ATTN_CHECK_VERSION):
+   * the element stride (layers[0].struct_size) must be a published size, or a huge struct_size
+   * would step past the caller's array (issue 15, class 3) */
   struct big {
     attn_per_layer_params_t p;
     double future;
   } layers[2];
-  attn_per_layer_params_t g;
+  attn_per_layer_params_t g = ATTN_PER_LAYER_PARAMS_INIT;
   int32_t w = -1, a = -1;
+  static const size_t bad_sizes[] = {sizeof(struct big), (size_t)1 << 30, (size_t)1 << 32,
+                                     ATTN_PER_LAYER_PARAMS_STRUCT_SIZE + 8};
+  size_t k;
   (void)state;
   layers[0].p = layer(7, 0, 0, 1.0, 0);
   layers[1].p = layer(9, 0, 0, 1.0, 0);
-  layers[0].p.struct_size = layers[1].p.struct_size = sizeof(struct big);
-  infer(&layers[0].p, 2, &g, &w, &a);
-  assert_int_equal(g.window_left, 7);
-  assert_int_equal(w, 0);
+  for (k = 0; k < sizeof bad_sizes / sizeof bad_sizes[0]; ++k) {
+    char expected[128];
+    layers[0].p.struct_size = layers[1].p.struct_size = bad_sizes[k];
+    snprintf(expected, sizeof expected, "layers[0].struct_size=%zu is not a published size",
+             bad_sizes[k]);
+    ASSERT_ERROR(attn_infer_global_hyperparameters(&layers[0].p, 2, &g, &w, &a),
+                 ATTN_ERR_INVALID_ARGUMENT, expected);
+    assert_int_equal(w, -1);
+  }
+  /* and the builder config's layers the same way */
+  {
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t c = ts_config();
+    attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+    c.layers = &layers[0].p;
+    c.num_layers = 2;
+    layers[0].p.struct_size = layers[1].p.struct_size = (size_t)1 << 30;
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+                 "config->layers[0].struct_size=1073741824 is not a published size");
+    assert_ptr_equal(b, UNTOUCHED_PTR);
+  }
 }
 
 int main(void) {

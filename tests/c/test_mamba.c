@@ -194,7 +194,7 @@ static void test_refusals(void** state) {
                "kv_cache_spec->mamba_cache_mode=7 is not an ATTN_MAMBA_CACHE_MODE_* value (0..2)");
   spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, -1);
   ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
-               "kv_cache_spec->num_speculative_blocks=-1 is negative");
+               "kv_cache_spec->num_speculative_blocks=-1 is not in [0, 65536]");
   spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, -8, 0);
   ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "kv_cache_spec->mamba_chunk_size=-8 is negative");
@@ -627,6 +627,23 @@ static void test_update_block_table(void** state) {
                "Mismatch in number of requests when updating block table: block_table has 2 rows "
                "(ndim=2), expected 3");
   shape[0] = 3;
+  {
+    /* the slot mapping is checked although the metadata has no slot_mapping field: the batch's
+     * dtype and length, host memory for a host builder */
+    int32_t sm32[16] = {0};
+    int64_t n = batch->common.slot_mapping->shape[0], short_n = n - 1;
+    attn_tensor_t bad = ts_host_tensor(sm32, 1, &n, ATTN_DTYPE_INT, 32);
+    ASSERT_ERROR(attn_update_block_table(b, u, &t, &bad, &u, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "slot_mapping has dtype int32, expected int64");
+    bad = batch->sm_t;
+    bad.shape = &short_n;
+    ASSERT_ERROR(attn_update_block_table(b, u, &t, &bad, &u, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "slot_mapping has shape (");
+    bad = batch->sm_t;
+    bad.device.device_type = ATTN_DEVICE_CUDA;
+    ASSERT_ERROR(attn_update_block_table(b, u, &t, &bad, &u, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "slot_mapping is on cuda:0 but the builder runs on cpu");
+  }
   attn_builder_destroy(b);
   /* "align": gathered again from the new table with the metadata's seq_lens */
   spec = mspec(ATTN_MAMBA_CACHE_MODE_ALIGN, 8, 0);
@@ -639,8 +656,12 @@ static void test_update_block_table(void** state) {
     expect_i32_2d(u, "state_indices_tensor_d", ad, 1, 1);
     expect_i32(u, "state_indices_tensor_p", ap, 2);
   }
-  shape[1] = 1;
+  /* the in-place update overwrote what m showed: m is stale, u is the live result */
   ASSERT_ERROR(attn_update_block_table(b, m, &t, &batch->sm_t, &u, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "metadata is stale: it is result #1 of a MAMBA1 builder that has since published "
+               "result #2");
+  shape[1] = 1;
+  ASSERT_ERROR(attn_update_block_table(b, u, &t, &batch->sm_t, &u, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "block_table has 1 columns but the longest sequence (30 tokens) needs 2 in \"align\" "
                "mode (block_size=16)");
   shape[1] = 2;

@@ -271,6 +271,9 @@ static void test_hand_checked(void** state) {
     attn_metadata_t* kept = NULL;
     static const int32_t q2[1] = {1}, s2[1] = {7};
     ts_batch* next = ts_batch_make(q2, s2, 1, 16, 0, -1);
+    ASSERT_ERROR(attn_metadata_clone(m, &kept), ATTN_ERR_INVALID_ARGUMENT,
+                 "metadata is stale"); /* the drafting build above replaced m's result */
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     ASSERT_OK(attn_metadata_clone(m, &kept));
     ASSERT_OK(attn_build(b, 0, &next->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "num_prefills"), 0);

@@ -186,6 +186,16 @@ static void test_misbehaving_plugin(void** state) {
   assert_int_equal(codes()[1], ATTN_ERR_INVALID_ARGUMENT); /* ndim 99 */
   assert_int_equal(codes()[2], ATTN_ERR_INVALID_ARGUMENT); /* negative shape */
   assert_int_equal(codes()[3], ATTN_ERR_INVALID_ARGUMENT); /* NULL name */
+  assert_int_equal(codes()[4], ATTN_ERR_INVALID_ARGUMENT); /* NULL data, 5 elements */
+  assert_int_equal(codes()[5], ATTN_ERR_INVALID_ARGUMENT); /* stride 2^61: extent overflows */
+  assert_int_equal(codes()[6], ATTN_ERR_INVALID_ARGUMENT); /* misaligned int32 */
+  {
+    /* nothing of the garbage was kept: a clone copies no NULL or wild view */
+    attn_metadata_t* kept = NULL;
+    ASSERT_OK(attn_metadata_clone(m, &kept));
+    assert_int_equal(ts_int(kept, "num_reqs"), 2);
+    attn_metadata_destroy(kept);
+  }
   dlclose(handle);
   attn_builder_destroy(b);
   /* an out-of-range level is the plugin's bug, reported as such */

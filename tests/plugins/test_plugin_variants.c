@@ -64,7 +64,8 @@ static int32_t build_fails(void* state, int64_t prefix, const attn_common_metada
 }
 
 /* Record what the setters answered to garbage, then succeed anyway. */
-static int32_t g_garbage_codes[4];
+static int32_t g_garbage_codes[7];
+static int32_t g_garbage_words[4];
 
 static int32_t build_garbage(void* state, int64_t prefix, const attn_common_metadata_t* c,
                              int32_t fast, const attn_plugin_output_t* out, attn_stream_t stream) {
@@ -81,6 +82,20 @@ static int32_t build_garbage(void* state, int64_t prefix, const attn_common_meta
   bad.dtype.lanes = 1;
   g_garbage_codes[2] = out->set_tensor(out->ctx, "num_reqs", &bad);
   g_garbage_codes[3] = out->set_int(out->ctx, NULL, 1);
+  /* hostile views (issue 15, class 4): validated as strictly as a caller's */
+  shape[0] = 5;
+  bad.data = NULL; /* NULL data under a non-empty shape (a clone would copy from NULL) */
+  g_garbage_codes[4] = out->set_tensor(out->ctx, "num_reqs", &bad);
+  {
+    int64_t strides[1] = {(int64_t)1 << 61}; /* byte extent overflows */
+    bad.data = g_garbage_words;
+    bad.strides = strides;
+    g_garbage_codes[5] = out->set_tensor(out->ctx, "num_reqs", &bad);
+    bad.strides = NULL;
+    shape[0] = 2;
+    bad.byte_offset = 1; /* misaligned for int32 */
+    g_garbage_codes[6] = out->set_tensor(out->ctx, "num_reqs", &bad);
+  }
   out->set_int(out->ctx, "num_reqs", c->num_reqs);
   return ATTN_OK;
 }
@@ -105,6 +120,27 @@ EXPORT void test_plugin_blocking_reset(void) {
   atomic_store(&g_release, 0);
 }
 
+/* BLOCKING_LEVEL: once armed, the next cudagraph_support call (made while a builder is being
+ * created, before the builder exists) waits until the test releases it. */
+static atomic_int g_level_armed, g_level_entered, g_level_release;
+
+static int32_t level_blocking(const attn_kv_cache_spec_t* s, const attn_builder_config_t* c,
+                              int32_t* out, char* err, size_t n) {
+  if (atomic_exchange(&g_level_armed, 0)) {
+    atomic_store(&g_level_entered, 1);
+    while (!atomic_load(&g_level_release)) sched_yield();
+  }
+  return level_ok(s, c, out, err, n);
+}
+
+EXPORT void test_plugin_level_arm(void) {
+  atomic_store(&g_level_entered, 0);
+  atomic_store(&g_level_release, 0);
+  atomic_store(&g_level_armed, 1);
+}
+EXPORT int test_plugin_level_entered(void) { return atomic_load(&g_level_entered); }
+EXPORT void test_plugin_level_release(void) { atomic_store(&g_level_release, 1); }
+
 static const char* const kFields[] = {"num_reqs"};
 static const char* const kDupFields[] = {"num_reqs", "num_reqs"};
 
@@ -128,7 +164,8 @@ BACKEND(kB1, "TEST_GARBAGE", kFields, 1, 0, level_ok, create_ok, build_garbage);
 BACKEND(kB2, "TEST_BAD_LEVEL", kFields, 1, 0, level_bad, create_ok, build_ok);
 BACKEND(kB3, "TEST_CREATE_FAILS", kFields, 1, 0, level_ok, create_fails, build_ok);
 BACKEND(kB4, "TEST_BLOCKING", kFields, 1, 0, level_ok, create_ok, build_blocking);
-static const attn_plugin_backend_t* const kBackends[] = {&kB0, &kB1, &kB2, &kB3, &kB4};
+BACKEND(kB5, "TEST_BLOCKING_LEVEL", kFields, 1, 0, level_blocking, create_ok, build_ok);
+static const attn_plugin_backend_t* const kBackends[] = {&kB0, &kB1, &kB2, &kB3, &kB4, &kB5};
 #endif
 
 #if defined(PLUGIN_BAD_MINOR)
