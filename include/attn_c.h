@@ -231,7 +231,18 @@ typedef struct attn_dtype {
   uint16_t lanes; /**< Lanes; 1 for scalars. */
 } attn_dtype_t;
 
-/** A borrowed n-dimensional view: layout of DLPack's `DLTensor`. */
+/**
+ * A borrowed n-dimensional view: layout of DLPack's `DLTensor`.
+ *
+ * Every view an entry point receives (and every view a plugin hands back) is refused with
+ * ::ATTN_ERR_INVALID_ARGUMENT, naming the argument, before any address is computed from it when:
+ * `ndim` is outside 0..8 or `shape` is NULL with `ndim` > 0; a size or stride is negative; the
+ * element type is not whole bytes; its byte extent (`byte_offset` + sum over dimensions of
+ * (shape - 1) * stride * itemsize + itemsize) exceeds 2^62 bytes or `data` + extent wraps the
+ * address space; `data` is NULL while the view has elements; `data` + `byte_offset` is not
+ * aligned to the element size (1, 2, 4, 8 or 16 bytes). A view whose memory is smaller than its
+ * declared extent is the caller's bug: no library can detect it.
+ */
 typedef struct attn_tensor {
   void* data;              /**< Base address (host or device); `byte_offset` is added to it. */
   attn_device_t device;    /**< Where `data` lives. */
@@ -1343,6 +1354,15 @@ ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* b
  * update on the same builder, or until the builder is destroyed. Its tensors either view the
  * caller's input tensors (which must stay alive while it is used) or the builder's persistent
  * buffers. Keep it longer with attn_metadata_clone(). attn_metadata_destroy() on it does nothing.
+ * Each successful build, capture, drafting build or update returns a new handle; a handle read
+ * after its builder's next result is stale: every accessor that returns an error
+ * (attn_metadata_field(), attn_metadata_get*(), attn_metadata_clone(),
+ * attn_metadata_to_common(), attn_update_block_table()) then fails with
+ * ::ATTN_ERR_INVALID_ARGUMENT ("metadata is stale: ...") instead of returning the newer data;
+ * attn_metadata_kind() and attn_metadata_field_count() still answer (they never change). An
+ * update_block_table() result also goes stale with the next result of the builder whose
+ * metadata it shares. Detection covers the next 63 results of a builder (handles are reused
+ * after 64); a handle of a destroyed builder must not be used at all.
  * @par Stream semantics
  * On a CUDA builder every device write is enqueued on `stream` and nothing synchronizes (unless
  * `config->validate` is ::ATTN_VALIDATE_FULL); outputs are ready in stream order. Host builds

@@ -68,6 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.mamba_chunk_size = in.one_in(8) ? static_cast<int32_t>(in.u32()) : 8 * (in.u8() % 33);
     spec.mamba_cache_mode = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 1 : in.u8() % 3;
     spec.num_speculative_blocks = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 2 : in.u8() % 4;
+    // Counts up to their type's limit (issue 15): refused above 65536, never overflowing.
+    if (in.one_in(16)) spec.num_speculative_blocks = static_cast<int32_t>(in.u32());
   }
   if (in.one_in(32)) spec.struct_size = in.u8();
 
@@ -83,6 +85,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.max_model_len = sized(64 + in.u8() * 16, 65536);
   config.num_attention_heads = in.one_in(16) ? -1 : 1 + in.u8() % 64;
   config.num_speculative_tokens = in.u8() % 4;
+  if (in.one_in(16))  // up to INT32_MAX / INT32_MIN, or just past libattn's bound of 65536
+    config.num_speculative_tokens = in.one_in(2) ? static_cast<int32_t>(in.u32())
+                                                 : 65536 + static_cast<int32_t>(in.u8() % 2);
   config.parallel_drafting = in.u8() % 2;
   const int32_t dcp[] = {1, 1, 2, 4};
   config.decode_context_parallel_size = dcp[in.u8() % 4];
@@ -101,6 +106,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto& l : layers) {
     l = ATTN_PER_LAYER_PARAMS_INIT;
     l.window_left = static_cast<int32_t>(in.u8()) - 2;
+  }
+  // struct_size on the array's elements (issue 15): hostile sizes must be refused, never used
+  // as the stride past the array.
+  if (!layers.empty() && in.one_in(16)) {
+    const size_t hostile[] = {0, 1, sizeof(attn_per_layer_params_t) + 8, size_t{1} << 30,
+                              size_t{1} << 32, static_cast<size_t>(in.i64())};
+    const size_t v = hostile[in.u8() % 6];
+    for (auto& l : layers) l.struct_size = in.one_in(4) ? ATTN_PER_LAYER_PARAMS_STRUCT_SIZE : v;
   }
   config.layers = layers.empty() ? nullptr : layers.data();
   config.num_layers = layers.size();

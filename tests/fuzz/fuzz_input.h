@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <vector>
@@ -72,6 +71,45 @@ class Arena {
 
 constexpr int64_t kMaxElements = 1 << 16;
 
+/// A value in [2^62, 2^63): as a stride of a dimension of 2 or more, or as a byte offset, it
+/// puts the view's byte extent past what libattn accepts, whatever the element size.
+inline int64_t past_extent(Reader& in) {
+  return (int64_t{1} << 62) | (in.i64() & ((int64_t{1} << 62) - 1));
+}
+
+/// Now and then makes a view hostile in a way libattn must refuse (issue 15): a stride over the
+/// whole int64 range (negative or past the extent limit), a byte offset past the limit or
+/// misaligned for the element type, NULL data under the declared shape. A view whose extent
+/// stays within its memory is never made to point elsewhere (no library can detect that).
+inline void hostile_layout(Reader& in, Arena& a, attn_tensor_t* t, int32_t nd) {
+  if (!in.one_in(20)) return;
+  switch (in.u8() % 5) {
+    case 0:
+    case 1: {  // one stride anywhere in int64: negative, or large enough to be refused
+      if (nd <= 0 || t->shape == nullptr) return;
+      int64_t* strides = a.array<int64_t>(8);
+      int64_t s = 1;
+      for (int d = nd - 1; d >= 0; --d) {
+        strides[d] = t->strides ? t->strides[d] : s;
+        s *= t->shape[d] > 0 && t->shape[d] < kMaxElements ? t->shape[d] : 1;
+      }
+      const int d = in.u8() % nd;
+      const int64_t v = in.i64();
+      strides[d] = v < 0 ? v : past_extent(in);
+      t->strides = strides;
+      return;
+    }
+    case 2:  // a byte offset past the extent limit, up to UINT64_MAX
+      t->byte_offset = static_cast<uint64_t>(past_extent(in)) << (in.u8() % 2);
+      return;
+    case 3:  // misaligned: within the element, so the memory still covers it
+      if (t->data != nullptr) t->byte_offset = 1 + in.u8() % 3;
+      return;
+    default:  // NULL data under the declared shape
+      t->data = nullptr;
+  }
+}
+
 /// A tensor meant to be `rows` (x `cols` when cols >= 0) of `bits`-bit ints, possibly lying.
 /// Integer contents come from `fill(i)`.
 template <class Fill>
@@ -131,6 +169,7 @@ attn_tensor_t* make_tensor(Reader& in, Arena& a, int64_t rows, int64_t cols, uin
     t->data = mem;
   }
   if (in.one_in(48) && t->data) t->byte_offset = in.u8() % 2 ? 0 : item;
+  hostile_layout(in, a, t, nd);
   return t;
 }
 

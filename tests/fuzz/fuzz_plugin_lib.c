@@ -56,6 +56,43 @@ static int32_t create(const attn_kv_cache_spec_t* s, const attn_builder_config_t
 
 static void destroy(void* state) { (void)state; }
 
+/* A view the plugin makes of its own memory, hostile as the fuzzer says (issue 15): NULL data
+ * under a non-empty shape, a stride or byte offset past any real extent, a misaligned offset,
+ * a negative shape or stride. Every one must be refused by the setter. */
+static int32_t g_words[8];
+static int64_t g_shape[2], g_strides[2];
+static attn_tensor_t g_view;
+
+static const attn_tensor_t* hostile_view(void) {
+  memset(&g_view, 0, sizeof g_view);
+  g_view.device.device_type = ATTN_DEVICE_CPU;
+  g_view.dtype.code = ATTN_DTYPE_INT;
+  g_view.dtype.bits = 32;
+  g_view.dtype.lanes = 1;
+  g_view.ndim = 1 + next() % 2;
+  g_shape[0] = 1 + next() % 4;
+  g_shape[1] = 2;
+  g_view.shape = g_shape;
+  g_view.data = g_words;
+  switch (next() % 5) {
+    case 0: g_view.data = NULL; break;
+    case 1:
+      g_strides[0] = (int64_t)1 << (61 + next() % 2);
+      g_strides[1] = 1;
+      g_shape[0] = 2 + next() % 3;
+      g_view.strides = g_strides;
+      break;
+    case 2: g_view.byte_offset = ((uint64_t)1 << 62) + ((uint64_t)next() << 56); break;
+    case 3: g_view.byte_offset = 1 + next() % 3; break;
+    default:
+      g_strides[0] = -(int64_t)(1 + next());
+      g_strides[1] = 1;
+      g_view.strides = g_strides;
+      if (next() % 2) g_shape[0] = -(int64_t)next() - 1;
+  }
+  return &g_view;
+}
+
 static int32_t build(void* state, int64_t prefix, const attn_common_metadata_t* common,
                      int32_t fast, const attn_plugin_output_t* out, attn_stream_t stream) {
   int k, count = next() % 6;
@@ -67,7 +104,14 @@ static int32_t build(void* state, int64_t prefix, const attn_common_metadata_t* 
       case 1: out->set_bool(out->ctx, name, next()); break;
       case 2: out->set_float(out->ctx, name, next() / 7.0); break;
       case 3: out->set_none(out->ctx, name); break;
-      default: out->set_tensor(out->ctx, name, next() % 2 ? common->block_table_tensor : common->seq_lens);
+      default: {
+        const uint8_t which = next() % 4;
+        out->set_tensor(out->ctx, name,
+                        which == 0   ? common->block_table_tensor
+                        : which == 1 ? common->seq_lens
+                        : which == 2 ? hostile_view()
+                                     : common->slot_mapping);
+      }
     }
   }
   if (next() % 3 == 0) out->set_error(out->ctx, next() % 2 ? "fuzz build error" : NULL);

@@ -191,6 +191,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::vector<attn_ubatch_slice_t> sl(ub > 0 && ub <= 1024 ? ub : 1), pad(sl.size());
       for (auto& s : sl) s = ATTN_UBATCH_SLICE_INIT;
       for (auto& s : pad) s = ATTN_UBATCH_SLICE_INIT;
+      if (in.one_in(8)) {  // hostile struct_size on the elements: refused, never a stride
+        const size_t hostile[] = {0, 8, sizeof(attn_ubatch_slice_t) + 8, size_t{1} << 30,
+                                  size_t{1} << 32, static_cast<size_t>(in.i64())};
+        const size_t v = hostile[in.u8() % 6];
+        (in.one_in(2) ? sl : pad)[0].struct_size = v;
+      }
       drop(attn_maybe_create_ubatch_slices(sched.data(), n, in.count(400), in.count(30), ub,
                                            in.count(200), sl.data(), pad.data()));
       break;
@@ -215,6 +221,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       } else {
         attn_ubatch_slice_t two[2] = {s, s};
         attn_ubatch_out_t outs[2] = {o, o};
+        if (in.one_in(8)) two[0].struct_size = two[1].struct_size = size_t{1} << (in.u8() % 40);
+        if (in.one_in(8)) outs[0].struct_size = outs[1].struct_size = static_cast<size_t>(in.i64());
         attn_metadata_t* ms[2] = {nullptr, nullptr};
         if (attn_error_t* e = attn_split_attn_metadata(&b.c, two, 2, outs, ms, nullptr)) {
           drop(e);
