@@ -174,8 +174,8 @@ class Builder:
                            slot_mapping: ArrayLike, stream: Any = None) -> Metadata:
         """``attn_update_block_table``: ``metadata`` (from this builder or a clone) with another
         KV cache group's block table and slot mapping, without a rebuild."""
-        bt = tensor_arg(block_table)
-        sm = tensor_arg(slot_mapping, "int64")
+        bt = tensor_arg(block_table, name="block_table")
+        sm = tensor_arg(slot_mapping, "int64", "slot_mapping")
         src = metadata.handle
         out = ctypes.c_void_p()
         self._lib.check(self._lib.raw.attn_update_block_table(
