@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import ctypes
-from functools import partial
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from .common_metadata import CommonMetadata
 from .config import BuilderConfig, KvCacheSpec
 from .enums import NO_REORDER, CudagraphSupport
-from .metadata import Metadata
+from .metadata import Metadata, NativeHandle
 from .structs import attn_cascade_query_t, new
 from .tensors import ArrayLike, tensor_arg
 
@@ -37,22 +36,28 @@ class Builder:
     ...              BuilderConfig(256, 8192, 4096, 32)) as b:
     ...     md = b.build(batch)
 
-    A build's :class:`~libattn.Metadata` is valid until the next build on this builder. One
-    builder must not build on two threads at once (the library answers
-    :class:`~libattn.Busy`); queries are safe from any thread.
+    A build's :class:`~libattn.Metadata` is valid until the next build on this builder (then
+    :class:`~libattn.StaleMetadata`). One builder must not build on two threads at once (the
+    library answers :class:`~libattn.Busy`); queries are safe from any thread.
+
+    :meth:`close` ends the builder's use at once; its buffers are freed then, or when the last
+    array or TensorView export viewing them goes.
     """
+
+    _native: Optional[NativeHandle] = None  #: the attn_builder_t*, shared with views
 
     def __init__(self, lib: "Library", backend: str, spec: KvCacheSpec,
                  config: BuilderConfig) -> None:
         self._lib = lib
         self._handle: Optional[int] = None
-        self._generation = 0
+        self._generation = 0  # moves on with every result and at close: older results are stale
         self.spec = spec
         self.config = config
         cfg = config.to_struct()
         out = ctypes.c_void_p()
         lib.check(lib.raw.attn_builder_create(_name(backend), ctypes.byref(spec.to_struct()),
                                               cfg.ref, ctypes.byref(out)))
+        self._native = NativeHandle(lib.raw.attn_builder_destroy, out.value)
         self._handle = out.value
 
     # ---- lifetime -------------------------------------------------------------------------
@@ -64,17 +69,12 @@ class Builder:
         return self._handle
 
     def close(self) -> None:
-        """``attn_builder_destroy`` (idempotent); its metadata becomes unusable."""
+        """Ends the builder (idempotent): its metadata becomes stale, ``attn_builder_destroy``
+        runs now, or when the last array or TensorView export viewing its buffers goes."""
         if self._handle is not None:
             self._generation += 1
-            self._lib.raw.attn_builder_destroy(self._handle)
             self._handle = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+            self._native = None  # the views hold the handle until they go
 
     def __enter__(self) -> "Builder":
         return self
@@ -131,14 +131,12 @@ class Builder:
         return bool(v.value)
 
     # ---- builds ---------------------------------------------------------------------------
-    def _is_current(self, generation: int) -> bool:
+    def _result(self, out: ctypes.c_void_p, keep: Any, source: Optional[Metadata] = None
+                ) -> Metadata:
         # close() moves the generation on too, so a closed builder's results are stale
-        return self._generation == generation and self._handle is not None
-
-    def _result(self, out: ctypes.c_void_p, keep: Any) -> Metadata:
-        self._generation += 1
-        return Metadata(self._lib, out.value, False, (self, keep),
-                        partial(self._is_current, self._generation))
+        self._generation = g = self._generation + 1
+        return Metadata(self._lib, out.value, False, keep, builder=self, generation=g,
+                        source=source)
 
     def build(self, common: CommonMetadata, common_prefix_len: int = 0, fast_build: bool = False,
               stream: Any = None) -> Metadata:
@@ -172,15 +170,23 @@ class Builder:
 
     def update_block_table(self, metadata: Metadata, block_table: ArrayLike,
                            slot_mapping: ArrayLike, stream: Any = None) -> Metadata:
-        """``attn_update_block_table``: ``metadata`` (from this builder or a clone) with another
-        KV cache group's block table and slot mapping, without a rebuild."""
-        bt = tensor_arg(block_table)
-        sm = tensor_arg(slot_mapping, "int64")
-        src = metadata.handle
+        """``attn_update_block_table``: ``metadata`` (from this builder, another builder of the
+        backend, or a clone) with another KV cache group's block table and slot mapping, without
+        a rebuild.
+
+        The result shares every other field with ``metadata``: it is stale once this builder
+        builds again, and also once ``metadata`` is (its builder built again or was closed, or
+        the clone was closed); its views keep ``metadata``'s memory alive."""
+        bt = tensor_arg(block_table, name="block_table")
+        sm = tensor_arg(slot_mapping, "int64", "slot_mapping")
+        src = metadata.handle  # StaleMetadata / ValueError for a stale or closed source
         out = ctypes.c_void_p()
         self._lib.check(self._lib.raw.attn_update_block_table(
             self.handle, src, bt.ref, sm.ref, ctypes.byref(out), stream_handle(stream)))
-        return self._result(out, (metadata, bt, sm))
+        # this builder's own result: replaced in place (its inputs stay viewed); any other
+        # source's fields are viewed where they are
+        own = metadata._builder is self
+        return self._result(out, (metadata._anchor(), bt, sm), None if own else metadata)
 
     def __repr__(self) -> str:
         if self._handle is None:

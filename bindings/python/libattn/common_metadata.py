@@ -21,6 +21,8 @@ assert [getattr(attn_common_metadata_t, n).offset for n in
                                                                     for i in (1, 2, 3)]
 #: the dtype a list becomes for a field (int32 for every other field)
 _LIST_DTYPES: Dict[str, Any] = {"slot_mapping": np.int64, "is_prefilling": np.bool_}
+#: the keyword argument of a struct field, where they differ (named by the input checks' errors)
+_LABELS: Dict[str, str] = {"block_table_tensor": "block_table"}
 
 
 def _host(fields: TensorFields, name: str) -> Optional[np.ndarray]:
@@ -113,7 +115,7 @@ class CommonMetadata:
         }
         if query_start_loc is None or seq_lens is None:
             tensor_arg(None)  # raises what a list of None does, as these two always did
-        fields = TensorFields(attn_common_metadata_t, values, _LIST_DTYPES)
+        fields = TensorFields(attn_common_metadata_t, values, _LIST_DTYPES, labels=_LABELS)
         if num_reqs is None:
             seq_lens = fields.sources["seq_lens"]
             if "seq_lens" in fields._slow:

@@ -6,7 +6,9 @@
   the returned owner is garbage collected, i.e. when libattn no longer views the memory.
 - :class:`TensorView` wraps a tensor field of a metadata (device memory included) and exports it
   with ``__dlpack__`` / ``__dlpack_device__``, so ``torch.from_dlpack(view)`` sees libattn's
-  buffer. The view keeps its metadata alive until the consumer calls the deleter.
+  buffer. The view and each export keep the memory allocated (the builder's buffers, an owned
+  metadata's copies, the inputs) until the consumer calls the deleter; a view of stale metadata
+  refuses to export (:class:`~libattn.StaleMetadata`).
 
 ``attn_tensor_t`` has ``DLTensor``'s layout (``tests/test_layout.py`` checks it against the
 header), so a ``DLManagedTensor`` is an ``attn_tensor_t`` followed by two pointers.
@@ -98,11 +100,13 @@ class TensorView:
 
     ``shape``, ``strides`` (elements), ``dtype`` (code, bits, lanes), ``device`` (type, id)
     and ``data_ptr`` describe it; ``__dlpack__`` hands the memory to torch, cupy, jax or numpy
-    without a copy. Valid as long as the metadata it came from (a builder's result: until that
-    builder's next build)."""
+    without a copy. Its memory stays allocated while it (or an export) lives; its values are the
+    metadata's as long as that metadata is valid (a builder's result: until that builder's next
+    build), and exporting it afterwards raises :class:`~libattn.StaleMetadata`."""
 
-    def __init__(self, tensor: attn_tensor_t, owner: Any) -> None:
-        self._owner = owner
+    def __init__(self, tensor: attn_tensor_t, owner: Any, metadata: Any = None) -> None:
+        self._owner = owner  # what the memory belongs to, held by every export
+        self._metadata = metadata  # checked at each export (None: nothing to check)
         self.ndim = int(tensor.ndim)
         self.shape = tuple(int(tensor.shape[d]) for d in range(self.ndim))
         if tensor.strides:
@@ -138,6 +142,10 @@ class TensorView:
         builder's stream; synchronise with it before another stream reads them."""
         if copy:
             raise BufferError("libattn's TensorView exports without copying only")
+        md = self._metadata
+        if md is not None and not md._valid():
+            from .metadata import StaleMetadata
+            raise StaleMetadata("TensorView of stale metadata: " + md._stale_reason())
         managed = DLManagedTensor()
         shape = (ctypes.c_int64 * max(self.ndim, 1))(*self.shape)
         strides = (ctypes.c_int64 * max(self.ndim, 1))(*self.strides)

@@ -10,6 +10,12 @@ dtype takes a fast path with the same result as the general one: its data addres
 without ``__array_interface__`` (see :func:`array_address`), and the ``attn_tensor_t``, its shape
 and its strides are one ctypes allocation filled by one ``struct.pack_into``. Arrays of other
 dtypes (non-native byte order, float128, ...) take the general path, as do DLPack producers.
+
+Checks (issue 15): no address reaches the library unless its array is of a dtype libattn reads
+(TypeError otherwise), in the machine's byte order and aligned to its element size
+(:class:`~libattn.InvalidArgument`, a ValueError, otherwise); each error names the argument and
+the bad value. The fast path pays one AND of the address for the alignment; byte order and dtype
+cost nothing there (only native dtypes are in its table).
 """
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 import numpy as np
 
 from .dlpack import import_dlpack
-from .enums import DeviceType, DTypeCode
+from .enums import DeviceType, DTypeCode, Status
+from .errors import InvalidArgument
 from .structs import Tensor_p, attn_tensor_t
 
 __all__ = ["TensorArg", "TensorFields", "tensor_arg", "optional_arg", "to_numpy", "host_view",
@@ -139,32 +146,72 @@ _RECORD_PACKS = [struct.Struct(f"=Q2iiBBH3Q{nd}q{nd}q").pack_into
 _PACK_1D = struct.Struct("=Q16s3Q2q").pack_into
 _PACK_2D = struct.Struct("=Q16s3Q4q").pack_into
 # per dtype: code, bits, itemsize, the strides of a contiguous 1-d array, the middle bytes of a
-# 1-d and of a 2-d record
-_FastInfo = Tuple[int, int, int, Tuple[int], bytes, bytes]
+# 1-d and of a 2-d record, the alignment mask (itemsize - 1: an aligned address ANDs to 0)
+_FastInfo = Tuple[int, int, int, Tuple[int], bytes, bytes, int]
 _FAST_INFO: Dict[np.dtype, _FastInfo] = {
     d: (code, bits, d.itemsize, (d.itemsize,), struct.pack("=2iiBBH", _CPU, 0, 1, code, bits, 1),
-        struct.pack("=2iiBBH", _CPU, 0, 2, code, bits, 1))
+        struct.pack("=2iiBBH", _CPU, 0, 2, code, bits, 1), d.itemsize - 1)
     for d, (code, bits) in _FAST_DTYPES.items()}
 
 
-def _element_strides(st: Tuple[int, ...], isz: int) -> Tuple[int, ...]:
-    """numpy's byte strides as element strides (ValueError when one is not a multiple)."""
+def _misaligned(name: str, dtype: Any, address: int, itemsize: int) -> InvalidArgument:
+    return InvalidArgument(Status.INVALID_ARGUMENT,
+                           f"{name}: data address 0x{address:x} is not aligned to its "
+                           f"{itemsize}-byte {dtype} elements (an np.frombuffer offset or a "
+                           f"byte-level view?); pass an aligned copy (np.require(a, "
+                           f"requirements='A'))")
+
+
+def _check_numpy(a: np.ndarray, name: str) -> int:
+    """The element code of ``a`` after the general path's checks: a dtype libattn reads
+    (TypeError), native byte order, element strides, an aligned address (InvalidArgument)."""
+    dt = a.dtype
+    code = _CODES.get(dt.kind)
+    if code is None or dt.fields is not None or dt.subdtype is not None:
+        raise TypeError(f"{name}: numpy dtype {dt} has no DLPack equivalent libattn accepts "
+                        f"(int, uint, float or bool)")
+    if not dt.isnative:
+        native = "<" if np.little_endian else ">"
+        raise InvalidArgument(Status.INVALID_ARGUMENT,
+                              f"{name}: byte order '{dt.byteorder}' (dtype {dt.str}) is not the "
+                              f"machine's ('{native}'); libattn would misread every element: "
+                              f"pass a.astype(a.dtype.newbyteorder('='))")
+    isz = a.itemsize
+    if any(st % isz for st in a.strides):
+        raise InvalidArgument(Status.INVALID_ARGUMENT,
+                              f"{name}: array strides {a.strides} are not multiples of its "
+                              f"itemsize {isz}")
+    address = _address_slow(a)
+    if address % isz:
+        raise _misaligned(name, dt, address, isz)
+    return int(code)
+
+
+def _element_strides(st: Tuple[int, ...], isz: int, name: str = "tensor") -> Tuple[int, ...]:
+    """numpy's byte strides as element strides (InvalidArgument, a ValueError, when one is not
+    a multiple)."""
     if len(st) == 2:
         s0, s1 = st
         if not (s0 % isz or s1 % isz):
             return (s0 // isz, s1 // isz)
     elif not any(s % isz for s in st):
         return tuple(s // isz for s in st)
-    raise ValueError(f"array strides {st} are not multiples of its itemsize")
+    raise InvalidArgument(Status.INVALID_ARGUMENT,
+                          f"{name}: array strides {st} are not multiples of its itemsize {isz}")
 
 
-def _pack_record(s: Any, at: int, address: int, a: np.ndarray, info: _FastInfo) -> bool:
+def _pack_record(s: Any, at: int, address: int, a: np.ndarray, info: _FastInfo,
+                 name: str = "tensor") -> bool:
     """Writes the record of ``a`` (a dtype of _FAST_INFO) at offset ``at`` of ``s``, whose
-    address is ``address``; False (nothing written) past 4 dimensions."""
+    address is ``address``; False (nothing written) past 4 dimensions. InvalidArgument naming
+    ``name`` for a misaligned array."""
     st = a.strides
     r = address + at
+    data = array_address(a)
+    if data & info[6]:
+        raise _misaligned(name, a.dtype, data, info[2])
     if st == info[3]:  # one dimension, contiguous: most inputs
-        _PACK_1D(s, at, array_address(a), info[4], r + 48, r + 56, 0, a.shape[0], 1)
+        _PACK_1D(s, at, data, info[4], r + 48, r + 56, 0, a.shape[0], 1)
         return True
     nd = len(st)
     if nd > _MAX_RECORD_DIMS:
@@ -172,23 +219,23 @@ def _pack_record(s: Any, at: int, address: int, a: np.ndarray, info: _FastInfo) 
     code, bits, isz = info[0], info[1], info[2]
     shape = a.shape
     if nd == 2 and st[1] == isz and st[0] == shape[1] * isz:  # a C-contiguous table
-        _PACK_2D(s, at, array_address(a), info[5], r + 48, r + 64, 0, shape[0], shape[1],
-                 shape[1], 1)
+        _PACK_2D(s, at, data, info[5], r + 48, r + 64, 0, shape[0], shape[1], shape[1], 1)
         return True
-    _RECORD_PACKS[nd](s, at, array_address(a), _CPU, 0, nd, code, bits, 1, r + 48,
-                      r + 48 + 8 * (nd or 1), 0, *shape, *_element_strides(st, isz))
+    _RECORD_PACKS[nd](s, at, data, _CPU, 0, nd, code, bits, 1, r + 48,
+                      r + 48 + 8 * (nd or 1), 0, *shape, *_element_strides(st, isz, name))
     return True
 
 
-def numpy_struct(a: np.ndarray) -> Optional[attn_tensor_t]:
+def numpy_struct(a: np.ndarray, name: str = "tensor") -> Optional[attn_tensor_t]:
     """The ``attn_tensor_t`` of a numpy array of a native libattn dtype (None for others, and
     past 4 dimensions): the values the general path writes, in one ctypes allocation that owns
-    the shape and strides, not the array's memory (keep ``a`` alive while it is used)."""
+    the shape and strides, not the array's memory (keep ``a`` alive while it is used).
+    InvalidArgument naming ``name`` when ``a`` is misaligned."""
     info = _FAST_INFO.get(a.dtype)
     if info is None:
         return None
     t = _TensorRecord()
-    return t if _pack_record(t, 0, ctypes.addressof(t), a, info) else None
+    return t if _pack_record(t, 0, ctypes.addressof(t), a, info, name) else None
 
 
 
@@ -224,19 +271,15 @@ class TensorArg:
         return self.struct.device.device_type in HOST_DEVICES
 
 
-def _from_numpy(a: np.ndarray) -> TensorArg:
-    t = numpy_struct(a)  # the fast path; the general one for other dtypes, past 4 dimensions
+def _from_numpy(a: np.ndarray, name: str = "tensor") -> TensorArg:
+    t = numpy_struct(a, name)  # the fast path; the general one: other dtypes, past 4 dimensions
     if t is not None:
         return TensorArg(t, a, a)
-    return _from_numpy_general(a)
+    return _from_numpy_general(a, name)
 
 
-def _from_numpy_general(a: np.ndarray) -> TensorArg:
-    code = _CODES.get(a.dtype.kind)
-    if code is None:
-        raise TypeError(f"numpy dtype {a.dtype} has no DLPack equivalent libattn accepts")
-    if any(s % a.itemsize for s in a.strides):
-        raise ValueError(f"array strides {a.strides} are not multiples of its itemsize")
+def _from_numpy_general(a: np.ndarray, name: str = "tensor") -> TensorArg:
+    code = _check_numpy(a, name)
     t = attn_tensor_t()
     nd = a.ndim
     shape = (ctypes.c_int64 * max(nd, 1))(*a.shape)
@@ -250,22 +293,37 @@ def _from_numpy_general(a: np.ndarray) -> TensorArg:
     return TensorArg(t, (a, shape, strides), a)
 
 
-def tensor_arg(value: ArrayLike, dtype: Any = np.int32) -> TensorArg:
+def _check_dlpack(t: attn_tensor_t, name: str) -> None:
+    """A DLPack tensor's address must be aligned to its elements (whole-byte power-of-two
+    sizes; DLPack has no byte order: producers export native values)."""
+    bits, lanes = int(t.dtype.bits), int(t.dtype.lanes)
+    isz = bits * lanes // 8
+    if bits % 8 or isz < 2 or isz & (isz - 1):
+        return
+    address = (t.data or 0) + int(t.byte_offset)
+    if address % isz:
+        raise _misaligned(name, f"DLPack code={int(t.dtype.code)} bits={bits}", address, isz)
+
+
+def tensor_arg(value: ArrayLike, dtype: Any = np.int32, name: str = "tensor") -> TensorArg:
     """A view of ``value``: a numpy array (any strides, no copy), an object with ``__dlpack__``
-    (no copy; its device is kept), or a sequence of numbers (copied into a ``dtype`` array)."""
+    (no copy; its device is kept), or a sequence of numbers (copied into a ``dtype`` array).
+    ``name`` is the argument named by the errors of the checks (see the module's doc)."""
     if isinstance(value, np.ndarray):
-        return _from_numpy(value)
+        return _from_numpy(value, name)
     if isinstance(value, TensorArg):
         return value
     if hasattr(value, "__dlpack__"):
         consumed = import_dlpack(value)
+        _check_dlpack(consumed.tensor, name)
         return TensorArg(consumed.tensor, consumed, value)
-    return _from_numpy(np.ascontiguousarray(np.asarray(value, dtype=dtype)))
+    return _from_numpy(np.ascontiguousarray(np.asarray(value, dtype=dtype)), name)
 
 
-def optional_arg(value: Optional[ArrayLike], dtype: Any = np.int32) -> Optional[TensorArg]:
+def optional_arg(value: Optional[ArrayLike], dtype: Any = np.int32,
+                 name: str = "tensor") -> Optional[TensorArg]:
     """:func:`tensor_arg`, passing None through."""
-    return None if value is None else tensor_arg(value, dtype)
+    return None if value is None else tensor_arg(value, dtype, name)
 
 
 _I64 = ctypes.c_int64.from_address
@@ -389,14 +447,16 @@ class TensorFields:
     numpy arrays of a native libattn dtype (up to 4 dimensions) are viewed by records stored in
     ``struct`` itself, after the C fields: one ctypes allocation for the struct and all of them,
     one ``pack_into`` per record and one for ``struct_size`` and every pointer, the bytes
-    :func:`tensor_arg` would write. Lists become arrays of ``dtypes.get(name, default)``, as
+    :func:`tensor_arg` would write, after the same checks (errors name ``labels.get(field,
+    field)``). Lists become arrays of ``dtypes.get(name, default)``, as
     :func:`tensor_arg` makes them; everything else takes :func:`tensor_arg`. The object keeps
     every input alive; ``struct``'s other fields are zero, for the caller to set after this."""
 
     __slots__ = ("struct", "sources", "_values", "_slow", "_plan")
 
     def __init__(self, cls: Type[ctypes.Structure], values: Dict[str, Any],
-                 dtypes: Optional[Dict[str, Any]] = None, default: Any = np.int32) -> None:
+                 dtypes: Optional[Dict[str, Any]] = None, default: Any = np.int32,
+                 labels: Optional[Dict[str, str]] = None) -> None:
         plan = _PLANS.get(cls) or _PLANS.setdefault(cls, _Plan(cls))
         s = plan.cls()
         base = ctypes.addressof(s)
@@ -412,7 +472,7 @@ class TensorFields:
             i, rec = slots[name]
             if not isinstance(v, np.ndarray):
                 if isinstance(v, TensorArg) or hasattr(v, "__dlpack__"):
-                    slow[name] = arg = tensor_arg(v)
+                    slow[name] = arg = tensor_arg(v, name=(labels or {}).get(name, name))
                     sources[name] = arg.source
                     written[i] = ctypes.addressof(arg.struct)
                     continue
@@ -423,22 +483,24 @@ class TensorFields:
                 st = v.strides
                 r = base + rec
                 # _pack_record's two common cases, inline
+                data = _word(id(v) + at).value or 0 if at else array_address(v)
+                if data & info[6]:
+                    raise _misaligned((labels or {}).get(name, name), v.dtype, data, info[2])
                 if st == info[3]:  # one dimension, contiguous
-                    _PACK_1D(s, rec, _word(id(v) + at).value or 0 if at else array_address(v),
-                             info[4], r + 48, r + 56, 0, v.shape[0], 1)
+                    _PACK_1D(s, rec, data, info[4], r + 48, r + 56, 0, v.shape[0], 1)
                     written[i] = r
                     continue
                 if len(st) == 2:
                     n0, n1 = v.shape
                     if st[1] == info[2] and st[0] == n1 * info[2]:  # a C-contiguous table
-                        _PACK_2D(s, rec, _word(id(v) + at).value or 0 if at else array_address(v),
-                                 info[5], r + 48, r + 64, 0, n0, n1, n1, 1)
+                        _PACK_2D(s, rec, data, info[5], r + 48, r + 64, 0, n0, n1, n1, 1)
                         written[i] = r
                         continue
-                if _pack_record(s, rec, base, v, info):
+                if _pack_record(s, rec, base, v, info, (labels or {}).get(name, name)):
                     written[i] = r
                     continue
-            slow[name] = arg = _from_numpy_general(v)  # its errors, its result
+            # its errors, its result
+            slow[name] = arg = _from_numpy_general(v, (labels or {}).get(name, name))
             written[i] = ctypes.addressof(arg.struct)
         plan.pack(s, plan.first, *written)
         self.struct = s

@@ -128,10 +128,12 @@ _BY_ADDRESS = {
 
 
 def _i32(values: ArrayLike, name: str) -> np.ndarray:
+    """``values`` as a contiguous, aligned, native int32 array: the array itself when it is one,
+    else a converted copy (other integer dtypes, byte orders, layouts, a misaligned array)."""
     if isinstance(values, np.ndarray) and values.strides == _CONTIGUOUS_I32 and \
-            values.dtype == _INT32:
+            values.dtype == _INT32 and not array_address(values) & 3:
         return values  # what the conversions below would return: the array itself
-    a = np.ascontiguousarray(np.asarray(values, dtype=np.int32))
+    a = np.require(np.asarray(values, dtype=np.int32), np.int32, "CA")
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
     return a
@@ -227,13 +229,13 @@ class UtilitiesMixin:
                                stream: Any = None) -> Any:
         """``attn_get_dcp_local_seq_lens``: (n,) for one rank, (n, dcp_size) for all
         (``dcp_rank=None``)."""
-        seq = tensor_arg(seq_lens)
+        seq = tensor_arg(seq_lens, name="seq_lens")
         n = seq.shape[0]
         rank = DCP_ALL_RANKS if dcp_rank is None else dcp_rank
         if out is None:
             out = np.zeros((n,) if rank != DCP_ALL_RANKS or dcp_size == 1 else (n, dcp_size),
                            dtype=np.int32)
-        o = tensor_arg(out)
+        o = tensor_arg(out, name="out")
         self.check(self.raw.attn_get_dcp_local_seq_lens(seq.struct, dcp_size, rank,
                                                         cp_kv_cache_interleave_size, o.struct,
                                                         stream_handle(stream)))
@@ -243,7 +245,7 @@ class UtilitiesMixin:
         """``attn_reshape_query_for_spec_decode``: a (batch, tokens/batch, heads, dim) view of a
         (tokens, heads, dim) query, sharing its memory (numpy for host memory)."""
         from .dlpack import TensorView
-        q = tensor_arg(query, np.float32)
+        q = tensor_arg(query, np.float32, "query")
         out = attn_tensor_t()
         shape, strides = (ctypes.c_int64 * 4)(), (ctypes.c_int64 * 4)()
         self.check(self.raw.attn_reshape_query_for_spec_decode(q.struct, batch_size,
@@ -263,12 +265,14 @@ class UtilitiesMixin:
                              stream: Any = None) -> Any:
         """``attn_compute_slot_mapping`` (block_table.py): int64 slots of every scheduled token;
         ``out`` (default: as many as positions) is padded with PAD_SLOT_ID."""
-        qsl, pos = tensor_arg(query_start_loc), tensor_arg(positions, np.int64)
-        bt = tensor_arg(block_table)
+        qsl = tensor_arg(query_start_loc, name="query_start_loc")
+        pos = tensor_arg(positions, np.int64, "positions")
+        bt = tensor_arg(block_table, name="block_table")
         if out is None:
             out = np.zeros(pos.shape[0], dtype=np.int64)
-        o = tensor_arg(out, np.int64)
-        qc, pc = optional_arg(query_start_loc_cpu), optional_arg(positions_cpu, np.int64)
+        o = tensor_arg(out, np.int64, "out")
+        qc = optional_arg(query_start_loc_cpu, name="query_start_loc_cpu")
+        pc = optional_arg(positions_cpu, np.int64, "positions_cpu")
         a = new(attn_slot_mapping_args_t, query_start_loc=qsl.ref,
                 num_reqs=qsl.shape[0] - 1 if num_reqs is None else num_reqs, positions=pos.ref,
                 block_table=bt.ref, block_size=block_size, dcp_world_size=dcp_world_size,
@@ -286,7 +290,7 @@ class UtilitiesMixin:
         """``attn_compute_flashinfer_kv_metadata`` on host arrays: indptr, indices,
         last_page_len."""
         seq = _i32(seq_lens, "seq_lens")
-        bt = tensor_arg(block_table)
+        bt = tensor_arg(block_table, name="block_table")
         n = len(seq)
         pages = int(sum(-(-int(s) // page_size) for s in seq)) if page_size > 0 else 0
         indptr = np.zeros(n + 1, dtype=np.int32)
@@ -330,10 +334,12 @@ class UtilitiesMixin:
         what is not given (one host array serving both)."""
         if out_query_start_loc_cpu is None:
             out_query_start_loc_cpu = np.zeros(common.num_reqs + 1, dtype=np.int32)
+        li = optional_arg(logits_indices_cpu, name="logits_indices_cpu")
+        oc = tensor_arg(out_query_start_loc_cpu, name="out_query_start_loc_cpu")
+        o = oc if out_query_start_loc is None else tensor_arg(out_query_start_loc,
+                                                              name="out_query_start_loc")
         if out_query_start_loc is None:
             out_query_start_loc = out_query_start_loc_cpu
-        li = None if logits_indices_cpu is None else tensor_arg(logits_indices_cpu)
-        o, oc = tensor_arg(out_query_start_loc), tensor_arg(out_query_start_loc_cpu)
         out = ctypes.c_void_p()
         err = self.raw.attn_make_kv_sharing_fast_prefill_common_attn_metadata(
             common.struct, None if li is None else li.struct, o.struct, oc.struct,
@@ -394,11 +400,12 @@ class UtilitiesMixin:
                                 stream: Any = None) -> Any:
         """``attn_remap_local_block_table``: another group's table through the virtual batches'
         remap, ``pages`` columns."""
-        vr, vs = tensor_arg(virtual_req), tensor_arg(virtual_block_start)
+        vr = tensor_arg(virtual_req, name="virtual_req")
+        vs = tensor_arg(virtual_block_start, name="virtual_block_start")
         v = vr.shape[0]
         if out is None:
             out = np.zeros((v, pages), dtype=np.int32)
-        bt, o = tensor_arg(block_table), tensor_arg(out)
+        bt, o = tensor_arg(block_table, name="block_table"), tensor_arg(out, name="out")
         self.check(self.raw.attn_remap_local_block_table(bt.struct, vr.struct, vs.struct, v, o.struct,
                                                          stream_handle(stream)))
         return out
@@ -406,10 +413,10 @@ class UtilitiesMixin:
     def slice_query_start_locs(self, query_start_loc: ArrayLike, request_start: int,
                                request_stop: int, out: Any = None, stream: Any = None) -> Any:
         """``attn_slice_query_start_locs``: query_start_loc of requests [start, stop), rebased."""
-        q = tensor_arg(query_start_loc)
+        q = tensor_arg(query_start_loc, name="query_start_loc")
         if out is None:
             out = np.zeros(max(request_stop - request_start + 1, 1), dtype=np.int32)
-        o = tensor_arg(out)
+        o = tensor_arg(out, name="out")
         self.check(self.raw.attn_slice_query_start_locs(q.struct, request_start, request_stop,
                                                         o.struct, stream_handle(stream)))
         return out

@@ -27,7 +27,7 @@ ARRAYS = [
     np.asfortranarray(_BASE), np.zeros(0, np.int32), np.zeros((), np.int32), np.zeros((3, 0)),
     np.ones(3, np.bool_), np.zeros((2, 3, 4), np.float16), np.arange(8, dtype=np.uint8)[::3],
     np.broadcast_to(np.arange(3, dtype=np.int32), (4, 3)), np.zeros((1, 2, 1, 2, 1), np.int32),
-    np.arange(6, dtype=">i4"), np.arange(6, dtype=np.float32)[::-1],
+    np.arange(6, dtype=np.float32)[::-1],
     np.arange(10, dtype=np.int32)[2:7],
 ]
 
@@ -43,9 +43,16 @@ def test_numpy_records_equal_the_general_path(a):
         assert arg.ref.contents.ndim == a.ndim  # a POINTER(attn_tensor_t), as before
     assert described(fields.struct.seq_lens.contents) == described(general.struct)
     view = tensors.to_numpy(fast.struct, fast)
-    assert view.shape == a.shape and view.dtype == np.dtype(a.dtype.str.replace(">", "<"))
-    if a.dtype.isnative:
-        np.testing.assert_array_equal(view, a)
+    assert view.shape == a.shape and view.dtype == a.dtype
+    np.testing.assert_array_equal(view, a)
+
+
+def test_every_path_refuses_a_non_native_byte_order():
+    a = np.arange(6, dtype=np.dtype(np.int32).newbyteorder("S"))  # was accepted and misread
+    for make in (tensors._from_numpy_general, tensors.tensor_arg,
+                 lambda a: tensors.TensorFields(attn_common_metadata_t, {"seq_lens": a})):
+        with pytest.raises(libattn.InvalidArgument, match="byte order"):
+            make(a)
 
 
 def test_bad_strides_and_dtypes_raise_as_before():
