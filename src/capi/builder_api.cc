@@ -41,7 +41,7 @@ ATTN_API attn_error_t* attn_builder_create(const char* backend,
   handle->impl = attn::backends::create_builder(pin.backend(), spec, cfg);
   handle->metadata.core = &handle->impl->metadata();
   handle->metadata.builder_owned = true;
-  handle->metadata.refresh();
+  handle->metadata.reset_views();
   *out = handle.release();
   return nullptr;
   ATTN_API_CATCH

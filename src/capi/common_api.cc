@@ -14,7 +14,7 @@ attn_metadata_t* own_common(const CommonMetadata& c) {
   auto handle = std::make_unique<attn_metadata>();
   handle->owned = std::make_unique<Metadata>(to_metadata(c));
   handle->core = handle->owned.get();
-  handle->refresh();
+  handle->reset_views();
   return handle.release();
 }
 

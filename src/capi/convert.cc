@@ -267,10 +267,20 @@ CommonMetadata to_common(const attn_common_metadata_t* common) {
   const attn_common_metadata_t c = read_struct(common, defaults, kCommonMetadataSizes, "common");
   no_extension(c.extension, "common");
   CommonMetadata m;
+  // A host batch passes the same view as a tensor and its mirror: converted once.
+  auto fill_mirror = [](const attn_tensor_t* t, const attn_tensor_t* same_as,
+                        const std::optional<Tensor>& converted, const char* name,
+                        std::optional<Tensor>& out) {
+    if (t != nullptr && t == same_as)
+      out = converted;
+    else
+      fill_optional(t, name, out);
+  };
   fill_optional(c.query_start_loc, "common->query_start_loc", m.query_start_loc);
-  fill_optional(c.query_start_loc_cpu, "common->query_start_loc_cpu", m.query_start_loc_cpu);
+  fill_mirror(c.query_start_loc_cpu, c.query_start_loc, m.query_start_loc,
+              "common->query_start_loc_cpu", m.query_start_loc_cpu);
   fill_optional(c.seq_lens, "common->seq_lens", m.seq_lens);
-  fill_optional(c.seq_lens_cpu, "common->seq_lens_cpu", m.seq_lens_cpu);
+  fill_mirror(c.seq_lens_cpu, c.seq_lens, m.seq_lens, "common->seq_lens_cpu", m.seq_lens_cpu);
   m.num_reqs = c.num_reqs;
   m.num_actual_tokens = c.num_actual_tokens;
   m.max_query_len = c.max_query_len;

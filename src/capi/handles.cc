@@ -2,13 +2,27 @@
 
 #include "capi/convert.h"
 
-void attn_metadata::refresh() {
+void attn_metadata::reset_views() {
   const size_t n = core->size();
-  if (views.size() != n) views.assign(n, attn_tensor_t{});
-  for (size_t i = 0; i < n; ++i) {
-    const attn::Field& f = core->field(i);
-    if (f.kind == attn::FieldKind::kTensor) views[i] = attn::capi::from_tensor(f.tensor);
+  if (views.size() != n) {
+    views.assign(n, attn_tensor_t{});
+    view_stamp = std::make_unique<std::atomic<uint64_t>[]>(n);
+    for (size_t i = 0; i < n; ++i) view_stamp[i].store(0, std::memory_order_relaxed);
   }
+  stamp.store(stamp.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+const attn_tensor_t* attn_metadata::view(size_t i) const {
+  auto* self = const_cast<attn_metadata*>(this);
+  const uint64_t now = stamp.load(std::memory_order_acquire);
+  if (view_stamp[i].load(std::memory_order_acquire) != now) {
+    std::lock_guard<std::mutex> lock(self->view_mutex);
+    if (view_stamp[i].load(std::memory_order_relaxed) != now) {
+      self->views[i] = attn::capi::from_tensor(core->field(i).tensor);
+      view_stamp[i].store(now, std::memory_order_release);
+    }
+  }
+  return &views[i];
 }
 
 namespace attn::capi {
@@ -33,7 +47,7 @@ const attn_metadata* live(const attn_metadata* m, const char* name) {
 }  // namespace attn::capi
 
 attn_metadata* attn_builder::publish(const attn_metadata* source) {
-  metadata.refresh();
+  metadata.reset_views();
   const uint64_t g = generation.load(std::memory_order_relaxed) + 1;
   generation.store(g, std::memory_order_relaxed);
   attn_metadata& t = tickets[g % kTickets];

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,13 @@ struct attn_metadata {
   attn::Metadata* core = nullptr;
   std::unique_ptr<attn::Metadata> owned;  ///< Set for caller-owned metadata.
   bool builder_owned = false;
-  std::vector<attn_tensor_t> views;       ///< One per field; valid for tensor fields.
+
+  // ABI views of the tensor fields, made when read (a build converts nothing): views[i] is
+  // current when view_stamp[i] equals `stamp`, which a new result of the body changes.
+  std::vector<attn_tensor_t> views;                     ///< One per field.
+  std::unique_ptr<std::atomic<uint64_t>[]> view_stamp;  ///< One per field; 0 = never made.
+  std::atomic<uint64_t> stamp{1};
+  std::mutex view_mutex;                                ///< Taken only to make a view.
 
   // Ticket state (builder-owned handles only; a body and caller-owned metadata keep the defaults).
   attn_metadata* body = this;                        ///< Where core and views live.
@@ -48,8 +55,11 @@ struct attn_metadata {
   attn_metadata(const attn_metadata&) = delete;
   attn_metadata& operator=(const attn_metadata&) = delete;
 
-  /// Rebuilds `views` from `core` (no allocation once sized).
-  void refresh();
+  /// Sizes the views for `core`'s fields and marks them all stale (no allocation once sized).
+  void reset_views();
+  /// The ABI view of tensor field i of this body, made now if the body changed since the last
+  /// one. Safe from any number of reading threads at once.
+  const attn_tensor_t* view(size_t i) const;
 };
 
 namespace attn::capi {
@@ -65,7 +75,7 @@ struct attn_builder {
   std::atomic<uint64_t> generation{0};
   attn_metadata tickets[kTickets];
 
-  /// Refreshes the body and hands out the next ticket (`source`: the metadata an
+  /// Marks the body's views stale and hands out the next ticket (`source`: the metadata an
   /// update_block_table result shares fields with, else nullptr).
   attn_metadata* publish(const attn_metadata* source);
 };

@@ -16,7 +16,7 @@ attn_field_t describe(const attn_metadata_t* m, size_t i) {
   out.kind = static_cast<int32_t>(f.kind);
   switch (f.kind) {
     case attn::FieldKind::kTensor:
-      out.tensor = &m->views[i];
+      out.tensor = m->view(i);
       break;
     case attn::FieldKind::kInt:
     case attn::FieldKind::kBool:
@@ -89,7 +89,7 @@ ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
   if (f.kind == attn::FieldKind::kNone) {
     *out = nullptr;
   } else if (f.kind == attn::FieldKind::kTensor) {
-    *out = &metadata->views[i];
+    *out = metadata->view(i);
   } else {
     attn::invalid("field '", name, "' of '", metadata->core->kind(), "' is a scalar, not a tensor");
   }
@@ -125,7 +125,7 @@ ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
   auto handle = std::make_unique<attn_metadata>();
   handle->owned = std::make_unique<attn::Metadata>(metadata->core->clone());
   handle->core = handle->owned.get();
-  handle->refresh();
+  handle->reset_views();
   *out = handle.release();
   return nullptr;
   ATTN_API_CATCH
@@ -145,7 +145,7 @@ ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
   if (m.kind() != "common")
     attn::invalid("metadata of kind '", m.kind(), "' is not of kind 'common'");
   auto tensor = [&](size_t i) -> const attn_tensor_t* {
-    return m.field(i).kind == attn::FieldKind::kTensor ? &metadata->views[i] : nullptr;
+    return m.field(i).kind == attn::FieldKind::kTensor ? metadata->view(i) : nullptr;
   };
   auto integer = [&](size_t i) { return m.field(i).int_value; };
   attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
