@@ -320,6 +320,17 @@ def tensor_arg(value: ArrayLike, dtype: Any = np.int32, name: str = "tensor") ->
     return _from_numpy(np.ascontiguousarray(np.asarray(value, dtype=dtype)), name)
 
 
+def output_arg(value: ArrayLike, dtype: Any = np.int32, name: str = "out") -> TensorArg:
+    """:func:`tensor_arg` for a tensor the library writes: a numpy array must be writeable
+    (InvalidArgument naming ``name`` otherwise: the library would write into memory numpy
+    promised to keep unchanged)."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        raise InvalidArgument(Status.INVALID_ARGUMENT,
+                              f"{name}: the array is read-only (flags.writeable is False); "
+                              f"libattn writes this output")
+    return tensor_arg(value, dtype, name)
+
+
 def optional_arg(value: Optional[ArrayLike], dtype: Any = np.int32,
                  name: str = "tensor") -> Optional[TensorArg]:
     """:func:`tensor_arg`, passing None through."""

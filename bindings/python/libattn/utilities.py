@@ -25,8 +25,10 @@ from .metadata import Metadata
 from .structs import (attn_batch_split_t, attn_conv1d_info_t, attn_local_attention_out_t,
                       attn_slot_mapping_args_t, attn_tensor_t, attn_ubatch_out_t,
                       attn_ubatch_slice_t, new)
-from .tensors import (ArrayLike, TensorFields, array_address, optional_arg, tensor_arg,
-                      to_numpy)
+from .enums import Status
+from .errors import InvalidArgument
+from .tensors import (ArrayLike, TensorFields, array_address, optional_arg, output_arg,
+                      tensor_arg, to_numpy)
 
 __all__ = ["UtilitiesMixin", "BatchSplit", "UbatchSlice", "LocalAttentionBatches",
            "LocalAttentionOutputs", "Conv1dMetadata", "PagedKvMetadata"]
@@ -133,6 +135,12 @@ def _i32(values: ArrayLike, name: str) -> np.ndarray:
     if isinstance(values, np.ndarray) and values.strides == _CONTIGUOUS_I32 and \
             values.dtype == _INT32 and not array_address(values) & 3:
         return values  # what the conversions below would return: the array itself
+    src = np.asarray(values)
+    if src.dtype.kind in "iu" and src.dtype.itemsize >= 4 and src.size and \
+            (src.dtype != _INT32) and (src.min() < -2**31 or src.max() > 2**31 - 1):
+        bad = int(np.flatnonzero((src.ravel() < -2**31) | (src.ravel() > 2**31 - 1))[0])
+        raise InvalidArgument(Status.INVALID_ARGUMENT,
+                              f"{name}[{bad}]={int(src.ravel()[bad])} does not fit int32")
     a = np.require(np.asarray(values, dtype=np.int32), np.int32, "CA")
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
@@ -235,7 +243,7 @@ class UtilitiesMixin:
         if out is None:
             out = np.zeros((n,) if rank != DCP_ALL_RANKS or dcp_size == 1 else (n, dcp_size),
                            dtype=np.int32)
-        o = tensor_arg(out, name="out")
+        o = output_arg(out, name="out")
         self.check(self.raw.attn_get_dcp_local_seq_lens(seq.struct, dcp_size, rank,
                                                         cp_kv_cache_interleave_size, o.struct,
                                                         stream_handle(stream)))
@@ -270,7 +278,7 @@ class UtilitiesMixin:
         bt = tensor_arg(block_table, name="block_table")
         if out is None:
             out = np.zeros(pos.shape[0], dtype=np.int64)
-        o = tensor_arg(out, np.int64, "out")
+        o = output_arg(out, np.int64, "out")
         qc = optional_arg(query_start_loc_cpu, name="query_start_loc_cpu")
         pc = optional_arg(positions_cpu, np.int64, "positions_cpu")
         a = new(attn_slot_mapping_args_t, query_start_loc=qsl.ref,
@@ -335,8 +343,8 @@ class UtilitiesMixin:
         if out_query_start_loc_cpu is None:
             out_query_start_loc_cpu = np.zeros(common.num_reqs + 1, dtype=np.int32)
         li = optional_arg(logits_indices_cpu, name="logits_indices_cpu")
-        oc = tensor_arg(out_query_start_loc_cpu, name="out_query_start_loc_cpu")
-        o = oc if out_query_start_loc is None else tensor_arg(out_query_start_loc,
+        oc = output_arg(out_query_start_loc_cpu, name="out_query_start_loc_cpu")
+        o = oc if out_query_start_loc is None else output_arg(out_query_start_loc,
                                                               name="out_query_start_loc")
         if out_query_start_loc is None:
             out_query_start_loc = out_query_start_loc_cpu
@@ -405,7 +413,7 @@ class UtilitiesMixin:
         v = vr.shape[0]
         if out is None:
             out = np.zeros((v, pages), dtype=np.int32)
-        bt, o = tensor_arg(block_table, name="block_table"), tensor_arg(out, name="out")
+        bt, o = tensor_arg(block_table, name="block_table"), output_arg(out, name="out")
         self.check(self.raw.attn_remap_local_block_table(bt.struct, vr.struct, vs.struct, v, o.struct,
                                                          stream_handle(stream)))
         return out
@@ -416,7 +424,7 @@ class UtilitiesMixin:
         q = tensor_arg(query_start_loc, name="query_start_loc")
         if out is None:
             out = np.zeros(max(request_stop - request_start + 1, 1), dtype=np.int32)
-        o = tensor_arg(out, name="out")
+        o = output_arg(out, name="out")
         self.check(self.raw.attn_slice_query_start_locs(q.struct, request_start, request_stop,
                                                         o.struct, stream_handle(stream)))
         return out

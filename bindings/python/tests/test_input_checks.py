@@ -216,3 +216,28 @@ def test_dlpack_inputs_are_checked_for_alignment(mixed):
     assert good.shape == (4,)
     with pytest.raises(libattn.InvalidArgument, match="^.*seq_lens: .*not aligned"):
         mixed.common(seq_lens=Producer(writable_misaligned(5)))
+
+
+def test_int64_inputs_that_do_not_fit_int32_are_refused(lib):
+    """The utilities that convert their integer inputs to int32 refuse a value that would wrap
+    (it used to be truncated silently: 2**32 + 5 became 5)."""
+    big = np.array([5, 2**32 + 5, 9], dtype=np.int64)
+    with pytest.raises(libattn.InvalidArgument, match=r"seq_lens\[1\]=4294967301 does not fit int32"):
+        lib.split_prefill_chunks(big, 64)
+    with pytest.raises(libattn.InvalidArgument, match=r"\[0\]=-2147483649 does not fit int32"):
+        lib.split_prefill_chunks(np.array([-2**31 - 1], dtype=np.int64), 64)
+    # in range: converted as before
+    assert lib.split_prefill_chunks(np.array([5, 9], dtype=np.int64), 64) == \
+        lib.split_prefill_chunks([5, 9], 64)
+
+
+def test_read_only_outputs_are_refused(lib):
+    """An out= array the library would write must be writeable: numpy promised a read-only one
+    stays unchanged."""
+    qsl = np.array([0, 1, 3, 6], dtype=np.int32)
+    out = np.zeros(3, dtype=np.int32)
+    lib.slice_query_start_locs(qsl, 0, 2, out=out)
+    assert out.tolist() == [0, 1, 3]
+    out.flags.writeable = False
+    with pytest.raises(libattn.InvalidArgument, match="out: the array is read-only"):
+        lib.slice_query_start_locs(qsl, 0, 2, out=out)
