@@ -1,37 +1,51 @@
 #include "backends/builtin_backends.h"
 
+#include <memory>
 #include <mutex>
+#include <vector>
 
-#include "backends/cpu_attn.h"
-#include "backends/flash_attn.h"
-#include "backends/flashinfer.h"
-#include "backends/flex_attention.h"
-#include "backends/gdn_attn.h"
-#include "backends/linear_attn.h"
-#include "backends/mamba.h"
-#include "backends/mla.h"
-#include "backends/tree_attn.h"
-#include "backends/triton_attn.h"
+#include "backends/backend_descriptor.h"
 #include "core/registry.h"
 
 namespace attn::backends {
 
+// Each backend file defines its descriptor (name, vLLM release, spec kinds, functions).
+extern const BackendDescriptor kFlashAttnBackend, kFlashInferBackend, kTritonAttnBackend,
+    kFlexAttentionBackend, kTreeAttnBackend, kCpuAttnBackend, kFlashMlaBackend,
+    kFlashAttnMlaBackend, kCutlassMlaBackend, kFlashInferMlaBackend, kTritonMlaBackend,
+    kMamba2Backend, kMamba1Backend, kShortConvBackend, kLinearAttnBackend, kGdnAttnBackend;
+
+namespace {
+
+// The registry table, one row per backend, in the order attn_backend_name() lists them (vLLM's
+// backend enum names, FLASH_ATTN first). Append only: an index never changes.
+const BackendDescriptor* const kBuiltinBackends[] = {
+    &kFlashAttnBackend,      // flash_attn.cc
+    &kFlashInferBackend,     // flashinfer.cc
+    &kTritonAttnBackend,     // triton_attn.cc
+    &kFlexAttentionBackend,  // flex_attention.cc
+    &kTreeAttnBackend,       // tree_attn.cc
+    &kCpuAttnBackend,        // cpu_attn.cc
+    &kFlashMlaBackend,       // mla.cc: the MLA family
+    &kFlashAttnMlaBackend,
+    &kCutlassMlaBackend,
+    &kFlashInferMlaBackend,
+    &kTritonMlaBackend,
+    &kMamba2Backend,         // mamba.cc: the Mamba family
+    &kMamba1Backend,
+    &kShortConvBackend,
+    &kLinearAttnBackend,     // linear_attn.cc
+    &kGdnAttnBackend,        // gdn_attn.cc
+};
+
+}  // namespace
+
 void register_builtin_backends() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // vLLM's backend enum names, in a fixed order (FLASH_ATTN first).
-    Registry::instance().add({make_flash_attn_backend(), make_flashinfer_backend(),
-                              make_triton_attn_backend(), make_flex_attention_backend(),
-                              make_tree_attn_backend(), make_cpu_attn_backend(),
-                              // the MLA family (mla.h)
-                              make_flashmla_backend(), make_flash_attn_mla_backend(),
-                              make_cutlass_mla_backend(), make_flashinfer_mla_backend(),
-                              make_triton_mla_backend(),
-                              // the Mamba family (mamba.h, linear_attn.h, gdn_attn.h)
-                              make_mamba2_backend(), make_mamba1_backend(),
-                              make_short_conv_backend(), make_linear_attn_backend(),
-                              make_gdn_attn_backend()},
-                             nullptr);
+    std::vector<std::shared_ptr<const Backend>> backends;
+    for (const BackendDescriptor* d : kBuiltinBackends) backends.push_back(make_backend(*d));
+    Registry::instance().add(backends, nullptr);
   });
 }
 

@@ -4,8 +4,6 @@
 // it does for FlashAttention's scheduler. Encoder-only batches get their private KV layout
 // (block table, slot mapping, zeroed encoder_cache) in builder buffers; vLLM writes that slot
 // mapping into the common metadata's own tensor, libattn into its buffer.
-#include "backends/cpu_attn.h"
-
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -13,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "backends/cpu_isa.h"
 #include "core/builder.h"
@@ -23,7 +22,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "CPU_ATTN";
+constexpr const char* kName = "CPU_ATTN";
 
 const char* const kScheduleSuffixes[] = {
     "num_reqs",          "num_heads",   "num_kv_heads",       "head_dim",
@@ -98,21 +97,11 @@ int32_t isa_for(const KvCacheSpec& spec, const BuilderConfig& c) {
                         spec.head_size, c.cache_dtype);
 }
 
-void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   if (c.device.is_cuda())
     fail(Status::kUnsupported, "CPU_ATTN builds metadata for the host; config->device is ",
          c.device.to_string());
-  switch (spec.kind) {
-    case kKvFullAttention:
-    case kKvSlidingWindow:
-    case kKvChunkedLocalAttention:
-    case kKvCrossAttention:
-    case kKvEncoderOnly:
-      break;
-    default:
-      fail(Status::kUnsupported, "CPU_ATTN does not build metadata for ",
-           kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-  }
+  check_spec_kind(d, spec);
   static const int32_t kHeads[] = {32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512};
   if (std::find(std::begin(kHeads), std::end(kHeads), spec.head_size) == std::end(kHeads))
     fail(Status::kUnsupported, "CPU_ATTN supports head sizes 32, 64, 80, 96, 112, 128, 160, 192, "
@@ -125,7 +114,7 @@ class CpuAttnBuilder final : public Builder {
   CpuAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                  const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
     isa_ = isa_for(spec, config);
@@ -204,29 +193,23 @@ class CpuAttnBuilder final : public Builder {
   int32_t model_dtype_ = kKvDtypeBfloat16;
 };
 
-class CpuAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgNever;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<CpuAttnBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_cpu_attn_backend() { return std::make_shared<CpuAttnBackend>(); }
+extern const BackendDescriptor kCpuAttnBackend;
+const BackendDescriptor kCpuAttnBackend{
+    kName,
+    "0.33.0",
+    kPagedAttentionKinds,
+    0,
+    fixed_cudagraph_support<kCgNever>,
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<CpuAttnBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends

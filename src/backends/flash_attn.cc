@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/flash_attn_cascade.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,7 +20,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "FLASH_ATTN";
+constexpr const char* kName = "FLASH_ATTN";
 
 // The inputs of one get_scheduler_metadata call, as vLLM's schedule() passes them.
 const char* const kScheduleSuffixes[] = {
@@ -121,7 +122,7 @@ class FlashAttnBuilder final : public Builder {
   FlashAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                    const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(config), config.allocator, config.workspace,
+        buffers_(kName, config.device, plan(config), config.allocator, config.workspace,
                  config.workspace_size) {
     init_metadata(field_names());
     const BuilderConfig& c = this->config();
@@ -280,52 +281,19 @@ class FlashAttnBuilder final : public Builder {
   Tensor scheduler_metadata_;
 };
 
-class FlashAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig& config) const override {
-    // FA3 supports full graphs for every batch; FA2 (and FA4 in vLLM's class attribute) is
-    // UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
-    return flash_attn_version(config) == 3 ? kCgAlways : kCgUniformBatch;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<FlashAttnBuilder>(shared_from_this(), spec, config);
-  }
-
- private:
-  static void check_supported(const KvCacheSpec& spec, const BuilderConfig& config) {
-    switch (spec.kind) {
-      case kKvFullAttention:
-      case kKvSlidingWindow:
-      case kKvChunkedLocalAttention:
-      case kKvCrossAttention:
-      case kKvEncoderOnly:
-        break;
-      default:
-        fail(Status::kUnsupported, "FLASH_ATTN does not build metadata for ",
-             kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-    }
-    if (spec.block_size % 16 != 0)
-      fail(Status::kUnsupported, "FLASH_ATTN needs kv_cache_spec->block_size to be a multiple of "
-                                 "16, got ", spec.block_size);
-    if (spec.head_size % 8 != 0 || spec.head_size > 256)
-      fail(Status::kUnsupported, "FLASH_ATTN supports head sizes that are multiples of 8 up to "
-                                 "256, got kv_cache_spec->head_size=", spec.head_size);
-    if (config.cache_dtype == kKvDtypeFp8E5m2)
-      fail(Status::kUnsupported, "FLASH_ATTN runs fp8 KV caches as e4m3 only; "
-                                 "config->cache_dtype=FP8_E5M2 is not supported");
-  }
-};
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec,
+                     const BuilderConfig& config) {
+  check_spec_kind(d, spec);
+  if (spec.block_size % 16 != 0)
+    fail(Status::kUnsupported, "FLASH_ATTN needs kv_cache_spec->block_size to be a multiple of "
+                               "16, got ", spec.block_size);
+  if (spec.head_size % 8 != 0 || spec.head_size > 256)
+    fail(Status::kUnsupported, "FLASH_ATTN supports head sizes that are multiples of 8 up to "
+                               "256, got kv_cache_spec->head_size=", spec.head_size);
+  if (config.cache_dtype == kKvDtypeFp8E5m2)
+    fail(Status::kUnsupported, "FLASH_ATTN runs fp8 KV caches as e4m3 only; "
+                               "config->cache_dtype=FP8_E5M2 is not supported");
+}
 
 }  // namespace
 
@@ -339,8 +307,25 @@ int32_t flash_attn_version(const BuilderConfig& config) {
   return version;
 }
 
-std::shared_ptr<const Backend> make_flash_attn_backend() {
-  return std::make_shared<FlashAttnBackend>();
-}
+extern const BackendDescriptor kFlashAttnBackend;
+const BackendDescriptor kFlashAttnBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kPagedAttentionKinds,
+    0,
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) -> int32_t {
+      // FA3 supports full graphs for every batch; FA2 (and FA4 in vLLM's class attribute) is
+      // UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
+      return flash_attn_version(config) == 3 ? kCgAlways : kCgUniformBatch;
+    },
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) {
+      return plan(config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<FlashAttnBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends

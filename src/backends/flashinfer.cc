@@ -3,14 +3,13 @@
 // FlashInfer's plan(), so it returns every input plan() reads (host indptrs, device page
 // indices, last-page lengths, heads, dtypes, hyperparameters) and the TRT-LLM prefill/decode
 // fields, in vLLM's names, flattened with "prefill_"/"decode_" prefixes.
-#include "backends/flashinfer.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/per_layer_params.h"
@@ -21,7 +20,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "FLASHINFER";
+constexpr const char* kName = "FLASHINFER";
 
 enum Field : size_t {
   kNumActualTokens,
@@ -144,6 +143,15 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
 
 int32_t capability_major(const BuilderConfig& c) { return resolved_device_capability(c) / 10; }
 
+/// vLLM's can_use_trtllm_attention(num_qo_heads, num_kv_heads) for this config: not forced off
+/// (config->use_trtllm_attention != 0), not batch-invariant, a 10.x device (SM100 family; the
+/// TRT-LLM kernels are assumed installed), and num_qo_heads % num_kv_heads == 0.
+bool flashinfer_can_use_trtllm(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.use_trtllm_attention == 0) return false;
+  const bool supported = !c.batch_invariant && capability_major(c) == 10;
+  return supported && c.num_attention_heads % spec.num_kv_heads == 0;
+}
+
 bool is_fp8(int32_t dtype) { return dtype == kKvDtypeFp8E4m3 || dtype == kKvDtypeFp8E5m2; }
 
 /// The KV cache's element type as FlashInfer sees it: the fp8 cache dtype, else the spec's.
@@ -163,15 +171,6 @@ GlobalHyperparameters hyperparameters(const KvCacheSpec& spec, const BuilderConf
 }
 
 void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
-  switch (spec.kind) {
-    case kKvFullAttention:
-    case kKvSlidingWindow:
-    case kKvChunkedLocalAttention:
-      break;
-    default:  // vLLM's FlashInferImpl runs decoder self-attention only
-      fail(Status::kUnsupported, "FLASHINFER does not build metadata for ",
-           kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-  }
   if (spec.head_size != 64 && spec.head_size != 128 && spec.head_size != 256)
     fail(Status::kUnsupported, "FLASHINFER supports head sizes 64, 128 and 256, got "
                                "kv_cache_spec->head_size=", spec.head_size);
@@ -203,7 +202,7 @@ class FlashInferBuilder final : public Builder {
   FlashInferBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                     const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
     const BuilderConfig& c = this->config();
@@ -478,39 +477,32 @@ class FlashInferBuilder final : public Builder {
   bool disable_split_kv_ = false;
 };
 
-class FlashInferBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec& spec, const BuilderConfig& config) const override {
-    // vLLM's classmethod: UNIFORM_BATCH when every attention spec can use TRT-LLM (which
-    // captures spec-decode batches), else single-token decodes only.
-    return flashinfer_can_use_trtllm(spec, config) ? kCgUniformBatch : kCgUniformSingleTokenDecode;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<FlashInferBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-bool flashinfer_can_use_trtllm(const KvCacheSpec& spec, const BuilderConfig& c) {
-  if (c.use_trtllm_attention == 0) return false;
-  const bool supported = !c.batch_invariant && capability_major(c) == 10;
-  return supported && c.num_attention_heads % spec.num_kv_heads == 0;
-}
-
-std::shared_ptr<const Backend> make_flashinfer_backend() {
-  return std::make_shared<FlashInferBackend>();
-}
+extern const BackendDescriptor kFlashInferBackend;
+const BackendDescriptor kFlashInferBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) |
+        kv_kind_bit(kKvChunkedLocalAttention),  // vLLM's FlashInferImpl: decoder self-attention
+    0,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) -> int32_t {
+      // vLLM's classmethod: UNIFORM_BATCH when every attention spec can use TRT-LLM (which
+      // captures spec-decode batches), else single-token decodes only.
+      return flashinfer_can_use_trtllm(spec, config) ? kCgUniformBatch
+                                                     : kCgUniformSingleTokenDecode;
+    },
+    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+      check_spec_kind(d, spec);
+      check_supported(spec, config);
+    },
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<FlashInferBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends

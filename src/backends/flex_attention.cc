@@ -3,13 +3,12 @@
 // BlockMask and mask/score functions are torch objects; libattn returns what they are built
 // from: the inverse block table, the per-token request ids, the per-request offsets, and, on the
 // direct-build path, the block mask's kv_num_blocks and kv_indices (BlockMask.from_kv_blocks).
-#include "backends/flex_attention.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,7 +18,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "FLEX_ATTENTION";
+constexpr const char* kName = "FLEX_ATTENTION";
 
 enum Field : size_t {
   kCausal,
@@ -116,8 +115,8 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   };
 }
 
-void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
-  if (spec.kind != kKvFullAttention && spec.kind != kKvSlidingWindow && spec.kind != kKvEncoderOnly)
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (!accepts_spec_kind(d.accepted_spec_kinds, spec.kind))
     fail(Status::kUnsupported, "FLEX_ATTENTION builds decoder and encoder-only attention, not ",
          kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
   if (spec.block_size % 16 != 0)
@@ -143,7 +142,7 @@ class FlexAttentionBuilder final : public Builder {
                        const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
         sizes_(sizes_for(spec, config)),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
   }
@@ -253,31 +252,23 @@ class FlexAttentionBuilder final : public Builder {
   PersistentBuffers buffers_;
 };
 
-class FlexAttentionBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgAlways;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<FlexAttentionBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_flex_attention_backend() {
-  return std::make_shared<FlexAttentionBackend>();
-}
+extern const BackendDescriptor kFlexAttentionBackend;
+const BackendDescriptor kFlexAttentionBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvEncoderOnly),
+    0,
+    fixed_cudagraph_support<kCgAlways>,
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<FlexAttentionBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends

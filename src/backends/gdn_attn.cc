@@ -5,13 +5,12 @@
 // token indices, accepted counts). Decode-only batches go through persistent buffers for full
 // CUDA graphs (UNIFORM_BATCH). The split runs on the host for a host builder and as one
 // kernel (ops::gdn_spec_split) on CUDA.
-#include "backends/gdn_attn.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -22,7 +21,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "GDN_ATTN";
+constexpr const char* kName = "GDN_ATTN";
 
 enum FieldIndex : size_t {
   kNumPrefills,
@@ -145,7 +144,7 @@ class GdnBuilder final : public Builder {
   GdnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
              const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
     const BuilderConfig& c = this->config();
@@ -263,7 +262,7 @@ class GdnBuilder final : public Builder {
         invalid("common->num_decode_draft_tokens is NULL; a CUDA GDN_ATTN builder needs the "
                 "device copy of num_decode_draft_tokens_cpu for a batch with spec decodes");
     }
-    check_state_table(kName.c_str(), spec(), c);
+    check_state_table(kName, spec(), c);
     d.cg_spec = full_cuda_graphs_ && d.spec && d.np == 0 && d.nd == 0 && d.ns <= cg_bs_ &&
                 d.nsdt <= cg_bs_;
     d.cg_non_spec = full_cuda_graphs_ && d.np == 0 && d.ns == 0 && d.nd <= cg_bs_;
@@ -419,31 +418,25 @@ class GdnBuilder final : public Builder {
   int64_t program_capacity_ = 0;
 };
 
-class GdnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgUniformBatch;  // GDNAttentionMetadataBuilder._cudagraph_support
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeGdnAttention, spec);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeGdnAttention, spec);
-    return std::make_unique<GdnBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_gdn_attn_backend() {
-  return std::make_shared<GdnBackend>();
-}
+extern const BackendDescriptor kGdnAttnBackend;
+const BackendDescriptor kGdnAttnBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kv_kind_bit(kKvMamba),
+    0,
+    fixed_cudagraph_support<kCgUniformBatch>,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig&) {
+      check_mamba_spec(kName, kMambaTypeGdnAttention, spec);
+    },
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<GdnBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends

@@ -2,12 +2,11 @@
 // split (threshold 1), the batch's query_start_loc and seq_lens, and one state index per request
 // (column 0 of mamba_get_block_table_tensor). CUDA graphs: UNIFORM_SINGLE_TOKEN_DECODE; no
 // update_block_table.
-#include "backends/linear_attn.h"
-
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -18,7 +17,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "LINEAR_ATTN";
+constexpr const char* kName = "LINEAR_ATTN";
 
 enum FieldIndex : size_t {
   kNumPrefills,
@@ -47,7 +46,7 @@ class LinearAttnBuilder final : public Builder {
   LinearAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                     const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
     // A class attribute in vLLM (reorder_batch_threshold: int = 1), not
@@ -70,7 +69,7 @@ class LinearAttnBuilder final : public Builder {
     } catch (const ops::OpError& e) {
       invalid("LINEAR_ATTN cannot split the batch: ", e.what());
     }
-    check_state_table(kName.c_str(), spec(), c);
+    check_state_table(kName, spec(), c);
 
     Metadata& m = metadata();
     m.reset();
@@ -90,31 +89,25 @@ class LinearAttnBuilder final : public Builder {
   PersistentBuffers buffers_;
 };
 
-class LinearAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgUniformSingleTokenDecode;  // LinearAttentionMetadataBuilder._cudagraph_support
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeLinearAttention, spec);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeLinearAttention, spec);
-    return std::make_unique<LinearAttnBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_linear_attn_backend() {
-  return std::make_shared<LinearAttnBackend>();
-}
+extern const BackendDescriptor kLinearAttnBackend;
+const BackendDescriptor kLinearAttnBackend{
+    kName,
+    "0.33.0",
+    kv_kind_bit(kKvMamba),
+    0,
+    fixed_cudagraph_support<kCgUniformSingleTokenDecode>,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig&) {
+      check_mamba_spec(kName, kMambaTypeLinearAttention, spec);
+    },
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<LinearAttnBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends

@@ -5,13 +5,12 @@
 // last_chunk_indices_p, prep_initial_states, chunk_size), Mamba1 the chunk bounds in "all" mode
 // (chunks of block_size), ShortConv nothing. Field names are vLLM's; nums_dict, a dict keyed by
 // BLOCK_M = 8, is flattened into nums_dict_* fields (docs/backends/mamba.md).
-#include "backends/mamba.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -494,41 +493,37 @@ class MambaBuilder final : public Builder {
   bool full_cuda_graphs_ = false;
 };
 
-class MambaBackend final : public Backend {
- public:
-  explicit MambaBackend(Variant v) : v_(v) {}
-  const std::string& name() const override { return name_of(v_); }
+/// A Mamba-family descriptor: its variant picks the builder.
+Variant variant_of(const BackendDescriptor& d) { return static_cast<Variant>(d.variant); }
 
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgUniformBatch;  // BaseMambaAttentionMetadataBuilder._cudagraph_support
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return plan(v_, spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return std::make_unique<MambaBuilder>(shared_from_this(), v_, spec, config);
-  }
-
- private:
-  Variant v_;
-};
+BackendDescriptor mamba_descriptor(Variant v, const char* vllm_release) {
+  return {
+      name_of(v).c_str(),
+      vllm_release,
+      kv_kind_bit(kKvMamba),
+      static_cast<int32_t>(v),
+      // BaseMambaAttentionMetadataBuilder._cudagraph_support
+      fixed_cudagraph_support<kCgUniformBatch>,
+      [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+        check_supported(variant_of(d), spec, config);
+      },
+      [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+        return plan(variant_of(d), spec, config);
+      },
+      [](const BackendDescriptor& d, std::shared_ptr<const Backend> backend,
+         const KvCacheSpec& spec, const BuilderConfig& config) -> std::unique_ptr<Builder> {
+        return std::make_unique<MambaBuilder>(std::move(backend), variant_of(d), spec, config);
+      },
+  };
+}
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_mamba2_backend() {
-  return std::make_shared<MambaBackend>(Variant::kMamba2);
-}
-std::shared_ptr<const Backend> make_mamba1_backend() {
-  return std::make_shared<MambaBackend>(Variant::kMamba1);
-}
-std::shared_ptr<const Backend> make_short_conv_backend() {
-  return std::make_shared<MambaBackend>(Variant::kShortConv);
-}
+extern const BackendDescriptor kMamba2Backend, kMamba1Backend, kShortConvBackend;
+const BackendDescriptor kMamba2Backend = mamba_descriptor(Variant::kMamba2, "0.13-0.33 (partial)");
+const BackendDescriptor kMamba1Backend = mamba_descriptor(Variant::kMamba1, "0.13-0.33 (partial)");
+/// SHORT_CONV: the base builder as it is (vLLM's ShortConvAttentionMetadataBuilder adds nothing).
+const BackendDescriptor kShortConvBackend =
+    mamba_descriptor(Variant::kShortConv, "0.13-0.33 (partial)");
 
 }  // namespace attn::backends

@@ -10,14 +10,13 @@
 // FlashMLA's get_mla_metadata (FLASHMLA); FlashInfer's prefill plan() inputs ("prefill_*");
 // cuDNN and TRT-LLM ragged prefill read prefill_query_seq_lens. The chunked-prefill workspace
 // itself (tokens x head_size of the model dtype) is the runtime's: libattn reports its size.
-#include "backends/mla.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/flash_attn.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -118,6 +117,30 @@ bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
 
 /// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
 /// capture size (0 when there is none).
+/// vLLM's MLACommonMetadataBuilder.determine_chunked_prefill_workspace_size:
+/// max(min(max(8 * max_model_len, 4 * max_num_seqs * block_size), 65536),
+/// max_num_seqs * block_size) tokens, or config->mla_chunked_prefill_workspace_size when set.
+int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
+  const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
+  const int64_t size = std::min<int64_t>(
+      std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
+  return std::max(size, seqs_blocks);  // at least one block per request
+}
+
+/// The most context chunks a batch can need under this config: with n prefills that have
+/// context (at most min(max_num_seqs, max_num_batched_tokens, workspace / block_size)) a chunk
+/// is round_down(workspace // n, block_size) tokens and a context at most max_model_len - 1.
+int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  const int64_t bs = spec.block_size;
+  const int64_t prefills = std::min<int64_t>(
+      {c.max_num_seqs, c.max_num_batched_tokens, std::max<int64_t>(1, workspace / bs)});
+  const int64_t chunk = std::max<int64_t>(bs, workspace / prefills / bs * bs);
+  const int64_t longest_context = std::max<int64_t>(1, static_cast<int64_t>(c.max_model_len) - 1);
+  return (longest_context + chunk - 1) / chunk;
+}
+
 int64_t max_cudagraph_size(const BuilderConfig& c) {
   if (c.max_cudagraph_capture_size > 0) return c.max_cudagraph_capture_size;
   const std::vector<int32_t> sizes = c.capture_sizes();
@@ -766,67 +789,40 @@ class MlaBuilder final : public Builder {
   int64_t max_num_splits_ = 0;
 };
 
-class MlaBackend final : public Backend {
- public:
-  explicit MlaBackend(Variant v) : v_(info(v)) {}
+/// The functions of an MLA descriptor: its variant picks the VariantInfo.
+const VariantInfo& info_of(const BackendDescriptor& d) { return info(static_cast<Variant>(d.variant)); }
 
-  const std::string& name() const override { return v_.name; }
+int32_t mla_cudagraph_support(const BackendDescriptor& d, const KvCacheSpec&, const BuilderConfig&) {
+  // The class attribute: none of the five overrides get_cudagraph_support.
+  return info_of(d).cudagraph_support;
+}
+void mla_check(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+  check_supported(info_of(d), spec, config);
+}
+std::vector<BufferRequest> mla_plan(const BackendDescriptor& d, const KvCacheSpec& spec,
+                                    const BuilderConfig& config) {
+  return plan(info_of(d), spec, config);
+}
+std::unique_ptr<Builder> mla_create(const BackendDescriptor& d,
+                                    std::shared_ptr<const Backend> backend,
+                                    const KvCacheSpec& spec, const BuilderConfig& config) {
+  return std::make_unique<MlaBuilder>(std::move(backend), info_of(d), spec, config);
+}
 
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    // The class attribute: none of the five overrides get_cudagraph_support.
-    return v_.cudagraph_support;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return plan(v_, spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return std::make_unique<MlaBuilder>(shared_from_this(), v_, spec, config);
-  }
-
- private:
-  const VariantInfo& v_;
-};
+/// An MLA backend's descriptor: its name from its VariantInfo.
+BackendDescriptor mla_descriptor(Variant v) {
+  return {info(v).name.c_str(), "0.13-0.33 (partial)", kv_kind_bit(kKvMla),
+          static_cast<int32_t>(v), mla_cudagraph_support, mla_check, mla_plan, mla_create};
+}
 
 }  // namespace
 
-int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
-  if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
-  const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
-  const int64_t size = std::min<int64_t>(
-      std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
-  return std::max(size, seqs_blocks);  // at least one block per request
-}
-
-int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
-  const int64_t bs = spec.block_size;
-  const int64_t prefills = std::min<int64_t>(
-      {c.max_num_seqs, c.max_num_batched_tokens, std::max<int64_t>(1, workspace / bs)});
-  const int64_t chunk = std::max<int64_t>(bs, workspace / prefills / bs * bs);
-  const int64_t longest_context = std::max<int64_t>(1, static_cast<int64_t>(c.max_model_len) - 1);
-  return (longest_context + chunk - 1) / chunk;
-}
-
-std::shared_ptr<const Backend> make_flashmla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kFlashMla);
-}
-std::shared_ptr<const Backend> make_flash_attn_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kFlashAttnMla);
-}
-std::shared_ptr<const Backend> make_cutlass_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kCutlassMla);
-}
-std::shared_ptr<const Backend> make_flashinfer_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kFlashInferMla);
-}
-std::shared_ptr<const Backend> make_triton_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kTritonMla);
-}
+extern const BackendDescriptor kFlashMlaBackend, kFlashAttnMlaBackend, kCutlassMlaBackend,
+    kFlashInferMlaBackend, kTritonMlaBackend;
+const BackendDescriptor kFlashMlaBackend = mla_descriptor(Variant::kFlashMla);
+const BackendDescriptor kFlashAttnMlaBackend = mla_descriptor(Variant::kFlashAttnMla);
+const BackendDescriptor kCutlassMlaBackend = mla_descriptor(Variant::kCutlassMla);
+const BackendDescriptor kFlashInferMlaBackend = mla_descriptor(Variant::kFlashInferMla);
+const BackendDescriptor kTritonMlaBackend = mla_descriptor(Variant::kTritonMla);
 
 }  // namespace attn::backends

@@ -2,14 +2,13 @@
 // (vllm/v1/attention/backends/triton_attn.py), field for field. The per-token-head KV
 // quantization fields (q_to_req, q_to_klen, num_decodes, ...) keep their dataclass defaults:
 // libattn's KV cache dtypes have no per-token-head quantization.
-#include "backends/triton_attn.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,7 +18,7 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "TRITON_ATTN";
+constexpr const char* kName = "TRITON_ATTN";
 
 constexpr int64_t kMinLaunchGridSize2d = 128;  // vLLM's MIN_LAUNCH_GRID_SIZE_2D
 constexpr int64_t kNumParSoftmaxSegments = 16;  // vLLM's NUM_PAR_SOFTMAX_SEGMENTS
@@ -77,8 +76,8 @@ bool decode_cudagraph_enabled(const BuilderConfig& c) {
          c.cudagraph_mode == kCudagraphFullDecodeOnly || c.cudagraph_mode == kCudagraphFull;
 }
 
-}  // namespace
-
+/// vLLM's seq_threshold_3D: 128 // num_kv_heads, moved to the closest CUDA graph capture size
+/// (the first of equally close ones) when the mode captures full decode graphs.
 int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c) {
   int64_t threshold = kMinLaunchGridSize2d / spec.num_kv_heads;
   if (decode_cudagraph_enabled(c)) {
@@ -94,8 +93,6 @@ int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c)
   }
   return threshold;
 }
-
-namespace {
 
 /// Rows of the softmax scratch: vLLM indexes it by query token, verification tokens included,
 /// so min(seq_threshold_3D, max_num_seqs) requests of up to min(1 + num_speculative_tokens
@@ -132,7 +129,7 @@ class TritonAttnBuilder final : public Builder {
   TritonAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                     const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(field_names());
     threshold_ = triton_seq_threshold_3d(spec, config);
@@ -217,52 +214,33 @@ class TritonAttnBuilder final : public Builder {
   Tensor output_, max_, expsum_;
 };
 
-class TritonAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgAlways;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<TritonAttnBuilder>(shared_from_this(), spec, config);
-  }
-
- private:
-  static void check_supported(const KvCacheSpec& spec, const BuilderConfig&) {
-    switch (spec.kind) {
-      case kKvFullAttention:
-      case kKvSlidingWindow:
-      case kKvChunkedLocalAttention:
-      case kKvCrossAttention:
-      case kKvEncoderOnly:
-        break;
-      default:
-        fail(Status::kUnsupported, "TRITON_ATTN does not build metadata for ",
-             kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-    }
-    if (spec.block_size % 16 != 0)
-      fail(Status::kUnsupported, "TRITON_ATTN needs kv_cache_spec->block_size to be a multiple "
-                                 "of 16, got ", spec.block_size);
-    if (spec.head_size < 32)
-      fail(Status::kUnsupported, "TRITON_ATTN supports head sizes of at least 32, got "
-                                 "kv_cache_spec->head_size=", spec.head_size);
-  }
-};
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+  check_spec_kind(d, spec);
+  if (spec.block_size % 16 != 0)
+    fail(Status::kUnsupported, "TRITON_ATTN needs kv_cache_spec->block_size to be a multiple "
+                               "of 16, got ", spec.block_size);
+  if (spec.head_size < 32)
+    fail(Status::kUnsupported, "TRITON_ATTN supports head sizes of at least 32, got "
+                               "kv_cache_spec->head_size=", spec.head_size);
+}
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_triton_attn_backend() {
-  return std::make_shared<TritonAttnBackend>();
-}
+extern const BackendDescriptor kTritonAttnBackend;
+const BackendDescriptor kTritonAttnBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kPagedAttentionKinds,
+    0,
+    fixed_cudagraph_support<kCgAlways>,
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<TritonAttnBuilder>(std::move(backend), spec, config);
+    },
+};
 
 }  // namespace attn::backends
