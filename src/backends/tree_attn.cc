@@ -20,41 +20,36 @@ namespace {
 
 constexpr const char* kName = "TREE_ATTN";
 
-enum Field : size_t {
-  kNumPrefillTokens = kPassthroughFields,
-  kNumDecodeTokens,
-  kNumPrefills,
-  kNumDecodes,
-  kTreeAttnBias,
-  kPrefillBase,                               // prefill_ + the 7 passthrough names
-  kDecodeBase = kPrefillBase + kPassthroughFields,  // decode_ + the same
-};
+#define TREE_ATTN_FIELDS(X)                          \
+  ATTN_PASSTHROUGH_FIELDS(X, k, "")                  \
+  X(kNumPrefillTokens, "num_prefill_tokens")         \
+  X(kNumDecodeTokens, "num_decode_tokens")           \
+  X(kNumPrefills, "num_prefills")                    \
+  X(kNumDecodes, "num_decodes")                      \
+  X(kTreeAttnBias, "tree_attn_bias")                 \
+  ATTN_PASSTHROUGH_FIELDS(X, kPrefill, "prefill_")   \
+  ATTN_PASSTHROUGH_FIELDS(X, kDecode, "decode_")
+ATTN_NAMED_LIST(Field, TREE_ATTN_FIELDS);
+/// The prefill_metadata and decode_metadata views: passthrough blocks (set_passthrough's order).
+constexpr size_t kPrefillBase = kPrefillNumActualTokens;
+constexpr size_t kDecodeBase = kDecodeNumActualTokens;
 
-std::vector<std::string> field_names() {
-  std::vector<std::string> n;
-  add_passthrough_names(n);
-  for (const char* s : {"num_prefill_tokens", "num_decode_tokens", "num_prefills", "num_decodes",
-                        "tree_attn_bias"})
-    n.emplace_back(s);
-  std::vector<std::string> base;
-  add_passthrough_names(base);
-  for (const std::string& b : base) n.push_back("prefill_" + b);
-  for (const std::string& b : base) n.push_back("decode_" + b);
-  return n;
-}
-
-enum Buffer : size_t { kBufBias, kBufDraftBias, kBufPrefillQsl };
+#define TREE_ATTN_BUFFERS(X)                          \
+  X(kBufBias, "tree_attn_bias")                       \
+  X(kBufDraftBias, "drafting tree_attn_bias")         \
+  X(kBufPrefillQsl, "prefill query_start_loc")
+ATTN_NAMED_LIST(Buffer, TREE_ATTN_BUFFERS);
 
 TreeChoices choices_of(const BuilderConfig& c) {
   return parse_tree_choices(c.speculative_token_tree.value_or("[(0,)]"));
 }
 
 std::vector<BufferRequest> plan(const BuilderConfig& c, size_t l) {
-  return {
-      {"tree_attn_bias", l * l * sizeof(float)},
-      {"drafting tree_attn_bias", (l - 1) * (l - 1) * sizeof(float)},
-      {"prefill query_start_loc", (static_cast<size_t>(c.max_num_seqs) + 1) * sizeof(int32_t)},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufBias, l * l * sizeof(float));
+  p.set(kBufDraftBias, (l - 1) * (l - 1) * sizeof(float));
+  p.set(kBufPrefillQsl, (static_cast<size_t>(c.max_num_seqs) + 1) * sizeof(int32_t));
+  return p.requests();
 }
 
 class TreeAttnBuilder final : public Builder {
@@ -65,7 +60,7 @@ class TreeAttnBuilder final : public Builder {
         size_(static_cast<int64_t>(choices.size()) + 1),
         buffers_(kName, config.device, plan(config, static_cast<size_t>(size_)),
                  config.allocator, config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     const std::vector<float> bias = tree_attention_bias(choices);
     const size_t bytes = bias.size() * sizeof(float);
     if (config.device.is_cuda())
