@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,20 +20,15 @@ namespace {
 
 constexpr const char* kName = "LINEAR_ATTN";
 
-enum FieldIndex : size_t {
-  kNumPrefills,
-  kNumPrefillTokens,
-  kNumDecodes,
-  kNumDecodeTokens,
-  kQueryStartLoc,
-  kSeqLens,
-  kStateIndicesTensor,
-};
-
-std::vector<std::string> field_names() {
-  return {"num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens",
-          "query_start_loc", "seq_lens", "state_indices_tensor"};
-}
+#define LINEAR_ATTN_FIELDS(X)                    \
+  X(kNumPrefills, "num_prefills")                \
+  X(kNumPrefillTokens, "num_prefill_tokens")     \
+  X(kNumDecodes, "num_decodes")                  \
+  X(kNumDecodeTokens, "num_decode_tokens")       \
+  X(kQueryStartLoc, "query_start_loc")           \
+  X(kSeqLens, "seq_lens")                        \
+  X(kStateIndicesTensor, "state_indices_tensor")
+ATTN_NAMED_LIST(Field, LINEAR_ATTN_FIELDS);
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t rows = spec.mamba_cache_mode == kMambaCacheAlign ? c.max_num_seqs : 0;
@@ -48,7 +44,7 @@ class LinearAttnBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     // A class attribute in vLLM (reorder_batch_threshold: int = 1), not
     // _init_reorder_batch_threshold: spec decode and DCP do not change it.
     set_reorder_batch_threshold(1);
