@@ -30,11 +30,15 @@ constexpr const char* kName = "LINEAR_ATTN";
   X(kStateIndicesTensor, "state_indices_tensor")
 ATTN_NAMED_LIST(Field, LINEAR_ATTN_FIELDS);
 
+#define LINEAR_ATTN_BUFFERS(X) X(kBufAlign, "align state indices")
+ATTN_NAMED_LIST(Buffer, LINEAR_ATTN_BUFFERS);
+
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t rows = spec.mamba_cache_mode == kMambaCacheAlign ? c.max_num_seqs : 0;
-  return {{"align state indices",
-           buffer_bytes("align state indices",
-                        {rows, 1 + spec.num_speculative_blocks, int64_t{sizeof(int32_t)}})}};
+  BufferPlan p(kBufferNames);
+  p.set(kBufAlign, buffer_bytes("align state indices",
+                                {rows, 1 + spec.num_speculative_blocks, int64_t{sizeof(int32_t)}}));
+  return p.requests();
 }
 
 class LinearAttnBuilder final : public Builder {
@@ -77,7 +81,7 @@ class LinearAttnBuilder final : public Builder {
     m.set_tensor(kSeqLens, *c.seq_lens);
     const StateTable st = mamba_state_table(exec, spec(), *c.block_table_tensor,
                                             exec_seq_lens(exec, c), c.num_reqs,
-                                            buffers_.as<int32_t>(0), config().device);
+                                            buffers_.as<int32_t>(kBufAlign), config().device);
     m.set_tensor(kStateIndicesTensor, column_view(st.table, 0, c.num_reqs, 0), st.in_buffer);
   }
 
