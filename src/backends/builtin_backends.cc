@@ -7,36 +7,38 @@
 #include "backends/backend_descriptor.h"
 #include "core/registry.h"
 
+// The registry table, one row per backend, in the order attn_backend_name() lists them (vLLM's
+// backend enum names, FLASH_ATTN first). Append only: an index never changes. Each row names
+// the descriptor its backend file defines.
+#define ATTN_BUILTIN_BACKENDS(ROW)                            \
+  ROW(kFlashAttnBackend)     /* flash_attn.cc */              \
+  ROW(kFlashInferBackend)    /* flashinfer.cc */              \
+  ROW(kTritonAttnBackend)    /* triton_attn.cc */             \
+  ROW(kFlexAttentionBackend) /* flex_attention.cc */          \
+  ROW(kTreeAttnBackend)      /* tree_attn.cc */               \
+  ROW(kCpuAttnBackend)       /* cpu_attn.cc */                \
+  ROW(kFlashMlaBackend)      /* mla.cc: the MLA family */     \
+  ROW(kFlashAttnMlaBackend)                                   \
+  ROW(kCutlassMlaBackend)                                     \
+  ROW(kFlashInferMlaBackend)                                  \
+  ROW(kTritonMlaBackend)                                      \
+  ROW(kMamba2Backend)        /* mamba.cc: the Mamba family */ \
+  ROW(kMamba1Backend)                                         \
+  ROW(kShortConvBackend)                                      \
+  ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
+  ROW(kGdnAttnBackend)       /* gdn_attn.cc */
+
 namespace attn::backends {
 
-// Each backend file defines its descriptor (name, vLLM release, spec kinds, functions).
-extern const BackendDescriptor kFlashAttnBackend, kFlashInferBackend, kTritonAttnBackend,
-    kFlexAttentionBackend, kTreeAttnBackend, kCpuAttnBackend, kFlashMlaBackend,
-    kFlashAttnMlaBackend, kCutlassMlaBackend, kFlashInferMlaBackend, kTritonMlaBackend,
-    kMamba2Backend, kMamba1Backend, kShortConvBackend, kLinearAttnBackend, kGdnAttnBackend;
+#define ATTN_DECLARE_BACKEND_(descriptor) extern const BackendDescriptor descriptor;
+ATTN_BUILTIN_BACKENDS(ATTN_DECLARE_BACKEND_)
+#undef ATTN_DECLARE_BACKEND_
 
 namespace {
 
-// The registry table, one row per backend, in the order attn_backend_name() lists them (vLLM's
-// backend enum names, FLASH_ATTN first). Append only: an index never changes.
-const BackendDescriptor* const kBuiltinBackends[] = {
-    &kFlashAttnBackend,      // flash_attn.cc
-    &kFlashInferBackend,     // flashinfer.cc
-    &kTritonAttnBackend,     // triton_attn.cc
-    &kFlexAttentionBackend,  // flex_attention.cc
-    &kTreeAttnBackend,       // tree_attn.cc
-    &kCpuAttnBackend,        // cpu_attn.cc
-    &kFlashMlaBackend,       // mla.cc: the MLA family
-    &kFlashAttnMlaBackend,
-    &kCutlassMlaBackend,
-    &kFlashInferMlaBackend,
-    &kTritonMlaBackend,
-    &kMamba2Backend,         // mamba.cc: the Mamba family
-    &kMamba1Backend,
-    &kShortConvBackend,
-    &kLinearAttnBackend,     // linear_attn.cc
-    &kGdnAttnBackend,        // gdn_attn.cc
-};
+#define ATTN_BACKEND_ADDRESS_(descriptor) &descriptor,
+const BackendDescriptor* const kBuiltinBackends[] = {ATTN_BUILTIN_BACKENDS(ATTN_BACKEND_ADDRESS_)};
+#undef ATTN_BACKEND_ADDRESS_
 
 }  // namespace
 
