@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -42,6 +43,21 @@ struct BackendDescriptor {
 template <int32_t Level>
 int32_t fixed_cudagraph_support(const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
   return Level;
+}
+
+/// A create for a backend whose builder takes (backend, spec, config).
+template <class BuilderT>
+std::unique_ptr<Builder> create_builder_of(const BackendDescriptor&,
+                                           std::shared_ptr<const Backend> backend,
+                                           const KvCacheSpec& spec, const BuilderConfig& config) {
+  return std::make_unique<BuilderT>(std::move(backend), spec, config);
+}
+
+/// A buffer_plan from a backend's plan(spec, config).
+template <std::vector<BufferRequest> (*Plan)(const KvCacheSpec&, const BuilderConfig&)>
+std::vector<BufferRequest> buffer_plan_of(const BackendDescriptor&, const KvCacheSpec& spec,
+                                          const BuilderConfig& config) {
+  return Plan(spec, config);
 }
 
 /// The Backend of a descriptor (which must outlive it: descriptors are static).

@@ -204,13 +204,8 @@ const BackendDescriptor kCpuAttnBackend{
     0,
     fixed_cudagraph_support<kCgNever>,
     check_supported,
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
-      return plan(spec, config);
-    },
-    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-       const BuilderConfig& config) -> std::unique_ptr<Builder> {
-      return std::make_unique<CpuAttnBuilder>(std::move(backend), spec, config);
-    },
+    buffer_plan_of<plan>,
+    create_builder_of<CpuAttnBuilder>,
 };
 
 }  // namespace attn::backends

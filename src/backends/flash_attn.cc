@@ -311,10 +311,7 @@ const BackendDescriptor kFlashAttnBackend{
     [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) {
       return plan(config);
     },
-    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-       const BuilderConfig& config) -> std::unique_ptr<Builder> {
-      return std::make_unique<FlashAttnBuilder>(std::move(backend), spec, config);
-    },
+    create_builder_of<FlashAttnBuilder>,
 };
 
 }  // namespace attn::backends

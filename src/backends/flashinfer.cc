@@ -480,13 +480,8 @@ const BackendDescriptor kFlashInferBackend{
       check_spec_kind(d, spec);
       check_supported(spec, config);
     },
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
-      return plan(spec, config);
-    },
-    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-       const BuilderConfig& config) -> std::unique_ptr<Builder> {
-      return std::make_unique<FlashInferBuilder>(std::move(backend), spec, config);
-    },
+    buffer_plan_of<plan>,
+    create_builder_of<FlashInferBuilder>,
 };
 
 }  // namespace attn::backends

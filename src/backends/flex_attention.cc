@@ -248,13 +248,8 @@ const BackendDescriptor kFlexAttentionBackend{
     0,
     fixed_cudagraph_support<kCgAlways>,
     check_supported,
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
-      return plan(spec, config);
-    },
-    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-       const BuilderConfig& config) -> std::unique_ptr<Builder> {
-      return std::make_unique<FlexAttentionBuilder>(std::move(backend), spec, config);
-    },
+    buffer_plan_of<plan>,
+    create_builder_of<FlexAttentionBuilder>,
 };
 
 }  // namespace attn::backends

@@ -421,13 +421,8 @@ const BackendDescriptor kGdnAttnBackend{
     [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig&) {
       check_mamba_spec(kName, kMambaTypeGdnAttention, spec);
     },
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
-      return plan(spec, config);
-    },
-    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-       const BuilderConfig& config) -> std::unique_ptr<Builder> {
-      return std::make_unique<GdnBuilder>(std::move(backend), spec, config);
-    },
+    buffer_plan_of<plan>,
+    create_builder_of<GdnBuilder>,
 };
 
 }  // namespace attn::backends

@@ -101,13 +101,8 @@ const BackendDescriptor kLinearAttnBackend{
     [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig&) {
       check_mamba_spec(kName, kMambaTypeLinearAttention, spec);
     },
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
-      return plan(spec, config);
-    },
-    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-       const BuilderConfig& config) -> std::unique_ptr<Builder> {
-      return std::make_unique<LinearAttnBuilder>(std::move(backend), spec, config);
-    },
+    buffer_plan_of<plan>,
+    create_builder_of<LinearAttnBuilder>,
 };
 
 }  // namespace attn::backends
