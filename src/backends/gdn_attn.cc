@@ -418,9 +418,7 @@ const BackendDescriptor kGdnAttnBackend{
     kv_kind_bit(kKvMamba),
     0,
     fixed_cudagraph_support<kCgUniformBatch>,
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_mamba_spec(kName, kMambaTypeGdnAttention, spec);
-    },
+    check_mamba_descriptor<kMambaTypeGdnAttention>,
     buffer_plan_of<plan>,
     create_builder_of<GdnBuilder>,
 };

@@ -98,9 +98,7 @@ const BackendDescriptor kLinearAttnBackend{
     kv_kind_bit(kKvMamba),
     0,
     fixed_cudagraph_support<kCgUniformSingleTokenDecode>,
-    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_mamba_spec(kName, kMambaTypeLinearAttention, spec);
-    },
+    check_mamba_descriptor<kMambaTypeLinearAttention>,
     buffer_plan_of<plan>,
     create_builder_of<LinearAttnBuilder>,
 };
