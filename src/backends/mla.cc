@@ -116,8 +116,6 @@ bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
   return v == Variant::kFlashInferMla;
 }
 
-/// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
-/// capture size (0 when there is none).
 /// vLLM's MLACommonMetadataBuilder.determine_chunked_prefill_workspace_size:
 /// max(min(max(8 * max_model_len, 4 * max_num_seqs * block_size), 65536),
 /// max_num_seqs * block_size) tokens, or config->mla_chunked_prefill_workspace_size when set.
@@ -142,6 +140,8 @@ int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) 
   return (longest_context + chunk - 1) / chunk;
 }
 
+/// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
+/// capture size (0 when there is none).
 int64_t max_cudagraph_size(const BuilderConfig& c) {
   if (c.max_cudagraph_capture_size > 0) return c.max_cudagraph_capture_size;
   const std::vector<int32_t> sizes = c.capture_sizes();
