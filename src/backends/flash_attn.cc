@@ -58,6 +58,8 @@ ATTN_NAMED_LIST(ScheduleField, FLASH_ATTN_SCHEDULE_OFFSETS);
 ATTN_NAMED_LIST(Field, FLASH_ATTN_FIELDS);
 constexpr size_t kScheduleBase = kSchedulerBatchSize;
 constexpr size_t kPrefixScheduleBase = kPrefixSchedulerBatchSize;
+static_assert(kSchedulerNumSplits - kScheduleBase == kSchedNumSplits &&
+              kPrefixSchedulerNumSplits - kPrefixScheduleBase == kSchedNumSplits);
 
 #define FLASH_ATTN_BUFFERS(X)                            \
   X(kBufCuPrefixQueryLens, "cu_prefix_query_lens")      \

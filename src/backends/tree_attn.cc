@@ -33,6 +33,8 @@ ATTN_NAMED_LIST(Field, TREE_ATTN_FIELDS);
 /// The prefill_metadata and decode_metadata views: passthrough blocks (set_passthrough's order).
 constexpr size_t kPrefillBase = kPrefillNumActualTokens;
 constexpr size_t kDecodeBase = kDecodeNumActualTokens;
+static_assert(kPrefillSlotMapping - kPrefillBase == kPtSlotMapping &&
+              kDecodeSlotMapping - kDecodeBase == kPtSlotMapping);
 
 #define TREE_ATTN_BUFFERS(X)                          \
   X(kBufBias, "tree_attn_bias")                       \
