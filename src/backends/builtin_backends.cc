@@ -1,37 +1,53 @@
 #include "backends/builtin_backends.h"
 
+#include <memory>
 #include <mutex>
+#include <vector>
 
-#include "backends/cpu_attn.h"
-#include "backends/flash_attn.h"
-#include "backends/flashinfer.h"
-#include "backends/flex_attention.h"
-#include "backends/gdn_attn.h"
-#include "backends/linear_attn.h"
-#include "backends/mamba.h"
-#include "backends/mla.h"
-#include "backends/tree_attn.h"
-#include "backends/triton_attn.h"
+#include "backends/backend_descriptor.h"
 #include "core/registry.h"
 
+// The registry table, one row per backend, in the order attn_backend_name() lists them (vLLM's
+// backend enum names, FLASH_ATTN first). Append only: an index never changes. Each row names
+// the descriptor its backend file defines.
+#define ATTN_BUILTIN_BACKENDS(ROW)                            \
+  ROW(kFlashAttnBackend)     /* flash_attn.cc */              \
+  ROW(kFlashInferBackend)    /* flashinfer.cc */              \
+  ROW(kTritonAttnBackend)    /* triton_attn.cc */             \
+  ROW(kFlexAttentionBackend) /* flex_attention.cc */          \
+  ROW(kTreeAttnBackend)      /* tree_attn.cc */               \
+  ROW(kCpuAttnBackend)       /* cpu_attn.cc */                \
+  ROW(kFlashMlaBackend)      /* mla.cc: the MLA family */     \
+  ROW(kFlashAttnMlaBackend)                                   \
+  ROW(kCutlassMlaBackend)                                     \
+  ROW(kFlashInferMlaBackend)                                  \
+  ROW(kTritonMlaBackend)                                      \
+  ROW(kMamba2Backend)        /* mamba.cc: the Mamba family */ \
+  ROW(kMamba1Backend)                                         \
+  ROW(kShortConvBackend)                                      \
+  ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
+  ROW(kGdnAttnBackend)       /* gdn_attn.cc */
+
 namespace attn::backends {
+
+#define ATTN_DECLARE_BACKEND_(descriptor) extern const BackendDescriptor descriptor;
+ATTN_BUILTIN_BACKENDS(ATTN_DECLARE_BACKEND_)
+#undef ATTN_DECLARE_BACKEND_
+
+namespace {
+
+#define ATTN_BACKEND_ADDRESS_(descriptor) &descriptor,
+const BackendDescriptor* const kBuiltinBackends[] = {ATTN_BUILTIN_BACKENDS(ATTN_BACKEND_ADDRESS_)};
+#undef ATTN_BACKEND_ADDRESS_
+
+}  // namespace
 
 void register_builtin_backends() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // vLLM's backend enum names, in a fixed order (FLASH_ATTN first).
-    Registry::instance().add({make_flash_attn_backend(), make_flashinfer_backend(),
-                              make_triton_attn_backend(), make_flex_attention_backend(),
-                              make_tree_attn_backend(), make_cpu_attn_backend(),
-                              // the MLA family (mla.h)
-                              make_flashmla_backend(), make_flash_attn_mla_backend(),
-                              make_cutlass_mla_backend(), make_flashinfer_mla_backend(),
-                              make_triton_mla_backend(),
-                              // the Mamba family (mamba.h, linear_attn.h, gdn_attn.h)
-                              make_mamba2_backend(), make_mamba1_backend(),
-                              make_short_conv_backend(), make_linear_attn_backend(),
-                              make_gdn_attn_backend()},
-                             nullptr);
+    std::vector<std::shared_ptr<const Backend>> backends;
+    for (const BackendDescriptor* d : kBuiltinBackends) backends.push_back(make_backend(*d));
+    Registry::instance().add(backends, nullptr);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "backends/field_list.h"
 #include "backends/wrapped_builder.h"
 #include "backends/wrapper_kinds.h"
 #include "core/batch_transforms.h"
@@ -14,19 +15,22 @@
 namespace attn::backends {
 namespace {
 
-enum Buffer : size_t {
-  kQsl,
-  kQslCpu,
-  kSeqLens,
-  kSeqLensCpu,
-  kComputedCpu,
-  kBlockTable,
-  kVirtualReq,
-  kVirtualBlockStart,
-  kUpdatedBlockTable,
-};
+#define CHUNKED_LOCAL_BUFFERS(X)                     \
+  X(kQsl, "local query_start_loc")                   \
+  X(kQslCpu, "local query_start_loc_cpu")            \
+  X(kSeqLens, "local seq_lens")                      \
+  X(kSeqLensCpu, "local seq_lens_cpu")               \
+  X(kComputedCpu, "local num_computed_tokens_cpu")   \
+  X(kBlockTable, "local block_table")                \
+  X(kVirtualReq, "virtual_req")                      \
+  X(kVirtualBlockStart, "virtual_block_start")       \
+  X(kUpdatedBlockTable, "updated local block_table")
+ATTN_NAMED_LIST(Buffer, CHUNKED_LOCAL_BUFFERS);
 
-enum Extra : size_t { kExtraVirtualReq, kExtraVirtualBlockStart };
+/// The fields after the wrapped backend's.
+#define CHUNKED_LOCAL_EXTRA_FIELDS(X) \
+  X(kExtraVirtualReq, "virtual_req") X(kExtraVirtualBlockStart, "virtual_block_start")
+ATTN_NAMED_LIST(Extra, CHUNKED_LOCAL_EXTRA_FIELDS);
 
 int64_t pages_per_batch(const KvCacheSpec& spec) { return spec.attention_chunk_size / spec.block_size; }
 
@@ -36,7 +40,7 @@ class ChunkedLocalBuilder final : public WrappedBuilder {
                       const BuilderConfig& config, std::unique_ptr<Builder> inner)
       : WrappedBuilder(std::move(backend), spec, config, std::move(inner),
                        "ChunkedLocalAttention_" + std::to_string(spec.attention_chunk_size) + "_",
-                       {"virtual_req", "virtual_block_start"}, chunked_local_buffers(spec, config)),
+                       name_vector(kExtraNames), chunked_local_buffers(spec, config)),
         max_virtual_(chunked_local_max_virtual_batches(spec, config)),
         pages_(pages_per_batch(spec)) {
     set_cudagraph_support(kCgNever);
@@ -122,17 +126,17 @@ std::vector<BufferRequest> chunked_local_buffers(const KvCacheSpec& spec, const 
   const auto pages = static_cast<size_t>(pages_per_batch(spec));
   const size_t i32 = sizeof(int32_t);
   buffer_bytes("local block_table", {static_cast<int64_t>(v), static_cast<int64_t>(pages), 4});
-  return {
-      {"local query_start_loc", (v + 1) * i32},
-      {"local query_start_loc_cpu", (v + 1) * i32, true},
-      {"local seq_lens", v * i32},
-      {"local seq_lens_cpu", v * i32, true},
-      {"local num_computed_tokens_cpu", v * i32, true},
-      {"local block_table", v * pages * i32},
-      {"virtual_req", v * i32},
-      {"virtual_block_start", v * i32},
-      {"updated local block_table", v * pages * i32},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kQsl, (v + 1) * i32);
+  p.set(kQslCpu, (v + 1) * i32, true);
+  p.set(kSeqLens, v * i32);
+  p.set(kSeqLensCpu, v * i32, true);
+  p.set(kComputedCpu, v * i32, true);
+  p.set(kBlockTable, v * pages * i32);
+  p.set(kVirtualReq, v * i32);
+  p.set(kVirtualBlockStart, v * i32);
+  p.set(kUpdatedBlockTable, v * pages * i32);
+  return p.requests();
 }
 
 std::unique_ptr<Builder> make_chunked_local(std::shared_ptr<const Backend> backend,

@@ -4,8 +4,6 @@
 // it does for FlashAttention's scheduler. Encoder-only batches get their private KV layout
 // (block table, slot mapping, zeroed encoder_cache) in builder buffers; vLLM writes that slot
 // mapping into the common metadata's own tensor, libattn into its buffer.
-#include "backends/cpu_attn.h"
-
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -13,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "backends/cpu_isa.h"
 #include "core/builder.h"
@@ -23,37 +22,39 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "CPU_ATTN";
+constexpr const char* kName = "CPU_ATTN";
 
-const char* const kScheduleSuffixes[] = {
-    "num_reqs",          "num_heads",   "num_kv_heads",       "head_dim",
-    "seq_lens",          "dtype",       "query_start_loc",    "causal",
-    "sliding_window_size", "isa",       "enable_kv_split",    "kv_cache_dtype"};
-constexpr size_t kScheduleFields = sizeof(kScheduleSuffixes) / sizeof(kScheduleSuffixes[0]);
+#define CPU_ATTN_FIELDS(X)                                               \
+  ATTN_PASSTHROUGH_FIELDS(X, k, "")                                      \
+  X(kSchedulerMetadata, "scheduler_metadata")                            \
+  X(kCausal, "causal")                                                   \
+  X(kDynamicCausal, "dynamic_causal")                                    \
+  X(kUseSdpaPrefill, "use_sdpa_prefill")                                 \
+  X(kNumDecodeTokens, "num_decode_tokens")                               \
+  X(kSdpaAttnMasks, "sdpa_attn_masks")                                   \
+  X(kSdpaStartLoc, "sdpa_start_loc")                                     \
+  X(kEncoderCache, "encoder_cache")                                      \
+  /* the inputs of cpu_attn_get_scheduler_metadata */                    \
+  X(kSchedNumReqs, "scheduler_num_reqs")                                 \
+  X(kSchedNumHeads, "scheduler_num_heads")                               \
+  X(kSchedNumKvHeads, "scheduler_num_kv_heads")                          \
+  X(kSchedHeadDim, "scheduler_head_dim")                                 \
+  X(kSchedSeqLens, "scheduler_seq_lens")                                 \
+  X(kSchedDtype, "scheduler_dtype")                                      \
+  X(kSchedQueryStartLoc, "scheduler_query_start_loc")                    \
+  X(kSchedCausal, "scheduler_causal")                                    \
+  X(kSchedSlidingWindowSize, "scheduler_sliding_window_size")            \
+  X(kSchedIsa, "scheduler_isa")                                          \
+  X(kSchedEnableKvSplit, "scheduler_enable_kv_split")                    \
+  X(kSchedKvCacheDtype, "scheduler_kv_cache_dtype")
+ATTN_NAMED_LIST(Field, CPU_ATTN_FIELDS);
 
-enum Field : size_t {
-  kSchedulerMetadata = kPassthroughFields,
-  kCausal,
-  kDynamicCausal,
-  kUseSdpaPrefill,
-  kNumDecodeTokens,
-  kSdpaAttnMasks,
-  kSdpaStartLoc,
-  kEncoderCache,
-  kScheduleBase,  // scheduler_* (kScheduleFields entries)
-};
-
-std::vector<std::string> field_names() {
-  std::vector<std::string> n;
-  add_passthrough_names(n);
-  for (const char* s : {"scheduler_metadata", "causal", "dynamic_causal", "use_sdpa_prefill",
-                        "num_decode_tokens", "sdpa_attn_masks", "sdpa_start_loc", "encoder_cache"})
-    n.emplace_back(s);
-  for (const char* s : kScheduleSuffixes) n.push_back(std::string("scheduler_") + s);
-  return n;
-}
-
-enum Buffer : size_t { kBufBlockTable, kBufSlotMapping, kBufEncoderCache };
+// Encoder-only batches only: their private KV layout.
+#define CPU_ATTN_BUFFERS(X)                           \
+  X(kBufBlockTable, "encoder block_table")           \
+  X(kBufSlotMapping, "encoder slot_mapping")         \
+  X(kBufEncoderCache, "encoder_cache")
+ATTN_NAMED_LIST(Buffer, CPU_ATTN_BUFFERS);
 
 size_t dtype_bytes(int32_t dtype) { return dtype == kKvDtypeFloat32 ? 4 : 2; }
 
@@ -75,12 +76,12 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   const int64_t width = c.max_blocks_per_req(spec.block_size);
   const int64_t blocks = encoder_block_capacity(spec, c);
   const auto item = static_cast<int64_t>(dtype_bytes(c.model_dtype_for(spec)));
-  return {
-      {"encoder block_table", buffer_bytes("encoder block_table", {c.max_num_seqs, width, 4})},
-      {"encoder slot_mapping", buffer_bytes("encoder slot_mapping", {c.max_num_batched_tokens, 8})},
-      {"encoder_cache", buffer_bytes("encoder_cache", {blocks, spec.num_kv_heads, spec.block_size, 2,
-                                                       spec.head_size, item})},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufBlockTable, buffer_bytes("encoder block_table", {c.max_num_seqs, width, 4}));
+  p.set(kBufSlotMapping, buffer_bytes("encoder slot_mapping", {c.max_num_batched_tokens, 8}));
+  p.set(kBufEncoderCache, buffer_bytes("encoder_cache", {blocks, spec.num_kv_heads,
+                                                         spec.block_size, 2, spec.head_size, item}));
+  return p.requests();
 }
 
 /// vLLM's _group_sliding_window: the one window every layer of the group has, else -1. A
@@ -98,21 +99,11 @@ int32_t isa_for(const KvCacheSpec& spec, const BuilderConfig& c) {
                         spec.head_size, c.cache_dtype);
 }
 
-void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   if (c.device.is_cuda())
     fail(Status::kUnsupported, "CPU_ATTN builds metadata for the host; config->device is ",
          c.device.to_string());
-  switch (spec.kind) {
-    case kKvFullAttention:
-    case kKvSlidingWindow:
-    case kKvChunkedLocalAttention:
-    case kKvCrossAttention:
-    case kKvEncoderOnly:
-      break;
-    default:
-      fail(Status::kUnsupported, "CPU_ATTN does not build metadata for ",
-           kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-  }
+  check_spec_kind(d, spec);
   static const int32_t kHeads[] = {32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512};
   if (std::find(std::begin(kHeads), std::end(kHeads), spec.head_size) == std::end(kHeads))
     fail(Status::kUnsupported, "CPU_ATTN supports head sizes 32, 64, 80, 96, 112, 128, 160, 192, "
@@ -125,9 +116,9 @@ class CpuAttnBuilder final : public Builder {
   CpuAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                  const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     isa_ = isa_for(spec, config);
     window_ = group_sliding_window(spec, config);
     model_dtype_ = config.model_dtype_for(spec);
@@ -177,24 +168,23 @@ class CpuAttnBuilder final : public Builder {
         cache.strides[k] = stride;
         stride *= dims[k];
       }
-      m.set_tensor(kPtBlockTable, block_table, true);
-      m.set_tensor(kPtSlotMapping,
+      m.set_tensor(kBlockTable, block_table, true);
+      m.set_tensor(kSlotMapping,
                    make_vector(slots, cfg.device, kInt64, c.num_actual_tokens), true);
       m.set_tensor(kEncoderCache, cache, true);
     }
-    size_t i = kScheduleBase;
-    m.set_int(i++, c.num_reqs);
-    m.set_int(i++, cfg.num_attention_heads);
-    m.set_int(i++, spec().num_kv_heads);
-    m.set_int(i++, spec().head_size);
-    m.set_tensor(i++, *c.seq_lens);
-    m.set_int(i++, model_dtype_);
-    m.set_tensor(i++, *c.query_start_loc);
-    m.set_bool(i++, causal);
-    m.set_int(i++, window_);
-    m.set_int(i++, isa_);
-    m.set_bool(i++, true);  // VLLM_CPU_ATTN_SPLIT_KV's default
-    m.set_int(i++, cfg.cache_dtype);
+    m.set_int(kSchedNumReqs, c.num_reqs);
+    m.set_int(kSchedNumHeads, cfg.num_attention_heads);
+    m.set_int(kSchedNumKvHeads, spec().num_kv_heads);
+    m.set_int(kSchedHeadDim, spec().head_size);
+    m.set_tensor(kSchedSeqLens, *c.seq_lens);
+    m.set_int(kSchedDtype, model_dtype_);
+    m.set_tensor(kSchedQueryStartLoc, *c.query_start_loc);
+    m.set_bool(kSchedCausal, causal);
+    m.set_int(kSchedSlidingWindowSize, window_);
+    m.set_int(kSchedIsa, isa_);
+    m.set_bool(kSchedEnableKvSplit, true);  // VLLM_CPU_ATTN_SPLIT_KV's default
+    m.set_int(kSchedKvCacheDtype, cfg.cache_dtype);
   }
 
  private:
@@ -204,29 +194,18 @@ class CpuAttnBuilder final : public Builder {
   int32_t model_dtype_ = kKvDtypeBfloat16;
 };
 
-class CpuAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgNever;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<CpuAttnBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_cpu_attn_backend() { return std::make_shared<CpuAttnBackend>(); }
+extern const BackendDescriptor kCpuAttnBackend;
+const BackendDescriptor kCpuAttnBackend{
+    kName,
+    "0.33.0",
+    kPagedAttentionKinds,
+    0,
+    fixed_cudagraph_support<kCgNever>,
+    check_supported,
+    buffer_plan_of<plan>,
+    create_builder_of<CpuAttnBuilder>,
+};
 
 }  // namespace attn::backends

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "backends/field_list.h"
 #include "backends/wrapped_builder.h"
 #include "backends/wrapper_kinds.h"
 #include "core/error.h"
@@ -15,15 +16,18 @@
 namespace attn::backends {
 namespace {
 
-enum Buffer : size_t { kSlots };
-enum Extra : size_t { kExtraDecoderSeqLens };
+#define CROSS_ATTENTION_BUFFERS(X) X(kSlots, "cross slot_mapping")
+ATTN_NAMED_LIST(Buffer, CROSS_ATTENTION_BUFFERS);
+/// The fields after the wrapped backend's.
+#define CROSS_ATTENTION_EXTRA_FIELDS(X) X(kExtraDecoderSeqLens, "decoder_seq_lens")
+ATTN_NAMED_LIST(Extra, CROSS_ATTENTION_EXTRA_FIELDS);
 
 class CrossAttentionBuilder final : public WrappedBuilder {
  public:
   CrossAttentionBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                         const BuilderConfig& config, std::unique_ptr<Builder> inner)
       : WrappedBuilder(std::move(backend), spec, config, std::move(inner), "CrossAttention_",
-                       {"decoder_seq_lens"}, cross_attention_buffers(config)) {}
+                       name_vector(kExtraNames), cross_attention_buffers(config)) {}
 
  protected:
   /// The outer batch is a decoder batch: validate it as one.
@@ -124,7 +128,9 @@ class CrossAttentionBuilder final : public WrappedBuilder {
 }  // namespace
 
 std::vector<BufferRequest> cross_attention_buffers(const BuilderConfig& c) {
-  return {{"cross slot_mapping", buffer_bytes("cross slot_mapping", {c.max_num_seqs, c.max_encoder_len, 8})}};
+  BufferPlan p(kBufferNames);
+  p.set(kSlots, buffer_bytes("cross slot_mapping", {c.max_num_seqs, c.max_encoder_len, 8}));
+  return p.requests();
 }
 
 std::unique_ptr<Builder> make_cross_attention(std::shared_ptr<const Backend> backend,

@@ -4,6 +4,7 @@
 // and num_logits_indices, which the KV-sharing layers gather with.
 #include <utility>
 
+#include "backends/field_list.h"
 #include "backends/wrapped_builder.h"
 #include "backends/wrapper_kinds.h"
 #include "core/batch_transforms.h"
@@ -11,15 +12,21 @@
 namespace attn::backends {
 namespace {
 
-enum Buffer : size_t { kQsl, kQslCpu };
-enum Extra : size_t { kExtraLogitsIndicesPadded, kExtraNumLogitsIndices };
+#define FAST_PREFILL_BUFFERS(X) \
+  X(kQsl, "fast-prefill query_start_loc") X(kQslCpu, "fast-prefill query_start_loc_cpu")
+ATTN_NAMED_LIST(Buffer, FAST_PREFILL_BUFFERS);
+/// The fields after the wrapped backend's.
+#define FAST_PREFILL_EXTRA_FIELDS(X)                    \
+  X(kExtraLogitsIndicesPadded, "logits_indices_padded") \
+  X(kExtraNumLogitsIndices, "num_logits_indices")
+ATTN_NAMED_LIST(Extra, FAST_PREFILL_EXTRA_FIELDS);
 
 class FastPrefillBuilder final : public WrappedBuilder {
  public:
   FastPrefillBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                      const BuilderConfig& config, std::unique_ptr<Builder> inner)
       : WrappedBuilder(std::move(backend), spec, config, std::move(inner), "FastPrefill",
-                       {"logits_indices_padded", "num_logits_indices"},
+                       name_vector(kExtraNames),
                        fast_prefill_buffers(config)) {}
 
  protected:
@@ -44,7 +51,10 @@ class FastPrefillBuilder final : public WrappedBuilder {
 
 std::vector<BufferRequest> fast_prefill_buffers(const BuilderConfig& c) {
   const size_t n = (static_cast<size_t>(c.max_num_seqs) + 1) * sizeof(int32_t);
-  return {{"fast-prefill query_start_loc", n}, {"fast-prefill query_start_loc_cpu", n, true}};
+  BufferPlan p(kBufferNames);
+  p.set(kQsl, n);
+  p.set(kQslCpu, n, true);
+  return p.requests();
 }
 
 std::unique_ptr<Builder> make_fast_prefill(std::shared_ptr<const Backend> backend,

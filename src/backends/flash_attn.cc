@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
+#include "backends/common_fields.h"
+#include "backends/field_list.h"
 #include "backends/flash_attn_cascade.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,63 +22,52 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "FLASH_ATTN";
+constexpr const char* kName = "FLASH_ATTN";
 
 // The inputs of one get_scheduler_metadata call, as vLLM's schedule() passes them.
-const char* const kScheduleSuffixes[] = {
-    "batch_size",     "max_seqlen_q", "max_seqlen_k",  "num_heads_q",  "num_heads_kv",
-    "headdim",        "cache_seqlens", "cu_seqlens_q", "qkv_dtype",    "page_size",
-    "causal",         "window_left",  "window_right",  "num_splits"};
-constexpr size_t kScheduleFields = sizeof(kScheduleSuffixes) / sizeof(kScheduleSuffixes[0]);
+#define FLASH_ATTN_SCHEDULE_FIELDS(X, P, prefix)                                           \
+  X(P##BatchSize, prefix "batch_size") X(P##MaxSeqlenQ, prefix "max_seqlen_q")             \
+  X(P##MaxSeqlenK, prefix "max_seqlen_k") X(P##NumHeadsQ, prefix "num_heads_q")            \
+  X(P##NumHeadsKv, prefix "num_heads_kv") X(P##Headdim, prefix "headdim")                  \
+  X(P##CacheSeqlens, prefix "cache_seqlens") X(P##CuSeqlensQ, prefix "cu_seqlens_q")       \
+  X(P##QkvDtype, prefix "qkv_dtype") X(P##PageSize, prefix "page_size")                    \
+  X(P##Causal, prefix "causal") X(P##WindowLeft, prefix "window_left")                     \
+  X(P##WindowRight, prefix "window_right") X(P##NumSplits, prefix "num_splits")
+/// Offsets within a schedule block.
+#define FLASH_ATTN_SCHEDULE_OFFSETS(X) FLASH_ATTN_SCHEDULE_FIELDS(X, kSched, "")
+ATTN_NAMED_LIST(ScheduleField, FLASH_ATTN_SCHEDULE_OFFSETS);
 
-// Field indices: vLLM's FlashAttentionMetadata first, then libattn's additions.
-enum FaField : size_t {
-  kNumActualTokens,
-  kMaxQueryLen,
-  kQueryStartLoc,
-  kMaxSeqLen,
-  kSeqLens,
-  kBlockTable,
-  kSlotMapping,
-  kUseCascade,
-  kCommonPrefixLen,
-  kCuPrefixQueryLens,
-  kPrefixKvLens,
-  kSuffixKvLens,
-  kMaxDcpContextKvLen,
-  kDcpContextKvLens,
-  kSchedulerMetadata,
-  kPrefixSchedulerMetadata,
-  kMaxNumSplits,
-  kCausal,
-  kAotSchedule,
-  kSchedulerMetadataBuffer,
-  kScheduleBase,                                  // scheduler_* (kScheduleFields entries)
-  kPrefixScheduleBase = kScheduleBase + kScheduleFields,  // prefix_scheduler_*
-  kFieldCount = kPrefixScheduleBase + kScheduleFields,
-};
+// vLLM's FlashAttentionMetadata first, then libattn's additions.
+#define FLASH_ATTN_FIELDS(X)                                                  \
+  ATTN_PASSTHROUGH_FIELDS(X, k, "")                                          \
+  X(kUseCascade, "use_cascade")                                              \
+  X(kCommonPrefixLen, "common_prefix_len")                                   \
+  X(kCuPrefixQueryLens, "cu_prefix_query_lens")                              \
+  X(kPrefixKvLens, "prefix_kv_lens")                                         \
+  X(kSuffixKvLens, "suffix_kv_lens")                                         \
+  X(kMaxDcpContextKvLen, "max_dcp_context_kv_len")                           \
+  X(kDcpContextKvLens, "dcp_context_kv_lens")                                \
+  X(kSchedulerMetadata, "scheduler_metadata")                                \
+  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")                   \
+  X(kMaxNumSplits, "max_num_splits")                                         \
+  X(kCausal, "causal")                                                       \
+  X(kAotSchedule, "aot_schedule")                                            \
+  X(kSchedulerMetadataBuffer, "scheduler_metadata_buffer")                   \
+  FLASH_ATTN_SCHEDULE_FIELDS(X, kScheduler, "scheduler_")                    \
+  FLASH_ATTN_SCHEDULE_FIELDS(X, kPrefixScheduler, "prefix_scheduler_")
+ATTN_NAMED_LIST(Field, FLASH_ATTN_FIELDS);
+constexpr size_t kScheduleBase = kSchedulerBatchSize;
+constexpr size_t kPrefixScheduleBase = kPrefixSchedulerBatchSize;
+static_assert(kSchedulerNumSplits - kScheduleBase == kSchedNumSplits &&
+              kPrefixSchedulerNumSplits - kPrefixScheduleBase == kSchedNumSplits);
 
-std::vector<std::string> field_names() {
-  std::vector<std::string> names = {
-      "num_actual_tokens",  "max_query_len",       "query_start_loc",
-      "max_seq_len",        "seq_lens",            "block_table",
-      "slot_mapping",       "use_cascade",         "common_prefix_len",
-      "cu_prefix_query_lens", "prefix_kv_lens",    "suffix_kv_lens",
-      "max_dcp_context_kv_len", "dcp_context_kv_lens", "scheduler_metadata",
-      "prefix_scheduler_metadata", "max_num_splits", "causal",
-      "aot_schedule",       "scheduler_metadata_buffer"};
-  for (const char* s : kScheduleSuffixes) names.push_back(std::string("scheduler_") + s);
-  for (const char* s : kScheduleSuffixes) names.push_back(std::string("prefix_scheduler_") + s);
-  return names;
-}
-
-enum Buffer : size_t {
-  kBufCuPrefixQueryLens,
-  kBufPrefixKvLens,
-  kBufSuffixKvLens,
-  kBufDcpContextKvLens,
-  kBufSchedulerMetadata,
-};
+#define FLASH_ATTN_BUFFERS(X)                            \
+  X(kBufCuPrefixQueryLens, "cu_prefix_query_lens")      \
+  X(kBufPrefixKvLens, "prefix_kv_lens")                 \
+  X(kBufSuffixKvLens, "suffix_kv_lens")                 \
+  X(kBufDcpContextKvLens, "dcp_context_kv_lens")        \
+  X(kBufSchedulerMetadata, "scheduler_metadata")
+ATTN_NAMED_LIST(Buffer, FLASH_ATTN_BUFFERS);
 
 bool full_cuda_graph(const BuilderConfig& c) { return has_full_cudagraphs(c.cudagraph_mode); }
 
@@ -89,16 +81,16 @@ int64_t scheduler_metadata_entries(const BuilderConfig& c) {
 std::vector<BufferRequest> plan(const BuilderConfig& c) {
   const bool aot = flash_attn_version(c) == 3;
   const size_t seqs = static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t);
-  return {
-      {"cu_prefix_query_lens", 2 * sizeof(int32_t)},
-      {"prefix_kv_lens", sizeof(int32_t)},
-      {"suffix_kv_lens", seqs},
-      {"dcp_context_kv_lens", c.decode_context_parallel_size > 1 ? seqs : 0},
-      {"scheduler_metadata",
-       full_cuda_graph(c) && aot
-           ? static_cast<size_t>(scheduler_metadata_entries(c)) * sizeof(int32_t)
-           : 0},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufCuPrefixQueryLens, 2 * sizeof(int32_t));
+  p.set(kBufPrefixKvLens, sizeof(int32_t));
+  p.set(kBufSuffixKvLens, seqs);
+  p.set(kBufDcpContextKvLens, c.decode_context_parallel_size > 1 ? seqs : 0);
+  p.set(kBufSchedulerMetadata,
+        full_cuda_graph(c) && aot
+            ? static_cast<size_t>(scheduler_metadata_entries(c)) * sizeof(int32_t)
+            : 0);
+  return p.requests();
 }
 
 // impl.sliding_window of one layer, as FlashAttentionImpl sets it from window_left.
@@ -121,9 +113,9 @@ class FlashAttnBuilder final : public Builder {
   FlashAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                    const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(config), config.allocator, config.workspace,
+        buffers_(kName, config.device, plan(config), config.allocator, config.workspace,
                  config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     aot_schedule_ = flash_attn_version(c) == 3;
     use_full_cuda_graph_ = full_cuda_graph(c);
@@ -247,25 +239,25 @@ class FlashAttnBuilder final : public Builder {
 
   void write_schedule(Metadata& m, size_t base, const ScheduleArgs& a, int64_t num_splits) const {
     const BuilderConfig& c = config();
-    size_t i = base;
-    m.set_int(i++, a.batch_size);
-    m.set_int(i++, a.max_seqlen_q);
-    m.set_int(i++, a.max_seqlen_k);
-    m.set_int(i++, static_cast<int64_t>(c.num_attention_heads) * c.decode_context_parallel_size);
-    m.set_int(i++, spec().num_kv_heads);
-    m.set_int(i++, spec().head_size);
-    m.set_tensor(i++, a.seqlens, metadata_field_in_buffer(a.seqlens));
-    m.set_tensor(i++, a.cu_seqlens_q, metadata_field_in_buffer(a.cu_seqlens_q));
-    m.set_int(i++, qkv_dtype_);
-    m.set_int(i++, spec().block_size);
-    m.set_bool(i++, a.causal);
-    m.set_int(i++, aot_window_.first);
-    m.set_int(i++, aot_window_.second);
-    m.set_int(i++, num_splits);
+    m.set_int(base + kSchedBatchSize, a.batch_size);
+    m.set_int(base + kSchedMaxSeqlenQ, a.max_seqlen_q);
+    m.set_int(base + kSchedMaxSeqlenK, a.max_seqlen_k);
+    m.set_int(base + kSchedNumHeadsQ,
+              static_cast<int64_t>(c.num_attention_heads) * c.decode_context_parallel_size);
+    m.set_int(base + kSchedNumHeadsKv, spec().num_kv_heads);
+    m.set_int(base + kSchedHeaddim, spec().head_size);
+    m.set_tensor(base + kSchedCacheSeqlens, a.seqlens, metadata_field_in_buffer(a.seqlens));
+    m.set_tensor(base + kSchedCuSeqlensQ, a.cu_seqlens_q, metadata_field_in_buffer(a.cu_seqlens_q));
+    m.set_int(base + kSchedQkvDtype, qkv_dtype_);
+    m.set_int(base + kSchedPageSize, spec().block_size);
+    m.set_bool(base + kSchedCausal, a.causal);
+    m.set_int(base + kSchedWindowLeft, aot_window_.first);
+    m.set_int(base + kSchedWindowRight, aot_window_.second);
+    m.set_int(base + kSchedNumSplits, num_splits);
   }
 
   bool metadata_field_in_buffer(const Tensor& t) const {
-    for (size_t b = kBufCuPrefixQueryLens; b <= kBufSchedulerMetadata; ++b)
+    for (size_t b = 0; b < kBufferCount; ++b)
       if (t.data != nullptr && t.data == buffers_.get(b)) return true;
     return false;
   }
@@ -280,52 +272,19 @@ class FlashAttnBuilder final : public Builder {
   Tensor scheduler_metadata_;
 };
 
-class FlashAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig& config) const override {
-    // FA3 supports full graphs for every batch; FA2 (and FA4 in vLLM's class attribute) is
-    // UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
-    return flash_attn_version(config) == 3 ? kCgAlways : kCgUniformBatch;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<FlashAttnBuilder>(shared_from_this(), spec, config);
-  }
-
- private:
-  static void check_supported(const KvCacheSpec& spec, const BuilderConfig& config) {
-    switch (spec.kind) {
-      case kKvFullAttention:
-      case kKvSlidingWindow:
-      case kKvChunkedLocalAttention:
-      case kKvCrossAttention:
-      case kKvEncoderOnly:
-        break;
-      default:
-        fail(Status::kUnsupported, "FLASH_ATTN does not build metadata for ",
-             kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-    }
-    if (spec.block_size % 16 != 0)
-      fail(Status::kUnsupported, "FLASH_ATTN needs kv_cache_spec->block_size to be a multiple of "
-                                 "16, got ", spec.block_size);
-    if (spec.head_size % 8 != 0 || spec.head_size > 256)
-      fail(Status::kUnsupported, "FLASH_ATTN supports head sizes that are multiples of 8 up to "
-                                 "256, got kv_cache_spec->head_size=", spec.head_size);
-    if (config.cache_dtype == kKvDtypeFp8E5m2)
-      fail(Status::kUnsupported, "FLASH_ATTN runs fp8 KV caches as e4m3 only; "
-                                 "config->cache_dtype=FP8_E5M2 is not supported");
-  }
-};
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec,
+                     const BuilderConfig& config) {
+  check_spec_kind(d, spec);
+  if (spec.block_size % 16 != 0)
+    fail(Status::kUnsupported, "FLASH_ATTN needs kv_cache_spec->block_size to be a multiple of "
+                               "16, got ", spec.block_size);
+  if (spec.head_size % 8 != 0 || spec.head_size > 256)
+    fail(Status::kUnsupported, "FLASH_ATTN supports head sizes that are multiples of 8 up to "
+                               "256, got kv_cache_spec->head_size=", spec.head_size);
+  if (config.cache_dtype == kKvDtypeFp8E5m2)
+    fail(Status::kUnsupported, "FLASH_ATTN runs fp8 KV caches as e4m3 only; "
+                               "config->cache_dtype=FP8_E5M2 is not supported");
+}
 
 }  // namespace
 
@@ -339,8 +298,22 @@ int32_t flash_attn_version(const BuilderConfig& config) {
   return version;
 }
 
-std::shared_ptr<const Backend> make_flash_attn_backend() {
-  return std::make_shared<FlashAttnBackend>();
-}
+extern const BackendDescriptor kFlashAttnBackend;
+const BackendDescriptor kFlashAttnBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kPagedAttentionKinds,
+    0,
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) -> int32_t {
+      // FA3 supports full graphs for every batch; FA2 (and FA4 in vLLM's class attribute) is
+      // UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
+      return flash_attn_version(config) == 3 ? kCgAlways : kCgUniformBatch;
+    },
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) {
+      return plan(config);
+    },
+    create_builder_of<FlashAttnBuilder>,
+};
 
 }  // namespace attn::backends

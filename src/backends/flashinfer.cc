@@ -3,14 +3,14 @@
 // FlashInfer's plan(), so it returns every input plan() reads (host indptrs, device page
 // indices, last-page lengths, heads, dtypes, hyperparameters) and the TRT-LLM prefill/decode
 // fields, in vLLM's names, flattened with "prefill_"/"decode_" prefixes.
-#include "backends/flashinfer.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/per_layer_params.h"
@@ -21,128 +21,120 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "FLASHINFER";
+constexpr const char* kName = "FLASHINFER";
 
-enum Field : size_t {
-  kNumActualTokens,
-  kSlotMapping,
-  kQDataType,
-  kNumDecodes,
-  kNumDecodeTokens,
-  kNumPrefills,
-  kNumPrefillTokens,
-  kUseCascade,
-  kCausal,
-  kPrefillUseTrtllm,
-  kDecodeUseTrtllm,
-  // plan() inputs shared by the paths
-  kPagedKvIndptr,
-  kPagedKvIndptrCpu,
-  kPagedKvIndices,
-  kPagedKvLastPageLen,
-  kPagedKvLastPageLenCpu,
-  kNumQoHeads,
-  kNumKvHeads,
-  kHeadDim,
-  kPageSize,
-  kKvDataType,
-  kODataType,
-  kSmScale,
-  kWindowLeft,
-  kLogitsSoftCap,
-  kPrefillFixedSplitSize,
-  kDecodeFixedSplitSize,
-  kDisableSplitKv,
-  // prefill: FlashInfer's plan, or TRTLLMPrefill
-  kPrefillQoIndptrCpu,
-  kPrefillPagedKvIndptrCpu,
-  kPrefillPagedKvLastPageLenCpu,
-  kPrefillBlockTables,
-  kPrefillSeqLens,
-  kPrefillCumSeqLensQ,
-  kPrefillCumSeqLensKv,
-  kPrefillMaxQLen,
-  kPrefillMaxSeqLen,
-  // decode: FlashInfer's plan, or TRTLLMDecode
-  kDecodePagedKvIndptrCpu,
-  kDecodePagedKvLastPageLenCpu,
-  kDecodeSeqLensCpu,
-  kDecodeNumQoHeads,
-  kDecodeUseCudagraph,
-  kDecodeBlockTables,
-  kDecodeSeqLens,
-  kDecodeMaxSeqLen,
-  kDecodeQLenPerReq,
-  // the two-level cascade plan
-  kQoIndptrCpu,
-  kSharedQoIndptrCpu,
-  kSharedKvPageIndptrCpu,
-  kSharedKvPageIndices,
-  kSharedKvLastPageLenCpu,
-};
+#define FLASHINFER_FIELDS(X)                                             \
+  X(kNumActualTokens, "num_actual_tokens")                               \
+  X(kSlotMapping, "slot_mapping")                                        \
+  X(kQDataType, "q_data_type")                                           \
+  X(kNumDecodes, "num_decodes")                                          \
+  X(kNumDecodeTokens, "num_decode_tokens")                               \
+  X(kNumPrefills, "num_prefills")                                        \
+  X(kNumPrefillTokens, "num_prefill_tokens")                             \
+  X(kUseCascade, "use_cascade")                                          \
+  X(kCausal, "causal")                                                   \
+  X(kPrefillUseTrtllm, "prefill_use_trtllm")                             \
+  X(kDecodeUseTrtllm, "decode_use_trtllm")                               \
+  /* plan() inputs shared by the paths */                                \
+  X(kPagedKvIndptr, "paged_kv_indptr")                                   \
+  X(kPagedKvIndptrCpu, "paged_kv_indptr_cpu")                            \
+  X(kPagedKvIndices, "paged_kv_indices")                                 \
+  X(kPagedKvLastPageLen, "paged_kv_last_page_len")                       \
+  X(kPagedKvLastPageLenCpu, "paged_kv_last_page_len_cpu")                \
+  X(kNumQoHeads, "num_qo_heads")                                         \
+  X(kNumKvHeads, "num_kv_heads")                                         \
+  X(kHeadDim, "head_dim")                                                \
+  X(kPageSize, "page_size")                                              \
+  X(kKvDataType, "kv_data_type")                                         \
+  X(kODataType, "o_data_type")                                           \
+  X(kSmScale, "sm_scale")                                                \
+  X(kWindowLeft, "window_left")                                          \
+  X(kLogitsSoftCap, "logits_soft_cap")                                   \
+  X(kPrefillFixedSplitSize, "prefill_fixed_split_size")                  \
+  X(kDecodeFixedSplitSize, "decode_fixed_split_size")                    \
+  X(kDisableSplitKv, "disable_split_kv")                                 \
+  /* prefill: FlashInfer's plan, or TRTLLMPrefill */                     \
+  X(kPrefillQoIndptrCpu, "prefill_qo_indptr_cpu")                        \
+  X(kPrefillPagedKvIndptrCpu, "prefill_paged_kv_indptr_cpu")             \
+  X(kPrefillPagedKvLastPageLenCpu, "prefill_paged_kv_last_page_len_cpu") \
+  X(kPrefillBlockTables, "prefill_block_tables")                         \
+  X(kPrefillSeqLens, "prefill_seq_lens")                                 \
+  X(kPrefillCumSeqLensQ, "prefill_cum_seq_lens_q")                       \
+  X(kPrefillCumSeqLensKv, "prefill_cum_seq_lens_kv")                     \
+  X(kPrefillMaxQLen, "prefill_max_q_len")                                \
+  X(kPrefillMaxSeqLen, "prefill_max_seq_len")                            \
+  /* decode: FlashInfer's plan, or TRTLLMDecode */                       \
+  X(kDecodePagedKvIndptrCpu, "decode_paged_kv_indptr_cpu")               \
+  X(kDecodePagedKvLastPageLenCpu, "decode_paged_kv_last_page_len_cpu")   \
+  X(kDecodeSeqLensCpu, "decode_seq_lens_cpu")                            \
+  X(kDecodeNumQoHeads, "decode_num_qo_heads")                            \
+  X(kDecodeUseCudagraph, "decode_use_cudagraph")                         \
+  X(kDecodeBlockTables, "decode_block_tables")                           \
+  X(kDecodeSeqLens, "decode_seq_lens")                                   \
+  X(kDecodeMaxSeqLen, "decode_max_seq_len")                              \
+  X(kDecodeQLenPerReq, "decode_q_len_per_req")                           \
+  /* the two-level cascade plan */                                       \
+  X(kQoIndptrCpu, "qo_indptr_cpu")                                       \
+  X(kSharedQoIndptrCpu, "shared_qo_indptr_cpu")                          \
+  X(kSharedKvPageIndptrCpu, "shared_kv_page_indptr_cpu")                 \
+  X(kSharedKvPageIndices, "shared_kv_page_indices")                      \
+  X(kSharedKvLastPageLenCpu, "shared_kv_last_page_len_cpu")
+ATTN_NAMED_LIST(Field, FLASHINFER_FIELDS);
 
-std::vector<std::string> field_names() {
-  return {"num_actual_tokens", "slot_mapping", "q_data_type", "num_decodes", "num_decode_tokens",
-          "num_prefills", "num_prefill_tokens", "use_cascade", "causal", "prefill_use_trtllm",
-          "decode_use_trtllm", "paged_kv_indptr", "paged_kv_indptr_cpu", "paged_kv_indices",
-          "paged_kv_last_page_len", "paged_kv_last_page_len_cpu", "num_qo_heads", "num_kv_heads",
-          "head_dim", "page_size", "kv_data_type", "o_data_type", "sm_scale", "window_left",
-          "logits_soft_cap", "prefill_fixed_split_size", "decode_fixed_split_size",
-          "disable_split_kv", "prefill_qo_indptr_cpu", "prefill_paged_kv_indptr_cpu",
-          "prefill_paged_kv_last_page_len_cpu", "prefill_block_tables", "prefill_seq_lens",
-          "prefill_cum_seq_lens_q", "prefill_cum_seq_lens_kv", "prefill_max_q_len",
-          "prefill_max_seq_len", "decode_paged_kv_indptr_cpu",
-          "decode_paged_kv_last_page_len_cpu", "decode_seq_lens_cpu", "decode_num_qo_heads",
-          "decode_use_cudagraph", "decode_block_tables", "decode_seq_lens", "decode_max_seq_len",
-          "decode_q_len_per_req", "qo_indptr_cpu", "shared_qo_indptr_cpu",
-          "shared_kv_page_indptr_cpu", "shared_kv_page_indices", "shared_kv_last_page_len_cpu"};
-}
-
-enum Buffer : size_t {
-  kBufIndptr,
-  kBufIndices,
-  kBufLastPageLen,
-  kBufCumSeqLensQ,
-  kBufCascadeCu,
-  kBufCascadePrefix,
-  kBufCascadeSuffix,
-  kBufIndptrCpu,
-  kBufLastPageLenCpu,
-  kBufPrefillQoIndptrCpu,
-  kBufSharedQoIndptrCpu,
-  kBufSharedKvPageIndptrCpu,
-  kBufSharedLastPageLenCpu,
-  kBufDecodeSeqLensCpu,
-  kBufHostLens,
-  kBufSuffixCpu,
-};
+#define FLASHINFER_BUFFERS(X)                                \
+  X(kBufIndptr, "paged_kv_indptr")                           \
+  X(kBufIndices, "paged_kv_indices")                         \
+  X(kBufLastPageLen, "paged_kv_last_page_len")               \
+  X(kBufCumSeqLensQ, "prefill_cum_seq_lens_q")               \
+  X(kBufCascadeCu, "cascade cu_prefix_query_lens")           \
+  X(kBufCascadePrefix, "cascade prefix_kv_lens")             \
+  X(kBufCascadeSuffix, "cascade suffix_kv_lens")             \
+  X(kBufIndptrCpu, "paged_kv_indptr_cpu")                    \
+  X(kBufLastPageLenCpu, "paged_kv_last_page_len_cpu")        \
+  X(kBufPrefillQoIndptrCpu, "prefill_qo_indptr_cpu")         \
+  X(kBufSharedQoIndptrCpu, "shared_qo_indptr_cpu")           \
+  X(kBufSharedKvPageIndptrCpu, "shared_kv_page_indptr_cpu")  \
+  X(kBufSharedLastPageLenCpu, "shared_kv_last_page_len_cpu") \
+  X(kBufDecodeSeqLensCpu, "decode_seq_lens_cpu")             \
+  X(kBufHostLens, "host seq_lens scratch")                   \
+  X(kBufSuffixCpu, "host suffix lengths")
+ATTN_NAMED_LIST(Buffer, FLASHINFER_BUFFERS);
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const auto reqs = static_cast<size_t>(c.max_num_seqs);
   const size_t pages =
       buffer_bytes("paged_kv_indices", {c.max_num_seqs, c.max_blocks_per_req(spec.block_size)});
   const size_t i32 = sizeof(int32_t);
-  return {
-      {"paged_kv_indptr", (reqs + 1) * i32},
-      {"paged_kv_indices", pages * i32},
-      {"paged_kv_last_page_len", reqs * i32},
-      {"prefill_cum_seq_lens_q", (reqs + 1) * i32},
-      {"cascade cu_prefix_query_lens", 2 * i32},
-      {"cascade prefix_kv_lens", i32},
-      {"cascade suffix_kv_lens", reqs * i32},
-      {"paged_kv_indptr_cpu", (reqs + 1) * i32, true},
-      {"paged_kv_last_page_len_cpu", reqs * i32, true},
-      {"prefill_qo_indptr_cpu", (reqs + 1) * i32, true},
-      {"shared_qo_indptr_cpu", 2 * i32, true},
-      {"shared_kv_page_indptr_cpu", 2 * i32, true},
-      {"shared_kv_last_page_len_cpu", i32, true},
-      {"decode_seq_lens_cpu", reqs * i32, true},
-      {"host seq_lens scratch", reqs * i32, true},
-      {"host suffix lengths", reqs * i32, true},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufIndptr, (reqs + 1) * i32);
+  p.set(kBufIndices, pages * i32);
+  p.set(kBufLastPageLen, reqs * i32);
+  p.set(kBufCumSeqLensQ, (reqs + 1) * i32);
+  p.set(kBufCascadeCu, 2 * i32);
+  p.set(kBufCascadePrefix, i32);
+  p.set(kBufCascadeSuffix, reqs * i32);
+  p.set(kBufIndptrCpu, (reqs + 1) * i32, true);
+  p.set(kBufLastPageLenCpu, reqs * i32, true);
+  p.set(kBufPrefillQoIndptrCpu, (reqs + 1) * i32, true);
+  p.set(kBufSharedQoIndptrCpu, 2 * i32, true);
+  p.set(kBufSharedKvPageIndptrCpu, 2 * i32, true);
+  p.set(kBufSharedLastPageLenCpu, i32, true);
+  p.set(kBufDecodeSeqLensCpu, reqs * i32, true);
+  p.set(kBufHostLens, reqs * i32, true);
+  p.set(kBufSuffixCpu, reqs * i32, true);
+  return p.requests();
 }
 
 int32_t capability_major(const BuilderConfig& c) { return resolved_device_capability(c) / 10; }
+
+/// vLLM's can_use_trtllm_attention(num_qo_heads, num_kv_heads) for this config: not forced off
+/// (config->use_trtllm_attention != 0), not batch-invariant, a 10.x device (SM100 family; the
+/// TRT-LLM kernels are assumed installed), and num_qo_heads % num_kv_heads == 0.
+bool flashinfer_can_use_trtllm(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.use_trtllm_attention == 0) return false;
+  const bool supported = !c.batch_invariant && capability_major(c) == 10;
+  return supported && c.num_attention_heads % spec.num_kv_heads == 0;
+}
 
 bool is_fp8(int32_t dtype) { return dtype == kKvDtypeFp8E4m3 || dtype == kKvDtypeFp8E5m2; }
 
@@ -163,15 +155,6 @@ GlobalHyperparameters hyperparameters(const KvCacheSpec& spec, const BuilderConf
 }
 
 void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
-  switch (spec.kind) {
-    case kKvFullAttention:
-    case kKvSlidingWindow:
-    case kKvChunkedLocalAttention:
-      break;
-    default:  // vLLM's FlashInferImpl runs decoder self-attention only
-      fail(Status::kUnsupported, "FLASHINFER does not build metadata for ",
-           kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-  }
   if (spec.head_size != 64 && spec.head_size != 128 && spec.head_size != 256)
     fail(Status::kUnsupported, "FLASHINFER supports head sizes 64, 128 and 256, got "
                                "kv_cache_spec->head_size=", spec.head_size);
@@ -203,9 +186,9 @@ class FlashInferBuilder final : public Builder {
   FlashInferBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                     const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     max_num_pages_ = static_cast<int64_t>(c.max_num_seqs) * c.max_blocks_per_req(spec.block_size);
     if (c.batch_invariant) {
@@ -478,39 +461,27 @@ class FlashInferBuilder final : public Builder {
   bool disable_split_kv_ = false;
 };
 
-class FlashInferBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec& spec, const BuilderConfig& config) const override {
-    // vLLM's classmethod: UNIFORM_BATCH when every attention spec can use TRT-LLM (which
-    // captures spec-decode batches), else single-token decodes only.
-    return flashinfer_can_use_trtllm(spec, config) ? kCgUniformBatch : kCgUniformSingleTokenDecode;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<FlashInferBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-bool flashinfer_can_use_trtllm(const KvCacheSpec& spec, const BuilderConfig& c) {
-  if (c.use_trtllm_attention == 0) return false;
-  const bool supported = !c.batch_invariant && capability_major(c) == 10;
-  return supported && c.num_attention_heads % spec.num_kv_heads == 0;
-}
-
-std::shared_ptr<const Backend> make_flashinfer_backend() {
-  return std::make_shared<FlashInferBackend>();
-}
+extern const BackendDescriptor kFlashInferBackend;
+const BackendDescriptor kFlashInferBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) |
+        kv_kind_bit(kKvChunkedLocalAttention),  // vLLM's FlashInferImpl: decoder self-attention
+    0,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) -> int32_t {
+      // vLLM's classmethod: UNIFORM_BATCH when every attention spec can use TRT-LLM (which
+      // captures spec-decode batches), else single-token decodes only.
+      return flashinfer_can_use_trtllm(spec, config) ? kCgUniformBatch
+                                                     : kCgUniformSingleTokenDecode;
+    },
+    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+      check_spec_kind(d, spec);
+      check_supported(spec, config);
+    },
+    buffer_plan_of<plan>,
+    create_builder_of<FlashInferBuilder>,
+};
 
 }  // namespace attn::backends

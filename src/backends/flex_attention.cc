@@ -3,13 +3,12 @@
 // BlockMask and mask/score functions are torch objects; libattn returns what they are built
 // from: the inverse block table, the per-token request ids, the per-request offsets, and, on the
 // direct-build path, the block mask's kv_num_blocks and kv_indices (BlockMask.from_kv_blocks).
-#include "backends/flex_attention.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,63 +18,48 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "FLEX_ATTENTION";
+constexpr const char* kName = "FLEX_ATTENTION";
 
-enum Field : size_t {
-  kCausal,
-  kPassthroughBase,  // num_actual_tokens ... slot_mapping
-  kQueryStartLocCpu = kPassthroughBase + kPassthroughFields,
-  kUseCascade,
-  kCommonPrefixLen,
-  kCuPrefixQueryLens,
-  kPrefixKvLens,
-  kSuffixKvLens,
-  kTotalCacheTokens,
-  kBlockSize,
-  kMaxPossibleSequenceLength,
-  kNumReqs,
-  kPhysicalToLogical,
-  kDecodeOffset,
-  kNumBlocksPerSeq,
-  kPersistentKvIndices,
-  kPersistentKvNumBlocks,
-  kPersistentDocIds,
-  kNumInputTokens,
-  kNumBlocks,
-  kUsesPagedKv,
-  kDocIds,
-  kDirectBuild,
-  kQBlockSize,
-  kKvBlockSize,
-  kSlidingWindow,
-  kKvNumBlocks,
-  kKvIndices,
-};
+#define FLEX_ATTENTION_FIELDS(X)                              \
+  X(kCausal, "causal")                                        \
+  ATTN_PASSTHROUGH_FIELDS(X, k, "")                           \
+  X(kQueryStartLocCpu, "query_start_loc_cpu")                 \
+  X(kUseCascade, "use_cascade")                               \
+  X(kCommonPrefixLen, "common_prefix_len")                    \
+  X(kCuPrefixQueryLens, "cu_prefix_query_lens")               \
+  X(kPrefixKvLens, "prefix_kv_lens")                          \
+  X(kSuffixKvLens, "suffix_kv_lens")                          \
+  X(kTotalCacheTokens, "total_cache_tokens")                  \
+  X(kBlockSize, "block_size")                                 \
+  X(kMaxPossibleSequenceLength, "max_possible_sequence_length") \
+  X(kNumReqs, "num_reqs")                                     \
+  X(kPhysicalToLogical, "physical_to_logical")                \
+  X(kDecodeOffset, "decode_offset")                           \
+  X(kNumBlocksPerSeq, "num_blocks_per_seq")                   \
+  X(kPersistentKvIndices, "persistent_kv_indices")            \
+  X(kPersistentKvNumBlocks, "persistent_kv_num_blocks")       \
+  X(kPersistentDocIds, "persistent_doc_ids")                  \
+  X(kNumInputTokens, "num_input_tokens")                      \
+  X(kNumBlocks, "num_blocks")                                 \
+  X(kUsesPagedKv, "uses_paged_kv")                            \
+  X(kDocIds, "doc_ids")                                       \
+  X(kDirectBuild, "direct_build")                             \
+  X(kQBlockSize, "q_block_size")                              \
+  X(kKvBlockSize, "kv_block_size")                            \
+  X(kSlidingWindow, "sliding_window")                         \
+  X(kKvNumBlocks, "kv_num_blocks")                            \
+  X(kKvIndices, "kv_indices")
+ATTN_NAMED_LIST(Field, FLEX_ATTENTION_FIELDS);
 
-std::vector<std::string> field_names() {
-  std::vector<std::string> n{"causal"};
-  add_passthrough_names(n);
-  for (const char* s :
-       {"query_start_loc_cpu", "use_cascade", "common_prefix_len", "cu_prefix_query_lens",
-        "prefix_kv_lens", "suffix_kv_lens", "total_cache_tokens", "block_size",
-        "max_possible_sequence_length", "num_reqs", "physical_to_logical", "decode_offset",
-        "num_blocks_per_seq", "persistent_kv_indices", "persistent_kv_num_blocks",
-        "persistent_doc_ids", "num_input_tokens", "num_blocks", "uses_paged_kv", "doc_ids",
-        "direct_build", "q_block_size", "kv_block_size", "sliding_window", "kv_num_blocks",
-        "kv_indices"})
-    n.emplace_back(s);
-  return n;
-}
-
-enum Buffer : size_t {
-  kBufKvNumBlocks,
-  kBufOffset,
-  kBufDocIds,
-  kBufPhysicalToLogical,
-  kBufKvIndices,
-  kBufNumBlocksPerSeq,
-  kBufScratch,
-};
+#define FLEX_ATTENTION_BUFFERS(X)                          \
+  X(kBufKvNumBlocks, "persistent_kv_num_blocks")           \
+  X(kBufOffset, "persistent_offset_tensor")                \
+  X(kBufDocIds, "persistent_doc_ids")                      \
+  X(kBufPhysicalToLogical, "persistent_physical_to_logical") \
+  X(kBufKvIndices, "persistent_kv_indices")                \
+  X(kBufNumBlocksPerSeq, "num_blocks_per_seq")             \
+  X(kBufScratch, "block-mask scratch")
+ATTN_NAMED_LIST(Buffer, FLEX_ATTENTION_BUFFERS);
 
 bool power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -104,20 +88,21 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   const size_t scratch = c.device.is_cuda()
                              ? buffer_bytes("block-mask scratch", {s.groups, s.hash_capacity, 8})
                              : buffer_bytes("block-mask scratch", {c.num_gpu_blocks, 4});
-  return {
-      {"persistent_kv_num_blocks", buffer_bytes("persistent_kv_num_blocks", {s.groups, 4})},
-      {"persistent_offset_tensor", buffer_bytes("persistent_offset_tensor", {reqs, 4})},
-      {"persistent_doc_ids", buffer_bytes("persistent_doc_ids", {c.max_num_batched_tokens, 4})},
-      {"persistent_physical_to_logical",
-       buffer_bytes("persistent_physical_to_logical", {reqs, c.num_gpu_blocks, 8})},
-      {"persistent_kv_indices", buffer_bytes("persistent_kv_indices", {s.groups, s.kv_indices_per_group, 4})},
-      {"num_blocks_per_seq", buffer_bytes("num_blocks_per_seq", {reqs, 4})},
-      {"block-mask scratch", s.direct_build ? scratch : 0},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufKvNumBlocks, buffer_bytes("persistent_kv_num_blocks", {s.groups, 4}));
+  p.set(kBufOffset, buffer_bytes("persistent_offset_tensor", {reqs, 4}));
+  p.set(kBufDocIds, buffer_bytes("persistent_doc_ids", {c.max_num_batched_tokens, 4}));
+  p.set(kBufPhysicalToLogical,
+        buffer_bytes("persistent_physical_to_logical", {reqs, c.num_gpu_blocks, 8}));
+  p.set(kBufKvIndices,
+        buffer_bytes("persistent_kv_indices", {s.groups, s.kv_indices_per_group, 4}));
+  p.set(kBufNumBlocksPerSeq, buffer_bytes("num_blocks_per_seq", {reqs, 4}));
+  p.set(kBufScratch, s.direct_build ? scratch : 0);
+  return p.requests();
 }
 
-void check_supported(const KvCacheSpec& spec, const BuilderConfig& c) {
-  if (spec.kind != kKvFullAttention && spec.kind != kKvSlidingWindow && spec.kind != kKvEncoderOnly)
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (!accepts_spec_kind(d.accepted_spec_kinds, spec.kind))
     fail(Status::kUnsupported, "FLEX_ATTENTION builds decoder and encoder-only attention, not ",
          kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
   if (spec.block_size % 16 != 0)
@@ -143,9 +128,9 @@ class FlexAttentionBuilder final : public Builder {
                        const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
         sizes_(sizes_for(spec, config)),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
   }
 
  protected:
@@ -192,7 +177,7 @@ class FlexAttentionBuilder final : public Builder {
     Metadata& m = metadata();
     m.reset();
     m.set_bool(kCausal, c.causal);
-    set_passthrough(m, kPassthroughBase, c);
+    set_passthrough(m, kNumActualTokens, c);
     m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
     m.set_bool(kUseCascade, false);
     m.set_int(kCommonPrefixLen, 0);
@@ -253,31 +238,18 @@ class FlexAttentionBuilder final : public Builder {
   PersistentBuffers buffers_;
 };
 
-class FlexAttentionBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgAlways;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<FlexAttentionBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_flex_attention_backend() {
-  return std::make_shared<FlexAttentionBackend>();
-}
+extern const BackendDescriptor kFlexAttentionBackend;
+const BackendDescriptor kFlexAttentionBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvEncoderOnly),
+    0,
+    fixed_cudagraph_support<kCgAlways>,
+    check_supported,
+    buffer_plan_of<plan>,
+    create_builder_of<FlexAttentionBuilder>,
+};
 
 }  // namespace attn::backends

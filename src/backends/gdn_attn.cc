@@ -5,13 +5,13 @@
 // token indices, accepted counts). Decode-only batches go through persistent buffers for full
 // CUDA graphs (UNIFORM_BATCH). The split runs on the host for a host builder and as one
 // kernel (ops::gdn_spec_split) on CUDA.
-#include "backends/gdn_attn.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -22,70 +22,60 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "GDN_ATTN";
+constexpr const char* kName = "GDN_ATTN";
 
-enum FieldIndex : size_t {
-  kNumPrefills,
-  kNumPrefillTokens,
-  kNumDecodes,
-  kNumDecodeTokens,
-  kNumSpecDecodes,
-  kNumSpecDecodeTokens,
-  kNumActualTokens,
-  kHasInitialState,
-  kSpecQueryStartLoc,
-  kNonSpecQueryStartLoc,
-  kSpecStateIndicesTensor,
-  kNonSpecStateIndicesTensor,
-  kSpecSequenceMasks,
-  kSpecTokenIndx,
-  kNonSpecTokenIndx,
-  kNumAcceptedTokens,
-  kNumsDictBlockM,
-  kNumsDictNums,
-  kNumsDictTot,
-  kNumsDictMlistLen,
-  kBatchPtr,
-  kTokenChunkOffsetPtr,
-};
+#define GDN_ATTN_FIELDS(X)                                       \
+  X(kNumPrefills, "num_prefills")                                \
+  X(kNumPrefillTokens, "num_prefill_tokens")                     \
+  X(kNumDecodes, "num_decodes")                                  \
+  X(kNumDecodeTokens, "num_decode_tokens")                       \
+  X(kNumSpecDecodes, "num_spec_decodes")                         \
+  X(kNumSpecDecodeTokens, "num_spec_decode_tokens")              \
+  X(kNumActualTokens, "num_actual_tokens")                       \
+  X(kHasInitialState, "has_initial_state")                       \
+  X(kSpecQueryStartLoc, "spec_query_start_loc")                  \
+  X(kNonSpecQueryStartLoc, "non_spec_query_start_loc")           \
+  X(kSpecStateIndicesTensor, "spec_state_indices_tensor")        \
+  X(kNonSpecStateIndicesTensor, "non_spec_state_indices_tensor") \
+  X(kSpecSequenceMasks, "spec_sequence_masks")                   \
+  X(kSpecTokenIndx, "spec_token_indx")                           \
+  X(kNonSpecTokenIndx, "non_spec_token_indx")                    \
+  X(kNumAcceptedTokens, "num_accepted_tokens")                   \
+  X(kNumsDictBlockM, "nums_dict_block_m")                        \
+  X(kNumsDictNums, "nums_dict_nums")                             \
+  X(kNumsDictTot, "nums_dict_tot")                               \
+  X(kNumsDictMlistLen, "nums_dict_mlist_len")                    \
+  X(kBatchPtr, "batch_ptr")                                      \
+  X(kTokenChunkOffsetPtr, "token_chunk_offset_ptr")
+ATTN_NAMED_LIST(Field, GDN_ATTN_FIELDS);
 
-std::vector<std::string> field_names() {
-  return {"num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens",
-          "num_spec_decodes", "num_spec_decode_tokens", "num_actual_tokens",
-          "has_initial_state", "spec_query_start_loc", "non_spec_query_start_loc",
-          "spec_state_indices_tensor", "non_spec_state_indices_tensor", "spec_sequence_masks",
-          "spec_token_indx", "non_spec_token_indx", "num_accepted_tokens", "nums_dict_block_m",
-          "nums_dict_nums", "nums_dict_tot", "nums_dict_mlist_len", "batch_ptr",
-          "token_chunk_offset_ptr"};
-}
-
-enum Buffer : size_t {
-  kBufAlign,
-  kBufMasks,
-  kBufSpecState,
-  kBufNonSpecState,
-  kBufSpecQsl,
-  kBufNonSpecQsl,
-  kBufSpecTokens,
-  kBufNonSpecTokens,
-  kBufSpecAccepted,
-  kBufHasInitial,
-  kBufCgSpecState,
-  kBufCgNonSpecState,
-  kBufCgMasks,
-  kBufCgSpecTokens,
-  kBufCgNonSpecTokens,
-  kBufCgSpecQsl,
-  kBufCgNonSpecQsl,
-  kBufCgAccepted,
-  kBufCaptureAccepted,
-  kBufCaptureDraft,
-  kBufBatchPtr,
-  kBufOffsetPtr,
-  kBufCaptureDraftCpu,
-  kBufNonSpecQslCpu,
-  kBufNumsCpu,
-};
+#define GDN_ATTN_BUFFERS(X)                                            \
+  X(kBufAlign, "align state indices")                                  \
+  X(kBufMasks, "spec_sequence_masks")                                  \
+  X(kBufSpecState, "spec_state_indices_tensor")                        \
+  X(kBufNonSpecState, "non_spec_state_indices_tensor")                 \
+  X(kBufSpecQsl, "spec_query_start_loc")                               \
+  X(kBufNonSpecQsl, "non_spec_query_start_loc")                        \
+  X(kBufSpecTokens, "spec_token_indx")                                 \
+  X(kBufNonSpecTokens, "non_spec_token_indx")                          \
+  X(kBufSpecAccepted, "num_accepted_tokens")                           \
+  X(kBufHasInitial, "has_initial_state")                               \
+  X(kBufCgSpecState, "spec_state_indices_tensor (CUDA graphs)")        \
+  X(kBufCgNonSpecState, "non_spec_state_indices_tensor (CUDA graphs)") \
+  X(kBufCgMasks, "spec_sequence_masks (CUDA graphs)")                  \
+  X(kBufCgSpecTokens, "spec_token_indx (CUDA graphs)")                 \
+  X(kBufCgNonSpecTokens, "non_spec_token_indx (CUDA graphs)")          \
+  X(kBufCgSpecQsl, "spec_query_start_loc (CUDA graphs)")               \
+  X(kBufCgNonSpecQsl, "non_spec_query_start_loc (CUDA graphs)")        \
+  X(kBufCgAccepted, "num_accepted_tokens (CUDA graphs)")               \
+  X(kBufCaptureAccepted, "capture num_accepted_tokens")                \
+  X(kBufCaptureDraft, "capture num_decode_draft_tokens")               \
+  X(kBufBatchPtr, "batch_ptr")                                         \
+  X(kBufOffsetPtr, "token_chunk_offset_ptr")                           \
+  X(kBufCaptureDraftCpu, "capture num_decode_draft_tokens_cpu")        \
+  X(kBufNonSpecQslCpu, "non_spec_query_start_loc_cpu")                 \
+  X(kBufNumsCpu, "nums_dict nums")
+ATTN_NAMED_LIST(Buffer, GDN_ATTN_BUFFERS);
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t reqs = c.max_num_seqs, tokens = c.max_num_batched_tokens;
@@ -94,34 +84,34 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   const int64_t i32 = sizeof(int32_t);
   const int64_t align = spec.mamba_cache_mode == kMambaCacheAlign ? reqs : 0;
   const int64_t programs = conv1d_program_capacity(c);
-  return {
-      {"align state indices",
-       buffer_bytes("align state indices", {align, 1 + spec.num_speculative_blocks, i32})},
-      {"spec_sequence_masks", buffer_bytes("spec_sequence_masks", {reqs})},
-      {"spec_state_indices_tensor", buffer_bytes("spec_state_indices_tensor", {reqs, cols, i32})},
-      {"non_spec_state_indices_tensor", buffer_bytes("non_spec_state_indices", {reqs, i32})},
-      {"spec_query_start_loc", buffer_bytes("spec_query_start_loc", {reqs + 1, i32})},
-      {"non_spec_query_start_loc", buffer_bytes("non_spec_query_start_loc", {reqs + 1, i32})},
-      {"spec_token_indx", buffer_bytes("spec_token_indx", {tokens, i32})},
-      {"non_spec_token_indx", buffer_bytes("non_spec_token_indx", {tokens, i32})},
-      {"num_accepted_tokens", buffer_bytes("num_accepted_tokens", {reqs, i32})},
-      {"has_initial_state", buffer_bytes("has_initial_state", {reqs})},
-      {"spec_state_indices_tensor (CUDA graphs)", buffer_bytes("cg", {cg, cols, i32})},
-      {"non_spec_state_indices_tensor (CUDA graphs)", buffer_bytes("cg", {cg, i32})},
-      {"spec_sequence_masks (CUDA graphs)", buffer_bytes("cg", {cg})},
-      {"spec_token_indx (CUDA graphs)", buffer_bytes("cg", {cg, cols, i32})},
-      {"non_spec_token_indx (CUDA graphs)", buffer_bytes("cg", {cg, cols, i32})},
-      {"spec_query_start_loc (CUDA graphs)", buffer_bytes("cg", {cg + 1, i32})},
-      {"non_spec_query_start_loc (CUDA graphs)", buffer_bytes("cg", {cg + 1, i32})},
-      {"num_accepted_tokens (CUDA graphs)", buffer_bytes("cg", {cg, i32})},
-      {"capture num_accepted_tokens", buffer_bytes("capture", {reqs, i32})},
-      {"capture num_decode_draft_tokens", buffer_bytes("capture", {reqs, i32})},
-      {"batch_ptr", buffer_bytes("batch_ptr", {programs, i32})},
-      {"token_chunk_offset_ptr", buffer_bytes("token_chunk_offset_ptr", {programs, i32})},
-      {"capture num_decode_draft_tokens_cpu", buffer_bytes("capture", {reqs, i32}), true},
-      {"non_spec_query_start_loc_cpu", buffer_bytes("non_spec_qsl_cpu", {reqs + 1, i32}), true},
-      {"nums_dict nums", buffer_bytes("nums", {reqs, i32}), true},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufAlign,
+        buffer_bytes("align state indices", {align, 1 + spec.num_speculative_blocks, i32}));
+  p.set(kBufMasks, buffer_bytes("spec_sequence_masks", {reqs}));
+  p.set(kBufSpecState, buffer_bytes("spec_state_indices_tensor", {reqs, cols, i32}));
+  p.set(kBufNonSpecState, buffer_bytes("non_spec_state_indices", {reqs, i32}));
+  p.set(kBufSpecQsl, buffer_bytes("spec_query_start_loc", {reqs + 1, i32}));
+  p.set(kBufNonSpecQsl, buffer_bytes("non_spec_query_start_loc", {reqs + 1, i32}));
+  p.set(kBufSpecTokens, buffer_bytes("spec_token_indx", {tokens, i32}));
+  p.set(kBufNonSpecTokens, buffer_bytes("non_spec_token_indx", {tokens, i32}));
+  p.set(kBufSpecAccepted, buffer_bytes("num_accepted_tokens", {reqs, i32}));
+  p.set(kBufHasInitial, buffer_bytes("has_initial_state", {reqs}));
+  p.set(kBufCgSpecState, buffer_bytes("cg", {cg, cols, i32}));
+  p.set(kBufCgNonSpecState, buffer_bytes("cg", {cg, i32}));
+  p.set(kBufCgMasks, buffer_bytes("cg", {cg}));
+  p.set(kBufCgSpecTokens, buffer_bytes("cg", {cg, cols, i32}));
+  p.set(kBufCgNonSpecTokens, buffer_bytes("cg", {cg, cols, i32}));
+  p.set(kBufCgSpecQsl, buffer_bytes("cg", {cg + 1, i32}));
+  p.set(kBufCgNonSpecQsl, buffer_bytes("cg", {cg + 1, i32}));
+  p.set(kBufCgAccepted, buffer_bytes("cg", {cg, i32}));
+  p.set(kBufCaptureAccepted, buffer_bytes("capture", {reqs, i32}));
+  p.set(kBufCaptureDraft, buffer_bytes("capture", {reqs, i32}));
+  p.set(kBufBatchPtr, buffer_bytes("batch_ptr", {programs, i32}));
+  p.set(kBufOffsetPtr, buffer_bytes("token_chunk_offset_ptr", {programs, i32}));
+  p.set(kBufCaptureDraftCpu, buffer_bytes("capture", {reqs, i32}), true);
+  p.set(kBufNonSpecQslCpu, buffer_bytes("non_spec_qsl_cpu", {reqs + 1, i32}), true);
+  p.set(kBufNumsCpu, buffer_bytes("nums", {reqs, i32}), true);
+  return p.requests();
 }
 
 /// The build's inputs beyond the batch: vLLM's keyword arguments.
@@ -145,9 +135,9 @@ class GdnBuilder final : public Builder {
   GdnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
              const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     num_spec_ = c.num_speculative_tokens;
     use_spec_ = num_spec_ > 0;
@@ -263,7 +253,7 @@ class GdnBuilder final : public Builder {
         invalid("common->num_decode_draft_tokens is NULL; a CUDA GDN_ATTN builder needs the "
                 "device copy of num_decode_draft_tokens_cpu for a batch with spec decodes");
     }
-    check_state_table(kName.c_str(), spec(), c);
+    check_state_table(kName, spec(), c);
     d.cg_spec = full_cuda_graphs_ && d.spec && d.np == 0 && d.nd == 0 && d.ns <= cg_bs_ &&
                 d.nsdt <= cg_bs_;
     d.cg_non_spec = full_cuda_graphs_ && d.np == 0 && d.ns == 0 && d.nd <= cg_bs_;
@@ -384,7 +374,7 @@ class GdnBuilder final : public Builder {
       uint8_t* masks = buffers_.as<uint8_t>(kBufCgMasks);
       ops::copy_pad_u8(exec, buffers_.as<const uint8_t>(kBufMasks), d.ns, masks, bs, 0);
       m.set_tensor(kSpecSequenceMasks, make_vector(masks, dev, kBool, bs), true);
-      const std::pair<FieldIndex, Buffer> tokens[] = {{kNonSpecTokenIndx, kBufCgNonSpecTokens},
+      const std::pair<Field, Buffer> tokens[] = {{kNonSpecTokenIndx, kBufCgNonSpecTokens},
                                                  {kSpecTokenIndx, kBufCgSpecTokens}};
       for (const auto& [field, buffer] : tokens) {
         const Tensor& t = m.field(field).tensor;
@@ -419,31 +409,18 @@ class GdnBuilder final : public Builder {
   int64_t program_capacity_ = 0;
 };
 
-class GdnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgUniformBatch;  // GDNAttentionMetadataBuilder._cudagraph_support
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeGdnAttention, spec);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeGdnAttention, spec);
-    return std::make_unique<GdnBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_gdn_attn_backend() {
-  return std::make_shared<GdnBackend>();
-}
+extern const BackendDescriptor kGdnAttnBackend;
+const BackendDescriptor kGdnAttnBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kv_kind_bit(kKvMamba),
+    0,
+    fixed_cudagraph_support<kCgUniformBatch>,
+    check_mamba_descriptor<kMambaTypeGdnAttention>,
+    buffer_plan_of<plan>,
+    create_builder_of<GdnBuilder>,
+};
 
 }  // namespace attn::backends

@@ -2,12 +2,12 @@
 // split (threshold 1), the batch's query_start_loc and seq_lens, and one state index per request
 // (column 0 of mamba_get_block_table_tensor). CUDA graphs: UNIFORM_SINGLE_TOKEN_DECODE; no
 // update_block_table.
-#include "backends/linear_attn.h"
-
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -18,28 +18,27 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "LINEAR_ATTN";
+constexpr const char* kName = "LINEAR_ATTN";
 
-enum FieldIndex : size_t {
-  kNumPrefills,
-  kNumPrefillTokens,
-  kNumDecodes,
-  kNumDecodeTokens,
-  kQueryStartLoc,
-  kSeqLens,
-  kStateIndicesTensor,
-};
+#define LINEAR_ATTN_FIELDS(X)                    \
+  X(kNumPrefills, "num_prefills")                \
+  X(kNumPrefillTokens, "num_prefill_tokens")     \
+  X(kNumDecodes, "num_decodes")                  \
+  X(kNumDecodeTokens, "num_decode_tokens")       \
+  X(kQueryStartLoc, "query_start_loc")           \
+  X(kSeqLens, "seq_lens")                        \
+  X(kStateIndicesTensor, "state_indices_tensor")
+ATTN_NAMED_LIST(Field, LINEAR_ATTN_FIELDS);
 
-std::vector<std::string> field_names() {
-  return {"num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens",
-          "query_start_loc", "seq_lens", "state_indices_tensor"};
-}
+#define LINEAR_ATTN_BUFFERS(X) X(kBufAlign, "align state indices")
+ATTN_NAMED_LIST(Buffer, LINEAR_ATTN_BUFFERS);
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t rows = spec.mamba_cache_mode == kMambaCacheAlign ? c.max_num_seqs : 0;
-  return {{"align state indices",
-           buffer_bytes("align state indices",
-                        {rows, 1 + spec.num_speculative_blocks, int64_t{sizeof(int32_t)}})}};
+  BufferPlan p(kBufferNames);
+  p.set(kBufAlign, buffer_bytes("align state indices",
+                                {rows, 1 + spec.num_speculative_blocks, int64_t{sizeof(int32_t)}}));
+  return p.requests();
 }
 
 class LinearAttnBuilder final : public Builder {
@@ -47,9 +46,9 @@ class LinearAttnBuilder final : public Builder {
   LinearAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                     const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     // A class attribute in vLLM (reorder_batch_threshold: int = 1), not
     // _init_reorder_batch_threshold: spec decode and DCP do not change it.
     set_reorder_batch_threshold(1);
@@ -70,7 +69,7 @@ class LinearAttnBuilder final : public Builder {
     } catch (const ops::OpError& e) {
       invalid("LINEAR_ATTN cannot split the batch: ", e.what());
     }
-    check_state_table(kName.c_str(), spec(), c);
+    check_state_table(kName, spec(), c);
 
     Metadata& m = metadata();
     m.reset();
@@ -82,7 +81,7 @@ class LinearAttnBuilder final : public Builder {
     m.set_tensor(kSeqLens, *c.seq_lens);
     const StateTable st = mamba_state_table(exec, spec(), *c.block_table_tensor,
                                             exec_seq_lens(exec, c), c.num_reqs,
-                                            buffers_.as<int32_t>(0), config().device);
+                                            buffers_.as<int32_t>(kBufAlign), config().device);
     m.set_tensor(kStateIndicesTensor, column_view(st.table, 0, c.num_reqs, 0), st.in_buffer);
   }
 
@@ -90,31 +89,18 @@ class LinearAttnBuilder final : public Builder {
   PersistentBuffers buffers_;
 };
 
-class LinearAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgUniformSingleTokenDecode;  // LinearAttentionMetadataBuilder._cudagraph_support
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeLinearAttention, spec);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_mamba_spec(kName.c_str(), kMambaTypeLinearAttention, spec);
-    return std::make_unique<LinearAttnBuilder>(shared_from_this(), spec, config);
-  }
-};
-
 }  // namespace
 
-std::shared_ptr<const Backend> make_linear_attn_backend() {
-  return std::make_shared<LinearAttnBackend>();
-}
+extern const BackendDescriptor kLinearAttnBackend;
+const BackendDescriptor kLinearAttnBackend{
+    kName,
+    "0.33.0",
+    kv_kind_bit(kKvMamba),
+    0,
+    fixed_cudagraph_support<kCgUniformSingleTokenDecode>,
+    check_mamba_descriptor<kMambaTypeLinearAttention>,
+    buffer_plan_of<plan>,
+    create_builder_of<LinearAttnBuilder>,
+};
 
 }  // namespace attn::backends

@@ -5,13 +5,13 @@
 // last_chunk_indices_p, prep_initial_states, chunk_size), Mamba1 the chunk bounds in "all" mode
 // (chunks of block_size), ShortConv nothing. Field names are vLLM's; nums_dict, a dict keyed by
 // BLOCK_M = 8, is flattened into nums_dict_* fields (docs/backends/mamba.md).
-#include "backends/mamba.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "backends/mamba_common.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -37,78 +37,67 @@ int32_t type_of(Variant v) {
                                  : kMambaTypeShortConv;
 }
 
-enum FieldIndex : size_t {
-  // BaseMambaAttentionMetadata, in its order
-  kNumPrefills,
-  kNumPrefillTokens,
-  kNumDecodes,
-  kNumDecodeTokens,
-  kNumReqs,
-  kHasInitialStatesP,
-  kQueryStartLocP,
-  kNumComputedTokensP,
-  kStateIndicesTensorP,
-  kStateIndicesTensorD,
-  kQueryStartLocD,
-  kNumAcceptedTokens,
-  kBlockIdxLastScheduledToken,
-  kBlockIdxFirstScheduledTokenP,
-  kBlockIdxLastComputedToken,
-  kSeqLens,
-  kCuChunkSeqlenP,
-  kLastChunkIndicesP,
-  // nums_dict[8] flattened, then the two program buffers
-  kNumsDictBlockM,
-  kNumsDictNums,
-  kNumsDictTot,
-  kNumsDictMlistLen,
-  kBatchPtr,
-  kTokenChunkOffsetPtr,
-  // Mamba2AttentionMetadata
-  kPrepInitialStates,
-  kChunkSize,
-  kSeqIdxP,
-};
+#define MAMBA_FIELDS(X)                                                 \
+  /* BaseMambaAttentionMetadata, in its order */                        \
+  X(kNumPrefills, "num_prefills")                                       \
+  X(kNumPrefillTokens, "num_prefill_tokens")                            \
+  X(kNumDecodes, "num_decodes")                                         \
+  X(kNumDecodeTokens, "num_decode_tokens")                              \
+  X(kNumReqs, "num_reqs")                                               \
+  X(kHasInitialStatesP, "has_initial_states_p")                         \
+  X(kQueryStartLocP, "query_start_loc_p")                               \
+  X(kNumComputedTokensP, "num_computed_tokens_p")                       \
+  X(kStateIndicesTensorP, "state_indices_tensor_p")                     \
+  X(kStateIndicesTensorD, "state_indices_tensor_d")                     \
+  X(kQueryStartLocD, "query_start_loc_d")                               \
+  X(kNumAcceptedTokens, "num_accepted_tokens")                          \
+  X(kBlockIdxLastScheduledToken, "block_idx_last_scheduled_token")      \
+  X(kBlockIdxFirstScheduledTokenP, "block_idx_first_scheduled_token_p") \
+  X(kBlockIdxLastComputedToken, "block_idx_last_computed_token")        \
+  X(kSeqLens, "seq_lens")                                               \
+  X(kCuChunkSeqlenP, "cu_chunk_seqlen_p")                               \
+  X(kLastChunkIndicesP, "last_chunk_indices_p")                         \
+  /* nums_dict[8] flattened, then the two program buffers */            \
+  X(kNumsDictBlockM, "nums_dict_block_m")                               \
+  X(kNumsDictNums, "nums_dict_nums")                                    \
+  X(kNumsDictTot, "nums_dict_tot")                                      \
+  X(kNumsDictMlistLen, "nums_dict_mlist_len")                           \
+  X(kBatchPtr, "batch_ptr")                                             \
+  X(kTokenChunkOffsetPtr, "token_chunk_offset_ptr")                     \
+  /* Mamba2AttentionMetadata */                                         \
+  X(kPrepInitialStates, "prep_initial_states")                          \
+  X(kChunkSize, "chunk_size")                                           \
+  X(kSeqIdxP, "seq_idx_p")
+ATTN_NAMED_LIST(FieldIndex, MAMBA_FIELDS);
 
+/// The fields of a variant: the base metadata's, and Mamba2's three more (kPrepInitialStates on).
 std::vector<std::string> field_names(Variant v) {
-  std::vector<std::string> names = {
-      "num_prefills", "num_prefill_tokens", "num_decodes", "num_decode_tokens", "num_reqs",
-      "has_initial_states_p", "query_start_loc_p", "num_computed_tokens_p",
-      "state_indices_tensor_p", "state_indices_tensor_d", "query_start_loc_d",
-      "num_accepted_tokens", "block_idx_last_scheduled_token",
-      "block_idx_first_scheduled_token_p", "block_idx_last_computed_token", "seq_lens",
-      "cu_chunk_seqlen_p", "last_chunk_indices_p", "nums_dict_block_m", "nums_dict_nums",
-      "nums_dict_tot", "nums_dict_mlist_len", "batch_ptr", "token_chunk_offset_ptr"};
-  if (v == Variant::kMamba2) {
-    names.push_back("prep_initial_states");
-    names.push_back("chunk_size");
-    names.push_back("seq_idx_p");
-  }
-  return names;
+  const size_t n = v == Variant::kMamba2 ? kFieldIndexCount : kPrepInitialStates;
+  return std::vector<std::string>(kFieldIndexNames, kFieldIndexNames + n);
 }
 
-enum Buffer : size_t {
-  kBufQslP,
-  kBufHasInitial,
-  kBufAlign,
-  kBufNumComputed,
-  kBufLastComputed,
-  kBufFirstScheduled,
-  kBufLastScheduled,
-  kBufCgStateD,
-  kBufCgAccepted,
-  kBufCgLastScheduled,
-  kBufCgLastComputed,
-  kBufCaptureAccepted,
-  kBufCuChunk,
-  kBufSeqIdx,
-  kBufLastChunk,
-  kBufBatchPtr,
-  kBufOffsetPtr,
-  kBufQslPCpu,
-  kBufNumsCpu,
-  kBufPrefillingCpu,
-};
+#define MAMBA_BUFFERS(X)                                                 \
+  X(kBufQslP, "query_start_loc_p")                                       \
+  X(kBufHasInitial, "has_initial_states_p")                              \
+  X(kBufAlign, "align state indices")                                    \
+  X(kBufNumComputed, "num_computed_tokens")                              \
+  X(kBufLastComputed, "block_idx_last_computed_token")                   \
+  X(kBufFirstScheduled, "block_idx_first_scheduled_token")               \
+  X(kBufLastScheduled, "block_idx_last_scheduled_token")                 \
+  X(kBufCgStateD, "state_indices_tensor_d (CUDA graphs)")                \
+  X(kBufCgAccepted, "decode_num_accepted_tokens")                        \
+  X(kBufCgLastScheduled, "block_idx_last_scheduled_token (CUDA graphs)") \
+  X(kBufCgLastComputed, "block_idx_last_computed_token (CUDA graphs)")   \
+  X(kBufCaptureAccepted, "capture num_accepted_tokens")                  \
+  X(kBufCuChunk, "cu_chunk_seqlen_p")                                    \
+  X(kBufSeqIdx, "seq_idx_p")                                             \
+  X(kBufLastChunk, "last_chunk_indices_p")                               \
+  X(kBufBatchPtr, "batch_ptr")                                           \
+  X(kBufOffsetPtr, "token_chunk_offset_ptr")                             \
+  X(kBufQslPCpu, "query_start_loc_p_cpu")                                \
+  X(kBufNumsCpu, "nums_dict nums")                                       \
+  X(kBufPrefillingCpu, "is_prefilling scratch")
+ATTN_NAMED_LIST(Buffer, MAMBA_BUFFERS);
 
 /// The sizes a builder plans from its spec and config.
 struct Sizes {
@@ -148,33 +137,31 @@ std::vector<BufferRequest> plan(Variant v, const KvCacheSpec& spec, const Builde
   const int64_t i32 = sizeof(int32_t);
   const int64_t per_req_all = all ? reqs : 0;
   const int64_t cg_all = all ? s.cg_bs : 0;
-  return {
-      {"query_start_loc_p", buffer_bytes("query_start_loc_p", {reqs + 1, i32})},
-      {"has_initial_states_p", buffer_bytes("has_initial_states_p", {reqs})},
-      {"align state indices",
-       buffer_bytes("align state indices", {align ? reqs : 0, 1 + spec.num_speculative_blocks, i32})},
-      {"num_computed_tokens", buffer_bytes("num_computed_tokens", {per_req_all, i32})},
-      {"block_idx_last_computed_token", buffer_bytes("block_idx", {per_req_all, i32})},
-      {"block_idx_first_scheduled_token", buffer_bytes("block_idx", {per_req_all, i32})},
-      {"block_idx_last_scheduled_token", buffer_bytes("block_idx", {per_req_all, i32})},
-      {"state_indices_tensor_d (CUDA graphs)",
-       buffer_bytes("state_indices_tensor_d", {s.cg_bs, s.d_cols, i32})},
-      {"decode_num_accepted_tokens",
-       buffer_bytes("decode_num_accepted_tokens", {spec_decode ? s.cg_bs : 0, i32})},
-      {"block_idx_last_scheduled_token (CUDA graphs)", buffer_bytes("block_idx", {cg_all, i32})},
-      {"block_idx_last_computed_token (CUDA graphs)", buffer_bytes("block_idx", {cg_all, i32})},
-      {"capture num_accepted_tokens",
-       buffer_bytes("capture num_accepted_tokens", {spec_decode ? reqs : 0, i32})},
-      {"cu_chunk_seqlen_p",
-       buffer_bytes("cu_chunk_seqlen_p", {s.chunk > 0 ? s.max_chunks + 1 : 0, i32})},
-      {"seq_idx_p", buffer_bytes("seq_idx_p", {s.max_chunks, i32})},
-      {"last_chunk_indices_p", buffer_bytes("last_chunk_indices_p", {s.chunk > 0 ? reqs : 0, i32})},
-      {"batch_ptr", buffer_bytes("batch_ptr", {s.programs, i32})},
-      {"token_chunk_offset_ptr", buffer_bytes("token_chunk_offset_ptr", {s.programs, i32})},
-      {"query_start_loc_p_cpu", buffer_bytes("query_start_loc_p_cpu", {reqs + 1, i32}), true},
-      {"nums_dict nums", buffer_bytes("nums", {reqs, i32}), true},
-      {"is_prefilling scratch", buffer_bytes("is_prefilling", {reqs}), true},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufQslP, buffer_bytes("query_start_loc_p", {reqs + 1, i32}));
+  p.set(kBufHasInitial, buffer_bytes("has_initial_states_p", {reqs}));
+  p.set(kBufAlign, buffer_bytes("align state indices",
+                                {align ? reqs : 0, 1 + spec.num_speculative_blocks, i32}));
+  p.set(kBufNumComputed, buffer_bytes("num_computed_tokens", {per_req_all, i32}));
+  p.set(kBufLastComputed, buffer_bytes("block_idx", {per_req_all, i32}));
+  p.set(kBufFirstScheduled, buffer_bytes("block_idx", {per_req_all, i32}));
+  p.set(kBufLastScheduled, buffer_bytes("block_idx", {per_req_all, i32}));
+  p.set(kBufCgStateD, buffer_bytes("state_indices_tensor_d", {s.cg_bs, s.d_cols, i32}));
+  p.set(kBufCgAccepted,
+        buffer_bytes("decode_num_accepted_tokens", {spec_decode ? s.cg_bs : 0, i32}));
+  p.set(kBufCgLastScheduled, buffer_bytes("block_idx", {cg_all, i32}));
+  p.set(kBufCgLastComputed, buffer_bytes("block_idx", {cg_all, i32}));
+  p.set(kBufCaptureAccepted,
+        buffer_bytes("capture num_accepted_tokens", {spec_decode ? reqs : 0, i32}));
+  p.set(kBufCuChunk, buffer_bytes("cu_chunk_seqlen_p", {s.chunk > 0 ? s.max_chunks + 1 : 0, i32}));
+  p.set(kBufSeqIdx, buffer_bytes("seq_idx_p", {s.max_chunks, i32}));
+  p.set(kBufLastChunk, buffer_bytes("last_chunk_indices_p", {s.chunk > 0 ? reqs : 0, i32}));
+  p.set(kBufBatchPtr, buffer_bytes("batch_ptr", {s.programs, i32}));
+  p.set(kBufOffsetPtr, buffer_bytes("token_chunk_offset_ptr", {s.programs, i32}));
+  p.set(kBufQslPCpu, buffer_bytes("query_start_loc_p_cpu", {reqs + 1, i32}), true);
+  p.set(kBufNumsCpu, buffer_bytes("nums", {reqs, i32}), true);
+  p.set(kBufPrefillingCpu, buffer_bytes("is_prefilling", {reqs}), true);
+  return p.requests();
 }
 
 void check_supported(Variant v, const KvCacheSpec& spec, const BuilderConfig&) {
@@ -497,41 +484,37 @@ class MambaBuilder final : public Builder {
   bool full_cuda_graphs_ = false;
 };
 
-class MambaBackend final : public Backend {
- public:
-  explicit MambaBackend(Variant v) : v_(v) {}
-  const std::string& name() const override { return name_of(v_); }
+/// A Mamba-family descriptor: its variant picks the builder.
+Variant variant_of(const BackendDescriptor& d) { return static_cast<Variant>(d.variant); }
 
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgUniformBatch;  // BaseMambaAttentionMetadataBuilder._cudagraph_support
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return plan(v_, spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return std::make_unique<MambaBuilder>(shared_from_this(), v_, spec, config);
-  }
-
- private:
-  Variant v_;
-};
+BackendDescriptor mamba_descriptor(Variant v, const char* vllm_release) {
+  return {
+      name_of(v).c_str(),
+      vllm_release,
+      kv_kind_bit(kKvMamba),
+      static_cast<int32_t>(v),
+      // BaseMambaAttentionMetadataBuilder._cudagraph_support
+      fixed_cudagraph_support<kCgUniformBatch>,
+      [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+        check_supported(variant_of(d), spec, config);
+      },
+      [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+        return plan(variant_of(d), spec, config);
+      },
+      [](const BackendDescriptor& d, std::shared_ptr<const Backend> backend,
+         const KvCacheSpec& spec, const BuilderConfig& config) -> std::unique_ptr<Builder> {
+        return std::make_unique<MambaBuilder>(std::move(backend), variant_of(d), spec, config);
+      },
+  };
+}
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_mamba2_backend() {
-  return std::make_shared<MambaBackend>(Variant::kMamba2);
-}
-std::shared_ptr<const Backend> make_mamba1_backend() {
-  return std::make_shared<MambaBackend>(Variant::kMamba1);
-}
-std::shared_ptr<const Backend> make_short_conv_backend() {
-  return std::make_shared<MambaBackend>(Variant::kShortConv);
-}
+extern const BackendDescriptor kMamba2Backend, kMamba1Backend, kShortConvBackend;
+const BackendDescriptor kMamba2Backend = mamba_descriptor(Variant::kMamba2, "0.13-0.33 (partial)");
+const BackendDescriptor kMamba1Backend = mamba_descriptor(Variant::kMamba1, "0.13-0.33 (partial)");
+/// SHORT_CONV: the base builder as it is (vLLM's ShortConvAttentionMetadataBuilder adds nothing).
+const BackendDescriptor kShortConvBackend =
+    mamba_descriptor(Variant::kShortConv, "0.13-0.33 (partial)");
 
 }  // namespace attn::backends

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "backends/backend_descriptor.h"
 #include "core/builder_config.h"
 #include "core/common_metadata.h"
 #include "core/kv_cache_spec.h"
@@ -21,6 +22,12 @@ inline constexpr DType kBool{6, 8, 1};
 /// Error(kUnsupported) unless `spec` is an ATTN_KV_MAMBA spec whose mamba_type is AUTO or
 /// `expected` (vLLM's MAMBA_TYPE_TO_BACKEND_MAP sends other types to other backends).
 void check_mamba_spec(const char* backend, int32_t expected, const KvCacheSpec& spec);
+/// The same as a descriptor's check, under the descriptor's name.
+template <int32_t Expected>
+void check_mamba_descriptor(const BackendDescriptor& d, const KvCacheSpec& spec,
+                            const BuilderConfig&) {
+  check_mamba_spec(d.name, Expected, spec);
+}
 
 /// vLLM's decode_cudagraph_max_bs: max_num_seqs * per_seq, capped by the largest CUDA graph
 /// capture size (config->max_cudagraph_capture_size, else vLLM's default list's largest).

@@ -10,14 +10,14 @@
 // FlashMLA's get_mla_metadata (FLASHMLA); FlashInfer's prefill plan() inputs ("prefill_*");
 // cuDNN and TRT-LLM ragged prefill read prefill_query_seq_lens. The chunked-prefill workspace
 // itself (tokens x head_size of the model dtype) is the runtime's: libattn reports its size.
-#include "backends/mla.h"
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "backends/flash_attn.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -114,6 +114,30 @@ bool is_fp8_cache(const BuilderConfig& c) {
 bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
   if (v == Variant::kFlashAttnMla) return c.cp_kv_cache_interleave_size == 1;
   return v == Variant::kFlashInferMla;
+}
+
+/// vLLM's MLACommonMetadataBuilder.determine_chunked_prefill_workspace_size:
+/// max(min(max(8 * max_model_len, 4 * max_num_seqs * block_size), 65536),
+/// max_num_seqs * block_size) tokens, or config->mla_chunked_prefill_workspace_size when set.
+int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
+  const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
+  const int64_t size = std::min<int64_t>(
+      std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
+  return std::max(size, seqs_blocks);  // at least one block per request
+}
+
+/// The most context chunks a batch can need under this config: with n prefills that have
+/// context (at most min(max_num_seqs, max_num_batched_tokens, workspace / block_size)) a chunk
+/// is round_down(workspace // n, block_size) tokens and a context at most max_model_len - 1.
+int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  const int64_t bs = spec.block_size;
+  const int64_t prefills = std::min<int64_t>(
+      {c.max_num_seqs, c.max_num_batched_tokens, std::max<int64_t>(1, workspace / bs)});
+  const int64_t chunk = std::max<int64_t>(bs, workspace / prefills / bs * bs);
+  const int64_t longest_context = std::max<int64_t>(1, static_cast<int64_t>(c.max_model_len) - 1);
+  return (longest_context + chunk - 1) / chunk;
 }
 
 /// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
@@ -227,27 +251,27 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
             c.decode_context_parallel_size, " (vLLM asserts it)");
 }
 
-enum Buffer : size_t {
-  // on the builder's device
-  kBufPrefillQsl,
-  kBufQuerySeqLens,
-  kBufCuSeqLens,
-  kBufStarts,
-  kBufTokenToSeq,
-  kBufPaddedLocalCu,
-  kBufSchedulerMetadata,
-  kBufTile,
-  kBufNumSplits,
-  // host
-  kBufContextLens,
-  kBufChunkSeqLens,
-  kBufSeqTot,
-  kBufMaxSeqLens,
-  kBufChunkTotal,
-  kBufCuLst,
-  kBufPaddedLocalLens,
-  kBufLocalAllRanks,
-};
+#define MLA_BUFFERS(X)                                                          \
+  /* on the builder's device */                                                 \
+  X(kBufPrefillQsl, "prefill_query_start_loc")                                  \
+  X(kBufQuerySeqLens, "prefill_query_seq_lens")                                 \
+  X(kBufCuSeqLens, "prefill_chunked_context_cu_seq_lens")                       \
+  X(kBufStarts, "prefill_chunked_context_starts")                               \
+  X(kBufTokenToSeq, "prefill_chunked_context_token_to_seq")                     \
+  X(kBufPaddedLocalCu, "prefill_chunked_context_padded_local_cu_seq_lens")      \
+  X(kBufSchedulerMetadata, "decode_scheduler_metadata_buffer")                  \
+  X(kBufTile, "decode_tile_scheduler_metadata")                                 \
+  X(kBufNumSplits, "decode_num_splits")                                         \
+  /* host */                                                                    \
+  X(kBufContextLens, "host context lengths")                                    \
+  X(kBufChunkSeqLens, "prefill_chunked_context_seq_lens")                       \
+  X(kBufSeqTot, "prefill_chunked_context_seq_tot")                              \
+  X(kBufMaxSeqLens, "prefill_chunked_context_max_seq_lens")                     \
+  X(kBufChunkTotal, "prefill_chunked_context_chunk_total_token")                \
+  X(kBufCuLst, "prefill_chunked_context_cu_seq_lens_lst")                       \
+  X(kBufPaddedLocalLens, "prefill_chunked_context_padded_local_chunk_seq_lens") \
+  X(kBufLocalAllRanks, "prefill_chunked_context_local_context_lens_allranks")
+ATTN_NAMED_LIST(Buffer, MLA_BUFFERS);
 
 std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                 const BuilderConfig& c) {
@@ -259,185 +283,116 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   const bool scheduler =
       v.variant == Variant::kFlashAttnMla && has_full_cudagraphs(c.cudagraph_mode) && fa_mla_aot(c);
   const bool fixed_tiles = v.variant == Variant::kFlashMla && c.batch_invariant && !is_fp8_cache(c);
-  return {
-      {"prefill_query_start_loc", buffer_bytes("prefill_query_start_loc", {seqs + 1, i32})},
-      {"prefill_query_seq_lens", buffer_bytes("prefill_query_seq_lens", {seqs, i32})},
-      {"prefill_chunked_context_cu_seq_lens",
-       buffer_bytes("prefill_chunked_context_cu_seq_lens", {chunks, seqs + 1, i32})},
-      {"prefill_chunked_context_starts",
-       buffer_bytes("prefill_chunked_context_starts", {chunks, seqs, i32})},
-      {"prefill_chunked_context_token_to_seq",
-       buffer_bytes("prefill_chunked_context_token_to_seq", {chunks, workspace, i32})},
-      {"prefill_chunked_context_padded_local_cu_seq_lens",
-       dcp ? buffer_bytes("prefill_chunked_context_padded_local_cu_seq_lens",
-                          {chunks, seqs + 1, i32})
-           : 0},
-      {"decode_scheduler_metadata_buffer",
-       scheduler ? static_cast<size_t>(scheduler_metadata_entries(c) * i32) : 0},
-      {"decode_tile_scheduler_metadata", fixed_tiles ? static_cast<size_t>(8 * i32) : 0},
-      {"decode_num_splits", fixed_tiles ? buffer_bytes("decode_num_splits", {seqs + 1, i32}) : 0},
-      {"host context lengths", buffer_bytes("host context lengths", {seqs, i32}), true},
-      {"prefill_chunked_context_seq_lens",
-       buffer_bytes("prefill_chunked_context_seq_lens", {chunks, seqs, i32}), true},
-      {"prefill_chunked_context_seq_tot",
-       buffer_bytes("prefill_chunked_context_seq_tot", {chunks, i32}), true},
-      {"prefill_chunked_context_max_seq_lens",
-       buffer_bytes("prefill_chunked_context_max_seq_lens", {chunks, i32}), true},
-      {"prefill_chunked_context_chunk_total_token",
-       buffer_bytes("prefill_chunked_context_chunk_total_token", {chunks, i32}), true},
-      {"prefill_chunked_context_cu_seq_lens_lst",
-       dcp ? buffer_bytes("prefill_chunked_context_cu_seq_lens_lst", {chunks, seqs + 1, i32}) : 0,
-       true},
-      {"prefill_chunked_context_padded_local_chunk_seq_lens",
-       dcp ? buffer_bytes("prefill_chunked_context_padded_local_chunk_seq_lens",
-                          {chunks, seqs, i32})
-           : 0,
-       true},
-      {"prefill_chunked_context_local_context_lens_allranks",
-       dcp ? buffer_bytes("prefill_chunked_context_local_context_lens_allranks",
-                          {seqs, c.decode_context_parallel_size, i32})
-           : 0,
-       true},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufPrefillQsl, buffer_bytes("prefill_query_start_loc", {seqs + 1, i32}));
+  p.set(kBufQuerySeqLens, buffer_bytes("prefill_query_seq_lens", {seqs, i32}));
+  p.set(kBufCuSeqLens,
+        buffer_bytes("prefill_chunked_context_cu_seq_lens", {chunks, seqs + 1, i32}));
+  p.set(kBufStarts, buffer_bytes("prefill_chunked_context_starts", {chunks, seqs, i32}));
+  p.set(kBufTokenToSeq,
+        buffer_bytes("prefill_chunked_context_token_to_seq", {chunks, workspace, i32}));
+  p.set(kBufPaddedLocalCu, dcp ? buffer_bytes("prefill_chunked_context_padded_local_cu_seq_lens",
+                                              {chunks, seqs + 1, i32})
+                               : 0);
+  p.set(kBufSchedulerMetadata,
+        scheduler ? static_cast<size_t>(scheduler_metadata_entries(c) * i32) : 0);
+  p.set(kBufTile, fixed_tiles ? static_cast<size_t>(8 * i32) : 0);
+  p.set(kBufNumSplits, fixed_tiles ? buffer_bytes("decode_num_splits", {seqs + 1, i32}) : 0);
+  p.set(kBufContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
+  p.set(kBufChunkSeqLens, buffer_bytes("prefill_chunked_context_seq_lens", {chunks, seqs, i32}),
+        true);
+  p.set(kBufSeqTot, buffer_bytes("prefill_chunked_context_seq_tot", {chunks, i32}), true);
+  p.set(kBufMaxSeqLens, buffer_bytes("prefill_chunked_context_max_seq_lens", {chunks, i32}), true);
+  p.set(kBufChunkTotal, buffer_bytes("prefill_chunked_context_chunk_total_token", {chunks, i32}),
+        true);
+  p.set(kBufCuLst,
+        dcp ? buffer_bytes("prefill_chunked_context_cu_seq_lens_lst", {chunks, seqs + 1, i32}) : 0,
+        true);
+  p.set(
+      kBufPaddedLocalLens,
+      dcp ? buffer_bytes("prefill_chunked_context_padded_local_chunk_seq_lens", {chunks, seqs, i32})
+          : 0,
+      true);
+  p.set(kBufLocalAllRanks,
+        dcp ? buffer_bytes("prefill_chunked_context_local_context_lens_allranks",
+                           {seqs, c.decode_context_parallel_size, i32})
+            : 0,
+        true);
+  return p.requests();
 }
 
-/// Every field any variant has, in metadata order (kFieldNames: the names, vLLM's, flattened).
-enum Fid : size_t {
-  f_num_reqs,
-  f_max_query_len,
-  f_max_seq_len,
-  f_num_actual_tokens,
-  f_query_start_loc,
-  f_slot_mapping,
-  f_num_decodes,
-  f_num_decode_tokens,
-  f_num_prefills,
-  f_head_dim,
-  f_chunked_prefill_workspace_size,
-  f_decode_block_table,
-  f_decode_seq_lens,
-  f_decode_dcp_tot_seq_lens,
-  f_decode_query_start_loc,
-  f_decode_max_query_len,
-  f_decode_max_seq_len,
-  f_decode_scheduler_metadata,
-  f_decode_max_num_splits,
-  f_decode_scheduler_metadata_buffer,
-  f_decode_scheduler_batch_size,
-  f_decode_scheduler_max_seqlen_q,
-  f_decode_scheduler_max_seqlen_k,
-  f_decode_scheduler_num_heads_q,
-  f_decode_scheduler_num_heads_kv,
-  f_decode_scheduler_headdim,
-  f_decode_scheduler_cache_seqlens,
-  f_decode_scheduler_qkv_dtype,
-  f_decode_scheduler_headdim_v,
-  f_decode_scheduler_page_size,
-  f_decode_scheduler_cu_seqlens_q,
-  f_decode_scheduler_causal,
-  f_decode_scheduler_num_splits,
-  f_decode_scheduler_num_q_tokens_per_head_k,
-  f_decode_scheduler_num_heads_k,
-  f_decode_scheduler_is_fp8_kvcache,
-  f_decode_tile_scheduler_metadata,
-  f_decode_num_splits,
-  f_prefill_block_table,
-  f_prefill_query_start_loc,
-  f_prefill_max_query_len,
-  f_prefill_query_seq_lens,
-  f_prefill_use_flashinfer,
-  f_prefill_use_cudnn,
-  f_prefill_use_trtllm_ragged,
-  f_prefill_num_qo_heads,
-  f_prefill_num_kv_heads,
-  f_prefill_head_dim_qk,
-  f_prefill_head_dim_vo,
-  f_prefill_sm_scale,
-  f_prefill_window_left,
-  f_prefill_logits_soft_cap,
-  f_prefill_q_data_type,
-  f_prefill_chunked_context_cu_seq_lens,
-  f_prefill_chunked_context_starts,
-  f_prefill_chunked_context_seq_tot,
-  f_prefill_chunked_context_max_seq_lens,
-  f_prefill_chunked_context_seq_lens,
-  f_prefill_chunked_context_token_to_seq,
-  f_prefill_chunked_context_chunk_total_token,
-  f_prefill_chunked_context_padded_local_chunk_seq_lens,
-  f_prefill_chunked_context_local_context_lens_allranks,
-  f_prefill_chunked_context_padded_local_cu_seq_lens,
-  f_prefill_chunked_context_cu_seq_lens_lst,
-  f_prefill_chunked_context_chunk_size,
-  kFieldIds,
-};
-
-const char* const kFieldNames[kFieldIds] = {
-    "num_reqs",
-    "max_query_len",
-    "max_seq_len",
-    "num_actual_tokens",
-    "query_start_loc",
-    "slot_mapping",
-    "num_decodes",
-    "num_decode_tokens",
-    "num_prefills",
-    "head_dim",
-    "chunked_prefill_workspace_size",
-    "decode_block_table",
-    "decode_seq_lens",
-    "decode_dcp_tot_seq_lens",
-    "decode_query_start_loc",
-    "decode_max_query_len",
-    "decode_max_seq_len",
-    "decode_scheduler_metadata",
-    "decode_max_num_splits",
-    "decode_scheduler_metadata_buffer",
-    "decode_scheduler_batch_size",
-    "decode_scheduler_max_seqlen_q",
-    "decode_scheduler_max_seqlen_k",
-    "decode_scheduler_num_heads_q",
-    "decode_scheduler_num_heads_kv",
-    "decode_scheduler_headdim",
-    "decode_scheduler_cache_seqlens",
-    "decode_scheduler_qkv_dtype",
-    "decode_scheduler_headdim_v",
-    "decode_scheduler_page_size",
-    "decode_scheduler_cu_seqlens_q",
-    "decode_scheduler_causal",
-    "decode_scheduler_num_splits",
-    "decode_scheduler_num_q_tokens_per_head_k",
-    "decode_scheduler_num_heads_k",
-    "decode_scheduler_is_fp8_kvcache",
-    "decode_tile_scheduler_metadata",
-    "decode_num_splits",
-    "prefill_block_table",
-    "prefill_query_start_loc",
-    "prefill_max_query_len",
-    "prefill_query_seq_lens",
-    "prefill_use_flashinfer",
-    "prefill_use_cudnn",
-    "prefill_use_trtllm_ragged",
-    "prefill_num_qo_heads",
-    "prefill_num_kv_heads",
-    "prefill_head_dim_qk",
-    "prefill_head_dim_vo",
-    "prefill_sm_scale",
-    "prefill_window_left",
-    "prefill_logits_soft_cap",
-    "prefill_q_data_type",
-    "prefill_chunked_context_cu_seq_lens",
-    "prefill_chunked_context_starts",
-    "prefill_chunked_context_seq_tot",
-    "prefill_chunked_context_max_seq_lens",
-    "prefill_chunked_context_seq_lens",
-    "prefill_chunked_context_token_to_seq",
-    "prefill_chunked_context_chunk_total_token",
-    "prefill_chunked_context_padded_local_chunk_seq_lens",
-    "prefill_chunked_context_local_context_lens_allranks",
-    "prefill_chunked_context_padded_local_cu_seq_lens",
-    "prefill_chunked_context_cu_seq_lens_lst",
-    "prefill_chunked_context_chunk_size",
-};
+/// Every field any variant has, in metadata order (kFidNames: the names, vLLM's, flattened).
+#define MLA_FIELDS(X)                                                                         \
+  X(f_num_reqs, "num_reqs")                                                                   \
+  X(f_max_query_len, "max_query_len")                                                         \
+  X(f_max_seq_len, "max_seq_len")                                                             \
+  X(f_num_actual_tokens, "num_actual_tokens")                                                 \
+  X(f_query_start_loc, "query_start_loc")                                                     \
+  X(f_slot_mapping, "slot_mapping")                                                           \
+  X(f_num_decodes, "num_decodes")                                                             \
+  X(f_num_decode_tokens, "num_decode_tokens")                                                 \
+  X(f_num_prefills, "num_prefills")                                                           \
+  X(f_head_dim, "head_dim")                                                                   \
+  X(f_chunked_prefill_workspace_size, "chunked_prefill_workspace_size")                       \
+  X(f_decode_block_table, "decode_block_table")                                               \
+  X(f_decode_seq_lens, "decode_seq_lens")                                                     \
+  X(f_decode_dcp_tot_seq_lens, "decode_dcp_tot_seq_lens")                                     \
+  X(f_decode_query_start_loc, "decode_query_start_loc")                                       \
+  X(f_decode_max_query_len, "decode_max_query_len")                                           \
+  X(f_decode_max_seq_len, "decode_max_seq_len")                                               \
+  X(f_decode_scheduler_metadata, "decode_scheduler_metadata")                                 \
+  X(f_decode_max_num_splits, "decode_max_num_splits")                                         \
+  X(f_decode_scheduler_metadata_buffer, "decode_scheduler_metadata_buffer")                   \
+  X(f_decode_scheduler_batch_size, "decode_scheduler_batch_size")                             \
+  X(f_decode_scheduler_max_seqlen_q, "decode_scheduler_max_seqlen_q")                         \
+  X(f_decode_scheduler_max_seqlen_k, "decode_scheduler_max_seqlen_k")                         \
+  X(f_decode_scheduler_num_heads_q, "decode_scheduler_num_heads_q")                           \
+  X(f_decode_scheduler_num_heads_kv, "decode_scheduler_num_heads_kv")                         \
+  X(f_decode_scheduler_headdim, "decode_scheduler_headdim")                                   \
+  X(f_decode_scheduler_cache_seqlens, "decode_scheduler_cache_seqlens")                       \
+  X(f_decode_scheduler_qkv_dtype, "decode_scheduler_qkv_dtype")                               \
+  X(f_decode_scheduler_headdim_v, "decode_scheduler_headdim_v")                               \
+  X(f_decode_scheduler_page_size, "decode_scheduler_page_size")                               \
+  X(f_decode_scheduler_cu_seqlens_q, "decode_scheduler_cu_seqlens_q")                         \
+  X(f_decode_scheduler_causal, "decode_scheduler_causal")                                     \
+  X(f_decode_scheduler_num_splits, "decode_scheduler_num_splits")                             \
+  X(f_decode_scheduler_num_q_tokens_per_head_k, "decode_scheduler_num_q_tokens_per_head_k")   \
+  X(f_decode_scheduler_num_heads_k, "decode_scheduler_num_heads_k")                           \
+  X(f_decode_scheduler_is_fp8_kvcache, "decode_scheduler_is_fp8_kvcache")                     \
+  X(f_decode_tile_scheduler_metadata, "decode_tile_scheduler_metadata")                       \
+  X(f_decode_num_splits, "decode_num_splits")                                                 \
+  X(f_prefill_block_table, "prefill_block_table")                                             \
+  X(f_prefill_query_start_loc, "prefill_query_start_loc")                                     \
+  X(f_prefill_max_query_len, "prefill_max_query_len")                                         \
+  X(f_prefill_query_seq_lens, "prefill_query_seq_lens")                                       \
+  X(f_prefill_use_flashinfer, "prefill_use_flashinfer")                                       \
+  X(f_prefill_use_cudnn, "prefill_use_cudnn")                                                 \
+  X(f_prefill_use_trtllm_ragged, "prefill_use_trtllm_ragged")                                 \
+  X(f_prefill_num_qo_heads, "prefill_num_qo_heads")                                           \
+  X(f_prefill_num_kv_heads, "prefill_num_kv_heads")                                           \
+  X(f_prefill_head_dim_qk, "prefill_head_dim_qk")                                             \
+  X(f_prefill_head_dim_vo, "prefill_head_dim_vo")                                             \
+  X(f_prefill_sm_scale, "prefill_sm_scale")                                                   \
+  X(f_prefill_window_left, "prefill_window_left")                                             \
+  X(f_prefill_logits_soft_cap, "prefill_logits_soft_cap")                                     \
+  X(f_prefill_q_data_type, "prefill_q_data_type")                                             \
+  X(f_prefill_chunked_context_cu_seq_lens, "prefill_chunked_context_cu_seq_lens")             \
+  X(f_prefill_chunked_context_starts, "prefill_chunked_context_starts")                       \
+  X(f_prefill_chunked_context_seq_tot, "prefill_chunked_context_seq_tot")                     \
+  X(f_prefill_chunked_context_max_seq_lens, "prefill_chunked_context_max_seq_lens")           \
+  X(f_prefill_chunked_context_seq_lens, "prefill_chunked_context_seq_lens")                   \
+  X(f_prefill_chunked_context_token_to_seq, "prefill_chunked_context_token_to_seq")           \
+  X(f_prefill_chunked_context_chunk_total_token, "prefill_chunked_context_chunk_total_token") \
+  X(f_prefill_chunked_context_padded_local_chunk_seq_lens,                                    \
+    "prefill_chunked_context_padded_local_chunk_seq_lens")                                    \
+  X(f_prefill_chunked_context_local_context_lens_allranks,                                    \
+    "prefill_chunked_context_local_context_lens_allranks")                                    \
+  X(f_prefill_chunked_context_padded_local_cu_seq_lens,                                       \
+    "prefill_chunked_context_padded_local_cu_seq_lens")                                       \
+  X(f_prefill_chunked_context_cu_seq_lens_lst, "prefill_chunked_context_cu_seq_lens_lst")     \
+  X(f_prefill_chunked_context_chunk_size, "prefill_chunked_context_chunk_size")
+ATTN_NAMED_LIST(Fid, MLA_FIELDS);
+constexpr size_t kFieldIds = kFidCount;
 
 /// The metadata fields of a variant, in order: MLACommonMetadata, the decode part (with the
 /// variant's additions), the prefill part, its chunked context.
@@ -459,7 +414,7 @@ std::vector<Fid> variant_fields(Variant v) {
 
 std::vector<std::string> field_names(Variant v) {
   std::vector<std::string> names;
-  for (const Fid f : variant_fields(v)) names.emplace_back(kFieldNames[f]);
+  for (const Fid f : variant_fields(v)) names.emplace_back(kFidNames[f]);
   return names;
 }
 
@@ -474,7 +429,7 @@ class MlaBuilder final : public Builder {
     init_metadata(field_names(v.variant));
     pos_.assign(kFieldIds, kAbsent);
     for (size_t f = 0; f < kFieldIds; ++f)
-      if (const auto i = metadata().find(kFieldNames[f])) pos_[f] = *i;
+      if (const auto i = metadata().find(kFidNames[f])) pos_[f] = *i;
     const BuilderConfig& c = this->config();
     workspace_ = mla_chunked_prefill_workspace_size(spec, c);
     max_chunks_ = mla_max_context_chunks(spec, c);
@@ -591,7 +546,7 @@ class MlaBuilder final : public Builder {
   /// The index of a field of this variant (resolved at create time; Error(kInternal) for a
   /// field the variant does not have).
   size_t at(Fid f) const {
-    if (pos_[f] == kAbsent) fail(Status::kInternal, v_.name, " has no field ", kFieldNames[f]);
+    if (pos_[f] == kAbsent) fail(Status::kInternal, v_.name, " has no field ", kFidNames[f]);
     return pos_[f];
   }
 
@@ -766,67 +721,40 @@ class MlaBuilder final : public Builder {
   int64_t max_num_splits_ = 0;
 };
 
-class MlaBackend final : public Backend {
- public:
-  explicit MlaBackend(Variant v) : v_(info(v)) {}
+/// The functions of an MLA descriptor: its variant picks the VariantInfo.
+const VariantInfo& info_of(const BackendDescriptor& d) { return info(static_cast<Variant>(d.variant)); }
 
-  const std::string& name() const override { return v_.name; }
+int32_t mla_cudagraph_support(const BackendDescriptor& d, const KvCacheSpec&, const BuilderConfig&) {
+  // The class attribute: none of the five overrides get_cudagraph_support.
+  return info_of(d).cudagraph_support;
+}
+void mla_check(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
+  check_supported(info_of(d), spec, config);
+}
+std::vector<BufferRequest> mla_plan(const BackendDescriptor& d, const KvCacheSpec& spec,
+                                    const BuilderConfig& config) {
+  return plan(info_of(d), spec, config);
+}
+std::unique_ptr<Builder> mla_create(const BackendDescriptor& d,
+                                    std::shared_ptr<const Backend> backend,
+                                    const KvCacheSpec& spec, const BuilderConfig& config) {
+  return std::make_unique<MlaBuilder>(std::move(backend), info_of(d), spec, config);
+}
 
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    // The class attribute: none of the five overrides get_cudagraph_support.
-    return v_.cudagraph_support;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return plan(v_, spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(v_, spec, config);
-    return std::make_unique<MlaBuilder>(shared_from_this(), v_, spec, config);
-  }
-
- private:
-  const VariantInfo& v_;
-};
+/// An MLA backend's descriptor: its name from its VariantInfo.
+BackendDescriptor mla_descriptor(Variant v) {
+  return {info(v).name.c_str(), "0.13-0.33 (partial)", kv_kind_bit(kKvMla),
+          static_cast<int32_t>(v), mla_cudagraph_support, mla_check, mla_plan, mla_create};
+}
 
 }  // namespace
 
-int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
-  if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
-  const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
-  const int64_t size = std::min<int64_t>(
-      std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
-  return std::max(size, seqs_blocks);  // at least one block per request
-}
-
-int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
-  const int64_t bs = spec.block_size;
-  const int64_t prefills = std::min<int64_t>(
-      {c.max_num_seqs, c.max_num_batched_tokens, std::max<int64_t>(1, workspace / bs)});
-  const int64_t chunk = std::max<int64_t>(bs, workspace / prefills / bs * bs);
-  const int64_t longest_context = std::max<int64_t>(1, static_cast<int64_t>(c.max_model_len) - 1);
-  return (longest_context + chunk - 1) / chunk;
-}
-
-std::shared_ptr<const Backend> make_flashmla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kFlashMla);
-}
-std::shared_ptr<const Backend> make_flash_attn_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kFlashAttnMla);
-}
-std::shared_ptr<const Backend> make_cutlass_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kCutlassMla);
-}
-std::shared_ptr<const Backend> make_flashinfer_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kFlashInferMla);
-}
-std::shared_ptr<const Backend> make_triton_mla_backend() {
-  return std::make_shared<MlaBackend>(Variant::kTritonMla);
-}
+extern const BackendDescriptor kFlashMlaBackend, kFlashAttnMlaBackend, kCutlassMlaBackend,
+    kFlashInferMlaBackend, kTritonMlaBackend;
+const BackendDescriptor kFlashMlaBackend = mla_descriptor(Variant::kFlashMla);
+const BackendDescriptor kFlashAttnMlaBackend = mla_descriptor(Variant::kFlashAttnMla);
+const BackendDescriptor kCutlassMlaBackend = mla_descriptor(Variant::kCutlassMla);
+const BackendDescriptor kFlashInferMlaBackend = mla_descriptor(Variant::kFlashInferMla);
+const BackendDescriptor kTritonMlaBackend = mla_descriptor(Variant::kTritonMla);
 
 }  // namespace attn::backends

@@ -1,13 +1,12 @@
 // TREE_ATTN: the metadata of vLLM's TreeAttentionMetadataBuilder (vllm/v1/attention/backends/
 // tree_attn.py, in vLLM up to v0.20), field for field, with its prefill_metadata and
 // decode_metadata views flattened as prefill_* and decode_* fields.
-#include "backends/tree_attn.h"
-
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "backends/tree_choices.h"
 #include "core/builder.h"
@@ -19,43 +18,40 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "TREE_ATTN";
+constexpr const char* kName = "TREE_ATTN";
 
-enum Field : size_t {
-  kNumPrefillTokens = kPassthroughFields,
-  kNumDecodeTokens,
-  kNumPrefills,
-  kNumDecodes,
-  kTreeAttnBias,
-  kPrefillBase,                               // prefill_ + the 7 passthrough names
-  kDecodeBase = kPrefillBase + kPassthroughFields,  // decode_ + the same
-};
+#define TREE_ATTN_FIELDS(X)                          \
+  ATTN_PASSTHROUGH_FIELDS(X, k, "")                  \
+  X(kNumPrefillTokens, "num_prefill_tokens")         \
+  X(kNumDecodeTokens, "num_decode_tokens")           \
+  X(kNumPrefills, "num_prefills")                    \
+  X(kNumDecodes, "num_decodes")                      \
+  X(kTreeAttnBias, "tree_attn_bias")                 \
+  ATTN_PASSTHROUGH_FIELDS(X, kPrefill, "prefill_")   \
+  ATTN_PASSTHROUGH_FIELDS(X, kDecode, "decode_")
+ATTN_NAMED_LIST(Field, TREE_ATTN_FIELDS);
+/// The prefill_metadata and decode_metadata views: passthrough blocks (set_passthrough's order).
+constexpr size_t kPrefillBase = kPrefillNumActualTokens;
+constexpr size_t kDecodeBase = kDecodeNumActualTokens;
+static_assert(kPrefillSlotMapping - kPrefillBase == kPtSlotMapping &&
+              kDecodeSlotMapping - kDecodeBase == kPtSlotMapping);
 
-std::vector<std::string> field_names() {
-  std::vector<std::string> n;
-  add_passthrough_names(n);
-  for (const char* s : {"num_prefill_tokens", "num_decode_tokens", "num_prefills", "num_decodes",
-                        "tree_attn_bias"})
-    n.emplace_back(s);
-  std::vector<std::string> base;
-  add_passthrough_names(base);
-  for (const std::string& b : base) n.push_back("prefill_" + b);
-  for (const std::string& b : base) n.push_back("decode_" + b);
-  return n;
-}
-
-enum Buffer : size_t { kBufBias, kBufDraftBias, kBufPrefillQsl };
+#define TREE_ATTN_BUFFERS(X)                          \
+  X(kBufBias, "tree_attn_bias")                       \
+  X(kBufDraftBias, "drafting tree_attn_bias")         \
+  X(kBufPrefillQsl, "prefill query_start_loc")
+ATTN_NAMED_LIST(Buffer, TREE_ATTN_BUFFERS);
 
 TreeChoices choices_of(const BuilderConfig& c) {
   return parse_tree_choices(c.speculative_token_tree.value_or("[(0,)]"));
 }
 
 std::vector<BufferRequest> plan(const BuilderConfig& c, size_t l) {
-  return {
-      {"tree_attn_bias", l * l * sizeof(float)},
-      {"drafting tree_attn_bias", (l - 1) * (l - 1) * sizeof(float)},
-      {"prefill query_start_loc", (static_cast<size_t>(c.max_num_seqs) + 1) * sizeof(int32_t)},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufBias, l * l * sizeof(float));
+  p.set(kBufDraftBias, (l - 1) * (l - 1) * sizeof(float));
+  p.set(kBufPrefillQsl, (static_cast<size_t>(c.max_num_seqs) + 1) * sizeof(int32_t));
+  return p.requests();
 }
 
 class TreeAttnBuilder final : public Builder {
@@ -64,9 +60,9 @@ class TreeAttnBuilder final : public Builder {
                   const BuilderConfig& config, const TreeChoices& choices)
       : Builder(std::move(backend), spec, config),
         size_(static_cast<int64_t>(choices.size()) + 1),
-        buffers_(kName.c_str(), config.device, plan(config, static_cast<size_t>(size_)),
+        buffers_(kName, config.device, plan(config, static_cast<size_t>(size_)),
                  config.allocator, config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     const std::vector<float> bias = tree_attention_bias(choices);
     const size_t bytes = bias.size() * sizeof(float);
     if (config.device.is_cuda())
@@ -157,49 +153,41 @@ class TreeAttnBuilder final : public Builder {
   Tensor current_bias_;  ///< What builds use (drafting swaps in a sub-bias).
 };
 
-class TreeAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgNever;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(config, choices_of(config).size() + 1);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<TreeAttnBuilder>(shared_from_this(), spec, config, choices_of(config));
-  }
-
- private:
-  static void check_supported(const KvCacheSpec& spec, const BuilderConfig& config) {
-    if (config.cache_dtype != kKvDtypeAuto && config.cache_dtype != kKvDtypeFloat16 &&
-        config.cache_dtype != kKvDtypeBfloat16)
-      fail(Status::kUnsupported, "TREE_ATTN supports KV cache dtypes auto, float16 and bfloat16, "
-                                 "got config->cache_dtype=", kv_dtype_name(config.cache_dtype));
-    if (spec.kind != kKvFullAttention && spec.kind != kKvSlidingWindow)
-      fail(Status::kUnsupported, "TREE_ATTN builds decoder self-attention only, not ",
-           kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-    if (spec.block_size % 16 != 0)
-      fail(Status::kUnsupported, "TREE_ATTN needs kv_cache_spec->block_size to be a multiple of "
-                                 "16, got ", spec.block_size);
-    static const int32_t kHeads[] = {32, 64, 96, 128, 160, 192, 224, 256};
-    if (std::find(std::begin(kHeads), std::end(kHeads), spec.head_size) == std::end(kHeads))
-      fail(Status::kUnsupported, "TREE_ATTN supports head sizes 32, 64, 96, 128, 160, 192, 224 "
-                                 "and 256, got kv_cache_spec->head_size=", spec.head_size);
-  }
-};
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec,
+                     const BuilderConfig& config) {
+  if (config.cache_dtype != kKvDtypeAuto && config.cache_dtype != kKvDtypeFloat16 &&
+      config.cache_dtype != kKvDtypeBfloat16)
+    fail(Status::kUnsupported, "TREE_ATTN supports KV cache dtypes auto, float16 and bfloat16, "
+                               "got config->cache_dtype=", kv_dtype_name(config.cache_dtype));
+  if (!accepts_spec_kind(d.accepted_spec_kinds, spec.kind))
+    fail(Status::kUnsupported, "TREE_ATTN builds decoder self-attention only, not ",
+         kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
+  if (spec.block_size % 16 != 0)
+    fail(Status::kUnsupported, "TREE_ATTN needs kv_cache_spec->block_size to be a multiple of "
+                               "16, got ", spec.block_size);
+  static const int32_t kHeads[] = {32, 64, 96, 128, 160, 192, 224, 256};
+  if (std::find(std::begin(kHeads), std::end(kHeads), spec.head_size) == std::end(kHeads))
+    fail(Status::kUnsupported, "TREE_ATTN supports head sizes 32, 64, 96, 128, 160, 192, 224 "
+                               "and 256, got kv_cache_spec->head_size=", spec.head_size);
+}
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_tree_attn_backend() {
-  return std::make_shared<TreeAttnBackend>();
-}
+extern const BackendDescriptor kTreeAttnBackend;
+const BackendDescriptor kTreeAttnBackend{
+    kName,
+    "0.13-0.20.2 (removed from vLLM after 0.20.2; not in 0.33)",
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow),
+    0,
+    fixed_cudagraph_support<kCgNever>,
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) {
+      return plan(config, choices_of(config).size() + 1);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<TreeAttnBuilder>(std::move(backend), spec, config, choices_of(config));
+    },
+};
 
 }  // namespace attn::backends

@@ -2,14 +2,13 @@
 // (vllm/v1/attention/backends/triton_attn.py), field for field. The per-token-head KV
 // quantization fields (q_to_req, q_to_klen, num_decodes, ...) keep their dataclass defaults:
 // libattn's KV cache dtypes have no per-token-head quantization.
-#include "backends/triton_attn.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -19,52 +18,46 @@
 namespace attn::backends {
 namespace {
 
-const std::string kName = "TRITON_ATTN";
+constexpr const char* kName = "TRITON_ATTN";
 
 constexpr int64_t kMinLaunchGridSize2d = 128;  // vLLM's MIN_LAUNCH_GRID_SIZE_2D
 constexpr int64_t kNumParSoftmaxSegments = 16;  // vLLM's NUM_PAR_SOFTMAX_SEGMENTS
 constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unified attention)
 
-enum Field : size_t {
-  kSeqThreshold3d = kPassthroughFields,
-  kNumParSoftmaxSegmentsField,
-  kSoftmaxSegmOutput,
-  kSoftmaxSegmMax,
-  kSoftmaxSegmExpsum,
-  kCausal,
-  kUseCascade,
-  kCommonPrefixLen,
-  kCuPrefixQueryLens,
-  kPrefixKvLens,
-  kSuffixKvLens,
-  kSchedulerMetadata,
-  kPrefixSchedulerMetadata,
-  kMmPrefixRangeTensor,
-  kAllPureFirstPrefill,
-  kNumDecodes,
-  kNumDecodeTokens,
-  kPrefillIsFirstChunk,
-  kSeqLensCpu,
-  kQueryStartLocCpu,
-  kQToReq,
-  kQToKlen,
-};
+#define TRITON_ATTN_FIELDS(X)                                     \
+  ATTN_PASSTHROUGH_FIELDS(X, k, "")                               \
+  X(kSeqThreshold3d, "seq_threshold_3D")                          \
+  X(kNumParSoftmaxSegmentsField, "num_par_softmax_segments")      \
+  X(kSoftmaxSegmOutput, "softmax_segm_output")                    \
+  X(kSoftmaxSegmMax, "softmax_segm_max")                          \
+  X(kSoftmaxSegmExpsum, "softmax_segm_expsum")                    \
+  X(kCausal, "causal")                                            \
+  X(kUseCascade, "use_cascade")                                   \
+  X(kCommonPrefixLen, "common_prefix_len")                        \
+  X(kCuPrefixQueryLens, "cu_prefix_query_lens")                   \
+  X(kPrefixKvLens, "prefix_kv_lens")                              \
+  X(kSuffixKvLens, "suffix_kv_lens")                              \
+  X(kSchedulerMetadata, "scheduler_metadata")                     \
+  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")        \
+  X(kMmPrefixRangeTensor, "mm_prefix_range_tensor")               \
+  X(kAllPureFirstPrefill, "all_pure_first_prefill")               \
+  X(kNumDecodes, "num_decodes")                                   \
+  X(kNumDecodeTokens, "num_decode_tokens")                        \
+  X(kPrefillIsFirstChunk, "prefill_is_first_chunk")               \
+  X(kSeqLensCpu, "seq_lens_cpu")                                  \
+  X(kQueryStartLocCpu, "query_start_loc_cpu")                     \
+  X(kQToReq, "q_to_req")                                          \
+  X(kQToKlen, "q_to_klen")
+ATTN_NAMED_LIST(Field, TRITON_ATTN_FIELDS);
 
-std::vector<std::string> field_names() {
-  std::vector<std::string> n;
-  add_passthrough_names(n);
-  for (const char* s :
-       {"seq_threshold_3D", "num_par_softmax_segments", "softmax_segm_output", "softmax_segm_max",
-        "softmax_segm_expsum", "causal", "use_cascade", "common_prefix_len",
-        "cu_prefix_query_lens", "prefix_kv_lens", "suffix_kv_lens", "scheduler_metadata",
-        "prefix_scheduler_metadata", "mm_prefix_range_tensor", "all_pure_first_prefill",
-        "num_decodes", "num_decode_tokens", "prefill_is_first_chunk", "seq_lens_cpu",
-        "query_start_loc_cpu", "q_to_req", "q_to_klen"})
-    n.emplace_back(s);
-  return n;
-}
-
-enum Buffer : size_t { kBufOutput, kBufMax, kBufExpsum, kBufCu, kBufPrefix, kBufSuffix };
+#define TRITON_ATTN_BUFFERS(X)                 \
+  X(kBufOutput, "softmax_segm_output")         \
+  X(kBufMax, "softmax_segm_max")               \
+  X(kBufExpsum, "softmax_segm_expsum")         \
+  X(kBufCu, "cu_prefix_query_lens")            \
+  X(kBufPrefix, "prefix_kv_lens")              \
+  X(kBufSuffix, "suffix_kv_lens")
+ATTN_NAMED_LIST(Buffer, TRITON_ATTN_BUFFERS);
 
 int64_t next_power_of_2(int64_t n) {
   int64_t p = 1;
@@ -77,8 +70,8 @@ bool decode_cudagraph_enabled(const BuilderConfig& c) {
          c.cudagraph_mode == kCudagraphFullDecodeOnly || c.cudagraph_mode == kCudagraphFull;
 }
 
-}  // namespace
-
+/// vLLM's seq_threshold_3D: 128 // num_kv_heads, moved to the closest CUDA graph capture size
+/// (the first of equally close ones) when the mode captures full decode graphs.
 int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c) {
   int64_t threshold = kMinLaunchGridSize2d / spec.num_kv_heads;
   if (decode_cudagraph_enabled(c)) {
@@ -94,8 +87,6 @@ int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c)
   }
   return threshold;
 }
-
-namespace {
 
 /// Rows of the softmax scratch: vLLM indexes it by query token, verification tokens included,
 /// so min(seq_threshold_3D, max_num_seqs) requests of up to min(1 + num_speculative_tokens
@@ -116,15 +107,14 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   const int64_t s = scratch_rows(spec, c);
   const int64_t heads = c.num_attention_heads;
   const int64_t dim = next_power_of_2(spec.head_size);
-  return {
-      {"softmax_segm_output",
-       buffer_bytes("softmax_segm_output", {s, heads, kNumParSoftmaxSegments, dim, 4})},
-      {"softmax_segm_max", buffer_bytes("softmax_segm_max", {s, heads, kNumParSoftmaxSegments, 4})},
-      {"softmax_segm_expsum", buffer_bytes("softmax_segm_expsum", {s, heads, kNumParSoftmaxSegments, 4})},
-      {"cu_prefix_query_lens", 2 * sizeof(int32_t)},
-      {"prefix_kv_lens", sizeof(int32_t)},
-      {"suffix_kv_lens", static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t)},
-  };
+  BufferPlan p(kBufferNames);
+  p.set(kBufOutput, buffer_bytes("softmax_segm_output", {s, heads, kNumParSoftmaxSegments, dim, 4}));
+  p.set(kBufMax, buffer_bytes("softmax_segm_max", {s, heads, kNumParSoftmaxSegments, 4}));
+  p.set(kBufExpsum, buffer_bytes("softmax_segm_expsum", {s, heads, kNumParSoftmaxSegments, 4}));
+  p.set(kBufCu, 2 * sizeof(int32_t));
+  p.set(kBufPrefix, sizeof(int32_t));
+  p.set(kBufSuffix, static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t));
+  return p.requests();
 }
 
 class TritonAttnBuilder final : public Builder {
@@ -132,9 +122,9 @@ class TritonAttnBuilder final : public Builder {
   TritonAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                     const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName.c_str(), config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(field_names());
+    init_metadata(name_vector(kFieldNames));
     threshold_ = triton_seq_threshold_3d(spec, config);
     const int64_t heads = config.num_attention_heads;
     const int64_t dim = next_power_of_2(spec.head_size);
@@ -217,52 +207,28 @@ class TritonAttnBuilder final : public Builder {
   Tensor output_, max_, expsum_;
 };
 
-class TritonAttnBackend final : public Backend {
- public:
-  const std::string& name() const override { return kName; }
-
-  int32_t cudagraph_support(const KvCacheSpec&, const BuilderConfig&) const override {
-    return kCgAlways;
-  }
-
-  std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec,
-                                         const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return plan(spec, config);
-  }
-
-  std::unique_ptr<Builder> create(const KvCacheSpec& spec,
-                                  const BuilderConfig& config) const override {
-    check_supported(spec, config);
-    return std::make_unique<TritonAttnBuilder>(shared_from_this(), spec, config);
-  }
-
- private:
-  static void check_supported(const KvCacheSpec& spec, const BuilderConfig&) {
-    switch (spec.kind) {
-      case kKvFullAttention:
-      case kKvSlidingWindow:
-      case kKvChunkedLocalAttention:
-      case kKvCrossAttention:
-      case kKvEncoderOnly:
-        break;
-      default:
-        fail(Status::kUnsupported, "TRITON_ATTN does not build metadata for ",
-             kv_cache_kind_name(spec.kind), " KV cache specs (kv_cache_spec->kind=", spec.kind, ")");
-    }
-    if (spec.block_size % 16 != 0)
-      fail(Status::kUnsupported, "TRITON_ATTN needs kv_cache_spec->block_size to be a multiple "
-                                 "of 16, got ", spec.block_size);
-    if (spec.head_size < 32)
-      fail(Status::kUnsupported, "TRITON_ATTN supports head sizes of at least 32, got "
-                                 "kv_cache_spec->head_size=", spec.head_size);
-  }
-};
+void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+  check_spec_kind(d, spec);
+  if (spec.block_size % 16 != 0)
+    fail(Status::kUnsupported, "TRITON_ATTN needs kv_cache_spec->block_size to be a multiple "
+                               "of 16, got ", spec.block_size);
+  if (spec.head_size < 32)
+    fail(Status::kUnsupported, "TRITON_ATTN supports head sizes of at least 32, got "
+                               "kv_cache_spec->head_size=", spec.head_size);
+}
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_triton_attn_backend() {
-  return std::make_shared<TritonAttnBackend>();
-}
+extern const BackendDescriptor kTritonAttnBackend;
+const BackendDescriptor kTritonAttnBackend{
+    kName,
+    "0.13-0.33 (partial)",
+    kPagedAttentionKinds,
+    0,
+    fixed_cudagraph_support<kCgAlways>,
+    check_supported,
+    buffer_plan_of<plan>,
+    create_builder_of<TritonAttnBuilder>,
+};
 
 }  // namespace attn::backends

@@ -214,6 +214,10 @@ class PluginBackend final : public Backend {
       : library_(std::move(library)), d_(d), name_(d.name) {}
 
   const std::string& name() const override { return name_; }
+  // A plugin's table names no spec kinds: libattn hands it every kind and the plugin's create
+  // decides.
+  uint32_t accepted_spec_kinds() const override { return kAllKvKinds; }
+  const char* vllm_release() const override { return "plugin"; }
 
   int32_t cudagraph_support(const KvCacheSpec& spec, const BuilderConfig& config) const override {
     std::vector<attn_per_layer_params_t> layers;

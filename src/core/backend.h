@@ -16,12 +16,25 @@ namespace attn {
 
 class Builder;
 
+/// Whether `mask` (a Backend::accepted_spec_kinds() value) has the bit of spec kind `kind`.
+constexpr bool accepts_spec_kind(uint32_t mask, int32_t kind) {
+  return kind >= 0 && kind < 32 && ((mask >> kind) & 1u) != 0;
+}
+
 class Backend : public std::enable_shared_from_this<Backend> {
  public:
   virtual ~Backend() = default;
 
   /// As vLLM's backend enum spells it: "FLASH_ATTN".
   virtual const std::string& name() const = 0;
+
+  /// The KV cache spec kinds create() accepts: bit k set for KvCacheKind k (ATTN_KV_* value k).
+  virtual uint32_t accepted_spec_kinds() const = 0;
+
+  /// The vLLM release whose builder this backend reproduces: "0.33.0" where it matches the
+  /// pinned reference, a range such as "0.13-0.33 (partial)" where it does not, "plugin" for a
+  /// plugin's backend.
+  virtual const char* vllm_release() const = 0;
 
   /// vLLM's classmethod get_cudagraph_support(vllm_config, kv_cache_spec), for a validated
   /// spec and config.

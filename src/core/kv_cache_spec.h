@@ -19,6 +19,13 @@ enum KvCacheKind : int32_t {
   kKvEncoderOnly = 5,
   kKvMamba = 6,
 };
+/// One past the largest kind.
+inline constexpr int32_t kKvKindCount = 7;
+
+/// The bit of `kind` in a mask of kinds (Backend::accepted_spec_kinds()).
+constexpr uint32_t kv_kind_bit(int32_t kind) { return 1u << kind; }
+/// Every kind.
+inline constexpr uint32_t kAllKvKinds = (1u << kKvKindCount) - 1;
 
 /// Numbered as the ABI's ATTN_KV_DTYPE_* values.
 enum KvDtype : int32_t {

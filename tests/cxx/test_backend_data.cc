@@ -1,0 +1,152 @@
+// The backends' data against their behaviour: for every built-in backend and every KV cache spec
+// kind, creating a builder (through the capi's path, wrappers included) succeeds iff the kind is
+// in accepted_spec_kinds(); every backend names a vLLM release; a plugin's backends accept every
+// kind and say "plugin". Links the library's objects (C++ internals, no ABI in between).
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "attn_c.h"
+#include "backends/builder_factory.h"
+#include "backends/builtin_backends.h"
+#include "core/backend.h"
+#include "core/builder_config.h"
+#include "core/error.h"
+#include "core/kv_cache_spec.h"
+#include "core/registry.h"
+
+namespace {
+
+int failures = 0;
+
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    if (!(cond)) {                                                \
+      ++failures;                                                 \
+      std::fprintf(stderr, "FAILED %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                          \
+      std::fprintf(stderr, "\n");                                 \
+    }                                                             \
+  } while (0)
+
+bool has(const std::string& name, const char* part) { return name.find(part) != std::string::npos; }
+
+/// A spec of `kind` that the backend's family can build when it accepts the kind: the family's
+/// head and block sizes (MLA's latent cache, a Mamba state), the kind's own parameters.
+attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
+  attn::KvCacheSpec s;
+  s.kind = kind;
+  s.block_size = 16;
+  s.num_kv_heads = 8;
+  s.head_size = 128;
+  if (has(backend, "MLA")) {
+    s.num_kv_heads = 1;
+    s.head_size = 576;
+    s.block_size = backend == "CUTLASS_MLA" ? 128
+                   : (backend == "FLASHMLA" || backend == "FLASHINFER_MLA") ? 64 : 16;
+  }
+  s.mamba_chunk_size = 256;  // MAMBA2 needs one; read by ATTN_KV_MAMBA specs only
+  if (kind == attn::kKvSlidingWindow) s.sliding_window = 64;
+  if (kind == attn::kKvChunkedLocalAttention) s.attention_chunk_size = 256;
+  return s;
+}
+
+/// Small limits every backend accepts (MLA sizes its chunked-prefill workspace from them).
+attn::BuilderConfig small_config() {
+  attn::BuilderConfig c;
+  c.max_num_seqs = 4;
+  c.max_num_batched_tokens = 2048;
+  c.max_model_len = 1024;
+  c.num_attention_heads = 32;
+  c.device_capability = 90;
+  c.num_gpu_blocks = 1024;  // FLEX_ATTENTION reads it
+  c.max_encoder_len = 32;   // cross attention
+  return c;
+}
+
+void test_builtin_kinds_match_create() {
+  attn::backends::register_builtin_backends();
+  attn::Registry& r = attn::Registry::instance();
+  CHECK(r.count() == 16, "%zu built-in backends, expected 16", r.count());
+  for (size_t i = 0; i < r.count(); ++i) {
+    const std::shared_ptr<const attn::Backend> b = r.at(i);
+    const std::string& name = b->name();
+    const uint32_t mask = b->accepted_spec_kinds();
+    CHECK(mask != 0 && (mask & ~attn::kAllKvKinds) == 0, "%s: mask 0x%x", name.c_str(), mask);
+    CHECK(b->vllm_release() != nullptr && std::strlen(b->vllm_release()) > 0,
+          "%s: no vLLM release", name.c_str());
+    for (int32_t kind = 0; kind < attn::kKvKindCount; ++kind) {
+      attn::KvCacheSpec spec = spec_for(name, kind);
+      attn::BuilderConfig config = small_config();
+      const bool accepted = attn::accepts_spec_kind(mask, kind);
+      std::string error;
+      attn::Status status = attn::Status::kOk;
+      try {
+        attn::validate(spec);
+        attn::validate(config, spec);
+      } catch (const attn::Error& e) {
+        CHECK(false, "%s kind %d: the test's spec or config is invalid: %s", name.c_str(), kind,
+              e.what());
+        continue;
+      }
+      try {
+        auto builder = attn::backends::create_builder(b, spec, config);
+        CHECK(builder != nullptr, "%s kind %d: null builder", name.c_str(), kind);
+      } catch (const attn::Error& e) {
+        error = e.what();
+        status = e.status();
+      }
+      if (accepted) {
+        CHECK(error.empty(), "%s accepts %s specs but creating a builder failed: %s",
+              name.c_str(), attn::kv_cache_kind_name(kind), error.c_str());
+      } else {
+        CHECK(!error.empty(), "%s does not list %s specs but created a builder", name.c_str(),
+              attn::kv_cache_kind_name(kind));
+        CHECK(status == attn::Status::kUnsupported || status == attn::Status::kInvalidArgument,
+              "%s kind %d: status %d", name.c_str(), kind, static_cast<int>(status));
+      }
+      // Backend::create alone (no wrapper): a kind outside the mask is always unsupported.
+      if (!accepted) {
+        bool refused = false;
+        try {
+          (void)b->create(spec, config);
+        } catch (const attn::Error& e) {
+          refused = e.status() == attn::Status::kUnsupported &&
+                    has(e.what(), attn::kv_cache_kind_name(kind));
+          if (!refused) std::fprintf(stderr, "  %s: %s\n", name.c_str(), e.what());
+        }
+        CHECK(refused, "%s::create did not refuse %s specs naming the kind", name.c_str(),
+              attn::kv_cache_kind_name(kind));
+      }
+    }
+    std::printf("%-16s kinds 0x%02x  vLLM %s\n", name.c_str(), mask, b->vllm_release());
+  }
+}
+
+void test_plugin_accepts_any_kind() {
+  attn_plugin_t* plugin = nullptr;
+  attn_error_t* e = attn_plugin_load(ATTN_EXAMPLE_PLUGIN, &plugin);
+  CHECK(e == nullptr, "attn_plugin_load: %s", e ? attn_error_message(e) : "");
+  if (e != nullptr) {
+    attn_error_destroy(e);
+    return;
+  }
+  const std::shared_ptr<const attn::Backend> b = attn::Registry::instance().find("EXAMPLE_PAGED");
+  CHECK(b != nullptr, "EXAMPLE_PAGED is not registered");
+  if (b != nullptr) {
+    CHECK(b->accepted_spec_kinds() == attn::kAllKvKinds, "plugin mask 0x%x",
+          b->accepted_spec_kinds());
+    CHECK(std::strcmp(b->vllm_release(), "plugin") == 0, "plugin release %s", b->vllm_release());
+  }
+  if (attn_error_t* u = attn_plugin_unload(plugin)) attn_error_destroy(u);
+}
+
+}  // namespace
+
+int main() {
+  test_builtin_kinds_match_create();
+  test_plugin_accepts_any_kind();
+  if (failures != 0) std::fprintf(stderr, "%d check(s) failed\n", failures);
+  return failures == 0 ? 0 : 1;
+}
