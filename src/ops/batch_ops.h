@@ -11,7 +11,7 @@
 //    Pointers are host pointers for a host Exec and device pointers for a CUDA one.
 //
 // Ops trust their callers (src/core validates first); a precondition vLLM asserts is checked
-// here too and reported as OpError(kInvalidArgument).
+// here too and reported as Error(kInvalidArgument) (src/ops/error.h).
 #pragma once
 
 #include <cstdint>
@@ -32,10 +32,14 @@ struct BatchSplit {
   int64_t num_prefill_tokens = 0;
 };
 
-/// vLLM's split_decodes_and_prefills on a reordered batch (decodes first).
+/// vLLM's split_decodes_and_prefills on a reordered batch (decodes first). A uniform batch
+/// (require_uniform) whose tokens are not num_reqs times the query length is refused with
+/// Error(kInvalidArgument); the message starts with "<who> cannot split the batch: " when
+/// `who` (the calling backend's name) is not null.
 BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
                                       int64_t num_tokens, int64_t max_query_len,
-                                      int32_t decode_threshold, bool require_uniform);
+                                      int32_t decode_threshold, bool require_uniform,
+                                      const char* who = nullptr);
 
 /// vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend -> prefill.
 BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
@@ -53,8 +57,8 @@ int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
 
 /// vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
 /// workspace_size; bounds[2k], bounds[2k+1] = start, end (+ request_offset). `bounds` holds
-/// 2 * num_seqs entries. Returns the number of chunks. OpError when a seq_len exceeds the
-/// workspace.
+/// 2 * num_seqs entries. Returns the number of chunks. Error(kInvalidArgument) when a seq_len
+/// exceeds the workspace.
 int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t workspace_size,
                              int64_t request_offset, int64_t* bounds);
 
@@ -276,11 +280,12 @@ struct MlaChunkPlan {
   int64_t max_chunk_tokens = 0;  ///< Largest chunk total (the token_to_seq row width).
   int64_t local_chunk = 0;
 };
-/// OpError(kInvalidArgument) when max_context_chunk rounds down to 0 (vLLM asserts it is > 0)
-/// or, with DCP, is not a multiple of dcp_size (vLLM asserts that too).
+/// Error(kInvalidArgument) when max_context_chunk rounds down to 0 (vLLM asserts it is > 0)
+/// or, with DCP, is not a multiple of dcp_size (vLLM asserts that too); its message starts
+/// with "<who>: " when `who` is not null.
 MlaChunkPlan mla_chunk_plan(const int32_t* context_lens, int64_t num_prefills,
                             int64_t workspace_size, int32_t page_size, int32_t dcp_size,
-                            int32_t interleave);
+                            int32_t interleave, const char* who = nullptr);
 
 /// The chunked-context fields vLLM keeps on the host (lists and CPU tensors), for a plan with
 /// C = plan.num_chunks chunks; every output may be null. Row-major, compact:

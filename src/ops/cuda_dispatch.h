@@ -1,10 +1,10 @@
-// Shared by the ops' .cc files: turn a kernels/ status into OpError, or refuse a CUDA Exec when
+// Shared by the ops' .cc files: turn a kernels/ status into Error, or refuse a CUDA Exec when
 // CUDA is not compiled in.
 #pragma once
 
 #include <string>
 
-#include "ops/op_error.h"
+#include "ops/error.h"
 
 #if ATTN_WITH_CUDA
 #include "kernels.h"
@@ -15,12 +15,11 @@ namespace attn::ops::detail {
 #if ATTN_WITH_CUDA
 inline void check_launch(int status, const char* op) {
   if (status != 0)
-    throw OpError(OpStatus::kCuda, std::string(op) + ": " + kernels::error_text(status));
+    fail(Status::kCuda, op, ": ", kernels::error_text(status));
 }
 #else
 [[noreturn]] inline void no_cuda(const char* op) {
-  throw OpError(OpStatus::kUnsupported,
-                std::string(op) + ": libattn was built without CUDA support");
+  fail(Status::kUnsupported, op, ": libattn was built without CUDA support");
 }
 #endif
 

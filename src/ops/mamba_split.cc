@@ -1,10 +1,7 @@
 // vLLM's split_decodes_and_prefills with treat_short_extends_as_decodes and is_prefilling, as
 // the Mamba family's _compute_common_metadata calls it (host-only: it reads
 // query_start_loc_cpu, as vLLM does).
-#include <string>
-
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
 
 namespace attn::ops {
 

@@ -1,9 +1,7 @@
 // vLLM's split_decodes_and_prefills and split_decodes_prefills_and_extends (host-only: they
 // read query_start_loc_cpu / seq_lens_cpu, as vLLM does).
-#include <string>
-
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
+#include "ops/error.h"
 
 namespace attn::ops {
 namespace {
@@ -21,7 +19,7 @@ BatchSplit all_decodes(int64_t num_reqs, int64_t num_tokens) {
 
 BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
                                       int64_t max_query_len, int32_t decode_threshold,
-                                      bool require_uniform) {
+                                      bool require_uniform, const char* who) {
   if (max_query_len <= decode_threshold && (!require_uniform || decode_threshold <= 1))
     return all_decodes(num_reqs, num_tokens);
   if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
@@ -43,10 +41,9 @@ BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int6
     }
     if (uniform) {
       if (num_reqs * first_len != num_tokens)
-        throw OpError(OpStatus::kInvalidArgument,
-                      "tokens not padded correctly: num_reqs=" + std::to_string(num_reqs) +
-                          " times query length " + std::to_string(first_len) +
-                          " is not num_actual_tokens=" + std::to_string(num_tokens));
+        invalid(who ? who : "", who ? " cannot split the batch: " : "",
+                "tokens not padded correctly: num_reqs=", num_reqs, " times query length ",
+                first_len, " is not num_actual_tokens=", num_tokens);
       return all_decodes(num_reqs, num_tokens);
     }
     for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
