@@ -3,11 +3,8 @@
 
 #include <string>
 
+#include "ops/cuda_dispatch.h"
 #include "ops/error.h"
-
-#if ATTN_WITH_CUDA
-#include "kernels.h"
-#endif
 
 namespace attn::ops {
 
@@ -26,6 +23,10 @@ void check(int status, const char* what) {
   fail(code, what, " failed: ", kernels::error_text(status));
 }
 }  // namespace
+
+void detail::check_launch(int status, const char* op) {
+  if (status != 0) fail(Status::kCuda, op, ": ", kernels::error_text(status));
+}
 
 bool cuda_compiled() noexcept { return true; }
 

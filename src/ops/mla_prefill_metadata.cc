@@ -94,20 +94,9 @@ void mla_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t* s
                           int32_t interleave, int64_t token_width, const MlaPrefillOut& out) {
   if (out.token_to_seq != nullptr && out.cu_seq_lens == nullptr)
     invalid("mla_prefill_metadata: token_to_seq is derived from cu_seq_lens, which is NULL");
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::mla_prefill_metadata(exec.device_id, exec.stream, qsl, seq_lens, num_prefills,
-                                      plan.num_chunks, plan.max_context_chunk, plan.local_chunk,
-                                      dcp_size, interleave, token_width, out.query_start_loc,
-                                      out.query_seq_lens, out.cu_seq_lens, out.starts,
-                                      out.token_to_seq, out.padded_local_cu_seq_lens),
-        "mla_prefill_metadata");
-    return;
-#else
-    detail::no_cuda("mla_prefill_metadata");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mla_prefill_metadata, qsl, seq_lens, num_prefills, plan, dcp_size,
+                            interleave, token_width, out);
   const int64_t P = num_prefills, m = plan.max_context_chunk, l = plan.local_chunk;
   const bool dcp = dcp_size > 1;
   for (int64_t i = 0; i <= P; ++i) {
