@@ -90,7 +90,7 @@ kv_indices_kernel(const int32_t* __restrict__ doc, int64_t num_tokens,
 int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t num_tokens,
                     const int32_t* bt, int64_t bt_stride, int64_t width, int64_t pages,
                     int32_t q_block, int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
-                    int32_t* kv_num_blocks, int64_t* scratch, int64_t scratch_per_group,
+                    int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
                     int64_t num_gpu_blocks) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
@@ -98,7 +98,7 @@ int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t
   kv_indices_kernel<<<static_cast<unsigned>(num_groups), kBlock, 0,
                       static_cast<cudaStream_t>(stream)>>>(
       doc_ids, num_tokens, bt, bt_stride, width, pages, q_block, kv_indices, out_stride,
-      kv_num_blocks, scratch, scratch_per_group, num_gpu_blocks);
+      kv_num_blocks, static_cast<int64_t*>(scratch), scratch_per_group, num_gpu_blocks);
   return cudaGetLastError();
 }
 

@@ -18,7 +18,7 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
                  const int32_t* __restrict__ draft, const int32_t* __restrict__ bt,
                  int64_t bt_stride, int64_t width, int64_t cols,
                  const int32_t* __restrict__ accepted, int64_t token_capacity,
-                 GdnSplitPointers out) {
+                 GdnSplitOut out) {
   using Scan = cub::BlockScan<int64_t, kBlock>;
   __shared__ typename Scan::TempStorage storage;
   __shared__ int64_t carry_reqs, carry_tokens;
@@ -80,7 +80,7 @@ int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_
                    int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
                    int64_t bt_stride, int64_t bt_width, int64_t num_cols,
                    const int32_t* num_accepted_tokens, int64_t token_capacity,
-                   const GdnSplitPointers& out) noexcept {
+                   const GdnSplitOut& out) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   gdn_split_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(

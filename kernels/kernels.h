@@ -1,11 +1,18 @@
 // CUDA implementations of the ops in src/ops/batch_ops.h, and the runtime wrappers of
-// src/ops/device_runtime.h. Compiled only when a CUDA toolkit is found. This header includes no
+// src/ops/device_runtime.h. Defined only when a CUDA toolkit is found. This header includes no
 // CUDA header so that the host-compiled ops can call it: status values are cudaError_t as int
 // (0 = cudaSuccess), streams are cudaStream_t as void*.
+//
+// Each op's kernel takes the op's parameters, same types in the same order, with
+// (int device_id, void* stream) in place of the Exec, and returns a status; src/ops calls it
+// through ATTN_CUDA_LAUNCH (src/ops/cuda_dispatch.h), which static_asserts exactly that in every
+// build: a signature changed on one side only does not compile.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "op_args.h"
 
 namespace attn::kernels {
 
@@ -50,7 +57,7 @@ int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t
                     const int32_t* block_table, int64_t block_table_stride,
                     int64_t block_table_width, int64_t pages, int32_t q_block,
                     int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
-                    int32_t* kv_num_blocks, int64_t* scratch, int64_t scratch_per_group,
+                    int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
                     int64_t num_gpu_blocks) noexcept;
 
 /// See ops::cascade_split. One launch; asynchronous on `stream`.
@@ -123,11 +130,9 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
 /// chunk lengths, then a binary search per token of token_to_seq); block 0 also writes the
 /// rebased query_start_loc and the query lengths.
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
-                         int64_t num_prefills, int64_t num_chunks, int64_t max_context_chunk,
-                         int64_t local_chunk, int32_t dcp_size, int32_t interleave,
-                         int64_t token_width, int32_t* qsl_out, int32_t* query_seq_lens,
-                         int32_t* cu_seq_lens, int32_t* starts, int32_t* token_to_seq,
-                         int32_t* padded_local_cu_seq_lens) noexcept;
+                         int64_t num_prefills, const MlaChunkPlan& plan, int32_t dcp_size,
+                         int32_t interleave, int64_t token_width,
+                         const MlaPrefillOut& out) noexcept;
 
 /// See ops::flashmla_fixed_tile_schedule. One launch.
 int flashmla_fixed_tile_schedule(int device_id, void* stream, int64_t num_decodes,
@@ -171,25 +176,12 @@ int iota_i32(int device_id, void* stream, int32_t* out, int64_t n) noexcept;
 int query_lens_i32(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
                    int32_t offset, int32_t* out) noexcept;
 
-/// The outputs of gdn_spec_split (any may be null); see ops::GdnSplitOut.
-struct GdnSplitPointers {
-  uint8_t* masks = nullptr;
-  int32_t* spec_state = nullptr;
-  int32_t* non_spec_state = nullptr;
-  int32_t* spec_qsl = nullptr;
-  int32_t* non_spec_qsl = nullptr;
-  int32_t* spec_token_indx = nullptr;
-  int32_t* non_spec_token_indx = nullptr;
-  int32_t* spec_accepted = nullptr;
-  uint8_t* non_spec_has_initial = nullptr;
-};
-
 /// See ops::gdn_spec_split. One single-block launch (block scans of the spec/non-spec ranks and
 /// token offsets; each request's thread writes its rows and tokens).
 int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
                    int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
                    int64_t bt_stride, int64_t bt_width, int64_t num_cols,
                    const int32_t* num_accepted_tokens, int64_t token_capacity,
-                   const GdnSplitPointers& out) noexcept;
+                   const GdnSplitOut& out) noexcept;
 
 }  // namespace attn::kernels

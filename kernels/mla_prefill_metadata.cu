@@ -101,19 +101,18 @@ __global__ void __launch_bounds__(kBlock)
 }  // namespace
 
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
-                         int64_t num_prefills, int64_t num_chunks, int64_t max_context_chunk,
-                         int64_t local_chunk, int32_t dcp_size, int32_t interleave,
-                         int64_t token_width, int32_t* qsl_out, int32_t* query_seq_lens,
-                         int32_t* cu_seq_lens, int32_t* starts, int32_t* token_to_seq,
-                         int32_t* padded_local_cu_seq_lens) noexcept {
+                         int64_t num_prefills, const MlaChunkPlan& plan, int32_t dcp_size,
+                         int32_t interleave, int64_t token_width,
+                         const MlaPrefillOut& out) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
+  const int64_t num_chunks = plan.num_chunks;
   const int64_t blocks = num_chunks < 1 ? 1 : (num_chunks < 65535 ? num_chunks : 65535);
   mla_prefill_kernel<<<static_cast<unsigned>(blocks), kBlock, 0,
                        static_cast<cudaStream_t>(stream)>>>(
-      qsl, seq_lens, num_prefills, num_chunks, max_context_chunk, local_chunk, dcp_size, interleave,
-      token_width, qsl_out, query_seq_lens, cu_seq_lens, starts, token_to_seq,
-      padded_local_cu_seq_lens);
+      qsl, seq_lens, num_prefills, num_chunks, plan.max_context_chunk, plan.local_chunk, dcp_size,
+      interleave, token_width, out.query_start_loc, out.query_seq_lens, out.cu_seq_lens,
+      out.starts, out.token_to_seq, out.padded_local_cu_seq_lens);
   return cudaGetLastError();
 }
 

@@ -16,7 +16,6 @@
 #include "core/per_layer_params.h"
 #include "core/persistent_buffers.h"
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
 
 namespace attn::backends {
 namespace {
@@ -222,14 +221,10 @@ class FlashInferBuilder final : public Builder {
     const int32_t ps = spec().block_size;
     const int64_t n = c.num_reqs;
     const int32_t threshold = reorder_batch_threshold().value_or(1);
-    Split s{};
-    try {
-      const ops::BatchSplit b = ops::split_decodes_and_prefills(
-          c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold, /*require_uniform=*/true);
-      s = {b.num_decodes, b.num_prefills, b.num_decode_tokens, b.num_prefill_tokens};
-    } catch (const ops::OpError& e) {
-      invalid("FLASHINFER cannot split the batch: ", e.what());
-    }
+    const ops::BatchSplit b =
+        ops::split_decodes_and_prefills(c.qsl_host, n, c.num_actual_tokens, c.max_query_len,
+                                        threshold, /*require_uniform=*/true, "FLASHINFER");
+    const Split s{b.num_decodes, b.num_prefills, b.num_decode_tokens, b.num_prefill_tokens};
     const bool use_cascade = cpl > 0;
     const bool use_dcp = cfg.decode_context_parallel_size > 1;
     const bool prefill_use_trtllm = use_trtllm_prefill();

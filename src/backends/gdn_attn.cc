@@ -17,7 +17,6 @@
 #include "core/error.h"
 #include "core/persistent_buffers.h"
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
 
 namespace attn::backends {
 namespace {
@@ -212,13 +211,9 @@ class GdnBuilder final : public Builder {
       if (d.spec) d.ns = ns;
     }
     if (!d.spec) {
-      ops::BatchSplit s;
-      try {
-        s = ops::split_decodes_and_prefills(c.qsl_host, n, c.num_actual_tokens, c.max_query_len,
-                                            1, /*require_uniform=*/false);
-      } catch (const ops::OpError& e) {
-        invalid("GDN_ATTN cannot split the batch: ", e.what());
-      }
+      const ops::BatchSplit s =
+          ops::split_decodes_and_prefills(c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1,
+                                          /*require_uniform=*/false, "GDN_ATTN");
       d.nd = s.num_decodes;
       d.np = s.num_prefills;
       d.ndt = s.num_decode_tokens;

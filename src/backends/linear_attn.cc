@@ -13,7 +13,6 @@
 #include "core/error.h"
 #include "core/persistent_buffers.h"
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
 
 namespace attn::backends {
 namespace {
@@ -62,13 +61,9 @@ class LinearAttnBuilder final : public Builder {
   }
 
   void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
-    ops::BatchSplit s;
-    try {
-      s = ops::split_decodes_and_prefills(c.qsl_host, c.num_reqs, c.num_actual_tokens,
-                                          c.max_query_len, 1, /*require_uniform=*/false);
-    } catch (const ops::OpError& e) {
-      invalid("LINEAR_ATTN cannot split the batch: ", e.what());
-    }
+    const ops::BatchSplit s = ops::split_decodes_and_prefills(
+        c.qsl_host, c.num_reqs, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,
+        "LINEAR_ATTN");
     check_state_table(kName, spec(), c);
 
     Metadata& m = metadata();

@@ -24,7 +24,6 @@
 #include "core/per_layer_params.h"
 #include "core/persistent_buffers.h"
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
 
 namespace attn::backends {
 namespace {
@@ -461,14 +460,9 @@ class MlaBuilder final : public Builder {
     const BuilderConfig& cfg = config();
     const int64_t n = c.num_reqs;
     const int32_t threshold = reorder_batch_threshold().value_or(1);
-    ops::BatchSplit s;
-    try {
-      s = ops::split_decodes_and_prefills(
-          c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold,
-          /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen);
-    } catch (const ops::OpError& e) {
-      invalid(v_.name, " cannot split the batch: ", e.what());
-    }
+    const ops::BatchSplit s = ops::split_decodes_and_prefills(
+        c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold,
+        /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen, v_.name.c_str());
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     const bool dcp = dcp_ > 1;
     if (np > 0 && c.seq_lens_host == nullptr)
@@ -490,12 +484,8 @@ class MlaBuilder final : public Builder {
     if (np > 0) {
       for (int64_t i = 0; i < np; ++i)
         contexts[i] = static_cast<int32_t>(c.seq_lens_host[nd + i] - c.query_len(nd + i));
-      try {
-        chunks =
-            ops::mla_chunk_plan(contexts, np, workspace_, spec().block_size, dcp_, interleave_);
-      } catch (const ops::OpError& e) {
-        invalid(v_.name, ": ", e.what());
-      }
+      chunks = ops::mla_chunk_plan(contexts, np, workspace_, spec().block_size, dcp_, interleave_,
+                                   v_.name.c_str());
       if (chunks.num_chunks > max_chunks_)
         fail(Status::kInternal, v_.name, ": ", chunks.num_chunks, " context chunks exceed the ",
              max_chunks_, " the buffers were planned for");

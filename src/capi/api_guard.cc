@@ -5,7 +5,6 @@
 
 #include "capi/handles.h"
 #include "core/error.h"
-#include "ops/op_error.h"
 
 namespace attn::capi {
 
@@ -18,10 +17,6 @@ static_assert(ATTN_ERR_NOT_FOUND == static_cast<int32_t>(Status::kNotFound));
 static_assert(ATTN_ERR_ABI_MISMATCH == static_cast<int32_t>(Status::kAbiMismatch));
 static_assert(ATTN_ERR_BUSY == static_cast<int32_t>(Status::kBusy));
 static_assert(ATTN_ERR_INTERNAL == static_cast<int32_t>(Status::kInternal));
-static_assert(ATTN_ERR_INVALID_ARGUMENT == static_cast<int32_t>(ops::OpStatus::kInvalidArgument));
-static_assert(ATTN_ERR_UNSUPPORTED == static_cast<int32_t>(ops::OpStatus::kUnsupported));
-static_assert(ATTN_ERR_OUT_OF_MEMORY == static_cast<int32_t>(ops::OpStatus::kOutOfMemory));
-static_assert(ATTN_ERR_CUDA == static_cast<int32_t>(ops::OpStatus::kCuda));
 
 namespace {
 attn_error kOutOfMemoryError{ATTN_ERR_OUT_OF_MEMORY, "out of memory", true};
@@ -43,8 +38,6 @@ attn_error_t* translate_current_exception() noexcept {
     throw;
   } catch (const Error& e) {
     return make_error(static_cast<int32_t>(e.status()), e.message());
-  } catch (const ops::OpError& e) {
-    return make_error(static_cast<int32_t>(e.status()), e.what());
   } catch (const std::bad_alloc&) {
     return &kOutOfMemoryError;
   } catch (const std::exception& e) {

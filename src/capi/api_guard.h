@@ -11,8 +11,8 @@ namespace attn::capi {
 /// A new error object (or the static out-of-memory error when even that allocation fails).
 attn_error_t* make_error(int32_t code, std::string message) noexcept;
 
-/// Maps the exception being handled to an error object: attn::Error and ops::OpError keep their
-/// code, std::bad_alloc is out of memory, anything else is an internal error.
+/// Maps the exception being handled to an error object: attn::Error (thrown by every layer, ops
+/// included) keeps its code, std::bad_alloc is out of memory, anything else is an internal error.
 attn_error_t* translate_current_exception() noexcept;
 
 /// Throws Error(kInvalidArgument, "<name> is NULL") when p is null.

@@ -17,7 +17,7 @@ class Allocator {
   virtual void deallocate(void* ptr, size_t bytes, Device device) noexcept = 0;
 };
 
-/// Host: aligned operator new. CUDA: cudaMalloc through src/ops (throws OpError when CUDA is
+/// Host: aligned operator new. CUDA: cudaMalloc through src/ops (throws Error when CUDA is
 /// missing, so callers see why rather than a bare out-of-memory).
 std::shared_ptr<Allocator> default_allocator();
 

@@ -4,7 +4,6 @@
 
 #include "core/error.h"
 #include "ops/device_runtime.h"
-#include "ops/op_error.h"
 
 namespace attn {
 
@@ -168,7 +167,7 @@ int32_t resolved_device_capability(const BuilderConfig& c) {
   try {
     if (ops::cuda_device_count() <= c.device.id) return 0;
     return ops::cuda_device_capability(c.device.id);
-  } catch (const ops::OpError&) {
+  } catch (const Error&) {
     return 0;
   }
 }

@@ -11,11 +11,16 @@
 //    Pointers are host pointers for a host Exec and device pointers for a CUDA one.
 //
 // Ops trust their callers (src/core validates first); a precondition vLLM asserts is checked
-// here too and reported as OpError(kInvalidArgument).
+// here too and reported as Error(kInvalidArgument) (src/ops/error.h).
+//
+// A tensor op's kernel (kernels/kernels.h) takes the op's parameters as they are, with
+// (int device_id, void* stream) in place of the Exec: src/ops/cuda_dispatch.h checks it at
+// compile time, in every build. Structs they share are in kernels/op_args.h.
 #pragma once
 
 #include <cstdint>
 
+#include "op_args.h"  // kernels/: the structs an op and its kernel share
 #include "ops/exec.h"
 
 namespace attn::ops {
@@ -32,10 +37,14 @@ struct BatchSplit {
   int64_t num_prefill_tokens = 0;
 };
 
-/// vLLM's split_decodes_and_prefills on a reordered batch (decodes first).
+/// vLLM's split_decodes_and_prefills on a reordered batch (decodes first). A uniform batch
+/// (require_uniform) whose tokens are not num_reqs times the query length is refused with
+/// Error(kInvalidArgument); the message starts with "<who> cannot split the batch: " when
+/// `who` (the calling backend's name) is not null.
 BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
                                       int64_t num_tokens, int64_t max_query_len,
-                                      int32_t decode_threshold, bool require_uniform);
+                                      int32_t decode_threshold, bool require_uniform,
+                                      const char* who = nullptr);
 
 /// vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend -> prefill.
 BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
@@ -53,8 +62,8 @@ int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
 
 /// vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
 /// workspace_size; bounds[2k], bounds[2k+1] = start, end (+ request_offset). `bounds` holds
-/// 2 * num_seqs entries. Returns the number of chunks. OpError when a seq_len exceeds the
-/// workspace.
+/// 2 * num_seqs entries. Returns the number of chunks. Error(kInvalidArgument) when a seq_len
+/// exceeds the workspace.
 int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t workspace_size,
                              int64_t request_offset, int64_t* bounds);
 
@@ -268,19 +277,13 @@ void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t blo
 /// = cdiv(m, max_context_chunk); chunk k of prefill p covers [k * M, min(c_p, (k + 1) * M)).
 /// With DCP (dcp_size > 1) local_chunk = cdiv(M, dcp_size * interleave) * interleave (vLLM's
 /// padded_local_max_context_chunk_across_ranks). All zero when no prefill has context.
-struct MlaChunkPlan {
-  int64_t num_prefills_with_context = 0;
-  int64_t max_context_len = 0;
-  int64_t max_context_chunk = 0;
-  int64_t num_chunks = 0;
-  int64_t max_chunk_tokens = 0;  ///< Largest chunk total (the token_to_seq row width).
-  int64_t local_chunk = 0;
-};
-/// OpError(kInvalidArgument) when max_context_chunk rounds down to 0 (vLLM asserts it is > 0)
-/// or, with DCP, is not a multiple of dcp_size (vLLM asserts that too).
+using MlaChunkPlan = kernels::MlaChunkPlan;
+/// Error(kInvalidArgument) when max_context_chunk rounds down to 0 (vLLM asserts it is > 0)
+/// or, with DCP, is not a multiple of dcp_size (vLLM asserts that too); its message starts
+/// with "<who>: " when `who` is not null.
 MlaChunkPlan mla_chunk_plan(const int32_t* context_lens, int64_t num_prefills,
                             int64_t workspace_size, int32_t page_size, int32_t dcp_size,
-                            int32_t interleave);
+                            int32_t interleave, const char* who = nullptr);
 
 /// The chunked-context fields vLLM keeps on the host (lists and CPU tensors), for a plan with
 /// C = plan.num_chunks chunks; every output may be null. Row-major, compact:
@@ -313,14 +316,7 @@ void mla_chunk_host_lists(const int32_t* context_lens, int64_t num_prefills,
 ///   token_to_seq (C x token_width) = p for t in [cu[k][p], cu[k][p + 1]), 0 up to the width;
 ///   padded_local_cu_seq_lens (C x (P + 1)) = 0 then the running sums of the padded local
 ///   chunk lengths (DCP only).
-struct MlaPrefillOut {
-  int32_t* query_start_loc = nullptr;
-  int32_t* query_seq_lens = nullptr;
-  int32_t* cu_seq_lens = nullptr;
-  int32_t* starts = nullptr;
-  int32_t* token_to_seq = nullptr;
-  int32_t* padded_local_cu_seq_lens = nullptr;
-};
+using MlaPrefillOut = kernels::MlaPrefillOut;
 void mla_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
                           const int32_t* seq_lens, int64_t num_prefills, const MlaChunkPlan& plan,
                           int32_t dcp_size, int32_t interleave, int64_t token_width,
@@ -419,17 +415,7 @@ void query_lens_i32(const Exec& exec, const int32_t* query_start_loc, int64_t nu
 ///   spec_accepted = num_accepted_tokens[spec r];
 ///   non_spec_has_initial[k] = 1 when the k-th non-spec request has computed tokens.
 /// The group sizes come from the host mirrors; `token_capacity` bounds the token arrays.
-struct GdnSplitOut {
-  uint8_t* masks = nullptr;
-  int32_t* spec_state = nullptr;
-  int32_t* non_spec_state = nullptr;
-  int32_t* spec_qsl = nullptr;
-  int32_t* non_spec_qsl = nullptr;
-  int32_t* spec_token_indx = nullptr;
-  int32_t* non_spec_token_indx = nullptr;
-  int32_t* spec_accepted = nullptr;
-  uint8_t* non_spec_has_initial = nullptr;
-};
+using GdnSplitOut = kernels::GdnSplitOut;
 void gdn_spec_split(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
                     int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
                     int64_t block_table_stride, int64_t block_table_width, int64_t num_cols,

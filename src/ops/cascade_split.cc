@@ -8,18 +8,10 @@ void cascade_split(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
                    int64_t num_actual_tokens, int64_t common_prefix_len,
                    int32_t* cu_prefix_query_lens, int32_t* prefix_kv_lens,
                    int32_t* suffix_kv_lens) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::cascade_split(exec.device_id, exec.stream, seq_lens, num_reqs,
-                               num_actual_tokens, common_prefix_len, cu_prefix_query_lens,
-                               prefix_kv_lens, suffix_kv_lens),
-        "cascade_split");
-    return;
-#else
-    detail::no_cuda("cascade_split");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, cascade_split, seq_lens, num_reqs, num_actual_tokens,
+                            common_prefix_len, cu_prefix_query_lens, prefix_kv_lens,
+                            suffix_kv_lens);
   cu_prefix_query_lens[0] = 0;
   cu_prefix_query_lens[1] = static_cast<int32_t>(num_actual_tokens);
   prefix_kv_lens[0] = static_cast<int32_t>(common_prefix_len);

@@ -8,17 +8,9 @@ namespace attn::ops {
 void causal_conv1d_metadata(const Exec& exec, const int32_t* qsl_p, int64_t num_prefills,
                             int64_t num_programs, int32_t* batch_ptr,
                             int32_t* token_chunk_offset_ptr) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::causal_conv1d_metadata(exec.device_id, exec.stream, qsl_p,
-                                                         num_prefills, num_programs, batch_ptr,
-                                                         token_chunk_offset_ptr),
-                         "causal_conv1d_metadata");
-    return;
-#else
-    detail::no_cuda("causal_conv1d_metadata");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, causal_conv1d_metadata, qsl_p, num_prefills, num_programs,
+                            batch_ptr, token_chunk_offset_ptr);
   constexpr int64_t kBlockM = 8;
   int64_t p = 0;
   for (int64_t r = 0; r < num_prefills; ++r) {

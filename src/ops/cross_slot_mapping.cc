@@ -8,17 +8,9 @@ void cross_attention_slot_mapping(const Exec& exec, const int32_t* qsl, const in
                                   const int32_t* encoder_seq_lens, int64_t num_reqs,
                                   const int32_t* block_table, int64_t bt_stride, int64_t width,
                                   int32_t block_size, int64_t* out, int64_t total) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::cross_attention_slot_mapping(
-                             exec.device_id, exec.stream, qsl, seq_lens, encoder_seq_lens,
-                             num_reqs, block_table, bt_stride, width, block_size, out, total),
-                         "cross_attention_slot_mapping");
-    return;
-#else
-    detail::no_cuda("cross_attention_slot_mapping");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, cross_attention_slot_mapping, qsl, seq_lens, encoder_seq_lens,
+                            num_reqs, block_table, bt_stride, width, block_size, out, total);
   int64_t k = 0;
   for (int64_t r = 0; r < num_reqs; ++r) {
     const bool first_step = seq_lens[r] - (qsl[r + 1] - qsl[r]) <= 0;

@@ -8,17 +8,9 @@ namespace attn::ops {
 void dcp_context_kv_lens(const Exec& exec, const int32_t* query_start_loc,
                          const int32_t* seq_lens, int64_t num_reqs, int32_t dcp_size,
                          int32_t dcp_rank, int32_t interleave, int32_t* out) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::dcp_context_kv_lens(exec.device_id, exec.stream, query_start_loc, seq_lens,
-                                     num_reqs, dcp_size, dcp_rank, interleave, out),
-        "dcp_context_kv_lens");
-    return;
-#else
-    detail::no_cuda("dcp_context_kv_lens");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, dcp_context_kv_lens, query_start_loc, seq_lens, num_reqs,
+                            dcp_size, dcp_rank, interleave, out);
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int64_t ctx = static_cast<int64_t>(seq_lens[r]) -
                         (static_cast<int64_t>(query_start_loc[r + 1]) - query_start_loc[r]);
@@ -28,17 +20,9 @@ void dcp_context_kv_lens(const Exec& exec, const int32_t* query_start_loc,
 
 void dcp_local_seq_lens(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
                         int32_t dcp_size, int32_t dcp_rank, int32_t interleave, int32_t* out) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::dcp_local_seq_lens(exec.device_id, exec.stream, seq_lens,
-                                                     num_reqs, dcp_size, dcp_rank, interleave,
-                                                     out),
-                         "dcp_local_seq_lens");
-    return;
-#else
-    detail::no_cuda("dcp_local_seq_lens");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, dcp_local_seq_lens, seq_lens, num_reqs, dcp_size, dcp_rank,
+                            interleave, out);
   for (int64_t r = 0; r < num_reqs; ++r) {
     if (dcp_rank >= 0) {
       out[r] = dcp_local_len(seq_lens[r], dcp_size, dcp_rank, interleave);

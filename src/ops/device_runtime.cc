@@ -3,11 +3,8 @@
 
 #include <string>
 
-#include "ops/op_error.h"
-
-#if ATTN_WITH_CUDA
-#include "kernels.h"
-#endif
+#include "ops/cuda_dispatch.h"
+#include "ops/error.h"
 
 namespace attn::ops {
 
@@ -21,11 +18,15 @@ constexpr int kCudaErrorNoDevice = 100;
 
 void check(int status, const char* what) {
   if (status == 0) return;
-  const OpStatus code = status == 2 /* cudaErrorMemoryAllocation */ ? OpStatus::kOutOfMemory
-                                                                     : OpStatus::kCuda;
-  throw OpError(code, std::string(what) + " failed: " + kernels::error_text(status));
+  const Status code =
+      status == 2 /* cudaErrorMemoryAllocation */ ? Status::kOutOfMemory : Status::kCuda;
+  fail(code, what, " failed: ", kernels::error_text(status));
 }
 }  // namespace
+
+void detail::check_launch(int status, const char* op) {
+  if (status != 0) fail(Status::kCuda, op, ": ", kernels::error_text(status));
+}
 
 bool cuda_compiled() noexcept { return true; }
 
@@ -81,7 +82,7 @@ void cuda_copy_device_to_device(int32_t device_id, void* dst, const void* src, s
 
 namespace {
 [[noreturn]] void no_cuda() {
-  throw OpError(OpStatus::kUnsupported, "libattn was built without CUDA support");
+  fail(Status::kUnsupported, "libattn was built without CUDA support");
 }
 }  // namespace
 

@@ -1,6 +1,6 @@
 // The few CUDA runtime services the layers above need (allocation, copies, device queries),
 // behind plain C++ so that nothing above src/ops includes a CUDA header. Built without CUDA,
-// cuda_compiled() is false and every other function throws OpError(kUnsupported).
+// cuda_compiled() is false and every other function throws Error(kUnsupported).
 #pragma once
 
 #include <cstddef>
@@ -13,16 +13,16 @@ namespace attn::ops {
 bool cuda_compiled() noexcept;
 
 /// Number of visible CUDA devices; 0 when none is visible (no driver, no GPU).
-/// Throws OpError(kUnsupported) without CUDA support, OpError(kCuda) on other runtime errors.
+/// Throws Error(kUnsupported) without CUDA support, Error(kCuda) on other runtime errors.
 int32_t cuda_device_count();
 
 /// Why cuda_device_count() is 0 ("" when it is not): the runtime's own text.
 std::string cuda_no_device_reason();
 
-/// Compute capability of a device as major*10+minor. Throws OpError(kCuda) on failure.
+/// Compute capability of a device as major*10+minor. Throws Error(kCuda) on failure.
 int32_t cuda_device_capability(int32_t device_id);
 
-/// Device memory. cuda_malloc throws OpError(kOutOfMemory) or OpError(kCuda).
+/// Device memory. cuda_malloc throws Error(kOutOfMemory) or Error(kCuda).
 void* cuda_malloc(int32_t device_id, size_t bytes);
 void cuda_free(int32_t device_id, void* ptr) noexcept;
 

@@ -8,18 +8,9 @@ namespace attn::ops {
 void fast_prefill_query_start_loc(const Exec& exec, const int32_t* qsl, int64_t num_reqs,
                                   const void* logits_indices, int32_t index_bits,
                                   int64_t num_logits_indices, int32_t* out) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::fast_prefill_query_start_loc(exec.device_id, exec.stream, qsl,
-                                                               num_reqs, logits_indices,
-                                                               index_bits, num_logits_indices,
-                                                               out),
-                         "fast_prefill_query_start_loc");
-    return;
-#else
-    detail::no_cuda("fast_prefill_query_start_loc");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, fast_prefill_query_start_loc, qsl, num_reqs, logits_indices,
+                            index_bits, num_logits_indices, out);
   auto index = [&](int64_t k) -> int64_t {
     return index_bits == 64 ? static_cast<const int64_t*>(logits_indices)[k]
                             : static_cast<const int32_t*>(logits_indices)[k];

@@ -8,14 +8,7 @@ namespace attn::ops {
 
 void fill_i32(const Exec& exec, int32_t* out, int64_t n, int32_t value) {
   if (n <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::fill_i32(exec.device_id, exec.stream, out, n, value), "fill_i32");
-    return;
-#else
-    detail::no_cuda("fill_i32");
-#endif
-  }
+  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, fill_i32, out, n, value);
   std::fill(out, out + n, value);
 }
 

@@ -9,17 +9,9 @@ namespace attn::ops {
 
 void flashmla_fixed_tile_schedule(const Exec& exec, int64_t num_decodes, int32_t end_block_idx,
                                   int32_t* tile, int32_t* num_splits) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::flashmla_fixed_tile_schedule(exec.device_id, exec.stream, num_decodes,
-                                              end_block_idx, tile, num_splits),
-        "flashmla_fixed_tile_schedule");
-    return;
-#else
-    detail::no_cuda("flashmla_fixed_tile_schedule");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, flashmla_fixed_tile_schedule, num_decodes, end_block_idx, tile,
+                            num_splits);
   const int32_t values[8] = {0, 0, static_cast<int32_t>(num_decodes - 1), end_block_idx, 0, 0,
                              0, 0};
   std::copy(values, values + 8, tile);

@@ -13,18 +13,10 @@ void flex_request_arrays(const Exec& exec, const int32_t* qsl, const int32_t* se
                          int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
                          int32_t* decode_offset, int32_t* doc_ids, int64_t* out,
                          int64_t out_stride) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::flex_request_arrays(exec.device_id, exec.stream, qsl, seq_lens, num_reqs,
-                                     num_tokens, block_size, bt, bt_stride, width, num_gpu_blocks,
-                                     num_blocks_per_seq, decode_offset, doc_ids, out, out_stride),
-        "flex_request_arrays");
-    return;
-#else
-    detail::no_cuda("flex_request_arrays");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, flex_request_arrays, qsl, seq_lens, num_reqs, num_tokens,
+                            block_size, bt, bt_stride, width, num_gpu_blocks, num_blocks_per_seq,
+                            decode_offset, doc_ids, out, out_stride);
   for (int64_t r = 0; r < num_reqs; ++r) {
     num_blocks_per_seq[r] = (seq_lens[r] + block_size - 1) / block_size;
     decode_offset[r] = seq_lens[r] - (qsl[r + 1] - qsl[r]);

@@ -12,19 +12,10 @@ void flex_kv_indices(const Exec& exec, const int32_t* doc_ids, int64_t num_token
                      int32_t q_block, int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
                      int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
                      int64_t num_gpu_blocks) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::flex_kv_indices(exec.device_id, exec.stream, doc_ids, num_tokens,
-                                                  bt, bt_stride, width, pages, q_block, num_groups,
-                                                  kv_indices, out_stride, kv_num_blocks,
-                                                  static_cast<int64_t*>(scratch),
-                                                  scratch_per_group, num_gpu_blocks),
-                         "flex_kv_indices");
-    return;
-#else
-    detail::no_cuda("flex_kv_indices");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, flex_kv_indices, doc_ids, num_tokens, bt, bt_stride, width, pages,
+                            q_block, num_groups, kv_indices, out_stride, kv_num_blocks, scratch,
+                            scratch_per_group, num_gpu_blocks);
   // seen[v] != 0: v was kept in the current group; reset for the ids kept once a group is done.
   auto* seen = static_cast<int32_t*>(scratch);
   const int64_t per_group = static_cast<int64_t>(q_block) * pages;

@@ -12,28 +12,10 @@ void gdn_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_len
                     const int32_t* num_accepted_tokens, int64_t token_capacity,
                     const GdnSplitOut& out) {
   if (num_reqs < 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    kernels::GdnSplitPointers p;
-    p.masks = out.masks;
-    p.spec_state = out.spec_state;
-    p.non_spec_state = out.non_spec_state;
-    p.spec_qsl = out.spec_qsl;
-    p.non_spec_qsl = out.non_spec_qsl;
-    p.spec_token_indx = out.spec_token_indx;
-    p.non_spec_token_indx = out.non_spec_token_indx;
-    p.spec_accepted = out.spec_accepted;
-    p.non_spec_has_initial = out.non_spec_has_initial;
-    detail::check_launch(kernels::gdn_spec_split(exec.device_id, exec.stream, qsl, seq_lens,
-                                                 num_reqs, draft_tokens, block_table, bt_stride,
-                                                 bt_width, num_cols, num_accepted_tokens,
-                                                 token_capacity, p),
-                         "gdn_spec_split");
-    return;
-#else
-    detail::no_cuda("gdn_spec_split");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, gdn_spec_split, qsl, seq_lens, num_reqs, draft_tokens,
+                            block_table, bt_stride, bt_width, num_cols, num_accepted_tokens,
+                            token_capacity, out);
   int64_t spec = 0, spec_tok = 0, non = 0, non_tok = 0;
   if (out.spec_qsl != nullptr) out.spec_qsl[0] = 0;
   if (out.non_spec_qsl != nullptr) out.non_spec_qsl[0] = 0;

@@ -103,19 +103,11 @@ void local_attention_virtual_batches(const Exec& exec, const int32_t* qsl,
                                      int32_t* seq_lens_local, int32_t* bt_local,
                                      int64_t out_stride, int32_t* virtual_req,
                                      int32_t* virtual_block_start, int64_t num_virtual) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::local_attention_virtual_batches(
-            exec.device_id, exec.stream, qsl, seq_lens, num_reqs, chunk, block_size, block_table,
-            bt_rows, bt_stride, bt_width, qsl_local, seq_lens_local, bt_local, out_stride, virtual_req,
-            virtual_block_start, num_virtual),
-        "local_attention_virtual_batches");
-    return;
-#else
-    detail::no_cuda("local_attention_virtual_batches");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, local_attention_virtual_batches, qsl, seq_lens, num_reqs, chunk,
+                            block_size, block_table, bt_rows, bt_stride, bt_width, qsl_local,
+                            seq_lens_local, bt_local, out_stride, virtual_req, virtual_block_start,
+                            num_virtual);
   const LocalAttentionPlan plan = local_attention_plan(
       qsl, seq_lens, num_reqs, chunk, block_size, qsl_local, seq_lens_local, nullptr,
       virtual_req, virtual_block_start);
@@ -128,18 +120,9 @@ void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t bt_
                        int64_t bt_stride, int64_t bt_width, const int32_t* virtual_req,
                        const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
                        int32_t* out, int64_t out_stride) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::remap_block_table(exec.device_id, exec.stream, block_table, bt_rows, bt_stride, bt_width,
-                                   virtual_req, virtual_block_start, num_virtual, pages, out,
-                                   out_stride),
-        "remap_block_table");
-    return;
-#else
-    detail::no_cuda("remap_block_table");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, remap_block_table, block_table, bt_rows, bt_stride, bt_width,
+                            virtual_req, virtual_block_start, num_virtual, pages, out, out_stride);
   for (int64_t v = 0; v < num_virtual; ++v) {
     const int64_t req = virtual_req[v];
     if (req < 0 || req >= bt_rows || bt_width <= 0) {  // no row to read: vLLM's null block

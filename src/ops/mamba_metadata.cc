@@ -17,18 +17,9 @@ void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table, in
                                 int32_t block_size, int64_t num_cols, int32_t* out,
                                 int64_t out_stride) {
   if (num_reqs <= 0 || num_cols <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::mamba_gather_state_indices(exec.device_id, exec.stream, block_table, bt_stride,
-                                            bt_width, seq_lens, num_reqs, block_size, num_cols,
-                                            out, out_stride),
-        "mamba_gather_state_indices");
-    return;
-#else
-    detail::no_cuda("mamba_gather_state_indices");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mamba_gather_state_indices, block_table, bt_stride, bt_width,
+                            seq_lens, num_reqs, block_size, num_cols, out, out_stride);
   for (int64_t r = 0; r < num_reqs; ++r) {
     // (seq_len - 1) // block_size with Python's floor: -1 for seq_len 0, clamped to 0.
     const int64_t start = std::max<int64_t>((static_cast<int64_t>(seq_lens[r]) - 1) / block_size, 0);
@@ -44,18 +35,9 @@ void mamba_prefix_caching_indices(const Exec& exec, const int32_t* qsl, const in
                                   int32_t* last_computed, int32_t* first_scheduled,
                                   int32_t* last_scheduled) {
   if (num_reqs <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::mamba_prefix_caching_indices(exec.device_id, exec.stream, qsl, seq_lens,
-                                              num_reqs, block_size, num_computed, last_computed,
-                                              first_scheduled, last_scheduled),
-        "mamba_prefix_caching_indices");
-    return;
-#else
-    detail::no_cuda("mamba_prefix_caching_indices");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mamba_prefix_caching_indices, qsl, seq_lens, num_reqs, block_size,
+                            num_computed, last_computed, first_scheduled, last_scheduled);
   const int64_t bs = block_size;
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int64_t seq = seq_lens[r];
@@ -70,17 +52,9 @@ void mamba_prefix_caching_indices(const Exec& exec, const int32_t* qsl, const in
 void mamba_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
                             int64_t first, int64_t count, int32_t* qsl_p, uint8_t* has_initial) {
   if (count < 0 || (qsl_p == nullptr && has_initial == nullptr)) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::mamba_prefill_metadata(exec.device_id, exec.stream, qsl,
-                                                         seq_lens, first, count, qsl_p,
-                                                         has_initial),
-                         "mamba_prefill_metadata");
-    return;
-#else
-    detail::no_cuda("mamba_prefill_metadata");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mamba_prefill_metadata, qsl, seq_lens, first, count, qsl_p,
+                            has_initial);
   if (qsl_p != nullptr)
     for (int64_t k = 0; k <= count; ++k) qsl_p[k] = qsl[first + k] - qsl[first];
   if (has_initial != nullptr)
@@ -111,18 +85,9 @@ void mamba_chunk_metadata(const Exec& exec, const int32_t* qsl_p, const int32_t*
                           int32_t* cu_chunk_seqlen, int32_t* seq_idx,
                           int32_t* last_chunk_indices) {
   if (num_prefills <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::mamba_chunk_metadata(exec.device_id, exec.stream, qsl_p,
-                                                       seq_lens_p, num_prefills, chunk_size,
-                                                       capacity, cu_chunk_seqlen, seq_idx,
-                                                       last_chunk_indices),
-                         "mamba_chunk_metadata");
-    return;
-#else
-    detail::no_cuda("mamba_chunk_metadata");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mamba_chunk_metadata, qsl_p, seq_lens_p, num_prefills, chunk_size,
+                            capacity, cu_chunk_seqlen, seq_idx, last_chunk_indices);
   // vLLM's loop: one chunk finishing the chunk the computed tokens left open, then whole
   // chunks; a request never shares a chunk with another.
   int64_t pos = 0, k = 0;
@@ -160,17 +125,9 @@ void copy_pad_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int6
                   int32_t pad, bool pad_with_last) {
   if (total_rows <= 0 || cols <= 0) return;
   if (rows > total_rows) rows = total_rows;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::copy_pad_i32(exec.device_id, exec.stream, src, src_stride, rows,
-                                               cols, dst, dst_stride, total_rows, pad,
-                                               pad_with_last),
-                         "copy_pad_i32");
-    return;
-#else
-    detail::no_cuda("copy_pad_i32");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, copy_pad_i32, src, src_stride, rows, cols, dst, dst_stride,
+                            total_rows, pad, pad_with_last);
   const int32_t fill = pad_with_last && rows > 0 ? src[(rows - 1) * src_stride + cols - 1] : pad;
   for (int64_t r = 0; r < rows; ++r)
     std::copy(src + r * src_stride, src + r * src_stride + cols, dst + r * dst_stride);
@@ -182,44 +139,21 @@ void copy_pad_u8(const Exec& exec, const uint8_t* src, int64_t n, uint8_t* dst, 
                  uint8_t pad) {
   if (total <= 0) return;
   if (n > total) n = total;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::copy_pad_u8(exec.device_id, exec.stream, src, n, dst, total, pad),
-                         "copy_pad_u8");
-    return;
-#else
-    detail::no_cuda("copy_pad_u8");
-#endif
-  }
+  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, copy_pad_u8, src, n, dst, total, pad);
   std::copy(src, src + n, dst);
   std::fill(dst + n, dst + total, pad);
 }
 
 void iota_i32(const Exec& exec, int32_t* out, int64_t n) {
   if (n <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::iota_i32(exec.device_id, exec.stream, out, n), "iota_i32");
-    return;
-#else
-    detail::no_cuda("iota_i32");
-#endif
-  }
+  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, iota_i32, out, n);
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(i);
 }
 
 void query_lens_i32(const Exec& exec, const int32_t* qsl, int64_t num_reqs, int32_t offset,
                     int32_t* out) {
   if (num_reqs <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::query_lens_i32(exec.device_id, exec.stream, qsl, num_reqs, offset, out),
-                         "query_lens_i32");
-    return;
-#else
-    detail::no_cuda("query_lens_i32");
-#endif
-  }
+  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, query_lens_i32, qsl, num_reqs, offset, out);
   for (int64_t i = 0; i < num_reqs; ++i) out[i] = qsl[i + 1] - qsl[i] + offset;
 }
 

@@ -2,11 +2,10 @@
 // `num_prefills > 0` branch): the host-only plan and lists, the host reference of the tensors
 // and their CUDA dispatch.
 #include <algorithm>
-#include <string>
 
 #include "ops/batch_ops.h"
 #include "ops/cuda_dispatch.h"
-#include "ops/op_error.h"
+#include "ops/error.h"
 
 namespace attn::ops {
 namespace {
@@ -23,15 +22,11 @@ int64_t padded_local(int64_t c, int32_t dcp_size, int32_t interleave) {
   return cdiv(c, static_cast<int64_t>(dcp_size) * interleave) * interleave;
 }
 
-[[noreturn]] void plan_error(const std::string& what) {
-  throw OpError(OpStatus::kInvalidArgument, what);
-}
-
 }  // namespace
 
 MlaChunkPlan mla_chunk_plan(const int32_t* context_lens, int64_t num_prefills,
                             int64_t workspace_size, int32_t page_size, int32_t dcp_size,
-                            int32_t interleave) {
+                            int32_t interleave, const char* who) {
   MlaChunkPlan p;
   for (int64_t i = 0; i < num_prefills; ++i) {
     p.max_context_len = std::max<int64_t>(p.max_context_len, context_lens[i]);
@@ -42,15 +37,17 @@ MlaChunkPlan mla_chunk_plan(const int32_t* context_lens, int64_t num_prefills,
   // (vLLM's gather kernel needs page-aligned chunk starts).
   const int64_t share = workspace_size / p.num_prefills_with_context;
   p.max_context_chunk = share / page_size * page_size;
+  const char* prefix = who ? who : "";
+  const char* colon = who ? ": " : "";
   if (p.max_context_chunk <= 0)
-    plan_error("the chunked-prefill workspace of " + std::to_string(workspace_size) +
-               " tokens leaves no whole block of " + std::to_string(page_size) +
-               " tokens for each of the " + std::to_string(p.num_prefills_with_context) +
-               " prefills with context (vLLM asserts max_context_chunk > 0)");
+    invalid(prefix, colon, "the chunked-prefill workspace of ", workspace_size,
+            " tokens leaves no whole block of ", page_size, " tokens for each of the ",
+            p.num_prefills_with_context,
+            " prefills with context (vLLM asserts max_context_chunk > 0)");
   if (dcp_size > 1 && p.max_context_chunk % dcp_size != 0)
-    plan_error("max_context_chunk=" + std::to_string(p.max_context_chunk) +
-               " is not a multiple of decode_context_parallel_size=" + std::to_string(dcp_size) +
-               " (vLLM asserts it; use a block size divisible by the DCP size)");
+    invalid(prefix, colon, "max_context_chunk=", p.max_context_chunk,
+            " is not a multiple of decode_context_parallel_size=", dcp_size,
+            " (vLLM asserts it; use a block size divisible by the DCP size)");
   p.num_chunks = cdiv(p.max_context_len, p.max_context_chunk);
   // Chunk 0 is the largest: every later chunk of a request is no longer than its first.
   for (int64_t i = 0; i < num_prefills; ++i)
@@ -96,22 +93,10 @@ void mla_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t* s
                           int64_t num_prefills, const MlaChunkPlan& plan, int32_t dcp_size,
                           int32_t interleave, int64_t token_width, const MlaPrefillOut& out) {
   if (out.token_to_seq != nullptr && out.cu_seq_lens == nullptr)
-    throw OpError(OpStatus::kInvalidArgument,
-                  "mla_prefill_metadata: token_to_seq is derived from cu_seq_lens, which is NULL");
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::mla_prefill_metadata(exec.device_id, exec.stream, qsl, seq_lens, num_prefills,
-                                      plan.num_chunks, plan.max_context_chunk, plan.local_chunk,
-                                      dcp_size, interleave, token_width, out.query_start_loc,
-                                      out.query_seq_lens, out.cu_seq_lens, out.starts,
-                                      out.token_to_seq, out.padded_local_cu_seq_lens),
-        "mla_prefill_metadata");
-    return;
-#else
-    detail::no_cuda("mla_prefill_metadata");
-#endif
-  }
+    invalid("mla_prefill_metadata: token_to_seq is derived from cu_seq_lens, which is NULL");
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mla_prefill_metadata, qsl, seq_lens, num_prefills, plan, dcp_size,
+                            interleave, token_width, out);
   const int64_t P = num_prefills, m = plan.max_context_chunk, l = plan.local_chunk;
   const bool dcp = dcp_size > 1;
   for (int64_t i = 0; i <= P; ++i) {

@@ -11,18 +11,9 @@ void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_re
                        const int32_t* block_table, int64_t bt_stride, int64_t width,
                        int32_t page_size, int32_t* indptr, int32_t* indices, int64_t capacity,
                        int32_t* last_page_len) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::paged_kv_metadata(exec.device_id, exec.stream, seq_lens,
-                                                    num_reqs, block_table, bt_stride, width,
-                                                    page_size, indptr, indices, capacity,
-                                                    last_page_len),
-                         "paged_kv_metadata");
-    return;
-#else
-    detail::no_cuda("paged_kv_metadata");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, paged_kv_metadata, seq_lens, num_reqs, block_table, bt_stride,
+                            width, page_size, indptr, indices, capacity, last_page_len);
   int64_t total = 0;
   indptr[0] = 0;
   for (int64_t r = 0; r < num_reqs; ++r) {

@@ -13,16 +13,9 @@ int32_t wrap_sub(int32_t a, int32_t b) {
 
 void slice_query_start_locs(const Exec& exec, const int32_t* qsl, int64_t start, int64_t stop,
                             int32_t skip_first, int32_t skip_last, int32_t* out) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::slice_query_start_locs(exec.device_id, exec.stream, qsl, start,
-                                                         stop, skip_first, skip_last, out),
-                         "slice_query_start_locs");
-    return;
-#else
-    detail::no_cuda("slice_query_start_locs");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, slice_query_start_locs, qsl, start, stop, skip_first, skip_last,
+                            out);
   const int64_t n = stop - start + 1;
   for (int64_t k = 0; k < n; ++k) {
     int32_t v = wrap_sub(qsl[start + k], qsl[start]);
@@ -34,15 +27,7 @@ void slice_query_start_locs(const Exec& exec, const int32_t* qsl, int64_t start,
 
 void copy_trim_last(const Exec& exec, const int32_t* in, int64_t n, int32_t skip_last,
                     int32_t* out) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::copy_trim_last(exec.device_id, exec.stream, in, n, skip_last, out),
-                         "copy_trim_last");
-    return;
-#else
-    detail::no_cuda("copy_trim_last");
-#endif
-  }
+  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, copy_trim_last, in, n, skip_last, out);
   for (int64_t k = 0; k < n; ++k) out[k] = wrap_sub(in[k], k == n - 1 ? skip_last : 0);
 }
 

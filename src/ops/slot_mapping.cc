@@ -11,19 +11,10 @@ void compute_slot_mapping(const Exec& exec, const int32_t* qsl, int64_t num_reqs
                           const int32_t* block_table, int64_t bt_stride, int64_t bt_width,
                           int32_t block_size, int32_t dcp_size, int32_t dcp_rank,
                           int32_t interleave, int64_t* slot_mapping, int64_t max_num_tokens) {
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(
-        kernels::compute_slot_mapping(exec.device_id, exec.stream, qsl, num_reqs, positions,
-                                      num_tokens, block_table, bt_stride, bt_width, block_size,
-                                      dcp_size, dcp_rank, interleave, slot_mapping,
-                                      max_num_tokens),
-        "compute_slot_mapping");
-    return;
-#else
-    detail::no_cuda("compute_slot_mapping");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, compute_slot_mapping, qsl, num_reqs, positions, num_tokens,
+                            block_table, bt_stride, bt_width, block_size, dcp_size, dcp_rank,
+                            interleave, slot_mapping, max_num_tokens);
   const int64_t virtual_block = static_cast<int64_t>(block_size) * dcp_size;
   for (int64_t r = 0; r < num_reqs; ++r) {
     const int32_t* row = block_table + r * bt_stride;

@@ -1,9 +1,8 @@
-// vLLM's split_decodes_and_prefills and split_decodes_prefills_and_extends (host-only: they
-// read query_start_loc_cpu / seq_lens_cpu, as vLLM does).
-#include <string>
-
+// vLLM's split_decodes_and_prefills (with and without treat_short_extends_as_decodes, as the
+// Mamba family's _compute_common_metadata calls it) and split_decodes_prefills_and_extends
+// (host-only: they read query_start_loc_cpu / seq_lens_cpu, as vLLM does).
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
+#include "ops/error.h"
 
 namespace attn::ops {
 namespace {
@@ -17,21 +16,36 @@ BatchSplit all_decodes(int64_t num_reqs, int64_t num_tokens) {
   s.num_decode_tokens = num_tokens;
   return s;
 }
+
+BatchSplit all_prefills(int64_t num_reqs, int64_t num_tokens) {
+  BatchSplit s;
+  s.num_prefills = num_reqs;
+  s.num_prefill_tokens = num_tokens;
+  return s;
+}
+
+/// Decodes before request first_prefill, prefills from it on (all decodes when it is < 0).
+BatchSplit split_at(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
+                    int64_t first_prefill) {
+  if (first_prefill < 0) return all_decodes(num_reqs, num_tokens);
+  BatchSplit s;
+  s.num_decodes = first_prefill;
+  s.num_prefills = num_reqs - first_prefill;
+  s.num_decode_tokens = qsl[first_prefill];
+  s.num_prefill_tokens = num_tokens - s.num_decode_tokens;
+  return s;
+}
 }  // namespace
 
 BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
                                       int64_t max_query_len, int32_t decode_threshold,
-                                      bool require_uniform) {
+                                      bool require_uniform, const char* who) {
   if (max_query_len <= decode_threshold && (!require_uniform || decode_threshold <= 1))
     return all_decodes(num_reqs, num_tokens);
   if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
   const int64_t first_len = query_len(qsl, 0);
-  if (first_len > decode_threshold) {  // the first request is not a decode: no decodes at all
-    BatchSplit s;
-    s.num_prefills = num_reqs;
-    s.num_prefill_tokens = num_tokens;
-    return s;
-  }
+  if (first_len > decode_threshold)  // the first request is not a decode: no decodes at all
+    return all_prefills(num_reqs, num_tokens);
   int64_t first_prefill = -1;
   if (require_uniform) {
     // A padded uniform batch (for full CUDA graphs): zero-length requests are padding and count
@@ -43,10 +57,9 @@ BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int6
     }
     if (uniform) {
       if (num_reqs * first_len != num_tokens)
-        throw OpError(OpStatus::kInvalidArgument,
-                      "tokens not padded correctly: num_reqs=" + std::to_string(num_reqs) +
-                          " times query length " + std::to_string(first_len) +
-                          " is not num_actual_tokens=" + std::to_string(num_tokens));
+        invalid(who ? who : "", who ? " cannot split the batch: " : "",
+                "tokens not padded correctly: num_reqs=", num_reqs, " times query length ",
+                first_len, " is not num_actual_tokens=", num_tokens);
       return all_decodes(num_reqs, num_tokens);
     }
     for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
@@ -55,13 +68,29 @@ BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int6
     for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
       if (query_len(qsl, i) > decode_threshold) first_prefill = i;
   }
-  if (first_prefill < 0) return all_decodes(num_reqs, num_tokens);
-  BatchSplit s;
-  s.num_decodes = first_prefill;
-  s.num_prefills = num_reqs - first_prefill;
-  s.num_decode_tokens = qsl[first_prefill];
-  s.num_prefill_tokens = num_tokens - s.num_decode_tokens;
-  return s;
+  return split_at(qsl, num_reqs, num_tokens, first_prefill);
+}
+
+BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
+                                      int64_t max_query_len, int32_t decode_threshold,
+                                      bool require_uniform, bool treat_short_extends_as_decodes,
+                                      const uint8_t* is_prefilling) {
+  if (treat_short_extends_as_decodes)
+    return split_decodes_and_prefills(qsl, num_reqs, num_tokens, max_query_len,
+                                      decode_threshold, require_uniform);
+  if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
+  const int64_t first_len = query_len(qsl, 0);
+  if (first_len > decode_threshold)  // the first request is not a decode: no decodes at all
+    return all_prefills(num_reqs, num_tokens);
+  // The uniform-batch shortcut needs treat_short_extends_as_decodes: without it, require_uniform
+  // marks the lengths that differ from the first, and is_prefilling is added to them.
+  int64_t first_prefill = -1;
+  for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i) {
+    const int64_t q = query_len(qsl, i);
+    const bool prefill = require_uniform ? q != first_len : q > decode_threshold;
+    if (prefill || (is_prefilling != nullptr && is_prefilling[i] != 0)) first_prefill = i;
+  }
+  return split_at(qsl, num_reqs, num_tokens, first_prefill);
 }
 
 BatchSplit split_decodes_prefills_and_extends(const int32_t* qsl, const int32_t* seq_lens,

@@ -1,8 +1,6 @@
 // vLLM's split_prefill_chunks (host-only).
-#include <string>
-
 #include "ops/batch_ops.h"
-#include "ops/op_error.h"
+#include "ops/error.h"
 
 namespace attn::ops {
 
@@ -10,9 +8,7 @@ int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t 
                              int64_t request_offset, int64_t* bounds) {
   for (int64_t i = 0; i < num_seqs; ++i)
     if (seq_lens[i] > workspace_size)
-      throw OpError(OpStatus::kInvalidArgument,
-                    "seq_lens[" + std::to_string(i) + "]=" + std::to_string(seq_lens[i]) +
-                        " exceeds workspace_size=" + std::to_string(workspace_size));
+      invalid("seq_lens[", i, "]=", seq_lens[i], " exceeds workspace_size=", workspace_size);
   int64_t chunks = 0, i = 0;
   while (i < num_seqs) {
     const int64_t start = i;

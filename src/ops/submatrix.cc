@@ -9,16 +9,8 @@ namespace attn::ops {
 void copy_submatrix_f32(const Exec& exec, const float* src, int64_t src_stride, int64_t row0,
                         int64_t col0, int64_t rows, int64_t cols, float* out) {
   if (rows <= 0 || cols <= 0) return;
-  if (exec.on_cuda) {
-#if ATTN_WITH_CUDA
-    detail::check_launch(kernels::copy_submatrix_f32(exec.device_id, exec.stream, src, src_stride,
-                                                     row0, col0, rows, cols, out),
-                         "copy_submatrix_f32");
-    return;
-#else
-    detail::no_cuda("copy_submatrix_f32");
-#endif
-  }
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, copy_submatrix_f32, src, src_stride, row0, col0, rows, cols, out);
   for (int64_t i = 0; i < rows; ++i)
     std::memcpy(out + i * cols, src + (row0 + i) * src_stride + col0,
                 static_cast<size_t>(cols) * sizeof(float));

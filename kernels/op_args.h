@@ -1,0 +1,44 @@
+// The argument structs that an op (src/ops/batch_ops.h, which documents them and names them
+// ops::MlaChunkPlan, ...) and its CUDA kernel (kernels.h) both take: plain pointers and sizes,
+// no CUDA header. They live here, in the lowest layer, so that an op passes its arguments to its
+// kernel as they are (src/ops/cuda_dispatch.h checks that the two signatures agree).
+#pragma once
+
+#include <cstdint>
+
+namespace attn::kernels {
+
+/// See ops::mla_chunk_plan.
+struct MlaChunkPlan {
+  int64_t num_prefills_with_context = 0;
+  int64_t max_context_len = 0;
+  int64_t max_context_chunk = 0;
+  int64_t num_chunks = 0;
+  int64_t max_chunk_tokens = 0;  ///< Largest chunk total (the token_to_seq row width).
+  int64_t local_chunk = 0;
+};
+
+/// See ops::mla_prefill_metadata. Any may be null.
+struct MlaPrefillOut {
+  int32_t* query_start_loc = nullptr;
+  int32_t* query_seq_lens = nullptr;
+  int32_t* cu_seq_lens = nullptr;
+  int32_t* starts = nullptr;
+  int32_t* token_to_seq = nullptr;
+  int32_t* padded_local_cu_seq_lens = nullptr;
+};
+
+/// See ops::gdn_spec_split. Any may be null.
+struct GdnSplitOut {
+  uint8_t* masks = nullptr;
+  int32_t* spec_state = nullptr;
+  int32_t* non_spec_state = nullptr;
+  int32_t* spec_qsl = nullptr;
+  int32_t* non_spec_qsl = nullptr;
+  int32_t* spec_token_indx = nullptr;
+  int32_t* non_spec_token_indx = nullptr;
+  int32_t* spec_accepted = nullptr;
+  uint8_t* non_spec_has_initial = nullptr;
+};
+
+}  // namespace attn::kernels
