@@ -239,6 +239,11 @@ class PluginBackend final : public Backend {
     return std::make_unique<PluginBuilder>(shared_from_this(), d_, spec, config);
   }
 
+  // A plugin's table says nothing of the kinds it accepts (its create refuses the others) or of
+  // a vLLM release: every kind, release "plugin".
+  uint32_t accepted_spec_kinds() const override { return Backend::accepted_spec_kinds(); }
+  const char* vllm_release() const override { return "plugin"; }
+
  private:
   std::shared_ptr<PluginLibrary> library_;  // Keeps the code of d_'s callbacks loaded.
   attn_plugin_backend_t d_;
@@ -246,6 +251,10 @@ class PluginBackend final : public Backend {
 };
 
 }  // namespace
+
+bool is_plugin_backend(const Backend& backend) {
+  return dynamic_cast<const PluginBackend*>(&backend) != nullptr;
+}
 
 std::shared_ptr<const Backend> make_plugin_backend(std::shared_ptr<PluginLibrary> library,
                                                    const attn_plugin_backend_t& descriptor) {

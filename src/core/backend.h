@@ -35,6 +35,20 @@ class Backend : public std::enable_shared_from_this<Backend> {
   virtual std::unique_ptr<Builder> create(const KvCacheSpec& spec,
                                           const BuilderConfig& config) const = 0;
 
+  // ---- Registry description (ABI 1.3, attn_backend_info) ---------------------------------
+  // Answered without a builder. The defaults suit a backend that says nothing about itself;
+  // the built-in backends override both.
+
+  /// The KV cache spec kinds it builds for: bit k set when it accepts the KvCacheKind whose
+  /// value is k (wrapper kinds included when it builds under the wrapper). Default: every kind.
+  virtual uint32_t accepted_spec_kinds() const { return (1u << (kKvMamba + 1)) - 1u; }
+
+  /// The vLLM release whose builder it matches ("0.33.0"), valid while the backend is
+  /// registered; "" when unknown (the default).
+  virtual const char* vllm_release() const { return ""; }
+
+  // ---- end of the registry description ---------------------------------------------------
+
   /// Builders of this backend alive now (a plugin cannot be unloaded while any exist).
   int64_t live_builders() const { return live_builders_.load(); }
 

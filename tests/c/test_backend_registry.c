@@ -1,4 +1,4 @@
-/* attn_backend_count, attn_backend_name, attn_backend_cudagraph_support. */
+/* attn_backend_count, attn_backend_name, attn_backend_info, attn_backend_cudagraph_support. */
 #include "test_support.h"
 
 static void test_count_and_names(void** state) {
@@ -24,6 +24,76 @@ static void test_name_bad_input(void** state) {
   assert_ptr_equal(name, UNTOUCHED_PTR);
   ASSERT_ERROR(attn_backend_name((size_t)-1, &name), ATTN_ERR_NOT_FOUND, "backend index");
   ASSERT_ERROR(attn_backend_name(0, NULL), ATTN_ERR_INVALID_ARGUMENT, "out is NULL");
+}
+
+/* Every kind bit attn_backend_info may set: one per ATTN_KV_* value. */
+#define ALL_KINDS ((1u << (ATTN_KV_MAMBA + 1)) - 1u)
+
+static void test_info_of_every_backend(void** state) {
+  size_t i, n = attn_backend_count();
+  uint32_t union_of_kinds = 0;
+  (void)state;
+  for (i = 0; i < n; ++i) {
+    attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+    const char* name = NULL;
+    info.extension = UNTOUCHED_PTR;
+    ASSERT_OK(attn_backend_info(i, &info));
+    ASSERT_OK(attn_backend_name(i, &name));
+    assert_int_equal(info.struct_size, ATTN_BACKEND_INFO_STRUCT_SIZE);
+    assert_ptr_equal(info.name, name); /* the same library-owned string */
+    assert_int_equal(info.origin, ATTN_BACKEND_BUILTIN);
+    assert_non_null(info.vllm_release);
+    assert_null(info.extension);
+    assert_int_not_equal(info.kv_cache_kinds, 0);
+    assert_int_equal(info.kv_cache_kinds & ~ALL_KINDS, 0);
+    union_of_kinds |= info.kv_cache_kinds;
+  }
+  /* Between them the built-in backends build for every kind of spec. */
+  assert_int_equal(union_of_kinds, ALL_KINDS);
+}
+
+/* A newer caller's larger struct: the library writes its own fields and nothing beyond. */
+static void test_info_larger_struct(void** state) {
+  union {
+    attn_backend_info_t info;
+    unsigned char bytes[sizeof(attn_backend_info_t) + 16];
+  } u;
+  size_t k;
+  (void)state;
+  memset(&u, 0xa5, sizeof u);
+  u.info.struct_size = sizeof u;
+  ASSERT_OK(attn_backend_info(0, &u.info));
+  assert_int_equal(u.info.struct_size, sizeof u);
+  assert_non_null(u.info.name);
+  for (k = sizeof(attn_backend_info_t); k < sizeof u; ++k) assert_int_equal(u.bytes[k], 0xa5);
+}
+
+static void test_info_bad_input(void** state) {
+  static const size_t bad_sizes[] = {0, 1, sizeof(size_t), ATTN_BACKEND_INFO_STRUCT_SIZE - 1,
+                                     ATTN_BACKEND_INFO_STRUCT_SIZE - sizeof(void*)};
+  attn_backend_info_t info, before;
+  char expected[128];
+  size_t k;
+  (void)state;
+  memset(&info, 0x5a, sizeof info);
+  info.struct_size = ATTN_BACKEND_INFO_STRUCT_SIZE;
+  before = info;
+  ASSERT_ERROR(attn_backend_info(attn_backend_count(), &info), ATTN_ERR_NOT_FOUND,
+               "out of range");
+  ASSERT_ERROR(attn_backend_info((size_t)-1, &info), ATTN_ERR_NOT_FOUND, "backend index");
+  assert_memory_equal(&info, &before, sizeof info);
+  ASSERT_ERROR(attn_backend_info(0, NULL), ATTN_ERR_INVALID_ARGUMENT, "out is NULL");
+  for (k = 0; k < sizeof bad_sizes / sizeof bad_sizes[0]; ++k) {
+    info.struct_size = bad_sizes[k];
+    before = info;
+    snprintf(expected, sizeof expected, "out->struct_size=%zu is smaller than %zu", bad_sizes[k],
+             (size_t)ATTN_BACKEND_INFO_STRUCT_SIZE);
+    ASSERT_ERROR(attn_backend_info(0, &info), ATTN_ERR_INVALID_ARGUMENT, expected);
+    /* a bad size is reported before the index is looked at */
+    ASSERT_ERROR(attn_backend_info(attn_backend_count(), &info), ATTN_ERR_INVALID_ARGUMENT,
+                 expected);
+    assert_memory_equal(&info, &before, sizeof info);
+  }
 }
 
 static int32_t level_for(int32_t capability, int32_t fa_version, int32_t batch_invariant) {
@@ -117,6 +187,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_count_and_names),
       cmocka_unit_test(test_name_bad_input),
+      cmocka_unit_test(test_info_of_every_backend),
+      cmocka_unit_test(test_info_larger_struct),
+      cmocka_unit_test(test_info_bad_input),
       cmocka_unit_test(test_flash_attn_levels),
       cmocka_unit_test(test_cudagraph_support_bad_input),
       cmocka_unit_test(test_mla_family),
