@@ -1,4 +1,4 @@
-"""The signature of every function of ``include/attn_c.h`` (ABI 1.1), for ctypes.
+"""The signature of every function of ``include/attn_c.h`` (ABI 1.3), for ctypes.
 
 :data:`SIGNATURES` maps each exported name to ``(restype, argtypes)``; :class:`~libattn.Library`
 resolves every one at load time (a missing symbol is an error naming it) and exposes them as
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t, c_uint32, c_void_p
 
-from .structs import (attn_batch_split_t, attn_builder_config_t, attn_cascade_query_t,
+from .structs import (attn_api_header_t, attn_backend_info_t, attn_batch_split_t,
+                      attn_builder_config_t, attn_cascade_query_t,
                       attn_common_metadata_t, attn_conv1d_info_t, attn_field_t,
                       attn_kv_cache_spec_t, attn_local_attention_out_t, attn_per_layer_params_t,
                       attn_slot_mapping_args_t, attn_tensor_t, attn_ubatch_out_t,
@@ -63,6 +64,7 @@ SIGNATURES = {
         (E, [C, POINTER(attn_ubatch_slice_t), c_size_t, POINTER(attn_ubatch_out_t), HP, S]),
     "attn_backend_count": (c_size_t, []),
     "attn_backend_name": (E, [c_size_t, POINTER(c_char_p)]),
+    "attn_backend_info": (E, [c_size_t, POINTER(attn_backend_info_t)]),  # ABI 1.3
     "attn_backend_cudagraph_support": (E, [c_char_p, SPEC, CFG, I32P]),
     "attn_builder_workspace_size": (E, [c_char_p, SPEC, CFG, POINTER(c_size_t)]),
     "attn_builder_create": (E, [c_char_p, SPEC, CFG, HP]),
@@ -92,4 +94,5 @@ SIGNATURES = {
     "attn_plugin_load": (E, [c_char_p, HP]),
     "attn_plugin_unload": (E, [H]),
     "attn_plugin_name": (c_char_p, [H]),
+    "attn_get_api": (E, [c_uint32, c_uint32, POINTER(POINTER(attn_api_header_t))]),  # ABI 1.3
 }
