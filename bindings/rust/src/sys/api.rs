@@ -1,5 +1,6 @@
-//! [`Api`]: one function pointer per ABI function of attn_c.h (all 54, in the header's order),
-//! resolved by name when the library is loaded. Calling an entry is `unsafe`: it is the C
+//! [`Api`]: one function pointer per ABI function of attn_c.h (all 56, in the order of the
+//! header's `ATTN_API_FUNCTIONS`: ABI 1.0's in header order, then 1.3's), resolved by name when
+//! the library is loaded. Calling an entry is `unsafe`: it is the C
 //! function itself, with the header's contract.
 use core::ffi::{c_char, c_void, CStr};
 
@@ -11,7 +12,10 @@ type T = attn_tensor_t;
 
 macro_rules! api_table {
     ($( fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?; )*) => {
-        /// The function table: field names are the C symbol names.
+        /// The function table: field names are the C symbol names, in the order of the
+        /// header's `ATTN_API_FUNCTIONS` (so its layout is that of `attn_api_t` after
+        /// `struct_size`).
+        #[repr(C)]
         #[derive(Clone, Copy)]
         pub struct Api {
             $( #[doc = concat!("`", stringify!($name), "` (see include/attn_c.h).")]
@@ -144,4 +148,7 @@ api_table! {
     fn attn_plugin_load(path: *const c_char, out: *mut *mut attn_plugin_t) -> E;
     fn attn_plugin_unload(plugin: *mut attn_plugin_t) -> E;
     fn attn_plugin_name(plugin: *const attn_plugin_t) -> *const c_char;
+    // ABI 1.3
+    fn attn_backend_info(index: usize, out: *mut attn_backend_info_t) -> E;
+    fn attn_get_api(major: u32, minor: u32, out: *mut *const attn_api_t) -> E;
 }
