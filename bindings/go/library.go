@@ -97,7 +97,8 @@ func (l *Library) StatusString(code int32) string {
 	return C.GoString(C.gattn_status_string(l.api, C.int32_t(code)))
 }
 
-// FunctionNames lists the ABI functions the binding resolved, in attn_c.h's order.
+// FunctionNames lists the ABI functions the binding resolves, in the order of attn_c.h's
+// ATTN_API_FUNCTIONS (ABI 1.0's in header order, then 1.3's, which an older library may lack).
 func FunctionNames() []string {
 	n := int(C.gattn_function_count())
 	names := make([]string, n)
