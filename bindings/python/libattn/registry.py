@@ -8,7 +8,9 @@ from enum import IntEnum
 from typing import FrozenSet, List, Sequence, Tuple
 
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
-from .enums import CudagraphSupport, KvCacheKind
+from .enums import CudagraphSupport, KvCacheKind, Status
+from .errors import Unsupported
+from .functions import OPTIONAL_SIGNATURES
 from .structs import attn_backend_info_t, attn_per_layer_params_t, new
 
 __all__ = ["RegistryMixin", "BackendInfo", "BackendOrigin"]
@@ -53,10 +55,27 @@ class RegistryMixin:
         """Every registered backend name, built-in ones first."""
         return [self.backend_name(i) for i in range(self.backend_count())]
 
+    def optional_function(self, name: str):
+        """A function of :data:`~libattn.functions.OPTIONAL_SIGNATURES` (ABI 1.3), resolved once
+        and then kept as ``raw.<name>``; :class:`~libattn.Unsupported` when the loaded library
+        is older and lacks it."""
+        fn = getattr(self.raw, name, None)
+        if fn is None:
+            try:
+                fn = getattr(self._dll, name)
+            except AttributeError:
+                raise Unsupported(Status.UNSUPPORTED,
+                                  f"'{self.path}' (libattn {'.'.join(map(str, self.version))}) "
+                                  f"has no {name} (ABI 1.3)") from None
+            fn.restype, fn.argtypes = OPTIONAL_SIGNATURES[name]
+            setattr(self.raw, name, fn)
+        return fn
+
     def backend_info(self, index: int) -> BackendInfo:
-        """``attn_backend_info``: the backend at ``index`` (NotFound past the end)."""
+        """``attn_backend_info``: the backend at ``index`` (NotFound past the end;
+        Unsupported from a library older than 1.3)."""
         out = new(attn_backend_info_t)
-        self.check(self.raw.attn_backend_info(index, ctypes.byref(out)))
+        self.check(self.optional_function("attn_backend_info")(index, ctypes.byref(out)))
         kinds = frozenset(k for k in KvCacheKind if out.kv_cache_kinds & (1 << int(k)))
         return BackendInfo(index=index, name=out.name.decode(), kinds=kinds,
                            origin=BackendOrigin(out.origin),

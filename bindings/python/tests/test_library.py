@@ -5,7 +5,7 @@ import os
 import pytest
 
 import libattn
-from libattn.functions import SIGNATURES
+from libattn.functions import OPTIONAL_SIGNATURES, SIGNATURES
 from conftest import config, spec
 
 
@@ -47,9 +47,11 @@ def test_raw_table_has_every_exported_symbol(lib):
     root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
     with open(os.path.join(root, "abi", "symbols.txt")) as f:
         names = {line.split("@")[0] for line in f if line.startswith("attn_")}
-    assert names == set(SIGNATURES)
-    for name in names:
+    assert names == set(SIGNATURES) | set(OPTIONAL_SIGNATURES)
+    for name in SIGNATURES:
         assert callable(getattr(lib.raw, name))
+    for name in OPTIONAL_SIGNATURES:  # ABI 1.3: resolved on first use
+        assert callable(lib.optional_function(name))
 
 
 def test_device_count(lib):

@@ -54,18 +54,21 @@ def _header_function_table():
 
 def test_get_api_table_is_the_exported_symbols(lib):
     names = _header_function_table()
-    assert set(names) == set(libattn.functions.SIGNATURES)
+    assert set(names) == set(libattn.functions.SIGNATURES) | set(
+        libattn.functions.OPTIONAL_SIGNATURES)
     major, minor = ctypes.c_uint32(), ctypes.c_uint32()
     lib.raw.attn_get_version(ctypes.byref(major), ctypes.byref(minor), None)
     table = ctypes.POINTER(attn_api_header_t)()
-    lib.check(lib.raw.attn_get_api(major.value, minor.value, ctypes.byref(table)))
+    get_api = lib.optional_function("attn_get_api")
+    lib.check(get_api(major.value, minor.value, ctypes.byref(table)))
     size = table.contents.struct_size
     ptr = ctypes.sizeof(ctypes.c_void_p)
     assert size == ctypes.sizeof(ctypes.c_size_t) + len(names) * ptr
     members = (ctypes.c_void_p * len(names)).from_address(
         ctypes.addressof(table.contents) + ctypes.sizeof(ctypes.c_size_t))
     for k, name in enumerate(names):
-        assert members[k] == ctypes.cast(getattr(lib.raw, name), ctypes.c_void_p).value, name
+        fn = getattr(lib.raw, name, None) or lib.optional_function(name)
+        assert members[k] == ctypes.cast(fn, ctypes.c_void_p).value, name
 
 
 def test_get_api_refuses_a_newer_minor(lib):
@@ -73,6 +76,17 @@ def test_get_api_refuses_a_newer_minor(lib):
     lib.raw.attn_get_version(ctypes.byref(major), ctypes.byref(minor), None)
     table = ctypes.POINTER(attn_api_header_t)()
     with pytest.raises(libattn.AbiMismatch) as e:
-        lib.check(lib.raw.attn_get_api(major.value, minor.value + 1, ctypes.byref(table)))
+        lib.check(lib.optional_function("attn_get_api")(major.value, minor.value + 1,
+                                                        ctypes.byref(table)))
     assert f"{major.value}.{minor.value + 1}" in e.value.message
     assert not table
+
+
+def test_optional_functions_of_an_older_library(lib, monkeypatch):
+    class Older:  # a library without the 1.3 symbols
+        pass
+    monkeypatch.setattr(lib, "_dll", Older())
+    monkeypatch.delattr(lib.raw, "attn_backend_info", raising=False)
+    with pytest.raises(libattn.Unsupported) as e:
+        lib.backend_info(0)
+    assert "has no attn_backend_info (ABI 1.3)" in e.value.message

@@ -84,8 +84,8 @@ pub use common_metadata::CommonMetadata;
 pub use device::Device;
 pub use dtype::{DType, Element};
 pub use enums::{
-    AttentionType, BackendOrigin, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, KvCacheKind, KvDtype, MambaCacheMode,
-    MambaType, ValidateMode,
+    AttentionType, BackendOrigin, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, KvCacheKind, KvDtype,
+    MambaCacheMode, MambaType, ValidateMode,
 };
 pub use error::{Error, ErrorCode, Result};
 pub use field::{Field, FieldValue};

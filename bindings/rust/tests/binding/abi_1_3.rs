@@ -47,7 +47,7 @@ fn the_function_table_is_the_resolved_symbols() {
     let api = lib.api();
     let mut table: *const libattn::sys::attn_api_t = std::ptr::null();
     // SAFETY: a valid out-pointer.
-    let err = unsafe { (api.attn_get_api)(version.major, version.minor, &mut table) };
+    let err = unsafe { (api.attn_get_api.expect("a 1.3 library"))(version.major, version.minor, &mut table) };
     assert!(err.is_null());
     let names = header_function_table();
     let word = std::mem::size_of::<usize>();
@@ -55,14 +55,12 @@ fn the_function_table_is_the_resolved_symbols() {
     let size = unsafe { (*table).struct_size };
     assert_eq!(size, word + names.len() * std::mem::size_of::<*const ()>());
     // SAFETY: `names.len()` pointers follow struct_size (checked just above).
-    let members =
-        unsafe { std::slice::from_raw_parts(table.cast::<u8>().add(word).cast::<*const ()>(), names.len()) };
+    let members = unsafe { std::slice::from_raw_parts(table.cast::<u8>().add(word).cast::<*const ()>(), names.len()) };
     // sys::Api is in the same order (layout::the_table_is_in_the_order_of_attn_api_functions);
     // each of its entries is the address dlsym gave for the name.
     // SAFETY: Api is a struct of function pointers only, one per name.
-    let resolved = unsafe {
-        std::slice::from_raw_parts((api as *const libattn::sys::Api).cast::<*const ()>(), names.len())
-    };
+    let resolved =
+        unsafe { std::slice::from_raw_parts((api as *const libattn::sys::Api).cast::<*const ()>(), names.len()) };
     assert_eq!(std::mem::size_of::<libattn::sys::Api>(), names.len() * std::mem::size_of::<*const ()>());
     for (k, name) in names.iter().enumerate() {
         assert_eq!(members[k], resolved[k], "{name}");
@@ -70,7 +68,7 @@ fn the_function_table_is_the_resolved_symbols() {
     // a newer minor is refused, naming both versions
     let mut untouched = table;
     // SAFETY: a valid out-pointer.
-    let err = unsafe { (api.attn_get_api)(version.major, version.minor + 1, &mut untouched) };
+    let err = unsafe { (api.attn_get_api.expect("a 1.3 library"))(version.major, version.minor + 1, &mut untouched) };
     assert!(!err.is_null());
     // SAFETY: a live error, destroyed once.
     let message = unsafe {
