@@ -279,6 +279,11 @@ fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec, reference: &[
             "chunked_prefill_workspace_size",
         ],
     )?;
+    for info in lib.backend_infos()?.iter().filter(|i| i.origin == BackendOrigin::Plugin) {
+        // the plugins' backends, every field that is set
+        let (kind_spec, _) = backend_builder(lib, info, spec, &hopper)?;
+        build_and_show(lib, &info.name, &kind_spec, &hopper, &common, &[])?;
+    }
 
     println!("\nvLLM's wrappers, asked for by the spec and the config:");
     let local = KvCacheSpec { kind: KvCacheKind::ChunkedLocalAttention, attention_chunk_size: 32, ..*spec };
