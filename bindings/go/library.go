@@ -20,6 +20,9 @@ type Library struct {
 	api     *C.gattn_api_t
 	path    string
 	version Version
+	// openCount is BackendCount() when Open ran: the built-in backends, for a library older than
+	// 1.3 that cannot say which backends are built in (the registry lists them first).
+	openCount int
 }
 
 // Version is a libattn version.
@@ -77,6 +80,7 @@ func Open(path string) (*Library, error) {
 	if err := lib.CheckVersion(RequiredMajor, RequiredMinor); err != nil {
 		return nil, err
 	}
+	lib.openCount = lib.BackendCount()
 	return lib, nil
 }
 
