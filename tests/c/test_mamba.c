@@ -160,14 +160,18 @@ static void test_refusals(void** state) {
                  "builds metadata only for MAMBA KV cache specs (vLLM's MambaSpec), got "
                  "kv_cache_spec->kind=0 (FULL_ATTENTION)");
   assert_ptr_equal(b, UNTOUCHED_PTR);
-  /* attention backends refuse Mamba specs */
+  /* attention backends (the built-in ones that build for a full-attention spec, enumerated)
+   * refuse Mamba specs */
   {
-    static const char* const attention[] = {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN",
-                                            "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"};
+    const char* attention[32];
     attn_builder_config_t flex = c;
+    const attn_kv_cache_spec_t full_spec = ts_spec();
+    size_t n, a;
     flex.num_gpu_blocks = 64;
-    for (k = 0; k < 6; ++k)
-      ASSERT_ERROR(attn_builder_create(attention[k], &spec, &flex, &b), ATTN_ERR_UNSUPPORTED,
+    n = ts_backends_building(ATTN_BACKEND_BUILTIN, &full_spec, &flex, attention, 32);
+    assert_true(n >= 1 && n <= 32);
+    for (a = 0; a < n; ++a)
+      ASSERT_ERROR(attn_builder_create(attention[a], &spec, &flex, &b), ATTN_ERR_UNSUPPORTED,
                    "MAMBA KV cache specs (kv_cache_spec->kind=6)");
   }
   /* mamba_type picks the backend */
