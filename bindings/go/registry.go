@@ -90,14 +90,23 @@ func (l *Library) BackendInfos() ([]BackendInfo, error) {
 	return infos, nil
 }
 
-// FunctionTableSize asks attn_get_api (ABI 1.3) for the library's function table, for a caller
-// of the library's own version, and returns its struct_size; VerifyFunctionTable compares it.
-func (l *Library) FunctionTableSize() (int, error) {
+// functionTable is attn_get_api's table (ABI 1.3) for a caller of the library's own version.
+func (l *Library) functionTable() (*C.attn_api_t, error) {
 	if err := l.has("attn_get_api"); err != nil {
-		return 0, err
+		return nil, err
 	}
 	var table *C.attn_api_t
 	if err := l.takeError(C.gattn_get_api(l.api, C.uint32_t(l.version.Major), C.uint32_t(l.version.Minor), &table)); err != nil {
+		return nil, err
+	}
+	return table, nil
+}
+
+// FunctionTableSize is the struct_size of the library's function table (attn_get_api, ABI 1.3);
+// VerifyFunctionTable compares its members.
+func (l *Library) FunctionTableSize() (int, error) {
+	table, err := l.functionTable()
+	if err != nil {
 		return 0, err
 	}
 	return int(table.struct_size), nil
@@ -106,11 +115,8 @@ func (l *Library) FunctionTableSize() (int, error) {
 // VerifyFunctionTable checks that every member of attn_get_api's table is the function the
 // binding resolved by name; an ErrInternal names the first that is not.
 func (l *Library) VerifyFunctionTable() error {
-	if err := l.has("attn_get_api"); err != nil {
-		return err
-	}
-	var table *C.attn_api_t
-	if err := l.takeError(C.gattn_get_api(l.api, C.uint32_t(l.version.Major), C.uint32_t(l.version.Minor), &table)); err != nil {
+	table, err := l.functionTable()
+	if err != nil {
 		return err
 	}
 	if i := int(C.gattn_table_mismatch(l.api, table)); i >= 0 {
@@ -120,8 +126,8 @@ func (l *Library) VerifyFunctionTable() error {
 	return nil
 }
 
-// Backends lists the registered backends: the built-in ones in their fixed order (FLASH_ATTN,
-// FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN), then plugins' in load order.
+// Backends lists the registered backends: the built-in ones first, in a fixed order, then
+// plugins' in load order (BackendInfos says which is which).
 func (l *Library) Backends() ([]string, error) {
 	n := l.BackendCount()
 	names := make([]string, 0, n)

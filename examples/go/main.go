@@ -296,20 +296,32 @@ func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
 	return nil
 }
 
+// buildOnce creates a builder of backend, builds the batch and prints the metadata kind and its
+// field count; the caller closes the builder (which owns the metadata).
+func buildOnce(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg attn.BuilderConfig,
+	common *attn.CommonMetadata) (*attn.Builder, *attn.Metadata, error) {
+	b, err := lib.NewBuilder(backend, spec, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, err := b.Build(0, common, false)
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	fmt.Printf("\n%s (%d fields):\n", md.Kind(), md.Len())
+	return b, md, nil
+}
+
 // buildAndShow builds the batch with backend and prints the metadata kind, its field count and
 // fields (every field that is not None when fields is empty).
 func buildAndShow(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg attn.BuilderConfig,
 	common *attn.CommonMetadata, fields []string) error {
-	b, err := lib.NewBuilder(backend, spec, cfg)
+	b, md, err := buildOnce(lib, backend, spec, cfg, common)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	md, err := b.Build(0, common, false)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n%s (%d fields):\n", md.Kind(), md.Len())
 	if len(fields) == 0 {
 		return printNotNone(md)
 	}
@@ -321,20 +333,15 @@ func buildAndShow(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg 
 // tensors first, then its scalars, three of each at most.
 func showOwnFields(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg attn.BuilderConfig,
 	common *attn.CommonMetadata, reference map[string]bool) error {
-	b, err := lib.NewBuilder(backend, spec, cfg)
+	b, md, err := buildOnce(lib, backend, spec, cfg, common)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	md, err := b.Build(0, common, false)
-	if err != nil {
-		return err
-	}
 	fields, err := md.Fields()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%s (%d fields):\n", md.Kind(), md.Len())
 	for _, tensors := range []bool{true, false} {
 		shown := 0
 		for _, f := range fields {
