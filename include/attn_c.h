@@ -32,6 +32,12 @@
  * A program compiled against this header works with any libattn whose major version equals
  * ::ATTN_VERSION_MAJOR and whose minor version is at least ::ATTN_VERSION_MINOR. Check it at
  * start-up with `ATTN_CHECK_VERSION()`.
+ *
+ * @par Loading with dlopen
+ * Every function can be found by name with `dlsym`, or (ABI 1.3) all at once: resolve
+ * attn_get_api() alone and call through the const ::attn_api_t it returns, whose members are
+ * listed once by ::ATTN_API_FUNCTIONS, each typed by the `PFN_` pointer type declared next to the
+ * function.
  */
 #ifndef ATTN_C_H_
 #define ATTN_C_H_
