@@ -139,33 +139,72 @@ int64_t produced_bytes(const attn_metadata_t* m, const Batch& b) {
   return bytes;
 }
 
-bool one_of(const std::string& name, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (name == n) return true;
-  return false;
-}
-
-// The spec a backend builds for: full attention (chunked local for the local workload), an MLA
-// spec (one 576-wide latent head) for the MLA family, a MambaSpec (256-token scan chunks) for
-// the state-space family; kind -1 when the family has no such workload.
-attn_kv_cache_spec_t spec_for(const std::string& backend, const Workload& w) {
+// A spec of each family a backend may build for: full attention (8 KV heads of 128), MLA (one
+// 576-wide latent head) and Mamba (a MambaSpec with 256-token scan chunks), at block size
+// `block_size`.
+attn_kv_cache_spec_t family_spec(int32_t kind, int32_t block_size) {
   attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
-  spec.block_size = w.block_size;
+  spec.kind = kind;
+  spec.block_size = block_size;
   spec.num_kv_heads = 8;
   spec.head_size = 128;
-  const bool mla = one_of(backend, {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA",
-                                    "TRITON_MLA"});
-  const bool mamba = one_of(backend, {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"});
-  if ((mla || mamba) && w.chunk > 0) {
-    spec.kind = -1;  // chunked local attention is for attention layers of the full kind
-  } else if (mla) {
-    spec.kind = ATTN_KV_MLA;
+  if (kind == ATTN_KV_MLA) {
     spec.num_kv_heads = 1;
     spec.head_size = 576;
-  } else if (mamba) {
-    spec.kind = ATTN_KV_MAMBA;
+  } else if (kind == ATTN_KV_MAMBA) {
     spec.num_kv_heads = spec.head_size = 1;
     spec.mamba_chunk_size = 256;
+  }
+  return spec;
+}
+
+// A backend's family: of the kinds it accepts (attn_backend_info) among full attention, MLA and
+// Mamba, the only one, or else the first it builds for at a block size every kernel of the
+// family takes (16; 128 for MLA; ATTN_ERR_UNSUPPORTED means another family). -1 for an unknown backend. No list of
+// backend names.
+int32_t family_of(const std::string& backend) {
+  static const int32_t kFamilies[] = {ATTN_KV_FULL_ATTENTION, ATTN_KV_MLA, ATTN_KV_MAMBA};
+  attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+  bool found = false;
+  for (size_t i = 0; i < attn_backend_count() && !found; ++i) {
+    if (attn_error_t* err = attn_backend_info(i, &info)) {
+      attn_error_destroy(err);
+      continue;
+    }
+    found = backend == info.name;
+  }
+  if (!found) return -1;
+  std::vector<int32_t> accepted;
+  for (int32_t kind : kFamilies)
+    if (info.kv_cache_kinds & (1u << kind)) accepted.push_back(kind);
+  if (accepted.size() == 1) return accepted[0];
+  attn_builder_config_t probe = ATTN_BUILDER_CONFIG_INIT;
+  probe.max_num_seqs = 16;
+  probe.max_num_batched_tokens = 1024;
+  probe.max_model_len = 131072;
+  probe.num_attention_heads = 32;
+  probe.device_capability = 90;
+  probe.num_gpu_blocks = 64;
+  for (int32_t kind : accepted) {
+    const attn_kv_cache_spec_t spec = family_spec(kind, kind == ATTN_KV_MLA ? 128 : 16);
+    attn_builder_t* builder = nullptr;
+    attn_error_t* err = attn_builder_create(backend.c_str(), &spec, &probe, &builder);
+    attn_builder_destroy(builder);
+    const bool builds = err == nullptr || attn_error_code(err) != ATTN_ERR_UNSUPPORTED;
+    attn_error_destroy(err);
+    if (builds) return kind;
+  }
+  return -1;
+}
+
+// The spec a backend builds the workload for: its family's, chunked local attention for the local
+// workload (for attention layers of the full kind only); kind -1 when the family has no such
+// workload.
+attn_kv_cache_spec_t spec_for(const std::string& backend, const Workload& w) {
+  const int32_t family = family_of(backend);
+  attn_kv_cache_spec_t spec = family_spec(family < 0 ? ATTN_KV_FULL_ATTENTION : family, w.block_size);
+  if (family < 0 || (family != ATTN_KV_FULL_ATTENTION && w.chunk > 0)) {
+    spec.kind = -1;
   } else if (w.chunk > 0) {
     spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
     spec.attention_chunk_size = w.chunk;

@@ -32,6 +32,12 @@
  * A program compiled against this header works with any libattn whose major version equals
  * ::ATTN_VERSION_MAJOR and whose minor version is at least ::ATTN_VERSION_MINOR. Check it at
  * start-up with `ATTN_CHECK_VERSION()`.
+ *
+ * @par Loading with dlopen
+ * Every function can be found by name with `dlsym`, or (ABI 1.3) all at once: resolve
+ * attn_get_api() alone and call through the const ::attn_api_t it returns, whose members are
+ * listed once by ::ATTN_API_FUNCTIONS, each typed by the `PFN_` pointer type declared next to the
+ * function.
  */
 #ifndef ATTN_C_H_
 #define ATTN_C_H_
@@ -46,7 +52,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 2
+#define ATTN_VERSION_MINOR 3
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -127,6 +133,8 @@ typedef enum attn_status_code {
  * Safe to call concurrently on the same error.
  */
 ATTN_API int32_t attn_error_code(const attn_error_t* err) ATTN_NOEXCEPT;
+/** Pointer type of attn_error_code(). */
+typedef int32_t (*PFN_attn_error_code)(const attn_error_t* err);
 
 /**
  * @brief The UTF-8 message of an error; it names the argument and the bad value.
@@ -136,6 +144,8 @@ ATTN_API int32_t attn_error_code(const attn_error_t* err) ATTN_NOEXCEPT;
  * Safe to call concurrently on the same error.
  */
 ATTN_API const char* attn_error_message(const attn_error_t* err) ATTN_NOEXCEPT;
+/** Pointer type of attn_error_message(). */
+typedef const char* (*PFN_attn_error_message)(const attn_error_t* err);
 
 /**
  * @brief Releases an error returned by any libattn function.
@@ -144,6 +154,8 @@ ATTN_API const char* attn_error_message(const attn_error_t* err) ATTN_NOEXCEPT;
  * Must not race with other uses of the same error.
  */
 ATTN_API void attn_error_destroy(attn_error_t* err) ATTN_NOEXCEPT;
+/** Pointer type of attn_error_destroy(). */
+typedef void (*PFN_attn_error_destroy)(attn_error_t* err);
 
 /**
  * @brief A static description of a status code.
@@ -154,6 +166,8 @@ ATTN_API void attn_error_destroy(attn_error_t* err) ATTN_NOEXCEPT;
  * Safe to call from any thread.
  */
 ATTN_API const char* attn_status_string(int32_t code) ATTN_NOEXCEPT;
+/** Pointer type of attn_status_string(). */
+typedef const char* (*PFN_attn_status_string)(int32_t code);
 
 /** @} */
 
@@ -170,6 +184,8 @@ ATTN_API const char* attn_status_string(int32_t code) ATTN_NOEXCEPT;
  * Safe to call from any thread.
  */
 ATTN_API void attn_get_version(uint32_t* major, uint32_t* minor, uint32_t* patch) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_version(). */
+typedef void (*PFN_attn_get_version)(uint32_t* major, uint32_t* minor, uint32_t* patch);
 
 /**
  * @brief Checks that the loaded library can serve a caller compiled against `major.minor`.
@@ -183,6 +199,8 @@ ATTN_API void attn_get_version(uint32_t* major, uint32_t* minor, uint32_t* patch
  * Safe to call from any thread.
  */
 ATTN_API attn_error_t* attn_check_version(uint32_t major, uint32_t minor) ATTN_NOEXCEPT;
+/** Pointer type of attn_check_version(). */
+typedef attn_error_t* (*PFN_attn_check_version)(uint32_t major, uint32_t minor);
 
 /** Checks the loaded library against the header this code was compiled with. */
 #define ATTN_CHECK_VERSION() attn_check_version(ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR)
@@ -264,6 +282,8 @@ typedef struct attn_tensor {
  * Safe to call from any thread.
  */
 ATTN_API attn_error_t* attn_device_count(int32_t device_type, int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_device_count(). */
+typedef attn_error_t* (*PFN_attn_device_count)(int32_t device_type, int32_t* out);
 
 /** @} */
 
@@ -704,6 +724,11 @@ ATTN_API attn_error_t* attn_common_metadata_unpadded(const attn_common_metadata_
                                                      int64_t num_actual_tokens,
                                                      int64_t num_actual_reqs,
                                                      attn_metadata_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_common_metadata_unpadded(). */
+typedef attn_error_t* (*PFN_attn_common_metadata_unpadded)(const attn_common_metadata_t* common,
+                                                           int64_t num_actual_tokens,
+                                                           int64_t num_actual_reqs,
+                                                           attn_metadata_t** out);
 
 /** @} */
 
@@ -763,6 +788,11 @@ ATTN_API attn_error_t* attn_split_decodes_and_prefills(const attn_common_metadat
                                                        int32_t decode_threshold,
                                                        int32_t require_uniform,
                                                        attn_batch_split_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_decodes_and_prefills(). */
+typedef attn_error_t* (*PFN_attn_split_decodes_and_prefills)(const attn_common_metadata_t* common,
+                                                             int32_t decode_threshold,
+                                                             int32_t require_uniform,
+                                                             attn_batch_split_t* out);
 
 /**
  * @brief vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend ->
@@ -776,6 +806,9 @@ ATTN_API attn_error_t* attn_split_decodes_and_prefills(const attn_common_metadat
 ATTN_API attn_error_t* attn_split_decodes_prefills_and_extends(const attn_common_metadata_t* common,
                                                                int32_t decode_threshold,
                                                                attn_batch_split_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_decodes_prefills_and_extends(). */
+typedef attn_error_t* (*PFN_attn_split_decodes_prefills_and_extends)(
+    const attn_common_metadata_t* common, int32_t decode_threshold, attn_batch_split_t* out);
 
 /**
  * @brief vLLM's reorder_batch_to_split_decodes_and_prefills: the swaps that order a batch
@@ -801,6 +834,10 @@ ATTN_API attn_error_t* attn_reorder_batch_to_split_decodes_and_prefills(
     const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens, int64_t num_reqs,
     int32_t decode_threshold, int32_t* out_swaps, int64_t swaps_capacity,
     int64_t* out_num_swaps) ATTN_NOEXCEPT;
+/** Pointer type of attn_reorder_batch_to_split_decodes_and_prefills(). */
+typedef attn_error_t* (*PFN_attn_reorder_batch_to_split_decodes_and_prefills)(
+    const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens, int64_t num_reqs,
+    int32_t decode_threshold, int32_t* out_swaps, int64_t swaps_capacity, int64_t* out_num_swaps);
 
 /**
  * @brief vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
@@ -820,6 +857,12 @@ ATTN_API attn_error_t* attn_split_prefill_chunks(const int32_t* seq_lens, int64_
                                                  int64_t workspace_size, int64_t request_offset,
                                                  int64_t* out_bounds, int64_t bounds_capacity,
                                                  int64_t* out_num_chunks) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_prefill_chunks(). */
+typedef attn_error_t* (*PFN_attn_split_prefill_chunks)(const int32_t* seq_lens, int64_t num_seqs,
+                                                       int64_t workspace_size,
+                                                       int64_t request_offset, int64_t* out_bounds,
+                                                       int64_t bounds_capacity,
+                                                       int64_t* out_num_chunks);
 
 /** Value of `dcp_rank` for the lengths of every rank. */
 #define ATTN_DCP_ALL_RANKS (-1)
@@ -843,6 +886,12 @@ ATTN_API attn_error_t* attn_get_dcp_local_seq_lens(const attn_tensor_t* seq_lens
                                                    int32_t cp_kv_cache_interleave_size,
                                                    const attn_tensor_t* out,
                                                    attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_dcp_local_seq_lens(). */
+typedef attn_error_t* (*PFN_attn_get_dcp_local_seq_lens)(const attn_tensor_t* seq_lens,
+                                                         int32_t dcp_size, int32_t dcp_rank,
+                                                         int32_t cp_kv_cache_interleave_size,
+                                                         const attn_tensor_t* out,
+                                                         attn_stream_t stream);
 
 /**
  * @brief vLLM's reshape_query_for_spec_decode: a (batch_size, tokens / batch_size, heads, dim)
@@ -860,6 +909,12 @@ ATTN_API attn_error_t* attn_reshape_query_for_spec_decode(const attn_tensor_t* q
                                                           int64_t batch_size, attn_tensor_t* out,
                                                           int64_t* out_shape,
                                                           int64_t* out_strides) ATTN_NOEXCEPT;
+/** Pointer type of attn_reshape_query_for_spec_decode(). */
+typedef attn_error_t* (*PFN_attn_reshape_query_for_spec_decode)(const attn_tensor_t* query,
+                                                                int64_t batch_size,
+                                                                attn_tensor_t* out,
+                                                                int64_t* out_shape,
+                                                                int64_t* out_strides);
 
 /** The inputs of compute_slot_mapping. Fill with ::ATTN_SLOT_MAPPING_ARGS_INIT. */
 typedef struct attn_slot_mapping_args {
@@ -903,6 +958,9 @@ typedef struct attn_slot_mapping_args {
  */
 ATTN_API attn_error_t* attn_compute_slot_mapping(const attn_slot_mapping_args_t* args,
                                                  attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_compute_slot_mapping(). */
+typedef attn_error_t* (*PFN_attn_compute_slot_mapping)(const attn_slot_mapping_args_t* args,
+                                                       attn_stream_t stream);
 
 /**
  * @brief FlashInfer's paged KV layout (vLLM's FlashInferMetadataBuilder
@@ -927,6 +985,12 @@ ATTN_API attn_error_t* attn_compute_flashinfer_kv_metadata(
     const attn_tensor_t* block_table, int32_t page_size, const attn_tensor_t* out_indptr,
     const attn_tensor_t* out_indices, const attn_tensor_t* out_last_page_len,
     int64_t* out_num_pages, attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_compute_flashinfer_kv_metadata(). */
+typedef attn_error_t* (*PFN_attn_compute_flashinfer_kv_metadata)(
+    const attn_tensor_t* seq_lens, const attn_tensor_t* seq_lens_cpu,
+    const attn_tensor_t* block_table, int32_t page_size, const attn_tensor_t* out_indptr,
+    const attn_tensor_t* out_indices, const attn_tensor_t* out_last_page_len,
+    int64_t* out_num_pages, attn_stream_t stream);
 
 /** What attn_compute_causal_conv1d_metadata() reports. */
 typedef struct attn_conv1d_info {
@@ -960,6 +1024,11 @@ ATTN_API attn_error_t* attn_compute_causal_conv1d_metadata(
     const attn_tensor_t* query_start_loc_p_cpu, const attn_tensor_t* query_start_loc_p,
     const attn_tensor_t* out_batch_ptr, const attn_tensor_t* out_token_chunk_offset_ptr,
     const attn_tensor_t* out_nums, attn_conv1d_info_t* info, attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_compute_causal_conv1d_metadata(). */
+typedef attn_error_t* (*PFN_attn_compute_causal_conv1d_metadata)(
+    const attn_tensor_t* query_start_loc_p_cpu, const attn_tensor_t* query_start_loc_p,
+    const attn_tensor_t* out_batch_ptr, const attn_tensor_t* out_token_chunk_offset_ptr,
+    const attn_tensor_t* out_nums, attn_conv1d_info_t* info, attn_stream_t stream);
 
 /**
  * @brief vLLM's make_kv_sharing_fast_prefill_common_attn_metadata: the batch of the tokens whose
@@ -981,6 +1050,11 @@ ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata(
     const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
     const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
     attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_make_kv_sharing_fast_prefill_common_attn_metadata(). */
+typedef attn_error_t* (*PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata)(
+    const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
+    const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
+    attn_metadata_t** out, attn_stream_t stream);
 
 /** Output tensors of attn_make_local_attention_virtual_batches(), for V virtual batches
  *  (attn_local_attention_num_virtual_batches()). "Device" outputs live where the batch does. */
@@ -1017,6 +1091,9 @@ typedef struct attn_local_attention_out {
 ATTN_API attn_error_t* attn_local_attention_num_virtual_batches(int32_t attn_chunk_size,
                                                                 const attn_common_metadata_t* common,
                                                                 int64_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_local_attention_num_virtual_batches(). */
+typedef attn_error_t* (*PFN_attn_local_attention_num_virtual_batches)(
+    int32_t attn_chunk_size, const attn_common_metadata_t* common, int64_t* out);
 
 /**
  * @brief vLLM's make_local_attention_virtual_batches: every request split into its local
@@ -1044,6 +1121,10 @@ ATTN_API attn_error_t* attn_make_local_attention_virtual_batches(
     int32_t attn_chunk_size, const attn_common_metadata_t* common, int32_t block_size,
     const attn_local_attention_out_t* outputs, attn_metadata_t** out,
     attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_make_local_attention_virtual_batches(). */
+typedef attn_error_t* (*PFN_attn_make_local_attention_virtual_batches)(
+    int32_t attn_chunk_size, const attn_common_metadata_t* common, int32_t block_size,
+    const attn_local_attention_out_t* outputs, attn_metadata_t** out, attn_stream_t stream);
 
 /**
  * @brief The local-attention remap applied to another block table (vLLM's make_block_table
@@ -1063,6 +1144,13 @@ ATTN_API attn_error_t* attn_remap_local_block_table(const attn_tensor_t* block_t
                                                     int64_t num_virtual_batches,
                                                     const attn_tensor_t* out,
                                                     attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_remap_local_block_table(). */
+typedef attn_error_t* (*PFN_attn_remap_local_block_table)(const attn_tensor_t* block_table,
+                                                          const attn_tensor_t* virtual_req,
+                                                          const attn_tensor_t* virtual_block_start,
+                                                          int64_t num_virtual_batches,
+                                                          const attn_tensor_t* out,
+                                                          attn_stream_t stream);
 
 /**
  * @brief ubatch_utils' slice_query_start_locs: out[k] = query_start_loc[start + k] -
@@ -1078,6 +1166,12 @@ ATTN_API attn_error_t* attn_slice_query_start_locs(const attn_tensor_t* query_st
                                                    int64_t request_start, int64_t request_stop,
                                                    const attn_tensor_t* out,
                                                    attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_slice_query_start_locs(). */
+typedef attn_error_t* (*PFN_attn_slice_query_start_locs)(const attn_tensor_t* query_start_loc,
+                                                         int64_t request_start,
+                                                         int64_t request_stop,
+                                                         const attn_tensor_t* out,
+                                                         attn_stream_t stream);
 
 /** A micro-batch: a request range and a token range, both end-exclusive. */
 typedef struct attn_ubatch_slice {
@@ -1115,6 +1209,11 @@ ATTN_API attn_error_t* attn_maybe_create_ubatch_slices(const int32_t* num_schedu
                                                        attn_ubatch_slice_t* out_slices,
                                                        attn_ubatch_slice_t* out_padded_slices)
     ATTN_NOEXCEPT;
+/** Pointer type of attn_maybe_create_ubatch_slices(). */
+typedef attn_error_t* (*PFN_attn_maybe_create_ubatch_slices)(
+    const int32_t* num_scheduled_tokens, int64_t num_reqs, int64_t num_tokens_padded,
+    int64_t num_reqs_padded, int32_t num_ubatches, int64_t split_point,
+    attn_ubatch_slice_t* out_slices, attn_ubatch_slice_t* out_padded_slices);
 
 /** Output tensors of one micro-batch's metadata (n = its requests). */
 typedef struct attn_ubatch_out {
@@ -1154,6 +1253,12 @@ ATTN_API attn_error_t* attn_make_metadata_with_slice(const attn_common_metadata_
                                                      const attn_ubatch_out_t* outputs,
                                                      attn_metadata_t** out,
                                                      attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_make_metadata_with_slice(). */
+typedef attn_error_t* (*PFN_attn_make_metadata_with_slice)(const attn_common_metadata_t* common,
+                                                           const attn_ubatch_slice_t* slice,
+                                                           const attn_ubatch_out_t* outputs,
+                                                           attn_metadata_t** out,
+                                                           attn_stream_t stream);
 
 /**
  * @brief ubatch_utils' split_attn_metadata: attn_make_metadata_with_slice() for each slice.
@@ -1172,6 +1277,12 @@ ATTN_API attn_error_t* attn_split_attn_metadata(const attn_common_metadata_t* co
                                                 const attn_ubatch_out_t* outputs,
                                                 attn_metadata_t** out,
                                                 attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_attn_metadata(). */
+typedef attn_error_t* (*PFN_attn_split_attn_metadata)(const attn_common_metadata_t* common,
+                                                      const attn_ubatch_slice_t* slices,
+                                                      size_t num_slices,
+                                                      const attn_ubatch_out_t* outputs,
+                                                      attn_metadata_t** out, attn_stream_t stream);
 
 /** @} */
 
@@ -1200,6 +1311,8 @@ ATTN_API attn_error_t* attn_split_attn_metadata(const attn_common_metadata_t* co
  * Safe to call from any thread; a concurrent plugin load or unload may change the answer.
  */
 ATTN_API size_t attn_backend_count(void) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_count(). */
+typedef size_t (*PFN_attn_backend_count)(void);
 
 /**
  * @brief The name of a registered backend, as vLLM's backend enum spells it ("FLASH_ATTN").
@@ -1211,6 +1324,8 @@ ATTN_API size_t attn_backend_count(void) ATTN_NOEXCEPT;
  * Safe to call from any thread.
  */
 ATTN_API attn_error_t* attn_backend_name(size_t index, const char** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_name(). */
+typedef attn_error_t* (*PFN_attn_backend_name)(size_t index, const char** out);
 
 /**
  * @brief The CUDA graph support a backend's builder would have for this spec and config,
@@ -1228,6 +1343,61 @@ ATTN_API attn_error_t* attn_backend_cudagraph_support(const char* backend,
                                                       const attn_kv_cache_spec_t* kv_cache_spec,
                                                       const attn_builder_config_t* config,
                                                       int32_t* out_level) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_cudagraph_support(). */
+typedef attn_error_t* (*PFN_attn_backend_cudagraph_support)(
+    const char* backend, const attn_kv_cache_spec_t* kv_cache_spec,
+    const attn_builder_config_t* config, int32_t* out_level);
+
+/** Where a registered backend comes from (ABI 1.3). */
+typedef enum attn_backend_origin {
+  ATTN_BACKEND_BUILTIN = 0, /**< Compiled into libattn. */
+  ATTN_BACKEND_PLUGIN = 1   /**< Registered by a plugin loaded with attn_plugin_load(). */
+} attn_backend_origin_t;
+
+/** What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`
+ *  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than
+ *  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for
+ *  a plugin's backends valid until that plugin is unloaded. */
+typedef struct attn_backend_info_s {
+  size_t struct_size;         /**< Set by the caller: ::ATTN_BACKEND_INFO_STRUCT_SIZE. */
+  const char* name;           /**< As attn_backend_name() gives it ("FLASH_ATTN"). */
+  uint32_t kv_cache_kinds;    /**< The KV cache spec kinds it builds for: bit k set when it
+                                   accepts the ::attn_kv_cache_kind_t whose value is k
+                                   (`1u << ATTN_KV_MLA`). Wrapper kinds (chunked local, cross,
+                                   encoder-only) are included when the backend builds under
+                                   those wrappers. */
+  int32_t origin;             /**< One of ::attn_backend_origin_t. */
+  const char* vllm_release;   /**< The vLLM release whose builder it matches ("0.33.0"); "" when
+                                   unknown, "plugin" for a plugin's backends. */
+  void* extension;            /**< Written as NULL; reserved. */
+} attn_backend_info_t;
+
+/** Size of ::attn_backend_info_t in this header version (ABI 1.3, the smallest accepted). */
+#define ATTN_BACKEND_INFO_STRUCT_SIZE \
+  (offsetof(attn_backend_info_t, extension) + sizeof(void*))
+/** Initializer: sets `struct_size`; the library fills the rest. */
+#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL }
+
+/**
+ * @brief Describes a registered backend: its name, the KV cache spec kinds it accepts, whether
+ * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3).
+ *
+ * Enumerate with `for (i = 0; i < attn_backend_count(); ++i)` and pick a spec per accepted
+ * kind, instead of keeping a list of backend names.
+ * @param[in] index 0 <= index < attn_backend_count().
+ * @param[in,out] out A struct whose `struct_size` the caller has set (::ATTN_BACKEND_INFO_INIT);
+ *                the library writes at most `struct_size` bytes and leaves `struct_size` as it
+ *                was. The strings it receives are owned by the library (see
+ *                ::attn_backend_info_t).
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
+ *         ::ATTN_ERR_INVALID_ARGUMENT when `out` is NULL or its `struct_size` is smaller than
+ *         ::ATTN_BACKEND_INFO_STRUCT_SIZE. On failure `*out` is left untouched.
+ * @par Thread safety
+ * Safe to call from any thread; a concurrent plugin unload may shift the indices.
+ */
+ATTN_API attn_error_t* attn_backend_info(size_t index, attn_backend_info_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_info(). */
+typedef attn_error_t* (*PFN_attn_backend_info)(size_t index, attn_backend_info_t* out);
 
 /** @} */
 
@@ -1257,6 +1427,11 @@ ATTN_API attn_error_t* attn_builder_workspace_size(const char* backend,
                                                    const attn_kv_cache_spec_t* kv_cache_spec,
                                                    const attn_builder_config_t* config,
                                                    size_t* out_bytes) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_workspace_size(). */
+typedef attn_error_t* (*PFN_attn_builder_workspace_size)(const char* backend,
+                                                         const attn_kv_cache_spec_t* kv_cache_spec,
+                                                         const attn_builder_config_t* config,
+                                                         size_t* out_bytes);
 
 /**
  * @brief Creates a builder and its persistent buffers.
@@ -1277,6 +1452,11 @@ ATTN_API attn_error_t* attn_builder_create(const char* backend,
                                            const attn_kv_cache_spec_t* kv_cache_spec,
                                            const attn_builder_config_t* config,
                                            attn_builder_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_create(). */
+typedef attn_error_t* (*PFN_attn_builder_create)(const char* backend,
+                                                 const attn_kv_cache_spec_t* kv_cache_spec,
+                                                 const attn_builder_config_t* config,
+                                                 attn_builder_t** out);
 
 /**
  * @brief Destroys a builder, its buffers and the metadata it owns.
@@ -1285,6 +1465,8 @@ ATTN_API attn_error_t* attn_builder_create(const char* backend,
  * No other call may be using `builder`.
  */
 ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_destroy(). */
+typedef void (*PFN_attn_builder_destroy)(attn_builder_t* builder);
 
 /**
  * @brief The backend name of a builder.
@@ -1292,6 +1474,8 @@ ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
  * @return The name, valid for the builder's lifetime; "" when `builder` is NULL.
  */
 ATTN_API const char* attn_builder_backend_name(const attn_builder_t* builder) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_backend_name(). */
+typedef const char* (*PFN_attn_builder_backend_name)(const attn_builder_t* builder);
 
 /**
  * @brief The CUDA graph support level of this builder (the runtime's view of
@@ -1304,6 +1488,9 @@ ATTN_API const char* attn_builder_backend_name(const attn_builder_t* builder) AT
  */
 ATTN_API attn_error_t* attn_builder_cudagraph_support(const attn_builder_t* builder,
                                                       int32_t* out_level) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_cudagraph_support(). */
+typedef attn_error_t* (*PFN_attn_builder_cudagraph_support)(const attn_builder_t* builder,
+                                                            int32_t* out_level);
 
 /**
  * @brief The query length this builder pulls to the front of the batch (vLLM's
@@ -1316,6 +1503,9 @@ ATTN_API attn_error_t* attn_builder_cudagraph_support(const attn_builder_t* buil
  */
 ATTN_API attn_error_t* attn_builder_reorder_batch_threshold(const attn_builder_t* builder,
                                                             int32_t* out_threshold) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_reorder_batch_threshold(). */
+typedef attn_error_t* (*PFN_attn_builder_reorder_batch_threshold)(const attn_builder_t* builder,
+                                                                  int32_t* out_threshold);
 
 /**
  * @brief Whether attn_update_block_table() works with this builder.
@@ -1327,6 +1517,9 @@ ATTN_API attn_error_t* attn_builder_reorder_batch_threshold(const attn_builder_t
  */
 ATTN_API attn_error_t* attn_builder_supports_update_block_table(const attn_builder_t* builder,
                                                                 int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_supports_update_block_table(). */
+typedef attn_error_t* (*PFN_attn_builder_supports_update_block_table)(const attn_builder_t* builder,
+                                                                      int32_t* out);
 
 /**
  * @brief The lowest CUDA graph support over several builders: the reduction vLLM's model runner
@@ -1341,6 +1534,9 @@ ATTN_API attn_error_t* attn_builder_supports_update_block_table(const attn_build
 ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* builders,
                                                   size_t num_builders,
                                                   int32_t* out_level) ATTN_NOEXCEPT;
+/** Pointer type of attn_min_cudagraph_support(). */
+typedef attn_error_t* (*PFN_attn_min_cudagraph_support)(const attn_builder_t* const* builders,
+                                                        size_t num_builders, int32_t* out_level);
 
 /** @} */
 
@@ -1388,6 +1584,10 @@ ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* b
 ATTN_API attn_error_t* attn_build(attn_builder_t* builder, int64_t common_prefix_len,
                                   const attn_common_metadata_t* common, int32_t fast_build,
                                   attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build(). */
+typedef attn_error_t* (*PFN_attn_build)(attn_builder_t* builder, int64_t common_prefix_len,
+                                        const attn_common_metadata_t* common, int32_t fast_build,
+                                        attn_metadata_t** out, attn_stream_t stream);
 
 /**
  * @brief vLLM's `update_block_table`: metadata equal to `metadata` but for `block_table` and
@@ -1414,6 +1614,12 @@ ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
                                                const attn_tensor_t* slot_mapping,
                                                attn_metadata_t** out,
                                                attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_update_block_table(). */
+typedef attn_error_t* (*PFN_attn_update_block_table)(attn_builder_t* builder,
+                                                     const attn_metadata_t* metadata,
+                                                     const attn_tensor_t* block_table,
+                                                     const attn_tensor_t* slot_mapping,
+                                                     attn_metadata_t** out, attn_stream_t stream);
 
 /**
  * @brief vLLM's `build_for_cudagraph_capture(common)` = `build(0, common)`, after checking that
@@ -1446,6 +1652,11 @@ ATTN_API attn_error_t* attn_build_for_cudagraph_capture(attn_builder_t* builder,
                                                         const attn_common_metadata_t* common,
                                                         attn_metadata_t** out,
                                                         attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build_for_cudagraph_capture(). */
+typedef attn_error_t* (*PFN_attn_build_for_cudagraph_capture)(attn_builder_t* builder,
+                                                              const attn_common_metadata_t* common,
+                                                              attn_metadata_t** out,
+                                                              attn_stream_t stream);
 
 /**
  * @brief vLLM's `build_for_drafting(common, draft_index)` = `build(0, common, fast_build=True)`.
@@ -1462,6 +1673,11 @@ ATTN_API attn_error_t* attn_build_for_drafting(attn_builder_t* builder,
                                                const attn_common_metadata_t* common,
                                                int32_t draft_index, attn_metadata_t** out,
                                                attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build_for_drafting(). */
+typedef attn_error_t* (*PFN_attn_build_for_drafting)(attn_builder_t* builder,
+                                                     const attn_common_metadata_t* common,
+                                                     int32_t draft_index, attn_metadata_t** out,
+                                                     attn_stream_t stream);
 
 /** The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT. */
 typedef struct attn_cascade_query {
@@ -1500,6 +1716,10 @@ typedef struct attn_cascade_query {
 ATTN_API attn_error_t* attn_use_cascade_attention(const attn_builder_t* builder,
                                                   const attn_cascade_query_t* query,
                                                   int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_use_cascade_attention(). */
+typedef attn_error_t* (*PFN_attn_use_cascade_attention)(const attn_builder_t* builder,
+                                                        const attn_cascade_query_t* query,
+                                                        int32_t* out);
 
 /** @} */
 
@@ -1545,6 +1765,8 @@ typedef struct attn_field {
  * @return The kind, valid as long as the metadata; "" for NULL.
  */
 ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_kind(). */
+typedef const char* (*PFN_attn_metadata_kind)(const attn_metadata_t* metadata);
 
 /**
  * @brief The number of fields.
@@ -1552,6 +1774,8 @@ ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) ATTN_NO
  * @return The count; 0 for NULL.
  */
 ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_field_count(). */
+typedef size_t (*PFN_attn_metadata_field_count)(const attn_metadata_t* metadata);
 
 /**
  * @brief A field by index.
@@ -1563,6 +1787,9 @@ ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) ATTN_
  */
 ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size_t index,
                                            attn_field_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_field(). */
+typedef attn_error_t* (*PFN_attn_metadata_field)(const attn_metadata_t* metadata, size_t index,
+                                                 attn_field_t* out);
 
 /**
  * @brief A field by name.
@@ -1573,6 +1800,9 @@ ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size
  */
 ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const char* name,
                                          attn_field_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_get(). */
+typedef attn_error_t* (*PFN_attn_metadata_get)(const attn_metadata_t* metadata, const char* name,
+                                               attn_field_t* out);
 
 /**
  * @brief A tensor field by name.
@@ -1586,6 +1816,9 @@ ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const 
 ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
                                                 const char* name,
                                                 const attn_tensor_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_get_tensor(). */
+typedef attn_error_t* (*PFN_attn_metadata_get_tensor)(const attn_metadata_t* metadata,
+                                                      const char* name, const attn_tensor_t** out);
 
 /**
  * @brief An integer or boolean field by name.
@@ -1597,6 +1830,9 @@ ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
  */
 ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, const char* name,
                                              int64_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_get_int(). */
+typedef attn_error_t* (*PFN_attn_metadata_get_int)(const attn_metadata_t* metadata,
+                                                   const char* name, int64_t* out);
 
 /**
  * @brief Copies metadata so that it outlives the next build ("keep").
@@ -1612,12 +1848,17 @@ ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, co
  */
 ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
                                            attn_metadata_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_clone(). */
+typedef attn_error_t* (*PFN_attn_metadata_clone)(const attn_metadata_t* metadata,
+                                                 attn_metadata_t** out);
 
 /**
  * @brief Releases metadata owned by the caller (from attn_metadata_clone() or a batch utility).
  * @param[in] metadata The metadata; NULL, and metadata owned by a builder, are ignored.
  */
 ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_destroy(). */
+typedef void (*PFN_attn_metadata_destroy)(attn_metadata_t* metadata);
 
 /**
  * @brief Views metadata of kind "common" as an input batch for a build.
@@ -1628,6 +1869,9 @@ ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) ATTN_NOEXCEPT;
  */
 ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
                                                attn_common_metadata_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_to_common(). */
+typedef attn_error_t* (*PFN_attn_metadata_to_common)(const attn_metadata_t* metadata,
+                                                     attn_common_metadata_t* out);
 
 /** @} */
 
@@ -1656,6 +1900,10 @@ ATTN_API attn_error_t* attn_infer_global_hyperparameters(const attn_per_layer_pa
                                                          int32_t* out_has_same_window_lefts,
                                                          int32_t* out_has_same_all_params)
     ATTN_NOEXCEPT;
+/** Pointer type of attn_infer_global_hyperparameters(). */
+typedef attn_error_t* (*PFN_attn_infer_global_hyperparameters)(
+    const attn_per_layer_params_t* layers, size_t num_layers, attn_per_layer_params_t* out_global,
+    int32_t* out_has_same_window_lefts, int32_t* out_has_same_all_params);
 
 /** @} */
 
@@ -1756,6 +2004,8 @@ typedef const attn_plugin_table_t* (*attn_plugin_entry_fn)(void);
  * Safe to call from any thread.
  */
 ATTN_API attn_error_t* attn_plugin_load(const char* path, attn_plugin_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_plugin_load(). */
+typedef attn_error_t* (*PFN_attn_plugin_load)(const char* path, attn_plugin_t** out);
 
 /**
  * @brief Removes a plugin's backends from the registry and closes it.
@@ -1766,6 +2016,8 @@ ATTN_API attn_error_t* attn_plugin_load(const char* path, attn_plugin_t** out) A
  * Safe to call from any thread; not concurrently for the same plugin.
  */
 ATTN_API attn_error_t* attn_plugin_unload(attn_plugin_t* plugin) ATTN_NOEXCEPT;
+/** Pointer type of attn_plugin_unload(). */
+typedef attn_error_t* (*PFN_attn_plugin_unload)(attn_plugin_t* plugin);
 
 /**
  * @brief The plugin's name from its table.
@@ -1773,6 +2025,145 @@ ATTN_API attn_error_t* attn_plugin_unload(attn_plugin_t* plugin) ATTN_NOEXCEPT;
  * @return The name, valid until the plugin is unloaded; "" for NULL.
  */
 ATTN_API const char* attn_plugin_name(const attn_plugin_t* plugin) ATTN_NOEXCEPT;
+/** Pointer type of attn_plugin_name(). */
+typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup api_table Function table
+ *  @brief Every function of this header in one const table (ABI 1.3), for programs that load
+ *  libattn with `dlopen` and would rather resolve one symbol than one per function, as Vulkan's
+ *  and PJRT's loaders do.
+ *
+ * Each function `attn_x` has a pointer type `PFN_attn_x` declared next to it, and a member
+ * `attn_x` of that type in ::attn_api_t. ::ATTN_API_FUNCTIONS lists every function once, in the
+ * table's order, so a program can generate its own declarations, checks or bindings from it:
+ * @code
+ *   #define CHECK_SYMBOL(name) assert(api->name == (PFN_##name)dlsym(lib, #name));
+ *   ATTN_API_FUNCTIONS(CHECK_SYMBOL)
+ * @endcode
+ * The order is frozen: the functions of a released version keep their places and a minor
+ * version appends its own at the end (a new `ATTN_API_FUNCTIONS_1_<minor>` list), so a table
+ * from a newer library is a valid table for an older caller. The table is the library's only
+ * schema of its functions: a test compares it with the declarations of this header, the
+ * `PFN_` types and the exported symbols.
+ *  @{ */
+
+/** The functions of ABI 1.0 (unchanged in 1.1 and 1.2), in the order of this header.
+ *  Released: never reordered, never extended.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS_1_0(X)                           \
+  X(attn_error_code)                                        \
+  X(attn_error_message)                                     \
+  X(attn_error_destroy)                                     \
+  X(attn_status_string)                                     \
+  X(attn_get_version)                                       \
+  X(attn_check_version)                                     \
+  X(attn_device_count)                                      \
+  X(attn_common_metadata_unpadded)                          \
+  X(attn_split_decodes_and_prefills)                        \
+  X(attn_split_decodes_prefills_and_extends)                \
+  X(attn_reorder_batch_to_split_decodes_and_prefills)       \
+  X(attn_split_prefill_chunks)                              \
+  X(attn_get_dcp_local_seq_lens)                            \
+  X(attn_reshape_query_for_spec_decode)                     \
+  X(attn_compute_slot_mapping)                              \
+  X(attn_compute_flashinfer_kv_metadata)                    \
+  X(attn_compute_causal_conv1d_metadata)                    \
+  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata) \
+  X(attn_local_attention_num_virtual_batches)               \
+  X(attn_make_local_attention_virtual_batches)              \
+  X(attn_remap_local_block_table)                           \
+  X(attn_slice_query_start_locs)                            \
+  X(attn_maybe_create_ubatch_slices)                        \
+  X(attn_make_metadata_with_slice)                          \
+  X(attn_split_attn_metadata)                               \
+  X(attn_backend_count)                                     \
+  X(attn_backend_name)                                      \
+  X(attn_backend_cudagraph_support)                         \
+  X(attn_builder_workspace_size)                            \
+  X(attn_builder_create)                                    \
+  X(attn_builder_destroy)                                   \
+  X(attn_builder_backend_name)                              \
+  X(attn_builder_cudagraph_support)                         \
+  X(attn_builder_reorder_batch_threshold)                   \
+  X(attn_builder_supports_update_block_table)               \
+  X(attn_min_cudagraph_support)                             \
+  X(attn_build)                                             \
+  X(attn_update_block_table)                                \
+  X(attn_build_for_cudagraph_capture)                       \
+  X(attn_build_for_drafting)                                \
+  X(attn_use_cascade_attention)                             \
+  X(attn_metadata_kind)                                     \
+  X(attn_metadata_field_count)                              \
+  X(attn_metadata_field)                                    \
+  X(attn_metadata_get)                                      \
+  X(attn_metadata_get_tensor)                               \
+  X(attn_metadata_get_int)                                  \
+  X(attn_metadata_clone)                                    \
+  X(attn_metadata_destroy)                                  \
+  X(attn_metadata_to_common)                                \
+  X(attn_infer_global_hyperparameters)                      \
+  X(attn_plugin_load)                                       \
+  X(attn_plugin_unload)                                     \
+  X(attn_plugin_name)
+
+/** The functions ABI 1.3 added; frozen like the 1.0 list once 1.3 is released.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS_1_3(X)                           \
+  X(attn_backend_info)                                      \
+  X(attn_get_api)
+
+/** Every function of this header, in the order of ::attn_api_t's members.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X)
+
+/** The function table: `struct_size`, then one member per function of ::ATTN_API_FUNCTIONS, in
+ *  that order, named as the function and typed as its `PFN_` pointer type
+ *  (`PFN_attn_build attn_build;`). Filled by the library, never by the caller: read it through
+ *  attn_get_api(). A member lies within the table only when its offset is below `struct_size`
+ *  (a table from an older library is shorter). */
+typedef struct attn_api attn_api_t;
+
+/**
+ * @brief The function table of this library, for a caller compiled against version
+ * `major`.`minor` (ABI 1.3).
+ *
+ * Resolve this one symbol with dlsym, then call everything through the table:
+ * @code
+ *   PFN_attn_get_api get_api = (PFN_attn_get_api)dlsym(lib, "attn_get_api");
+ *   const attn_api_t* api = NULL;
+ *   attn_error_t* err = get_api(ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR, &api);
+ * @endcode
+ * @param[in] major The caller's ::ATTN_VERSION_MAJOR; must equal the library's.
+ * @param[in] minor The caller's ::ATTN_VERSION_MINOR; must not exceed the library's.
+ * @param[out] out Receives the table: static, owned by the library, valid until the library is
+ *             unloaded; its `struct_size` is the library's ::ATTN_API_STRUCT_SIZE, at least the
+ *             caller's when the versions match (a newer library's table is longer).
+ * @return NULL on success; ::ATTN_ERR_ABI_MISMATCH, with both versions in the message, when
+ *         `major` differs or `minor` is newer than the library's; ::ATTN_ERR_INVALID_ARGUMENT
+ *         when `out` is NULL.
+ * @par Thread safety
+ * Safe to call from any thread; the table is immutable.
+ */
+ATTN_API attn_error_t* attn_get_api(uint32_t major, uint32_t minor,
+                                    const attn_api_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_api(). */
+typedef attn_error_t* (*PFN_attn_get_api)(uint32_t major, uint32_t minor, const attn_api_t** out);
+
+/** The definition of ::attn_api_t. */
+struct attn_api {
+  size_t struct_size; /**< The library's ::ATTN_API_STRUCT_SIZE. */
+  /** @cond ATTN_API_MEMBERS */
+#define ATTN_API_MEMBER_(name) PFN_##name name;
+  ATTN_API_FUNCTIONS(ATTN_API_MEMBER_)
+#undef ATTN_API_MEMBER_
+  /** @endcond */
+};
+
+/** Size of ::attn_api_t in this header version: up to its last member. */
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_get_api) + sizeof(PFN_attn_get_api))
 
 /** @} */
 

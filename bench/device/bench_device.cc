@@ -285,9 +285,24 @@ std::vector<HostCost> host_costs(cudaStream_t s) {
   const int32_t ctx = 4096;
   Batch batch(n, 1, ctx, 16, n * (ctx / 16) + 1);
   std::vector<HostCost> out;
-  for (const char* name : {"FLASH_ATTN", "TRITON_ATTN", "FLASHINFER", "FLEX_ATTENTION", "TREE_ATTN"}) {
+  // Every built-in backend that accepts full-attention specs (attn_backend_info) and builds for
+  // one on the device (ATTN_ERR_UNSUPPORTED: another family, or a host-only backend).
+  for (size_t i = 0; i < attn_backend_count(); ++i) {
+    attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+    ok(attn_backend_info(i, &info), "attn_backend_info");
+    const char* name = info.name;
     const attn_kv_cache_spec_t spec = spec_for(16);
-    attn_builder_t* db = make_builder(name, spec, config_for(n, ctx, true, n * (ctx / 16) + 1));
+    if (info.origin != ATTN_BACKEND_BUILTIN || (info.kv_cache_kinds & (1u << spec.kind)) == 0) continue;
+    attn_builder_t* db = nullptr;
+    const attn_builder_config_t device_config = config_for(n, ctx, true, n * (ctx / 16) + 1);
+    if (attn_error_t* err = attn_builder_create(name, &spec, &device_config, &db)) {
+      const bool other = attn_error_code(err) == ATTN_ERR_UNSUPPORTED;
+      if (other) {
+        attn_error_destroy(err);
+        continue;
+      }
+      ok(err, std::string("attn_builder_create ") + name);
+    }
     attn_builder_t* hb = make_builder(name, spec, config_for(n, ctx, false, n * (ctx / 16) + 1));
     int32_t level = 0;
     ok(attn_builder_cudagraph_support(db, &level), "attn_builder_cudagraph_support");

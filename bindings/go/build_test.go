@@ -379,12 +379,13 @@ func TestEveryBackendBuildsTheDemoBatch(t *testing.T) {
 	defer func() { ok(t, plugin.Close()) }()
 	s := demoSample()
 	c := s.common(t)
-	names := get(l.Backends())(t)
-	if len(names) < len(builtIn)+len(mlaBackends)+1 || names[len(names)-1] != "EXAMPLE_PAGED" {
-		t.Fatalf("backends %v", names)
+	infos := get(l.BackendInfos())(t)
+	if last := infos[len(infos)-1]; last.Name != "EXAMPLE_PAGED" || last.Origin != attn.BackendPlugin {
+		t.Fatalf("backends %v", infos)
 	}
-	for _, name := range names {
-		b := get(l.NewBuilder(name, specFor(name), config(90)))(t)
+	for _, info := range infos {
+		name := info.Name
+		b, _ := builderFor(t, l, info, 90)
 		md, err := b.Build(0, c, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)

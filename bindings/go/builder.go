@@ -58,16 +58,33 @@ func (l *Library) NewBuilder(backend string, spec KVCacheSpec, cfg BuilderConfig
 		lib: l, ptr: ptr, workspace: cfg.Workspace,
 		name: C.GoString(C.gattn_builder_backend_name(l.api, ptr)),
 	}
-	for _, n := range builtInBackends {
-		b.builtIn = b.builtIn || n == b.name
-	}
+	b.builtIn = l.backendIsBuiltIn(b.name)
 	runtime.SetFinalizer(b, (*Builder).Close)
 	return b, nil
 }
 
-// builtInBackends are libattn's own backends (attn_c.h: the registry lists them first, in this
-// order); every other backend comes from a plugin.
-var builtInBackends = [...]string{"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"}
+// backendIsBuiltIn says whether a backend is one of libattn's own rather than a plugin's: its
+// origin from attn_backend_info (ABI 1.3); from an older library, whether it was registered when
+// Open ran (the registry lists the built-in backends first).
+func (l *Library) backendIsBuiltIn(name string) bool {
+	if l.has("attn_backend_info") == nil {
+		infos, err := l.BackendInfos()
+		if err == nil {
+			for _, info := range infos {
+				if info.Name == name {
+					return info.Origin == BackendBuiltin
+				}
+			}
+		}
+		return false
+	}
+	for i := 0; i < l.openCount; i++ {
+		if n, err := l.BackendName(i); err == nil && n == name {
+			return true
+		}
+	}
+	return false
+}
 
 // Close destroys the builder, its buffers and its metadata (attn_builder_destroy). It waits for
 // calls in progress; later calls do nothing and return nil.

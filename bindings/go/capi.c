@@ -54,8 +54,15 @@ int gattn_open(const char* path, gattn_api_t** out, char* detail, size_t detail_
     }                                                            \
     memcpy(&api->name, &sym, sizeof sym);                        \
   }
-  ATTN_GO_FUNCTIONS(GATTN_RESOLVE)
+  ATTN_GO_REQUIRED_FUNCTIONS(GATTN_RESOLVE)
 #undef GATTN_RESOLVE
+#define GATTN_RESOLVE_OPTIONAL(name)                             \
+  {                                                              \
+    void* sym = dlsym(handle, #name); /* NULL when older */      \
+    memcpy(&api->name, &sym, sizeof sym);                        \
+  }
+  ATTN_GO_OPTIONAL_FUNCTIONS(GATTN_RESOLVE_OPTIONAL)
+#undef GATTN_RESOLVE_OPTIONAL
   *out = api;
   return GATTN_OPENED;
 }
@@ -95,6 +102,8 @@ GATTN_INIT(attn_ubatch_slice_t, gattn_ubatch_slice_init, ATTN_UBATCH_SLICE_INIT,
 GATTN_INIT(attn_ubatch_out_t, gattn_ubatch_out_init, ATTN_UBATCH_OUT_INIT, extension)
 GATTN_INIT(attn_cascade_query_t, gattn_cascade_query_init, ATTN_CASCADE_QUERY_INIT, extension)
 GATTN_INIT(attn_field_t, gattn_field_init, ATTN_FIELD_INIT, float_value)
+/* ABI 1.3's struct: its first (and so smallest accepted) size. */
+GATTN_INIT(attn_backend_info_t, gattn_backend_info_init, ATTN_BACKEND_INFO_INIT, extension)
 
 /* The 1.1 sizes the header names must agree with the ones above. */
 _Static_assert(GATTN_SIZE(attn_builder_config_t, reserved_1_1) ==
@@ -253,6 +262,31 @@ attn_error_t* gattn_split_attn_metadata(const gattn_api_t* a, const attn_common_
 size_t gattn_backend_count(const gattn_api_t* a) { return a->attn_backend_count(); }
 attn_error_t* gattn_backend_name(const gattn_api_t* a, size_t index, const char** out) {
   return a->attn_backend_name(index, out);
+}
+attn_error_t* gattn_backend_info(const gattn_api_t* a, size_t index, attn_backend_info_t* out) {
+  return a->attn_backend_info(index, out);
+}
+attn_error_t* gattn_get_api(const gattn_api_t* a, uint32_t major, uint32_t minor,
+                            const attn_api_t** out) {
+  return a->attn_get_api(major, minor, out);
+}
+int gattn_table_mismatch(const gattn_api_t* a, const attn_api_t* table) {
+  int i = 0;
+#define GATTN_SAME(fn)                                                          \
+  if ((size_t)((const char*)&table->fn - (const char*)table) >= table->struct_size || \
+      table->fn != a->fn)                                                       \
+    return i;                                                                   \
+  ++i;
+  ATTN_GO_FUNCTIONS(GATTN_SAME)
+#undef GATTN_SAME
+  return -1;
+}
+int gattn_has_function(const gattn_api_t* a, const char* name) {
+#define GATTN_HAS(fn) \
+  if (strcmp(name, #fn) == 0) return a->fn != NULL;
+  ATTN_GO_FUNCTIONS(GATTN_HAS)
+#undef GATTN_HAS
+  return 0;
 }
 attn_error_t* gattn_backend_cudagraph_support(const gattn_api_t* a, const char* backend,
                                               const attn_kv_cache_spec_t* kv_cache_spec,

@@ -19,62 +19,14 @@
 #define GATTN_REQUIRED_MAJOR 1
 #define GATTN_REQUIRED_MINOR 1
 
-/* Every ATTN_API function of attn_c.h, in the header's order. */
-#define ATTN_GO_FUNCTIONS(X)                                  \
-  X(attn_error_code)                                          \
-  X(attn_error_message)                                       \
-  X(attn_error_destroy)                                       \
-  X(attn_status_string)                                       \
-  X(attn_get_version)                                         \
-  X(attn_check_version)                                       \
-  X(attn_device_count)                                        \
-  X(attn_common_metadata_unpadded)                            \
-  X(attn_split_decodes_and_prefills)                          \
-  X(attn_split_decodes_prefills_and_extends)                  \
-  X(attn_reorder_batch_to_split_decodes_and_prefills)         \
-  X(attn_split_prefill_chunks)                                \
-  X(attn_get_dcp_local_seq_lens)                              \
-  X(attn_reshape_query_for_spec_decode)                       \
-  X(attn_compute_slot_mapping)                                \
-  X(attn_compute_flashinfer_kv_metadata)                      \
-  X(attn_compute_causal_conv1d_metadata)                      \
-  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata)   \
-  X(attn_local_attention_num_virtual_batches)                 \
-  X(attn_make_local_attention_virtual_batches)                \
-  X(attn_remap_local_block_table)                             \
-  X(attn_slice_query_start_locs)                              \
-  X(attn_maybe_create_ubatch_slices)                          \
-  X(attn_make_metadata_with_slice)                            \
-  X(attn_split_attn_metadata)                                 \
-  X(attn_backend_count)                                       \
-  X(attn_backend_name)                                        \
-  X(attn_backend_cudagraph_support)                           \
-  X(attn_builder_workspace_size)                              \
-  X(attn_builder_create)                                      \
-  X(attn_builder_destroy)                                     \
-  X(attn_builder_backend_name)                                \
-  X(attn_builder_cudagraph_support)                           \
-  X(attn_builder_reorder_batch_threshold)                     \
-  X(attn_builder_supports_update_block_table)                 \
-  X(attn_min_cudagraph_support)                               \
-  X(attn_build)                                               \
-  X(attn_update_block_table)                                  \
-  X(attn_build_for_cudagraph_capture)                         \
-  X(attn_build_for_drafting)                                  \
-  X(attn_use_cascade_attention)                               \
-  X(attn_metadata_kind)                                       \
-  X(attn_metadata_field_count)                                \
-  X(attn_metadata_field)                                      \
-  X(attn_metadata_get)                                        \
-  X(attn_metadata_get_tensor)                                 \
-  X(attn_metadata_get_int)                                    \
-  X(attn_metadata_clone)                                      \
-  X(attn_metadata_destroy)                                    \
-  X(attn_metadata_to_common)                                  \
-  X(attn_infer_global_hyperparameters)                        \
-  X(attn_plugin_load)                                         \
-  X(attn_plugin_unload)                                       \
-  X(attn_plugin_name)
+/* Every function comes from the header's own list, ATTN_API_FUNCTIONS (attn_c.h): no list of
+ * the binding's to keep in step. The functions of ABI 1.0 are required; those of later minors
+ * (ATTN_API_FUNCTIONS_1_3: attn_backend_info, attn_get_api) are resolved when the library has
+ * them and left NULL otherwise (the Go side asks gattn_has_function before calling one), so
+ * that the binding still opens a 1.1 or 1.2 library. */
+#define ATTN_GO_REQUIRED_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X)
+#define ATTN_GO_OPTIONAL_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_3(X)
+#define ATTN_GO_FUNCTIONS(X) ATTN_API_FUNCTIONS(X)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -112,6 +64,7 @@ attn_ubatch_slice_t gattn_ubatch_slice_init(void);
 attn_ubatch_out_t gattn_ubatch_out_init(void);
 attn_cascade_query_t gattn_cascade_query_init(void);
 attn_field_t gattn_field_init(void);
+attn_backend_info_t gattn_backend_info_init(void);
 
 
 /* Trampolines: gattn_<function>(api, the function's arguments). A stream is passed as an
@@ -200,6 +153,15 @@ attn_error_t* gattn_split_attn_metadata(const gattn_api_t* a, const attn_common_
                                         uintptr_t stream);
 size_t gattn_backend_count(const gattn_api_t* a);
 attn_error_t* gattn_backend_name(const gattn_api_t* a, size_t index, const char** out);
+/* ABI 1.3 (optional: call only when gattn_has_function says the library has them). */
+attn_error_t* gattn_backend_info(const gattn_api_t* a, size_t index, attn_backend_info_t* out);
+attn_error_t* gattn_get_api(const gattn_api_t* a, uint32_t major, uint32_t minor,
+                            const attn_api_t** out);
+/* The index (in ATTN_GO_FUNCTIONS order) of the first member of attn_get_api's table that is
+ * not the function resolved by name, or -1 when all agree. */
+int gattn_table_mismatch(const gattn_api_t* a, const attn_api_t* table);
+/* Whether the library has function `name` (the optional ones may be absent). */
+int gattn_has_function(const gattn_api_t* a, const char* name);
 attn_error_t* gattn_backend_cudagraph_support(const gattn_api_t* a, const char* backend,
                                               const attn_kv_cache_spec_t* kv_cache_spec,
                                               const attn_builder_config_t* config,

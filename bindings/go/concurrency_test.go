@@ -118,13 +118,14 @@ func TestABuildWhileAnotherGoroutineReadsIsBusy(t *testing.T) {
 
 func TestDistinctBuildersBuildInParallel(t *testing.T) {
 	l := library(t)
+	backends := fullAttentionBackends(t, l)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			backend := builtIn[g%len(builtIn)]
+			backend := backends[g%len(backends)]
 			b, err := l.NewBuilder(backend, spec(), config(90))
 			if err != nil {
 				errs <- err

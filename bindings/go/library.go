@@ -20,6 +20,9 @@ type Library struct {
 	api     *C.gattn_api_t
 	path    string
 	version Version
+	// openCount is BackendCount() when Open ran: the built-in backends, for a library older than
+	// 1.3 that cannot say which backends are built in (the registry lists them first).
+	openCount int
 }
 
 // Version is a libattn version.
@@ -77,6 +80,7 @@ func Open(path string) (*Library, error) {
 	if err := lib.CheckVersion(RequiredMajor, RequiredMinor); err != nil {
 		return nil, err
 	}
+	lib.openCount = lib.BackendCount()
 	return lib, nil
 }
 
@@ -97,7 +101,8 @@ func (l *Library) StatusString(code int32) string {
 	return C.GoString(C.gattn_status_string(l.api, C.int32_t(code)))
 }
 
-// FunctionNames lists the ABI functions the binding resolved, in attn_c.h's order.
+// FunctionNames lists the ABI functions the binding resolves, in the order of attn_c.h's
+// ATTN_API_FUNCTIONS (ABI 1.0's in header order, then 1.3's, which an older library may lack).
 func FunctionNames() []string {
 	n := int(C.gattn_function_count())
 	names := make([]string, n)

@@ -22,8 +22,112 @@ func (l *Library) BackendName(i int) (string, error) {
 	return C.GoString(name), nil
 }
 
-// Backends lists the registered backends: the built-in ones in their fixed order (FLASH_ATTN,
-// FLASHINFER, TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN), then plugins' in load order.
+// BackendOrigin says where a registered backend comes from (attn_backend_origin_t, ABI 1.3).
+type BackendOrigin int32
+
+// The origins.
+const (
+	BackendBuiltin BackendOrigin = C.ATTN_BACKEND_BUILTIN
+	BackendPlugin  BackendOrigin = C.ATTN_BACKEND_PLUGIN
+)
+
+// BackendInfo is what attn_backend_info says of a registered backend (ABI 1.3).
+type BackendInfo struct {
+	Index int
+	Name  string
+	// KVCacheKinds has bit k set when the backend builds for the KVCacheKind whose value is k.
+	KVCacheKinds uint32
+	Origin       BackendOrigin
+	// VLLMRelease is the vLLM release whose builder it matches ("" when unknown, "plugin" for a
+	// plugin's backends).
+	VLLMRelease string
+}
+
+// Accepts says whether the backend builds for specs of this kind.
+func (b BackendInfo) Accepts(kind KVCacheKind) bool {
+	return kind >= 0 && kind < 32 && b.KVCacheKinds&(1<<uint(kind)) != 0
+}
+
+func (l *Library) has(function string) error {
+	name := C.CString(function)
+	defer freeString(name)
+	if C.gattn_has_function(l.api, name) == 0 {
+		return newError(ErrUnsupported, "%s: the loaded libattn %d.%d.%d has no %s (ABI 1.3)",
+			l.path, l.version.Major, l.version.Minor, l.version.Patch, function)
+	}
+	return nil
+}
+
+// BackendInfo describes backend i, 0 <= i < BackendCount() (attn_backend_info): its name,
+// the KV cache spec kinds it accepts, its origin and the vLLM release it matches. ErrNotFound
+// out of range; ErrUnsupported from a library older than 1.3.
+func (l *Library) BackendInfo(i int) (BackendInfo, error) {
+	if err := l.has("attn_backend_info"); err != nil {
+		return BackendInfo{}, err
+	}
+	if i < 0 {
+		return BackendInfo{}, newError(ErrNotFound, "backend index %d is negative", i)
+	}
+	out := C.gattn_backend_info_init()
+	if err := l.takeError(C.gattn_backend_info(l.api, C.size_t(i), &out)); err != nil {
+		return BackendInfo{}, err
+	}
+	return BackendInfo{Index: i, Name: C.GoString(out.name), KVCacheKinds: uint32(out.kv_cache_kinds),
+		Origin: BackendOrigin(out.origin), VLLMRelease: C.GoString(out.vllm_release)}, nil
+}
+
+// BackendInfos is BackendInfo of every registered backend, in registry order.
+func (l *Library) BackendInfos() ([]BackendInfo, error) {
+	n := l.BackendCount()
+	infos := make([]BackendInfo, 0, n)
+	for i := 0; i < n; i++ {
+		info, err := l.BackendInfo(i)
+		if err != nil {
+			return nil, err
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// functionTable is attn_get_api's table (ABI 1.3) for a caller of the library's own version.
+func (l *Library) functionTable() (*C.attn_api_t, error) {
+	if err := l.has("attn_get_api"); err != nil {
+		return nil, err
+	}
+	var table *C.attn_api_t
+	if err := l.takeError(C.gattn_get_api(l.api, C.uint32_t(l.version.Major), C.uint32_t(l.version.Minor), &table)); err != nil {
+		return nil, err
+	}
+	return table, nil
+}
+
+// FunctionTableSize is the struct_size of the library's function table (attn_get_api, ABI 1.3);
+// VerifyFunctionTable compares its members.
+func (l *Library) FunctionTableSize() (int, error) {
+	table, err := l.functionTable()
+	if err != nil {
+		return 0, err
+	}
+	return int(table.struct_size), nil
+}
+
+// VerifyFunctionTable checks that every member of attn_get_api's table is the function the
+// binding resolved by name; an ErrInternal names the first that is not.
+func (l *Library) VerifyFunctionTable() error {
+	table, err := l.functionTable()
+	if err != nil {
+		return err
+	}
+	if i := int(C.gattn_table_mismatch(l.api, table)); i >= 0 {
+		return newError(ErrInternal, "attn_get_api's member %s is not the symbol of that name",
+			C.GoString(C.gattn_function_name(C.int(i))))
+	}
+	return nil
+}
+
+// Backends lists the registered backends: the built-in ones first, in a fixed order, then
+// plugins' in load order (BackendInfos says which is which).
 func (l *Library) Backends() ([]string, error) {
 	n := l.BackendCount()
 	names := make([]string, 0, n)

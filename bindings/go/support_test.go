@@ -64,32 +64,63 @@ var (
 // spec is the demo's: full attention, block 16, 8 KV heads, head 128, bf16.
 func spec() attn.KVCacheSpec { return attn.NewKVCacheSpec(blockSize, 8, 128) }
 
-// The MLA family builds for an MLA spec (vLLM's MLAAttentionSpec: one 576-wide latent head;
-// block 128 suits every MLA kernel).
-var mlaBackends = []string{"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA"}
+// kindSpecs are the demo batch's KV cache specs, one per kind a backend may accept: spec(),
+// vLLM's MLAAttentionSpec (one 576-wide latent head; block 128 suits every MLA kernel) and
+// MambaSpec (a state slot per request; Mamba2 scans 16-token chunks).
+func kindSpecs() []attn.KVCacheSpec {
+	mla := attn.NewKVCacheSpec(128, 1, 576)
+	mla.Kind = attn.KVMLA
+	mamba := attn.NewKVCacheSpec(blockSize, 1, 1)
+	mamba.Kind = attn.KVMamba
+	mamba.MambaChunkSize = 16
+	return []attn.KVCacheSpec{spec(), mla, mamba}
+}
 
-// The Mamba family builds for a Mamba spec (vLLM's MambaSpec: a state slot per request;
-// Mamba2 scans 16-token chunks).
-var mambaBackends = []string{"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"}
+// builderFor is a builder of a registered backend on the first of kindSpecs whose kind the
+// backend accepts (attn_backend_info) and that it builds for: a spec per kind, not per name. A
+// plugin's backend accepts every kind as far as the library knows, so ErrUnsupported moves on
+// to the next kind. The builder is closed when the test ends.
+func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability int32) (*attn.Builder, attn.KVCacheSpec) {
+	t.Helper()
+	for _, s := range kindSpecs() {
+		if !info.Accepts(s.Kind) {
+			continue
+		}
+		b, err := l.NewBuilder(info.Name, s, config(capability))
+		var e *attn.Error
+		if errors.As(err, &e) && e.Code == attn.ErrUnsupported {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s builder: %v", info.Name, err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b, s
+	}
+	t.Fatalf("%s (kinds %#x) builds on none of the test's specs", info.Name, info.KVCacheKinds)
+	return nil, attn.KVCacheSpec{}
+}
 
-// specFor is the KV cache spec a backend builds the demo batch for: spec(), or its family's.
-func specFor(name string) attn.KVCacheSpec {
-	for _, m := range mambaBackends {
-		if m == name {
-			s := attn.NewKVCacheSpec(blockSize, 1, 1)
-			s.Kind = attn.KVMamba
-			s.MambaChunkSize = 16
-			return s
+// fullAttentionBackends are the built-in backends that build for spec(), in registry order.
+func fullAttentionBackends(t testing.TB, l *attn.Library) []string {
+	t.Helper()
+	var names []string
+	for _, info := range get(l.BackendInfos())(t) {
+		if info.Origin != attn.BackendBuiltin || !info.Accepts(attn.KVFullAttention) {
+			continue
 		}
-	}
-	for _, m := range mlaBackends {
-		if m == name {
-			s := attn.NewKVCacheSpec(128, 1, 576)
-			s.Kind = attn.KVMLA
-			return s
+		b, err := l.NewBuilder(info.Name, spec(), config(90))
+		var e *attn.Error
+		if errors.As(err, &e) && e.Code == attn.ErrUnsupported {
+			continue // another family (MLA, Mamba)
 		}
+		if err != nil {
+			t.Fatalf("%s builder: %v", info.Name, err)
+		}
+		b.Close()
+		names = append(names, info.Name)
 	}
-	return spec()
+	return names
 }
 
 // config is the demo's config for a compute capability.

@@ -1,9 +1,11 @@
 /*
- * libattn demo: loads libattn with dlopen (no link-time dependency), lists every backend with
- * its CUDA graph support and reorder threshold, builds FLASH_ATTN metadata for a sample mixed
- * batch (decodes, a chunked prefill, a fresh prefill) on the host and prints it, then builds
- * the same batch with every other backend and with two of vLLM's wrappers (chunked local
- * attention, KV-sharing fast prefill), chosen by the spec's kind and a config option.
+ * libattn demo: loads libattn with dlopen (no link-time dependency; one symbol, attn_get_api,
+ * gives every function), lists every registered backend with its CUDA graph support and reorder
+ * threshold, each on a spec of a kind it accepts (attn_backend_info), builds FLASH_ATTN metadata
+ * for a sample mixed batch (decodes, a chunked prefill, a fresh prefill) on the host and prints
+ * it, then builds the same batch with every other built-in backend and with two of vLLM's
+ * wrappers (chunked local attention, KV-sharing fast prefill), chosen by the spec's kind and a
+ * config option.
  *
  *   attn_demo [path/to/libattn.so.1] [--plugin path/to/plugin.so]
  *
@@ -17,75 +19,16 @@
 
 #include "attn_c.h"
 
-/* The functions the demo uses, resolved with dlsym. */
-struct api {
-  void (*get_version)(uint32_t*, uint32_t*, uint32_t*);
-  attn_error_t* (*check_version)(uint32_t, uint32_t);
-  int32_t (*error_code)(const attn_error_t*);
-  const char* (*error_message)(const attn_error_t*);
-  void (*error_destroy)(attn_error_t*);
-  const char* (*status_string)(int32_t);
-  size_t (*backend_count)(void);
-  attn_error_t* (*backend_name)(size_t, const char**);
-  attn_error_t* (*backend_cudagraph_support)(const char*, const attn_kv_cache_spec_t*,
-                                             const attn_builder_config_t*, int32_t*);
-  attn_error_t* (*builder_create)(const char*, const attn_kv_cache_spec_t*,
-                                  const attn_builder_config_t*, attn_builder_t**);
-  void (*builder_destroy)(attn_builder_t*);
-  attn_error_t* (*builder_reorder_batch_threshold)(const attn_builder_t*, int32_t*);
-  attn_error_t* (*builder_supports_update_block_table)(const attn_builder_t*, int32_t*);
-  attn_error_t* (*build)(attn_builder_t*, int64_t, const attn_common_metadata_t*, int32_t,
-                         attn_metadata_t**, attn_stream_t);
-  size_t (*metadata_field_count)(const attn_metadata_t*);
-  attn_error_t* (*metadata_field)(const attn_metadata_t*, size_t, attn_field_t*);
-  attn_error_t* (*metadata_get)(const attn_metadata_t*, const char*, attn_field_t*);
-  const char* (*metadata_kind)(const attn_metadata_t*);
-  attn_error_t* (*plugin_load)(const char*, attn_plugin_t**);
-  attn_error_t* (*plugin_unload)(attn_plugin_t*);
-};
-
-static struct api A;
-
-static void* load_symbol(void* lib, const char* name) {
-  void* sym = dlsym(lib, name);
-  if (sym == NULL) {
-    fprintf(stderr, "attn_demo: %s is missing from the library: %s\n", name, dlerror());
-    exit(1);
-  }
-  return sym;
-}
-
-#define LOAD(field, name) *(void**)(&A.field) = load_symbol(lib, name)
-
-static void load_api(void* lib) {
-  LOAD(get_version, "attn_get_version");
-  LOAD(check_version, "attn_check_version");
-  LOAD(error_code, "attn_error_code");
-  LOAD(error_message, "attn_error_message");
-  LOAD(error_destroy, "attn_error_destroy");
-  LOAD(status_string, "attn_status_string");
-  LOAD(backend_count, "attn_backend_count");
-  LOAD(backend_name, "attn_backend_name");
-  LOAD(backend_cudagraph_support, "attn_backend_cudagraph_support");
-  LOAD(builder_create, "attn_builder_create");
-  LOAD(builder_destroy, "attn_builder_destroy");
-  LOAD(builder_reorder_batch_threshold, "attn_builder_reorder_batch_threshold");
-  LOAD(builder_supports_update_block_table, "attn_builder_supports_update_block_table");
-  LOAD(build, "attn_build");
-  LOAD(metadata_field_count, "attn_metadata_field_count");
-  LOAD(metadata_field, "attn_metadata_field");
-  LOAD(metadata_get, "attn_metadata_get");
-  LOAD(metadata_kind, "attn_metadata_kind");
-  LOAD(plugin_load, "attn_plugin_load");
-  LOAD(plugin_unload, "attn_plugin_unload");
-}
+/* Every libattn function, from the one symbol the demo resolves with dlsym: attn_get_api's
+ * table (ABI 1.3). */
+static const attn_api_t* A;
 
 /* Prints and releases an error; returns 1 when there was one. */
 static int report(attn_error_t* err, const char* what) {
   if (err == NULL) return 0;
-  fprintf(stderr, "attn_demo: %s failed: [%s] %s\n", what, A.status_string(A.error_code(err)),
-          A.error_message(err));
-  A.error_destroy(err);
+  fprintf(stderr, "attn_demo: %s failed: [%s] %s\n", what, A->attn_status_string(A->attn_error_code(err)),
+          A->attn_error_message(err));
+  A->attn_error_destroy(err);
   return 1;
 }
 
@@ -231,10 +174,10 @@ static void print_field(const attn_field_t* f) {
 }
 
 static int print_metadata(const attn_metadata_t* m, int skip_none) {
-  size_t i, n = A.metadata_field_count(m);
+  size_t i, n = A->attn_metadata_field_count(m);
   for (i = 0; i < n; ++i) {
     attn_field_t f = ATTN_FIELD_INIT;
-    if (report(A.metadata_field(m, i, &f), "attn_metadata_field")) return 1;
+    if (report(A->attn_metadata_field(m, i, &f), "attn_metadata_field")) return 1;
     if (skip_none && f.kind == ATTN_FIELD_NONE) continue;
     print_field(&f);
   }
@@ -254,60 +197,86 @@ static attn_builder_config_t demo_config(int32_t capability) {
   return c;
 }
 
-/* The KV cache spec a backend is shown with: the demo's full-attention spec, or its family's
- * (the Mamba family builds for vLLM's MambaSpec: a state slot per request, "none" cache mode,
- * Mamba2's 16-token scan chunks). */
-static const attn_kv_cache_spec_t* backend_spec(const char* name, const attn_kv_cache_spec_t* spec) {
-  static const char* const mamba[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"};
-  static const char* const mla[] = {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA",
-                                    "TRITON_MLA"};
+/* The demo's KV cache spec of one kind: the full-attention spec it was given, vLLM's
+ * MLAAttentionSpec (one latent head of 512 + 64, block 128: a multiple of every MLA kernel's block
+ * size) or MambaSpec (a state slot per request, "none" cache mode, Mamba2's 16-token scan
+ * chunks). */
+static const attn_kv_cache_spec_t* spec_of_kind(int32_t kind, const attn_kv_cache_spec_t* full) {
   static attn_kv_cache_spec_t mamba_spec = ATTN_KV_CACHE_SPEC_INIT;
   static attn_kv_cache_spec_t mla_spec = ATTN_KV_CACHE_SPEC_INIT;
-  size_t k;
   mamba_spec.kind = ATTN_KV_MAMBA;
   mamba_spec.block_size = kBlockSize;
   mamba_spec.num_kv_heads = mamba_spec.head_size = 1; /* MambaSpec has no heads */
   mamba_spec.mamba_chunk_size = 16;
-  mla_spec.kind = ATTN_KV_MLA; /* vLLM's MLAAttentionSpec: one latent head of 512 + 64 */
-  mla_spec.block_size = 128;   /* a multiple of every MLA kernel's block size (64, 16, 128, 32) */
+  mla_spec.kind = ATTN_KV_MLA;
+  mla_spec.block_size = 128;
   mla_spec.num_kv_heads = 1;
   mla_spec.head_size = 576;
-  for (k = 0; k < sizeof mamba / sizeof mamba[0]; ++k)
-    if (strcmp(name, mamba[k]) == 0) return &mamba_spec;
-  for (k = 0; k < sizeof mla / sizeof mla[0]; ++k)
-    if (strcmp(name, mla[k]) == 0) return &mla_spec;
-  return spec;
+  switch (kind) {
+    case ATTN_KV_MLA: return &mla_spec;
+    case ATTN_KV_MAMBA: return &mamba_spec;
+    default: return full;
+  }
+}
+
+/* A builder of backend `index` on the first of the demo's specs (full attention, MLA, Mamba)
+ * whose kind the backend accepts (attn_backend_info) and that it builds for: a spec per kind,
+ * no list of backend names. A plugin's backend accepts every kind as far as the library knows,
+ * so its builder's ATTN_ERR_UNSUPPORTED moves on to the next kind. */
+static int backend_builder(size_t index, const attn_kv_cache_spec_t* full,
+                           const attn_builder_config_t* config, attn_backend_info_t* info,
+                           const attn_kv_cache_spec_t** out_spec, attn_builder_t** out) {
+  static const int32_t kinds[3] = {ATTN_KV_FULL_ATTENTION, ATTN_KV_MLA, ATTN_KV_MAMBA};
+  int k;
+  if (report(A->attn_backend_info(index, info), "attn_backend_info")) return 1;
+  for (k = 0; k < 3; ++k) {
+    const attn_kv_cache_spec_t* spec = spec_of_kind(kinds[k], full);
+    attn_error_t* err;
+    if ((info->kv_cache_kinds & (1u << kinds[k])) == 0) continue;
+    err = A->attn_builder_create(info->name, spec, config, out);
+    if (err == NULL) {
+      *out_spec = spec;
+      return 0;
+    }
+    if (A->attn_error_code(err) != ATTN_ERR_UNSUPPORTED) return report(err, "attn_builder_create");
+    A->attn_error_destroy(err);
+  }
+  fprintf(stderr, "attn_demo: %s builds on none of the demo's specs (kinds 0x%x)\n", info->name,
+          (unsigned)info->kv_cache_kinds);
+  return 1;
 }
 
 static int list_backends(const attn_kv_cache_spec_t* spec) {
   static const int32_t capabilities[3] = {90, 80, 100}; /* H100/H200, A100, B200 */
   const attn_builder_config_t hopper = demo_config(90);
-  size_t i, n = A.backend_count();
+  size_t i, n = A->attn_backend_count();
   int k;
   printf("%zu backend(s):\n", n);
   printf("  %-16s %-29s %-29s %-29s %-8s %s\n", "backend", "cudagraph (sm90)", "cudagraph (sm80)",
          "cudagraph (sm100)", "reorder", "update_block_table");
   for (i = 0; i < n; ++i) {
-    const char* name = NULL;
+    attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+    const attn_kv_cache_spec_t* backend_spec = NULL;
+    const char* name;
     int32_t levels[3] = {-1, -1, -1}, threshold = 0, update = 0;
     attn_builder_t* builder = NULL;
     char reorder[16];
-    if (report(A.backend_name(i, &name), "attn_backend_name")) return 1;
+    if (backend_builder(i, spec, &hopper, &info, &backend_spec, &builder)) return 1;
+    name = info.name;
     for (k = 0; k < 3; ++k) {
       const attn_builder_config_t c = demo_config(capabilities[k]);
-      if (report(A.backend_cudagraph_support(name, backend_spec(name, spec), &c, &levels[k]),
-                 "attn_backend_cudagraph_support"))
+      if (report(A->attn_backend_cudagraph_support(name, backend_spec, &c, &levels[k]),
+                 "attn_backend_cudagraph_support")) {
+        A->attn_builder_destroy(builder);
         return 1;
+      }
     }
-    if (report(A.builder_create(name, backend_spec(name, spec), &hopper, &builder),
-               "attn_builder_create"))
-      return 1;
-    if (report(A.builder_reorder_batch_threshold(builder, &threshold), "reorder threshold") ||
-        report(A.builder_supports_update_block_table(builder, &update), "update_block_table")) {
-      A.builder_destroy(builder);
+    if (report(A->attn_builder_reorder_batch_threshold(builder, &threshold), "reorder threshold") ||
+        report(A->attn_builder_supports_update_block_table(builder, &update), "update_block_table")) {
+      A->attn_builder_destroy(builder);
       return 1;
     }
-    A.builder_destroy(builder);
+    A->attn_builder_destroy(builder);
     if (threshold == ATTN_NO_REORDER)
       snprintf(reorder, sizeof reorder, "None");
     else
@@ -325,37 +294,58 @@ static int build_and_show(const char* backend, const attn_kv_cache_spec_t* spec,
   attn_builder_t* builder = NULL;
   attn_metadata_t* md = NULL;
   size_t k;
-  if (report(A.builder_create(backend, spec, config, &builder), "attn_builder_create")) return 1;
-  if (report(A.build(builder, 0, common, 0, &md, NULL), "attn_build")) {
-    A.builder_destroy(builder);
+  if (report(A->attn_builder_create(backend, spec, config, &builder), "attn_builder_create")) return 1;
+  if (report(A->attn_build(builder, 0, common, 0, &md, NULL), "attn_build")) {
+    A->attn_builder_destroy(builder);
     return 1;
   }
-  printf("\n%s (%zu fields):\n", A.metadata_kind(md), A.metadata_field_count(md));
+  printf("\n%s (%zu fields):\n", A->attn_metadata_kind(md), A->attn_metadata_field_count(md));
   for (k = 0; fields[k] != NULL; ++k) {
     attn_field_t f = ATTN_FIELD_INIT;
-    if (report(A.metadata_get(md, fields[k], &f), "attn_metadata_get")) {
-      A.builder_destroy(builder);
+    if (report(A->attn_metadata_get(md, fields[k], &f), "attn_metadata_get")) {
+      A->attn_builder_destroy(builder);
       return 1;
     }
     print_field(&f);
   }
-  A.builder_destroy(builder);
+  A->attn_builder_destroy(builder);
   return 0;
 }
 
-/* The sample batch through every other backend, then through two of vLLM's wrappers. */
-static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec) {
-  static const char* const flashinfer[] = {"num_decodes", "num_prefills", "paged_kv_indptr_cpu",
-                                           "paged_kv_last_page_len_cpu", "prefill_qo_indptr_cpu",
-                                           "decode_use_trtllm", NULL};
-  static const char* const triton[] = {"seq_threshold_3D", "softmax_segm_output",
-                                       "all_pure_first_prefill", NULL};
-  static const char* const flex[] = {"doc_ids", "decode_offset", "num_blocks_per_seq",
-                                     "kv_num_blocks", NULL};
-  static const char* const tree[] = {"num_decodes", "num_prefills", "tree_attn_bias",
-                                     "prefill_query_start_loc", NULL};
-  static const char* const cpu[] = {"causal", "scheduler_isa", "scheduler_sliding_window_size",
-                                    NULL};
+/* One pass of print_own_fields: tensor fields or the others. */
+static int print_own_fields_of_kind(const attn_metadata_t* md, const attn_metadata_t* reference,
+                                    int max, int tensors) {
+  size_t i, n = A->attn_metadata_field_count(md);
+  int shown = 0;
+  for (i = 0; i < n && shown < max; ++i) {
+    attn_field_t f = ATTN_FIELD_INIT, g = ATTN_FIELD_INIT;
+    attn_error_t* err;
+    if (report(A->attn_metadata_field(md, i, &f), "attn_metadata_field")) return 1;
+    if (f.kind == ATTN_FIELD_NONE || (f.kind == ATTN_FIELD_TENSOR) != tensors) continue;
+    err = A->attn_metadata_get(reference, f.name, &g);
+    if (err == NULL) continue; /* FLASH_ATTN has it too */
+    A->attn_error_destroy(err);
+    print_field(&f);
+    ++shown;
+  }
+  return 0;
+}
+
+/* Prints the set fields of `md` that `reference` (FLASH_ATTN's metadata) lacks, what makes a
+ * backend's metadata its own: its tensors first, then its scalars, at most `max` of each. */
+static int print_own_fields(const attn_metadata_t* md, const attn_metadata_t* reference,
+                            int max) {
+  int pass;
+  for (pass = 0; pass < 2; ++pass)
+    if (print_own_fields_of_kind(md, reference, max, pass == 0)) return 1;
+  return 0;
+}
+
+/* The sample batch through every other built-in backend that builds for the full-attention spec
+ * (enumerated, each showing its own fields), then the Mamba and MLA families on their specs,
+ * then two of vLLM's wrappers. */
+static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec,
+                         const attn_metadata_t* reference) {
   static const char* const local[] = {"query_start_loc", "seq_lens", "block_table", "virtual_req",
                                       NULL};
   static const char* const fast[] = {"query_start_loc", "num_actual_tokens", "max_query_len",
@@ -378,26 +368,46 @@ static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec) {
   static int64_t logits_shape[1] = {kReqs};
   attn_tensor_t logits_t = host_tensor(logits, 1, logits_shape, 32);
   attn_common_metadata_t common = b->common;
-  printf("\nThe same batch through the other backends (a few fields each):\n");
-  if (build_and_show("FLASHINFER", spec, &hopper, &b->common, flashinfer) ||
-      build_and_show("TRITON_ATTN", spec, &hopper, &b->common, triton) ||
-      build_and_show("FLEX_ATTENTION", spec, &hopper, &b->common, flex) ||
-      build_and_show("TREE_ATTN", spec, &hopper, &b->common, tree) ||
-      build_and_show("CPU_ATTN", spec, &hopper, &b->common, cpu))
-    return 1;
+  size_t i, n = A->attn_backend_count();
+  printf("\nThe same batch through the other backends (the fields FLASH_ATTN lacks, a few each):\n");
+  for (i = 0; i < n; ++i) {
+    attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+    attn_builder_t* builder = NULL;
+    attn_metadata_t* md = NULL;
+    attn_error_t* err;
+    if (report(A->attn_backend_info(i, &info), "attn_backend_info")) return 1;
+    if (info.origin != ATTN_BACKEND_BUILTIN ||
+        (info.kv_cache_kinds & (1u << ATTN_KV_FULL_ATTENTION)) == 0 ||
+        strcmp(info.name, A->attn_metadata_kind(reference)) == 0)
+      continue;
+    err = A->attn_builder_create(info.name, spec, &hopper, &builder);
+    if (err != NULL && A->attn_error_code(err) == ATTN_ERR_UNSUPPORTED) {
+      A->attn_error_destroy(err); /* a family of its own (MLA, Mamba): shown below */
+      continue;
+    }
+    if (report(err, "attn_builder_create")) return 1;
+    if (report(A->attn_build(builder, 0, &b->common, 0, &md, NULL), "attn_build") ||
+        (printf("\n%s (%zu fields):\n", A->attn_metadata_kind(md),
+                A->attn_metadata_field_count(md)),
+         print_own_fields(md, reference, 3))) {
+      A->attn_builder_destroy(builder);
+      return 1;
+    }
+    A->attn_builder_destroy(builder);
+  }
   printf("\nThe Mamba family builds for a MAMBA spec (MambaSpec: state index = block table "
          "column 0, 16-token scan chunks):\n");
-  if (build_and_show("MAMBA2", backend_spec("MAMBA2", spec), &hopper, &b->common, mamba2))
+  if (build_and_show("MAMBA2", spec_of_kind(ATTN_KV_MAMBA, spec), &hopper, &b->common, mamba2))
     return 1;
   printf("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head): "
          "FLASHMLA\ntakes the three decodes, the prefills' context is gathered in chunks:\n");
-  if (build_and_show("FLASHMLA", backend_spec("FLASHMLA", spec), &hopper, &b->common, mla))
+  if (build_and_show("FLASHMLA", spec_of_kind(ATTN_KV_MLA, spec), &hopper, &b->common, mla))
     return 1;
 
   printf("\nvLLM's wrappers, asked for by the spec and the config:\n");
   local_spec.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION; /* Llama-4-style local attention */
   local_spec.attention_chunk_size = 32;
-  if (report(A.backend_cudagraph_support("FLASH_ATTN", &local_spec, &hopper, &level),
+  if (report(A->attn_backend_cudagraph_support("FLASH_ATTN", &local_spec, &hopper, &level),
              "attn_backend_cudagraph_support"))
     return 1;
   printf("  FLASH_ATTN with a CHUNKED_LOCAL_ATTENTION spec (chunk 32): CUDA graph support %s\n",
@@ -434,13 +444,29 @@ int main(int argc, char** argv) {
     fprintf(stderr, "attn_demo: cannot dlopen %s: %s\n", path, dlerror());
     return 1;
   }
-  load_api(lib);
-  A.get_version(&major, &minor, &patch);
+  {
+    /* The one symbol: attn_get_api also checks the version (same major, minor >= the header's). */
+    PFN_attn_get_api get_api;
+    attn_error_t* err;
+    *(void**)(&get_api) = dlsym(lib, "attn_get_api");
+    if (get_api == NULL) {
+      fprintf(stderr, "attn_demo: %s has no attn_get_api (libattn 1.3 or newer needed)\n", path);
+      dlclose(lib);
+      return 1;
+    }
+    err = get_api(ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR, &A);
+    if (err != NULL) {
+      PFN_attn_error_message message;
+      *(void**)(&message) = dlsym(lib, "attn_error_message");
+      fprintf(stderr, "attn_demo: attn_get_api failed: %s\n", message(err));
+      dlclose(lib); /* the error object goes with the library */
+      return 1;
+    }
+  }
+  A->attn_get_version(&major, &minor, &patch);
   printf("libattn %u.%u.%u loaded with dlopen from %s\n", major, minor, patch, path);
-  if (report(A.check_version(ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR), "attn_check_version"))
-    goto done;
   if (plugin_path != NULL) {
-    if (report(A.plugin_load(plugin_path, &plugin), "attn_plugin_load")) goto done;
+    if (report(A->attn_plugin_load(plugin_path, &plugin), "attn_plugin_load")) goto done;
     printf("plugin loaded from %s\n", plugin_path);
   }
 
@@ -452,19 +478,19 @@ int main(int argc, char** argv) {
   if (list_backends(&spec)) goto done;
 
   config = demo_config(90);
-  if (report(A.builder_create("FLASH_ATTN", &spec, &config, &builder), "attn_builder_create"))
+  if (report(A->attn_builder_create("FLASH_ATTN", &spec, &config, &builder), "attn_builder_create"))
     goto done;
 
   make_batch(&b);
   printf("\nSample batch: 3 decodes (seq 41, 100, 17), a chunked prefill (64 cached + 32 new),\n"
          "a fresh prefill (20 tokens); %" PRId64 " tokens, block_size %d, host build.\n\n",
          b.common.num_actual_tokens, kBlockSize);
-  if (report(A.build(builder, 0, &b.common, 0, &md, NULL), "attn_build")) goto done;
-  printf("FLASH_ATTN metadata (%zu fields; None fields omitted):\n", A.metadata_field_count(md));
+  if (report(A->attn_build(builder, 0, &b.common, 0, &md, NULL), "attn_build")) goto done;
+  printf("FLASH_ATTN metadata (%zu fields; None fields omitted):\n", A->attn_metadata_field_count(md));
   if (print_metadata(md, 1)) goto done;
 
   printf("\nThe same batch with a 16-token common prefix (cascade attention):\n");
-  if (report(A.build(builder, 16, &b.common, 0, &md, NULL), "attn_build")) goto done;
+  if (report(A->attn_build(builder, 16, &b.common, 0, &md, NULL), "attn_build")) goto done;
   {
     static const char* const cascade[] = {"use_cascade", "common_prefix_len",
                                           "cu_prefix_query_lens", "prefix_kv_lens",
@@ -472,25 +498,25 @@ int main(int argc, char** argv) {
     size_t k;
     for (k = 0; k < sizeof cascade / sizeof cascade[0]; ++k) {
       attn_field_t f = ATTN_FIELD_INIT;
-      if (report(A.metadata_get(md, cascade[k], &f), "attn_metadata_get")) goto done;
+      if (report(A->attn_metadata_get(md, cascade[k], &f), "attn_metadata_get")) goto done;
       print_field(&f);
     }
   }
 
-  if (every_backend(&b, &spec)) goto done;
+  if (every_backend(&b, &spec, md)) goto done;
 
   printf("\nBad input gives an error, not a crash (seq_lens[2] set below its query length):\n");
   b.seq_lens[2] = 0;
   {
-    attn_error_t* err = A.build(builder, 0, &b.common, 0, &md, NULL);
-    printf("  [%s] %s\n", A.status_string(A.error_code(err)), A.error_message(err));
-    A.error_destroy(err);
+    attn_error_t* err = A->attn_build(builder, 0, &b.common, 0, &md, NULL);
+    printf("  [%s] %s\n", A->attn_status_string(A->attn_error_code(err)), A->attn_error_message(err));
+    A->attn_error_destroy(err);
   }
   status = 0;
 
 done:
-  A.builder_destroy(builder);
-  if (plugin != NULL) report(A.plugin_unload(plugin), "attn_plugin_unload");
+  A->attn_builder_destroy(builder);
+  if (plugin != NULL) report(A->attn_plugin_unload(plugin), "attn_plugin_unload");
   dlclose(lib);
   return status;
 }

@@ -28,29 +28,12 @@ const (
 	width       = maxModelLen / blockSize
 )
 
-var builtIn = []string{"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"}
-
-// The MLA family builds for an MLA spec (vLLM's MLAAttentionSpec).
-var mla = []string{"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA"}
-
-// mlaSpec is one 576-wide latent head; block 128 suits every MLA kernel.
+// mlaSpec is vLLM's MLAAttentionSpec: one 576-wide latent head; block 128 suits every MLA kernel.
 func mlaSpec() attn.KVCacheSpec {
 	s := attn.NewKVCacheSpec(128, 1, 576)
 	s.Kind = attn.KVMLA
 	return s
 }
-
-func isMLA(name string) bool {
-	for _, m := range mla {
-		if m == name {
-			return true
-		}
-	}
-	return false
-}
-
-// The Mamba family builds for a Mamba spec (vLLM's MambaSpec: a state slot per request).
-var mamba = []string{"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"}
 
 // mambaSpec is "none" cache mode; Mamba2 scans 16-token chunks.
 func mambaSpec() attn.KVCacheSpec {
@@ -60,24 +43,35 @@ func mambaSpec() attn.KVCacheSpec {
 	return s
 }
 
-func isMamba(name string) bool {
-	for _, m := range mamba {
-		if m == name {
-			return true
+// backendBuilder is a builder of a backend on the first of the demo's specs (full attention, MLA,
+// Mamba) whose kind the backend accepts (attn_backend_info) and that it builds for: a spec per
+// kind, no list of backend names. A plugin's backend accepts every kind as far as the library
+// knows, so its builder's ErrUnsupported moves on to the next kind.
+func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheSpec,
+	cfg attn.BuilderConfig) (attn.KVCacheSpec, *attn.Builder, error) {
+	candidates := []struct {
+		kind attn.KVCacheKind
+		spec attn.KVCacheSpec
+	}{{attn.KVFullAttention, spec}, {attn.KVMLA, mlaSpec()}, {attn.KVMamba, mambaSpec()}}
+	var last error
+	for _, c := range candidates {
+		if !info.Accepts(c.kind) {
+			continue
 		}
+		b, err := lib.NewBuilder(info.Name, c.spec, cfg)
+		if err == nil {
+			return c.spec, b, nil
+		}
+		var e *attn.Error
+		if !errors.As(err, &e) || e.Code != attn.ErrUnsupported {
+			return spec, nil, err
+		}
+		last = err
 	}
-	return false
-}
-
-// backendSpec is the KV cache spec a backend is shown with: the demo's, or its family's.
-func backendSpec(name string, spec attn.KVCacheSpec) attn.KVCacheSpec {
-	if isMLA(name) {
-		return mlaSpec()
+	if last == nil {
+		last = fmt.Errorf("%s builds on none of the demo's specs", info.Name)
 	}
-	if isMamba(name) {
-		return mambaSpec()
-	}
-	return spec
+	return spec, nil, last
 }
 
 // batch is the sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled)
@@ -257,25 +251,27 @@ func printNotNone(md *attn.Metadata) error {
 }
 
 func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
-	names, err := lib.Backends()
+	infos, err := lib.BackendInfos()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d backend(s):\n", len(names))
+	fmt.Printf("%d backend(s):\n", len(infos))
 	fmt.Printf("  %-16s %-29s %-29s %-29s %-8s %s\n", "backend", "cudagraph (sm90)", "cudagraph (sm80)",
 		"cudagraph (sm100)", "reorder", "update_block_table")
-	for _, name := range names {
+	for _, info := range infos {
+		name := info.Name
+		kindSpec, b, err := backendBuilder(lib, info, spec, demoConfig(90))
+		if err != nil {
+			return err
+		}
 		var levels []string
 		for _, capability := range []int32{90, 80, 100} {
-			level, err := lib.BackendCudagraphSupport(name, backendSpec(name, spec), demoConfig(capability))
+			level, err := lib.BackendCudagraphSupport(name, kindSpec, demoConfig(capability))
 			if err != nil {
+				b.Close()
 				return err
 			}
 			levels = append(levels, level.String())
-		}
-		b, err := lib.NewBuilder(name, backendSpec(name, spec), demoConfig(90))
-		if err != nil {
-			return err
 		}
 		threshold, err := b.ReorderBatchThreshold()
 		if err != nil {
@@ -300,51 +296,92 @@ func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
 	return nil
 }
 
+// buildOnce creates a builder of backend, builds the batch and prints the metadata kind and its
+// field count; the caller closes the builder (which owns the metadata).
+func buildOnce(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg attn.BuilderConfig,
+	common *attn.CommonMetadata) (*attn.Builder, *attn.Metadata, error) {
+	b, err := lib.NewBuilder(backend, spec, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, err := b.Build(0, common, false)
+	if err != nil {
+		b.Close()
+		return nil, nil, err
+	}
+	fmt.Printf("\n%s (%d fields):\n", md.Kind(), md.Len())
+	return b, md, nil
+}
+
 // buildAndShow builds the batch with backend and prints the metadata kind, its field count and
 // fields (every field that is not None when fields is empty).
 func buildAndShow(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg attn.BuilderConfig,
 	common *attn.CommonMetadata, fields []string) error {
-	b, err := lib.NewBuilder(backend, spec, cfg)
+	b, md, err := buildOnce(lib, backend, spec, cfg, common)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	md, err := b.Build(0, common, false)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n%s (%d fields):\n", md.Kind(), md.Len())
 	if len(fields) == 0 {
 		return printNotNone(md)
 	}
 	return printFields(md, fields)
 }
 
-func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec) error {
+// showOwnFields builds the batch with backend and prints the set fields that FLASH_ATTN's
+// metadata (reference: its field names) lacks, what makes the backend's metadata its own: its
+// tensors first, then its scalars, three of each at most.
+func showOwnFields(lib *attn.Library, backend string, spec attn.KVCacheSpec, cfg attn.BuilderConfig,
+	common *attn.CommonMetadata, reference map[string]bool) error {
+	b, md, err := buildOnce(lib, backend, spec, cfg, common)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	fields, err := md.Fields()
+	if err != nil {
+		return err
+	}
+	for _, tensors := range []bool{true, false} {
+		shown := 0
+		for _, f := range fields {
+			if f.IsNone() || reference[f.Name] || (f.Kind == attn.FieldTensor) != tensors || shown == 3 {
+				continue
+			}
+			printField(f)
+			shown++
+		}
+	}
+	return nil
+}
+
+func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec, reference map[string]bool) error {
 	hopper := demoConfig(90)
 	common, err := b.common()
 	if err != nil {
 		return err
 	}
-	fields := []struct {
-		backend string
-		names   []string
-	}{
-		{"FLASHINFER", []string{"num_decodes", "num_prefills", "paged_kv_indptr_cpu", "paged_kv_last_page_len_cpu",
-			"prefill_qo_indptr_cpu", "decode_use_trtllm"}},
-		{"TRITON_ATTN", []string{"seq_threshold_3D", "softmax_segm_output", "all_pure_first_prefill"}},
-		{"FLEX_ATTENTION", []string{"doc_ids", "decode_offset", "num_blocks_per_seq", "kv_num_blocks"}},
-		{"TREE_ATTN", []string{"num_decodes", "num_prefills", "tree_attn_bias", "prefill_query_start_loc"}},
-		{"CPU_ATTN", []string{"causal", "scheduler_isa", "scheduler_sliding_window_size"}},
+	infos, err := lib.BackendInfos()
+	if err != nil {
+		return err
 	}
-	fmt.Printf("\nThe same batch through the other backends (a few fields each):\n")
-	for _, f := range fields {
-		if err := buildAndShow(lib, f.backend, spec, hopper, common, f.names); err != nil {
+	fmt.Printf("\nThe same batch through the other backends (the fields FLASH_ATTN lacks, a few each):\n")
+	for _, info := range infos {
+		if info.Origin != attn.BackendBuiltin || info.Name == "FLASH_ATTN" || !info.Accepts(attn.KVFullAttention) {
+			continue
+		}
+		if err := showOwnFields(lib, info.Name, spec, hopper, common, reference); err != nil {
+			var e *attn.Error
+			if errors.As(err, &e) && e.Code == attn.ErrUnsupported {
+				continue // a family of its own (MLA, Mamba): below
+			}
 			return err
 		}
 	}
-	names, err := lib.Backends()
-	if err != nil {
+	fmt.Printf("\nThe Mamba family builds for a MAMBA spec (MambaSpec: state index = block table column 0, 16-token scan chunks):\n")
+	if err := buildAndShow(lib, "MAMBA2", mambaSpec(), hopper, common, []string{"num_decodes", "num_prefills",
+		"state_indices_tensor_d", "state_indices_tensor_p", "query_start_loc_p", "has_initial_states_p",
+		"cu_chunk_seqlen_p", "seq_idx_p", "last_chunk_indices_p"}); err != nil {
 		return err
 	}
 	fmt.Printf("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):\n")
@@ -353,11 +390,16 @@ func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec) error {
 		"prefill_chunked_context_seq_tot", "chunked_prefill_workspace_size"}); err != nil {
 		return err
 	}
-	for _, name := range names[len(builtIn):] { // the plugins' backends
-		if isMLA(name) || isMamba(name) {
+	for _, info := range infos { // the plugins' backends, every field
+		if info.Origin != attn.BackendPlugin {
 			continue
 		}
-		if err := buildAndShow(lib, name, spec, hopper, common, nil); err != nil {
+		kindSpec, pb, err := backendBuilder(lib, info, spec, hopper)
+		if err != nil {
+			return err
+		}
+		pb.Close()
+		if err := buildAndShow(lib, info.Name, kindSpec, hopper, common, nil); err != nil {
 			return err
 		}
 	}
@@ -429,6 +471,14 @@ func run(path, pluginPath string) error {
 	if err != nil {
 		return err
 	}
+	fields, err := md.Fields()
+	if err != nil {
+		return err
+	}
+	reference := map[string]bool{} // FLASH_ATTN's field names
+	for _, f := range fields {
+		reference[f.Name] = true
+	}
 	fmt.Printf("FLASH_ATTN metadata (%d fields; None fields omitted):\n", md.Len())
 	if err := printNotNone(md); err != nil {
 		return err
@@ -444,7 +494,7 @@ func run(path, pluginPath string) error {
 		return err
 	}
 
-	if err := everyBackend(lib, b, spec); err != nil {
+	if err := everyBackend(lib, b, spec, reference); err != nil {
 		return err
 	}
 

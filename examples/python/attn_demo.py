@@ -16,6 +16,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "bindings", "python"))
 import libattn  # noqa: E402
+from libattn.registry import BackendOrigin  # noqa: E402
 
 BLOCK, MAX_LEN = 16, 1024
 
@@ -52,23 +53,28 @@ def show(name, value):
     print(f"  {name:<32} {value}")
 
 
-MLA_BACKENDS = ("FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA")
 # vLLM's MLAAttentionSpec: one latent head of 512 + 64; block 128 suits every MLA kernel.
 MLA_SPEC = libattn.KvCacheSpec(block_size=128, num_kv_heads=1, head_size=576,
                                kind=libattn.KvCacheKind.MLA)
-
-
-MAMBA_BACKENDS = ("MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN")
 # vLLM's MambaSpec: a state slot per request ("none" cache mode); Mamba2 scans 16-token chunks.
 MAMBA_SPEC = libattn.KvCacheSpec(block_size=BLOCK, num_kv_heads=1, head_size=1,
                                  kind=libattn.KvCacheKind.MAMBA, mamba_chunk_size=16)
 
 
-def backend_spec(name, spec):
-    """The KV cache spec a backend is shown with: the demo's, or its family's."""
-    if name in MAMBA_BACKENDS:
-        return MAMBA_SPEC
-    return MLA_SPEC if name in MLA_BACKENDS else spec
+def backend_builder(lib, info, spec, cfg):
+    """A builder of a backend on the first of the demo's specs (full attention, MLA, Mamba) whose
+    kind the backend accepts (``attn_backend_info``) and that it builds for: a spec per kind, no
+    list of backend names. A plugin's backend accepts every kind as far as the library knows,
+    so its builder's Unsupported moves on to the next kind."""
+    kinds = libattn.KvCacheKind
+    for kind, kind_spec in ((kinds.FULL_ATTENTION, spec), (kinds.MLA, MLA_SPEC),
+                            (kinds.MAMBA, MAMBA_SPEC)):
+        if info.accepts(kind):
+            try:
+                return kind_spec, lib.builder(info.name, kind_spec, cfg)
+            except libattn.Unsupported:
+                continue
+    raise SystemExit(f"attn_demo: {info.name} builds on none of the demo's specs")
 
 
 def build_and_show(lib, backend, spec, cfg, batch, fields):
@@ -96,12 +102,13 @@ def main():
     print(f"{lib.backend_count()} backend(s):")
     print(f"  {'backend':<16} {'cudagraph (sm90)':<29} {'cudagraph (sm80)':<29} "
           f"{'cudagraph (sm100)':<29} {'reorder':<8} update_block_table")
-    for name in lib.backends():
-        levels = [lib.backend_cudagraph_support(name, backend_spec(name, spec), config(c)).name
-                  for c in (90, 80, 100)]
-        with lib.builder(name, backend_spec(name, spec), config(90)) as b:
+    for info in lib.backend_infos():
+        backend_spec, builder = backend_builder(lib, info, spec, config(90))
+        with builder as b:
             reorder, update = b.reorder_batch_threshold, b.supports_update_block_table
-        print(f"  {name:<16} {levels[0]:<29} {levels[1]:<29} {levels[2]:<29} "
+        levels = [lib.backend_cudagraph_support(info.name, backend_spec, config(c)).name
+                  for c in (90, 80, 100)]
+        print(f"  {info.name:<16} {levels[0]:<29} {levels[1]:<29} {levels[2]:<29} "
               f"{str(reorder):<8} {'yes' if update else 'no'}")
 
     arrays = sample_batch()
@@ -111,6 +118,7 @@ def main():
           "host build.\n")
     with lib.builder("FLASH_ATTN", spec, config(90)) as fa:
         md = fa.build(batch)
+        fa_fields = {name for name, _ in md.items()}
         print(f"FLASH_ATTN metadata ({len(md)} fields; None fields omitted):")
         for name, value in md.items():
             if value is not None:
@@ -121,19 +129,30 @@ def main():
                   "suffix_kv_lens", "scheduler_max_seqlen_k"):
             show(f, md[f])
 
-        print("\nThe same batch through the other backends (a few fields each):")
-        others = {
-            "FLASHINFER": ["num_decodes", "num_prefills", "paged_kv_indptr_cpu",
-                           "paged_kv_last_page_len_cpu", "prefill_qo_indptr_cpu",
-                           "decode_use_trtllm"],
-            "TRITON_ATTN": ["seq_threshold_3D", "softmax_segm_output", "all_pure_first_prefill"],
-            "FLEX_ATTENTION": ["doc_ids", "decode_offset", "num_blocks_per_seq", "kv_num_blocks"],
-            "TREE_ATTN": ["num_decodes", "num_prefills", "tree_attn_bias",
-                          "prefill_query_start_loc"],
-            "CPU_ATTN": ["causal", "scheduler_isa", "scheduler_sliding_window_size"],
-        }
-        for backend, fields in others.items():
-            build_and_show(lib, backend, spec, config(90), batch, fields)
+        print("\nThe same batch through the other backends (the fields FLASH_ATTN lacks, a few "
+              "each):")
+        for info in lib.backend_infos():
+            if (info.origin != BackendOrigin.BUILTIN or info.name == md.kind
+                    or not info.accepts(libattn.KvCacheKind.FULL_ATTENTION)):
+                continue
+            try:
+                builder = lib.builder(info.name, spec, config(90))
+            except libattn.Unsupported:
+                continue  # a family of its own (MLA, Mamba): shown below
+            with builder as b:
+                other = b.build(batch)
+                print(f"\n{other.kind} ({len(other)} fields):")
+                own = [(n, v) for n, v in other.items() if v is not None and n not in fa_fields]
+                tensors = [(n, v) for n, v in own if isinstance(v, np.ndarray)][:3]
+                scalars = [(n, v) for n, v in own if not isinstance(v, np.ndarray)][:3]
+                for n, v in tensors + scalars:
+                    show(n, v)
+        print("\nThe Mamba family builds for a MAMBA spec (MambaSpec: state index = block table "
+              "column 0, 16-token scan chunks):")
+        build_and_show(lib, "MAMBA2", MAMBA_SPEC, config(90), batch,
+                       ["num_decodes", "num_prefills", "state_indices_tensor_d",
+                        "state_indices_tensor_p", "query_start_loc_p", "has_initial_states_p",
+                        "cu_chunk_seqlen_p", "seq_idx_p", "last_chunk_indices_p"])
         print("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):")
         build_and_show(lib, "FLASHMLA", MLA_SPEC, config(90), batch,
                        ["num_decodes", "num_prefills", "decode_seq_lens",

@@ -244,6 +244,7 @@ class PluginBackend final : public Backend {
     return std::make_unique<PluginBuilder>(shared_from_this(), d_, spec, config);
   }
 
+
  private:
   std::shared_ptr<PluginLibrary> library_;  // Keeps the code of d_'s callbacks loaded.
   attn_plugin_backend_t d_;
@@ -251,6 +252,10 @@ class PluginBackend final : public Backend {
 };
 
 }  // namespace
+
+bool is_plugin_backend(const Backend& backend) {
+  return dynamic_cast<const PluginBackend*>(&backend) != nullptr;
+}
 
 std::shared_ptr<const Backend> make_plugin_backend(std::shared_ptr<PluginLibrary> library,
                                                    const attn_plugin_backend_t& descriptor) {

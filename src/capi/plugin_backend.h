@@ -13,4 +13,7 @@ namespace attn::capi {
 std::shared_ptr<const Backend> make_plugin_backend(std::shared_ptr<PluginLibrary> library,
                                                    const attn_plugin_backend_t& descriptor);
 
+/// Whether `backend` came from make_plugin_backend (a plugin's) rather than from src/backends.
+bool is_plugin_backend(const Backend& backend);
+
 }  // namespace attn::capi

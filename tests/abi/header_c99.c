@@ -11,6 +11,7 @@ static const attn_per_layer_params_t layer = ATTN_PER_LAYER_PARAMS_INIT;
 static const attn_allocator_t allocator = ATTN_ALLOCATOR_INIT;
 static const attn_cascade_query_t query = ATTN_CASCADE_QUERY_INIT;
 static const attn_field_t field = ATTN_FIELD_INIT;
+static const attn_backend_info_t backend_info = ATTN_BACKEND_INFO_INIT;
 
 /* The *_STRUCT_SIZE macros must cover the whole struct (libgit2's structinit check): a field
  * appended without updating the macro fails here. */
@@ -23,13 +24,24 @@ typedef char query_size_ok[ATTN_CASCADE_QUERY_STRUCT_SIZE == sizeof(attn_cascade
 typedef char field_size_ok[ATTN_FIELD_STRUCT_SIZE == sizeof(attn_field_t) ? 1 : -1];
 typedef char backend_size_ok[ATTN_PLUGIN_BACKEND_STRUCT_SIZE == sizeof(attn_plugin_backend_t) ? 1 : -1];
 typedef char table_size_ok[ATTN_PLUGIN_TABLE_STRUCT_SIZE == sizeof(attn_plugin_table_t) ? 1 : -1];
+typedef char info_size_ok[ATTN_BACKEND_INFO_STRUCT_SIZE == sizeof(attn_backend_info_t) ? 1 : -1];
+typedef char api_size_ok[ATTN_API_STRUCT_SIZE == sizeof(attn_api_t) ? 1 : -1];
+
+/* Every function of ATTN_API_FUNCTIONS has a PFN_ pointer type whose signature is the
+ * declaration's: assigning the function to it (in sizeof, never evaluated, so nothing is linked)
+ * is a constraint violation under -pedantic -Werror when they differ. A function missing from the
+ * list, or a PFN_ type missing, is caught by scripts/check_api_list.py (test_api_list). */
+#define PFN_MATCHES_DECLARATION(name) \
+  typedef char pfn_ok_##name[sizeof(*(PFN_##name*)0 = name) ? 1 : -1];
+ATTN_API_FUNCTIONS(PFN_MATCHES_DECLARATION)
+#undef PFN_MATCHES_DECLARATION
 
 int main(void) {
   /* every INIT macro sets struct_size first and the documented defaults */
   if (spec.struct_size != sizeof spec || config.struct_size != sizeof config ||
       common.struct_size != sizeof common || layer.struct_size != sizeof layer ||
       allocator.struct_size != sizeof allocator || query.struct_size != sizeof query ||
-      field.struct_size != sizeof field)
+      field.struct_size != sizeof field || backend_info.struct_size != sizeof backend_info)
     return 1;
   if (config.device.device_type != ATTN_DEVICE_CPU || config.decode_context_parallel_size != 1 ||
       config.cp_kv_cache_interleave_size != 1 ||

@@ -109,39 +109,59 @@ static void vec_make(vec32* x, const int32_t* values, int64_t n) {
   x->t = ts_host_tensor(x->v, 1, x->shape, ATTN_DTYPE_INT, 32);
 }
 
-static const char* const kFamily[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"};
+/* What vLLM's class attributes say of each Mamba-family backend, checked by name: CUDA graph
+ * support, update_block_table (off with spec decode), and whether its reorder threshold is a
+ * class attribute (1) rather than _init_reorder_batch_threshold(1, use_spec_decode). */
+static const struct {
+  const char* name;
+  int32_t level;
+  int update;
+  int fixed_reorder;
+} kExpected[] = {{"MAMBA2", ATTN_CG_UNIFORM_BATCH, 1, 0},
+                 {"MAMBA1", ATTN_CG_UNIFORM_BATCH, 1, 0},
+                 {"SHORT_CONV", ATTN_CG_UNIFORM_BATCH, 1, 0},
+                 {"LINEAR_ATTN", ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, 0, 1},
+                 {"GDN_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0}};
+enum { kNumExpected = sizeof kExpected / sizeof kExpected[0] };
+
+/* The Mamba family, found through the registry: the built-in backends that build for a
+ * MambaSpec (attn_backend_info's kinds, then the builder). */
+static size_t mamba_family(const char** out, size_t cap) {
+  const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
+  const attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE);
+  return ts_backends_building(ATTN_BACKEND_BUILTIN, &spec, &c, out, cap);
+}
 
 /* ---- registry, levels, refusals --------------------------------------------------------------- */
 
 static void test_registry_and_levels(void** state) {
-  static const int32_t levels[] = {ATTN_CG_UNIFORM_BATCH, ATTN_CG_UNIFORM_BATCH, ATTN_CG_UNIFORM_BATCH,
-                                   ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, ATTN_CG_UNIFORM_BATCH};
-  static const int updates[] = {1, 1, 1, 0, 0};
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
-  size_t i, k, found = 0;
+  const char* family[32];
+  size_t i, k, n, found = 0;
   (void)state;
-  for (i = 0; i < attn_backend_count(); ++i) {
-    const char* name = NULL;
-    ASSERT_OK(attn_backend_name(i, &name));
-    for (k = 0; k < 5; ++k) found += strcmp(name, kFamily[k]) == 0;
+  n = mamba_family(family, 32);
+  assert_true(n <= 32);
+  for (i = 0; i < n; ++i) {
+    for (k = 0; k < kNumExpected && strcmp(family[i], kExpected[k].name) != 0; ++k) continue;
+    if (k == kNumExpected) fail_msg("%s builds for a MambaSpec but has no expectation here", family[i]);
+    ++found;
   }
-  assert_int_equal(found, 5);
-  for (k = 0; k < 5; ++k) {
+  assert_int_equal(found, kNumExpected);
+  for (k = 0; k < kNumExpected; ++k) {
     int32_t spec_tokens;
     for (spec_tokens = 0; spec_tokens <= 2; spec_tokens += 2) {
       const attn_builder_config_t c = mconfig(spec_tokens, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE);
       int32_t level = -1, threshold = -1, update = -1;
       attn_builder_t* b;
-      ASSERT_OK(attn_backend_cudagraph_support(kFamily[k], &spec, &c, &level));
-      assert_int_equal(level, levels[k]);
-      b = ts_builder(kFamily[k], &spec, &c);
+      ASSERT_OK(attn_backend_cudagraph_support(kExpected[k].name, &spec, &c, &level));
+      assert_int_equal(level, kExpected[k].level);
+      b = ts_builder(kExpected[k].name, &spec, &c);
       ASSERT_OK(attn_builder_cudagraph_support(b, &level));
-      assert_int_equal(level, levels[k]);
+      assert_int_equal(level, kExpected[k].level);
       ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
-      /* _init_reorder_batch_threshold(1, use_spec_decode); LINEAR_ATTN's is a class attribute */
-      assert_int_equal(threshold, k == 3 ? 1 : 1 + spec_tokens);
+      assert_int_equal(threshold, kExpected[k].fixed_reorder ? 1 : 1 + spec_tokens);
       ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
-      assert_int_equal(update, updates[k] && spec_tokens == 0); /* disabled with spec decode */
+      assert_int_equal(update, kExpected[k].update && spec_tokens == 0);
       attn_builder_destroy(b);
     }
   }
@@ -152,22 +172,28 @@ static void test_refusals(void** state) {
   const attn_builder_config_t c = ts_config();
   attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
   attn_kv_cache_spec_t full = ts_spec();
-  size_t k;
+  const char* family[32];
+  size_t k, n = mamba_family(family, 32);
   int32_t level = 0;
   (void)state;
-  for (k = 0; k < 5; ++k)
-    ASSERT_ERROR(attn_builder_create(kFamily[k], &full, &c, &b), ATTN_ERR_UNSUPPORTED,
+  assert_true(n >= 1 && n <= 32);
+  for (k = 0; k < n; ++k)
+    ASSERT_ERROR(attn_builder_create(family[k], &full, &c, &b), ATTN_ERR_UNSUPPORTED,
                  "builds metadata only for MAMBA KV cache specs (vLLM's MambaSpec), got "
                  "kv_cache_spec->kind=0 (FULL_ATTENTION)");
   assert_ptr_equal(b, UNTOUCHED_PTR);
-  /* attention backends refuse Mamba specs */
+  /* attention backends (the built-in ones that build for a full-attention spec, enumerated)
+   * refuse Mamba specs */
   {
-    static const char* const attention[] = {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN",
-                                            "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"};
+    const char* attention[32];
     attn_builder_config_t flex = c;
+    const attn_kv_cache_spec_t full_spec = ts_spec();
+    size_t n, a;
     flex.num_gpu_blocks = 64;
-    for (k = 0; k < 6; ++k)
-      ASSERT_ERROR(attn_builder_create(attention[k], &spec, &flex, &b), ATTN_ERR_UNSUPPORTED,
+    n = ts_backends_building(ATTN_BACKEND_BUILTIN, &full_spec, &flex, attention, 32);
+    assert_true(n >= 1 && n <= 32);
+    for (a = 0; a < n; ++a)
+      ASSERT_ERROR(attn_builder_create(attention[a], &spec, &flex, &b), ATTN_ERR_UNSUPPORTED,
                    "MAMBA KV cache specs (kv_cache_spec->kind=6)");
   }
   /* mamba_type picks the backend */

@@ -46,6 +46,17 @@ static void test_example_plugin(void** state) {
   assert_string_equal(attn_plugin_name(plugin), "example_plugin");
   assert_int_equal(attn_backend_count(), before + 1);
   assert_int_equal(index_of("EXAMPLE_PAGED"), before); /* after the built-ins */
+  {
+    attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+    ASSERT_OK(attn_backend_info(before, &info));
+    assert_string_equal(info.name, "EXAMPLE_PAGED");
+    assert_int_equal(info.origin, ATTN_BACKEND_PLUGIN);
+    assert_string_equal(info.vllm_release, "plugin");
+    /* a plugin's table does not say which kinds it accepts: every one */
+    assert_int_equal(info.kv_cache_kinds, (1u << (ATTN_KV_MAMBA + 1)) - 1u);
+    ASSERT_OK(attn_backend_info(0, &info));
+    assert_int_equal(info.origin, ATTN_BACKEND_BUILTIN);
+  }
   ASSERT_OK(attn_backend_cudagraph_support("EXAMPLE_PAGED", &spec, &config, &level));
   assert_int_equal(level, ATTN_CG_NEVER);
   ASSERT_OK(attn_builder_create("EXAMPLE_PAGED", &spec, &config, &b));

@@ -26,6 +26,38 @@ attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec
   return b;
 }
 
+int ts_backend_builds(size_t index, int32_t origin, const attn_kv_cache_spec_t* spec,
+                      const attn_builder_config_t* config, const char** name) {
+  attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+  attn_builder_t* b = NULL;
+  attn_error_t* err;
+  ASSERT_OK(attn_backend_info(index, &info));
+  if (name != NULL) *name = info.name;
+  if ((origin >= 0 && info.origin != origin) || (info.kv_cache_kinds & (1u << spec->kind)) == 0)
+    return 0;
+  err = attn_builder_create(info.name, spec, config, &b);
+  if (err != NULL && attn_error_code(err) == ATTN_ERR_UNSUPPORTED) {
+    attn_error_destroy(err); /* a family of its own, or a plugin's backend for other specs */
+    return 0;
+  }
+  if (err != NULL)
+    fail_msg("%s builder: [%d] %s", info.name, attn_error_code(err), attn_error_message(err));
+  attn_builder_destroy(b);
+  return 1;
+}
+
+size_t ts_backends_building(int32_t origin, const attn_kv_cache_spec_t* spec,
+                            const attn_builder_config_t* config, const char** out, size_t cap) {
+  size_t i, n = attn_backend_count(), found = 0;
+  for (i = 0; i < n; ++i) {
+    const char* name = NULL;
+    if (!ts_backend_builds(i, origin, spec, config, &name)) continue;
+    if (found < cap) out[found] = name;
+    ++found;
+  }
+  return found;
+}
+
 attn_tensor_t ts_host_tensor(void* data, int32_t ndim, int64_t* shape, uint8_t code, uint8_t bits) {
   attn_tensor_t t;
   memset(&t, 0, sizeof t);

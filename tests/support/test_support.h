@@ -47,6 +47,17 @@ attn_builder_config_t ts_config(void);  /* host, 256 seqs, 8192 tokens, len 4096
 attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec,
                            const attn_builder_config_t* config);
 
+/* Backends by what they are (attn_backend_info), not by name: whether backend `index` has
+ * `origin` (an ATTN_BACKEND_* value, or -1 for any), accepts `spec`'s kind and builds for it with
+ * `config` (ATTN_ERR_UNSUPPORTED, from a family of its own or a plugin's backend, gives 0; any
+ * other error fails the test). `name` (may be NULL) receives its name either way. */
+int ts_backend_builds(size_t index, int32_t origin, const attn_kv_cache_spec_t* spec,
+                      const attn_builder_config_t* config, const char** name);
+/* The names of the backends for which ts_backend_builds says 1, in registry order: the first
+ * `cap` of them into `out`; returns how many there are. */
+size_t ts_backends_building(int32_t origin, const attn_kv_cache_spec_t* spec,
+                            const attn_builder_config_t* config, const char** out, size_t cap);
+
 /* A host batch: query_start_loc, seq_lens, block table (ids from 1, padding 0) and an int64
  * slot mapping (PAD_SLOT_ID for padded tokens). */
 typedef struct ts_batch {

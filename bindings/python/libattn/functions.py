@@ -1,6 +1,6 @@
-"""The signature of every function of ``include/attn_c.h`` (ABI 1.1), for ctypes.
+"""The signature of every function of ``include/attn_c.h`` (ABI 1.3), for ctypes.
 
-:data:`SIGNATURES` maps each exported name to ``(restype, argtypes)``; :class:`~libattn.Library`
+:data:`SIGNATURES` maps each exported name of ABI 1.0 to ``(restype, argtypes)``; :class:`~libattn.Library`
 resolves every one at load time (a missing symbol is an error naming it) and exposes them as
 ``library.raw.<name>``. ``tests/test_layout.py`` checks the names against ``abi/symbols.txt``.
 Handles (``attn_error_t*``, ``attn_builder_t*``, ...) are ``c_void_p``.
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from ctypes import POINTER, c_char_p, c_int32, c_int64, c_size_t, c_uint32, c_void_p
 
-from .structs import (attn_batch_split_t, attn_builder_config_t, attn_cascade_query_t,
+from .structs import (attn_api_header_t, attn_backend_info_t, attn_batch_split_t,
+                      attn_builder_config_t, attn_cascade_query_t,
                       attn_common_metadata_t, attn_conv1d_info_t, attn_field_t,
                       attn_kv_cache_spec_t, attn_local_attention_out_t, attn_per_layer_params_t,
                       attn_slot_mapping_args_t, attn_tensor_t, attn_ubatch_out_t,
                       attn_ubatch_slice_t)
 
-__all__ = ["SIGNATURES"]
+__all__ = ["SIGNATURES", "OPTIONAL_SIGNATURES"]
 
 E = c_void_p  # attn_error_t*
 H = c_void_p  # any opaque handle
@@ -92,4 +93,12 @@ SIGNATURES = {
     "attn_plugin_load": (E, [c_char_p, HP]),
     "attn_plugin_unload": (E, [H]),
     "attn_plugin_name": (c_char_p, [H]),
+}
+
+#: The functions of ABI 1.3, resolved on first use (:meth:`RegistryMixin.optional_function
+#: <libattn.registry.RegistryMixin.optional_function>`), so that the binding still loads a 1.1 or
+#: 1.2 library; calling one there raises :class:`~libattn.Unsupported`.
+OPTIONAL_SIGNATURES = {
+    "attn_backend_info": (E, [c_size_t, POINTER(attn_backend_info_t)]),
+    "attn_get_api": (E, [c_uint32, c_uint32, POINTER(POINTER(attn_api_header_t))]),
 }

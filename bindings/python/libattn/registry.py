@@ -3,13 +3,39 @@ from __future__ import annotations
 
 import ctypes
 import os
-from typing import List, Sequence, Tuple
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import FrozenSet, List, Sequence, Tuple
 
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
-from .enums import CudagraphSupport
-from .structs import attn_per_layer_params_t, new
+from .enums import CudagraphSupport, KvCacheKind, Status
+from .errors import Unsupported
+from .functions import OPTIONAL_SIGNATURES
+from .structs import attn_backend_info_t, attn_per_layer_params_t, new
 
-__all__ = ["RegistryMixin"]
+__all__ = ["RegistryMixin", "BackendInfo", "BackendOrigin"]
+
+
+class BackendOrigin(IntEnum):
+    """``attn_backend_origin_t`` (ABI 1.3): where a registered backend comes from."""
+    BUILTIN = 0
+    PLUGIN = 1
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What ``attn_backend_info`` says of a backend (ABI 1.3)."""
+    index: int
+    name: str
+    #: The KV cache spec kinds it builds for (the bits of ``kv_cache_kinds``).
+    kinds: FrozenSet[KvCacheKind]
+    origin: BackendOrigin
+    #: The vLLM release whose builder it matches ("" when unknown, "plugin" for plugins).
+    vllm_release: str
+
+    def accepts(self, kind: KvCacheKind) -> bool:
+        """Whether it builds for specs of ``kind``."""
+        return kind in self.kinds
 
 
 class RegistryMixin:
@@ -28,6 +54,36 @@ class RegistryMixin:
     def backends(self) -> List[str]:
         """Every registered backend name, built-in ones first."""
         return [self.backend_name(i) for i in range(self.backend_count())]
+
+    def optional_function(self, name: str):
+        """A function of :data:`~libattn.functions.OPTIONAL_SIGNATURES` (ABI 1.3), resolved once
+        and then kept as ``raw.<name>``; :class:`~libattn.Unsupported` when the loaded library
+        is older and lacks it."""
+        fn = getattr(self.raw, name, None)
+        if fn is None:
+            try:
+                fn = getattr(self._dll, name)
+            except AttributeError:
+                raise Unsupported(Status.UNSUPPORTED,
+                                  f"'{self.path}' (libattn {'.'.join(map(str, self.version))}) "
+                                  f"has no {name} (ABI 1.3)") from None
+            fn.restype, fn.argtypes = OPTIONAL_SIGNATURES[name]
+            setattr(self.raw, name, fn)
+        return fn
+
+    def backend_info(self, index: int) -> BackendInfo:
+        """``attn_backend_info``: the backend at ``index`` (NotFound past the end;
+        Unsupported from a library older than 1.3)."""
+        out = new(attn_backend_info_t)
+        self.check(self.optional_function("attn_backend_info")(index, ctypes.byref(out)))
+        kinds = frozenset(k for k in KvCacheKind if out.kv_cache_kinds & (1 << int(k)))
+        return BackendInfo(index=index, name=out.name.decode(), kinds=kinds,
+                           origin=BackendOrigin(out.origin),
+                           vllm_release=(out.vllm_release or b"").decode())
+
+    def backend_infos(self) -> List[BackendInfo]:
+        """:meth:`backend_info` of every registered backend, built-in ones first."""
+        return [self.backend_info(i) for i in range(self.backend_count())]
 
     def backend_cudagraph_support(self, backend: str, spec: KvCacheSpec,
                                   config: BuilderConfig) -> CudagraphSupport:

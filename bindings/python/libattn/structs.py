@@ -1,4 +1,4 @@
-"""ctypes mirrors of every struct of ``include/attn_c.h`` (ABI 1.2), fields in the header's order.
+"""ctypes mirrors of every struct of ``include/attn_c.h`` (ABI 1.3), fields in the header's order.
 
 ``tests/test_layout.py`` checks each size against the header's ``*_STRUCT_SIZE`` values. Callers
 rarely need these directly: :class:`~libattn.CommonMetadata`, :class:`~libattn.BuilderConfig`
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int32, c_int64, c_size_t,
-                    c_uint8, c_uint16, c_void_p)
+                    c_uint8, c_uint16, c_uint32, c_void_p)
 from typing import Type, TypeVar
 
 __all__ = [
@@ -17,8 +17,8 @@ __all__ = [
     "attn_per_layer_params_t", "attn_allocator_t", "attn_builder_config_t",
     "attn_common_metadata_t", "attn_batch_split_t", "attn_slot_mapping_args_t",
     "attn_conv1d_info_t", "attn_local_attention_out_t", "attn_ubatch_slice_t",
-    "attn_ubatch_out_t", "attn_cascade_query_t", "attn_field_t", "attn_alloc_fn", "attn_free_fn",
-    "new",
+    "attn_ubatch_out_t", "attn_cascade_query_t", "attn_field_t", "attn_backend_info_t",
+    "attn_alloc_fn", "attn_free_fn", "new",
 ]
 
 T = TypeVar("T", bound=Structure)
@@ -163,6 +163,20 @@ class attn_cascade_query_t(Structure):
 class attn_field_t(Structure):
     _fields_ = [("struct_size", c_size_t), ("name", c_char_p), ("kind", c_int32),
                 ("tensor", Tensor_p), ("int_value", c_int64), ("float_value", c_double)]
+
+
+class attn_backend_info_t(Structure):
+    """ABI 1.3: what ``attn_backend_info`` writes (the caller sets ``struct_size``)."""
+    _fields_ = [("struct_size", c_size_t), ("name", c_char_p), ("kv_cache_kinds", c_uint32),
+                ("origin", c_int32), ("vllm_release", c_char_p), ("extension", c_void_p)]
+
+
+class attn_api_header_t(Structure):
+    """ABI 1.3: the first member of ``attn_api_t``, the table ``attn_get_api`` returns; its
+    function pointers follow, one per name of the header's ``ATTN_API_FUNCTIONS``, in that order.
+    ctypes binds every function by name (:data:`~libattn.functions.SIGNATURES`), so the binding
+    reads only the size. Not a mirror of a C struct, so not in ``__all__``."""
+    _fields_ = [("struct_size", c_size_t)]
 
 
 def new(cls: Type[T], **values) -> T:

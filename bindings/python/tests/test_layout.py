@@ -18,6 +18,7 @@ SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail paddin
     "attn_common_metadata_t": 192, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
     "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
+    "attn_backend_info_t": 40,
 }
 
 

@@ -25,11 +25,6 @@ pub struct Builder {
     built_in: bool,
 }
 
-/// libattn 1.1's built-in backends: the metadata of any other (a plugin's) views buffers that
-/// attn_metadata_clone does not copy.
-const BUILT_IN_BACKENDS: [&str; 6] =
-    ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"];
-
 // SAFETY: a builder may move between threads; its `&self` queries may run concurrently
 // (attn_c.h: "safe to call concurrently with anything but attn_builder_destroy").
 unsafe impl Send for Builder {}
@@ -55,7 +50,8 @@ impl Builder {
         lib.check(unsafe { (lib.api().attn_builder_create)(name.as_ptr(), &spec, &config.raw, &mut out) })?;
         let raw = NonNull::new(out).expect("attn_builder_create gave NULL and no error");
         let mut b = Builder { lib: lib.clone(), raw, stream: Stream::DEFAULT, built_in: false };
-        b.built_in = BUILT_IN_BACKENDS.contains(&b.backend_name());
+        // libattn 1.1's clone does not copy a plugin builder's buffers (Metadata::clone_safe)
+        b.built_in = lib.backend_is_built_in(b.backend_name());
         Ok(b)
     }
 

@@ -91,3 +91,9 @@ c_enum!(
     /// Device types (`attn_device_type_t`, DLPack's numbers).
     DeviceType { Cpu = 1 "CPU", Cuda = 2 "CUDA", CudaHost = 3 "CUDA_HOST", CudaManaged = 13 "CUDA_MANAGED" }
 );
+c_enum!(
+    /// Where a registered backend comes from (`attn_backend_origin_t`, ABI 1.3).
+    BackendOrigin {
+        Builtin = 0 "BUILTIN", Plugin = 1 "PLUGIN",
+    }
+);

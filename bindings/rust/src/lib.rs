@@ -84,8 +84,8 @@ pub use common_metadata::CommonMetadata;
 pub use device::Device;
 pub use dtype::{DType, Element};
 pub use enums::{
-    AttentionType, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, KvCacheKind, KvDtype, MambaCacheMode,
-    MambaType, ValidateMode,
+    AttentionType, BackendOrigin, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, KvCacheKind, KvDtype,
+    MambaCacheMode, MambaType, ValidateMode,
 };
 pub use error::{Error, ErrorCode, Result};
 pub use field::{Field, FieldValue};
@@ -96,6 +96,7 @@ pub use metadata::Metadata;
 pub use owned_metadata::OwnedMetadata;
 pub use per_layer_params::{GlobalHyperparameters, PerLayerParams};
 pub use plugin::Plugin;
+pub use registry::BackendInfo;
 pub use slot_mapping::SlotMappingArgs;
 pub use stream::Stream;
 pub use tensor_arg::{TensorArg, MAX_NDIM};

@@ -3,7 +3,7 @@
 use crate::builder::Builder;
 use crate::builder_config::BuilderConfig;
 use crate::c_strings::{from_c, to_c};
-use crate::enums::CudagraphSupport;
+use crate::enums::{BackendOrigin, CudagraphSupport, KvCacheKind};
 use crate::error::{Error, ErrorCode, Result};
 use crate::kv_cache_spec::KvCacheSpec;
 use crate::library::Library;
@@ -12,6 +12,33 @@ use crate::sys;
 pub(crate) fn level(raw: i32) -> Result<CudagraphSupport> {
     CudagraphSupport::from_raw(raw)
         .ok_or_else(|| Error::new(ErrorCode::Internal, format!("libattn returned CUDA graph support level {raw}")))
+}
+
+/// What `attn_backend_info` says of a registered backend (ABI 1.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendInfo {
+    /// Its registry index.
+    pub index: usize,
+    /// As [`Library::backend_name`] gives it.
+    pub name: String,
+    /// `kv_cache_kinds`: bit k set when it builds for the [`KvCacheKind`] whose value is k.
+    pub kv_cache_kinds: u32,
+    /// Built in, or from a plugin.
+    pub origin: BackendOrigin,
+    /// The vLLM release whose builder it matches ("" when unknown, "plugin" for plugins).
+    pub vllm_release: String,
+}
+
+impl BackendInfo {
+    /// Whether it builds for specs of `kind`.
+    pub fn accepts(&self, kind: KvCacheKind) -> bool {
+        self.kv_cache_kinds & (1u32 << kind.as_raw()) != 0
+    }
+
+    /// The kinds it builds for, in the header's order.
+    pub fn kinds(&self) -> Vec<KvCacheKind> {
+        KvCacheKind::ALL.iter().copied().filter(|&k| self.accepts(k)).collect()
+    }
 }
 
 impl Library {
@@ -28,6 +55,31 @@ impl Library {
         self.check(unsafe { (self.api().attn_backend_name)(index, &mut out) })?;
         // SAFETY: copied at once: a plugin's name lives until the plugin is unloaded.
         Ok(unsafe { from_c(out) }.to_owned())
+    }
+
+    /// `attn_backend_info`: the backend at `index` ([`ErrorCode::NotFound`] out of range).
+    pub fn backend_info(&self, index: usize) -> Result<BackendInfo> {
+        let f = self.api().attn_backend_info.ok_or_else(|| {
+            let v = self.version();
+            Error::new(
+                ErrorCode::Unsupported,
+                format!("libattn {}.{}.{} has no attn_backend_info (ABI 1.3)", v.major, v.minor, v.patch),
+            )
+        })?;
+        let mut out = sys::attn_backend_info_t::INIT;
+        // SAFETY: a valid struct whose struct_size is set.
+        self.check(unsafe { f(index, &mut out) })?;
+        let origin = BackendOrigin::from_raw(out.origin).ok_or_else(|| {
+            Error::new(ErrorCode::Internal, format!("libattn returned backend origin {}", out.origin))
+        })?;
+        // SAFETY: the strings are copied at once (a plugin's live until it is unloaded).
+        let (name, vllm_release) = unsafe { (from_c(out.name).to_owned(), from_c(out.vllm_release).to_owned()) };
+        Ok(BackendInfo { index, name, kv_cache_kinds: out.kv_cache_kinds, origin, vllm_release })
+    }
+
+    /// [`Library::backend_info`] of every registered backend, in registry order.
+    pub fn backend_infos(&self) -> Result<Vec<BackendInfo>> {
+        (0..self.backend_count()).map(|i| self.backend_info(i)).collect()
     }
 
     /// Every registered backend's name, in registry order.

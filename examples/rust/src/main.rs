@@ -11,40 +11,51 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use libattn::{
-    Builder, BuilderConfig, CommonMetadata, CudagraphSupport, DType, Field, FieldValue, KvCacheKind, KvCacheSpec,
-    Library, Metadata, Result, TensorArg, TensorView,
+    BackendInfo, BackendOrigin, Builder, BuilderConfig, CommonMetadata, CudagraphSupport, DType, ErrorCode, Field,
+    FieldValue, KvCacheKind, KvCacheSpec, Library, Metadata, Result, TensorArg, TensorView,
 };
 
 const REQS: usize = 5;
 const BLOCK_SIZE: i32 = 16;
 const MAX_MODEL_LEN: i32 = 1024;
 const WIDTH: usize = (MAX_MODEL_LEN / BLOCK_SIZE) as usize;
-const BUILT_IN: [&str; 6] = ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"];
-/// The MLA family: built for an MLA spec (vLLM's MLAAttentionSpec, one 576-wide latent head).
-const MLA: [&str; 5] = ["FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA"];
 
-/// An MLA spec whose block size (128) suits every MLA kernel.
+/// vLLM's MLAAttentionSpec: one 576-wide latent head; block 128 suits every MLA kernel.
 fn mla_spec() -> KvCacheSpec {
     KvCacheSpec { kind: KvCacheKind::Mla, ..KvCacheSpec::new(128, 1, 576) }
 }
 
-/// The Mamba family: built for a Mamba spec (vLLM's MambaSpec, a state slot per request).
-const MAMBA: [&str; 5] = ["MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"];
-
-/// A Mamba spec in "none" cache mode; Mamba2 scans 16-token chunks.
+/// vLLM's MambaSpec: a state slot per request ("none" cache mode); Mamba2 scans 16-token chunks.
 fn mamba_spec() -> KvCacheSpec {
     KvCacheSpec { kind: KvCacheKind::Mamba, mamba_chunk_size: 16, ..KvCacheSpec::new(16, 1, 1) }
 }
 
-/// The KV cache spec a backend is shown with: the demo's, or its family's.
-fn backend_spec(name: &str, spec: &KvCacheSpec) -> KvCacheSpec {
-    if MLA.contains(&name) {
-        mla_spec()
-    } else if MAMBA.contains(&name) {
-        mamba_spec()
-    } else {
-        *spec
+/// A builder of a backend on the first of the demo's specs (full attention, MLA, Mamba) whose kind
+/// the backend accepts (`attn_backend_info`) and that it builds for: a spec per kind, no list of
+/// backend names. A plugin's backend accepts every kind as far as the library knows, so its
+/// builder's `Unsupported` moves on to the next kind.
+fn backend_builder(
+    lib: &Library,
+    info: &BackendInfo,
+    spec: &KvCacheSpec,
+    config: &BuilderConfig,
+) -> Result<(KvCacheSpec, Builder)> {
+    let candidates =
+        [(KvCacheKind::FullAttention, *spec), (KvCacheKind::Mla, mla_spec()), (KvCacheKind::Mamba, mamba_spec())];
+    let mut last = None;
+    for (kind, kind_spec) in candidates {
+        if !info.accepts(kind) {
+            continue;
+        }
+        match Builder::new(lib, &info.name, &kind_spec, config) {
+            Ok(builder) => return Ok((kind_spec, builder)),
+            Err(e) if e.code == ErrorCode::Unsupported => last = Some(e),
+            Err(e) => return Err(e),
+        }
     }
+    Err(last.unwrap_or_else(|| {
+        libattn::Error::new(ErrorCode::Unsupported, format!("{} builds on none of the demo's specs", info.name))
+    }))
 }
 
 /// The sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled) and a
@@ -152,18 +163,19 @@ fn print_fields(md: &Metadata<'_, '_>, names: &[&str]) -> Result<()> {
 }
 
 fn list_backends(lib: &Library, spec: &KvCacheSpec) -> Result<()> {
-    let names = lib.backends()?;
-    println!("{} backend(s):", names.len());
+    let infos = lib.backend_infos()?;
+    println!("{} backend(s):", infos.len());
     println!(
         "  {:<16} {:<29} {:<29} {:<29} {:<8} update_block_table",
         "backend", "cudagraph (sm90)", "cudagraph (sm80)", "cudagraph (sm100)", "reorder"
     );
-    for name in &names {
+    for info in &infos {
+        let name = &info.name;
+        let (backend_spec, builder) = backend_builder(lib, info, spec, &demo_config(90))?;
         let levels: Vec<CudagraphSupport> = [90, 80, 100]
             .iter()
-            .map(|&c| lib.backend_cudagraph_support(name, &backend_spec(name, spec), &demo_config(c)))
+            .map(|&c| lib.backend_cudagraph_support(name, &backend_spec, &demo_config(c)))
             .collect::<Result<_>>()?;
-        let builder = Builder::new(lib, name, &backend_spec(name, spec), &demo_config(90))?;
         let reorder = builder.reorder_batch_threshold()?.map_or("None".to_owned(), |t| t.to_string());
         let update = if builder.supports_update_block_table()? { "yes" } else { "no" };
         println!(
@@ -196,30 +208,60 @@ fn build_and_show(
     print_fields(&md, fields)
 }
 
-fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec) -> Result<()> {
+/// Prints the set fields of `md` that FLASH_ATTN's metadata (`reference`: its field names)
+/// lacks, what makes a backend's metadata its own: its tensors first, then its scalars, at most
+/// `max` of each.
+fn print_own_fields(md: &Metadata<'_, '_>, reference: &[String], max: usize) -> Result<()> {
+    let fields = md.fields()?;
+    let own: Vec<&Field<'_>> =
+        fields.iter().filter(|f| !f.value.is_none() && !reference.iter().any(|r| r == f.name)).collect();
+    let is_tensor = |f: &&&Field<'_>| matches!(f.value, FieldValue::Tensor(_));
+    own.iter().filter(is_tensor).take(max).for_each(|f| print_field(f));
+    own.iter().filter(|f| !is_tensor(f)).take(max).for_each(|f| print_field(f));
+    Ok(())
+}
+
+fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec, reference: &[String]) -> Result<()> {
     let hopper = demo_config(90);
     let common = batch.common()?;
-    let fields: [(&str, &[&str]); 5] = [
-        (
-            "FLASHINFER",
-            &[
-                "num_decodes",
-                "num_prefills",
-                "paged_kv_indptr_cpu",
-                "paged_kv_last_page_len_cpu",
-                "prefill_qo_indptr_cpu",
-                "decode_use_trtllm",
-            ],
-        ),
-        ("TRITON_ATTN", &["seq_threshold_3D", "softmax_segm_output", "all_pure_first_prefill"]),
-        ("FLEX_ATTENTION", &["doc_ids", "decode_offset", "num_blocks_per_seq", "kv_num_blocks"]),
-        ("TREE_ATTN", &["num_decodes", "num_prefills", "tree_attn_bias", "prefill_query_start_loc"]),
-        ("CPU_ATTN", &["causal", "scheduler_isa", "scheduler_sliding_window_size"]),
-    ];
-    println!("\nThe same batch through the other backends (a few fields each):");
-    for (backend, names) in fields {
-        build_and_show(lib, backend, spec, &hopper, &common, names)?;
+    println!("\nThe same batch through the other backends (the fields FLASH_ATTN lacks, a few each):");
+    for info in lib.backend_infos()? {
+        if info.origin != BackendOrigin::Builtin
+            || info.name == "FLASH_ATTN"
+            || !info.accepts(KvCacheKind::FullAttention)
+        {
+            continue;
+        }
+        let mut builder = match Builder::new(lib, &info.name, spec, &hopper) {
+            Ok(b) => b,
+            Err(e) if e.code == ErrorCode::Unsupported => continue, // a family of its own: below
+            Err(e) => return Err(e),
+        };
+        let md = builder.build(0, &common, false)?;
+        println!("\n{} ({} fields):", md.kind(), md.len());
+        print_own_fields(&md, reference, 3)?;
     }
+    println!(
+        "\nThe Mamba family builds for a MAMBA spec (MambaSpec: state index = block table column 0, 16-token scan chunks):"
+    );
+    build_and_show(
+        lib,
+        "MAMBA2",
+        &mamba_spec(),
+        &hopper,
+        &common,
+        &[
+            "num_decodes",
+            "num_prefills",
+            "state_indices_tensor_d",
+            "state_indices_tensor_p",
+            "query_start_loc_p",
+            "has_initial_states_p",
+            "cu_chunk_seqlen_p",
+            "seq_idx_p",
+            "last_chunk_indices_p",
+        ],
+    )?;
     println!("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):");
     build_and_show(
         lib,
@@ -237,10 +279,10 @@ fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec) -> Result<()>
             "chunked_prefill_workspace_size",
         ],
     )?;
-    for plugin_backend in
-        lib.backends()?.iter().filter(|n| !BUILT_IN.contains(&n.as_str()) && !MLA.contains(&n.as_str()))
-    {
-        build_and_show(lib, plugin_backend, spec, &hopper, &common, &[])?;
+    for info in lib.backend_infos()?.iter().filter(|i| i.origin == BackendOrigin::Plugin) {
+        // the plugins' backends, every field that is set
+        let (kind_spec, _) = backend_builder(lib, info, spec, &hopper)?;
+        build_and_show(lib, &info.name, &kind_spec, &hopper, &common, &[])?;
     }
 
     println!("\nvLLM's wrappers, asked for by the spec and the config:");
@@ -286,11 +328,14 @@ fn run(path: Option<PathBuf>, plugin_path: Option<PathBuf>) -> Result<()> {
 
     let spec = KvCacheSpec::new(BLOCK_SIZE, 8, 128);
     println!("\nKV cache spec: full attention, block_size {BLOCK_SIZE}, 8 KV heads, head_size 128, bf16");
-    println!("(the MLA family for an MLA spec: block_size 128, one 576-wide latent head; the Mamba family for a MAMBA spec)");
+    println!(
+        "(the MLA family for an MLA spec: block_size 128, one 576-wide latent head; the Mamba family for a MAMBA spec)"
+    );
     list_backends(&lib, &spec)?;
 
     let mut builder = Builder::new(&lib, "FLASH_ATTN", &spec, &demo_config(90))?;
     let mut batch = make_batch();
+    let reference: Vec<String>; // FLASH_ATTN's field names
     println!(
         "\nSample batch: 3 decodes (seq 41, 100, 17), a chunked prefill (64 cached + 32 new),\n\
          a fresh prefill (20 tokens); {} tokens, block_size {BLOCK_SIZE}, host build.\n",
@@ -299,6 +344,7 @@ fn run(path: Option<PathBuf>, plugin_path: Option<PathBuf>) -> Result<()> {
     {
         let common = batch.common()?;
         let md = builder.build(0, &common, false)?;
+        reference = md.fields()?.iter().map(|f| f.name.to_owned()).collect();
         println!("FLASH_ATTN metadata ({} fields; None fields omitted):", md.len());
         md.fields()?.iter().filter(|f| !f.value.is_none()).for_each(print_field);
 
@@ -317,7 +363,7 @@ fn run(path: Option<PathBuf>, plugin_path: Option<PathBuf>) -> Result<()> {
         )?;
     }
 
-    every_backend(&lib, &batch, &spec)?;
+    every_backend(&lib, &batch, &spec, &reference)?;
 
     println!("\nBad input gives an error, not a crash (seq_lens[2] set below its query length):");
     batch.seq_lens[2] = 0;

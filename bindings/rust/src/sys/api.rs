@@ -1,5 +1,6 @@
-//! [`Api`]: one function pointer per ABI function of attn_c.h (all 54, in the header's order),
-//! resolved by name when the library is loaded. Calling an entry is `unsafe`: it is the C
+//! [`Api`]: one function pointer per ABI function of attn_c.h (all 56, in the order of the
+//! header's `ATTN_API_FUNCTIONS`: ABI 1.0's in header order, then 1.3's), resolved by name when
+//! the library is loaded. Calling an entry is `unsafe`: it is the C
 //! function itself, with the header's contract.
 use core::ffi::{c_char, c_void, CStr};
 
@@ -10,16 +11,24 @@ type Md = attn_metadata_t;
 type T = attn_tensor_t;
 
 macro_rules! api_table {
-    ($( fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?; )*) => {
-        /// The function table: field names are the C symbol names.
+    ($( fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?; )*
+     optional:
+     $( fn $oname:ident($($oarg:ident: $oty:ty),* $(,)?) $(-> $oret:ty)?; )*) => {
+        /// The function table: field names are the C symbol names, in the order of the
+        /// header's `ATTN_API_FUNCTIONS` (so its layout is that of `attn_api_t` after
+        /// `struct_size`).
+        #[repr(C)]
         #[derive(Clone, Copy)]
         pub struct Api {
             $( #[doc = concat!("`", stringify!($name), "` (see include/attn_c.h).")]
                pub $name: unsafe extern "C" fn($($arg: $ty),*) $(-> $ret)?, )*
+            $( #[doc = concat!("`", stringify!($oname), "` (see include/attn_c.h); `None` when the \
+                                library predates it.")]
+               pub $oname: Option<unsafe extern "C" fn($($oarg: $oty),*) $(-> $oret)?>, )*
         }
 
         /// The symbol names of every entry of [`Api`], in order.
-        pub const SYMBOLS: &[&str] = &[$(stringify!($name)),*];
+        pub const SYMBOLS: &[&str] = &[$(stringify!($name),)* $(stringify!($oname)),*];
 
         impl Api {
             /// Resolves every symbol with `resolve`, which returns the address of a symbol or a
@@ -37,6 +46,18 @@ macro_rules! api_table {
                     let address = resolve(cname).map_err(|e| (stringify!($name), e))?;
                     // SAFETY: the caller guarantees the address is this function.
                     core::mem::transmute::<*mut c_void, unsafe extern "C" fn($($ty),*) $(-> $ret)?>(address)
+                }, )*
+                $( $oname: {
+                    let name = concat!(stringify!($oname), "\0");
+                    let cname = CStr::from_bytes_with_nul(name.as_bytes()).expect("symbol name");
+                    match resolve(cname) {
+                        // SAFETY: the caller guarantees the address is this function.
+                        Ok(address) if !address.is_null() => Some(core::mem::transmute::<
+                            *mut c_void,
+                            unsafe extern "C" fn($($oty),*) $(-> $oret)?,
+                        >(address)),
+                        _ => None,
+                    }
                 }, )* })
             }
         }
@@ -144,4 +165,8 @@ api_table! {
     fn attn_plugin_load(path: *const c_char, out: *mut *mut attn_plugin_t) -> E;
     fn attn_plugin_unload(plugin: *mut attn_plugin_t) -> E;
     fn attn_plugin_name(plugin: *const attn_plugin_t) -> *const c_char;
+    // ABI 1.3: optional, so that the crate still loads a 1.1 or 1.2 library
+    optional:
+    fn attn_backend_info(index: usize, out: *mut attn_backend_info_t) -> E;
+    fn attn_get_api(major: u32, minor: u32, out: *mut *const attn_api_t) -> E;
 }

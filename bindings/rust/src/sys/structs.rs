@@ -564,6 +564,41 @@ impl attn_field_t {
     };
 }
 
+/// `attn_backend_info_t` (ABI 1.3): what `attn_backend_info` writes; the caller sets
+/// `struct_size`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct attn_backend_info_t {
+    pub struct_size: usize,
+    pub name: *const c_char,
+    pub kv_cache_kinds: u32,
+    pub origin: i32,
+    pub vllm_release: *const c_char,
+    pub extension: *mut c_void,
+}
+/// `ATTN_BACKEND_INFO_STRUCT_SIZE`.
+pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize = offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
+impl attn_backend_info_t {
+    /// `ATTN_BACKEND_INFO_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_BACKEND_INFO_STRUCT_SIZE,
+        name: null(),
+        kv_cache_kinds: 0,
+        origin: 0,
+        vllm_release: null(),
+        extension: null_mut(),
+    };
+}
+
+/// The start of `attn_api_t` (ABI 1.3), the table `attn_get_api` returns: `struct_size`, then
+/// one function pointer per name of the header's `ATTN_API_FUNCTIONS`, in that order. The crate
+/// resolves each function by name ([`Api`](super::Api)), so it reads only the size.
+#[repr(C)]
+#[derive(Debug)]
+pub struct attn_api_t {
+    pub struct_size: usize,
+}
+
 /// `attn_plugin_output_t`: the setters libattn hands a plugin's build.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

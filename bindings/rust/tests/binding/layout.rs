@@ -32,6 +32,7 @@ fn struct_sizes_match_the_header() {
         attn_ubatch_out_t => 48, 8;
         attn_cascade_query_t => 72, 8;
         attn_field_t => 48, 8;
+        attn_backend_info_t => 40, 8;
         attn_plugin_output_t => 64, 8;
         attn_plugin_backend_t => 80, 8;
         attn_plugin_table_t => 48, 8;
@@ -66,6 +67,7 @@ fn struct_size_constants_match_the_header() {
         ("FIELD", ATTN_FIELD_STRUCT_SIZE, 48),
         ("PLUGIN_BACKEND", ATTN_PLUGIN_BACKEND_STRUCT_SIZE, 80),
         ("PLUGIN_TABLE", ATTN_PLUGIN_TABLE_STRUCT_SIZE, 48),
+        ("BACKEND_INFO", ATTN_BACKEND_INFO_STRUCT_SIZE, 40),
     ];
     for &(name, got, want) in expected {
         assert_eq!(got, want, "ATTN_{name}_STRUCT_SIZE");
@@ -170,6 +172,11 @@ fn field_offsets_match_the_header() {
         ("attn_field_t.tensor", offset_of!(attn_field_t, tensor), 24),
         ("attn_field_t.int_value", offset_of!(attn_field_t, int_value), 32),
         ("attn_field_t.float_value", offset_of!(attn_field_t, float_value), 40),
+        ("attn_backend_info_t.name", offset_of!(attn_backend_info_t, name), 8),
+        ("attn_backend_info_t.kv_cache_kinds", offset_of!(attn_backend_info_t, kv_cache_kinds), 16),
+        ("attn_backend_info_t.origin", offset_of!(attn_backend_info_t, origin), 20),
+        ("attn_backend_info_t.vllm_release", offset_of!(attn_backend_info_t, vllm_release), 24),
+        ("attn_backend_info_t.extension", offset_of!(attn_backend_info_t, extension), 32),
         ("attn_plugin_output_t.set_error", offset_of!(attn_plugin_output_t, set_error), 56),
         (
             "attn_plugin_backend_t.supports_update_block_table",
@@ -213,7 +220,7 @@ fn repo_file(path: &str) -> String {
 fn the_table_has_every_exported_symbol() {
     let table: BTreeSet<&str> = SYMBOLS.iter().copied().collect();
     assert_eq!(table.len(), SYMBOLS.len(), "a symbol is listed twice");
-    assert_eq!(SYMBOLS.len(), 54);
+    assert_eq!(SYMBOLS.len(), 56);
     let listed = repo_file("abi/symbols.txt");
     let exported: BTreeSet<&str> = listed
         .lines()
@@ -233,4 +240,29 @@ fn the_table_has_every_exported_symbol() {
         .collect();
     let table: BTreeSet<String> = SYMBOLS.iter().map(|s| s.to_string()).collect();
     assert_eq!(table, declared, "sys::Api against the ATTN_API declarations of attn_c.h");
+}
+
+/// The names of the header's `ATTN_API_FUNCTIONS_1_<minor>` lists, in order: the order of
+/// `attn_api_t`'s members.
+pub fn header_function_table() -> Vec<String> {
+    let header = repo_file("include/attn_c.h");
+    let mut names = Vec::new();
+    for (i, _) in header.match_indices("#define ATTN_API_FUNCTIONS_1_") {
+        let body = &header[i..];
+        let end = body.find("\n\n").unwrap_or(body.len());
+        for part in body[..end].split("X(").skip(1) {
+            if let Some(close) = part.find(')') {
+                names.push(part[..close].to_string());
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_table_is_in_the_order_of_attn_api_functions() {
+    let header = header_function_table();
+    assert_eq!(header.len(), 56);
+    let ours: Vec<String> = SYMBOLS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(ours, header, "sys::Api against ATTN_API_FUNCTIONS of attn_c.h");
 }

@@ -2,6 +2,7 @@
 //! library named by $ATTN_LIBRARY (and the plugin tests $ATTN_EXAMPLE_PLUGIN).
 mod support;
 
+mod abi_1_3;
 mod builds;
 mod drop_order;
 mod errors;

@@ -1,5 +1,7 @@
 //! The backend registry: names in order, CUDA graph support per capability, builder queries.
-use libattn::{Builder, CudagraphSupport, ErrorCode, KvCacheKind, PerLayerParams};
+use std::collections::HashMap;
+
+use libattn::{BackendOrigin, Builder, CudagraphSupport, ErrorCode, KvCacheKind, PerLayerParams};
 
 use crate::support::{config, library, registry_lock, spec};
 
@@ -10,21 +12,27 @@ fn built_in_backends_and_their_support() {
     let _lock = registry_lock();
     let lib = library();
     let names = lib.backends().unwrap();
-    let built_in = ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION", "TREE_ATTN", "CPU_ATTN"];
-    assert_eq!(&names[..6], &built_in);
     assert_eq!(lib.backend_count(), names.len());
     let e = lib.backend_name(names.len()).expect_err("past the end");
     assert_eq!(e.code, ErrorCode::NotFound);
-    // (sm90, sm80, sm100), reorder threshold, update_block_table, as README.md's table
-    let expected = [
-        ([Always, UniformBatch, UniformBatch], None, true),
-        ([UniformSingleTokenDecode, UniformSingleTokenDecode, UniformBatch], Some(1), false),
-        ([Always, Always, Always], None, false),
-        ([Always, Always, Always], None, false),
-        ([Never, Never, Never], Some(2), false),
-        ([Never, Never, Never], None, false),
-    ];
-    for (name, (levels, reorder, update)) in built_in.iter().zip(expected) {
+    // the built-in backends come first
+    let infos = lib.backend_infos().unwrap();
+    assert!(infos.windows(2).all(|w| !(w[0].origin == BackendOrigin::Plugin && w[1].origin == BackendOrigin::Builtin)));
+    // What README.md's table says of these backends (checked by name: their behaviour, not a
+    // list to enumerate): (sm90, sm80, sm100), reorder threshold, update_block_table.
+    let expected: HashMap<&str, ([CudagraphSupport; 3], Option<i32>, bool)> = HashMap::from([
+        ("FLASH_ATTN", ([Always, UniformBatch, UniformBatch], None, true)),
+        ("FLASHINFER", ([UniformSingleTokenDecode, UniformSingleTokenDecode, UniformBatch], Some(1), false)),
+        ("TRITON_ATTN", ([Always, Always, Always], None, false)),
+        ("FLEX_ATTENTION", ([Always, Always, Always], None, false)),
+        ("TREE_ATTN", ([Never, Never, Never], Some(2), false)),
+        ("CPU_ATTN", ([Never, Never, Never], None, false)),
+    ]);
+    let mut checked = 0;
+    for info in infos.iter().filter(|i| i.origin == BackendOrigin::Builtin && i.accepts(KvCacheKind::FullAttention)) {
+        let name = info.name.as_str();
+        let Some(&(levels, reorder, update)) = expected.get(name) else { continue };
+        checked += 1;
         for (capability, level) in [90, 80, 100].into_iter().zip(levels) {
             assert_eq!(
                 lib.backend_cudagraph_support(name, &spec(), &config(capability)).unwrap(),
@@ -33,11 +41,12 @@ fn built_in_backends_and_their_support() {
             );
         }
         let b = Builder::new(&lib, name, &spec(), &config(90)).unwrap();
-        assert_eq!(b.backend_name(), *name);
+        assert_eq!(b.backend_name(), name);
         assert_eq!(b.cudagraph_support().unwrap(), levels[0], "{name}");
         assert_eq!(b.reorder_batch_threshold().unwrap(), reorder, "{name}");
         assert_eq!(b.supports_update_block_table().unwrap(), update, "{name}");
     }
+    assert_eq!(checked, expected.len());
     let mut local = spec();
     local.kind = KvCacheKind::ChunkedLocalAttention;
     local.attention_chunk_size = 32;
