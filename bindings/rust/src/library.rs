@@ -46,7 +46,8 @@ impl std::fmt::Debug for Library {
 
 impl Library {
     /// Loads the library at `path` (a path, or a bare name the dynamic loader searches for),
-    /// resolves every ABI function and checks that it serves ABI 1.1 (`attn_check_version`).
+    /// resolves every ABI function and checks that it serves the header's ABI
+    /// (`sys::ATTN_VERSION_MAJOR`.`MINOR`, with `attn_check_version`).
     ///
     /// Errors: [`ErrorCode::NotFound`] when dlopen fails or a symbol is missing (the message
     /// names the path, the symbol and dlerror's text); the library's
