@@ -15,7 +15,8 @@ WHAT is any of:
                                                       *_STRUCT_SIZE and *_INIT macros, the
                                                       function table's entries
   versions   bindings/python/pyproject.toml and bindings/rust/Cargo.toml: rewrites their
-             `version = "..."` line to the header's ATTN_VERSION_MAJOR.MINOR.PATCH
+             `version = "..."` line to the header's ATTN_VERSION_MAJOR.MINOR.PATCH (and the
+             libattn entry of bindings/rust/Cargo.lock and examples/rust/Cargo.lock)
 
 scripts/gen_bindings.sh runs all of them and bindgen; `--check` there regenerates into a
 temporary directory and fails on any difference (the ctest test_bindings_generated).
@@ -678,6 +679,13 @@ def set_versions(h: Header, root: str, out_root: str) -> List[str]:
         new, n = re.subn(r'(?m)^version = "[^"]*"', f'version = "{version}"', text, count=1)
         if n != 1:
             raise ParseError(f"{rel}: no `version = \"...\"` line")
+        written.append(_write(out_root, rel, new))
+    for rel in ("bindings/rust/Cargo.lock", "examples/rust/Cargo.lock"):
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            text = f.read()
+        new, n = re.subn(r'(?m)^(name = "libattn"\nversion = )"[^"]*"', r'\1"%s"' % version, text)
+        if n != 1:
+            raise ParseError(f"{rel}: no libattn package")
         written.append(_write(out_root, rel, new))
     return written
 
