@@ -16,7 +16,8 @@ WHAT is any of:
                                                       function table's entries
   versions   bindings/python/pyproject.toml and bindings/rust/Cargo.toml: rewrites their
              `version = "..."` line to the header's ATTN_VERSION_MAJOR.MINOR.PATCH (and the
-             libattn entry of bindings/rust/Cargo.lock and examples/rust/Cargo.lock)
+             libattn entry of bindings/rust/Cargo.lock and examples/rust/Cargo.lock, and the
+             Rust example's manifest)
 
 scripts/gen_bindings.sh runs all of them and bindgen; `--check` there regenerates into a
 temporary directory and fails on any difference (the ctest test_bindings_generated).
@@ -673,7 +674,8 @@ def _rs_type(h: Header, t: CType) -> str:
 def set_versions(h: Header, root: str, out_root: str) -> List[str]:
     version = "%d.%d.%d" % h.version
     written = []
-    for rel in ("bindings/python/pyproject.toml", "bindings/rust/Cargo.toml"):
+    for rel in ("bindings/python/pyproject.toml", "bindings/rust/Cargo.toml",
+                "examples/rust/Cargo.toml"):
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             text = f.read()
         new, n = re.subn(r'(?m)^version = "[^"]*"', f'version = "{version}"', text, count=1)
@@ -683,8 +685,9 @@ def set_versions(h: Header, root: str, out_root: str) -> List[str]:
     for rel in ("bindings/rust/Cargo.lock", "examples/rust/Cargo.lock"):
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             text = f.read()
-        new, n = re.subn(r'(?m)^(name = "libattn"\nversion = )"[^"]*"', r'\1"%s"' % version, text)
-        if n != 1:
+        new, n = re.subn(r'(?m)^(name = "(?:libattn|attn_demo)"\nversion = )"[^"]*"', r'\1"%s"' % version,
+                         text)
+        if n < 1:
             raise ParseError(f"{rel}: no libattn package")
         written.append(_write(out_root, rel, new))
     return written

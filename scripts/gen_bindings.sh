@@ -44,7 +44,7 @@ if [ "$python_go" = 1 ]; then
   "$PYTHON" "$root/scripts/gen_bindings.py" --root "$root" --out "$out" python go versions
   files="bindings/python/libattn/_generated.py bindings/go/capi_gen.h
          bindings/python/pyproject.toml bindings/rust/Cargo.toml bindings/rust/Cargo.lock
-         examples/rust/Cargo.lock"
+         examples/rust/Cargo.toml examples/rust/Cargo.lock"
 fi
 
 if [ "$rust" = 1 ]; then
