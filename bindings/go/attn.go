@@ -48,10 +48,11 @@ import "C"
 
 import "fmt"
 
-// The ABI this binding is written for: 1.1. Open refuses a library whose major differs or
-// whose minor is older (attn_check_version), and every struct the binding passes carries its
-// ABI 1.1 size, so a newer library reads it as a 1.1 caller's. The header it is compiled with
-// (HeaderMajor.HeaderMinor) may be newer.
+// The ABI this binding is generated from (capi_gen.h, from attn_c.h by scripts/gen_bindings.sh):
+// the header's. Open refuses a library whose major differs or whose minor is older
+// (attn_check_version), and every struct the binding passes carries the header's size
+// (the ATTN_*_INIT macros). HeaderMajor.HeaderMinor is the same version: capi_gen.h refuses to
+// compile against another header until it is regenerated.
 const (
 	RequiredMajor = uint32(C.GATTN_REQUIRED_MAJOR)
 	RequiredMinor = uint32(C.GATTN_REQUIRED_MINOR)

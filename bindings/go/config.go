@@ -135,6 +135,15 @@ type BuilderConfig struct {
 	KVSharingFastPrefill           bool
 	MaxEncoderLen                  int32
 	CPUAttnISA                     CPUISA
+	// ABI 1.2: the MLA backends' options (0 = vLLM's default; see attn_c.h)
+	MLAKVLoraRank                  int32 // kv_lora_rank; 0 = 512
+	MLAQKRopeHeadDim               int32 // qk_rope_head_dim; 0 = 64
+	MLAQKNopeHeadDim               int32 // qk_nope_head_dim; 0 = 128
+	MLAVHeadDim                    int32 // v_head_dim; 0 = 128
+	MLAChunkedPrefillWorkspaceSize int32 // tokens; 0 = vLLM's determine_chunked_prefill_workspace_size
+	DisableFlashinferPrefill       bool
+	UseCudnnPrefill                bool
+	UseTRTLLMRaggedDeepseekPrefill bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -170,6 +179,14 @@ func DefaultBuilderConfig() BuilderConfig {
 		KVSharingFastPrefill:              c.kv_sharing_fast_prefill != 0,
 		MaxEncoderLen:                     int32(c.max_encoder_len),
 		CPUAttnISA:                        CPUISA(c.cpu_attn_isa),
+		MLAKVLoraRank:                     int32(c.mla_kv_lora_rank),
+		MLAQKRopeHeadDim:                  int32(c.mla_qk_rope_head_dim),
+		MLAQKNopeHeadDim:                  int32(c.mla_qk_nope_head_dim),
+		MLAVHeadDim:                       int32(c.mla_v_head_dim),
+		MLAChunkedPrefillWorkspaceSize:    int32(c.mla_chunked_prefill_workspace_size),
+		DisableFlashinferPrefill:          c.disable_flashinfer_prefill != 0,
+		UseCudnnPrefill:                   c.use_cudnn_prefill != 0,
+		UseTRTLLMRaggedDeepseekPrefill:    c.use_trtllm_ragged_deepseek_prefill != 0,
 	}
 }
 
@@ -259,6 +276,14 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.kv_sharing_fast_prefill = cBool(cfg.KVSharingFastPrefill)
 	c.max_encoder_len = C.int32_t(cfg.MaxEncoderLen)
 	c.cpu_attn_isa = C.int32_t(cfg.CPUAttnISA)
+	c.mla_kv_lora_rank = C.int32_t(cfg.MLAKVLoraRank)
+	c.mla_qk_rope_head_dim = C.int32_t(cfg.MLAQKRopeHeadDim)
+	c.mla_qk_nope_head_dim = C.int32_t(cfg.MLAQKNopeHeadDim)
+	c.mla_v_head_dim = C.int32_t(cfg.MLAVHeadDim)
+	c.mla_chunked_prefill_workspace_size = C.int32_t(cfg.MLAChunkedPrefillWorkspaceSize)
+	c.disable_flashinfer_prefill = cBool(cfg.DisableFlashinferPrefill)
+	c.use_cudnn_prefill = cBool(cfg.UseCudnnPrefill)
+	c.use_trtllm_ragged_deepseek_prefill = cBool(cfg.UseTRTLLMRaggedDeepseekPrefill)
 	return c, nil
 }
 

@@ -30,7 +30,7 @@ type Version struct {
 	Major, Minor, Patch uint32
 }
 
-// String gives "1.1.0".
+// String gives "1.2.0".
 func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
 
 // cString converts s for C, refusing a NUL byte (which C would take for the end) with an error

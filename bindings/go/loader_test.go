@@ -3,6 +3,7 @@ package attn_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -20,18 +21,16 @@ func TestOpenWithAPathChecksTheVersion(t *testing.T) {
 	path := libraryPath(t)
 	l := get(attn.Open(path))(t)
 	is(t, "Path", l.Path(), path)
-	is(t, "RequiredMajor", attn.RequiredMajor, uint32(1))
-	is(t, "RequiredMinor", attn.RequiredMinor, uint32(1))
-	if attn.HeaderMajor != 1 || attn.HeaderMinor < attn.RequiredMinor {
-		t.Fatalf("header %d.%d is older than the binding's ABI 1.1", attn.HeaderMajor, attn.HeaderMinor)
-	}
+	// one version number: the binding requires the ABI of the header it was generated from
+	is(t, "RequiredMajor", attn.RequiredMajor, attn.HeaderMajor)
+	is(t, "RequiredMinor", attn.RequiredMinor, attn.HeaderMinor)
 	v := l.Version()
-	is(t, "major", v.Major, uint32(1))
-	if v.Minor < 1 {
-		t.Fatalf("library minor %d is older than the binding's 1.1", v.Minor)
+	is(t, "major", v.Major, attn.RequiredMajor)
+	if v.Minor < attn.RequiredMinor {
+		t.Fatalf("library minor %d is older than the binding's %d.%d", v.Minor, attn.RequiredMajor, attn.RequiredMinor)
 	}
 	is(t, "String", v.String(), fmt.Sprintf("1.%d.%d", v.Minor, v.Patch))
-	ok(t, l.CheckVersion(1, 1))
+	ok(t, l.CheckVersion(attn.RequiredMajor, attn.RequiredMinor))
 	ok(t, l.CheckVersion(1, 0))
 	wantError(t, l.CheckVersion(2, 0), attn.ErrABIMismatch, "the caller was compiled against libattn 2.0 but the loaded library is 1.")
 	wantError(t, l.CheckVersion(1, v.Minor+1), attn.ErrABIMismatch)
@@ -70,7 +69,8 @@ func TestABadPathIsACleanError(t *testing.T) {
 	wantError(t, err, attn.ErrInvalidArgument, "NUL byte at 3")
 	// the example plugin is a shared library that exports only attn_plugin_entry
 	_, err = attn.Open(examplePluginPath(t))
-	wantError(t, err, attn.ErrNotFound, "symbol attn_error_code is missing", "is not libattn 1.1")
+	wantError(t, err, attn.ErrNotFound, "symbol attn_error_code is missing",
+		fmt.Sprintf("is not libattn %d.%d", attn.RequiredMajor, attn.RequiredMinor))
 }
 
 // The binding resolves every ATTN_API function of attn_c.h and calls each one from Go.
@@ -136,5 +136,30 @@ func TestDeviceCount(t *testing.T) {
 		wantError(t, err, attn.ErrUnsupported)
 	} else if n < 0 {
 		t.Fatalf("CUDA device count %d", n)
+	}
+}
+
+// capi_gen.h is what scripts/gen_bindings.py makes of attn_c.h today (after a header change:
+// scripts/gen_bindings.sh, and commit).
+func TestGeneratedTrampolinesMatchTheHeader(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 to run scripts/gen_bindings.py")
+	}
+	out := t.TempDir()
+	cmd := exec.Command(python, "../../scripts/gen_bindings.py", "--root", "../..", "--out", out, "go")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen_bindings.py: %v\n%s", err, msg)
+	}
+	want, err := os.ReadFile(filepath.Join(out, "bindings", "go", "capi_gen.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("capi_gen.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("capi_gen.h drifted from include/attn_c.h: run scripts/gen_bindings.sh")
 	}
 }

@@ -31,7 +31,7 @@ from .plugin import Plugin
 from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, LocalAttentionOutputs,
                         PagedKvMetadata, UbatchSlice)
 
-__version__ = "1.1.0"
+from ._generated import __version__  # include/attn_c.h's ATTN_VERSION_MAJOR.MINOR.PATCH
 
 __all__ = [
     "load", "Library", "ABI_VERSION", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",

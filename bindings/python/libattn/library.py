@@ -7,6 +7,7 @@ import os
 import threading
 from typing import Optional, Tuple
 
+from . import _generated
 from .enums import Status
 from .errors import NotFound, error_for
 from .functions import SIGNATURES
@@ -15,7 +16,8 @@ from .utilities import UtilitiesMixin
 
 __all__ = ["Library", "load", "ABI_VERSION", "LIBRARY_ENV", "DEFAULT_NAME"]
 
-ABI_VERSION = (1, 1)  #: the ABI this binding was written for (major, minor)
+#: the ABI this binding is generated from (major, minor): include/attn_c.h's
+ABI_VERSION = (_generated.ATTN_VERSION_MAJOR, _generated.ATTN_VERSION_MINOR)
 LIBRARY_ENV = "ATTN_LIBRARY"  #: environment variable naming the library
 DEFAULT_NAME = "libattn.so.1"  #: what the system loader searches for last
 

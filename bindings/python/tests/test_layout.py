@@ -2,14 +2,18 @@
 bindings/rust/tools/struct_probe.c for gcc on x86_64) and DLTensor's layout."""
 import ctypes
 import os
+import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from conftest import ROOT
 
+import libattn
 from libattn import structs
+from libattn.functions import OPTIONAL_SIGNATURES, SIGNATURES
 from libattn.dlpack import DLManagedTensor
 
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
@@ -64,8 +68,9 @@ def test_every_field_offset_matches_the_compiled_header(tmp_path):
         for name, *_ in cls._fields_:
             lines.append(f'printf("{c}.{name} %zu\\n", offsetof({c}, {name}));')
             want.append(f"{c}.{name} {getattr(cls, name).offset}")
-        if cls._fields_[0][0] == "struct_size":
-            macro = "ATTN_" + c[len("attn_"):-len("_t")].upper() + "_STRUCT_SIZE"
+        macro = "ATTN_" + c[len("attn_"):-len("_t")].upper() + "_STRUCT_SIZE"
+        if cls._fields_[0][0] == "struct_size" and macro in structs.__all__:
+            assert getattr(structs, macro) == ctypes.sizeof(cls), macro
             lines.append(f'printf("{macro} %zu\\n", (size_t){macro});')
             want.append(f"{macro} {ctypes.sizeof(cls)}")
     src = tmp_path / "probe.c"
@@ -76,3 +81,38 @@ def test_every_field_offset_matches_the_compiled_header(tmp_path):
                     str(src), "-o", str(exe)], check=True)
     got = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split("\n")
     assert got[:-1] == want
+
+
+def _header_version():
+    with open(os.path.join(ROOT, "include", "attn_c.h"), encoding="utf-8") as f:
+        text = f.read()
+    return tuple(int(re.search(r"#define ATTN_VERSION_%s (\d+)" % part, text).group(1))
+                 for part in ("MAJOR", "MINOR", "PATCH"))
+
+
+def test_one_version_number_the_headers():
+    """The package version, __version__ and the ABI the library is checked for are the
+    header's ATTN_VERSION_MAJOR.MINOR.PATCH."""
+    major, minor, patch = _header_version()
+    assert libattn.ABI_VERSION == (major, minor)
+    assert libattn.__version__ == f"{major}.{minor}.{patch}"
+    with open(os.path.join(ROOT, "bindings", "python", "pyproject.toml"), encoding="utf-8") as f:
+        assert f'\nversion = "{major}.{minor}.{patch}"\n' in f.read()
+
+
+def test_generated_module_matches_the_header(tmp_path):
+    """libattn/_generated.py is what scripts/gen_bindings.py makes of include/attn_c.h today
+    (after a header change: scripts/gen_bindings.sh, and commit)."""
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_bindings.py"),
+                    "--root", ROOT, "--out", str(tmp_path), "python"], check=True)
+    rel = os.path.join("bindings", "python", "libattn", "_generated.py")
+    with open(os.path.join(ROOT, rel), encoding="utf-8") as f:
+        committed = f.read()
+    assert (tmp_path / rel).read_text(encoding="utf-8") == committed, \
+        "libattn/_generated.py drifted from include/attn_c.h: run scripts/gen_bindings.sh"
+
+
+def test_every_function_of_the_header_has_a_signature():
+    with open(os.path.join(ROOT, "include", "attn_c.h"), encoding="utf-8") as f:
+        declared = set(re.findall(r"ATTN_API [^;(]*?\b(attn_\w+)\s*\(", f.read()))
+    assert set(SIGNATURES) | set(OPTIONAL_SIGNATURES) == declared

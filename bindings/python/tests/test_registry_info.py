@@ -10,7 +10,7 @@ import libattn
 from conftest import ROOT
 from libattn.enums import KvCacheKind
 from libattn.registry import BackendOrigin
-from libattn.structs import attn_api_header_t
+from libattn.structs import attn_api_t
 
 
 def test_every_backend_describes_itself(lib):
@@ -58,7 +58,7 @@ def test_get_api_table_is_the_exported_symbols(lib):
         libattn.functions.OPTIONAL_SIGNATURES)
     major, minor = ctypes.c_uint32(), ctypes.c_uint32()
     lib.raw.attn_get_version(ctypes.byref(major), ctypes.byref(minor), None)
-    table = ctypes.POINTER(attn_api_header_t)()
+    table = ctypes.POINTER(attn_api_t)()
     get_api = lib.optional_function("attn_get_api")
     lib.check(get_api(major.value, minor.value, ctypes.byref(table)))
     size = table.contents.struct_size
@@ -74,7 +74,7 @@ def test_get_api_table_is_the_exported_symbols(lib):
 def test_get_api_refuses_a_newer_minor(lib):
     major, minor = ctypes.c_uint32(), ctypes.c_uint32()
     lib.raw.attn_get_version(ctypes.byref(major), ctypes.byref(minor), None)
-    table = ctypes.POINTER(attn_api_header_t)()
+    table = ctypes.POINTER(attn_api_t)()
     with pytest.raises(libattn.AbiMismatch) as e:
         lib.check(lib.optional_function("attn_get_api")(major.value, minor.value + 1,
                                                         ctypes.byref(table)))

@@ -90,7 +90,7 @@ impl Builder {
         let mut out = 0;
         // SAFETY: as above.
         self.lib.check(unsafe { (self.lib.api().attn_builder_reorder_batch_threshold)(self.as_raw(), &mut out) })?;
-        Ok((out != sys::ATTN_NO_REORDER).then_some(out))
+        Ok((out != sys::ATTN_NO_REORDER as i32).then_some(out))
     }
 
     /// `attn_builder_supports_update_block_table`.

@@ -2,6 +2,8 @@
 //! the value), and [`Result`].
 use std::fmt;
 
+use crate::sys;
+
 /// The status code of an error, as attn_c.h numbers it (`attn_status_code_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
@@ -25,18 +27,28 @@ pub enum ErrorCode {
     Unknown(i32),
 }
 
+// The header's numbers (attn_status_code_t), from the generated sys layer.
+const INVALID_ARGUMENT: i32 = sys::attn_status_code::ATTN_ERR_INVALID_ARGUMENT as i32;
+const UNSUPPORTED: i32 = sys::attn_status_code::ATTN_ERR_UNSUPPORTED as i32;
+const OUT_OF_MEMORY: i32 = sys::attn_status_code::ATTN_ERR_OUT_OF_MEMORY as i32;
+const CUDA: i32 = sys::attn_status_code::ATTN_ERR_CUDA as i32;
+const NOT_FOUND: i32 = sys::attn_status_code::ATTN_ERR_NOT_FOUND as i32;
+const ABI_MISMATCH: i32 = sys::attn_status_code::ATTN_ERR_ABI_MISMATCH as i32;
+const BUSY: i32 = sys::attn_status_code::ATTN_ERR_BUSY as i32;
+const INTERNAL: i32 = sys::attn_status_code::ATTN_ERR_INTERNAL as i32;
+
 impl ErrorCode {
     /// The code of a raw status number.
     pub fn from_raw(code: i32) -> ErrorCode {
         match code {
-            1 => ErrorCode::InvalidArgument,
-            2 => ErrorCode::Unsupported,
-            3 => ErrorCode::OutOfMemory,
-            4 => ErrorCode::Cuda,
-            5 => ErrorCode::NotFound,
-            6 => ErrorCode::AbiMismatch,
-            7 => ErrorCode::Busy,
-            8 => ErrorCode::Internal,
+            INVALID_ARGUMENT => ErrorCode::InvalidArgument,
+            UNSUPPORTED => ErrorCode::Unsupported,
+            OUT_OF_MEMORY => ErrorCode::OutOfMemory,
+            CUDA => ErrorCode::Cuda,
+            NOT_FOUND => ErrorCode::NotFound,
+            ABI_MISMATCH => ErrorCode::AbiMismatch,
+            BUSY => ErrorCode::Busy,
+            INTERNAL => ErrorCode::Internal,
             other => ErrorCode::Unknown(other),
         }
     }
@@ -44,14 +56,14 @@ impl ErrorCode {
     /// The raw status number.
     pub fn as_raw(self) -> i32 {
         match self {
-            ErrorCode::InvalidArgument => 1,
-            ErrorCode::Unsupported => 2,
-            ErrorCode::OutOfMemory => 3,
-            ErrorCode::Cuda => 4,
-            ErrorCode::NotFound => 5,
-            ErrorCode::AbiMismatch => 6,
-            ErrorCode::Busy => 7,
-            ErrorCode::Internal => 8,
+            ErrorCode::InvalidArgument => INVALID_ARGUMENT,
+            ErrorCode::Unsupported => UNSUPPORTED,
+            ErrorCode::OutOfMemory => OUT_OF_MEMORY,
+            ErrorCode::Cuda => CUDA,
+            ErrorCode::NotFound => NOT_FOUND,
+            ErrorCode::AbiMismatch => ABI_MISMATCH,
+            ErrorCode::Busy => BUSY,
+            ErrorCode::Internal => INTERNAL,
             ErrorCode::Unknown(other) => other,
         }
     }

@@ -72,7 +72,11 @@ impl<'m> FieldValue<'m> {
             k => {
                 return Err(Error::new(
                     ErrorCode::Internal,
-                    format!("field '{name}' has kind {k}, unknown to this binding (ABI 1.1)"),
+                    format!(
+                        "field '{name}' has kind {k}, unknown to this binding (ABI {}.{})",
+                        sys::ATTN_VERSION_MAJOR,
+                        sys::ATTN_VERSION_MINOR
+                    ),
                 ))
             }
         })

@@ -1,5 +1,6 @@
-//! Rust binding of libattn, the C ABI of `include/attn_c.h` (ABI 1.1), loaded at run time with
-//! `dlopen`: no link-time dependency, no crates.
+//! Rust binding of libattn, the C ABI of `include/attn_c.h`, loaded at run time with `dlopen`: no
+//! link-time dependency, no crates. The [`sys`] layer is generated from the header
+//! (scripts/gen_bindings.sh), and the ABI it checks for is the header's.
 //!
 //! ```no_run
 //! use libattn::{Builder, BuilderConfig, CommonMetadata, KvCacheSpec, Library};

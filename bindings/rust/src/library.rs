@@ -29,10 +29,6 @@ pub struct Version {
 struct Loaded {
     api: sys::Api,
     path: String,
-    /// `attn_backend_count()` when the library was opened: its built-in backends, for a library
-    /// older than 1.3 that cannot say which backends are built in (the registry lists them
-    /// first).
-    open_count: usize,
     _lib: DynLib, // last: closed after everything else is dropped
 }
 
@@ -50,7 +46,8 @@ impl std::fmt::Debug for Library {
 
 impl Library {
     /// Loads the library at `path` (a path, or a bare name the dynamic loader searches for),
-    /// resolves every ABI function and checks that it serves ABI 1.1 (`attn_check_version`).
+    /// resolves every ABI function and checks that it serves the header's ABI
+    /// (`sys::ATTN_VERSION_MAJOR`.`MINOR`, with `attn_check_version`).
     ///
     /// Errors: [`ErrorCode::NotFound`] when dlopen fails or a symbol is missing (the message
     /// names the path, the symbol and dlerror's text); the library's
@@ -70,9 +67,7 @@ impl Library {
                 ),
             )
         })?;
-        // SAFETY: a plain call of the resolved function.
-        let open_count = unsafe { (api.attn_backend_count)() };
-        let library = Library { inner: Arc::new(Loaded { api, path, open_count, _lib: lib }) };
+        let library = Library { inner: Arc::new(Loaded { api, path, _lib: lib }) };
         // SAFETY: a plain call of the resolved function.
         let err = unsafe { (library.api().attn_check_version)(sys::ATTN_VERSION_MAJOR, sys::ATTN_VERSION_MINOR) };
         library.check(err)?;
@@ -110,17 +105,12 @@ impl Library {
     }
 
     /// Whether `backend` is one of libattn's own rather than a plugin's: its origin from
-    /// `attn_backend_info` (ABI 1.3); from an older library, whether it was registered when the
-    /// library was opened.
+    /// `attn_backend_info`.
     pub(crate) fn backend_is_built_in(&self, backend: &str) -> bool {
-        if self.api().attn_backend_info.is_some() {
-            return self
-                .backend_infos()
-                .ok()
-                .and_then(|infos| infos.into_iter().find(|i| i.name == backend))
-                .is_some_and(|i| i.origin == crate::BackendOrigin::Builtin);
-        }
-        (0..self.inner.open_count).any(|i| self.backend_name(i).is_ok_and(|n| n == backend))
+        self.backend_infos()
+            .ok()
+            .and_then(|infos| infos.into_iter().find(|i| i.name == backend))
+            .is_some_and(|i| i.origin == crate::BackendOrigin::Builtin)
     }
 
     /// `attn_check_version(major, minor)`: whether this library serves callers compiled against

@@ -59,13 +59,7 @@ impl Library {
 
     /// `attn_backend_info`: the backend at `index` ([`ErrorCode::NotFound`] out of range).
     pub fn backend_info(&self, index: usize) -> Result<BackendInfo> {
-        let f = self.api().attn_backend_info.ok_or_else(|| {
-            let v = self.version();
-            Error::new(
-                ErrorCode::Unsupported,
-                format!("libattn {}.{}.{} has no attn_backend_info (ABI 1.3)", v.major, v.minor, v.patch),
-            )
-        })?;
+        let f = self.api().attn_backend_info;
         let mut out = sys::attn_backend_info_t::INIT;
         // SAFETY: a valid struct whose struct_size is set.
         self.check(unsafe { f(index, &mut out) })?;

@@ -47,7 +47,7 @@ fn the_function_table_is_the_resolved_symbols() {
     let api = lib.api();
     let mut table: *const libattn::sys::attn_api_t = std::ptr::null();
     // SAFETY: a valid out-pointer.
-    let err = unsafe { (api.attn_get_api.expect("a 1.3 library"))(version.major, version.minor, &mut table) };
+    let err = unsafe { (api.attn_get_api)(version.major, version.minor, &mut table) };
     assert!(err.is_null());
     let names = header_function_table();
     let word = std::mem::size_of::<usize>();
@@ -68,7 +68,7 @@ fn the_function_table_is_the_resolved_symbols() {
     // a newer minor is refused, naming both versions
     let mut untouched = table;
     // SAFETY: a valid out-pointer.
-    let err = unsafe { (api.attn_get_api.expect("a 1.3 library"))(version.major, version.minor + 1, &mut untouched) };
+    let err = unsafe { (api.attn_get_api)(version.major, version.minor + 1, &mut untouched) };
     assert!(!err.is_null());
     // SAFETY: a live error, destroyed once.
     let message = unsafe {

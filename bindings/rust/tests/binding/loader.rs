@@ -9,8 +9,10 @@ fn loads_and_checks_the_version() {
     let lib = library();
     let v = lib.version();
     assert_eq!(v.major, 1);
-    assert!(v.minor >= 1, "library minor {} is older than the binding's 1.1", v.minor);
-    lib.check_version(1, 1).expect("ABI 1.1");
+    let (major, minor) = (libattn::sys::ATTN_VERSION_MAJOR, libattn::sys::ATTN_VERSION_MINOR);
+    assert_eq!(v.major, major);
+    assert!(v.minor >= minor, "library minor {} is older than the binding's {major}.{minor}", v.minor);
+    lib.check_version(major, minor).expect("the binding's ABI");
     lib.check_version(1, 0).expect("ABI 1.0 callers");
     let e = lib.check_version(2, 0).expect_err("major 2");
     assert_eq!(e.code, ErrorCode::AbiMismatch);
@@ -50,7 +52,8 @@ fn a_library_without_the_symbols_names_the_first_missing_one() {
     let e = Library::load(example_plugin_path()).expect_err("not libattn");
     assert_eq!(e.code, ErrorCode::NotFound);
     assert!(e.message.contains("symbol attn_error_code is missing"), "{e}");
-    assert!(e.message.contains("is not libattn 1.1"), "{e}");
+    let abi = format!("is not libattn {}.{}", libattn::sys::ATTN_VERSION_MAJOR, libattn::sys::ATTN_VERSION_MINOR);
+    assert!(e.message.contains(&abi), "{e}");
 }
 
 #[test]
