@@ -51,7 +51,43 @@ constexpr uint64_t kMaxViewBytes = uint64_t{1} << 62;
 // whose byte extent (byte_offset + sum over dims of (shape-1)*stride*itemsize + itemsize)
 // overflows or wraps the address space, NULL data under a non-empty shape, and data + byte_offset
 // misaligned for the element type.
+// The views a runtime passes every step: 1-D or 2-D, compact (strides NULL), no byte offset,
+// scalar elements of 1, 2, 4 or 8 bytes, fewer than 2^31 entries per dimension, aligned data.
+// Such a view passes every check of fill_tensor's general path (the extent bound and the
+// address wrap are tested here too). Returns false (nothing written) for anything else, which
+// the general path then checks and names.
+bool fill_common_view(const attn_tensor_t* t, Tensor& out) {
+  const int32_t nd = t->ndim;
+  const uint32_t bits = t->dtype.bits;
+  if ((nd != 1 && nd != 2) || t->strides != nullptr || t->byte_offset != 0 ||
+      t->dtype.lanes != 1 || (bits != 32 && bits != 64 && bits != 8 && bits != 16) ||
+      t->shape == nullptr)
+    return false;
+  const int64_t rows = t->shape[0], cols = nd == 2 ? t->shape[1] : 1;
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  if (rows < 0 || cols < 0 || rows >= kLimit || cols >= kLimit) return false;
+  const uint64_t bytes = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) * (bits / 8);
+  const uintptr_t first = reinterpret_cast<uintptr_t>(t->data);
+  if (bytes != 0 && (t->data == nullptr || first % (bits / 8) != 0 || bytes > kMaxViewBytes ||
+                     first + bytes < first))
+    return false;
+  out.device = Device{t->device.device_type, t->device.device_id};
+  out.dtype = DType{t->dtype.code, t->dtype.bits, 1};
+  out.ndim = nd;
+  out.shape[0] = rows;
+  out.strides[0] = cols;
+  if (nd == 2) {
+    out.shape[1] = cols;
+    out.strides[1] = 1;
+  } else {
+    out.strides[0] = 1;
+  }
+  out.data = t->data;
+  return true;
+}
+
 void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
+  if (fill_common_view(t, out)) return;
   if (t->ndim < 0 || t->ndim > kMaxDims)
     invalid(name, " has ndim=", t->ndim, "; libattn accepts 0 to ", kMaxDims, " dimensions");
   if (t->ndim > 0 && t->shape == nullptr) invalid(name, " has ndim=", t->ndim, " but shape=NULL");
