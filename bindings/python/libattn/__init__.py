@@ -28,13 +28,14 @@ from .errors import (AbiMismatch, AttnError, Busy, CudaError, InternalError, Inv
 from .library import ABI_VERSION, LIBRARY_ENV, Library, load
 from .metadata import Metadata, StaleMetadata
 from .plugin import Plugin
+from .registry import BackendInfo, BackendOrigin
 from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, LocalAttentionOutputs,
                         PagedKvMetadata, UbatchSlice)
 
 from ._generated import __version__  # include/attn_c.h's ATTN_VERSION_MAJOR.MINOR.PATCH
 
 __all__ = [
-    "load", "Library", "ABI_VERSION", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",
+    "load", "Library", "ABI_VERSION", "BackendInfo", "BackendOrigin", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",
     "StaleMetadata", "TensorView", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
     "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "LocalAttentionOutputs",
     "PagedKvMetadata", "Conv1dMetadata",

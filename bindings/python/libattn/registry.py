@@ -4,11 +4,10 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import FrozenSet, List, Sequence, Tuple
 
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
-from .enums import CudagraphSupport, KvCacheKind, Status
+from .enums import BackendOrigin, CudagraphSupport, KvCacheKind, Status
 from .errors import Unsupported
 from .functions import OPTIONAL_SIGNATURES
 from .structs import attn_backend_info_t, attn_per_layer_params_t, new
@@ -16,10 +15,6 @@ from .structs import attn_backend_info_t, attn_per_layer_params_t, new
 __all__ = ["RegistryMixin", "BackendInfo", "BackendOrigin"]
 
 
-class BackendOrigin(IntEnum):
-    """``attn_backend_origin_t`` (ABI 1.3): where a registered backend comes from."""
-    BUILTIN = 0
-    PLUGIN = 1
 
 
 @dataclass(frozen=True)
