@@ -9,12 +9,17 @@
 
 static const int32_t kQ[3] = {1, 1, 6}, kS[3] = {17, 33, 6};
 
-/* A builder for `backend` on the default host spec and config; every backend named here takes
- * the default full-attention spec. */
+/* The default host config, with what FLEX_ATTENTION needs (its inverse block table). */
+static attn_builder_config_t host_config(void) {
+  attn_builder_config_t config = ts_config();
+  config.num_gpu_blocks = 1024;
+  return config;
+}
+
+/* A builder for `backend` on the default full-attention spec. */
 static attn_builder_t* full_attention_builder(const char* backend) {
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t config = ts_config();
-  config.num_gpu_blocks = 1024; /* FLEX_ATTENTION's inverse block table */
+  attn_builder_config_t config = host_config();
   return ts_builder(backend, &spec, &config);
 }
 
@@ -26,14 +31,17 @@ static void expect_build_refused(attn_builder_t* b, ts_batch* batch, const char*
 }
 
 /* Class 1: a block table whose row stride is 2^61 elements (its rows would lie 2^63 bytes
- * apart), on every backend that reads the block table on the host. */
+ * apart), on every registered backend that builds on a full-attention spec (enumerated: the
+ * built-in ones and any plugin's). */
 static void test_huge_block_table_stride(void** state) {
-  static const char* const backends[] = {"FLASH_ATTN", "FLASHINFER", "FLEX_ATTENTION",
-                                         "TRITON_ATTN", "TREE_ATTN", "CPU_ATTN"};
-  size_t k;
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t config = host_config();
+  const char* names[64];
+  size_t k, n = ts_backends_building(-1, &spec, &config, names, 64);
   (void)state;
-  for (k = 0; k < sizeof backends / sizeof backends[0]; ++k) {
-    attn_builder_t* b = full_attention_builder(backends[k]);
+  assert_true(n >= 5 && n <= 64);
+  for (k = 0; k < n; ++k) {
+    attn_builder_t* b = full_attention_builder(names[k]);
     ts_batch* batch = ts_batch_make(kQ, kS, 3, 16, 0, -1);
     int64_t strides[2] = {(int64_t)1 << 61, 1};
     batch->bt_t.strides = strides;
@@ -153,29 +161,33 @@ static void test_utilities(void** state) {
   ts_batch_free(batch);
 }
 
-/* Class 5: speculative counts near INT32_MAX are refused at create, with the bound. */
+/* Class 5: speculative counts near INT32_MAX are refused at create, with the bound, by every
+ * registered backend (each on a spec of a kind it accepts). */
 static void test_speculative_counts(void** state) {
-  attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t config = ts_config();
-  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
-  static const char* const backends[] = {"FLASHINFER", "FLASHMLA", "MAMBA2", "GDN_ATTN",
-                                         "LINEAR_ATTN"};
-  size_t k;
+  size_t i, n = attn_backend_count();
   (void)state;
-  for (k = 0; k < sizeof backends / sizeof backends[0]; ++k) {
+  for (i = 0; i < n; ++i) {
+    attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t config = host_config();
+    attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+    int32_t kind;
+    ASSERT_OK(attn_backend_info(i, &info));
+    for (kind = 0; kind < 32 && !(info.kv_cache_kinds & (1u << kind)); ++kind) {
+    }
+    assert_true(kind < 32);
+    spec.kind = kind;
     config.num_speculative_tokens = INT32_MAX;
-    ASSERT_ERROR(attn_builder_create(backends[k], &spec, &config, &b), E,
+    ASSERT_ERROR(attn_builder_create(info.name, &spec, &config, &b), E,
                  "config->num_speculative_tokens=2147483647 is not in [0, 65536]");
     config.num_speculative_tokens = INT32_MAX - 1;
-    ASSERT_ERROR(attn_builder_create(backends[k], &spec, &config, &b), E, "is not in [0, 65536]");
+    ASSERT_ERROR(attn_builder_create(info.name, &spec, &config, &b), E, "is not in [0, 65536]");
+    config.num_speculative_tokens = 0;
+    spec.num_speculative_blocks = INT32_MAX;
+    ASSERT_ERROR(attn_builder_create(info.name, &spec, &config, &b), E,
+                 "kv_cache_spec->num_speculative_blocks=2147483647 is not in [0, 65536]");
     assert_ptr_equal(b, UNTOUCHED_PTR);
   }
-  config.num_speculative_tokens = 0;
-  spec.kind = ATTN_KV_MAMBA;
-  spec.num_speculative_blocks = INT32_MAX;
-  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &config, &b), E,
-               "kv_cache_spec->num_speculative_blocks=2147483647 is not in [0, 65536]");
-  assert_ptr_equal(b, UNTOUCHED_PTR);
 }
 
 /* Class 3: arrays of versioned structs whose first struct_size is not a published size. */
