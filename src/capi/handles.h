@@ -21,7 +21,7 @@ struct attn_error {
 };
 
 /// Metadata as the ABI sees it: a core Metadata (the builder's, or owned) plus attn_tensor_t
-/// views of its tensor fields, rebuilt after every write.
+/// views of its tensor fields, each made when an accessor first reads it after a write.
 ///
 /// A build does not hand out the builder's body itself but one of its tickets: a handle that
 /// records the builder's generation (its count of published results) when it was handed out, and

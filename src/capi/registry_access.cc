@@ -11,21 +11,26 @@ Registry& registry() {
   return Registry::instance();
 }
 
+namespace {
+
+[[noreturn]] void unknown_backend(const char* name) {
+  fail(Status::kNotFound, "unknown backend '", name, "'; registered backends: ",
+       registry().names());
+}
+
+}  // namespace
+
 std::shared_ptr<const Backend> find_backend(const char* name) {
   require(name, "backend");
   auto b = registry().find(name);
-  if (!b)
-    fail(Status::kNotFound, "unknown backend '", name, "'; registered backends: ",
-         registry().names());
+  if (!b) unknown_backend(name);
   return b;
 }
 
 Registry::Pin pin_backend(const char* name) {
   require(name, "backend");
   Registry::Pin pin = registry().pin(name);
-  if (!pin)
-    fail(Status::kNotFound, "unknown backend '", name, "'; registered backends: ",
-         registry().names());
+  if (!pin) unknown_backend(name);
   return pin;
 }
 

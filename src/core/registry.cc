@@ -46,11 +46,16 @@ std::shared_ptr<const Backend> Registry::at(size_t index) const {
   return index < entries_.size() ? entries_[index].backend : nullptr;
 }
 
+const std::shared_ptr<const Backend>* Registry::find_locked(std::string_view name) const {
+  for (const Entry& e : entries_)
+    if (e.backend->name() == name) return &e.backend;
+  return nullptr;
+}
+
 std::shared_ptr<const Backend> Registry::find(std::string_view name) const {
   std::shared_lock lock(mutex_);
-  for (const Entry& e : entries_)
-    if (e.backend->name() == name) return e.backend;
-  return nullptr;
+  const auto* b = find_locked(name);
+  return b ? *b : nullptr;
 }
 
 Registry::Pin::Pin(std::shared_ptr<const Backend> backend) : backend_(std::move(backend)) {
@@ -63,9 +68,8 @@ Registry::Pin::~Pin() {
 
 Registry::Pin Registry::pin(std::string_view name) const {
   std::shared_lock lock(mutex_);  // remove_owner's unique lock cannot interleave with the count
-  for (const Entry& e : entries_)
-    if (e.backend->name() == name) return Pin(e.backend);
-  return Pin();
+  const auto* b = find_locked(name);
+  return b ? Pin(*b) : Pin();
 }
 
 std::string Registry::names() const {

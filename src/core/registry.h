@@ -57,6 +57,9 @@ class Registry {
     std::shared_ptr<const Backend> backend;
     const void* owner;
   };
+  /// The entry's backend named `name`, or nullptr; the caller holds mutex_.
+  const std::shared_ptr<const Backend>* find_locked(std::string_view name) const;
+
   mutable std::shared_mutex mutex_;
   std::vector<Entry> entries_;
 };
