@@ -13,12 +13,11 @@ void attn_metadata::reset_views() {
 }
 
 const attn_tensor_t* attn_metadata::view(size_t i) const {
-  auto* self = const_cast<attn_metadata*>(this);
   const uint64_t now = stamp.load(std::memory_order_acquire);
   if (view_stamp[i].load(std::memory_order_acquire) != now) {
-    std::lock_guard<std::mutex> lock(self->view_mutex);
+    std::lock_guard<std::mutex> lock(view_mutex);
     if (view_stamp[i].load(std::memory_order_relaxed) != now) {
-      self->views[i] = attn::capi::from_tensor(core->field(i).tensor);
+      views[i] = attn::capi::from_tensor(core->field(i).tensor);
       view_stamp[i].store(now, std::memory_order_release);
     }
   }

@@ -36,10 +36,10 @@ struct attn_metadata {
 
   // ABI views of the tensor fields, made when read (a build converts nothing): views[i] is
   // current when view_stamp[i] equals `stamp`, which a new result of the body changes.
-  std::vector<attn_tensor_t> views;                     ///< One per field.
+  mutable std::vector<attn_tensor_t> views;             ///< One per field.
   std::unique_ptr<std::atomic<uint64_t>[]> view_stamp;  ///< One per field; 0 = never made.
   std::atomic<uint64_t> stamp{1};
-  std::mutex view_mutex;                                ///< Taken only to make a view.
+  mutable std::mutex view_mutex;                        ///< Taken only to make a view.
 
   // Ticket state (builder-owned handles only; a body and caller-owned metadata keep the defaults).
   attn_metadata* body = this;                        ///< Where core and views live.
