@@ -8,6 +8,9 @@ rm -rf "$scratch"
 mkdir -p "$scratch"
 cmake --install "$build" --prefix "$scratch/prefix" > "$scratch/install.log"
 test -f "$scratch/prefix/include/attn/attn_c.h"
+# the licence travels with the library (Apache-2.0, as the sources say)
+cmp "$here/LICENSE" "$scratch/prefix/share/doc/attn/LICENSE"
+test -s "$scratch/prefix/share/doc/attn/NOTICE"
 libdir=$(ls -d "$scratch"/prefix/lib*/ | head -1)
 ls "$libdir"libattn.so.1 > /dev/null
 # CMake package
