@@ -6,6 +6,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 lib=$1
+# abidiff reads the types from DWARF: a build without debug information (plain Release)
+# describes functions but no struct layout, so the guard cannot judge it. Exit 77 = skipped.
+if ! readelf -S --wide "$lib" 2>/dev/null | grep -q "\.debug_info"; then
+  echo "SKIP: $lib has no debug information (a Release build without -g); the ABI type check needs it: build with RelWithDebInfo or Debug, as scripts/test.sh does"
+  exit 77
+fi
 baseline=${ATTN_ABI_BASELINE:-$here/abi/attn.abi.xml}  # the guard self-test points it elsewhere
 if ! command -v abidiff >/dev/null; then
   echo "FAIL: abidiff not found (apt-get install abigail-tools)"; exit 1
