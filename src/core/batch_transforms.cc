@@ -324,13 +324,22 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
   r.query_start_loc = head(out.query_start_loc, n + 1);
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, n + 1);
   r.seq_lens = head(out.seq_lens, n);
-  if (host_seq) r.seq_lens_cpu = head(*out.seq_lens_cpu, n);
+  // vLLM 0.33 slices seq_lens_cpu_upper_bound (its only host lengths) the same way. The one
+  // host output holds libattn's exact lengths when known, else the bound; with both given, the
+  // trimmed exact lengths also stand as the slice's bound.
+  if (host_seq) {
+    if (c.seq_lens_exact())
+      r.seq_lens_cpu = head(*out.seq_lens_cpu, n);
+    if (c.seq_lens_cpu_upper_bound) r.seq_lens_cpu_upper_bound = head(*out.seq_lens_cpu, n);
+  }
   r.num_reqs = n;
   r.num_actual_tokens = s.token_stop - s.token_start;
   r.max_query_len = max_q;
   r.max_seq_len = c.max_seq_len;  // vLLM keeps the batch's bound (>= every slice's)
   r.block_table_tensor = rows_from(*c.block_table_tensor, first, n);
   r.slot_mapping = rows_from(*c.slot_mapping, s.token_start, s.token_stop - s.token_start);
+  if (c.positions)  // vLLM 0.33: positions[token_slice]
+    r.positions = rows_from(*c.positions, s.token_start, s.token_stop - s.token_start);
   r.causal = true;
   validate(r, batch_limits(r));
   return r;
