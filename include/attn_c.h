@@ -2223,8 +2223,7 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS(X) \
-  ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X)
+#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X)
 
 /** The function table: `struct_size`, then one member per function of ::ATTN_API_FUNCTIONS, in
  *  that order, named as the function and typed as its `PFN_` pointer type

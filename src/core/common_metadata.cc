@@ -389,7 +389,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
         const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
         if (blocks > width)
           invalid("common->block_table_tensor has ", width, " columns but request ", i,
-                  " needs cdiv(", sl_name + 6, "[", i, "]=", sl[i], ", block_size=", lim.block_size,
+                  " needs cdiv(", sl_name + 8, "[", i, "]=", sl[i], ", block_size=", lim.block_size,
                   ")=", blocks, " blocks");
       }
       if (sl[i] > longest) longest = sl[i];
