@@ -259,6 +259,29 @@ static void test_fields_refused(void** state) {
       bad.data = NULL;
       *slot = &bad;
       expect_refused(b, fc->name);
+      /* a byte extent past 2^62 (a huge byte_offset), and rows 2^61 elements apart */
+      bad = *good;
+      bad.byte_offset = (uint64_t)1 << 63;
+      *slot = &bad;
+      expect_refused(b, fc->name);
+      {
+        int64_t strides[2] = {(int64_t)1 << 61, 1};
+        bad = *good;
+        bad.strides = strides;
+        *slot = &bad;
+        expect_refused(b, fc->name);
+        /* ... and through a build, before any backend reads it */
+        {
+          attn_kv_cache_spec_t spec = ts_spec();
+          attn_builder_config_t config = ts_config();
+          attn_builder_t* builder = ts_builder("FLASH_ATTN", &spec, &config);
+          attn_metadata_t* m = (attn_metadata_t*)UNTOUCHED_PTR;
+          ASSERT_ERROR(attn_build(builder, 0, &b->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                       fc->name);
+          assert_ptr_equal(m, UNTOUCHED_PTR);
+          attn_builder_destroy(builder);
+        }
+      }
       /* another device: cuda:0 beside a host batch (host-only fields: "must be in host memory") */
       bad = *good;
       bad.device.device_type = ATTN_DEVICE_CUDA;
