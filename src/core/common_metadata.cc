@@ -334,8 +334,8 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     c.seq_lens_host_exact = false;
   }
   if (c.seq_lens_host == nullptr && lim.require_host_seq_lens)
-    invalid("common->seq_lens_cpu and common->seq_lens_cpu_upper_bound are NULL; one is "
-            "required when common->seq_lens is on ", c.seq_lens->device.to_string());
+    invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
+            c.seq_lens->device.to_string(), " (or vLLM 0.33's common->seq_lens_cpu_upper_bound)");
   if (c.dcp_local_seq_lens_cpu)
     c.dcp_local_seq_lens_host = c.dcp_local_seq_lens_cpu->as<const int32_t>();
   else if (c.dcp_local_seq_lens && c.dcp_local_seq_lens->host_accessible())
