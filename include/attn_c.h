@@ -1317,12 +1317,12 @@ typedef struct attn_ubatch_out {
   const attn_tensor_t* query_start_loc_cpu; /**< (>= n + 1,) int32, host. */
   const attn_tensor_t* seq_lens;            /**< (>= n,) int32 where the batch lives. */
   const attn_tensor_t* seq_lens_cpu;        /**< Optional (>= n,) int32, host; filled when the
-                                                 batch's seq_lens are readable on the host, or
-                                                 (ABI 1.4) from its seq_lens_cpu_upper_bound:
-                                                 the slice's `seq_lens_cpu` when exact, its
-                                                 `seq_lens_cpu_upper_bound` when the batch has
-                                                 one (the trimmed exact lengths when both are
-                                                 given). */
+                                                 batch's seq_lens are readable on the host:
+                                                 the slice's `seq_lens_cpu`; or (ABI 1.4) when
+                                                 the batch has a seq_lens_cpu_upper_bound, the
+                                                 slice's `seq_lens_cpu_upper_bound` (cut as
+                                                 vLLM 0.33 cuts it), and then no
+                                                 `seq_lens_cpu`. */
   void* extension;                          /**< Reserved; must be NULL. */
 } attn_ubatch_out_t;
 

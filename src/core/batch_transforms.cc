@@ -304,7 +304,12 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
   expect_output(out.query_start_loc, "out->query_start_loc", kInt32, n + 1, ex);
   expect_host_vector(out.query_start_loc_cpu, "out->query_start_loc_cpu", kInt32, n + 1, true);
   expect_output(out.seq_lens, "out->seq_lens", kInt32, n, ex);
-  const bool host_seq = out.seq_lens_cpu && c.seq_lens_host != nullptr;
+  // The host lengths the slice carries: vLLM 0.33's seq_lens_cpu_upper_bound when the batch has
+  // one (0.33 slices it), else libattn's exact host lengths.
+  const int32_t* host_src = c.seq_lens_cpu_upper_bound
+                                ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                                : c.seq_lens_host;
+  const bool host_seq = out.seq_lens_cpu && host_src != nullptr;
   if (out.seq_lens_cpu) expect_host_vector(*out.seq_lens_cpu, "out->seq_lens_cpu", kInt32, n, true);
 
   const ops::Exec host_ex{};
@@ -314,7 +319,7 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
                               skip_first, skip_last, out.query_start_loc.as<int32_t>());
   ops::copy_trim_last(ex, c.seq_lens->as<const int32_t>() + first, n, skip_last,
                       out.seq_lens.as<int32_t>());
-  if (host_seq) ops::copy_trim_last(host_ex, c.seq_lens_host + first, n, skip_last, out.seq_lens_cpu->as<int32_t>());
+  if (host_seq) ops::copy_trim_last(host_ex, host_src + first, n, skip_last, out.seq_lens_cpu->as<int32_t>());
 
   int64_t max_q = 0;
   for (int64_t k = 0; k < n; ++k) max_q = std::max<int64_t>(max_q, std::abs(qsl_cpu[k + 1] - qsl_cpu[k]));
@@ -324,13 +329,14 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
   r.query_start_loc = head(out.query_start_loc, n + 1);
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, n + 1);
   r.seq_lens = head(out.seq_lens, n);
-  // vLLM 0.33 slices seq_lens_cpu_upper_bound (its only host lengths) the same way. The one
-  // host output holds libattn's exact lengths when known, else the bound; with both given, the
-  // trimmed exact lengths also stand as the slice's bound.
+  // vLLM 0.33 slices seq_lens_cpu_upper_bound (its only host lengths) the same way: the one host
+  // output holds the cut bound when the batch has one (the slice's exact lengths are then its
+  // seq_lens when those are in host memory), else libattn's cut exact lengths (seq_lens_cpu).
   if (host_seq) {
-    if (c.seq_lens_exact())
+    if (c.seq_lens_cpu_upper_bound)
+      r.seq_lens_cpu_upper_bound = head(*out.seq_lens_cpu, n);
+    else
       r.seq_lens_cpu = head(*out.seq_lens_cpu, n);
-    if (c.seq_lens_cpu_upper_bound) r.seq_lens_cpu_upper_bound = head(*out.seq_lens_cpu, n);
   }
   r.num_reqs = n;
   r.num_actual_tokens = s.token_stop - s.token_start;

@@ -458,12 +458,23 @@ static void test_ubatch_slice(void** state) {
   assert_non_null(t);
   assert_int_equal(t->shape[0], 5);
   assert_ptr_equal(t->data, pos);
-  /* seq_lens on the host are exact here: seq_lens_cpu holds them cut (20 - 2 tokens past the
-   * split) and stands as the bound */
+  /* as 0.33: the host output holds the bound cut like seq_lens (22 - 2 tokens past the split),
+   * the device seq_lens the exact ones (20 - 2) */
+  {
+    static const int32_t bound_cut[2] = {10, 20}, exact_cut[2] = {10, 18};
+    ts_expect_i32(m, "seq_lens_cpu_upper_bound", bound_cut, 2);
+    ts_expect_i32(m, "seq_lens", exact_cut, 2);
+    assert_null(ts_tensor(m, "seq_lens_cpu"));
+    assert_ptr_equal(ts_tensor(m, "seq_lens_cpu_upper_bound")->data, osc);
+  }
+  attn_metadata_destroy(m);
+  /* without a bound, the host output holds the exact lengths, as before 1.4 */
+  b->common.seq_lens_cpu_upper_bound = NULL;
+  ASSERT_OK(attn_make_metadata_with_slice(&b->common, &slice, &outs, &m, NULL));
   {
     static const int32_t exact_cut[2] = {10, 18};
     ts_expect_i32(m, "seq_lens_cpu", exact_cut, 2);
-    ts_expect_i32(m, "seq_lens_cpu_upper_bound", exact_cut, 2);
+    assert_null(ts_tensor(m, "seq_lens_cpu_upper_bound"));
   }
   attn_metadata_destroy(m);
   ts_batch_free(b);
