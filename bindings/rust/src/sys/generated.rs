@@ -1080,12 +1080,12 @@ pub struct attn_ubatch_out {
     #[doc = "< (>= n,) int32 where the batch lives."]
     pub seq_lens: *const attn_tensor_t,
     #[doc = "< Optional (>= n,) int32, host; filled when the"]
-    #[doc = "batch's seq_lens are readable on the host, or"]
-    #[doc = "(ABI 1.4) from its seq_lens_cpu_upper_bound:"]
-    #[doc = "the slice's `seq_lens_cpu` when exact, its"]
-    #[doc = "`seq_lens_cpu_upper_bound` when the batch has"]
-    #[doc = "one (the trimmed exact lengths when both are"]
-    #[doc = "given)."]
+    #[doc = "batch's seq_lens are readable on the host:"]
+    #[doc = "the slice's `seq_lens_cpu`; or (ABI 1.4) when"]
+    #[doc = "the batch has a seq_lens_cpu_upper_bound, the"]
+    #[doc = "slice's `seq_lens_cpu_upper_bound` (cut as"]
+    #[doc = "vLLM 0.33 cuts it), and then no"]
+    #[doc = "`seq_lens_cpu`."]
     pub seq_lens_cpu: *const attn_tensor_t,
     #[doc = "< Reserved; must be NULL."]
     pub extension: *mut core::ffi::c_void,
