@@ -96,6 +96,7 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, num_reqs + 1);
   r.seq_lens = c.seq_lens;
   r.seq_lens_cpu = c.seq_lens_cpu;
+  r.seq_lens_cpu_upper_bound = c.seq_lens_cpu_upper_bound;  // vLLM 0.33 passes it on
   r.num_reqs = num_reqs;
   r.num_actual_tokens = qsl_new[num_reqs];
   r.max_query_len = max_q;
@@ -175,6 +176,7 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, v + 1);
   r.seq_lens = head(out.seq_lens, v);
   r.seq_lens_cpu = head(out.seq_lens_cpu, v);
+  r.seq_lens_cpu_upper_bound = r.seq_lens_cpu;  // vLLM 0.33: the local lengths are its bound
   r.num_reqs = v;
   r.num_actual_tokens = c.num_actual_tokens;
   r.max_query_len = plan.max_query_len;

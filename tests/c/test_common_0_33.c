@@ -480,6 +480,64 @@ static void test_ubatch_slice(void** state) {
   ts_batch_free(b);
 }
 
+/* The other utilities that make a new batch pass 0.33's bound on as 0.33 does: fast prefill
+ * keeps the input's, local attention's virtual batches have their (exact) local lengths as it. */
+static void test_transforms_carry_the_bound(void** state) {
+  ts_batch* b = padded_batch();
+  fields f;
+  int64_t logits[3] = {1, 3, 5}, li_shape[1] = {3}, o_shape[1] = {5};
+  int32_t qsl_out[5], qsl_cpu[5];
+  attn_tensor_t lit = ts_host_tensor(logits, 1, li_shape, ATTN_DTYPE_INT, 64);
+  attn_tensor_t ot = ts_host_tensor(qsl_out, 1, o_shape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t oct = ts_host_tensor(qsl_cpu, 1, o_shape, ATTN_DTYPE_INT, 32);
+  attn_metadata_t* r = NULL;
+  (void)state;
+  fields_init(&f);
+  b->common.seq_lens_cpu_upper_bound = &f.bound_t;
+  b->common.logits_indices_padded = &lit;
+  b->common.num_logits_indices = 3;
+  ASSERT_OK(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct,
+                                                                   &r, NULL));
+  assert_ptr_equal(ts_tensor(r, "seq_lens_cpu_upper_bound")->data, f.bound);
+  attn_metadata_destroy(r);
+  {
+    /* local attention, chunk 16 over blocks of 16: one virtual batch per request here */
+    static int32_t oq[9], oqc[9], os[8], osc[8], comp[8], obt[8], vreq[8], vstart[8];
+    int64_t nv = -1, s_v1[1], s_v[1], s_bt[2];
+    attn_tensor_t qt, qct, st, sct, ct, btt, vt, vst;
+    attn_local_attention_out_t out = ATTN_LOCAL_ATTENTION_OUT_INIT;
+    b->common.logits_indices_padded = NULL;
+    b->common.num_logits_indices = 0;
+    ASSERT_OK(attn_local_attention_num_virtual_batches(16, &b->common, &nv));
+    assert_true(nv > 0 && nv <= 8);
+    s_v1[0] = nv + 1;
+    s_v[0] = nv;
+    s_bt[0] = nv;
+    s_bt[1] = 1;
+    qt = ts_host_tensor(oq, 1, s_v1, ATTN_DTYPE_INT, 32);
+    qct = ts_host_tensor(oqc, 1, s_v1, ATTN_DTYPE_INT, 32);
+    st = ts_host_tensor(os, 1, s_v, ATTN_DTYPE_INT, 32);
+    sct = ts_host_tensor(osc, 1, s_v, ATTN_DTYPE_INT, 32);
+    ct = ts_host_tensor(comp, 1, s_v, ATTN_DTYPE_INT, 32);
+    btt = ts_host_tensor(obt, 2, s_bt, ATTN_DTYPE_INT, 32);
+    vt = ts_host_tensor(vreq, 1, s_v, ATTN_DTYPE_INT, 32);
+    vst = ts_host_tensor(vstart, 1, s_v, ATTN_DTYPE_INT, 32);
+    out.query_start_loc = &qt;
+    out.query_start_loc_cpu = &qct;
+    out.seq_lens = &st;
+    out.seq_lens_cpu = &sct;
+    out.num_computed_tokens_cpu = &ct;
+    out.block_table = &btt;
+    out.virtual_req = &vt;
+    out.virtual_block_start = &vst;
+    ASSERT_OK(attn_make_local_attention_virtual_batches(16, &b->common, 16, &out, &r, NULL));
+    assert_ptr_equal(ts_tensor(r, "seq_lens_cpu_upper_bound")->data, osc);
+    assert_ptr_equal(ts_tensor(r, "seq_lens_cpu")->data, osc);
+    attn_metadata_destroy(r);
+  }
+  ts_batch_free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_vllm_release),
@@ -489,6 +547,7 @@ int main(void) {
       cmocka_unit_test(test_bound_alone_is_the_host_lengths),
       cmocka_unit_test(test_old_struct_size),
       cmocka_unit_test(test_ubatch_slice),
+      cmocka_unit_test(test_transforms_carry_the_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
