@@ -52,11 +52,23 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 3
+#define ATTN_VERSION_MINOR 4
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
 #define ATTN_ABI_VERSION ATTN_VERSION_MAJOR
+
+/** The vLLM release whose attention metadata this library matches (ABI 1.4): the reference its
+ *  semantics, tests and conformance lane follow (`pip install vllm==0.33.0`). A backend that
+ *  matches it says so in attn_backend_info()'s `vllm_release`; attn_get_vllm_release() gives the
+ *  loaded library's. */
+#define ATTN_VLLM_RELEASE "0.33.0"
+/** Major version of ::ATTN_VLLM_RELEASE. */
+#define ATTN_VLLM_RELEASE_MAJOR 0
+/** Minor version of ::ATTN_VLLM_RELEASE. */
+#define ATTN_VLLM_RELEASE_MINOR 33
+/** Patch version of ::ATTN_VLLM_RELEASE. */
+#define ATTN_VLLM_RELEASE_PATCH 0
 
 /** @} */
 
@@ -204,6 +216,25 @@ typedef attn_error_t* (*PFN_attn_check_version)(uint32_t major, uint32_t minor);
 
 /** Checks the loaded library against the header this code was compiled with. */
 #define ATTN_CHECK_VERSION() attn_check_version(ATTN_VERSION_MAJOR, ATTN_VERSION_MINOR)
+
+/**
+ * @brief The vLLM release the loaded library matches (ABI 1.4): its ::ATTN_VLLM_RELEASE and the
+ * numbers of that release, which may differ from the header a caller was compiled with.
+ * @param[out] release Receives the release as a static string ("0.33.0"), valid while the
+ *             library is loaded; required.
+ * @param[out] major Receives the release's major number; may be NULL.
+ * @param[out] minor Receives the release's minor number; may be NULL.
+ * @param[out] patch Receives the release's patch number; may be NULL.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT when `release` is NULL (then nothing is
+ *         written).
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_get_vllm_release(const char** release, uint32_t* major,
+                                             uint32_t* minor, uint32_t* patch) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_vllm_release(). */
+typedef attn_error_t* (*PFN_attn_get_vllm_release)(const char** release, uint32_t* major,
+                                                   uint32_t* minor, uint32_t* patch);
 
 /** @} */
 
@@ -687,6 +718,62 @@ typedef struct attn_common_metadata {
                                                   prefills whatever their length
                                                   (treat_short_extends_as_decodes=False); NULL =
                                                   none is. */
+  /* ---- ABI 1.4: the fields vLLM 0.33.0's CommonAttentionMetadata added. All optional (NULL,
+   *      or -1 for max_logits_per_req, = vLLM's None); see docs/architecture.md, "Common
+   *      attention metadata", for which builder reads which. ---- */
+  const attn_tensor_t* seq_lens_cpu_upper_bound; /**< Optional (num_reqs,) int32 in host memory:
+                                                  vLLM 0.33's `seq_lens_cpu_upper_bound`, an
+                                                  upper bound on `seq_lens` (exact for prefill
+                                                  rows; may exceed the device value on async
+                                                  spec-decode rows, which assume every draft
+                                                  accepted). Checked as a bound (>= the query
+                                                  length, <= max_seq_len, >= `seq_lens_cpu`
+                                                  when both are given; full validation: >= the
+                                                  device `seq_lens`). Builders read the exact
+                                                  `seq_lens_cpu` (libattn's extension) when it
+                                                  or a host `seq_lens` is given, else this. */
+  const attn_tensor_t* dcp_local_seq_lens_cpu_upper_bound; /**< Optional (num_reqs,) int32 in
+                                                  host memory: vLLM 0.33's upper bound on
+                                                  `dcp_local_seq_lens` (under PCP+DCP the
+                                                  largest shard any DCP rank holds of the row's
+                                                  request). >= `dcp_local_seq_lens_cpu` when
+                                                  both are given. */
+  const attn_tensor_t* positions;           /**< Optional (>= num_actual_tokens,) int64 where the
+                                                  batch lives: each token's position (vLLM
+                                                  0.33's `positions`, (num_actual_tokens,)).
+                                                  attn_common_metadata_unpadded() drops it, as
+                                                  0.33's unpadded() does; micro-batch slicing
+                                                  keeps the slice's tokens. */
+  const attn_tensor_t* causal_per_request;  /**< Optional (num_reqs,) int32 where the batch lives:
+                                                  vLLM 0.33's `causal` given as a per-request
+                                                  tensor (non-zero = causal). When given it
+                                                  replaces the scalar `causal` for the builders
+                                                  that read it. */
+  int64_t max_logits_per_req;               /**< vLLM 0.33's `max_logits_per_req` (the largest
+                                                  per-request count of `logits_indices`, for
+                                                  fast prefill); -1 (default) = None. */
+  const attn_tensor_t* req_idx;             /**< Optional (num_reqs,) int32 or int64 in host
+                                                  memory: each row's index in the runner's
+                                                  request table (vLLM 0.33's `req_idx`; equal
+                                                  neighbours are PCP chunks of one request). */
+  const attn_tensor_t* mm_req_doc_ranges;   /**< Optional (num_ranges, 3) int32 in host memory:
+                                                  vLLM 0.33's `mm_req_doc_ranges` dict (request
+                                                  index -> list of (start, end) PrefixLM
+                                                  bidirectional token ranges) as rows
+                                                  (request, start, end), requests in
+                                                  non-decreasing order, each request's ranges in
+                                                  the dict's order; 0 rows = an empty dict.
+                                                  Requests in [0, num_reqs), start and end >= 0.
+                                                  attn_common_metadata_unpadded() drops it, as
+                                                  0.33's unpadded() does. */
+  const attn_tensor_t* rswa_prefix_lens;    /**< Optional (num_reqs,) int32, in host memory or
+                                                  where the batch lives: vLLM 0.33's
+                                                  `rswa_prefix_lens` (per-request prefix length
+                                                  for Reference Sliding Window Attention). */
+  const attn_tensor_t* replayssm_decode_base_cpu; /**< Optional (num_reqs,) int32 in host memory:
+                                                  vLLM 0.33's `replayssm_decode_base_cpu`
+                                                  (Mamba2 ReplaySSM decode ring origin); values
+                                                  >= 0. */
 } attn_common_metadata_t;
 
 /** Size of ::attn_common_metadata_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -695,13 +782,17 @@ typedef struct attn_common_metadata {
 /** Size of ::attn_common_metadata_t in ABI 1.1. */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 \
   (offsetof(attn_common_metadata_t, logits_indices_padded_cpu) + sizeof(void*))
+/** Size of ::attn_common_metadata_t in ABI 1.2 and 1.3 (1.3 left it unchanged). */
+#define ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 \
+  (offsetof(attn_common_metadata_t, is_prefilling) + sizeof(void*))
 /** Size of ::attn_common_metadata_t in this header version. */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE \
-  (offsetof(attn_common_metadata_t, is_prefilling) + sizeof(void*))
-/** Initializer: everything NULL or 0, causal. */
+  (offsetof(attn_common_metadata_t, replayssm_decode_base_cpu) + sizeof(void*))
+/** Initializer: everything NULL or 0, causal, max_logits_per_req -1 (None). */
 #define ATTN_COMMON_METADATA_INIT                                                             \
   { ATTN_COMMON_METADATA_STRUCT_SIZE, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 1, NULL, \
-    0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+    0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,                            \
+    NULL, NULL, NULL, NULL, -1, NULL, NULL, NULL, NULL }
 
 /**
  * @brief vLLM's `CommonAttentionMetadata.unpadded`: the batch cut to its real requests/tokens.
@@ -709,6 +800,10 @@ typedef struct attn_common_metadata {
  * query_start_loc (and its mirror) keep `num_actual_reqs + 1` entries; seq_lens, the block
  * table and the encoder and DCP lengths keep `num_actual_reqs` rows; slot_mapping keeps
  * `num_actual_tokens`; max_query_len, max_seq_len, causal and the logits fields are kept.
+ * As vLLM 0.33.0's unpadded(): the per-request 1.4 fields (`seq_lens_cpu_upper_bound`,
+ * `dcp_local_seq_lens_cpu_upper_bound`, `causal_per_request`, `req_idx`, `rswa_prefix_lens`,
+ * `replayssm_decode_base_cpu`) and `is_prefilling` keep `num_actual_reqs` rows,
+ * `max_logits_per_req` is kept, and `positions` and `mm_req_doc_ranges` are dropped (None).
  * The result's tensors are views of the input's memory (nothing is copied).
  * @param[in] common The padded batch; validated as for a build.
  * @param[in] num_actual_tokens Tokens to keep (0 <= n <= common->num_actual_tokens).
@@ -1222,7 +1317,12 @@ typedef struct attn_ubatch_out {
   const attn_tensor_t* query_start_loc_cpu; /**< (>= n + 1,) int32, host. */
   const attn_tensor_t* seq_lens;            /**< (>= n,) int32 where the batch lives. */
   const attn_tensor_t* seq_lens_cpu;        /**< Optional (>= n,) int32, host; filled when the
-                                                 batch's seq_lens are readable on the host. */
+                                                 batch's seq_lens are readable on the host:
+                                                 the slice's `seq_lens_cpu`; or (ABI 1.4) when
+                                                 the batch has a seq_lens_cpu_upper_bound, the
+                                                 slice's `seq_lens_cpu_upper_bound` (cut as
+                                                 vLLM 0.33 cuts it), and then no
+                                                 `seq_lens_cpu`. */
   void* extension;                          /**< Reserved; must be NULL. */
 } attn_ubatch_out_t;
 
@@ -1239,7 +1339,8 @@ typedef struct attn_ubatch_out {
  * loses its later tokens from both its query length and its seq_len (context + the tokens in
  * this part). block_table and slot_mapping are views of the slice's rows and tokens;
  * max_seq_len is kept, max_query_len recomputed (the input's when every query is empty);
- * causal.
+ * causal. As vLLM 0.33.0: `positions` keeps the slice's tokens, `seq_lens_cpu_upper_bound` is
+ * cut like seq_lens (see ::attn_ubatch_out_t's seq_lens_cpu); other 1.4 fields are dropped.
  * @param[in] common The batch (query_start_loc_cpu required on a device batch).
  * @param[in] slice Requests and tokens; token_start must lie in the first request.
  * @param[in] outputs The output tensors.
@@ -2115,9 +2216,14 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_backend_info)                                      \
   X(attn_get_api)
 
+/** The functions ABI 1.4 added; frozen like the 1.0 list once 1.4 is released.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS_1_4(X)                           \
+  X(attn_get_vllm_release)
+
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X)
+#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X)
 
 /** The function table: `struct_size`, then one member per function of ::ATTN_API_FUNCTIONS, in
  *  that order, named as the function and typed as its `PFN_` pointer type
@@ -2163,7 +2269,8 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_get_api) + sizeof(PFN_attn_get_api))
+#define ATTN_API_STRUCT_SIZE \
+  (offsetof(attn_api_t, attn_get_vllm_release) + sizeof(PFN_attn_get_vllm_release))
 
 /** @} */
 

@@ -5,7 +5,10 @@ package attn
 */
 import "C"
 
-import "unsafe"
+import (
+	"sort"
+	"unsafe"
+)
 
 // CommonMetadata is a batch as the scheduler describes it (attn_common_metadata_t, vLLM's
 // CommonAttentionMetadata). NewCommonMetadata fills it from Go slices; every field may then be
@@ -30,6 +33,19 @@ type CommonMetadata struct {
 	DCPLocalSeqLens        Tensor
 	DCPLocalSeqLensCPU     Tensor
 	LogitsIndicesPaddedCPU Tensor // ABI 1.1
+
+	// ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields (a zero Tensor / nil is None).
+	// SeqLensCPUUpperBound is 0.33's host seq_lens bound: (num_reqs,) int32, may exceed the
+	// device value on async spec-decode rows; builders read it when no exact lengths are given.
+	SeqLensCPUUpperBound         Tensor
+	DCPLocalSeqLensCPUUpperBound Tensor // (num_reqs,) int32, host
+	Positions                    Tensor // (>= num_actual_tokens,) int64 where the batch lives
+	CausalPerRequest             Tensor // (num_reqs,) int32: 0.33's tensor `causal`
+	MaxLogitsPerReq              *int64 // nil = None
+	ReqIdx                       Tensor // (num_reqs,) int32/int64, host
+	MMReqDocRanges               Tensor // (num_ranges, 3) int32 rows (request, start, end), host; see DocRanges
+	RSWAPrefixLens               Tensor // (num_reqs,) int32, host or where the batch lives
+	ReplaySSMDecodeBaseCPU       Tensor // (num_reqs,) int32, host
 
 	keep any // the metadata whose memory the tensors view (Metadata.ToCommon)
 }
@@ -103,6 +119,14 @@ func (m *CommonMetadata) toC(a *arena, what string, seqLensOut bool) (*C.attn_co
 		{&c.dcp_local_seq_lens, &m.DCPLocalSeqLens, "dcp_local_seq_lens", false},
 		{&c.dcp_local_seq_lens_cpu, &m.DCPLocalSeqLensCPU, "dcp_local_seq_lens_cpu", false},
 		{&c.logits_indices_padded_cpu, &m.LogitsIndicesPaddedCPU, "logits_indices_padded_cpu", false},
+		{&c.seq_lens_cpu_upper_bound, &m.SeqLensCPUUpperBound, "seq_lens_cpu_upper_bound", false},
+		{&c.dcp_local_seq_lens_cpu_upper_bound, &m.DCPLocalSeqLensCPUUpperBound, "dcp_local_seq_lens_cpu_upper_bound", false},
+		{&c.positions, &m.Positions, "positions", false},
+		{&c.causal_per_request, &m.CausalPerRequest, "causal_per_request", false},
+		{&c.req_idx, &m.ReqIdx, "req_idx", false},
+		{&c.mm_req_doc_ranges, &m.MMReqDocRanges, "mm_req_doc_ranges", false},
+		{&c.rswa_prefix_lens, &m.RSWAPrefixLens, "rswa_prefix_lens", false},
+		{&c.replayssm_decode_base_cpu, &m.ReplaySSMDecodeBaseCPU, "replayssm_decode_base_cpu", false},
 	}
 	for _, f := range tensors {
 		t, err := a.tensor(f.t, what+"."+f.name, f.out)
@@ -117,6 +141,9 @@ func (m *CommonMetadata) toC(a *arena, what string, seqLensOut bool) (*C.attn_co
 	c.max_seq_len = C.int64_t(m.MaxSeqLen)
 	c.causal = cBool(m.Causal)
 	c.num_logits_indices = C.int64_t(m.NumLogitsIndices)
+	if m.MaxLogitsPerReq != nil {
+		c.max_logits_per_req = C.int64_t(*m.MaxLogitsPerReq)
+	}
 	if m.keep != nil {
 		a.keep = append(a.keep, m.keep)
 	}
@@ -136,27 +163,60 @@ func commonFromC(c *C.attn_common_metadata_t, owner any) *CommonMetadata {
 		ext.keep = owner
 		return ext
 	}
-	return &CommonMetadata{
-		QueryStartLoc:          view(c.query_start_loc),
-		QueryStartLocCPU:       view(c.query_start_loc_cpu),
-		SeqLens:                view(c.seq_lens),
-		SeqLensCPU:             view(c.seq_lens_cpu),
-		NumReqs:                int64(c.num_reqs),
-		NumActualTokens:        int64(c.num_actual_tokens),
-		MaxQueryLen:            int64(c.max_query_len),
-		MaxSeqLen:              int64(c.max_seq_len),
-		BlockTable:             view(c.block_table_tensor),
-		SlotMapping:            view(c.slot_mapping),
-		Causal:                 c.causal != 0,
-		LogitsIndicesPadded:    view(c.logits_indices_padded),
-		NumLogitsIndices:       int64(c.num_logits_indices),
-		EncoderSeqLens:         view(c.encoder_seq_lens),
-		EncoderSeqLensCPU:      view(c.encoder_seq_lens_cpu),
-		DCPLocalSeqLens:        view(c.dcp_local_seq_lens),
-		DCPLocalSeqLensCPU:     view(c.dcp_local_seq_lens_cpu),
-		LogitsIndicesPaddedCPU: view(c.logits_indices_padded_cpu),
-		keep:                   owner,
+	var maxLogits *int64
+	if c.max_logits_per_req >= 0 {
+		v := int64(c.max_logits_per_req)
+		maxLogits = &v
 	}
+	return &CommonMetadata{
+		SeqLensCPUUpperBound:         view(c.seq_lens_cpu_upper_bound),
+		DCPLocalSeqLensCPUUpperBound: view(c.dcp_local_seq_lens_cpu_upper_bound),
+		Positions:                    view(c.positions),
+		CausalPerRequest:             view(c.causal_per_request),
+		MaxLogitsPerReq:              maxLogits,
+		ReqIdx:                       view(c.req_idx),
+		MMReqDocRanges:               view(c.mm_req_doc_ranges),
+		RSWAPrefixLens:               view(c.rswa_prefix_lens),
+		ReplaySSMDecodeBaseCPU:       view(c.replayssm_decode_base_cpu),
+		QueryStartLoc:                view(c.query_start_loc),
+		QueryStartLocCPU:             view(c.query_start_loc_cpu),
+		SeqLens:                      view(c.seq_lens),
+		SeqLensCPU:                   view(c.seq_lens_cpu),
+		NumReqs:                      int64(c.num_reqs),
+		NumActualTokens:              int64(c.num_actual_tokens),
+		MaxQueryLen:                  int64(c.max_query_len),
+		MaxSeqLen:                    int64(c.max_seq_len),
+		BlockTable:                   view(c.block_table_tensor),
+		SlotMapping:                  view(c.slot_mapping),
+		Causal:                       c.causal != 0,
+		LogitsIndicesPadded:          view(c.logits_indices_padded),
+		NumLogitsIndices:             int64(c.num_logits_indices),
+		EncoderSeqLens:               view(c.encoder_seq_lens),
+		EncoderSeqLensCPU:            view(c.encoder_seq_lens_cpu),
+		DCPLocalSeqLens:              view(c.dcp_local_seq_lens),
+		DCPLocalSeqLensCPU:           view(c.dcp_local_seq_lens_cpu),
+		LogitsIndicesPaddedCPU:       view(c.logits_indices_padded_cpu),
+		keep:                         owner,
+	}
+}
+
+// DocRanges turns vLLM 0.33's mm_req_doc_ranges (request index -> (start, end) ranges) into
+// the ABI's (num_ranges, 3) int32 rows, requests in increasing order, each request's ranges in
+// the given order: the value of CommonMetadata.MMReqDocRanges.
+func DocRanges(ranges map[int32][][2]int32) Tensor {
+	requests := make([]int32, 0, len(ranges))
+	for r := range ranges {
+		requests = append(requests, r)
+	}
+	sort.Slice(requests, func(i, j int) bool { return requests[i] < requests[j] })
+	rows := make([]int32, 0, 3*len(ranges))
+	for _, r := range requests {
+		for _, span := range ranges[r] {
+			rows = append(rows, r, span[0], span[1])
+		}
+	}
+	t, _ := Shaped(rows, int64(len(rows)/3), 3)
+	return t
 }
 
 // descriptor is a copy of a libattn tensor descriptor.

@@ -52,10 +52,24 @@ func (l *Library) has(function string) error {
 	name := C.CString(function)
 	defer freeString(name)
 	if C.gattn_has_function(l.api, name) == 0 {
-		return newError(ErrUnsupported, "%s: the loaded libattn %d.%d.%d has no %s (ABI 1.3)",
+		return newError(ErrUnsupported, "%s: the loaded libattn %d.%d.%d has no %s (ABI 1.3 or later)",
 			l.path, l.version.Major, l.version.Minor, l.version.Patch, function)
 	}
 	return nil
+}
+
+// VLLMRelease is the vLLM release the loaded library matches (attn_get_vllm_release, ABI
+// 1.4): its name ("0.33.0") and numbers. ErrUnsupported from a library older than 1.4.
+func (l *Library) VLLMRelease() (string, Version, error) {
+	if err := l.has("attn_get_vllm_release"); err != nil {
+		return "", Version{}, err
+	}
+	var release *C.char
+	var major, minor, patch C.uint32_t
+	if err := l.takeError(C.gattn_get_vllm_release(l.api, &release, &major, &minor, &patch)); err != nil {
+		return "", Version{}, err
+	}
+	return C.GoString(release), Version{uint32(major), uint32(minor), uint32(patch)}, nil
 }
 
 // BackendInfo describes backend i, 0 <= i < BackendCount() (attn_backend_info): its name,

@@ -19,7 +19,7 @@ namespace attn::backends {
 
 struct BackendDescriptor {
   const char* name;          ///< As vLLM's backend enum spells it.
-  const char* vllm_release;  ///< Backend::vllm_release().
+  const char* vllm_release;  ///< Backend::vllm_release(): kVllmRelease (core/vllm_release.h) when it matches it.
   uint32_t accepted_spec_kinds;  ///< Backend::accepted_spec_kinds(): the kinds create() accepts.
   int32_t variant;           ///< Which builder of a family (MLA, Mamba); 0 for a family of one.
 

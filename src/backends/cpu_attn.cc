@@ -17,6 +17,7 @@
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
+#include "core/vllm_release.h"
 #include "ops/batch_ops.h"
 
 namespace attn::backends {
@@ -199,7 +200,7 @@ class CpuAttnBuilder final : public Builder {
 extern const BackendDescriptor kCpuAttnBackend;
 const BackendDescriptor kCpuAttnBackend{
     kName,
-    "0.33.0",
+    kVllmRelease,
     kPagedAttentionKinds,
     0,
     fixed_cudagraph_support<kCgNever>,

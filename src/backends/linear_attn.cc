@@ -12,6 +12,7 @@
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
+#include "core/vllm_release.h"
 #include "ops/batch_ops.h"
 
 namespace attn::backends {
@@ -89,7 +90,7 @@ class LinearAttnBuilder final : public Builder {
 extern const BackendDescriptor kLinearAttnBackend;
 const BackendDescriptor kLinearAttnBackend{
     kName,
-    "0.33.0",
+    kVllmRelease,
     kv_kind_bit(kKvMamba),
     0,
     fixed_cudagraph_support<kCgUniformSingleTokenDecode>,

@@ -340,6 +340,19 @@ CommonMetadata to_common(const attn_common_metadata_t* common) {
   fill_optional(c.num_decode_draft_tokens, "common->num_decode_draft_tokens",
                 m.num_decode_draft_tokens);
   fill_optional(c.is_prefilling, "common->is_prefilling", m.is_prefilling);
+  // ABI 1.4, vLLM 0.33.0's fields (NULL / -1 when the caller's struct_size stops at 1.3)
+  fill_optional(c.seq_lens_cpu_upper_bound, "common->seq_lens_cpu_upper_bound",
+                m.seq_lens_cpu_upper_bound);
+  fill_optional(c.dcp_local_seq_lens_cpu_upper_bound, "common->dcp_local_seq_lens_cpu_upper_bound",
+                m.dcp_local_seq_lens_cpu_upper_bound);
+  fill_optional(c.positions, "common->positions", m.positions);
+  fill_optional(c.causal_per_request, "common->causal_per_request", m.causal_per_request);
+  m.max_logits_per_req = c.max_logits_per_req;
+  fill_optional(c.req_idx, "common->req_idx", m.req_idx);
+  fill_optional(c.mm_req_doc_ranges, "common->mm_req_doc_ranges", m.mm_req_doc_ranges);
+  fill_optional(c.rswa_prefix_lens, "common->rswa_prefix_lens", m.rswa_prefix_lens);
+  fill_optional(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu",
+                m.replayssm_decode_base_cpu);
   return m;
 }
 

@@ -168,6 +168,23 @@ ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
   c.dcp_local_seq_lens = tensor(i++);
   c.dcp_local_seq_lens_cpu = tensor(i++);
   c.logits_indices_padded_cpu = tensor(i++);
+  c.num_accepted_tokens = tensor(i++);  // ABI 1.2
+  c.num_decode_draft_tokens_cpu = tensor(i++);
+  c.num_decode_draft_tokens = tensor(i++);
+  c.is_prefilling = tensor(i++);
+  c.seq_lens_cpu_upper_bound = tensor(i++);  // ABI 1.4
+  c.dcp_local_seq_lens_cpu_upper_bound = tensor(i++);
+  c.positions = tensor(i++);
+  c.causal_per_request = tensor(i++);
+  c.max_logits_per_req = m.field(i).kind == attn::FieldKind::kInt ? integer(i) : -1;
+  ++i;
+  c.req_idx = tensor(i++);
+  c.mm_req_doc_ranges = tensor(i++);
+  c.rswa_prefix_lens = tensor(i++);
+  c.replayssm_decode_base_cpu = tensor(i++);
+  if (i != m.size())  // this list and common_field_names() must name the same fields
+    attn::fail(attn::Status::kInternal, "attn_metadata_to_common read ", i, " of the ", m.size(),
+               " fields of 'common'");
   attn::capi::write_struct(out, c, attn::capi::kCommonMetadataSizes, "out");
   return nullptr;
   ATTN_API_CATCH

@@ -96,6 +96,7 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, num_reqs + 1);
   r.seq_lens = c.seq_lens;
   r.seq_lens_cpu = c.seq_lens_cpu;
+  r.seq_lens_cpu_upper_bound = c.seq_lens_cpu_upper_bound;  // vLLM 0.33 passes it on
   r.num_reqs = num_reqs;
   r.num_actual_tokens = qsl_new[num_reqs];
   r.max_query_len = max_q;
@@ -175,6 +176,7 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, v + 1);
   r.seq_lens = head(out.seq_lens, v);
   r.seq_lens_cpu = head(out.seq_lens_cpu, v);
+  r.seq_lens_cpu_upper_bound = r.seq_lens_cpu;  // vLLM 0.33: the local lengths are its bound
   r.num_reqs = v;
   r.num_actual_tokens = c.num_actual_tokens;
   r.max_query_len = plan.max_query_len;
@@ -304,7 +306,12 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
   expect_output(out.query_start_loc, "out->query_start_loc", kInt32, n + 1, ex);
   expect_host_vector(out.query_start_loc_cpu, "out->query_start_loc_cpu", kInt32, n + 1, true);
   expect_output(out.seq_lens, "out->seq_lens", kInt32, n, ex);
-  const bool host_seq = out.seq_lens_cpu && c.seq_lens_host != nullptr;
+  // The host lengths the slice carries: vLLM 0.33's seq_lens_cpu_upper_bound when the batch has
+  // one (0.33 slices it), else libattn's exact host lengths.
+  const int32_t* host_src = c.seq_lens_cpu_upper_bound
+                                ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                                : c.seq_lens_host;
+  const bool host_seq = out.seq_lens_cpu && host_src != nullptr;
   if (out.seq_lens_cpu) expect_host_vector(*out.seq_lens_cpu, "out->seq_lens_cpu", kInt32, n, true);
 
   const ops::Exec host_ex{};
@@ -314,7 +321,7 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
                               skip_first, skip_last, out.query_start_loc.as<int32_t>());
   ops::copy_trim_last(ex, c.seq_lens->as<const int32_t>() + first, n, skip_last,
                       out.seq_lens.as<int32_t>());
-  if (host_seq) ops::copy_trim_last(host_ex, c.seq_lens_host + first, n, skip_last, out.seq_lens_cpu->as<int32_t>());
+  if (host_seq) ops::copy_trim_last(host_ex, host_src + first, n, skip_last, out.seq_lens_cpu->as<int32_t>());
 
   int64_t max_q = 0;
   for (int64_t k = 0; k < n; ++k) max_q = std::max<int64_t>(max_q, std::abs(qsl_cpu[k + 1] - qsl_cpu[k]));
@@ -324,13 +331,23 @@ CommonMetadata make_metadata_with_slice(const UbatchSlice& s, CommonMetadata& c,
   r.query_start_loc = head(out.query_start_loc, n + 1);
   r.query_start_loc_cpu = head(out.query_start_loc_cpu, n + 1);
   r.seq_lens = head(out.seq_lens, n);
-  if (host_seq) r.seq_lens_cpu = head(*out.seq_lens_cpu, n);
+  // vLLM 0.33 slices seq_lens_cpu_upper_bound (its only host lengths) the same way: the one host
+  // output holds the cut bound when the batch has one (the slice's exact lengths are then its
+  // seq_lens when those are in host memory), else libattn's cut exact lengths (seq_lens_cpu).
+  if (host_seq) {
+    if (c.seq_lens_cpu_upper_bound)
+      r.seq_lens_cpu_upper_bound = head(*out.seq_lens_cpu, n);
+    else
+      r.seq_lens_cpu = head(*out.seq_lens_cpu, n);
+  }
   r.num_reqs = n;
   r.num_actual_tokens = s.token_stop - s.token_start;
   r.max_query_len = max_q;
   r.max_seq_len = c.max_seq_len;  // vLLM keeps the batch's bound (>= every slice's)
   r.block_table_tensor = rows_from(*c.block_table_tensor, first, n);
   r.slot_mapping = rows_from(*c.slot_mapping, s.token_start, s.token_stop - s.token_start);
+  if (c.positions)  // vLLM 0.33: positions[token_slice]
+    r.positions = rows_from(*c.positions, s.token_start, s.token_stop - s.token_start);
   r.causal = true;
   validate(r, batch_limits(r));
   return r;

@@ -56,7 +56,143 @@ void compare_with_mirror(const Tensor& dev, const int32_t* host, int64_t n, cons
       invalid(dev_name, "[", i, "]=", copy[i], " differs from ", host_name, "[", i, "]=", host[i]);
 }
 
+// A per-request tensor that may live in host memory or where the batch lives.
+void check_host_or_device(const std::optional<Tensor>& t, const char* name, DType dtype,
+                          int64_t n, const Device& where) {
+  if (!t) return;
+  expect_dtype(*t, name, dtype);
+  expect_vector(*t, name, n);
+  expect_data(*t, name);
+  if (!t->host_accessible() && !usable_on(*t, where))
+    invalid(name, " is on ", t->device.to_string(), "; expected host memory or ",
+            where.to_string());
+}
+
+// validate-full mode: a device tensor read back must not exceed its host upper bound.
+void compare_with_bound(const Tensor& dev, const int32_t* bound, int64_t n, const char* dev_name,
+                        const char* bound_name) {
+  if (n == 0) return;
+  std::vector<int32_t> copy(static_cast<size_t>(n));
+  if (dev.host_accessible())
+    std::memcpy(copy.data(), dev.data, copy.size() * sizeof(int32_t));
+  else
+    ops::cuda_copy_to_host(dev.device.id, copy.data(), dev.data, copy.size() * sizeof(int32_t));
+  for (int64_t i = 0; i < n; ++i)
+    if (copy[i] > bound[i])
+      invalid(dev_name, "[", i, "]=", copy[i], " exceeds its upper bound ", bound_name, "[", i,
+              "]=", bound[i]);
+}
+
+// The ABI 1.4 fields (vLLM 0.33.0's): shapes, dtypes, devices, and the values held on the host.
+void validate_0_33_fields(const CommonMetadata& c, const Device& where) {
+  check_mirror(c.seq_lens_cpu_upper_bound, "common->seq_lens_cpu_upper_bound", kInt32, c.num_reqs);
+  check_mirror(c.dcp_local_seq_lens_cpu_upper_bound, "common->dcp_local_seq_lens_cpu_upper_bound",
+               kInt32, c.num_reqs);
+  if (c.positions) {
+    const Tensor& t = *c.positions;
+    expect_dtype(t, "common->positions", kInt64);
+    if (t.ndim != 1) invalid("common->positions has ndim=", t.ndim, ", expected 1");
+    if (t.shape[0] < c.num_actual_tokens)
+      invalid("common->positions has shape (", t.shape[0],
+              ",), fewer than common->num_actual_tokens=", c.num_actual_tokens);
+    expect_vector(t, "common->positions", t.shape[0]);
+    expect_data(t, "common->positions");
+    expect_device(t, "common->positions", where);
+  }
+  check_vector(c.causal_per_request, "common->causal_per_request", kInt32, c.num_reqs, where);
+  if (c.max_logits_per_req < -1 || c.max_logits_per_req > kMaxIndex)
+    invalid("common->max_logits_per_req=", c.max_logits_per_req,
+            " is not -1 (None) or in [0, 2^31-1]");
+  if (c.req_idx) {
+    const Tensor& t = *c.req_idx;
+    expect_index_dtype(t, "common->req_idx");
+    expect_vector(t, "common->req_idx", c.num_reqs);
+    expect_data(t, "common->req_idx");
+    expect_host(t, "common->req_idx");
+  }
+  if (c.mm_req_doc_ranges) {
+    const Tensor& t = *c.mm_req_doc_ranges;
+    const char* name = "common->mm_req_doc_ranges";
+    expect_dtype(t, name, kInt32);
+    if (t.ndim != 2 || t.shape[1] != 3)
+      invalid(name, " has ndim=", t.ndim, t.ndim == 2 ? " and shape[1]=" : "",
+              t.ndim == 2 ? std::to_string(t.shape[1]) : std::string(),
+              ", expected (num_ranges, 3) rows (request, start, end)");
+    if (!t.is_compact()) invalid(name, " is not compact (row-major, no gaps)");
+    expect_data(t, name);
+    expect_host(t, name);
+    const int32_t* r = t.as<const int32_t>();
+    int64_t prev = 0;
+    for (int64_t k = 0; k < t.shape[0]; ++k, r += 3) {
+      if (r[0] < 0 || r[0] >= c.num_reqs)
+        invalid(name, "[", k, "] names request ", r[0], ", not in [0, common->num_reqs=",
+                c.num_reqs, ")");
+      if (r[0] < prev)
+        invalid(name, "[", k, "] names request ", r[0], " after request ", prev,
+                "; rows must be in non-decreasing request order");
+      if (r[1] < 0 || r[2] < 0)
+        invalid(name, "[", k, "]=(", r[0], ", ", r[1], ", ", r[2], ") has a negative position");
+      prev = r[0];
+    }
+  }
+  check_host_or_device(c.rswa_prefix_lens, "common->rswa_prefix_lens", kInt32, c.num_reqs, where);
+  if (c.rswa_prefix_lens && c.rswa_prefix_lens->host_accessible()) {
+    const int32_t* v = c.rswa_prefix_lens->as<const int32_t>();
+    for (int64_t i = 0; i < c.num_reqs; ++i)
+      if (v[i] < 0) invalid("common->rswa_prefix_lens[", i, "]=", v[i], " is negative");
+  }
+  check_mirror(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu", kInt32,
+               c.num_reqs);
+  if (c.replayssm_decode_base_cpu) {
+    const int32_t* v = c.replayssm_decode_base_cpu->as<const int32_t>();
+    for (int64_t i = 0; i < c.num_reqs; ++i)
+      if (v[i] < 0) invalid("common->replayssm_decode_base_cpu[", i, "]=", v[i], " is negative");
+  }
+}
+
+// The bounds' values: each bounds its exact counterpart (when given) and, for seq_lens, the
+// query length and max_seq_len, as vLLM 0.33's runner guarantees.
+void validate_bounds(const CommonMetadata& c, const CommonLimits& lim,
+                     const int32_t* exact_seq_lens) {
+  if (c.seq_lens_cpu_upper_bound) {
+    const int32_t* b = c.seq_lens_cpu_upper_bound->as<const int32_t>();
+    for (int64_t i = 0; i < c.num_reqs; ++i) {
+      const int64_t q = c.query_len(i);
+      if (b[i] < q && !lim.seq_lens_are_encoder_lens)
+        invalid("common->seq_lens_cpu_upper_bound[", i, "]=", b[i],
+                " is less than its query length ", q);
+      if (b[i] < 0)
+        invalid("common->seq_lens_cpu_upper_bound[", i, "]=", b[i], " is negative");
+      if (b[i] > c.max_seq_len)
+        invalid("common->seq_lens_cpu_upper_bound[", i, "]=", b[i],
+                " exceeds common->max_seq_len=", c.max_seq_len);
+      if (exact_seq_lens != nullptr && b[i] < exact_seq_lens[i])
+        invalid("common->seq_lens_cpu_upper_bound[", i, "]=", b[i], " is less than the exact ",
+                c.seq_lens_cpu ? "common->seq_lens_cpu[" : "common->seq_lens[", i, "]=",
+                exact_seq_lens[i]);
+    }
+  }
+  if (c.dcp_local_seq_lens_cpu_upper_bound) {
+    const int32_t* b = c.dcp_local_seq_lens_cpu_upper_bound->as<const int32_t>();
+    const int32_t* exact = c.dcp_local_seq_lens_cpu ? c.dcp_local_seq_lens_cpu->as<const int32_t>()
+                                                    : nullptr;
+    for (int64_t i = 0; i < c.num_reqs; ++i) {
+      if (b[i] < 0)
+        invalid("common->dcp_local_seq_lens_cpu_upper_bound[", i, "]=", b[i], " is negative");
+      if (exact != nullptr && b[i] < exact[i])
+        invalid("common->dcp_local_seq_lens_cpu_upper_bound[", i, "]=", b[i],
+                " is less than the exact common->dcp_local_seq_lens_cpu[", i, "]=", exact[i]);
+    }
+  }
+}
+
 }  // namespace
+
+bool CommonMetadata::causal_for(int64_t i) const {
+  if (causal_per_request && causal_per_request->host_accessible())
+    return causal_per_request->as<const int32_t>()[i] != 0;
+  return causal;
+}
 
 bool CommonMetadata::prefilling(int64_t i) const {
   if (!is_prefilling) return false;
@@ -174,6 +310,8 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
               "; it is read on the host (vLLM keeps it on the CPU)");
   }
 
+  validate_0_33_fields(c, where);
+
   // Host views.
   if (c.query_start_loc_cpu)
     c.qsl_host = c.query_start_loc_cpu->as<const int32_t>();
@@ -182,15 +320,30 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   else
     invalid("common->query_start_loc_cpu is NULL; it is required when common->query_start_loc "
             "is on ", c.query_start_loc->device.to_string());
+  // vLLM 0.33's choice of host lengths: exact when known, else the upper bound.
+  c.seq_lens_host_exact = true;
   if (c.seq_lens_cpu)
     c.seq_lens_host = c.seq_lens_cpu->as<const int32_t>();
   else if (c.seq_lens->host_accessible())
     c.seq_lens_host = c.seq_lens->as<const int32_t>();
-  else if (lim.require_host_seq_lens)
-    invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
-            c.seq_lens->device.to_string());
   else
     c.seq_lens_host = nullptr;
+  const int32_t* exact_seq_lens = c.seq_lens_host;
+  if (c.seq_lens_host == nullptr && c.seq_lens_cpu_upper_bound) {
+    c.seq_lens_host = c.seq_lens_cpu_upper_bound->as<const int32_t>();
+    c.seq_lens_host_exact = false;
+  }
+  if (c.seq_lens_host == nullptr && lim.require_host_seq_lens)
+    invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
+            c.seq_lens->device.to_string(), " (or vLLM 0.33's common->seq_lens_cpu_upper_bound)");
+  if (c.dcp_local_seq_lens_cpu)
+    c.dcp_local_seq_lens_host = c.dcp_local_seq_lens_cpu->as<const int32_t>();
+  else if (c.dcp_local_seq_lens && c.dcp_local_seq_lens->host_accessible())
+    c.dcp_local_seq_lens_host = c.dcp_local_seq_lens->as<const int32_t>();
+  else if (c.dcp_local_seq_lens_cpu_upper_bound)
+    c.dcp_local_seq_lens_host = c.dcp_local_seq_lens_cpu_upper_bound->as<const int32_t>();
+  else
+    c.dcp_local_seq_lens_host = nullptr;
 
   // Values, from host memory only.
   const int32_t* qsl = c.qsl_host;
@@ -211,6 +364,8 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   c.host_max_seq_len = -1;
   if (c.seq_lens_host != nullptr) {
     const int32_t* sl = c.seq_lens_host;
+    const char* sl_name =
+        c.seq_lens_host_exact ? "common->seq_lens" : "common->seq_lens_cpu_upper_bound";
     const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
     int64_t longest = 0;
     // cdiv(seq, block_size) > width exactly when seq > width * block_size: no division per request.
@@ -222,25 +377,26 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     for (int64_t i = 0; i < c.num_reqs; ++i) {
       const int64_t q = c.query_len(i);
       if (sl[i] < q && !lim.seq_lens_are_encoder_lens)
-        invalid("common->seq_lens[", i, "]=", sl[i], " is less than its query length ", q);
-      if (sl[i] < 0) invalid("common->seq_lens[", i, "]=", sl[i], " is negative");
+        invalid(sl_name, "[", i, "]=", sl[i], " is less than its query length ", q);
+      if (sl[i] < 0) invalid(sl_name, "[", i, "]=", sl[i], " is negative");
       if (sl[i] > c.max_seq_len)
-        invalid("common->seq_lens[", i, "]=", sl[i], " exceeds common->max_seq_len=",
+        invalid(sl_name, "[", i, "]=", sl[i], " exceeds common->max_seq_len=",
                 c.max_seq_len);
       if (lim.max_model_len >= 0 && sl[i] > lim.max_model_len)
-        invalid("common->seq_lens[", i, "]=", sl[i], " exceeds config->max_model_len=",
+        invalid(sl_name, "[", i, "]=", sl[i], " exceeds config->max_model_len=",
                 lim.max_model_len);
       if (sl[i] > table_tokens) {
         const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
         if (blocks > width)
           invalid("common->block_table_tensor has ", width, " columns but request ", i,
-                  " needs cdiv(seq_lens[", i, "]=", sl[i], ", block_size=", lim.block_size,
+                  " needs cdiv(", sl_name + 8, "[", i, "]=", sl[i], ", block_size=", lim.block_size,
                   ")=", blocks, " blocks");
       }
       if (sl[i] > longest) longest = sl[i];
     }
     c.host_max_seq_len = longest;
   }
+  validate_bounds(c, lim, exact_seq_lens);
   if (c.encoder_seq_lens_cpu) {
     const int32_t* enc = c.encoder_seq_lens_cpu->as<const int32_t>();
     for (int64_t i = 0; i < c.num_reqs; ++i)
@@ -253,6 +409,15 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     if (c.seq_lens_cpu)
       compare_with_mirror(*c.seq_lens, c.seq_lens_host, c.num_reqs, "common->seq_lens",
                           "common->seq_lens_cpu");
+    if (c.seq_lens_cpu_upper_bound && !c.seq_lens->host_accessible())
+      compare_with_bound(*c.seq_lens, c.seq_lens_cpu_upper_bound->as<const int32_t>(),
+                         c.num_reqs, "common->seq_lens", "common->seq_lens_cpu_upper_bound");
+    if (c.dcp_local_seq_lens && c.dcp_local_seq_lens_cpu_upper_bound &&
+        !c.dcp_local_seq_lens->host_accessible())
+      compare_with_bound(*c.dcp_local_seq_lens,
+                         c.dcp_local_seq_lens_cpu_upper_bound->as<const int32_t>(), c.num_reqs,
+                         "common->dcp_local_seq_lens",
+                         "common->dcp_local_seq_lens_cpu_upper_bound");
     if (c.num_decode_draft_tokens && c.num_decode_draft_tokens_cpu)
       compare_with_mirror(*c.num_decode_draft_tokens,
                           c.num_decode_draft_tokens_cpu->as<const int32_t>(), c.num_reqs,
@@ -295,6 +460,15 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   u.num_decode_draft_tokens_cpu = reqs(c.num_decode_draft_tokens_cpu);
   u.num_decode_draft_tokens = reqs(c.num_decode_draft_tokens);
   u.is_prefilling = reqs(c.is_prefilling);
+  // ABI 1.4, as vLLM 0.33.0's unpadded(): per-request rows cut, positions and
+  // mm_req_doc_ranges not carried over (None).
+  u.seq_lens_cpu_upper_bound = reqs(c.seq_lens_cpu_upper_bound);
+  u.dcp_local_seq_lens_cpu_upper_bound = reqs(c.dcp_local_seq_lens_cpu_upper_bound);
+  u.causal_per_request = reqs(c.causal_per_request);
+  u.max_logits_per_req = c.max_logits_per_req;
+  u.req_idx = reqs(c.req_idx);
+  u.rswa_prefix_lens = reqs(c.rswa_prefix_lens);
+  u.replayssm_decode_base_cpu = reqs(c.replayssm_decode_base_cpu);
   CommonLimits lim;
   lim.device = c.query_start_loc->device;
   lim.require_tables = false;
@@ -309,7 +483,14 @@ const std::vector<std::string>& common_field_names() {
       "max_query_len",    "max_seq_len",           "block_table_tensor",
       "slot_mapping",     "causal",                "logits_indices_padded",
       "num_logits_indices", "encoder_seq_lens",    "encoder_seq_lens_cpu",
-      "dcp_local_seq_lens", "dcp_local_seq_lens_cpu", "logits_indices_padded_cpu"};
+      "dcp_local_seq_lens", "dcp_local_seq_lens_cpu", "logits_indices_padded_cpu",
+      // ABI 1.2
+      "num_accepted_tokens", "num_decode_draft_tokens_cpu", "num_decode_draft_tokens",
+      "is_prefilling",
+      // ABI 1.4 (vLLM 0.33.0)
+      "seq_lens_cpu_upper_bound", "dcp_local_seq_lens_cpu_upper_bound", "positions",
+      "causal_per_request", "max_logits_per_req", "req_idx", "mm_req_doc_ranges",
+      "rswa_prefix_lens", "replayssm_decode_base_cpu"};
   return names;
 }
 
@@ -334,6 +515,22 @@ Metadata to_metadata(const CommonMetadata& c) {
   m.set_tensor(i++, c.dcp_local_seq_lens);
   m.set_tensor(i++, c.dcp_local_seq_lens_cpu);
   m.set_tensor(i++, c.logits_indices_padded_cpu);
+  m.set_tensor(i++, c.num_accepted_tokens);
+  m.set_tensor(i++, c.num_decode_draft_tokens_cpu);
+  m.set_tensor(i++, c.num_decode_draft_tokens);
+  m.set_tensor(i++, c.is_prefilling);
+  m.set_tensor(i++, c.seq_lens_cpu_upper_bound);
+  m.set_tensor(i++, c.dcp_local_seq_lens_cpu_upper_bound);
+  m.set_tensor(i++, c.positions);
+  m.set_tensor(i++, c.causal_per_request);
+  if (c.max_logits_per_req >= 0)
+    m.set_int(i++, c.max_logits_per_req);
+  else
+    m.set_none(i++);
+  m.set_tensor(i++, c.req_idx);
+  m.set_tensor(i++, c.mm_req_doc_ranges);
+  m.set_tensor(i++, c.rswa_prefix_lens);
+  m.set_tensor(i++, c.replayssm_decode_base_cpu);
   m.info.num_reqs = c.num_reqs;
   m.info.host_max_seq_len = c.host_max_seq_len;
   return m;

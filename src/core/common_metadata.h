@@ -37,11 +37,41 @@ struct CommonMetadata {
   std::optional<Tensor> num_decode_draft_tokens_cpu;  ///< (num_reqs,) int32, host.
   std::optional<Tensor> num_decode_draft_tokens;      ///< Its mirror on the device.
   std::optional<Tensor> is_prefilling;                ///< (num_reqs,) bool/int8/uint8/int32, host.
+  // ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields (attn_c.h documents each).
+  std::optional<Tensor> seq_lens_cpu_upper_bound;            ///< (num_reqs,) int32, host.
+  std::optional<Tensor> dcp_local_seq_lens_cpu_upper_bound;  ///< (num_reqs,) int32, host.
+  std::optional<Tensor> positions;           ///< (>= num_actual_tokens,) int64, device.
+  std::optional<Tensor> causal_per_request;  ///< (num_reqs,) int32, device: 0.33's tensor causal.
+  int64_t max_logits_per_req = -1;           ///< -1 = None.
+  std::optional<Tensor> req_idx;             ///< (num_reqs,) int32/int64, host.
+  std::optional<Tensor> mm_req_doc_ranges;   ///< (num_ranges, 3) int32 rows (req, start, end), host.
+  std::optional<Tensor> rswa_prefix_lens;    ///< (num_reqs,) int32, host or device.
+  std::optional<Tensor> replayssm_decode_base_cpu;  ///< (num_reqs,) int32, host.
 
   // Set by validate(): host views, never a device sync.
   const int32_t* qsl_host = nullptr;       ///< query_start_loc_cpu, or query_start_loc on host.
-  const int32_t* seq_lens_host = nullptr;  ///< seq_lens_cpu, or seq_lens on host; may be null.
+  /// The host sequence lengths a builder uses, as vLLM 0.33 does: the exact lengths when known
+  /// (seq_lens_cpu, libattn's extension, or seq_lens itself in host memory), else 0.33's
+  /// seq_lens_cpu_upper_bound; null when neither exists. Read it through host_seq_lens().
+  const int32_t* seq_lens_host = nullptr;
+  bool seq_lens_host_exact = false;        ///< seq_lens_host holds exact lengths (not the bound).
   int64_t host_max_seq_len = -1;           ///< max(seq_lens_host), -1 when it is null.
+  /// The same for dcp_local_seq_lens: dcp_local_seq_lens_cpu, or dcp_local_seq_lens in host
+  /// memory, else dcp_local_seq_lens_cpu_upper_bound; null when none is given.
+  const int32_t* dcp_local_seq_lens_host = nullptr;
+
+  /// The host sequence lengths a builder should use (vLLM 0.33's choice; see seq_lens_host):
+  /// exact when seq_lens_exact(), else the upper bound. Null when there is none.
+  const int32_t* host_seq_lens() const { return seq_lens_host; }
+  /// Whether host_seq_lens() is exact (false: vLLM 0.33's upper bound, which may exceed the
+  /// device value on async spec-decode rows; a builder that needs exact decode lengths, as
+  /// 0.33's FlashInfer does with spec tokens, must read the device seq_lens instead).
+  bool seq_lens_exact() const { return seq_lens_host != nullptr && seq_lens_host_exact; }
+  /// The host DCP-local lengths a builder should use (exact mirror, else the bound); null when
+  /// none is given.
+  const int32_t* host_dcp_local_seq_lens() const { return dcp_local_seq_lens_host; }
+  /// causal_per_request[i] != 0 when the tensor is given and in host memory, else `causal`.
+  bool causal_for(int64_t i) const;
 
   /// is_prefilling[i] != 0 (false when is_prefilling is absent); validate() checked the dtype.
   bool prefilling(int64_t i) const;
@@ -74,7 +104,8 @@ struct CommonLimits {
 void validate(CommonMetadata& common, const CommonLimits& limits);
 
 /// vLLM's CommonAttentionMetadata.unpadded(num_actual_tokens, num_actual_reqs) of a validated
-/// batch: views sliced to the real requests and tokens; the result is validated again.
+/// batch: views sliced to the real requests and tokens; the result is validated again. As 0.33:
+/// per-request tensors keep num_actual_reqs rows, positions and mm_req_doc_ranges are dropped.
 CommonMetadata unpadded(const CommonMetadata& common, int64_t num_actual_tokens,
                         int64_t num_actual_reqs);
 

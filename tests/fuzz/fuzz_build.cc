@@ -222,6 +222,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (in.one_in(4))
       c.is_prefilling = fuzz::make_tensor(in, arena, num_reqs, -1, in.one_in(2) ? 8 : 32,
                                           [&](int64_t) { return in.u8() % 2; });
+    // ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields, in the same hostile layouts.
+    if (in.one_in(3)) {
+      c.seq_lens_cpu_upper_bound = fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t i) {
+        return (i < (int64_t)seq.size() ? seq[i] : 0) + (in.one_in(4) ? in.u8() % 4 : 0) -
+               (in.one_in(16) ? 1 : 0);
+      });
+      if (in.one_in(2)) c.seq_lens_cpu = nullptr;  // the bound alone: builders read it
+    }
+    if (in.one_in(6))
+      c.dcp_local_seq_lens_cpu_upper_bound =
+          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 2; });
+    if (in.one_in(4))
+      c.positions = fuzz::make_tensor(in, arena, tokens, -1, in.one_in(8) ? 32 : 64,
+                                      [&](int64_t i) { return i + in.u8(); });
+    if (in.one_in(4))
+      c.causal_per_request = fuzz::make_tensor(in, arena, num_reqs, -1, 32,
+                                               [&](int64_t) { return in.u8() % 2; });
+    if (in.one_in(4)) c.max_logits_per_req = static_cast<int64_t>(in.u8()) - 2;
+    if (in.one_in(6))
+      c.req_idx = fuzz::make_tensor(in, arena, num_reqs, -1, in.one_in(2) ? 32 : 64,
+                                    [&](int64_t i) { return i; });
+    if (in.one_in(4)) {
+      int64_t req = 0;  // rows (request, start, end), mostly in request order
+      c.mm_req_doc_ranges = fuzz::make_tensor(in, arena, in.count(8), 3, 32, [&](int64_t k) {
+        if (k % 3 == 0) req += in.one_in(8) ? -1 : in.u8() % 2;
+        return k % 3 == 0 ? req : static_cast<int64_t>(in.u8()) - (in.one_in(16) ? 300 : 0);
+      });
+    }
+    if (in.one_in(6))
+      c.rswa_prefix_lens =
+          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
+    if (in.one_in(6))
+      c.replayssm_decode_base_cpu =
+          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
     if (in.one_in(32)) c.struct_size = in.u8();
 
     attn_metadata_t* m = nullptr;

@@ -20,7 +20,8 @@ assert [getattr(attn_common_metadata_t, n).offset for n in
         ("num_actual_tokens", "max_query_len", "max_seq_len")] == [_COUNTS_AT + 8 * i
                                                                     for i in (1, 2, 3)]
 #: the dtype a list becomes for a field (int32 for every other field)
-_LIST_DTYPES: Dict[str, Any] = {"slot_mapping": np.int64, "is_prefilling": np.bool_}
+_LIST_DTYPES: Dict[str, Any] = {"slot_mapping": np.int64, "is_prefilling": np.bool_,
+                                 "positions": np.int64, "req_idx": np.int64}
 #: the keyword argument of a struct field, where they differ (named by the input checks' errors)
 _LABELS: Dict[str, str] = {"block_table_tensor": "block_table"}
 
@@ -53,6 +54,17 @@ def _max(a: np.ndarray) -> int:
     return int(a.max())
 
 
+def _doc_ranges(ranges: Any) -> Any:
+    """vLLM 0.33's ``mm_req_doc_ranges`` (``{request: [(start, end), ...]}``) as the ABI's
+    (num_ranges, 3) int32 rows (request, start, end), requests in increasing order, each
+    request's ranges in the dict's order; an array or a tensor is passed as it is."""
+    if ranges is None or not isinstance(ranges, dict):
+        return ranges
+    rows = [(int(req), int(start), int(end))
+            for req in sorted(ranges) for start, end in (ranges[req] or ())]
+    return np.array(rows, dtype=np.int32).reshape(len(rows), 3)
+
+
 class CommonMetadata:
     """The input of a build: ``attn_common_metadata_t`` filled from arrays.
 
@@ -61,6 +73,14 @@ class CommonMetadata:
     vLLM's ``CommonAttentionMetadata`` would hold them: ``num_reqs = len(seq_lens)``,
     ``num_actual_tokens = query_start_loc[-1]``, ``max_query_len`` and ``max_seq_len`` from the
     lengths; pass them explicitly for device tensors without ``*_cpu`` mirrors.
+
+    vLLM 0.33.0's fields (ABI 1.4) are keyword arguments under vLLM's names:
+    ``seq_lens_cpu_upper_bound`` (0.33's host lengths, an upper bound; ``max_seq_len`` defaults
+    to its maximum), ``dcp_local_seq_lens_cpu_upper_bound``, ``positions`` (int64),
+    ``causal`` as a per-request int32 tensor (or ``causal_per_request``),
+    ``max_logits_per_req`` (None by default), ``req_idx``, ``mm_req_doc_ranges`` (vLLM's dict
+    ``{request: [(start, end), ...]}`` or the ABI's (n, 3) int32 rows), ``rswa_prefix_lens``,
+    ``replayssm_decode_base_cpu``.
 
     >>> batch = CommonMetadata(query_start_loc=[0, 1, 3], seq_lens=[5, 2],
     ...                        block_table=[[1, 0], [2, 0]], slot_mapping=[20, 32, 33])
@@ -83,7 +103,7 @@ class CommonMetadata:
                  *, num_reqs: Optional[int] = None, num_actual_tokens: Optional[int] = None,
                  max_query_len: Optional[int] = None, max_seq_len: Optional[int] = None,
                  query_start_loc_cpu: Optional[ArrayLike] = None,
-                 seq_lens_cpu: Optional[ArrayLike] = None, causal: bool = True,
+                 seq_lens_cpu: Optional[ArrayLike] = None, causal: Any = True,
                  logits_indices_padded: Optional[ArrayLike] = None, num_logits_indices: int = 0,
                  logits_indices_padded_cpu: Optional[ArrayLike] = None,
                  encoder_seq_lens: Optional[ArrayLike] = None,
@@ -93,7 +113,21 @@ class CommonMetadata:
                  num_accepted_tokens: Optional[ArrayLike] = None,
                  num_decode_draft_tokens_cpu: Optional[ArrayLike] = None,
                  num_decode_draft_tokens: Optional[ArrayLike] = None,
-                 is_prefilling: Optional[ArrayLike] = None) -> None:
+                 is_prefilling: Optional[ArrayLike] = None,
+                 seq_lens_cpu_upper_bound: Optional[ArrayLike] = None,
+                 dcp_local_seq_lens_cpu_upper_bound: Optional[ArrayLike] = None,
+                 positions: Optional[ArrayLike] = None,
+                 causal_per_request: Optional[ArrayLike] = None,
+                 max_logits_per_req: Optional[int] = None,
+                 req_idx: Optional[ArrayLike] = None,
+                 mm_req_doc_ranges: Any = None,
+                 rswa_prefix_lens: Optional[ArrayLike] = None,
+                 replayssm_decode_base_cpu: Optional[ArrayLike] = None) -> None:
+        # vLLM 0.33 passes a per-request int32 tensor as `causal` itself
+        if causal is not None and not isinstance(causal, (bool, int, np.bool_, np.integer)):
+            if causal_per_request is not None:
+                raise TypeError("causal is a tensor and causal_per_request is given too")
+            causal_per_request, causal = causal, True
         values: Dict[str, Any] = {
             "query_start_loc": query_start_loc,
             "query_start_loc_cpu": query_start_loc_cpu,
@@ -112,6 +146,15 @@ class CommonMetadata:
             "num_decode_draft_tokens_cpu": num_decode_draft_tokens_cpu,
             "num_decode_draft_tokens": num_decode_draft_tokens,
             "is_prefilling": is_prefilling,
+            # ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields
+            "seq_lens_cpu_upper_bound": seq_lens_cpu_upper_bound,
+            "dcp_local_seq_lens_cpu_upper_bound": dcp_local_seq_lens_cpu_upper_bound,
+            "positions": positions,
+            "causal_per_request": causal_per_request,
+            "req_idx": req_idx,
+            "mm_req_doc_ranges": _doc_ranges(mm_req_doc_ranges),
+            "rswa_prefix_lens": rswa_prefix_lens,
+            "replayssm_decode_base_cpu": replayssm_decode_base_cpu,
         }
         if query_start_loc is None or seq_lens is None:
             tensor_arg(None)  # raises what a list of None does, as these two always did
@@ -137,13 +180,18 @@ class CommonMetadata:
                 else:
                     max_query_len = 0
         if max_seq_len is None:
-            seq = _host(fields, "seq_lens")
+            # vLLM 0.33's runner takes the bound's maximum (>= the exact lengths')
+            seq = _host(fields, "seq_lens_cpu_upper_bound")
+            if seq is None:
+                seq = _host(fields, "seq_lens")
             if seq is not None and num_reqs:
                 max_seq_len = _max(seq if len(seq) == num_reqs else seq[:num_reqs])
             else:
                 max_seq_len = 0
         self._set(fields, num_reqs, num_actual_tokens, max_query_len, max_seq_len, causal,
                   num_logits_indices)
+        fields.struct.max_logits_per_req = -1 if max_logits_per_req is None else int(
+            max_logits_per_req)
 
     def _set(self, fields: TensorFields, num_reqs: int, num_actual_tokens: int,
              max_query_len: int, max_seq_len: int, causal: bool, num_logits_indices: int) -> None:

@@ -9,7 +9,7 @@ from typing import FrozenSet, List, Sequence, Tuple
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
 from .enums import BackendOrigin, CudagraphSupport, KvCacheKind, Status
 from .errors import Unsupported
-from .functions import OPTIONAL_SIGNATURES
+from .functions import OPTIONAL_SIGNATURES, SINCE
 from .structs import attn_backend_info_t, attn_per_layer_params_t, new
 
 __all__ = ["RegistryMixin", "BackendInfo", "BackendOrigin"]
@@ -51,7 +51,7 @@ class RegistryMixin:
         return [self.backend_name(i) for i in range(self.backend_count())]
 
     def optional_function(self, name: str):
-        """A function of :data:`~libattn.functions.OPTIONAL_SIGNATURES` (ABI 1.3), resolved once
+        """A function of :data:`~libattn.functions.OPTIONAL_SIGNATURES` (ABI 1.3+), resolved once
         and then kept as ``raw.<name>``; :class:`~libattn.Unsupported` when the loaded library
         is older and lacks it."""
         fn = getattr(self.raw, name, None)
@@ -61,7 +61,8 @@ class RegistryMixin:
             except AttributeError:
                 raise Unsupported(Status.UNSUPPORTED,
                                   f"'{self.path}' (libattn {'.'.join(map(str, self.version))}) "
-                                  f"has no {name} (ABI 1.3)") from None
+                                  f"has no {name} (ABI {SINCE[name][0]}.{SINCE[name][1]})"
+                                  ) from None
             fn.restype, fn.argtypes = OPTIONAL_SIGNATURES[name]
             setattr(self.raw, name, fn)
         return fn
@@ -75,6 +76,15 @@ class RegistryMixin:
         return BackendInfo(index=index, name=out.name.decode(), kinds=kinds,
                            origin=BackendOrigin(out.origin),
                            vllm_release=(out.vllm_release or b"").decode())
+
+    def vllm_release(self) -> Tuple[str, Tuple[int, int, int]]:
+        """``attn_get_vllm_release`` (ABI 1.4): the vLLM release the loaded library matches, as
+        ``("0.33.0", (0, 33, 0))`` (Unsupported from a library older than 1.4)."""
+        release = ctypes.c_char_p()
+        v = [ctypes.c_uint32() for _ in range(3)]
+        self.check(self.optional_function("attn_get_vllm_release")(
+            ctypes.byref(release), *(ctypes.byref(x) for x in v)))
+        return (release.value or b"").decode(), tuple(int(x.value) for x in v)  # type: ignore
 
     def backend_infos(self) -> List[BackendInfo]:
         """:meth:`backend_info` of every registered backend, built-in ones first."""

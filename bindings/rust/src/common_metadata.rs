@@ -53,6 +53,29 @@ pub struct CommonMetadata<'a> {
     pub num_decode_draft_tokens: Option<TensorArg<'a>>,
     /// Optional (num_reqs,) host bool/int8/uint8/int32: still in the prompt (ABI 1.2).
     pub is_prefilling: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) host int32: vLLM 0.33's upper bound on `seq_lens` (may exceed the
+    /// device value on async spec-decode rows; builders read it when no exact lengths are
+    /// given; ABI 1.4).
+    pub seq_lens_cpu_upper_bound: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) host int32: vLLM 0.33's upper bound on `dcp_local_seq_lens` (ABI 1.4).
+    pub dcp_local_seq_lens_cpu_upper_bound: Option<TensorArg<'a>>,
+    /// Optional (>= num_actual_tokens,) int64 token positions where the batch lives (ABI 1.4).
+    pub positions: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) int32 per-request causal flags where the batch lives: vLLM 0.33's
+    /// tensor `causal` (ABI 1.4).
+    pub causal_per_request: Option<TensorArg<'a>>,
+    /// vLLM 0.33's `max_logits_per_req` (None: unset; ABI 1.4).
+    pub max_logits_per_req: Option<i64>,
+    /// Optional (num_reqs,) host int32/int64: each row's request-table index (ABI 1.4).
+    pub req_idx: Option<TensorArg<'a>>,
+    /// Optional (num_ranges, 3) host int32 rows (request, start, end): vLLM 0.33's
+    /// `mm_req_doc_ranges`, requests in non-decreasing order (ABI 1.4); see
+    /// [`CommonMetadata::doc_ranges`].
+    pub mm_req_doc_ranges: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) int32 R-SWA prefix lengths, host or where the batch lives (ABI 1.4).
+    pub rswa_prefix_lens: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) host int32 ReplaySSM decode ring origins (ABI 1.4).
+    pub replayssm_decode_base_cpu: Option<TensorArg<'a>>,
 }
 
 /// num_actual_tokens, max_query_len, max_seq_len of host slices.
@@ -111,7 +134,28 @@ impl<'a> CommonMetadata<'a> {
             num_decode_draft_tokens_cpu: None,
             num_decode_draft_tokens: None,
             is_prefilling: None,
+            seq_lens_cpu_upper_bound: None,
+            dcp_local_seq_lens_cpu_upper_bound: None,
+            positions: None,
+            causal_per_request: None,
+            max_logits_per_req: None,
+            req_idx: None,
+            mm_req_doc_ranges: None,
+            rswa_prefix_lens: None,
+            replayssm_decode_base_cpu: None,
         }
+    }
+
+    /// vLLM 0.33's `mm_req_doc_ranges` (request index -> (start, end) ranges) as the ABI's
+    /// (num_ranges, 3) int32 rows, requests in increasing order, each request's ranges in the
+    /// given order: pass the result to [`TensorArg::owned_matrix`] with width 3.
+    pub fn doc_ranges<'r>(ranges: impl IntoIterator<Item = (i32, &'r [(i32, i32)])>) -> Vec<i32> {
+        let mut requests: Vec<(i32, &'r [(i32, i32)])> = ranges.into_iter().collect();
+        requests.sort_by_key(|(request, _)| *request); // stable: a request's ranges keep their order
+        requests
+            .into_iter()
+            .flat_map(|(request, spans)| spans.iter().flat_map(move |&(start, end)| [request, start, end]))
+            .collect()
     }
 
     /// A copy of a batch the library returned (`attn_metadata_to_common`).
@@ -153,6 +197,15 @@ impl<'a> CommonMetadata<'a> {
         out.num_decode_draft_tokens_cpu = arg(c.num_decode_draft_tokens_cpu)?;
         out.num_decode_draft_tokens = arg(c.num_decode_draft_tokens)?;
         out.is_prefilling = arg(c.is_prefilling)?;
+        out.seq_lens_cpu_upper_bound = arg(c.seq_lens_cpu_upper_bound)?;
+        out.dcp_local_seq_lens_cpu_upper_bound = arg(c.dcp_local_seq_lens_cpu_upper_bound)?;
+        out.positions = arg(c.positions)?;
+        out.causal_per_request = arg(c.causal_per_request)?;
+        out.max_logits_per_req = (c.max_logits_per_req >= 0).then_some(c.max_logits_per_req);
+        out.req_idx = arg(c.req_idx)?;
+        out.mm_req_doc_ranges = arg(c.mm_req_doc_ranges)?;
+        out.rswa_prefix_lens = arg(c.rswa_prefix_lens)?;
+        out.replayssm_decode_base_cpu = arg(c.replayssm_decode_base_cpu)?;
         Ok(out)
     }
 
@@ -170,6 +223,11 @@ impl<'a> CommonMetadata<'a> {
         let accepted = raw_opt(&self.num_accepted_tokens);
         let (draft_cpu, draft) = (raw_opt(&self.num_decode_draft_tokens_cpu), raw_opt(&self.num_decode_draft_tokens));
         let prefilling = raw_opt(&self.is_prefilling);
+        let (bound, dcp_bound) =
+            (raw_opt(&self.seq_lens_cpu_upper_bound), raw_opt(&self.dcp_local_seq_lens_cpu_upper_bound));
+        let (positions, causal) = (raw_opt(&self.positions), raw_opt(&self.causal_per_request));
+        let (req_idx, ranges) = (raw_opt(&self.req_idx), raw_opt(&self.mm_req_doc_ranges));
+        let (rswa, replay) = (raw_opt(&self.rswa_prefix_lens), raw_opt(&self.replayssm_decode_base_cpu));
         let raw = sys::attn_common_metadata_t {
             query_start_loc: &qsl,
             query_start_loc_cpu: ptr_opt(&qsl_cpu),
@@ -193,6 +251,15 @@ impl<'a> CommonMetadata<'a> {
             num_decode_draft_tokens_cpu: ptr_opt(&draft_cpu),
             num_decode_draft_tokens: ptr_opt(&draft),
             is_prefilling: ptr_opt(&prefilling),
+            seq_lens_cpu_upper_bound: ptr_opt(&bound),
+            dcp_local_seq_lens_cpu_upper_bound: ptr_opt(&dcp_bound),
+            positions: ptr_opt(&positions),
+            causal_per_request: ptr_opt(&causal),
+            max_logits_per_req: self.max_logits_per_req.unwrap_or(-1),
+            req_idx: ptr_opt(&req_idx),
+            mm_req_doc_ranges: ptr_opt(&ranges),
+            rswa_prefix_lens: ptr_opt(&rswa),
+            replayssm_decode_base_cpu: ptr_opt(&replay),
             ..sys::attn_common_metadata_t::INIT
         };
         f(&raw)

@@ -104,6 +104,18 @@ impl Library {
         Version { major, minor, patch }
     }
 
+    /// `attn_get_vllm_release` (ABI 1.4): the vLLM release this library matches ("0.33.0")
+    /// and its numbers.
+    pub fn vllm_release(&self) -> Result<(String, Version)> {
+        let mut release: *const core::ffi::c_char = core::ptr::null();
+        let (mut major, mut minor, mut patch) = (0, 0, 0);
+        // SAFETY: four valid out-pointers.
+        self.check(unsafe { (self.api().attn_get_vllm_release)(&mut release, &mut major, &mut minor, &mut patch) })?;
+        // SAFETY: a static string of the library, copied at once.
+        let release = unsafe { from_c(release) }.to_owned();
+        Ok((release, Version { major, minor, patch }))
+    }
+
     /// Whether `backend` is one of libattn's own rather than a plugin's: its origin from
     /// `attn_backend_info`.
     pub(crate) fn backend_is_built_in(&self, backend: &str) -> bool {

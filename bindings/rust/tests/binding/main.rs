@@ -3,6 +3,7 @@
 mod support;
 
 mod abi_1_3;
+mod abi_1_4;
 mod builds;
 mod drop_order;
 mod errors;
