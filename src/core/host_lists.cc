@@ -17,14 +17,18 @@ void check_array(const int32_t* a, int64_t n, const char* name, const char* coun
 }  // namespace
 
 std::vector<int32_t> reorder_batch_swaps(const int32_t* num_scheduled_tokens,
-                                         const int32_t* num_computed_tokens, int64_t num_reqs,
+                                         const int32_t* num_computed_tokens,
+                                         const int32_t* num_prompt_tokens, int64_t num_reqs,
                                          int32_t decode_threshold) {
   check_array(num_scheduled_tokens, num_reqs, "num_scheduled_tokens", "num_reqs");
   check_array(num_computed_tokens, num_reqs, "num_computed_tokens", "num_reqs");
+  if (num_prompt_tokens != nullptr)
+    check_array(num_prompt_tokens, num_reqs, "num_prompt_tokens", "num_reqs");
   if (decode_threshold < 0) invalid("decode_threshold=", decode_threshold, " is negative");
   std::vector<int32_t> swaps(static_cast<size_t>(2 * num_reqs));
-  const int64_t n = ops::reorder_batch_swaps(num_scheduled_tokens, num_computed_tokens, num_reqs,
-                                             decode_threshold, swaps.data());
+  const int64_t n = ops::reorder_batch_swaps(num_scheduled_tokens, num_computed_tokens,
+                                             num_prompt_tokens, num_reqs, decode_threshold,
+                                             swaps.data());
   swaps.resize(static_cast<size_t>(2 * n));
   return swaps;
 }

@@ -1,5 +1,6 @@
-/* attn_reorder_batch_to_split_decodes_and_prefills and attn_split_prefill_chunks: hand-checked
- * cases, properties over seeded random batches, bad input. */
+/* attn_reorder_batch_to_split_decodes_and_prefills (and its vLLM 0.33 four-region _v2, ABI 1.4)
+ * and attn_split_prefill_chunks: hand-checked cases, vLLM 0.33.0's own swap lists, properties
+ * over seeded random batches, bad input. */
 #include "test_support.h"
 
 static int64_t reorder(const int32_t* sched, const int32_t* comp, int64_t n, int32_t th,
@@ -113,6 +114,136 @@ static void test_reorder_bad_input(void** state) {
   assert_int_equal(count, -7);
 }
 
+/* ---- the four-region reorder (vLLM 0.33) ------------------------------------------------------ */
+
+static int64_t reorder_v2(const int32_t* sched, const int32_t* comp, const int32_t* prompt,
+                          int64_t n, int32_t th, int32_t* swaps) {
+  int64_t count = -1;
+  ASSERT_OK(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt, n, th, swaps,
+                                                                n, &count));
+  return count;
+}
+
+static void expect_swaps(const int32_t* swaps, int64_t count, const int32_t* want, int64_t n) {
+  int64_t k;
+  if (count != n) fail_msg("%lld swaps, expected %lld", (long long)count, (long long)n);
+  for (k = 0; k < 2 * n; ++k)
+    if (swaps[k] != want[k])
+      fail_msg("swap %lld is (%d, %d), expected (%d, %d)", (long long)k / 2, swaps[k & ~1],
+               swaps[k | 1], want[k & ~1], want[k | 1]);
+}
+
+/* The swap_states calls vLLM 0.33.0's reorder_batch_to_split_decodes_and_prefills makes (run in
+ * its virtual environment on these batches). */
+static void test_reorder_v2_vllm_cases(void** state) {
+  /* the issue's example: request 0 is a short extend (10 of 20 prompt tokens computed), request
+   * 1 a decode: 0.33 swaps them, the three-region reorder does not */
+  static const int32_t s1[2] = {1, 1}, c1[2] = {10, 10}, p1[2] = {20, 5}, w1[2] = {1, 0};
+  static const int32_t s2[6] = {5, 1, 8, 1, 1, 2}, c2[6] = {0, 10, 3, 4, 7, 9},
+                       p2[6] = {10, 10, 20, 9, 7, 5}, w2[6] = {4, 0, 4, 5, 3, 2};
+  static const int32_t s3[4] = {1, 2, 1, 6}, c3[4] = {0, 6, 2, 9}, p3[4] = {4, 8, 9, 9},
+                       w3[4] = {2, 0, 2, 3};
+  static const int32_t s4[3] = {1, 1, 1}, c4[3] = {5, 6, 7};
+  int32_t swaps[12];
+  int64_t count;
+  (void)state;
+  expect_swaps(swaps, reorder_v2(s1, c1, p1, 2, 1, swaps), w1, 1);
+  assert_int_equal(reorder(s1, c1, 2, 1, swaps), 0); /* the ABI 1.0 function: no short extends */
+  expect_swaps(swaps, reorder_v2(s2, c2, p2, 6, 1, swaps), w2, 3);
+  expect_swaps(swaps, reorder_v2(s3, c3, p3, 4, 2, swaps), w3, 2);
+  assert_int_equal(reorder_v2(s4, c4, c4, 3, 1, swaps), 0); /* vLLM returns False */
+  count = -1;
+  ASSERT_OK(attn_reorder_batch_to_split_decodes_and_prefills_v2(NULL, NULL, NULL, 0, 1, NULL, 0,
+                                                                &count));
+  assert_int_equal(count, 0);
+}
+
+/* Region of a request in vLLM 0.33: 0 decode, 1 short extend, 2 long extend, 3 prefill. */
+static int region4(int32_t sched, int32_t comp, int32_t prompt, int32_t th) {
+  if (comp == 0) return 3;
+  if (sched > th) return 2;
+  return comp < prompt ? 1 : 0;
+}
+
+static void test_reorder_v2_random(void** state) {
+  uint64_t seed = 33;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 2000; ++iter) {
+    int32_t sched[64], comp[64], prompt[64], zeros[64], perm[64], swaps[128], swaps1[128],
+        expect[64];
+    const int64_t n = ts_rand_range(&seed, 0, 64);
+    const int32_t th = (int32_t)ts_rand_range(&seed, 1, 4);
+    int64_t i, k, count, count1, cnt[4] = {0, 0, 0, 0}, misplaced[64], nm = 0;
+    for (i = 0; i < n; ++i) {
+      sched[i] = (int32_t)ts_rand_range(&seed, 0, 8);
+      comp[i] = ts_rand_range(&seed, 0, 2) ? (int32_t)ts_rand_range(&seed, 1, 100) : 0;
+      prompt[i] = (int32_t)ts_rand_range(&seed, 0, 120);
+      zeros[i] = 0;
+      perm[i] = (int32_t)i;
+      ++cnt[region4(sched[i], comp[i], prompt[i], th)];
+    }
+    count = reorder_v2(sched, comp, prompt, n, th, swaps);
+    assert_true(count < (n > 0 ? n : 1));
+    /* with every prompt done, the four-region reorder is the three-region one */
+    count1 = reorder_v2(sched, comp, zeros, n, th, swaps1);
+    assert_int_equal(count1, reorder(sched, comp, n, th, swaps));
+    count = reorder_v2(sched, comp, prompt, n, th, swaps);
+    for (k = 0; k < count; ++k) {
+      const int32_t a = swaps[2 * k], b = swaps[2 * k + 1], t = perm[a];
+      assert_true(a >= 0 && a < n && b >= 0 && b < n && a != b);
+      perm[a] = perm[b];
+      perm[b] = t;
+    }
+    for (i = 0; i < n; ++i) {
+      const int target = i < cnt[0] ? 0 : i < cnt[0] + cnt[1] ? 1 : i < cnt[0] + cnt[1] + cnt[2] ? 2 : 3;
+      expect[i] = (int32_t)i;
+      if (region4(sched[i], comp[i], prompt[i], th) != target) misplaced[nm++] = i;
+    }
+    {
+      int64_t out = 0;
+      int r;
+      for (r = 0; r <= 3; ++r)
+        for (k = 0; k < nm; ++k)
+          if (region4(sched[misplaced[k]], comp[misplaced[k]], prompt[misplaced[k]], th) == r)
+            expect[misplaced[out++]] = (int32_t)misplaced[k];
+    }
+    for (i = 0; i < n; ++i)
+      if (perm[i] != expect[i])
+        fail_msg("iteration %d: position %lld holds request %d, expected %d", iter, (long long)i,
+                 perm[i], expect[i]);
+    assert_int_equal(count == 0, nm == 0);
+  }
+}
+
+static void test_reorder_v2_bad_input(void** state) {
+  static const int32_t sched[2] = {1, 1}, comp[2] = {10, 10}, prompt[2] = {20, 5},
+                       neg[2] = {3, -4};
+  int32_t swaps[4] = {-3, -3, -3, -3};
+  int64_t count = -7;
+  (void)state;
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, NULL, 2, 1, swaps, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_prompt_tokens is NULL but num_reqs=2");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, neg, 2, 1, swaps, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_prompt_tokens[1]=-4 is negative");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(NULL, comp, prompt, 2, 1, swaps, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_scheduled_tokens is NULL but num_reqs=2");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, NULL, prompt, 2, 1, swaps, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_computed_tokens is NULL but num_reqs=2");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt, -2, 1, swaps, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "num_reqs=-2 is negative");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt, 2, -1, swaps, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "decode_threshold=-1 is negative");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt, 2, 1, swaps, 0, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "swaps_capacity=0 is smaller than the 1 swaps this batch needs");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt, 2, 1, NULL, 2, &count),
+               ATTN_ERR_INVALID_ARGUMENT, "out_swaps is NULL");
+  ASSERT_ERROR(attn_reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt, 2, 1, swaps, 2, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "out_num_swaps is NULL");
+  assert_int_equal(count, -7);
+  assert_int_equal(swaps[0], -3); /* nothing written */
+}
+
 /* ---- split_prefill_chunks -------------------------------------------------------------------- */
 static void test_chunks_hand_checked(void** state) {
   static const int32_t seq[6] = {4, 4, 2, 8, 1, 7};
@@ -185,6 +316,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reorder_hand_checked), cmocka_unit_test(test_reorder_cycle),
       cmocka_unit_test(test_reorder_random),       cmocka_unit_test(test_reorder_bad_input),
+      cmocka_unit_test(test_reorder_v2_vllm_cases), cmocka_unit_test(test_reorder_v2_random),
+      cmocka_unit_test(test_reorder_v2_bad_input),
       cmocka_unit_test(test_chunks_hand_checked),  cmocka_unit_test(test_chunks_random),
       cmocka_unit_test(test_chunks_bad_input),
   };

@@ -263,6 +263,10 @@ class attn_batch_split_t(Structure):
     pass
 
 
+class attn_split_options_t(Structure):
+    pass
+
+
 class attn_slot_mapping_args_t(Structure):
     pass
 
@@ -457,10 +461,20 @@ attn_batch_split_t._fields_ = [
     ("num_prefill_tokens", c_int64),
 ]
 PFN_attn_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int32, c_int32, POINTER(attn_batch_split_t))
+attn_split_options_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("decode_threshold", c_int32),
+    ("require_uniform", c_int32),
+    ("treat_short_extends_as_decodes", c_int32),
+    ("reserved", c_int32),
+]
+PFN_attn_split_decodes_and_prefills_ex = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_split_options_t), POINTER(attn_batch_split_t))
 PFN_attn_split_decodes_prefills_and_extends = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int32, POINTER(attn_batch_split_t))
 PFN_attn_reorder_batch_to_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
+PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2 = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
 PFN_attn_split_prefill_chunks = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, POINTER(c_int64), c_int64, POINTER(c_int64))
 PFN_attn_get_dcp_local_seq_lens = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int32, c_int32, c_int32, POINTER(attn_tensor_t), c_void_p)
+PFN_attn_compute_token_to_req_indices = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p)
 PFN_attn_reshape_query_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
 attn_slot_mapping_args_t._fields_ = [
     ("struct_size", c_size_t),
@@ -510,6 +524,7 @@ attn_ubatch_slice_t._fields_ = [
     ("token_stop", c_int64),
 ]
 PFN_attn_maybe_create_ubatch_slices = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t))
+PFN_attn_maybe_create_ubatch_slices_ex = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, POINTER(c_int64), c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t))
 attn_ubatch_out_t._fields_ = [
     ("struct_size", c_size_t),
     ("query_start_loc", POINTER(attn_tensor_t)),
@@ -671,6 +686,10 @@ attn_api_t._fields_ = [
     ("attn_plugin_name", PFN_attn_plugin_name),
     ("attn_backend_info", PFN_attn_backend_info),
     ("attn_get_api", PFN_attn_get_api),
+    ("attn_split_decodes_and_prefills_ex", PFN_attn_split_decodes_and_prefills_ex),
+    ("attn_reorder_batch_to_split_decodes_and_prefills_v2", PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2),
+    ("attn_maybe_create_ubatch_slices_ex", PFN_attn_maybe_create_ubatch_slices_ex),
+    ("attn_compute_token_to_req_indices", PFN_attn_compute_token_to_req_indices),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -685,6 +704,7 @@ ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset +
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
 ATTN_BATCH_SPLIT_STRUCT_SIZE = attn_batch_split_t.num_prefill_tokens.offset + attn_batch_split_t.num_prefill_tokens.size
+ATTN_SPLIT_OPTIONS_STRUCT_SIZE = attn_split_options_t.reserved.offset + attn_split_options_t.reserved.size
 ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE = attn_slot_mapping_args_t.extension.offset + attn_slot_mapping_args_t.extension.size
 ATTN_CONV1D_INFO_STRUCT_SIZE = attn_conv1d_info_t.num_programs.offset + attn_conv1d_info_t.num_programs.size
 ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE = attn_local_attention_out_t.extension.offset + attn_local_attention_out_t.extension.size
@@ -695,7 +715,7 @@ ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_ca
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_get_api.offset + attn_api_t.attn_get_api.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_compute_token_to_req_indices.offset + attn_api_t.attn_compute_token_to_req_indices.size
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -755,6 +775,10 @@ SIGNATURES = {
     "attn_plugin_name": (c_char_p, [c_void_p]),
     "attn_backend_info": (c_void_p, [c_size_t, POINTER(attn_backend_info_t)]),
     "attn_get_api": (c_void_p, [c_uint32, c_uint32, POINTER(POINTER(attn_api_t))]),
+    "attn_split_decodes_and_prefills_ex": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_split_options_t), POINTER(attn_batch_split_t)]),
+    "attn_reorder_batch_to_split_decodes_and_prefills_v2": (c_void_p, [POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64)]),
+    "attn_maybe_create_ubatch_slices_ex": (c_void_p, [POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, POINTER(c_int64), c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t)]),
+    "attn_compute_token_to_req_indices": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -816,6 +840,10 @@ SINCE = {
     "attn_plugin_name": (1, 0),
     "attn_backend_info": (1, 3),
     "attn_get_api": (1, 3),
+    "attn_split_decodes_and_prefills_ex": (1, 4),
+    "attn_reorder_batch_to_split_decodes_and_prefills_v2": (1, 4),
+    "attn_maybe_create_ubatch_slices_ex": (1, 4),
+    "attn_compute_token_to_req_indices": (1, 4),
 }
 
 # ---- what each hand-written module re-exports
@@ -845,6 +873,7 @@ STRUCTS = (
     "attn_builder_config_t",
     "attn_common_metadata_t",
     "attn_batch_split_t",
+    "attn_split_options_t",
     "attn_slot_mapping_args_t",
     "attn_conv1d_info_t",
     "attn_local_attention_out_t",
@@ -870,10 +899,13 @@ CALLBACKS = (
     "attn_free_fn",
     "PFN_attn_common_metadata_unpadded",
     "PFN_attn_split_decodes_and_prefills",
+    "PFN_attn_split_decodes_and_prefills_ex",
     "PFN_attn_split_decodes_prefills_and_extends",
     "PFN_attn_reorder_batch_to_split_decodes_and_prefills",
+    "PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2",
     "PFN_attn_split_prefill_chunks",
     "PFN_attn_get_dcp_local_seq_lens",
+    "PFN_attn_compute_token_to_req_indices",
     "PFN_attn_reshape_query_for_spec_decode",
     "PFN_attn_compute_slot_mapping",
     "PFN_attn_compute_flashinfer_kv_metadata",
@@ -884,6 +916,7 @@ CALLBACKS = (
     "PFN_attn_remap_local_block_table",
     "PFN_attn_slice_query_start_locs",
     "PFN_attn_maybe_create_ubatch_slices",
+    "PFN_attn_maybe_create_ubatch_slices_ex",
     "PFN_attn_make_metadata_with_slice",
     "PFN_attn_split_attn_metadata",
     "PFN_attn_backend_count",
@@ -931,6 +964,7 @@ STRUCT_SIZES = (
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_1",
     "ATTN_COMMON_METADATA_STRUCT_SIZE",
     "ATTN_BATCH_SPLIT_STRUCT_SIZE",
+    "ATTN_SPLIT_OPTIONS_STRUCT_SIZE",
     "ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE",
     "ATTN_CONV1D_INFO_STRUCT_SIZE",
     "ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE",

@@ -749,6 +749,39 @@ pub type PFN_attn_split_decodes_and_prefills = ::core::option::Option<
         out: *mut attn_batch_split_t,
     ) -> *mut attn_error_t,
 >;
+#[doc = " The keyword arguments of vLLM 0.33's split_decodes_and_prefills (ABI 1.4). Fill with"]
+#[doc = "  ::ATTN_SPLIT_OPTIONS_INIT (vLLM's defaults)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_split_options {
+    #[doc = "< ::ATTN_SPLIT_OPTIONS_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< The longest query counted as a decode (>= 0;"]
+    #[doc = "default 1)."]
+    pub decode_threshold: i32,
+    #[doc = "< Non-zero: decodes share the first query length"]
+    #[doc = "(full CUDA graphs; default 0)."]
+    pub require_uniform: i32,
+    #[doc = "< Non-zero (default): short extends, rows still"]
+    #[doc = "in their prompt with a query <= threshold, are"]
+    #[doc = "decodes. 0: every row `common->is_prefilling`"]
+    #[doc = "marks is a prefill, and the all-decodes"]
+    #[doc = "shortcuts are skipped."]
+    pub treat_short_extends_as_decodes: i32,
+    #[doc = "< Must be 0."]
+    pub reserved: i32,
+}
+#[doc = " The keyword arguments of vLLM 0.33's split_decodes_and_prefills (ABI 1.4). Fill with"]
+#[doc = "  ::ATTN_SPLIT_OPTIONS_INIT (vLLM's defaults)."]
+pub type attn_split_options_t = attn_split_options;
+#[doc = " Pointer type of attn_split_decodes_and_prefills_ex()."]
+pub type PFN_attn_split_decodes_and_prefills_ex = ::core::option::Option<
+    unsafe extern "C" fn(
+        common: *const attn_common_metadata_t,
+        options: *const attn_split_options_t,
+        out: *mut attn_batch_split_t,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_split_decodes_prefills_and_extends()."]
 pub type PFN_attn_split_decodes_prefills_and_extends = ::core::option::Option<
     unsafe extern "C" fn(
@@ -762,6 +795,19 @@ pub type PFN_attn_reorder_batch_to_split_decodes_and_prefills = ::core::option::
     unsafe extern "C" fn(
         num_scheduled_tokens: *const i32,
         num_computed_tokens: *const i32,
+        num_reqs: i64,
+        decode_threshold: i32,
+        out_swaps: *mut i32,
+        swaps_capacity: i64,
+        out_num_swaps: *mut i64,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_reorder_batch_to_split_decodes_and_prefills_v2()."]
+pub type PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2 = ::core::option::Option<
+    unsafe extern "C" fn(
+        num_scheduled_tokens: *const i32,
+        num_computed_tokens: *const i32,
+        num_prompt_tokens: *const i32,
         num_reqs: i64,
         decode_threshold: i32,
         out_swaps: *mut i32,
@@ -789,6 +835,16 @@ pub type PFN_attn_get_dcp_local_seq_lens = ::core::option::Option<
         dcp_rank: i32,
         cp_kv_cache_interleave_size: i32,
         out: *const attn_tensor_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_compute_token_to_req_indices()."]
+pub type PFN_attn_compute_token_to_req_indices = ::core::option::Option<
+    unsafe extern "C" fn(
+        query_start_loc: *const attn_tensor_t,
+        out: *const attn_tensor_t,
+        num_mapped_tokens: i64,
+        num_tokens: i64,
         stream: attn_stream_t,
     ) -> *mut attn_error_t,
 >;
@@ -988,6 +1044,20 @@ pub type PFN_attn_maybe_create_ubatch_slices = ::core::option::Option<
         num_reqs_padded: i64,
         num_ubatches: i32,
         split_point: i64,
+        out_slices: *mut attn_ubatch_slice_t,
+        out_padded_slices: *mut attn_ubatch_slice_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_maybe_create_ubatch_slices_ex()."]
+pub type PFN_attn_maybe_create_ubatch_slices_ex = ::core::option::Option<
+    unsafe extern "C" fn(
+        num_scheduled_tokens: *const i32,
+        num_reqs: i64,
+        num_tokens_padded: i64,
+        num_reqs_padded: i64,
+        num_ubatches: i32,
+        split_points: *const i64,
+        num_split_points: i64,
         out_slices: *mut attn_ubatch_slice_t,
         out_padded_slices: *mut attn_ubatch_slice_t,
     ) -> *mut attn_error_t,
@@ -1509,4 +1579,8 @@ pub struct attn_api {
     pub attn_plugin_name: PFN_attn_plugin_name,
     pub attn_backend_info: PFN_attn_backend_info,
     pub attn_get_api: PFN_attn_get_api,
+    pub attn_split_decodes_and_prefills_ex: PFN_attn_split_decodes_and_prefills_ex,
+    pub attn_reorder_batch_to_split_decodes_and_prefills_v2: PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2,
+    pub attn_maybe_create_ubatch_slices_ex: PFN_attn_maybe_create_ubatch_slices_ex,
+    pub attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
 }

@@ -40,6 +40,8 @@ pub const ATTN_COMMON_METADATA_STRUCT_SIZE: usize =
     offset_of!(attn_common_metadata_t, is_prefilling) + size_of::<*const attn_tensor_t>();
 /// `ATTN_BATCH_SPLIT_STRUCT_SIZE`.
 pub const ATTN_BATCH_SPLIT_STRUCT_SIZE: usize = offset_of!(attn_batch_split_t, num_prefill_tokens) + size_of::<i64>();
+/// `ATTN_SPLIT_OPTIONS_STRUCT_SIZE`.
+pub const ATTN_SPLIT_OPTIONS_STRUCT_SIZE: usize = offset_of!(attn_split_options_t, reserved) + size_of::<i32>();
 /// `ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE`.
 pub const ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE: usize =
     offset_of!(attn_slot_mapping_args_t, extension) + size_of::<*mut c_void>();
@@ -65,7 +67,8 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 /// `ATTN_PLUGIN_TABLE_STRUCT_SIZE`.
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
-pub const ATTN_API_STRUCT_SIZE: usize = offset_of!(attn_api_t, attn_get_api) + size_of::<PFN_attn_get_api>();
+pub const ATTN_API_STRUCT_SIZE: usize =
+    offset_of!(attn_api_t, attn_compute_token_to_req_indices) + size_of::<PFN_attn_compute_token_to_req_indices>();
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -207,6 +210,17 @@ impl attn_batch_split_t {
     };
 }
 
+impl attn_split_options_t {
+    /// `ATTN_SPLIT_OPTIONS_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_SPLIT_OPTIONS_STRUCT_SIZE,
+        decode_threshold: 1,
+        require_uniform: 0,
+        treat_short_extends_as_decodes: 1,
+        reserved: 0,
+    };
+}
+
 impl attn_slot_mapping_args_t {
     /// `ATTN_SLOT_MAPPING_ARGS_INIT`.
     pub const INIT: Self = Self {
@@ -339,6 +353,11 @@ impl Default for attn_common_metadata_t {
     }
 }
 impl Default for attn_batch_split_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
+impl Default for attn_split_options_t {
     fn default() -> Self {
         Self::INIT
     }
@@ -573,6 +592,10 @@ macro_rules! with_attn_functions {
             attn_plugin_name: PFN_attn_plugin_name,
             attn_backend_info: PFN_attn_backend_info,
             attn_get_api: PFN_attn_get_api,
+            attn_split_decodes_and_prefills_ex: PFN_attn_split_decodes_and_prefills_ex,
+            attn_reorder_batch_to_split_decodes_and_prefills_v2: PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2,
+            attn_maybe_create_ubatch_slices_ex: PFN_attn_maybe_create_ubatch_slices_ex,
+            attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
         }
     };
 }
