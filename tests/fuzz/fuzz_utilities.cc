@@ -74,6 +74,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       attn_batch_split_t s = ATTN_BATCH_SPLIT_INIT;
       drop(attn_split_decodes_and_prefills(&b.c, static_cast<int32_t>(in.count(8)), in.u8() % 2, &s));
       drop(attn_split_decodes_prefills_and_extends(&b.c, static_cast<int32_t>(in.count(8)), &s));
+      // ABI 1.4: every option, NULL options, hostile struct_size / reserved
+      attn_split_options_t o = ATTN_SPLIT_OPTIONS_INIT;
+      o.decode_threshold = static_cast<int32_t>(in.count(8)) - (in.one_in(8) ? 9 : 0);
+      o.require_uniform = in.u8() % 2;
+      o.treat_short_extends_as_decodes = in.u8() % 2;
+      if (in.one_in(8)) o.reserved = 1;
+      if (in.one_in(8)) o.struct_size = static_cast<size_t>(in.u8());
+      drop(attn_split_decodes_and_prefills_ex(&b.c, in.one_in(6) ? nullptr : &o, &s));
       break;
     }
     case 1: {
@@ -86,6 +94,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       drop(attn_reorder_batch_to_split_decodes_and_prefills(sched.data(), comp.data(), n,
                                                             static_cast<int32_t>(in.count(4)),
                                                             swaps.data(), in.count(n + 1), &k));
+      std::vector<int32_t> prompt(n);
+      for (int64_t i = 0; i < n; ++i)
+        prompt[i] = in.one_in(16) ? -1 : static_cast<int32_t>(in.count(12));
+      drop(attn_reorder_batch_to_split_decodes_and_prefills_v2(
+          sched.data(), comp.data(), in.one_in(16) ? nullptr : prompt.data(), n,
+          static_cast<int32_t>(in.count(4)), swaps.data(), in.count(n + 1), &k));
       break;
     }
     case 2: {
@@ -179,10 +193,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    case 10:
+    case 10: {
       drop(attn_slice_query_start_locs(b.c.query_start_loc, in.count(n), in.count(n + 1),
                                        out_vec(in, a, n + 1), nullptr));
+      // ABI 1.4: reads only query_start_loc (lying values included), writes num_tokens entries
+      const int64_t tokens = in.one_in(8) ? in.i64() : in.count(400);
+      drop(attn_compute_token_to_req_indices(b.c.query_start_loc,
+                                             out_vec(in, a, tokens >= 0 && tokens < 4096 ? tokens : 0),
+                                             in.one_in(8) ? in.i64() : in.count(400), tokens, nullptr));
       break;
+    }
     case 11: {
       std::vector<int32_t> sched(n);
       for (int64_t i = 0; i < n; ++i) sched[i] = static_cast<int32_t>(in.count(20));
@@ -199,6 +219,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       drop(attn_maybe_create_ubatch_slices(sched.data(), n, in.count(400), in.count(30), ub,
                                            in.count(200), sl.data(), pad.data()));
+      // ABI 1.4: a list of split points (any count, order and range)
+      std::vector<int64_t> points(in.u8() % 9);
+      for (auto& p : points) p = in.one_in(8) ? in.i64() : in.count(400);
+      drop(attn_maybe_create_ubatch_slices_ex(sched.data(), n, in.count(400), in.count(30), ub,
+                                              in.one_in(8) ? nullptr : points.data(),
+                                              static_cast<int64_t>(points.size()), sl.data(),
+                                              pad.data()));
       break;
     }
     default: {
