@@ -277,10 +277,7 @@ pub fn header_function_table() -> Vec<String> {
 fn the_table_is_in_the_order_of_attn_api_functions() {
     let header = header_function_table();
     // every exported function is in the lists (the parse found them all)
-    let exported = repo_file("abi/symbols.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .count();
+    let exported = repo_file("abi/symbols.txt").lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).count();
     assert_eq!(header.len(), exported, "ATTN_API_FUNCTIONS_1_* against abi/symbols.txt");
     let ours: Vec<String> = SYMBOLS.iter().map(|s| s.to_string()).collect();
     assert_eq!(ours, header, "sys::Api against ATTN_API_FUNCTIONS of attn_c.h");
