@@ -957,6 +957,70 @@ typedef attn_error_t* (*PFN_attn_split_prefill_chunks)(const int32_t* seq_lens, 
                                                        int64_t bounds_capacity,
                                                        int64_t* out_num_chunks);
 
+/**
+ * @brief vLLM 0.33's compute_mm_prefix_range_tensor: the multimodal PrefixLM ranges of each
+ * request as a zero-padded (num_seqs, max_ranges, 2) int32 tensor, for the Triton kernel
+ * (ABI 1.4).
+ *
+ * Request i's list is its ranges, or [(0, 0)] when it has none; when every list is [(0, 0)]
+ * the result is vLLM's None (`*out_max_ranges` = 0, `out` untouched). Otherwise max_ranges is
+ * the longest list and row i holds its ranges, then (0, 0) padding. Two-phase: call with
+ * `out` NULL to learn max_ranges, then with a (num_seqs, max_ranges, 2) output. vLLM copies
+ * the result to the device (async_tensor_h2d); libattn writes host memory, the copy is the
+ * caller's.
+ * @param[in] mm_req_doc_ranges (num_ranges, 3) int32 host rows (request, start, end),
+ *            requests non-decreasing (the layout of attn_common_metadata_t's
+ *            `mm_req_doc_ranges` in ABI 1.4); rows of requests >= num_seqs are not read;
+ *            NULL for vLLM's None.
+ * @param[in] num_seqs Requests (>= 0).
+ * @param[in] out NULL, or a compact (num_seqs, max_ranges, 2) int32 host tensor.
+ * @param[out] out_max_ranges Receives max_ranges (0: None).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument (an output of
+ *         another shape states the one needed).
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_compute_mm_prefix_range_tensor(const attn_tensor_t* mm_req_doc_ranges,
+                                                           int64_t num_seqs,
+                                                           const attn_tensor_t* out,
+                                                           int64_t* out_max_ranges) ATTN_NOEXCEPT;
+/** Pointer type of attn_compute_mm_prefix_range_tensor(). */
+typedef attn_error_t* (*PFN_attn_compute_mm_prefix_range_tensor)(
+    const attn_tensor_t* mm_req_doc_ranges, int64_t num_seqs, const attn_tensor_t* out,
+    int64_t* out_max_ranges);
+
+/**
+ * @brief vLLM 0.33's fill_mm_prefix_query_ranges: for each scheduled query token, the absolute
+ * [start, end] of the multimodal PrefixLM range that holds it (ABI 1.4).
+ *
+ * With T = query_start_loc_cpu[num_reqs]: nothing is written and `*out_num_rows` is 0 when the
+ * ranges are None, T <= 0, or no range with start < end covers a scheduled token (request r's
+ * query token j sits at position seq_lens_cpu[r] - query_len[r] + j); otherwise rows [0, T) of
+ * `out` become (-1, -1), each covered token's row its range (later rows of mm_req_doc_ranges
+ * win where ranges overlap), and `*out_num_rows` is T.
+ * @param[in] out Compact (max_tokens, 2) int32 host staging buffer; max_tokens >= T whenever
+ *            ranges are given (vLLM's assertion: "mm_prefix staging buffer holds ...").
+ * @param[in] mm_req_doc_ranges (num_ranges, 3) int32 host rows (request, start, end), requests
+ *            in [0, num_reqs), non-decreasing; NULL for vLLM's None.
+ * @param[in] query_start_loc_cpu (num_reqs + 1,) int32 host, non-negative, non-decreasing.
+ * @param[in] seq_lens_cpu (>= num_reqs,) int32 host (0.33's upper bound serves: it only needs
+ *            to be exact for prefill rows).
+ * @param[out] out_num_rows Receives the rows written (0 or T).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_fill_mm_prefix_query_ranges(const attn_tensor_t* out,
+                                                        const attn_tensor_t* mm_req_doc_ranges,
+                                                        const attn_tensor_t* query_start_loc_cpu,
+                                                        const attn_tensor_t* seq_lens_cpu,
+                                                        int64_t* out_num_rows) ATTN_NOEXCEPT;
+/** Pointer type of attn_fill_mm_prefix_query_ranges(). */
+typedef attn_error_t* (*PFN_attn_fill_mm_prefix_query_ranges)(
+    const attn_tensor_t* out, const attn_tensor_t* mm_req_doc_ranges,
+    const attn_tensor_t* query_start_loc_cpu, const attn_tensor_t* seq_lens_cpu,
+    int64_t* out_num_rows);
+
 /** Value of `dcp_rank` for the lengths of every rank. */
 #define ATTN_DCP_ALL_RANKS (-1)
 
@@ -2284,7 +2348,9 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_split_decodes_and_prefills_ex)                        \
   X(attn_reorder_batch_to_split_decodes_and_prefills_v2)       \
   X(attn_maybe_create_ubatch_slices_ex)                        \
-  X(attn_compute_token_to_req_indices)
+  X(attn_compute_token_to_req_indices)                         \
+  X(attn_compute_mm_prefix_range_tensor)                       \
+  X(attn_fill_mm_prefix_query_ranges)
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
@@ -2335,8 +2401,8 @@ struct attn_api {
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
 #define ATTN_API_STRUCT_SIZE \
-  (offsetof(attn_api_t, attn_compute_token_to_req_indices) + \
-   sizeof(PFN_attn_compute_token_to_req_indices))
+  (offsetof(attn_api_t, attn_fill_mm_prefix_query_ranges) + \
+   sizeof(PFN_attn_fill_mm_prefix_query_ranges))
 
 /** @} */
 

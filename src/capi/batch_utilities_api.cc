@@ -141,6 +141,35 @@ ATTN_API attn_error_t* attn_split_prefill_chunks(const int32_t* seq_lens, int64_
   ATTN_API_CATCH
 }
 
+ATTN_API attn_error_t* attn_compute_mm_prefix_range_tensor(const attn_tensor_t* mm_req_doc_ranges,
+                                                           int64_t num_seqs,
+                                                           const attn_tensor_t* out,
+                                                           int64_t* out_max_ranges) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out_max_ranges, "out_max_ranges");
+  *out_max_ranges = attn::compute_mm_prefix_range_tensor(
+      attn::capi::to_tensor(mm_req_doc_ranges, "mm_req_doc_ranges"), num_seqs,
+      attn::capi::to_tensor(out, "out"));
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_fill_mm_prefix_query_ranges(const attn_tensor_t* out,
+                                                        const attn_tensor_t* mm_req_doc_ranges,
+                                                        const attn_tensor_t* query_start_loc_cpu,
+                                                        const attn_tensor_t* seq_lens_cpu,
+                                                        int64_t* out_num_rows) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out_num_rows, "out_num_rows");
+  *out_num_rows = attn::fill_mm_prefix_query_ranges(
+      attn::capi::to_required_tensor(out, "out"),
+      attn::capi::to_tensor(mm_req_doc_ranges, "mm_req_doc_ranges"),
+      attn::capi::to_required_tensor(query_start_loc_cpu, "query_start_loc_cpu"),
+      attn::capi::to_required_tensor(seq_lens_cpu, "seq_lens_cpu"));
+  return nullptr;
+  ATTN_API_CATCH
+}
+
 ATTN_API attn_error_t* attn_get_dcp_local_seq_lens(const attn_tensor_t* seq_lens, int32_t dcp_size,
                                                    int32_t dcp_rank,
                                                    int32_t cp_kv_cache_interleave_size,

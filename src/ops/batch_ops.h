@@ -101,6 +101,23 @@ int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
 int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t workspace_size,
                              int64_t request_offset, int64_t* bounds);
 
+/// vLLM 0.33's multimodal PrefixLM ranges (mm_req_doc_ranges) arrive as `rows`: num_ranges
+/// rows (request, start, end) of int32, requests non-decreasing.
+/// compute_mm_prefix_range_tensor's width: the most ranges of a request in [0, num_seqs) (at
+/// least 1), or 0 for vLLM's None (every request has no range or the one range (0, 0)).
+int64_t mm_prefix_max_ranges(const int32_t* rows, int64_t num_ranges, int64_t num_seqs);
+/// compute_mm_prefix_range_tensor into `out` (num_seqs x max_ranges x 2, compact): request i's
+/// ranges in order, then (0, 0) padding; rows of requests outside [0, num_seqs) are not read.
+void mm_prefix_range_tensor(const int32_t* rows, int64_t num_ranges, int64_t num_seqs,
+                            int64_t max_ranges, int32_t* out);
+/// fill_mm_prefix_query_ranges into `out` ((>= qsl[num_reqs]) x 2): returns 0 (out untouched)
+/// when no range (start < end) covers a scheduled query token, else qsl[num_reqs] after
+/// setting those rows to -1 and each covered token t's row to its range (start, end); a token
+/// of request r at query offset j has position seq_lens[r] - query_len + j. Requests of `rows`
+/// must lie in [0, num_reqs) and qsl must not decrease (the caller checks both).
+int64_t fill_mm_prefix_query_ranges(const int32_t* rows, int64_t num_ranges, const int32_t* qsl,
+                                    const int32_t* seq_lens, int64_t num_reqs, int32_t* out);
+
 /// The host side of make_local_attention_virtual_batches: everything but the device copies.
 /// Arrays hold num_virtual_batches(...) entries (query_start_loc_local one more).
 struct LocalAttentionPlan {

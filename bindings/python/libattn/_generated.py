@@ -473,6 +473,8 @@ PFN_attn_split_decodes_prefills_and_extends = CFUNCTYPE(c_void_p, POINTER(attn_c
 PFN_attn_reorder_batch_to_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
 PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2 = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
 PFN_attn_split_prefill_chunks = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, POINTER(c_int64), c_int64, POINTER(c_int64))
+PFN_attn_compute_mm_prefix_range_tensor = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64))
+PFN_attn_fill_mm_prefix_query_ranges = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64))
 PFN_attn_get_dcp_local_seq_lens = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int32, c_int32, c_int32, POINTER(attn_tensor_t), c_void_p)
 PFN_attn_compute_token_to_req_indices = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p)
 PFN_attn_reshape_query_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
@@ -690,6 +692,8 @@ attn_api_t._fields_ = [
     ("attn_reorder_batch_to_split_decodes_and_prefills_v2", PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2),
     ("attn_maybe_create_ubatch_slices_ex", PFN_attn_maybe_create_ubatch_slices_ex),
     ("attn_compute_token_to_req_indices", PFN_attn_compute_token_to_req_indices),
+    ("attn_compute_mm_prefix_range_tensor", PFN_attn_compute_mm_prefix_range_tensor),
+    ("attn_fill_mm_prefix_query_ranges", PFN_attn_fill_mm_prefix_query_ranges),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -715,7 +719,7 @@ ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_ca
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_compute_token_to_req_indices.offset + attn_api_t.attn_compute_token_to_req_indices.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_fill_mm_prefix_query_ranges.offset + attn_api_t.attn_fill_mm_prefix_query_ranges.size
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -779,6 +783,8 @@ SIGNATURES = {
     "attn_reorder_batch_to_split_decodes_and_prefills_v2": (c_void_p, [POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64)]),
     "attn_maybe_create_ubatch_slices_ex": (c_void_p, [POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, POINTER(c_int64), c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t)]),
     "attn_compute_token_to_req_indices": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p]),
+    "attn_compute_mm_prefix_range_tensor": (c_void_p, [POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64)]),
+    "attn_fill_mm_prefix_query_ranges": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64)]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -844,6 +850,8 @@ SINCE = {
     "attn_reorder_batch_to_split_decodes_and_prefills_v2": (1, 4),
     "attn_maybe_create_ubatch_slices_ex": (1, 4),
     "attn_compute_token_to_req_indices": (1, 4),
+    "attn_compute_mm_prefix_range_tensor": (1, 4),
+    "attn_fill_mm_prefix_query_ranges": (1, 4),
 }
 
 # ---- what each hand-written module re-exports
@@ -904,6 +912,8 @@ CALLBACKS = (
     "PFN_attn_reorder_batch_to_split_decodes_and_prefills",
     "PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2",
     "PFN_attn_split_prefill_chunks",
+    "PFN_attn_compute_mm_prefix_range_tensor",
+    "PFN_attn_fill_mm_prefix_query_ranges",
     "PFN_attn_get_dcp_local_seq_lens",
     "PFN_attn_compute_token_to_req_indices",
     "PFN_attn_reshape_query_for_spec_decode",

@@ -147,6 +147,13 @@ def _i32(values: ArrayLike, name: str) -> np.ndarray:
     return a
 
 
+def _doc_range_rows(ranges: Mapping[int, Sequence[Tuple[int, int]]]) -> np.ndarray:
+    """vLLM 0.33's mm_req_doc_ranges dict as (num_ranges, 3) int32 rows (request, start, end),
+    requests in order, each request's ranges in the dict's order."""
+    rows = [(int(req), int(a), int(b)) for req in sorted(ranges) for a, b in ranges[req]]
+    return np.array(rows, dtype=np.int32).reshape(len(rows), 3)
+
+
 def _p(a: np.ndarray, ctype: Any = ctypes.c_int32) -> Any:
     return a.ctypes.data_as(ctypes.POINTER(ctype))
 
@@ -515,6 +522,37 @@ class UtilitiesMixin:
         self.check(self.optional_function("attn_compute_token_to_req_indices")(  # type: ignore[attr-defined]
             q.struct, o.struct, num_mapped_tokens, n, stream_handle(stream)))
         return out[:n]
+
+    def compute_mm_prefix_range_tensor(self, mm_prefix_range: Optional[Mapping[int, Sequence[Tuple[int, int]]]],
+                                       num_seqs: int) -> Optional[np.ndarray]:
+        """``attn_compute_mm_prefix_range_tensor`` (ABI 1.4): vLLM 0.33's padded
+        (num_seqs, max_ranges, 2) int32 range tensor (host memory), or None."""
+        rows = None if mm_prefix_range is None else _doc_range_rows(mm_prefix_range)
+        fn = self.optional_function("attn_compute_mm_prefix_range_tensor")  # type: ignore[attr-defined]
+        r = None if rows is None else tensor_arg(rows, name="mm_req_doc_ranges")
+        width = ctypes.c_int64()
+        self.check(fn(r.struct if r else None, num_seqs, None, ctypes.byref(width)))
+        if width.value == 0:
+            return None
+        out = np.zeros((num_seqs, width.value, 2), np.int32)
+        o = output_arg(out, name="out")
+        self.check(fn(r.struct if r else None, num_seqs, o.struct, ctypes.byref(width)))
+        return out
+
+    def fill_mm_prefix_query_ranges(self, out: Any,
+                                    mm_prefix_range: Optional[Mapping[int, Sequence[Tuple[int, int]]]],
+                                    query_start_loc_cpu: ArrayLike, seq_lens_cpu: ArrayLike) -> int:
+        """``attn_fill_mm_prefix_query_ranges`` (ABI 1.4): vLLM 0.33's per-query-token range
+        rows written into ``out`` ((max_tokens, 2) int32); returns the rows written."""
+        rows = None if mm_prefix_range is None else _doc_range_rows(mm_prefix_range)
+        r = None if rows is None else tensor_arg(rows, name="mm_req_doc_ranges")
+        o = output_arg(out, name="out")
+        q = tensor_arg(query_start_loc_cpu, name="query_start_loc_cpu")
+        s = tensor_arg(seq_lens_cpu, name="seq_lens_cpu")
+        n = ctypes.c_int64()
+        self.check(self.optional_function("attn_fill_mm_prefix_query_ranges")(  # type: ignore[attr-defined]
+            o.struct, r.struct if r else None, q.struct, s.struct, ctypes.byref(n)))
+        return n.value
 
     def _ubatch_outputs(self, n: int) -> Tuple[attn_ubatch_out_t, Any]:
         arrays = [np.zeros(n + 1, np.int32), np.zeros(n + 1, np.int32), np.zeros(max(n, 1), np.int32),

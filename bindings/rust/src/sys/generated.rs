@@ -827,6 +827,25 @@ pub type PFN_attn_split_prefill_chunks = ::core::option::Option<
         out_num_chunks: *mut i64,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_compute_mm_prefix_range_tensor()."]
+pub type PFN_attn_compute_mm_prefix_range_tensor = ::core::option::Option<
+    unsafe extern "C" fn(
+        mm_req_doc_ranges: *const attn_tensor_t,
+        num_seqs: i64,
+        out: *const attn_tensor_t,
+        out_max_ranges: *mut i64,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_fill_mm_prefix_query_ranges()."]
+pub type PFN_attn_fill_mm_prefix_query_ranges = ::core::option::Option<
+    unsafe extern "C" fn(
+        out: *const attn_tensor_t,
+        mm_req_doc_ranges: *const attn_tensor_t,
+        query_start_loc_cpu: *const attn_tensor_t,
+        seq_lens_cpu: *const attn_tensor_t,
+        out_num_rows: *mut i64,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_get_dcp_local_seq_lens()."]
 pub type PFN_attn_get_dcp_local_seq_lens = ::core::option::Option<
     unsafe extern "C" fn(
@@ -1583,4 +1602,6 @@ pub struct attn_api {
     pub attn_reorder_batch_to_split_decodes_and_prefills_v2: PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2,
     pub attn_maybe_create_ubatch_slices_ex: PFN_attn_maybe_create_ubatch_slices_ex,
     pub attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
+    pub attn_compute_mm_prefix_range_tensor: PFN_attn_compute_mm_prefix_range_tensor,
+    pub attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
 }

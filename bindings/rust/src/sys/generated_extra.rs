@@ -68,7 +68,7 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
 pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_compute_token_to_req_indices) + size_of::<PFN_attn_compute_token_to_req_indices>();
+    offset_of!(attn_api_t, attn_fill_mm_prefix_query_ranges) + size_of::<PFN_attn_fill_mm_prefix_query_ranges>();
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -596,6 +596,8 @@ macro_rules! with_attn_functions {
             attn_reorder_batch_to_split_decodes_and_prefills_v2: PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2,
             attn_maybe_create_ubatch_slices_ex: PFN_attn_maybe_create_ubatch_slices_ex,
             attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
+            attn_compute_mm_prefix_range_tensor: PFN_attn_compute_mm_prefix_range_tensor,
+            attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
         }
     };
 }
