@@ -130,3 +130,68 @@ func (l *Library) ComputeTokenToReqIndices(queryStartLoc, out Tensor, numMappedT
 		return err
 	})
 }
+
+// ComputeMMPrefixRangeTensor is vLLM 0.33's compute_mm_prefix_range_tensor
+// (attn_compute_mm_prefix_range_tensor): docRanges is the (num_ranges, 3) int32 host tensor of
+// (request, start, end) rows (the zero Tensor is vLLM's None). It returns the zero-padded
+// (numSeqs, maxRanges, 2) ranges, or nil for vLLM's None.
+func (l *Library) ComputeMMPrefixRangeTensor(docRanges Tensor, numSeqs int64) ([]int32, int64, error) {
+	if err := l.hasSince("attn_compute_mm_prefix_range_tensor", "1.4"); err != nil {
+		return nil, 0, err
+	}
+	var width C.int64_t
+	err := withArena(func(a *arena) error {
+		r, err := a.tensor(&docRanges, "mm_req_doc_ranges", false)
+		if err != nil {
+			return err
+		}
+		return l.takeError(C.gattn_compute_mm_prefix_range_tensor(l.api, r, C.int64_t(numSeqs), nil, &width))
+	})
+	if err != nil || width == 0 {
+		return nil, 0, err
+	}
+	out := make([]int32, numSeqs*int64(width)*2)
+	shaped, err := Shaped(out, numSeqs, int64(width), 2)
+	if err != nil {
+		return nil, 0, err
+	}
+	err = withArena(func(a *arena) error {
+		var r, o *C.attn_tensor_t
+		if err := stageAll(a, []staged{{&docRanges, "mm_req_doc_ranges", false, &r}, {&shaped, "out", true, &o}}); err != nil {
+			return err
+		}
+		err := l.takeError(C.gattn_compute_mm_prefix_range_tensor(l.api, r, C.int64_t(numSeqs), o, &width))
+		if err == nil {
+			a.copyBack()
+		}
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, int64(width), nil
+}
+
+// FillMMPrefixQueryRanges is vLLM 0.33's fill_mm_prefix_query_ranges
+// (attn_fill_mm_prefix_query_ranges): into out, a (max_tokens, 2) int32 host tensor, the
+// [start, end] range of each scheduled query token ((-1, -1) outside every range). It returns
+// the rows written: 0 (out untouched) when no range covers a scheduled token.
+func (l *Library) FillMMPrefixQueryRanges(out, docRanges, queryStartLocCPU, seqLensCPU Tensor) (int64, error) {
+	if err := l.hasSince("attn_fill_mm_prefix_query_ranges", "1.4"); err != nil {
+		return 0, err
+	}
+	var rows C.int64_t
+	err := withArena(func(a *arena) error {
+		var o, r, q, s *C.attn_tensor_t
+		if err := stageAll(a, []staged{{&out, "out", true, &o}, {&docRanges, "mm_req_doc_ranges", false, &r},
+			{&queryStartLocCPU, "query_start_loc_cpu", false, &q}, {&seqLensCPU, "seq_lens_cpu", false, &s}}); err != nil {
+			return err
+		}
+		err := l.takeError(C.gattn_fill_mm_prefix_query_ranges(l.api, o, r, q, s, &rows))
+		if err == nil {
+			a.copyBack()
+		}
+		return err
+	})
+	return int64(rows), err
+}

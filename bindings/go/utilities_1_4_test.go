@@ -80,3 +80,35 @@ func TestComputeTokenToReqIndices(t *testing.T) {
 	err := l.ComputeTokenToReqIndices(attn.Slice([]int32{0, 3}), attn.Slice(out), 5, 9, 0)
 	wantError(t, err, attn.ErrInvalidArgument, "out")
 }
+
+func TestMMPrefixRanges(t *testing.T) {
+	l := library(t)
+	// {0: [(2, 5), (9, 12)], 2: [(1, 3)], 5: [(7, 8)]}, 3 requests: vLLM 0.33's tensor
+	rows := get(attn.Matrix([]int32{0, 2, 5, 0, 9, 12, 2, 1, 3, 5, 7, 8}, 3))(t)
+	out, width, err := l.ComputeMMPrefixRangeTensor(rows, 3)
+	ok(t, err)
+	if width != 2 || !reflect.DeepEqual(out, []int32{2, 5, 9, 12, 0, 0, 0, 0, 1, 3, 0, 0}) {
+		t.Fatalf("range tensor %v (width %d)", out, width)
+	}
+	out, width, err = l.ComputeMMPrefixRangeTensor(attn.Tensor{}, 3) // None
+	ok(t, err)
+	if out != nil || width != 0 {
+		t.Fatalf("None gave %v", out)
+	}
+	// fill: query_start_loc [0, 4, 4, 9], seq_lens [10, 3, 9]
+	fill := get(attn.Matrix([]int32{0, 5, 7, 0, 9, 9, 2, 2, 4, 2, 6, 20}, 3))(t)
+	buf := make([]int32, 20)
+	for i := range buf {
+		buf[i] = -7
+	}
+	n, err := l.FillMMPrefixQueryRanges(get(attn.Matrix(buf, 2))(t), fill, attn.Slice([]int32{0, 4, 4, 9}),
+		attn.Slice([]int32{10, 3, 9}))
+	ok(t, err)
+	want := []int32{5, 7, 5, 7, -1, -1, -1, -1, 2, 4, -1, -1, 6, 20, 6, 20, 6, 20, -7, -7}
+	if n != 9 || !reflect.DeepEqual(buf, want) {
+		t.Fatalf("fill %d %v", n, buf)
+	}
+	_, err = l.FillMMPrefixQueryRanges(get(attn.Matrix(make([]int32, 8), 2))(t), fill,
+		attn.Slice([]int32{0, 4, 4, 9}), attn.Slice([]int32{10, 3, 9}))
+	wantError(t, err, attn.ErrInvalidArgument, "mm_prefix staging buffer holds 4 tokens, got 9")
+}

@@ -109,6 +109,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int64_t k = 0;
       drop(attn_split_prefill_chunks(seq.data(), n, in.count(400), in.count(4), bounds.data(),
                                      in.count(n + 1), &k));
+      // ABI 1.4: the multimodal PrefixLM helpers, with lying rows (requests out of range or out
+      // of order, start >= end), shapes and capacities
+      const int64_t nr = in.count(8);
+      attn_tensor_t* rows = fuzz::make_tensor(in, a, nr, in.one_in(8) ? in.count(4) : 3, 32, [&](int64_t) {
+        return in.one_in(8) ? static_cast<int32_t>(in.u32()) : static_cast<int32_t>(in.count(n + 1));
+      });
+      int64_t w = 0;
+      drop(attn_compute_mm_prefix_range_tensor(in.one_in(8) ? nullptr : rows, in.count(n + 1), nullptr, &w));
+      if (w >= 0 && w < 64 && n < 4096)
+        drop(attn_compute_mm_prefix_range_tensor(rows, n, fuzz::make_tensor(in, a, n * w * 2, -1, 32,
+                                                                             [](int64_t) { return 0; }),
+                                                 &w));
+      drop(attn_fill_mm_prefix_query_ranges(
+          fuzz::make_tensor(in, a, in.one_in(8) ? in.count(64) : 300, 2, 32, [](int64_t) { return 0; }),
+          in.one_in(8) ? nullptr : rows, b.c.query_start_loc_cpu ? b.c.query_start_loc_cpu : b.c.query_start_loc,
+          b.c.seq_lens, &k));
       break;
     }
     case 3: {

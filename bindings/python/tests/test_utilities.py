@@ -87,6 +87,24 @@ def test_ubatch_slices_033(lib):
     assert "num_split_points=1 must be num_ubatches - 1 = 2" in e.value.message
 
 
+def test_mm_prefix_ranges(lib):
+    # vLLM 0.33.0's compute_mm_prefix_range_tensor and fill_mm_prefix_query_ranges on these dicts
+    t = lib.compute_mm_prefix_range_tensor({0: [(2, 5), (9, 12)], 2: [(1, 3)], 5: [(7, 8)]}, 3)
+    assert t.tolist() == [[[2, 5], [9, 12]], [[0, 0], [0, 0]], [[1, 3], [0, 0]]]
+    assert lib.compute_mm_prefix_range_tensor({1: [(0, 0)]}, 3) is None
+    assert lib.compute_mm_prefix_range_tensor(None, 3) is None
+    out = np.full((10, 2), -7, np.int32)
+    qsl, seq = np.array([0, 4, 4, 9], np.int32), np.array([10, 3, 9], np.int32)
+    n = lib.fill_mm_prefix_query_ranges(out, {0: [(5, 7), (9, 9)], 2: [(2, 4), (6, 20)]}, qsl, seq)
+    assert n == 9
+    assert out.tolist() == [[5, 7], [5, 7], [-1, -1], [-1, -1], [2, 4], [-1, -1], [6, 20],
+                            [6, 20], [6, 20], [-7, -7]]
+    assert lib.fill_mm_prefix_query_ranges(out, None, qsl, seq) == 0
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.fill_mm_prefix_query_ranges(np.zeros((4, 2), np.int32), {0: [(5, 7)]}, qsl, seq)
+    assert "mm_prefix staging buffer holds 4 tokens, got 9" in e.value.message
+
+
 def test_token_to_req_indices(lib):
     qsl = np.array([0, 3, 3, 5], np.int32)
     assert lib.compute_token_to_req_indices(qsl, 5, 7).tolist() == [0, 0, 0, 2, 2, 0, 0]
