@@ -102,7 +102,8 @@ int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t 
                              int64_t request_offset, int64_t* bounds);
 
 /// vLLM 0.33's multimodal PrefixLM ranges (mm_req_doc_ranges) arrive as `rows`: num_ranges
-/// rows (request, start, end) of int32, requests non-decreasing.
+/// rows (request, start, end) of int32, requests non-decreasing (each request's ranges one run;
+/// nothing is sized by num_seqs).
 /// compute_mm_prefix_range_tensor's width: the most ranges of a request in [0, num_seqs) (at
 /// least 1), or 0 for vLLM's None (every request has no range or the one range (0, 0)).
 int64_t mm_prefix_max_ranges(const int32_t* rows, int64_t num_ranges, int64_t num_seqs);

@@ -11,19 +11,20 @@ namespace attn::ops {
 
 int64_t mm_prefix_max_ranges(const int32_t* rows, int64_t num_ranges, int64_t num_seqs) {
   // range_lists[i] = dict.get(i, [(0, 0)]) or [(0, 0)]; None when every list is [(0, 0)].
-  std::vector<int64_t> count(static_cast<size_t>(num_seqs), 0);
+  // Rows are grouped by request, so a request's list is one run of rows (nothing sized by
+  // num_seqs is allocated).
   bool all_empty = true;
-  for (int64_t k = 0; k < num_ranges; ++k) {
-    const int32_t r = rows[3 * k];
-    if (r < 0 || r >= num_seqs) continue;  // keys past num_seqs are not read
-    ++count[r];
-  }
   int64_t max_ranges = 1;
-  for (int64_t k = 0; k < num_ranges; ++k) {
+  for (int64_t k = 0; k < num_ranges;) {
     const int32_t r = rows[3 * k];
-    if (r < 0 || r >= num_seqs) continue;
-    if (count[r] > 1 || rows[3 * k + 1] != 0 || rows[3 * k + 2] != 0) all_empty = false;
-    max_ranges = std::max(max_ranges, count[r]);
+    int64_t end = k + 1;
+    while (end < num_ranges && rows[3 * end] == r) ++end;
+    if (r >= 0 && r < num_seqs) {
+      const int64_t count = end - k;
+      if (count > 1 || rows[3 * k + 1] != 0 || rows[3 * k + 2] != 0) all_empty = false;
+      max_ranges = std::max(max_ranges, count);
+    }
+    k = end;
   }
   return all_empty ? 0 : max_ranges;
 }
@@ -31,11 +32,11 @@ int64_t mm_prefix_max_ranges(const int32_t* rows, int64_t num_ranges, int64_t nu
 void mm_prefix_range_tensor(const int32_t* rows, int64_t num_ranges, int64_t num_seqs,
                             int64_t max_ranges, int32_t* out) {
   std::fill(out, out + num_seqs * max_ranges * 2, 0);
-  std::vector<int64_t> used(static_cast<size_t>(num_seqs), 0);
-  for (int64_t k = 0; k < num_ranges; ++k) {
+  for (int64_t k = 0, used = 0; k < num_ranges; ++k) {
     const int32_t r = rows[3 * k];
-    if (r < 0 || r >= num_seqs || used[r] >= max_ranges) continue;
-    int32_t* dst = out + (r * max_ranges + used[r]++) * 2;
+    used = k > 0 && rows[3 * (k - 1)] == r ? used + 1 : 0;  // index within the request's run
+    if (r < 0 || r >= num_seqs || used >= max_ranges) continue;
+    int32_t* dst = out + (r * max_ranges + used) * 2;
     dst[0] = rows[3 * k + 1];
     dst[1] = rows[3 * k + 2];
   }

@@ -387,6 +387,14 @@ static void test_mm_prefix_bad_input(void** state) {
                "out must be a compact (2, 1, 2) int32 tensor");
   ASSERT_ERROR(attn_compute_mm_prefix_range_tensor(&rt, -1, NULL, &width), ATTN_ERR_INVALID_ARGUMENT,
                "num_seqs=-1 is negative");
+  ASSERT_ERROR(attn_compute_mm_prefix_range_tensor(&rt, (int64_t)1 << 31, NULL, &width),
+               ATTN_ERR_INVALID_ARGUMENT, "num_seqs=2147483648 exceeds 2^31-1");
+  /* found by the fuzzer: a huge num_seqs allocated per-request counts; nothing is sized by it */
+  {
+    int64_t big = -1;
+    ASSERT_OK(attn_compute_mm_prefix_range_tensor(&rt, ((int64_t)1 << 31) - 1, NULL, &big));
+    assert_int_equal(big, 1);
+  }
   ASSERT_ERROR(attn_compute_mm_prefix_range_tensor(&two_cols, 2, NULL, &width), ATTN_ERR_INVALID_ARGUMENT,
                "mm_req_doc_ranges must be a (num_ranges, 3) tensor");
   ASSERT_ERROR(attn_compute_mm_prefix_range_tensor(&rt, 2, NULL, NULL), ATTN_ERR_INVALID_ARGUMENT,
