@@ -865,19 +865,21 @@ typedef struct attn_batch_split {
 /**
  * @brief vLLM's split_decodes_and_prefills on a reordered batch (decodes first).
  *
- * All decodes when max_query_len <= decode_threshold (and not require_uniform, or
- * decode_threshold <= 1); all prefills when the first query is longer than the threshold; with
- * require_uniform, a batch whose queries all equal the first (or are 0, padding) is all
- * decodes and must have num_reqs * query_len[0] == num_actual_tokens, otherwise a prefill is a
- * query whose length differs from the first; without it, a query longer than the threshold.
- * Decode tokens = query_start_loc[first prefill].
+ * vLLM 0.33's semantics with treat_short_extends_as_decodes=True (attn_split_decodes_and_prefills_ex()
+ * takes every option). All decodes when max_query_len <= decode_threshold (and not
+ * require_uniform, or decode_threshold <= 1); all prefills when the first query is longer than
+ * the threshold; with require_uniform, a batch whose queries all equal the first or are 0 (a
+ * padded uniform batch, whatever its token count) is all decodes, otherwise a prefill is a
+ * query whose length differs from the first and is not 0; without it, a query longer than the
+ * threshold. Decode tokens = query_start_loc[first prefill].
  * @param[in] common The batch (block table and slot mapping may be NULL); query lengths are
  *            read from query_start_loc_cpu (or query_start_loc in host memory).
  * @param[in] decode_threshold The longest query counted as a decode (>= 0).
  * @param[in] require_uniform Non-zero to require uniform decodes (full CUDA graphs).
  * @param[in,out] out A split whose struct_size is set; the extend counts are 0.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for a malformed batch, or "tokens not
- *         padded correctly" (vLLM's assertion) for a uniform batch whose token count is wrong.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for a malformed batch. (Before vLLM 0.33
+ *         and libattn 1.4, a uniform batch whose token count was not num_reqs * query_len[0]
+ *         was refused with "tokens not padded correctly"; 0.33 accepts it.)
  */
 ATTN_API attn_error_t* attn_split_decodes_and_prefills(const attn_common_metadata_t* common,
                                                        int32_t decode_threshold,
@@ -888,6 +890,57 @@ typedef attn_error_t* (*PFN_attn_split_decodes_and_prefills)(const attn_common_m
                                                              int32_t decode_threshold,
                                                              int32_t require_uniform,
                                                              attn_batch_split_t* out);
+
+/** The keyword arguments of vLLM 0.33's split_decodes_and_prefills (ABI 1.4). Fill with
+ *  ::ATTN_SPLIT_OPTIONS_INIT (vLLM's defaults). */
+typedef struct attn_split_options {
+  size_t struct_size;                     /**< ::ATTN_SPLIT_OPTIONS_STRUCT_SIZE. */
+  int32_t decode_threshold;               /**< The longest query counted as a decode (>= 0;
+                                               default 1). */
+  int32_t require_uniform;                /**< Non-zero: decodes share the first query length
+                                               (full CUDA graphs; default 0). */
+  int32_t treat_short_extends_as_decodes; /**< Non-zero (default): short extends, rows still
+                                               in their prompt with a query <= threshold, are
+                                               decodes. 0: every row `common->is_prefilling`
+                                               marks is a prefill, and the all-decodes
+                                               shortcuts are skipped. */
+  int32_t reserved;                       /**< Must be 0. */
+} attn_split_options_t;
+
+/** Size of ::attn_split_options_t in this header version (ABI 1.4, the smallest accepted). */
+#define ATTN_SPLIT_OPTIONS_STRUCT_SIZE \
+  (offsetof(attn_split_options_t, reserved) + sizeof(int32_t))
+/** Initializer with vLLM's defaults: threshold 1, not uniform, short extends as decodes. */
+#define ATTN_SPLIT_OPTIONS_INIT { ATTN_SPLIT_OPTIONS_STRUCT_SIZE, 1, 0, 1, 0 }
+
+/**
+ * @brief vLLM 0.33's split_decodes_and_prefills(common, decode_threshold, require_uniform,
+ * treat_short_extends_as_decodes) on a batch ordered decode -> short extend -> long extend ->
+ * prefill (ABI 1.4).
+ *
+ * As attn_split_decodes_and_prefills() when treat_short_extends_as_decodes is non-zero. When it
+ * is 0: no all-decodes shortcut (neither max_query_len <= threshold nor the padded uniform
+ * batch); all prefills when the first query is longer than the threshold; otherwise a request
+ * is a prefill when its query is longer than the threshold (with require_uniform: differs from
+ * the first and is not 0) or `common->is_prefilling` marks it, and the first prefill splits the
+ * batch.
+ * @param[in] common The batch (block table and slot mapping may be NULL); query lengths are
+ *            read from query_start_loc_cpu (or query_start_loc in host memory).
+ *            `is_prefilling` is required when treat_short_extends_as_decodes is 0.
+ * @param[in] options The options; NULL for vLLM's defaults (::ATTN_SPLIT_OPTIONS_INIT).
+ * @param[in,out] out A split whose struct_size is set; the extend counts are 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for a malformed batch or options
+ *         (negative threshold, reserved not 0, is_prefilling NULL when it is needed).
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_split_decodes_and_prefills_ex(const attn_common_metadata_t* common,
+                                                          const attn_split_options_t* options,
+                                                          attn_batch_split_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_decodes_and_prefills_ex(). */
+typedef attn_error_t* (*PFN_attn_split_decodes_and_prefills_ex)(
+    const attn_common_metadata_t* common, const attn_split_options_t* options,
+    attn_batch_split_t* out);
 
 /**
  * @brief vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend ->
@@ -906,13 +959,16 @@ typedef attn_error_t* (*PFN_attn_split_decodes_prefills_and_extends)(
     const attn_common_metadata_t* common, int32_t decode_threshold, attn_batch_split_t* out);
 
 /**
- * @brief vLLM's reorder_batch_to_split_decodes_and_prefills: the swaps that order a batch
- * decode (<= threshold scheduled tokens, with context) -> extend (more, with context) -> prefill
- * (no context), moving only misplaced requests.
+ * @brief vLLM's reorder_batch_to_split_decodes_and_prefills before 0.33: the swaps that order a
+ * batch decode (<= threshold scheduled tokens, with context) -> extend (more, with context) ->
+ * prefill (no context), moving only misplaced requests.
  *
  * The misplaced requests, stably sorted by region, fill the misplaced positions in order; the
  * swaps follow the cycles in the order vLLM calls `swap_states(src, dst)`. Apply them in order
- * to your own per-request state.
+ * to your own per-request state. This is
+ * attn_reorder_batch_to_split_decodes_and_prefills_v2() with every request done with its prompt
+ * (no short extends); vLLM 0.33 moves short extends (still in their prompt) behind the decodes:
+ * use the v2 function to match it.
  * @param[in] num_scheduled_tokens Host array: tokens scheduled per request (>= 0).
  * @param[in] num_computed_tokens Host array: tokens already computed per request (>= 0).
  * @param[in] num_reqs Entries in both arrays.
@@ -933,6 +989,43 @@ ATTN_API attn_error_t* attn_reorder_batch_to_split_decodes_and_prefills(
 typedef attn_error_t* (*PFN_attn_reorder_batch_to_split_decodes_and_prefills)(
     const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens, int64_t num_reqs,
     int32_t decode_threshold, int32_t* out_swaps, int64_t swaps_capacity, int64_t* out_num_swaps);
+
+/**
+ * @brief vLLM 0.33's reorder_batch_to_split_decodes_and_prefills: the swaps that order a batch
+ * into four regions, decode -> short extend -> long extend -> prefill, moving only misplaced
+ * requests (ABI 1.4).
+ *
+ * Request i is a prefill when num_computed_tokens[i] == 0 (whatever its scheduled tokens); with
+ * context, a long extend when num_scheduled_tokens[i] > decode_threshold, else a short extend
+ * when num_computed_tokens[i] < num_prompt_tokens[i] (still in its prompt), else a decode. The
+ * misplaced requests, stably sorted by region, fill the misplaced positions in order; the swaps
+ * follow the cycles in the order vLLM calls `swap_states(src, dst)`. Apply them in order to
+ * your own per-request state.
+ * @param[in] num_scheduled_tokens Host array: tokens scheduled per request (>= 0).
+ * @param[in] num_computed_tokens Host array: tokens already computed per request (>= 0).
+ * @param[in] num_prompt_tokens Host array: prompt length per request (>= 0; vLLM's
+ *            `input_batch.num_prompt_tokens`).
+ * @param[in] num_reqs Entries in the three arrays.
+ * @param[in] decode_threshold The longest decode (>= 0).
+ * @param[out] out_swaps Receives `*out_num_swaps` pairs: out_swaps[2k] = src,
+ *             out_swaps[2k + 1] = dst. `num_reqs` pairs always suffice.
+ * @param[in] swaps_capacity Pairs `out_swaps` holds.
+ * @param[out] out_num_swaps Receives the number of swaps; 0 means the batch was already ordered
+ *             (vLLM returns False).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (NULL arrays, negative counts, or a
+ *         capacity smaller than the swaps needed, which the message states).
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_reorder_batch_to_split_decodes_and_prefills_v2(
+    const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens,
+    const int32_t* num_prompt_tokens, int64_t num_reqs, int32_t decode_threshold,
+    int32_t* out_swaps, int64_t swaps_capacity, int64_t* out_num_swaps) ATTN_NOEXCEPT;
+/** Pointer type of attn_reorder_batch_to_split_decodes_and_prefills_v2(). */
+typedef attn_error_t* (*PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2)(
+    const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens,
+    const int32_t* num_prompt_tokens, int64_t num_reqs, int32_t decode_threshold,
+    int32_t* out_swaps, int64_t swaps_capacity, int64_t* out_num_swaps);
 
 /**
  * @brief vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
@@ -959,6 +1052,70 @@ typedef attn_error_t* (*PFN_attn_split_prefill_chunks)(const int32_t* seq_lens, 
                                                        int64_t bounds_capacity,
                                                        int64_t* out_num_chunks);
 
+/**
+ * @brief vLLM 0.33's compute_mm_prefix_range_tensor: the multimodal PrefixLM ranges of each
+ * request as a zero-padded (num_seqs, max_ranges, 2) int32 tensor, for the Triton kernel
+ * (ABI 1.4).
+ *
+ * Request i's list is its ranges, or [(0, 0)] when it has none; when every list is [(0, 0)]
+ * the result is vLLM's None (`*out_max_ranges` = 0, `out` untouched). Otherwise max_ranges is
+ * the longest list and row i holds its ranges, then (0, 0) padding. Two-phase: call with
+ * `out` NULL to learn max_ranges, then with a (num_seqs, max_ranges, 2) output. vLLM copies
+ * the result to the device (async_tensor_h2d); libattn writes host memory, the copy is the
+ * caller's.
+ * @param[in] mm_req_doc_ranges (num_ranges, 3) int32 host rows (request, start, end),
+ *            requests non-decreasing (the layout of attn_common_metadata_t's
+ *            `mm_req_doc_ranges` in ABI 1.4); rows of requests >= num_seqs are not read;
+ *            NULL for vLLM's None.
+ * @param[in] num_seqs Requests (>= 0).
+ * @param[in] out NULL, or a compact (num_seqs, max_ranges, 2) int32 host tensor.
+ * @param[out] out_max_ranges Receives max_ranges (0: None).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument (an output of
+ *         another shape states the one needed).
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_compute_mm_prefix_range_tensor(const attn_tensor_t* mm_req_doc_ranges,
+                                                           int64_t num_seqs,
+                                                           const attn_tensor_t* out,
+                                                           int64_t* out_max_ranges) ATTN_NOEXCEPT;
+/** Pointer type of attn_compute_mm_prefix_range_tensor(). */
+typedef attn_error_t* (*PFN_attn_compute_mm_prefix_range_tensor)(
+    const attn_tensor_t* mm_req_doc_ranges, int64_t num_seqs, const attn_tensor_t* out,
+    int64_t* out_max_ranges);
+
+/**
+ * @brief vLLM 0.33's fill_mm_prefix_query_ranges: for each scheduled query token, the absolute
+ * [start, end] of the multimodal PrefixLM range that holds it (ABI 1.4).
+ *
+ * With T = query_start_loc_cpu[num_reqs]: nothing is written and `*out_num_rows` is 0 when the
+ * ranges are None, T <= 0, or no range with start < end covers a scheduled token (request r's
+ * query token j sits at position seq_lens_cpu[r] - query_len[r] + j); otherwise rows [0, T) of
+ * `out` become (-1, -1), each covered token's row its range (later rows of mm_req_doc_ranges
+ * win where ranges overlap), and `*out_num_rows` is T.
+ * @param[in] out Compact (max_tokens, 2) int32 host staging buffer; max_tokens >= T whenever
+ *            ranges are given (vLLM's assertion: "mm_prefix staging buffer holds ...").
+ * @param[in] mm_req_doc_ranges (num_ranges, 3) int32 host rows (request, start, end), requests
+ *            in [0, num_reqs), non-decreasing; NULL for vLLM's None.
+ * @param[in] query_start_loc_cpu (num_reqs + 1,) int32 host, non-negative, non-decreasing.
+ * @param[in] seq_lens_cpu (>= num_reqs,) int32 host (0.33's upper bound serves: it only needs
+ *            to be exact for prefill rows).
+ * @param[out] out_num_rows Receives the rows written (0 or T).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_fill_mm_prefix_query_ranges(const attn_tensor_t* out,
+                                                        const attn_tensor_t* mm_req_doc_ranges,
+                                                        const attn_tensor_t* query_start_loc_cpu,
+                                                        const attn_tensor_t* seq_lens_cpu,
+                                                        int64_t* out_num_rows) ATTN_NOEXCEPT;
+/** Pointer type of attn_fill_mm_prefix_query_ranges(). */
+typedef attn_error_t* (*PFN_attn_fill_mm_prefix_query_ranges)(
+    const attn_tensor_t* out, const attn_tensor_t* mm_req_doc_ranges,
+    const attn_tensor_t* query_start_loc_cpu, const attn_tensor_t* seq_lens_cpu,
+    int64_t* out_num_rows);
+
 /** Value of `dcp_rank` for the lengths of every rank. */
 #define ATTN_DCP_ALL_RANKS (-1)
 
@@ -971,8 +1128,9 @@ typedef attn_error_t* (*PFN_attn_split_prefill_chunks)(const int32_t* seq_lens, 
  * @param[in] dcp_size DCP world size (>= 1).
  * @param[in] dcp_rank A rank in [0, dcp_size), or ::ATTN_DCP_ALL_RANKS.
  * @param[in] cp_kv_cache_interleave_size Interleave (>= 1).
- * @param[in] out (n,) int32 for one rank (or dcp_size == 1), else compact (n, dcp_size), where
- *            seq_lens lives.
+ * @param[in] out (n,) int32 for one rank; for ::ATTN_DCP_ALL_RANKS a compact (n, dcp_size)
+ *            int32 tensor, as vLLM (0.33) returns, (n, 1) when dcp_size == 1 (where libattn 1.3
+ *            and earlier asked for (n,), which stays accepted); where seq_lens lives.
  * @param[in] stream CUDA stream for device tensors.
  * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
  */
@@ -987,6 +1145,34 @@ typedef attn_error_t* (*PFN_attn_get_dcp_local_seq_lens)(const attn_tensor_t* se
                                                          int32_t cp_kv_cache_interleave_size,
                                                          const attn_tensor_t* out,
                                                          attn_stream_t stream);
+
+/**
+ * @brief vLLM 0.33's compute_token_to_req_indices (v1/attention/ops/metadata.py): the request
+ * index of each of the first `num_tokens` tokens (ABI 1.4).
+ *
+ * With num_reqs = query_start_loc's length - 1: out[t] for t < num_mapped_tokens is the first
+ * request r whose query_start_loc[r + 1] > t, at most num_reqs - 1 (tokens past the batch map
+ * to the last request; -1 when num_reqs is 0, as vLLM's kernel gives); out[t] = 0 for
+ * num_mapped_tokens <= t < num_tokens; entries from num_tokens on are not written. Reads only
+ * query_start_loc (never a host mirror), so it is safe to capture in a CUDA graph.
+ * @param[in] query_start_loc (num_reqs + 1,) int32, host or CUDA (vLLM's device tensor).
+ * @param[in] out (>= num_tokens,) int32 where query_start_loc lives.
+ * @param[in] num_mapped_tokens Tokens that get their request (>= 0; may exceed num_tokens).
+ * @param[in] num_tokens Entries written (0 <= n <= 2^31-1).
+ * @param[in] stream CUDA stream for device tensors (one kernel).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_compute_token_to_req_indices(const attn_tensor_t* query_start_loc,
+                                                         const attn_tensor_t* out,
+                                                         int64_t num_mapped_tokens,
+                                                         int64_t num_tokens,
+                                                         attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_compute_token_to_req_indices(). */
+typedef attn_error_t* (*PFN_attn_compute_token_to_req_indices)(
+    const attn_tensor_t* query_start_loc, const attn_tensor_t* out, int64_t num_mapped_tokens,
+    int64_t num_tokens, attn_stream_t stream);
 
 /**
  * @brief vLLM's reshape_query_for_spec_decode: a (batch_size, tokens / batch_size, heads, dim)
@@ -1127,12 +1313,14 @@ typedef attn_error_t* (*PFN_attn_compute_causal_conv1d_metadata)(
 
 /**
  * @brief vLLM's make_kv_sharing_fast_prefill_common_attn_metadata: the batch of the tokens whose
- * logits are needed. When max_query_len == 1 the result is the input batch as it is (outputs
- * untouched). Otherwise: the request of each of the first num_logits_indices logits indices
+ * logits are needed. When max_query_len == 1, or when fast prefill is not armed for this step
+ * (`logits_indices_padded` is NULL, as in vLLM 0.33; libattn 1.3 and earlier refused it), the
+ * result is the input batch as it is (outputs untouched). Otherwise: the request of each of the first num_logits_indices logits indices
  * (bucketize over query_start_loc[1:], right), counted per request, give the new
  * query_start_loc; num_actual_tokens = their total, max_query_len = the largest count;
  * seq_lens, block table, slot mapping and max_seq_len are kept; causal.
- * @param[in] common The batch, with logits_indices_padded (sorted, inside the batch's tokens).
+ * @param[in] common The batch; logits_indices_padded, when given, sorted and inside the batch's
+ *            tokens.
  * @param[in] logits_indices_cpu Host copy of logits_indices_padded (>= num_logits_indices
  *            entries, same dtype); required when logits_indices_padded is device memory.
  * @param[in] out_query_start_loc (>= num_reqs + 1,) int32 where the batch lives.
@@ -1290,9 +1478,11 @@ typedef struct attn_ubatch_slice {
  * @param[in] num_reqs Requests.
  * @param[in] num_tokens_padded Tokens after padding (>= the scheduled total, <= 2^31-1).
  * @param[in] num_reqs_padded Requests after padding (>= num_reqs).
- * @param[in] num_ubatches Micro-batches (1 <= n <= min(1024, num_tokens_padded)).
+ * @param[in] num_ubatches Micro-batches (1 <= n <= 1024). More micro-batches than tokens give
+ *            empty slices, as in vLLM 0.33 (libattn 1.3 and earlier refused them).
  * @param[in] split_point Tokens per split (at most num_tokens_padded); 0 for
- *            num_tokens_padded / num_ubatches.
+ *            num_tokens_padded / num_ubatches. A list of split points:
+ *            attn_maybe_create_ubatch_slices_ex().
  * @param[in,out] out_slices `num_ubatches` slices whose struct_size is set.
  * @param[in,out] out_padded_slices `num_ubatches` slices whose struct_size is set.
  * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT.
@@ -1309,6 +1499,43 @@ typedef attn_error_t* (*PFN_attn_maybe_create_ubatch_slices)(
     const int32_t* num_scheduled_tokens, int64_t num_reqs, int64_t num_tokens_padded,
     int64_t num_reqs_padded, int32_t num_ubatches, int64_t split_point,
     attn_ubatch_slice_t* out_slices, attn_ubatch_slice_t* out_padded_slices);
+
+/**
+ * @brief vLLM 0.33's maybe_create_ubatch_slices(should_ubatch=True, ..., split_point) with
+ * split_point a list (one token split point per micro-batch boundary) or None (ABI 1.4).
+ *
+ * The token ranges are [0, p_1), [p_1, p_2), ..., [p_{n-1}, scheduled total), each slice's
+ * requests those overlapping its tokens (numpy searchsorted right - 1 of its start, left of its
+ * end); the padded slices extend the last one to num_reqs_padded requests and
+ * num_tokens_padded tokens. Slices may be empty (more micro-batches than tokens, equal points).
+ * @param[in] num_scheduled_tokens Host array of `num_reqs` counts (>= 0).
+ * @param[in] num_reqs Requests.
+ * @param[in] num_tokens_padded Tokens after padding (>= the scheduled total, <= 2^31-1).
+ * @param[in] num_reqs_padded Requests after padding (>= num_reqs).
+ * @param[in] num_ubatches Micro-batches (1 <= n <= 1024).
+ * @param[in] split_points `num_split_points` token split points, non-decreasing, each in
+ *            [0, num_tokens_padded] (libattn's check: vLLM would make slices that end before
+ *            they start); NULL for vLLM's None: split_point * i with split_point =
+ *            num_tokens_padded / num_ubatches.
+ * @param[in] num_split_points num_ubatches - 1 (vLLM asserts it); 0 when split_points is NULL.
+ * @param[in,out] out_slices `num_ubatches` slices whose struct_size is set.
+ * @param[in,out] out_padded_slices `num_ubatches` slices whose struct_size is set.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument; nothing is
+ *         written on failure.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_maybe_create_ubatch_slices_ex(
+    const int32_t* num_scheduled_tokens, int64_t num_reqs, int64_t num_tokens_padded,
+    int64_t num_reqs_padded, int32_t num_ubatches, const int64_t* split_points,
+    int64_t num_split_points, attn_ubatch_slice_t* out_slices,
+    attn_ubatch_slice_t* out_padded_slices) ATTN_NOEXCEPT;
+/** Pointer type of attn_maybe_create_ubatch_slices_ex(). */
+typedef attn_error_t* (*PFN_attn_maybe_create_ubatch_slices_ex)(
+    const int32_t* num_scheduled_tokens, int64_t num_reqs, int64_t num_tokens_padded,
+    int64_t num_reqs_padded, int32_t num_ubatches, const int64_t* split_points,
+    int64_t num_split_points, attn_ubatch_slice_t* out_slices,
+    attn_ubatch_slice_t* out_padded_slices);
 
 /** Output tensors of one micro-batch's metadata (n = its requests). */
 typedef struct attn_ubatch_out {
@@ -2218,8 +2445,14 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
 
 /** The functions ABI 1.4 added; frozen like the 1.0 list once 1.4 is released.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS_1_4(X)                           \
-  X(attn_get_vllm_release)
+#define ATTN_API_FUNCTIONS_1_4(X)                              \
+  X(attn_get_vllm_release)                                   \
+  X(attn_split_decodes_and_prefills_ex)                        \
+  X(attn_reorder_batch_to_split_decodes_and_prefills_v2)       \
+  X(attn_maybe_create_ubatch_slices_ex)                        \
+  X(attn_compute_token_to_req_indices)                         \
+  X(attn_compute_mm_prefix_range_tensor)                       \
+  X(attn_fill_mm_prefix_query_ranges)
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
@@ -2270,7 +2503,8 @@ struct attn_api {
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
 #define ATTN_API_STRUCT_SIZE \
-  (offsetof(attn_api_t, attn_get_vllm_release) + sizeof(PFN_attn_get_vllm_release))
+  (offsetof(attn_api_t, attn_fill_mm_prefix_query_ranges) + \
+   sizeof(PFN_attn_fill_mm_prefix_query_ranges))
 
 /** @} */
 

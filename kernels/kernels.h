@@ -81,6 +81,11 @@ int slice_query_start_locs(int device_id, void* stream, const int32_t* qsl, int6
                            int64_t stop, int32_t skip_first, int32_t skip_last,
                            int32_t* out) noexcept;
 
+/// See ops::compute_token_to_req_indices. One launch (one thread per token).
+int compute_token_to_req_indices(int device_id, void* stream, const int32_t* qsl,
+                                 int64_t num_reqs, int64_t num_mapped_tokens, int64_t num_tokens,
+                                 int32_t* out) noexcept;
+
 /// See ops::copy_trim_last. One launch.
 int copy_trim_last(int device_id, void* stream, const int32_t* in, int64_t n, int32_t skip_last,
                    int32_t* out) noexcept;

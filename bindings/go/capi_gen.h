@@ -82,7 +82,13 @@
   X(attn_plugin_name) \
   X(attn_backend_info) \
   X(attn_get_api) \
-  X(attn_get_vllm_release)
+  X(attn_get_vllm_release) \
+  X(attn_split_decodes_and_prefills_ex) \
+  X(attn_reorder_batch_to_split_decodes_and_prefills_v2) \
+  X(attn_maybe_create_ubatch_slices_ex) \
+  X(attn_compute_token_to_req_indices) \
+  X(attn_compute_mm_prefix_range_tensor) \
+  X(attn_fill_mm_prefix_query_ranges)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -144,6 +150,12 @@ typedef struct gattn_api {
   __typeof__(&attn_backend_info) attn_backend_info;
   __typeof__(&attn_get_api) attn_get_api;
   __typeof__(&attn_get_vllm_release) attn_get_vllm_release;
+  __typeof__(&attn_split_decodes_and_prefills_ex) attn_split_decodes_and_prefills_ex;
+  __typeof__(&attn_reorder_batch_to_split_decodes_and_prefills_v2) attn_reorder_batch_to_split_decodes_and_prefills_v2;
+  __typeof__(&attn_maybe_create_ubatch_slices_ex) attn_maybe_create_ubatch_slices_ex;
+  __typeof__(&attn_compute_token_to_req_indices) attn_compute_token_to_req_indices;
+  __typeof__(&attn_compute_mm_prefix_range_tensor) attn_compute_mm_prefix_range_tensor;
+  __typeof__(&attn_fill_mm_prefix_query_ranges) attn_fill_mm_prefix_query_ranges;
 } gattn_api_t;
 
 /* Trampolines: gattn_<name without attn_>(api, the arguments). */
@@ -204,6 +216,12 @@ static inline const char* gattn_plugin_name(const gattn_api_t* a, const attn_plu
 static inline attn_error_t* gattn_backend_info(const gattn_api_t* a, size_t index, attn_backend_info_t* out) { return a->attn_backend_info(index, out); }
 static inline attn_error_t* gattn_get_api(const gattn_api_t* a, uint32_t major, uint32_t minor, const attn_api_t** out) { return a->attn_get_api(major, minor, out); }
 static inline attn_error_t* gattn_get_vllm_release(const gattn_api_t* a, const char** release, uint32_t* major, uint32_t* minor, uint32_t* patch) { return a->attn_get_vllm_release(release, major, minor, patch); }
+static inline attn_error_t* gattn_split_decodes_and_prefills_ex(const gattn_api_t* a, const attn_common_metadata_t* common, const attn_split_options_t* options, attn_batch_split_t* out) { return a->attn_split_decodes_and_prefills_ex(common, options, out); }
+static inline attn_error_t* gattn_reorder_batch_to_split_decodes_and_prefills_v2(const gattn_api_t* a, const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens, const int32_t* num_prompt_tokens, int64_t num_reqs, int32_t decode_threshold, int32_t* out_swaps, int64_t swaps_capacity, int64_t* out_num_swaps) { return a->attn_reorder_batch_to_split_decodes_and_prefills_v2(num_scheduled_tokens, num_computed_tokens, num_prompt_tokens, num_reqs, decode_threshold, out_swaps, swaps_capacity, out_num_swaps); }
+static inline attn_error_t* gattn_maybe_create_ubatch_slices_ex(const gattn_api_t* a, const int32_t* num_scheduled_tokens, int64_t num_reqs, int64_t num_tokens_padded, int64_t num_reqs_padded, int32_t num_ubatches, const int64_t* split_points, int64_t num_split_points, attn_ubatch_slice_t* out_slices, attn_ubatch_slice_t* out_padded_slices) { return a->attn_maybe_create_ubatch_slices_ex(num_scheduled_tokens, num_reqs, num_tokens_padded, num_reqs_padded, num_ubatches, split_points, num_split_points, out_slices, out_padded_slices); }
+static inline attn_error_t* gattn_compute_token_to_req_indices(const gattn_api_t* a, const attn_tensor_t* query_start_loc, const attn_tensor_t* out, int64_t num_mapped_tokens, int64_t num_tokens, uintptr_t stream) { return a->attn_compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_tokens, (attn_stream_t)stream); }
+static inline attn_error_t* gattn_compute_mm_prefix_range_tensor(const gattn_api_t* a, const attn_tensor_t* mm_req_doc_ranges, int64_t num_seqs, const attn_tensor_t* out, int64_t* out_max_ranges) { return a->attn_compute_mm_prefix_range_tensor(mm_req_doc_ranges, num_seqs, out, out_max_ranges); }
+static inline attn_error_t* gattn_fill_mm_prefix_query_ranges(const gattn_api_t* a, const attn_tensor_t* out, const attn_tensor_t* mm_req_doc_ranges, const attn_tensor_t* query_start_loc_cpu, const attn_tensor_t* seq_lens_cpu, int64_t* out_num_rows) { return a->attn_fill_mm_prefix_query_ranges(out, mm_req_doc_ranges, query_start_loc_cpu, seq_lens_cpu, out_num_rows); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
 static inline attn_kv_cache_spec_t gattn_kv_cache_spec_init(void) { attn_kv_cache_spec_t v = ATTN_KV_CACHE_SPEC_INIT; return v; }
@@ -212,6 +230,7 @@ static inline attn_allocator_t gattn_allocator_init(void) { attn_allocator_t v =
 static inline attn_builder_config_t gattn_builder_config_init(void) { attn_builder_config_t v = ATTN_BUILDER_CONFIG_INIT; return v; }
 static inline attn_common_metadata_t gattn_common_metadata_init(void) { attn_common_metadata_t v = ATTN_COMMON_METADATA_INIT; return v; }
 static inline attn_batch_split_t gattn_batch_split_init(void) { attn_batch_split_t v = ATTN_BATCH_SPLIT_INIT; return v; }
+static inline attn_split_options_t gattn_split_options_init(void) { attn_split_options_t v = ATTN_SPLIT_OPTIONS_INIT; return v; }
 static inline attn_slot_mapping_args_t gattn_slot_mapping_args_init(void) { attn_slot_mapping_args_t v = ATTN_SLOT_MAPPING_ARGS_INIT; return v; }
 static inline attn_conv1d_info_t gattn_conv1d_info_init(void) { attn_conv1d_info_t v = ATTN_CONV1D_INFO_INIT; return v; }
 static inline attn_local_attention_out_t gattn_local_attention_out_init(void) { attn_local_attention_out_t v = ATTN_LOCAL_ATTENTION_OUT_INIT; return v; }

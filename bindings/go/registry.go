@@ -48,12 +48,16 @@ func (b BackendInfo) Accepts(kind KVCacheKind) bool {
 	return kind >= 0 && kind < 32 && b.KVCacheKinds&(1<<uint(kind)) != 0
 }
 
-func (l *Library) has(function string) error {
+func (l *Library) has(function string) error { return l.hasSince(function, "1.3") }
+
+// hasSince is ErrUnsupported, naming the ABI version that added the function, when the loaded
+// library lacks it.
+func (l *Library) hasSince(function, abi string) error {
 	name := C.CString(function)
 	defer freeString(name)
 	if C.gattn_has_function(l.api, name) == 0 {
-		return newError(ErrUnsupported, "%s: the loaded libattn %d.%d.%d has no %s (ABI 1.3 or later)",
-			l.path, l.version.Major, l.version.Minor, l.version.Patch, function)
+		return newError(ErrUnsupported, "%s: the loaded libattn %d.%d.%d has no %s (ABI %s)",
+			l.path, l.version.Major, l.version.Minor, l.version.Patch, function, abi)
 	}
 	return nil
 }
@@ -61,7 +65,7 @@ func (l *Library) has(function string) error {
 // VLLMRelease is the vLLM release the loaded library matches (attn_get_vllm_release, ABI
 // 1.4): its name ("0.33.0") and numbers. ErrUnsupported from a library older than 1.4.
 func (l *Library) VLLMRelease() (string, Version, error) {
-	if err := l.has("attn_get_vllm_release"); err != nil {
+	if err := l.hasSince("attn_get_vllm_release", "1.4"); err != nil {
 		return "", Version{}, err
 	}
 	var release *C.char

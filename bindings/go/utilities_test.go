@@ -69,10 +69,13 @@ func TestSplitDecodesAndPrefillsOnVLLMsVectors(t *testing.T) {
 			t.Fatalf("case %d %v: %+v, want %v", i, c.queryLens, s, c.want)
 		}
 	}
-	// a uniform batch whose token count is wrong is vLLM's assertion
-	_, err := l.SplitDecodesAndPrefills(splitBatch([]int32{2, 2, 2, 0}, nil, 7), 3, true)
-	wantError(t, err, attn.ErrInvalidArgument, "not padded correctly")
-	_, err = l.SplitDecodesAndPrefills(nil, 1, false)
+	// a padded uniform batch whose token count is not 4 * 2: vLLM 0.33 dropped the "tokens not
+	// padded correctly" assertion, it is all decodes
+	s := get(l.SplitDecodesAndPrefills(splitBatch([]int32{2, 2, 2, 0}, nil, 7), 3, true))(t)
+	if got := [4]int64{s.NumDecodes, s.NumPrefills, s.NumDecodeTokens, s.NumPrefillTokens}; got != [4]int64{4, 0, 7, 0} {
+		t.Fatalf("padded uniform batch: %+v", s)
+	}
+	_, err := l.SplitDecodesAndPrefills(nil, 1, false)
 	wantError(t, err, attn.ErrInvalidArgument, "common is nil")
 }
 

@@ -42,6 +42,29 @@ struct MetadataList {
   }
 };
 
+// Writes the slices to the caller's arrays, after checking every destination.
+void write_ubatch_slices(const std::vector<attn::UbatchSlice>& slices,
+                         const std::vector<attn::UbatchSlice>& padded,
+                         attn_ubatch_slice_t* out_slices, attn_ubatch_slice_t* out_padded_slices) {
+  for (size_t i = 0; i < slices.size(); ++i) {  // check every destination before writing any
+    attn::capi::array_element(out_slices, i, attn::capi::kUbatchSliceSizeV1, "out_slices");
+    attn::capi::array_element(out_padded_slices, i, attn::capi::kUbatchSliceSizeV1, "out_padded_slices");
+  }
+  auto write = [](attn_ubatch_slice_t* dst, const attn::UbatchSlice& s) {
+    attn_ubatch_slice_t v = ATTN_UBATCH_SLICE_INIT;
+    v.request_start = s.request_start;
+    v.request_stop = s.request_stop;
+    v.token_start = s.token_start;
+    v.token_stop = s.token_stop;
+    attn::capi::write_struct(dst, v, attn::capi::kUbatchSliceSizeV1, "out_slices[i]");
+  };
+  for (size_t i = 0; i < slices.size(); ++i) {
+    write(attn::capi::array_element(out_slices, i, attn::capi::kUbatchSliceSizeV1, "out_slices"), slices[i]);
+    write(attn::capi::array_element(out_padded_slices, i, attn::capi::kUbatchSliceSizeV1, "out_padded_slices"),
+          padded[i]);
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -143,24 +166,26 @@ ATTN_API attn_error_t* attn_maybe_create_ubatch_slices(const int32_t* num_schedu
   attn::capi::require(out_padded_slices, "out_padded_slices");
   std::vector<attn::UbatchSlice> slices, padded;
   attn::create_ubatch_slices(num_scheduled_tokens, num_reqs, num_tokens_padded, num_reqs_padded,
-                             num_ubatches, split_point, &slices, &padded);
-  for (size_t i = 0; i < slices.size(); ++i) {  // check every destination before writing any
-    attn::capi::array_element(out_slices, i, attn::capi::kUbatchSliceSizeV1, "out_slices");
-    attn::capi::array_element(out_padded_slices, i, attn::capi::kUbatchSliceSizeV1, "out_padded_slices");
-  }
-  auto write = [](attn_ubatch_slice_t* dst, const attn::UbatchSlice& s) {
-    attn_ubatch_slice_t v = ATTN_UBATCH_SLICE_INIT;
-    v.request_start = s.request_start;
-    v.request_stop = s.request_stop;
-    v.token_start = s.token_start;
-    v.token_stop = s.token_stop;
-    attn::capi::write_struct(dst, v, attn::capi::kUbatchSliceSizeV1, "out_slices[i]");
-  };
-  for (size_t i = 0; i < slices.size(); ++i) {
-    write(attn::capi::array_element(out_slices, i, attn::capi::kUbatchSliceSizeV1, "out_slices"), slices[i]);
-    write(attn::capi::array_element(out_padded_slices, i, attn::capi::kUbatchSliceSizeV1, "out_padded_slices"),
-          padded[i]);
-  }
+                             num_ubatches, split_point, nullptr, 0, &slices, &padded);
+  write_ubatch_slices(slices, padded, out_slices, out_padded_slices);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_maybe_create_ubatch_slices_ex(
+    const int32_t* num_scheduled_tokens, int64_t num_reqs, int64_t num_tokens_padded,
+    int64_t num_reqs_padded, int32_t num_ubatches, const int64_t* split_points,
+    int64_t num_split_points, attn_ubatch_slice_t* out_slices,
+    attn_ubatch_slice_t* out_padded_slices) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out_slices, "out_slices");
+  attn::capi::require(out_padded_slices, "out_padded_slices");
+  if (split_points == nullptr && num_split_points != 0)
+    attn::invalid("split_points is NULL but num_split_points=", num_split_points);
+  std::vector<attn::UbatchSlice> slices, padded;
+  attn::create_ubatch_slices(num_scheduled_tokens, num_reqs, num_tokens_padded, num_reqs_padded,
+                             num_ubatches, 0, split_points, num_split_points, &slices, &padded);
+  write_ubatch_slices(slices, padded, out_slices, out_padded_slices);
   return nullptr;
   ATTN_API_CATCH
 }

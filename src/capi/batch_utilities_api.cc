@@ -28,6 +28,18 @@ void check_out_struct_size(size_t size, size_t min, const char* name) {
                   ", the size of the first ABI version");
 }
 
+// Copies the swap pairs out (nothing is written when the capacity is too small).
+void write_swaps(const std::vector<int32_t>& swaps, int32_t* out_swaps, int64_t swaps_capacity,
+                 int64_t* out_num_swaps) {
+  const auto n = static_cast<int64_t>(swaps.size() / 2);
+  if (n > 0) attn::capi::require(out_swaps, "out_swaps");
+  if (swaps_capacity < n)
+    attn::invalid("swaps_capacity=", swaps_capacity, " is smaller than the ", n,
+                  " swaps this batch needs (num_reqs pairs always suffice)");
+  if (n > 0) std::memcpy(out_swaps, swaps.data(), swaps.size() * sizeof(int32_t));
+  *out_num_swaps = n;
+}
+
 }  // namespace
 
 extern "C" {
@@ -40,7 +52,32 @@ ATTN_API attn_error_t* attn_split_decodes_and_prefills(const attn_common_metadat
   attn::capi::require(out, "out");
   check_out_struct_size(out->struct_size, attn::capi::kBatchSplitSizeV1, "out");
   attn::CommonMetadata c = attn::capi::to_common(common);
-  write_split(out, attn::split_decodes_and_prefills(c, decode_threshold, require_uniform != 0));
+  attn::SplitRequest r;
+  r.decode_threshold = decode_threshold;
+  r.require_uniform = require_uniform != 0;
+  write_split(out, attn::split_decodes_and_prefills(c, r));
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_split_decodes_and_prefills_ex(const attn_common_metadata_t* common,
+                                                          const attn_split_options_t* options,
+                                                          attn_batch_split_t* out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out, "out");
+  check_out_struct_size(out->struct_size, attn::capi::kBatchSplitSizeV1, "out");
+  const attn_split_options_t defaults = ATTN_SPLIT_OPTIONS_INIT;
+  const attn_split_options_t o =
+      options == nullptr
+          ? defaults
+          : attn::capi::read_struct(options, defaults, attn::capi::kSplitOptionsSizeV1, "options");
+  if (o.reserved != 0) attn::invalid("options->reserved=", o.reserved, " must be 0");
+  attn::CommonMetadata c = attn::capi::to_common(common);
+  attn::SplitRequest r;
+  r.decode_threshold = o.decode_threshold;
+  r.require_uniform = o.require_uniform != 0;
+  r.treat_short_extends_as_decodes = o.treat_short_extends_as_decodes != 0;
+  write_split(out, attn::split_decodes_and_prefills(c, r));
   return nullptr;
   ATTN_API_CATCH
 }
@@ -63,15 +100,24 @@ ATTN_API attn_error_t* attn_reorder_batch_to_split_decodes_and_prefills(
     int64_t* out_num_swaps) noexcept {
   ATTN_API_TRY
   attn::capi::require(out_num_swaps, "out_num_swaps");
-  const std::vector<int32_t> swaps = attn::reorder_batch_swaps(
-      num_scheduled_tokens, num_computed_tokens, num_reqs, decode_threshold);
-  const auto n = static_cast<int64_t>(swaps.size() / 2);
-  if (n > 0) attn::capi::require(out_swaps, "out_swaps");
-  if (swaps_capacity < n)
-    attn::invalid("swaps_capacity=", swaps_capacity, " is smaller than the ", n,
-                  " swaps this batch needs (num_reqs pairs always suffice)");
-  if (n > 0) std::memcpy(out_swaps, swaps.data(), swaps.size() * sizeof(int32_t));
-  *out_num_swaps = n;
+  write_swaps(attn::reorder_batch_swaps(num_scheduled_tokens, num_computed_tokens, nullptr,
+                                        num_reqs, decode_threshold),
+              out_swaps, swaps_capacity, out_num_swaps);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_reorder_batch_to_split_decodes_and_prefills_v2(
+    const int32_t* num_scheduled_tokens, const int32_t* num_computed_tokens,
+    const int32_t* num_prompt_tokens, int64_t num_reqs, int32_t decode_threshold,
+    int32_t* out_swaps, int64_t swaps_capacity, int64_t* out_num_swaps) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out_num_swaps, "out_num_swaps");
+  if (num_reqs > 0 && num_prompt_tokens == nullptr)
+    attn::invalid("num_prompt_tokens is NULL but num_reqs=", num_reqs);
+  write_swaps(attn::reorder_batch_swaps(num_scheduled_tokens, num_computed_tokens,
+                                        num_prompt_tokens, num_reqs, decode_threshold),
+              out_swaps, swaps_capacity, out_num_swaps);
   return nullptr;
   ATTN_API_CATCH
 }
@@ -95,6 +141,35 @@ ATTN_API attn_error_t* attn_split_prefill_chunks(const int32_t* seq_lens, int64_
   ATTN_API_CATCH
 }
 
+ATTN_API attn_error_t* attn_compute_mm_prefix_range_tensor(const attn_tensor_t* mm_req_doc_ranges,
+                                                           int64_t num_seqs,
+                                                           const attn_tensor_t* out,
+                                                           int64_t* out_max_ranges) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out_max_ranges, "out_max_ranges");
+  *out_max_ranges = attn::compute_mm_prefix_range_tensor(
+      attn::capi::to_tensor(mm_req_doc_ranges, "mm_req_doc_ranges"), num_seqs,
+      attn::capi::to_tensor(out, "out"));
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_fill_mm_prefix_query_ranges(const attn_tensor_t* out,
+                                                        const attn_tensor_t* mm_req_doc_ranges,
+                                                        const attn_tensor_t* query_start_loc_cpu,
+                                                        const attn_tensor_t* seq_lens_cpu,
+                                                        int64_t* out_num_rows) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out_num_rows, "out_num_rows");
+  *out_num_rows = attn::fill_mm_prefix_query_ranges(
+      attn::capi::to_required_tensor(out, "out"),
+      attn::capi::to_tensor(mm_req_doc_ranges, "mm_req_doc_ranges"),
+      attn::capi::to_required_tensor(query_start_loc_cpu, "query_start_loc_cpu"),
+      attn::capi::to_required_tensor(seq_lens_cpu, "seq_lens_cpu"));
+  return nullptr;
+  ATTN_API_CATCH
+}
+
 ATTN_API attn_error_t* attn_get_dcp_local_seq_lens(const attn_tensor_t* seq_lens, int32_t dcp_size,
                                                    int32_t dcp_rank,
                                                    int32_t cp_kv_cache_interleave_size,
@@ -104,6 +179,19 @@ ATTN_API attn_error_t* attn_get_dcp_local_seq_lens(const attn_tensor_t* seq_lens
   const attn::Tensor s = attn::capi::to_required_tensor(seq_lens, "seq_lens");
   const attn::Tensor o = attn::capi::to_required_tensor(out, "out");
   attn::get_dcp_local_seq_lens(s, dcp_size, dcp_rank, cp_kv_cache_interleave_size, o, stream);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_compute_token_to_req_indices(const attn_tensor_t* query_start_loc,
+                                                         const attn_tensor_t* out,
+                                                         int64_t num_mapped_tokens,
+                                                         int64_t num_tokens,
+                                                         attn_stream_t stream) noexcept {
+  ATTN_API_TRY
+  const attn::Tensor q = attn::capi::to_required_tensor(query_start_loc, "query_start_loc");
+  const attn::Tensor o = attn::capi::to_required_tensor(out, "out");
+  attn::compute_token_to_req_indices(q, o, num_mapped_tokens, num_tokens, stream);
   return nullptr;
   ATTN_API_CATCH
 }

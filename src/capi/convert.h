@@ -109,6 +109,7 @@ T* array_element(T* base, size_t i, size_t min_size, const char* name) {
 
 inline constexpr size_t kBatchSplitSizeV1 = ATTN_BATCH_SPLIT_STRUCT_SIZE;
 inline constexpr size_t kSlotMappingArgsSizeV1 = ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE;
+inline constexpr size_t kSplitOptionsSizeV1 = ATTN_SPLIT_OPTIONS_STRUCT_SIZE;  // ABI 1.4
 inline constexpr size_t kConv1dInfoSizeV1 = ATTN_CONV1D_INFO_STRUCT_SIZE;
 inline constexpr size_t kLocalAttentionOutSizeV1 = ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE;
 inline constexpr size_t kUbatchSliceSizeV1 = ATTN_UBATCH_SLICE_STRUCT_SIZE;

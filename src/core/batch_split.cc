@@ -1,5 +1,7 @@
 #include "core/batch_split.h"
 
+#include <vector>
+
 #include "core/error.h"
 
 namespace attn {
@@ -9,15 +11,26 @@ void check_threshold(int32_t t) {
 }
 }  // namespace
 
-ops::BatchSplit split_decodes_and_prefills(CommonMetadata& common, int32_t decode_threshold,
-                                           bool require_uniform) {
-  check_threshold(decode_threshold);
+ops::BatchSplit split_decodes_and_prefills(CommonMetadata& common, const SplitRequest& request) {
+  check_threshold(request.decode_threshold);
   CommonLimits lim;
   lim.require_tables = false;
   validate(common, lim);
+  ops::SplitOptions o;
+  o.decode_threshold = request.decode_threshold;
+  o.require_uniform = request.require_uniform;
+  o.treat_short_extends_as_decodes = request.treat_short_extends_as_decodes;
+  std::vector<uint8_t> prefilling;
+  if (!request.treat_short_extends_as_decodes) {
+    if (!common.is_prefilling)
+      invalid("common->is_prefilling is NULL; treat_short_extends_as_decodes=0 needs it (vLLM "
+              "asserts is_prefilling is not None)");
+    prefilling.resize(static_cast<size_t>(common.num_reqs));
+    for (int64_t i = 0; i < common.num_reqs; ++i) prefilling[i] = common.prefilling(i) ? 1 : 0;
+    o.is_prefilling = prefilling.data();
+  }
   return ops::split_decodes_and_prefills(common.qsl_host, common.num_reqs,
-                                         common.num_actual_tokens, common.max_query_len,
-                                         decode_threshold, require_uniform);
+                                         common.num_actual_tokens, common.max_query_len, o);
 }
 
 ops::BatchSplit split_decodes_prefills_and_extends(CommonMetadata& common,

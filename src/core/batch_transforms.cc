@@ -41,11 +41,10 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
                                             bool* passthrough) {
   CommonLimits lim;
   validate(c, lim);
-  *passthrough = c.max_query_len == 1;
-  if (*passthrough) return c;  // all requests are single-token decodes: nothing to compute
-  if (!c.logits_indices_padded)
-    invalid("common->logits_indices_padded is NULL; fast prefill needs it when max_query_len=",
-            c.max_query_len);
+  // All requests are single-token decodes, or fast prefill is not armed for this step (vLLM
+  // 0.33: no logits indices, as in a CUDA graph capture): the batch as it is.
+  *passthrough = c.max_query_len == 1 || !c.logits_indices_padded;
+  if (*passthrough) return c;
   const Tensor& padded = *c.logits_indices_padded;
   const int64_t n_idx = c.num_logits_indices;
   const Tensor* host = nullptr;
@@ -219,6 +218,7 @@ constexpr int32_t kMaxUbatches = 1024;
 
 void create_ubatch_slices(const int32_t* num_scheduled, int64_t num_reqs, int64_t num_tokens_padded,
                           int64_t num_reqs_padded, int32_t num_ubatches, int64_t split_point,
+                          const int64_t* split_points, int64_t num_split_points,
                           std::vector<UbatchSlice>* slices, std::vector<UbatchSlice>* padded) {
   if (num_reqs < 0) invalid("num_reqs=", num_reqs, " is negative");
   if (num_reqs > (int64_t{1} << 31) - 1) invalid("num_reqs=", num_reqs, " exceeds 2^31-1");
@@ -237,16 +237,31 @@ void create_ubatch_slices(const int32_t* num_scheduled, int64_t num_reqs, int64_
     invalid("num_tokens_padded=", num_tokens_padded, " is less than the ", cu[num_reqs], " scheduled tokens");
   if (num_ubatches > kMaxUbatches)
     invalid("num_ubatches=", num_ubatches, " exceeds libattn's limit of ", kMaxUbatches);
-  if (num_ubatches > std::max<int64_t>(1, num_tokens_padded))
-    invalid("num_ubatches=", num_ubatches, " exceeds num_tokens_padded=", num_tokens_padded,
-            " (every micro-batch needs a token)");
-  if (split_point <= 0) split_point = num_tokens_padded / num_ubatches;
-  // libattn's check: vLLM would make slices that start after they end (and split_point * i
-  // could overflow).
-  if (split_point > num_tokens_padded)
-    invalid("split_point=", split_point, " exceeds num_tokens_padded=", num_tokens_padded);
+  // More micro-batches than tokens: vLLM 0.33 makes empty slices (split point 0), as here.
   std::vector<int64_t> ends;
-  for (int32_t i = 1; i < num_ubatches; ++i) ends.push_back(split_point * i);
+  if (split_points != nullptr) {
+    if (num_split_points != num_ubatches - 1)
+      invalid("num_split_points=", num_split_points, " must be num_ubatches - 1 = ",
+              num_ubatches - 1, " (one per micro-batch boundary)");
+    // libattn's checks: vLLM would make slices that end before they start.
+    for (int64_t i = 0; i < num_split_points; ++i) {
+      const int64_t p = split_points[i];
+      if (p < 0 || p > num_tokens_padded)
+        invalid("split_points[", i, "]=", p, " is outside [0, num_tokens_padded=",
+                num_tokens_padded, "]");
+      if (i > 0 && p < split_points[i - 1])
+        invalid("split_points[", i, "]=", p, " is less than split_points[", i - 1,
+                "]=", split_points[i - 1], " (the split points must not decrease)");
+      ends.push_back(p);
+    }
+  } else {
+    if (split_point <= 0) split_point = num_tokens_padded / num_ubatches;
+    // libattn's check: vLLM would make slices that start after they end (and split_point * i
+    // could overflow).
+    if (split_point > num_tokens_padded)
+      invalid("split_point=", split_point, " exceeds num_tokens_padded=", num_tokens_padded);
+    for (int32_t i = 1; i < num_ubatches; ++i) ends.push_back(split_point * i);
+  }
   ends.push_back(cu[num_reqs]);
   slices->clear();
   int64_t start = 0;

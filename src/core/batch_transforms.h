@@ -53,11 +53,14 @@ void remap_local_block_table(const Tensor& block_table, const Tensor& virtual_re
 struct UbatchSlice {
   int64_t request_start = 0, request_stop = 0, token_start = 0, token_stop = 0;
 };
-/// vLLM's maybe_create_ubatch_slices(True, ...): the slices and the padded slices.
+/// vLLM's maybe_create_ubatch_slices(True, ...): the slices and the padded slices. The token
+/// split points are `split_points` (num_ubatches - 1 of them) when it is not null, else
+/// split_point * i (split_point <= 0: num_tokens_padded / num_ubatches, vLLM's None).
 void create_ubatch_slices(const int32_t* num_scheduled_tokens, int64_t num_reqs,
                           int64_t num_tokens_padded, int64_t num_reqs_padded,
-                          int32_t num_ubatches, int64_t split_point,
-                          std::vector<UbatchSlice>* slices, std::vector<UbatchSlice>* padded);
+                          int32_t num_ubatches, int64_t split_point, const int64_t* split_points,
+                          int64_t num_split_points, std::vector<UbatchSlice>* slices,
+                          std::vector<UbatchSlice>* padded);
 
 /// ubatch_utils' slice_query_start_locs into `out` (validated).
 void slice_query_start_locs(const Tensor& query_start_loc, int64_t request_start,

@@ -36,7 +36,9 @@ void get_dcp_local_seq_lens(const Tensor& seq_lens, int32_t dcp_size, int32_t dc
   if (seq_lens.ndim != 1) invalid("seq_lens has ndim=", seq_lens.ndim, ", expected 1");
   const int64_t n = seq_lens.shape[0];
   expect_input(seq_lens, "seq_lens", kInt32, n, ex);
-  const bool per_rank = dcp_rank < 0 && dcp_size > 1;
+  // Every rank: (n, dcp_size), as vLLM 0.33 (also (n, 1) for dcp_size 1); a (n,) output for
+  // dcp_size 1 stays accepted (libattn 1.3 and earlier asked for it; same memory).
+  const bool per_rank = dcp_rank < 0 && (dcp_size > 1 || out.ndim == 2);
   expect_dtype(out, "out", kInt32);
   if (per_rank) {
     if (out.ndim != 2 || out.shape[0] != n || out.shape[1] != dcp_size || !out.is_compact())
@@ -54,6 +56,21 @@ void get_dcp_local_seq_lens(const Tensor& seq_lens, int32_t dcp_size, int32_t dc
   ops::dcp_local_seq_lens(ex, seq_lens.as<const int32_t>(), n, dcp_size,
                           dcp_rank < 0 && dcp_size == 1 ? 0 : dcp_rank, interleave,
                           out.as<int32_t>());
+}
+
+void compute_token_to_req_indices(const Tensor& qsl, const Tensor& out, int64_t num_mapped_tokens,
+                                  int64_t num_tokens, void* stream) {
+  const ops::Exec ex = exec_for(qsl, stream);
+  if (qsl.ndim != 1) invalid("query_start_loc has ndim=", qsl.ndim, ", expected 1");
+  if (qsl.shape[0] < 1) invalid("query_start_loc has no entries (it holds num_reqs + 1)");
+  expect_input(qsl, "query_start_loc", kInt32, qsl.shape[0], ex);
+  if (num_tokens < 0) invalid("num_tokens=", num_tokens, " is negative");
+  if (num_tokens > (int64_t{1} << 31) - 1)
+    invalid("num_tokens=", num_tokens, " exceeds 2^31-1 (token indices are int32)");
+  if (num_mapped_tokens < 0) invalid("num_mapped_tokens=", num_mapped_tokens, " is negative");
+  expect_output(out, "out", kInt32, num_tokens, ex);
+  ops::compute_token_to_req_indices(ex, qsl.as<const int32_t>(), qsl.shape[0] - 1,
+                                    num_mapped_tokens, num_tokens, out.as<int32_t>());
 }
 
 Tensor reshape_query_for_spec_decode(const Tensor& query, int64_t batch_size) {

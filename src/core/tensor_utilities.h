@@ -11,10 +11,15 @@
 
 namespace attn {
 
-/// vLLM's get_dcp_local_seq_lens into `out`: (n,) for one rank (dcp_rank >= 0) or when
-/// dcp_size == 1, else (n, dcp_size) for every rank (dcp_rank < 0).
+/// vLLM's get_dcp_local_seq_lens into `out`: (n,) for one rank (dcp_rank >= 0), else
+/// (n, dcp_size) for every rank (dcp_rank < 0; (n,) also accepted when dcp_size == 1).
 void get_dcp_local_seq_lens(const Tensor& seq_lens, int32_t dcp_size, int32_t dcp_rank,
                             int32_t interleave, const Tensor& out, void* stream);
+
+/// vLLM 0.33's compute_token_to_req_indices into `out` (num_reqs = query_start_loc's length
+/// - 1): the request of each of the first num_tokens tokens, 0 from num_mapped_tokens on.
+void compute_token_to_req_indices(const Tensor& query_start_loc, const Tensor& out,
+                                  int64_t num_mapped_tokens, int64_t num_tokens, void* stream);
 
 /// vLLM's reshape_query_for_spec_decode: a (batch, tokens / batch, heads, dim) view of a
 /// (tokens, heads, dim) query.

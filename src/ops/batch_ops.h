@@ -37,14 +37,44 @@ struct BatchSplit {
   int64_t num_prefill_tokens = 0;
 };
 
-/// vLLM's split_decodes_and_prefills on a reordered batch (decodes first). A uniform batch
-/// (require_uniform) whose tokens are not num_reqs times the query length is refused with
-/// Error(kInvalidArgument); the message starts with "<who> cannot split the batch: " when
-/// `who` (the calling backend's name) is not null.
+/// The options of vLLM 0.33's split_decodes_and_prefills.
+struct SplitOptions {
+  int32_t decode_threshold = 1;              ///< The longest query counted as a decode.
+  bool require_uniform = false;              ///< Decodes must share the first query length.
+  bool treat_short_extends_as_decodes = true;  ///< False: is_prefilling rows are prefills.
+  const uint8_t* is_prefilling = nullptr;    ///< (num_reqs,) non-zero while prefilling; read
+                                             ///< only when treat_short_extends_as_decodes is
+                                             ///< false (null: no request is).
+};
+
+/// vLLM 0.33's split_decodes_and_prefills on a reordered batch (decode -> short extend -> long
+/// extend -> prefill), the one implementation every caller uses:
+///  - all decodes when max_query_len <= threshold, (not require_uniform or threshold <= 1) and
+///    treat_short_extends_as_decodes;
+///  - all prefills when the first query is longer than the threshold (or the batch is empty);
+///  - with require_uniform and treat_short_extends_as_decodes, all decodes when every query
+///    equals the first or is 0 (a padded uniform batch; its token count is not checked);
+///  - otherwise a request is a prefill when its query differs from the first and is not 0
+///    (require_uniform) or is longer than the threshold (not), or, without
+///    treat_short_extends_as_decodes, when is_prefilling marks it; the first prefill splits
+///    the batch (decode tokens = query_start_loc[first prefill]); none: all decodes.
 BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
                                       int64_t num_tokens, int64_t max_query_len,
-                                      int32_t decode_threshold, bool require_uniform,
-                                      const char* who = nullptr);
+                                      const SplitOptions& options);
+
+/// split_decodes_and_prefills(threshold, require_uniform) with the other options at vLLM's
+/// defaults. `who` is unused since 0.33 dropped the "tokens not padded correctly" assertion
+/// (kept so that the backends' call sites stay as they are).
+inline BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
+                                             int64_t num_tokens, int64_t max_query_len,
+                                             int32_t decode_threshold, bool require_uniform,
+                                             const char* who = nullptr) {
+  (void)who;
+  SplitOptions o;
+  o.decode_threshold = decode_threshold;
+  o.require_uniform = require_uniform;
+  return split_decodes_and_prefills(query_start_loc, num_reqs, num_tokens, max_query_len, o);
+}
 
 /// vLLM's split_decodes_prefills_and_extends on a batch ordered decode -> extend -> prefill.
 BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
@@ -52,13 +82,17 @@ BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
                                               int64_t num_tokens, int64_t max_query_len,
                                               int32_t decode_threshold);
 
-/// vLLM's reorder_batch_to_split_decodes_and_prefills, as the list of swap_states(src, dst)
-/// calls it makes, in order: swaps[2k] = src, swaps[2k+1] = dst. `swaps` holds 2 * num_reqs
-/// entries (a batch never needs more than num_reqs swaps). Returns the number of swaps (0: the
-/// batch is already ordered).
+/// vLLM 0.33's reorder_batch_to_split_decodes_and_prefills, as the list of swap_states(src,
+/// dst) calls it makes, in order: swaps[2k] = src, swaps[2k+1] = dst. Regions, in the target
+/// order: decode (computed > 0, scheduled <= threshold, computed >= prompt), short extend
+/// (computed > 0, scheduled <= threshold, computed < prompt), long extend (computed > 0,
+/// scheduled > threshold), prefill (computed == 0). A null `num_prompt_tokens` makes every
+/// request done with its prompt: no short extends (libattn's three-region order of ABI 1.0).
+/// `swaps` holds 2 * num_reqs entries (a batch never needs more than num_reqs swaps). Returns
+/// the number of swaps (0: the batch is already ordered).
 int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
-                            const int32_t* num_computed_tokens, int64_t num_reqs,
-                            int32_t decode_threshold, int32_t* swaps);
+                            const int32_t* num_computed_tokens, const int32_t* num_prompt_tokens,
+                            int64_t num_reqs, int32_t decode_threshold, int32_t* swaps);
 
 /// vLLM's split_prefill_chunks: greedy request ranges whose seq_lens sum to at most
 /// workspace_size; bounds[2k], bounds[2k+1] = start, end (+ request_offset). `bounds` holds
@@ -66,6 +100,24 @@ int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
 /// exceeds the workspace.
 int64_t split_prefill_chunks(const int32_t* seq_lens, int64_t num_seqs, int64_t workspace_size,
                              int64_t request_offset, int64_t* bounds);
+
+/// vLLM 0.33's multimodal PrefixLM ranges (mm_req_doc_ranges) arrive as `rows`: num_ranges
+/// rows (request, start, end) of int32, requests non-decreasing (each request's ranges one run;
+/// nothing is sized by num_seqs).
+/// compute_mm_prefix_range_tensor's width: the most ranges of a request in [0, num_seqs) (at
+/// least 1), or 0 for vLLM's None (every request has no range or the one range (0, 0)).
+int64_t mm_prefix_max_ranges(const int32_t* rows, int64_t num_ranges, int64_t num_seqs);
+/// compute_mm_prefix_range_tensor into `out` (num_seqs x max_ranges x 2, compact): request i's
+/// ranges in order, then (0, 0) padding; rows of requests outside [0, num_seqs) are not read.
+void mm_prefix_range_tensor(const int32_t* rows, int64_t num_ranges, int64_t num_seqs,
+                            int64_t max_ranges, int32_t* out);
+/// fill_mm_prefix_query_ranges into `out` ((>= qsl[num_reqs]) x 2): returns 0 (out untouched)
+/// when no range (start < end) covers a scheduled query token, else qsl[num_reqs] after
+/// setting those rows to -1 and each covered token t's row to its range (start, end); a token
+/// of request r at query offset j has position seq_lens[r] - query_len + j. Requests of `rows`
+/// must lie in [0, num_reqs) and qsl must not decrease (the caller checks both).
+int64_t fill_mm_prefix_query_ranges(const int32_t* rows, int64_t num_ranges, const int32_t* qsl,
+                                    const int32_t* seq_lens, int64_t num_reqs, int32_t* out);
 
 /// The host side of make_local_attention_virtual_batches: everything but the device copies.
 /// Arrays hold num_virtual_batches(...) entries (query_start_loc_local one more).
@@ -197,6 +249,15 @@ inline int32_t dcp_local_len(int64_t len, int32_t dcp_size, int32_t dcp_rank,
 /// and out[last] -= skip_last.
 void slice_query_start_locs(const Exec& exec, const int32_t* query_start_loc, int64_t start,
                             int64_t stop, int32_t skip_first, int32_t skip_last, int32_t* out);
+
+/// vLLM 0.33's compute_token_to_req_indices (v1/attention/ops/metadata.py): for t < num_tokens,
+/// out[t] = the request whose query holds token t for t < num_mapped_tokens (a binary search
+/// over query_start_loc[1..num_reqs]: the first r with query_start_loc[r + 1] > t, at most
+/// num_reqs - 1, so -1 when num_reqs is 0), and 0 from num_mapped_tokens on. Reads only
+/// query_start_loc (num_reqs + 1 entries), every read inside it.
+void compute_token_to_req_indices(const Exec& exec, const int32_t* query_start_loc,
+                                  int64_t num_reqs, int64_t num_mapped_tokens, int64_t num_tokens,
+                                  int32_t* out);
 
 /// out[k] = in[k] for k < n, then out[n - 1] -= skip_last (n > 0): a request's seq_len cut by
 /// a micro-batch split.
@@ -330,16 +391,20 @@ void flashmla_fixed_tile_schedule(const Exec& exec, int64_t num_decodes, int32_t
 
 // ---- the Mamba family (vLLM's mamba_attn.py, mamba2_attn.py, gdn_attn.py, utils.py) --------
 
-/// vLLM's split_decodes_and_prefills(..., treat_short_extends_as_decodes) (host-only): with
-/// treat_short_extends_as_decodes false, the all-decodes shortcut for max_query_len <= threshold
-/// is skipped and requests whose is_prefilling[i] != 0 count as prefills whatever their length
-/// (`is_prefilling` may be null: none is). The first prefill splits the batch, as in the
-/// five-argument version above.
-BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
-                                      int64_t num_tokens, int64_t max_query_len,
-                                      int32_t decode_threshold, bool require_uniform,
-                                      bool treat_short_extends_as_decodes,
-                                      const uint8_t* is_prefilling);
+/// split_decodes_and_prefills with every option, as the Mamba family's
+/// _compute_common_metadata calls it (treat_short_extends_as_decodes=False).
+inline BatchSplit split_decodes_and_prefills(const int32_t* query_start_loc, int64_t num_reqs,
+                                             int64_t num_tokens, int64_t max_query_len,
+                                             int32_t decode_threshold, bool require_uniform,
+                                             bool treat_short_extends_as_decodes,
+                                             const uint8_t* is_prefilling) {
+  SplitOptions o;
+  o.decode_threshold = decode_threshold;
+  o.require_uniform = require_uniform;
+  o.treat_short_extends_as_decodes = treat_short_extends_as_decodes;
+  o.is_prefilling = is_prefilling;
+  return split_decodes_and_prefills(query_start_loc, num_reqs, num_tokens, max_query_len, o);
+}
 
 /// vLLM's mamba_get_block_table_tensor in "align" mode: out[r][j] = block_table[r][start + j]
 /// for j < num_cols, start = max((seq_lens[r] - 1) // block_size, 0) (row stride `out_stride`).

@@ -1,4 +1,5 @@
-// vLLM's reorder_batch_to_split_decodes_and_prefills, returning the swap_states calls it makes.
+// vLLM 0.33's reorder_batch_to_split_decodes_and_prefills (four regions), returning the
+// swap_states calls it makes.
 #include <algorithm>
 #include <vector>
 
@@ -7,22 +8,22 @@
 namespace attn::ops {
 
 int64_t reorder_batch_swaps(const int32_t* num_scheduled_tokens,
-                            const int32_t* num_computed_tokens, int64_t num_reqs,
-                            int32_t decode_threshold, int32_t* swaps) {
-  // Regions: 0 decode (few scheduled tokens, has context), 1 extend (more tokens, has context),
-  // 2 prefill (no context). Target order: decode -> extend -> prefill.
+                            const int32_t* num_computed_tokens, const int32_t* num_prompt_tokens,
+                            int64_t num_reqs, int32_t decode_threshold, int32_t* swaps) {
+  // Regions: 0 decode, 1 short extend, 2 long extend, 3 prefill (no context); the target order
+  // is the regions' order.
   std::vector<int32_t> region(static_cast<size_t>(num_reqs));
-  int64_t num_decodes = 0, num_extends = 0;
+  int64_t count_of[4] = {0, 0, 0, 0};
   for (int64_t i = 0; i < num_reqs; ++i) {
-    const bool prefill = num_computed_tokens[i] == 0;
-    const bool decode = num_scheduled_tokens[i] <= decode_threshold && !prefill;
-    region[i] = prefill ? 2 : (decode ? 0 : 1);
-    num_decodes += decode;
-    num_extends += !prefill && !decode;
+    const int32_t computed = num_computed_tokens[i];
+    const bool has_context = computed > 0;
+    const bool below = num_scheduled_tokens[i] <= decode_threshold;
+    const bool done_prefilling = num_prompt_tokens == nullptr || computed >= num_prompt_tokens[i];
+    region[i] = !has_context ? 3 : (!below ? 2 : (done_prefilling ? 0 : 1));
+    ++count_of[region[i]];
   }
-  auto target = [&](int64_t i) -> int32_t {
-    return i < num_decodes ? 0 : (i < num_decodes + num_extends ? 1 : 2);
-  };
+  const int64_t end0 = count_of[0], end1 = end0 + count_of[1], end2 = end1 + count_of[2];
+  auto target = [&](int64_t i) -> int32_t { return i < end0 ? 0 : i < end1 ? 1 : i < end2 ? 2 : 3; };
   // Only the misplaced requests move: stably sorted by region, they fill the misplaced
   // positions in order.
   std::vector<int32_t> misplaced;

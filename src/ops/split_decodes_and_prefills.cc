@@ -1,8 +1,7 @@
-// vLLM's split_decodes_and_prefills (with and without treat_short_extends_as_decodes, as the
-// Mamba family's _compute_common_metadata calls it) and split_decodes_prefills_and_extends
+// vLLM 0.33's split_decodes_and_prefills (every option: require_uniform,
+// treat_short_extends_as_decodes with is_prefilling) and split_decodes_prefills_and_extends
 // (host-only: they read query_start_loc_cpu / seq_lens_cpu, as vLLM does).
 #include "ops/batch_ops.h"
-#include "ops/error.h"
 
 namespace attn::ops {
 namespace {
@@ -38,57 +37,31 @@ BatchSplit split_at(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
 }  // namespace
 
 BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
-                                      int64_t max_query_len, int32_t decode_threshold,
-                                      bool require_uniform, const char* who) {
-  if (max_query_len <= decode_threshold && (!require_uniform || decode_threshold <= 1))
+                                      int64_t max_query_len, const SplitOptions& o) {
+  const int64_t threshold = o.decode_threshold;
+  const bool short_as_decode = o.treat_short_extends_as_decodes;
+  if (max_query_len <= threshold && (!o.require_uniform || threshold <= 1) && short_as_decode)
     return all_decodes(num_reqs, num_tokens);
   if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
   const int64_t first_len = query_len(qsl, 0);
-  if (first_len > decode_threshold)  // the first request is not a decode: no decodes at all
+  if (first_len > threshold)  // the first request is not a decode: no decodes at all
     return all_prefills(num_reqs, num_tokens);
-  int64_t first_prefill = -1;
-  if (require_uniform) {
-    // A padded uniform batch (for full CUDA graphs): zero-length requests are padding and count
-    // as decodes, so that num_decodes matches the captured size.
+  if (o.require_uniform && short_as_decode) {
+    // A padded uniform batch (full CUDA graphs): zero-length requests are padding and count as
+    // decodes, so that num_decodes matches the captured size.
     bool uniform = true;
     for (int64_t i = 0; i < num_reqs && uniform; ++i) {
       const int64_t q = query_len(qsl, i);
       uniform = q == first_len || q == 0;
     }
-    if (uniform) {
-      if (num_reqs * first_len != num_tokens)
-        invalid(who ? who : "", who ? " cannot split the batch: " : "",
-                "tokens not padded correctly: num_reqs=", num_reqs, " times query length ",
-                first_len, " is not num_actual_tokens=", num_tokens);
-      return all_decodes(num_reqs, num_tokens);
-    }
-    for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
-      if (query_len(qsl, i) != first_len) first_prefill = i;
-  } else {
-    for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i)
-      if (query_len(qsl, i) > decode_threshold) first_prefill = i;
+    if (uniform) return all_decodes(num_reqs, num_tokens);
   }
-  return split_at(qsl, num_reqs, num_tokens, first_prefill);
-}
-
-BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
-                                      int64_t max_query_len, int32_t decode_threshold,
-                                      bool require_uniform, bool treat_short_extends_as_decodes,
-                                      const uint8_t* is_prefilling) {
-  if (treat_short_extends_as_decodes)
-    return split_decodes_and_prefills(qsl, num_reqs, num_tokens, max_query_len,
-                                      decode_threshold, require_uniform);
-  if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
-  const int64_t first_len = query_len(qsl, 0);
-  if (first_len > decode_threshold)  // the first request is not a decode: no decodes at all
-    return all_prefills(num_reqs, num_tokens);
-  // The uniform-batch shortcut needs treat_short_extends_as_decodes: without it, require_uniform
-  // marks the lengths that differ from the first, and is_prefilling is added to them.
+  const uint8_t* prefilling = short_as_decode ? nullptr : o.is_prefilling;
   int64_t first_prefill = -1;
   for (int64_t i = 0; i < num_reqs && first_prefill < 0; ++i) {
     const int64_t q = query_len(qsl, i);
-    const bool prefill = require_uniform ? q != first_len : q > decode_threshold;
-    if (prefill || (is_prefilling != nullptr && is_prefilling[i] != 0)) first_prefill = i;
+    const bool prefill = o.require_uniform ? (q != first_len && q != 0) : q > threshold;
+    if (prefill || (prefilling != nullptr && prefilling[i] != 0)) first_prefill = i;
   }
   return split_at(qsl, num_reqs, num_tokens, first_prefill);
 }

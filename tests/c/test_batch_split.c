@@ -1,5 +1,7 @@
-/* attn_split_decodes_and_prefills and attn_split_decodes_prefills_and_extends: vLLM's vectors,
- * edge cases, bad input, and seeded random batches against a naive classifier written here. */
+/* attn_split_decodes_and_prefills, attn_split_decodes_and_prefills_ex (ABI 1.4) and
+ * attn_split_decodes_prefills_and_extends: vLLM's vectors, edge cases and cases whose answers
+ * come from vLLM 0.33.0's own split_decodes_and_prefills, bad input, and seeded random batches
+ * against a naive classifier written here. */
 #include "json.h"
 #include "test_support.h"
 
@@ -115,10 +117,11 @@ static void test_edge_cases(void** state) {
   assert_int_equal(r.num_extends, 0);
   assert_int_equal(r.num_prefill_tokens, 18);
   ts_batch_free(b);
-  /* padded uniform batch with a zero-length padding request, tokens not padded right */
+  /* padded uniform batch with a zero-length padding request whose token count is not
+   * num_reqs * 2: vLLM 0.33 (which dropped the "tokens not padded correctly" assertion) gives
+   * (4, 0, 7, 0) */
   b = ts_batch_make(pad_q, pad_s, 4, 16, 0, 7);
-  ASSERT_ERROR(attn_split_decodes_and_prefills(&b->common, 3, 1, &r), ATTN_ERR_INVALID_ARGUMENT,
-               "tokens not padded correctly: num_reqs=4 times query length 2 is not num_actual_tokens=7");
+  expect_split(split(b, 3, 1), 4, 0, 7, 0);
   /* without require_uniform the same batch is simply all decodes */
   expect_split(split(b, 3, 0), 4, 0, 7, 0);
   ts_batch_free(b);
@@ -179,33 +182,38 @@ typedef struct {
   int64_t d, e, p, dt, et, pt;
 } naive_split;
 
-static naive_split naive2(const int32_t* q, int64_t n, int64_t tokens, int64_t max_q, int32_t th,
-                          int uniform) {
+/* vLLM 0.33's split_decodes_and_prefills, written from its source: `pre` (may be NULL) is
+ * is_prefilling, read only when short extends are not decodes. */
+static naive_split naive2(const int32_t* q, const uint8_t* pre, int64_t n, int64_t tokens,
+                          int64_t max_q, int32_t th, int uniform, int short_as_decode) {
   naive_split s = {0, 0, 0, 0, 0, 0};
   int64_t i, first = -1;
-  if (max_q <= th && (!uniform || th <= 1)) {
+  int all_pad = 1;
+  if (max_q <= th && (!uniform || th <= 1) && short_as_decode) {
     s.d = n;
     s.dt = tokens;
     return s;
   }
-  if (n == 0 || q[0] > th) {
-    if (n == 0) {
-      s.dt = tokens;
-      return s;
-    }
+  if (n == 0) { /* vLLM would index an empty tensor; libattn: no requests */
+    s.dt = tokens;
+    return s;
+  }
+  if (q[0] > th) {
     s.p = n;
     s.pt = tokens;
     return s;
   }
-  for (i = 0; i < n && first < 0; ++i) {
-    const int prefill = uniform ? q[i] != q[0] : q[i] > th;
-    if (prefill) first = i;
+  for (i = 0; i < n; ++i)
+    if (q[i] != q[0] && q[i] != 0) all_pad = 0;
+  if (uniform && short_as_decode && all_pad) {
+    s.d = n;
+    s.dt = tokens;
+    return s;
   }
-  if (uniform && first >= 0) {
-    int all_pad = 1;
-    for (i = 0; i < n; ++i)
-      if (q[i] != q[0] && q[i] != 0) all_pad = 0;
-    if (all_pad) first = -1;
+  for (i = 0; i < n && first < 0; ++i) {
+    int prefill = uniform ? (q[i] != q[0] && q[i] != 0) : q[i] > th;
+    if (!short_as_decode && pre != NULL && pre[i]) prefill = 1;
+    if (prefill) first = i;
   }
   if (first < 0) {
     s.d = n;
@@ -225,39 +233,132 @@ static void test_random_batches(void** state) {
   (void)state;
   for (iter = 0; iter < 3000; ++iter) {
     int32_t q[40], s[40];
+    uint8_t pre[40];
+    int64_t shape[1];
     const int64_t n = ts_rand_range(&seed, 0, 40);
     const int32_t th = (int32_t)ts_rand_range(&seed, 1, 5);
     const int uniform = (int)ts_rand_range(&seed, 0, 1);
+    const int short_as_decode = (int)ts_rand_range(&seed, 0, 1);
     int64_t r, tokens = 0, padded;
     ts_batch* b;
     naive_split want;
-    attn_batch_split_t got = ATTN_BATCH_SPLIT_INIT;
-    attn_error_t* err;
-    /* reordered: decodes (short queries) first, then prefills; sometimes uniform + padding */
+    attn_batch_split_t got = ATTN_BATCH_SPLIT_INIT, got_ex = ATTN_BATCH_SPLIT_INIT;
+    attn_split_options_t o = ATTN_SPLIT_OPTIONS_INIT;
+    attn_tensor_t pre_t;
+    /* reordered: decodes (short queries) first, then short extends (short queries still in
+     * their prompt), then prefills; sometimes uniform + zero-length padding anywhere */
     const int64_t nd = n ? ts_rand_range(&seed, 0, n) : 0;
+    const int64_t ns = ts_rand_range(&seed, 0, n - nd);
     const int32_t uq = (int32_t)ts_rand_range(&seed, 1, th);
     for (r = 0; r < n; ++r) {
-      if (r < nd)
+      if (r < nd + ns)
         q[r] = uniform && ts_rand_range(&seed, 0, 3) ? uq : (int32_t)ts_rand_range(&seed, 0, th);
       else
         q[r] = (int32_t)ts_rand_range(&seed, th + 1, th + 30);
+      pre[r] = (uint8_t)(r >= nd);
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 200);
       tokens += q[r];
     }
     padded = ts_rand_range(&seed, 0, 3) == 0 ? tokens + ts_rand_range(&seed, 0, 8) : tokens;
     b = ts_batch_make(q, s, n, 16, 0, padded);
-    want = naive2(q, n, padded, b->common.max_query_len, th, uniform);
-    err = attn_split_decodes_and_prefills(&b->common, th, uniform, &got);
-    if (err != NULL) {
-      /* only vLLM's padding assertion may fail; check it is the case the naive split saw */
-      assert_non_null(strstr(attn_error_message(err), "tokens not padded correctly"));
-      assert_int_equal(want.d, n);
-      attn_error_destroy(err);
-    } else {
+    shape[0] = n;
+    pre_t = ts_host_tensor(pre, 1, shape, ATTN_DTYPE_UINT, 8);
+    b->common.is_prefilling = &pre_t;
+    want = naive2(q, pre, n, padded, b->common.max_query_len, th, uniform, short_as_decode);
+    o.decode_threshold = th;
+    o.require_uniform = uniform;
+    o.treat_short_extends_as_decodes = short_as_decode;
+    ASSERT_OK(attn_split_decodes_and_prefills_ex(&b->common, &o, &got_ex));
+    expect_split(got_ex, want.d, want.p, want.dt, want.pt);
+    if (short_as_decode) { /* the ABI 1.0 function is the same split */
+      ASSERT_OK(attn_split_decodes_and_prefills(&b->common, th, uniform, &got));
       expect_split(got, want.d, want.p, want.dt, want.pt);
     }
     ts_batch_free(b);
   }
+}
+
+/* attn_split_decodes_and_prefills_ex: answers of vLLM 0.33.0's split_decodes_and_prefills
+ * (run in its virtual environment) on hand-made batches. */
+static void test_split_ex_vllm_cases(void** state) {
+  static const struct {
+    int32_t n, q[4];
+    uint8_t pre[4];
+    int32_t th, uniform, short_as_decode;
+    int64_t tokens, want[4];
+  } cases[] = {
+      {4, {2, 2, 2, 0}, {0, 0, 0, 0}, 3, 1, 1, 7, {4, 0, 7, 0}},  /* padded, tokens not 4*2 */
+      {2, {1, 0}, {0, 0}, 1, 1, 1, -1, {2, 0, 1, 0}},              /* q=[1,0] */
+      {4, {2, 0, 3, 2}, {0, 0, 0, 0}, 3, 1, 1, -1, {2, 2, 2, 5}},  /* padding is no prefill */
+      {4, {1, 1, 1, 4}, {0, 0, 1, 1}, 1, 0, 0, -1, {2, 2, 2, 5}},  /* a short extend */
+      {2, {1, 1}, {0, 1}, 1, 0, 0, -1, {1, 1, 1, 1}},              /* no shortcut */
+      {2, {1, 1}, {0, 1}, 1, 0, 1, -1, {2, 0, 2, 0}},              /* the shortcut */
+      {3, {2, 2, 0}, {0, 0, 0}, 2, 1, 0, -1, {3, 0, 4, 0}},
+      {3, {2, 2, 0}, {0, 1, 0}, 2, 1, 0, -1, {1, 2, 2, 2}},
+      {2, {3, 1}, {0, 0}, 2, 0, 0, -1, {0, 2, 0, 4}},              /* first too long */
+  };
+  size_t c;
+  (void)state;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    static const int32_t s[4] = {40, 40, 40, 40};
+    int64_t shape[1];
+    uint8_t pre[4];
+    attn_tensor_t pre_t;
+    attn_split_options_t o = ATTN_SPLIT_OPTIONS_INIT;
+    attn_batch_split_t r = ATTN_BATCH_SPLIT_INIT;
+    ts_batch* b = ts_batch_make(cases[c].q, s, cases[c].n, 16, 0, cases[c].tokens);
+    memcpy(pre, cases[c].pre, sizeof pre);
+    shape[0] = cases[c].n;
+    pre_t = ts_host_tensor(pre, 1, shape, ATTN_DTYPE_BOOL, 8);
+    b->common.is_prefilling = &pre_t;
+    o.decode_threshold = cases[c].th;
+    o.require_uniform = cases[c].uniform;
+    o.treat_short_extends_as_decodes = cases[c].short_as_decode;
+    ASSERT_OK(attn_split_decodes_and_prefills_ex(&b->common, &o, &r));
+    expect_split(r, cases[c].want[0], cases[c].want[1], cases[c].want[2], cases[c].want[3]);
+    ts_batch_free(b);
+  }
+}
+
+static void test_split_ex_bad_input(void** state) {
+  static const int32_t q[3] = {1, 1, 4}, s[3] = {5, 9, 4};
+  ts_batch* b = ts_batch_make(q, s, 3, 16, 0, -1);
+  attn_batch_split_t r = ATTN_BATCH_SPLIT_INIT;
+  attn_split_options_t o = ATTN_SPLIT_OPTIONS_INIT;
+  (void)state;
+  /* NULL options: vLLM's defaults (threshold 1, short extends are decodes) */
+  ASSERT_OK(attn_split_decodes_and_prefills_ex(&b->common, NULL, &r));
+  expect_split(r, 2, 1, 2, 4);
+  r.num_decodes = -7;
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(NULL, &o, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "common is NULL");
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, &o, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "out is NULL");
+  o.decode_threshold = -2;
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, &o, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "decode_threshold=-2 is negative");
+  o.decode_threshold = 1;
+  o.reserved = 3;
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, &o, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "options->reserved=3 must be 0");
+  o.reserved = 0;
+  o.struct_size = 4;
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, &o, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "options->struct_size=4");
+  o.struct_size = ATTN_SPLIT_OPTIONS_STRUCT_SIZE;
+  o.treat_short_extends_as_decodes = 0; /* vLLM asserts is_prefilling is not None */
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, &o, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "common->is_prefilling is NULL; treat_short_extends_as_decodes=0 needs it");
+  r.struct_size = 8;
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, NULL, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "out->struct_size=8");
+  r.struct_size = ATTN_BATCH_SPLIT_STRUCT_SIZE;
+  b->qsl[1] = 3; /* decreasing query_start_loc */
+  ASSERT_ERROR(attn_split_decodes_and_prefills_ex(&b->common, NULL, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "query_start_loc");
+  b->qsl[1] = 1;
+  assert_int_equal(r.num_decodes, -7); /* untouched by every failure above */
+  ts_batch_free(b);
 }
 
 static void test_random_split3(void** state) {
@@ -309,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_vectors_split),  cmocka_unit_test(test_vectors_split3),
       cmocka_unit_test(test_edge_cases),     cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_random_batches), cmocka_unit_test(test_random_split3),
+      cmocka_unit_test(test_split_ex_vllm_cases), cmocka_unit_test(test_split_ex_bad_input),
   };
   return cmocka_run_group_tests_name("batch_split", tests, NULL, NULL);
 }

@@ -96,6 +96,32 @@ static void test_fast_prefill_decodes_pass_through(void** state) {
   ts_batch_free(b);
 }
 
+/* Not armed (no logits indices, as in a CUDA graph capture): vLLM 0.33 returns the batch as it
+ * is, whatever its query lengths (libattn 1.3 refused it). */
+static void test_fast_prefill_not_armed_passes_through(void** state) {
+  static const int32_t q[2] = {4, 4}, s[2] = {9, 9};
+  ts_batch* b = ts_batch_make(q, s, 2, 16, 0, -1);
+  int32_t out[3] = {-9, -9, -9}, out_cpu[3] = {-9, -9, -9};
+  int64_t os[1] = {3};
+  attn_tensor_t ot = I32(out, os), oct = I32(out_cpu, os);
+  attn_metadata_t* r = NULL;
+  (void)state;
+  ASSERT_OK(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct, &r, NULL));
+  assert_ptr_equal(ts_tensor(r, "query_start_loc")->data, b->qsl);
+  assert_int_equal(ts_int(r, "num_actual_tokens"), 8);
+  assert_int_equal(ts_int(r, "max_query_len"), 4);
+  assert_int_equal(out[0], -9); /* outputs untouched */
+  assert_int_equal(out_cpu[2], -9);
+  attn_metadata_destroy(r);
+  /* a malformed batch is still refused before the pass-through */
+  b->qsl[1] = 9;
+  r = (attn_metadata_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct, &r, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "query length");
+  assert_ptr_equal(r, UNTOUCHED_PTR);
+  ts_batch_free(b);
+}
+
 static void test_fast_prefill_random(void** state) {
   uint64_t seed = 13;
   int iter;
@@ -158,8 +184,6 @@ static void test_fast_prefill_bad_input(void** state) {
   attn_tensor_t it = I32(idx, is), ot = I32(out, os), oct = I32(out_cpu, os), sot = I32(out, small), dev;
   attn_metadata_t* r = (attn_metadata_t*)UNTOUCHED_PTR;
   (void)state;
-  ASSERT_ERROR(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct, &r, NULL),
-               ATTN_ERR_INVALID_ARGUMENT, "common->logits_indices_padded is NULL; fast prefill needs it when max_query_len=4");
   b->common.logits_indices_padded = &it;
   b->common.num_logits_indices = 3;
   idx[1] = 0;
@@ -711,8 +735,9 @@ static void test_slice_bad_input(void** state) {
                "num_reqs_padded=1 is less than num_reqs=2");
   ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 0, 0, sl_out, pad_out), ATTN_ERR_INVALID_ARGUMENT,
                "num_ubatches=0 must be positive");
-  ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 9, 0, sl_out, pad_out), ATTN_ERR_INVALID_ARGUMENT,
-               "num_ubatches=9 exceeds num_tokens_padded=8 (every micro-batch needs a token)");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 1025, 0, sl_out, pad_out), ATTN_ERR_INVALID_ARGUMENT,
+               "num_ubatches=1025 exceeds libattn's limit of 1024");
+  /* more micro-batches than tokens is no error since 0.33: test_ubatch_slices_vllm_033 */
   ASSERT_ERROR(attn_maybe_create_ubatch_slices(q, 2, 8, 2, 2, (int64_t)1 << 62, sl_out, pad_out),
                ATTN_ERR_INVALID_ARGUMENT, "split_point=4611686018427387904 exceeds num_tokens_padded=8");
   /* found by the long fuzz run: split_point * i overflowed for huge padded token counts */
@@ -722,10 +747,138 @@ static void test_slice_bad_input(void** state) {
   ts_batch_free(b);
 }
 
+static void expect_slices(const attn_ubatch_slice_t* got, const int64_t (*want)[4], int n) {
+  int u;
+  for (u = 0; u < n; ++u)
+    if (got[u].request_start != want[u][0] || got[u].request_stop != want[u][1] ||
+        got[u].token_start != want[u][2] || got[u].token_stop != want[u][3])
+      fail_msg("slice %d is (%lld, %lld, %lld, %lld), expected (%lld, %lld, %lld, %lld)", u,
+               (long long)got[u].request_start, (long long)got[u].request_stop,
+               (long long)got[u].token_start, (long long)got[u].token_stop, (long long)want[u][0],
+               (long long)want[u][1], (long long)want[u][2], (long long)want[u][3]);
+}
+
+/* maybe_create_ubatch_slices at vLLM 0.33.0: answers of its own function (run in its virtual
+ * environment), as (request_start, request_stop, token_start, token_stop). */
+static void test_ubatch_slices_vllm_033(void** state) {
+  static const int32_t one[2] = {1, 1}, four[2] = {4, 4};
+  static const int64_t empty3[3][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 2, 0, 2}};
+  static const int64_t list_s[3][4] = {{0, 1, 0, 3}, {0, 2, 3, 6}, {1, 2, 6, 8}};
+  static const int64_t list_p[3][4] = {{0, 1, 0, 3}, {0, 2, 3, 6}, {1, 3, 6, 10}};
+  static const int64_t equal[3][4] = {{0, 1, 0, 4}, {1, 1, 4, 4}, {1, 2, 4, 8}};
+  static const int64_t none2[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  const int64_t points[2] = {3, 6}, same[2] = {4, 4};
+  attn_ubatch_slice_t sl[3], pad[3];
+  int u;
+  (void)state;
+  for (u = 0; u < 3; ++u) sl[u].struct_size = pad[u].struct_size = ATTN_UBATCH_SLICE_STRUCT_SIZE;
+  /* 3 micro-batches of 2 tokens: split point 0, two empty slices */
+  ASSERT_OK(attn_maybe_create_ubatch_slices(one, 2, 2, 2, 3, 0, sl, pad));
+  expect_slices(sl, empty3, 3);
+  expect_slices(pad, empty3, 3);
+  ASSERT_OK(attn_maybe_create_ubatch_slices_ex(one, 2, 2, 2, 3, NULL, 0, sl, pad));
+  expect_slices(sl, empty3, 3);
+  /* a list of split points */
+  ASSERT_OK(attn_maybe_create_ubatch_slices_ex(four, 2, 10, 3, 3, points, 2, sl, pad));
+  expect_slices(sl, list_s, 3);
+  expect_slices(pad, list_p, 3);
+  ASSERT_OK(attn_maybe_create_ubatch_slices_ex(four, 2, 8, 2, 3, same, 2, sl, pad));
+  expect_slices(sl, equal, 3);
+  expect_slices(pad, equal, 3);
+  /* an empty batch */
+  ASSERT_OK(attn_maybe_create_ubatch_slices_ex(NULL, 0, 0, 0, 2, NULL, 0, sl, pad));
+  expect_slices(sl, none2, 2);
+  expect_slices(pad, none2, 2);
+}
+
+/* The list form against the integer form (split_point * i), and a naive overlap check. */
+static void test_ubatch_slices_list_random(void** state) {
+  uint64_t seed = 16;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 1000; ++iter) {
+    int32_t q[16];
+    int64_t points[7], r, total = 0, cu[17];
+    const int64_t n = ts_rand_range(&seed, 0, 16);
+    const int32_t nub = (int32_t)ts_rand_range(&seed, 1, 8);
+    int64_t padded, i, sp;
+    attn_ubatch_slice_t a[8], pa[8], b[8], pb[8];
+    cu[0] = 0;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 0, 6);
+      total += q[r];
+      cu[r + 1] = total;
+    }
+    padded = total + ts_rand_range(&seed, 0, 5);
+    for (i = 0; i < 8; ++i)
+      a[i].struct_size = pa[i].struct_size = b[i].struct_size = pb[i].struct_size =
+          ATTN_UBATCH_SLICE_STRUCT_SIZE;
+    sp = padded / nub;
+    for (i = 1; i < nub; ++i) points[i - 1] = sp * i;
+    ASSERT_OK(attn_maybe_create_ubatch_slices(q, n, padded, n + 1, nub, 0, a, pa));
+    ASSERT_OK(attn_maybe_create_ubatch_slices_ex(q, n, padded, n + 1, nub, points, nub - 1, b, pb));
+    for (i = 0; i < nub; ++i) {
+      int64_t lo = 0, hi = 0;
+      assert_memory_equal(&a[i], &b[i], sizeof a[i]);
+      assert_memory_equal(&pa[i], &pb[i], sizeof pa[i]);
+      /* naive: the last request starting at or before token_start; the first starting at or
+       * after token_stop */
+      for (r = 0; r <= n; ++r)
+        if (cu[r] <= b[i].token_start) lo = r;
+      for (hi = 0; hi <= n && cu[hi] < b[i].token_stop; ++hi) {
+      }
+      assert_int_equal(b[i].request_start, lo);
+      assert_int_equal(b[i].request_stop, hi);
+    }
+    assert_int_equal(pb[nub - 1].token_stop, padded);
+    assert_int_equal(pb[nub - 1].request_stop, n + 1);
+  }
+}
+
+static void test_ubatch_slices_ex_bad_input(void** state) {
+  static const int32_t q[2] = {4, 4};
+  const int64_t ok[1] = {4}, down[2] = {5, 3}, far[1] = {9}, neg[1] = {-1};
+  attn_ubatch_slice_t sl[3], pad[3];
+  int u;
+  (void)state;
+  for (u = 0; u < 3; ++u) {
+    sl[u].struct_size = pad[u].struct_size = ATTN_UBATCH_SLICE_STRUCT_SIZE;
+    sl[u].token_stop = pad[u].token_stop = -5;
+  }
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 2, ok, 1, NULL, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "out_slices is NULL");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 2, ok, 1, sl, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "out_padded_slices is NULL");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 2, NULL, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "split_points is NULL but num_split_points=1");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 3, ok, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "num_split_points=1 must be num_ubatches - 1 = 2");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 3, down, 2, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "split_points[1]=3 is less than split_points[0]=5 (the split points must not decrease)");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 2, far, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "split_points[0]=9 is outside [0, num_tokens_padded=8]");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 2, neg, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "split_points[0]=-1 is outside");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(NULL, 2, 8, 2, 2, ok, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "num_scheduled_tokens is NULL but num_reqs=2");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 7, 2, 2, ok, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "num_tokens_padded=7 is less than the 8 scheduled tokens");
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 0, NULL, 0, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "num_ubatches=0 must be positive");
+  pad[1].struct_size = 3;
+  ASSERT_ERROR(attn_maybe_create_ubatch_slices_ex(q, 2, 8, 2, 2, ok, 1, sl, pad), ATTN_ERR_INVALID_ARGUMENT,
+               "out_padded_slices[1].struct_size=3");
+  for (u = 0; u < 3; ++u) { /* nothing written by any failure */
+    assert_int_equal(sl[u].token_stop, -5);
+    assert_int_equal(pad[u].token_stop, -5);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fast_prefill_vector),
       cmocka_unit_test(test_fast_prefill_decodes_pass_through),
+      cmocka_unit_test(test_fast_prefill_not_armed_passes_through),
       cmocka_unit_test(test_fast_prefill_random),
       cmocka_unit_test(test_fast_prefill_bad_input),
       cmocka_unit_test(test_local_attention_vector),
@@ -736,6 +889,9 @@ int main(void) {
       cmocka_unit_test(test_metadata_slice_vectors),
       cmocka_unit_test(test_slices_random),
       cmocka_unit_test(test_slice_bad_input),
+      cmocka_unit_test(test_ubatch_slices_vllm_033),
+      cmocka_unit_test(test_ubatch_slices_list_random),
+      cmocka_unit_test(test_ubatch_slices_ex_bad_input),
   };
   return cmocka_run_group_tests_name("batch_transforms", tests, NULL, NULL);
 }

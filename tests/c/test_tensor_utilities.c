@@ -1,5 +1,6 @@
 /* attn_get_dcp_local_seq_lens, attn_reshape_query_for_spec_decode, attn_compute_slot_mapping,
- * attn_compute_flashinfer_kv_metadata, attn_compute_causal_conv1d_metadata: hand-checked values,
+ * attn_compute_flashinfer_kv_metadata, attn_compute_causal_conv1d_metadata,
+ * attn_compute_token_to_req_indices (ABI 1.4): hand-checked values,
  * edge cases, seeded random inputs against naive computations, bad input. */
 #include "test_support.h"
 
@@ -29,7 +30,9 @@ static void test_dcp_lengths(void** state) {
     attn_tensor_t st = I32(seq, s_shape), ot;
     int k;
     for (i = 0; i < n; ++i) seq[i] = (int32_t)ts_rand_range(&seed, 0, 3000);
-    if (rank == ATTN_DCP_ALL_RANKS && size > 1)
+    /* every rank: (n, size), also (n, 1) for size 1 as vLLM 0.33 returns; the (n,) output of
+     * libattn 1.3 stays accepted for size 1 */
+    if (rank == ATTN_DCP_ALL_RANKS && (size > 1 || ts_rand_range(&seed, 0, 1)))
       ot = ts_host_tensor(out, 2, o_shape, ATTN_DTYPE_INT, 32);
     else
       ot = I32(out, s_shape);
@@ -38,7 +41,7 @@ static void test_dcp_lengths(void** state) {
       if (rank >= 0) {
         assert_int_equal(out[i], naive_dcp(seq[i], size, rank, interleave));
       } else if (size == 1) {
-        assert_int_equal(out[i], seq[i]); /* squeeze: (n,) */
+        assert_int_equal(out[i], seq[i]); /* (n, 1) or (n,) */
       } else {
         int32_t sum = 0;
         for (k = 0; k < size; ++k) {
@@ -67,6 +70,9 @@ static void test_dcp_bad_input(void** state) {
                ATTN_ERR_INVALID_ARGUMENT, "out must be a compact (2, 2) tensor for every rank");
   ASSERT_ERROR(attn_get_dcp_local_seq_lens(&st, 2, 0, 1, &both, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "out has ndim=2, expected 1");
+  /* dcp_size 1, every rank: (n, 1) (vLLM 0.33's shape), not (n, 2) */
+  ASSERT_ERROR(attn_get_dcp_local_seq_lens(&st, 1, ATTN_DCP_ALL_RANKS, 1, &both, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "out must be a compact (2, 1) tensor for every rank");
   seq[1] = -1;
   ASSERT_ERROR(attn_get_dcp_local_seq_lens(&st, 2, 0, 1, &ot, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "seq_lens[1]=-1 is negative");
@@ -74,6 +80,100 @@ static void test_dcp_bad_input(void** state) {
                "seq_lens is NULL");
   ASSERT_ERROR(attn_get_dcp_local_seq_lens(&st, 2, 0, 1, NULL, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "out is NULL");
+}
+
+/* ---- compute_token_to_req_indices ------------------------------------------------------------- */
+/* Naive: the request whose query holds token t (the last when none does; -1 without requests);
+ * 0 from num_mapped on. */
+static int32_t naive_token_req(const int32_t* qsl, int64_t n, int64_t t, int64_t num_mapped) {
+  int64_t r;
+  if (t >= num_mapped) return 0;
+  for (r = 0; r < n; ++r)
+    if (t < qsl[r + 1]) return (int32_t)r;
+  return (int32_t)(n - 1);
+}
+
+static void test_token_to_req_hand_checked(void** state) {
+  /* values of vLLM 0.33's Triton kernel (_token_request: the first r with qsl[r + 1] > t,
+   * clipped to num_reqs - 1), worked by hand: an empty request is skipped, tokens past the batch
+   * map to the last request, unmapped tokens to 0, and with no request to -1 */
+  static const struct {
+    int32_t nq, qsl[4];
+    int64_t mapped, tokens;
+    int32_t want[8];
+  } cases[] = {
+      {4, {0, 3, 3, 5}, 5, 7, {0, 0, 0, 2, 2, 0, 0}},
+      {3, {0, 2, 4}, 6, 6, {0, 0, 1, 1, 1, 1}},
+      {1, {0}, 2, 3, {-1, -1, 0}},
+      {3, {0, 0, 1}, 1, 1, {1}},
+      {3, {0, 2, 4}, 0, 0, {0}},
+  };
+  size_t c;
+  (void)state;
+  for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    int32_t qsl[4], out[8];
+    int64_t qs[1], os[1] = {8}, t;
+    attn_tensor_t qt, ot = I32(out, os);
+    memcpy(qsl, cases[c].qsl, sizeof qsl);
+    qs[0] = cases[c].nq;
+    qt = I32(qsl, qs);
+    for (t = 0; t < 8; ++t) out[t] = -9;
+    ASSERT_OK(attn_compute_token_to_req_indices(&qt, &ot, cases[c].mapped, cases[c].tokens, NULL));
+    for (t = 0; t < cases[c].tokens; ++t) assert_int_equal(out[t], cases[c].want[t]);
+    for (; t < 8; ++t) assert_int_equal(out[t], -9); /* entries from num_tokens on: untouched */
+  }
+}
+
+static void test_token_to_req_random(void** state) {
+  uint64_t seed = 21;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 1000; ++iter) {
+    int32_t q[65], out[700];
+    const int64_t n = ts_rand_range(&seed, 0, 64);
+    int64_t qs[1] = {n + 1}, os[1] = {700}, r, t, tokens, mapped;
+    attn_tensor_t qt = I32(q, qs), ot = I32(out, os);
+    q[0] = 0;
+    for (r = 0; r < n; ++r) q[r + 1] = q[r] + (int32_t)ts_rand_range(&seed, 0, 8);
+    tokens = ts_rand_range(&seed, 0, q[n] + 20);
+    mapped = ts_rand_range(&seed, 0, q[n] + 20);
+    ASSERT_OK(attn_compute_token_to_req_indices(&qt, &ot, mapped, tokens, NULL));
+    for (t = 0; t < tokens; ++t)
+      if (out[t] != naive_token_req(q, n, t, mapped))
+        fail_msg("iteration %d: token %lld maps to %d, expected %d", iter, (long long)t, out[t],
+                 naive_token_req(q, n, t, mapped));
+  }
+}
+
+static void test_token_to_req_bad_input(void** state) {
+  int32_t q[3] = {0, 2, 5}, out[4] = {-9, -9, -9, -9};
+  int64_t qs[1] = {3}, os[1] = {4}, zero[1] = {0}, two[2] = {3, 1};
+  attn_tensor_t qt = I32(q, qs), ot = I32(out, os), empty = I32(q, zero);
+  attn_tensor_t q2d = ts_host_tensor(q, 2, two, ATTN_DTYPE_INT, 32);
+  attn_tensor_t q64 = I64(q, zero), o64 = I64(out, os);
+  (void)state;
+  ASSERT_ERROR(attn_compute_token_to_req_indices(NULL, &ot, 4, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "query_start_loc is NULL");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&qt, NULL, 4, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "out is NULL");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&qt, &ot, 4, 5, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "out has 4 entries but 5 are needed");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&qt, &ot, -1, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "num_mapped_tokens=-1 is negative");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&qt, &ot, 4, -2, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "num_tokens=-2 is negative");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&qt, &ot, 4, (int64_t)1 << 31, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "num_tokens=2147483648 exceeds 2^31-1");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&empty, &ot, 4, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "query_start_loc has no entries");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&q2d, &ot, 4, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "query_start_loc has ndim=2, expected 1");
+  q64.shape = qs;
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&q64, &ot, 4, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "query_start_loc");
+  ASSERT_ERROR(attn_compute_token_to_req_indices(&qt, &o64, 4, 4, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "out");
+  assert_int_equal(out[0], -9); /* untouched by every failure */
 }
 
 /* ---- reshape_query_for_spec_decode ------------------------------------------------------------ */
@@ -396,6 +496,8 @@ int main(void) {
       cmocka_unit_test(test_paged_kv_random),       cmocka_unit_test(test_paged_kv_large),
       cmocka_unit_test(test_paged_kv_bad_input),
       cmocka_unit_test(test_conv1d),                cmocka_unit_test(test_conv1d_large_and_bad),
+      cmocka_unit_test(test_token_to_req_hand_checked), cmocka_unit_test(test_token_to_req_random),
+      cmocka_unit_test(test_token_to_req_bad_input),
   };
   return cmocka_run_group_tests_name("tensor_utilities", tests, NULL, NULL);
 }

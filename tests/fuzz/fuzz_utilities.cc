@@ -90,6 +90,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       attn_batch_split_t s = ATTN_BATCH_SPLIT_INIT;
       drop(attn_split_decodes_and_prefills(&b.c, static_cast<int32_t>(in.count(8)), in.u8() % 2, &s));
       drop(attn_split_decodes_prefills_and_extends(&b.c, static_cast<int32_t>(in.count(8)), &s));
+      // ABI 1.4: every option, NULL options, hostile struct_size / reserved
+      attn_split_options_t o = ATTN_SPLIT_OPTIONS_INIT;
+      o.decode_threshold = static_cast<int32_t>(in.count(8)) - (in.one_in(8) ? 9 : 0);
+      o.require_uniform = in.u8() % 2;
+      o.treat_short_extends_as_decodes = in.u8() % 2;
+      if (in.one_in(8)) o.reserved = 1;
+      if (in.one_in(8)) o.struct_size = static_cast<size_t>(in.u8());
+      drop(attn_split_decodes_and_prefills_ex(&b.c, in.one_in(6) ? nullptr : &o, &s));
       break;
     }
     case 1: {
@@ -102,6 +110,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       drop(attn_reorder_batch_to_split_decodes_and_prefills(sched.data(), comp.data(), n,
                                                             static_cast<int32_t>(in.count(4)),
                                                             swaps.data(), in.count(n + 1), &k));
+      std::vector<int32_t> prompt(n);
+      for (int64_t i = 0; i < n; ++i)
+        prompt[i] = in.one_in(16) ? -1 : static_cast<int32_t>(in.count(12));
+      drop(attn_reorder_batch_to_split_decodes_and_prefills_v2(
+          sched.data(), comp.data(), in.one_in(16) ? nullptr : prompt.data(), n,
+          static_cast<int32_t>(in.count(4)), swaps.data(), in.count(n + 1), &k));
       break;
     }
     case 2: {
@@ -111,6 +125,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int64_t k = 0;
       drop(attn_split_prefill_chunks(seq.data(), n, in.count(400), in.count(4), bounds.data(),
                                      in.count(n + 1), &k));
+      // ABI 1.4: the multimodal PrefixLM helpers, with lying rows (requests out of range or out
+      // of order, start >= end), shapes and capacities
+      const int64_t nr = in.count(8);
+      attn_tensor_t* rows = fuzz::make_tensor(in, a, nr, in.one_in(8) ? in.count(4) : 3, 32, [&](int64_t) {
+        return in.one_in(8) ? static_cast<int32_t>(in.u32()) : static_cast<int32_t>(in.count(n + 1));
+      });
+      int64_t w = 0;
+      drop(attn_compute_mm_prefix_range_tensor(in.one_in(8) ? nullptr : rows, in.count(n + 1), nullptr, &w));
+      if (w >= 0 && w < 64 && n < 4096)
+        drop(attn_compute_mm_prefix_range_tensor(rows, n, fuzz::make_tensor(in, a, n * w * 2, -1, 32,
+                                                                             [](int64_t) { return 0; }),
+                                                 &w));
+      drop(attn_fill_mm_prefix_query_ranges(
+          fuzz::make_tensor(in, a, in.one_in(8) ? in.count(64) : 300, 2, 32, [](int64_t) { return 0; }),
+          in.one_in(8) ? nullptr : rows, b.c.query_start_loc_cpu ? b.c.query_start_loc_cpu : b.c.query_start_loc,
+          b.c.seq_lens, &k));
       break;
     }
     case 3: {
@@ -195,10 +225,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       break;
     }
-    case 10:
+    case 10: {
       drop(attn_slice_query_start_locs(b.c.query_start_loc, in.count(n), in.count(n + 1),
                                        out_vec(in, a, n + 1), nullptr));
+      // ABI 1.4: reads only query_start_loc (lying values included), writes num_tokens entries
+      const int64_t tokens = in.one_in(8) ? in.i64() : in.count(400);
+      drop(attn_compute_token_to_req_indices(b.c.query_start_loc,
+                                             out_vec(in, a, tokens >= 0 && tokens < 4096 ? tokens : 0),
+                                             in.one_in(8) ? in.i64() : in.count(400), tokens, nullptr));
       break;
+    }
     case 11: {
       std::vector<int32_t> sched(n);
       for (int64_t i = 0; i < n; ++i) sched[i] = static_cast<int32_t>(in.count(20));
@@ -215,6 +251,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       drop(attn_maybe_create_ubatch_slices(sched.data(), n, in.count(400), in.count(30), ub,
                                            in.count(200), sl.data(), pad.data()));
+      // ABI 1.4: a list of split points (any count, order and range)
+      std::vector<int64_t> points(in.u8() % 9);
+      for (auto& p : points) p = in.one_in(8) ? in.i64() : in.count(400);
+      drop(attn_maybe_create_ubatch_slices_ex(sched.data(), n, in.count(400), in.count(30), ub,
+                                              in.one_in(8) ? nullptr : points.data(),
+                                              static_cast<int64_t>(points.size()), sl.data(),
+                                              pad.data()));
       break;
     }
     default: {

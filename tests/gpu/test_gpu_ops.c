@@ -75,6 +75,33 @@ static void test_dcp_and_slices(void** state) {
   }
 }
 
+/* compute_token_to_req_indices (ABI 1.4): host vs CUDA, tokens past the batch and unmapped
+ * tokens included; entries from num_tokens on stay as they were. */
+static void test_token_to_req_indices(void** state) {
+  uint64_t seed = 16;
+  int iter;
+  (void)state;
+  if (!gpu_present()) skip();
+  for (iter = 0; iter < 100; ++iter) {
+    int32_t qsl[258], out[12000];
+    const int64_t n = ts_rand_range(&seed, 0, 256);
+    int64_t qs[1] = {n + 1}, os[1] = {12000}, r, tokens, mapped;
+    attn_tensor_t qt = I32(qsl, qs), ot = I32(out, os), dqt, dot;
+    qsl[0] = 0;
+    for (r = 0; r < n; ++r) qsl[r + 1] = qsl[r] + (int32_t)ts_rand_range(&seed, 0, 40);
+    tokens = ts_rand_range(&seed, 0, qsl[n] + 100 < 12000 ? qsl[n] + 100 : 12000);
+    mapped = ts_rand_range(&seed, 0, qsl[n] + 50);
+    for (r = 0; r < 12000; ++r) out[r] = -7;
+    dqt = dev_of(&qt, (size_t)(n + 1) * 4);
+    dot = dev_of(&ot, sizeof out);
+    ASSERT_OK(attn_compute_token_to_req_indices(&qt, &ot, mapped, tokens, NULL));
+    ASSERT_OK(attn_compute_token_to_req_indices(&dqt, &dot, mapped, tokens, NULL));
+    expect_same(&dot, out, sizeof out, "compute_token_to_req_indices");
+    dev_free(&dqt);
+    dev_free(&dot);
+  }
+}
+
 static void test_slot_mapping_and_paged_kv(void** state) {
   uint64_t seed = 2;
   int iter;
@@ -294,6 +321,7 @@ static void test_local_attention(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dcp_and_slices),
+      cmocka_unit_test(test_token_to_req_indices),
       cmocka_unit_test(test_slot_mapping_and_paged_kv),
       cmocka_unit_test(test_conv1d_and_fast_prefill),
       cmocka_unit_test(test_local_attention),

@@ -267,6 +267,10 @@ class attn_batch_split_t(Structure):
     pass
 
 
+class attn_split_options_t(Structure):
+    pass
+
+
 class attn_slot_mapping_args_t(Structure):
     pass
 
@@ -471,10 +475,22 @@ attn_batch_split_t._fields_ = [
     ("num_prefill_tokens", c_int64),
 ]
 PFN_attn_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int32, c_int32, POINTER(attn_batch_split_t))
+attn_split_options_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("decode_threshold", c_int32),
+    ("require_uniform", c_int32),
+    ("treat_short_extends_as_decodes", c_int32),
+    ("reserved", c_int32),
+]
+PFN_attn_split_decodes_and_prefills_ex = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_split_options_t), POINTER(attn_batch_split_t))
 PFN_attn_split_decodes_prefills_and_extends = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int32, POINTER(attn_batch_split_t))
 PFN_attn_reorder_batch_to_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
+PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2 = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
 PFN_attn_split_prefill_chunks = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, POINTER(c_int64), c_int64, POINTER(c_int64))
+PFN_attn_compute_mm_prefix_range_tensor = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64))
+PFN_attn_fill_mm_prefix_query_ranges = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64))
 PFN_attn_get_dcp_local_seq_lens = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int32, c_int32, c_int32, POINTER(attn_tensor_t), c_void_p)
+PFN_attn_compute_token_to_req_indices = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p)
 PFN_attn_reshape_query_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
 attn_slot_mapping_args_t._fields_ = [
     ("struct_size", c_size_t),
@@ -524,6 +540,7 @@ attn_ubatch_slice_t._fields_ = [
     ("token_stop", c_int64),
 ]
 PFN_attn_maybe_create_ubatch_slices = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t))
+PFN_attn_maybe_create_ubatch_slices_ex = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, POINTER(c_int64), c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t))
 attn_ubatch_out_t._fields_ = [
     ("struct_size", c_size_t),
     ("query_start_loc", POINTER(attn_tensor_t)),
@@ -686,6 +703,12 @@ attn_api_t._fields_ = [
     ("attn_backend_info", PFN_attn_backend_info),
     ("attn_get_api", PFN_attn_get_api),
     ("attn_get_vllm_release", PFN_attn_get_vllm_release),
+    ("attn_split_decodes_and_prefills_ex", PFN_attn_split_decodes_and_prefills_ex),
+    ("attn_reorder_batch_to_split_decodes_and_prefills_v2", PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2),
+    ("attn_maybe_create_ubatch_slices_ex", PFN_attn_maybe_create_ubatch_slices_ex),
+    ("attn_compute_token_to_req_indices", PFN_attn_compute_token_to_req_indices),
+    ("attn_compute_mm_prefix_range_tensor", PFN_attn_compute_mm_prefix_range_tensor),
+    ("attn_fill_mm_prefix_query_ranges", PFN_attn_fill_mm_prefix_query_ranges),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -701,6 +724,7 @@ ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_pad
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
 ATTN_COMMON_METADATA_STRUCT_SIZE = attn_common_metadata_t.replayssm_decode_base_cpu.offset + attn_common_metadata_t.replayssm_decode_base_cpu.size
 ATTN_BATCH_SPLIT_STRUCT_SIZE = attn_batch_split_t.num_prefill_tokens.offset + attn_batch_split_t.num_prefill_tokens.size
+ATTN_SPLIT_OPTIONS_STRUCT_SIZE = attn_split_options_t.reserved.offset + attn_split_options_t.reserved.size
 ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE = attn_slot_mapping_args_t.extension.offset + attn_slot_mapping_args_t.extension.size
 ATTN_CONV1D_INFO_STRUCT_SIZE = attn_conv1d_info_t.num_programs.offset + attn_conv1d_info_t.num_programs.size
 ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE = attn_local_attention_out_t.extension.offset + attn_local_attention_out_t.extension.size
@@ -711,7 +735,7 @@ ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_ca
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_get_vllm_release.offset + attn_api_t.attn_get_vllm_release.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_fill_mm_prefix_query_ranges.offset + attn_api_t.attn_fill_mm_prefix_query_ranges.size
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -772,6 +796,12 @@ SIGNATURES = {
     "attn_backend_info": (c_void_p, [c_size_t, POINTER(attn_backend_info_t)]),
     "attn_get_api": (c_void_p, [c_uint32, c_uint32, POINTER(POINTER(attn_api_t))]),
     "attn_get_vllm_release": (c_void_p, [POINTER(c_char_p), POINTER(c_uint32), POINTER(c_uint32), POINTER(c_uint32)]),
+    "attn_split_decodes_and_prefills_ex": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_split_options_t), POINTER(attn_batch_split_t)]),
+    "attn_reorder_batch_to_split_decodes_and_prefills_v2": (c_void_p, [POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64)]),
+    "attn_maybe_create_ubatch_slices_ex": (c_void_p, [POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, POINTER(c_int64), c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t)]),
+    "attn_compute_token_to_req_indices": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p]),
+    "attn_compute_mm_prefix_range_tensor": (c_void_p, [POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64)]),
+    "attn_fill_mm_prefix_query_ranges": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64)]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -834,6 +864,12 @@ SINCE = {
     "attn_backend_info": (1, 3),
     "attn_get_api": (1, 3),
     "attn_get_vllm_release": (1, 4),
+    "attn_split_decodes_and_prefills_ex": (1, 4),
+    "attn_reorder_batch_to_split_decodes_and_prefills_v2": (1, 4),
+    "attn_maybe_create_ubatch_slices_ex": (1, 4),
+    "attn_compute_token_to_req_indices": (1, 4),
+    "attn_compute_mm_prefix_range_tensor": (1, 4),
+    "attn_fill_mm_prefix_query_ranges": (1, 4),
 }
 
 # ---- what each hand-written module re-exports
@@ -863,6 +899,7 @@ STRUCTS = (
     "attn_builder_config_t",
     "attn_common_metadata_t",
     "attn_batch_split_t",
+    "attn_split_options_t",
     "attn_slot_mapping_args_t",
     "attn_conv1d_info_t",
     "attn_local_attention_out_t",
@@ -889,10 +926,15 @@ CALLBACKS = (
     "attn_free_fn",
     "PFN_attn_common_metadata_unpadded",
     "PFN_attn_split_decodes_and_prefills",
+    "PFN_attn_split_decodes_and_prefills_ex",
     "PFN_attn_split_decodes_prefills_and_extends",
     "PFN_attn_reorder_batch_to_split_decodes_and_prefills",
+    "PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2",
     "PFN_attn_split_prefill_chunks",
+    "PFN_attn_compute_mm_prefix_range_tensor",
+    "PFN_attn_fill_mm_prefix_query_ranges",
     "PFN_attn_get_dcp_local_seq_lens",
+    "PFN_attn_compute_token_to_req_indices",
     "PFN_attn_reshape_query_for_spec_decode",
     "PFN_attn_compute_slot_mapping",
     "PFN_attn_compute_flashinfer_kv_metadata",
@@ -903,6 +945,7 @@ CALLBACKS = (
     "PFN_attn_remap_local_block_table",
     "PFN_attn_slice_query_start_locs",
     "PFN_attn_maybe_create_ubatch_slices",
+    "PFN_attn_maybe_create_ubatch_slices_ex",
     "PFN_attn_make_metadata_with_slice",
     "PFN_attn_split_attn_metadata",
     "PFN_attn_backend_count",
@@ -951,6 +994,7 @@ STRUCT_SIZES = (
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_3",
     "ATTN_COMMON_METADATA_STRUCT_SIZE",
     "ATTN_BATCH_SPLIT_STRUCT_SIZE",
+    "ATTN_SPLIT_OPTIONS_STRUCT_SIZE",
     "ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE",
     "ATTN_CONV1D_INFO_STRUCT_SIZE",
     "ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE",

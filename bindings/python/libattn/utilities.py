@@ -23,8 +23,8 @@ from .builder import stream_handle
 from .common_metadata import CommonMetadata
 from .metadata import Metadata
 from .structs import (attn_batch_split_t, attn_conv1d_info_t, attn_local_attention_out_t,
-                      attn_slot_mapping_args_t, attn_tensor_t, attn_ubatch_out_t,
-                      attn_ubatch_slice_t, new)
+                      attn_slot_mapping_args_t, attn_split_options_t, attn_tensor_t,
+                      attn_ubatch_out_t, attn_ubatch_slice_t, new)
 from .enums import Status
 from .errors import InvalidArgument
 from .tensors import (ArrayLike, TensorFields, array_address, optional_arg, output_arg,
@@ -147,6 +147,13 @@ def _i32(values: ArrayLike, name: str) -> np.ndarray:
     return a
 
 
+def _doc_range_rows(ranges: Mapping[int, Sequence[Tuple[int, int]]]) -> np.ndarray:
+    """vLLM 0.33's mm_req_doc_ranges dict as (num_ranges, 3) int32 rows (request, start, end),
+    requests in order, each request's ranges in the dict's order."""
+    rows = [(int(req), int(a), int(b)) for req in sorted(ranges) for a, b in ranges[req]]
+    return np.array(rows, dtype=np.int32).reshape(len(rows), 3)
+
+
 def _p(a: np.ndarray, ctype: Any = ctypes.c_int32) -> Any:
     return a.ctypes.data_as(ctypes.POINTER(ctype))
 
@@ -190,6 +197,19 @@ class UtilitiesMixin:
         decodes, _, prefills, decode_tokens, _, prefill_tokens = _SPLIT.unpack_from(s)
         return BatchSplit(decodes, prefills, decode_tokens, prefill_tokens)
 
+    def split_decodes_and_prefills_ex(self, common: CommonMetadata, decode_threshold: int = 1,
+                                      require_uniform: bool = False,
+                                      treat_short_extends_as_decodes: bool = True) -> BatchSplit:
+        """``attn_split_decodes_and_prefills_ex`` (ABI 1.4): vLLM 0.33's split with every
+        keyword argument; ``treat_short_extends_as_decodes=False`` needs ``is_prefilling``."""
+        opts = new(attn_split_options_t, decode_threshold=decode_threshold,
+                   require_uniform=int(require_uniform),
+                   treat_short_extends_as_decodes=int(treat_short_extends_as_decodes))
+        s = new(attn_batch_split_t)
+        self.check(self.optional_function("attn_split_decodes_and_prefills_ex")(  # type: ignore[attr-defined]
+            common.struct, ctypes.byref(opts), ctypes.byref(s)))
+        return BatchSplit(s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens)
+
     def split_decodes_prefills_and_extends(self, common: CommonMetadata,
                                            decode_threshold: int = 1) -> BatchSplit:
         """``attn_split_decodes_prefills_and_extends`` on a batch ordered decode, extend,
@@ -221,6 +241,30 @@ class UtilitiesMixin:
         pairs = swaps[: 2 * count.value].tolist()
         return list(zip(pairs[0::2], pairs[1::2]))
 
+    def reorder_batch_to_split_decodes_and_prefills_v2(
+            self, num_scheduled_tokens: ArrayLike, num_computed_tokens: ArrayLike,
+            num_prompt_tokens: ArrayLike, decode_threshold: int = 1) -> List[Tuple[int, int]]:
+        """``attn_reorder_batch_to_split_decodes_and_prefills_v2`` (ABI 1.4): the
+        ``swap_states(src, dst)`` calls, in order, of vLLM 0.33's four-region reorder (decode ->
+        short extend -> long extend -> prefill); empty when the batch is ordered."""
+        sched = _i32(num_scheduled_tokens, "num_scheduled_tokens")
+        comp = _i32(num_computed_tokens, "num_computed_tokens")
+        prompt = _i32(num_prompt_tokens, "num_prompt_tokens")
+        n = len(sched)
+        if len(comp) != n or len(prompt) != n:
+            raise InvalidArgument(Status.INVALID_ARGUMENT,
+                                  f"num_scheduled_tokens, num_computed_tokens and "
+                                  f"num_prompt_tokens have {n}, {len(comp)} and {len(prompt)} "
+                                  f"entries; they must be equal")
+        swaps = np.empty(2 * max(n, 1), dtype=np.int32)
+        count = ctypes.c_int64()
+        self.check(self.optional_function(  # type: ignore[attr-defined]
+            "attn_reorder_batch_to_split_decodes_and_prefills_v2")(
+            _p(sched), _p(comp), _p(prompt), n, decode_threshold, _p(swaps), max(n, 1),
+            ctypes.byref(count)))
+        pairs = swaps[: 2 * count.value].tolist()
+        return list(zip(pairs[0::2], pairs[1::2]))
+
     def split_prefill_chunks(self, seq_lens: ArrayLike, workspace_size: int,
                              request_offset: int = 0) -> List[Tuple[int, int]]:
         """``attn_split_prefill_chunks``: greedy (start, end) request ranges."""
@@ -236,13 +280,12 @@ class UtilitiesMixin:
                                cp_kv_cache_interleave_size: int = 1, out: Any = None,
                                stream: Any = None) -> Any:
         """``attn_get_dcp_local_seq_lens``: (n,) for one rank, (n, dcp_size) for all
-        (``dcp_rank=None``)."""
+        (``dcp_rank=None``; (n, 1) when dcp_size is 1, as vLLM 0.33)."""
         seq = tensor_arg(seq_lens, name="seq_lens")
         n = seq.shape[0]
         rank = DCP_ALL_RANKS if dcp_rank is None else dcp_rank
         if out is None:
-            out = np.zeros((n,) if rank != DCP_ALL_RANKS or dcp_size == 1 else (n, dcp_size),
-                           dtype=np.int32)
+            out = np.zeros((n,) if rank != DCP_ALL_RANKS else (n, dcp_size), dtype=np.int32)
         o = output_arg(out, name="out")
         self.check(self.raw.attn_get_dcp_local_seq_lens(seq.struct, dcp_size, rank,
                                                         cp_kv_cache_interleave_size, o.struct,
@@ -442,6 +485,74 @@ class UtilitiesMixin:
             _p(sched), len(sched), num_tokens_padded, num_reqs_padded, num_ubatches, split_point,
             slices, padded))
         return [_slice(s) for s in slices[:num_ubatches]], [_slice(s) for s in padded[:num_ubatches]]
+
+    def maybe_create_ubatch_slices_ex(self, num_scheduled_tokens: ArrayLike,
+                                      num_tokens_padded: int, num_reqs_padded: int,
+                                      num_ubatches: int = 2,
+                                      split_point: Union[int, Sequence[int], None] = None
+                                      ) -> Tuple[List[UbatchSlice], List[UbatchSlice]]:
+        """vLLM 0.33's ``maybe_create_ubatch_slices(True, ..., split_point)``: ``split_point``
+        an int (tokens per split), a list of ``num_ubatches - 1`` split points
+        (``attn_maybe_create_ubatch_slices_ex``, ABI 1.4) or None (the default split)."""
+        if split_point is None or isinstance(split_point, (int, np.integer)):
+            return self.maybe_create_ubatch_slices(num_scheduled_tokens, num_tokens_padded,
+                                                   num_reqs_padded, num_ubatches,
+                                                   int(split_point or 0))
+        sched = _i32(num_scheduled_tokens, "num_scheduled_tokens")
+        points = np.ascontiguousarray(np.asarray(split_point, dtype=np.int64).reshape(-1))
+        k = max(num_ubatches, 1)
+        slices = (attn_ubatch_slice_t * k)(*[new(attn_ubatch_slice_t) for _ in range(k)])
+        padded = (attn_ubatch_slice_t * k)(*[new(attn_ubatch_slice_t) for _ in range(k)])
+        self.check(self.optional_function("attn_maybe_create_ubatch_slices_ex")(  # type: ignore[attr-defined]
+            _p(sched), len(sched), num_tokens_padded, num_reqs_padded, num_ubatches,
+            _p(points, ctypes.c_int64) if len(points) else None, len(points), slices, padded))
+        return [_slice(s) for s in slices[:num_ubatches]], [_slice(s) for s in padded[:num_ubatches]]
+
+    def compute_token_to_req_indices(self, query_start_loc: ArrayLike, num_mapped_tokens: int,
+                                     num_tokens: Optional[int] = None, out: Any = None,
+                                     stream: Any = None) -> Any:
+        """``attn_compute_token_to_req_indices`` (ABI 1.4): the request of each of the first
+        ``num_tokens`` tokens (default ``num_mapped_tokens``), 0 from ``num_mapped_tokens`` on;
+        returns ``out[:num_tokens]``."""
+        q = tensor_arg(query_start_loc, name="query_start_loc")
+        n = num_mapped_tokens if num_tokens is None else num_tokens
+        if out is None:
+            out = np.zeros(max(n, 1), dtype=np.int32)
+        o = output_arg(out, name="out")
+        self.check(self.optional_function("attn_compute_token_to_req_indices")(  # type: ignore[attr-defined]
+            q.struct, o.struct, num_mapped_tokens, n, stream_handle(stream)))
+        return out[:n]
+
+    def compute_mm_prefix_range_tensor(self, mm_prefix_range: Optional[Mapping[int, Sequence[Tuple[int, int]]]],
+                                       num_seqs: int) -> Optional[np.ndarray]:
+        """``attn_compute_mm_prefix_range_tensor`` (ABI 1.4): vLLM 0.33's padded
+        (num_seqs, max_ranges, 2) int32 range tensor (host memory), or None."""
+        rows = None if mm_prefix_range is None else _doc_range_rows(mm_prefix_range)
+        fn = self.optional_function("attn_compute_mm_prefix_range_tensor")  # type: ignore[attr-defined]
+        r = None if rows is None else tensor_arg(rows, name="mm_req_doc_ranges")
+        width = ctypes.c_int64()
+        self.check(fn(r.struct if r else None, num_seqs, None, ctypes.byref(width)))
+        if width.value == 0:
+            return None
+        out = np.zeros((num_seqs, width.value, 2), np.int32)
+        o = output_arg(out, name="out")
+        self.check(fn(r.struct if r else None, num_seqs, o.struct, ctypes.byref(width)))
+        return out
+
+    def fill_mm_prefix_query_ranges(self, out: Any,
+                                    mm_prefix_range: Optional[Mapping[int, Sequence[Tuple[int, int]]]],
+                                    query_start_loc_cpu: ArrayLike, seq_lens_cpu: ArrayLike) -> int:
+        """``attn_fill_mm_prefix_query_ranges`` (ABI 1.4): vLLM 0.33's per-query-token range
+        rows written into ``out`` ((max_tokens, 2) int32); returns the rows written."""
+        rows = None if mm_prefix_range is None else _doc_range_rows(mm_prefix_range)
+        r = None if rows is None else tensor_arg(rows, name="mm_req_doc_ranges")
+        o = output_arg(out, name="out")
+        q = tensor_arg(query_start_loc_cpu, name="query_start_loc_cpu")
+        s = tensor_arg(seq_lens_cpu, name="seq_lens_cpu")
+        n = ctypes.c_int64()
+        self.check(self.optional_function("attn_fill_mm_prefix_query_ranges")(  # type: ignore[attr-defined]
+            o.struct, r.struct if r else None, q.struct, s.struct, ctypes.byref(n)))
+        return n.value
 
     def _ubatch_outputs(self, n: int) -> Tuple[attn_ubatch_out_t, Any]:
         arrays = [np.zeros(n + 1, np.int32), np.zeros(n + 1, np.int32), np.zeros(max(n, 1), np.int32),

@@ -6,11 +6,12 @@ import libattn
 from conftest import Batch, vectors
 
 
-def vector_batch(query_lens, seq_lens=None, padded=None):
+def vector_batch(query_lens, seq_lens=None, padded=None, is_prefilling=None):
     seq = seq_lens or [10 * (i + 1) for i in range(len(query_lens))]
     qsl = np.cumsum([0] + list(query_lens), dtype=np.int32)
     return libattn.CommonMetadata(query_start_loc=qsl, seq_lens=np.array(seq, np.int32),
-                                  num_actual_tokens=padded if padded else int(qsl[-1]))
+                                  num_actual_tokens=padded if padded else int(qsl[-1]),
+                                  is_prefilling=is_prefilling)
 
 
 def test_split_decodes_and_prefills_vectors(lib):
@@ -30,10 +31,90 @@ def test_split_with_extends_vectors(lib):
         assert got == case["expected"]
 
 
-def test_uniform_split_refuses_bad_padding(lib):
+def test_uniform_split_accepts_padded_batches(lib):
+    # vLLM 0.33 dropped the "tokens not padded correctly" assertion: a padded uniform batch is
+    # all decodes whatever its token count, and a zero-length row never marks a prefill
+    assert tuple(lib.split_decodes_and_prefills(vector_batch([2, 2, 2, 0], padded=7), 3,
+                                                True))[:4] == (4, 0, 7, 0)
+    assert tuple(lib.split_decodes_and_prefills(vector_batch([2, 0, 3, 2]), 3,
+                                                True))[:4] == (2, 2, 2, 5)
+
+
+def test_split_ex_short_extends(lib):
+    # values of vLLM 0.33.0's split_decodes_and_prefills(treat_short_extends_as_decodes=...)
+    b = vector_batch([1, 1, 1, 4], is_prefilling=np.array([0, 0, 1, 1], np.bool_))
+    assert tuple(lib.split_decodes_and_prefills_ex(b, 1, False, False))[:4] == (2, 2, 2, 5)
+    assert tuple(lib.split_decodes_and_prefills_ex(b, 1, False, True))[:4] == (3, 1, 3, 4)
+    b = vector_batch([1, 1], is_prefilling=np.array([0, 1], np.bool_))
+    assert tuple(lib.split_decodes_and_prefills_ex(b, 1, False, False))[:4] == (1, 1, 1, 1)
+    assert tuple(lib.split_decodes_and_prefills_ex(b))[:4] == (2, 0, 2, 0)
     with pytest.raises(libattn.InvalidArgument) as e:
-        lib.split_decodes_and_prefills(vector_batch([2, 2, 2, 0], padded=7), 3, True)
-    assert "tokens not padded correctly" in e.value.message
+        lib.split_decodes_and_prefills_ex(vector_batch([1, 4]), 1, False, False)
+    assert "is_prefilling is NULL" in e.value.message
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.split_decodes_and_prefills_ex(vector_batch([1, 4]), -1)
+    assert "decode_threshold=-1" in e.value.message
+
+
+def test_reorder_v2_four_regions(lib):
+    # the issue's example and a batch with all four regions: vLLM 0.33.0's swap_states calls
+    assert lib.reorder_batch_to_split_decodes_and_prefills_v2([1, 1], [10, 10], [20, 5]) == [(1, 0)]
+    assert lib.reorder_batch_to_split_decodes_and_prefills([1, 1], [10, 10]) == []
+    assert lib.reorder_batch_to_split_decodes_and_prefills_v2(
+        [5, 1, 8, 1, 1, 2], [0, 10, 3, 4, 7, 9], [10, 10, 20, 9, 7, 5]) == [(4, 0), (4, 5), (3, 2)]
+    assert lib.reorder_batch_to_split_decodes_and_prefills_v2([], [], []) == []
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.reorder_batch_to_split_decodes_and_prefills_v2([1, 1], [1, 1], [1, -3])
+    assert "num_prompt_tokens[1]=-3" in e.value.message
+    with pytest.raises(libattn.InvalidArgument):
+        lib.reorder_batch_to_split_decodes_and_prefills_v2([1, 1], [1, 1], [1])
+
+
+def test_ubatch_slices_033(lib):
+    # more micro-batches than tokens: empty slices (vLLM 0.33), and a list of split points
+    sl, pad = lib.maybe_create_ubatch_slices([1, 1], 2, 2, 3)
+    assert [tuple(s) for s in sl] == [(0, 0, 0, 0), (0, 0, 0, 0), (0, 2, 0, 2)]
+    sl, pad = lib.maybe_create_ubatch_slices_ex([4, 4], 10, 3, 3, [3, 6])
+    assert [tuple(s) for s in sl] == [(0, 1, 0, 3), (0, 2, 3, 6), (1, 2, 6, 8)]
+    assert [tuple(s) for s in pad] == [(0, 1, 0, 3), (0, 2, 3, 6), (1, 3, 6, 10)]
+    assert lib.maybe_create_ubatch_slices_ex([4, 4], 8, 2, 2, None) == \
+        lib.maybe_create_ubatch_slices([4, 4], 8, 2, 2)
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.maybe_create_ubatch_slices_ex([4, 4], 8, 2, 3, [5, 3])
+    assert "must not decrease" in e.value.message
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.maybe_create_ubatch_slices_ex([4, 4], 8, 2, 3, [4])
+    assert "num_split_points=1 must be num_ubatches - 1 = 2" in e.value.message
+
+
+def test_mm_prefix_ranges(lib):
+    # vLLM 0.33.0's compute_mm_prefix_range_tensor and fill_mm_prefix_query_ranges on these dicts
+    t = lib.compute_mm_prefix_range_tensor({0: [(2, 5), (9, 12)], 2: [(1, 3)], 5: [(7, 8)]}, 3)
+    assert t.tolist() == [[[2, 5], [9, 12]], [[0, 0], [0, 0]], [[1, 3], [0, 0]]]
+    assert lib.compute_mm_prefix_range_tensor({1: [(0, 0)]}, 3) is None
+    assert lib.compute_mm_prefix_range_tensor(None, 3) is None
+    out = np.full((10, 2), -7, np.int32)
+    qsl, seq = np.array([0, 4, 4, 9], np.int32), np.array([10, 3, 9], np.int32)
+    n = lib.fill_mm_prefix_query_ranges(out, {0: [(5, 7), (9, 9)], 2: [(2, 4), (6, 20)]}, qsl, seq)
+    assert n == 9
+    assert out.tolist() == [[5, 7], [5, 7], [-1, -1], [-1, -1], [2, 4], [-1, -1], [6, 20],
+                            [6, 20], [6, 20], [-7, -7]]
+    assert lib.fill_mm_prefix_query_ranges(out, None, qsl, seq) == 0
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.fill_mm_prefix_query_ranges(np.zeros((4, 2), np.int32), {0: [(5, 7)]}, qsl, seq)
+    assert "mm_prefix staging buffer holds 4 tokens, got 9" in e.value.message
+
+
+def test_token_to_req_indices(lib):
+    qsl = np.array([0, 3, 3, 5], np.int32)
+    assert lib.compute_token_to_req_indices(qsl, 5, 7).tolist() == [0, 0, 0, 2, 2, 0, 0]
+    assert lib.compute_token_to_req_indices(qsl, 5).tolist() == [0, 0, 0, 2, 2]
+    out = np.full(8, -9, np.int32)
+    lib.compute_token_to_req_indices(qsl, 9, 6, out=out)
+    assert out.tolist() == [0, 0, 0, 2, 2, 2, -9, -9]
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.compute_token_to_req_indices(qsl, 5, 9, out=np.zeros(4, np.int32))
+    assert "out" in e.value.message
 
 
 def test_reorder_swaps(lib):
@@ -66,6 +147,9 @@ def test_dcp_local_seq_lens_formula(lib):
         assert out[i].tolist() == want
         assert sum(want) == s
     np.testing.assert_array_equal(lib.get_dcp_local_seq_lens(seq, size, 1, inter), out[:, 1])
+    # every rank of dcp_size 1: (n, 1), as vLLM 0.33 returns
+    one = lib.get_dcp_local_seq_lens(seq, 1, None, inter)
+    assert one.shape == (5, 1) and one[:, 0].tolist() == seq.tolist()
     with pytest.raises(libattn.InvalidArgument) as e:
         lib.get_dcp_local_seq_lens(seq, 4, 4)
     assert "dcp_rank" in e.value.message

@@ -824,6 +824,39 @@ pub type PFN_attn_split_decodes_and_prefills = ::core::option::Option<
         out: *mut attn_batch_split_t,
     ) -> *mut attn_error_t,
 >;
+#[doc = " The keyword arguments of vLLM 0.33's split_decodes_and_prefills (ABI 1.4). Fill with"]
+#[doc = "  ::ATTN_SPLIT_OPTIONS_INIT (vLLM's defaults)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_split_options {
+    #[doc = "< ::ATTN_SPLIT_OPTIONS_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< The longest query counted as a decode (>= 0;"]
+    #[doc = "default 1)."]
+    pub decode_threshold: i32,
+    #[doc = "< Non-zero: decodes share the first query length"]
+    #[doc = "(full CUDA graphs; default 0)."]
+    pub require_uniform: i32,
+    #[doc = "< Non-zero (default): short extends, rows still"]
+    #[doc = "in their prompt with a query <= threshold, are"]
+    #[doc = "decodes. 0: every row `common->is_prefilling`"]
+    #[doc = "marks is a prefill, and the all-decodes"]
+    #[doc = "shortcuts are skipped."]
+    pub treat_short_extends_as_decodes: i32,
+    #[doc = "< Must be 0."]
+    pub reserved: i32,
+}
+#[doc = " The keyword arguments of vLLM 0.33's split_decodes_and_prefills (ABI 1.4). Fill with"]
+#[doc = "  ::ATTN_SPLIT_OPTIONS_INIT (vLLM's defaults)."]
+pub type attn_split_options_t = attn_split_options;
+#[doc = " Pointer type of attn_split_decodes_and_prefills_ex()."]
+pub type PFN_attn_split_decodes_and_prefills_ex = ::core::option::Option<
+    unsafe extern "C" fn(
+        common: *const attn_common_metadata_t,
+        options: *const attn_split_options_t,
+        out: *mut attn_batch_split_t,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_split_decodes_prefills_and_extends()."]
 pub type PFN_attn_split_decodes_prefills_and_extends = ::core::option::Option<
     unsafe extern "C" fn(
@@ -844,6 +877,19 @@ pub type PFN_attn_reorder_batch_to_split_decodes_and_prefills = ::core::option::
         out_num_swaps: *mut i64,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_reorder_batch_to_split_decodes_and_prefills_v2()."]
+pub type PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2 = ::core::option::Option<
+    unsafe extern "C" fn(
+        num_scheduled_tokens: *const i32,
+        num_computed_tokens: *const i32,
+        num_prompt_tokens: *const i32,
+        num_reqs: i64,
+        decode_threshold: i32,
+        out_swaps: *mut i32,
+        swaps_capacity: i64,
+        out_num_swaps: *mut i64,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_split_prefill_chunks()."]
 pub type PFN_attn_split_prefill_chunks = ::core::option::Option<
     unsafe extern "C" fn(
@@ -856,6 +902,25 @@ pub type PFN_attn_split_prefill_chunks = ::core::option::Option<
         out_num_chunks: *mut i64,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_compute_mm_prefix_range_tensor()."]
+pub type PFN_attn_compute_mm_prefix_range_tensor = ::core::option::Option<
+    unsafe extern "C" fn(
+        mm_req_doc_ranges: *const attn_tensor_t,
+        num_seqs: i64,
+        out: *const attn_tensor_t,
+        out_max_ranges: *mut i64,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_fill_mm_prefix_query_ranges()."]
+pub type PFN_attn_fill_mm_prefix_query_ranges = ::core::option::Option<
+    unsafe extern "C" fn(
+        out: *const attn_tensor_t,
+        mm_req_doc_ranges: *const attn_tensor_t,
+        query_start_loc_cpu: *const attn_tensor_t,
+        seq_lens_cpu: *const attn_tensor_t,
+        out_num_rows: *mut i64,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_get_dcp_local_seq_lens()."]
 pub type PFN_attn_get_dcp_local_seq_lens = ::core::option::Option<
     unsafe extern "C" fn(
@@ -864,6 +929,16 @@ pub type PFN_attn_get_dcp_local_seq_lens = ::core::option::Option<
         dcp_rank: i32,
         cp_kv_cache_interleave_size: i32,
         out: *const attn_tensor_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_compute_token_to_req_indices()."]
+pub type PFN_attn_compute_token_to_req_indices = ::core::option::Option<
+    unsafe extern "C" fn(
+        query_start_loc: *const attn_tensor_t,
+        out: *const attn_tensor_t,
+        num_mapped_tokens: i64,
+        num_tokens: i64,
         stream: attn_stream_t,
     ) -> *mut attn_error_t,
 >;
@@ -1063,6 +1138,20 @@ pub type PFN_attn_maybe_create_ubatch_slices = ::core::option::Option<
         num_reqs_padded: i64,
         num_ubatches: i32,
         split_point: i64,
+        out_slices: *mut attn_ubatch_slice_t,
+        out_padded_slices: *mut attn_ubatch_slice_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_maybe_create_ubatch_slices_ex()."]
+pub type PFN_attn_maybe_create_ubatch_slices_ex = ::core::option::Option<
+    unsafe extern "C" fn(
+        num_scheduled_tokens: *const i32,
+        num_reqs: i64,
+        num_tokens_padded: i64,
+        num_reqs_padded: i64,
+        num_ubatches: i32,
+        split_points: *const i64,
+        num_split_points: i64,
         out_slices: *mut attn_ubatch_slice_t,
         out_padded_slices: *mut attn_ubatch_slice_t,
     ) -> *mut attn_error_t,
@@ -1590,4 +1679,10 @@ pub struct attn_api {
     pub attn_backend_info: PFN_attn_backend_info,
     pub attn_get_api: PFN_attn_get_api,
     pub attn_get_vllm_release: PFN_attn_get_vllm_release,
+    pub attn_split_decodes_and_prefills_ex: PFN_attn_split_decodes_and_prefills_ex,
+    pub attn_reorder_batch_to_split_decodes_and_prefills_v2: PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2,
+    pub attn_maybe_create_ubatch_slices_ex: PFN_attn_maybe_create_ubatch_slices_ex,
+    pub attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
+    pub attn_compute_mm_prefix_range_tensor: PFN_attn_compute_mm_prefix_range_tensor,
+    pub attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
 }

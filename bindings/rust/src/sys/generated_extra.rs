@@ -43,6 +43,8 @@ pub const ATTN_COMMON_METADATA_STRUCT_SIZE: usize =
     offset_of!(attn_common_metadata_t, replayssm_decode_base_cpu) + size_of::<*const attn_tensor_t>();
 /// `ATTN_BATCH_SPLIT_STRUCT_SIZE`.
 pub const ATTN_BATCH_SPLIT_STRUCT_SIZE: usize = offset_of!(attn_batch_split_t, num_prefill_tokens) + size_of::<i64>();
+/// `ATTN_SPLIT_OPTIONS_STRUCT_SIZE`.
+pub const ATTN_SPLIT_OPTIONS_STRUCT_SIZE: usize = offset_of!(attn_split_options_t, reserved) + size_of::<i32>();
 /// `ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE`.
 pub const ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE: usize =
     offset_of!(attn_slot_mapping_args_t, extension) + size_of::<*mut c_void>();
@@ -69,7 +71,7 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
 pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_get_vllm_release) + size_of::<PFN_attn_get_vllm_release>();
+    offset_of!(attn_api_t, attn_fill_mm_prefix_query_ranges) + size_of::<PFN_attn_fill_mm_prefix_query_ranges>();
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -220,6 +222,17 @@ impl attn_batch_split_t {
     };
 }
 
+impl attn_split_options_t {
+    /// `ATTN_SPLIT_OPTIONS_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_SPLIT_OPTIONS_STRUCT_SIZE,
+        decode_threshold: 1,
+        require_uniform: 0,
+        treat_short_extends_as_decodes: 1,
+        reserved: 0,
+    };
+}
+
 impl attn_slot_mapping_args_t {
     /// `ATTN_SLOT_MAPPING_ARGS_INIT`.
     pub const INIT: Self = Self {
@@ -352,6 +365,11 @@ impl Default for attn_common_metadata_t {
     }
 }
 impl Default for attn_batch_split_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
+impl Default for attn_split_options_t {
     fn default() -> Self {
         Self::INIT
     }
@@ -587,6 +605,12 @@ macro_rules! with_attn_functions {
             attn_backend_info: PFN_attn_backend_info,
             attn_get_api: PFN_attn_get_api,
             attn_get_vllm_release: PFN_attn_get_vllm_release,
+            attn_split_decodes_and_prefills_ex: PFN_attn_split_decodes_and_prefills_ex,
+            attn_reorder_batch_to_split_decodes_and_prefills_v2: PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2,
+            attn_maybe_create_ubatch_slices_ex: PFN_attn_maybe_create_ubatch_slices_ex,
+            attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
+            attn_compute_mm_prefix_range_tensor: PFN_attn_compute_mm_prefix_range_tensor,
+            attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
         }
     };
 }
