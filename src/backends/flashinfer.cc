@@ -30,7 +30,6 @@ constexpr const char* kName = "FLASHINFER";
   X(kNumDecodeTokens, "num_decode_tokens")                               \
   X(kNumPrefills, "num_prefills")                                        \
   X(kNumPrefillTokens, "num_prefill_tokens")                             \
-  X(kUseCascade, "use_cascade")                                          \
   X(kCausal, "causal")                                                   \
   X(kPrefillUseTrtllm, "prefill_use_trtllm")                             \
   X(kDecodeUseTrtllm, "decode_use_trtllm")                               \
@@ -72,13 +71,16 @@ constexpr const char* kName = "FLASHINFER";
   X(kDecodeSeqLens, "decode_seq_lens")                                   \
   X(kDecodeMaxSeqLen, "decode_max_seq_len")                              \
   X(kDecodeQLenPerReq, "decode_q_len_per_req")                           \
-  /* the two-level cascade plan */                                       \
+  /* the two-level cascade plan: libattn's extension (vLLM 0.33 removed  \
+     cascade attention), only in a build with common_prefix_len > 0 */   \
+  X(kUseCascade, "use_cascade")                                          \
   X(kQoIndptrCpu, "qo_indptr_cpu")                                       \
   X(kSharedQoIndptrCpu, "shared_qo_indptr_cpu")                          \
   X(kSharedKvPageIndptrCpu, "shared_kv_page_indptr_cpu")                 \
   X(kSharedKvPageIndices, "shared_kv_page_indices")                      \
   X(kSharedKvLastPageLenCpu, "shared_kv_last_page_len_cpu")
 ATTN_NAMED_LIST(Field, FLASHINFER_FIELDS);
+constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build without cascade
 
 #define FLASHINFER_BUFFERS(X)                                \
   X(kBufIndptr, "paged_kv_indptr")                           \
@@ -187,7 +189,8 @@ class FlashInferBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    init_metadata(name_vector(kFieldNames, kPlainFieldCount));
+    init_cascade_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     max_num_pages_ = static_cast<int64_t>(c.max_num_seqs) * c.max_blocks_per_req(spec.block_size);
     if (c.batch_invariant) {
@@ -267,7 +270,7 @@ class FlashInferBuilder final : public Builder {
     m.set_int(kNumDecodeTokens, s.num_decode_tokens);
     m.set_int(kNumPrefills, s.num_prefills);
     m.set_int(kNumPrefillTokens, s.num_prefill_tokens);
-    m.set_bool(kUseCascade, use_cascade);
+    if (use_cascade) m.set_bool(kUseCascade, true);
     m.set_bool(kCausal, c.causal);
     m.set_int(kQDataType, q_data_type_);
     set_plan_scalars(m);

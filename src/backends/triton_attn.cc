@@ -1,7 +1,9 @@
-// TRITON_ATTN: the metadata of vLLM's TritonAttentionMetadataBuilder.build()
-// (vllm/v1/attention/backends/triton_attn.py), field for field. The per-token-head KV
-// quantization fields (q_to_req, q_to_klen, num_decodes, ...) keep their dataclass defaults:
-// libattn's KV cache dtypes have no per-token-head quantization.
+// TRITON_ATTN: the metadata of vLLM 0.33's TritonAttentionMetadataBuilder.build()
+// (vllm/v1/attention/backends/triton_attn.py), field for field, then the cascade fields
+// (libattn's extension: 0.33 removed cascade attention), which only a build with
+// common_prefix_len > 0 returns. 0.13's per-token-head quantization fields (q_to_req,
+// q_to_klen, num_decodes, ...) are gone in 0.33 and here: libattn only ever returned their
+// defaults.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -32,23 +34,16 @@ constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unif
   X(kSoftmaxSegmMax, "softmax_segm_max")                          \
   X(kSoftmaxSegmExpsum, "softmax_segm_expsum")                    \
   X(kCausal, "causal")                                            \
+  X(kSchedulerMetadata, "scheduler_metadata")                     \
+  X(kMmPrefixRangeTensor, "mm_prefix_range_tensor")               \
   X(kUseCascade, "use_cascade")                                   \
   X(kCommonPrefixLen, "common_prefix_len")                        \
   X(kCuPrefixQueryLens, "cu_prefix_query_lens")                   \
   X(kPrefixKvLens, "prefix_kv_lens")                              \
   X(kSuffixKvLens, "suffix_kv_lens")                              \
-  X(kSchedulerMetadata, "scheduler_metadata")                     \
-  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")        \
-  X(kMmPrefixRangeTensor, "mm_prefix_range_tensor")               \
-  X(kAllPureFirstPrefill, "all_pure_first_prefill")               \
-  X(kNumDecodes, "num_decodes")                                   \
-  X(kNumDecodeTokens, "num_decode_tokens")                        \
-  X(kPrefillIsFirstChunk, "prefill_is_first_chunk")               \
-  X(kSeqLensCpu, "seq_lens_cpu")                                  \
-  X(kQueryStartLocCpu, "query_start_loc_cpu")                     \
-  X(kQToReq, "q_to_req")                                          \
-  X(kQToKlen, "q_to_klen")
+  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")
 ATTN_NAMED_LIST(Field, TRITON_ATTN_FIELDS);
+constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build without cascade
 
 #define TRITON_ATTN_BUFFERS(X)                 \
   X(kBufOutput, "softmax_segm_output")         \
@@ -124,7 +119,8 @@ class TritonAttnBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    init_metadata(name_vector(kFieldNames, kPlainFieldCount));
+    init_cascade_metadata(name_vector(kFieldNames));
     threshold_ = triton_seq_threshold_3d(spec, config);
     const int64_t heads = config.num_attention_heads;
     const int64_t dim = next_power_of_2(spec.head_size);
@@ -147,10 +143,9 @@ class TritonAttnBuilder final : public Builder {
     m.set_tensor(kSoftmaxSegmMax, max_, true);
     m.set_tensor(kSoftmaxSegmExpsum, expsum_, true);
     m.set_bool(kCausal, c.causal);
-    const bool use_cascade = common_prefix_len > 0;
-    m.set_bool(kUseCascade, use_cascade);
-    m.set_int(kCommonPrefixLen, common_prefix_len);
-    if (use_cascade) {
+    if (common_prefix_len > 0) {  // the cascade variant (libattn's extension)
+      m.set_bool(kUseCascade, true);
+      m.set_int(kCommonPrefixLen, common_prefix_len);
       // vLLM builds these when asked, although its use_cascade_attention never asks.
       auto* cu = buffers_.as<int32_t>(kBufCu);
       auto* prefix = buffers_.as<int32_t>(kBufPrefix);
@@ -162,18 +157,6 @@ class TritonAttnBuilder final : public Builder {
       m.set_tensor(kPrefixKvLens, make_vector(prefix, d, kInt32, 1), true);
       m.set_tensor(kSuffixKvLens, make_vector(suffix, d, kInt32, c.num_reqs), true);
     }
-    // all_pure_first_prefill: no request has cached context (read from host memory only).
-    bool pure = false;
-    if (c.seq_lens_host != nullptr) {
-      pure = true;
-      for (int64_t i = 0; i < c.num_reqs && pure; ++i) pure = c.query_len(i) == c.seq_lens_host[i];
-    }
-    m.set_bool(kAllPureFirstPrefill, pure);
-    m.set_int(kNumDecodes, 0);
-    m.set_int(kNumDecodeTokens, 0);
-    m.set_bool(kPrefillIsFirstChunk, false);
-    m.set_tensor(kSeqLensCpu, c.seq_lens_cpu);
-    if (c.seq_lens_cpu) m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
   }
 
   void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
@@ -181,8 +164,6 @@ class TritonAttnBuilder final : public Builder {
     // vLLM fills seq_lens with 1 in place (the runtime's own buffer, which the captured graph
     // reads at replay) so that capture does not run at max_model_len.
     ops::fill_i32(exec, c.seq_lens->as<int32_t>(), c.num_reqs, 1);
-    metadata().set_bool(kAllPureFirstPrefill, false);
-    metadata().set_bool(kPrefillIsFirstChunk, false);
   }
 
  private:

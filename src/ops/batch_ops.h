@@ -52,6 +52,29 @@ BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
                                               int64_t num_tokens, int64_t max_query_len,
                                               int32_t decode_threshold);
 
+/// vLLM 0.33's should_skip_dcp_context_attention (v1/worker/cp_utils.py) on the global context
+/// lengths seq_lens[r] - (query_start_loc[r + 1] - query_start_loc[r]) of num_reqs >= 1
+/// requests: true when their maximum is 0 (no rank holds context, so every DCP rank skips the
+/// context attention and its collectives).
+bool should_skip_dcp_context_attention(const int32_t* query_start_loc, const int32_t* seq_lens,
+                                       int64_t num_reqs);
+
+/// The counts of vLLM 0.33's split_dcp_context_queries: decode rows, and context-bearing extend
+/// rows (num_prefill_*; pure prefills are in neither).
+struct DcpContextSplit {
+  int64_t num_decode_reqs = 0;
+  int64_t num_prefill_reqs = 0;
+  int64_t num_decode_tokens = 0;
+  int64_t num_prefill_tokens = 0;
+};
+
+/// vLLM 0.33's split_dcp_context_queries on a batch ordered decode -> extend -> prefill:
+/// max_query_len <= 1: all decodes; without seq_lens (the upper bound; may be null): all
+/// "prefill"; else split_decodes_prefills_and_extends(threshold 1)'s decode and extend counts.
+DcpContextSplit split_dcp_context_queries(const int32_t* query_start_loc, int64_t num_reqs,
+                                          const int32_t* seq_lens, int64_t max_query_len,
+                                          int64_t num_actual_tokens);
+
 /// vLLM's reorder_batch_to_split_decodes_and_prefills, as the list of swap_states(src, dst)
 /// calls it makes, in order: swaps[2k] = src, swaps[2k+1] = dst. `swaps` holds 2 * num_reqs
 /// entries (a batch never needs more than num_reqs swaps). Returns the number of swaps (0: the
