@@ -868,6 +868,52 @@ typedef attn_error_t* (*PFN_attn_split_prefill_chunks)(const int32_t* seq_lens, 
 #define ATTN_DCP_ALL_RANKS (-1)
 
 /**
+ * @brief vLLM 0.33's should_skip_dcp_context_attention (v1/worker/cp_utils.py): whether every
+ * decode-context-parallel rank can skip the context attention of a batch (ABI 1.4).
+ *
+ * True when the largest global context length (seq_len - query_len per request; not a rank's
+ * local share, so that every rank takes the same branch) is 0. FLASH_ATTN's build under DCP
+ * uses it: then max_dcp_context_kv_len is 0 and no scheduler inputs are returned.
+ * @param[in] context_kv_lens (n,) int32 in host memory, n >= 1.
+ * @param[out] out_skip 1 to skip, 0 otherwise; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument (NULL, dtype,
+ *         shape, empty, not in host memory).
+ */
+ATTN_API attn_error_t* attn_should_skip_dcp_context_attention(const attn_tensor_t* context_kv_lens,
+                                                              int32_t* out_skip) ATTN_NOEXCEPT;
+/** Pointer type of attn_should_skip_dcp_context_attention(). */
+typedef attn_error_t* (*PFN_attn_should_skip_dcp_context_attention)(
+    const attn_tensor_t* context_kv_lens, int32_t* out_skip);
+
+/**
+ * @brief vLLM 0.33's split_dcp_context_queries (v1/worker/cp_utils.py) on a batch ordered
+ * decode -> extend -> prefill: the decode rows and the context-bearing extend rows that
+ * FlashAttention's split DCP path runs separately (ABI 1.4).
+ *
+ * max_query_len <= 1: every request is a decode (num_reqs, 0, num_actual_tokens, 0). Without
+ * host seq_lens (vLLM: seq_lens_cpu_upper_bound is None): (0, num_reqs, 0, num_actual_tokens).
+ * Otherwise split_decodes_prefills_and_extends with threshold 1: its decodes and extends (pure
+ * prefills, query == seq_len, are in neither).
+ * @param[in] common The batch (block table and slot mapping may be NULL); query lengths from
+ *            query_start_loc_cpu (or query_start_loc in host memory); the upper bound from
+ *            seq_lens_cpu, or seq_lens in host memory, else none.
+ * @param[out] out_num_decode_reqs,out_num_prefill_reqs,out_num_decode_tokens,out_num_prefill_tokens
+ *            The four counts; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument or field.
+ */
+ATTN_API attn_error_t* attn_split_dcp_context_queries(const attn_common_metadata_t* common,
+                                                      int64_t* out_num_decode_reqs,
+                                                      int64_t* out_num_prefill_reqs,
+                                                      int64_t* out_num_decode_tokens,
+                                                      int64_t* out_num_prefill_tokens) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_dcp_context_queries(). */
+typedef attn_error_t* (*PFN_attn_split_dcp_context_queries)(const attn_common_metadata_t* common,
+                                                            int64_t* out_num_decode_reqs,
+                                                            int64_t* out_num_prefill_reqs,
+                                                            int64_t* out_num_decode_tokens,
+                                                            int64_t* out_num_prefill_tokens);
+
+/**
  * @brief vLLM's get_dcp_local_seq_lens: the KV tokens each decode-context-parallel rank stores.
  *
  * base = seq_len // interleave // dcp_size * interleave; remainder = seq_len - base * dcp_size;
@@ -2115,9 +2161,15 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_backend_info)                                      \
   X(attn_get_api)
 
+/** The functions ABI 1.4 added, at the end of the table.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS_1_4(X)                           \
+  X(attn_should_skip_dcp_context_attention)                 \
+  X(attn_split_dcp_context_queries)
+
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X)
+#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X)
 
 /** The function table: `struct_size`, then one member per function of ::ATTN_API_FUNCTIONS, in
  *  that order, named as the function and typed as its `PFN_` pointer type
@@ -2163,7 +2215,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_get_api) + sizeof(PFN_attn_get_api))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_split_dcp_context_queries) + sizeof(PFN_attn_split_dcp_context_queries))
 
 /** @} */
 

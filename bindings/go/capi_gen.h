@@ -81,7 +81,9 @@
   X(attn_plugin_unload) \
   X(attn_plugin_name) \
   X(attn_backend_info) \
-  X(attn_get_api)
+  X(attn_get_api) \
+  X(attn_should_skip_dcp_context_attention) \
+  X(attn_split_dcp_context_queries)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -142,6 +144,8 @@ typedef struct gattn_api {
   __typeof__(&attn_plugin_name) attn_plugin_name;
   __typeof__(&attn_backend_info) attn_backend_info;
   __typeof__(&attn_get_api) attn_get_api;
+  __typeof__(&attn_should_skip_dcp_context_attention) attn_should_skip_dcp_context_attention;
+  __typeof__(&attn_split_dcp_context_queries) attn_split_dcp_context_queries;
 } gattn_api_t;
 
 /* Trampolines: gattn_<name without attn_>(api, the arguments). */
@@ -201,6 +205,8 @@ static inline attn_error_t* gattn_plugin_unload(const gattn_api_t* a, attn_plugi
 static inline const char* gattn_plugin_name(const gattn_api_t* a, const attn_plugin_t* plugin) { return a->attn_plugin_name(plugin); }
 static inline attn_error_t* gattn_backend_info(const gattn_api_t* a, size_t index, attn_backend_info_t* out) { return a->attn_backend_info(index, out); }
 static inline attn_error_t* gattn_get_api(const gattn_api_t* a, uint32_t major, uint32_t minor, const attn_api_t** out) { return a->attn_get_api(major, minor, out); }
+static inline attn_error_t* gattn_should_skip_dcp_context_attention(const gattn_api_t* a, const attn_tensor_t* context_kv_lens, int32_t* out_skip) { return a->attn_should_skip_dcp_context_attention(context_kv_lens, out_skip); }
+static inline attn_error_t* gattn_split_dcp_context_queries(const gattn_api_t* a, const attn_common_metadata_t* common, int64_t* out_num_decode_reqs, int64_t* out_num_prefill_reqs, int64_t* out_num_decode_tokens, int64_t* out_num_prefill_tokens) { return a->attn_split_dcp_context_queries(common, out_num_decode_reqs, out_num_prefill_reqs, out_num_decode_tokens, out_num_prefill_tokens); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
 static inline attn_kv_cache_spec_t gattn_kv_cache_spec_init(void) { attn_kv_cache_spec_t v = ATTN_KV_CACHE_SPEC_INIT; return v; }

@@ -185,8 +185,8 @@ class FlashAttnBuilder final : public Builder {
       // Decided on the host from rank-invariant inputs (the global contexts), as vLLM does with
       // seq_lens_cpu_upper_bound; without a host seq_lens it never skips.
       const bool skip = common.seq_lens_host != nullptr &&
-                        ops::should_skip_dcp_context_attention(common.qsl_host,
-                                                               common.seq_lens_host, num_reqs);
+                        ops::should_skip_dcp_context_attention(common.seq_lens_host,
+                                                               common.qsl_host, num_reqs);
       if (common.max_query_len > 1) {
         const ops::DcpContextSplit split = ops::split_dcp_context_queries(
             common.qsl_host, num_reqs, common.seq_lens_host, common.max_query_len,

@@ -53,10 +53,11 @@ BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
                                               int32_t decode_threshold);
 
 /// vLLM 0.33's should_skip_dcp_context_attention (v1/worker/cp_utils.py) on the global context
-/// lengths seq_lens[r] - (query_start_loc[r + 1] - query_start_loc[r]) of num_reqs >= 1
-/// requests: true when their maximum is 0 (no rank holds context, so every DCP rank skips the
-/// context attention and its collectives).
-bool should_skip_dcp_context_attention(const int32_t* query_start_loc, const int32_t* seq_lens,
+/// lengths of num_reqs >= 1 requests: true when their maximum is 0 (no rank holds context, so
+/// every DCP rank skips the context attention and its collectives). The lengths are `lens`
+/// when query_start_loc is null, else lens[r] - (query_start_loc[r + 1] - query_start_loc[r])
+/// (lens = seq_lens).
+bool should_skip_dcp_context_attention(const int32_t* lens, const int32_t* query_start_loc,
                                        int64_t num_reqs);
 
 /// The counts of vLLM 0.33's split_dcp_context_queries: decode rows, and context-bearing extend

@@ -5,12 +5,13 @@
 
 namespace attn::ops {
 
-bool should_skip_dcp_context_attention(const int32_t* query_start_loc, const int32_t* seq_lens,
+bool should_skip_dcp_context_attention(const int32_t* lens, const int32_t* query_start_loc,
                                        int64_t num_reqs) {
   int64_t longest = 0;
   for (int64_t r = 0; r < num_reqs; ++r) {
-    const int64_t ctx = static_cast<int64_t>(seq_lens[r]) -
-                        (static_cast<int64_t>(query_start_loc[r + 1]) - query_start_loc[r]);
+    int64_t ctx = lens[r];
+    if (query_start_loc != nullptr)
+      ctx -= static_cast<int64_t>(query_start_loc[r + 1]) - query_start_loc[r];
     if (r == 0 || ctx > longest) longest = ctx;
   }
   return longest == 0;

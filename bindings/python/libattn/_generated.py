@@ -460,6 +460,8 @@ PFN_attn_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(attn_common_me
 PFN_attn_split_decodes_prefills_and_extends = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int32, POINTER(attn_batch_split_t))
 PFN_attn_reorder_batch_to_split_decodes_and_prefills = CFUNCTYPE(c_void_p, POINTER(c_int32), POINTER(c_int32), c_int64, c_int32, POINTER(c_int32), c_int64, POINTER(c_int64))
 PFN_attn_split_prefill_chunks = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, POINTER(c_int64), c_int64, POINTER(c_int64))
+PFN_attn_should_skip_dcp_context_attention = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(c_int32))
+PFN_attn_split_dcp_context_queries = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64))
 PFN_attn_get_dcp_local_seq_lens = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int32, c_int32, c_int32, POINTER(attn_tensor_t), c_void_p)
 PFN_attn_reshape_query_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
 attn_slot_mapping_args_t._fields_ = [
@@ -671,6 +673,8 @@ attn_api_t._fields_ = [
     ("attn_plugin_name", PFN_attn_plugin_name),
     ("attn_backend_info", PFN_attn_backend_info),
     ("attn_get_api", PFN_attn_get_api),
+    ("attn_should_skip_dcp_context_attention", PFN_attn_should_skip_dcp_context_attention),
+    ("attn_split_dcp_context_queries", PFN_attn_split_dcp_context_queries),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -695,7 +699,7 @@ ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_ca
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_get_api.offset + attn_api_t.attn_get_api.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_split_dcp_context_queries.offset + attn_api_t.attn_split_dcp_context_queries.size
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -755,6 +759,8 @@ SIGNATURES = {
     "attn_plugin_name": (c_char_p, [c_void_p]),
     "attn_backend_info": (c_void_p, [c_size_t, POINTER(attn_backend_info_t)]),
     "attn_get_api": (c_void_p, [c_uint32, c_uint32, POINTER(POINTER(attn_api_t))]),
+    "attn_should_skip_dcp_context_attention": (c_void_p, [POINTER(attn_tensor_t), POINTER(c_int32)]),
+    "attn_split_dcp_context_queries": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -816,6 +822,8 @@ SINCE = {
     "attn_plugin_name": (1, 0),
     "attn_backend_info": (1, 3),
     "attn_get_api": (1, 3),
+    "attn_should_skip_dcp_context_attention": (1, 4),
+    "attn_split_dcp_context_queries": (1, 4),
 }
 
 # ---- what each hand-written module re-exports
@@ -873,6 +881,8 @@ CALLBACKS = (
     "PFN_attn_split_decodes_prefills_and_extends",
     "PFN_attn_reorder_batch_to_split_decodes_and_prefills",
     "PFN_attn_split_prefill_chunks",
+    "PFN_attn_should_skip_dcp_context_attention",
+    "PFN_attn_split_dcp_context_queries",
     "PFN_attn_get_dcp_local_seq_lens",
     "PFN_attn_reshape_query_for_spec_decode",
     "PFN_attn_compute_slot_mapping",

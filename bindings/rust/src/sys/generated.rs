@@ -781,6 +781,20 @@ pub type PFN_attn_split_prefill_chunks = ::core::option::Option<
         out_num_chunks: *mut i64,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_should_skip_dcp_context_attention()."]
+pub type PFN_attn_should_skip_dcp_context_attention = ::core::option::Option<
+    unsafe extern "C" fn(context_kv_lens: *const attn_tensor_t, out_skip: *mut i32) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_split_dcp_context_queries()."]
+pub type PFN_attn_split_dcp_context_queries = ::core::option::Option<
+    unsafe extern "C" fn(
+        common: *const attn_common_metadata_t,
+        out_num_decode_reqs: *mut i64,
+        out_num_prefill_reqs: *mut i64,
+        out_num_decode_tokens: *mut i64,
+        out_num_prefill_tokens: *mut i64,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_get_dcp_local_seq_lens()."]
 pub type PFN_attn_get_dcp_local_seq_lens = ::core::option::Option<
     unsafe extern "C" fn(
@@ -1509,4 +1523,6 @@ pub struct attn_api {
     pub attn_plugin_name: PFN_attn_plugin_name,
     pub attn_backend_info: PFN_attn_backend_info,
     pub attn_get_api: PFN_attn_get_api,
+    pub attn_should_skip_dcp_context_attention: PFN_attn_should_skip_dcp_context_attention,
+    pub attn_split_dcp_context_queries: PFN_attn_split_dcp_context_queries,
 }

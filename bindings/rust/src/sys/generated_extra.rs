@@ -65,7 +65,8 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 /// `ATTN_PLUGIN_TABLE_STRUCT_SIZE`.
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
-pub const ATTN_API_STRUCT_SIZE: usize = offset_of!(attn_api_t, attn_get_api) + size_of::<PFN_attn_get_api>();
+pub const ATTN_API_STRUCT_SIZE: usize =
+    offset_of!(attn_api_t, attn_split_dcp_context_queries) + size_of::<PFN_attn_split_dcp_context_queries>();
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -573,6 +574,8 @@ macro_rules! with_attn_functions {
             attn_plugin_name: PFN_attn_plugin_name,
             attn_backend_info: PFN_attn_backend_info,
             attn_get_api: PFN_attn_get_api,
+            attn_should_skip_dcp_context_attention: PFN_attn_should_skip_dcp_context_attention,
+            attn_split_dcp_context_queries: PFN_attn_split_dcp_context_queries,
         }
     };
 }
