@@ -597,6 +597,19 @@ typedef struct attn_builder_config {
   int32_t use_trtllm_ragged_deepseek_prefill; /**< vLLM's `attention_config` flag of that name:
                                           the MLA prefill runs TRT-LLM's ragged kernel (10.x,
                                           DeepSeek-R1 dimensions). */
+  int32_t use_v2_model_runner;       /**< ABI 1.4. Non-zero when the engine runs vLLM's model
+                                          runner V2 (`VllmConfig.use_v2_model_runner`): with
+                                          `parallel_drafting`, a spec-as-decode backend's reorder
+                                          threshold is 1 + num_speculative_tokens, not
+                                          1 + 2 * num_speculative_tokens (vLLM 0.33's
+                                          max_decode_query_len adds the parallel drafter's mask
+                                          slots on model runner V1 only). 0 (default) = V1, the
+                                          behaviour of earlier libattn versions. */
+  int32_t num_sms;                   /**< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's
+                                          `current_platform.num_compute_units()`); 0 (default) =
+                                          unknown. TRITON_ATTN on compute capability 12.0 sizes
+                                          vLLM 0.33's 64-segment softmax scratch from it; unknown
+                                          keeps 16 segments. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -605,16 +618,19 @@ typedef struct attn_builder_config {
 /** Size of ::attn_builder_config_t in ABI 1.1. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 \
   (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
+/** Size of ::attn_builder_config_t in ABI 1.2 and 1.3. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 \
+  (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, num_sms) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** @} */
 

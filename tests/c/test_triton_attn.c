@@ -187,6 +187,86 @@ static void test_scratch_rows_per_query_token(void** state) {
   assert_int_equal(scratch_rows(4, 3, 0), 4 * 4);     /* fewer sequences than the threshold */
 }
 
+/* vLLM 0.33 on compute capability 12.0: 64 softmax segments while the 16-segment grid would
+ * under-fill the SMs. 1 KV head, 170 SMs: max_seqs_64_segments = (170 - 1) // (16 * 1) = 10;
+ * seq_threshold_3D = 128 (a capture size); rows = max(min(10, 128) * 1, cdiv(128, 4)) = 32.
+ * Batches of more than 10 requests, or more tokens than 32 rows, get the 16-segment view of the
+ * same memory (128 rows). Without the SM count, or on another capability, 16 segments. */
+static void test_sm120_64_segments(void** state) {
+  static const int32_t q3[3] = {1, 1, 1}, s3[3] = {100, 50, 7};
+  static const int32_t q11[11] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const int32_t s11[11] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+  static const int32_t q5[5] = {8, 8, 8, 8, 8}, s5[5] = {20, 20, 20, 20, 20};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  ts_batch* few = ts_batch_make(q3, s3, 3, 16, 0, -1);
+  ts_batch* many = ts_batch_make(q11, s11, 11, 16, 0, -1);
+  ts_batch* tokens = ts_batch_make(q5, s5, 5, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  const void* data;
+  (void)state;
+  spec.num_kv_heads = 1;
+  c.device_capability = 120;
+  c.num_sms = 170;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "seq_threshold_3D"), 128);
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 64);
+  t = ts_tensor(m, "softmax_segm_output");
+  assert_int_equal(t->shape[0], 32);
+  assert_int_equal(t->shape[1], 32);
+  assert_int_equal(t->shape[2], 64);
+  assert_int_equal(t->shape[3], 128);
+  data = t->data;
+  t = ts_tensor(m, "softmax_segm_max");
+  assert_int_equal(t->shape[0], 32);
+  assert_int_equal(t->shape[2], 64);
+  ASSERT_OK(attn_build(b, 0, &many->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  t = ts_tensor(m, "softmax_segm_output");
+  assert_ptr_equal(t->data, data); /* the same scratch */
+  assert_int_equal(t->shape[0], 128);
+  assert_int_equal(t->shape[2], 16);
+  assert_int_equal(ts_tensor(m, "softmax_segm_expsum")->shape[0], 128);
+  ASSERT_OK(attn_build(b, 0, &tokens->common, 0, &m, NULL)); /* 40 tokens > 32 rows */
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 64);
+  attn_builder_destroy(b);
+  /* SM count unknown, or not 12.0: vLLM 0.33's 16 segments */
+  c.num_sms = 0;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  assert_int_equal(ts_tensor(m, "softmax_segm_output")->shape[0], 128);
+  attn_builder_destroy(b);
+  c.num_sms = 170;
+  c.device_capability = 100;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  attn_builder_destroy(b);
+  /* 8 KV heads: (170 - 1) // 128 = 1 request; rows max(1, cdiv(16, 4)) = 4 */
+  spec.num_kv_heads = 8;
+  c.device_capability = 120;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16); /* 3 requests > 1 */
+  assert_int_equal(ts_tensor(m, "softmax_segm_output")->shape[0], 16);
+  attn_builder_destroy(b);
+  /* a negative SM count is refused */
+  c.num_sms = -1;
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->num_sms=-1");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  ts_batch_free(few);
+  ts_batch_free(many);
+  ts_batch_free(tokens);
+}
+
 static void test_capture(void** state) {
   static const int32_t q[2] = {5, 9}, s[2] = {5, 9};
   static const int32_t qd[3] = {1, 1, 1}, sd[3] = {300, 17, 90};
@@ -245,6 +325,7 @@ int main(void) {
       cmocka_unit_test(test_build_fields),
       cmocka_unit_test(test_scratch_rows_per_query_token),
       cmocka_unit_test(test_capture),
+      cmocka_unit_test(test_sm120_64_segments),
       cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests_name("triton_attn", tests, NULL, NULL);

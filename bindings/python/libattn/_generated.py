@@ -419,6 +419,8 @@ attn_builder_config_t._fields_ = [
     ("disable_flashinfer_prefill", c_int32),
     ("use_cudnn_prefill", c_int32),
     ("use_trtllm_ragged_deepseek_prefill", c_int32),
+    ("use_v2_model_runner", c_int32),
+    ("num_sms", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -684,7 +686,8 @@ ATTN_PER_LAYER_PARAMS_STRUCT_SIZE = attn_per_layer_params_t.extension.offset + a
 ATTN_ALLOCATOR_STRUCT_SIZE = attn_allocator_t.extension.offset + attn_allocator_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + attn_builder_config_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset + attn_builder_config_t.reserved_1_1.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.num_sms.offset + attn_builder_config_t.num_sms.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -936,6 +939,7 @@ STRUCT_SIZES = (
     "ATTN_ALLOCATOR_STRUCT_SIZE",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1",
+    "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_0",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_1",

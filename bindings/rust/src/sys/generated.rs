@@ -619,6 +619,21 @@ pub struct attn_builder_config {
     #[doc = "the MLA prefill runs TRT-LLM's ragged kernel (10.x,"]
     #[doc = "DeepSeek-R1 dimensions)."]
     pub use_trtllm_ragged_deepseek_prefill: i32,
+    #[doc = "< ABI 1.4. Non-zero when the engine runs vLLM's model"]
+    #[doc = "runner V2 (`VllmConfig.use_v2_model_runner`): with"]
+    #[doc = "`parallel_drafting`, a spec-as-decode backend's reorder"]
+    #[doc = "threshold is 1 + num_speculative_tokens, not"]
+    #[doc = "1 + 2 * num_speculative_tokens (vLLM 0.33's"]
+    #[doc = "max_decode_query_len adds the parallel drafter's mask"]
+    #[doc = "slots on model runner V1 only). 0 (default) = V1, the"]
+    #[doc = "behaviour of earlier libattn versions."]
+    pub use_v2_model_runner: i32,
+    #[doc = "< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's"]
+    #[doc = "`current_platform.num_compute_units()`); 0 (default) ="]
+    #[doc = "unknown. TRITON_ATTN on compute capability 12.0 sizes"]
+    #[doc = "vLLM 0.33's 64-segment softmax scratch from it; unknown"]
+    #[doc = "keeps 16 segments."]
+    pub num_sms: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]

@@ -26,9 +26,11 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0: usize =
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1`.
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1: usize =
     offset_of!(attn_builder_config_t, reserved_1_1) + size_of::<i32>();
-/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
+/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2`.
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2: usize =
     offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + size_of::<i32>();
+/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, num_sms) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -162,6 +164,8 @@ impl attn_builder_config_t {
         disable_flashinfer_prefill: 0,
         use_cudnn_prefill: 0,
         use_trtllm_ragged_deepseek_prefill: 0,
+        use_v2_model_runner: 0,
+        num_sms: 0,
     };
 }
 
