@@ -87,6 +87,7 @@ constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build witho
   X(kBufIndices, "paged_kv_indices")                         \
   X(kBufLastPageLen, "paged_kv_last_page_len")               \
   X(kBufCumSeqLensQ, "prefill_cum_seq_lens_q")               \
+  X(kBufCumSeqLensKv, "prefill_cum_seq_lens_kv")             \
   X(kBufCascadeCu, "cascade cu_prefix_query_lens")           \
   X(kBufCascadePrefix, "cascade prefix_kv_lens")             \
   X(kBufCascadeSuffix, "cascade suffix_kv_lens")             \
@@ -111,6 +112,7 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufIndices, pages * i32);
   p.set(kBufLastPageLen, reqs * i32);
   p.set(kBufCumSeqLensQ, (reqs + 1) * i32);
+  p.set(kBufCumSeqLensKv, (reqs + 1) * i32);
   p.set(kBufCascadeCu, 2 * i32);
   p.set(kBufCascadePrefix, i32);
   p.set(kBufCascadeSuffix, reqs * i32);
@@ -362,9 +364,13 @@ class FlashInferBuilder final : public Builder {
         m.set_tensor(kPrefillBlockTables, rows_between(bt, nd, n));
         m.set_tensor(kPrefillSeqLens, rows_between(*c.seq_lens, nd, n));
         m.set_tensor(kPrefillCumSeqLensQ, make_vector(cum_q, d, kInt32, n - nd + 1), true);
-        // vLLM passes the page indptr from the prefills on, not rebased to 0.
-        m.set_tensor(kPrefillCumSeqLensKv,
-                     make_vector(buffers_.as<int32_t>(kBufIndptr) + nd, d, kInt32, n - nd + 1), true);
+        // vLLM 0.33 rebases it: 0, then the cumulative pages of the prefills (0.13 passed the
+        // page indptr from the first prefill on). vLLM writes it over the tail of its indptr
+        // buffer; libattn into a buffer of its own, so paged_kv_indptr stays whole.
+        auto* cum_kv = buffers_.as<int32_t>(kBufCumSeqLensKv);
+        ops::slice_query_start_locs(exec, buffers_.as<const int32_t>(kBufIndptr), nd, n, 0, 0,
+                                    cum_kv);
+        m.set_tensor(kPrefillCumSeqLensKv, make_vector(cum_kv, d, kInt32, n - nd + 1), true);
         m.set_int(kPrefillMaxQLen, max_q);
         m.set_int(kPrefillMaxSeqLen, c.max_seq_len);
       } else {
