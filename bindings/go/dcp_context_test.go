@@ -21,3 +21,29 @@ func TestDCPContextHelpers(t *testing.T) {
 	_, err = l.ShouldSkipDCPContextAttention(attn.Slice([]int64{0}))
 	wantError(t, err, attn.ErrInvalidArgument, "context_kv_lens")
 }
+
+// The ABI 1.4 config fields: the reorder threshold with parallel drafting on model runner V2,
+// and TRITON_ATTN's 64 softmax segments on SM 12.0 from the SM count.
+func TestABI14ConfigFields(t *testing.T) {
+	l := library(t)
+	for _, v := range []struct {
+		v2   bool
+		want int32
+	}{{false, 7}, {true, 4}} {
+		cfg := config(100)
+		cfg.NumSpeculativeTokens = 3
+		cfg.ParallelDrafting = true
+		cfg.UseV2ModelRunner = v.v2
+		b := get(l.NewBuilder("FLASHINFER", spec(), cfg))(t)
+		is(t, "threshold", get(b.ReorderBatchThreshold())(t), v.want)
+		ok(t, b.Close())
+	}
+	cfg := config(120)
+	cfg.NumSMs = 170
+	s := spec()
+	s.NumKVHeads = 1
+	b := get(l.NewBuilder("TRITON_ATTN", s, cfg))(t)
+	defer b.Close()
+	md := get(b.Build(0, newSample([]int32{8, 8, 8}, []int32{1, 1, 1}, width).common(t), false))(t)
+	is(t, "num_par_softmax_segments", integer(t, md, "num_par_softmax_segments"), 64)
+}
