@@ -628,6 +628,19 @@ typedef struct attn_builder_config {
   int32_t use_trtllm_ragged_deepseek_prefill; /**< vLLM's `attention_config` flag of that name:
                                           the MLA prefill runs TRT-LLM's ragged kernel (10.x,
                                           DeepSeek-R1 dimensions). */
+  int32_t use_v2_model_runner;       /**< ABI 1.4. Non-zero when the engine runs vLLM's model
+                                          runner V2 (`VllmConfig.use_v2_model_runner`): with
+                                          `parallel_drafting`, a spec-as-decode backend's reorder
+                                          threshold is 1 + num_speculative_tokens, not
+                                          1 + 2 * num_speculative_tokens (vLLM 0.33's
+                                          max_decode_query_len adds the parallel drafter's mask
+                                          slots on model runner V1 only). 0 (default) = V1, the
+                                          behaviour of earlier libattn versions. */
+  int32_t num_sms;                   /**< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's
+                                          `current_platform.num_compute_units()`); 0 (default) =
+                                          unknown. TRITON_ATTN on compute capability 12.0 sizes
+                                          vLLM 0.33's 64-segment softmax scratch from it; unknown
+                                          keeps 16 segments. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -636,16 +649,19 @@ typedef struct attn_builder_config {
 /** Size of ::attn_builder_config_t in ABI 1.1. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 \
   (offsetof(attn_builder_config_t, reserved_1_1) + sizeof(int32_t))
+/** Size of ::attn_builder_config_t in ABI 1.2 and 1.3. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 \
+  (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, num_sms) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** @} */
 
@@ -1118,6 +1134,52 @@ typedef attn_error_t* (*PFN_attn_fill_mm_prefix_query_ranges)(
 
 /** Value of `dcp_rank` for the lengths of every rank. */
 #define ATTN_DCP_ALL_RANKS (-1)
+
+/**
+ * @brief vLLM 0.33's should_skip_dcp_context_attention (v1/worker/cp_utils.py): whether every
+ * decode-context-parallel rank can skip the context attention of a batch (ABI 1.4).
+ *
+ * True when the largest global context length (seq_len - query_len per request; not a rank's
+ * local share, so that every rank takes the same branch) is 0. FLASH_ATTN's build under DCP
+ * uses it: then max_dcp_context_kv_len is 0 and no scheduler inputs are returned.
+ * @param[in] context_kv_lens (n,) int32 in host memory, n >= 1.
+ * @param[out] out_skip 1 to skip, 0 otherwise; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument (NULL, dtype,
+ *         shape, empty, not in host memory).
+ */
+ATTN_API attn_error_t* attn_should_skip_dcp_context_attention(const attn_tensor_t* context_kv_lens,
+                                                              int32_t* out_skip) ATTN_NOEXCEPT;
+/** Pointer type of attn_should_skip_dcp_context_attention(). */
+typedef attn_error_t* (*PFN_attn_should_skip_dcp_context_attention)(
+    const attn_tensor_t* context_kv_lens, int32_t* out_skip);
+
+/**
+ * @brief vLLM 0.33's split_dcp_context_queries (v1/worker/cp_utils.py) on a batch ordered
+ * decode -> extend -> prefill: the decode rows and the context-bearing extend rows that
+ * FlashAttention's split DCP path runs separately (ABI 1.4).
+ *
+ * max_query_len <= 1: every request is a decode (num_reqs, 0, num_actual_tokens, 0). Without
+ * host seq_lens (vLLM: seq_lens_cpu_upper_bound is None): (0, num_reqs, 0, num_actual_tokens).
+ * Otherwise split_decodes_prefills_and_extends with threshold 1: its decodes and extends (pure
+ * prefills, query == seq_len, are in neither).
+ * @param[in] common The batch (block table and slot mapping may be NULL); query lengths from
+ *            query_start_loc_cpu (or query_start_loc in host memory); the upper bound from
+ *            seq_lens_cpu, or seq_lens in host memory, else none.
+ * @param[out] out_num_decode_reqs,out_num_prefill_reqs,out_num_decode_tokens,out_num_prefill_tokens
+ *            The four counts; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument or field.
+ */
+ATTN_API attn_error_t* attn_split_dcp_context_queries(const attn_common_metadata_t* common,
+                                                      int64_t* out_num_decode_reqs,
+                                                      int64_t* out_num_prefill_reqs,
+                                                      int64_t* out_num_decode_tokens,
+                                                      int64_t* out_num_prefill_tokens) ATTN_NOEXCEPT;
+/** Pointer type of attn_split_dcp_context_queries(). */
+typedef attn_error_t* (*PFN_attn_split_dcp_context_queries)(const attn_common_metadata_t* common,
+                                                            int64_t* out_num_decode_reqs,
+                                                            int64_t* out_num_prefill_reqs,
+                                                            int64_t* out_num_decode_tokens,
+                                                            int64_t* out_num_prefill_tokens);
 
 /**
  * @brief vLLM's get_dcp_local_seq_lens: the KV tokens each decode-context-parallel rank stores.
@@ -2445,14 +2507,16 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
 
 /** The functions ABI 1.4 added; frozen like the 1.0 list once 1.4 is released.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS_1_4(X)                              \
-  X(attn_get_vllm_release)                                   \
-  X(attn_split_decodes_and_prefills_ex)                        \
-  X(attn_reorder_batch_to_split_decodes_and_prefills_v2)       \
-  X(attn_maybe_create_ubatch_slices_ex)                        \
-  X(attn_compute_token_to_req_indices)                         \
-  X(attn_compute_mm_prefix_range_tensor)                       \
-  X(attn_fill_mm_prefix_query_ranges)
+#define ATTN_API_FUNCTIONS_1_4(X)                           \
+  X(attn_get_vllm_release)                                  \
+  X(attn_split_decodes_and_prefills_ex)                     \
+  X(attn_reorder_batch_to_split_decodes_and_prefills_v2)    \
+  X(attn_maybe_create_ubatch_slices_ex)                     \
+  X(attn_compute_token_to_req_indices)                      \
+  X(attn_compute_mm_prefix_range_tensor)                    \
+  X(attn_fill_mm_prefix_query_ranges)                       \
+  X(attn_should_skip_dcp_context_attention)                 \
+  X(attn_split_dcp_context_queries)
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
@@ -2502,9 +2566,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE \
-  (offsetof(attn_api_t, attn_fill_mm_prefix_query_ranges) + \
-   sizeof(PFN_attn_fill_mm_prefix_query_ranges))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_split_dcp_context_queries) + sizeof(PFN_attn_split_dcp_context_queries))
 
 /** @} */
 

@@ -12,7 +12,8 @@ namespace {
 constexpr int kBlock = 256;
 
 // One block per request r (grid-stride over requests):
-//  1. thread 0 writes num_blocks_per_seq[r] and decode_offset[r];
+//  1. thread 0 writes num_blocks_per_seq[r], decode_offset[r] and the persistent copies of
+//     query_start_loc[r] (and [n] for the last request) and seq_lens[r];
 //  2. the block writes doc_ids over the request's tokens, bounded by num_tokens (the host's
 //     count), so device offsets that disagree with the mirrors cannot write out of bounds;
 //  3. the block fills its physical_to_logical row: "max of j" is kept as j + 1 in unsigned
@@ -25,13 +26,18 @@ __global__ void request_arrays_kernel(const int32_t* __restrict__ qsl,
                                       int64_t width, int64_t num_gpu_blocks,
                                       int32_t* __restrict__ blocks_per_seq,
                                       int32_t* __restrict__ offset, int32_t* __restrict__ doc,
-                                      unsigned long long* __restrict__ p2l, int64_t p2l_stride) {
+                                      unsigned long long* __restrict__ p2l, int64_t p2l_stride,
+                                      int32_t* __restrict__ qsl_out,
+                                      int32_t* __restrict__ seq_out) {
   for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
     const int32_t len = seq_lens[r];
     const int32_t q0 = qsl[r], q1 = qsl[r + 1];
     if (threadIdx.x == 0) {
       blocks_per_seq[r] = (len + block_size - 1) / block_size;
       offset[r] = len - (q1 - q0);
+      qsl_out[r] = q0;
+      if (r + 1 == n) qsl_out[n] = q1;
+      seq_out[r] = len;
     }
     const int64_t begin = q0 < 0 ? 0 : q0;
     const int64_t end = q1 < num_tokens ? q1 : num_tokens;
@@ -64,14 +70,15 @@ int flex_request_arrays(int device_id, void* stream, const int32_t* qsl, const i
                         const int32_t* bt, int64_t bt_stride, int64_t width,
                         int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
                         int32_t* decode_offset, int32_t* doc_ids, int64_t* physical_to_logical,
-                        int64_t p2l_stride) noexcept {
+                        int64_t p2l_stride, int32_t* qsl_out, int32_t* seq_lens_out) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   if (num_reqs <= 0) return cudaSuccess;  // nothing to write
   request_arrays_kernel<<<blocks_for(num_reqs), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       qsl, seq_lens, num_reqs, num_tokens, block_size, bt, bt_stride, width, num_gpu_blocks,
       num_blocks_per_seq, decode_offset, doc_ids,
-      reinterpret_cast<unsigned long long*>(physical_to_logical), p2l_stride);
+      reinterpret_cast<unsigned long long*>(physical_to_logical), p2l_stride, qsl_out,
+      seq_lens_out);
   return cudaGetLastError();
 }
 

@@ -13,13 +13,22 @@ namespace {
 
 constexpr int kBlock = 256;
 
-__device__ int32_t candidate(const int32_t* doc, int64_t num_tokens, const int32_t* bt,
-                             int64_t bt_stride, int64_t width, int64_t pages, int32_t q_block,
-                             int64_t g, int64_t p, int64_t num_gpu_blocks) {
-  const int64_t t = g * q_block + p / pages, j = p % pages;
-  if (t >= num_tokens || j >= width) return 0;
-  const int32_t v = bt[static_cast<int64_t>(doc[t]) * bt_stride + j];
-  return v > 0 && v < num_gpu_blocks ? v : 0;
+// The id candidate p of group g contributes, or 0 (the host reference's candidate()).
+__device__ int32_t candidate(const FlexBlockMaskIn& in, int64_t g, int64_t p) {
+  const int64_t t = g * in.q_block + p / in.pages, j = p % in.pages;
+  if (t >= in.num_tokens) return 0;
+  const int32_t d = in.doc_ids[t];
+  if (j >= in.num_blocks_per_seq[d]) return 0;
+  if (in.causal != 0 || in.sliding_window > 0) {
+    const int64_t pos = t - in.query_start_loc[d] + in.decode_offset[d];
+    if (in.causal != 0 && j * in.block_size > pos) return 0;
+    if (in.sliding_window > 0) {
+      const int64_t lo = pos - (in.sliding_window - 1);
+      if (j < (lo > 0 ? lo : 0) / in.block_size) return 0;
+    }
+  }
+  const int32_t v = in.block_table[static_cast<int64_t>(d) * in.block_table_stride + j];
+  return v > 0 && v < in.num_gpu_blocks ? v : 0;
 }
 
 __device__ uint32_t slot_of(int32_t v, int64_t cap) {
@@ -27,23 +36,20 @@ __device__ uint32_t slot_of(int32_t v, int64_t cap) {
 }
 
 __global__ void __launch_bounds__(kBlock)
-kv_indices_kernel(const int32_t* __restrict__ doc, int64_t num_tokens,
-                  const int32_t* __restrict__ bt, int64_t bt_stride, int64_t width, int64_t pages,
-                  int32_t q_block, int32_t* __restrict__ out, int64_t out_stride,
-                  int32_t* __restrict__ counts, int64_t* __restrict__ scratch, int64_t cap,
-                  int64_t num_gpu_blocks) {
+kv_indices_kernel(const FlexBlockMaskIn in, int32_t* __restrict__ out, int64_t out_stride,
+                  int32_t* __restrict__ counts, int64_t* __restrict__ scratch, int64_t cap) {
   using Scan = cub::BlockScan<int32_t, kBlock>;
   __shared__ typename Scan::TempStorage storage;
   __shared__ int32_t carry;
   const int64_t g = blockIdx.x;
-  const int64_t n = static_cast<int64_t>(q_block) * pages;
+  const int64_t n = static_cast<int64_t>(in.q_block) * in.pages;
   // Entry: high 32 bits the id (0 = empty), low 32 bits the smallest position.
   unsigned long long* table = reinterpret_cast<unsigned long long*>(scratch + g * cap);
   for (int64_t k = threadIdx.x; k < cap; k += kBlock) table[k] = 0xffffffffull;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
   for (int64_t p = threadIdx.x; p < n; p += kBlock) {
-    const int32_t v = candidate(doc, num_tokens, bt, bt_stride, width, pages, q_block, g, p, num_gpu_blocks);
+    const int32_t v = candidate(in, g, p);
     if (v == 0) continue;
     const unsigned long long key = static_cast<unsigned long long>(static_cast<uint32_t>(v)) << 32;
     for (uint32_t h = slot_of(v, cap);; h = (h + 1) & static_cast<uint32_t>(cap - 1)) {
@@ -63,7 +69,7 @@ kv_indices_kernel(const int32_t* __restrict__ doc, int64_t num_tokens,
   int32_t* row = out + g * out_stride;
   for (int64_t base = 0; base < n; base += kBlock) {
     const int64_t p = base + threadIdx.x;
-    int32_t v = p < n ? candidate(doc, num_tokens, bt, bt_stride, width, pages, q_block, g, p, num_gpu_blocks) : 0;
+    int32_t v = p < n ? candidate(in, g, p) : 0;
     int32_t keep = 0;
     if (v != 0) {
       for (uint32_t h = slot_of(v, cap);; h = (h + 1) & static_cast<uint32_t>(cap - 1)) {
@@ -87,18 +93,16 @@ kv_indices_kernel(const int32_t* __restrict__ doc, int64_t num_tokens,
 
 }  // namespace
 
-int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t num_tokens,
-                    const int32_t* bt, int64_t bt_stride, int64_t width, int64_t pages,
-                    int32_t q_block, int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
-                    int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
-                    int64_t num_gpu_blocks) noexcept {
+int flex_kv_indices(int device_id, void* stream, const FlexBlockMaskIn& in, int64_t num_groups,
+                    int32_t* kv_indices, int64_t out_stride, int32_t* kv_num_blocks,
+                    void* scratch, int64_t scratch_per_group) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   if (num_groups == 0) return cudaSuccess;
   kv_indices_kernel<<<static_cast<unsigned>(num_groups), kBlock, 0,
                       static_cast<cudaStream_t>(stream)>>>(
-      doc_ids, num_tokens, bt, bt_stride, width, pages, q_block, kv_indices, out_stride,
-      kv_num_blocks, static_cast<int64_t*>(scratch), scratch_per_group, num_gpu_blocks);
+      in, kv_indices, out_stride, kv_num_blocks, static_cast<int64_t*>(scratch),
+      scratch_per_group);
   return cudaGetLastError();
 }
 

@@ -52,13 +52,10 @@ int flex_request_arrays(int device_id, void* stream, const int32_t* query_start_
                         int64_t block_table_stride, int64_t block_table_width,
                         int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
                         int32_t* decode_offset, int32_t* doc_ids, int64_t* physical_to_logical,
-                        int64_t p2l_stride) noexcept;
-int flex_kv_indices(int device_id, void* stream, const int32_t* doc_ids, int64_t num_tokens,
-                    const int32_t* block_table, int64_t block_table_stride,
-                    int64_t block_table_width, int64_t pages, int32_t q_block,
-                    int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
-                    int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
-                    int64_t num_gpu_blocks) noexcept;
+                        int64_t p2l_stride, int32_t* qsl_out, int32_t* seq_lens_out) noexcept;
+int flex_kv_indices(int device_id, void* stream, const FlexBlockMaskIn& in, int64_t num_groups,
+                    int32_t* kv_indices, int64_t out_stride, int32_t* kv_num_blocks,
+                    void* scratch, int64_t scratch_per_group) noexcept;
 
 /// See ops::cascade_split. One launch; asynchronous on `stream`.
 int cascade_split(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,

@@ -41,4 +41,21 @@ struct GdnSplitOut {
   uint8_t* non_spec_has_initial = nullptr;
 };
 
+/// See ops::flex_kv_indices: what FLEX_ATTENTION's direct block mask is built from.
+struct FlexBlockMaskIn {
+  const int32_t* doc_ids = nullptr;            ///< (num_tokens,) request of each token.
+  int64_t num_tokens = 0;
+  const int32_t* query_start_loc = nullptr;    ///< (num_reqs + 1,)
+  const int32_t* decode_offset = nullptr;      ///< (num_reqs,) computed tokens.
+  const int32_t* num_blocks_per_seq = nullptr; ///< (num_reqs,) cdiv(seq_lens, block_size).
+  const int32_t* block_table = nullptr;
+  int64_t block_table_stride = 0;
+  int64_t pages = 0;           ///< Columns read per token (<= the table's width).
+  int32_t block_size = 0;      ///< The KV cache block size.
+  int32_t q_block = 0;         ///< Tokens per query group.
+  int32_t causal = 0;          ///< Non-zero: prune blocks after each token's position.
+  int32_t sliding_window = 0;  ///< > 0: prune blocks before each token's window.
+  int64_t num_gpu_blocks = 0;  ///< Ids outside [1, num_gpu_blocks) are skipped.
+};
+
 }  // namespace attn::kernels

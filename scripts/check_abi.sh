@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 lib=$1
 # abidiff reads the types from DWARF: a build without debug information (plain Release)
 # describes functions but no struct layout, so the guard cannot judge it. Exit 77 = skipped.
-if ! readelf -S --wide "$lib" 2>/dev/null | grep -q "\.debug_info"; then
+if ! readelf -S --wide "$lib" 2>/dev/null | grep "\.debug_info" > /dev/null; then  # no -q: an early exit would SIGPIPE readelf under pipefail
   echo "SKIP: $lib has no debug information (a Release build without -g); the ABI type check needs it: build with RelWithDebInfo or Debug, as scripts/test.sh does"
   exit 77
 fi

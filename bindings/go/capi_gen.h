@@ -88,7 +88,9 @@
   X(attn_maybe_create_ubatch_slices_ex) \
   X(attn_compute_token_to_req_indices) \
   X(attn_compute_mm_prefix_range_tensor) \
-  X(attn_fill_mm_prefix_query_ranges)
+  X(attn_fill_mm_prefix_query_ranges) \
+  X(attn_should_skip_dcp_context_attention) \
+  X(attn_split_dcp_context_queries)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -156,6 +158,8 @@ typedef struct gattn_api {
   __typeof__(&attn_compute_token_to_req_indices) attn_compute_token_to_req_indices;
   __typeof__(&attn_compute_mm_prefix_range_tensor) attn_compute_mm_prefix_range_tensor;
   __typeof__(&attn_fill_mm_prefix_query_ranges) attn_fill_mm_prefix_query_ranges;
+  __typeof__(&attn_should_skip_dcp_context_attention) attn_should_skip_dcp_context_attention;
+  __typeof__(&attn_split_dcp_context_queries) attn_split_dcp_context_queries;
 } gattn_api_t;
 
 /* Trampolines: gattn_<name without attn_>(api, the arguments). */
@@ -222,6 +226,8 @@ static inline attn_error_t* gattn_maybe_create_ubatch_slices_ex(const gattn_api_
 static inline attn_error_t* gattn_compute_token_to_req_indices(const gattn_api_t* a, const attn_tensor_t* query_start_loc, const attn_tensor_t* out, int64_t num_mapped_tokens, int64_t num_tokens, uintptr_t stream) { return a->attn_compute_token_to_req_indices(query_start_loc, out, num_mapped_tokens, num_tokens, (attn_stream_t)stream); }
 static inline attn_error_t* gattn_compute_mm_prefix_range_tensor(const gattn_api_t* a, const attn_tensor_t* mm_req_doc_ranges, int64_t num_seqs, const attn_tensor_t* out, int64_t* out_max_ranges) { return a->attn_compute_mm_prefix_range_tensor(mm_req_doc_ranges, num_seqs, out, out_max_ranges); }
 static inline attn_error_t* gattn_fill_mm_prefix_query_ranges(const gattn_api_t* a, const attn_tensor_t* out, const attn_tensor_t* mm_req_doc_ranges, const attn_tensor_t* query_start_loc_cpu, const attn_tensor_t* seq_lens_cpu, int64_t* out_num_rows) { return a->attn_fill_mm_prefix_query_ranges(out, mm_req_doc_ranges, query_start_loc_cpu, seq_lens_cpu, out_num_rows); }
+static inline attn_error_t* gattn_should_skip_dcp_context_attention(const gattn_api_t* a, const attn_tensor_t* context_kv_lens, int32_t* out_skip) { return a->attn_should_skip_dcp_context_attention(context_kv_lens, out_skip); }
+static inline attn_error_t* gattn_split_dcp_context_queries(const gattn_api_t* a, const attn_common_metadata_t* common, int64_t* out_num_decode_reqs, int64_t* out_num_prefill_reqs, int64_t* out_num_decode_tokens, int64_t* out_num_prefill_tokens) { return a->attn_split_dcp_context_queries(common, out_num_decode_reqs, out_num_prefill_reqs, out_num_decode_tokens, out_num_prefill_tokens); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
 static inline attn_kv_cache_spec_t gattn_kv_cache_spec_init(void) { attn_kv_cache_spec_t v = ATTN_KV_CACHE_SPEC_INIT; return v; }

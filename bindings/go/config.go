@@ -144,6 +144,11 @@ type BuilderConfig struct {
 	DisableFlashinferPrefill       bool
 	UseCudnnPrefill                bool
 	UseTRTLLMRaggedDeepseekPrefill bool
+	// ABI 1.4: vLLM's model runner V2 (with parallel drafting the reorder threshold is 1 + k,
+	// not 1 + 2k) and the GPU's SM count (TRITON_ATTN's 64-segment scratch on SM 12.0; 0 =
+	// unknown).
+	UseV2ModelRunner bool
+	NumSMs           int32
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -187,6 +192,8 @@ func DefaultBuilderConfig() BuilderConfig {
 		DisableFlashinferPrefill:          c.disable_flashinfer_prefill != 0,
 		UseCudnnPrefill:                   c.use_cudnn_prefill != 0,
 		UseTRTLLMRaggedDeepseekPrefill:    c.use_trtllm_ragged_deepseek_prefill != 0,
+		UseV2ModelRunner:                  c.use_v2_model_runner != 0,
+		NumSMs:                            int32(c.num_sms),
 	}
 }
 
@@ -284,6 +291,8 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.disable_flashinfer_prefill = cBool(cfg.DisableFlashinferPrefill)
 	c.use_cudnn_prefill = cBool(cfg.UseCudnnPrefill)
 	c.use_trtllm_ragged_deepseek_prefill = cBool(cfg.UseTRTLLMRaggedDeepseekPrefill)
+	c.use_v2_model_runner = cBool(cfg.UseV2ModelRunner)
+	c.num_sms = C.int32_t(cfg.NumSMs)
 	return c, nil
 }
 

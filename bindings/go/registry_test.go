@@ -41,7 +41,7 @@ func TestBuiltInBackendsAndTheirCudagraphSupport(t *testing.T) {
 		update  bool
 	}
 	expected := map[string]expectation{
-		"FLASH_ATTN":     {[3]attn.CudagraphSupport{always, uniform, uniform}, attn.NoReorder, true},
+		"FLASH_ATTN":     {[3]attn.CudagraphSupport{always, uniform, always}, attn.NoReorder, true},
 		"FLASHINFER":     {[3]attn.CudagraphSupport{single, single, uniform}, 1, false},
 		"TRITON_ATTN":    {[3]attn.CudagraphSupport{always, always, always}, attn.NoReorder, false},
 		"FLEX_ATTENTION": {[3]attn.CudagraphSupport{always, always, always}, attn.NoReorder, false},

@@ -35,6 +35,12 @@ std::vector<std::string> name_vector(const char* const (&names)[N]) {
   return std::vector<std::string>(names, names + N);
 }
 
+/// The first `count` names of a list (a builder's plain metadata, before its cascade fields).
+template <size_t N>
+std::vector<std::string> name_vector(const char* const (&names)[N], size_t count) {
+  return std::vector<std::string>(names, names + (count < N ? count : N));
+}
+
 /// The persistent buffers of a named buffer list, sized one by one (in any order) and returned
 /// in the list's order, which is the order PersistentBuffers::get indexes. A buffer left unsized
 /// is an internal error, named.

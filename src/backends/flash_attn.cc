@@ -37,25 +37,32 @@ constexpr const char* kName = "FLASH_ATTN";
 #define FLASH_ATTN_SCHEDULE_OFFSETS(X) FLASH_ATTN_SCHEDULE_FIELDS(X, kSched, "")
 ATTN_NAMED_LIST(ScheduleField, FLASH_ATTN_SCHEDULE_OFFSETS);
 
-// vLLM's FlashAttentionMetadata first, then libattn's additions.
+// vLLM 0.33's FlashAttentionMetadata first, then libattn's additions (the FA3 scheduler's
+// inputs), then the cascade fields (libattn's extension: 0.33 removed cascade attention), which
+// only a build with common_prefix_len > 0 returns.
 #define FLASH_ATTN_FIELDS(X)                                                  \
   ATTN_PASSTHROUGH_FIELDS(X, k, "")                                          \
-  X(kUseCascade, "use_cascade")                                              \
-  X(kCommonPrefixLen, "common_prefix_len")                                   \
-  X(kCuPrefixQueryLens, "cu_prefix_query_lens")                              \
-  X(kPrefixKvLens, "prefix_kv_lens")                                         \
-  X(kSuffixKvLens, "suffix_kv_lens")                                         \
   X(kMaxDcpContextKvLen, "max_dcp_context_kv_len")                           \
   X(kDcpContextKvLens, "dcp_context_kv_lens")                                \
+  X(kNumDecodeReqs, "num_decode_reqs")                                       \
+  X(kNumPrefillReqs, "num_prefill_reqs")                                     \
+  X(kNumDecodeTokens, "num_decode_tokens")                                   \
+  X(kNumPrefillTokens, "num_prefill_tokens")                                 \
   X(kSchedulerMetadata, "scheduler_metadata")                                \
-  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")                   \
   X(kMaxNumSplits, "max_num_splits")                                         \
   X(kCausal, "causal")                                                       \
   X(kAotSchedule, "aot_schedule")                                            \
   X(kSchedulerMetadataBuffer, "scheduler_metadata_buffer")                   \
   FLASH_ATTN_SCHEDULE_FIELDS(X, kScheduler, "scheduler_")                    \
+  X(kUseCascade, "use_cascade")                                              \
+  X(kCommonPrefixLen, "common_prefix_len")                                   \
+  X(kCuPrefixQueryLens, "cu_prefix_query_lens")                              \
+  X(kPrefixKvLens, "prefix_kv_lens")                                         \
+  X(kSuffixKvLens, "suffix_kv_lens")                                         \
+  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")                   \
   FLASH_ATTN_SCHEDULE_FIELDS(X, kPrefixScheduler, "prefix_scheduler_")
 ATTN_NAMED_LIST(Field, FLASH_ATTN_FIELDS);
+constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build without cascade
 constexpr size_t kScheduleBase = kSchedulerBatchSize;
 constexpr size_t kPrefixScheduleBase = kPrefixSchedulerBatchSize;
 static_assert(kSchedulerNumSplits - kScheduleBase == kSchedNumSplits &&
@@ -115,7 +122,8 @@ class FlashAttnBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(config), config.allocator, config.workspace,
                  config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    init_metadata(name_vector(kFieldNames, kPlainFieldCount));
+    init_cascade_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     aot_schedule_ = flash_attn_version(c) == 3;
     use_full_cuda_graph_ = full_cuda_graph(c);
@@ -165,20 +173,38 @@ class FlashAttnBuilder final : public Builder {
     std::optional<ScheduleArgs> schedule, prefix_schedule;
 
     if (c.decode_context_parallel_size > 1) {
+      // vLLM 0.33: a persistent max_num_seqs buffer, zero past num_reqs, handed out [:num_reqs].
       int32_t* lens = buffers_.as<int32_t>(kBufDcpContextKvLens);
       ops::dcp_context_kv_lens(exec, common.query_start_loc->as<const int32_t>(),
                                common.seq_lens->as<const int32_t>(), num_reqs,
                                c.decode_context_parallel_size, c.dcp_rank,
                                c.cp_kv_cache_interleave_size, lens);
+      ops::fill_i32(exec, lens + num_reqs, c.max_num_seqs - num_reqs, 0);
       const Tensor t = make_vector(lens, c.device, kInt32, num_reqs);
       m.set_tensor(kDcpContextKvLens, t, /*in_builder_buffer=*/true);
-      // The most tokens any rank holds: ceil(L / (N * I)) * I, without a device sync.
-      const int64_t partitions =
-          static_cast<int64_t>(c.decode_context_parallel_size) * c.cp_kv_cache_interleave_size;
-      max_dcp_context_kv_len =
-          (common.max_seq_len + partitions - 1) / partitions * c.cp_kv_cache_interleave_size;
-      schedule = ScheduleArgs{num_reqs, *common.query_start_loc, common.max_query_len, t,
-                              max_dcp_context_kv_len, false};
+      // Decided on the host from rank-invariant inputs (the global contexts), as vLLM does with
+      // seq_lens_cpu_upper_bound; without a host seq_lens it never skips.
+      const bool skip = common.seq_lens_host != nullptr &&
+                        ops::should_skip_dcp_context_attention(common.seq_lens_host,
+                                                               common.qsl_host, num_reqs);
+      if (common.max_query_len > 1) {
+        const ops::DcpContextSplit split = ops::split_dcp_context_queries(
+            common.qsl_host, num_reqs, common.seq_lens_host, common.max_query_len,
+            num_actual_tokens);
+        m.set_int(kNumDecodeReqs, split.num_decode_reqs);
+        m.set_int(kNumPrefillReqs, split.num_prefill_reqs);
+        m.set_int(kNumDecodeTokens, split.num_decode_tokens);
+        m.set_int(kNumPrefillTokens, split.num_prefill_tokens);
+      }
+      if (!skip) {
+        // The most tokens any rank holds: ceil(L / (N * I)) * I, without a device sync.
+        const int64_t partitions =
+            static_cast<int64_t>(c.decode_context_parallel_size) * c.cp_kv_cache_interleave_size;
+        max_dcp_context_kv_len =
+            (common.max_seq_len + partitions - 1) / partitions * c.cp_kv_cache_interleave_size;
+        schedule = ScheduleArgs{num_reqs, *common.query_start_loc, common.max_query_len, t,
+                                max_dcp_context_kv_len, false};
+      }
     } else if (use_cascade) {
       int32_t* cu = buffers_.as<int32_t>(kBufCuPrefixQueryLens);
       int32_t* prefix = buffers_.as<int32_t>(kBufPrefixKvLens);
@@ -206,14 +232,18 @@ class FlashAttnBuilder final : public Builder {
     m.set_tensor(kSeqLens, *common.seq_lens);
     m.set_tensor(kBlockTable, *common.block_table_tensor);
     m.set_tensor(kSlotMapping, *common.slot_mapping);
-    m.set_bool(kUseCascade, use_cascade);
-    m.set_int(kCommonPrefixLen, common_prefix_len);
+    if (use_cascade) {  // only the cascade variant has these fields
+      m.set_bool(kUseCascade, true);
+      m.set_int(kCommonPrefixLen, common_prefix_len);
+    }
     m.set_int(kMaxDcpContextKvLen, max_dcp_context_kv_len);
+    for (size_t f : {kNumDecodeReqs, kNumPrefillReqs, kNumDecodeTokens, kNumPrefillTokens})
+      if (m.field(f).kind == FieldKind::kNone) m.set_int(f, 0);
     m.set_int(kMaxNumSplits, max_num_splits);
     m.set_bool(kCausal, common.causal);
     m.set_bool(kAotSchedule, aot);
     if (aot && use_full_cuda_graph_) m.set_tensor(kSchedulerMetadataBuffer, scheduler_metadata_, true);
-    if (aot) {
+    if (aot && schedule) {
       write_schedule(m, kScheduleBase, *schedule, max_num_splits);
       if (prefix_schedule) write_schedule(m, kPrefixScheduleBase, *prefix_schedule, max_num_splits);
     }
@@ -305,9 +335,10 @@ const BackendDescriptor kFlashAttnBackend{
     kPagedAttentionKinds,
     0,
     [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) -> int32_t {
-      // FA3 supports full graphs for every batch; FA2 (and FA4 in vLLM's class attribute) is
-      // UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
-      return flash_attn_version(config) == 3 ? kCgAlways : kCgUniformBatch;
+      // vLLM 0.33: FA3 and FA4 support full graphs for every batch; FA2 is UNIFORM_BATCH so
+      // that runtimes drop to FULL_AND_PIECEWISE.
+      const int32_t version = flash_attn_version(config);
+      return version == 3 || version == 4 ? kCgAlways : kCgUniformBatch;
     },
     check_supported,
     [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) {

@@ -30,7 +30,6 @@ constexpr const char* kName = "FLASHINFER";
   X(kNumDecodeTokens, "num_decode_tokens")                               \
   X(kNumPrefills, "num_prefills")                                        \
   X(kNumPrefillTokens, "num_prefill_tokens")                             \
-  X(kUseCascade, "use_cascade")                                          \
   X(kCausal, "causal")                                                   \
   X(kPrefillUseTrtllm, "prefill_use_trtllm")                             \
   X(kDecodeUseTrtllm, "decode_use_trtllm")                               \
@@ -72,19 +71,23 @@ constexpr const char* kName = "FLASHINFER";
   X(kDecodeSeqLens, "decode_seq_lens")                                   \
   X(kDecodeMaxSeqLen, "decode_max_seq_len")                              \
   X(kDecodeQLenPerReq, "decode_q_len_per_req")                           \
-  /* the two-level cascade plan */                                       \
+  /* the two-level cascade plan: libattn's extension (vLLM 0.33 removed  \
+     cascade attention), only in a build with common_prefix_len > 0 */   \
+  X(kUseCascade, "use_cascade")                                          \
   X(kQoIndptrCpu, "qo_indptr_cpu")                                       \
   X(kSharedQoIndptrCpu, "shared_qo_indptr_cpu")                          \
   X(kSharedKvPageIndptrCpu, "shared_kv_page_indptr_cpu")                 \
   X(kSharedKvPageIndices, "shared_kv_page_indices")                      \
   X(kSharedKvLastPageLenCpu, "shared_kv_last_page_len_cpu")
 ATTN_NAMED_LIST(Field, FLASHINFER_FIELDS);
+constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build without cascade
 
 #define FLASHINFER_BUFFERS(X)                                \
   X(kBufIndptr, "paged_kv_indptr")                           \
   X(kBufIndices, "paged_kv_indices")                         \
   X(kBufLastPageLen, "paged_kv_last_page_len")               \
   X(kBufCumSeqLensQ, "prefill_cum_seq_lens_q")               \
+  X(kBufCumSeqLensKv, "prefill_cum_seq_lens_kv")             \
   X(kBufCascadeCu, "cascade cu_prefix_query_lens")           \
   X(kBufCascadePrefix, "cascade prefix_kv_lens")             \
   X(kBufCascadeSuffix, "cascade suffix_kv_lens")             \
@@ -109,6 +112,7 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufIndices, pages * i32);
   p.set(kBufLastPageLen, reqs * i32);
   p.set(kBufCumSeqLensQ, (reqs + 1) * i32);
+  p.set(kBufCumSeqLensKv, (reqs + 1) * i32);
   p.set(kBufCascadeCu, 2 * i32);
   p.set(kBufCascadePrefix, i32);
   p.set(kBufCascadeSuffix, reqs * i32);
@@ -187,7 +191,8 @@ class FlashInferBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    init_metadata(name_vector(kFieldNames, kPlainFieldCount));
+    init_cascade_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     max_num_pages_ = static_cast<int64_t>(c.max_num_seqs) * c.max_blocks_per_req(spec.block_size);
     if (c.batch_invariant) {
@@ -267,7 +272,7 @@ class FlashInferBuilder final : public Builder {
     m.set_int(kNumDecodeTokens, s.num_decode_tokens);
     m.set_int(kNumPrefills, s.num_prefills);
     m.set_int(kNumPrefillTokens, s.num_prefill_tokens);
-    m.set_bool(kUseCascade, use_cascade);
+    if (use_cascade) m.set_bool(kUseCascade, true);
     m.set_bool(kCausal, c.causal);
     m.set_int(kQDataType, q_data_type_);
     set_plan_scalars(m);
@@ -359,9 +364,13 @@ class FlashInferBuilder final : public Builder {
         m.set_tensor(kPrefillBlockTables, rows_between(bt, nd, n));
         m.set_tensor(kPrefillSeqLens, rows_between(*c.seq_lens, nd, n));
         m.set_tensor(kPrefillCumSeqLensQ, make_vector(cum_q, d, kInt32, n - nd + 1), true);
-        // vLLM passes the page indptr from the prefills on, not rebased to 0.
-        m.set_tensor(kPrefillCumSeqLensKv,
-                     make_vector(buffers_.as<int32_t>(kBufIndptr) + nd, d, kInt32, n - nd + 1), true);
+        // vLLM 0.33 rebases it: 0, then the cumulative pages of the prefills (0.13 passed the
+        // page indptr from the first prefill on). vLLM writes it over the tail of its indptr
+        // buffer; libattn into a buffer of its own, so paged_kv_indptr stays whole.
+        auto* cum_kv = buffers_.as<int32_t>(kBufCumSeqLensKv);
+        ops::slice_query_start_locs(exec, buffers_.as<const int32_t>(kBufIndptr), nd, n, 0, 0,
+                                    cum_kv);
+        m.set_tensor(kPrefillCumSeqLensKv, make_vector(cum_kv, d, kInt32, n - nd + 1), true);
         m.set_int(kPrefillMaxQLen, max_q);
         m.set_int(kPrefillMaxSeqLen, c.max_seq_len);
       } else {

@@ -20,15 +20,18 @@ namespace {
 
 constexpr const char* kName = "FLEX_ATTENTION";
 
+// In the order of vLLM 0.33's FlexAttentionMetadata; the block mask's kv_num_blocks and
+// kv_indices (libattn's) last. 0.33 has no cascade fields (FLEX never supported cascade).
 #define FLEX_ATTENTION_FIELDS(X)                              \
   X(kCausal, "causal")                                        \
-  ATTN_PASSTHROUGH_FIELDS(X, k, "")                           \
+  X(kNumActualTokens, "num_actual_tokens")                    \
+  X(kMaxQueryLen, "max_query_len")                            \
+  X(kQueryStartLoc, "query_start_loc")                        \
   X(kQueryStartLocCpu, "query_start_loc_cpu")                 \
-  X(kUseCascade, "use_cascade")                               \
-  X(kCommonPrefixLen, "common_prefix_len")                    \
-  X(kCuPrefixQueryLens, "cu_prefix_query_lens")               \
-  X(kPrefixKvLens, "prefix_kv_lens")                          \
-  X(kSuffixKvLens, "suffix_kv_lens")                          \
+  X(kMaxSeqLen, "max_seq_len")                                \
+  X(kSeqLens, "seq_lens")                                     \
+  X(kBlockTable, "block_table")                               \
+  X(kSlotMapping, "slot_mapping")                             \
   X(kTotalCacheTokens, "total_cache_tokens")                  \
   X(kBlockSize, "block_size")                                 \
   X(kMaxPossibleSequenceLength, "max_possible_sequence_length") \
@@ -58,6 +61,8 @@ ATTN_NAMED_LIST(Field, FLEX_ATTENTION_FIELDS);
   X(kBufPhysicalToLogical, "persistent_physical_to_logical") \
   X(kBufKvIndices, "persistent_kv_indices")                \
   X(kBufNumBlocksPerSeq, "num_blocks_per_seq")             \
+  X(kBufQueryStartLoc, "persistent_query_start_loc")       \
+  X(kBufSeqLens, "persistent_seq_lens")                    \
   X(kBufScratch, "block-mask scratch")
 ATTN_NAMED_LIST(Buffer, FLEX_ATTENTION_BUFFERS);
 
@@ -70,8 +75,12 @@ struct Sizes {
 
 Sizes sizes_for(const KvCacheSpec& spec, const BuilderConfig& c) {
   Sizes s{};
-  s.q_block = c.flex_attn_q_block_size > 0 ? c.flex_attn_q_block_size : 16;
-  s.kv_block = c.flex_attn_kv_block_size > 0 ? c.flex_attn_kv_block_size : spec.block_size;
+  // vLLM's _get_block_sizes: small blocks (16, the cache's) with a paged KV cache; encoder-only
+  // attention has none and keeps 128 x 128.
+  const bool small = spec.kind != kKvEncoderOnly;
+  s.q_block = c.flex_attn_q_block_size > 0 ? c.flex_attn_q_block_size : (small ? 16 : 128);
+  s.kv_block = c.flex_attn_kv_block_size > 0 ? c.flex_attn_kv_block_size
+                                              : (small ? spec.block_size : 128);
   s.direct_build = s.kv_block == spec.block_size;
   s.groups = (c.max_num_batched_tokens + s.q_block - 1) / s.q_block;
   s.kv_indices_per_group = s.q_block * c.max_blocks_per_req(spec.block_size);
@@ -97,6 +106,8 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufKvIndices,
         buffer_bytes("persistent_kv_indices", {s.groups, s.kv_indices_per_group, 4}));
   p.set(kBufNumBlocksPerSeq, buffer_bytes("num_blocks_per_seq", {reqs, 4}));
+  p.set(kBufQueryStartLoc, buffer_bytes("persistent_query_start_loc", {reqs + 1, 4}));
+  p.set(kBufSeqLens, buffer_bytes("persistent_seq_lens", {reqs, 4}));
   p.set(kBufScratch, s.direct_build ? scratch : 0);
   return p.requests();
 }
@@ -171,22 +182,33 @@ class FlexAttentionBuilder final : public Builder {
                                                                      : c.seq_lens_host;
     // One launch on CUDA (then one more for the direct block mask below): graph-safe, nothing
     // but kernels on the caller's stream (docs/cuda_graphs.md).
+    auto* qsl_copy = buffers_.as<int32_t>(kBufQueryStartLoc);
+    auto* seq_copy = buffers_.as<int32_t>(kBufSeqLens);
     ops::flex_request_arrays(exec, qsl, seq, n, tokens, bs, bt.as<const int32_t>(), bt.strides[0],
-                             bt.shape[1], gpu_blocks, blocks_per_seq, offset, doc, p2l, gpu_blocks);
+                             bt.shape[1], gpu_blocks, blocks_per_seq, offset, doc, p2l, gpu_blocks,
+                             qsl_copy, seq_copy);
+    const int64_t reqs = cfg.max_num_seqs;
 
     Metadata& m = metadata();
     m.reset();
     m.set_bool(kCausal, c.causal);
-    set_passthrough(m, kNumActualTokens, c);
+    // vLLM 0.33 hands out its full-capacity persistent copies of query_start_loc and seq_lens
+    // (and of the inverse table and the offsets): shapes that do not change with the batch.
+    m.set_int(kNumActualTokens, c.num_actual_tokens);
+    m.set_int(kMaxQueryLen, c.max_query_len);
+    m.set_tensor(kQueryStartLoc, make_vector(qsl_copy, d, kInt32, reqs + 1), true);
     m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
-    m.set_bool(kUseCascade, false);
-    m.set_int(kCommonPrefixLen, 0);
+    m.set_int(kMaxSeqLen, c.max_seq_len);
+    m.set_tensor(kSeqLens, make_vector(seq_copy, d, kInt32, reqs), true);
+    m.set_tensor(kBlockTable, *c.block_table_tensor);
+    m.set_tensor(kSlotMapping, *c.slot_mapping);
     m.set_int(kTotalCacheTokens, gpu_blocks * bs);
     m.set_int(kBlockSize, bs);
     m.set_int(kMaxPossibleSequenceLength, cfg.max_model_len);
     m.set_int(kNumReqs, n);
-    m.set_tensor(kPhysicalToLogical, make_matrix(p2l, d, kInt64, n, gpu_blocks, gpu_blocks), true);
-    m.set_tensor(kDecodeOffset, make_vector(offset, d, kInt32, n), true);
+    m.set_tensor(kPhysicalToLogical, make_matrix(p2l, d, kInt64, reqs, gpu_blocks, gpu_blocks),
+                 true);
+    m.set_tensor(kDecodeOffset, make_vector(offset, d, kInt32, reqs), true);
     m.set_tensor(kNumBlocksPerSeq, make_vector(blocks_per_seq, d, kInt32, n), true);
     m.set_tensor(kPersistentKvIndices,
                  make_matrix(buffers_.get(kBufKvIndices), d, kInt32, sizes_.groups,
@@ -201,6 +223,9 @@ class FlexAttentionBuilder final : public Builder {
     m.set_bool(kDirectBuild, direct);
     m.set_int(kQBlockSize, sizes_.q_block);
     m.set_int(kKvBlockSize, sizes_.kv_block);
+    // vLLM sets it (and prunes by it) only under full CUDA graphs.
+    const int32_t window = has_full_cudagraphs(cfg.cudagraph_mode) ? spec().sliding_window : 0;
+    if (window > 0) m.set_int(kSlidingWindow, window);
     if (!direct) return;  // the runtime builds its block mask (create_block_mask) itself
 
     // vLLM gathers block_table[doc_ids, :cdiv(max_seq_len, block)]: at most the table's width.
@@ -215,10 +240,22 @@ class FlexAttentionBuilder final : public Builder {
     while (capacity < 2 * per_group) capacity <<= 1;
     auto* kv_indices = buffers_.as<int32_t>(kBufKvIndices);
     auto* kv_num_blocks = buffers_.as<int32_t>(kBufKvNumBlocks);
-    ops::flex_kv_indices(exec, doc, tokens, bt.as<const int32_t>(), bt.strides[0], bt.shape[1],
-                         pages, static_cast<int32_t>(sizes_.q_block), groups, kv_indices,
-                         sizes_.kv_indices_per_group, kv_num_blocks, buffers_.get(kBufScratch),
-                         capacity, gpu_blocks);
+    ops::FlexBlockMaskIn in;
+    in.doc_ids = doc;
+    in.num_tokens = tokens;
+    in.query_start_loc = qsl;
+    in.decode_offset = offset;
+    in.num_blocks_per_seq = blocks_per_seq;
+    in.block_table = bt.as<const int32_t>();
+    in.block_table_stride = bt.strides[0];
+    in.pages = pages;
+    in.block_size = bs;
+    in.q_block = static_cast<int32_t>(sizes_.q_block);
+    in.causal = c.causal ? 1 : 0;
+    in.sliding_window = window;
+    in.num_gpu_blocks = gpu_blocks;
+    ops::flex_kv_indices(exec, in, groups, kv_indices, sizes_.kv_indices_per_group, kv_num_blocks,
+                         buffers_.get(kBufScratch), capacity);
     m.set_tensor(kKvNumBlocks, make_vector(kv_num_blocks, d, kInt32, groups), true);
     m.set_tensor(kKvIndices,
                  make_matrix(kv_indices, d, kInt32, groups, per_group, sizes_.kv_indices_per_group),

@@ -1,7 +1,9 @@
-// TRITON_ATTN: the metadata of vLLM's TritonAttentionMetadataBuilder.build()
-// (vllm/v1/attention/backends/triton_attn.py), field for field. The per-token-head KV
-// quantization fields (q_to_req, q_to_klen, num_decodes, ...) keep their dataclass defaults:
-// libattn's KV cache dtypes have no per-token-head quantization.
+// TRITON_ATTN: the metadata of vLLM 0.33's TritonAttentionMetadataBuilder.build()
+// (vllm/v1/attention/backends/triton_attn.py), field for field, then the cascade fields
+// (libattn's extension: 0.33 removed cascade attention), which only a build with
+// common_prefix_len > 0 returns. 0.13's per-token-head quantization fields (q_to_req,
+// q_to_klen, num_decodes, ...) are gone in 0.33 and here: libattn only ever returned their
+// defaults.
 #include <algorithm>
 #include <cstdlib>
 #include <string>
@@ -22,6 +24,7 @@ constexpr const char* kName = "TRITON_ATTN";
 
 constexpr int64_t kMinLaunchGridSize2d = 128;  // vLLM's MIN_LAUNCH_GRID_SIZE_2D
 constexpr int64_t kNumParSoftmaxSegments = 16;  // vLLM's NUM_PAR_SOFTMAX_SEGMENTS
+constexpr int64_t kNumParSoftmaxSegments64 = 64;  // vLLM 0.33's SM 12.0 layout
 constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unified attention)
 
 #define TRITON_ATTN_FIELDS(X)                                     \
@@ -32,23 +35,16 @@ constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unif
   X(kSoftmaxSegmMax, "softmax_segm_max")                          \
   X(kSoftmaxSegmExpsum, "softmax_segm_expsum")                    \
   X(kCausal, "causal")                                            \
+  X(kSchedulerMetadata, "scheduler_metadata")                     \
+  X(kMmPrefixRangeTensor, "mm_prefix_range_tensor")               \
   X(kUseCascade, "use_cascade")                                   \
   X(kCommonPrefixLen, "common_prefix_len")                        \
   X(kCuPrefixQueryLens, "cu_prefix_query_lens")                   \
   X(kPrefixKvLens, "prefix_kv_lens")                              \
   X(kSuffixKvLens, "suffix_kv_lens")                              \
-  X(kSchedulerMetadata, "scheduler_metadata")                     \
-  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")        \
-  X(kMmPrefixRangeTensor, "mm_prefix_range_tensor")               \
-  X(kAllPureFirstPrefill, "all_pure_first_prefill")               \
-  X(kNumDecodes, "num_decodes")                                   \
-  X(kNumDecodeTokens, "num_decode_tokens")                        \
-  X(kPrefillIsFirstChunk, "prefill_is_first_chunk")               \
-  X(kSeqLensCpu, "seq_lens_cpu")                                  \
-  X(kQueryStartLocCpu, "query_start_loc_cpu")                     \
-  X(kQToReq, "q_to_req")                                          \
-  X(kQToKlen, "q_to_klen")
+  X(kPrefixSchedulerMetadata, "prefix_scheduler_metadata")
 ATTN_NAMED_LIST(Field, TRITON_ATTN_FIELDS);
+constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build without cascade
 
 #define TRITON_ATTN_BUFFERS(X)                 \
   X(kBufOutput, "softmax_segm_output")         \
@@ -88,11 +84,26 @@ int64_t triton_seq_threshold_3d(const KvCacheSpec& spec, const BuilderConfig& c)
   return threshold;
 }
 
-/// Rows of the softmax scratch: vLLM indexes it by query token, verification tokens included,
-/// so min(seq_threshold_3D, max_num_seqs) requests of up to min(1 + num_speculative_tokens
-/// (twice that with parallel drafting), MAX_3D_QUERY_LEN) tokens each. (vLLM's 64-segment
-/// layout for SM 12.0 needs the device's SM count and is not reproduced: libattn keeps 16.)
-int64_t scratch_rows(const KvCacheSpec& spec, const BuilderConfig& c) {
+/// vLLM 0.33's max_seqs_64_segments: on compute capability 12.0, the most requests whose
+/// 16-segment decode grid under-fills the SMs, (num_sms - 1) // (16 * num_kv_heads); 0 elsewhere
+/// or when the SM count is unknown (config->num_sms = 0).
+int64_t max_seqs_64_segments(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.num_sms <= 0 || resolved_device_capability(c) != 120) return 0;
+  return (static_cast<int64_t>(c.num_sms) - 1) / (kNumParSoftmaxSegments * spec.num_kv_heads);
+}
+
+/// The scratch layout: softmax segments per row and rows.
+struct Scratch {
+  int64_t segments;
+  int64_t rows;
+};
+
+/// vLLM indexes the softmax scratch by query token, verification tokens included: 16 segments
+/// for min(seq_threshold_3D, max_num_seqs) requests of up to min(1 + num_speculative_tokens
+/// (twice that with parallel drafting), MAX_3D_QUERY_LEN) tokens each. With 64 segments (SM
+/// 12.0), rows for min(max_seqs_64_segments, those requests) of them, and at least a quarter of
+/// the 16-segment rows, so that the same memory viewed with 16 segments holds them all.
+Scratch scratch_layout(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t seqs = std::min<int64_t>(triton_seq_threshold_3d(spec, c), c.max_num_seqs);
   int64_t query_len = 1;
   if (c.num_speculative_tokens > 0) {
@@ -100,17 +111,25 @@ int64_t scratch_rows(const KvCacheSpec& spec, const BuilderConfig& c) {
                             (c.parallel_drafting ? 2 : 1);
     query_len = std::min<int64_t>(1 + drafted, kMax3dQueryLen);
   }
-  return seqs * query_len;
+  Scratch s{kNumParSoftmaxSegments, seqs * query_len};
+  const int64_t seqs_64 = max_seqs_64_segments(spec, c);
+  if (seqs_64 > 0) {
+    const int64_t ratio = kNumParSoftmaxSegments64 / kNumParSoftmaxSegments;
+    s.segments = kNumParSoftmaxSegments64;
+    s.rows = std::max(std::min(seqs_64, seqs) * query_len, (s.rows + ratio - 1) / ratio);
+  }
+  return s;
 }
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const int64_t s = scratch_rows(spec, c);
+  const Scratch sc = scratch_layout(spec, c);
+  const int64_t s = sc.rows, g = sc.segments;
   const int64_t heads = c.num_attention_heads;
   const int64_t dim = next_power_of_2(spec.head_size);
   BufferPlan p(kBufferNames);
-  p.set(kBufOutput, buffer_bytes("softmax_segm_output", {s, heads, kNumParSoftmaxSegments, dim, 4}));
-  p.set(kBufMax, buffer_bytes("softmax_segm_max", {s, heads, kNumParSoftmaxSegments, 4}));
-  p.set(kBufExpsum, buffer_bytes("softmax_segm_expsum", {s, heads, kNumParSoftmaxSegments, 4}));
+  p.set(kBufOutput, buffer_bytes("softmax_segm_output", {s, heads, g, dim, 4}));
+  p.set(kBufMax, buffer_bytes("softmax_segm_max", {s, heads, g, 4}));
+  p.set(kBufExpsum, buffer_bytes("softmax_segm_expsum", {s, heads, g, 4}));
   p.set(kBufCu, 2 * sizeof(int32_t));
   p.set(kBufPrefix, sizeof(int32_t));
   p.set(kBufSuffix, static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t));
@@ -124,15 +143,26 @@ class TritonAttnBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    init_metadata(name_vector(kFieldNames, kPlainFieldCount));
+    init_cascade_metadata(name_vector(kFieldNames));
     threshold_ = triton_seq_threshold_3d(spec, config);
     const int64_t heads = config.num_attention_heads;
     const int64_t dim = next_power_of_2(spec.head_size);
     const Device d = config.device;
-    const int64_t s = scratch_rows(spec, config);
-    output_ = shaped(buffers_.get(kBufOutput), d, {s, heads, kNumParSoftmaxSegments, dim});
-    max_ = shaped(buffers_.get(kBufMax), d, {s, heads, kNumParSoftmaxSegments});
-    expsum_ = shaped(buffers_.get(kBufExpsum), d, {s, heads, kNumParSoftmaxSegments});
+    const Scratch sc = scratch_layout(spec, config);
+    const int64_t s = sc.rows, g = sc.segments;
+    segments_ = g;
+    rows_ = s;
+    max_seqs_64_ = max_seqs_64_segments(spec, config);
+    output_ = shaped(buffers_.get(kBufOutput), d, {s, heads, g, dim});
+    max_ = shaped(buffers_.get(kBufMax), d, {s, heads, g});
+    expsum_ = shaped(buffers_.get(kBufExpsum), d, {s, heads, g});
+    if (g != kNumParSoftmaxSegments) {  // the same memory with 16 segments, more rows
+      const int64_t r16 = s * g / kNumParSoftmaxSegments;
+      output16_ = shaped(buffers_.get(kBufOutput), d, {r16, heads, kNumParSoftmaxSegments, dim});
+      max16_ = shaped(buffers_.get(kBufMax), d, {r16, heads, kNumParSoftmaxSegments});
+      expsum16_ = shaped(buffers_.get(kBufExpsum), d, {r16, heads, kNumParSoftmaxSegments});
+    }
   }
 
  protected:
@@ -142,15 +172,19 @@ class TritonAttnBuilder final : public Builder {
     m.reset();
     set_passthrough(m, 0, c);
     m.set_int(kSeqThreshold3d, threshold_);
-    m.set_int(kNumParSoftmaxSegmentsField, kNumParSoftmaxSegments);
-    m.set_tensor(kSoftmaxSegmOutput, output_, true);
-    m.set_tensor(kSoftmaxSegmMax, max_, true);
-    m.set_tensor(kSoftmaxSegmExpsum, expsum_, true);
+    // vLLM 0.33 on SM 12.0: 64 segments unless the 16-segment grid already fills the SMs (more
+    // requests than max_seqs_64_segments) or the 64-segment rows cannot hold every query token;
+    // then the 16-segment view of the same scratch.
+    const bool narrow_view = segments_ != kNumParSoftmaxSegments &&
+                             (max_seqs_64_ < c.seq_lens->shape[0] || rows_ < c.num_actual_tokens);
+    m.set_int(kNumParSoftmaxSegmentsField, narrow_view ? kNumParSoftmaxSegments : segments_);
+    m.set_tensor(kSoftmaxSegmOutput, narrow_view ? output16_ : output_, true);
+    m.set_tensor(kSoftmaxSegmMax, narrow_view ? max16_ : max_, true);
+    m.set_tensor(kSoftmaxSegmExpsum, narrow_view ? expsum16_ : expsum_, true);
     m.set_bool(kCausal, c.causal);
-    const bool use_cascade = common_prefix_len > 0;
-    m.set_bool(kUseCascade, use_cascade);
-    m.set_int(kCommonPrefixLen, common_prefix_len);
-    if (use_cascade) {
+    if (common_prefix_len > 0) {  // the cascade variant (libattn's extension)
+      m.set_bool(kUseCascade, true);
+      m.set_int(kCommonPrefixLen, common_prefix_len);
       // vLLM builds these when asked, although its use_cascade_attention never asks.
       auto* cu = buffers_.as<int32_t>(kBufCu);
       auto* prefix = buffers_.as<int32_t>(kBufPrefix);
@@ -162,18 +196,6 @@ class TritonAttnBuilder final : public Builder {
       m.set_tensor(kPrefixKvLens, make_vector(prefix, d, kInt32, 1), true);
       m.set_tensor(kSuffixKvLens, make_vector(suffix, d, kInt32, c.num_reqs), true);
     }
-    // all_pure_first_prefill: no request has cached context (read from host memory only).
-    bool pure = false;
-    if (c.seq_lens_host != nullptr) {
-      pure = true;
-      for (int64_t i = 0; i < c.num_reqs && pure; ++i) pure = c.query_len(i) == c.seq_lens_host[i];
-    }
-    m.set_bool(kAllPureFirstPrefill, pure);
-    m.set_int(kNumDecodes, 0);
-    m.set_int(kNumDecodeTokens, 0);
-    m.set_bool(kPrefillIsFirstChunk, false);
-    m.set_tensor(kSeqLensCpu, c.seq_lens_cpu);
-    if (c.seq_lens_cpu) m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
   }
 
   void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
@@ -181,8 +203,6 @@ class TritonAttnBuilder final : public Builder {
     // vLLM fills seq_lens with 1 in place (the runtime's own buffer, which the captured graph
     // reads at replay) so that capture does not run at max_model_len.
     ops::fill_i32(exec, c.seq_lens->as<int32_t>(), c.num_reqs, 1);
-    metadata().set_bool(kAllPureFirstPrefill, false);
-    metadata().set_bool(kPrefillIsFirstChunk, false);
   }
 
  private:
@@ -204,7 +224,11 @@ class TritonAttnBuilder final : public Builder {
 
   PersistentBuffers buffers_;
   int64_t threshold_ = 0;
+  int64_t segments_ = kNumParSoftmaxSegments;  // of the allocated layout
+  int64_t rows_ = 0;
+  int64_t max_seqs_64_ = 0;
   Tensor output_, max_, expsum_;
+  Tensor output16_, max16_, expsum16_;  // the 16-segment view of a 64-segment scratch
 };
 
 void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {

@@ -17,6 +17,11 @@ WrappedBuilder::WrappedBuilder(std::shared_ptr<const Backend> backend, const KvC
   inner_fields_ = names.size();
   names.insert(names.end(), extra_fields.begin(), extra_fields.end());
   init_metadata(names, kind_prefix + inner_->metadata().kind());
+  std::vector<std::string> cascade = inner_->cascade_metadata_field_names();
+  if (!cascade.empty()) {  // the inner builder's cascade variant, then the wrapper's own fields
+    cascade.insert(cascade.end(), extra_fields.begin(), extra_fields.end());
+    init_cascade_metadata(cascade);
+  }
   set_cudagraph_support(inner_->cudagraph_support());
   set_reorder_batch_threshold(inner_->reorder_batch_threshold());
 }

@@ -294,6 +294,8 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.disable_flashinfer_prefill = c.disable_flashinfer_prefill != 0;
   b.use_cudnn_prefill = c.use_cudnn_prefill != 0;
   b.use_trtllm_ragged_deepseek_prefill = c.use_trtllm_ragged_deepseek_prefill != 0;
+  b.use_v2_model_runner = c.use_v2_model_runner != 0;
+  b.num_sms = c.num_sms;
   validate(b, spec);
   return b;
 }
@@ -447,6 +449,8 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.disable_flashinfer_prefill = b.disable_flashinfer_prefill;
   c.use_cudnn_prefill = b.use_cudnn_prefill;
   c.use_trtllm_ragged_deepseek_prefill = b.use_trtllm_ragged_deepseek_prefill;
+  c.use_v2_model_runner = b.use_v2_model_runner;
+  c.num_sms = b.num_sms;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

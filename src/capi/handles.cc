@@ -4,7 +4,9 @@
 
 void attn_metadata::reset_views() {
   const size_t n = core->size();
-  if (views.size() != n) {
+  // Grown only (a builder's plain and cascade metadata differ in size): switching allocates
+  // once.
+  if (views.size() < n) {
     views.assign(n, attn_tensor_t{});
     view_stamp = std::make_unique<std::atomic<uint64_t>[]>(n);
     for (size_t i = 0; i < n; ++i) view_stamp[i].store(0, std::memory_order_relaxed);
@@ -46,6 +48,7 @@ const attn_metadata* live(const attn_metadata* m, const char* name) {
 }  // namespace attn::capi
 
 attn_metadata* attn_builder::publish(const attn_metadata* source) {
+  metadata.core = &impl->metadata();  // the variant the build wrote (plain or cascade)
   metadata.reset_views();
   const uint64_t g = generation.load(std::memory_order_relaxed) + 1;
   generation.store(g, std::memory_order_relaxed);

@@ -22,7 +22,9 @@ void Builder::init_reorder_batch_threshold(std::optional<int32_t> threshold,
                                            bool supports_dcp_with_varlen) {
   reorder_batch_threshold_ = threshold;
   if (reorder_batch_threshold_ && supports_spec_as_decode && config_.num_speculative_tokens > 0) {
-    const int32_t per_token = config_.parallel_drafting ? 2 : 1;
+    // vLLM 0.33's max_decode_query_len: 1 + k, plus k for the parallel drafter's mask slots on
+    // model runner V1 only.
+    const int32_t per_token = config_.parallel_drafting && !config_.use_v2_model_runner ? 2 : 1;
     const int32_t max_num_queries_for_spec = 1 + per_token * config_.num_speculative_tokens;
     reorder_batch_threshold_ = std::max(*reorder_batch_threshold_, max_num_queries_for_spec);
   }
@@ -36,6 +38,11 @@ void Builder::init_metadata(const std::vector<std::string>& field_names) {
 
 void Builder::init_metadata(const std::vector<std::string>& field_names, const std::string& kind) {
   metadata_ = Metadata(kind, field_names, config_.allocator);
+}
+
+void Builder::init_cascade_metadata(const std::vector<std::string>& field_names) {
+  cascade_metadata_ = Metadata(metadata_.kind(), field_names, config_.allocator);
+  has_cascade_ = true;
 }
 
 ops::Exec Builder::exec(void* stream) const {
@@ -79,13 +86,20 @@ Metadata& Builder::build(int64_t common_prefix_len, CommonMetadata& common, bool
 
 Metadata& Builder::run_build(int64_t common_prefix_len, const CommonMetadata& common,
                              bool fast_build, void* stream) {
-  do_build(common_prefix_len, common, fast_build, exec(stream));
+  const bool previous = cascade_active_;
+  select_metadata(common_prefix_len > 0);
+  try {
+    do_build(common_prefix_len, common, fast_build, exec(stream));
+  } catch (...) {
+    cascade_active_ = previous;
+    throw;
+  }
   record_batch(common);
-  return metadata_;
+  return metadata();
 }
 
 void Builder::record_batch(const CommonMetadata& common) {
-  BuildInfo& info = metadata_.info;
+  BuildInfo& info = metadata().info;
   info.num_reqs = common.num_reqs;
   info.host_max_seq_len = common.host_max_seq_len;
   info.slot_mapping_dtype = common.slot_mapping ? common.slot_mapping->dtype : DType{};
@@ -113,9 +127,16 @@ Metadata& Builder::build_for_cudagraph_capture(CommonMetadata& common, void* str
            ": request ", i, " has query length ", q, " but the batch is uniform in ",
            common.max_query_len);
   }
-  do_capture(common, exec(stream));
+  const bool previous = cascade_active_;
+  select_metadata(false);
+  try {
+    do_capture(common, exec(stream));
+  } catch (...) {
+    cascade_active_ = previous;
+    throw;
+  }
   record_batch(common);
-  return metadata_;
+  return metadata();
 }
 
 void Builder::do_capture(const CommonMetadata& common, const ops::Exec& exec) {
@@ -132,12 +153,27 @@ std::vector<std::string> Builder::metadata_field_names() const {
   return names;
 }
 
+std::vector<std::string> Builder::cascade_metadata_field_names() const {
+  std::vector<std::string> names;
+  if (!has_cascade_) return names;
+  for (size_t i = 0; i < cascade_metadata_.size(); ++i)
+    names.push_back(cascade_metadata_.field(i).name);
+  return names;
+}
+
 Metadata& Builder::build_for_drafting(CommonMetadata& common, int32_t draft_index, void* stream) {
   if (draft_index < 0) invalid("draft_index=", draft_index, " is negative");
   validate(common, limits());
-  do_drafting(common, draft_index, exec(stream));
+  const bool previous = cascade_active_;
+  select_metadata(false);
+  try {
+    do_drafting(common, draft_index, exec(stream));
+  } catch (...) {
+    cascade_active_ = previous;
+    throw;
+  }
   record_batch(common);
-  return metadata_;
+  return metadata();
 }
 
 Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_table,
@@ -146,23 +182,33 @@ Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_t
     fail(Status::kUnsupported, backend_->name(), " does not support update_block_table");
   if (src.kind() != metadata_.kind())
     invalid("metadata was built by '", src.kind(), "', this builder is '", metadata_.kind(), "'");
+  // The result has src's variant (a cascade build's fields, or the plain ones).
+  const bool previous = cascade_active_;
+  select_metadata(&src == &cascade_metadata_ ||
+                  (has_cascade_ && src.size() == cascade_metadata_.size() &&
+                   src.size() != metadata_.size()));
   // Backends whose metadata has no block_table/slot_mapping fields (the Mamba family derives
   // state indices from the table instead) check the replacement in do_update_block_table.
-  const std::optional<size_t> bt_index = metadata_.find("block_table");
-  const std::optional<size_t> sm_index = metadata_.find("slot_mapping");
-  if (bt_index && sm_index) {
-    const Field& old_bt = src.field(*bt_index);
-    const Field& old_sm = src.field(*sm_index);
-    if (old_bt.kind != FieldKind::kTensor || old_sm.kind != FieldKind::kTensor)
-      invalid("metadata has no block_table/slot_mapping to replace (it was never built)");
+  try {
+    const std::optional<size_t> bt_index = metadata().find("block_table");
+    const std::optional<size_t> sm_index = metadata().find("slot_mapping");
+    if (bt_index && sm_index) {
+      const Field& old_bt = src.field(*bt_index);
+      const Field& old_sm = src.field(*sm_index);
+      if (old_bt.kind != FieldKind::kTensor || old_sm.kind != FieldKind::kTensor)
+        invalid("metadata has no block_table/slot_mapping to replace (it was never built)");
+    }
+    do_update_block_table(src, block_table, slot_mapping, exec(stream));
+  } catch (...) {
+    cascade_active_ = previous;
+    throw;
   }
-  do_update_block_table(src, block_table, slot_mapping, exec(stream));
-  return metadata_;
+  return metadata();
 }
 
 void Builder::do_update_block_table(const Metadata& src, const Tensor& block_table,
                                     const Tensor& slot_mapping, const ops::Exec&) {
-  const Field& old_bt = src.field(metadata_.index_of("block_table"));
+  const Field& old_bt = src.field(metadata().index_of("block_table"));
   check_replacement_tables(src, old_bt.tensor.shape[0], block_table, slot_mapping);
   replace_tables(src, block_table, slot_mapping);
 }
@@ -170,7 +216,7 @@ void Builder::do_update_block_table(const Metadata& src, const Tensor& block_tab
 void Builder::check_replacement_tables(const Metadata& src, int64_t rows,
                                        const Tensor& block_table,
                                        const Tensor& slot_mapping) const {
-  const Field& old_sm = src.field(metadata_.index_of("slot_mapping"));
+  const Field& old_sm = src.field(metadata().index_of("slot_mapping"));
   expect_dtype(block_table, "block_table", kInt32);
   expect_rows(block_table, "block_table", rows);
   if (block_table.data == nullptr && block_table.numel() > 0) invalid("block_table has data=NULL");
@@ -211,9 +257,10 @@ void Builder::check_replacement_slot_mapping(DType dtype, int64_t len,
 void Builder::replace_tables(const Metadata& src, const Tensor& block_table,
                              const Tensor& slot_mapping, bool block_table_in_buffer,
                              bool slot_mapping_in_buffer) {
-  if (&src != &metadata_) metadata_.assign_values(src);
-  metadata_.set_tensor(metadata_.index_of("block_table"), block_table, block_table_in_buffer);
-  metadata_.set_tensor(metadata_.index_of("slot_mapping"), slot_mapping, slot_mapping_in_buffer);
+  Metadata& m = metadata();
+  if (&src != &m) m.assign_values(src);
+  m.set_tensor(m.index_of("block_table"), block_table, block_table_in_buffer);
+  m.set_tensor(m.index_of("slot_mapping"), slot_mapping, slot_mapping_in_buffer);
 }
 
 Builder::Use::Use(const Builder& b) : builder_(b) {

@@ -66,9 +66,13 @@ class Builder {
 
   /// The field names of this builder's metadata, in order (a wrapper's start with these).
   std::vector<std::string> metadata_field_names() const;
+  /// The field names of its cascade variant (init_cascade_metadata), or none.
+  std::vector<std::string> cascade_metadata_field_names() const;
 
-  Metadata& metadata() { return metadata_; }
-  const Metadata& metadata() const { return metadata_; }
+  /// The metadata of the last build: the cascade variant after a build with
+  /// common_prefix_len > 0 when the builder has one, else the plain one.
+  Metadata& metadata() { return cascade_active_ ? cascade_metadata_ : metadata_; }
+  const Metadata& metadata() const { return cascade_active_ ? cascade_metadata_ : metadata_; }
 
   /// Marks the builder in use by the calling thread; Error(kBusy) when another call holds it.
   class Use {
@@ -91,7 +95,12 @@ class Builder {
   void init_metadata(const std::vector<std::string>& field_names);
   /// The same with a kind other than the backend's name (a wrapper's "FastPrefillFLASH_ATTN").
   void init_metadata(const std::vector<std::string>& field_names, const std::string& kind);
-  /// Writes every field of metadata_ for a validated batch.
+  /// Creates the cascade variant of the metadata (same kind): the fields a build with
+  /// common_prefix_len > 0 returns. vLLM 0.33 removed cascade attention, so a builder whose
+  /// 0.33 metadata has no cascade fields keeps them here, as libattn's extension; call after
+  /// init_metadata().
+  void init_cascade_metadata(const std::vector<std::string>& field_names);
+  /// Writes every field of metadata() for a validated batch.
   virtual void do_build(int64_t common_prefix_len, const CommonMetadata& common,
                         bool fast_build, const ops::Exec& exec) = 0;
   /// build_for_cudagraph_capture after the level check; default do_build(0, common, false).
@@ -138,7 +147,13 @@ class Builder {
   BuilderConfig config_;
   int32_t cudagraph_support_ = 0;
   std::optional<int32_t> reorder_batch_threshold_;
+  /// Makes metadata() the cascade variant (when there is one) or the plain one.
+  void select_metadata(bool cascade) { cascade_active_ = cascade && has_cascade_; }
+
   Metadata metadata_;
+  Metadata cascade_metadata_;
+  bool has_cascade_ = false;
+  bool cascade_active_ = false;
   mutable std::atomic<bool> in_use_{false};
 };
 

@@ -75,6 +75,7 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
                "an ATTN_KV_DTYPE_* value (0..6)");
   expect_range(c.attn_type, kAttnDecoder, kAttnEncoderDecoder, "attn_type",
                "an ATTN_TYPE_* value (0..3)");
+  if (c.num_sms < 0) invalid("config->num_sms=", c.num_sms, " is negative");
   if (c.device_capability < 0)
     invalid("config->device_capability=", c.device_capability, " is negative");
   if (c.flash_attn_version != 0 && (c.flash_attn_version < 2 || c.flash_attn_version > 4))

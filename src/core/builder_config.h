@@ -94,6 +94,9 @@ struct BuilderConfig {
   bool disable_flashinfer_prefill = false;
   bool use_cudnn_prefill = false;
   bool use_trtllm_ragged_deepseek_prefill = false;
+  // ABI 1.4
+  bool use_v2_model_runner = false;  ///< vLLM's model runner V2 (max_decode_query_len).
+  int32_t num_sms = 0;               ///< 0 = unknown.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

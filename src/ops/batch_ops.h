@@ -82,6 +82,30 @@ BatchSplit split_decodes_prefills_and_extends(const int32_t* query_start_loc,
                                               int64_t num_tokens, int64_t max_query_len,
                                               int32_t decode_threshold);
 
+/// vLLM 0.33's should_skip_dcp_context_attention (v1/worker/cp_utils.py) on the global context
+/// lengths of num_reqs >= 1 requests: true when their maximum is 0 (no rank holds context, so
+/// every DCP rank skips the context attention and its collectives). The lengths are `lens`
+/// when query_start_loc is null, else lens[r] - (query_start_loc[r + 1] - query_start_loc[r])
+/// (lens = seq_lens).
+bool should_skip_dcp_context_attention(const int32_t* lens, const int32_t* query_start_loc,
+                                       int64_t num_reqs);
+
+/// The counts of vLLM 0.33's split_dcp_context_queries: decode rows, and context-bearing extend
+/// rows (num_prefill_*; pure prefills are in neither).
+struct DcpContextSplit {
+  int64_t num_decode_reqs = 0;
+  int64_t num_prefill_reqs = 0;
+  int64_t num_decode_tokens = 0;
+  int64_t num_prefill_tokens = 0;
+};
+
+/// vLLM 0.33's split_dcp_context_queries on a batch ordered decode -> extend -> prefill:
+/// max_query_len <= 1: all decodes; without seq_lens (the upper bound; may be null): all
+/// "prefill"; else split_decodes_prefills_and_extends(threshold 1)'s decode and extend counts.
+DcpContextSplit split_dcp_context_queries(const int32_t* query_start_loc, int64_t num_reqs,
+                                          const int32_t* seq_lens, int64_t max_query_len,
+                                          int64_t num_actual_tokens);
+
 /// vLLM 0.33's reorder_batch_to_split_decodes_and_prefills, as the list of swap_states(src,
 /// dst) calls it makes, in order: swaps[2k] = src, swaps[2k+1] = dst. Regions, in the target
 /// order: decode (computed > 0, scheduled <= threshold, computed >= prompt), short extend
@@ -170,6 +194,8 @@ void copy_submatrix_f32(const Exec& exec, const float* src, int64_t src_stride, 
 /// FLEX_ATTENTION's per-request arrays, in one pass (one kernel on CUDA, a block per request):
 ///  - num_blocks_per_seq[r] = cdiv(seq_lens[r], block_size) and decode_offset[r] = seq_lens[r] -
 ///    (qsl[r + 1] - qsl[r]) (the computed tokens);
+///  - qsl_out[0..num_reqs] = qsl and seq_lens_out[r] = seq_lens[r] (vLLM's copies into its
+///    full-capacity persistent_query_start_loc / persistent_seq_lens);
 ///  - doc_ids[t] = r for t in [qsl[r], qsl[r + 1]) (torch.repeat_interleave of arange(num_reqs)
 ///    by the query lengths), `num_tokens` = qsl[num_reqs] entries (no write at or past it);
 ///  - physical_to_logical (num_reqs x num_gpu_blocks int64, row stride `p2l_stride`): -1, then
@@ -182,22 +208,24 @@ void flex_request_arrays(const Exec& exec, const int32_t* query_start_loc,
                          int64_t block_table_stride, int64_t block_table_width,
                          int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
                          int32_t* decode_offset, int32_t* doc_ids, int64_t* physical_to_logical,
-                         int64_t p2l_stride);
+                         int64_t p2l_stride, int32_t* qsl_out, int32_t* seq_lens_out);
 
-/// FLEX_ATTENTION's direct block mask (_build_block_mask_direct without a sliding window or
-/// sparsity hint): query group g holds tokens [g * q_block, (g + 1) * q_block); token t < T
-/// contributes block_table[doc_ids[t]][j] for j < pages (0 past the table's width), later
-/// tokens 0. Row g of `kv_indices` (row stride `out_stride`, q_block * pages entries) gets the
-/// group's non-zero ids in order of first appearance, then -1; kv_num_blocks[g] their count.
-/// `scratch` is workspace: on the host num_gpu_blocks int32 (ids must lie in [0,
-/// num_gpu_blocks)); on CUDA num_groups * scratch_per_group int64 (a power of two >=
-/// 2 * q_block * pages per group).
-void flex_kv_indices(const Exec& exec, const int32_t* doc_ids, int64_t num_tokens,
-                     const int32_t* block_table, int64_t block_table_stride,
-                     int64_t block_table_width, int64_t pages, int32_t q_block,
-                     int64_t num_groups, int32_t* kv_indices, int64_t out_stride,
-                     int32_t* kv_num_blocks, void* scratch, int64_t scratch_per_group,
-                     int64_t num_gpu_blocks);
+using kernels::FlexBlockMaskIn;
+
+/// FLEX_ATTENTION's direct block mask (vLLM 0.33's _build_block_mask_direct without a
+/// sparsity hint or R-SWA). Query group g holds tokens [g * q_block, (g + 1) * q_block); token
+/// t < num_tokens of request d = doc_ids[t] at position p = t - qsl[d] + decode_offset[d]
+/// contributes block_table[d][j] for j < pages unless j >= num_blocks_per_seq[d] (past its own
+/// length), or, with `causal`, j * block_size > p (a future block), or, with a sliding window
+/// w > 0, j < max(p - (w - 1), 0) / block_size (before the window); later tokens contribute
+/// nothing. Row g of `kv_indices` (row stride `out_stride`, q_block * pages entries) gets the
+/// group's ids in [1, num_gpu_blocks) in order of first appearance, then -1; kv_num_blocks[g]
+/// their count. `scratch` is workspace: on the host num_gpu_blocks int32 (zero on entry and on
+/// return); on CUDA num_groups * scratch_per_group int64 (a power of two >= 2 * q_block *
+/// pages per group).
+void flex_kv_indices(const Exec& exec, const FlexBlockMaskIn& in, int64_t num_groups,
+                     int32_t* kv_indices, int64_t out_stride, int32_t* kv_num_blocks,
+                     void* scratch, int64_t scratch_per_group);
 
 /// The cross-attention slot mapping (vLLM's CrossAttentionBuilder): a request writes its
 /// encoder KV only on its first step (seq_len == query_len); those requests, in order, emit

@@ -12,12 +12,15 @@ void flex_request_arrays(const Exec& exec, const int32_t* qsl, const int32_t* se
                          const int32_t* bt, int64_t bt_stride, int64_t width,
                          int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
                          int32_t* decode_offset, int32_t* doc_ids, int64_t* out,
-                         int64_t out_stride) {
+                         int64_t out_stride, int32_t* qsl_out, int32_t* seq_lens_out) {
   if (exec.on_cuda)
     return ATTN_CUDA_LAUNCH(exec, flex_request_arrays, qsl, seq_lens, num_reqs, num_tokens,
                             block_size, bt, bt_stride, width, num_gpu_blocks, num_blocks_per_seq,
-                            decode_offset, doc_ids, out, out_stride);
+                            decode_offset, doc_ids, out, out_stride, qsl_out, seq_lens_out);
   for (int64_t r = 0; r < num_reqs; ++r) {
+    qsl_out[r] = qsl[r];
+    if (r + 1 == num_reqs) qsl_out[num_reqs] = qsl[num_reqs];
+    seq_lens_out[r] = seq_lens[r];
     num_blocks_per_seq[r] = (seq_lens[r] + block_size - 1) / block_size;
     decode_offset[r] = seq_lens[r] - (qsl[r + 1] - qsl[r]);
     const int64_t begin = std::max<int64_t>(qsl[r], 0);

@@ -109,15 +109,16 @@ static int32_t level_for(int32_t capability, int32_t fa_version, int32_t batch_i
 
 static void test_flash_attn_levels(void** state) {
   (void)state;
-  /* vLLM: ALWAYS with FA3 (Hopper), UNIFORM_BATCH with FA2 (and FA4 on Blackwell). */
+  /* vLLM 0.33: ALWAYS with FA3 (Hopper) or FA4 (Blackwell), UNIFORM_BATCH with FA2. */
   assert_int_equal(level_for(90, 0, 0), ATTN_CG_ALWAYS);
   assert_int_equal(level_for(80, 0, 0), ATTN_CG_UNIFORM_BATCH);
   assert_int_equal(level_for(0, 0, 0), ATTN_CG_UNIFORM_BATCH); /* unknown device: FA2 */
-  assert_int_equal(level_for(100, 0, 0), ATTN_CG_UNIFORM_BATCH); /* FA4 */
+  assert_int_equal(level_for(100, 0, 0), ATTN_CG_ALWAYS); /* FA4 */
   assert_int_equal(level_for(120, 0, 0), ATTN_CG_UNIFORM_BATCH); /* FA2 */
   assert_int_equal(level_for(80, 3, 0), ATTN_CG_ALWAYS);        /* config forces FA3 */
   assert_int_equal(level_for(90, 2, 0), ATTN_CG_UNIFORM_BATCH); /* config forces FA2 */
-  assert_int_equal(level_for(100, 3, 0), ATTN_CG_UNIFORM_BATCH); /* FA3 -> FA4 on >= 10.x */
+  assert_int_equal(level_for(100, 3, 0), ATTN_CG_ALWAYS); /* FA3 -> FA4 on >= 10.x */
+  assert_int_equal(level_for(100, 4, 1), ATTN_CG_UNIFORM_BATCH); /* batch invariance: FA2 */
   assert_int_equal(level_for(90, 0, 1), ATTN_CG_ALWAYS); /* batch invariance keeps FA3 */
 }
 

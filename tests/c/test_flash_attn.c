@@ -25,6 +25,26 @@ static void expect_none(const attn_metadata_t* m, const char* name) {
   if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
 }
 
+/* vLLM 0.33 removed cascade attention: a field a build without common_prefix_len lacks. */
+static void expect_absent(const attn_metadata_t* m, const char* name) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  attn_error_t* e = attn_metadata_get(m, name, &f);
+  if (e == NULL) fail_msg("%s is present", name);
+  assert_int_equal(attn_error_code(e), ATTN_ERR_NOT_FOUND);
+  attn_error_destroy(e);
+}
+
+static const char* const kCascadeFields[] = {"use_cascade",    "common_prefix_len",
+                                             "cu_prefix_query_lens", "prefix_kv_lens",
+                                             "suffix_kv_lens", "prefix_scheduler_metadata",
+                                             "prefix_scheduler_batch_size"};
+
+static void expect_no_cascade_fields(const attn_metadata_t* m) {
+  size_t i;
+  for (i = 0; i < sizeof kCascadeFields / sizeof kCascadeFields[0]; ++i)
+    expect_absent(m, kCascadeFields[i]);
+}
+
 static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
   attn_field_t f = ATTN_FIELD_INIT;
   ASSERT_OK(attn_metadata_get(m, name, &f));
@@ -57,7 +77,21 @@ static void test_plain_build(void** state) {
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_string_equal(attn_metadata_kind(m), "FLASH_ATTN");
-  assert_int_equal(attn_metadata_field_count(m), 48);
+  /* vLLM 0.33's FlashAttentionMetadata (17 of its fields; not yet the mm_prefix/R-SWA ones),
+   * then libattn's 15 scheduler fields; no cascade fields */
+  assert_int_equal(attn_metadata_field_count(m), 32);
+  {
+    attn_field_t f = ATTN_FIELD_INIT;
+    static const char* const order[] = {
+        "num_actual_tokens", "max_query_len", "query_start_loc", "max_seq_len", "seq_lens",
+        "block_table", "slot_mapping", "max_dcp_context_kv_len", "dcp_context_kv_lens",
+        "num_decode_reqs", "num_prefill_reqs", "num_decode_tokens", "num_prefill_tokens",
+        "scheduler_metadata", "max_num_splits", "causal"};
+    for (i = 0; i < (int64_t)(sizeof order / sizeof order[0]); ++i) {
+      ASSERT_OK(attn_metadata_field(m, (size_t)i, &f));
+      assert_string_equal(f.name, order[i]);
+    }
+  }
   /* vLLM's FlashAttentionMetadata */
   assert_int_equal(ts_int(m, "num_actual_tokens"), 55);
   assert_int_equal(ts_int(m, "max_query_len"), 32);
@@ -77,15 +111,14 @@ static void test_plain_build(void** state) {
   assert_ptr_equal(t->data, batch->slots);
   assert_int_equal(t->dtype.bits, 64);
   assert_int_equal(t->shape[0], 55);
-  expect_bool(m, "use_cascade", 0);
-  assert_int_equal(ts_int(m, "common_prefix_len"), 0);
-  expect_none(m, "cu_prefix_query_lens");
-  expect_none(m, "prefix_kv_lens");
-  expect_none(m, "suffix_kv_lens");
+  expect_no_cascade_fields(m);
   assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 0);
   expect_none(m, "dcp_context_kv_lens");
+  assert_int_equal(ts_int(m, "num_decode_reqs"), 0);
+  assert_int_equal(ts_int(m, "num_prefill_reqs"), 0);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 0);
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 0);
   expect_none(m, "scheduler_metadata");
-  expect_none(m, "prefix_scheduler_metadata");
   assert_int_equal(ts_int(m, "max_num_splits"), 0); /* no capture size: FA3's own heuristics */
   expect_bool(m, "causal", 1);
   /* FA3 ahead-of-time scheduling inputs */
@@ -108,7 +141,6 @@ static void test_plain_build(void** state) {
   assert_int_equal(ts_int(m, "scheduler_window_left"), -1);
   assert_int_equal(ts_int(m, "scheduler_window_right"), -1);
   assert_int_equal(ts_int(m, "scheduler_num_splits"), 0);
-  expect_schedule_none(m, "prefix_scheduler_");
   /* non-causal batches pass causal through */
   batch->common.causal = 0;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
@@ -127,6 +159,8 @@ static void test_cascade(void** state) {
   const void* suffix_addr;
   (void)state;
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  /* libattn's extension: the cascade fields follow 0.33's and libattn's 32 */
+  assert_int_equal(attn_metadata_field_count(m), 52);
   expect_bool(m, "use_cascade", 1);
   assert_int_equal(ts_int(m, "common_prefix_len"), 16);
   ts_expect_i32(m, "cu_prefix_query_lens", cu, 2);
@@ -151,8 +185,8 @@ static void test_cascade(void** state) {
   /* the buffers are persistent: same addresses on the next build */
   suffix_addr = ts_tensor(m, "suffix_kv_lens")->data;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "suffix_kv_lens");
-  expect_schedule_none(m, "prefix_scheduler_");
+  assert_int_equal(attn_metadata_field_count(m), 32);
+  expect_no_cascade_fields(m);
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
   assert_ptr_equal(ts_tensor(m, "suffix_kv_lens")->data, suffix_addr);
   ts_batch_free(batch);
@@ -226,7 +260,7 @@ static void test_fa2_and_fast_build(void** state) {
   expect_schedule_none(m, "scheduler_");
   ASSERT_OK(attn_build_for_drafting(b, &batch->common, 2, &m, NULL));
   expect_bool(m, "aot_schedule", 0);
-  assert_int_equal(ts_int(m, "common_prefix_len"), 0);
+  expect_no_cascade_fields(m);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   expect_bool(m, "aot_schedule", 1);
   attn_builder_destroy(b);
@@ -245,7 +279,18 @@ static void check_dcp(int32_t size, int32_t rank, int32_t interleave, const int3
   b = builder_for(&c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ts_expect_i32(m, "dcp_context_kv_lens", expected, 5);
+  {  /* vLLM 0.33: a max_num_seqs buffer, zero past num_reqs */
+    const int32_t* lens = (const int32_t*)ts_tensor(m, "dcp_context_kv_lens")->data;
+    int64_t k;
+    for (k = 5; k < c.max_num_seqs; ++k) assert_int_equal(lens[k], 0);
+  }
   assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), expected_max);
+  /* split_dcp_context_queries: 3 decodes (3 tokens), 1 extend with context (32 tokens); the
+   * pure prefill (20 tokens) is in neither */
+  assert_int_equal(ts_int(m, "num_decode_reqs"), 3);
+  assert_int_equal(ts_int(m, "num_prefill_reqs"), 1);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 3);
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 32);
   assert_int_equal(ts_int(m, "scheduler_num_heads_q"), 32 * size);
   assert_int_equal(ts_int(m, "scheduler_max_seqlen_k"), expected_max);
   assert_ptr_equal(ts_tensor(m, "scheduler_cache_seqlens")->data,
@@ -258,6 +303,46 @@ static void check_dcp(int32_t size, int32_t rank, int32_t interleave, const int3
   expect_none(m, "suffix_kv_lens");
   attn_builder_destroy(b);
   ts_batch_free(batch);
+}
+
+/* vLLM 0.33.0's build on q = [3], context [0] under DCP 2: nothing to attend to in context, so
+ * max_dcp_context_kv_len = 0 and no scheduler (should_skip_dcp_context_attention); the lone
+ * prefill is neither a decode nor a context-bearing extend. */
+static void test_dcp_skip(void** state) {
+  static const int32_t q[1] = {3}, s[1] = {3};
+  static const int32_t q2[2] = {1, 3}, s2[2] = {1, 3};
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.decode_context_parallel_size = 2;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 0);
+  ts_expect_i32(m, "dcp_context_kv_lens", (int32_t[]){0}, 1);
+  expect_none(m, "scheduler_batch_size");
+  expect_none(m, "scheduler_cache_seqlens");
+  assert_int_equal(ts_int(m, "num_decode_reqs"), 0);
+  assert_int_equal(ts_int(m, "num_prefill_reqs"), 0);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 0);
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 0);
+  ts_batch_free(batch);
+  /* max_query_len > 1 with a zero-context one-token row first: that row is a decode */
+  batch = ts_batch_make(q2, s2, 2, 16, 4, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 0);
+  assert_int_equal(ts_int(m, "num_decode_reqs"), 1);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 1);
+  assert_int_equal(ts_int(m, "num_prefill_reqs"), 0);
+  ts_batch_free(batch);
+  /* a decode-only batch: vLLM computes no split (all four stay 0) */
+  batch = ts_batch_make(q2, (int32_t[]){5, 9}, 1, 16, 4, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 3); /* cdiv(5, 2) */
+  assert_int_equal(ts_int(m, "num_decode_reqs"), 0);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
 }
 
 static void test_dcp(void** state) {
@@ -442,7 +527,7 @@ static void test_capture_levels(void** state) {
   attn_metadata_t* m = (attn_metadata_t*)UNTOUCHED_PTR;
   (void)state;
   ASSERT_OK(attn_build_for_cudagraph_capture(always, &mixed->common, &m, NULL));
-  expect_bool(m, "use_cascade", 0);
+  expect_no_cascade_fields(m);
   assert_int_equal(ts_int(m, "num_actual_tokens"), 55);
   m = (attn_metadata_t*)UNTOUCHED_PTR;
   ASSERT_ERROR(attn_build_for_cudagraph_capture(uniform, &mixed->common, &m, NULL),
@@ -490,7 +575,7 @@ static void test_clone_outlives_rebuild(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ts_expect_i32(kept, "suffix_kv_lens", suffix16, 5);
   expect_bool(kept, "use_cascade", 1);
-  expect_none(m, "suffix_kv_lens");
+  expect_absent(m, "suffix_kv_lens");
   attn_metadata_destroy(kept);
   attn_metadata_destroy(m); /* builder-owned: ignored */
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
@@ -618,24 +703,28 @@ static void test_random_batches(void** state) {
     assert_int_equal(ts_int(m, "num_actual_tokens"), batch->num_tokens);
     assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
     assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
-    expect_bool(m, "use_cascade", prefix > 0);
+    if (prefix > 0) expect_bool(m, "use_cascade", 1);
+    else expect_no_cascade_fields(m);
     if (c.decode_context_parallel_size > 1) {
       const int64_t parts = (int64_t)c.decode_context_parallel_size * c.cp_kv_cache_interleave_size;
       const attn_tensor_t* t = ts_tensor(m, "dcp_context_kv_lens");
+      int any_context = 0;
+      for (r = 0; r < n; ++r) any_context |= s[r] != q[r];
       for (r = 0; r < n; ++r)
         assert_int_equal(((int32_t*)t->data)[r],
                          naive_dcp_len(s[r] - q[r], c.decode_context_parallel_size, c.dcp_rank,
                                        c.cp_kv_cache_interleave_size));
       assert_int_equal(ts_int(m, "max_dcp_context_kv_len"),
-                       (batch->common.max_seq_len + parts - 1) / parts * c.cp_kv_cache_interleave_size);
-      expect_none(m, "suffix_kv_lens");
+                       any_context ? (batch->common.max_seq_len + parts - 1) / parts *
+                                         c.cp_kv_cache_interleave_size
+                                   : 0);
+      if (prefix > 0) expect_none(m, "suffix_kv_lens");
     } else if (prefix > 0) {
       const attn_tensor_t* t = ts_tensor(m, "suffix_kv_lens");
       for (r = 0; r < n; ++r) assert_int_equal(((int32_t*)t->data)[r], s[r] - prefix);
       assert_int_equal(((int32_t*)ts_tensor(m, "cu_prefix_query_lens")->data)[1], batch->num_tokens);
       assert_int_equal(((int32_t*)ts_tensor(m, "prefix_kv_lens")->data)[0], prefix);
     } else {
-      expect_none(m, "suffix_kv_lens");
       expect_none(m, "dcp_context_kv_lens");
     }
     if (c.device_capability == 90 && c.max_cudagraph_capture_size > 0 && batch->num_tokens <= 512)
@@ -651,7 +740,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plain_build),          cmocka_unit_test(test_cascade),
       cmocka_unit_test(test_num_splits),           cmocka_unit_test(test_fa2_and_fast_build),
-      cmocka_unit_test(test_dcp),                  cmocka_unit_test(test_sliding_windows),
+      cmocka_unit_test(test_dcp),                  cmocka_unit_test(test_dcp_skip),                  cmocka_unit_test(test_sliding_windows),
       cmocka_unit_test(test_qkv_dtype),            cmocka_unit_test(test_update_block_table),
       cmocka_unit_test(test_capture_levels),       cmocka_unit_test(test_clone_outlives_rebuild),
       cmocka_unit_test(test_use_cascade_attention), cmocka_unit_test(test_random_batches),

@@ -1,6 +1,10 @@
 /* FLEX_ATTENTION: the inverse block table, per-request offsets, doc ids, the direct block
- * mask's kv_indices/kv_num_blocks with shared (prefix-cached) blocks, seeded random tables
- * against a naive dedupe written for this test, capture, encoder-only, and bad input. */
+ * mask's kv_indices/kv_num_blocks with shared (prefix-cached) blocks, vLLM 0.33.0's own output
+ * on two batches with stale block-table columns, seeded random tables against a naive
+ * construction written for this test (per-request length, causal and sliding-window pruning,
+ * first-occurrence dedupe), capture, encoder-only, and bad input. */
+#include <string.h>
+
 #include "test_support.h"
 
 enum { kGpuBlocks = 64 };
@@ -22,6 +26,17 @@ static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
 }
 
 static const void* at(const attn_tensor_t* t) { return (const char*)t->data + t->byte_offset; }
+
+/* Asserts the first n entries of a 1-D int32 field whose shape is `len`. */
+static void expect_prefix(const attn_metadata_t* m, const char* name, int64_t len,
+                          const int32_t* want, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t k;
+  assert_non_null(t);
+  assert_int_equal(t->ndim, 1);
+  assert_int_equal(t->shape[0], len);
+  for (k = 0; k < n; ++k) assert_int_equal(((const int32_t*)at(t))[k * t->strides[0]], want[k]);
+}
 
 static void test_hand_checked(void** state) {
   /* two requests share their first block (prefix caching): request 1's row starts with 3 */
@@ -47,7 +62,12 @@ static void test_hand_checked(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_string_equal(attn_metadata_kind(m), "FLEX_ATTENTION");
   expect_bool(m, "causal", 1);
-  expect_bool(m, "use_cascade", 0);
+  {  /* vLLM 0.33's FlexAttentionMetadata has no cascade fields */
+    attn_field_t f = ATTN_FIELD_INIT;
+    attn_error_t* e = attn_metadata_get(m, "use_cascade", &f);
+    assert_non_null(e);
+    attn_error_destroy(e);
+  }
   expect_bool(m, "uses_paged_kv", 1);
   expect_bool(m, "direct_build", 1);
   assert_int_equal(ts_int(m, "total_cache_tokens"), kGpuBlocks * 16);
@@ -57,7 +77,10 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_int(m, "num_reqs"), 2);
   assert_int_equal(ts_int(m, "q_block_size"), 16);
   assert_int_equal(ts_int(m, "kv_block_size"), 16);
-  ts_expect_i32(m, "decode_offset", (int32_t[]){19, 16}, 2);
+  /* full-capacity persistent buffers (max_num_seqs = 16), as vLLM 0.33 hands them out */
+  expect_prefix(m, "decode_offset", 16, (int32_t[]){19, 16}, 2);
+  expect_prefix(m, "query_start_loc", 17, (int32_t[]){0, 1, 18}, 3);
+  expect_prefix(m, "seq_lens", 16, (int32_t[]){20, 33}, 2);
   ts_expect_i32(m, "num_blocks_per_seq", (int32_t[]){2, 3}, 2);
   {
     int32_t doc[18];
@@ -67,7 +90,7 @@ static void test_hand_checked(void** state) {
   }
   t = ts_tensor(m, "physical_to_logical");
   assert_int_equal(t->ndim, 2);
-  assert_int_equal(t->shape[0], 2);
+  assert_int_equal(t->shape[0], 16);
   assert_int_equal(t->shape[1], kGpuBlocks);
   p2l = (const int64_t*)at(t);
   for (k = 0; k < kGpuBlocks; ++k) {
@@ -76,10 +99,12 @@ static void test_hand_checked(void** state) {
     assert_int_equal(p2l[k], want0);
     assert_int_equal(p2l[t->strides[0] + k], want1);
   }
-  /* 18 tokens: two query groups of 16; pages = cdiv(max_seq_len 33, 16) = 3 per token. Group 0
-   * has request 0's token then request 1's: 3, 5 (0 skipped), then 7, 9 (3 seen). Group 1: only
-   * request 1's tokens: 3, 7, 9. */
-  ts_expect_i32(m, "kv_num_blocks", (int32_t[]){4, 3}, 2);
+  /* 18 tokens: two query groups of 16; pages = cdiv(max_seq_len 33, 16) = 3 per token, each
+   * token keeping its own request's blocks (request 0: 2) up to its position (causal). Group 0:
+   * request 0's token (position 19): 3, 5 (the 0 past its length skipped); request 1's tokens
+   * 1..15 (positions 16..30): 3 (seen), 7; block 2 starts at 32, after all of them. Group 1:
+   * positions 31 and 32: 3, 7, then 9 for position 32. */
+  ts_expect_i32(m, "kv_num_blocks", (int32_t[]){3, 3}, 2);
   t = ts_tensor(m, "kv_indices");
   assert_int_equal(t->shape[0], 2);
   assert_int_equal(t->shape[1], 16 * 3);
@@ -87,8 +112,7 @@ static void test_hand_checked(void** state) {
   assert_int_equal(idx[0], 3);
   assert_int_equal(idx[1], 5);
   assert_int_equal(idx[2], 7);
-  assert_int_equal(idx[3], 9);
-  for (k = 4; k < 48; ++k) assert_int_equal(idx[k], -1);
+  for (k = 3; k < 48; ++k) assert_int_equal(idx[k], -1);
   idx += t->strides[0];
   assert_int_equal(idx[0], 3);
   assert_int_equal(idx[1], 7);
@@ -117,65 +141,158 @@ static void test_hand_checked(void** state) {
   ts_batch_free(batch);
 }
 
-/* Random tables with many shared ids against a naive first-occurrence dedupe. */
-static void test_random_block_masks(void** state) {
+/* vLLM 0.33.0's FlexAttentionMetadataBuilder.build() on CPU (max_num_seqs 8, 64 tokens,
+ * max_model_len 128, 16 blocks of 16), printed in the venv: the block mask keeps only each
+ * request's own blocks, not the stale columns past its length, and prunes future blocks. */
+static void test_vllm_block_masks(void** state) {
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t c = flex_config();
+  attn_builder_config_t c = ts_config();
   attn_builder_t* b;
-  uint64_t seed = 77;
-  int round;
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  const int32_t* idx;
+  int64_t k;
   (void)state;
-  c.flex_attn_q_block_size = 4;
+  c.num_gpu_blocks = 16;
+  c.max_model_len = 128;
+  c.max_num_seqs = 8;
+  c.max_num_batched_tokens = 64;
   b = ts_builder("FLEX_ATTENTION", &spec, &c);
-  for (round = 0; round < 100; ++round) {
-    int32_t q[8], s[8];
-    const int64_t n = ts_rand_range(&seed, 1, 8);
-    int64_t r, j, tokens = 0, max_s = 0;
-    ts_batch* batch;
-    attn_metadata_t* m = NULL;
-    const attn_tensor_t* t;
-    const int32_t* nb;
-    for (r = 0; r < n; ++r) {
-      q[r] = (int32_t)ts_rand_range(&seed, 1, 20);
-      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 100);
-      tokens += q[r];
-      if (s[r] > max_s) max_s = s[r];
-    }
-    batch = ts_batch_make(q, s, n, 16, 0, -1);
-    for (r = 0; r < n * batch->width; ++r) batch->bt[r] = (int32_t)ts_rand_range(&seed, 0, 12);
+  {  /* q = [1, 1], contexts [15, 40]: 4 blocks (libattn before the fix: 6) */
+    static const int32_t q[2] = {1, 1}, s[2] = {16, 41};
+    static const int32_t rows[2][8] = {{3, 9, 9, 9, 9, 9, 9, 9}, {5, 6, 7, 11, 12, 13, 14, 15}};
+    ts_batch* batch = ts_batch_make(q, s, 2, 16, 8, -1);
+    memcpy(batch->bt, rows, sizeof rows);
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    ts_expect_i32(m, "kv_num_blocks", (int32_t[]){4}, 1);
     t = ts_tensor(m, "kv_indices");
-    nb = (const int32_t*)at(ts_tensor(m, "kv_num_blocks"));
-    {
-      const int64_t pages = (max_s + 15) / 16, groups = (tokens + 3) / 4;
-      int32_t doc[160];
-      int64_t g, tok = 0;
-      assert_int_equal(t->shape[0], groups);
-      assert_int_equal(t->shape[1], 4 * pages);
-      for (r = 0; r < n; ++r)
-        for (j = 0; j < q[r]; ++j) doc[tok++] = (int32_t)r;
-      for (g = 0; g < groups; ++g) {
-        int32_t expect[4 * 32];
-        int64_t count = 0, p, e;
-        const int32_t* row = (const int32_t*)at(t) + g * t->strides[0];
-        for (p = 0; p < 4 * pages; ++p) {
-          const int64_t tt = g * 4 + p / pages, col = p % pages;
-          int32_t v;
-          int dup = 0;
-          if (tt >= tokens || col >= batch->width) continue;
-          v = batch->bt[doc[tt] * batch->width + col];
-          if (v == 0) continue;
-          for (e = 0; e < count; ++e) dup |= expect[e] == v;
-          if (!dup) expect[count++] = v;
-        }
-        assert_int_equal(nb[g], count);
-        for (e = 0; e < count; ++e) assert_int_equal(row[e], expect[e]);
-        for (e = count; e < 4 * pages; ++e) assert_int_equal(row[e], -1);
-      }
+    assert_int_equal(t->shape[0], 1);
+    assert_int_equal(t->shape[1], 48);
+    idx = (const int32_t*)at(t);
+    assert_int_equal(idx[0], 3);
+    assert_int_equal(idx[1], 5);
+    assert_int_equal(idx[2], 6);
+    assert_int_equal(idx[3], 7);
+    for (k = 4; k < 48; ++k) assert_int_equal(idx[k], -1);
+    expect_prefix(m, "query_start_loc", 9, (int32_t[]){0, 1, 2}, 3);
+    expect_prefix(m, "seq_lens", 8, (int32_t[]){16, 41}, 2);
+    expect_prefix(m, "decode_offset", 8, (int32_t[]){15, 40}, 2);
+    ts_expect_i32(m, "num_blocks_per_seq", (int32_t[]){1, 3}, 2);
+    t = ts_tensor(m, "physical_to_logical");
+    assert_int_equal(t->shape[0], 8);
+    assert_int_equal(t->shape[1], 16);
+    for (k = 0; k < 16; ++k) {
+      const int64_t* p2l = (const int64_t*)at(t);
+      assert_int_equal(p2l[k], k == 3 ? 0 : -1);
+      assert_int_equal(p2l[t->strides[0] + k], k == 5 ? 0 : (k == 6 ? 1 : (k == 7 ? 2 : -1)));
     }
+    t = ts_tensor(m, "persistent_kv_indices");
+    assert_int_equal(t->shape[0], 4);
+    assert_int_equal(t->shape[1], 128);
+    assert_int_equal(ts_tensor(m, "persistent_kv_num_blocks")->shape[0], 4);
+    assert_int_equal(ts_tensor(m, "persistent_doc_ids")->shape[0], 64);
+    ts_batch_free(batch);
+  }
+  {  /* q = [5, 20], contexts [30, 0]: group 0 = request 0's blocks and request 1's first */
+    static const int32_t q[2] = {5, 20}, s[2] = {35, 20};
+    static const int32_t rows[2][8] = {{2, 4, 8, 12, 13, 14, 15, 1}, {6, 10, 3, 9, 9, 9, 9, 9}};
+    ts_batch* batch = ts_batch_make(q, s, 2, 16, 8, -1);
+    memcpy(batch->bt, rows, sizeof rows);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    ts_expect_i32(m, "kv_num_blocks", (int32_t[]){4, 2}, 2);
+    t = ts_tensor(m, "kv_indices");
+    assert_int_equal(t->shape[1], 48);
+    idx = (const int32_t*)at(t);
+    assert_int_equal(idx[0], 2);
+    assert_int_equal(idx[1], 4);
+    assert_int_equal(idx[2], 8);
+    assert_int_equal(idx[3], 6);
+    for (k = 4; k < 48; ++k) assert_int_equal(idx[k], -1);
+    idx += t->strides[0];
+    assert_int_equal(idx[0], 6);
+    assert_int_equal(idx[1], 10);
+    for (k = 2; k < 48; ++k) assert_int_equal(idx[k], -1);
+    ts_expect_i32(m, "doc_ids",
+                  (int32_t[]){0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+                  25);
     ts_batch_free(batch);
   }
   attn_builder_destroy(b);
+}
+
+/* Random tables with many shared ids against a naive construction: each token keeps its own
+ * request's blocks below its length, not after its position (causal) and, with a sliding
+ * window under full CUDA graphs, not before its window; first occurrence per group. */
+static void test_random_block_masks(void** state) {
+  int variant;
+  (void)state;
+  for (variant = 0; variant < 3; ++variant) {
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t c = flex_config();
+    attn_builder_t* b;
+    uint64_t seed = 77 + (uint64_t)variant;
+    const int causal = variant != 1;
+    const int32_t window = variant == 2 ? 20 : 0;
+    int round;
+    c.flex_attn_q_block_size = 4;
+    c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
+    if (window > 0) spec.kind = ATTN_KV_SLIDING_WINDOW, spec.sliding_window = window;
+    b = ts_builder("FLEX_ATTENTION", &spec, &c);
+    for (round = 0; round < 100; ++round) {
+      int32_t q[8], s[8];
+      const int64_t n = ts_rand_range(&seed, 1, 8);
+      int64_t r, j, tokens = 0, max_s = 0;
+      ts_batch* batch;
+      attn_metadata_t* m = NULL;
+      const attn_tensor_t* t;
+      const int32_t* nb;
+      for (r = 0; r < n; ++r) {
+        q[r] = (int32_t)ts_rand_range(&seed, 1, 20);
+        s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 100);
+        tokens += q[r];
+        if (s[r] > max_s) max_s = s[r];
+      }
+      batch = ts_batch_make(q, s, n, 16, 0, -1);
+      batch->common.causal = causal;
+      for (r = 0; r < n * batch->width; ++r) batch->bt[r] = (int32_t)ts_rand_range(&seed, 0, 12);
+      ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+      if (window > 0) assert_int_equal(ts_int(m, "sliding_window"), window);
+      else assert_int_equal(ts_kind(m, "sliding_window"), ATTN_FIELD_NONE);
+      t = ts_tensor(m, "kv_indices");
+      nb = (const int32_t*)at(ts_tensor(m, "kv_num_blocks"));
+      {
+        const int64_t pages = (max_s + 15) / 16, groups = (tokens + 3) / 4;
+        int32_t doc[160], pos[160];
+        int64_t g, tok = 0;
+        assert_int_equal(t->shape[0], groups);
+        assert_int_equal(t->shape[1], 4 * pages);
+        for (r = 0; r < n; ++r)
+          for (j = 0; j < q[r]; ++j) doc[tok] = (int32_t)r, pos[tok++] = s[r] - q[r] + (int32_t)j;
+        for (g = 0; g < groups; ++g) {
+          int32_t expect[4 * 32];
+          int64_t count = 0, p, e;
+          const int32_t* row = (const int32_t*)at(t) + g * t->strides[0];
+          for (p = 0; p < 4 * pages; ++p) {
+            const int64_t tt = g * 4 + p / pages, col = p % pages;
+            int32_t v;
+            int dup = 0;
+            if (tt >= tokens || col * 16 >= s[doc[tt]]) continue;
+            if (causal && col * 16 > pos[tt]) continue;
+            if (window > 0 && (col + 1) * 16 <= pos[tt] - (window - 1)) continue;
+            v = batch->bt[doc[tt] * batch->width + col];
+            if (v == 0) continue;
+            for (e = 0; e < count; ++e) dup |= expect[e] == v;
+            if (!dup) expect[count++] = v;
+          }
+          assert_int_equal(nb[g], count);
+          for (e = 0; e < count; ++e) assert_int_equal(row[e], expect[e]);
+          for (e = count; e < 4 * pages; ++e) assert_int_equal(row[e], -1);
+        }
+      }
+      ts_batch_free(batch);
+    }
+    attn_builder_destroy(b);
+  }
 }
 
 static void test_encoder_only_and_options(void** state) {
@@ -256,6 +373,7 @@ static void test_bad_input(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hand_checked),
+      cmocka_unit_test(test_vllm_block_masks),
       cmocka_unit_test(test_random_block_masks),
       cmocka_unit_test(test_encoder_only_and_options),
       cmocka_unit_test(test_bad_input),

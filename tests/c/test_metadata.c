@@ -33,7 +33,7 @@ static int teardown(void** state) {
 static void test_by_index_and_name(void** state) {
   fixture* f = (fixture*)*state;
   size_t i, n = attn_metadata_field_count(f->m);
-  assert_int_equal(n, 48);
+  assert_int_equal(n, 32);
   for (i = 0; i < n; ++i) {
     attn_field_t a = ATTN_FIELD_INIT, b = ATTN_FIELD_INIT;
     ASSERT_OK(attn_metadata_field(f->m, i, &a));
@@ -60,15 +60,15 @@ static void test_typed_getters(void** state) {
   int64_t v = -7;
   ASSERT_OK(attn_metadata_get_int(f->m, "max_seq_len", &v));
   assert_int_equal(v, 30);
-  ASSERT_OK(attn_metadata_get_int(f->m, "use_cascade", &v)); /* booleans read as 0/1 */
-  assert_int_equal(v, 0);
-  ASSERT_OK(attn_metadata_get_tensor(f->m, "suffix_kv_lens", &t));
+  ASSERT_OK(attn_metadata_get_int(f->m, "causal", &v)); /* booleans read as 0/1 */
+  assert_int_equal(v, 1);
+  ASSERT_OK(attn_metadata_get_tensor(f->m, "dcp_context_kv_lens", &t));
   assert_null(t); /* None */
   v = -7;
   t = (const attn_tensor_t*)UNTOUCHED_PTR;
   ASSERT_ERROR(attn_metadata_get_int(f->m, "seq_lens", &v), ATTN_ERR_INVALID_ARGUMENT,
                "field 'seq_lens' of 'FLASH_ATTN' is a tensor, not an integer");
-  ASSERT_ERROR(attn_metadata_get_int(f->m, "suffix_kv_lens", &v), ATTN_ERR_INVALID_ARGUMENT,
+  ASSERT_ERROR(attn_metadata_get_int(f->m, "dcp_context_kv_lens", &v), ATTN_ERR_INVALID_ARGUMENT,
                "is None, not an integer");
   ASSERT_ERROR(attn_metadata_get_tensor(f->m, "max_seq_len", &t), ATTN_ERR_INVALID_ARGUMENT,
                "field 'max_seq_len' of 'FLASH_ATTN' is a scalar, not a tensor");
@@ -86,8 +86,8 @@ static void test_typed_getters(void** state) {
 static void test_field_bad_input(void** state) {
   fixture* f = (fixture*)*state;
   attn_field_t out = ATTN_FIELD_INIT;
-  ASSERT_ERROR(attn_metadata_field(f->m, 48, &out), ATTN_ERR_NOT_FOUND,
-               "field index 48 is out of range (metadata of kind 'FLASH_ATTN' has 48 fields)");
+  ASSERT_ERROR(attn_metadata_field(f->m, 32, &out), ATTN_ERR_NOT_FOUND,
+               "field index 32 is out of range (metadata of kind 'FLASH_ATTN' has 32 fields)");
   assert_null(out.name);
   ASSERT_ERROR(attn_metadata_field(NULL, 0, &out), ATTN_ERR_INVALID_ARGUMENT, "metadata is NULL");
   ASSERT_ERROR(attn_metadata_field(f->m, 0, NULL), ATTN_ERR_INVALID_ARGUMENT, "out is NULL");

@@ -98,10 +98,12 @@ static void test_levels_and_thresholds(void** state) {
                                     ATTN_CG_UNIFORM_BATCH};
   /* vLLM's class reorder_batch_threshold, then with 3 speculative tokens (spec-as-decode for
    * UNIFORM / VARLEN query support), with parallel drafting, with DCP 2 (1 unless the variant
-   * supports DCP with varlen), with DCP 2 and interleave 2. */
+   * supports DCP with varlen), with DCP 2 and interleave 2. Parallel drafting adds k more on
+   * model runner V1 only (vLLM 0.33's max_decode_query_len; config->use_v2_model_runner). */
   static const int32_t plain[5] = {128, 512, 1, 1, 1};
   static const int32_t spec3[5] = {128, 512, 1, 4, 1};
   static const int32_t parallel[5] = {128, 512, 1, 7, 1};
+  static const int32_t parallel_v2[5] = {128, 512, 1, 4, 1};
   static const int32_t dcp2[5] = {1, 512, 1, 4, 1};
   static const int32_t dcp2_interleave2[5] = {1, 1, 1, -1, 1}; /* FLASHINFER_MLA refuses it */
   int v, cap;
@@ -135,6 +137,11 @@ static void test_levels_and_thresholds(void** state) {
     b = ts_builder(kVariants[v], &spec, &c);
     assert_int_equal(threshold_of(b), parallel[v]);
     attn_builder_destroy(b);
+    c.use_v2_model_runner = 1;
+    b = ts_builder(kVariants[v], &spec, &c);
+    assert_int_equal(threshold_of(b), parallel_v2[v]);
+    attn_builder_destroy(b);
+    c.use_v2_model_runner = 0;
     c.parallel_drafting = 0;
     c.decode_context_parallel_size = 2;
     b = ts_builder(kVariants[v], &spec, &c);

@@ -1,6 +1,6 @@
 /* TRITON_ATTN: the passthrough fields, seq_threshold_3D against CUDA graph capture sizes, the
- * 3D-softmax buffers, all_pure_first_prefill, cascade fields, the capture build that writes 1
- * into seq_lens, and bad input. */
+ * 3D-softmax buffers, vLLM 0.33's field set (no cascade fields without a common prefix; the
+ * cascade extension with one), the capture build that writes 1 into seq_lens, and bad input. */
 #include "test_support.h"
 
 static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
@@ -8,6 +8,14 @@ static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
   ASSERT_OK(attn_metadata_get(m, name, &f));
   if (f.kind != ATTN_FIELD_BOOL) fail_msg("%s has kind %d, expected BOOL", name, f.kind);
   assert_int_equal(f.int_value, value);
+}
+
+static void expect_absent(const attn_metadata_t* m, const char* name) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  attn_error_t* e = attn_metadata_get(m, name, &f);
+  if (e == NULL) fail_msg("%s is present", name);
+  assert_int_equal(attn_error_code(e), ATTN_ERR_NOT_FOUND);
+  attn_error_destroy(e);
 }
 
 static int64_t threshold_for_spec(int32_t kv_heads, int32_t mode, const int32_t* sizes, size_t n,
@@ -104,28 +112,41 @@ static void test_build_fields(void** state) {
   assert_int_equal(t->ndim, 3);
   assert_int_equal(t->shape[2], 16);
   assert_non_null(ts_tensor(m, "softmax_segm_expsum"));
-  expect_bool(m, "use_cascade", 0);
   expect_bool(m, "causal", 1);
-  expect_bool(m, "all_pure_first_prefill", 0);
-  expect_bool(m, "prefill_is_first_chunk", 0);
-  assert_int_equal(ts_int(m, "num_decodes"), 0);
-  assert_null(ts_tensor(m, "cu_prefix_query_lens"));
   assert_null(ts_tensor(m, "scheduler_metadata"));
-  assert_null(ts_tensor(m, "seq_lens_cpu")); /* no mirror was given */
-  assert_null(ts_tensor(m, "q_to_req"));
-  /* with the mirror, the host copies are handed on */
-  batch->common.seq_lens_cpu = &batch->seq_t;
-  batch->common.query_start_loc_cpu = &batch->qsl_t;
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_ptr_equal(ts_tensor(m, "seq_lens_cpu")->data, batch->seq);
-  assert_ptr_equal(ts_tensor(m, "query_start_loc_cpu")->data, batch->qsl);
-  /* cascade fields are built when asked, as vLLM's build does */
+  assert_null(ts_tensor(m, "mm_prefix_range_tensor"));
+  {  /* vLLM 0.33's TritonAttentionMetadata, in order (not yet mm_prefix_range/R-SWA) */
+    static const char* const order[] = {
+        "num_actual_tokens", "max_query_len", "query_start_loc", "max_seq_len", "seq_lens",
+        "block_table", "slot_mapping", "seq_threshold_3D", "num_par_softmax_segments",
+        "softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum", "causal",
+        "scheduler_metadata", "mm_prefix_range_tensor"};
+    static const char* const gone[] = {
+        "use_cascade", "common_prefix_len", "cu_prefix_query_lens", "prefix_kv_lens",
+        "suffix_kv_lens", "prefix_scheduler_metadata", "all_pure_first_prefill", "num_decodes",
+        "num_decode_tokens", "prefill_is_first_chunk", "seq_lens_cpu", "query_start_loc_cpu",
+        "q_to_req", "q_to_klen"};
+    attn_field_t f = ATTN_FIELD_INIT;
+    size_t k;
+    assert_int_equal(attn_metadata_field_count(m), 15);
+    for (k = 0; k < sizeof order / sizeof order[0]; ++k) {
+      ASSERT_OK(attn_metadata_field(m, k, &f));
+      assert_string_equal(f.name, order[k]);
+    }
+    for (k = 0; k < sizeof gone / sizeof gone[0]; ++k) expect_absent(m, gone[k]);
+  }
+  /* libattn's extension: with a common prefix the cascade fields follow, built as 0.13 did */
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  assert_int_equal(attn_metadata_field_count(m), 21);
   expect_bool(m, "use_cascade", 1);
   assert_int_equal(ts_int(m, "common_prefix_len"), 16);
   ts_expect_i32(m, "cu_prefix_query_lens", (int32_t[]){0, 29}, 2);
   ts_expect_i32(m, "prefix_kv_lens", (int32_t[]){16}, 1);
   ts_expect_i32(m, "suffix_kv_lens", (int32_t[]){14, 2, 24, 4}, 4);
+  assert_null(ts_tensor(m, "prefix_scheduler_metadata"));
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL)); /* and back */
+  assert_int_equal(attn_metadata_field_count(m), 15);
+  expect_absent(m, "use_cascade");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -166,7 +187,87 @@ static void test_scratch_rows_per_query_token(void** state) {
   assert_int_equal(scratch_rows(4, 3, 0), 4 * 4);     /* fewer sequences than the threshold */
 }
 
-static void test_pure_prefill_and_capture(void** state) {
+/* vLLM 0.33 on compute capability 12.0: 64 softmax segments while the 16-segment grid would
+ * under-fill the SMs. 1 KV head, 170 SMs: max_seqs_64_segments = (170 - 1) // (16 * 1) = 10;
+ * seq_threshold_3D = 128 (a capture size); rows = max(min(10, 128) * 1, cdiv(128, 4)) = 32.
+ * Batches of more than 10 requests, or more tokens than 32 rows, get the 16-segment view of the
+ * same memory (128 rows). Without the SM count, or on another capability, 16 segments. */
+static void test_sm120_64_segments(void** state) {
+  static const int32_t q3[3] = {1, 1, 1}, s3[3] = {100, 50, 7};
+  static const int32_t q11[11] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  static const int32_t s11[11] = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+  static const int32_t q5[5] = {8, 8, 8, 8, 8}, s5[5] = {20, 20, 20, 20, 20};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  ts_batch* few = ts_batch_make(q3, s3, 3, 16, 0, -1);
+  ts_batch* many = ts_batch_make(q11, s11, 11, 16, 0, -1);
+  ts_batch* tokens = ts_batch_make(q5, s5, 5, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  const void* data;
+  (void)state;
+  spec.num_kv_heads = 1;
+  c.device_capability = 120;
+  c.num_sms = 170;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "seq_threshold_3D"), 128);
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 64);
+  t = ts_tensor(m, "softmax_segm_output");
+  assert_int_equal(t->shape[0], 32);
+  assert_int_equal(t->shape[1], 32);
+  assert_int_equal(t->shape[2], 64);
+  assert_int_equal(t->shape[3], 128);
+  data = t->data;
+  t = ts_tensor(m, "softmax_segm_max");
+  assert_int_equal(t->shape[0], 32);
+  assert_int_equal(t->shape[2], 64);
+  ASSERT_OK(attn_build(b, 0, &many->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  t = ts_tensor(m, "softmax_segm_output");
+  assert_ptr_equal(t->data, data); /* the same scratch */
+  assert_int_equal(t->shape[0], 128);
+  assert_int_equal(t->shape[2], 16);
+  assert_int_equal(ts_tensor(m, "softmax_segm_expsum")->shape[0], 128);
+  ASSERT_OK(attn_build(b, 0, &tokens->common, 0, &m, NULL)); /* 40 tokens > 32 rows */
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 64);
+  attn_builder_destroy(b);
+  /* SM count unknown, or not 12.0: vLLM 0.33's 16 segments */
+  c.num_sms = 0;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  assert_int_equal(ts_tensor(m, "softmax_segm_output")->shape[0], 128);
+  attn_builder_destroy(b);
+  c.num_sms = 170;
+  c.device_capability = 100;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16);
+  attn_builder_destroy(b);
+  /* 8 KV heads: (170 - 1) // 128 = 1 request; rows max(1, cdiv(16, 4)) = 4 */
+  spec.num_kv_heads = 8;
+  c.device_capability = 120;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &few->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_par_softmax_segments"), 16); /* 3 requests > 1 */
+  assert_int_equal(ts_tensor(m, "softmax_segm_output")->shape[0], 16);
+  attn_builder_destroy(b);
+  /* a negative SM count is refused */
+  c.num_sms = -1;
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->num_sms=-1");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  ts_batch_free(few);
+  ts_batch_free(many);
+  ts_batch_free(tokens);
+}
+
+static void test_capture(void** state) {
   static const int32_t q[2] = {5, 9}, s[2] = {5, 9};
   static const int32_t qd[3] = {1, 1, 1}, sd[3] = {300, 17, 90};
   attn_kv_cache_spec_t spec = ts_spec();
@@ -177,10 +278,9 @@ static void test_pure_prefill_and_capture(void** state) {
   attn_metadata_t* m = NULL;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &fresh->common, 0, &m, NULL));
-  expect_bool(m, "all_pure_first_prefill", 1);
   /* capture: vLLM writes 1 into the runtime's seq_lens so capture does not run long sequences */
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &fresh->common, &m, NULL));
-  expect_bool(m, "all_pure_first_prefill", 0);
+  ts_expect_i32(m, "seq_lens", (int32_t[]){1, 1}, 2);
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &decodes->common, &m, NULL));
   ts_expect_i32(m, "seq_lens", (int32_t[]){1, 1, 1}, 3);
   assert_int_equal(decodes->seq[0], 1);
@@ -224,7 +324,8 @@ int main(void) {
       cmocka_unit_test(test_seq_threshold_3d),
       cmocka_unit_test(test_build_fields),
       cmocka_unit_test(test_scratch_rows_per_query_token),
-      cmocka_unit_test(test_pure_prefill_and_capture),
+      cmocka_unit_test(test_capture),
+      cmocka_unit_test(test_sm120_64_segments),
       cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests_name("triton_attn", tests, NULL, NULL);

@@ -428,6 +428,8 @@ attn_builder_config_t._fields_ = [
     ("disable_flashinfer_prefill", c_int32),
     ("use_cudnn_prefill", c_int32),
     ("use_trtllm_ragged_deepseek_prefill", c_int32),
+    ("use_v2_model_runner", c_int32),
+    ("num_sms", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -489,6 +491,8 @@ PFN_attn_reorder_batch_to_split_decodes_and_prefills_v2 = CFUNCTYPE(c_void_p, PO
 PFN_attn_split_prefill_chunks = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, POINTER(c_int64), c_int64, POINTER(c_int64))
 PFN_attn_compute_mm_prefix_range_tensor = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64))
 PFN_attn_fill_mm_prefix_query_ranges = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64))
+PFN_attn_should_skip_dcp_context_attention = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(c_int32))
+PFN_attn_split_dcp_context_queries = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64))
 PFN_attn_get_dcp_local_seq_lens = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int32, c_int32, c_int32, POINTER(attn_tensor_t), c_void_p)
 PFN_attn_compute_token_to_req_indices = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p)
 PFN_attn_reshape_query_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
@@ -709,6 +713,8 @@ attn_api_t._fields_ = [
     ("attn_compute_token_to_req_indices", PFN_attn_compute_token_to_req_indices),
     ("attn_compute_mm_prefix_range_tensor", PFN_attn_compute_mm_prefix_range_tensor),
     ("attn_fill_mm_prefix_query_ranges", PFN_attn_fill_mm_prefix_query_ranges),
+    ("attn_should_skip_dcp_context_attention", PFN_attn_should_skip_dcp_context_attention),
+    ("attn_split_dcp_context_queries", PFN_attn_split_dcp_context_queries),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -718,7 +724,8 @@ ATTN_PER_LAYER_PARAMS_STRUCT_SIZE = attn_per_layer_params_t.extension.offset + a
 ATTN_ALLOCATOR_STRUCT_SIZE = attn_allocator_t.extension.offset + attn_allocator_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + attn_builder_config_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset + attn_builder_config_t.reserved_1_1.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.num_sms.offset + attn_builder_config_t.num_sms.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -735,7 +742,7 @@ ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_ca
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_fill_mm_prefix_query_ranges.offset + attn_api_t.attn_fill_mm_prefix_query_ranges.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_split_dcp_context_queries.offset + attn_api_t.attn_split_dcp_context_queries.size
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -802,6 +809,8 @@ SIGNATURES = {
     "attn_compute_token_to_req_indices": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p]),
     "attn_compute_mm_prefix_range_tensor": (c_void_p, [POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64)]),
     "attn_fill_mm_prefix_query_ranges": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64)]),
+    "attn_should_skip_dcp_context_attention": (c_void_p, [POINTER(attn_tensor_t), POINTER(c_int32)]),
+    "attn_split_dcp_context_queries": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -870,6 +879,8 @@ SINCE = {
     "attn_compute_token_to_req_indices": (1, 4),
     "attn_compute_mm_prefix_range_tensor": (1, 4),
     "attn_fill_mm_prefix_query_ranges": (1, 4),
+    "attn_should_skip_dcp_context_attention": (1, 4),
+    "attn_split_dcp_context_queries": (1, 4),
 }
 
 # ---- what each hand-written module re-exports
@@ -933,6 +944,8 @@ CALLBACKS = (
     "PFN_attn_split_prefill_chunks",
     "PFN_attn_compute_mm_prefix_range_tensor",
     "PFN_attn_fill_mm_prefix_query_ranges",
+    "PFN_attn_should_skip_dcp_context_attention",
+    "PFN_attn_split_dcp_context_queries",
     "PFN_attn_get_dcp_local_seq_lens",
     "PFN_attn_compute_token_to_req_indices",
     "PFN_attn_reshape_query_for_spec_decode",
@@ -988,6 +1001,7 @@ STRUCT_SIZES = (
     "ATTN_ALLOCATOR_STRUCT_SIZE",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1",
+    "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_0",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_1",

@@ -142,6 +142,11 @@ class BuilderConfig:
     disable_flashinfer_prefill: int = 0
     use_cudnn_prefill: int = 0
     use_trtllm_ragged_deepseek_prefill: int = 0
+    # ABI 1.4: vLLM's model runner V2 (the reorder threshold with parallel drafting) and the
+    # GPU's SM count (TRITON_ATTN's 64-segment scratch on compute capability 12.0); 0 = V1 /
+    # unknown
+    use_v2_model_runner: int = 0
+    num_sms: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

@@ -24,8 +24,10 @@ def test_flash_attn_fields_by_hand(fa, mixed):
     np.testing.assert_array_equal(md["seq_lens"], [41, 100, 17, 96, 20])
     np.testing.assert_array_equal(md["slot_mapping"], mixed.slots)
     assert md["slot_mapping"][0] == 3 * 16 + 8  # request 0's token 40: block 3, offset 8
-    assert md["use_cascade"] is False and md["causal"] is True
-    assert md["cu_prefix_query_lens"] is None
+    assert md["causal"] is True
+    # vLLM 0.33 removed cascade attention: without a common prefix there are no cascade fields
+    assert "use_cascade" not in md and "cu_prefix_query_lens" not in md
+    assert md["num_decode_reqs"] == 0 and md["max_dcp_context_kv_len"] == 0
     assert len(md) == len(md.fields()) == len(list(md)) and "seq_lens" in md
     with pytest.raises(KeyError):
         md["no_such_field"]
@@ -196,3 +198,19 @@ def test_builders_on_threads(lib):
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_abi_1_4_config_fields(lib, mixed):
+    """use_v2_model_runner: with parallel drafting, vLLM 0.33's max_decode_query_len adds k only
+    on model runner V1; num_sms: TRITON_ATTN's 64 softmax segments on compute capability 12.0
+    ((170 - 1) // (16 * 1) = 10 requests, 32 rows of 64 segments)."""
+    for v2, want in ((0, 7), (1, 4)):
+        cfg = config(100, num_speculative_tokens=3, parallel_drafting=1, use_v2_model_runner=v2)
+        with lib.builder("FLASHINFER", spec(), cfg) as b:
+            assert b.reorder_batch_threshold == want
+    with lib.builder("TRITON_ATTN", libattn.KvCacheSpec(block_size=16, num_kv_heads=1,
+                                                        head_size=128),
+                     config(120, num_sms=170)) as b:
+        md = b.build(Batch([9, 9, 9], [1, 1, 1]).common())
+        assert md["num_par_softmax_segments"] == 64
+        assert md["softmax_segm_output"].shape == (32, 32, 64, 128)

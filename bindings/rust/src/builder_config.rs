@@ -66,6 +66,11 @@ pub struct BuilderConfig {
     pub disable_flashinfer_prefill: bool,
     pub use_cudnn_prefill: bool,
     pub use_trtllm_ragged_deepseek_prefill: bool,
+    /// ABI 1.4: vLLM's model runner V2 (with parallel drafting the reorder threshold is 1 + k,
+    /// not 1 + 2k).
+    pub use_v2_model_runner: bool,
+    /// ABI 1.4: the GPU's SM count (TRITON_ATTN's 64-segment scratch on SM 12.0); 0 = unknown.
+    pub num_sms: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -131,6 +136,8 @@ impl BuilderConfig {
             disable_flashinfer_prefill: false,
             use_cudnn_prefill: false,
             use_trtllm_ragged_deepseek_prefill: false,
+            use_v2_model_runner: false,
+            num_sms: 0,
         }
     }
 
@@ -185,6 +192,8 @@ impl BuilderConfig {
             disable_flashinfer_prefill: i32::from(self.disable_flashinfer_prefill),
             use_cudnn_prefill: i32::from(self.use_cudnn_prefill),
             use_trtllm_ragged_deepseek_prefill: i32::from(self.use_trtllm_ragged_deepseek_prefill),
+            use_v2_model_runner: i32::from(self.use_v2_model_runner),
+            num_sms: self.num_sms,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

@@ -632,6 +632,21 @@ pub struct attn_builder_config {
     #[doc = "the MLA prefill runs TRT-LLM's ragged kernel (10.x,"]
     #[doc = "DeepSeek-R1 dimensions)."]
     pub use_trtllm_ragged_deepseek_prefill: i32,
+    #[doc = "< ABI 1.4. Non-zero when the engine runs vLLM's model"]
+    #[doc = "runner V2 (`VllmConfig.use_v2_model_runner`): with"]
+    #[doc = "`parallel_drafting`, a spec-as-decode backend's reorder"]
+    #[doc = "threshold is 1 + num_speculative_tokens, not"]
+    #[doc = "1 + 2 * num_speculative_tokens (vLLM 0.33's"]
+    #[doc = "max_decode_query_len adds the parallel drafter's mask"]
+    #[doc = "slots on model runner V1 only). 0 (default) = V1, the"]
+    #[doc = "behaviour of earlier libattn versions."]
+    pub use_v2_model_runner: i32,
+    #[doc = "< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's"]
+    #[doc = "`current_platform.num_compute_units()`); 0 (default) ="]
+    #[doc = "unknown. TRITON_ATTN on compute capability 12.0 sizes"]
+    #[doc = "vLLM 0.33's 64-segment softmax scratch from it; unknown"]
+    #[doc = "keeps 16 segments."]
+    pub num_sms: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]
@@ -919,6 +934,20 @@ pub type PFN_attn_fill_mm_prefix_query_ranges = ::core::option::Option<
         query_start_loc_cpu: *const attn_tensor_t,
         seq_lens_cpu: *const attn_tensor_t,
         out_num_rows: *mut i64,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_should_skip_dcp_context_attention()."]
+pub type PFN_attn_should_skip_dcp_context_attention = ::core::option::Option<
+    unsafe extern "C" fn(context_kv_lens: *const attn_tensor_t, out_skip: *mut i32) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_split_dcp_context_queries()."]
+pub type PFN_attn_split_dcp_context_queries = ::core::option::Option<
+    unsafe extern "C" fn(
+        common: *const attn_common_metadata_t,
+        out_num_decode_reqs: *mut i64,
+        out_num_prefill_reqs: *mut i64,
+        out_num_decode_tokens: *mut i64,
+        out_num_prefill_tokens: *mut i64,
     ) -> *mut attn_error_t,
 >;
 #[doc = " Pointer type of attn_get_dcp_local_seq_lens()."]
@@ -1685,4 +1714,6 @@ pub struct attn_api {
     pub attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
     pub attn_compute_mm_prefix_range_tensor: PFN_attn_compute_mm_prefix_range_tensor,
     pub attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
+    pub attn_should_skip_dcp_context_attention: PFN_attn_should_skip_dcp_context_attention,
+    pub attn_split_dcp_context_queries: PFN_attn_split_dcp_context_queries,
 }

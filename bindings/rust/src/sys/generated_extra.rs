@@ -26,9 +26,11 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0: usize =
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1`.
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1: usize =
     offset_of!(attn_builder_config_t, reserved_1_1) + size_of::<i32>();
-/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
+/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2`.
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2: usize =
     offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + size_of::<i32>();
+/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, num_sms) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -71,7 +73,7 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
 pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_fill_mm_prefix_query_ranges) + size_of::<PFN_attn_fill_mm_prefix_query_ranges>();
+    offset_of!(attn_api_t, attn_split_dcp_context_queries) + size_of::<PFN_attn_split_dcp_context_queries>();
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -167,6 +169,8 @@ impl attn_builder_config_t {
         disable_flashinfer_prefill: 0,
         use_cudnn_prefill: 0,
         use_trtllm_ragged_deepseek_prefill: 0,
+        use_v2_model_runner: 0,
+        num_sms: 0,
     };
 }
 
@@ -611,6 +615,8 @@ macro_rules! with_attn_functions {
             attn_compute_token_to_req_indices: PFN_attn_compute_token_to_req_indices,
             attn_compute_mm_prefix_range_tensor: PFN_attn_compute_mm_prefix_range_tensor,
             attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
+            attn_should_skip_dcp_context_attention: PFN_attn_should_skip_dcp_context_attention,
+            attn_split_dcp_context_queries: PFN_attn_split_dcp_context_queries,
         }
     };
 }

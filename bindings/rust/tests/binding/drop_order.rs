@@ -16,7 +16,7 @@ fn builder_and_clone_outlive_every_library_handle() {
         md.clone_owned().unwrap()
     };
     let md = b.build(0, &common, false).unwrap();
-    assert_eq!(md.int("common_prefix_len").unwrap(), 0);
+    assert!(md.int("common_prefix_len").is_err()); // no cascade fields without a prefix (0.33)
     drop(b); // the clone holds the library too
     assert_eq!(kept.int("common_prefix_len").unwrap(), 16);
     let suffix = kept.tensor("suffix_kv_lens").unwrap().unwrap();
@@ -71,7 +71,8 @@ fn builders_move_between_threads() {
                 for _ in 0..50 {
                     let md = b.build(0, &common, false).unwrap();
                     match md.tensor("seq_lens") {
-                        Ok(t) => assert_eq!(t.unwrap().as_slice::<i32>().unwrap(), &sample.seq_lens[..]),
+                        // FLEX_ATTENTION hands out its max_num_seqs buffer, as vLLM 0.33
+                        Ok(t) => assert_eq!(&t.unwrap().as_slice::<i32>().unwrap()[..5], &sample.seq_lens[..]),
                         Err(e) => assert_eq!(e.code, ErrorCode::NotFound), // a backend without the field
                     }
                 }
