@@ -73,9 +73,9 @@ class Runner:
             return Outcome.LIB_RAISED, f"libattn raised {_err(e)} (vLLM did not)"
         try:
             pairs = item.pairs(ctx, b, v, l)
-            if self.perturb:
-                pairs = perturbed(pairs)
             shape_only = set(item.shape_only)
+            if self.perturb:
+                return self._planted(pairs, shape_only)
             errors = [e for e in (first_difference(n, x, y, n in shape_only)
                                   for n, x, y in pairs) if e]
         except Exception as e:  # a comparison that cannot be made is a difference too
@@ -92,6 +92,22 @@ class Runner:
                          max_spec=item.max_spec, token_budget=item.token_budget)
         b.seed = (self.seed, salt, i)
         return b
+
+    @staticmethod
+    def _planted(pairs: List[Tuple[str, Any, Any]], shape_only: set) -> Tuple[int, Any]:
+        """--self-test: the first pair that is equal and whose libattn value can change is
+        changed by one; MISMATCH if the comparison flags it (as it must), OK if it does not
+        (the self-test then fails). A batch without such a pair counts as refused."""
+        for k, (name, a, b) in enumerate(pairs):
+            if name in shape_only or first_difference(name, a, b) is not None:
+                continue
+            changed = perturbed([(name, a, b)])[0]
+            if changed[2] is b:
+                continue
+            if first_difference(*changed) is not None:
+                return Outcome.MISMATCH, (len(pairs), [f"{name}: planted difference caught"])
+            return Outcome.OK, len(pairs)
+        return Outcome.VLLM_REFUSED, (True, "no equal field to plant a difference in")
 
     @staticmethod
     def _settings(b: Batch) -> Tuple[int, int, int]:
