@@ -92,13 +92,16 @@ def main(argv: List[str] = None) -> int:
     t0 = time.perf_counter()
     for it in items:
         n = nb if it.kind == "builder" else nu
+        t_item = time.perf_counter()
         r = runner.run(it, n)
+        t_item = time.perf_counter() - t_item
         results.append(r)
         state = "not compared" if r.status else ", ".join(
             x for x in (f"{r.mismatches} MISMATCHES" if r.mismatches else "",
                         f"vLLM refused {r.vllm_refused}" if r.vllm_refused else "",
                         "equal" if r.batches > r.vllm_refused and not r.mismatches else "") if x)
-        print(f"  {it.name}: {r.batches} batches, {r.seconds:.1f} s, {state}", file=sys.stderr)
+        print(f"  {it.name}: {r.batches} batches, {r.seconds:.1f} s ({t_item:.1f} s with "
+              f"shrinking), {state}", file=sys.stderr)
     total = time.perf_counter() - t0
     import numpy as np
     import torch
