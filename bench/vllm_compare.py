@@ -166,6 +166,7 @@ class CTimer:
     def __init__(self, path: Optional[str], lib: libattn.Library, repeats: int, target_ns: float):
         self.ok = bool(path) and os.path.exists(path)
         self.repeats, self.target_ns = repeats, target_ns
+        self.fn = lambda name: None  # without the timer library (--timer ''): no C column
         if not self.ok:
             return
         self.dll = ctypes.CDLL(path)

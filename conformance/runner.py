@@ -3,6 +3,7 @@ the count, and the greedy shrinking of the first failing batch."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 import zlib
@@ -37,6 +38,9 @@ class Result:
         return self.mismatches > 0
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 class Outcome:
     OK, MISMATCH, LIB_RAISED, VLLM_REFUSED = range(4)
 
@@ -46,7 +50,9 @@ def _err(e: BaseException) -> str:
     where = ""
     while tb is not None:
         f = tb.tb_frame.f_code
-        where = f"{f.co_filename.split('site-packages/')[-1]}:{tb.tb_lineno} {f.co_name}"
+        path = f.co_filename.split("site-packages/")[-1]
+        path = path.split(_ROOT + "/")[-1]
+        where = f"{path}:{tb.tb_lineno} {f.co_name}"
         tb = tb.tb_next
     msg = str(e).replace("\n", " ")
     return f"{type(e).__name__}: {msg[:160]} (at {where})"

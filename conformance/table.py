@@ -15,7 +15,7 @@ def rows(results: List[Result]) -> List[List[str]]:
         if r.status:
             out.append([r.item.name, "-", "-", "-", "-", "-", f"not compared: {r.status}"])
             continue
-        first = f"{r.first} [minimal: {r.minimal}]" if r.first else ""
+        first = f"minimal: {r.minimal} -- {r.first}" if r.first else ""
         if r.batches and r.vllm_refused == r.batches:
             first = (f"vLLM cannot run here: it refused every batch "
                      f"({'libattn too' if r.both_refused == r.batches else 'libattn did not'}); "
