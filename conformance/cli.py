@@ -76,6 +76,11 @@ def main(argv: List[str] = None) -> int:
         QUICK_BUILDER_BATCHES if a.quick else DEFAULT_BUILDER_BATCHES)
     if a.self_test:
         nu, nb = min(nu, 20), min(nb, 5)
+    wanted = [w for w in a.only.split(",") if w]
+    items = [it for it in all_items() if not wanted or any(w in it.name for w in wanted)]
+    if not items:
+        print(f"conformance: --only {a.only!r} selects nothing (see --list)", file=sys.stderr)
+        return 2
     t_import = time.perf_counter()
     ctx = Ctx(a.lib, a.torch_threads)
     t_import = time.perf_counter() - t_import
@@ -83,11 +88,6 @@ def main(argv: List[str] = None) -> int:
     from .patches import NOT_COMPARABLE
     from . import table
     runner = Runner(ctx, a.seed, perturb=a.self_test)
-    wanted = [w for w in a.only.split(",") if w]
-    items = [it for it in all_items() if not wanted or any(w in it.name for w in wanted)]
-    if not items:
-        print(f"conformance: --only {a.only!r} selects nothing (see --list)", file=sys.stderr)
-        return 2
     results = []
     t0 = time.perf_counter()
     for it in items:
