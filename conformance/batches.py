@@ -5,8 +5,8 @@ the scheduled tokens), as numpy arrays both sides view.
 Kinds: all decodes, all prefills, mixed (decode, short extend, long extend, prefill), chunked
 prefills, spec-decode uniform batches (1+k), padded tails (zero-length queries after the real
 requests), and edges (queries ending on a block or chunk boundary, seq_len == query_len, one
-request, the empty batch). Block sizes 16/32/64 (and the MLA/Mamba sizes 128, 256, 528 for
-the builders that take them), DCP sizes 1/2/4 with interleave 1/8/16, 1..1024 requests,
+request, the empty batch). Block sizes 16/32/64, and for the utilities also the MLA/Mamba
+sizes 128, 256, 528 (the builders compared today take 16/32/64), DCP sizes 1/2/4 with interleave 1/8/16, 1..1024 requests,
 contexts up to 128k: most batches small, some large, and the context cap shrinks as the request
 count grows so that the block table stays small (a run stays fast).
 """
@@ -19,6 +19,8 @@ import numpy as np
 KINDS = ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
 BLOCK_SIZES = (16, 32, 64)
 LARGE_BLOCK_SIZES = (128, 256, 528)  # MLA (64 is in BLOCK_SIZES) and Mamba-hybrid sizes
+#: the utilities' block sizes: 16/32/64 and, in one batch of five, the large ones
+UTILITY_BLOCK_SIZES = BLOCK_SIZES * 4 + LARGE_BLOCK_SIZES
 MAX_CONTEXT = 131072
 TABLE_BUDGET = 400_000  # sum over requests of context tokens, roughly (keeps arrays small)
 TOKEN_BUDGET = 32768  # scheduled tokens of the extends and prefills, roughly
@@ -107,7 +109,7 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int, size: int) -> np.nd
     return np.clip(x.astype(np.int64), lo, hi).astype(np.int32)
 
 
-def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = BLOCK_SIZES,
+def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = UTILITY_BLOCK_SIZES,
                  kinds: Sequence[str] = KINDS, max_spec: int = 7, max_requests: int = 1024,
                  table_budget: int = TABLE_BUDGET, token_budget: int = TOKEN_BUDGET) -> Batch:
     """One seeded random batch (see the module doc for what it covers). ``max_requests`` and
@@ -157,16 +159,17 @@ def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = BLOCK
     pad = region == 4
     q[pad] = 0
     ctx[pad] = 0
+    np.minimum(ctx, MAX_CONTEXT - q, out=ctx)  # seq_len <= the model length (128k)
     # prompt: decodes are past their prompt; extends and prefills end it within or after this step
     prompt = np.where(region == 0, rng.integers(1, np.maximum(ctx, 1) + 1),
                       ctx + q + (rng.random(n) < 0.5) * rng.integers(0, 64, n)).astype(np.int32)
     prompt[se] = ctx[se] + q[se] + rng.integers(1, 64, int(se.sum()))
     prompt[pad] = 0
-    if kind == "edge":
-        _edges(rng, q, ctx, bs, region)
     chunk = bs * int(rng.choice([1, 2, 4, 8, 16]))
     if rng.random() < 0.3:
-        chunk = max(chunk, bs * (8192 // bs))
+        chunk = max(chunk, bs * max(8192 // bs, 1))
+    if kind == "edge":
+        _edges(rng, q, ctx, bs, chunk, region)
     dcp = int(rng.choice([1, 1, 2, 4]))
     interleave = int(rng.choice([1, 8, 16])) if dcp > 1 else 1
     extra = int(rng.integers(0, 3)) if rng.random() < 0.2 else 0
@@ -175,18 +178,20 @@ def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = BLOCK
     return Batch(q, ctx, prompt, bs, spec, kind, dcp, interleave, chunk, extra)
 
 
-def _edges(rng: np.random.Generator, q: np.ndarray, ctx: np.ndarray, bs: int,
+def _edges(rng: np.random.Generator, q: np.ndarray, ctx: np.ndarray, bs: int, chunk: int,
            region: np.ndarray) -> None:
-    """Moves some requests onto boundaries: seq_len a multiple of the block size (and of a
-    chunk), a context ending on a block, seq_len == query_len."""
+    """Moves some requests onto boundaries: the query ending on a block or on a
+    local-attention chunk boundary, a context ending on a block, seq_len == query_len."""
     for i in range(len(q)):
         if region[i] == 4:
             continue
         r = rng.random()
-        if r < 0.3:  # the query ends on a block boundary
+        if r < 0.3:  # the query ends on a block (or a chunk) boundary
+            unit = chunk if rng.random() < 0.3 else bs
             seq = int(q[i]) + int(ctx[i])
-            up = -(-seq // bs) * bs
-            ctx[i] += up - seq
+            up = -(-seq // unit) * unit
+            if up < MAX_CONTEXT:
+                ctx[i] += up - seq
         elif r < 0.45 and ctx[i] > 0:  # the context ends on a block boundary
             ctx[i] = max(bs, (int(ctx[i]) // bs) * bs)
         elif r < 0.55:  # seq_len == query_len

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .batches import Batch
+from .batches import BLOCK_SIZES, Batch
 from .compare import Pair, as_np, flatten_vllm
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
@@ -288,7 +288,7 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         if backend == "FLEX_ATTENTION" else {}
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
-                shape_only=SCRATCH, max_spec=3, **limits)
+                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, **limits)
 
 
 def builder_items() -> List[Item]:

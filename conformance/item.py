@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, KINDS, TABLE_BUDGET, TOKEN_BUDGET, Batch
+from .batches import KINDS, TABLE_BUDGET, TOKEN_BUDGET, UTILITY_BLOCK_SIZES, Batch
 from .compare import Pair
 
 
@@ -26,7 +26,7 @@ class Item:
     #: names compared by shape and dtype only (scratch buffers uninitialised in both)
     shape_only: Sequence[str] = ()
     #: generator options (random_batch keyword arguments)
-    block_sizes: Sequence[int] = BLOCK_SIZES
+    block_sizes: Sequence[int] = UTILITY_BLOCK_SIZES
     kinds: Sequence[str] = KINDS
     max_requests: int = 1024
     max_spec: int = 7
