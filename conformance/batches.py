@@ -12,7 +12,7 @@ count grows so that the block table stays small (a run stays fast).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 

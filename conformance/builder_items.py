@@ -9,7 +9,7 @@ KV-sharing fast prefill, cross, encoder-only.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 

@@ -18,7 +18,7 @@ import time
 from typing import Any, List
 
 from . import vllm_env as _vllm_env_first  # noqa: F401  (sets VLLM_TARGET_DEVICE before vllm)
-from .vllm_env import PINNED_VLLM, VllmConfigs, WrongVllmVersion, check_version, vllm_env
+from .vllm_env import VllmConfigs, WrongVllmVersion, check_version, vllm_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK_BATCHES, QUICK_BUILDER_BATCHES = 300, 100

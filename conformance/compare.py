@@ -111,13 +111,6 @@ def flatten_vllm(obj: Any, prefix: str = "") -> List[Tuple[str, Any]]:
     return [(prefix, obj)]
 
 
-def leaf_value(v: Any) -> Any:
-    """Enums as their name; everything else unchanged (a vLLM enum field against libattn's
-    integer or string is compared through a per-backend mapping, see builder_items)."""
-    import enum
-    return v.name if isinstance(v, enum.Enum) else v
-
-
 COMMON_FIELDS = ["query_start_loc", "query_start_loc_cpu", "seq_lens", "num_reqs",
                  "num_actual_tokens", "max_query_len", "max_seq_len", "block_table_tensor",
                  "slot_mapping", "causal"]

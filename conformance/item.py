@@ -8,7 +8,7 @@ input, or vLLM's code cannot run on a CPU) with the reason, and the table shows 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
 
