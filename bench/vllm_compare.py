@@ -32,30 +32,24 @@ import argparse
 import ctypes
 import dataclasses
 import gc
-import json
-import logging
 import os
 import platform
 import sys
-import tempfile
 import time
-import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
-
-# vLLM's platform detection finds no GPU here; this selects its CPU platform (documented in
-# docs/performance.md). Set before vllm is imported.
-os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
-os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
-os.environ.setdefault("TORCH_LOGS", "-torch")  # torch's deprecation warnings at vLLM's import
-logging.getLogger("torch").setLevel(logging.ERROR)
-warnings.filterwarnings("ignore")
 
 import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+sys.path.insert(0, ROOT)
+# the pieces shared with the conformance lane (conformance/): importing conformance.vllm_env
+# first selects vLLM's CPU platform (VLLM_TARGET_DEVICE=cpu) before vllm is imported
+from conformance.vllm_env import VllmConfigs, common_metadata, vllm_env  # noqa: E402
+from conformance.compare import (COMMON_FIELDS, Mismatch, as_np, check,  # noqa: E402,F401
+                                 common_pairs, first_difference)
+from conformance.stand_ins import StandInInputBatch, StandInSchedulerOutput  # noqa: E402
 import libattn  # noqa: E402
 from libattn.structs import attn_batch_split_t, attn_local_attention_out_t, new  # noqa: E402
 from libattn.tensors import tensor_arg  # noqa: E402
@@ -130,74 +124,6 @@ class Batch:
                                                   minlength=n).max())
 
 
-# ---------------------------------------------------------------- comparison
-class Mismatch(Exception):
-    pass
-
-
-def as_np(x: Any) -> Any:
-    try:
-        import torch
-        if isinstance(x, torch.Tensor):
-            return x.detach().cpu().numpy()
-    except ImportError:
-        pass
-    return x
-
-
-def first_difference(name: str, vllm_value: Any, lib_value: Any, shape_only: bool = False) -> Optional[str]:
-    """None when equal, else a message naming the first difference."""
-    a, b = as_np(vllm_value), as_np(lib_value)
-    if a is None or b is None:
-        return None if a is None and b is None else f"{name}: vLLM {a!r} vs libattn {b!r}"
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
-            return f"{name}: vLLM {type(a).__name__} {a!r} vs libattn {type(b).__name__} {b!r}"
-        if a.dtype != b.dtype:
-            return f"{name}: dtype vLLM {a.dtype} vs libattn {b.dtype}"
-        if a.shape != b.shape:
-            return f"{name}: shape vLLM {a.shape} vs libattn {b.shape}"
-        if shape_only:
-            return None
-        if not np.array_equal(a, b):
-            idx = tuple(int(i) for i in np.argwhere(a != b)[0])
-            return (f"{name}: first difference at index {idx}: vLLM {a[idx]!r} vs libattn "
-                    f"{b[idx]!r} ({int((a != b).sum())} of {a.size} elements differ)")
-        return None
-    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
-        return None if bool(a) == bool(b) and int(a) == int(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
-    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
-        return None if int(a) == int(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
-    if isinstance(a, float) or isinstance(b, float):
-        return None if float(a) == float(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and a != b:
-        k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        return (f"{name}: first difference at [{k}]: vLLM {a[k] if k < len(a) else 'end'!r} vs "
-                f"libattn {b[k] if k < len(b) else 'end'!r} (lengths {len(a)} and {len(b)})")
-    return None if a == b else f"{name}: vLLM {a!r} vs libattn {b!r}"
-
-
-def check(pairs: List[Tuple[str, Any, Any]], shape_only: Tuple[str, ...] = ()) -> int:
-    """Raises Mismatch listing every differing field; returns the number of values compared."""
-    errors = [e for e in (first_difference(n, a, b, n in shape_only) for n, a, b in pairs) if e]
-    if errors:
-        raise Mismatch("; ".join(errors))
-    return len(pairs)
-
-
-COMMON_FIELDS = ["query_start_loc", "query_start_loc_cpu", "seq_lens", "num_reqs",
-                 "num_actual_tokens", "max_query_len", "max_seq_len", "block_table_tensor",
-                 "slot_mapping", "causal"]
-
-
-def common_pairs(vllm_cm: Any, lib_md: Dict[str, Any]) -> List[Tuple[str, Any, Any]]:
-    """vLLM's CommonAttentionMetadata against libattn's metadata of kind "common"."""
-    pairs = [(f, getattr(vllm_cm, f), lib_md[f]) for f in COMMON_FIELDS]
-    if lib_md.get("seq_lens_cpu") is not None:  # vLLM calls its host copy an upper bound
-        pairs.append(("seq_lens_cpu", vllm_cm.seq_lens_cpu_upper_bound, lib_md["seq_lens_cpu"]))
-    return pairs
-
-
 # ---------------------------------------------------------------- timing
 def best_ns(fn: Callable[[], Any], repeats: int, target_ns: float) -> float:
     """Best of `repeats` rounds of a loop sized to last about target_ns: ns per call."""
@@ -240,6 +166,7 @@ class CTimer:
     def __init__(self, path: Optional[str], lib: libattn.Library, repeats: int, target_ns: float):
         self.ok = bool(path) and os.path.exists(path)
         self.repeats, self.target_ns = repeats, target_ns
+        self.fn = lambda name: None  # without the timer library (--timer ''): no C column
         if not self.ok:
             return
         self.dll = ctypes.CDLL(path)
@@ -267,103 +194,15 @@ class CTimer:
 
 
 # ---------------------------------------------------------------- vLLM side
-def vllm_env(torch_threads: int = 1) -> Dict[str, Any]:
-    """Imports vLLM (CPU platform) and what the comparison calls. torch gets `torch_threads`
-    intra-op threads (0: torch's default)."""
-    import torch
-    if torch_threads > 0:
-        torch.set_num_threads(torch_threads)
-    import vllm
-    from vllm.v1.attention.backend import CommonAttentionMetadata
-    from vllm.v1.attention.backends import utils as vutils
-    return dict(torch=torch, vllm=vllm, CAM=CommonAttentionMetadata, utils=vutils)
-
-
 def vllm_common(env: Dict[str, Any], b: Batch, with_logits: bool = False) -> Any:
-    t = env["torch"].from_numpy
     kw = {}
     if with_logits:
-        kw = dict(logits_indices_padded=t(b.logits), num_logits_indices=b.num_logits,
+        kw = dict(logits_indices_padded=b.logits, num_logits_indices=b.num_logits,
                   max_logits_per_req=b.max_logits_per_req)
-    return env["CAM"](query_start_loc=t(b.qsl), query_start_loc_cpu=t(b.qsl_cpu), seq_lens=t(b.seq),
-                      num_reqs=b.n, num_actual_tokens=b.tokens, max_query_len=b.max_q,
-                      max_seq_len=b.max_s, block_table_tensor=t(b.bt), slot_mapping=t(b.slots),
-                      causal=True, seq_lens_cpu_upper_bound=t(b.seq_cpu), **kw)
-
-
-class StandInInputBatch:
-    """What vLLM's reorder_batch_to_split_decodes_and_prefills reads from an InputBatch
-    (req_ids, num_computed_tokens_cpu, num_prompt_tokens) and swap_states(i1, i2), which here
-    swaps those and records the pair. vLLM's real swap_states also moves token ids, block-table
-    rows and sampling state, so the vLLM time measured here is a lower bound."""
-
-    def __init__(self, req_ids: List[str], computed: np.ndarray, prompt: np.ndarray) -> None:
-        self.req_ids = list(req_ids)
-        self.num_computed_tokens_cpu = computed.copy()
-        self.num_prompt_tokens = prompt.copy()
-        self.swaps: List[Tuple[int, int]] = []
-
-    def swap_states(self, i1: int, i2: int) -> None:
-        self.swaps.append((i1, i2))
-        r = self.req_ids
-        r[i1], r[i2] = r[i2], r[i1]
-        for a in (self.num_computed_tokens_cpu, self.num_prompt_tokens):
-            a[i1], a[i2] = a[i2], a[i1]
-
-
-class StandInSchedulerOutput:
-    def __init__(self, num_scheduled_tokens: Dict[str, int]) -> None:
-        self.num_scheduled_tokens = num_scheduled_tokens
-
-
-class VllmConfigs:
-    """Real VllmConfig objects (vLLM's own config classes) for a local, weightless model
-    description: a Llama-shaped config.json with 32 query heads, 8 KV heads, head size 128."""
-
-    def __init__(self, env: Dict[str, Any]) -> None:
-        from vllm.config import ModelConfig
-        self.env = env
-        self.dir = tempfile.mkdtemp(prefix="libattn-vllm-model-")
-        json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-                   "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
-                   "head_dim": 128, "num_hidden_layers": 2, "intermediate_size": 11008,
-                   "vocab_size": 32000, "max_position_embeddings": 131072,
-                   "torch_dtype": "bfloat16", "rms_norm_eps": 1e-5},
-                  open(os.path.join(self.dir, "config.json"), "w"))
-        self.model = ModelConfig(model=self.dir, skip_tokenizer_init=True, max_model_len=131072,
-                                 dtype="bfloat16")
-        self.cache: Dict[Tuple[int, int, int], Any] = {}
-        self.notes: List[str] = []
-
-    def get(self, max_num_seqs: int, max_tokens: int, spec_tokens: int) -> Any:
-        key = (max_num_seqs, max_tokens, spec_tokens)
-        if key not in self.cache:
-            from vllm.config import DeviceConfig, SchedulerConfig, VllmConfig
-            vc = VllmConfig(model_config=self.model, device_config=DeviceConfig(device="cpu"),
-                            scheduler_config=SchedulerConfig(
-                                max_num_seqs=max_num_seqs, max_num_batched_tokens=max_tokens,
-                                max_model_len=131072, is_encoder_decoder=False))
-            if spec_tokens:
-                vc = self._with_spec(vc, spec_tokens)
-            self.cache[key] = vc
-        return self.cache[key]
-
-    def _with_spec(self, vc: Any, spec_tokens: int) -> Any:
-        try:
-            from vllm.config import SpeculativeConfig
-            sc = SpeculativeConfig(method="ngram", num_speculative_tokens=spec_tokens,
-                                   prompt_lookup_max=4, prompt_lookup_min=2,
-                                   target_model_config=self.model,
-                                   target_parallel_config=vc.parallel_config)
-            object.__setattr__(vc, "speculative_config", sc)
-        except Exception as e:  # the builders read only num_speculative_tokens/parallel_drafting
-            import types
-            object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
-                num_speculative_tokens=spec_tokens, parallel_drafting=False))
-            self.notes.append(f"SpeculativeConfig(method='ngram') failed ({type(e).__name__}: "
-                              f"{str(e)[:120]}); a stand-in with num_speculative_tokens="
-                              f"{spec_tokens}, parallel_drafting=False was used")
-        return vc
+    return common_metadata(env, query_start_loc=b.qsl, query_start_loc_cpu=b.qsl_cpu,
+                           seq_lens=b.seq, seq_lens_cpu=b.seq_cpu, block_table=b.bt,
+                           slot_mapping=b.slots, num_reqs=b.n, num_actual_tokens=b.tokens,
+                           max_query_len=b.max_q, max_seq_len=b.max_s, causal=True, **kw)
 
 
 VLLM_BUILDERS = {

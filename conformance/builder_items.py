@@ -1,0 +1,300 @@
+"""The metadata builders: vLLM 0.33's builder class (a real VllmConfig and KV cache spec) and
+libattn's builder of the same name and settings, on the same batches; every field and scalar of
+vLLM's metadata object (dataclasses.fields, recursively) against libattn's fields.
+
+Backends: FLASH_ATTN, TRITON_ATTN, FLASHINFER, FLEX_ATTENTION, CPU_ATTN; wrappers (vLLM's
+create_*_backend over TRITON_ATTN; libattn's kind/option on the same backend): chunked local,
+KV-sharing fast prefill, cross, encoder-only.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .batches import BLOCK_SIZES, Batch
+from .compare import Pair, as_np, flatten_vllm
+from .extensions import EXTENSIONS
+from .item import Item, choice_rng
+from .patches import NOT_COMPARABLE, patched
+from .sides import lib_common, vllm_common
+
+MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS = 1024, 65536, 131072, 32
+NUM_GPU_BLOCKS = 32768  # cache_config.num_gpu_blocks (read by FLEX_ATTENTION)
+#: FLEX_ATTENTION keeps max_num_seqs x num_gpu_blocks tables (physical_to_logical) that every
+#: build rewrites whole, in both libattn and vLLM: its batches are bounded (<= 64 requests,
+#: contexts summing to about 24k tokens) and its KV cache is 4096 blocks, so a build costs
+#: milliseconds, not seconds
+#: (and persistent_kv_indices, (max_num_batched_tokens / 16) x max_model_len, is 2 GB at the
+#: other builders' sizes: FLEX gets a 32k model length and 16k batched tokens)
+FLEX_LIMITS = dict(max_seqs=64, num_gpu_blocks=4096, max_requests=64, table_budget=24_000,
+                   token_budget=12288, max_tokens=16384, max_model_len=32768)
+MAX_ENCODER_LEN = 2048
+LAYER = "model.layers.0.self_attn"
+
+BACKENDS = {
+    "FLASH_ATTN": ("vllm.v1.attention.backends.flash_attn", "FlashAttentionBackend"),
+    "TRITON_ATTN": ("vllm.v1.attention.backends.triton_attn", "TritonAttentionBackend"),
+    "FLASHINFER": ("vllm.v1.attention.backends.flashinfer", "FlashInferBackend"),
+    "FLEX_ATTENTION": ("vllm.v1.attention.backends.flex_attention", "FlexAttentionBackend"),
+    "CPU_ATTN": ("vllm.v1.attention.backends.cpu_attn", "CPUAttentionBackend"),
+}
+#: scratch buffers whose contents are uninitialised in both: compared by shape and dtype only
+SCRATCH = ("softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum")
+MISSING = object()
+
+
+def _backend_cls(backend: str) -> Any:
+    mod, cls = BACKENDS[backend]
+    return getattr(importlib.import_module(mod), cls)
+
+
+def _vllm_builder_cls(backend: str, wrapper: str, chunk: int) -> Any:
+    base = _backend_cls(backend)
+    if wrapper == "ChunkedLocal":
+        from vllm.model_executor.layers.attention.chunked_local_attention import (
+            create_chunked_local_attention_backend)
+        return create_chunked_local_attention_backend(base, chunk).get_builder_cls()
+    if wrapper == "FastPrefill":
+        from vllm.v1.attention.backends.utils import create_fast_prefill_custom_backend
+        return create_fast_prefill_custom_backend("FastPrefill", base).get_builder_cls()
+    if wrapper == "Cross":
+        from vllm.model_executor.layers.attention.cross_attention import (
+            create_cross_attention_backend)
+        return create_cross_attention_backend(base).get_builder_cls()
+    if wrapper == "EncoderOnly":
+        from vllm.model_executor.layers.attention.encoder_only_attention import (
+            create_encoder_only_attention_backend)
+        return create_encoder_only_attention_backend(base).get_builder_cls()
+    return base.get_builder_cls()
+
+
+def _sizes(backend: str) -> Tuple[int, int, int, int]:
+    """max_num_seqs, num_gpu_blocks, max_num_batched_tokens, max_model_len of a backend's
+    config."""
+    if backend == "FLEX_ATTENTION":
+        f = FLEX_LIMITS
+        return f["max_seqs"], f["num_gpu_blocks"], f["max_tokens"], f["max_model_len"]
+    return MAX_SEQS, NUM_GPU_BLOCKS, MAX_TOKENS, MAX_MODEL_LEN
+
+
+def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
+    chunk = b.chunk if wrapper == "ChunkedLocal" else 0
+    return backend, wrapper, b.block_size, b.spec, chunk
+
+
+#: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
+CACHED_BUILDERS = {"FLASHINFER": 2, "FLEX_ATTENTION": 2}
+DEFAULT_CACHED_BUILDERS = 12
+
+
+def _cache(ctx: Any, backend: str, key: Tuple[Any, ...]) -> bool:
+    """True if the builder of ``key`` is cached (and marks it most recently used); makes room
+    for one more otherwise."""
+    cache = ctx.builders
+    if key in cache:
+        cache[key] = cache.pop(key)
+        return True
+    limit = 2 * CACHED_BUILDERS.get(backend, DEFAULT_CACHED_BUILDERS)  # vLLM's and libattn's
+    while len(cache) >= limit:
+        old = cache.pop(next(iter(cache)))
+        if hasattr(old, "close"):
+            old.close()
+    return False
+
+
+def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
+    key = ("vllm",) + _key(backend, wrapper, b)
+    if not _cache(ctx, backend, key):
+        import torch
+        from vllm.config import set_current_vllm_config
+        from vllm.v1.kv_cache_interface import (ChunkedLocalAttentionSpec, CrossAttentionSpec,
+                                                EncoderOnlyAttentionSpec, FullAttentionSpec)
+        max_seqs, blocks, max_tokens, max_len = _sizes(backend)
+        vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size, blocks, max_len)
+        # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
+        # its layout (FLASHINFER; the engine core resolves it before the builders run; NHD
+        # is vLLM's default)
+        vc.cache_config.num_gpu_blocks = blocks
+        if vc.cache_config.kv_cache_layout is None:
+            vc.cache_config.kv_cache_layout = "NHD"
+        kw = dict(block_size=b.block_size, num_kv_heads=8, head_size=128, dtype=torch.bfloat16)
+        spec = {"ChunkedLocal": lambda: ChunkedLocalAttentionSpec(attention_chunk_size=b.chunk,
+                                                                  **kw),
+                "Cross": lambda: CrossAttentionSpec(**kw),
+                "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
+                    wrapper, lambda: FullAttentionSpec(**kw))()
+        try:
+            with set_current_vllm_config(vc), patched(backend):
+                ctx.builders[key] = (_vllm_builder_cls(backend, wrapper, b.chunk)(
+                    spec, [LAYER], vc, torch.device("cpu")), vc, None)
+        except Exception as e:
+            ctx.builders[key] = (None, vc, e)
+    vb, vc, err = ctx.builders[key]
+    if err is not None:
+        raise err
+    return vb, vc
+
+
+def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
+    key = ("lib",) + _key(backend, wrapper, b)
+    if not _cache(ctx, backend, key):
+        libattn = ctx.libattn
+        cg = int(libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name])
+        # libattn with the settings vLLM resolved here: no CUDA graphs (vLLM's CPU platform),
+        # FlashAttention 2 (vLLM finds no FA3 without a GPU)
+        max_seqs, blocks, max_tokens, max_len = _sizes(backend)
+        cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
+                                    num_speculative_tokens=b.spec, cudagraph_mode=cg,
+                                    flash_attn_version=2, num_gpu_blocks=blocks,
+                                    kv_sharing_fast_prefill=int(wrapper == "FastPrefill"),
+                                    max_encoder_len=MAX_ENCODER_LEN if wrapper == "Cross" else 0)
+        kind = {"ChunkedLocal": libattn.KvCacheKind.CHUNKED_LOCAL_ATTENTION,
+                "Cross": libattn.KvCacheKind.CROSS_ATTENTION,
+                "EncoderOnly": libattn.KvCacheKind.ENCODER_ONLY}.get(
+                    wrapper, libattn.KvCacheKind.FULL_ATTENTION)
+        spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind,
+                                   attention_chunk_size=b.chunk if wrapper == "ChunkedLocal" else 0)
+        ctx.builders[key] = ctx.lib.builder(backend, spec, cfg)
+    return ctx.builders[key]
+
+
+def _inputs(b: Batch, wrapper: str) -> Dict[str, Any]:
+    """Extra CommonAttentionMetadata inputs a wrapper reads (the same for both sides)."""
+    if wrapper == "FastPrefill":
+        from .utility_items import _logits
+        lg = _logits(b)
+        return {} if lg is None else dict(logits_indices_padded=lg[0], num_logits_indices=lg[1],
+                                          max_logits_per_req=lg[2])
+    if wrapper == "Cross":
+        r = choice_rng(b, 7)
+        top = min(MAX_ENCODER_LEN, b.width * b.block_size)
+        enc = r.integers(1, top + 1, b.n).astype(np.int32)
+        return dict(encoder_seq_lens=enc, encoder_seq_lens_cpu=enc.copy())
+    return {}
+
+
+def _lib_inputs(kw: Dict[str, Any]) -> Dict[str, Any]:
+    kw = dict(kw)
+    kw.pop("max_logits_per_req", None)  # INTEGRATOR: pass it when libattn's common has it
+    return kw
+
+
+def _leaf(v: Any) -> Any:
+    import enum
+    import torch
+    if isinstance(v, enum.Enum):
+        return v.name
+    if isinstance(v, torch.dtype):
+        return str(v)
+    return v
+
+
+def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: Any) -> List[Pair]:
+    """Every vLLM field against libattn's; missing and extra fields are mismatches (pairs whose
+    libattn side is MISSING or whose vLLM side is MISSING), extensions excepted."""
+    lib = {n: md[n] for n in md.fields()}  # views (read before the next build): no copies
+    skip = NOT_COMPARABLE.get(backend, {})
+    ext = dict(EXTENSIONS.get(backend, {}), **EXTENSIONS.get(wrapper, {}))
+    pairs: List[Pair] = []
+    seen = set()
+    vfields = flatten_vllm(v)
+    if wrapper == "FastPrefill":  # attributes of vLLM's wrapper class, not dataclass fields
+        vfields += [("logits_indices_padded", getattr(v, "logits_indices_padded", None)),
+                    ("num_logits_indices", getattr(v, "num_logits_indices", None))]
+    for name, value in vfields:
+        if name in skip:
+            seen.add(name)
+            continue
+        seen.add(name)
+        if name in lib:
+            pairs.append((name, _leaf(value), lib[name]))
+        else:
+            pairs.append((f"{name} (vLLM field libattn lacks)", _leaf(value), MISSING))
+    if wrapper == "ChunkedLocal":
+        mk = getattr(v, "make_virtual_batches_block_table", None)
+        if mk is not None and "virtual_req" in lib:
+            pages = b.chunk // b.block_size
+            pairs.append(("make_virtual_batches_block_table(block_table)",
+                          mk(ctx.torch.from_numpy(b.bt)),
+                          ctx.lib.remap_local_block_table(b.bt, lib["virtual_req"],
+                                                          lib["virtual_block_start"], pages)))
+    if backend == "CPU_ATTN":
+        pairs += _cpu_scheduler_pairs(ctx, lib, seen)
+    for name in lib:
+        if name not in seen and name not in ext:
+            pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
+    return pairs
+
+
+def _cpu_scheduler_pairs(ctx: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
+    """The arguments vLLM's CPU_ATTN build passed cpu_attn_get_scheduler_metadata (recorded by
+    the patch) against libattn's scheduler_* fields; dtypes and the ISA by name."""
+    from .patches import CPU_SCHEDULER_ARGS
+    libattn = ctx.libattn
+    pairs: List[Pair] = []
+    for arg, value in CPU_SCHEDULER_ARGS.items():
+        name = f"scheduler_{arg}"
+        seen.add(name)
+        got = lib.get(name, MISSING if value is not None else None)
+        if arg == "dtype" and got is not MISSING:
+            value, got = str(value).replace("torch.", "").upper(), libattn.KvDtype(got).name
+        elif arg == "kv_cache_dtype" and got is not MISSING:
+            value, got = str(value).upper(), libattn.KvDtype(got).name
+        elif arg == "isa" and got is not MISSING:
+            value, got = str(value).upper(), libattn.CpuIsa(got).name
+        pairs.append((f"{name} (cpu_attn_get_scheduler_metadata's {arg})", value, got))
+    if not CPU_SCHEDULER_ARGS:
+        pairs.append(("cpu_attn_get_scheduler_metadata call", "not called", "expected"))
+    return pairs
+
+
+def _missing_safe(pairs: List[Pair]) -> List[Pair]:
+    out = []
+    for n, a, c in pairs:
+        if a is MISSING or c is MISSING:
+            out.append((n, "absent" if a is MISSING else _short(a),
+                        "absent" if c is MISSING else _short(c)))
+        else:
+            out.append((n, a, c))
+    return out
+
+
+def _short(x: Any) -> str:
+    x = as_np(x)
+    if isinstance(x, np.ndarray):
+        return f"array{x.shape} {x.dtype}"
+    if x is None or isinstance(x, (bool, int, float, str, np.integer, np.floating)):
+        s = repr(x)
+        return s if len(s) < 60 else s[:57] + "..."
+    return f"<{type(x).__name__}>"  # objects (a BlockMask, a function): their type only
+
+
+def builder_item(backend: str, wrapper: str = "") -> Item:
+    def v(ctx, b):
+        vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        from vllm.config import set_current_vllm_config
+        with set_current_vllm_config(vc), patched(backend):
+            return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper)))
+
+    def l(ctx, b):
+        vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        return lib_builder(ctx, backend, wrapper, b, vc).build(
+            lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper))))
+
+    name = f"{wrapper} over {backend}" if wrapper else backend
+    limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \
+        if backend == "FLEX_ATTENTION" else {}
+    return Item(name, "builder", v, l,
+                lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
+                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, **limits)
+
+
+def builder_items() -> List[Item]:
+    items = [builder_item(b) for b in BACKENDS]
+    items += [builder_item("TRITON_ATTN", w) for w in ("ChunkedLocal", "FastPrefill", "Cross",
+                                                       "EncoderOnly")]
+    items += [builder_item("FLASH_ATTN", w) for w in ("ChunkedLocal", "FastPrefill", "Cross",
+                                                      "EncoderOnly")]
+    return items

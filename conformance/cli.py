@@ -1,0 +1,170 @@
+"""``python -m conformance``: the vLLM 0.33.0 conformance lane (scripts/conformance.sh runs it).
+
+    python -m conformance [--quick] [--batches N] [--builder-batches N] [--only NAME[,NAME]]
+                          [--seed S] [--markdown FILE] [--lib PATH] [--self-test] [--list]
+
+Runs vLLM 0.33.0's own Python (CPU tensors) and libattn (the Python binding) on the same seeded
+random batches, compares every field and scalar, prints a table and exits 1 on any mismatch
+(or libattn raising where vLLM succeeded). --self-test plants a difference in libattn's values
+and exits 0 only if the comparison catches it in every item.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from typing import Any, List
+
+from . import vllm_env as _vllm_env_first  # noqa: F401  (sets VLLM_TARGET_DEVICE before vllm)
+from .vllm_env import VllmConfigs, WrongVllmVersion, check_version, vllm_env
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUICK_BATCHES, QUICK_BUILDER_BATCHES = 300, 100
+DEFAULT_BATCHES, DEFAULT_BUILDER_BATCHES = 100_000, 10_000
+
+
+class Ctx:
+    """What the items use: vLLM's modules, the libattn library, the vLLM configs."""
+
+    def __init__(self, lib_path: str, torch_threads: int) -> None:
+        sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+        import libattn
+        self.libattn = libattn
+        self.lib = libattn.Library(lib_path)
+        self.env = vllm_env(torch_threads)
+        self.torch, self.vu = self.env["torch"], self.env["utils"]
+        self.configs = VllmConfigs(self.env)
+        self.builders: dict = {}
+
+
+def all_items() -> List[Any]:
+    from .builder_items import builder_items
+    from .utility_items import utility_items
+    return utility_items() + builder_items()
+
+
+def main(argv: List[str] = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m conformance", description=__doc__.split("\n")[0])
+    p.add_argument("--lib", default=os.path.join(ROOT, "build-conformance", "libattn.so.1"))
+    p.add_argument("--quick", action="store_true",
+                   help=f"{QUICK_BATCHES} batches per utility, {QUICK_BUILDER_BATCHES} per builder")
+    p.add_argument("--batches", type=int, default=None,
+                   help=f"batches per utility (default {DEFAULT_BATCHES})")
+    p.add_argument("--builder-batches", type=int, default=None,
+                   help=f"batches per builder (default {DEFAULT_BUILDER_BATCHES})")
+    p.add_argument("--only", default="", help="comma-separated substrings of item names")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--markdown", default="", help="also write the table as Markdown here")
+    p.add_argument("--self-test", action="store_true",
+                   help="plant a difference in libattn's values; pass only if every item sees it")
+    p.add_argument("--list", action="store_true", help="list the items and exit")
+    p.add_argument("--torch-threads", type=int, default=1)
+    a = p.parse_args(argv)
+    try:
+        version = check_version()
+    except WrongVllmVersion as e:
+        print(f"conformance: {e}", file=sys.stderr)
+        return 2
+    if a.list:
+        for it in all_items():
+            print(f"{it.kind:8} {it.name}{'  (pending: ' + it.pending + ')' if it.pending else ''}")
+        return 0
+    nu = a.batches if a.batches is not None else (QUICK_BATCHES if a.quick else DEFAULT_BATCHES)
+    nb = a.builder_batches if a.builder_batches is not None else (
+        QUICK_BUILDER_BATCHES if a.quick else DEFAULT_BUILDER_BATCHES)
+    if a.self_test:
+        nu, nb = min(nu, 20), min(nb, 5)
+    wanted = [w for w in a.only.split(",") if w]
+    items = [it for it in all_items() if not wanted or any(w in it.name for w in wanted)]
+    if not items:
+        print(f"conformance: --only {a.only!r} selects nothing (see --list)", file=sys.stderr)
+        return 2
+    t_import = time.perf_counter()
+    ctx = Ctx(a.lib, a.torch_threads)
+    t_import = time.perf_counter() - t_import
+    from .runner import Runner
+    from .patches import NOT_COMPARABLE
+    from . import table
+    runner = Runner(ctx, a.seed, perturb=a.self_test)
+    results = []
+    t0 = time.perf_counter()
+    for it in items:
+        n = nb if it.kind == "builder" else nu
+        t_item = time.perf_counter()
+        r = runner.run(it, n)
+        t_item = time.perf_counter() - t_item
+        results.append(r)
+        state = "not compared" if r.status else ", ".join(
+            x for x in (f"{r.mismatches} MISMATCHES" if r.mismatches else "",
+                        f"vLLM refused {r.vllm_refused}" if r.vllm_refused else "",
+                        "equal" if r.batches > r.vllm_refused and not r.mismatches else "") if x)
+        print(f"  {it.name}: {r.batches} batches, {r.seconds:.1f} s ({t_item:.1f} s with "
+              f"shrinking), {state}", file=sys.stderr)
+    total = time.perf_counter() - t0
+    import numpy as np
+    import torch
+    head = [f"libattn against vLLM {version}'s own Python, same seeded random batches "
+            f"({time.strftime('%Y-%m-%d %H:%M %Z')})",
+            f"command: python -m conformance {' '.join(argv if argv is not None else sys.argv[1:])}",
+            f"machine: {platform.node()}, {os.cpu_count()} CPUs; Python "
+            f"{platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}; "
+            f"libattn {'.'.join(map(str, ctx.lib.version))} ({a.lib}, {git_describe()})",
+            f"seed {a.seed}; {nu} batches per utility, {nb} per builder; {total:.0f} s "
+            f"(+{t_import:.0f} s importing vLLM)"]
+    notes = [f"note: {it.name}: {n}" for it in items for n in it.notes]
+    notes += [f"note: {n}" for n in ctx.configs.notes]
+    for r in results:
+        if r.differing:
+            ds = sorted(r.differing.items(), key=lambda kv: -kv[1])
+            notes.append(f"differing in {r.item.name} (batches): " +
+                         ", ".join(f"{k} ({c})" for k, c in ds))
+    notes += [f"not comparable: {b}.{f}: {why}" for b, fs in NOT_COMPARABLE.items()
+              for f, why in fs.items() if any(b in it.name for it in items)]
+    notes += [f"refusals: {x}" for x in table.refusals(results)]
+    print("\n".join(["", *head, "", table.text(results), "", *notes]))
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("\n".join(head) + "\n\n" + table.markdown(results) + "\n\n" +
+                    "".join(f"- {n}\n" for n in notes))
+    ran = [r for r in results if not r.status]
+    if a.self_test:
+        # every batch with an equal field must report the difference planted in it, and
+        # every item must have such batches
+        # a batch where the planted difference was not caught fails; so does an item where
+        # no batch had an equal field to plant it in (batches whose every field differs today
+        # are counted with the refusals)
+        idle = [r.item.name for r in ran if r.batches == r.vllm_refused and
+                not r.first_refusal.startswith("no equal field")]
+        missed = [r.item.name for r in ran if r.item.name not in idle and (
+            r.mismatches < r.batches - r.vllm_refused or r.mismatches - r.lib_raised == 0)]
+        if idle:
+            print(f"self-test: not exercised (vLLM refused every batch): {', '.join(idle)}",
+                  file=sys.stderr)
+        if missed:
+            print(f"SELF-TEST FAILED: a planted difference went unnoticed (or no field to plant "
+                  f"it in) in: {', '.join(missed)}", file=sys.stderr)
+            return 1
+        print(f"self-test passed: the planted difference was caught in every compared batch of "
+              f"{len(ran) - len(idle)} items", file=sys.stderr)
+        return 0
+    bad = [r for r in ran if r.failed]
+    if bad:
+        print(f"CONFORMANCE FAILED: {sum(r.mismatches for r in bad)} mismatches in "
+              f"{len(bad)} of {len(ran)} items", file=sys.stderr)
+        return 1
+    print(f"conformance: 0 mismatches in {len(ran)} items", file=sys.stderr)
+    return 0
+
+
+def git_describe() -> str:
+    import subprocess
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               check=True, capture_output=True, text=True).stdout.strip()
+        return f"commit {head}{' + uncommitted changes' if dirty else ''}"
+    except (OSError, subprocess.CalledProcessError):
+        return "no git"

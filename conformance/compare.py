@@ -1,0 +1,125 @@
+"""Value-by-value comparison of vLLM's results with libattn's (shared by the lane and the bench).
+
+``first_difference`` compares one value (torch tensors are read as numpy arrays), ``check``
+a list of (name, vLLM value, libattn value) pairs and raises :class:`Mismatch` naming every
+difference. ``flatten_vllm`` turns vLLM's metadata object into (name, value) pairs: every
+dataclass field, recursively into nested dataclasses, lists, tuples and dicts, so that no field
+or scalar of it escapes the comparison.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+
+Pair = Tuple[str, Any, Any]
+
+
+class Mismatch(Exception):
+    """libattn's value differs from vLLM's (the message names every differing field)."""
+
+
+def as_np(x: Any) -> Any:
+    """A torch tensor as a numpy array (a copy on the host); anything else unchanged."""
+    try:
+        import torch
+        if isinstance(x, torch.Tensor):
+            x = x.detach().cpu()
+            if x.dtype == torch.bfloat16:
+                x = x.float()
+            return x.numpy()
+    except ImportError:
+        pass
+    return x
+
+
+def first_difference(name: str, vllm_value: Any, lib_value: Any,
+                     shape_only: bool = False) -> Optional[str]:
+    """None when equal, else a message naming the first difference."""
+    a, b = as_np(vllm_value), as_np(lib_value)
+    if a is None or b is None:
+        return None if a is None and b is None else f"{name}: vLLM {_short(a)} vs libattn {_short(b)}"
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return (f"{name}: vLLM {type(a).__name__} {_short(a)} vs libattn "
+                    f"{type(b).__name__} {_short(b)}")
+        if a.dtype != b.dtype:
+            return f"{name}: dtype vLLM {a.dtype} vs libattn {b.dtype}"
+        if a.shape != b.shape:
+            return f"{name}: shape vLLM {a.shape} vs libattn {b.shape}"
+        if shape_only:
+            return None
+        d = a != b
+        if d.any():
+            idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(d)), d.shape))
+            return (f"{name}: first difference at index {idx}: vLLM {a[idx]!r} vs libattn "
+                    f"{b[idx]!r} ({int(d.sum())} of {a.size} elements differ)")
+        return None
+    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
+        ok = isinstance(a, (bool, np.bool_, int, np.integer)) and \
+            isinstance(b, (bool, np.bool_, int, np.integer)) and int(a) == int(b)
+        return None if ok else f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return None if int(a) == int(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, (float, np.floating)) or isinstance(b, (float, np.floating)):
+        try:
+            return None if float(a) == float(b) else f"{name}: vLLM {a!r} vs libattn {b!r}"
+        except (TypeError, ValueError):
+            return f"{name}: vLLM {a!r} vs libattn {b!r}"
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if list(a) == list(b):
+            return None
+        k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return (f"{name}: first difference at [{k}]: vLLM {a[k] if k < len(a) else 'end'!r} vs "
+                f"libattn {b[k] if k < len(b) else 'end'!r} (lengths {len(a)} and {len(b)})")
+    return None if a == b else f"{name}: vLLM {_short(a)} vs libattn {_short(b)}"
+
+
+def _short(x: Any) -> str:
+    if x is None or isinstance(x, (bool, int, float, str, list, tuple, np.generic)):
+        s = repr(x)
+        return s if len(s) <= 120 else s[:117] + "..."
+    return f"<{type(x).__name__}>"
+
+
+def check(pairs: List[Pair], shape_only: Iterable[str] = ()) -> int:
+    """Raises Mismatch listing every differing field; returns the number of values compared."""
+    shape_only = set(shape_only)
+    errors = [e for e in (first_difference(n, a, b, n in shape_only) for n, a, b in pairs) if e]
+    if errors:
+        raise Mismatch("; ".join(errors))
+    return len(pairs)
+
+
+def flatten_vllm(obj: Any, prefix: str = "") -> List[Tuple[str, Any]]:
+    """Every field of a vLLM result as (dotted name, value): dataclasses by
+    ``dataclasses.fields`` (private ``_`` caches left out), recursing into nested dataclasses
+    (``outer.inner``), lists/tuples of them (``name[i]``) and dicts (``name[key]``). Tensors,
+    scalars, None and enums are leaves."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out: List[Tuple[str, Any]] = []
+        for f in dataclasses.fields(obj):
+            if not f.name.startswith("_"):
+                out += flatten_vllm(getattr(obj, f.name),
+                                    f"{prefix}.{f.name}" if prefix else f.name)
+        return out
+    if isinstance(obj, (list, tuple)) and any(dataclasses.is_dataclass(x) for x in obj):
+        return [p for i, x in enumerate(obj) for p in flatten_vllm(x, f"{prefix}[{i}]")]
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in flatten_vllm(v, f"{prefix}[{k}]")]
+    return [(prefix, obj)]
+
+
+COMMON_FIELDS = ["query_start_loc", "query_start_loc_cpu", "seq_lens", "num_reqs",
+                 "num_actual_tokens", "max_query_len", "max_seq_len", "block_table_tensor",
+                 "slot_mapping", "causal"]
+
+
+def common_pairs(vllm_cm: Any, lib_md: Dict[str, Any]) -> List[Pair]:
+    """vLLM's CommonAttentionMetadata against libattn's metadata of kind "common" (the fields
+    both have; vLLM's host copy of seq_lens is its ``seq_lens_cpu_upper_bound``)."""
+    pairs = [(f, getattr(vllm_cm, f), lib_md[f]) for f in COMMON_FIELDS]
+    if lib_md.get("seq_lens_cpu") is not None:
+        pairs.append(("seq_lens_cpu", vllm_cm.seq_lens_cpu_upper_bound, lib_md["seq_lens_cpu"]))
+    return pairs

@@ -1,0 +1,43 @@
+"""What one compared item is: vLLM's call, libattn's call and the pairs of values to compare.
+
+An item's ``vllm(ctx, batch)`` and ``lib(ctx, batch)`` each return a result (or raise: a
+refusal), and ``pairs(ctx, batch, v, l)`` the (name, vLLM value, libattn value) triples of
+every field and scalar. ``pending`` names an item that cannot be compared yet (libattn lacks an
+input, or vLLM's code cannot run on a CPU) with the reason, and the table shows it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, List, Optional, Sequence
+
+import numpy as np
+
+from .batches import KINDS, TABLE_BUDGET, TOKEN_BUDGET, UTILITY_BLOCK_SIZES, Batch
+from .compare import Pair
+
+
+@dataclasses.dataclass
+class Item:
+    name: str
+    kind: str  # "utility" or "builder"
+    vllm: Optional[Callable[[Any, Batch], Any]] = None
+    lib: Optional[Callable[[Any, Batch], Any]] = None
+    pairs: Optional[Callable[[Any, Batch, Any, Any], List[Pair]]] = None
+    #: names compared by shape and dtype only (scratch buffers uninitialised in both)
+    shape_only: Sequence[str] = ()
+    #: generator options (random_batch keyword arguments)
+    block_sizes: Sequence[int] = UTILITY_BLOCK_SIZES
+    kinds: Sequence[str] = KINDS
+    max_requests: int = 1024
+    max_spec: int = 7
+    table_budget: int = TABLE_BUDGET
+    token_budget: int = TOKEN_BUDGET
+    #: not compared, and why (the table says it)
+    pending: str = ""
+    notes: List[str] = dataclasses.field(default_factory=list)
+
+
+def choice_rng(b: Batch, salt: int) -> np.random.Generator:
+    """Per-batch choices of an item (thresholds, workspace sizes, ...): seeded by the batch's
+    seed, so a shrunk batch keeps them."""
+    return np.random.default_rng([*getattr(b, "seed", (0, 0)), salt])

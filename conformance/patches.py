@@ -1,0 +1,66 @@
+"""The only changes made to vLLM for the lane: each replaces something that does not compute
+metadata (a model-layer lookup, a device query, a kernel launch the CPU build of the wheel
+lacks) and is applied only around the call that needs it. Each is a small named function; the
+docs (docs/conformance.md) list them.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any, Iterator, List
+
+NUM_HEADS, HEAD_SIZE = 32, 128
+
+
+def per_layer_parameters_without_model(vllm_config: Any, layer_names: List[str],
+                                       cls_: Any) -> dict:
+    """Replaces vllm.v1.attention.backends.utils.get_per_layer_parameters for FLASHINFER: vLLM
+    reads each layer's window, soft cap and scale from the model's instantiated Attention
+    layers, which a weightless config never creates. The lane's layers are full attention, no
+    soft cap, scale 1/sqrt(head_size), no sinks: what libattn's PerLayerParams default to."""
+    from vllm.v1.attention.backends.utils import PerLayerParameters
+    return {name: PerLayerParameters(-1, None, 1.0 / math.sqrt(HEAD_SIZE), False)
+            for name in layer_names}
+
+
+#: the arguments of the last cpu_attn_get_scheduler_metadata call (see below)
+CPU_SCHEDULER_ARGS: dict = {}
+
+
+def cpu_attn_scheduler_metadata_placeholder(**kwargs: Any) -> Any:
+    """Replaces vllm._custom_ops.cpu_attn_get_scheduler_metadata for CPU_ATTN: a C++ op of
+    vLLM's CPU wheel (torch.ops._C.get_scheduler_metadata) that PyPI's CUDA wheel lacks. It
+    returns an opaque work-partition tensor for vLLM's own CPU kernel, so `scheduler_metadata`
+    is not compared (listed as not comparable); the arguments vLLM passes it are recorded and
+    compared with libattn's scheduler_* fields (the same op's inputs, which libattn hands the
+    runtime instead of calling the op)."""
+    import torch
+    CPU_SCHEDULER_ARGS.clear()
+    CPU_SCHEDULER_ARGS.update(kwargs)
+    return torch.empty(0, dtype=torch.int32)
+
+
+@contextlib.contextmanager
+def patched(backend: str) -> Iterator[None]:
+    """The patches a backend's construction and build() need, applied for the duration."""
+    undo = []
+
+    def put(obj: Any, name: str, value: Any) -> None:
+        undo.append((obj, name, getattr(obj, name)))
+        setattr(obj, name, value)
+    try:
+        if backend == "FLASHINFER":
+            import vllm.v1.attention.backends.flashinfer as fi
+            put(fi, "get_per_layer_parameters", per_layer_parameters_without_model)
+        if backend == "CPU_ATTN":
+            import vllm._custom_ops as ops
+            put(ops, "cpu_attn_get_scheduler_metadata", cpu_attn_scheduler_metadata_placeholder)
+            CPU_SCHEDULER_ARGS.clear()
+        yield
+    finally:
+        for obj, name, value in reversed(undo):
+            setattr(obj, name, value)
+
+
+#: fields a patch makes meaningless on vLLM's side: left out of the comparison, named in the table
+NOT_COMPARABLE = {"CPU_ATTN": {"scheduler_metadata": "output of the patched-out vLLM CPU op"}}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The vLLM 0.33.0 conformance lane (issue 16), one command: vLLM 0.33.0's own Python (CPU
+# tensors) against libattn (the Python binding) on the same seeded random batches; every field
+# and scalar compared; a table; exit status 1 on any mismatch. Not part of scripts/test.sh.
+#
+#   scripts/conformance.sh [--quick] [--batches N] [--builder-batches N] [--only NAME[,NAME]]
+#                          [--seed S] [--markdown FILE] [--self-test] [--list]
+#
+# 1. libattn built host-only (Release, ATTN_CUDA=OFF) in build-conformance/ (git-ignored).
+# 2. The virtual environment with vllm==0.33.0 and torch from PyPI (scripts/vllm_venv.sh, the
+#    same one scripts/bench_vllm.sh uses: build-bench/vllm-venv, made once); the installed vLLM
+#    must be 0.33.0 exactly.
+# 3. python -m conformance (conformance/, see docs/conformance.md) with the venv's Python.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+pinned=0.33.0
+# shellcheck source=scripts/vllm_venv.sh
+. scripts/vllm_venv.sh
+
+build=${ATTN_CONFORMANCE_BUILD:-build-conformance}
+if [ "${ATTN_CONFORMANCE_SKIP_BUILD:-0}" != 1 ]; then
+  launcher=()
+  if command -v ccache > /dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTN_CUDA=OFF \
+        -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_EXAMPLES=OFF -DATTN_BUILD_BENCHMARKS=OFF \
+        "${launcher[@]}" > /dev/null
+  cmake --build "$build" --target attn > /dev/null
+fi
+
+ensure_vllm_venv "vllm==$pinned" "$pinned"
+
+export VLLM_TARGET_DEVICE=${VLLM_TARGET_DEVICE:-cpu}
+exec "$venv/bin/python" -m conformance --lib "$build/libattn.so.1" "$@"
