@@ -1928,6 +1928,125 @@ ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* b
 typedef attn_error_t* (*PFN_attn_min_cudagraph_support)(const attn_builder_t* const* builders,
                                                         size_t num_builders, int32_t* out_level);
 
+/**
+ * @brief vLLM 0.33's `get_varlen_cudagraph_max_query_len(vllm_config, kv_cache_spec)` of this
+ * builder (ABI 1.4): the largest per-request query length L of the variable-length decode
+ * batches (each real request 1..L query tokens, each padding request 0) that a FULL cudagraph of
+ * this builder replays. Model runner V2's adaptive verification needs L ≥ 1 + k from every
+ * builder whose level is not ::ATTN_CG_ALWAYS (see attn_resolve_cudagraph_mode_and_sizes()).
+ *
+ * None (`*out_has_value` = 0, `*out_value` = -1) for the base class, as in vLLM: ALWAYS builders
+ * replay any batch, and the others cannot replay varlen batches. MAMBA2 reports
+ * max_decode_query_len (1 + num_speculative_tokens, + num_speculative_tokens more with
+ * `parallel_drafting` on model runner V1); FLASHINFER reports 1 + k when its decode uses
+ * trtllm-gen's varlen kernel. A wrapper reports its inner builder's value.
+ * @param[in] builder The builder.
+ * @param[out] out_value Receives L, or -1 for None.
+ * @param[out] out_has_value Receives 1 when there is a bound, 0 for None.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments (outputs untouched).
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_varlen_cudagraph_max_query_len(
+    const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_varlen_cudagraph_max_query_len(). */
+typedef attn_error_t* (*PFN_attn_builder_varlen_cudagraph_max_query_len)(
+    const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value);
+
+/** The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's
+ *  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it
+ *  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays
+ *  of `num_groups` entries, one per attention group (builder) of every KV cache group. */
+typedef struct attn_cudagraph_resolve_args {
+  size_t struct_size;       /**< ::ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE. */
+  int32_t cudagraph_mode;   /**< The configured ::attn_cudagraph_mode_t (default
+                                 ::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE; vLLM's None is NONE). */
+  int32_t uniform_decode_query_len; /**< 1 + num_speculative_tokens (≥ 1; default 1). */
+  size_t num_groups;        /**< Attention groups; 0: the minimum level is ALWAYS, as in vLLM. */
+  const int32_t* group_cudagraph_support; /**< `num_groups` ::attn_cudagraph_support_t levels
+                                               (attn_builder_cudagraph_support()); NULL only
+                                               when `num_groups` is 0. */
+  const char* const* group_backend_names; /**< NULL, or `num_groups` names for the messages
+                                               (attn_builder_backend_name(); NULL entries read
+                                               as vLLM's None). */
+  const int32_t* group_varlen_max_query_len; /**< NULL (all None), or `num_groups` bounds from
+                                                  attn_builder_varlen_cudagraph_max_query_len(),
+                                                  -1 for None; read only with
+                                                  `adaptive_verification`. */
+  const int32_t* cudagraph_capture_sizes; /**< The configured capture sizes, as vLLM holds them
+                                               after its config's post-init (sorted); may be
+                                               NULL when `num_cudagraph_capture_sizes` is 0. */
+  size_t num_cudagraph_capture_sizes; /**< Entries in `cudagraph_capture_sizes`. */
+  int32_t max_cudagraph_capture_size; /**< The configured maximum; 0 for None. */
+  int32_t use_v2_model_runner;        /**< 1: model runner V2 (no size rounding). */
+  int32_t piecewise_capture_available; /**< 0: the model has neither a compiled submodule nor
+                                            breakable graphs (MRV2); default 1. */
+  int32_t splitting_ops_contain_attention; /**< vLLM's `splitting_ops_contain_attention()`;
+                                                default 1 (vLLM's default config). */
+  int32_t vllm_compile;                /**< compilation `mode` is VLLM_COMPILE; default 1. */
+  int32_t use_inductor_graph_partition; /**< default 0. */
+  int32_t has_mamba_layers;            /**< `kv_cache_config.has_mamba_layers` (0 without a
+                                            KV cache config). */
+  int32_t is_profiling;                /**< The profiling run (skips the Mamba check). */
+  int32_t adaptive_verification;       /**< MRV2 adaptive verification: check the varlen
+                                            bounds, then pick its decode route first. */
+  int64_t num_blocks;                  /**< `kv_cache_config.num_blocks`. */
+  int64_t max_num_reqs;                /**< max_num_seqs; 0 for None. */
+} attn_cudagraph_resolve_args_t;
+
+/** The size of ::attn_cudagraph_resolve_args_t in this header. */
+#define ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE \
+  (offsetof(attn_cudagraph_resolve_args_t, max_num_reqs) + sizeof(int64_t))
+/** Defaults of ::attn_cudagraph_resolve_args_t: vLLM's default config, no groups, no sizes. */
+#define ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT                                                     \
+  { ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 1, 0, NULL, \
+    NULL, NULL, NULL, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 }
+
+/**
+ * @brief vLLM 0.33's CUDA graph mode resolution (ABI 1.4): the model runner's reduction over its
+ * attention groups (`_check_and_update_cudagraph_mode` on V1, `get_attn_cg_support` on V2), then
+ * `CompilationConfig.resolve_cudagraph_mode_and_sizes`; with `adaptive_verification`, V2's
+ * varlen bound check and `resolve_adaptive_cudagraph_mode` first.
+ *
+ * Let `min` be the lowest group level (the first group having it names the backend). NONE stays
+ * NONE. A mode whose mixed batches run FULL (FULL) needs ALWAYS: below it, FULL_AND_PIECEWISE
+ * when `splitting_ops_contain_attention`, else FULL_DECODE_ONLY. FULL decode graphs with a
+ * NEVER group fall back to PIECEWISE (VLLM_COMPILE with attention split or inductor
+ * partitioning) or NONE; with spec decode (`uniform_decode_query_len` > 1) and `min` below
+ * UNIFORM_BATCH to PIECEWISE (`splitting_ops_contain_attention`) or NONE. Without
+ * `piecewise_capture_available`, PIECEWISE becomes NONE and FULL_AND_PIECEWISE
+ * FULL_DECODE_ONLY. On model runner V1 only, FULL decode graphs with spec decode round the
+ * capture sizes up to multiples of `uniform_decode_query_len`, dropping those above the maximum
+ * (sorted, unique; `[1 + k]` if none is left but it fits), and the maximum becomes the largest.
+ *
+ * Sizes, CUB-style: with `out_sizes` NULL, `*inout_num_sizes` receives the number of resolved
+ * sizes (and the mode and maximum are written); otherwise `*inout_num_sizes` is the capacity of
+ * `out_sizes` and receives the count.
+ * @param[in] args The inputs (see ::attn_cudagraph_resolve_args_t).
+ * @param[out] out_mode Receives the resolved ::attn_cudagraph_mode_t.
+ * @param[out] out_max_capture_size Receives the resolved `max_cudagraph_capture_size` (0: None).
+ * @param[out] out_sizes NULL (size query), or `*inout_num_sizes` entries for the sizes.
+ * @param[in,out] inout_num_sizes Capacity in, count out.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL/malformed arguments (a mode or
+ *         level out of range, `uniform_decode_query_len` < 1, sizes < 1, a capacity below the
+ *         count, `adaptive_verification` without model runner V2 or without FULL graphs, sizes
+ *         to round with no maximum: vLLM's assertions); ::ATTN_ERR_UNSUPPORTED for vLLM's
+ *         ValueErrors: FULL graphs with a NEVER group ("please try cudagraph_mode=PIECEWISE"),
+ *         no capture size left after rounding, `max_num_reqs` above `num_blocks` with Mamba
+ *         layers and FULL graphs (outside profiling), an adaptive verification bound below
+ *         `uniform_decode_query_len` (or None) on a non-ALWAYS group (NEVER counts as None).
+ *         Outputs are untouched on failure.
+ * @par Thread safety
+ * Safe to call from any thread (no state).
+ */
+ATTN_API attn_error_t* attn_resolve_cudagraph_mode_and_sizes(
+    const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size,
+    int32_t* out_sizes, size_t* inout_num_sizes) ATTN_NOEXCEPT;
+/** Pointer type of attn_resolve_cudagraph_mode_and_sizes(). */
+typedef attn_error_t* (*PFN_attn_resolve_cudagraph_mode_and_sizes)(
+    const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size,
+    int32_t* out_sizes, size_t* inout_num_sizes);
+
 /** @} */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2516,7 +2635,9 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_compute_mm_prefix_range_tensor)                    \
   X(attn_fill_mm_prefix_query_ranges)                       \
   X(attn_should_skip_dcp_context_attention)                 \
-  X(attn_split_dcp_context_queries)
+  X(attn_split_dcp_context_queries)                         \
+  X(attn_builder_varlen_cudagraph_max_query_len)            \
+  X(attn_resolve_cudagraph_mode_and_sizes)
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
@@ -2566,7 +2687,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_split_dcp_context_queries) + sizeof(PFN_attn_split_dcp_context_queries))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_resolve_cudagraph_mode_and_sizes) + sizeof(PFN_attn_resolve_cudagraph_mode_and_sizes))
 
 /** @} */
 

@@ -90,7 +90,9 @@
   X(attn_compute_mm_prefix_range_tensor) \
   X(attn_fill_mm_prefix_query_ranges) \
   X(attn_should_skip_dcp_context_attention) \
-  X(attn_split_dcp_context_queries)
+  X(attn_split_dcp_context_queries) \
+  X(attn_builder_varlen_cudagraph_max_query_len) \
+  X(attn_resolve_cudagraph_mode_and_sizes)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -160,6 +162,8 @@ typedef struct gattn_api {
   __typeof__(&attn_fill_mm_prefix_query_ranges) attn_fill_mm_prefix_query_ranges;
   __typeof__(&attn_should_skip_dcp_context_attention) attn_should_skip_dcp_context_attention;
   __typeof__(&attn_split_dcp_context_queries) attn_split_dcp_context_queries;
+  __typeof__(&attn_builder_varlen_cudagraph_max_query_len) attn_builder_varlen_cudagraph_max_query_len;
+  __typeof__(&attn_resolve_cudagraph_mode_and_sizes) attn_resolve_cudagraph_mode_and_sizes;
 } gattn_api_t;
 
 /* Trampolines: gattn_<name without attn_>(api, the arguments). */
@@ -228,6 +232,8 @@ static inline attn_error_t* gattn_compute_mm_prefix_range_tensor(const gattn_api
 static inline attn_error_t* gattn_fill_mm_prefix_query_ranges(const gattn_api_t* a, const attn_tensor_t* out, const attn_tensor_t* mm_req_doc_ranges, const attn_tensor_t* query_start_loc_cpu, const attn_tensor_t* seq_lens_cpu, int64_t* out_num_rows) { return a->attn_fill_mm_prefix_query_ranges(out, mm_req_doc_ranges, query_start_loc_cpu, seq_lens_cpu, out_num_rows); }
 static inline attn_error_t* gattn_should_skip_dcp_context_attention(const gattn_api_t* a, const attn_tensor_t* context_kv_lens, int32_t* out_skip) { return a->attn_should_skip_dcp_context_attention(context_kv_lens, out_skip); }
 static inline attn_error_t* gattn_split_dcp_context_queries(const gattn_api_t* a, const attn_common_metadata_t* common, int64_t* out_num_decode_reqs, int64_t* out_num_prefill_reqs, int64_t* out_num_decode_tokens, int64_t* out_num_prefill_tokens) { return a->attn_split_dcp_context_queries(common, out_num_decode_reqs, out_num_prefill_reqs, out_num_decode_tokens, out_num_prefill_tokens); }
+static inline attn_error_t* gattn_builder_varlen_cudagraph_max_query_len(const gattn_api_t* a, const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value) { return a->attn_builder_varlen_cudagraph_max_query_len(builder, out_value, out_has_value); }
+static inline attn_error_t* gattn_resolve_cudagraph_mode_and_sizes(const gattn_api_t* a, const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size, int32_t* out_sizes, size_t* inout_num_sizes) { return a->attn_resolve_cudagraph_mode_and_sizes(args, out_mode, out_max_capture_size, out_sizes, inout_num_sizes); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
 static inline attn_kv_cache_spec_t gattn_kv_cache_spec_init(void) { attn_kv_cache_spec_t v = ATTN_KV_CACHE_SPEC_INIT; return v; }
@@ -243,6 +249,7 @@ static inline attn_local_attention_out_t gattn_local_attention_out_init(void) { 
 static inline attn_ubatch_slice_t gattn_ubatch_slice_init(void) { attn_ubatch_slice_t v = ATTN_UBATCH_SLICE_INIT; return v; }
 static inline attn_ubatch_out_t gattn_ubatch_out_init(void) { attn_ubatch_out_t v = ATTN_UBATCH_OUT_INIT; return v; }
 static inline attn_backend_info_t gattn_backend_info_init(void) { attn_backend_info_t v = ATTN_BACKEND_INFO_INIT; return v; }
+static inline attn_cudagraph_resolve_args_t gattn_cudagraph_resolve_args_init(void) { attn_cudagraph_resolve_args_t v = ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; return v; }
 static inline attn_cascade_query_t gattn_cascade_query_init(void) { attn_cascade_query_t v = ATTN_CASCADE_QUERY_INIT; return v; }
 static inline attn_field_t gattn_field_init(void) { attn_field_t v = ATTN_FIELD_INIT; return v; }
 

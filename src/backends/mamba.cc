@@ -200,6 +200,12 @@ class MambaBuilder final : public Builder {
   }
 
   bool supports_update_block_table() const override { return !use_spec_; }
+  /// vLLM 0.33: Mamba2's decode reads the device request boundaries, so its FULL graphs replay
+  /// varlen decode batches up to max_decode_query_len(); Mamba1 and ShortConv keep None.
+  std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
+    if (v_ == Variant::kMamba2) return max_decode_query_len();
+    return std::nullopt;
+  }
 
  protected:
   CommonLimits limits() const override {

@@ -27,6 +27,10 @@ class WrappedBuilder : public Builder {
   bool use_cascade_attention(const CascadeQuery& q) const override {
     return inner_->use_cascade_attention(q);
   }
+  /// vLLM's wrappers subclass the inner builder class and inherit its classmethod.
+  std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
+    return inner_->varlen_cudagraph_max_query_len();
+  }
 
  protected:
   /// The batch the inner builder builds (views of `common` and of this builder's buffers).

@@ -49,6 +49,14 @@ class Builder {
   /// vLLM's reorder_batch_threshold; nullopt = None (does not reorder).
   std::optional<int32_t> reorder_batch_threshold() const { return reorder_batch_threshold_; }
   virtual bool supports_update_block_table() const { return false; }
+  /// vLLM 0.33's get_varlen_cudagraph_max_query_len: the largest per-request query length L of
+  /// the variable-length decode batches (every real request 1..L tokens, padding 0) a FULL
+  /// cudagraph of this builder replays; nullopt = None (the default: ALWAYS builders, which
+  /// replay anything, and builders that cannot replay varlen batches).
+  virtual std::optional<int32_t> varlen_cudagraph_max_query_len() const { return std::nullopt; }
+  /// vLLM 0.33's max_decode_query_len(vllm_config): 1 + k, plus k more for the parallel
+  /// drafter's mask slots on model runner V1 only.
+  int32_t max_decode_query_len() const;
   /// vLLM's use_cascade_attention; false unless a backend overrides it.
   virtual bool use_cascade_attention(const CascadeQuery& query) const;
 

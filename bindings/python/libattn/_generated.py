@@ -295,6 +295,10 @@ class attn_backend_info_t(Structure):
     pass
 
 
+class attn_cudagraph_resolve_args_t(Structure):
+    pass
+
+
 class attn_cascade_query_t(Structure):
     pass
 
@@ -575,6 +579,30 @@ PFN_attn_builder_cudagraph_support = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int
 PFN_attn_builder_reorder_batch_threshold = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
 PFN_attn_builder_supports_update_block_table = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
 PFN_attn_min_cudagraph_support = CFUNCTYPE(c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_int32))
+PFN_attn_builder_varlen_cudagraph_max_query_len = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32), POINTER(c_int32))
+attn_cudagraph_resolve_args_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("cudagraph_mode", c_int32),
+    ("uniform_decode_query_len", c_int32),
+    ("num_groups", c_size_t),
+    ("group_cudagraph_support", POINTER(c_int32)),
+    ("group_backend_names", POINTER(c_char_p)),
+    ("group_varlen_max_query_len", POINTER(c_int32)),
+    ("cudagraph_capture_sizes", POINTER(c_int32)),
+    ("num_cudagraph_capture_sizes", c_size_t),
+    ("max_cudagraph_capture_size", c_int32),
+    ("use_v2_model_runner", c_int32),
+    ("piecewise_capture_available", c_int32),
+    ("splitting_ops_contain_attention", c_int32),
+    ("vllm_compile", c_int32),
+    ("use_inductor_graph_partition", c_int32),
+    ("has_mamba_layers", c_int32),
+    ("is_profiling", c_int32),
+    ("adaptive_verification", c_int32),
+    ("num_blocks", c_int64),
+    ("max_num_reqs", c_int64),
+]
+PFN_attn_resolve_cudagraph_mode_and_sizes = CFUNCTYPE(c_void_p, POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t))
 PFN_attn_build = CFUNCTYPE(c_void_p, c_void_p, c_int64, POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
 PFN_attn_update_block_table = CFUNCTYPE(c_void_p, c_void_p, c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_void_p), c_void_p)
 PFN_attn_build_for_cudagraph_capture = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p)
@@ -715,6 +743,8 @@ attn_api_t._fields_ = [
     ("attn_fill_mm_prefix_query_ranges", PFN_attn_fill_mm_prefix_query_ranges),
     ("attn_should_skip_dcp_context_attention", PFN_attn_should_skip_dcp_context_attention),
     ("attn_split_dcp_context_queries", PFN_attn_split_dcp_context_queries),
+    ("attn_builder_varlen_cudagraph_max_query_len", PFN_attn_builder_varlen_cudagraph_max_query_len),
+    ("attn_resolve_cudagraph_mode_and_sizes", PFN_attn_resolve_cudagraph_mode_and_sizes),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -738,11 +768,12 @@ ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE = attn_local_attention_out_t.extension.offs
 ATTN_UBATCH_SLICE_STRUCT_SIZE = attn_ubatch_slice_t.token_stop.offset + attn_ubatch_slice_t.token_stop.size
 ATTN_UBATCH_OUT_STRUCT_SIZE = attn_ubatch_out_t.extension.offset + attn_ubatch_out_t.extension.size
 ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
+ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE = attn_cudagraph_resolve_args_t.max_num_reqs.offset + attn_cudagraph_resolve_args_t.max_num_reqs.size
 ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_cascade_query_t.extension.size
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_split_dcp_context_queries.offset + attn_api_t.attn_split_dcp_context_queries.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_resolve_cudagraph_mode_and_sizes.offset + attn_api_t.attn_resolve_cudagraph_mode_and_sizes.size
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -811,6 +842,8 @@ SIGNATURES = {
     "attn_fill_mm_prefix_query_ranges": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64)]),
     "attn_should_skip_dcp_context_attention": (c_void_p, [POINTER(attn_tensor_t), POINTER(c_int32)]),
     "attn_split_dcp_context_queries": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)]),
+    "attn_builder_varlen_cudagraph_max_query_len": (c_void_p, [c_void_p, POINTER(c_int32), POINTER(c_int32)]),
+    "attn_resolve_cudagraph_mode_and_sizes": (c_void_p, [POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t)]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -881,6 +914,8 @@ SINCE = {
     "attn_fill_mm_prefix_query_ranges": (1, 4),
     "attn_should_skip_dcp_context_attention": (1, 4),
     "attn_split_dcp_context_queries": (1, 4),
+    "attn_builder_varlen_cudagraph_max_query_len": (1, 4),
+    "attn_resolve_cudagraph_mode_and_sizes": (1, 4),
 }
 
 # ---- what each hand-written module re-exports
@@ -917,6 +952,7 @@ STRUCTS = (
     "attn_ubatch_slice_t",
     "attn_ubatch_out_t",
     "attn_backend_info_t",
+    "attn_cudagraph_resolve_args_t",
     "attn_cascade_query_t",
     "attn_field_t",
     "attn_plugin_output_t",
@@ -973,6 +1009,8 @@ CALLBACKS = (
     "PFN_attn_builder_reorder_batch_threshold",
     "PFN_attn_builder_supports_update_block_table",
     "PFN_attn_min_cudagraph_support",
+    "PFN_attn_builder_varlen_cudagraph_max_query_len",
+    "PFN_attn_resolve_cudagraph_mode_and_sizes",
     "PFN_attn_build",
     "PFN_attn_update_block_table",
     "PFN_attn_build_for_cudagraph_capture",
@@ -1015,6 +1053,7 @@ STRUCT_SIZES = (
     "ATTN_UBATCH_SLICE_STRUCT_SIZE",
     "ATTN_UBATCH_OUT_STRUCT_SIZE",
     "ATTN_BACKEND_INFO_STRUCT_SIZE",
+    "ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE",
     "ATTN_CASCADE_QUERY_STRUCT_SIZE",
     "ATTN_FIELD_STRUCT_SIZE",
     "ATTN_PLUGIN_BACKEND_STRUCT_SIZE",

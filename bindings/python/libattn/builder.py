@@ -96,6 +96,15 @@ class Builder:
         return CudagraphSupport(v.value)
 
     @property
+    def varlen_cudagraph_max_query_len(self) -> Optional[int]:
+        """``attn_builder_varlen_cudagraph_max_query_len`` (ABI 1.4): vLLM 0.33's
+        ``get_varlen_cudagraph_max_query_len``, None where vLLM returns None."""
+        v, has = ctypes.c_int32(), ctypes.c_int32()
+        self._lib.check(self._lib.optional_function("attn_builder_varlen_cudagraph_max_query_len")(
+            self.handle, ctypes.byref(v), ctypes.byref(has)))
+        return int(v.value) if has.value else None
+
+    @property
     def reorder_batch_threshold(self) -> Optional[int]:
         """``attn_builder_reorder_batch_threshold``: vLLM's ``reorder_batch_threshold``, None
         for builders that do not reorder."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import FrozenSet, List, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
-from .enums import BackendOrigin, CudagraphSupport, KvCacheKind, Status
+from .enums import BackendOrigin, CudagraphMode, CudagraphSupport, KvCacheKind, Status
 from .errors import Unsupported
 from .functions import OPTIONAL_SIGNATURES, SINCE
-from .structs import attn_backend_info_t, attn_per_layer_params_t, new
+from .structs import (attn_backend_info_t, attn_cudagraph_resolve_args_t,
+                      attn_per_layer_params_t, new)
 
 __all__ = ["RegistryMixin", "BackendInfo", "BackendOrigin"]
 
@@ -120,6 +121,63 @@ class RegistryMixin:
         v = ctypes.c_int32()
         self.check(self.raw.attn_min_cudagraph_support(arr, len(builders), ctypes.byref(v)))
         return CudagraphSupport(v.value)
+
+    def resolve_cudagraph_mode_and_sizes(
+            self, cudagraph_mode: int, groups: Sequence[Tuple[int, Optional[str], Optional[int]]] = (),
+            *, uniform_decode_query_len: int = 1,
+            cudagraph_capture_sizes: Sequence[int] = (), max_cudagraph_capture_size: int = 0,
+            use_v2_model_runner: bool = False, piecewise_capture_available: bool = True,
+            splitting_ops_contain_attention: bool = True, vllm_compile: bool = True,
+            use_inductor_graph_partition: bool = False, has_mamba_layers: bool = False,
+            is_profiling: bool = False, adaptive_verification: bool = False,
+            num_blocks: int = 0, max_num_reqs: int = 0) -> Tuple[CudagraphMode, List[int], int]:
+        """``attn_resolve_cudagraph_mode_and_sizes`` (ABI 1.4): vLLM 0.33's CUDA graph mode
+        resolution. ``groups``: one ``(level, backend_name or None, varlen bound or None)`` per
+        attention group (a :class:`~libattn.Builder`'s ``cudagraph_support``, ``backend`` and
+        ``varlen_cudagraph_max_query_len``; see :meth:`cudagraph_groups`). Returns the mode, the
+        capture sizes and ``max_cudagraph_capture_size`` (0 for None)."""
+        n = len(groups)
+        levels = (ctypes.c_int32 * max(n, 1))(*(int(g[0]) for g in groups))
+        names = (ctypes.c_char_p * max(n, 1))(
+            *(None if g[1] is None else g[1].encode() for g in groups))
+        bounds = (ctypes.c_int32 * max(n, 1))(*(-1 if g[2] is None else int(g[2]) for g in groups))
+        sizes = (ctypes.c_int32 * max(len(cudagraph_capture_sizes), 1))(*cudagraph_capture_sizes)
+        a = new(attn_cudagraph_resolve_args_t)
+        a.cudagraph_mode = int(cudagraph_mode)
+        a.uniform_decode_query_len = uniform_decode_query_len
+        a.num_groups = n
+        a.group_cudagraph_support = ctypes.cast(levels, ctypes.POINTER(ctypes.c_int32))
+        a.group_backend_names = ctypes.cast(names, type(a.group_backend_names))
+        a.group_varlen_max_query_len = ctypes.cast(bounds, ctypes.POINTER(ctypes.c_int32))
+        a.cudagraph_capture_sizes = ctypes.cast(sizes, ctypes.POINTER(ctypes.c_int32))
+        a.num_cudagraph_capture_sizes = len(cudagraph_capture_sizes)
+        a.max_cudagraph_capture_size = max_cudagraph_capture_size
+        a.use_v2_model_runner = int(use_v2_model_runner)
+        a.piecewise_capture_available = int(piecewise_capture_available)
+        a.splitting_ops_contain_attention = int(splitting_ops_contain_attention)
+        a.vllm_compile = int(vllm_compile)
+        a.use_inductor_graph_partition = int(use_inductor_graph_partition)
+        a.has_mamba_layers = int(has_mamba_layers)
+        a.is_profiling = int(is_profiling)
+        a.adaptive_verification = int(adaptive_verification)
+        a.num_blocks = num_blocks
+        a.max_num_reqs = max_num_reqs
+        mode, max_size, count = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_size_t()
+        self.check(self.optional_function("attn_resolve_cudagraph_mode_and_sizes")(
+            ctypes.byref(a), ctypes.byref(mode), ctypes.byref(max_size), None,
+            ctypes.byref(count)))
+        out = (ctypes.c_int32 * max(count.value, 1))()
+        self.check(self.optional_function("attn_resolve_cudagraph_mode_and_sizes")(
+            ctypes.byref(a), ctypes.byref(mode), ctypes.byref(max_size), out,
+            ctypes.byref(count)))
+        return CudagraphMode(mode.value), list(out[:count.value]), int(max_size.value)
+
+    @staticmethod
+    def cudagraph_groups(builders: Sequence["Builder"]
+                         ) -> List[Tuple[int, Optional[str], Optional[int]]]:
+        """The ``groups`` of :meth:`resolve_cudagraph_mode_and_sizes` from builders."""
+        return [(b.cudagraph_support, b.backend_name, b.varlen_cudagraph_max_query_len)
+                for b in builders]
 
     def infer_global_hyperparameters(
             self, layers: Sequence[PerLayerParams]) -> Tuple[PerLayerParams, bool, bool]:

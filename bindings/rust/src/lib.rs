@@ -58,6 +58,7 @@ mod builder_config;
 mod c_strings;
 mod cascade_query;
 mod common_metadata;
+mod cudagraph_mode;
 mod device;
 mod dl;
 mod dtype;
@@ -82,6 +83,7 @@ pub use builder::Builder;
 pub use builder_config::BuilderConfig;
 pub use cascade_query::CascadeQuery;
 pub use common_metadata::CommonMetadata;
+pub use cudagraph_mode::{CudagraphGroup, CudagraphResolution, CudagraphResolveArgs};
 pub use device::Device;
 pub use dtype::{DType, Element};
 pub use enums::{

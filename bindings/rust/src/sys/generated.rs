@@ -1331,6 +1331,91 @@ pub type PFN_attn_min_cudagraph_support = ::core::option::Option<
         out_level: *mut i32,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_builder_varlen_cudagraph_max_query_len()."]
+pub type PFN_attn_builder_varlen_cudagraph_max_query_len = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *const attn_builder_t,
+        out_value: *mut i32,
+        out_has_value: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's"]
+#[doc = "  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it"]
+#[doc = "  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays"]
+#[doc = "  of `num_groups` entries, one per attention group (builder) of every KV cache group."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_cudagraph_resolve_args {
+    #[doc = "< ::ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< The configured ::attn_cudagraph_mode_t (default"]
+    #[doc = "::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE; vLLM's None is NONE)."]
+    pub cudagraph_mode: i32,
+    #[doc = "< 1 + num_speculative_tokens (≥ 1; default 1)."]
+    pub uniform_decode_query_len: i32,
+    #[doc = "< Attention groups; 0: the minimum level is ALWAYS, as in vLLM."]
+    pub num_groups: usize,
+    #[doc = "< `num_groups` ::attn_cudagraph_support_t levels"]
+    #[doc = "(attn_builder_cudagraph_support()); NULL only"]
+    #[doc = "when `num_groups` is 0."]
+    pub group_cudagraph_support: *const i32,
+    #[doc = "< NULL, or `num_groups` names for the messages"]
+    #[doc = "(attn_builder_backend_name(); NULL entries read"]
+    #[doc = "as vLLM's None)."]
+    pub group_backend_names: *const *const core::ffi::c_char,
+    #[doc = "< NULL (all None), or `num_groups` bounds from"]
+    #[doc = "attn_builder_varlen_cudagraph_max_query_len(),"]
+    #[doc = "-1 for None; read only with"]
+    #[doc = "`adaptive_verification`."]
+    pub group_varlen_max_query_len: *const i32,
+    #[doc = "< The configured capture sizes, as vLLM holds them"]
+    #[doc = "after its config's post-init (sorted); may be"]
+    #[doc = "NULL when `num_cudagraph_capture_sizes` is 0."]
+    pub cudagraph_capture_sizes: *const i32,
+    #[doc = "< Entries in `cudagraph_capture_sizes`."]
+    pub num_cudagraph_capture_sizes: usize,
+    #[doc = "< The configured maximum; 0 for None."]
+    pub max_cudagraph_capture_size: i32,
+    #[doc = "< 1: model runner V2 (no size rounding)."]
+    pub use_v2_model_runner: i32,
+    #[doc = "< 0: the model has neither a compiled submodule nor"]
+    #[doc = "breakable graphs (MRV2); default 1."]
+    pub piecewise_capture_available: i32,
+    #[doc = "< vLLM's `splitting_ops_contain_attention()`;"]
+    #[doc = "default 1 (vLLM's default config)."]
+    pub splitting_ops_contain_attention: i32,
+    #[doc = "< compilation `mode` is VLLM_COMPILE; default 1."]
+    pub vllm_compile: i32,
+    #[doc = "< default 0."]
+    pub use_inductor_graph_partition: i32,
+    #[doc = "< `kv_cache_config.has_mamba_layers` (0 without a"]
+    #[doc = "KV cache config)."]
+    pub has_mamba_layers: i32,
+    #[doc = "< The profiling run (skips the Mamba check)."]
+    pub is_profiling: i32,
+    #[doc = "< MRV2 adaptive verification: check the varlen"]
+    #[doc = "bounds, then pick its decode route first."]
+    pub adaptive_verification: i32,
+    #[doc = "< `kv_cache_config.num_blocks`."]
+    pub num_blocks: i64,
+    #[doc = "< max_num_seqs; 0 for None."]
+    pub max_num_reqs: i64,
+}
+#[doc = " The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's"]
+#[doc = "  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it"]
+#[doc = "  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays"]
+#[doc = "  of `num_groups` entries, one per attention group (builder) of every KV cache group."]
+pub type attn_cudagraph_resolve_args_t = attn_cudagraph_resolve_args;
+#[doc = " Pointer type of attn_resolve_cudagraph_mode_and_sizes()."]
+pub type PFN_attn_resolve_cudagraph_mode_and_sizes = ::core::option::Option<
+    unsafe extern "C" fn(
+        args: *const attn_cudagraph_resolve_args_t,
+        out_mode: *mut i32,
+        out_max_capture_size: *mut i32,
+        out_sizes: *mut i32,
+        inout_num_sizes: *mut usize,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_build()."]
 pub type PFN_attn_build = ::core::option::Option<
     unsafe extern "C" fn(
@@ -1716,4 +1801,6 @@ pub struct attn_api {
     pub attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
     pub attn_should_skip_dcp_context_attention: PFN_attn_should_skip_dcp_context_attention,
     pub attn_split_dcp_context_queries: PFN_attn_split_dcp_context_queries,
+    pub attn_builder_varlen_cudagraph_max_query_len: PFN_attn_builder_varlen_cudagraph_max_query_len,
+    pub attn_resolve_cudagraph_mode_and_sizes: PFN_attn_resolve_cudagraph_mode_and_sizes,
 }

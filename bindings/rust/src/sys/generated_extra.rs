@@ -61,6 +61,9 @@ pub const ATTN_UBATCH_SLICE_STRUCT_SIZE: usize = offset_of!(attn_ubatch_slice_t,
 pub const ATTN_UBATCH_OUT_STRUCT_SIZE: usize = offset_of!(attn_ubatch_out_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_BACKEND_INFO_STRUCT_SIZE`.
 pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize = offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
+/// `ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE`.
+pub const ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE: usize =
+    offset_of!(attn_cudagraph_resolve_args_t, max_num_reqs) + size_of::<i64>();
 /// `ATTN_CASCADE_QUERY_STRUCT_SIZE`.
 pub const ATTN_CASCADE_QUERY_STRUCT_SIZE: usize =
     offset_of!(attn_cascade_query_t, extension) + size_of::<*mut c_void>();
@@ -72,8 +75,8 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 /// `ATTN_PLUGIN_TABLE_STRUCT_SIZE`.
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
-pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_split_dcp_context_queries) + size_of::<PFN_attn_split_dcp_context_queries>();
+pub const ATTN_API_STRUCT_SIZE: usize = offset_of!(attn_api_t, attn_resolve_cudagraph_mode_and_sizes)
+    + size_of::<PFN_attn_resolve_cudagraph_mode_and_sizes>();
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -312,6 +315,32 @@ impl attn_backend_info_t {
     };
 }
 
+impl attn_cudagraph_resolve_args_t {
+    /// `ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE,
+        cudagraph_mode: attn_cudagraph_mode::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE as i32,
+        uniform_decode_query_len: 1,
+        num_groups: 0,
+        group_cudagraph_support: null(),
+        group_backend_names: null(),
+        group_varlen_max_query_len: null(),
+        cudagraph_capture_sizes: null(),
+        num_cudagraph_capture_sizes: 0,
+        max_cudagraph_capture_size: 0,
+        use_v2_model_runner: 0,
+        piecewise_capture_available: 1,
+        splitting_ops_contain_attention: 1,
+        vllm_compile: 1,
+        use_inductor_graph_partition: 0,
+        has_mamba_layers: 0,
+        is_profiling: 0,
+        adaptive_verification: 0,
+        num_blocks: 0,
+        max_num_reqs: 0,
+    };
+}
+
 impl attn_cascade_query_t {
     /// `ATTN_CASCADE_QUERY_INIT`.
     pub const INIT: Self = Self {
@@ -404,6 +433,11 @@ impl Default for attn_ubatch_out_t {
     }
 }
 impl Default for attn_backend_info_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
+impl Default for attn_cudagraph_resolve_args_t {
     fn default() -> Self {
         Self::INIT
     }
@@ -617,6 +651,8 @@ macro_rules! with_attn_functions {
             attn_fill_mm_prefix_query_ranges: PFN_attn_fill_mm_prefix_query_ranges,
             attn_should_skip_dcp_context_attention: PFN_attn_should_skip_dcp_context_attention,
             attn_split_dcp_context_queries: PFN_attn_split_dcp_context_queries,
+            attn_builder_varlen_cudagraph_max_query_len: PFN_attn_builder_varlen_cudagraph_max_query_len,
+            attn_resolve_cudagraph_mode_and_sizes: PFN_attn_resolve_cudagraph_mode_and_sizes,
         }
     };
 }

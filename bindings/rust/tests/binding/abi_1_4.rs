@@ -65,3 +65,39 @@ fn the_0_33_fields_are_sliced_by_unpadded() {
     let e = lib.common_metadata_unpadded(&c, 3, 3).expect_err("int32 positions");
     assert!(e.message.contains("common->positions"), "{}", e.message);
 }
+
+#[test]
+fn the_cudagraph_mode_resolution_is_vllm_0_33s() {
+    use libattn::{CudagraphGroup, CudagraphMode, CudagraphResolveArgs, CudagraphSupport};
+    let lib = library();
+    let group =
+        |support, bound| CudagraphGroup { support, backend_name: Some("G".into()), varlen_max_query_len: bound };
+    // MRV1 rounds the sizes to multiples of 1 + k (values recorded from vLLM 0.33.0).
+    let args = CudagraphResolveArgs {
+        cudagraph_mode: CudagraphMode::Full,
+        groups: vec![group(CudagraphSupport::UniformBatch, None)],
+        uniform_decode_query_len: 7,
+        cudagraph_capture_sizes: vec![1, 2, 4, 8, 16],
+        max_cudagraph_capture_size: 16,
+        ..Default::default()
+    };
+    let r = lib.resolve_cudagraph_mode_and_sizes(&args).unwrap();
+    assert_eq!(r.mode, CudagraphMode::FullAndPiecewise);
+    assert_eq!(r.capture_sizes, vec![7, 14]);
+    assert_eq!(r.max_capture_size, 14);
+    // FULL with a NEVER group raises.
+    let never = CudagraphResolveArgs { groups: vec![group(CudagraphSupport::Never, None)], ..args.clone() };
+    let e = lib.resolve_cudagraph_mode_and_sizes(&never).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Unsupported);
+    assert!(e.message.contains("please try cudagraph_mode=PIECEWISE"), "{}", e.message);
+    // Adaptive verification needs a bound of 1 + k.
+    let adaptive = CudagraphResolveArgs {
+        groups: vec![group(CudagraphSupport::UniformBatch, Some(2))],
+        uniform_decode_query_len: 4,
+        use_v2_model_runner: true,
+        adaptive_verification: true,
+        ..args.clone()
+    };
+    let e = lib.resolve_cudagraph_mode_and_sizes(&adaptive).unwrap_err();
+    assert!(e.message.contains("G allows at most 2"), "{}", e.message);
+}
