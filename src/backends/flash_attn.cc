@@ -157,10 +157,8 @@ class FlashAttnBuilder final : public Builder {
     // qkv dtype of the schedule: fp8 caches run FlashAttention in e4m3; otherwise the spec's.
     qkv_dtype_ = c.cache_dtype == kKvDtypeFp8E4m3 ? kKvDtypeFp8E4m3 : spec.dtype;
     init_aot_sliding_window();
-    if (c.rswa_window > 0) {  // torch.tensor([rswa_window]) on the device, once
-      const int32_t w = c.rswa_window;
-      copy_i32_into_buffer(exec(nullptr), &w, true, 1, buffers_.as<int32_t>(kBufRswaWindowTensor));
-    }
+    if (c.rswa_window > 0)  // torch.tensor([rswa_window]) on the device, once
+      ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufRswaWindowTensor), 1, c.rswa_window);
   }
 
   bool supports_update_block_table() const override { return true; }

@@ -14,7 +14,8 @@ void copy_i32_into_buffer(const ops::Exec& exec, const int32_t* src, bool src_on
   if (!exec.on_cuda) {
     std::copy(src, src + n, dst);
   } else if (src_on_host) {
-    ops::cuda_copy_to_device(exec.device_id, dst, src, static_cast<size_t>(n) * sizeof(int32_t));
+    ops::cuda_copy_to_device_async(exec.device_id, dst, src,
+                                   static_cast<size_t>(n) * sizeof(int32_t), exec.stream);
   } else {
     ops::copy_pad_i32(exec, src, 1, n, 1, dst, 1, n, 0, false);
   }

@@ -11,9 +11,10 @@
 namespace attn::backends {
 
 /// dst[i] = src[i] for i < n, `dst` a buffer of the builder (where `exec` runs), `src` either in
-/// host memory (`src_on_host`) or where the builder runs. Host to CUDA is a synchronous copy
-/// (vLLM's is non_blocking from pinned memory; libattn has no pinned staging); CUDA to CUDA is
-/// a kernel on the build's stream.
+/// host memory (`src_on_host`) or where the builder runs. Host to CUDA is an asynchronous copy on
+/// the build's stream (vLLM's non_blocking copy; the host memory must stay unchanged until the
+/// stream reaches it, see ops::cuda_copy_to_device_async); CUDA to CUDA is a kernel on the
+/// build's stream.
 void copy_i32_into_buffer(const ops::Exec& exec, const int32_t* src, bool src_on_host, int64_t n,
                           int32_t* dst);
 
