@@ -292,6 +292,15 @@ static void test_encoder_only(void** state) {
   assert_string_equal(attn_metadata_kind(m), "EncoderOnlyAttention_FLASH_ATTN");
   expect_bool(m, "causal", 0);
   ts_expect_i32(m, "seq_lens", s, 2);
+  {  /* a per-request causal tensor is replaced by False, as vLLM 0.33's `causal = False` */
+    int32_t causal[2] = {1, 1};
+    int64_t n2[1] = {2};
+    attn_tensor_t causal_t = ts_host_tensor(causal, 1, n2, ATTN_DTYPE_INT, 32);
+    batch->common.causal_per_request = &causal_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    expect_bool(m, "causal", 0);
+    batch->common.causal_per_request = NULL;
+  }
   attn_builder_destroy(b);
   ts_batch_free(batch);
   {
