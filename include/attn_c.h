@@ -641,6 +641,19 @@ typedef struct attn_builder_config {
                                           unknown. TRITON_ATTN on compute capability 12.0 sizes
                                           vLLM 0.33's 64-segment softmax scratch from it; unknown
                                           keeps 16 segments. */
+  int32_t rswa_window;               /**< ABI 1.4. vLLM 0.33's `model_config.rswa_window`: the
+                                          Reference Sliding Window Attention window of the
+                                          model (Unlimited-OCR), or 0 (default) = None. With a
+                                          window, FLASH_ATTN and TRITON_ATTN return
+                                          `rswa_prefix_lens` (a persistent copy of
+                                          `common->rswa_prefix_lens`) and `rswa_window` when the
+                                          batch carries prefix lengths; FLEX_ATTENTION refuses
+                                          it (its R-SWA block mask is not implemented). */
+  int32_t is_mm_prefix_lm;           /**< ABI 1.4. Non-zero for a multimodal PrefixLM model
+                                          (vLLM 0.33's `model_config.is_mm_prefix_lm`):
+                                          FLASH_ATTN then returns
+                                          `mm_prefix_query_range_tensor` for batches with
+                                          `common->mm_req_doc_ranges`. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -654,14 +667,14 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, num_sms) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, is_mm_prefix_lm) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** @} */
 

@@ -59,6 +59,14 @@ int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noex
   return cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
 }
 
+int copy_to_device_async(int device_id, void* dst, const void* src, size_t bytes,
+                          void* stream) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                         static_cast<cudaStream_t>(stream));
+}
+
 int copy_device_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();

@@ -28,6 +28,8 @@ int memset_zero(int device_id, void* ptr, size_t bytes) noexcept;
 int copy_to_host(int device_id, void* dst, const void* src, size_t bytes) noexcept;
 int copy_device_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept;
 int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noexcept;
+int copy_to_device_async(int device_id, void* dst, const void* src, size_t bytes,
+                         void* stream) noexcept;
 
 /// See ops::fill_i32. One launch.
 int fill_i32(int device_id, void* stream, int32_t* out, int64_t n, int32_t value) noexcept;

@@ -39,7 +39,7 @@ func TestFlashAttnBuildHasTheValuesComputedByHand(t *testing.T) {
 	is(t, "counts", [4]int64{c.NumReqs, c.NumActualTokens, c.MaxQueryLen, c.MaxSeqLen}, [4]int64{5, 55, 32, 100})
 	md := get(b.Build(0, c, false))(t)
 	is(t, "Kind", md.Kind(), "FLASH_ATTN")
-	is(t, "Len", md.Len(), 32) // vLLM 0.33's fields and libattn's scheduler inputs; no cascade
+	is(t, "Len", md.Len(), 36) // vLLM 0.33's fields and libattn's scheduler inputs; no cascade
 	is(t, "Owned", md.Owned(), false)
 	is(t, "num_actual_tokens", integer(t, md, "num_actual_tokens"), 55)
 	is(t, "max_query_len", integer(t, md, "max_query_len"), 32)
@@ -92,7 +92,7 @@ func TestFlashAttnBuildHasTheValuesComputedByHand(t *testing.T) {
 
 	// fields by index agree with fields by name
 	fields := get(md.Fields())(t)
-	is(t, "fields", len(fields), 32)
+	is(t, "fields", len(fields), 36)
 	is(t, "fields[0]", fields[0].Name, "num_actual_tokens")
 	is(t, "fields[0] kind", fields[0].Kind, attn.FieldInt)
 	is(t, "fields[0] value", fields[0].Int, int64(55))
@@ -430,7 +430,7 @@ func TestVLLMsWrappersChunkedLocalAndFastPrefill(t *testing.T) {
 	defer b.Close()
 	md := get(b.Build(0, s.common(t), false))(t)
 	is(t, "kind", md.Kind(), "ChunkedLocalAttention_32_FLASH_ATTN")
-	is(t, "fields", md.Len(), 34)
+	is(t, "fields", md.Len(), 38)
 	equal(t, "query_start_loc", i32s(t, md, "query_start_loc"), []int32{0, 1, 2, 3, 35, 55})
 	equal(t, "seq_lens", i32s(t, md, "seq_lens"), []int32{9, 4, 17, 32, 20})
 	equal(t, "virtual_req", i32s(t, md, "virtual_req"), []int32{0, 1, 2, 3, 4})

@@ -149,6 +149,10 @@ type BuilderConfig struct {
 	// unknown).
 	UseV2ModelRunner bool
 	NumSMs           int32
+	// ABI 1.4: vLLM 0.33's model_config.rswa_window (0 = None) and is_mm_prefix_lm (the
+	// multimodal PrefixLM and R-SWA fields of FLASH_ATTN and TRITON_ATTN).
+	RSWAWindow   int32
+	IsMMPrefixLM bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -194,6 +198,8 @@ func DefaultBuilderConfig() BuilderConfig {
 		UseTRTLLMRaggedDeepseekPrefill:    c.use_trtllm_ragged_deepseek_prefill != 0,
 		UseV2ModelRunner:                  c.use_v2_model_runner != 0,
 		NumSMs:                            int32(c.num_sms),
+		RSWAWindow:                        int32(c.rswa_window),
+		IsMMPrefixLM:                      c.is_mm_prefix_lm != 0,
 	}
 }
 
@@ -293,6 +299,8 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.use_trtllm_ragged_deepseek_prefill = cBool(cfg.UseTRTLLMRaggedDeepseekPrefill)
 	c.use_v2_model_runner = cBool(cfg.UseV2ModelRunner)
 	c.num_sms = C.int32_t(cfg.NumSMs)
+	c.rswa_window = C.int32_t(cfg.RSWAWindow)
+	c.is_mm_prefix_lm = cBool(cfg.IsMMPrefixLM)
 	return c, nil
 }
 

@@ -47,7 +47,8 @@ constexpr const char* kName = "CPU_ATTN";
   X(kSchedSlidingWindowSize, "scheduler_sliding_window_size")            \
   X(kSchedIsa, "scheduler_isa")                                          \
   X(kSchedEnableKvSplit, "scheduler_enable_kv_split")                    \
-  X(kSchedKvCacheDtype, "scheduler_kv_cache_dtype")
+  X(kSchedKvCacheDtype, "scheduler_kv_cache_dtype")                      \
+  X(kSchedDynamicCausal, "scheduler_dynamic_causal")
 ATTN_NAMED_LIST(Field, CPU_ATTN_FIELDS);
 
 // Encoder-only batches only: their private KV layout.
@@ -131,8 +132,14 @@ class CpuAttnBuilder final : public Builder {
     Metadata& m = metadata();
     m.reset();
     set_passthrough(m, 0, c);
-    const bool causal = spec().kind == kKvCrossAttention ? false : c.causal;
+    // vLLM 0.33: a per-request causal tensor becomes dynamic_causal, and causal is then False.
+    const bool dynamic = c.causal_per_request.has_value();
+    const bool causal = spec().kind == kKvCrossAttention || dynamic ? false : c.causal;
     m.set_bool(kCausal, causal);
+    if (dynamic) {
+      m.set_tensor(kDynamicCausal, *c.causal_per_request);
+      m.set_tensor(kSchedDynamicCausal, *c.causal_per_request);
+    }
     m.set_bool(kUseSdpaPrefill, false);
     m.set_int(kNumDecodeTokens, 0);
     if (spec().kind == kKvEncoderOnly) {
@@ -153,6 +160,14 @@ class CpuAttnBuilder final : public Builder {
       auto* slots = buffers_.as<int64_t>(kBufSlotMapping);
       ops::encoder_only_kv_layout(c.qsl_host, c.seq_lens_host, c.num_reqs, bs, widest, widest,
                                   c.num_actual_tokens, table, slots);
+      if (c.positions) {
+        // vLLM 0.33 writes the slot mapping from `positions` through the encoder block table
+        // (compute_slot_mapping_kernel_impl); without positions, each request's tokens are
+        // taken at positions [seq_len - query_len, seq_len).
+        ops::compute_slot_mapping(ops::Exec{}, c.qsl_host, c.num_reqs,
+                                  c.positions->as<const int64_t>(), c.qsl_host[c.num_reqs],
+                                  table, widest, widest, bs, 1, 0, 1, slots, c.num_actual_tokens);
+      }
       const Tensor block_table = make_matrix(table, cfg.device, kInt32, c.num_reqs, widest, widest);
       const size_t block_bytes = static_cast<size_t>(spec().num_kv_heads) * bs * 2 *
                                  spec().head_size * dtype_bytes(model_dtype_);

@@ -77,6 +77,10 @@ class CrossAttentionBuilder final : public WrappedBuilder {
     n.max_seq_len = longest;
     n.seq_lens = *enc;
     n.seq_lens_cpu = *enc_host;
+    // vLLM 0.33: seq_lens_cpu_upper_bound becomes the encoder lengths too, and `causal = False`
+    // replaces a per-request causal tensor as well (it is the same field there).
+    n.seq_lens_cpu_upper_bound = *enc_host;
+    n.causal_per_request.reset();
     return n;
   }
 

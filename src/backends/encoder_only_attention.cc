@@ -1,5 +1,6 @@
 // Encoder-only attention (vLLM's create_encoder_only_attention_backend): the wrapped builder
-// builds the same batch with causal = false. Nothing else changes.
+// builds the same batch with causal = false (a per-request causal tensor dropped: vLLM 0.33's
+// `causal = False` replaces it). Nothing else changes.
 #include <utility>
 
 #include "backends/wrapped_builder.h"
@@ -19,6 +20,7 @@ class EncoderOnlyBuilder final : public WrappedBuilder {
   CommonMetadata transform(const CommonMetadata& common, const ops::Exec&) override {
     CommonMetadata c = common;
     c.causal = false;
+    c.causal_per_request.reset();  // vLLM 0.33's `causal = False` replaces a tensor too
     return c;
   }
 };

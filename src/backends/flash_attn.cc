@@ -14,6 +14,7 @@
 #include "backends/common_fields.h"
 #include "backends/field_list.h"
 #include "backends/flash_attn_cascade.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -51,6 +52,10 @@ ATTN_NAMED_LIST(ScheduleField, FLASH_ATTN_SCHEDULE_OFFSETS);
   X(kSchedulerMetadata, "scheduler_metadata")                                \
   X(kMaxNumSplits, "max_num_splits")                                         \
   X(kCausal, "causal")                                                       \
+  X(kMmPrefixQueryRangeTensor, "mm_prefix_query_range_tensor")               \
+  X(kRswaPrefixLens, "rswa_prefix_lens")                                     \
+  X(kRswaWindow, "rswa_window")                                              \
+  X(kRswaWindowTensor, "rswa_window_tensor")                                 \
   X(kAotSchedule, "aot_schedule")                                            \
   X(kSchedulerMetadataBuffer, "scheduler_metadata_buffer")                   \
   FLASH_ATTN_SCHEDULE_FIELDS(X, kScheduler, "scheduler_")                    \
@@ -73,7 +78,11 @@ static_assert(kSchedulerNumSplits - kScheduleBase == kSchedNumSplits &&
   X(kBufPrefixKvLens, "prefix_kv_lens")                 \
   X(kBufSuffixKvLens, "suffix_kv_lens")                 \
   X(kBufDcpContextKvLens, "dcp_context_kv_lens")        \
-  X(kBufSchedulerMetadata, "scheduler_metadata")
+  X(kBufSchedulerMetadata, "scheduler_metadata")        \
+  X(kBufRswaPrefixLens, "persistent_rswa_prefix_lens")  \
+  X(kBufRswaWindowTensor, "persistent_rswa_window_tensor") \
+  X(kBufMmQueryRanges, "mm_prefix_query_ranges_gpu")    \
+  X(kBufMmQueryRangesCpu, "mm_prefix_query_ranges_cpu")
 ATTN_NAMED_LIST(Buffer, FLASH_ATTN_BUFFERS);
 
 bool full_cuda_graph(const BuilderConfig& c) { return has_full_cudagraphs(c.cudagraph_mode); }
@@ -97,6 +106,16 @@ std::vector<BufferRequest> plan(const BuilderConfig& c) {
         full_cuda_graph(c) && aot
             ? static_cast<size_t>(scheduler_metadata_entries(c)) * sizeof(int32_t)
             : 0);
+  // vLLM 0.33: R-SWA buffers with model_config.rswa_window; the mm_prefix staging (host) and
+  // device buffers, (max_num_batched_tokens, 2) int32, with model_config.is_mm_prefix_lm.
+  const bool rswa = c.rswa_window > 0;
+  const size_t mm = c.is_mm_prefix_lm
+                        ? static_cast<size_t>(c.max_num_batched_tokens) * 2 * sizeof(int32_t)
+                        : 0;
+  p.set(kBufRswaPrefixLens, rswa ? seqs : 0);
+  p.set(kBufRswaWindowTensor, rswa ? sizeof(int32_t) : 0);
+  p.set(kBufMmQueryRanges, mm);
+  p.set(kBufMmQueryRangesCpu, c.device.is_cuda() ? mm : 0, /*host=*/true);
   return p.requests();
 }
 
@@ -113,6 +132,7 @@ struct ScheduleArgs {
   Tensor seqlens;
   int64_t max_seqlen_k;
   bool causal;
+  std::optional<Tensor> causal_tensor = std::nullopt;  ///< 0.33's per-request causal, when given.
 };
 
 class FlashAttnBuilder final : public Builder {
@@ -137,6 +157,8 @@ class FlashAttnBuilder final : public Builder {
     // qkv dtype of the schedule: fp8 caches run FlashAttention in e4m3; otherwise the spec's.
     qkv_dtype_ = c.cache_dtype == kKvDtypeFp8E4m3 ? kKvDtypeFp8E4m3 : spec.dtype;
     init_aot_sliding_window();
+    if (c.rswa_window > 0)  // torch.tensor([rswa_window]) on the device, once
+      ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufRswaWindowTensor), 1, c.rswa_window);
   }
 
   bool supports_update_block_table() const override { return true; }
@@ -221,8 +243,9 @@ class FlashAttnBuilder final : public Builder {
       schedule = ScheduleArgs{num_reqs,  *common.query_start_loc,          common.max_query_len,
                               suffix_t, common.max_seq_len - common_prefix_len, true};
     } else {
-      schedule = ScheduleArgs{num_reqs, *common.query_start_loc, common.max_query_len,
-                              *common.seq_lens, common.max_seq_len, common.causal};
+      schedule = ScheduleArgs{num_reqs,         *common.query_start_loc, common.max_query_len,
+                              *common.seq_lens, common.max_seq_len,    common.causal,
+                              common.causal_per_request};
     }
 
     m.set_int(kNumActualTokens, num_actual_tokens);
@@ -240,7 +263,12 @@ class FlashAttnBuilder final : public Builder {
     for (size_t f : {kNumDecodeReqs, kNumPrefillReqs, kNumDecodeTokens, kNumPrefillTokens})
       if (m.field(f).kind == FieldKind::kNone) m.set_int(f, 0);
     m.set_int(kMaxNumSplits, max_num_splits);
-    m.set_bool(kCausal, common.causal);
+    // vLLM 0.33's `causal: bool | Tensor`: the per-request int32 tensor when the batch has one.
+    if (common.causal_per_request)
+      m.set_tensor(kCausal, *common.causal_per_request);
+    else
+      m.set_bool(kCausal, common.causal);
+    set_mm_prefix_and_rswa(m, common, exec);
     m.set_bool(kAotSchedule, aot);
     if (aot && use_full_cuda_graph_) m.set_tensor(kSchedulerMetadataBuffer, scheduler_metadata_, true);
     if (aot && schedule) {
@@ -267,6 +295,48 @@ class FlashAttnBuilder final : public Builder {
     }
   }
 
+  // vLLM 0.33's mm_prefix_query_range_tensor and R-SWA fields (FlashAttentionMetadataBuilder
+  // .build's tail).
+  void set_mm_prefix_and_rswa(Metadata& m, const CommonMetadata& common, const ops::Exec& exec) {
+    const BuilderConfig& c = config();
+    if (common.mm_req_doc_ranges && c.is_mm_prefix_lm) {
+      // vLLM asserts "mm_prefix requires seq_lens_cpu_upper_bound"; libattn reads its host
+      // lengths (the exact mirror when given, equal to the bound on the prefill rows where the
+      // ranges live).
+      if (common.host_seq_lens() == nullptr)
+        invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); "
+                "FLASH_ATTN needs it with common->mm_req_doc_ranges (vLLM 0.33: mm_prefix "
+                "requires seq_lens_cpu_upper_bound)");
+      const Tensor& rows = *common.mm_req_doc_ranges;
+      int32_t* staging = c.device.is_cuda() ? buffers_.as<int32_t>(kBufMmQueryRangesCpu)
+                                            : buffers_.as<int32_t>(kBufMmQueryRanges);
+      if (common.qsl_host[common.num_reqs] > c.max_num_batched_tokens)
+        invalid("common->query_start_loc_cpu[num_reqs]=", common.qsl_host[common.num_reqs],
+                " exceeds config->max_num_batched_tokens=", c.max_num_batched_tokens,
+                " (the mm_prefix staging buffer's rows)");
+      const int64_t n = ops::fill_mm_prefix_query_ranges(
+          rows.as<const int32_t>(), rows.ndim > 0 ? rows.shape[0] : 0, common.qsl_host,
+          common.host_seq_lens(), common.num_reqs, staging);
+      if (n > 0) {
+        int32_t* dst = buffers_.as<int32_t>(kBufMmQueryRanges);
+        if (c.device.is_cuda()) copy_i32_into_buffer(exec, staging, true, 2 * n, dst);
+        m.set_tensor(kMmPrefixQueryRangeTensor, make_matrix(dst, c.device, kInt32, n, 2, 2),
+                     true);
+      }
+    }
+    if (c.rswa_window > 0 && common.rswa_prefix_lens) {
+      const Tensor& src = *common.rswa_prefix_lens;
+      int32_t* dst = buffers_.as<int32_t>(kBufRswaPrefixLens);
+      copy_i32_into_buffer(exec, src.as<const int32_t>(), src.host_accessible(),
+                           common.num_reqs, dst);
+      m.set_tensor(kRswaPrefixLens, make_vector(dst, c.device, kInt32, common.num_reqs), true);
+      m.set_int(kRswaWindow, c.rswa_window);
+      m.set_tensor(kRswaWindowTensor,
+                   make_vector(buffers_.as<int32_t>(kBufRswaWindowTensor), c.device, kInt32, 1),
+                   true);
+    }
+  }
+
   void write_schedule(Metadata& m, size_t base, const ScheduleArgs& a, int64_t num_splits) const {
     const BuilderConfig& c = config();
     m.set_int(base + kSchedBatchSize, a.batch_size);
@@ -280,7 +350,10 @@ class FlashAttnBuilder final : public Builder {
     m.set_tensor(base + kSchedCuSeqlensQ, a.cu_seqlens_q, metadata_field_in_buffer(a.cu_seqlens_q));
     m.set_int(base + kSchedQkvDtype, qkv_dtype_);
     m.set_int(base + kSchedPageSize, spec().block_size);
-    m.set_bool(base + kSchedCausal, a.causal);
+    if (a.causal_tensor)
+      m.set_tensor(base + kSchedCausal, *a.causal_tensor);
+    else
+      m.set_bool(base + kSchedCausal, a.causal);
     m.set_int(base + kSchedWindowLeft, aot_window_.first);
     m.set_int(base + kSchedWindowRight, aot_window_.second);
     m.set_int(base + kSchedNumSplits, num_splits);

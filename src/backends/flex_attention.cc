@@ -50,6 +50,10 @@ constexpr const char* kName = "FLEX_ATTENTION";
   X(kQBlockSize, "q_block_size")                              \
   X(kKvBlockSize, "kv_block_size")                            \
   X(kSlidingWindow, "sliding_window")                         \
+  X(kMmPrefixRange, "mm_prefix_range")                       \
+  X(kBlockSparsityHint, "block_sparsity_hint")               \
+  X(kRswaPrefixLens, "rswa_prefix_lens")                     \
+  X(kRswaWindow, "rswa_window")                              \
   X(kKvNumBlocks, "kv_num_blocks")                            \
   X(kKvIndices, "kv_indices")
 ATTN_NAMED_LIST(Field, FLEX_ATTENTION_FIELDS);
@@ -126,6 +130,10 @@ void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec, const 
   if (c.num_gpu_blocks <= 0)
     invalid("config->num_gpu_blocks=", c.num_gpu_blocks,
             "; FLEX_ATTENTION needs the number of KV cache blocks (vLLM's cache_config.num_gpu_blocks)");
+  if (c.rswa_window > 0)
+    fail(Status::kUnsupported, "FLEX_ATTENTION with config->rswa_window=", c.rswa_window,
+         " is not supported: vLLM 0.33's R-SWA block mask (q_block_size 1, its own persistent "
+         "kv indices) is not implemented in libattn");
   const Sizes s = sizes_for(spec, c);
   if (!power_of_two(s.q_block))
     invalid("config->flex_attn_q_block_size=", s.q_block, " is not a power of two");
@@ -149,6 +157,10 @@ class FlexAttentionBuilder final : public Builder {
     if (cpl > 0)
       fail(Status::kUnsupported, "FLEX_ATTENTION does not support cascade attention "
                                  "(common_prefix_len=", cpl, ")");
+    if (c.causal_per_request)
+      invalid("common->causal_per_request is given; FLEX_ATTENTION takes a scalar causal only "
+              "(vLLM 0.33's FlexAttention evaluates `not causal`, which a per-request tensor "
+              "cannot answer)");
     const BuilderConfig& cfg = config();
     const Device d = cfg.device;
     const int64_t n = c.num_reqs;
@@ -192,6 +204,9 @@ class FlexAttentionBuilder final : public Builder {
     Metadata& m = metadata();
     m.reset();
     m.set_bool(kCausal, c.causal);
+    // vLLM 0.33 passes the dict on (it shapes the mask_mod, not the block mask);
+    // block_sparsity_hint is a per-layer callable set at forward time, None after build().
+    if (c.mm_req_doc_ranges) m.set_tensor(kMmPrefixRange, *c.mm_req_doc_ranges);
     // vLLM 0.33 hands out its full-capacity persistent copies of query_start_loc and seq_lens
     // (and of the inverse table and the offsets): shapes that do not change with the batch.
     m.set_int(kNumActualTokens, c.num_actual_tokens);

@@ -77,7 +77,10 @@ void check_state_table(const char* backend, const KvCacheSpec& spec, const Commo
       if (start + cols > width)
         invalid("common->block_table_tensor has ", width, " columns but request ", i,
                 " (seq_lens[", i, "]=", c.seq_lens_host[i], ", block_size=", spec.block_size,
-                ") gathers columns ", start, "..", start + cols - 1, " in \"align\" mode");
+                ") gathers columns ", start, "..", start + cols - 1, " in \"align\" mode",
+                c.seq_lens_exact() ? "" : " (checked with common->seq_lens_cpu_upper_bound, "
+                "which may exceed the device length of an async spec-decode row: pass the "
+                "exact common->seq_lens_cpu)");
     }
   }
 }

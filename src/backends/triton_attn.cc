@@ -12,6 +12,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/common_fields.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -26,6 +27,9 @@ constexpr int64_t kMinLaunchGridSize2d = 128;  // vLLM's MIN_LAUNCH_GRID_SIZE_2D
 constexpr int64_t kNumParSoftmaxSegments = 16;  // vLLM's NUM_PAR_SOFTMAX_SEGMENTS
 constexpr int64_t kNumParSoftmaxSegments64 = 64;  // vLLM 0.33's SM 12.0 layout
 constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unified attention)
+/// Ranges per request the mm_prefix_range_tensor buffer holds (vLLM allocates the tensor per
+/// build; libattn's persistent buffer is max_num_seqs x this x 2 int32).
+constexpr int64_t kMaxMmPrefixRangesPerReq = 64;
 
 #define TRITON_ATTN_FIELDS(X)                                     \
   ATTN_PASSTHROUGH_FIELDS(X, k, "")                               \
@@ -36,7 +40,10 @@ constexpr int64_t kMax3dQueryLen = 8;           // vLLM's MAX_3D_QUERY_LEN (unif
   X(kSoftmaxSegmExpsum, "softmax_segm_expsum")                    \
   X(kCausal, "causal")                                            \
   X(kSchedulerMetadata, "scheduler_metadata")                     \
+  X(kMmPrefixRange, "mm_prefix_range")                             \
   X(kMmPrefixRangeTensor, "mm_prefix_range_tensor")               \
+  X(kRswaPrefixLens, "rswa_prefix_lens")                          \
+  X(kRswaWindow, "rswa_window")                                   \
   X(kUseCascade, "use_cascade")                                   \
   X(kCommonPrefixLen, "common_prefix_len")                        \
   X(kCuPrefixQueryLens, "cu_prefix_query_lens")                   \
@@ -52,7 +59,10 @@ constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build witho
   X(kBufExpsum, "softmax_segm_expsum")         \
   X(kBufCu, "cu_prefix_query_lens")            \
   X(kBufPrefix, "prefix_kv_lens")              \
-  X(kBufSuffix, "suffix_kv_lens")
+  X(kBufSuffix, "suffix_kv_lens")              \
+  X(kBufRswaPrefixLens, "persistent_rswa_prefix_lens") \
+  X(kBufMmRanges, "mm_prefix_range_tensor")    \
+  X(kBufMmRangesCpu, "mm_prefix_range_tensor staging")
 ATTN_NAMED_LIST(Buffer, TRITON_ATTN_BUFFERS);
 
 int64_t next_power_of_2(int64_t n) {
@@ -133,6 +143,13 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufCu, 2 * sizeof(int32_t));
   p.set(kBufPrefix, sizeof(int32_t));
   p.set(kBufSuffix, static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t));
+  p.set(kBufRswaPrefixLens,
+        c.rswa_window > 0 ? static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t) : 0);
+  const size_t mm = c.is_mm_prefix_lm ? static_cast<size_t>(c.max_num_seqs) *
+                                            kMaxMmPrefixRangesPerReq * 2 * sizeof(int32_t)
+                                      : 0;
+  p.set(kBufMmRanges, mm);
+  p.set(kBufMmRangesCpu, c.device.is_cuda() ? mm : 0, /*host=*/true);
   return p.requests();
 }
 
@@ -181,7 +198,12 @@ class TritonAttnBuilder final : public Builder {
     m.set_tensor(kSoftmaxSegmOutput, narrow_view ? output16_ : output_, true);
     m.set_tensor(kSoftmaxSegmMax, narrow_view ? max16_ : max_, true);
     m.set_tensor(kSoftmaxSegmExpsum, narrow_view ? expsum16_ : expsum_, true);
-    m.set_bool(kCausal, c.causal);
+    // vLLM 0.33's `causal: bool | Tensor`: the per-request int32 tensor when the batch has one.
+    if (c.causal_per_request)
+      m.set_tensor(kCausal, *c.causal_per_request);
+    else
+      m.set_bool(kCausal, c.causal);
+    set_mm_prefix_and_rswa(m, c, exec);
     if (common_prefix_len > 0) {  // the cascade variant (libattn's extension)
       m.set_bool(kUseCascade, true);
       m.set_int(kCommonPrefixLen, common_prefix_len);
@@ -206,6 +228,52 @@ class TritonAttnBuilder final : public Builder {
   }
 
  private:
+  // vLLM 0.33's mm_prefix_range (the dict, as the batch's (request, start, end) rows),
+  // mm_prefix_range_tensor (compute_mm_prefix_range_tensor) and the R-SWA fields.
+  void set_mm_prefix_and_rswa(Metadata& m, const CommonMetadata& c, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    if (c.mm_req_doc_ranges) {
+      const Tensor& rows = *c.mm_req_doc_ranges;
+      m.set_tensor(kMmPrefixRange, rows);
+      const int64_t num_ranges = rows.ndim > 0 ? rows.shape[0] : 0;
+      const int32_t* r = rows.as<const int32_t>();
+      const int64_t width = ops::mm_prefix_max_ranges(r, num_ranges, c.num_reqs);
+      if (width > 0) {
+        if (!cfg.is_mm_prefix_lm)
+          invalid("common->mm_req_doc_ranges has ranges but config->is_mm_prefix_lm is 0; "
+                  "TRITON_ATTN sizes its mm_prefix_range_tensor buffer only for a PrefixLM model");
+        if (width > kMaxMmPrefixRangesPerReq)
+          invalid("common->mm_req_doc_ranges has ", width, " ranges for one request; "
+                  "TRITON_ATTN's mm_prefix_range_tensor holds at most ",
+                  kMaxMmPrefixRangesPerReq, " per request");
+        int32_t* dst = buffers_.as<int32_t>(kBufMmRanges);
+        int32_t* staging = cfg.device.is_cuda() ? buffers_.as<int32_t>(kBufMmRangesCpu) : dst;
+        ops::mm_prefix_range_tensor(r, num_ranges, c.num_reqs, width, staging);
+        if (cfg.device.is_cuda())
+          copy_i32_into_buffer(exec, staging, true, c.num_reqs * width * 2, dst);
+        Tensor t;
+        t.data = dst;
+        t.device = cfg.device;
+        t.dtype = kInt32;
+        t.ndim = 3;
+        t.shape[0] = c.num_reqs;
+        t.shape[1] = width;
+        t.shape[2] = 2;
+        t.strides[0] = width * 2;
+        t.strides[1] = 2;
+        t.strides[2] = 1;
+        m.set_tensor(kMmPrefixRangeTensor, t, true);
+      }
+    }
+    if (cfg.rswa_window > 0 && c.rswa_prefix_lens) {
+      const Tensor& src = *c.rswa_prefix_lens;
+      int32_t* dst = buffers_.as<int32_t>(kBufRswaPrefixLens);
+      copy_i32_into_buffer(exec, src.as<const int32_t>(), src.host_accessible(), c.num_reqs, dst);
+      m.set_tensor(kRswaPrefixLens, make_vector(dst, cfg.device, kInt32, c.num_reqs), true);
+      m.set_int(kRswaWindow, cfg.rswa_window);
+    }
+  }
+
   static Tensor shaped(void* data, Device d, std::initializer_list<int64_t> dims) {
     Tensor t;
     t.data = data;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "core/error.h"
+#include "core/exact_seq_lens.h"
 #include "core/tensor_args.h"
 #include "ops/batch_ops.h"
 
@@ -98,6 +100,14 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
   r.seq_lens_cpu_upper_bound = c.seq_lens_cpu_upper_bound;  // vLLM 0.33 passes it on
   r.num_reqs = num_reqs;
   r.num_actual_tokens = qsl_new[num_reqs];
+  // vLLM 0.33 takes max_query_len from max_logits_per_req (asserting it is given) rather than
+  // syncing the per-request counts; without it (-1, an older caller) the host counts decide.
+  if (c.max_logits_per_req >= 0) {
+    if (c.max_logits_per_req < max_q)
+      invalid("common->max_logits_per_req=", c.max_logits_per_req, " is less than ", max_q,
+              ", the logits indices of one request (logits_indices_padded)");
+    max_q = c.max_logits_per_req;
+  }
   r.max_query_len = max_q;
   r.max_seq_len = c.max_seq_len;
   r.block_table_tensor = c.block_table_tensor;
@@ -127,7 +137,10 @@ CommonLimits local_limits() {
 int64_t local_attention_num_virtual_batches(int32_t chunk, CommonMetadata& c) {
   if (chunk <= 0) invalid("attn_chunk_size=", chunk, " must be positive");
   validate(c, local_limits());
-  return ops::local_attention_num_virtual_batches(c.qsl_host, c.seq_lens_host, c.num_reqs, chunk);
+  // vLLM 0.33 syncs the device seq_lens here (not seq_lens_cpu_upper_bound).
+  std::vector<int32_t> storage;
+  const int32_t* seq = exact_host_seq_lens(c, storage);
+  return ops::local_attention_num_virtual_batches(c.qsl_host, seq, c.num_reqs, chunk);
 }
 
 CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadata& c,
@@ -136,8 +149,10 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
                                                     void* stream) {
   check_chunk(chunk, block_size);
   validate(c, local_limits());
-  const int64_t v = ops::local_attention_num_virtual_batches(c.qsl_host, c.seq_lens_host,
-                                                             c.num_reqs, chunk);
+  // vLLM 0.33 syncs the device seq_lens here (`seq_lens.cpu()`), not seq_lens_cpu_upper_bound.
+  std::vector<int32_t> exact_storage;
+  const int32_t* exact = exact_host_seq_lens(c, exact_storage);
+  const int64_t v = ops::local_attention_num_virtual_batches(c.qsl_host, exact, c.num_reqs, chunk);
   const int64_t pages = chunk / block_size;
   const ops::Exec ex = exec_for(*c.query_start_loc, stream);
   expect_output(out.query_start_loc, "out->query_start_loc", kInt32, v + 1, ex);
@@ -154,7 +169,7 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
   expect_output(out.virtual_block_start, "out->virtual_block_start", kInt32, v, ex);
 
   const ops::LocalAttentionPlan plan = ops::local_attention_plan(
-      c.qsl_host, c.seq_lens_host, c.num_reqs, chunk, block_size,
+      c.qsl_host, exact, c.num_reqs, chunk, block_size,
       out.query_start_loc_cpu.as<int32_t>(), out.seq_lens_cpu.as<int32_t>(),
       out.num_computed_tokens_cpu ? out.num_computed_tokens_cpu->as<int32_t>() : nullptr, nullptr,
       nullptr);
@@ -164,7 +179,7 @@ CommonMetadata make_local_attention_virtual_batches(int32_t chunk, CommonMetadat
   // The host path computes from the validated host copies (the mirrors may stand for them).
   ops::local_attention_virtual_batches(
       ex, ex.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host,
-      ex.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host, c.num_reqs,
+      ex.on_cuda ? c.seq_lens->as<const int32_t>() : exact, c.num_reqs,
       chunk, block_size, bt.as<const int32_t>(), bt.shape[0], bt.strides[0], bt.shape[1],
       out.query_start_loc.as<int32_t>(), out.seq_lens.as<int32_t>(), out.block_table.as<int32_t>(),
       out.block_table.strides[0], out.virtual_req.as<int32_t>(),

@@ -76,6 +76,8 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   expect_range(c.attn_type, kAttnDecoder, kAttnEncoderDecoder, "attn_type",
                "an ATTN_TYPE_* value (0..3)");
   if (c.num_sms < 0) invalid("config->num_sms=", c.num_sms, " is negative");
+  if (c.rswa_window < 0)
+    invalid("config->rswa_window=", c.rswa_window, " is negative (0 means None)");
   if (c.device_capability < 0)
     invalid("config->device_capability=", c.device_capability, " is negative");
   if (c.flash_attn_version != 0 && (c.flash_attn_version < 2 || c.flash_attn_version > 4))

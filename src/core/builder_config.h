@@ -97,6 +97,8 @@ struct BuilderConfig {
   // ABI 1.4
   bool use_v2_model_runner = false;  ///< vLLM's model runner V2 (max_decode_query_len).
   int32_t num_sms = 0;               ///< 0 = unknown.
+  int32_t rswa_window = 0;           ///< vLLM 0.33's model_config.rswa_window; 0 = None.
+  bool is_mm_prefix_lm = false;      ///< vLLM 0.33's model_config.is_mm_prefix_lm.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

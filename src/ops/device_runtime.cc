@@ -73,6 +73,12 @@ void cuda_copy_to_device(int32_t device_id, void* dst, const void* src, size_t b
   check(kernels::copy_to_device(device_id, dst, src, bytes), "cudaMemcpy (host to device)");
 }
 
+void cuda_copy_to_device_async(int32_t device_id, void* dst, const void* src, size_t bytes,
+                               void* stream) {
+  check(kernels::copy_to_device_async(device_id, dst, src, bytes, stream),
+        "cudaMemcpyAsync (host to device)");
+}
+
 void cuda_copy_device_to_device(int32_t device_id, void* dst, const void* src, size_t bytes) {
   check(kernels::copy_device_to_device(device_id, dst, src, bytes),
         "cudaMemcpy (device to device)");
@@ -96,6 +102,7 @@ void cuda_memset_zero(int32_t, void*, size_t) { no_cuda(); }
 void cuda_copy_to_host(int32_t, void*, const void*, size_t) { no_cuda(); }
 void cuda_copy_device_to_device(int32_t, void*, const void*, size_t) { no_cuda(); }
 void cuda_copy_to_device(int32_t, void*, const void*, size_t) { no_cuda(); }
+void cuda_copy_to_device_async(int32_t, void*, const void*, size_t, void*) { no_cuda(); }
 
 #endif
 

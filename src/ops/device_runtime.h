@@ -32,4 +32,12 @@ void cuda_copy_to_host(int32_t device_id, void* dst_host, const void* src_device
 void cuda_copy_device_to_device(int32_t device_id, void* dst, const void* src, size_t bytes);
 void cuda_copy_to_device(int32_t device_id, void* dst_device, const void* src_host, size_t bytes);
 
+/// The one copy a build may issue besides kernels: host to device, queued on the build's stream
+/// (cudaMemcpyAsync; vLLM 0.33's non_blocking copy of a host staging buffer). For the inputs that
+/// only exist on the host (multimodal ranges, host R-SWA prefix lengths); the host memory must
+/// stay unchanged until the stream reaches the copy (a builder's persistent host buffer does
+/// until the next build). Under stream capture the source must be pinned (CUDA's rule).
+void cuda_copy_to_device_async(int32_t device_id, void* dst_device, const void* src_host,
+                               size_t bytes, void* stream);
+
 }  // namespace attn::ops

@@ -75,6 +75,25 @@ static void test_fast_prefill_vector(void** state) {
   assert_int_equal(ts_int(r, "causal"), 1);
   build_on(r, 16);
   attn_metadata_destroy(r);
+  /* vLLM 0.33 takes max_query_len from max_logits_per_req (no sync of the per-request counts):
+   * a larger value is passed on as it is */
+  {
+    const int64_t max_q = (int64_t)json_get(e, "max_query_len")->number;
+    assert_true(max_q > 0);
+    b->common.max_logits_per_req = max_q + 2;
+    r = NULL;
+    ASSERT_OK(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct,
+                                                                     &r, NULL));
+    assert_int_equal(ts_int(r, "max_query_len"), max_q + 2);
+    attn_metadata_destroy(r);
+    /* one below the logits of one request is refused, named */
+    b->common.max_logits_per_req = max_q - 1;
+    r = (attn_metadata_t*)UNTOUCHED_PTR;
+    ASSERT_ERROR(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot,
+                                                                        &oct, &r, NULL),
+                 ATTN_ERR_INVALID_ARGUMENT, "common->max_logits_per_req=");
+    assert_ptr_equal(r, UNTOUCHED_PTR);
+  }
   ts_batch_free(b);
   json_free(v);
 }

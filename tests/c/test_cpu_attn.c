@@ -53,6 +53,20 @@ static void test_fields(void** state) {
   assert_null(ts_tensor(m, "scheduler_metadata"));
   assert_null(ts_tensor(m, "encoder_cache"));
   assert_null(ts_tensor(m, "dynamic_causal"));
+  assert_null(ts_tensor(m, "scheduler_dynamic_causal"));
+  {  /* vLLM 0.33: a per-request causal tensor is dynamic_causal, and causal is then False */
+    int32_t causal[3] = {1, 0, 1};
+    int64_t n3[1] = {3};
+    attn_tensor_t causal_t = ts_host_tensor(causal, 1, n3, ATTN_DTYPE_INT, 32);
+    batch->common.causal_per_request = &causal_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    expect_bool(m, "causal", 0);
+    expect_bool(m, "scheduler_causal", 0);
+    assert_ptr_equal(ts_tensor(m, "dynamic_causal")->data, causal);
+    assert_ptr_equal(ts_tensor(m, "scheduler_dynamic_causal")->data, causal);
+    batch->common.causal_per_request = NULL;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  }
   assert_int_equal(ts_int(m, "scheduler_num_reqs"), 3);
   assert_int_equal(ts_int(m, "scheduler_num_heads"), 32);
   assert_int_equal(ts_int(m, "scheduler_num_kv_heads"), 8);
@@ -149,6 +163,27 @@ static void test_encoder_only(void** state) {
   assert_int_equal(slots[26], ATTN_PAD_SLOT_ID);
   assert_int_equal(slots[27], ATTN_PAD_SLOT_ID);
   assert_int_equal(batch->slots[0] != 0 || batch->slots[1] != 0, 1); /* the caller's is untouched */
+  /* vLLM 0.33 writes the slot mapping from `positions` through the encoder block table
+   * (compute_slot_mapping_kernel_impl): block_table[r][pos / 16] * 16 + pos % 16 */
+  {
+    int64_t positions[28];
+    int64_t n28[1] = {28};
+    attn_tensor_t positions_t = ts_host_tensor(positions, 1, n28, ATTN_DTYPE_INT, 64);
+    for (k = 0; k < 28; ++k) positions[k] = 0;
+    for (k = 0; k < 5; ++k) positions[k] = 4 - k;        /* request 0, reversed */
+    for (k = 0; k < 20; ++k) positions[5 + k] = 19 - k;  /* request 1, reversed: blocks 1, 2 */
+    positions[25] = 0;
+    batch->common.positions = &positions_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    slots = (const int64_t*)ts_tensor(m, "slot_mapping")->data;
+    for (k = 0; k < 5; ++k) assert_int_equal(slots[k], 4 - k);
+    for (k = 0; k < 20; ++k) assert_int_equal(slots[5 + k], 16 + 19 - k);
+    assert_int_equal(slots[25], 48);
+    assert_int_equal(slots[26], ATTN_PAD_SLOT_ID);
+    assert_int_equal(slots[27], ATTN_PAD_SLOT_ID);
+    batch->common.positions = NULL;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  }
   t = ts_tensor(m, "encoder_cache");
   assert_int_equal(t->ndim, 4);
   assert_int_equal(t->shape[0], 4);

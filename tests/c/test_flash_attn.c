@@ -77,16 +77,17 @@ static void test_plain_build(void** state) {
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_string_equal(attn_metadata_kind(m), "FLASH_ATTN");
-  /* vLLM 0.33's FlashAttentionMetadata (17 of its fields; not yet the mm_prefix/R-SWA ones),
-   * then libattn's 15 scheduler fields; no cascade fields */
-  assert_int_equal(attn_metadata_field_count(m), 32);
+  /* vLLM 0.33's FlashAttentionMetadata (21 fields), then libattn's 15 scheduler fields; no
+   * cascade fields */
+  assert_int_equal(attn_metadata_field_count(m), 36);
   {
     attn_field_t f = ATTN_FIELD_INIT;
     static const char* const order[] = {
         "num_actual_tokens", "max_query_len", "query_start_loc", "max_seq_len", "seq_lens",
         "block_table", "slot_mapping", "max_dcp_context_kv_len", "dcp_context_kv_lens",
         "num_decode_reqs", "num_prefill_reqs", "num_decode_tokens", "num_prefill_tokens",
-        "scheduler_metadata", "max_num_splits", "causal"};
+        "scheduler_metadata", "max_num_splits", "causal", "mm_prefix_query_range_tensor",
+        "rswa_prefix_lens", "rswa_window", "rswa_window_tensor"};
     for (i = 0; i < (int64_t)(sizeof order / sizeof order[0]); ++i) {
       ASSERT_OK(attn_metadata_field(m, (size_t)i, &f));
       assert_string_equal(f.name, order[i]);
@@ -150,6 +151,89 @@ static void test_plain_build(void** state) {
   attn_builder_destroy(b);
 }
 
+/* vLLM 0.33's multimodal PrefixLM, R-SWA and per-request causal inputs. Expected values from
+ * vLLM 0.33.0's fill_mm_prefix_query_ranges on this batch with {3: [(70, 80), (90, 95)],
+ * 4: [(2, 5)]} (run in the venv): request 3 (context 64, tokens 3..34) covers (70, 80) with
+ * tokens 9..19 and (90, 95) with 29..34, request 4 (context 0, tokens 35..54) (2, 5) with
+ * 37..40; every other token (-1, -1). */
+static void test_mm_prefix_rswa_causal(void** state) {
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int32_t ranges[3][3] = {{3, 70, 80}, {3, 90, 95}, {4, 2, 5}};
+  int32_t causal[5] = {1, 0, 1, 1, 0};
+  int32_t rswa[5] = {4, 8, 0, 2, 20};
+  int32_t expected[55][2];
+  int64_t rshape[2] = {3, 3}, n5[1] = {5};
+  attn_tensor_t ranges_t = ts_host_tensor(ranges, 2, rshape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t causal_t = ts_host_tensor(causal, 1, n5, ATTN_DTYPE_INT, 32);
+  attn_tensor_t rswa_t = ts_host_tensor(rswa, 1, n5, ATTN_DTYPE_INT, 32);
+  int64_t i;
+  (void)state;
+  for (i = 0; i < 55; ++i) expected[i][0] = expected[i][1] = -1;
+  for (i = 9; i <= 19; ++i) expected[i][0] = 70, expected[i][1] = 80;
+  for (i = 29; i <= 34; ++i) expected[i][0] = 90, expected[i][1] = 95;
+  for (i = 37; i <= 40; ++i) expected[i][0] = 2, expected[i][1] = 5;
+  /* Without the model flags the inputs change nothing (vLLM builds neither buffer). */
+  b = builder_for(&c);
+  batch->common.mm_req_doc_ranges = &ranges_t;
+  batch->common.rswa_prefix_lens = &rswa_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_none(m, "mm_prefix_query_range_tensor");
+  expect_none(m, "rswa_prefix_lens");
+  expect_none(m, "rswa_window");
+  expect_none(m, "rswa_window_tensor");
+  attn_builder_destroy(b);
+
+  c.is_mm_prefix_lm = 1;
+  c.rswa_window = 128;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  t = ts_tensor(m, "mm_prefix_query_range_tensor");
+  assert_non_null(t);
+  assert_int_equal(t->ndim, 2);
+  assert_int_equal(t->shape[0], 55);
+  assert_int_equal(t->shape[1], 2);
+  assert_memory_equal(t->data, expected, sizeof expected);
+  ts_expect_i32(m, "rswa_prefix_lens", rswa, 5);
+  assert_ptr_not_equal(ts_tensor(m, "rswa_prefix_lens")->data, rswa); /* the persistent copy */
+  assert_int_equal(ts_int(m, "rswa_window"), 128);
+  {
+    static const int32_t window[1] = {128};
+    ts_expect_i32(m, "rswa_window_tensor", window, 1);
+  }
+  expect_bool(m, "causal", 1);
+  /* 0.33's `causal: bool | Tensor`: the per-request tensor, also to the FA3 scheduler */
+  batch->common.causal_per_request = &causal_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "causal", causal, 5);
+  ts_expect_i32(m, "scheduler_causal", causal, 5);
+  /* no range covers a scheduled token: None (vLLM: 0 rows written) */
+  ranges[0][1] = 0, ranges[0][2] = 10; /* request 3's context is 64: nothing scheduled */
+  ranges[1][1] = 20, ranges[1][2] = 30;
+  ranges[2][0] = 3, ranges[2][1] = 40, ranges[2][2] = 50;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_none(m, "mm_prefix_query_range_tensor");
+  /* without prefix lengths, no R-SWA fields */
+  batch->common.rswa_prefix_lens = NULL;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_none(m, "rswa_prefix_lens");
+  expect_none(m, "rswa_window");
+  attn_builder_destroy(b);
+  /* a negative window is refused, naming it */
+  c.rswa_window = -1;
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  {
+    attn_kv_cache_spec_t spec = ts_spec();
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+                 "config->rswa_window=-1");
+  }
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  ts_batch_free(batch);
+}
+
 static void test_cascade(void** state) {
   attn_builder_config_t c = config_for(90);
   attn_builder_t* b = builder_for(&c);
@@ -159,8 +243,8 @@ static void test_cascade(void** state) {
   const void* suffix_addr;
   (void)state;
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
-  /* libattn's extension: the cascade fields follow 0.33's and libattn's 32 */
-  assert_int_equal(attn_metadata_field_count(m), 52);
+  /* libattn's extension: the cascade fields follow 0.33's and libattn's 36 */
+  assert_int_equal(attn_metadata_field_count(m), 56);
   expect_bool(m, "use_cascade", 1);
   assert_int_equal(ts_int(m, "common_prefix_len"), 16);
   ts_expect_i32(m, "cu_prefix_query_lens", cu, 2);
@@ -185,7 +269,7 @@ static void test_cascade(void** state) {
   /* the buffers are persistent: same addresses on the next build */
   suffix_addr = ts_tensor(m, "suffix_kv_lens")->data;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(attn_metadata_field_count(m), 32);
+  assert_int_equal(attn_metadata_field_count(m), 36);
   expect_no_cascade_fields(m);
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
   assert_ptr_equal(ts_tensor(m, "suffix_kv_lens")->data, suffix_addr);
@@ -739,6 +823,7 @@ static void test_random_batches(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plain_build),          cmocka_unit_test(test_cascade),
+      cmocka_unit_test(test_mm_prefix_rswa_causal),
       cmocka_unit_test(test_num_splits),           cmocka_unit_test(test_fa2_and_fast_build),
       cmocka_unit_test(test_dcp),                  cmocka_unit_test(test_dcp_skip),                  cmocka_unit_test(test_sliding_windows),
       cmocka_unit_test(test_qkv_dtype),            cmocka_unit_test(test_update_block_table),

@@ -363,10 +363,35 @@ static void test_bad_input(void** state) {
   b = ts_builder("FLEX_ATTENTION", &spec, &c);
   ASSERT_ERROR(attn_build(b, 16, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
                "FLEX_ATTENTION does not support cascade attention");
+  {  /* vLLM 0.33's multimodal and R-SWA fields; a per-request causal tensor is refused */
+    int32_t ranges[1][3] = {{0, 2, 6}}, causal[1] = {0};
+    int64_t rshape[2] = {1, 3}, n1[1] = {1};
+    attn_tensor_t ranges_t = ts_host_tensor(ranges, 2, rshape, ATTN_DTYPE_INT, 32);
+    attn_tensor_t causal_t = ts_host_tensor(causal, 1, n1, ATTN_DTYPE_INT, 32);
+    batch->common.mm_req_doc_ranges = &ranges_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_ptr_equal(ts_tensor(m, "mm_prefix_range")->data, ranges); /* the dict, as rows */
+    assert_int_equal(ts_kind(m, "block_sparsity_hint"), ATTN_FIELD_NONE); /* set per layer */
+    assert_int_equal(ts_kind(m, "rswa_prefix_lens"), ATTN_FIELD_NONE);
+    assert_int_equal(ts_kind(m, "rswa_window"), ATTN_FIELD_NONE);
+    batch->common.mm_req_doc_ranges = NULL;
+    batch->common.causal_per_request = &causal_t;
+    m = (attn_metadata_t*)UNTOUCHED_PTR;
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->causal_per_request is given; FLEX_ATTENTION takes a scalar causal");
+    assert_ptr_equal(m, UNTOUCHED_PTR);
+    batch->common.causal_per_request = NULL;
+  }
   batch->bt[1] = kGpuBlocks;
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->block_table_tensor[0][1]=64 is not a block of the KV cache");
   attn_builder_destroy(b);
+  /* vLLM 0.33's R-SWA block mask is not implemented: refused at create, named */
+  c.rswa_window = 32;
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "FLEX_ATTENTION with config->rswa_window=32 is not supported");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
   ts_batch_free(batch);
 }
 

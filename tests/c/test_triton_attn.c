@@ -115,12 +115,13 @@ static void test_build_fields(void** state) {
   expect_bool(m, "causal", 1);
   assert_null(ts_tensor(m, "scheduler_metadata"));
   assert_null(ts_tensor(m, "mm_prefix_range_tensor"));
-  {  /* vLLM 0.33's TritonAttentionMetadata, in order (not yet mm_prefix_range/R-SWA) */
+  {  /* vLLM 0.33's TritonAttentionMetadata, in order */
     static const char* const order[] = {
         "num_actual_tokens", "max_query_len", "query_start_loc", "max_seq_len", "seq_lens",
         "block_table", "slot_mapping", "seq_threshold_3D", "num_par_softmax_segments",
         "softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum", "causal",
-        "scheduler_metadata", "mm_prefix_range_tensor"};
+        "scheduler_metadata", "mm_prefix_range", "mm_prefix_range_tensor", "rswa_prefix_lens",
+        "rswa_window"};
     static const char* const gone[] = {
         "use_cascade", "common_prefix_len", "cu_prefix_query_lens", "prefix_kv_lens",
         "suffix_kv_lens", "prefix_scheduler_metadata", "all_pure_first_prefill", "num_decodes",
@@ -128,7 +129,7 @@ static void test_build_fields(void** state) {
         "q_to_req", "q_to_klen"};
     attn_field_t f = ATTN_FIELD_INIT;
     size_t k;
-    assert_int_equal(attn_metadata_field_count(m), 15);
+    assert_int_equal(attn_metadata_field_count(m), 18);
     for (k = 0; k < sizeof order / sizeof order[0]; ++k) {
       ASSERT_OK(attn_metadata_field(m, k, &f));
       assert_string_equal(f.name, order[k]);
@@ -137,7 +138,7 @@ static void test_build_fields(void** state) {
   }
   /* libattn's extension: with a common prefix the cascade fields follow, built as 0.13 did */
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
-  assert_int_equal(attn_metadata_field_count(m), 21);
+  assert_int_equal(attn_metadata_field_count(m), 24);
   expect_bool(m, "use_cascade", 1);
   assert_int_equal(ts_int(m, "common_prefix_len"), 16);
   ts_expect_i32(m, "cu_prefix_query_lens", (int32_t[]){0, 29}, 2);
@@ -145,7 +146,7 @@ static void test_build_fields(void** state) {
   ts_expect_i32(m, "suffix_kv_lens", (int32_t[]){14, 2, 24, 4}, 4);
   assert_null(ts_tensor(m, "prefix_scheduler_metadata"));
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL)); /* and back */
-  assert_int_equal(attn_metadata_field_count(m), 15);
+  assert_int_equal(attn_metadata_field_count(m), 18);
   expect_absent(m, "use_cascade");
   attn_builder_destroy(b);
   ts_batch_free(batch);
@@ -267,6 +268,74 @@ static void test_sm120_64_segments(void** state) {
   ts_batch_free(tokens);
 }
 
+/* vLLM 0.33's mm_prefix_range (the dict as rows), mm_prefix_range_tensor, R-SWA fields and
+ * per-request causal. compute_mm_prefix_range_tensor({1: [(3, 9), (12, 15)], 3: [(0, 4)]}, 4)
+ * in vLLM 0.33.0 gives [[[0,0],[0,0]], [[3,9],[12,15]], [[0,0],[0,0]], [[0,4],[0,0]]]; every
+ * list (0, 0) gives None. */
+static void test_mm_prefix_rswa_causal(void** state) {
+  static const int32_t q[4] = {1, 1, 7, 20}, s[4] = {30, 18, 40, 20};
+  static const int32_t expected[4][2][2] = {
+      {{0, 0}, {0, 0}}, {{3, 9}, {12, 15}}, {{0, 0}, {0, 0}}, {{0, 4}, {0, 0}}};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 4, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int32_t ranges[3][3] = {{1, 3, 9}, {1, 12, 15}, {3, 0, 4}};
+  int32_t empty[2][3] = {{0, 0, 0}, {2, 0, 0}};
+  int32_t causal[4] = {0, 1, 1, 0};
+  int32_t rswa[4] = {5, 6, 7, 8};
+  int64_t rshape[2] = {3, 3}, eshape[2] = {2, 3}, n4[1] = {4};
+  attn_tensor_t ranges_t = ts_host_tensor(ranges, 2, rshape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t empty_t = ts_host_tensor(empty, 2, eshape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t causal_t = ts_host_tensor(causal, 1, n4, ATTN_DTYPE_INT, 32);
+  attn_tensor_t rswa_t = ts_host_tensor(rswa, 1, n4, ATTN_DTYPE_INT, 32);
+  (void)state;
+  c.is_mm_prefix_lm = 1;
+  c.rswa_window = 64;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  batch->common.mm_req_doc_ranges = &ranges_t;
+  batch->common.rswa_prefix_lens = &rswa_t;
+  batch->common.causal_per_request = &causal_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  t = ts_tensor(m, "mm_prefix_range");
+  assert_ptr_equal(t->data, ranges); /* the dict, as the batch's (request, start, end) rows */
+  t = ts_tensor(m, "mm_prefix_range_tensor");
+  assert_non_null(t);
+  assert_int_equal(t->ndim, 3);
+  assert_int_equal(t->shape[0], 4);
+  assert_int_equal(t->shape[1], 2);
+  assert_int_equal(t->shape[2], 2);
+  assert_memory_equal(t->data, expected, sizeof expected);
+  ts_expect_i32(m, "rswa_prefix_lens", rswa, 4);
+  assert_ptr_not_equal(ts_tensor(m, "rswa_prefix_lens")->data, rswa);
+  assert_int_equal(ts_int(m, "rswa_window"), 64);
+  ts_expect_i32(m, "causal", causal, 4);
+  /* every request's list is [(0, 0)]: the dict is passed on, the tensor is None */
+  batch->common.mm_req_doc_ranges = &empty_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_ptr_equal(ts_tensor(m, "mm_prefix_range")->data, empty);
+  assert_null(ts_tensor(m, "mm_prefix_range_tensor"));
+  attn_builder_destroy(b);
+  /* without is_mm_prefix_lm there is no buffer for the tensor: refused, named */
+  c.is_mm_prefix_lm = 0;
+  c.rswa_window = 0;
+  b = ts_builder("TRITON_ATTN", &spec, &c);
+  batch->common.mm_req_doc_ranges = &ranges_t;
+  m = (attn_metadata_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "config->is_mm_prefix_lm is 0");
+  assert_ptr_equal(m, UNTOUCHED_PTR);
+  /* without rswa_window, no R-SWA fields (vLLM: model_config.rswa_window is None) */
+  batch->common.mm_req_doc_ranges = NULL;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_null(ts_tensor(m, "rswa_prefix_lens"));
+  assert_int_equal(ts_kind(m, "rswa_window"), ATTN_FIELD_NONE);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
 static void test_capture(void** state) {
   static const int32_t q[2] = {5, 9}, s[2] = {5, 9};
   static const int32_t qd[3] = {1, 1, 1}, sd[3] = {300, 17, 90};
@@ -323,6 +392,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_seq_threshold_3d),
       cmocka_unit_test(test_build_fields),
+      cmocka_unit_test(test_mm_prefix_rswa_causal),
       cmocka_unit_test(test_scratch_rows_per_query_token),
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_sm120_64_segments),

@@ -247,6 +247,24 @@ static void test_cross_attention(void** state) {
   for (i = 0; i < 18; ++i)
     assert_int_equal(((const int64_t*)t->data)[i], (i < 16 ? 41 : 42) * 16 + i % 16);
   assert_ptr_equal(ts_tensor(m, "block_table")->data, other_bt);
+  {  /* vLLM 0.33: a batch with only seq_lens_cpu_upper_bound (request 0 optimistic) and a
+      * per-request causal tensor: the wrapper's batch has the encoder lengths as its bound and
+      * causal False (vLLM's `causal = False` replaces the tensor too) */
+    int32_t bound[2] = {11, 3}, causal[2] = {1, 1};
+    int64_t n2[1] = {2};
+    attn_tensor_t bound_t = ts_host_tensor(bound, 1, n2, ATTN_DTYPE_INT, 32);
+    attn_tensor_t causal_t = ts_host_tensor(causal, 1, n2, ATTN_DTYPE_INT, 32);
+    batch->common.max_seq_len = 11; /* an upper bound too */
+    batch->common.seq_lens_cpu_upper_bound = &bound_t;
+    batch->common.causal_per_request = &causal_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    expect_bool(m, "causal", 0);
+    ts_expect_i32(m, "seq_lens", enc, 2);
+    assert_int_equal(ts_tensor(m, "slot_mapping")->shape[0], 18);
+    batch->common.seq_lens_cpu_upper_bound = NULL;
+    batch->common.causal_per_request = NULL;
+    batch->common.max_seq_len = 9;
+  }
   /* bad input */
   enc[1] = 40;
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
@@ -274,6 +292,15 @@ static void test_encoder_only(void** state) {
   assert_string_equal(attn_metadata_kind(m), "EncoderOnlyAttention_FLASH_ATTN");
   expect_bool(m, "causal", 0);
   ts_expect_i32(m, "seq_lens", s, 2);
+  {  /* a per-request causal tensor is replaced by False, as vLLM 0.33's `causal = False` */
+    int32_t causal[2] = {1, 1};
+    int64_t n2[1] = {2};
+    attn_tensor_t causal_t = ts_host_tensor(causal, 1, n2, ATTN_DTYPE_INT, 32);
+    batch->common.causal_per_request = &causal_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    expect_bool(m, "causal", 0);
+    batch->common.causal_per_request = NULL;
+  }
   attn_builder_destroy(b);
   ts_batch_free(batch);
   {

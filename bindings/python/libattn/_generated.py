@@ -434,6 +434,8 @@ attn_builder_config_t._fields_ = [
     ("use_trtllm_ragged_deepseek_prefill", c_int32),
     ("use_v2_model_runner", c_int32),
     ("num_sms", c_int32),
+    ("rswa_window", c_int32),
+    ("is_mm_prefix_lm", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -755,7 +757,7 @@ ATTN_ALLOCATOR_STRUCT_SIZE = attn_allocator_t.extension.offset + attn_allocator_
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + attn_builder_config_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset + attn_builder_config_t.reserved_1_1.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.num_sms.offset + attn_builder_config_t.num_sms.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.is_mm_prefix_lm.offset + attn_builder_config_t.is_mm_prefix_lm.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size

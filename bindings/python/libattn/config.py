@@ -147,6 +147,10 @@ class BuilderConfig:
     # unknown
     use_v2_model_runner: int = 0
     num_sms: int = 0
+    # ABI 1.4: vLLM 0.33's model_config.rswa_window (0 = None) and is_mm_prefix_lm (the
+    # multimodal PrefixLM and R-SWA fields of FLASH_ATTN and TRITON_ATTN)
+    rswa_window: int = 0
+    is_mm_prefix_lm: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

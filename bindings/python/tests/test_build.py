@@ -214,3 +214,25 @@ def test_abi_1_4_config_fields(lib, mixed):
         md = b.build(Batch([9, 9, 9], [1, 1, 1]).common())
         assert md["num_par_softmax_segments"] == 64
         assert md["softmax_segm_output"].shape == (32, 32, 64, 128)
+
+
+def test_abi_1_4_mm_prefix_and_rswa_config(lib):
+    """rswa_window and is_mm_prefix_lm (vLLM 0.33's model_config): TRITON_ATTN returns the
+    R-SWA fields and compute_mm_prefix_range_tensor's (num_reqs, max_ranges, 2) tensor
+    (vLLM 0.33.0: {1: [(3, 9), (12, 15)]} over 3 requests -> [[[0,0],[0,0]], [[3,9],[12,15]],
+    [[0,0],[0,0]]]); FLASH_ATTN takes a per-request causal tensor."""
+    batch = Batch([9, 9, 9], [1, 1, 1])
+    common = batch.common(mm_req_doc_ranges={1: [(3, 9), (12, 15)]},
+                          rswa_prefix_lens=np.array([4, 5, 6], dtype=np.int32),
+                          causal_per_request=np.array([1, 0, 1], dtype=np.int32))
+    with lib.builder("TRITON_ATTN", spec(), config(90, rswa_window=64, is_mm_prefix_lm=1)) as b:
+        md = b.build(common)
+        assert md["rswa_window"] == 64
+        assert md["rswa_prefix_lens"].tolist() == [4, 5, 6]
+        assert md["mm_prefix_range_tensor"].tolist() == [[[0, 0], [0, 0]], [[3, 9], [12, 15]],
+                                                         [[0, 0], [0, 0]]]
+        assert md["causal"].tolist() == [1, 0, 1]
+    with lib.builder("FLASH_ATTN", spec(), config(90)) as b:
+        md = b.build(batch.common())
+        assert md["rswa_window"] is None
+        assert md["mm_prefix_query_range_tensor"] is None

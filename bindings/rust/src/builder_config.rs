@@ -71,6 +71,10 @@ pub struct BuilderConfig {
     pub use_v2_model_runner: bool,
     /// ABI 1.4: the GPU's SM count (TRITON_ATTN's 64-segment scratch on SM 12.0); 0 = unknown.
     pub num_sms: i32,
+    /// ABI 1.4: vLLM 0.33's `model_config.rswa_window`; 0 = None.
+    pub rswa_window: i32,
+    /// ABI 1.4: vLLM 0.33's `model_config.is_mm_prefix_lm`.
+    pub is_mm_prefix_lm: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -138,6 +142,8 @@ impl BuilderConfig {
             use_trtllm_ragged_deepseek_prefill: false,
             use_v2_model_runner: false,
             num_sms: 0,
+            rswa_window: 0,
+            is_mm_prefix_lm: false,
         }
     }
 
@@ -194,6 +200,8 @@ impl BuilderConfig {
             use_trtllm_ragged_deepseek_prefill: i32::from(self.use_trtllm_ragged_deepseek_prefill),
             use_v2_model_runner: i32::from(self.use_v2_model_runner),
             num_sms: self.num_sms,
+            rswa_window: self.rswa_window,
+            is_mm_prefix_lm: i32::from(self.is_mm_prefix_lm),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

@@ -647,6 +647,21 @@ pub struct attn_builder_config {
     #[doc = "vLLM 0.33's 64-segment softmax scratch from it; unknown"]
     #[doc = "keeps 16 segments."]
     pub num_sms: i32,
+    #[doc = "< ABI 1.4. vLLM 0.33's `model_config.rswa_window`: the"]
+    #[doc = "Reference Sliding Window Attention window of the"]
+    #[doc = "model (Unlimited-OCR), or 0 (default) = None. With a"]
+    #[doc = "window, FLASH_ATTN and TRITON_ATTN return"]
+    #[doc = "`rswa_prefix_lens` (a persistent copy of"]
+    #[doc = "`common->rswa_prefix_lens`) and `rswa_window` when the"]
+    #[doc = "batch carries prefix lengths; FLEX_ATTENTION refuses"]
+    #[doc = "it (its R-SWA block mask is not implemented)."]
+    pub rswa_window: i32,
+    #[doc = "< ABI 1.4. Non-zero for a multimodal PrefixLM model"]
+    #[doc = "(vLLM 0.33's `model_config.is_mm_prefix_lm`):"]
+    #[doc = "FLASH_ATTN then returns"]
+    #[doc = "`mm_prefix_query_range_tensor` for batches with"]
+    #[doc = "`common->mm_req_doc_ranges`."]
+    pub is_mm_prefix_lm: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]

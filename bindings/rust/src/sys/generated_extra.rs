@@ -30,7 +30,8 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1: usize =
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2: usize =
     offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, num_sms) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
+    offset_of!(attn_builder_config_t, is_mm_prefix_lm) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -174,6 +175,8 @@ impl attn_builder_config_t {
         use_trtllm_ragged_deepseek_prefill: 0,
         use_v2_model_runner: 0,
         num_sms: 0,
+        rswa_window: 0,
+        is_mm_prefix_lm: 0,
     };
 }
 

@@ -53,7 +53,7 @@ fn flash_attn_build_has_the_values_computed_by_hand() {
     assert_eq!((common.num_reqs, common.num_actual_tokens, common.max_query_len, common.max_seq_len), (5, 55, 32, 100));
     let md = b.build(0, &common, false).expect("build");
     assert_eq!(md.kind(), "FLASH_ATTN");
-    assert_eq!(md.len(), 32); // vLLM 0.33's fields and libattn's scheduler inputs; no cascade
+    assert_eq!(md.len(), 36); // vLLM 0.33's fields and libattn's scheduler inputs; no cascade
     assert_eq!(md.int("num_actual_tokens").unwrap(), 55);
     assert_eq!(md.int("max_query_len").unwrap(), 32);
     assert_eq!(md.int("max_seq_len").unwrap(), 100);
@@ -93,11 +93,11 @@ fn flash_attn_build_has_the_values_computed_by_hand() {
     assert_eq!(md.int("scheduler_max_seqlen_k").unwrap(), 100);
     // fields by index agree with fields by name
     let fields = md.fields().unwrap();
-    assert_eq!(fields.len(), 32);
+    assert_eq!(fields.len(), 36);
     assert_eq!(fields[0].name, "num_actual_tokens");
     assert!(matches!(fields[0].value, FieldValue::Int(55)));
     assert!(fields.iter().any(|f| f.name == "seq_lens" && f.value.as_tensor().is_some()));
-    let e = md.field(32).expect_err("index 32");
+    let e = md.field(36).expect_err("index 36");
     assert_eq!(e.code, ErrorCode::NotFound);
     let e = md.get("no_such_field").expect_err("unknown field");
     assert_eq!(e.code, ErrorCode::NotFound);

@@ -1,0 +1,21 @@
+// Copies into a builder's persistent buffer from host or device memory: the `copy_` of a
+// common-metadata tensor into a CUDA-graph-stable buffer that vLLM 0.33's builders do
+// (FLASH_ATTN's and TRITON_ATTN's rswa_prefix_lens, FLASH_ATTN's mm_prefix staging).
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "ops/exec.h"
+
+namespace attn::backends {
+
+/// dst[i] = src[i] for i < n, `dst` a buffer of the builder (where `exec` runs), `src` either in
+/// host memory (`src_on_host`) or where the builder runs. Host to CUDA is an asynchronous copy on
+/// the build's stream (vLLM's non_blocking copy; the host memory must stay unchanged until the
+/// stream reaches it, see ops::cuda_copy_to_device_async); CUDA to CUDA is a kernel on the
+/// build's stream.
+void copy_i32_into_buffer(const ops::Exec& exec, const int32_t* src, bool src_on_host, int64_t n,
+                          int32_t* dst);
+
+}  // namespace attn::backends
