@@ -296,6 +296,8 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.use_trtllm_ragged_deepseek_prefill = c.use_trtllm_ragged_deepseek_prefill != 0;
   b.use_v2_model_runner = c.use_v2_model_runner != 0;
   b.num_sms = c.num_sms;
+  b.use_non_causal = c.use_non_causal != 0;
+  b.enable_adaptive_verification = c.enable_adaptive_verification != 0;
   validate(b, spec);
   return b;
 }
@@ -451,6 +453,8 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.use_trtllm_ragged_deepseek_prefill = b.use_trtllm_ragged_deepseek_prefill;
   c.use_v2_model_runner = b.use_v2_model_runner;
   c.num_sms = b.num_sms;
+  c.use_non_causal = b.use_non_causal;
+  c.enable_adaptive_verification = b.enable_adaptive_verification;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

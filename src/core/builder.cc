@@ -22,11 +22,7 @@ void Builder::init_reorder_batch_threshold(std::optional<int32_t> threshold,
                                            bool supports_dcp_with_varlen) {
   reorder_batch_threshold_ = threshold;
   if (reorder_batch_threshold_ && supports_spec_as_decode && config_.num_speculative_tokens > 0) {
-    // vLLM 0.33's max_decode_query_len: 1 + k, plus k for the parallel drafter's mask slots on
-    // model runner V1 only.
-    const int32_t per_token = config_.parallel_drafting && !config_.use_v2_model_runner ? 2 : 1;
-    const int32_t max_num_queries_for_spec = 1 + per_token * config_.num_speculative_tokens;
-    reorder_batch_threshold_ = std::max(*reorder_batch_threshold_, max_num_queries_for_spec);
+    reorder_batch_threshold_ = std::max(*reorder_batch_threshold_, max_decode_query_len(config_));
   }
   if (config_.decode_context_parallel_size > 1 && !supports_dcp_with_varlen)
     reorder_batch_threshold_ = 1;

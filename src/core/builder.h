@@ -49,6 +49,9 @@ class Builder {
   /// vLLM's reorder_batch_threshold; nullopt = None (does not reorder).
   std::optional<int32_t> reorder_batch_threshold() const { return reorder_batch_threshold_; }
   virtual bool supports_update_block_table() const { return false; }
+  /// vLLM 0.33's get_varlen_cudagraph_max_query_len: the longest query a varlen (non-uniform)
+  /// decode batch may have under a captured graph; nullopt = None (the base class's answer).
+  virtual std::optional<int32_t> varlen_cudagraph_max_query_len() const { return std::nullopt; }
   /// vLLM's use_cascade_attention; false unless a backend overrides it.
   virtual bool use_cascade_attention(const CascadeQuery& query) const;
 
