@@ -149,6 +149,10 @@ type BuilderConfig struct {
 	// unknown).
 	UseV2ModelRunner bool
 	NumSMs           int32
+	// ABI 1.4: vLLM's attention_config.use_non_causal and
+	// speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode).
+	UseNonCausal               bool
+	EnableAdaptiveVerification bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -194,6 +198,8 @@ func DefaultBuilderConfig() BuilderConfig {
 		UseTRTLLMRaggedDeepseekPrefill:    c.use_trtllm_ragged_deepseek_prefill != 0,
 		UseV2ModelRunner:                  c.use_v2_model_runner != 0,
 		NumSMs:                            int32(c.num_sms),
+		UseNonCausal:                      c.use_non_causal != 0,
+		EnableAdaptiveVerification:        c.enable_adaptive_verification != 0,
 	}
 }
 
@@ -293,6 +299,8 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.use_trtllm_ragged_deepseek_prefill = cBool(cfg.UseTRTLLMRaggedDeepseekPrefill)
 	c.use_v2_model_runner = cBool(cfg.UseV2ModelRunner)
 	c.num_sms = C.int32_t(cfg.NumSMs)
+	c.use_non_causal = cBool(cfg.UseNonCausal)
+	c.enable_adaptive_verification = cBool(cfg.EnableAdaptiveVerification)
 	return c, nil
 }
 

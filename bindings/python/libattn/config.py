@@ -147,6 +147,10 @@ class BuilderConfig:
     # unknown
     use_v2_model_runner: int = 0
     num_sms: int = 0
+    # ABI 1.4: vLLM's attention_config.use_non_causal and
+    # speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode)
+    use_non_causal: int = 0
+    enable_adaptive_verification: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

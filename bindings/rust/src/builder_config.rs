@@ -71,6 +71,11 @@ pub struct BuilderConfig {
     pub use_v2_model_runner: bool,
     /// ABI 1.4: the GPU's SM count (TRITON_ATTN's 64-segment scratch on SM 12.0); 0 = unknown.
     pub num_sms: i32,
+    /// ABI 1.4: vLLM's `attention_config.use_non_causal` (FLASHINFER's level).
+    pub use_non_causal: bool,
+    /// ABI 1.4: vLLM's `speculative_config.enable_adaptive_verification` (FLASHINFER's
+    /// trtllm-gen varlen decode).
+    pub enable_adaptive_verification: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -138,6 +143,8 @@ impl BuilderConfig {
             use_trtllm_ragged_deepseek_prefill: false,
             use_v2_model_runner: false,
             num_sms: 0,
+            use_non_causal: false,
+            enable_adaptive_verification: false,
         }
     }
 
@@ -194,6 +201,8 @@ impl BuilderConfig {
             use_trtllm_ragged_deepseek_prefill: i32::from(self.use_trtllm_ragged_deepseek_prefill),
             use_v2_model_runner: i32::from(self.use_v2_model_runner),
             num_sms: self.num_sms,
+            use_non_causal: i32::from(self.use_non_causal),
+            enable_adaptive_verification: i32::from(self.enable_adaptive_verification),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })
