@@ -9,7 +9,7 @@ KV cache {auto, fp8, fp8_e5m2} x use_trtllm_attention {None, False, True} x adap
 verification, it compares get_cudagraph_support, reorder_batch_threshold and, on five batches
 (single-token decodes, uniform spec decodes, ragged decodes, a padded uniform batch, a mixed
 batch), the split, q_data_type_prefill/decode, kv_cache_layout, which prefill/decode dataclass,
-TRTLLMPrefill's and FlashInferTrtllmAPIDecode's fields and the arguments vLLM passes to the
+TRTLLMPrefill's and FlashInferTrtllmAPIDecode's fields (the XQA mask included) and the arguments vLLM passes to the
 prefill wrapper's plan() and to fast_plan_decode(). Prints one line per comparison and
 "FAILS n"; exits 1 when n > 0.
 
@@ -22,7 +22,7 @@ Only what does not compute metadata is replaced, for the duration of the run:
   - _copy_page_indices_kernel (a Triton kernel; no Triton on CPU) is a Python loop;
   - the FlashInfer wrappers (their plan() JIT-compiles CUDA code) record plan()'s arguments,
     and fast_plan_decode records its arguments.
-Not covered: DCP (needs a process group), NVFP4, sinks, the XQA mask (libattn lacks it).
+Not covered: DCP (needs a process group), NVFP4, sinks.
 """
 import os, sys, json, tempfile, math, types, warnings
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu"); os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
@@ -181,6 +181,10 @@ for cap in [(8, 0), (8, 9), (9, 0), (10, 0), (12, 0)]:
                                 qcu = vm.decode.q_cu_seq_lens
                                 cmp(L + " decode_q_cu_seq_lens", None if qcu is None else qcu.tolist(),
                                     None if lm.get("decode_q_cu_seq_lens") is None else np.asarray(lm["decode_q_cu_seq_lens"]).tolist())
+                                vmask = vm.decode.mask
+                                lmask = lm.get("decode_mask")
+                                cmp(L + " decode_mask", None if vmask is None else (list(vmask.shape), vmask.to(torch.int32).tolist()),
+                                    None if lmask is None else (list(np.asarray(lmask).shape), np.asarray(lmask).astype(np.int32).tolist()))
                                 cmp(L + " decode_seq_lens", vm.decode.seq_lens.tolist(), np.asarray(lm["decode_seq_lens"]).tolist())
                                 cmp(L + " decode_block_tables", vm.decode.block_tables.tolist(), np.asarray(lm["decode_block_tables"]).tolist())
                         else:

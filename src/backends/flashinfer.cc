@@ -86,6 +86,7 @@ constexpr int32_t kLayoutHnd = 1;        ///< "HND"
   X(kDecodeMaxSeqLen, "decode_max_seq_len")                              \
   X(kDecodeQLenPerReq, "decode_q_len_per_req")                           \
   X(kDecodeQCuSeqLens, "decode_q_cu_seq_lens")                           \
+  X(kDecodeMask, "decode_mask")                                          \
   X(kDecodeDcpQueryStartLoc, "decode_dcp_query_start_loc")               \
   /* the two-level cascade plan: libattn's extension (vLLM 0.33 removed  \
      cascade attention), only in a build with common_prefix_len > 0 */   \
@@ -117,6 +118,7 @@ constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build witho
   X(kBufHostLens, "host seq_lens scratch")                   \
   X(kBufExactLensCpu, "exact host seq_lens")                 \
   X(kBufLocalLens, "DCP-local seq_lens")                     \
+  X(kBufDecodeMask, "decode_mask")                           \
   X(kBufSuffixCpu, "host suffix lengths")
 ATTN_NAMED_LIST(Buffer, FLASHINFER_BUFFERS);
 
@@ -144,6 +146,11 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufHostLens, reqs * i32, true);
   p.set(kBufExactLensCpu, reqs * i32, true);
   p.set(kBufLocalLens, reqs * i32);
+  // XQA's packed draft mask: at most max_num_seqs x threshold rows of cdiv(threshold, 32) words
+  // (a decode's query is at most the threshold, max_decode_query_len)
+  const int64_t q_max = std::max<int64_t>(1, max_decode_query_len(c));
+  p.set(kBufDecodeMask, reqs * static_cast<size_t>(q_max) * static_cast<size_t>((q_max + 31) / 32) *
+                            sizeof(uint32_t));
   p.set(kBufSuffixCpu, reqs * i32, true);
   return p.requests();
 }
@@ -602,6 +609,7 @@ class FlashInferBuilder final : public Builder {
         m.set_int(kDecodeMaxSeqLen, c.max_seq_len);
         m.set_int(kDecodeQLenPerReq, q_len_per_req);
         if (with_offsets) m.set_tensor(kDecodeQCuSeqLens, rows_between(*c.query_start_loc, 0, nd + 1));
+        if (use_xqa_ && q_len_per_req > 1) set_decode_mask(m, c, nd, q_len_per_req, q.ragged, causal, exec);
         if (use_dcp)
           m.set_tensor(kDecodeDcpQueryStartLoc, rows_between(*c.query_start_loc, 0, nd + 1));
       } else {
@@ -642,6 +650,38 @@ class FlashInferBuilder final : public Builder {
     ops::cuda_copy_to_host(exec.device_id, out, c.seq_lens->as<const int32_t>(),
                            static_cast<size_t>(c.num_reqs) * sizeof(int32_t));
     return out;
+  }
+
+  /// vLLM 0.33's _get_decode_mask: XQA's packed draft mask, uint16. Uniform decodes: (nd, q,
+  /// 2 * cdiv(q, 32)), every request the same rows; ragged: one row per decode token,
+  /// (num_decode_tokens, 2 * cdiv(max q, 32)), each row masked to its request's length.
+  void set_decode_mask(Metadata& m, const CommonMetadata& c, int64_t nd, int64_t q_len,
+                       bool ragged, bool causal, const ops::Exec& exec) {
+    const int32_t packed = static_cast<int32_t>((q_len + 31) / 32);
+    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+    const int64_t rows = c.qsl_host[nd] - c.qsl_host[0];
+    auto* out = buffers_.as<uint32_t>(kBufDecodeMask);
+    ops::xqa_draft_mask(exec, qsl, nd, packed, causal, out);
+    Tensor t;
+    t.data = out;
+    t.device = config().device;
+    t.dtype = DType{1, 16, 1};  // uint16
+    if (ragged) {
+      t.ndim = 2;
+      t.shape[0] = rows;
+      t.shape[1] = 2 * packed;
+      t.strides[0] = 2 * packed;
+      t.strides[1] = 1;
+    } else {
+      t.ndim = 3;
+      t.shape[0] = nd;
+      t.shape[1] = q_len;
+      t.shape[2] = 2 * packed;
+      t.strides[0] = q_len * 2 * packed;
+      t.strides[1] = 2 * packed;
+      t.strides[2] = 1;
+    }
+    m.set_tensor(kDecodeMask, t, true);
   }
 
   /// vLLM 0.33's use_trtllm_attention(..., is_prefill=True, force_use_trtllm = True for pages

@@ -30,6 +30,23 @@ static void expect_none(const attn_metadata_t* m, const char* name) {
   if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
 }
 
+/* Asserts a uint16 tensor field: its shape and its first n values (compact). */
+static void expect_u16(const attn_metadata_t* m, const char* name, int32_t ndim,
+                       const int64_t* shape, const uint16_t* values, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  const uint16_t* data;
+  int32_t d;
+  int64_t i;
+  if (t == NULL) fail_msg("%s is None", name);
+  assert_int_equal(t->dtype.code, ATTN_DTYPE_UINT);
+  assert_int_equal(t->dtype.bits, 16);
+  assert_int_equal(t->ndim, ndim);
+  for (d = 0; d < ndim; ++d) assert_int_equal(t->shape[d], shape[d]);
+  data = (const uint16_t*)((const char*)t->data + t->byte_offset);
+  for (i = 0; i < n; ++i)
+    if (data[i] != values[i]) fail_msg("%s[%lld] = %u, expected %u", name, (long long)i, data[i], values[i]);
+}
+
 static const int32_t* data_of(const attn_tensor_t* t) {
   return (const int32_t*)((const char*)t->data + t->byte_offset);
 }
@@ -607,13 +624,37 @@ static void test_xqa_ragged_and_non_causal(void** state) {
   ts_expect_i32(m, "decode_q_cu_seq_lens", (int32_t[]){0, 3, 5}, 3);
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){10, 12}, 2);
   expect_none(m, "decode_paged_kv_indptr_cpu");
+  /* XQA's packed ragged draft mask: a row per decode token, bit kv set for kv <= q < len */
+  expect_u16(m, "decode_mask", 2, (int64_t[]){5, 2},
+             (uint16_t[]){1, 0, 3, 0, 7, 0, 1, 0, 3, 0}, 10);
   expect_bool(m, "prefill_use_trtllm", 0); /* no TRT-LLM prefill on 9.0 */
   ts_expect_i32(m, "prefill_paged_kv_indptr_cpu", (int32_t[]){2, 4}, 2);
-  /* non-causal on XQA: the same split */
+  /* non-causal on XQA: the same split; the mask keeps every draft of the request */
   batch->common.causal = 0;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "num_decodes"), 2);
   expect_bool(m, "causal", 0);
+  expect_u16(m, "decode_mask", 2, (int64_t[]){5, 2},
+             (uint16_t[]){7, 0, 7, 0, 7, 0, 3, 0, 3, 0}, 10);
+  batch->common.causal = 1;
+  {  /* uniform spec decodes: (num_decodes, q, 2 * cdiv(q, 32)), no offsets */
+    static const int32_t qu[2] = {3, 3}, su[2] = {10, 12};
+    ts_batch* uniform = ts_batch_make(qu, su, 2, 16, 4, -1);
+    ASSERT_OK(attn_build(b, 0, &uniform->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
+    expect_none(m, "decode_q_cu_seq_lens");
+    expect_u16(m, "decode_mask", 3, (int64_t[]){2, 3, 2},
+               (uint16_t[]){1, 0, 3, 0, 7, 0, 1, 0, 3, 0, 7, 0}, 12);
+    ts_batch_free(uniform);
+  }
+  {  /* single-token decodes: no mask */
+    static const int32_t q1[2] = {1, 1}, s1[2] = {10, 12};
+    ts_batch* single = ts_batch_make(q1, s1, 2, 16, 4, -1);
+    ASSERT_OK(attn_build(b, 0, &single->common, 0, &m, NULL));
+    expect_none(m, "decode_mask");
+    ts_batch_free(single);
+  }
+  batch->common.causal = 0;
   attn_builder_destroy(b);
   /* non-causal on 10.x: everything is a prefill, on FlashInfer's native prefill */
   c.device_capability = 100;
