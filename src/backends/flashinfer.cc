@@ -469,7 +469,10 @@ class FlashInferBuilder final : public Builder {
     const Device d = cfg.device;
     const Device host{};
     const Tensor& bt = *c.block_table_tensor;
-    const int32_t* dev_seq_lens = c.seq_lens->as<const int32_t>();
+    // The device lengths; a host build reads the validated host copy (a mirror may stand for
+    // seq_lens, and the unchecked tensor must not drive the page layout).
+    const int32_t* dev_seq_lens =
+        exec.on_cuda || c.seq_lens_host == nullptr ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
 
     // TRT-LLM prefill: cum_seq_lens_kv, rebased as vLLM 0.33 (0, then the prefills' cumulative
     // pages, from the device seq_lens); computed before the paged layout, which shares scratch.
@@ -646,6 +649,9 @@ class FlashInferBuilder final : public Builder {
     const int32_t* host = c.host_seq_lens();
     if (host != nullptr && (config().num_speculative_tokens == 0 || c.seq_lens_exact())) return host;
     if (!exec.on_cuda) return host;  // seq_lens itself is host memory: validate made it exact
+    if (c.seq_lens->host_accessible()) return c.seq_lens->as<const int32_t>();  // pinned/managed
+    // cudaMemcpy: it waits for the legacy default stream, not for a non-blocking stream's
+    // pending writes of seq_lens (vLLM's .cpu() orders after its current stream).
     auto* out = buffers_.as<int32_t>(kBufExactLensCpu);
     ops::cuda_copy_to_host(exec.device_id, out, c.seq_lens->as<const int32_t>(),
                            static_cast<size_t>(c.num_reqs) * sizeof(int32_t));
