@@ -331,6 +331,21 @@ typedef enum attn_cudagraph_support {
   ATTN_CG_ALWAYS = 3                       /**< Any batch, mixed prefill/decode included. */
 } attn_cudagraph_support_t;
 
+/** ABI 1.4. FLASHINFER's `kv_cache_layout` metadata field: the FlashInfer layout string of
+ *  vLLM's `KVCacheLayout` (get_flashinfer_layout_string): LBNHC and BLNHC are "NHD"; LBHNC,
+ *  BLHNC and BHLNC are "HND". */
+typedef enum attn_kv_cache_layout {
+  ATTN_KV_CACHE_LAYOUT_NHD = 0, /**< "NHD": block, token, head, dim (vLLM's default). */
+  ATTN_KV_CACHE_LAYOUT_HND = 1  /**< "HND": block, head, token, dim (compute capability 10.x). */
+} attn_kv_cache_layout_t;
+
+/** ABI 1.4. FLASHINFER's `decode_kernel` metadata field: vLLM 0.33's `FlashInferDecodeKernel`
+ *  of a `FlashInferTrtllmAPIDecode` (the field is None for FlashInfer-native decode). */
+typedef enum attn_flashinfer_decode_kernel {
+  ATTN_FLASHINFER_DECODE_XQA = 0,       /**< "xqa": compute capability 9.0 and 12.x. */
+  ATTN_FLASHINFER_DECODE_TRTLLM_GEN = 1 /**< "trtllm-gen": compute capability 10.x. */
+} attn_flashinfer_decode_kernel_t;
+
 /** The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and
  *  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here. */
 typedef enum attn_cudagraph_mode {
@@ -654,6 +669,19 @@ typedef struct attn_builder_config {
                                           FLASH_ATTN then returns
                                           `mm_prefix_query_range_tensor` for batches with
                                           `common->mm_req_doc_ranges`. */
+  int32_t use_non_causal;            /**< ABI 1.4. vLLM's `attention_config.use_non_causal`
+                                          (non-causal draft attention, e.g. DFlash). Non-zero:
+                                          FLASHINFER reports UNIFORM_SINGLE_TOKEN_DECODE unless
+                                          its decode runs on XQA (compute capability 9.0 and
+                                          12.x). 0 (default) = False. */
+  int32_t enable_adaptive_verification; /**< ABI 1.4. vLLM's
+                                          `speculative_config.enable_adaptive_verification`
+                                          (drafts trimmed on the device; model runner V2).
+                                          Non-zero with speculative tokens: FLASHINFER's
+                                          trtllm-gen decode (compute capability 10.x) reads
+                                          per-request query lengths (varlen decode, no uniform
+                                          split; vLLM's get_varlen_cudagraph_max_query_len
+                                          1 + k). 0 (default) = False. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -667,14 +695,14 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, is_mm_prefix_lm) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** @} */
 

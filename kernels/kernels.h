@@ -75,6 +75,10 @@ int dcp_local_seq_lens(int device_id, void* stream, const int32_t* seq_lens, int
                        int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
                        int32_t* out) noexcept;
 
+/// See ops::xqa_draft_mask. One launch (a block per request).
+int xqa_draft_mask(int device_id, void* stream, const int32_t* query_start_loc, int64_t num_reqs,
+                   int32_t num_packed, bool causal, uint32_t* out) noexcept;
+
 /// See ops::slice_query_start_locs. One launch.
 int slice_query_start_locs(int device_id, void* stream, const int32_t* qsl, int64_t start,
                            int64_t stop, int32_t skip_first, int32_t skip_last,

@@ -42,6 +42,8 @@ allowed=(
   src/backends/tree_attn.cc        # create time: the tree bias uploaded once (constructor)
   src/core/exact_seq_lens.cc       # local-attention virtual batches: vLLM 0.33 syncs
                                    # seq_lens.cpu() there too (only without an exact host copy)
+  src/backends/flashinfer.cc       # vLLM 0.33's seq_lens.cpu() with speculative tokens when the
+                                   # caller gives no exact seq_lens_cpu mirror (documented sync)
   src/capi/convert.cc              # the caller's allocator callbacks, wrapped
 )
 calls='ops::cuda_(malloc|free|memset_zero|copy_to_host|copy_to_device|copy_device_to_device)[[:space:]]*\(|->[[:space:]]*allocate[[:space:]]*\(|\.allocate[[:space:]]*\(|default_allocator\(\)->'

@@ -322,7 +322,7 @@ func TestTheOtherBackendsHaveTheValuesComputedByHand(t *testing.T) {
 	}
 	equal(t, "indptr", indptr, []int32{0, 3, 10, 12, 18, 20})
 
-	fi := newBuilder(t, "FLASHINFER", 90)
+	fi := newBuilder(t, "FLASHINFER", 80) // FlashInfer-native decode (sm90 decodes on XQA in vLLM 0.33)
 	md := get(fi.Build(0, c, false))(t)
 	is(t, "num_decodes", integer(t, md, "num_decodes"), 3)
 	is(t, "num_prefills", integer(t, md, "num_prefills"), 2)

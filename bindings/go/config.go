@@ -153,6 +153,10 @@ type BuilderConfig struct {
 	// multimodal PrefixLM and R-SWA fields of FLASH_ATTN and TRITON_ATTN).
 	RSWAWindow   int32
 	IsMMPrefixLM bool
+	// ABI 1.4: vLLM's attention_config.use_non_causal and
+	// speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode).
+	UseNonCausal               bool
+	EnableAdaptiveVerification bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -200,6 +204,8 @@ func DefaultBuilderConfig() BuilderConfig {
 		NumSMs:                            int32(c.num_sms),
 		RSWAWindow:                        int32(c.rswa_window),
 		IsMMPrefixLM:                      c.is_mm_prefix_lm != 0,
+		UseNonCausal:                      c.use_non_causal != 0,
+		EnableAdaptiveVerification:        c.enable_adaptive_verification != 0,
 	}
 }
 
@@ -301,6 +307,8 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.num_sms = C.int32_t(cfg.NumSMs)
 	c.rswa_window = C.int32_t(cfg.RSWAWindow)
 	c.is_mm_prefix_lm = cBool(cfg.IsMMPrefixLM)
+	c.use_non_causal = cBool(cfg.UseNonCausal)
+	c.enable_adaptive_verification = cBool(cfg.EnableAdaptiveVerification)
 	return c, nil
 }
 

@@ -47,3 +47,15 @@ func TestABI14ConfigFields(t *testing.T) {
 	md := get(b.Build(0, newSample([]int32{8, 8, 8}, []int32{1, 1, 1}, width).common(t), false))(t)
 	is(t, "num_par_softmax_segments", integer(t, md, "num_par_softmax_segments"), 64)
 }
+
+// The ABI 1.4 FLASHINFER config fields: use_non_causal keeps UNIFORM_BATCH only on XQA.
+func TestABI14FlashInferConfigFields(t *testing.T) {
+	l := library(t)
+	cfg := config(100)
+	cfg.UseNonCausal = true
+	cfg.EnableAdaptiveVerification = true
+	is(t, "sm100 non-causal", get(l.BackendCudagraphSupport("FLASHINFER", spec(), cfg))(t), attn.CGUniformSingleTokenDecode)
+	cfg = config(90)
+	cfg.UseNonCausal = true
+	is(t, "sm90 non-causal", get(l.BackendCudagraphSupport("FLASHINFER", spec(), cfg))(t), attn.CGUniformBatch)
+}

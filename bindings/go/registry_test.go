@@ -42,7 +42,7 @@ func TestBuiltInBackendsAndTheirCudagraphSupport(t *testing.T) {
 	}
 	expected := map[string]expectation{
 		"FLASH_ATTN":     {[3]attn.CudagraphSupport{always, uniform, always}, attn.NoReorder, true},
-		"FLASHINFER":     {[3]attn.CudagraphSupport{single, single, uniform}, 1, false},
+		"FLASHINFER":     {[3]attn.CudagraphSupport{uniform, uniform, uniform}, 1, false},
 		"TRITON_ATTN":    {[3]attn.CudagraphSupport{always, always, always}, attn.NoReorder, false},
 		"FLEX_ATTENTION": {[3]attn.CudagraphSupport{always, always, always}, attn.NoReorder, false},
 		"TREE_ATTN":      {[3]attn.CudagraphSupport{never, never, never}, 2, false},
@@ -83,9 +83,9 @@ func TestMinCudagraphSupportAndWorkspaceSize(t *testing.T) {
 	l := library(t)
 	always := newBuilder(t, "FLASH_ATTN", 90)
 	uniform := newBuilder(t, "FLASH_ATTN", 80)
-	single := newBuilder(t, "FLASHINFER", 90)
+	xqa := newBuilder(t, "FLASHINFER", 90) // UNIFORM_BATCH (XQA decode, vLLM 0.33)
 	is(t, "min(ALWAYS, UNIFORM_BATCH)", get(l.MinCudagraphSupport(always, uniform))(t), attn.CGUniformBatch)
-	is(t, "min(3 builders)", get(l.MinCudagraphSupport(always, uniform, single, always))(t), attn.CGUniformSingleTokenDecode)
+	is(t, "min(3 builders)", get(l.MinCudagraphSupport(always, uniform, xqa, always))(t), attn.CGUniformBatch)
 	is(t, "min()", get(l.MinCudagraphSupport())(t), attn.CGAlways)
 	_, err := l.MinCudagraphSupport(always, nil)
 	wantError(t, err, attn.ErrInvalidArgument, "builders[1] is nil")

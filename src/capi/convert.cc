@@ -298,6 +298,8 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.num_sms = c.num_sms;
   b.rswa_window = c.rswa_window;
   b.is_mm_prefix_lm = c.is_mm_prefix_lm != 0;
+  b.use_non_causal = c.use_non_causal != 0;
+  b.enable_adaptive_verification = c.enable_adaptive_verification != 0;
   validate(b, spec);
   return b;
 }
@@ -455,6 +457,8 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.num_sms = b.num_sms;
   c.rswa_window = b.rswa_window;
   c.is_mm_prefix_lm = b.is_mm_prefix_lm;
+  c.use_non_causal = b.use_non_causal;
+  c.enable_adaptive_verification = b.enable_adaptive_verification;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

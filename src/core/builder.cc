@@ -17,10 +17,7 @@ Builder::~Builder() { backend_->live_builders_.fetch_sub(1); }
 
 bool Builder::use_cascade_attention(const CascadeQuery&) const { return false; }
 
-int32_t Builder::max_decode_query_len() const {
-  const int32_t per_token = config_.parallel_drafting && !config_.use_v2_model_runner ? 2 : 1;
-  return 1 + per_token * config_.num_speculative_tokens;
-}
+int32_t Builder::max_decode_query_len() const { return attn::max_decode_query_len(config_); }
 
 void Builder::init_reorder_batch_threshold(std::optional<int32_t> threshold,
                                            bool supports_spec_as_decode,

@@ -164,6 +164,12 @@ int32_t BuilderConfig::model_dtype_for(const KvCacheSpec& spec) const {
   return model_dtype != kKvDtypeAuto ? model_dtype : spec.dtype;
 }
 
+int32_t max_decode_query_len(const BuilderConfig& c) {
+  if (c.num_speculative_tokens <= 0) return 1;
+  const int32_t per_token = c.parallel_drafting && !c.use_v2_model_runner ? 2 : 1;
+  return 1 + per_token * c.num_speculative_tokens;
+}
+
 int32_t resolved_device_capability(const BuilderConfig& c) {
   if (c.device_capability > 0) return c.device_capability;
   if (!c.device.is_cuda() || !ops::cuda_compiled()) return 0;

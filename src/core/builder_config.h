@@ -99,6 +99,8 @@ struct BuilderConfig {
   int32_t num_sms = 0;               ///< 0 = unknown.
   int32_t rswa_window = 0;           ///< vLLM 0.33's model_config.rswa_window; 0 = None.
   bool is_mm_prefix_lm = false;      ///< vLLM 0.33's model_config.is_mm_prefix_lm.
+  bool use_non_causal = false;       ///< vLLM's attention_config.use_non_causal.
+  bool enable_adaptive_verification = false;  ///< speculative_config's flag of that name.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;
@@ -116,6 +118,10 @@ void validate(BuilderConfig& config, const KvCacheSpec& spec);
 
 /// The compute capability the config describes: config.device_capability when set, else the
 /// device's own (CUDA builds with a visible device), else 0 (unknown).
+/// vLLM 0.33's max_decode_query_len: 1 without speculative tokens, else 1 + k, plus k more for
+/// the parallel drafter's mask slots on model runner V1.
+int32_t max_decode_query_len(const BuilderConfig& c);
+
 int32_t resolved_device_capability(const BuilderConfig& config);
 
 }  // namespace attn

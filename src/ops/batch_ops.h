@@ -304,6 +304,14 @@ void compute_slot_mapping(const Exec& exec, const int32_t* query_start_loc, int6
                           int32_t dcp_rank, int32_t interleave, int64_t* slot_mapping,
                           int64_t max_num_tokens);
 
+/// FlashInfer XQA's packed draft mask (vLLM 0.33's _make_xqa_draft_block_mask /
+/// _make_xqa_ragged_draft_block_mask): one row per query token of the num_reqs requests
+/// (query_start_loc[0..num_reqs], rows from query_start_loc[0]), num_packed uint32 words a row
+/// (XQA reads them as 2 * num_packed uint16). Token q of a request of length L sets bit j of
+/// word w when kv = 32 w + j satisfies kv < L and, when causal, kv <= q. One launch on CUDA.
+void xqa_draft_mask(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                    int32_t num_packed, bool causal, uint32_t* out);
+
 /// FlashInfer's paged KV layout of a batch: indptr (num_reqs + 1) = prefix sum of
 /// cdiv(seq_len, page_size); indices = each block-table row's first cdiv(seq_len, page_size)
 /// entries, concatenated; last_page_len = seq_len % page_size, or page_size when that is 0 and

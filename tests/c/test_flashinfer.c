@@ -1,13 +1,21 @@
-/* FLASHINFER: the decode/prefill split (require_uniform, vLLM's threshold), the paged KV plan
- * inputs on vLLM's worked example, the TRT-LLM prefill/decode fields on a 10.x device, the
- * cascade plan, hyperparameter checks, capture, and seeded random batches against a naive
- * computation written for this test. */
+/* FLASHINFER at vLLM 0.33: the decode/prefill split (require_uniform unless XQA or trtllm-gen
+ * varlen, non-causal routing), the paged KV plan inputs on vLLM's worked example, the TRT-LLM
+ * prefill / XQA and trtllm-gen decode fields, levels and thresholds per device, query dtypes,
+ * fa2-native spec decode, DCP, the cascade plan, hyperparameter checks, capture, and seeded
+ * random batches against a naive computation written for this test. */
 #include "test_support.h"
 
 static attn_builder_config_t config_for(int32_t capability) {
   attn_builder_config_t c = ts_config();
   c.device_capability = capability;
   c.max_model_len = 1024;
+  return c;
+}
+
+/* Compute capability 9.0 with TRT-LLM/XQA off: FlashInfer-native prefill and decode. */
+static attn_builder_config_t native_config(void) {
+  attn_builder_config_t c = config_for(90);
+  c.use_trtllm_attention = 0;
   return c;
 }
 
@@ -22,6 +30,23 @@ static void expect_none(const attn_metadata_t* m, const char* name) {
   if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
 }
 
+/* Asserts a uint16 tensor field: its shape and its first n values (compact). */
+static void expect_u16(const attn_metadata_t* m, const char* name, int32_t ndim,
+                       const int64_t* shape, const uint16_t* values, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  const uint16_t* data;
+  int32_t d;
+  int64_t i;
+  if (t == NULL) fail_msg("%s is None", name);
+  assert_int_equal(t->dtype.code, ATTN_DTYPE_UINT);
+  assert_int_equal(t->dtype.bits, 16);
+  assert_int_equal(t->ndim, ndim);
+  for (d = 0; d < ndim; ++d) assert_int_equal(t->shape[d], shape[d]);
+  data = (const uint16_t*)((const char*)t->data + t->byte_offset);
+  for (i = 0; i < n; ++i)
+    if (data[i] != values[i]) fail_msg("%s[%lld] = %u, expected %u", name, (long long)i, data[i], values[i]);
+}
+
 static const int32_t* data_of(const attn_tensor_t* t) {
   return (const int32_t*)((const char*)t->data + t->byte_offset);
 }
@@ -31,7 +56,7 @@ static const int32_t* data_of(const attn_tensor_t* t) {
 static void test_worked_example(void** state) {
   static const int32_t q[3] = {1, 1, 8}, s[3] = {33, 16, 40};
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t c = config_for(90);
+  attn_builder_config_t c = native_config();
   attn_builder_t* b = ts_builder("FLASHINFER", &spec, &c);
   ts_batch* batch = ts_batch_make(q, s, 3, 16, 8, -1);
   attn_metadata_t* m = NULL;
@@ -66,7 +91,17 @@ static void test_worked_example(void** state) {
   }
   expect_bool(m, "prefill_use_trtllm", 0);
   expect_bool(m, "decode_use_trtllm", 0);
-  assert_int_equal(ts_int(m, "q_data_type"), ATTN_KV_DTYPE_BFLOAT16);
+  assert_int_equal(ts_int(m, "q_data_type_prefill"), ATTN_KV_DTYPE_BFLOAT16);
+  assert_int_equal(ts_int(m, "q_data_type_decode"), ATTN_KV_DTYPE_BFLOAT16);
+  assert_int_equal(ts_int(m, "kv_cache_layout"), ATTN_KV_CACHE_LAYOUT_NHD);
+  expect_none(m, "decode_kernel"); /* FIDecode */
+  {  /* 0.13's single query dtype is gone */
+    attn_field_t f = ATTN_FIELD_INIT;
+    attn_error_t* e = attn_metadata_get(m, "q_data_type", &f);
+    assert_non_null(e);
+    assert_int_equal(attn_error_code(e), ATTN_ERR_NOT_FOUND);
+    attn_error_destroy(e);
+  }
   ts_expect_i32(m, "paged_kv_indptr", (int32_t[]){0, 3, 4, 7}, 4);
   ts_expect_i32(m, "paged_kv_indptr_cpu", (int32_t[]){0, 3, 4, 7}, 4);
   for (j = 0; j < 3; ++j) indices[k++] = batch->bt[0 * 8 + j];
@@ -84,6 +119,7 @@ static void test_worked_example(void** state) {
   ts_expect_i32(m, "decode_paged_kv_last_page_len_cpu", (int32_t[]){1, 16}, 2);
   ts_expect_i32(m, "decode_seq_lens_cpu", (int32_t[]){33, 16}, 2);
   assert_int_equal(ts_int(m, "decode_num_qo_heads"), 32);
+  assert_int_equal(ts_int(m, "decode_q_len_per_req"), 1);
   expect_bool(m, "decode_use_cudagraph", 0); /* a prefill is in the batch */
   expect_none(m, "prefill_block_tables");
   expect_none(m, "decode_block_tables");
@@ -111,7 +147,7 @@ static void test_pure_decode_and_capture(void** state) {
   static const int32_t q[4] = {1, 1, 1, 1}, s[4] = {5, 17, 32, 1};
   static const int32_t q2[2] = {2, 2}, s2[2] = {5, 6};
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t c = config_for(90);
+  attn_builder_config_t c = native_config();
   attn_builder_t* b = ts_builder("FLASHINFER", &spec, &c);
   ts_batch* batch = ts_batch_make(q, s, 4, 16, 4, -1);
   ts_batch* spec_batch = ts_batch_make(q2, s2, 2, 16, 4, -1);
@@ -204,18 +240,21 @@ static void test_trtllm_paths(void** state) {
   assert_int_equal(threshold, 1);
   attn_builder_destroy(b);
 
-  /* a KV connector: the class level still says UNIFORM_BATCH (vLLM asks the class), the
-   * builder avoids TRT-LLM */
+  /* a KV connector: vLLM 0.33's FlashInfer no longer looks at it (0.13 avoided TRT-LLM) */
   c.use_trtllm_attention = -1;
   c.kv_transfer_enabled = 1;
   ASSERT_OK(attn_backend_cudagraph_support("FLASHINFER", &spec, &c, &level));
   assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
   b = ts_builder("FLASHINFER", &spec, &c);
   ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
-  assert_int_equal(threshold, 1);
+  assert_int_equal(threshold, 3);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_decodes"), 0); /* 3-token queries are prefills now */
-  expect_bool(m, "prefill_use_trtllm", 0);
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  expect_bool(m, "prefill_use_trtllm", 1);
+  assert_int_equal(ts_int(m, "decode_kernel"), ATTN_FLASHINFER_DECODE_TRTLLM_GEN);
+  assert_int_equal(ts_int(m, "kv_cache_layout"), ATTN_KV_CACHE_LAYOUT_HND);
+  expect_none(m, "decode_q_cu_seq_lens"); /* uniform */
+  expect_none(m, "decode_dcp_query_start_loc");
   attn_builder_destroy(b);
 
   /* fp8 KV cache: the query is quantized too while every part runs on TRT-LLM */
@@ -223,10 +262,29 @@ static void test_trtllm_paths(void** state) {
   c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
   b = ts_builder("FLASHINFER", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "q_data_type"), ATTN_KV_DTYPE_FP8_E4M3);
+  assert_int_equal(ts_int(m, "q_data_type_prefill"), ATTN_KV_DTYPE_FP8_E4M3);
+  assert_int_equal(ts_int(m, "q_data_type_decode"), ATTN_KV_DTYPE_FP8_E4M3);
   assert_int_equal(ts_int(m, "kv_data_type"), ATTN_KV_DTYPE_FP8_E4M3);
   assert_int_equal(ts_int(m, "o_data_type"), ATTN_KV_DTYPE_BFLOAT16);
   expect_bool(m, "prefill_use_trtllm", 1);
+  assert_int_equal(ts_tensor(m, "prefill_block_tables")->shape[1], 8); /* fp8 Q: whole rows */
+  attn_builder_destroy(b);
+  /* fp8 e5m2 cache: Q is e5m2, not vLLM's FP8_DTYPE, so the prefill block table keeps only
+   * the columns of the longest prefill: cdiv(50, 16) = 4 (max_seq_len without a bound) */
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E5M2;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "q_data_type_prefill"), ATTN_KV_DTYPE_FP8_E5M2);
+  expect_bool(m, "prefill_use_trtllm", 0); /* auto: TRT-LLM prefill only on an "auto" cache */
+  attn_builder_destroy(b);
+  c.use_trtllm_attention = 1;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_use_trtllm", 1);
+  t = ts_tensor(m, "prefill_block_tables");
+  assert_int_equal(t->shape[0], 1);
+  assert_int_equal(t->shape[1], 4);
+  assert_int_equal(data_of(t)[3], batch->bt[2 * 8 + 3]);
   attn_builder_destroy(b);
   ts_batch_free(batch);
   ts_batch_free(decodes);
@@ -236,7 +294,7 @@ static void test_trtllm_paths(void** state) {
 static void test_cascade(void** state) {
   static const int32_t q[3] = {1, 1, 4}, s[3] = {40, 33, 36};
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t c = config_for(90);
+  attn_builder_config_t c = native_config();
   attn_builder_t* b = ts_builder("FLASHINFER", &spec, &c);
   ts_batch* batch = ts_batch_make(q, s, 3, 16, 8, -1);
   attn_metadata_t* m = NULL;
@@ -268,7 +326,7 @@ static void test_cascade(void** state) {
 static void test_hyperparameters_and_bad_input(void** state) {
   static const int32_t q[2] = {1, 5}, s[2] = {9, 5};
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t c = config_for(90);
+  attn_builder_config_t c = native_config();
   attn_per_layer_params_t layers[2] = {ATTN_PER_LAYER_PARAMS_INIT, ATTN_PER_LAYER_PARAMS_INIT};
   attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
   attn_metadata_t* m = NULL;
@@ -309,23 +367,42 @@ static void test_hyperparameters_and_bad_input(void** state) {
   layers[0].has_sinks = layers[1].has_sinks = 1;
   b = (attn_builder_t*)UNTOUCHED_PTR;
   ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
-               "attention sinks only on the TRT-LLM path");
+               "attention sinks only on TRT-LLM/XQA");
   assert_ptr_equal(b, UNTOUCHED_PTR);
+  c.device_capability = 80; /* no XQA below 9.0 */
+  c.use_trtllm_attention = -1;
+  ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "attention sinks only on TRT-LLM/XQA");
+  c.device_capability = 90; /* XQA: vLLM 0.33 runs sinks there (sink prefill wrapper) */
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  attn_builder_destroy(b);
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  c.use_trtllm_attention = 0;
   c.layers = NULL;
   c.num_layers = 0;
   /* kernel limits */
   spec.head_size = 96;
   ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
-               "head sizes 64, 128 and 256, got kv_cache_spec->head_size=96");
+               "head sizes 64, 128, 256 and 512, got kv_cache_spec->head_size=96");
   spec.head_size = 128;
   spec.block_size = 128;
   ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
-               "block sizes 16, 32 and 64, got kv_cache_spec->block_size=128");
-  spec.block_size = 16;
-  spec.head_size = 256;
+               "got kv_cache_spec->block_size=128");
+  /* 128 and more: the trtllm-gen GQA path on 10.x (32 query heads over 8) */
   c.device_capability = 100;
+  c.use_trtllm_attention = -1;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  attn_builder_destroy(b);
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  c.use_trtllm_attention = 0;
   ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
-               "FlashInfer issue 1993");
+               "got kv_cache_spec->block_size=128");
+  spec.block_size = 16;
+  spec.head_size = 256; /* vLLM 0.33 dropped 0.13's FlashInfer issue 1993 refusal */
+  b = ts_builder("FLASHINFER", &spec, &c);
+  attn_builder_destroy(b);
+  b = (attn_builder_t*)UNTOUCHED_PTR;
   spec.head_size = 128;
   c.device_capability = 90;
   c.model_dtype = ATTN_KV_DTYPE_FLOAT16;
@@ -390,7 +467,7 @@ static void test_hyperparameters_and_bad_input(void** state) {
  * FlashInfer's paged KV layout. */
 static void test_random_batches(void** state) {
   attn_kv_cache_spec_t spec = ts_spec();
-  attn_builder_config_t c = config_for(90);
+  attn_builder_config_t c = native_config();
   attn_builder_t* b;
   uint64_t seed = 20261202;
   int round;
@@ -432,6 +509,253 @@ static void test_random_batches(void** state) {
   attn_builder_destroy(b);
 }
 
+static int32_t level_for(int32_t capability, int32_t head_size, void (*tweak)(attn_builder_config_t*)) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(capability);
+  int32_t level = -1;
+  spec.head_size = head_size;
+  c.num_speculative_tokens = 2;
+  if (tweak) tweak(&c);
+  ASSERT_OK(attn_backend_cudagraph_support("FLASHINFER", &spec, &c, &level));
+  return level;
+}
+static void non_causal(attn_builder_config_t* c) { c->use_non_causal = 1; }
+static void trtllm_off(attn_builder_config_t* c) { c->use_trtllm_attention = 0; }
+static void dcp2(attn_builder_config_t* c) { c->decode_context_parallel_size = 2; }
+static void invariant(attn_builder_config_t* c) { c->batch_invariant = 1; }
+
+static int32_t threshold_for(int32_t capability, int32_t head_size,
+                             void (*tweak)(attn_builder_config_t*)) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(capability);
+  attn_builder_t* b;
+  int32_t threshold = -1;
+  spec.head_size = head_size;
+  c.num_speculative_tokens = 2;
+  if (tweak) tweak(&c);
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  attn_builder_destroy(b);
+  return threshold;
+}
+
+/* vLLM 0.33's get_cudagraph_support and reorder threshold per device (hand-derived from
+ * flashinfer.py): fa2-native decode below 9.0 (and on an unknown device) takes uniform spec
+ * batches; XQA on 9.0/12.x needs head_dim % 16 == 0 <= 256 and no DCP; trtllm-gen on 10.x;
+ * DCP is single-token with threshold 1; use_non_causal keeps UNIFORM_BATCH only on XQA. */
+static void test_levels_and_thresholds(void** state) {
+  (void)state;
+  assert_int_equal(level_for(80, 128, NULL), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(0, 128, NULL), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(89, 128, non_causal), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(89, 128, trtllm_off), ATTN_CG_UNIFORM_BATCH); /* fa2, not TRT-LLM */
+  assert_int_equal(level_for(90, 128, NULL), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(90, 512, NULL), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(90, 128, non_causal), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(90, 128, trtllm_off), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(90, 128, invariant), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(90, 128, dcp2), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(80, 128, dcp2), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(100, 512, NULL), ATTN_CG_UNIFORM_BATCH); /* no XQA limit */
+  assert_int_equal(level_for(100, 128, non_causal), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level_for(120, 128, NULL), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(121, 128, non_causal), ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level_for(110, 128, NULL), ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  /* thresholds: 1 + k with a spec-as-decode kernel (XQA, trtllm-gen, fa2), else 1 */
+  assert_int_equal(threshold_for(80, 128, NULL), 3);
+  assert_int_equal(threshold_for(90, 128, NULL), 3);
+  assert_int_equal(threshold_for(90, 512, NULL), 1);
+  assert_int_equal(threshold_for(90, 128, trtllm_off), 1);
+  assert_int_equal(threshold_for(100, 128, NULL), 3);
+  assert_int_equal(threshold_for(100, 128, dcp2), 1);
+  assert_int_equal(threshold_for(80, 128, dcp2), 1);
+  assert_int_equal(threshold_for(110, 128, NULL), 1);
+}
+
+/* vLLM 0.33's get_q_data_type per phase with an fp8 cache. */
+static void test_query_dtypes(void** state) {
+  static const int32_t q[2] = {1, 5}, s[2] = {9, 5};
+  static const struct { int32_t cap, trtllm, disable, prefill, decode; } cases[] = {
+      {90, -1, 0, ATTN_KV_DTYPE_FP8_E4M3, ATTN_KV_DTYPE_BFLOAT16},  /* FA3 prefill, XQA decode */
+      {90, 0, 0, ATTN_KV_DTYPE_FP8_E4M3, ATTN_KV_DTYPE_FP8_E4M3},   /* no XQA */
+      {100, -1, 0, ATTN_KV_DTYPE_FP8_E4M3, ATTN_KV_DTYPE_FP8_E4M3},
+      {120, -1, 0, ATTN_KV_DTYPE_BFLOAT16, ATTN_KV_DTYPE_BFLOAT16}, /* fa2 prefill, XQA */
+      {89, -1, 0, ATTN_KV_DTYPE_BFLOAT16, ATTN_KV_DTYPE_BFLOAT16},
+      {100, -1, 1, ATTN_KV_DTYPE_BFLOAT16, ATTN_KV_DTYPE_BFLOAT16}, /* disabled */
+  };
+  attn_kv_cache_spec_t spec = ts_spec();
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    attn_builder_config_t c = config_for(cases[i].cap);
+    attn_builder_t* b;
+    c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    c.use_trtllm_attention = cases[i].trtllm;
+    c.disable_flashinfer_q_quantization = cases[i].disable;
+    b = ts_builder("FLASHINFER", &spec, &c);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "q_data_type_prefill"), cases[i].prefill);
+    assert_int_equal(ts_int(m, "q_data_type_decode"), cases[i].decode);
+    attn_builder_destroy(b);
+  }
+  ts_batch_free(batch);
+}
+
+/* XQA (9.0): no uniform requirement, ragged spec decodes with q_cu_seq_lens; non-causal
+ * batches still split (XQA), but on 10.x they run as prefills only. */
+static void test_xqa_ragged_and_non_causal(void** state) {
+  static const int32_t q[3] = {3, 2, 5}, s[3] = {10, 12, 30};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.num_speculative_tokens = 2;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2); /* 3 and 2 <= threshold 3, not uniform */
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 5);
+  expect_bool(m, "decode_use_trtllm", 1);
+  assert_int_equal(ts_int(m, "decode_kernel"), ATTN_FLASHINFER_DECODE_XQA);
+  assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
+  ts_expect_i32(m, "decode_q_cu_seq_lens", (int32_t[]){0, 3, 5}, 3);
+  ts_expect_i32(m, "decode_seq_lens", (int32_t[]){10, 12}, 2);
+  expect_none(m, "decode_paged_kv_indptr_cpu");
+  /* XQA's packed ragged draft mask: a row per decode token, bit kv set for kv <= q < len */
+  expect_u16(m, "decode_mask", 2, (int64_t[]){5, 2},
+             (uint16_t[]){1, 0, 3, 0, 7, 0, 1, 0, 3, 0}, 10);
+  expect_bool(m, "prefill_use_trtllm", 0); /* no TRT-LLM prefill on 9.0 */
+  ts_expect_i32(m, "prefill_paged_kv_indptr_cpu", (int32_t[]){2, 4}, 2);
+  /* non-causal on XQA: the same split; the mask keeps every draft of the request */
+  batch->common.causal = 0;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  expect_bool(m, "causal", 0);
+  expect_u16(m, "decode_mask", 2, (int64_t[]){5, 2},
+             (uint16_t[]){7, 0, 7, 0, 7, 0, 3, 0, 3, 0}, 10);
+  batch->common.causal = 1;
+  {  /* uniform spec decodes: (num_decodes, q, 2 * cdiv(q, 32)), no offsets */
+    static const int32_t qu[2] = {3, 3}, su[2] = {10, 12};
+    ts_batch* uniform = ts_batch_make(qu, su, 2, 16, 4, -1);
+    ASSERT_OK(attn_build(b, 0, &uniform->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
+    expect_none(m, "decode_q_cu_seq_lens");
+    expect_u16(m, "decode_mask", 3, (int64_t[]){2, 3, 2},
+               (uint16_t[]){1, 0, 3, 0, 7, 0, 1, 0, 3, 0, 7, 0}, 12);
+    ts_batch_free(uniform);
+  }
+  {  /* single-token decodes: no mask */
+    static const int32_t q1[2] = {1, 1}, s1[2] = {10, 12};
+    ts_batch* single = ts_batch_make(q1, s1, 2, 16, 4, -1);
+    ASSERT_OK(attn_build(b, 0, &single->common, 0, &m, NULL));
+    expect_none(m, "decode_mask");
+    ts_batch_free(single);
+  }
+  batch->common.causal = 0;
+  attn_builder_destroy(b);
+  /* non-causal on 10.x: everything is a prefill, on FlashInfer's native prefill */
+  c.device_capability = 100;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 0);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 10);
+  expect_bool(m, "prefill_use_trtllm", 0);
+  ts_expect_i32(m, "prefill_paged_kv_indptr_cpu", (int32_t[]){0, 1, 2, 4}, 4);
+  /* causal on 10.x: uniform decodes required, [3, 2] is not: the split stops at the 2 */
+  batch->common.causal = 1;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  attn_builder_destroy(b);
+  /* adaptive verification: trtllm-gen varlen decode, no uniform split, device offsets */
+  c.enable_adaptive_verification = 1;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "decode_kernel"), ATTN_FLASHINFER_DECODE_TRTLLM_GEN);
+  assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3); /* min(max_query_len 5, 3) */
+  ts_expect_i32(m, "decode_q_cu_seq_lens", (int32_t[]){0, 3, 5}, 3);
+  attn_builder_destroy(b);
+  /* DCP refuses non-causal batches */
+  c.enable_adaptive_verification = 0;
+  c.decode_context_parallel_size = 2;
+  batch->common.causal = 0;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "non-causal prefill does not support DCP");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* fa2-native decode (below 9.0): uniform spec decodes planned one row per request with
+ * q_len_per_req = decode tokens / decodes (padded zero-length rows are planned too). */
+static void test_fa2_spec_decode(void** state) {
+  static const int32_t q[2] = {2, 2}, s[2] = {5, 20};
+  static const int32_t qp[3] = {2, 2, 0}, sp[3] = {5, 20, 0};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(80);
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 4, -1);
+  ts_batch* padded = ts_batch_make(qp, sp, 3, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.num_speculative_tokens = 1;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  expect_bool(m, "decode_use_trtllm", 0);
+  assert_int_equal(ts_int(m, "decode_q_len_per_req"), 2);
+  ts_expect_i32(m, "decode_paged_kv_indptr_cpu", (int32_t[]){0, 1, 3}, 3);
+  ts_expect_i32(m, "decode_seq_lens_cpu", (int32_t[]){5, 20}, 2);
+  expect_bool(m, "decode_use_cudagraph", 1);
+  ASSERT_OK(attn_build(b, 0, &padded->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 4);
+  ts_expect_i32(m, "decode_paged_kv_indptr_cpu", (int32_t[]){0, 1, 3, 3}, 4);
+  ts_expect_i32(m, "decode_paged_kv_last_page_len_cpu", (int32_t[]){5, 4, 0}, 3);
+  assert_int_equal(ts_int(m, "decode_q_len_per_req"), 1); /* vLLM's 4 // 3 */
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  ts_batch_free(padded);
+}
+
+/* DCP on 10.x: trtllm-gen decode on dcp_local_seq_lens; the native DCP prefill's page layout
+ * from the rank-local context lengths (vLLM 0.33 derives the pages after the conversion). */
+static void test_dcp(void** state) {
+  static const int32_t q[3] = {1, 1, 4}, s[3] = {9, 16, 20};
+  int32_t local[3] = {5, 8, 10};
+  int64_t shape[1] = {3};
+  attn_tensor_t local_t = ts_host_tensor(local, 1, shape, ATTN_DTYPE_INT, 32);
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(100);
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 4, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.decode_context_parallel_size = 2;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->dcp_local_seq_lens is NULL");
+  batch->common.dcp_local_seq_lens = &local_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  expect_bool(m, "decode_use_trtllm", 1);
+  assert_int_equal(ts_int(m, "decode_kernel"), ATTN_FLASHINFER_DECODE_TRTLLM_GEN);
+  ts_expect_i32(m, "decode_seq_lens", (int32_t[]){5, 8}, 2);
+  ts_expect_i32(m, "decode_dcp_query_start_loc", (int32_t[]){0, 1, 2}, 3);
+  expect_bool(m, "prefill_use_trtllm", 0);
+  /* rank 0 of 2: local(9) = 5, local(16) = 8, the prefill's context 16 -> 8 */
+  ts_expect_i32(m, "paged_kv_indptr_cpu", (int32_t[]){0, 1, 2, 3}, 4);
+  ts_expect_i32(m, "paged_kv_last_page_len_cpu", (int32_t[]){5, 8, 8}, 3);
+  ts_expect_i32(m, "paged_kv_last_page_len", (int32_t[]){5, 8, 8}, 3);
+  ts_expect_i32(m, "prefill_paged_kv_indptr_cpu", (int32_t[]){2, 3}, 2);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_worked_example),
@@ -440,6 +764,11 @@ int main(void) {
       cmocka_unit_test(test_cascade),
       cmocka_unit_test(test_hyperparameters_and_bad_input),
       cmocka_unit_test(test_random_batches),
+      cmocka_unit_test(test_levels_and_thresholds),
+      cmocka_unit_test(test_query_dtypes),
+      cmocka_unit_test(test_xqa_ragged_and_non_causal),
+      cmocka_unit_test(test_fa2_spec_decode),
+      cmocka_unit_test(test_dcp),
   };
   return cmocka_run_group_tests_name("flashinfer", tests, NULL, NULL);
 }

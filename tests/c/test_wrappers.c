@@ -375,10 +375,10 @@ static void test_stacking_and_min_level(void** state) {
   config.workspace_size = 0;
   config.kv_sharing_fast_prefill = 0;
   builders[0] = ts_builder("FLASH_ATTN", &plain, &config);  /* ALWAYS (FA3 on sm90) */
-  builders[1] = ts_builder("FLASHINFER", &plain, &config);  /* UNIFORM_SINGLE_TOKEN_DECODE */
+  builders[1] = ts_builder("FLASHINFER", &plain, &config);  /* UNIFORM_BATCH (XQA on sm90) */
   builders[2] = stacked;                                    /* NEVER (chunked local) */
   ASSERT_OK(attn_min_cudagraph_support(builders, 2, &level));
-  assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
   ASSERT_OK(attn_min_cudagraph_support(builders, 3, &level));
   assert_int_equal(level, ATTN_CG_NEVER);
   attn_builder_destroy((attn_builder_t*)builders[0]);

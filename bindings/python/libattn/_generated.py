@@ -50,6 +50,10 @@ ATTN_CG_NEVER = 0
 ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE = 1
 ATTN_CG_UNIFORM_BATCH = 2
 ATTN_CG_ALWAYS = 3
+ATTN_KV_CACHE_LAYOUT_NHD = 0
+ATTN_KV_CACHE_LAYOUT_HND = 1
+ATTN_FLASHINFER_DECODE_XQA = 0
+ATTN_FLASHINFER_DECODE_TRTLLM_GEN = 1
 ATTN_CUDAGRAPH_MODE_NONE = 0
 ATTN_CUDAGRAPH_MODE_PIECEWISE = 1
 ATTN_CUDAGRAPH_MODE_FULL = 2
@@ -137,6 +141,18 @@ class CudagraphSupport(IntEnum):
     UNIFORM_SINGLE_TOKEN_DECODE = 1
     UNIFORM_BATCH = 2
     ALWAYS = 3
+
+
+class KvCacheLayout(IntEnum):
+    """``attn_kv_cache_layout_t``."""
+    NHD = 0
+    HND = 1
+
+
+class FlashinferDecodeKernel(IntEnum):
+    """``attn_flashinfer_decode_kernel_t``."""
+    XQA = 0
+    TRTLLM_GEN = 1
 
 
 class CudagraphMode(IntEnum):
@@ -436,6 +452,8 @@ attn_builder_config_t._fields_ = [
     ("num_sms", c_int32),
     ("rswa_window", c_int32),
     ("is_mm_prefix_lm", c_int32),
+    ("use_non_causal", c_int32),
+    ("enable_adaptive_verification", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -757,7 +775,7 @@ ATTN_ALLOCATOR_STRUCT_SIZE = attn_allocator_t.extension.offset + attn_allocator_
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + attn_builder_config_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset + attn_builder_config_t.reserved_1_1.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.is_mm_prefix_lm.offset + attn_builder_config_t.is_mm_prefix_lm.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -926,6 +944,8 @@ ENUMS = (
     "DeviceType",
     "DTypeCode",
     "CudagraphSupport",
+    "KvCacheLayout",
+    "FlashinferDecodeKernel",
     "CudagraphMode",
     "KvCacheKind",
     "KvDtype",

@@ -151,6 +151,10 @@ class BuilderConfig:
     # multimodal PrefixLM and R-SWA fields of FLASH_ATTN and TRITON_ATTN)
     rswa_window: int = 0
     is_mm_prefix_lm: int = 0
+    # ABI 1.4: vLLM's attention_config.use_non_causal and
+    # speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode)
+    use_non_causal: int = 0
+    enable_adaptive_verification: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

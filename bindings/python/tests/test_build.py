@@ -236,3 +236,15 @@ def test_abi_1_4_mm_prefix_and_rswa_config(lib):
         md = b.build(batch.common())
         assert md["rswa_window"] is None
         assert md["mm_prefix_query_range_tensor"] is None
+
+def test_abi_1_4_flashinfer_config_fields(lib):
+    """use_non_causal: vLLM 0.33's FLASHINFER captures uniform batches off XQA only when causal;
+    enable_adaptive_verification: trtllm-gen varlen decode (no uniform split)."""
+    cg = libattn.CudagraphSupport
+    assert lib.backend_cudagraph_support("FLASHINFER", spec(), config(100)) == cg.UNIFORM_BATCH
+    assert lib.backend_cudagraph_support("FLASHINFER", spec(), config(100, use_non_causal=1)) \
+        == cg.UNIFORM_SINGLE_TOKEN_DECODE
+    assert lib.backend_cudagraph_support("FLASHINFER", spec(), config(90, use_non_causal=1)) \
+        == cg.UNIFORM_BATCH
+    cfg = config(100, num_speculative_tokens=2, enable_adaptive_verification=1)
+    assert cfg.to_struct().struct.enable_adaptive_verification == 1

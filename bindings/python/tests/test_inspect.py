@@ -24,7 +24,7 @@ def test_tables_for_chosen_backends(tmp_path, capsys):
     text = out.out
     assert "== FLASH_ATTN: cudagraph ALWAYS, reorder threshold None, 3 decodes / 2 prefills (3 / 52 tokens)" in text
     assert "suffix_kv_lens                     int32[5] [25, 84, 1, 80, 4]" in text
-    assert "== FLASHINFER: cudagraph UNIFORM_SINGLE_TOKEN_DECODE, reorder threshold 1" in text
+    assert "== FLASHINFER: cudagraph UNIFORM_BATCH, reorder threshold 1" in text  # XQA on sm90 (vLLM 0.33)
     assert "paged_kv_indptr_cpu" in text and "TRITON_ATTN" not in text
 
 

@@ -82,7 +82,7 @@ def test_cudagraph_support_without_a_builder(lib):
     assert lib.backend_cudagraph_support("FLASH_ATTN", s, config(90)) == cg.ALWAYS
     assert lib.backend_cudagraph_support("FLASH_ATTN", s, config(80)) == cg.UNIFORM_BATCH
     assert lib.backend_cudagraph_support("TRITON_ATTN", s, config(80)) == cg.ALWAYS
-    assert lib.backend_cudagraph_support("FLASHINFER", s, config(90)) == cg.UNIFORM_SINGLE_TOKEN_DECODE
+    assert lib.backend_cudagraph_support("FLASHINFER", s, config(90)) == cg.UNIFORM_BATCH  # XQA (0.33)
     assert lib.backend_cudagraph_support("FLASHINFER", s, config(100)) == cg.UNIFORM_BATCH
     assert lib.backend_cudagraph_support("TREE_ATTN", s, config(90)) == cg.NEVER
     with pytest.raises(libattn.NotFound):
@@ -98,7 +98,7 @@ def test_workspace_size_and_min_support(lib):
     with lib.builder("FLASH_ATTN", spec(), config(90)) as fa, \
             lib.builder("FLASHINFER", spec(), config(90)) as fi:
         assert lib.min_cudagraph_support([fa]) == libattn.CudagraphSupport.ALWAYS
-        assert lib.min_cudagraph_support([fa, fi]) == libattn.CudagraphSupport.UNIFORM_SINGLE_TOKEN_DECODE
+        assert lib.min_cudagraph_support([fa, fi]) == libattn.CudagraphSupport.UNIFORM_BATCH
     assert lib.min_cudagraph_support([]) == libattn.CudagraphSupport.ALWAYS  # as in vLLM
 
 

@@ -75,6 +75,11 @@ pub struct BuilderConfig {
     pub rswa_window: i32,
     /// ABI 1.4: vLLM 0.33's `model_config.is_mm_prefix_lm`.
     pub is_mm_prefix_lm: bool,
+    /// ABI 1.4: vLLM's `attention_config.use_non_causal` (FLASHINFER's level).
+    pub use_non_causal: bool,
+    /// ABI 1.4: vLLM's `speculative_config.enable_adaptive_verification` (FLASHINFER's
+    /// trtllm-gen varlen decode).
+    pub enable_adaptive_verification: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -144,6 +149,8 @@ impl BuilderConfig {
             num_sms: 0,
             rswa_window: 0,
             is_mm_prefix_lm: false,
+            use_non_causal: false,
+            enable_adaptive_verification: false,
         }
     }
 
@@ -202,6 +209,8 @@ impl BuilderConfig {
             num_sms: self.num_sms,
             rswa_window: self.rswa_window,
             is_mm_prefix_lm: i32::from(self.is_mm_prefix_lm),
+            use_non_causal: i32::from(self.use_non_causal),
+            enable_adaptive_verification: i32::from(self.enable_adaptive_verification),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

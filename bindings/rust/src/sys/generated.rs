@@ -222,6 +222,34 @@ pub enum attn_cudagraph_support {
 #[doc = "  is never CUDA-graph supported, whatever the level."]
 pub use self::attn_cudagraph_support as attn_cudagraph_support_t;
 #[repr(u32)]
+#[doc = " ABI 1.4. FLASHINFER's `kv_cache_layout` metadata field: the FlashInfer layout string of"]
+#[doc = "  vLLM's `KVCacheLayout` (get_flashinfer_layout_string): LBNHC and BLNHC are \"NHD\"; LBHNC,"]
+#[doc = "  BLHNC and BHLNC are \"HND\"."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub enum attn_kv_cache_layout {
+    #[doc = "< \"NHD\": block, token, head, dim (vLLM's default)."]
+    ATTN_KV_CACHE_LAYOUT_NHD = 0,
+    #[doc = "< \"HND\": block, head, token, dim (compute capability 10.x)."]
+    ATTN_KV_CACHE_LAYOUT_HND = 1,
+}
+#[doc = " ABI 1.4. FLASHINFER's `kv_cache_layout` metadata field: the FlashInfer layout string of"]
+#[doc = "  vLLM's `KVCacheLayout` (get_flashinfer_layout_string): LBNHC and BLNHC are \"NHD\"; LBHNC,"]
+#[doc = "  BLHNC and BHLNC are \"HND\"."]
+pub use self::attn_kv_cache_layout as attn_kv_cache_layout_t;
+#[repr(u32)]
+#[doc = " ABI 1.4. FLASHINFER's `decode_kernel` metadata field: vLLM 0.33's `FlashInferDecodeKernel`"]
+#[doc = "  of a `FlashInferTrtllmAPIDecode` (the field is None for FlashInfer-native decode)."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub enum attn_flashinfer_decode_kernel {
+    #[doc = "< \"xqa\": compute capability 9.0 and 12.x."]
+    ATTN_FLASHINFER_DECODE_XQA = 0,
+    #[doc = "< \"trtllm-gen\": compute capability 10.x."]
+    ATTN_FLASHINFER_DECODE_TRTLLM_GEN = 1,
+}
+#[doc = " ABI 1.4. FLASHINFER's `decode_kernel` metadata field: vLLM 0.33's `FlashInferDecodeKernel`"]
+#[doc = "  of a `FlashInferTrtllmAPIDecode` (the field is None for FlashInfer-native decode)."]
+pub use self::attn_flashinfer_decode_kernel as attn_flashinfer_decode_kernel_t;
+#[repr(u32)]
 #[doc = " The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and"]
 #[doc = "  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -662,6 +690,21 @@ pub struct attn_builder_config {
     #[doc = "`mm_prefix_query_range_tensor` for batches with"]
     #[doc = "`common->mm_req_doc_ranges`."]
     pub is_mm_prefix_lm: i32,
+    #[doc = "< ABI 1.4. vLLM's `attention_config.use_non_causal`"]
+    #[doc = "(non-causal draft attention, e.g. DFlash). Non-zero:"]
+    #[doc = "FLASHINFER reports UNIFORM_SINGLE_TOKEN_DECODE unless"]
+    #[doc = "its decode runs on XQA (compute capability 9.0 and"]
+    #[doc = "12.x). 0 (default) = False."]
+    pub use_non_causal: i32,
+    #[doc = "< ABI 1.4. vLLM's"]
+    #[doc = "`speculative_config.enable_adaptive_verification`"]
+    #[doc = "(drafts trimmed on the device; model runner V2)."]
+    #[doc = "Non-zero with speculative tokens: FLASHINFER's"]
+    #[doc = "trtllm-gen decode (compute capability 10.x) reads"]
+    #[doc = "per-request query lengths (varlen decode, no uniform"]
+    #[doc = "split; vLLM's get_varlen_cudagraph_max_query_len"]
+    #[doc = "1 + k). 0 (default) = False."]
+    pub enable_adaptive_verification: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]

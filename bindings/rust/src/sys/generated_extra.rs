@@ -31,7 +31,7 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2: usize =
     offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
-    offset_of!(attn_builder_config_t, is_mm_prefix_lm) + size_of::<i32>();
+    offset_of!(attn_builder_config_t, enable_adaptive_verification) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -177,6 +177,8 @@ impl attn_builder_config_t {
         num_sms: 0,
         rswa_window: 0,
         is_mm_prefix_lm: 0,
+        use_non_causal: 0,
+        enable_adaptive_verification: 0,
     };
 }
 
@@ -500,6 +502,8 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
             ("ATTN_CG_ALWAYS", 3),
         ],
     ),
+    ("attn_kv_cache_layout_t", &[("ATTN_KV_CACHE_LAYOUT_NHD", 0), ("ATTN_KV_CACHE_LAYOUT_HND", 1)]),
+    ("attn_flashinfer_decode_kernel_t", &[("ATTN_FLASHINFER_DECODE_XQA", 0), ("ATTN_FLASHINFER_DECODE_TRTLLM_GEN", 1)]),
     (
         "attn_cudagraph_mode_t",
         &[

@@ -22,7 +22,7 @@ fn built_in_backends_and_their_support() {
     // list to enumerate): (sm90, sm80, sm100), reorder threshold, update_block_table.
     let expected: HashMap<&str, ([CudagraphSupport; 3], Option<i32>, bool)> = HashMap::from([
         ("FLASH_ATTN", ([Always, UniformBatch, Always], None, true)),
-        ("FLASHINFER", ([UniformSingleTokenDecode, UniformSingleTokenDecode, UniformBatch], Some(1), false)),
+        ("FLASHINFER", ([UniformBatch, UniformBatch, UniformBatch], Some(1), false)),
         ("TRITON_ATTN", ([Always, Always, Always], None, false)),
         ("FLEX_ATTENTION", ([Always, Always, Always], None, false)),
         ("TREE_ATTN", ([Never, Never, Never], Some(2), false)),
