@@ -30,6 +30,9 @@ NUM_GPU_BLOCKS = 32768  # cache_config.num_gpu_blocks (read by FLEX_ATTENTION)
 #: other builders' sizes: FLEX gets a 32k model length and 16k batched tokens)
 FLEX_LIMITS = dict(max_seqs=64, num_gpu_blocks=4096, max_requests=64, table_budget=24_000,
                    token_budget=12288, max_tokens=16384, max_model_len=32768)
+#: FLASHINFER's build runs a Triton kernel per request (_copy_page_indices_kernel) in Triton's
+#: interpreter (seconds for a large batch): bounded batches, at most 1,000 of them
+FLASHINFER_LIMITS = dict(max_requests=64, table_budget=100_000, max_batches=1000)
 MAX_ENCODER_LEN = 2048
 LAYER = "model.layers.0.self_attn"
 
@@ -306,6 +309,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
     name = f"{wrapper} over {backend}" if wrapper else backend
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \
         if backend == "FLEX_ATTENTION" else {}
+    if backend == "FLASHINFER" and not wrapper:
+        limits = dict(FLASHINFER_LIMITS)
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
                 shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, **limits)

@@ -13,7 +13,7 @@ from .item import Item, choice_rng
 
 
 #: the Triton items' batch cap (the interpreter costs 0.1-0.5 s a batch)
-TRITON_MAX_BATCHES = 5000
+TRITON_MAX_BATCHES = 2000
 
 
 def _slot_args(b: Batch):
@@ -43,8 +43,8 @@ def slot_mapping_item() -> Item:
                                             out=np.zeros(total, np.int64), dcp_world_size=b.dcp,
                                             dcp_rank=rank, cp_kv_cache_interleave_size=b.interleave)
     return Item("compute_slot_mapping (BlockTable kernel, DCP 1/2/4)", "utility", v, l,
-                lambda ctx, b, v, l: [("slot_mapping", v, l)], max_requests=256,
-                token_budget=8192, max_batches=TRITON_MAX_BATCHES)
+                lambda ctx, b, v, l: [("slot_mapping", v, l)], max_requests=64,
+                token_budget=4096, max_batches=TRITON_MAX_BATCHES)
 
 
 def _mapped(b: Batch):
