@@ -209,6 +209,10 @@ def _leaf(v: Any) -> Any:
         return v.name
     if isinstance(v, torch.dtype):
         return str(v)
+    if isinstance(v, torch.Tensor) and v.dim() == 0:
+        # a scalar field vLLM happens to hold as a 0-d tensor (FLASH_ATTN's DCP split counts,
+        # sliced from query_start_loc_cpu): its value
+        return v.item()
     return v
 
 
