@@ -6,7 +6,7 @@ triton_items.py."""
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
