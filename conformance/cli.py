@@ -18,7 +18,8 @@ import time
 from typing import Any, List
 
 from . import vllm_env as _vllm_env_first  # noqa: F401  (sets VLLM_TARGET_DEVICE before vllm)
-from .vllm_env import VllmConfigs, WrongVllmVersion, check_version, vllm_env
+from .vllm_env import (VllmConfigs, WrongVllmVersion, check_version, enable_triton_interpreter,
+                       vllm_env)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK_BATCHES, QUICK_BUILDER_BATCHES = 300, 100
@@ -73,6 +74,7 @@ def main(argv: List[str] = None) -> int:
                    help="worker processes, each importing vLLM once and running whole items "
                         "(default 1: this process)")
     a = p.parse_args(argv)
+    enable_triton_interpreter()  # before vLLM's import (here or in the --jobs workers)
     try:
         version = check_version()
     except WrongVllmVersion as e:
