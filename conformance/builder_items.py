@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import BLOCK_SIZES, Batch
-from .compare import Pair, as_np, flatten_vllm
+from .compare import Pair, as_np, flatten_vllm, lib_field_name
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
 from .patches import NOT_COMPARABLE, patched
@@ -30,6 +30,9 @@ NUM_GPU_BLOCKS = 32768  # cache_config.num_gpu_blocks (read by FLEX_ATTENTION)
 #: other builders' sizes: FLEX gets a 32k model length and 16k batched tokens)
 FLEX_LIMITS = dict(max_seqs=64, num_gpu_blocks=4096, max_requests=64, table_budget=24_000,
                    token_budget=12288, max_tokens=16384, max_model_len=32768)
+#: FLASHINFER's build runs a Triton kernel per request (_copy_page_indices_kernel) in Triton's
+#: interpreter (seconds for a large batch): bounded batches, at most 1,000 of them
+FLASHINFER_LIMITS = dict(max_requests=64, table_budget=100_000, max_batches=1000)
 MAX_ENCODER_LEN = 2048
 LAYER = "model.layers.0.self_attn"
 
@@ -79,9 +82,21 @@ def _sizes(backend: str) -> Tuple[int, int, int, int]:
     return MAX_SEQS, NUM_GPU_BLOCKS, MAX_TOKENS, MAX_MODEL_LEN
 
 
+#: the builders compared with DCP (the batch's world 1/2/4 and interleave 1/8/16, a random rank)
+DCP_BACKENDS = ("FLASH_ATTN", "FLASHINFER")
+
+
+def _dcp(backend: str, wrapper: str, b: Batch) -> Tuple[int, int, int]:
+    """(world, rank, interleave) of the builder: the batch's DCP for a DCP backend without a
+    wrapper, else (1, 0, 1)."""
+    if backend not in DCP_BACKENDS or wrapper or b.dcp <= 1:
+        return 1, 0, 1
+    return b.dcp, int(choice_rng(b, 14).integers(0, b.dcp)), b.interleave
+
+
 def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
-    return backend, wrapper, b.block_size, b.spec, chunk
+    return backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b)
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -112,7 +127,11 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         from vllm.v1.kv_cache_interface import (ChunkedLocalAttentionSpec, CrossAttentionSpec,
                                                 EncoderOnlyAttentionSpec, FullAttentionSpec)
         max_seqs, blocks, max_tokens, max_len = _sizes(backend)
-        vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size, blocks, max_len)
+        world, rank, inter = _dcp(backend, wrapper, b)
+        vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size, (blocks, world, inter),
+                             max_len)
+        vc.parallel_config.decode_context_parallel_size = world
+        vc.parallel_config.cp_kv_cache_interleave_size = inter
         # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
         # its layout (FLASHINFER; the engine core resolves it before the builders run; NHD
         # is vLLM's default)
@@ -124,9 +143,9 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                                                                   **kw),
                 "Cross": lambda: CrossAttentionSpec(**kw),
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
-                    wrapper, lambda: FullAttentionSpec(**kw))()
+                    wrapper, lambda: FullAttentionSpec(**kw, dcp_sharded=world > 1))()
         try:
-            with set_current_vllm_config(vc), patched(backend):
+            with set_current_vllm_config(vc), patched(backend, (world, rank)):
                 ctx.builders[key] = (_vllm_builder_cls(backend, wrapper, b.chunk)(
                     spec, [LAYER], vc, torch.device("cpu")), vc, None)
         except Exception as e:
@@ -145,7 +164,10 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         # libattn with the settings vLLM resolved here: no CUDA graphs (vLLM's CPU platform),
         # FlashAttention 2 (vLLM finds no FA3 without a GPU)
         max_seqs, blocks, max_tokens, max_len = _sizes(backend)
+        world, rank, inter = _dcp(backend, wrapper, b)
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
+                                    decode_context_parallel_size=world, dcp_rank=rank,
+                                    cp_kv_cache_interleave_size=inter,
                                     num_speculative_tokens=b.spec, cudagraph_mode=cg,
                                     flash_attn_version=2, num_gpu_blocks=blocks,
                                     kv_sharing_fast_prefill=int(wrapper == "FastPrefill"),
@@ -176,9 +198,8 @@ def _inputs(b: Batch, wrapper: str) -> Dict[str, Any]:
 
 
 def _lib_inputs(kw: Dict[str, Any]) -> Dict[str, Any]:
-    kw = dict(kw)
-    kw.pop("max_logits_per_req", None)  # INTEGRATOR: pass it when libattn's common has it
-    return kw
+    """libattn's CommonMetadata takes the same keyword arguments (ABI 1.4)."""
+    return dict(kw)
 
 
 def _leaf(v: Any) -> Any:
@@ -188,6 +209,10 @@ def _leaf(v: Any) -> Any:
         return v.name
     if isinstance(v, torch.dtype):
         return str(v)
+    if isinstance(v, torch.Tensor) and v.dim() == 0:
+        # a scalar field vLLM happens to hold as a 0-d tensor (FLASH_ATTN's DCP split counts,
+        # sliced from query_start_loc_cpu): its value
+        return v.item()
     return v
 
 
@@ -207,9 +232,10 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
         if name in skip:
             seen.add(name)
             continue
-        seen.add(name)
-        if name in lib:
-            pairs.append((name, _leaf(value), lib[name]))
+        lname = lib_field_name(name, lib)
+        seen.add(lname)
+        if lname in lib:
+            pairs.append((name, _leaf(value), lib[lname]))
         else:
             pairs.append((f"{name} (vLLM field libattn lacks)", _leaf(value), MISSING))
     if wrapper == "ChunkedLocal":
@@ -275,7 +301,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
     def v(ctx, b):
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         from vllm.config import set_current_vllm_config
-        with set_current_vllm_config(vc), patched(backend):
+        world, rank, _ = _dcp(backend, wrapper, b)
+        with set_current_vllm_config(vc), patched(backend, (world, rank)):
             return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper)))
 
     def l(ctx, b):
@@ -286,6 +313,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
     name = f"{wrapper} over {backend}" if wrapper else backend
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \
         if backend == "FLEX_ATTENTION" else {}
+    if backend == "FLASHINFER" and not wrapper:
+        limits = dict(FLASHINFER_LIMITS)
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
                 shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, **limits)

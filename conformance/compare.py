@@ -111,6 +111,17 @@ def flatten_vllm(obj: Any, prefix: str = "") -> List[Tuple[str, Any]]:
     return [(prefix, obj)]
 
 
+def lib_field_name(vllm_name: str, lib_fields: Any) -> str:
+    """libattn's name of a vLLM field (the one place of this mapping): the same name, or for a
+    field of a nested vLLM dataclass (``outer.inner``, e.g. FLASHINFER's TRT-LLM decode
+    metadata) libattn's flattened name, the attribute name + '_' as prefix (``outer_inner``;
+    docs/backends/flashinfer.md)."""
+    if vllm_name in lib_fields or "." not in vllm_name:
+        return vllm_name
+    flat = vllm_name.replace(".", "_")
+    return flat if flat in lib_fields else vllm_name
+
+
 COMMON_FIELDS = ["query_start_loc", "query_start_loc_cpu", "seq_lens", "num_reqs",
                  "num_actual_tokens", "max_query_len", "max_seq_len", "block_table_tensor",
                  "slot_mapping", "causal"]
@@ -120,6 +131,9 @@ def common_pairs(vllm_cm: Any, lib_md: Dict[str, Any]) -> List[Pair]:
     """vLLM's CommonAttentionMetadata against libattn's metadata of kind "common" (the fields
     both have; vLLM's host copy of seq_lens is its ``seq_lens_cpu_upper_bound``)."""
     pairs = [(f, getattr(vllm_cm, f), lib_md[f]) for f in COMMON_FIELDS]
-    if lib_md.get("seq_lens_cpu") is not None:
+    if lib_md.get("seq_lens_cpu_upper_bound") is not None:
+        pairs.append(("seq_lens_cpu_upper_bound", vllm_cm.seq_lens_cpu_upper_bound,
+                      lib_md["seq_lens_cpu_upper_bound"]))
+    elif lib_md.get("seq_lens_cpu") is not None:
         pairs.append(("seq_lens_cpu", vllm_cm.seq_lens_cpu_upper_bound, lib_md["seq_lens_cpu"]))
     return pairs

@@ -32,6 +32,9 @@ class Item:
     max_spec: int = 7
     table_budget: int = TABLE_BUDGET
     token_budget: int = TOKEN_BUDGET
+    #: at most this many batches whatever the count (0: no cap): vLLM's Triton kernels run in
+    #: Triton's interpreter, a Python loop per program, ~0.1-0.5 s a batch
+    max_batches: int = 0
     #: not compared, and why (the table says it)
     pending: str = ""
     notes: List[str] = dataclasses.field(default_factory=list)

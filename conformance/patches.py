@@ -40,9 +40,26 @@ def cpu_attn_scheduler_metadata_placeholder(**kwargs: Any) -> Any:
     return torch.empty(0, dtype=torch.int32)
 
 
+def dcp_group_query(world: int, rank: int) -> Any:
+    """Replaces vllm.distributed.parallel_state.get_dcp_world_size_and_rank, as the builder
+    modules imported it (FLASH_ATTN, FLASHINFER), for DCP builders: without a distributed
+    init there is no DCP group and vLLM answers (1, 0); this answers the DCP world and rank
+    the lane's config describes (parallel_config.decode_context_parallel_size), and (1, 0) for
+    a cache that is not DCP-sharded, as vLLM does. Only the group query is replaced."""
+    def get_dcp_world_size_and_rank(enabled: bool = True) -> tuple:
+        return (world, rank) if enabled else (1, 0)
+    return get_dcp_world_size_and_rank
+
+
+#: the builder modules that ask the DCP group for their world and rank
+DCP_MODULES = {"FLASH_ATTN": "vllm.v1.attention.backends.flash_attn",
+               "FLASHINFER": "vllm.v1.attention.backends.flashinfer"}
+
+
 @contextlib.contextmanager
-def patched(backend: str) -> Iterator[None]:
-    """The patches a backend's construction and build() need, applied for the duration."""
+def patched(backend: str, dcp: tuple = (1, 0)) -> Iterator[None]:
+    """The patches a backend's construction and build() need, applied for the duration;
+    ``dcp`` the (world, rank) of a DCP builder."""
     undo = []
 
     def put(obj: Any, name: str, value: Any) -> None:
@@ -52,6 +69,10 @@ def patched(backend: str) -> Iterator[None]:
         if backend == "FLASHINFER":
             import vllm.v1.attention.backends.flashinfer as fi
             put(fi, "get_per_layer_parameters", per_layer_parameters_without_model)
+        if dcp[0] > 1 and backend in DCP_MODULES:
+            import importlib
+            put(importlib.import_module(DCP_MODULES[backend]), "get_dcp_world_size_and_rank",
+                dcp_group_query(*dcp))
         if backend == "CPU_ATTN":
             import vllm._custom_ops as ops
             put(ops, "cpu_attn_get_scheduler_metadata", cpu_attn_scheduler_metadata_placeholder)

@@ -124,6 +124,8 @@ class Runner:
         if item.pending:
             r.status = item.pending
             return r
+        if item.max_batches:
+            count = min(count, item.max_batches)
         t0 = time.perf_counter()
         shrinking = 0.0
         order: Any = range(count)

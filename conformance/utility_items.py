@@ -36,11 +36,17 @@ def split_item(require_uniform: bool) -> Item:
 
 
 def split_short_extends_item() -> Item:
-    # INTEGRATOR: when attn_split_decodes_and_prefills gains treat_short_extends_as_decodes
-    # (and CommonMetadata is_prefilling reaches it), give this item vllm/lib/pairs as
-    # split_item does, with treat_short_extends_as_decodes=False and is_prefilling=b.is_prefilling.
+    """vLLM 0.33's treat_short_extends_as_decodes=False (reads is_prefilling) against
+    attn_split_decodes_and_prefills_ex (ABI 1.4)."""
+    def v(ctx, b):
+        return ctx.vu.split_decodes_and_prefills(vllm_common(ctx, b), b.threshold, False,
+                                                 treat_short_extends_as_decodes=False)
+
+    def l(ctx, b):
+        return ctx.lib.split_decodes_and_prefills_ex(lib_common(ctx, b), b.threshold, False,
+                                                     treat_short_extends_as_decodes=False)
     return Item("split_decodes_and_prefills(treat_short_extends_as_decodes=False)", "utility",
-                pending="libattn's split has no treat_short_extends_as_decodes input yet")
+                v, l, lambda ctx, b, v, l: _split_counts(v, l, SPLIT4))
 
 
 def split_extends_item() -> Item:
@@ -70,8 +76,8 @@ def reorder_item() -> Item:
 
     def l(ctx, b):
         perm, sched, comp, prompt = _shuffled(b)
-        # INTEGRATOR: when the reorder takes num_prompt_tokens, pass `prompt` here.
-        return ctx.lib.reorder_batch_to_split_decodes_and_prefills(sched, comp, b.threshold)
+        return ctx.lib.reorder_batch_to_split_decodes_and_prefills_v2(sched, comp, prompt,
+                                                                      b.threshold)
 
     def pairs(ctx, b, v, l):
         moved, batch = v
@@ -83,9 +89,7 @@ def reorder_item() -> Item:
         return [("moved", bool(moved), bool(l)), ("swap_states calls (src, dst)", batch.swaps,
                                                   [tuple(x) for x in l]),
                 ("resulting order", order, lib_order)]
-    return Item("reorder_batch_to_split_decodes_and_prefills", "utility", v, l, pairs,
-                notes=["libattn's reorder takes no num_prompt_tokens today: its short-extend "
-                       "region cannot be formed"])
+    return Item("reorder_batch_to_split_decodes_and_prefills", "utility", v, l, pairs)
 
 
 def _workspace(b: Batch):
@@ -160,7 +164,8 @@ def fast_prefill_item() -> Item:
 
     def l(ctx, b):
         lg = _logits(b)
-        kw = {} if lg is None else dict(logits_indices_padded=lg[0], num_logits_indices=lg[1])
+        kw = {} if lg is None else dict(logits_indices_padded=lg[0], num_logits_indices=lg[1],
+                                         max_logits_per_req=lg[2])
         return ctx.lib.make_kv_sharing_fast_prefill_common_attn_metadata(lib_common(ctx, b, **kw))
     return Item("make_kv_sharing_fast_prefill_common_attn_metadata", "utility", v, l,
                 lambda ctx, b, v, l: common_pairs(v, l.to_dict()))
@@ -288,16 +293,8 @@ def split_attn_item() -> Item:
     return Item("split_attn_metadata (_make_metadata_with_slice)", "utility", v, l, pairs)
 
 
-def slot_mapping_item() -> Item:
-    return Item("compute_slot_mapping", "utility",
-                pending="vLLM 0.33's BlockTable.compute_slot_mapping is a Triton kernel "
-                        "(_COMPUTE_SLOT_MAPPING_KERNEL, vllm/v1/worker/block_table.py): Triton "
-                        "has no CPU backend here, so vLLM's side cannot run; libattn's slot "
-                        "mapping is checked against a reading of the kernel in tests/c")
-
-
 def utility_items() -> List[Item]:
     return [split_item(False), split_item(True), split_short_extends_item(), split_extends_item(),
             reorder_item(), prefill_chunks_item(), local_item(), fast_prefill_item(),
             conv1d_item(), dcp_item(), reshape_item(), unpadded_item(), ubatch_slices_item(),
-            split_attn_item(), slot_mapping_item()]
+            split_attn_item()]

@@ -22,6 +22,17 @@ os.environ.setdefault("TORCH_LOGS", "-torch")  # torch's deprecation warnings at
 logging.getLogger("torch").setLevel(logging.ERROR)
 warnings.filterwarnings("ignore")
 
+def enable_triton_interpreter() -> None:
+    """vLLM's Triton kernels (FLASHINFER's build, BlockTable.compute_slot_mapping,
+    compute_token_to_req_indices) run on the CPU in Triton's interpreter: TRITON_INTERPRET=1
+    makes `kernel[grid](...)` execute the kernel's own Python body on CPU tensors, and an empty
+    CUDA_VISIBLE_DEVICES makes vllm.triton_utils accept "no Triton driver" (its check treats it
+    as a distributed worker) so that HAS_TRITON is True. Called by the lane (not the bench)
+    before vllm and triton are imported; runs vLLM's code, unpatched."""
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+
 #: the vLLM release libattn is compared against (issue 16)
 PINNED_VLLM = "0.33.0"
 

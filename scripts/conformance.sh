@@ -33,4 +33,6 @@ fi
 ensure_vllm_venv "vllm==$pinned" "$pinned"
 
 export VLLM_TARGET_DEVICE=${VLLM_TARGET_DEVICE:-cpu}
+# vLLM's Triton kernels run in Triton's CPU interpreter (see conformance/vllm_env.py)
+export TRITON_INTERPRET=${TRITON_INTERPRET:-1} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-}
 exec "$venv/bin/python" -m conformance --lib "$build/libattn.so.1" "$@"
