@@ -17,6 +17,7 @@ from .batches import BLOCK_SIZES, Batch
 from .compare import Pair, as_np, flatten_vllm, lib_field_name
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
+from .live_parts import live_pair
 from .patches import NOT_COMPARABLE, patched
 from .sides import lib_common, vllm_common
 
@@ -232,10 +233,13 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
         if name in skip:
             seen.add(name)
             continue
+        if backend == "FLEX_ATTENTION" and name == "block_mask":
+            pairs += _flex_block_mask_pairs(v, value, lib, seen)
+            continue
         lname = lib_field_name(name, lib)
         seen.add(lname)
         if lname in lib:
-            pairs.append((name, _leaf(value), lib[lname]))
+            pairs.append(live_pair(backend, name, v, _leaf(value), lib[lname]))
         else:
             pairs.append((f"{name} (vLLM field libattn lacks)", _leaf(value), MISSING))
     if wrapper == "ChunkedLocal":
@@ -251,6 +255,22 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
     for name in lib:
         if name not in seen and name not in ext:
             pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
+    return pairs
+
+
+def _flex_block_mask_pairs(v: Any, bm: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
+    """FLEX_ATTENTION's block_mask (a torch BlockMask) by the tensors libattn returns: on the
+    direct-build path BlockMask.from_kv_blocks(kv_num_blocks[None, None],
+    kv_indices[None, None], ...) against libattn's kv_num_blocks / kv_indices, and vLLM's
+    num_blocks (a class attribute __post_init__ sets, not a dataclass field) against
+    libattn's; the mask_mod callable is not comparable (patches.NOT_COMPARABLE). Otherwise
+    (create_block_mask, encoder-only) libattn returns no block-mask tensors."""
+    seen.update(("kv_num_blocks", "kv_indices", "num_blocks"))
+    pairs: List[Pair] = [("num_blocks", int(getattr(v, "num_blocks")), lib.get("num_blocks", MISSING))]
+    direct = bool(getattr(v, "direct_build", False)) and bm is not None
+    for f in ("kv_num_blocks", "kv_indices"):
+        want = getattr(bm, f)[0, 0] if direct else None
+        pairs.append((f"block_mask.{f}[0, 0]", want, lib.get(f)))
     return pairs
 
 
