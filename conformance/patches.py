@@ -83,5 +83,15 @@ def patched(backend: str, dcp: tuple = (1, 0)) -> Iterator[None]:
             setattr(obj, name, value)
 
 
-#: fields a patch makes meaningless on vLLM's side: left out of the comparison, named in the table
-NOT_COMPARABLE = {"CPU_ATTN": {"scheduler_metadata": "output of the patched-out vLLM CPU op"}}
+#: fields left out of the comparison, each named with its reason in the table's notes: fields a
+#: patch makes meaningless on vLLM's side, and Python objects a C library cannot represent
+NOT_COMPARABLE = {
+    "CPU_ATTN": {"scheduler_metadata": "output of the patched-out vLLM CPU op"},
+    "FLEX_ATTENTION": {
+        "score_mod": "a Python callable (torch.compile'd score modifier); None after build()",
+        "logical_mask_mod": "a Python callable (causal/bidirectional mask_mod); libattn's "
+                            "`causal` and `uses_paged_kv` select the same one",
+        "transformed_score_mod": "a Python callable; None after build()",
+        "block_mask.mask_mod": "a Python callable inside torch's BlockMask",
+    },
+}
