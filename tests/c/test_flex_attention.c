@@ -87,6 +87,9 @@ static void test_hand_checked(void** state) {
     doc[0] = 0;
     for (k = 1; k < 18; ++k) doc[k] = 1;
     ts_expect_i32(m, "doc_ids", doc, 18);
+    /* vLLM's doc_ids is the live prefix of its persistent_doc_ids (copy_to_persistent); the
+     * tail past the 18 scheduled tokens is stale in vLLM and not part of the contract */
+    expect_prefix(m, "persistent_doc_ids", 256, doc, 18);
   }
   t = ts_tensor(m, "physical_to_logical");
   assert_int_equal(t->ndim, 2);
@@ -123,6 +126,20 @@ static void test_hand_checked(void** state) {
   assert_int_equal(t->shape[0], 16);  /* cdiv(256, 16) */
   assert_int_equal(t->shape[1], 16 * 32);
   assert_int_equal(ts_tensor(m, "persistent_doc_ids")->shape[0], 256);
+  /* the block mask's kv_num_blocks is the live prefix (one entry per query group) of
+   * persistent_kv_num_blocks, and kv_indices the live corner of persistent_kv_indices, as in
+   * vLLM 0.33 (the conformance lane compares only these live parts: conformance/live_parts.py) */
+  expect_prefix(m, "persistent_kv_num_blocks", 16, (int32_t[]){3, 3}, 2);
+  t = ts_tensor(m, "persistent_kv_indices");
+  idx = (const int32_t*)at(t);
+  assert_int_equal(idx[0], 3);
+  assert_int_equal(idx[1], 5);
+  assert_int_equal(idx[2], 7);
+  assert_int_equal(idx[3], -1);
+  idx += t->strides[0];
+  assert_int_equal(idx[0], 3);
+  assert_int_equal(idx[1], 7);
+  assert_int_equal(idx[2], 9);
   /* capture builds with the host maximum of seq_lens as max_seq_len (vLLM: its upper bound) */
   batch->common.max_seq_len = 200;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
