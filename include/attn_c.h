@@ -298,7 +298,8 @@ typedef struct attn_tensor {
   int32_t ndim;            /**< Number of dimensions (at most 8). */
   attn_dtype_t dtype;      /**< Element type. */
   int64_t* shape;          /**< `ndim` sizes. */
-  int64_t* strides;        /**< `ndim` strides in elements, or NULL for compact row-major. */
+  int64_t* strides;        /**< `ndim` strides in elements, or NULL for compact row-major
+                              (ignored for a view with no elements). */
   uint64_t byte_offset;    /**< Bytes from `data` to the first element. */
 } attn_tensor_t;
 

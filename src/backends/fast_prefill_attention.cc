@@ -43,7 +43,11 @@ class FastPrefillBuilder final : public WrappedBuilder {
   void finish(const CommonMetadata& common, const CommonMetadata&, const ops::Exec&) override {
     Metadata& m = metadata();
     m.set_tensor(extra_base() + kExtraLogitsIndicesPadded, common.logits_indices_padded);
-    m.set_int(extra_base() + kExtraNumLogitsIndices, common.num_logits_indices);
+    // Not armed (no logits indices): vLLM 0.33's num_logits_indices is None.
+    if (common.logits_indices_padded)
+      m.set_int(extra_base() + kExtraNumLogitsIndices, common.num_logits_indices);
+    else
+      m.set_none(extra_base() + kExtraNumLogitsIndices);
   }
 };
 

@@ -99,12 +99,14 @@ void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
   out.ndim = t->ndim;
   int64_t stride = 1;
   bool empty = false;
+  for (int32_t d = 0; d < t->ndim; ++d) empty = empty || t->shape[d] == 0;
   for (int32_t d = t->ndim - 1; d >= 0; --d) {
     const int64_t size = t->shape[d];
     if (size < 0) invalid(name, " has shape[", d, "]=", size, " (negative)");
-    empty = empty || size == 0;
     out.shape[d] = size;
-    if (t->strides != nullptr) {
+    // A view with no elements has no meaningful strides (numpy reports 0 for a (0, W) table's
+    // columns): any are accepted and the compact ones stored, so later layout checks pass.
+    if (t->strides != nullptr && !empty) {
       if (t->strides[d] < 0)
         invalid(name, " has strides[", d, "]=", t->strides[d], "; negative strides are not supported");
       out.strides[d] = t->strides[d];

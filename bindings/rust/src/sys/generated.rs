@@ -185,7 +185,8 @@ pub struct attn_tensor {
     pub dtype: attn_dtype_t,
     #[doc = "< `ndim` sizes."]
     pub shape: *mut i64,
-    #[doc = "< `ndim` strides in elements, or NULL for compact row-major."]
+    #[doc = "< `ndim` strides in elements, or NULL for compact row-major"]
+    #[doc = "(ignored for a view with no elements)."]
     pub strides: *mut i64,
     #[doc = "< Bytes from `data` to the first element."]
     pub byte_offset: u64,
