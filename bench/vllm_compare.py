@@ -50,6 +50,7 @@ from conformance.vllm_env import VllmConfigs, common_metadata, vllm_env  # noqa:
 from conformance.compare import (COMMON_FIELDS, Mismatch, as_np, check,  # noqa: E402,F401
                                  common_pairs, first_difference)
 from conformance.stand_ins import StandInInputBatch, StandInSchedulerOutput  # noqa: E402
+from conformance.cli import git_describe  # noqa: E402  (the checkout libattn was built from)
 import libattn  # noqa: E402
 from libattn.structs import attn_batch_split_t, attn_local_attention_out_t, new  # noqa: E402
 from libattn.tensors import tensor_arg  # noqa: E402
@@ -575,19 +576,6 @@ class Runner:
                 for l in lines:
                     f.write("| " + " | ".join(str(x) for x in l) + " |\n")
                 f.write("\n```\n" + "\n".join(summary) + "\n```\n")
-
-
-def git_describe() -> str:
-    """The checkout libattn was built from: commit, and whether the tree had changes."""
-    import subprocess
-    try:
-        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True,
-                              capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               check=True, capture_output=True, text=True).stdout.strip()
-        return f"commit {head}{' + uncommitted changes' if dirty else ''}"
-    except (OSError, subprocess.CalledProcessError):
-        return "no git"
 
 
 def cpu_model() -> str:

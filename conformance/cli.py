@@ -191,6 +191,8 @@ def main(argv: List[str] = None) -> int:
 
 
 def git_describe() -> str:
+    """The checkout libattn was built from: commit, and whether the tree had changes (also the
+    bench's, bench/vllm_compare.py)."""
     import subprocess
     try:
         head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=True,
