@@ -8,7 +8,8 @@
 #
 #   1. kernels/: those runtime calls appear only in kernels/device_runtime.cu, the wrappers that
 #      src/ops/device_runtime.h exposes for create time, clones and validate-full mode.
-#   2. src/: those wrappers (ops::cuda_malloc, cuda_free, cuda_memset_zero, cuda_copy_*) and
+#   2. src/: those wrappers (ops::cuda_malloc, cuda_free, cuda_memset_zero, cuda_copy_*), core's
+#      exact_host_seq_lens (a synchronous seq_lens.cpu()) and
 #      Allocator::allocate are called only from the files listed below, each for a reason that
 #      is not a build.
 # A new call site fails this check: move the work to create time (persistent buffers, planned
@@ -40,13 +41,13 @@ allowed=(
   src/core/metadata.cc             # attn_metadata_clone: allocates and copies, by contract
   src/core/common_metadata.cc      # ATTN_VALIDATE_FULL: reads device tensors back (documented sync)
   src/backends/tree_attn.cc        # create time: the tree bias uploaded once (constructor)
-  src/core/exact_seq_lens.cc       # local-attention virtual batches: vLLM 0.33 syncs
-                                   # seq_lens.cpu() there too (only without an exact host copy)
-  src/backends/flashinfer.cc       # vLLM 0.33's seq_lens.cpu() with speculative tokens when the
-                                   # caller gives no exact seq_lens_cpu mirror (documented sync)
+  src/core/exact_seq_lens.cc       # vLLM 0.33's seq_lens.cpu() (only without an exact host copy),
+  src/core/exact_seq_lens.h        # called from the two places below, where 0.33 syncs too:
+  src/core/batch_transforms.cc     #   local-attention virtual batches;
+  src/backends/flashinfer.cc       #   FLASHINFER with speculative tokens (documented sync)
   src/capi/convert.cc              # the caller's allocator callbacks, wrapped
 )
-calls='ops::cuda_(malloc|free|memset_zero|copy_to_host|copy_to_device|copy_device_to_device)[[:space:]]*\(|->[[:space:]]*allocate[[:space:]]*\(|\.allocate[[:space:]]*\(|default_allocator\(\)->'
+calls='exact_host_seq_lens[[:space:]]*\(|ops::cuda_(malloc|free|memset_zero|copy_to_host|copy_to_device|copy_device_to_device)[[:space:]]*\(|->[[:space:]]*allocate[[:space:]]*\(|\.allocate[[:space:]]*\(|default_allocator\(\)->'
 hits=$(grep -rnE "$calls" src --include='*.cc' --include='*.h' || true)
 for f in "${allowed[@]}"; do
   hits=$(printf '%s\n' "$hits" | grep -v "^$f:" || true)

@@ -14,6 +14,7 @@
 #include "backends/field_list.h"
 #include "core/builder.h"
 #include "core/error.h"
+#include "core/exact_seq_lens.h"
 #include "core/per_layer_params.h"
 #include "core/persistent_buffers.h"
 #include "ops/batch_ops.h"
@@ -649,13 +650,7 @@ class FlashInferBuilder final : public Builder {
     const int32_t* host = c.host_seq_lens();
     if (host != nullptr && (config().num_speculative_tokens == 0 || c.seq_lens_exact())) return host;
     if (!exec.on_cuda) return host;  // seq_lens itself is host memory: validate made it exact
-    if (c.seq_lens->host_accessible()) return c.seq_lens->as<const int32_t>();  // pinned/managed
-    // cudaMemcpy: it waits for the legacy default stream, not for a non-blocking stream's
-    // pending writes of seq_lens (vLLM's .cpu() orders after its current stream).
-    auto* out = buffers_.as<int32_t>(kBufExactLensCpu);
-    ops::cuda_copy_to_host(exec.device_id, out, c.seq_lens->as<const int32_t>(),
-                           static_cast<size_t>(c.num_reqs) * sizeof(int32_t));
-    return out;
+    return attn::exact_host_seq_lens(c, buffers_.as<int32_t>(kBufExactLensCpu));
   }
 
   /// vLLM 0.33's _get_decode_mask: XQA's packed draft mask, uint16. Uniform decodes: (nd, q,

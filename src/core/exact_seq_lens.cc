@@ -6,23 +6,30 @@
 
 namespace attn {
 
-const int32_t* exact_host_seq_lens(const CommonMetadata& c, std::vector<int32_t>& storage) {
+const int32_t* exact_host_seq_lens(const CommonMetadata& c, int32_t* storage) {
   if (c.seq_lens_exact()) return c.host_seq_lens();
   if (!c.seq_lens)
     invalid("common->seq_lens is NULL; the exact sequence lengths are needed");
   const Tensor& s = *c.seq_lens;
-  storage.assign(static_cast<size_t>(c.num_reqs), 0);
-  if (c.num_reqs == 0) return storage.data();
+  if (c.num_reqs == 0) return storage;
   if (s.host_accessible()) {  // validate() makes this exact already; kept for completeness
     for (int64_t i = 0; i < c.num_reqs; ++i) storage[i] = s.as<const int32_t>()[i * s.strides[0]];
-    return storage.data();
+    return storage;
   }
   if (s.strides[0] != 1)
     invalid("common->seq_lens has stride ", s.strides[0], "; the exact lengths are copied from "
             "the device as one contiguous range");
-  ops::cuda_copy_to_host(s.device.id, storage.data(), s.data,
+  // cudaMemcpy: it waits for the legacy default stream, not for a non-blocking stream's pending
+  // writes of seq_lens (vLLM's .cpu() orders after its current stream).
+  ops::cuda_copy_to_host(s.device.id, storage, s.data,
                          static_cast<size_t>(c.num_reqs) * sizeof(int32_t));
-  return storage.data();
+  return storage;
+}
+
+const int32_t* exact_host_seq_lens(const CommonMetadata& c, std::vector<int32_t>& storage) {
+  if (c.seq_lens_exact()) return c.host_seq_lens();
+  storage.assign(static_cast<size_t>(c.num_reqs), 0);
+  return exact_host_seq_lens(c, storage.data());
 }
 
 }  // namespace attn
