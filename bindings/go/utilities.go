@@ -97,11 +97,7 @@ func (l *Library) ReorderBatchToSplitDecodesAndPrefills(numScheduledTokens, numC
 	if err != nil {
 		return nil, err
 	}
-	swaps := make([]Swap, int(count))
-	for k := range swaps {
-		swaps[k] = Swap{pairs[2*k], pairs[2*k+1]}
-	}
-	return swaps, nil
+	return swapsOf(pairs, int(count)), nil
 }
 
 // Range is a half-open range [Start, End).
@@ -608,4 +604,13 @@ func (l *Library) SplitAttnMetadata(c *CommonMetadata, slices []UbatchSlice, out
 		result[i] = l.newMetadata(p, true, []*arena{a.retain()})
 	}
 	return result, nil
+}
+
+// swapsOf reads the first count (src, dst) pairs the reorder functions wrote.
+func swapsOf(pairs []int32, count int) []Swap {
+	swaps := make([]Swap, count)
+	for k := range swaps {
+		swaps[k] = Swap{pairs[2*k], pairs[2*k+1]}
+	}
+	return swaps
 }

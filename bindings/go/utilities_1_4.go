@@ -68,11 +68,7 @@ func (l *Library) ReorderBatchToSplitDecodesAndPrefillsV2(numScheduledTokens, nu
 	if err != nil {
 		return nil, err
 	}
-	swaps := make([]Swap, int(count))
-	for k := range swaps {
-		swaps[k] = Swap{pairs[2*k], pairs[2*k+1]}
-	}
-	return swaps, nil
+	return swapsOf(pairs, int(count)), nil
 }
 
 // MaybeCreateUbatchSlicesAt is vLLM 0.33's maybe_create_ubatch_slices(should_ubatch=True, ...)
