@@ -493,6 +493,17 @@ func sliceFromC(c *C.attn_ubatch_slice_t) UbatchSlice {
 // micro-batch slices and the padded slices. splitPoint 0 means numTokensPadded / numUbatches.
 func (l *Library) MaybeCreateUbatchSlices(numScheduledTokens []int32, numTokensPadded, numReqsPadded int64,
 	numUbatches int32, splitPoint int64) (slices, padded []UbatchSlice, err error) {
+	return ubatchSlices(numUbatches, func(cs, cp *C.attn_ubatch_slice_t) error {
+		return l.takeError(C.gattn_maybe_create_ubatch_slices(l.api, cInt32s(numScheduledTokens),
+			C.int64_t(len(numScheduledTokens)), C.int64_t(numTokensPadded), C.int64_t(numReqsPadded),
+			C.int32_t(numUbatches), C.int64_t(splitPoint), cs, cp))
+	})
+}
+
+// ubatchSlices runs one of the maybe_create_ubatch_slices calls on numUbatches initialized
+// slices and padded slices and converts what it wrote.
+func ubatchSlices(numUbatches int32, call func(cs, cp *C.attn_ubatch_slice_t) error) (slices,
+	padded []UbatchSlice, err error) {
 	n := int(numUbatches)
 	if n < 1 {
 		n = 1 // libattn names the bad count
@@ -502,10 +513,7 @@ func (l *Library) MaybeCreateUbatchSlices(numScheduledTokens []int32, numTokensP
 	for i := range cs {
 		cs[i], cp[i] = C.gattn_ubatch_slice_init(), C.gattn_ubatch_slice_init()
 	}
-	err = l.takeError(C.gattn_maybe_create_ubatch_slices(l.api, cInt32s(numScheduledTokens),
-		C.int64_t(len(numScheduledTokens)), C.int64_t(numTokensPadded), C.int64_t(numReqsPadded),
-		C.int32_t(numUbatches), C.int64_t(splitPoint), &cs[0], &cp[0]))
-	if err != nil {
+	if err := call(&cs[0], &cp[0]); err != nil {
 		return nil, nil, err
 	}
 	slices, padded = make([]UbatchSlice, n), make([]UbatchSlice, n)

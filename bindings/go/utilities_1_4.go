@@ -79,30 +79,15 @@ func (l *Library) MaybeCreateUbatchSlicesAt(numScheduledTokens []int32, numToken
 	if err := l.hasSince("attn_maybe_create_ubatch_slices_ex", "1.4"); err != nil {
 		return nil, nil, err
 	}
-	n := int(numUbatches)
-	if n < 1 {
-		n = 1 // libattn names the bad count
-	}
-	cs := make([]C.attn_ubatch_slice_t, n)
-	cp := make([]C.attn_ubatch_slice_t, n)
-	for i := range cs {
-		cs[i], cp[i] = C.gattn_ubatch_slice_init(), C.gattn_ubatch_slice_init()
-	}
 	var points *C.int64_t
 	if len(splitPoints) > 0 {
 		points = (*C.int64_t)(unsafe.Pointer(&splitPoints[0]))
 	}
-	err = l.takeError(C.gattn_maybe_create_ubatch_slices_ex(l.api, cInt32s(numScheduledTokens),
-		C.int64_t(len(numScheduledTokens)), C.int64_t(numTokensPadded), C.int64_t(numReqsPadded),
-		C.int32_t(numUbatches), points, C.int64_t(len(splitPoints)), &cs[0], &cp[0]))
-	if err != nil {
-		return nil, nil, err
-	}
-	slices, padded = make([]UbatchSlice, n), make([]UbatchSlice, n)
-	for i := range cs {
-		slices[i], padded[i] = sliceFromC(&cs[i]), sliceFromC(&cp[i])
-	}
-	return slices, padded, nil
+	return ubatchSlices(numUbatches, func(cs, cp *C.attn_ubatch_slice_t) error {
+		return l.takeError(C.gattn_maybe_create_ubatch_slices_ex(l.api, cInt32s(numScheduledTokens),
+			C.int64_t(len(numScheduledTokens)), C.int64_t(numTokensPadded), C.int64_t(numReqsPadded),
+			C.int32_t(numUbatches), points, C.int64_t(len(splitPoints)), cs, cp))
+	})
 }
 
 // ComputeTokenToReqIndices is vLLM 0.33's compute_token_to_req_indices: out[t] is the request
