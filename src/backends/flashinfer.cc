@@ -563,7 +563,6 @@ class FlashInferBuilder final : public Builder {
       int64_t max_q = 0;
       for (int64_t i = nd; i <= n; ++i) qo[i - nd] = c.qsl_host[i] - c.qsl_host[nd];
       for (int64_t i = nd; i < n; ++i) max_q = std::max<int64_t>(max_q, c.query_len(i));
-      m.set_tensor(kPrefillQoIndptrCpu, make_vector(qo, host, kInt32, n - nd + 1), true);
       if (prefill_use_trtllm) {
         auto* cum_q = buffers_.as<int32_t>(kBufCumSeqLensQ);
         ops::slice_query_start_locs(exec, c.query_start_loc->as<const int32_t>(), nd, n, 0, 0, cum_q);
@@ -589,6 +588,9 @@ class FlashInferBuilder final : public Builder {
         m.set_int(kPrefillMaxQLen, max_q);
         m.set_int(kPrefillMaxSeqLen, c.max_seq_len);
       } else {
+        // FIPrefill's plan() inputs; a TRTLLMPrefill has none of them (vLLM 0.33 passes the
+        // rebased query offsets to plan() only)
+        m.set_tensor(kPrefillQoIndptrCpu, make_vector(qo, host, kInt32, n - nd + 1), true);
         m.set_tensor(kPrefillPagedKvIndptrCpu,
                      make_vector(buffers_.as<int32_t>(kBufIndptrCpu) + nd, host, kInt32, n - nd + 1), true);
         m.set_tensor(kPrefillPagedKvLastPageLenCpu,

@@ -215,6 +215,7 @@ static void test_trtllm_paths(void** state) {
   assert_int_equal(data_of(t)[0], batch->bt[2 * 8]);
   ts_expect_i32(m, "prefill_seq_lens", (int32_t[]){50}, 1);
   ts_expect_i32(m, "prefill_cum_seq_lens_q", (int32_t[]){0, 9}, 2);
+  expect_none(m, "prefill_qo_indptr_cpu"); /* FIPrefill's plan() input only */
   /* rebased, as vLLM 0.33 (0.13 passed the indptr tail [5, 9]); paged_kv_indptr stays whole */
   ts_expect_i32(m, "prefill_cum_seq_lens_kv", (int32_t[]){0, 4}, 2);
   assert_int_equal(ts_int(m, "prefill_max_q_len"), 9);
