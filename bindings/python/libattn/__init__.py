@@ -20,9 +20,7 @@ from .builder import Builder
 from .common_metadata import CommonMetadata
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams
 from .dlpack import TensorView
-from .enums import (AttentionType, CpuIsa, CudagraphMode, CudagraphSupport, DeviceType, DTypeCode,
-                    FieldKind, KvCacheKind, KvDtype, MambaCacheMode, MambaType, NO_REORDER,
-                    PAD_SLOT_ID, Status, ValidateMode)
+from . import enums as _enums
 from .errors import (AbiMismatch, AttnError, Busy, CudaError, InternalError, InvalidArgument,
                      NotFound, OutOfMemory, Unsupported)
 from .library import ABI_VERSION, LIBRARY_ENV, Library, load
@@ -34,14 +32,16 @@ from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, Local
 
 from ._generated import __version__  # include/attn_c.h's ATTN_VERSION_MAJOR.MINOR.PATCH
 
+# every enumeration of include/attn_c.h (the generated list, _generated.ENUMS), NO_REORDER and
+# PAD_SLOT_ID: enums.__all__, one list, so a new C enum is exported here without an edit
+globals().update({_name: getattr(_enums, _name) for _name in _enums.__all__})
+
 __all__ = [
     "load", "Library", "ABI_VERSION", "BackendInfo", "BackendOrigin", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",
     "StaleMetadata", "TensorView", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
     "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "LocalAttentionOutputs",
     "PagedKvMetadata", "Conv1dMetadata",
     "AttnError", "InvalidArgument", "Unsupported", "OutOfMemory", "CudaError", "NotFound",
-    "AbiMismatch", "Busy", "InternalError", "Status", "CudagraphSupport", "CudagraphMode",
-    "KvCacheKind", "KvDtype", "AttentionType", "ValidateMode", "CpuIsa", "MambaType",
-    "MambaCacheMode", "DeviceType",
-    "DTypeCode", "FieldKind", "NO_REORDER", "PAD_SLOT_ID",
+    "AbiMismatch", "Busy", "InternalError",
+    *(_name for _name in _enums.__all__ if _name != "BackendOrigin"),  # listed above
 ]

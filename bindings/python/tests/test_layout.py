@@ -119,3 +119,16 @@ def test_every_function_of_the_header_has_a_signature():
     with open(os.path.join(ROOT, "include", "attn_c.h"), encoding="utf-8") as f:
         declared = set(re.findall(r"ATTN_API [^;(]*?\b(attn_\w+)\s*\(", f.read()))
     assert set(SIGNATURES) | set(OPTIONAL_SIGNATURES) == declared
+
+
+def test_every_enum_of_the_header_is_exported_at_the_top():
+    """`libattn.<Enum>` for every C enumeration (the generated list), in __all__, the same
+    class as libattn.enums'; a new enum of attn_c.h needs no edit of __init__.py."""
+    from libattn import _generated
+    assert _generated.ENUMS, "the generator found no enum"
+    for name in _generated.ENUMS:
+        assert getattr(libattn, name) is getattr(libattn.enums, name), name
+        assert name in libattn.__all__, name
+    assert len(libattn.__all__) == len(set(libattn.__all__))
+    assert libattn.FlashinferDecodeKernel.TRTLLM_GEN == 1
+    assert libattn.KvCacheLayout.HND == 1
