@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import BLOCK_SIZES, Batch
-from .compare import Pair, as_np, flatten_vllm, lib_field_name
+from .compare import MISSING, Pair, as_np, flatten_vllm, lib_field_name
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
 from .live_parts import live_pair
@@ -46,7 +46,6 @@ BACKENDS = {
 }
 #: scratch buffers whose contents are uninitialised in both: compared by shape and dtype only
 SCRATCH = ("softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum")
-MISSING = object()
 
 
 def _backend_cls(backend: str) -> Any:
@@ -95,9 +94,24 @@ def _dcp(backend: str, wrapper: str, b: Batch) -> Tuple[int, int, int]:
     return b.dcp, int(choice_rng(b, 14).integers(0, b.dcp)), b.interleave
 
 
+def _settings(backend: str, wrapper: str, b: Batch) -> Any:
+    """FLASHINFER's (capability, cache dtype, use_trtllm_attention) for the batch
+    (flashinfer_plans.flashinfer_settings); None for the other builders."""
+    if backend != "FLASHINFER" or wrapper:
+        return None
+    from .flashinfer_plans import flashinfer_settings
+    return flashinfer_settings(b, _dcp(backend, wrapper, b)[0])
+
+
+def _capability(backend: str, wrapper: str, b: Batch) -> Any:
+    st = _settings(backend, wrapper, b)
+    return None if st is None else st[0]
+
+
 def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
-    return backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b)
+    return (backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b),
+            _settings(backend, wrapper, b))
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -129,8 +143,9 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                                                 EncoderOnlyAttentionSpec, FullAttentionSpec)
         max_seqs, blocks, max_tokens, max_len = _sizes(backend)
         world, rank, inter = _dcp(backend, wrapper, b)
-        vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size, (blocks, world, inter),
-                             max_len)
+        settings = _settings(backend, wrapper, b)
+        vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size,
+                             (blocks, world, inter, settings), max_len)
         vc.parallel_config.decode_context_parallel_size = world
         vc.parallel_config.cp_kv_cache_interleave_size = inter
         # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
@@ -140,13 +155,20 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         if vc.cache_config.kv_cache_layout is None:
             vc.cache_config.kv_cache_layout = "NHD"
         kw = dict(block_size=b.block_size, num_kv_heads=8, head_size=128, dtype=torch.bfloat16)
+        full_kw = {}
+        if settings is not None:
+            from .flashinfer_plans import configure_vllm, vllm_spec_kwargs
+            with patched(backend, (world, rank), settings[0]):
+                configure_vllm(vc, settings)
+            full_kw = vllm_spec_kwargs(settings)
         spec = {"ChunkedLocal": lambda: ChunkedLocalAttentionSpec(attention_chunk_size=b.chunk,
                                                                   **kw),
                 "Cross": lambda: CrossAttentionSpec(**kw),
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
-                    wrapper, lambda: FullAttentionSpec(**kw, dcp_sharded=world > 1))()
+                    wrapper, lambda: FullAttentionSpec(**kw, **full_kw, dcp_sharded=world > 1))()
         try:
-            with set_current_vllm_config(vc), patched(backend, (world, rank)):
+            with set_current_vllm_config(vc), patched(backend, (world, rank),
+                                                      _capability(backend, wrapper, b)):
                 ctx.builders[key] = (_vllm_builder_cls(backend, wrapper, b.chunk)(
                     spec, [LAYER], vc, torch.device("cpu")), vc, None)
         except Exception as e:
@@ -166,13 +188,19 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         # FlashAttention 2 (vLLM finds no FA3 without a GPU)
         max_seqs, blocks, max_tokens, max_len = _sizes(backend)
         world, rank, inter = _dcp(backend, wrapper, b)
+        settings = _settings(backend, wrapper, b)
+        extra = {}
+        if settings is not None:
+            from .flashinfer_plans import libattn_config_kwargs
+            extra = libattn_config_kwargs(settings)
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,
                                     num_speculative_tokens=b.spec, cudagraph_mode=cg,
                                     flash_attn_version=2, num_gpu_blocks=blocks,
                                     kv_sharing_fast_prefill=int(wrapper == "FastPrefill"),
-                                    max_encoder_len=MAX_ENCODER_LEN if wrapper == "Cross" else 0)
+                                    max_encoder_len=MAX_ENCODER_LEN if wrapper == "Cross" else 0,
+                                    **extra)
         kind = {"ChunkedLocal": libattn.KvCacheKind.CHUNKED_LOCAL_ATTENTION,
                 "Cross": libattn.KvCacheKind.CROSS_ATTENTION,
                 "EncoderOnly": libattn.KvCacheKind.ENCODER_ONLY}.get(
@@ -226,6 +254,12 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
     pairs: List[Pair] = []
     seen = set()
     vfields = flatten_vllm(v)
+    if backend == "FLASHINFER":  # its wrappers by their plan() arguments, and its enums
+        from .flashinfer_plans import OWN_FIELDS, flashinfer_pairs
+        vb, _ = vllm_builder(ctx, backend, wrapper, b)
+        pairs += flashinfer_pairs(v, vb, lib, seen, ctx.libattn, _dcp(backend, wrapper, b)[0],
+                                  b.bt)
+        vfields = [(n, x) for n, x in vfields if n.split(".")[0] not in OWN_FIELDS]
     if wrapper == "FastPrefill":  # attributes of vLLM's wrapper class, not dataclass fields
         vfields += [("logits_indices_padded", getattr(v, "logits_indices_padded", None)),
                     ("num_logits_indices", getattr(v, "num_logits_indices", None))]
@@ -252,10 +286,35 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
                                                           lib["virtual_block_start"], pages)))
     if backend == "CPU_ATTN":
         pairs += _cpu_scheduler_pairs(ctx, lib, seen)
+    pairs += _class_pairs(ctx, backend, wrapper, b)
     for name in lib:
         if name not in seen and name not in ext:
             pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
     return pairs
+
+
+def _class_pairs(ctx: Any, backend: str, wrapper: str, b: Batch) -> List[Pair]:
+    """What the builder (not its metadata) answers, vLLM's against libattn's: the CUDA graph
+    support level (the builder class's get_cudagraph_support), the varlen CUDA graph query
+    bound (get_varlen_cudagraph_max_query_len), reorder_batch_threshold and
+    supports_update_block_table; vLLM's classmethods evaluated with the builder's config,
+    spec and patches (FLASHINFER's capability)."""
+    from vllm.config import set_current_vllm_config
+    vb, vc = vllm_builder(ctx, backend, wrapper, b)
+    lb = lib_builder(ctx, backend, wrapper, b, vc)
+    world, rank, _ = _dcp(backend, wrapper, b)
+    cls, spec = type(vb), vb.kv_cache_spec
+    with set_current_vllm_config(vc), patched(backend, (world, rank),
+                                              _capability(backend, wrapper, b)):
+        level = cls.get_cudagraph_support(vc, spec).name
+        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
+    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
+            ("builder: get_varlen_cudagraph_max_query_len", varlen,
+             lb.varlen_cudagraph_max_query_len),
+            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
+             lb.reorder_batch_threshold),
+            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
+             bool(lb.supports_update_block_table))]
 
 
 def _flex_block_mask_pairs(v: Any, bm: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
@@ -322,7 +381,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         from vllm.config import set_current_vllm_config
         world, rank, _ = _dcp(backend, wrapper, b)
-        with set_current_vllm_config(vc), patched(backend, (world, rank)):
+        with set_current_vllm_config(vc), patched(backend, (world, rank),
+                                                  _capability(backend, wrapper, b)):
             return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper)))
 
     def l(ctx, b):
@@ -335,9 +395,13 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         if backend == "FLEX_ATTENTION" else {}
     if backend == "FLASHINFER" and not wrapper:
         limits = dict(FLASHINFER_LIMITS)
+    path = None
+    if backend == "FLASHINFER" and not wrapper:
+        from .flashinfer_plans import build_path
+        path = lambda ctx, b, v: build_path(v, _settings(backend, wrapper, b))  # noqa: E731
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
-                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, **limits)
+                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path, **limits)
 
 
 def builder_items() -> List[Item]:

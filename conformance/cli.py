@@ -18,8 +18,8 @@ import time
 from typing import Any, List
 
 from . import vllm_env as _vllm_env_first  # noqa: F401  (sets VLLM_TARGET_DEVICE before vllm)
-from .vllm_env import (VllmConfigs, WrongVllmVersion, check_version, enable_triton_interpreter,
-                       vllm_env)
+from .vllm_env import (VllmConfigs, WrongVllmVersion, assume_flashinfer_cubins, check_version,
+                       enable_triton_interpreter, vllm_env)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK_BATCHES, QUICK_BUILDER_BATCHES = 300, 100
@@ -75,6 +75,7 @@ def main(argv: List[str] = None) -> int:
                         "(default 1: this process)")
     a = p.parse_args(argv)
     enable_triton_interpreter()  # before vLLM's import (here or in the --jobs workers)
+    assume_flashinfer_cubins()
     try:
         version = check_version()
     except WrongVllmVersion as e:
@@ -150,6 +151,9 @@ def main(argv: List[str] = None) -> int:
     notes += [f"not comparable: {b}.{f}: {why}" for b, fs in NOT_COMPARABLE.items()
               for f, why in fs.items() if any(b in it.name for it in items)]
     notes += [f"refusals: {x}" for x in table.refusals(results)]
+    notes += [f"paths in {r.item.name} (batches): " +
+              ", ".join(f"{k} ({n})" for k, n in sorted(r.paths.items(), key=lambda kv: -kv[1]))
+              for r in results if r.paths]
     print("\n".join(["", *head, "", table.text(results), "", *notes]))
     if a.markdown:
         with open(a.markdown, "w") as f:

@@ -16,6 +16,17 @@ import numpy as np
 Pair = Tuple[str, Any, Any]
 
 
+class _Missing:
+    """The side of a pair that has no such field (a vLLM field libattn lacks, or the reverse)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+#: a field one side lacks (always a mismatch, unless listed as an extension)
+MISSING = _Missing()
+
+
 class Mismatch(Exception):
     """libattn's value differs from vLLM's (the message names every differing field)."""
 

@@ -35,6 +35,10 @@ class Item:
     #: at most this many batches whatever the count (0: no cap): vLLM's Triton kernels run in
     #: Triton's interpreter, a Python loop per program, ~0.1-0.5 s a batch
     max_batches: int = 0
+    #: the path vLLM's code took on a batch (e.g. which FlashInfer classes a build chose), from
+    #: vLLM's result: counted per item and printed under the table, so a run shows what its
+    #: batches exercised
+    path: Optional[Callable[[Any, Batch, Any], str]] = None
     #: not compared, and why (the table says it)
     pending: str = ""
     notes: List[str] = dataclasses.field(default_factory=list)

@@ -23,6 +23,19 @@ def per_layer_parameters_without_model(vllm_config: Any, layer_names: List[str],
             for name in layer_names}
 
 
+# FlashInfer's planner wrappers (FLASHINFER): conformance/flashinfer_plans.py (PlanRecorder)
+
+
+def flashinfer_workspace_placeholder(self: Any) -> Any:
+    """Replaces FlashInferMetadataBuilder._get_workspace_buffer: FlashInfer's scratch memory,
+    handed to its wrappers' constructors and never read by vLLM's metadata. vLLM sizes it
+    max_num_batched_tokens x heads x head_size x 16 bytes and zero-fills it (4 GiB at the
+    lane's config, about 5 s for every FLASHINFER builder the lane constructs); the lane's
+    wrappers are recorders (flashinfer_plans.PlanRecorder), which need none."""
+    import torch
+    return torch.empty(0, dtype=torch.uint8)
+
+
 #: the arguments of the last cpu_attn_get_scheduler_metadata call (see below)
 CPU_SCHEDULER_ARGS: dict = {}
 
@@ -56,19 +69,49 @@ DCP_MODULES = {"FLASH_ATTN": "vllm.v1.attention.backends.flash_attn",
                "FLASHINFER": "vllm.v1.attention.backends.flashinfer"}
 
 
+def device_capability(cap: Any) -> Any:
+    """Replaces the platform's get_device_capability (FLASHINFER): vLLM's CPU platform has no
+    device and answers None; this answers the capability the lane's builder is for (a
+    DeviceCapability, or None as the CPU platform does), so that vLLM's own decisions (XQA on
+    9.0/12.x, trtllm-gen on 10.x, fa2-native decode below 9.0, the 10.x KV cache layouts) run
+    as on that GPU. Only the query is replaced; vLLM's has_/is_device_capability(_family)
+    read it."""
+    from vllm.platforms.interface import DeviceCapability
+    value = None if cap is None else DeviceCapability(*cap)
+    return classmethod(lambda cls, device_id=0: value)
+
+
+_INHERITED = object()
+
+
 @contextlib.contextmanager
-def patched(backend: str, dcp: tuple = (1, 0)) -> Iterator[None]:
+def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None) -> Iterator[None]:
     """The patches a backend's construction and build() need, applied for the duration;
-    ``dcp`` the (world, rank) of a DCP builder."""
+    ``dcp`` the (world, rank) of a DCP builder, ``capability`` the (major, minor) a FLASHINFER
+    builder is for (None: the CPU platform's own answer)."""
     undo = []
 
     def put(obj: Any, name: str, value: Any) -> None:
-        undo.append((obj, name, getattr(obj, name)))
+        # a class's own attribute is restored as it was (a classmethod stays one); an
+        # inherited one is deleted again
+        own = vars(obj).get(name, _INHERITED) if isinstance(obj, type) else getattr(obj, name)
+        undo.append((obj, name, own))
         setattr(obj, name, value)
     try:
         if backend == "FLASHINFER":
             import vllm.v1.attention.backends.flashinfer as fi
+            from .flashinfer_plans import RECORDERS
             put(fi, "get_per_layer_parameters", per_layer_parameters_without_model)
+            put(fi.FlashInferMetadataBuilder, "_get_workspace_buffer",
+                flashinfer_workspace_placeholder)
+            from vllm.platforms import current_platform
+            from vllm.utils.flashinfer import supports_trtllm_attention
+            put(type(current_platform), "get_device_capability", device_capability(capability))
+            # vLLM caches this answer per process (functools.cache): recomputed per capability
+            supports_trtllm_attention.cache_clear()
+            undo.append((None, "supports_trtllm_attention.cache_clear", supports_trtllm_attention))
+            for name, recorder in RECORDERS.items():
+                put(fi, name, recorder)
         if dcp[0] > 1 and backend in DCP_MODULES:
             import importlib
             put(importlib.import_module(DCP_MODULES[backend]), "get_dcp_world_size_and_rank",
@@ -80,7 +123,12 @@ def patched(backend: str, dcp: tuple = (1, 0)) -> Iterator[None]:
         yield
     finally:
         for obj, name, value in reversed(undo):
-            setattr(obj, name, value)
+            if obj is None:  # a cache to clear, not an attribute to restore
+                value.cache_clear()
+            elif value is _INHERITED:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
 
 
 #: fields left out of the comparison, each named with its reason in the table's notes: fields a

@@ -31,6 +31,8 @@ class Result:
     seconds: float = 0.0  # the batches' own time (shrinking excluded)
     #: field (or check) name -> batches where it differed
     differing: Dict[str, int] = dataclasses.field(default_factory=dict)
+    #: Item.path's label -> batches vLLM built that way
+    paths: Dict[str, int] = dataclasses.field(default_factory=dict)
     status: str = ""  # not run: why
 
     @property
@@ -65,8 +67,10 @@ class Runner:
     def one(self, item: Item, b: Batch) -> Tuple[int, Any]:
         """(outcome, compared count / message / libattn-also-refused)."""
         ctx = self.ctx
+        self.path = ""
         try:
             v = item.vllm(ctx, b)
+            self.path = item.path(ctx, b, v) if item.path else ""
         except Exception as e:  # vLLM refuses the batch: does libattn?
             try:
                 item.lib(ctx, b)
@@ -135,6 +139,8 @@ class Runner:
             b = self.batch(item, i)
             outcome, info = self.one(item, b)
             r.batches += 1
+            if self.path:
+                r.paths[self.path] = r.paths.get(self.path, 0) + 1
             if outcome == Outcome.OK:
                 r.compared += info
             elif outcome == Outcome.VLLM_REFUSED:

@@ -33,6 +33,17 @@ def enable_triton_interpreter() -> None:
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 
+def assume_flashinfer_cubins() -> None:
+    """VLLM_HAS_FLASHINFER_CUBIN=1: vLLM's has_nvidia_artifactory() (behind
+    supports_trtllm_attention) then answers that FlashInfer's TRT-LLM kernels are installed
+    instead of probing NVIDIA's artifactory over the network (this machine is offline: the
+    probe fails and would disable TRT-LLM everywhere). It is what libattn assumes
+    (docs/backends/flashinfer.md: "FlashInfer's kernels are assumed installed"); on the CPU
+    platform's own capability (None) TRT-LLM stays off either way. A vLLM setting, not a
+    patch."""
+    os.environ.setdefault("VLLM_HAS_FLASHINFER_CUBIN", "1")
+
+
 #: the vLLM release libattn is compared against (issue 16)
 PINNED_VLLM = "0.33.0"
 
