@@ -314,7 +314,10 @@ def _class_pairs(ctx: Any, backend: str, wrapper: str, b: Batch) -> List[Pair]:
             ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
              lb.reorder_batch_threshold),
             ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
-             bool(lb.supports_update_block_table))]
+             bool(lb.supports_update_block_table)),
+            ("builder: supports_draft_decode_metadata_update",
+             bool(vb.supports_draft_decode_metadata_update),
+             bool(lb.supports_draft_decode_metadata_update))]
 
 
 def _flex_block_mask_pairs(v: Any, bm: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:

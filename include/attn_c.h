@@ -52,7 +52,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 4
+#define ATTN_VERSION_MINOR 5
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -2173,6 +2173,58 @@ typedef attn_error_t* (*PFN_attn_update_block_table)(attn_builder_t* builder,
                                                      attn_metadata_t** out, attn_stream_t stream);
 
 /**
+ * @brief vLLM 0.33's `supports_draft_decode_metadata_update` of this builder (ABI 1.5): whether
+ * attn_update_draft_decode_metadata() refreshes its draft decode metadata with capture-safe work
+ * only, so that a speculator can record the refresh inside its draft decode CUDA graph and
+ * skip the eager build between draft steps.
+ *
+ * As in vLLM 0.33: FLASH_ATTN without DCP; TRITON_ATTN without R-SWA (`config->rswa_window`);
+ * FLASHINFER when its decode runs on trtllm-gen, without DCP; TRITON_MLA without DCP; a wrapper
+ * (chunked local, cross, encoder-only, fast prefill) answers as its inner builder; every other
+ * builder, plugin backends included, answers 0.
+ * @param[in] builder The builder.
+ * @param[out] out Receives 1 or 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments (`*out` untouched).
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_supports_draft_decode_metadata_update(
+    const attn_builder_t* builder, int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_supports_draft_decode_metadata_update(). */
+typedef attn_error_t* (*PFN_attn_builder_supports_draft_decode_metadata_update)(
+    const attn_builder_t* builder, int32_t* out);
+
+/**
+ * @brief vLLM 0.33's `update_draft_decode_metadata(metadata)` (ABI 1.5): refresh, in place and
+ * with capture-safe work only, the metadata of a draft decode step whose persistent inputs
+ * (`seq_lens`, `query_start_loc`, the block table, the slot mapping) the speculator advanced on
+ * the device since the build.
+ *
+ * libattn's metadata of the supporting builders holds views of those inputs, so nothing is
+ * rewritten: the call checks the builder and the metadata and returns (vLLM's TRITON_ATTN,
+ * FLASHINFER and TRITON_MLA updates are no-ops too). FLASH_ATTN with an AOT schedule
+ * (`aot_schedule` = 1): vLLM's update re-runs FA3's `get_scheduler_metadata`, FlashAttention's
+ * code, which libattn never calls; the runtime re-runs it with the metadata's `scheduler_*`
+ * fields (unchanged: views of the advanced inputs and the build's scalars), as after a build.
+ * @param[in] builder A builder for which attn_builder_supports_draft_decode_metadata_update()
+ *            answers 1.
+ * @param[in] metadata Metadata this builder's backend built (the draft decode batch's build).
+ * @param[in] stream The CUDA stream the refresh would run on; no device work is done today.
+ * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the backend and vLLM 0.33's reason
+ *         when the builder does not support it; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments,
+ *         metadata of another backend or never built, or stale metadata; ::ATTN_ERR_BUSY.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_update_draft_decode_metadata(attn_builder_t* builder,
+                                                         attn_metadata_t* metadata,
+                                                         attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_update_draft_decode_metadata(). */
+typedef attn_error_t* (*PFN_attn_update_draft_decode_metadata)(attn_builder_t* builder,
+                                                               attn_metadata_t* metadata,
+                                                               attn_stream_t stream);
+
+/**
  * @brief vLLM's `build_for_cudagraph_capture(common)` = `build(0, common)`, after checking that
  * the batch is one the builder's level allows in a captured graph.
  *
@@ -2681,9 +2733,15 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_builder_varlen_cudagraph_max_query_len)            \
   X(attn_resolve_cudagraph_mode_and_sizes)
 
+/** The functions ABI 1.5 added; frozen like the 1.0 list once 1.5 is released.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS_1_5(X)                           \
+  X(attn_builder_supports_draft_decode_metadata_update)     \
+  X(attn_update_draft_decode_metadata)
+
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X)
+#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X) ATTN_API_FUNCTIONS_1_5(X)
 
 /** The function table: `struct_size`, then one member per function of ::ATTN_API_FUNCTIONS, in
  *  that order, named as the function and typed as its `PFN_` pointer type
@@ -2729,7 +2787,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_resolve_cudagraph_mode_and_sizes) + sizeof(PFN_attn_resolve_cudagraph_mode_and_sizes))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_update_draft_decode_metadata) + sizeof(PFN_attn_update_draft_decode_metadata))
 
 /** @} */
 

@@ -162,6 +162,15 @@ class FlashAttnBuilder final : public Builder {
   }
 
   bool supports_update_block_table() const override { return true; }
+  /// vLLM 0.33: only without DCP (build-time host decisions such as the skipped DCP context
+  /// are not refreshed in place). Its update re-runs FA3's get_scheduler_metadata with the
+  /// build's inputs: libattn returns those (scheduler_*), views of the advanced inputs, so the
+  /// runtime re-runs it; nothing else changes.
+  std::string draft_decode_update_refusal() const override {
+    return config().decode_context_parallel_size > 1
+               ? "decode context parallel (vLLM 0.33 keeps the fused draft path off with DCP)"
+               : "";
+  }
 
   bool use_cascade_attention(const CascadeQuery& q) const override {
     return flash_attn_use_cascade_attention(q);

@@ -388,6 +388,13 @@ class FlashInferBuilder final : public Builder {
   std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
     return flashinfer_varlen_cudagraph_max_query_len(spec(), config());
   }
+  /// vLLM 0.33: trtllm-gen decode without DCP (fused draft steps advance seq_lens in place and
+  /// keep the block tables: one build serves every step); its update is a no-op.
+  std::string draft_decode_update_refusal() const override {
+    if (decode_kernel_ != kDecodeTrtllmGen) return "decode does not run on trtllm-gen";
+    if (config().decode_context_parallel_size > 1) return "decode context parallel";
+    return "";
+  }
 
  protected:
   void do_build(int64_t cpl, const CommonMetadata& c, bool /*fast_build: unused by vLLM*/,

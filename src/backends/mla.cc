@@ -454,6 +454,16 @@ class MlaBuilder final : public Builder {
                                  supports_dcp_with_varlen(v.variant, c));
   }
 
+  /// vLLM 0.33: TRITON_MLA without DCP (DCP-local lengths are not advanced between draft
+  /// steps; its update is a no-op). The other dense MLA builders keep the base class's "no"
+  /// (0.33's FLASH_ATTN_MLA, FLASHMLA, CUTLASS_MLA and FLASHINFER_MLA do not set it).
+  std::string draft_decode_update_refusal() const override {
+    if (v_.variant != Variant::kTritonMla) return Builder::draft_decode_update_refusal();
+    return dcp_ > 1 ? "decode context parallel (DCP-local lengths are not advanced between "
+                      "draft steps)"
+                    : "";
+  }
+
  protected:
   void do_build(int64_t, const CommonMetadata& c, bool /*fast_build: unused by vLLM's MLA*/,
                 const ops::Exec& exec) override {

@@ -182,6 +182,14 @@ class TritonAttnBuilder final : public Builder {
     }
   }
 
+  /// vLLM 0.33: not with R-SWA (build() restages the prefix lengths, which its no-op update
+  /// does not refresh); otherwise a no-op.
+  std::string draft_decode_update_refusal() const override {
+    return config().rswa_window > 0
+               ? "R-SWA (build() restages the prefix lengths, which the update does not refresh)"
+               : "";
+  }
+
  protected:
   void do_build(int64_t common_prefix_len, const CommonMetadata& c, bool /*fast_build*/,
                 const ops::Exec& exec) override {

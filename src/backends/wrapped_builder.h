@@ -31,6 +31,10 @@ class WrappedBuilder : public Builder {
   std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
     return inner_->varlen_cudagraph_max_query_len();
   }
+  /// Inherited too (the inner builder's __init__ sets it on vLLM's subclass).
+  std::string draft_decode_update_refusal() const override {
+    return inner_->draft_decode_update_refusal();
+  }
 
  protected:
   /// The batch the inner builder builds (views of `common` and of this builder's buffers).

@@ -72,4 +72,17 @@ ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
       metadata);
 }
 
+ATTN_API attn_error_t* attn_update_draft_decode_metadata(attn_builder_t* builder,
+                                                         attn_metadata_t* metadata,
+                                                         attn_stream_t stream) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(builder, "builder");
+  attn::capi::require(metadata, "metadata");
+  const attn_metadata_t* md = attn::capi::live(metadata, "metadata");
+  attn::Builder::Use use(*builder->impl);
+  builder->impl->update_draft_decode_metadata(*md->core, stream);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
 }  // extern "C"

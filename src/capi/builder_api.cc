@@ -83,6 +83,16 @@ ATTN_API attn_error_t* attn_builder_supports_update_block_table(const attn_build
   ATTN_API_CATCH
 }
 
+ATTN_API attn_error_t* attn_builder_supports_draft_decode_metadata_update(
+    const attn_builder_t* builder, int32_t* out) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(builder, "builder");
+  attn::capi::require(out, "out");
+  *out = builder->impl->supports_draft_decode_metadata_update() ? 1 : 0;
+  return nullptr;
+  ATTN_API_CATCH
+}
+
 ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* builders,
                                                   size_t num_builders,
                                                   int32_t* out_level) noexcept {

@@ -174,6 +174,25 @@ Metadata& Builder::build_for_drafting(CommonMetadata& common, int32_t draft_inde
   return metadata();
 }
 
+std::string Builder::draft_decode_update_refusal() const {
+  return "vLLM 0.33's base builder class does not support it";
+}
+
+void Builder::update_draft_decode_metadata(const Metadata& md, void* stream) {
+  const std::string why = draft_decode_update_refusal();
+  if (!why.empty())
+    fail(Status::kUnsupported, backend_->name(), " does not support update_draft_decode_metadata: ",
+         why);
+  if (md.kind() != metadata_.kind())
+    invalid("metadata was built by '", md.kind(), "', this builder is '", metadata_.kind(), "'");
+  bool built = false;  // a builder's metadata before its first build has every field None
+  for (size_t i = 0; i < md.size() && !built; ++i) built = md.field(i).kind != FieldKind::kNone;
+  if (!built) invalid("metadata was never built (build the draft decode batch first)");
+  do_update_draft_decode(md, exec(stream));
+}
+
+void Builder::do_update_draft_decode(const Metadata&, const ops::Exec&) {}
+
 Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_table,
                                       const Tensor& slot_mapping, void* stream) {
   if (!supports_update_block_table())

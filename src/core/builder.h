@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "core/backend.h"
 #include "core/builder_config.h"
@@ -59,6 +60,15 @@ class Builder {
   int32_t max_decode_query_len() const;
   /// vLLM's use_cascade_attention; false unless a backend overrides it.
   virtual bool use_cascade_attention(const CascadeQuery& query) const;
+  /// Why vLLM 0.33's update_draft_decode_metadata does not apply to this builder, or "" when
+  /// it does (its supports_draft_decode_metadata_update). The base builder's answer is vLLM's
+  /// base class's: not supported.
+  virtual std::string draft_decode_update_refusal() const;
+  bool supports_draft_decode_metadata_update() const { return draft_decode_update_refusal().empty(); }
+  /// vLLM 0.33's update_draft_decode_metadata(metadata): refreshes, with capture-safe work only,
+  /// draft decode metadata whose persistent inputs the speculator advanced in place. Checks
+  /// support and that `md` is this backend's built metadata; then do_update_draft_decode.
+  void update_draft_decode_metadata(const Metadata& md, void* stream);
 
   /// build(common_prefix_len, common, fast_build). Validates `common` first; on a validation
   /// error the previous metadata is unchanged.
@@ -116,6 +126,10 @@ class Builder {
   /// build_for_drafting; default do_build(0, common, true) (vLLM's base class).
   virtual void do_drafting(const CommonMetadata& common, int32_t draft_index,
                            const ops::Exec& exec);
+  /// update_draft_decode_metadata after its checks. The default does nothing: every field of
+  /// libattn's metadata that vLLM's supported builders refresh is a view of the persistent
+  /// inputs the speculator advanced (vLLM's TRITON_ATTN and FLASHINFER updates are no-ops too).
+  virtual void do_update_draft_decode(const Metadata& md, const ops::Exec& exec);
   /// update_block_table after the support check; the default checks the new tensors against
   /// `src` and calls replace_tables().
   virtual void do_update_block_table(const Metadata& src, const Tensor& block_table,

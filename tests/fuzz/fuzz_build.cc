@@ -275,6 +275,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (e != nullptr) {
       drop(e);
     } else {
+      // ABI 1.5: the draft decode refresh of whatever was built (refused where unsupported)
+      int32_t draft = 0;
+      drop(attn_builder_supports_draft_decode_metadata_update(builder, &draft));
+      if (in.one_in(4)) drop(attn_update_draft_decode_metadata(builder, m, nullptr));
       read_everything(m);
     }
     attn_cascade_query_t q = ATTN_CASCADE_QUERY_INIT;

@@ -121,6 +121,15 @@ class Builder:
                                                                                 ctypes.byref(v)))
         return bool(v.value)
 
+    @property
+    def supports_draft_decode_metadata_update(self) -> bool:
+        """``attn_builder_supports_draft_decode_metadata_update`` (ABI 1.5): vLLM 0.33's
+        ``supports_draft_decode_metadata_update``."""
+        v = ctypes.c_int32()
+        self._lib.check(self._lib.optional_function(
+            "attn_builder_supports_draft_decode_metadata_update")(self.handle, ctypes.byref(v)))
+        return bool(v.value)
+
     def use_cascade_attention(self, common_prefix_len: int, query_lens: Sequence[int],
                               num_query_heads: int, num_kv_heads: int, *, use_alibi: bool = False,
                               use_sliding_window: bool = False, use_local_attention: bool = False,
@@ -196,6 +205,14 @@ class Builder:
         # source's fields are viewed where they are
         own = metadata._builder is self
         return self._result(out, (metadata._anchor(), bt, sm), None if own else metadata)
+
+    def update_draft_decode_metadata(self, metadata: Metadata, stream: Any = None) -> None:
+        """``attn_update_draft_decode_metadata`` (ABI 1.5): vLLM 0.33's
+        ``update_draft_decode_metadata(metadata)``, in place, after the speculator advanced the
+        persistent inputs of a draft decode build (``seq_lens``, ``query_start_loc``, ...).
+        Raises Unsupported where ``supports_draft_decode_metadata_update`` is False."""
+        self._lib.check(self._lib.optional_function("attn_update_draft_decode_metadata")(
+            self.handle, metadata.handle, stream_handle(stream)))
 
     def __repr__(self) -> str:
         if self._handle is None:

@@ -94,6 +94,42 @@ def test_update_block_table_unsupported(lib, mixed):
         assert e.value.message == "TRITON_ATTN does not support update_block_table"
 
 
+def test_draft_decode_metadata_update(lib, mixed):
+    """vLLM 0.33's supports_draft_decode_metadata_update per builder, and the update: in place
+    for a supporting builder (the metadata's views see the advanced seq_lens), Unsupported with
+    vLLM's reason otherwise, InvalidArgument for another backend's metadata."""
+    draft = Batch([10, 20, 30], [1, 1, 1])
+    with lib.builder("FLASH_ATTN", spec(), config(90)) as fa:
+        assert fa.supports_draft_decode_metadata_update
+        common = draft.common()
+        md = fa.build(common)
+        draft.arrays["seq_lens"][:] += 1  # the speculator advances the persistent input
+        fa.update_draft_decode_metadata(md)
+        np.testing.assert_array_equal(md["seq_lens"], [12, 22, 32])
+        with lib.builder("TRITON_ATTN", spec(), config(90)) as tr:
+            assert tr.supports_draft_decode_metadata_update
+            with pytest.raises(libattn.InvalidArgument) as e:
+                tr.update_draft_decode_metadata(md)
+            assert "metadata was built by 'FLASH_ATTN', this builder is 'TRITON_ATTN'" in e.value.message
+    with lib.builder("FLASH_ATTN", spec(), config(90, decode_context_parallel_size=2)) as dcp:
+        assert not dcp.supports_draft_decode_metadata_update
+        md = dcp.build(draft.common())
+        with pytest.raises(libattn.Unsupported) as e:
+            dcp.update_draft_decode_metadata(md)
+        assert e.value.message == ("FLASH_ATTN does not support update_draft_decode_metadata: "
+                                   "decode context parallel (vLLM 0.33 keeps the fused draft "
+                                   "path off with DCP)")
+    with lib.builder("TRITON_ATTN", spec(), config(90, rswa_window=128)) as rswa:
+        assert not rswa.supports_draft_decode_metadata_update
+    # FLASHINFER: only with trtllm-gen decode (10.x), without DCP
+    with lib.builder("FLASHINFER", spec(), config(100)) as fi:
+        assert fi.supports_draft_decode_metadata_update
+    with lib.builder("FLASHINFER", spec(), config(90)) as fi:  # XQA decode
+        assert not fi.supports_draft_decode_metadata_update
+    with lib.builder("FLEX_ATTENTION", spec(), config(90)) as fx:
+        assert not fx.supports_draft_decode_metadata_update
+
+
 def test_capture_and_drafting_builds(lib):
     uniform = Batch([10, 20, 30, 40], [1, 1, 1, 1])
     with lib.builder("TRITON_ATTN", spec(), config(90)) as b:

@@ -102,6 +102,17 @@ impl Builder {
         Ok(out != 0)
     }
 
+    /// `attn_builder_supports_draft_decode_metadata_update` (ABI 1.5): vLLM 0.33's
+    /// `supports_draft_decode_metadata_update`.
+    pub fn supports_draft_decode_metadata_update(&self) -> Result<bool> {
+        let mut out = 0;
+        // SAFETY: as above.
+        self.lib.check(unsafe {
+            (self.lib.api().attn_builder_supports_draft_decode_metadata_update)(self.as_raw(), &mut out)
+        })?;
+        Ok(out != 0)
+    }
+
     /// `attn_use_cascade_attention` (vLLM's heuristic; false for most backends).
     pub fn use_cascade_attention(&self, query: &CascadeQuery<'_>) -> Result<bool> {
         let raw = query.to_raw();
@@ -210,6 +221,22 @@ impl Builder {
             )
         };
         self.finish(err, out)
+    }
+
+    /// `attn_update_draft_decode_metadata` (ABI 1.5): vLLM 0.33's
+    /// `update_draft_decode_metadata(metadata)`, in place, after the speculator advanced the
+    /// draft decode build's persistent inputs. A build's result borrows its builder: pass a
+    /// clone ([`Metadata::clone_owned`]), whose input fields view the same memory.
+    pub fn update_draft_decode_metadata(&mut self, metadata: &Metadata<'_, '_>) -> Result<()> {
+        self.lib.require_same(&metadata.lib, "metadata")?;
+        // SAFETY: a live builder and metadata; the call changes no field it reads.
+        self.lib.check(unsafe {
+            (self.lib.api().attn_update_draft_decode_metadata)(
+                self.as_raw(),
+                metadata.as_raw().cast_mut(),
+                self.stream.as_raw(),
+            )
+        })
     }
 }
 

@@ -4,6 +4,7 @@ mod support;
 
 mod abi_1_3;
 mod abi_1_4;
+mod abi_1_5;
 mod builds;
 mod drop_order;
 mod errors;
