@@ -246,7 +246,11 @@ def _ubatch_args(b: Batch):
     k = int(r.choice([2, 2, 2, 3, 4]))
     tokens_padded = b.tokens + int(r.integers(0, 9)) if r.random() < 0.5 else b.tokens
     reqs_padded = b.n + int(r.integers(0, 3)) if r.random() < 0.3 else b.n
-    split = int(r.integers(1, max(tokens_padded // k, 1) + 1)) if r.random() < 0.3 else None
+    # an explicit split point within [1, max(tokens_padded // k, 1)], never past
+    # num_tokens_padded: libattn's documented domain (attn_maybe_create_ubatch_slices refuses a
+    # split point past the tokens, where vLLM makes slices that end before they start)
+    split = int(r.integers(1, max(tokens_padded // k, 1) + 1)) \
+        if r.random() < 0.3 and tokens_padded > 0 else None
     return k, tokens_padded, reqs_padded, split
 
 
