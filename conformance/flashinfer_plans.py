@@ -255,21 +255,33 @@ def flashinfer_pairs(v: Any, vb: Any, lib: Dict[str, Any], seen: set, libattn: A
     return pairs
 
 
+def _part_class(part: str, obj: Any, trt_cls: Any, plan: Dict[str, str],
+                lib: Dict[str, Any], seen: set, libattn: Any) -> Tuple[List[Pair], bool]:
+    """Which class vLLM's ``prefill``/``decode`` is, against libattn's ``<part>_use_trtllm``;
+    for the TRT-LLM class its fields (``<part>_<field>``, enums by name) and the native
+    plan's fields None; for the native class the TRT-LLM fields None. Returns the pairs and
+    whether the part is the TRT-LLM class (else the caller compares the planned wrapper)."""
+    from .compare import flatten_vllm
+    trt = isinstance(obj, trt_cls)
+    pairs: List[Pair] = [(f"{part}: {trt_cls.__name__} (else the FlashInfer-native class)", trt,
+                          _lib(lib, f"{part}_use_trtllm", seen, libattn))]
+    if not trt:
+        return pairs + _other_class_none(trt_cls, part, lib, seen), False
+    pairs += _native_fields_none(part, plan, lib, seen)
+    import enum
+    for name, value in flatten_vllm(obj, part):
+        pairs.append((name, value.name if isinstance(value, enum.Enum) else value,
+                      _lib(lib, name.replace(".", "_"), seen, libattn)))
+    return pairs, True
+
+
 def _prefill_pairs(fi: Any, v: Any, lib: Dict[str, Any], seen: set, libattn: Any, page: int,
                    dcp_world: int, block_table: Any) -> List[Pair]:
     p = v.prefill
     if p is None:
         return _part_none("prefill", lib, seen)
-    trt = isinstance(p, fi.TRTLLMPrefill)
-    pairs: List[Pair] = [("prefill: TRTLLMPrefill (else FIPrefill)", trt,
-                          _lib(lib, "prefill_use_trtllm", seen, libattn))]
-    pairs += _other_class_none(fi.TRTLLMPrefill if not trt else None, "prefill", lib, seen)
+    pairs, trt = _part_class("prefill", p, fi.TRTLLMPrefill, PREFILL_PLAN, lib, seen, libattn)
     if trt:
-        from .compare import flatten_vllm
-        pairs += _native_fields_none("prefill", PREFILL_PLAN, lib, seen)
-        for name, value in flatten_vllm(p, "prefill"):
-            field = name.replace(".", "_")
-            pairs.append((name, value, _lib(lib, field, seen, libattn)))
         return pairs
     w = p.wrapper
     if isinstance(w, fi.BatchDCPPrefillWrapper):
@@ -302,19 +314,9 @@ def _decode_pairs(fi: Any, v: Any, lib: Dict[str, Any], seen: set, libattn: Any,
     d = v.decode
     if d is None:
         return _part_none("decode", lib, seen)
-    api = isinstance(d, fi.FlashInferTrtllmAPIDecode)
-    pairs: List[Pair] = [("decode: FlashInferTrtllmAPIDecode (else FIDecode)", api,
-                          _lib(lib, "decode_use_trtllm", seen, libattn))]
-    pairs += _other_class_none(fi.FlashInferTrtllmAPIDecode if not api else None, "decode", lib,
-                               seen)
+    pairs, api = _part_class("decode", d, fi.FlashInferTrtllmAPIDecode, DECODE_PLAN, lib,
+                             seen, libattn)
     if api:
-        from .compare import flatten_vllm
-        pairs += _native_fields_none("decode", DECODE_PLAN, lib, seen)
-        for name, value in flatten_vllm(d, "decode"):
-            field = name.replace(".", "_")
-            if field == "decode_kernel":
-                value = value.name
-            pairs.append((name, value, _lib(lib, field, seen, libattn)))
         return pairs
     w = d.wrapper
     pairs.append((f"decode.wrapper: FlashInfer's {type(w).__name__}", type(w).__name__,

@@ -284,16 +284,7 @@ func (b *Builder) UpdateBlockTable(md *Metadata, blockTable, slotMapping Tensor)
 		return nil, invalid("metadata is nil")
 	}
 	var result *Metadata
-	err := b.use(func() error {
-		if !b.state.TryLock() {
-			return b.busyError()
-		}
-		defer b.state.Unlock()
-		release, err := md.acquire(b)
-		if err != nil {
-			return err
-		}
-		defer release()
+	err := b.withMetadata(md, func() error {
 		a := b.stagingArena(md.inputs)
 		bt, err := a.tensor(&blockTable, "block_table", false)
 		if err != nil {

@@ -31,6 +31,15 @@ func (b *Builder) UpdateDraftDecodeMetadata(md *Metadata) error {
 	if md == nil {
 		return invalid("metadata is nil")
 	}
+	return b.withMetadata(md, func() error {
+		return b.lib.takeError(C.gattn_update_draft_decode_metadata(b.lib.api, b.ptr, md.ptr, C.uintptr_t(b.stream)))
+	})
+}
+
+// withMetadata runs f on the live builder, holding the builder's build lock (Busy when a build
+// runs) and md's read lock (md and the metadata it shares fields with must not be closed):
+// what every call that reads md through this builder needs.
+func (b *Builder) withMetadata(md *Metadata, f func() error) error {
 	return b.use(func() error {
 		if !b.state.TryLock() {
 			return b.busyError()
@@ -41,6 +50,6 @@ func (b *Builder) UpdateDraftDecodeMetadata(md *Metadata) error {
 			return err
 		}
 		defer release()
-		return b.lib.takeError(C.gattn_update_draft_decode_metadata(b.lib.api, b.ptr, md.ptr, C.uintptr_t(b.stream)))
+		return f()
 	})
 }

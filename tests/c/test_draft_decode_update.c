@@ -21,38 +21,47 @@ static void test_which_builders_support_it(void** state) {
   attn_kv_cache_spec_t spec = ts_spec();
   attn_kv_cache_spec_t local = ts_spec();
   attn_kv_cache_spec_t mla = ts_spec();
-  attn_builder_config_t c = ts_config();
+  attn_builder_config_t c = ts_config(); /* 9.0, on the host */
   attn_builder_config_t dcp = ts_config();
   attn_builder_config_t rswa = ts_config();
   attn_builder_config_t sm100 = ts_config();
+  attn_builder_config_t sm100_dcp = ts_config();
   (void)state;
   c.num_gpu_blocks = 1024; /* FLEX_ATTENTION needs it */
   dcp.decode_context_parallel_size = 2;
   rswa.rswa_window = 128;
   sm100.device_capability = 100;
-  assert_int_equal(supports("FLASH_ATTN", &spec, &c), 1);
-  assert_int_equal(supports("FLASH_ATTN", &spec, &dcp), 0);
-  assert_int_equal(supports("TRITON_ATTN", &spec, &c), 1);
-  assert_int_equal(supports("TRITON_ATTN", &spec, &rswa), 0);
-  assert_int_equal(supports("FLASHINFER", &spec, &c), 0);      /* 9.0: XQA decode */
-  assert_int_equal(supports("FLASHINFER", &spec, &sm100), 1);  /* 10.x: trtllm-gen */
-  sm100.decode_context_parallel_size = 2;
-  assert_int_equal(supports("FLASHINFER", &spec, &sm100), 0);
-  assert_int_equal(supports("FLEX_ATTENTION", &spec, &c), 0);
-  assert_int_equal(supports("CPU_ATTN", &spec, &c), 0); /* ts_config builds on the host */
-  /* a wrapper answers as its inner builder (vLLM's wrappers subclass it) */
+  sm100_dcp.device_capability = 100;
+  sm100_dcp.decode_context_parallel_size = 2;
   local.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
   local.attention_chunk_size = 64;
-  assert_int_equal(supports("FLASH_ATTN", &local, &c), 1);
-  assert_int_equal(supports("FLASH_ATTN", &local, &dcp), 0);
-  /* MLA: TRITON_MLA without DCP; FLASHMLA keeps vLLM's base class's "no" */
   mla.kind = ATTN_KV_MLA;
   mla.num_kv_heads = 1;
   mla.head_size = 576;
   mla.block_size = 64;
-  assert_int_equal(supports("TRITON_MLA", &mla, &c), 1);
-  assert_int_equal(supports("TRITON_MLA", &mla, &dcp), 0);
-  assert_int_equal(supports("FLASHMLA", &mla, &c), 0);
+  {
+    const struct {
+      const char* backend;
+      const attn_kv_cache_spec_t* spec;
+      const attn_builder_config_t* config;
+      int32_t want;
+    } cases[] = {
+        {"FLASH_ATTN", &spec, &c, 1},          {"FLASH_ATTN", &spec, &dcp, 0},
+        {"TRITON_ATTN", &spec, &c, 1},         {"TRITON_ATTN", &spec, &rswa, 0},
+        {"FLASHINFER", &spec, &c, 0},          /* 9.0: XQA decode */
+        {"FLASHINFER", &spec, &sm100, 1},      /* 10.x: trtllm-gen */
+        {"FLASHINFER", &spec, &sm100_dcp, 0},  {"FLEX_ATTENTION", &spec, &c, 0},
+        {"CPU_ATTN", &spec, &c, 0},
+        /* a wrapper answers as its inner builder (vLLM's wrappers subclass it) */
+        {"FLASH_ATTN", &local, &c, 1},         {"FLASH_ATTN", &local, &dcp, 0},
+        /* MLA: TRITON_MLA without DCP; FLASHMLA keeps vLLM's base class's "no" */
+        {"TRITON_MLA", &mla, &c, 1},           {"TRITON_MLA", &mla, &dcp, 0},
+        {"FLASHMLA", &mla, &c, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+      if (supports(cases[i].backend, cases[i].spec, cases[i].config) != cases[i].want)
+        fail_msg("case %zu (%s): expected %d", i, cases[i].backend, cases[i].want);
+  }
 }
 
 static void test_update_in_place(void** state) {
