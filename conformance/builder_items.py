@@ -103,6 +103,53 @@ def _settings(backend: str, wrapper: str, b: Batch) -> Any:
     return flashinfer_settings(b, _dcp(backend, wrapper, b)[0])
 
 
+#: vLLM 0.33's per-batch model inputs, by the builders that read them: a per-request int32
+#: `causal` tensor (FLASH_ATTN and TRITON_ATTN keep it in their metadata, CPU_ATTN's
+#: dynamic_causal; FLASHINFER and FLEX_ATTENTION take only a bool), multimodal PrefixLM document
+#: ranges (`mm_req_doc_ranges`; FLASH_ATTN stages them when the model is a PrefixLM), R-SWA
+#: prefix lengths with the model's `rswa_window` (libattn refuses R-SWA on FLEX_ATTENTION,
+#: docs/backends/flex_attention.md, so it is not given there)
+CAUSAL_TENSOR_BACKENDS = ("FLASH_ATTN", "TRITON_ATTN", "CPU_ATTN")
+MM_BACKENDS = ("FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
+RSWA_BACKENDS = ("FLASH_ATTN", "TRITON_ATTN")
+
+
+def _model(backend: str, wrapper: str, b: Batch) -> Tuple[Any, bool]:
+    """(rswa_window or None, is_mm_prefix_lm) of the model the builder is made for: a quarter
+    of the base builders' batches each (the wrappers' model is plain)."""
+    if wrapper:
+        return None, False
+    r = choice_rng(b, 16)
+    rswa = int(r.choice([64, 128, 512])) if r.random() < 0.25 and backend in RSWA_BACKENDS \
+        else None
+    return rswa, bool(r.random() < 0.25 and backend in MM_BACKENDS)
+
+
+def _model_inputs(backend: str, wrapper: str, b: Batch) -> Dict[str, Any]:
+    """The batch's 0.33 model inputs for both sides: `causal` False in one base-builder batch
+    of ten, a per-request int32 tensor in one of five where the builder keeps one; the
+    document ranges when the model is a PrefixLM; R-SWA prefix lengths (each request's
+    0..prompt length) with an R-SWA model."""
+    if wrapper:
+        return {}
+    from .abi14_items import _mm_ranges
+    r = choice_rng(b, 17)
+    out: Dict[str, Any] = {}
+    u = r.random()
+    if u < 0.1:
+        out["causal"] = False
+    elif u < 0.3 and backend in CAUSAL_TENSOR_BACKENDS and b.n:
+        out["causal"] = r.integers(0, 2, b.n).astype(np.int32)
+    rswa, mm = _model(backend, wrapper, b)
+    if mm:  # vLLM's model runner passes document ranges for a PrefixLM model only
+        ranges = _mm_ranges(b)
+        if ranges is not None:
+            out["mm_req_doc_ranges"] = ranges
+    if rswa is not None and b.n:
+        out["rswa_prefix_lens"] = (r.random(b.n) * (np.asarray(b.prompt) + 1)).astype(np.int32)
+    return out
+
+
 def _capability(backend: str, wrapper: str, b: Batch) -> Any:
     st = _settings(backend, wrapper, b)
     return None if st is None else st[0]
@@ -111,7 +158,7 @@ def _capability(backend: str, wrapper: str, b: Batch) -> Any:
 def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
     return (backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b),
-            _settings(backend, wrapper, b))
+            _settings(backend, wrapper, b), _model(backend, wrapper, b))
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -144,8 +191,11 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         max_seqs, blocks, max_tokens, max_len = _sizes(backend)
         world, rank, inter = _dcp(backend, wrapper, b)
         settings = _settings(backend, wrapper, b)
+        model = _model(backend, wrapper, b)
         vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size,
-                             (blocks, world, inter, settings), max_len)
+                             (blocks, world, inter, settings, model), max_len)
+        if model != (None, False):
+            _with_model_features(vc, *model)
         vc.parallel_config.decode_context_parallel_size = world
         vc.parallel_config.cp_kv_cache_interleave_size = inter
         # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
@@ -179,6 +229,20 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
     return vb, vc
 
 
+def _with_model_features(vc: Any, rswa_window: Any, mm_prefix_lm: bool) -> None:
+    """The config of a model with R-SWA and/or a multimodal PrefixLM: vLLM's architecture
+    config (`model_arch_config`, which vLLM derives from the model's HF config) with
+    `rswa_window` and `is_mm_prefix_lm` as such a model's give them, on a copy of the model
+    config (the lane's configs share one)."""
+    import copy
+    import dataclasses
+    mc = copy.copy(vc.model_config)
+    mc.model_arch_config = dataclasses.replace(mc.model_arch_config, rswa_window=rswa_window,
+                                               is_mm_prefix_lm=mm_prefix_lm)
+    mc.__dict__.pop("is_mm_prefix_lm", None)  # a functools.cached_property the copy carried
+    vc.model_config = mc
+
+
 def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
     key = ("lib",) + _key(backend, wrapper, b)
     if not _cache(ctx, backend, key):
@@ -200,6 +264,8 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                                     flash_attn_version=2, num_gpu_blocks=blocks,
                                     kv_sharing_fast_prefill=int(wrapper == "FastPrefill"),
                                     max_encoder_len=MAX_ENCODER_LEN if wrapper == "Cross" else 0,
+                                    rswa_window=_model(backend, wrapper, b)[0] or 0,
+                                    is_mm_prefix_lm=int(_model(backend, wrapper, b)[1]),
                                     **extra)
         kind = {"ChunkedLocal": libattn.KvCacheKind.CHUNKED_LOCAL_ATTENTION,
                 "Cross": libattn.KvCacheKind.CROSS_ATTENTION,
@@ -211,8 +277,11 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
     return ctx.builders[key]
 
 
-def _inputs(b: Batch, wrapper: str) -> Dict[str, Any]:
-    """Extra CommonAttentionMetadata inputs a wrapper reads (the same for both sides)."""
+def _inputs(b: Batch, wrapper: str, backend: str = "") -> Dict[str, Any]:
+    """Extra CommonAttentionMetadata inputs a wrapper reads, and 0.33's model inputs
+    (_model_inputs), the same for both sides."""
+    if not wrapper:
+        return _model_inputs(backend, wrapper, b)
     if wrapper == "FastPrefill":
         from .utility_items import _logits
         lg = _logits(b)
@@ -238,6 +307,11 @@ def _leaf(v: Any) -> Any:
         return v.name
     if isinstance(v, torch.dtype):
         return str(v)
+    if isinstance(v, dict):
+        # vLLM's {request: [(start, end), ...]} (mm_prefix_range): the ABI's (n, 3) int32 rows
+        # by the binding's documented mapping (docs/backends/triton_attn.md)
+        from libattn.common_metadata import _doc_ranges
+        return _doc_ranges(v)
     if isinstance(v, torch.Tensor) and v.dim() == 0:
         # a scalar field vLLM happens to hold as a 0-d tensor (FLASH_ATTN's DCP split counts,
         # sliced from query_start_loc_cpu): its value
@@ -386,12 +460,12 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         world, rank, _ = _dcp(backend, wrapper, b)
         with set_current_vllm_config(vc), patched(backend, (world, rank),
                                                   _capability(backend, wrapper, b)):
-            return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper)))
+            return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper, backend)))
 
     def l(ctx, b):
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         return lib_builder(ctx, backend, wrapper, b, vc).build(
-            lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper))))
+            lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
 
     name = f"{wrapper} over {backend}" if wrapper else backend
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \

@@ -117,7 +117,7 @@ def flatten_vllm(obj: Any, prefix: str = "") -> List[Tuple[str, Any]]:
         return out
     if isinstance(obj, (list, tuple)) and any(dataclasses.is_dataclass(x) for x in obj):
         return [p for i, x in enumerate(obj) for p in flatten_vllm(x, f"{prefix}[{i}]")]
-    if isinstance(obj, dict):
+    if isinstance(obj, dict) and any(dataclasses.is_dataclass(x) for x in obj.values()):
         return [p for k, v in obj.items() for p in flatten_vllm(v, f"{prefix}[{k}]")]
     return [(prefix, obj)]
 

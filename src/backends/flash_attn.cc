@@ -309,10 +309,13 @@ class FlashAttnBuilder final : public Builder {
   void set_mm_prefix_and_rswa(Metadata& m, const CommonMetadata& common, const ops::Exec& exec) {
     const BuilderConfig& c = config();
     if (common.mm_req_doc_ranges && c.is_mm_prefix_lm) {
-      // vLLM asserts "mm_prefix requires seq_lens_cpu_upper_bound"; libattn reads its host
-      // lengths (the exact mirror when given, equal to the bound on the prefill rows where the
-      // ranges live).
-      if (common.host_seq_lens() == nullptr)
+      // vLLM asserts "mm_prefix requires seq_lens_cpu_upper_bound" and reads the bound: on
+      // async spec-decode rows it exceeds the exact length, moving those rows' positions past
+      // the ranges. libattn reads the bound when given, else its exact host lengths.
+      const int32_t* lens = common.seq_lens_cpu_upper_bound
+                                ? common.seq_lens_cpu_upper_bound->as<const int32_t>()
+                                : common.host_seq_lens();
+      if (lens == nullptr)
         invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); "
                 "FLASH_ATTN needs it with common->mm_req_doc_ranges (vLLM 0.33: mm_prefix "
                 "requires seq_lens_cpu_upper_bound)");
@@ -324,8 +327,8 @@ class FlashAttnBuilder final : public Builder {
                 " exceeds config->max_num_batched_tokens=", c.max_num_batched_tokens,
                 " (the mm_prefix staging buffer's rows)");
       const int64_t n = ops::fill_mm_prefix_query_ranges(
-          rows.as<const int32_t>(), rows.ndim > 0 ? rows.shape[0] : 0, common.qsl_host,
-          common.host_seq_lens(), common.num_reqs, staging);
+          rows.as<const int32_t>(), rows.ndim > 0 ? rows.shape[0] : 0, common.qsl_host, lens,
+          common.num_reqs, staging);
       if (n > 0) {
         int32_t* dst = buffers_.as<int32_t>(kBufMmQueryRanges);
         if (c.device.is_cuda()) copy_i32_into_buffer(exec, staging, true, 2 * n, dst);

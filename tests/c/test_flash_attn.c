@@ -210,6 +210,19 @@ static void test_mm_prefix_rswa_causal(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ts_expect_i32(m, "causal", causal, 5);
   ts_expect_i32(m, "scheduler_causal", causal, 5);
+  /* 0.33 places the query tokens by seq_lens_cpu_upper_bound: an async spec-decode bound one
+   * past request 4's exact 20 moves its positions by one, so (2, 5) covers rows 36..39 */
+  {
+    int32_t bound[5] = {41, 100, 17, 96, 21};
+    attn_tensor_t bound_t = ts_host_tensor(bound, 1, n5, ATTN_DTYPE_INT, 32);
+    batch->common.seq_lens_cpu_upper_bound = &bound_t;
+    for (i = 35; i < 55; ++i) expected[i][0] = expected[i][1] = -1;
+    for (i = 36; i <= 39; ++i) expected[i][0] = 2, expected[i][1] = 5;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_memory_equal(ts_tensor(m, "mm_prefix_query_range_tensor")->data, expected,
+                        sizeof expected);
+    batch->common.seq_lens_cpu_upper_bound = NULL;
+  }
   /* no range covers a scheduled token: None (vLLM: 0 rows written) */
   ranges[0][1] = 0, ranges[0][2] = 10; /* request 3's context is 64: nothing scheduled */
   ranges[1][1] = 20, ranges[1][2] = 30;
