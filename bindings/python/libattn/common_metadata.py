@@ -65,6 +65,27 @@ def _doc_ranges(ranges: Any) -> Any:
     return np.array(rows, dtype=np.int32).reshape(len(rows), 3)
 
 
+def _length(fields: TensorFields, name: str) -> Optional[int]:
+    """The first dimension of an input as given (None: absent or 0-d)."""
+    src = fields._slow.get(name) if name in fields._slow else fields.sources.get(name)
+    shape = getattr(src, "shape", None)
+    return int(shape[0]) if shape else None
+
+
+def _check_request_counts(fields: TensorFields) -> None:
+    """Without an explicit num_reqs the request count is seq_lens's length, and the library
+    then wants num_reqs + 1 query offsets: when the two disagree, name both inputs (the library
+    alone would blame query_start_loc even when seq_lens is the short one)."""
+    from .enums import Status
+    from .errors import InvalidArgument
+    n_seq, n_qsl = _length(fields, "seq_lens"), _length(fields, "query_start_loc")
+    if n_seq is not None and n_qsl is not None and n_qsl != n_seq + 1:
+        raise InvalidArgument(
+            Status.INVALID_ARGUMENT,
+            f"query_start_loc has {n_qsl} entries ({n_qsl - 1} requests) but seq_lens has "
+            f"{n_seq} (one per request): one of them has the wrong length")
+
+
 class CommonMetadata:
     """The input of a build: ``attn_common_metadata_t`` filled from arrays.
 
@@ -81,6 +102,10 @@ class CommonMetadata:
     ``max_logits_per_req`` (None by default), ``req_idx``, ``mm_req_doc_ranges`` (vLLM's dict
     ``{request: [(start, end), ...]}`` or the ABI's (n, 3) int32 rows), ``rswa_prefix_lens``,
     ``replayssm_decode_base_cpu``.
+
+    vLLM's own name ``block_table_tensor`` is accepted for ``block_table``. Without
+    ``num_reqs`` the request count is ``len(seq_lens)``; a ``query_start_loc`` that is not one
+    longer is refused naming both (InvalidArgument).
 
     >>> batch = CommonMetadata(query_start_loc=[0, 1, 3], seq_lens=[5, 2],
     ...                        block_table=[[1, 0], [2, 0]], slot_mapping=[20, 32, 33])
@@ -122,7 +147,14 @@ class CommonMetadata:
                  req_idx: Optional[ArrayLike] = None,
                  mm_req_doc_ranges: Any = None,
                  rswa_prefix_lens: Optional[ArrayLike] = None,
-                 replayssm_decode_base_cpu: Optional[ArrayLike] = None) -> None:
+                 replayssm_decode_base_cpu: Optional[ArrayLike] = None,
+                 block_table_tensor: Optional[ArrayLike] = None) -> None:
+        # vLLM's name of the block table (CommonAttentionMetadata.block_table_tensor)
+        if block_table_tensor is not None:
+            if block_table is not None:
+                raise TypeError("block_table and block_table_tensor (vLLM's name of the same "
+                                "input) are both given")
+            block_table = block_table_tensor
         # vLLM 0.33 passes a per-request int32 tensor as `causal` itself
         if causal is not None and not isinstance(causal, (bool, int, np.bool_, np.integer)):
             if causal_per_request is not None:
@@ -160,6 +192,7 @@ class CommonMetadata:
             tensor_arg(None)  # raises what a list of None does, as these two always did
         fields = TensorFields(attn_common_metadata_t, values, _LIST_DTYPES, labels=_LABELS)
         if num_reqs is None:
+            _check_request_counts(fields)
             seq_lens = fields.sources["seq_lens"]
             if "seq_lens" in fields._slow:
                 shape = fields._slow["seq_lens"].shape

@@ -241,3 +241,27 @@ def test_read_only_outputs_are_refused(lib):
     out.flags.writeable = False
     with pytest.raises(libattn.InvalidArgument, match="out: the array is read-only"):
         lib.slice_query_start_locs(qsl, 0, 2, out=out)
+
+
+def test_vllm_argument_names_and_request_counts(lib):
+    """vLLM's CommonAttentionMetadata name block_table_tensor is accepted (not with
+    block_table); without num_reqs, query_start_loc and seq_lens of disagreeing lengths are
+    reported naming both, not as a query_start_loc shape."""
+    b = batch([40, 0], [1, 32])
+    arrays = dict(b.arrays)
+    table = arrays.pop("block_table")
+    with lib.builder("FLASH_ATTN", spec(), small_config()) as fa:
+        want = fa.build(libattn.CommonMetadata(block_table=table, **arrays))["block_table"].copy()
+        got = fa.build(libattn.CommonMetadata(block_table_tensor=table, **arrays))
+        np.testing.assert_array_equal(got["block_table"], want)
+    with pytest.raises(TypeError, match="block_table_tensor"):
+        libattn.CommonMetadata(block_table=table, block_table_tensor=table, **arrays)
+    short = dict(arrays, seq_lens=np.asarray(arrays["seq_lens"])[:1])
+    with pytest.raises(libattn.InvalidArgument) as e:
+        libattn.CommonMetadata(block_table=table, **short)
+    assert e.value.message == ("query_start_loc has 3 entries (2 requests) but seq_lens has 1 "
+                               "(one per request): one of them has the wrong length")
+    # an explicit num_reqs leaves the check to the library, which names the input
+    with lib.builder("FLASH_ATTN", spec(), small_config()) as fa:
+        with pytest.raises(libattn.InvalidArgument, match="seq_lens"):
+            fa.build(libattn.CommonMetadata(block_table=table, num_reqs=2, **short))
