@@ -48,13 +48,18 @@ BACKENDS = {
 SCRATCH = ("softmax_segm_output", "softmax_segm_max", "softmax_segm_expsum")
 
 
-def _backend_cls(backend: str) -> Any:
+def _backend_cls(backend: str, fa_version: int = 0) -> Any:
+    """vLLM's backend class; FLASH_ATTN for a FlashAttention version from its module as
+    imported with that version (patches.flash_attn_module)."""
     mod, cls = BACKENDS[backend]
+    if backend == "FLASH_ATTN" and fa_version:
+        from .patches import flash_attn_module
+        return getattr(flash_attn_module(fa_version), cls)
     return getattr(importlib.import_module(mod), cls)
 
 
-def _vllm_builder_cls(backend: str, wrapper: str, chunk: int) -> Any:
-    base = _backend_cls(backend)
+def _vllm_builder_cls(backend: str, wrapper: str, chunk: int, fa_version: int = 0) -> Any:
+    base = _backend_cls(backend, fa_version)
     if wrapper == "ChunkedLocal":
         from vllm.model_executor.layers.attention.chunked_local_attention import (
             create_chunked_local_attention_backend)
@@ -155,10 +160,33 @@ def _capability(backend: str, wrapper: str, b: Batch) -> Any:
     return None if st is None else st[0]
 
 
+#: the FlashAttention versions a FLASH_ATTN builder (and the wrappers over it) is made for: 2
+#: (Ampere; vLLM's CPU platform's own answer is none, which takes FA2's path), 3 (Hopper: FA3's
+#: AOT scheduler, whose inputs the lane compares), 4 (Blackwell)
+FA_VERSIONS = (2, 3, 4)
+
+
+def _fa_version(backend: str, wrapper: str, b: Batch) -> int:
+    """The FlashAttention version of the batch's FLASH_ATTN builder (0 for other backends)."""
+    if backend != "FLASH_ATTN":
+        return 0
+    return FA_VERSIONS[int(choice_rng(b, 18).integers(0, len(FA_VERSIONS)))]
+
+
+def _patches(backend: str, wrapper: str, b: Batch) -> Any:
+    """patches.patched with the batch's builder settings (DCP group, FLASHINFER's capability,
+    FLASH_ATTN's FlashAttention version): around the construction, the builds and the
+    builder class queries alike."""
+    world, rank, _ = _dcp(backend, wrapper, b)
+    return patched(backend, (world, rank), _capability(backend, wrapper, b),
+                   _fa_version(backend, wrapper, b))
+
+
 def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
     return (backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b),
-            _settings(backend, wrapper, b), _model(backend, wrapper, b))
+            _settings(backend, wrapper, b), _model(backend, wrapper, b),
+            _fa_version(backend, wrapper, b))
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -217,9 +245,9 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
                     wrapper, lambda: FullAttentionSpec(**kw, **full_kw, dcp_sharded=world > 1))()
         try:
-            with set_current_vllm_config(vc), patched(backend, (world, rank),
-                                                      _capability(backend, wrapper, b)):
-                ctx.builders[key] = (_vllm_builder_cls(backend, wrapper, b.chunk)(
+            with set_current_vllm_config(vc), _patches(backend, wrapper, b):
+                ctx.builders[key] = (_vllm_builder_cls(backend, wrapper, b.chunk,
+                                                       _fa_version(backend, wrapper, b))(
                     spec, [LAYER], vc, torch.device("cpu")), vc, None)
         except Exception as e:
             ctx.builders[key] = (None, vc, e)
@@ -261,7 +289,8 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,
                                     num_speculative_tokens=b.spec, cudagraph_mode=cg,
-                                    flash_attn_version=2, num_gpu_blocks=blocks,
+                                    flash_attn_version=_fa_version(backend, wrapper, b) or 2,
+                                    num_gpu_blocks=blocks,
                                     kv_sharing_fast_prefill=int(wrapper == "FastPrefill"),
                                     max_encoder_len=MAX_ENCODER_LEN if wrapper == "Cross" else 0,
                                     rswa_window=_model(backend, wrapper, b)[0] or 0,
@@ -337,6 +366,9 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
     if wrapper == "FastPrefill":  # attributes of vLLM's wrapper class, not dataclass fields
         vfields += [("logits_indices_padded", getattr(v, "logits_indices_padded", None)),
                     ("num_logits_indices", getattr(v, "num_logits_indices", None))]
+    from .patches import FA3_SCHEDULER_ARGS
+    if backend == "FLASH_ATTN" and FA3_SCHEDULER_ARGS:  # the recorder's stand-in schedule
+        skip = dict(skip, scheduler_metadata="FlashAttention's output (patched to a recorder)")
     for name, value in vfields:
         if name in skip:
             seen.add(name)
@@ -360,6 +392,8 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
                                                           lib["virtual_block_start"], pages)))
     if backend == "CPU_ATTN":
         pairs += _cpu_scheduler_pairs(ctx, lib, seen)
+    if backend == "FLASH_ATTN":
+        pairs += _fa3_scheduler_pairs(ctx, lib, seen)
     pairs += _class_pairs(ctx, backend, wrapper, b)
     for name in lib:
         if name not in seen and name not in ext:
@@ -378,8 +412,7 @@ def _class_pairs(ctx: Any, backend: str, wrapper: str, b: Batch) -> List[Pair]:
     lb = lib_builder(ctx, backend, wrapper, b, vc)
     world, rank, _ = _dcp(backend, wrapper, b)
     cls, spec = type(vb), vb.kv_cache_spec
-    with set_current_vllm_config(vc), patched(backend, (world, rank),
-                                              _capability(backend, wrapper, b)):
+    with set_current_vllm_config(vc), _patches(backend, wrapper, b):
         level = cls.get_cudagraph_support(vc, spec).name
         varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
     return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
@@ -407,6 +440,39 @@ def _flex_block_mask_pairs(v: Any, bm: Any, lib: Dict[str, Any], seen: set) -> L
     for f in ("kv_num_blocks", "kv_indices"):
         want = getattr(bm, f)[0, 0] if direct else None
         pairs.append((f"block_mask.{f}[0, 0]", want, lib.get(f)))
+    return pairs
+
+
+#: get_scheduler_metadata's keyword -> libattn's FLASH_ATTN field (window_size is two fields)
+FA3_SCHEDULER_FIELDS = {a: f"scheduler_{a}" for a in (
+    "batch_size", "max_seqlen_q", "max_seqlen_k", "num_heads_q", "num_heads_kv", "headdim",
+    "cache_seqlens", "cu_seqlens_q", "page_size", "causal", "num_splits")}
+
+
+def _fa3_scheduler_pairs(ctx: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
+    """FLASH_ATTN on FA3: whether vLLM's build called FlashAttention's get_scheduler_metadata
+    (recorded by patches.fa3_scheduler_recorder) against libattn's aot_schedule with a
+    schedule, and every argument against libattn's scheduler_* field (qkv_dtype by name,
+    window_size as scheduler_window_left/right)."""
+    from .patches import FA3_SCHEDULER_ARGS as args
+    libattn = ctx.libattn
+    planned = bool(lib.get("aot_schedule")) and lib.get("scheduler_batch_size") is not None
+    pairs: List[Pair] = [("get_scheduler_metadata called (~ aot_schedule with scheduler_*)",
+                          bool(args), planned)]
+    for arg, value in args.items():
+        if arg == "window_size":
+            for i, side in enumerate(("left", "right")):
+                seen.add(f"scheduler_window_{side}")
+                pairs.append((f"get_scheduler_metadata(window_size[{i}]) ~ scheduler_window_{side}",
+                              int(value[i]), lib.get(f"scheduler_window_{side}", MISSING)))
+            continue
+        name = FA3_SCHEDULER_FIELDS.get(arg, "scheduler_" + arg)
+        seen.add(name)
+        got = lib.get(name, MISSING)
+        if arg == "qkv_dtype" and got is not MISSING and got is not None:
+            value = str(value).replace("torch.", "").replace("float8_e4m3fn", "fp8_e4m3").upper()
+            got = libattn.KvDtype(int(got)).name
+        pairs.append((f"get_scheduler_metadata({arg}=) ~ {name}", value, got))
     return pairs
 
 
@@ -453,13 +519,21 @@ def _short(x: Any) -> str:
     return f"<{type(x).__name__}>"  # objects (a BlockMask, a function): their type only
 
 
+def _fa_path(b: Batch, wrapper: str) -> str:
+    """FLASH_ATTN's path (Item.path): the FlashAttention version, whether vLLM's build called
+    FA3's get_scheduler_metadata (recorded), DCP."""
+    from .patches import FA3_SCHEDULER_ARGS
+    dcp = "dcp" if _dcp("FLASH_ATTN", wrapper, b)[0] > 1 else "no dcp"
+    return (f"FA{_fa_version('FLASH_ATTN', wrapper, b)} "
+            f"{'scheduled' if FA3_SCHEDULER_ARGS else 'no schedule'}, {dcp}")
+
+
 def builder_item(backend: str, wrapper: str = "") -> Item:
     def v(ctx, b):
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         from vllm.config import set_current_vllm_config
         world, rank, _ = _dcp(backend, wrapper, b)
-        with set_current_vllm_config(vc), patched(backend, (world, rank),
-                                                  _capability(backend, wrapper, b)):
+        with set_current_vllm_config(vc), _patches(backend, wrapper, b):
             return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper, backend)))
 
     def l(ctx, b):
@@ -476,6 +550,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
     if backend == "FLASHINFER" and not wrapper:
         from .flashinfer_plans import build_path
         path = lambda ctx, b, v: build_path(v, _settings(backend, wrapper, b))  # noqa: E731
+    if backend == "FLASH_ATTN":
+        path = lambda ctx, b, v: _fa_path(b, wrapper)  # noqa: E731
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
                 shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path, **limits)

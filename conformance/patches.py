@@ -53,6 +53,61 @@ def cpu_attn_scheduler_metadata_placeholder(**kwargs: Any) -> Any:
     return torch.empty(0, dtype=torch.int32)
 
 
+#: the keyword arguments of the last get_scheduler_metadata call (FLASH_ATTN on FA3, see below)
+FA3_SCHEDULER_ARGS: dict = {}
+
+
+def fa3_scheduler_recorder(**kwargs: Any) -> Any:
+    """Replaces FlashAttention's get_scheduler_metadata as flash_attn.py imports it (FLASH_ATTN
+    on FA3): FlashAttention's own CUDA op (vllm_flash_attn), absent from a CPU install
+    (flash_attn.py does not even import it there). The arguments vLLM passes are recorded and
+    compared with libattn's scheduler_* fields (libattn returns the call's inputs); the
+    schedule itself is FlashAttention's output, so an empty int32 tensor stands in for it and
+    `scheduler_metadata` is not compared while the recorder was called."""
+    import torch
+    FA3_SCHEDULER_ARGS.clear()
+    FA3_SCHEDULER_ARGS.update(kwargs)
+    return torch.empty(0, dtype=torch.int32)
+
+
+def flash_attn_version(version: int) -> Any:
+    """Replaces get_flash_attn_version (FLASH_ATTN): which FlashAttention build is installed
+    for the GPU (2 on Ampere, 3 on Hopper, 4 on Blackwell); the CPU install has none. Answers
+    the version the lane's builder is made for."""
+    return lambda *args, **kwargs: version
+
+
+_FA_MODULES: dict = {}
+
+
+def flash_attn_module(version: int) -> Any:
+    """vllm/v1/attention/backends/flash_attn.py executed once more, as its own module, with
+    get_flash_attn_version answering ``version`` (flash_attn_version above) while it runs and
+    afterwards: vLLM decides FLASH_ATTN's class-level CUDA graph support when the module is
+    imported (``_cudagraph_support = ALWAYS if get_flash_attn_version() in (3, 4) ...``), and
+    FA3's AOT schedule when a builder is made, so a builder "on FA3" needs the module as it is
+    imported on a Hopper GPU. vLLM's unmodified source; only the version query answers
+    differently. One module per version, cached."""
+    if version not in _FA_MODULES:
+        import importlib
+        import importlib.util
+        import sys
+        fu = importlib.import_module("vllm.v1.attention.backends.fa_utils")
+        base = importlib.import_module("vllm.v1.attention.backends.flash_attn")
+        name = f"{base.__name__}__lane_fa{version}"
+        spec = importlib.util.spec_from_file_location(name, base.__file__)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # dataclasses resolve their module by name
+        real = fu.get_flash_attn_version
+        fu.get_flash_attn_version = flash_attn_version(version)
+        try:
+            spec.loader.exec_module(mod)
+        finally:
+            fu.get_flash_attn_version = real
+        _FA_MODULES[version] = mod
+    return _FA_MODULES[version]
+
+
 def dcp_group_query(world: int, rank: int) -> Any:
     """Replaces vllm.distributed.parallel_state.get_dcp_world_size_and_rank, as the builder
     modules imported it (FLASH_ATTN, FLASHINFER), for DCP builders: without a distributed
@@ -85,16 +140,19 @@ _INHERITED = object()
 
 
 @contextlib.contextmanager
-def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None) -> Iterator[None]:
+def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
+            fa_version: int = 0) -> Iterator[None]:
     """The patches a backend's construction and build() need, applied for the duration;
     ``dcp`` the (world, rank) of a DCP builder, ``capability`` the (major, minor) a FLASHINFER
-    builder is for (None: the CPU platform's own answer)."""
+    builder is for (None: the CPU platform's own answer), ``fa_version`` the FlashAttention
+    version a FLASH_ATTN builder is for (0: vLLM's own answer)."""
     undo = []
 
     def put(obj: Any, name: str, value: Any) -> None:
         # a class's own attribute is restored as it was (a classmethod stays one); an
         # inherited one is deleted again
-        own = vars(obj).get(name, _INHERITED) if isinstance(obj, type) else getattr(obj, name)
+        own = vars(obj).get(name, _INHERITED) if isinstance(obj, type) else \
+            getattr(obj, name, _INHERITED)  # a module attribute that is absent: deleted again
         undo.append((obj, name, own))
         setattr(obj, name, value)
     try:
@@ -112,10 +170,14 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None) -> Iterat
             undo.append((None, "supports_trtllm_attention.cache_clear", supports_trtllm_attention))
             for name, recorder in RECORDERS.items():
                 put(fi, name, recorder)
+        if backend == "FLASH_ATTN" and fa_version:
+            put(flash_attn_module(fa_version), "get_scheduler_metadata", fa3_scheduler_recorder)
+            FA3_SCHEDULER_ARGS.clear()
         if dcp[0] > 1 and backend in DCP_MODULES:
             import importlib
-            put(importlib.import_module(DCP_MODULES[backend]), "get_dcp_world_size_and_rank",
-                dcp_group_query(*dcp))
+            module = flash_attn_module(fa_version) if backend == "FLASH_ATTN" and fa_version \
+                else importlib.import_module(DCP_MODULES[backend])
+            put(module, "get_dcp_world_size_and_rank", dcp_group_query(*dcp))
         if backend == "CPU_ATTN":
             import vllm._custom_ops as ops
             put(ops, "cpu_attn_get_scheduler_metadata", cpu_attn_scheduler_metadata_placeholder)
