@@ -107,6 +107,9 @@ def main(argv: List[str] = None) -> int:
               f"shrinking), {state}", file=sys.stderr)
 
     counts = [nb if it.kind == "builder" else nu for it in items]
+    # the source the run starts from (the lane's own code and the tree the library was built
+    # from), and when: read now, not when the table is printed hours later
+    started, source = time.strftime('%Y-%m-%d %H:%M %Z'), git_describe()
     t0 = time.perf_counter()
     if a.jobs > 1:
         from .parallel import run_parallel
@@ -134,11 +137,11 @@ def main(argv: List[str] = None) -> int:
     import numpy as np
     import torch
     head = [f"libattn against vLLM {version}'s own Python, same seeded random batches "
-            f"({time.strftime('%Y-%m-%d %H:%M %Z')})",
+            f"(started {started}, finished {time.strftime('%H:%M %Z')})",
             f"command: python -m conformance {' '.join(argv if argv is not None else sys.argv[1:])}",
             f"machine: {platform.node()}, {os.cpu_count()} CPUs; Python "
             f"{platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}; "
-            f"libattn {'.'.join(map(str, lib_version))} ({a.lib}, {git_describe()})",
+            f"libattn {'.'.join(map(str, lib_version))} ({a.lib}); source at the start: {source}",
             f"seed {a.seed}; {nu} batches per utility, {nb} per builder; {total:.0f} s "
             f"(+{t_import:.0f} s importing vLLM){f'; {a.jobs} jobs' if a.jobs > 1 else ''}"]
     notes = [f"note: {it.name}: {n}" for it in items for n in it.notes]
