@@ -419,7 +419,8 @@ def reorder_lines(batch: Batch, r: BackendResult) -> List[str]:
     late = _decode_like_after_split(batch, r)
     lines = [f"warning: the batch is not in the order vLLM's reorder_batch_to_split_decodes_and_"
              f"prefills (threshold {r.threshold}) leaves it",
-             "reorder swaps (swap_states src, dst): " + ", ".join(f"({a}, {c})" for a, c in r.swaps),
+             "reorder swaps (swap_states src, dst): "
+             + ", ".join(f"({a}, {c})" for a, c in r.swaps),
              f"reordered: requests {o}, query_lens {[batch.query[i] for i in o]}, context_lens "
              f"{[batch.context[i] for i in o]}",
              f"built and drawn with the batch as given: {r.split.num_decodes if r.split else 0} "
@@ -580,7 +581,8 @@ def _keys_help() -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="attn-inspect", description=__doc__.splitlines()[0],
+    p = argparse.ArgumentParser(prog="attn-inspect",
+                                description=__doc__.splitlines()[0].replace("``", ""),
                                 epilog=_keys_help(),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("batch", help="the batch description (JSON file, or - for stdin)")

@@ -234,8 +234,8 @@ def test_svg_mla_context_chunks(tmp_path, capsys):
     # request 2's 568 context tokens in workspace chunks of 256: 0..256, 256..512, 512..568
     assert [c.get("data-chunk") for c in chunks] == ["0", "1", "2"]
     widths = [float(c.get("width")) for c in chunks]
-    assert widths[0] == pytest.approx(widths[1]) and widths[2] == pytest.approx(widths[0] * 56 / 256,
-                                                                             abs=0.2)
+    assert widths[0] == pytest.approx(widths[1])
+    assert widths[2] == pytest.approx(widths[0] * 56 / 256, abs=0.2)
 
 
 def test_svg_mamba_chunk_boundaries(tmp_path, capsys):
