@@ -76,7 +76,15 @@ PY
 if command -v auditwheel > /dev/null; then
   auditwheel repair -w "$work/wheelhouse" "$wheel" > "$work/auditwheel.log" 2>&1 ||
     { cat "$work/auditwheel.log"; exit 1; }
-  echo "auditwheel: $(basename "$(ls "$work"/wheelhouse/*.whl)")"
+  repaired=$(ls "$work"/wheelhouse/libattn-*.whl)
+  echo "auditwheel: $(basename "$repaired")"
+  # the same library, no library grafted next to it (libattn needs only glibc)
+  "$venv/bin/python" - "$repaired" <<'PY'
+import re, sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+assert re.search(r"-py3-none-manylinux_\d+_\d+_[a-z0-9_]+\.whl$", sys.argv[1]), sys.argv[1]
+assert "libattn/_lib/libattn.so.1" in names and not [n for n in names if ".libs/" in n], names
+PY
 fi
 
 # 2. pip install of the folder (what a user types; the CMake build is the one above, so this
