@@ -2,7 +2,8 @@
 # test_python_install: the wheel. `pip wheel` and `pip install` of bindings/python build libattn
 # with scikit-build-core (the CMake project at the repository root, host-only) and put
 # libattn.so.1 inside the package; the installed package then loads its own library with
-# $ATTN_LIBRARY unset, builds a batch and runs the attn-inspect command it installed.
+# $ATTN_LIBRARY unset, builds a batch and runs the attn-inspect command it installed; an
+# editable install (-e) finds the library too.
 #   [PYTHON=python3] python_install.sh <bindings/python> <scratch dir>
 # Nothing is downloaded: a fresh virtual environment with the system site-packages (numpy and
 # scikit-build-core, which scripts/setup.sh installs), --no-build-isolation --no-deps. pip builds
@@ -124,5 +125,18 @@ echo '{"query_lens": [1, 32], "context_lens": [40, 0], "block_size": 16, "backen
 "$venv/bin/attn-inspect" batch.json --svg batch.svg > tables.txt
 grep -q "== FLASH_ATTN: cudagraph" tables.txt
 grep -q "<svg" batch.svg
-echo "OK: pip wheel / pip install of bindings/python bundle libattn.so.1; the installed package" \
-     "loads it without ATTN_LIBRARY and attn-inspect works ($((SECONDS - t0)) s)"
+
+# 4. an editable install (pip install -e): the sources are imported from bindings/python, the
+#    library is installed under site-packages and found through the package's __path__
+"${pip[@]}" install -q --no-build-isolation --no-deps "${settings[@]}" -e "$src" \
+  > "$work/editable.log" 2>&1 || { tail -40 "$work/editable.log"; exit 1; }
+"$venv/bin/python" - "$venv" "$src" <<'PY'
+import os, sys
+venv, src = sys.argv[1] + "/", os.path.realpath(sys.argv[2]) + "/"
+import libattn
+assert os.path.realpath(libattn.__file__).startswith(src), libattn.__file__
+lib = libattn.load()
+assert lib.origin == "bundled" and os.path.realpath(lib.path).startswith(venv), (lib.origin, lib.path)
+PY
+echo "OK: pip wheel / pip install (and -e) of bindings/python bundle libattn.so.1; the installed" \
+     "package loads it without ATTN_LIBRARY and attn-inspect works ($((SECONDS - t0)) s)"

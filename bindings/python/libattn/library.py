@@ -4,8 +4,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import sys
 import threading
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from . import _generated
 from .enums import Status
@@ -36,9 +37,18 @@ def _locate(path: Optional[str]) -> Tuple[str, str]:
         return os.fspath(path), "argument"
     if os.environ.get(LIBRARY_ENV):
         return os.environ[LIBRARY_ENV], "env"
-    if os.path.isfile(BUNDLED_PATH):
-        return BUNDLED_PATH, "bundled"
+    for bundled in _bundled_candidates():
+        if os.path.isfile(bundled):
+            return bundled, "bundled"
     return ctypes.util.find_library("attn") or DEFAULT_NAME, "system"
+
+
+def _bundled_candidates() -> List[str]:
+    """BUNDLED_PATH, then _lib/ of the package's other folders: an editable install
+    (pip install -e) imports the sources but installs the library under site-packages."""
+    package = sys.modules.get(__package__ or "")
+    others = [os.path.join(d, "_lib", DEFAULT_NAME) for d in getattr(package, "__path__", [])]
+    return [BUNDLED_PATH] + [c for c in others if c != BUNDLED_PATH]
 
 
 def _not_found_message(path: str, origin: str, error: OSError) -> str:
@@ -51,7 +61,8 @@ def _not_found_message(path: str, origin: str, error: OSError) -> str:
         return (f"cannot load the libattn bundled with the package, '{path}': {error} "
                 f"(reinstall the package, or set {LIBRARY_ENV} to a libattn.so.1)")
     return (f"libattn not found; tried, in order: ${LIBRARY_ENV} (not set), the library bundled "
-            f"with the package ({BUNDLED_PATH}: absent, this installation has none), and "
+            f"with the package ({', '.join(_bundled_candidates())}: absent, this installation "
+            f"has none), and "
             f"'{path}' through the system loader ({error}). Fix: install the package with its "
             f"library (pip install ./bindings/python from a libattn checkout builds and bundles "
             f"it), or point {LIBRARY_ENV} at a libattn.so.1 (e.g. build/libattn.so.1 of a CMake "
@@ -64,7 +75,8 @@ class Library(RegistryMixin, UtilitiesMixin):
     ``Library(path)`` loads ``path``; without one, in order: ``$ATTN_LIBRARY`` when set (it
     overrides everything else), else the library bundled in the package by a wheel
     (:data:`BUNDLED_PATH`, ``libattn/_lib/libattn.so.1``, what ``pip install ./bindings/python``
-    builds) when present, else the installed library (``ctypes.util.find_library("attn")``, else
+    builds; for an editable install, ``_lib/`` of the package's other ``__path__`` folders)
+    when present, else the installed library (``ctypes.util.find_library("attn")``, else
     ``libattn.so.1`` through the system loader). :attr:`origin` says which one was loaded
     (``"argument"``, ``"env"``, ``"bundled"``, ``"system"``).
     Every ABI function is resolved at load time and the version is checked with
