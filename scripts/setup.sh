@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages libattn's build and tests need, when they are missing, plus any
 # named as arguments (scripts/bench.sh adds libbenchmark-dev). An argument "pip:NAME" is a PyPI
-# package for python3 instead, installed with pip when `import NAME` fails (scripts/test.sh
-# adds numpy and pytest for the Python binding; where pip refuses, as on Debian's own python3,
-# it falls back to Debian's python3-NAME). "cmd:NAME" installs the Debian package NAME only when
+# package for python3 instead, named as it is imported, installed with pip when `import NAME`
+# fails (scripts/test.sh adds numpy and pytest for the Python binding and scikit_build_core, the
+# build backend of its wheel; pip reads the underscores as dashes); where pip refuses, as on
+# Debian's own python3, it falls back to Debian's python3-NAME (underscores as dashes). "cmd:NAME" installs the Debian package NAME only when
 # no NAME command is on PATH (cargo: the machine's rustup cargo is kept).
 # Safe to run again: it installs nothing that is already there.
 set -euo pipefail
@@ -23,7 +24,7 @@ done
 if [ ${#missing_py[@]} -gt 0 ]; then
   echo "setup: pip installing ${missing_py[*]}"
   python3 -m pip install -q --disable-pip-version-check "${missing_py[@]}" ||
-    for p in "${missing_py[@]}"; do packages+=("python3-$p"); done
+    for p in "${missing_py[@]}"; do packages+=("python3-${p//_/-}"); done
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -12,7 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh valgrind clang libclang-rt-14-dev golang-go bindgen cmd:cargo pip:numpy pip:pytest pip:wheel
+scripts/setup.sh valgrind clang libclang-rt-14-dev golang-go bindgen cmd:cargo pip:numpy pip:pytest pip:scikit_build_core
 jobs=$(nproc)
 start=$SECONDS
 

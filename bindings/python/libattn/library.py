@@ -4,8 +4,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import sys
 import threading
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from . import _generated
 from .enums import Status
@@ -26,32 +27,72 @@ class _Raw:
     """Every ABI function as a ctypes function: ``library.raw.attn_build(...)``."""
 
 
-def _locate(path: Optional[str]) -> str:
+#: where a wheel (``pip install ./bindings/python``) puts the library: inside the package
+BUNDLED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", DEFAULT_NAME)
+
+
+def _locate(path: Optional[str]) -> Tuple[str, str]:
+    """(what to load, where it came from: "argument", "env", "bundled" or "system")."""
     if path:
-        return os.fspath(path)
+        return os.fspath(path), "argument"
     if os.environ.get(LIBRARY_ENV):
-        return os.environ[LIBRARY_ENV]
-    return ctypes.util.find_library("attn") or DEFAULT_NAME
+        return os.environ[LIBRARY_ENV], "env"
+    for bundled in _bundled_candidates():
+        if os.path.isfile(bundled):
+            return bundled, "bundled"
+    return ctypes.util.find_library("attn") or DEFAULT_NAME, "system"
+
+
+def _bundled_candidates() -> List[str]:
+    """BUNDLED_PATH, then _lib/ of the package's other folders: an editable install
+    (pip install -e) imports the sources but installs the library under site-packages."""
+    package = sys.modules.get(__package__ or "")
+    others = [os.path.join(d, "_lib", DEFAULT_NAME) for d in getattr(package, "__path__", [])]
+    return [BUNDLED_PATH] + [c for c in others if c != BUNDLED_PATH]
+
+
+def _not_found_message(path: str, origin: str, error: OSError) -> str:
+    if origin == "argument":
+        return f"cannot load libattn from '{path}': {error}"
+    if origin == "env":
+        return (f"cannot load libattn from ${LIBRARY_ENV}='{path}': {error} (unset {LIBRARY_ENV} "
+                f"to use the library bundled with the package or the installed one)")
+    if origin == "bundled":
+        return (f"cannot load the libattn bundled with the package, '{path}': {error} "
+                f"(reinstall the package, or set {LIBRARY_ENV} to a libattn.so.1)")
+    return (f"libattn not found; tried, in order: ${LIBRARY_ENV} (not set), the library bundled "
+            f"with the package ({', '.join(_bundled_candidates())}: absent, this installation "
+            f"has none), and "
+            f"'{path}' through the system loader ({error}). Fix: install the package with its "
+            f"library (pip install ./bindings/python from a libattn checkout builds and bundles "
+            f"it), or point {LIBRARY_ENV} at a libattn.so.1 (e.g. build/libattn.so.1 of a CMake "
+            f"build), or install libattn where the loader finds it (cmake --install, ldconfig)")
 
 
 class Library(RegistryMixin, UtilitiesMixin):
     """A loaded libattn.
 
-    ``Library(path)`` loads ``path``; without one, ``$ATTN_LIBRARY``, else the installed
-    library (``ctypes.util.find_library("attn")``, else ``libattn.so.1`` through the loader).
+    ``Library(path)`` loads ``path``; without one, in order: ``$ATTN_LIBRARY`` when set (it
+    overrides everything else), else the library bundled in the package by a wheel
+    (:data:`BUNDLED_PATH`, ``libattn/_lib/libattn.so.1``, what ``pip install ./bindings/python``
+    builds; for an editable install, ``_lib/`` of the package's other ``__path__`` folders)
+    when present, else the installed library (``ctypes.util.find_library("attn")``, else
+    ``libattn.so.1`` through the system loader). :attr:`origin` says which one was loaded
+    (``"argument"``, ``"env"``, ``"bundled"``, ``"system"``).
     Every ABI function is resolved at load time and the version is checked with
     ``attn_check_version`` against :data:`ABI_VERSION` (same major, minor at least as new).
 
-    Raises :class:`~libattn.NotFound` when the library or a symbol is missing and
+    Raises :class:`~libattn.NotFound` when the library or a symbol is missing (without a
+    path, the message names the three places tried and how to provide one) and
     :class:`~libattn.AbiMismatch` for an incompatible version.
     """
 
     def __init__(self, path: Optional[str] = None) -> None:
-        self.path = _locate(path)
+        self.path, self.origin = _locate(path)
         try:
             self._dll = ctypes.CDLL(self.path)
         except OSError as e:
-            raise NotFound(Status.NOT_FOUND, f"cannot load libattn from '{self.path}': {e}") from None
+            raise NotFound(Status.NOT_FOUND, _not_found_message(self.path, self.origin, e)) from None
         self.raw = _Raw()
         for name, (restype, argtypes) in SIGNATURES.items():
             try:
@@ -109,7 +150,10 @@ _default_lock = threading.Lock()
 
 def load(path: Optional[str] = None) -> Library:
     """A :class:`Library`: ``load(path)`` loads that one; ``load()`` loads (once) and returns
-    the default one (``$ATTN_LIBRARY`` or the installed library)."""
+    the default one: ``$ATTN_LIBRARY`` when set, else the library bundled in the package
+    (``libattn/_lib/libattn.so.1``, put there by ``pip install ./bindings/python``) when
+    present, else the installed ``libattn.so.1`` through the system loader. When none loads,
+    :class:`~libattn.NotFound` names the three places tried and the fix."""
     global _default
     if path is not None:
         return Library(path)

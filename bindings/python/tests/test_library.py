@@ -36,6 +36,32 @@ def test_missing_library_and_env(monkeypatch, tmp_path):
     assert libattn.Library().path == os.environ["ATTN_LIBRARY"]
 
 
+def test_default_search_order(monkeypatch, tmp_path):
+    """load()'s order: $ATTN_LIBRARY, else the package's bundled library (a wheel's
+    libattn/_lib/libattn.so.1), else the system loader; an error names all three."""
+    real = os.environ["ATTN_LIBRARY"]
+    bundled = tmp_path / "_lib" / "libattn.so.1"
+    bundled.parent.mkdir()
+    os.symlink(os.path.realpath(real), bundled)
+    monkeypatch.setattr(libattn.library, "BUNDLED_PATH", str(bundled))
+    assert (libattn.Library().path, libattn.Library().origin) == (real, "env")  # env overrides
+    monkeypatch.delenv("ATTN_LIBRARY")
+    lib = libattn.Library()
+    assert (lib.path, lib.origin) == (str(bundled), "bundled") and lib.version[0] == 1
+    bundled.unlink()  # no bundled library: the system loader, which finds none here
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None)
+    monkeypatch.setattr(libattn.library, "DEFAULT_NAME", "libattn-no-such.so.1")
+    with pytest.raises(libattn.NotFound) as e:
+        libattn.Library()
+    m = e.value.message
+    assert "ATTN_LIBRARY (not set)" in m and str(bundled) in m and "libattn-no-such.so.1" in m
+    assert "pip install ./bindings/python" in m and "cmake --install" in m
+    monkeypatch.setenv("ATTN_LIBRARY", str(tmp_path / "nothing.so"))  # a bad override is named
+    with pytest.raises(libattn.NotFound) as e:
+        libattn.Library()
+    assert "$ATTN_LIBRARY=" in e.value.message and "nothing.so" in e.value.message
+
+
 def test_a_library_without_the_symbols_is_refused():
     libc = ctypes.util.find_library("m") or "libm.so.6"
     with pytest.raises(libattn.NotFound) as e:
