@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tup
 import numpy as np
 
 from .builder import stream_handle
-from .common_metadata import CommonMetadata
+from .common_metadata import CommonMetadata, _doc_ranges
 from .metadata import Metadata
 from .structs import (attn_batch_split_t, attn_conv1d_info_t, attn_local_attention_out_t,
                       attn_slot_mapping_args_t, attn_split_options_t, attn_tensor_t,
@@ -145,13 +145,6 @@ def _i32(values: ArrayLike, name: str) -> np.ndarray:
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
     return a
-
-
-def _doc_range_rows(ranges: Mapping[int, Sequence[Tuple[int, int]]]) -> np.ndarray:
-    """vLLM 0.33's mm_req_doc_ranges dict as (num_ranges, 3) int32 rows (request, start, end),
-    requests in order, each request's ranges in the dict's order."""
-    rows = [(int(req), int(a), int(b)) for req in sorted(ranges) for a, b in ranges[req]]
-    return np.array(rows, dtype=np.int32).reshape(len(rows), 3)
 
 
 def _p(a: np.ndarray, ctype: Any = ctypes.c_int32) -> Any:
@@ -527,7 +520,7 @@ class UtilitiesMixin:
                                        num_seqs: int) -> Optional[np.ndarray]:
         """``attn_compute_mm_prefix_range_tensor`` (ABI 1.4): vLLM 0.33's padded
         (num_seqs, max_ranges, 2) int32 range tensor (host memory), or None."""
-        rows = None if mm_prefix_range is None else _doc_range_rows(mm_prefix_range)
+        rows = None if mm_prefix_range is None else _doc_ranges(mm_prefix_range)
         fn = self.optional_function("attn_compute_mm_prefix_range_tensor")  # type: ignore[attr-defined]
         r = None if rows is None else tensor_arg(rows, name="mm_req_doc_ranges")
         width = ctypes.c_int64()
@@ -544,7 +537,7 @@ class UtilitiesMixin:
                                     query_start_loc_cpu: ArrayLike, seq_lens_cpu: ArrayLike) -> int:
         """``attn_fill_mm_prefix_query_ranges`` (ABI 1.4): vLLM 0.33's per-query-token range
         rows written into ``out`` ((max_tokens, 2) int32); returns the rows written."""
-        rows = None if mm_prefix_range is None else _doc_range_rows(mm_prefix_range)
+        rows = None if mm_prefix_range is None else _doc_ranges(mm_prefix_range)
         r = None if rows is None else tensor_arg(rows, name="mm_req_doc_ranges")
         o = output_arg(out, name="out")
         q = tensor_arg(query_start_loc_cpu, name="query_start_loc_cpu")
