@@ -20,7 +20,15 @@ cmake --build "$scratch/consumer" >> "$scratch/consumer.log"
 "$scratch/consumer/consumer"
 # pkg-config
 export PKG_CONFIG_PATH="${libdir}pkgconfig"
-cc -std=c99 -Wall -Werror "$here/tests/install_consumer/consumer.c" $(pkg-config --cflags --libs attn) \
+cc -std=c99 -Wall -Werror "$here/tests/install_consumer/consumer.c" \
+   "$here/tests/install_consumer/consumer_namespaced.c" $(pkg-config --cflags --libs attn) \
    -Wl,-rpath,"$libdir" -o "$scratch/consumer_pc"
 "$scratch/consumer_pc"
-echo "OK: installed package found by find_package(attn) and pkg-config ($(pkg-config --modversion attn))"
+# README's "Install and use (C, C++)" shows this consumer's CMake lines: keep them the same
+for line in "find_package(attn 1.0 CONFIG REQUIRED)" "target_link_libraries(consumer PRIVATE attn::attn)"; do
+  grep -qF "$line" "$here/tests/install_consumer/CMakeLists.txt"
+  grep -qF "$line" "$here/README.md" || { echo "README.md lacks the tested line: $line" >&2; exit 1; }
+done
+grep -qF 'pkg-config --cflags --libs attn' "$here/README.md" ||
+  { echo "README.md lacks the tested pkg-config line" >&2; exit 1; }
+echo "OK: installed package found by find_package(attn) and pkg-config ($(pkg-config --modversion attn)); \"attn_c.h\" and <attn/attn_c.h>"

@@ -3,7 +3,10 @@
 
 #include "attn_c.h"
 
+int consumer_header_major(void); /* consumer_namespaced.c, through <attn/attn_c.h> */
+
 int main(void) {
+  if (consumer_header_major() != ATTN_VERSION_MAJOR) return 1;
   attn_error_t* err = ATTN_CHECK_VERSION();
   const char* name = NULL;
   if (err != NULL) {
