@@ -161,7 +161,7 @@ def main(argv: List[str] = None) -> int:
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("\n".join(head) + "\n\n" + table.markdown(results) + "\n\n" +
-                    "".join(f"- {n}\n" for n in notes))
+                    "".join(f"- {table.md_text(n)}\n" for n in notes))
     ran = [r for r in results if not r.status]
     if a.self_test:
         # every batch with an equal field must report the difference planted in it, and

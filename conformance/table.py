@@ -40,8 +40,14 @@ def text(results: List[Result], width: int = 160) -> str:
     return "\n".join(lines)
 
 
+def md_text(s: object) -> str:
+    """Text for Markdown (and Doxygen, which renders docs/): vLLM's messages hold Python reprs
+    such as ``<lambda>``, which would read as HTML tags."""
+    return str(s).replace("<", "&lt;").replace(">", "&gt;")
+
+
 def markdown(results: List[Result]) -> str:
-    esc = lambda s: str(s).replace("|", "\\|")  # noqa: E731
+    esc = lambda s: md_text(s).replace("|", "\\|")  # noqa: E731
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += ["| " + " | ".join(esc(x) for x in row) + " |" for row in rows(results)]
     return "\n".join(out)

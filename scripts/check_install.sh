@@ -11,6 +11,10 @@ test -f "$scratch/prefix/include/attn/attn_c.h"
 # the licence travels with the library (Apache-2.0, as the sources say)
 cmp "$here/LICENSE" "$scratch/prefix/share/doc/attn/LICENSE"
 test -s "$scratch/prefix/share/doc/attn/NOTICE"
+# the Doxygen HTML (README as the main page, docs/) when this build made it (target docs)
+if [ -f "$build/docs/html/index.html" ]; then
+  grep -q "Two commands" "$scratch/prefix/share/doc/attn/html/index.html"
+fi
 libdir=$(ls -d "$scratch"/prefix/lib*/ | head -1)
 ls "$libdir"libattn.so.1 > /dev/null
 # CMake package
