@@ -121,6 +121,16 @@ with lib.builder("FLASH_ATTN", spec, config) as b:
     assert list(md["seq_lens"]) == [5, 2] and md["max_query_len"] == 2, dict(md)
 print("installed libattn", libattn.__version__, "loaded", lib.path)
 PY
+# bindings/python/README.md's "Ten lines", as written there, in the installed package: its
+# printed results are the ones its comments show
+"$venv/bin/python" - "$src/README.md" > ten_lines.txt <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+block = re.search(r"## Ten lines\n```python\n(.*?)```", text, re.S).group(1)
+exec(compile(block, "README.md: Ten lines", "exec"))
+PY
+diff <(printf 'ALWAYS\n[5 2] 2\n') ten_lines.txt ||
+  { echo "README's ten lines printed something else" >&2; exit 1; }
 echo '{"query_lens": [1, 32], "context_lens": [40, 0], "block_size": 16, "backends": ["FLASH_ATTN"]}' > batch.json
 "$venv/bin/attn-inspect" batch.json --svg batch.svg > tables.txt
 grep -q "== FLASH_ATTN: cudagraph" tables.txt
