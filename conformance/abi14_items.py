@@ -13,7 +13,7 @@ import numpy as np
 from .batches import Batch
 from .item import Item, choice_rng
 from .sides import lib_common, step_inputs
-from .utility_items import _slices
+from .utility_items import ubatch_pairs
 
 
 def dcp_context_split_item() -> Item:
@@ -125,13 +125,7 @@ def ubatch_split_points_item() -> Item:
     def l(ctx, b):
         k, tp, rp, pts = _split_points(b)
         return ctx.lib.maybe_create_ubatch_slices_ex(b.q, tp, rp, k, pts)
-
-    def pairs(ctx, b, v, l):
-        if v[0] is None:
-            return [("ubatch_slices", None, l[0] or None)]
-        return [("ubatch_slices", _slices(v[0]), [tuple(s) for s in l[0]]),
-                ("ubatch_slices_padded", _slices(v[1]), [tuple(s) for s in l[1]])]
-    return Item("maybe_create_ubatch_slices(split point list)", "utility", v, l, pairs)
+    return Item("maybe_create_ubatch_slices(split point list)", "utility", v, l, ubatch_pairs)
 
 
 def abi14_items() -> List[Item]:

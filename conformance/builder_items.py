@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import BLOCK_SIZES, Batch
-from .compare import MISSING, Pair, as_np, flatten_vllm, lib_field_name
+from .compare import MISSING, Pair, as_np, flatten_vllm, kv_dtype_name, lib_field_name
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
 from .live_parts import live_pair
@@ -217,7 +217,7 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         from vllm.v1.kv_cache_interface import (ChunkedLocalAttentionSpec, CrossAttentionSpec,
                                                 EncoderOnlyAttentionSpec, FullAttentionSpec)
         max_seqs, blocks, max_tokens, max_len = _sizes(backend)
-        world, rank, inter = _dcp(backend, wrapper, b)
+        world, _, inter = _dcp(backend, wrapper, b)
         settings = _settings(backend, wrapper, b)
         model = _model(backend, wrapper, b)
         vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size,
@@ -236,7 +236,7 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         full_kw = {}
         if settings is not None:
             from .flashinfer_plans import configure_vllm, vllm_spec_kwargs
-            with patched(backend, (world, rank), settings[0]):
+            with _patches(backend, wrapper, b):
                 configure_vllm(vc, settings)
             full_kw = vllm_spec_kwargs(settings)
         spec = {"ChunkedLocal": lambda: ChunkedLocalAttentionSpec(attention_chunk_size=b.chunk,
@@ -404,13 +404,12 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
 def _class_pairs(ctx: Any, backend: str, wrapper: str, b: Batch) -> List[Pair]:
     """What the builder (not its metadata) answers, vLLM's against libattn's: the CUDA graph
     support level (the builder class's get_cudagraph_support), the varlen CUDA graph query
-    bound (get_varlen_cudagraph_max_query_len), reorder_batch_threshold and
-    supports_update_block_table; vLLM's classmethods evaluated with the builder's config,
-    spec and patches (FLASHINFER's capability)."""
+    bound (get_varlen_cudagraph_max_query_len), reorder_batch_threshold,
+    supports_update_block_table and supports_draft_decode_metadata_update; vLLM's classmethods
+    evaluated with the builder's config, spec and patches (_patches)."""
     from vllm.config import set_current_vllm_config
     vb, vc = vllm_builder(ctx, backend, wrapper, b)
     lb = lib_builder(ctx, backend, wrapper, b, vc)
-    world, rank, _ = _dcp(backend, wrapper, b)
     cls, spec = type(vb), vb.kv_cache_spec
     with set_current_vllm_config(vc), _patches(backend, wrapper, b):
         level = cls.get_cudagraph_support(vc, spec).name
@@ -443,10 +442,25 @@ def _flex_block_mask_pairs(v: Any, bm: Any, lib: Dict[str, Any], seen: set) -> L
     return pairs
 
 
-#: get_scheduler_metadata's keyword -> libattn's FLASH_ATTN field (window_size is two fields)
-FA3_SCHEDULER_FIELDS = {a: f"scheduler_{a}" for a in (
-    "batch_size", "max_seqlen_q", "max_seqlen_k", "num_heads_q", "num_heads_kv", "headdim",
-    "cache_seqlens", "cu_seqlens_q", "page_size", "causal", "num_splits")}
+def _recorded_call_pairs(call: str, args: Dict[str, Any], lib: Dict[str, Any], seen: set,
+                         by_name: Dict[str, Any], absent_is_none: bool = False) -> List[Pair]:
+    """Each argument vLLM passed a recorded call (a patch that keeps the arguments of a kernel
+    library's op, which libattn returns instead of calling it) against libattn's field
+    ``scheduler_<argument>``; an argument in ``by_name`` is compared by name (a torch dtype as
+    libattn's KvDtype name, any other value upper-cased, against ``by_name[arg](libattn's
+    value).name``). ``absent_is_none``: a field libattn lacks reads as None where vLLM passed
+    None (else it is a mismatch)."""
+    import torch
+    pairs: List[Pair] = []
+    for arg, value in args.items():
+        name = f"scheduler_{arg}"
+        seen.add(name)
+        got = lib.get(name, None if absent_is_none and value is None else MISSING)
+        if arg in by_name and got is not MISSING and got is not None:
+            value = kv_dtype_name(value) if isinstance(value, torch.dtype) else str(value).upper()
+            got = by_name[arg](int(got)).name
+        pairs.append((f"{call}({arg}=) ~ {name}", value, got))
+    return pairs
 
 
 def _fa3_scheduler_pairs(ctx: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
@@ -454,46 +468,25 @@ def _fa3_scheduler_pairs(ctx: Any, lib: Dict[str, Any], seen: set) -> List[Pair]
     (recorded by patches.fa3_scheduler_recorder) against libattn's aot_schedule with a
     schedule, and every argument against libattn's scheduler_* field (qkv_dtype by name,
     window_size as scheduler_window_left/right)."""
-    from .patches import FA3_SCHEDULER_ARGS as args
-    libattn = ctx.libattn
+    from .patches import FA3_SCHEDULER_ARGS
+    args = dict(FA3_SCHEDULER_ARGS)
+    if "window_size" in args:
+        args["window_left"], args["window_right"] = (int(x) for x in args.pop("window_size"))
     planned = bool(lib.get("aot_schedule")) and lib.get("scheduler_batch_size") is not None
-    pairs: List[Pair] = [("get_scheduler_metadata called (~ aot_schedule with scheduler_*)",
-                          bool(args), planned)]
-    for arg, value in args.items():
-        if arg == "window_size":
-            for i, side in enumerate(("left", "right")):
-                seen.add(f"scheduler_window_{side}")
-                pairs.append((f"get_scheduler_metadata(window_size[{i}]) ~ scheduler_window_{side}",
-                              int(value[i]), lib.get(f"scheduler_window_{side}", MISSING)))
-            continue
-        name = FA3_SCHEDULER_FIELDS.get(arg, "scheduler_" + arg)
-        seen.add(name)
-        got = lib.get(name, MISSING)
-        if arg == "qkv_dtype" and got is not MISSING and got is not None:
-            value = str(value).replace("torch.", "").replace("float8_e4m3fn", "fp8_e4m3").upper()
-            got = libattn.KvDtype(int(got)).name
-        pairs.append((f"get_scheduler_metadata({arg}=) ~ {name}", value, got))
-    return pairs
+    return [("get_scheduler_metadata called (~ aot_schedule with scheduler_*)", bool(args),
+             planned)] + _recorded_call_pairs("get_scheduler_metadata", args, lib, seen,
+                                              {"qkv_dtype": ctx.libattn.KvDtype})
 
 
 def _cpu_scheduler_pairs(ctx: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
     """The arguments vLLM's CPU_ATTN build passed cpu_attn_get_scheduler_metadata (recorded by
     the patch) against libattn's scheduler_* fields; dtypes and the ISA by name."""
-    from .patches import CPU_SCHEDULER_ARGS
+    from .patches import CPU_SCHEDULER_ARGS as args
     libattn = ctx.libattn
-    pairs: List[Pair] = []
-    for arg, value in CPU_SCHEDULER_ARGS.items():
-        name = f"scheduler_{arg}"
-        seen.add(name)
-        got = lib.get(name, MISSING if value is not None else None)
-        if arg == "dtype" and got is not MISSING:
-            value, got = str(value).replace("torch.", "").upper(), libattn.KvDtype(got).name
-        elif arg == "kv_cache_dtype" and got is not MISSING:
-            value, got = str(value).upper(), libattn.KvDtype(got).name
-        elif arg == "isa" and got is not MISSING:
-            value, got = str(value).upper(), libattn.CpuIsa(got).name
-        pairs.append((f"{name} (cpu_attn_get_scheduler_metadata's {arg})", value, got))
-    if not CPU_SCHEDULER_ARGS:
+    pairs = _recorded_call_pairs("cpu_attn_get_scheduler_metadata", args, lib, seen,
+                                 {"dtype": libattn.KvDtype, "kv_cache_dtype": libattn.KvDtype,
+                                  "isa": libattn.CpuIsa}, absent_is_none=True)
+    if not args:
         pairs.append(("cpu_attn_get_scheduler_metadata call", "not called", "expected"))
     return pairs
 
@@ -532,7 +525,6 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
     def v(ctx, b):
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         from vllm.config import set_current_vllm_config
-        world, rank, _ = _dcp(backend, wrapper, b)
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
             return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper, backend)))
 

@@ -122,6 +122,20 @@ def flatten_vllm(obj: Any, prefix: str = "") -> List[Tuple[str, Any]]:
     return [(prefix, obj)]
 
 
+#: torch dtype name -> libattn's KvDtype name
+_KV_DTYPE_NAMES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
+                   "float8_e4m3fn": "FP8_E4M3", "float8_e5m2": "FP8_E5M2", "uint8": "UINT8"}
+
+
+def kv_dtype_name(x: Any) -> Any:
+    """A torch dtype (vLLM's side) by the name of libattn's KvDtype for it (None stays None; an
+    unknown dtype keeps its torch name, so it differs)."""
+    if x is None:
+        return None
+    name = str(x).replace("torch.", "")
+    return _KV_DTYPE_NAMES.get(name, name)
+
+
 def lib_field_name(vllm_name: str, lib_fields: Any) -> str:
     """libattn's name of a vLLM field (the one place of this mapping): the same name, or for a
     field of a nested vLLM dataclass (``outer.inner``, e.g. FLASHINFER's TRT-LLM decode

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .compare import MISSING
+from .compare import MISSING, kv_dtype_name
 
 Pair = Tuple[str, Any, Any]
 
@@ -94,21 +94,12 @@ DCP_NEW_TOKENS_PLAN = {"qo_indptr": "prefill_qo_indptr_cpu", "kv_indptr": "prefi
                        "sm_scale": "sm_scale", "window_left": "window_left",
                        "logits_soft_cap": "logits_soft_cap", "q_data_type": "q_data_type_prefill"}
 
-#: torch dtype name -> libattn's KvDtype name
-_DTYPES = {"float16": "FLOAT16", "bfloat16": "BFLOAT16", "float32": "FLOAT32",
-           "float8_e4m3fn": "FP8_E4M3", "float8_e5m2": "FP8_E5M2", "uint8": "UINT8"}
 _DTYPE_FIELDS = ("q_data_type_prefill", "q_data_type_decode", "kv_data_type", "o_data_type")
 _LAYOUTS = {0: "NHD", 1: "HND"}
 
 #: vLLM's FlashInferMetadata fields this module compares (the generic loop skips them)
 OWN_FIELDS = ("kv_cache_layout", "q_data_type_prefill", "q_data_type_decode", "prefill",
               "decode")
-
-
-def _dtype_name(x: Any) -> Any:
-    if x is None:
-        return None
-    return _DTYPES.get(str(x).replace("torch.", ""), str(x))
 
 
 def _lib(lib: Dict[str, Any], field: str, seen: set, libattn: Any) -> Any:
@@ -128,7 +119,7 @@ def _lib(lib: Dict[str, Any], field: str, seen: set, libattn: Any) -> Any:
 
 
 def _vllm_value(name: str, value: Any) -> Any:
-    return _dtype_name(value) if name in _DTYPE_FIELDS or "data_type" in name else value
+    return kv_dtype_name(value) if name in _DTYPE_FIELDS or "data_type" in name else value
 
 
 def _plan_pairs(label: str, rec: Any, mapping: Dict[str, str], lib: Dict[str, Any], seen: set,
@@ -214,9 +205,9 @@ def flashinfer_pairs(v: Any, vb: Any, lib: Dict[str, Any], seen: set, libattn: A
         ("kv_cache_layout (FlashInfer's layout string)",
          fi.get_flashinfer_layout_string(v.kv_cache_layout),
          _lib(lib, "kv_cache_layout", seen, libattn)),
-        ("q_data_type_prefill", _dtype_name(v.q_data_type_prefill),
+        ("q_data_type_prefill", kv_dtype_name(v.q_data_type_prefill),
          _lib(lib, "q_data_type_prefill", seen, libattn)),
-        ("q_data_type_decode", _dtype_name(v.q_data_type_decode),
+        ("q_data_type_decode", kv_dtype_name(v.q_data_type_decode),
          _lib(lib, "q_data_type_decode", seen, libattn)),
     ]
     page = int(vb.page_size)
@@ -248,7 +239,7 @@ def flashinfer_pairs(v: Any, vb: Any, lib: Dict[str, Any], seen: set, libattn: A
                         ("disable_split_kv", "disable_split_kv")):
         pairs.append((f"{field} (vLLM builder's {attr})", _vllm_value(field, getattr(vb, attr)),
                       _lib(lib, field, seen, libattn)))
-    pairs.append(("o_data_type (vLLM's model dtype)", _dtype_name(vb.model_config.dtype),
+    pairs.append(("o_data_type (vLLM's model dtype)", kv_dtype_name(vb.model_config.dtype),
                   _lib(lib, "o_data_type", seen, libattn)))
     pairs += _prefill_pairs(fi, v, lib, seen, libattn, page, dcp_world, block_table)
     pairs += _decode_pairs(fi, v, lib, seen, libattn, dcp_world)

@@ -259,6 +259,15 @@ def _slices(ss):
              s.token_slice.stop) for s in ss]
 
 
+def ubatch_pairs(ctx: Any, b: Batch, v: Any, l: Any) -> List[Pair]:
+    """vLLM's (ubatch_slices, ubatch_slices_padded) against libattn's, as (request start, stop,
+    token start, stop) tuples; vLLM's (None, None) against libattn's empty answer."""
+    if v[0] is None:
+        return [("ubatch_slices", None, l[0] or None)]
+    return [("ubatch_slices", _slices(v[0]), [tuple(s) for s in l[0]]),
+            ("ubatch_slices_padded", _slices(v[1]), [tuple(s) for s in l[1]])]
+
+
 def ubatch_slices_item() -> Item:
     def v(ctx, b):
         from vllm.v1.worker.ubatch_utils import maybe_create_ubatch_slices
@@ -269,10 +278,7 @@ def ubatch_slices_item() -> Item:
         k, tp, rp, split = _ubatch_args(b)
         # libattn's split_point 0 means vLLM's None (tokens_padded // k)
         return ctx.lib.maybe_create_ubatch_slices(b.q, tp, rp, k, split or 0)
-    return Item("maybe_create_ubatch_slices", "utility", v, l,
-                lambda ctx, b, v, l: [("ubatch_slices", _slices(v[0]), [tuple(s) for s in l[0]]),
-                                      ("ubatch_slices_padded", _slices(v[1]),
-                                       [tuple(s) for s in l[1]])])
+    return Item("maybe_create_ubatch_slices", "utility", v, l, ubatch_pairs)
 
 
 def split_attn_item() -> Item:
