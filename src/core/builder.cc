@@ -174,6 +174,11 @@ Metadata& Builder::build_for_drafting(CommonMetadata& common, int32_t draft_inde
   return metadata();
 }
 
+void Builder::require_own_kind(const Metadata& md) const {
+  if (md.kind() != metadata_.kind())
+    invalid("metadata was built by '", md.kind(), "', this builder is '", metadata_.kind(), "'");
+}
+
 std::string Builder::draft_decode_update_refusal() const {
   return "vLLM 0.33's base builder class does not support it";
 }
@@ -183,8 +188,7 @@ void Builder::update_draft_decode_metadata(const Metadata& md, void* stream) {
   if (!why.empty())
     fail(Status::kUnsupported, backend_->name(), " does not support update_draft_decode_metadata: ",
          why);
-  if (md.kind() != metadata_.kind())
-    invalid("metadata was built by '", md.kind(), "', this builder is '", metadata_.kind(), "'");
+  require_own_kind(md);
   bool built = false;  // a builder's metadata before its first build has every field None
   for (size_t i = 0; i < md.size() && !built; ++i) built = md.field(i).kind != FieldKind::kNone;
   if (!built) invalid("metadata was never built (build the draft decode batch first)");
@@ -197,8 +201,7 @@ Metadata& Builder::update_block_table(const Metadata& src, const Tensor& block_t
                                       const Tensor& slot_mapping, void* stream) {
   if (!supports_update_block_table())
     fail(Status::kUnsupported, backend_->name(), " does not support update_block_table");
-  if (src.kind() != metadata_.kind())
-    invalid("metadata was built by '", src.kind(), "', this builder is '", metadata_.kind(), "'");
+  require_own_kind(src);
   // The result has src's variant (a cascade build's fields, or the plain ones).
   const bool previous = cascade_active_;
   select_metadata(&src == &cascade_metadata_ ||

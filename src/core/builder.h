@@ -134,6 +134,9 @@ class Builder {
   /// `src` and calls replace_tables().
   virtual void do_update_block_table(const Metadata& src, const Tensor& block_table,
                                      const Tensor& slot_mapping, const ops::Exec& exec);
+  /// Refuses metadata of another kind (another backend or wrapper): the metadata given to
+  /// update_block_table and update_draft_decode_metadata.
+  void require_own_kind(const Metadata& md) const;
   /// Checks a replacement block table (rows, width for the longest sequence of the batch `src`
   /// was built from, dtype, device) and slot mapping (as long as src's).
   void check_replacement_tables(const Metadata& src, int64_t rows, const Tensor& block_table,
