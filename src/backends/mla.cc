@@ -34,7 +34,7 @@ enum class QueryLenSupport { kSingleOnly, kUniform, kVarlen };
 
 enum class Variant { kFlashMla, kFlashAttnMla, kCutlassMla, kFlashInferMla, kTritonMla };
 
-/// The class attributes of one variant.
+/// The class attributes of one variant (vLLM 0.33's builder and backend classes).
 struct VariantInfo {
   Variant variant;
   std::string name;
@@ -44,6 +44,7 @@ struct VariantInfo {
   int32_t kernel_block_size;                ///< block_size must be a multiple (1: any).
   std::vector<int32_t> kernel_block_sizes;  ///< Alternatives (FLASHINFER_MLA: 32 or 64).
   std::vector<int32_t> cache_dtypes;        ///< Accepted config->cache_dtype values.
+  bool supports_non_causal_multi_token_decode;  ///< The builder's class attribute.
 };
 
 const VariantInfo& info(Variant v) {
@@ -55,7 +56,8 @@ const VariantInfo& info(Variant v) {
        128,
        64,
        {},
-       {kKvDtypeAuto, kKvDtypeFp8E4m3}},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       false},
       {Variant::kFlashAttnMla,
        "FLASH_ATTN_MLA",
        kCgUniformBatch,
@@ -63,7 +65,8 @@ const VariantInfo& info(Variant v) {
        512,
        16,
        {},
-       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16}},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16},
+       false},
       {Variant::kCutlassMla,
        "CUTLASS_MLA",
        kCgUniformSingleTokenDecode,
@@ -71,23 +74,26 @@ const VariantInfo& info(Variant v) {
        1,
        128,
        {},
-       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3}},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       false},
       {Variant::kFlashInferMla,
        "FLASHINFER_MLA",
-       kCgUniformBatch,
-       QueryLenSupport::kUniform,
+       kCgAlways,
+       QueryLenSupport::kVarlen,
        1,
        1,
        {32, 64},
-       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3}},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       true},
       {Variant::kTritonMla,
        "TRITON_MLA",
        kCgUniformBatch,
-       QueryLenSupport::kSingleOnly,
+       QueryLenSupport::kUniform,
        1,
-       1,
+       16,
        {},
-       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3}},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       true},
   };
   return infos[static_cast<int>(v)];
 }
@@ -155,6 +161,13 @@ int64_t scheduler_metadata_entries(const BuilderConfig& c) {
 }
 
 bool fa_mla_aot(const BuilderConfig& c) { return flash_attn_version(c) == 3; }
+
+/// FLASHMLA's persistent FP8 tile-scheduler buffers: with an fp8 cache and full CUDA graphs
+/// vLLM 0.33 copies get_mla_metadata_dense_fp8's output into a zeroed (num_SMs, 8) and a
+/// (max_num_seqs + 1) int32 buffer (config->num_sms is vLLM's num_compute_units()).
+bool flashmla_fp8_graph_buffers(const VariantInfo& v, const BuilderConfig& c) {
+  return v.variant == Variant::kFlashMla && is_fp8_cache(c) && has_full_cudagraphs(c.cudagraph_mode);
+}
 
 /// vLLM's use_flashinfer_prefill / use_cudnn_prefill / use_trtllm_ragged_deepseek_prefill, with
 /// FlashInfer (and NVIDIA's artifactory) assumed installed.
@@ -225,6 +238,10 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
            " does not support sliding windows or logits soft "
            "capping (config->layers[",
            i, "])");
+  if (flashmla_fp8_graph_buffers(v, c) && c.num_sms <= 0)
+    invalid("config->num_sms=", c.num_sms,
+            ": FLASHMLA with an fp8 KV cache and full CUDA graphs keeps a (num_SMs, 8) "
+            "tile-scheduler buffer (vLLM's num_compute_units()); set config->num_sms");
   if (v.variant == Variant::kFlashInferMla) {
     if (c.decode_context_parallel_size > 1 && c.cp_kv_cache_interleave_size != 1)
       fail(Status::kUnsupported,
@@ -261,6 +278,8 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufSchedulerMetadata, "decode_scheduler_metadata_buffer")                  \
   X(kBufTile, "decode_tile_scheduler_metadata")                                 \
   X(kBufNumSplits, "decode_num_splits")                                         \
+  X(kBufTileBuffer, "decode_tile_scheduler_metadata_buffer")                    \
+  X(kBufNumSplitsBuffer, "decode_num_splits_buffer")                            \
   /* host */                                                                    \
   X(kBufContextLens, "host context lengths")                                    \
   X(kBufChunkSeqLens, "prefill_chunked_context_seq_lens")                       \
@@ -282,6 +301,7 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   const bool scheduler =
       v.variant == Variant::kFlashAttnMla && has_full_cudagraphs(c.cudagraph_mode) && fa_mla_aot(c);
   const bool fixed_tiles = v.variant == Variant::kFlashMla && c.batch_invariant && !is_fp8_cache(c);
+  const bool fp8_graph_tiles = flashmla_fp8_graph_buffers(v, c);
   BufferPlan p(kBufferNames);
   p.set(kBufPrefillQsl, buffer_bytes("prefill_query_start_loc", {seqs + 1, i32}));
   p.set(kBufQuerySeqLens, buffer_bytes("prefill_query_seq_lens", {seqs, i32}));
@@ -297,6 +317,11 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
         scheduler ? static_cast<size_t>(scheduler_metadata_entries(c) * i32) : 0);
   p.set(kBufTile, fixed_tiles ? static_cast<size_t>(8 * i32) : 0);
   p.set(kBufNumSplits, fixed_tiles ? buffer_bytes("decode_num_splits", {seqs + 1, i32}) : 0);
+  p.set(kBufTileBuffer, fp8_graph_tiles ? buffer_bytes("decode_tile_scheduler_metadata_buffer",
+                                                       {c.num_sms, 8, i32})
+                                        : 0);
+  p.set(kBufNumSplitsBuffer,
+        fp8_graph_tiles ? buffer_bytes("decode_num_splits_buffer", {seqs + 1, i32}) : 0);
   p.set(kBufContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
   p.set(kBufChunkSeqLens, buffer_bytes("prefill_chunked_context_seq_lens", {chunks, seqs, i32}),
         true);
@@ -360,6 +385,12 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_decode_scheduler_is_fp8_kvcache, "decode_scheduler_is_fp8_kvcache")                     \
   X(f_decode_tile_scheduler_metadata, "decode_tile_scheduler_metadata")                       \
   X(f_decode_num_splits, "decode_num_splits")                                                 \
+  X(f_decode_tile_scheduler_metadata_buffer, "decode_tile_scheduler_metadata_buffer")         \
+  X(f_decode_num_splits_buffer, "decode_num_splits_buffer")                                   \
+  X(f_decode_flattened_block_table, "decode_flattened_block_table")                           \
+  X(f_decode_flattened_seq_lens, "decode_flattened_seq_lens")                                 \
+  X(f_decode_flattened_row_req, "decode_flattened_row_req")                                   \
+  X(f_decode_query_len, "decode_query_len")                                                   \
   X(f_prefill_block_table, "prefill_block_table")                                             \
   X(f_prefill_query_start_loc, "prefill_query_start_loc")                                     \
   X(f_prefill_max_query_len, "prefill_max_query_len")                                         \
@@ -404,9 +435,15 @@ std::vector<Fid> variant_fields(Variant v) {
   if (v == Variant::kFlashMla) {
     for (const Fid i : {f_decode_scheduler_metadata, f_decode_scheduler_cache_seqlens})
       f.push_back(i);
-    for (size_t i = f_decode_scheduler_num_q_tokens_per_head_k; i <= f_decode_num_splits; ++i)
+    for (size_t i = f_decode_scheduler_num_q_tokens_per_head_k; i <= f_decode_num_splits_buffer;
+         ++i)
       f.push_back(static_cast<Fid>(i));
   }
+  if (v == Variant::kFlashInferMla)  // FlashInferMLADecodeMetadata's order
+    for (const Fid i : {f_decode_flattened_block_table, f_decode_flattened_seq_lens,
+                        f_decode_flattened_row_req, f_decode_query_len, f_decode_query_start_loc,
+                        f_decode_max_query_len})
+      f.push_back(i);
   for (size_t i = f_prefill_block_table; i < kFieldIds; ++i) f.push_back(static_cast<Fid>(i));
   return f;
 }
@@ -470,9 +507,17 @@ class MlaBuilder final : public Builder {
     const BuilderConfig& cfg = config();
     const int64_t n = c.num_reqs;
     const int32_t threshold = reorder_batch_threshold().value_or(1);
-    const ops::BatchSplit s = ops::split_decodes_and_prefills(
-        c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold,
-        /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen, v_.name.c_str());
+    // vLLM 0.33: a non-causal batch (common.causal is False, not a per-request tensor) is one
+    // uniform query block, all decodes; otherwise the split with
+    // treat_short_extends_as_decodes = not use_pcp (libattn has no prefill context
+    // parallelism: always true).
+    const bool non_causal = !c.causal && !c.causal_per_request;
+    const ops::BatchSplit s =
+        non_causal ? non_causal_split(c)
+                   : ops::split_decodes_and_prefills(
+                         c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold,
+                         /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen,
+                         v_.name.c_str());
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     const bool dcp = dcp_ > 1;
     if (np > 0 && c.seq_lens_host == nullptr)
@@ -522,7 +567,10 @@ class MlaBuilder final : public Builder {
     m.set_int(at(f_head_dim), spec().head_size);
     m.set_int(at(f_chunked_prefill_workspace_size), workspace_);
     if (np > 0) build_prefill(c, nd, np, chunks, exec);
-    if (nd > 0) build_decode(c, nd, s.num_decode_tokens, max_seq_len, exec);
+    // vLLM 0.33 hands _build_decode the promised bound min(common.max_query_len, threshold);
+    // FLASHMLA and FLASH_ATTN_MLA measure the decodes' longest query instead.
+    const int64_t decode_bound = std::min<int64_t>(c.max_query_len, threshold);
+    if (nd > 0) build_decode(c, nd, s.num_decode_tokens, max_seq_len, decode_bound, exec);
   }
 
   /// vLLM's build_for_cudagraph_capture: decode-only batches.
@@ -643,8 +691,35 @@ class MlaBuilder final : public Builder {
     }
   }
 
+  /// vLLM 0.33's non-causal multi-token decode: every request a decode, provided the builder
+  /// supports it and the queries are one uniform block followed by zero-length padding.
+  ops::BatchSplit non_causal_split(const CommonMetadata& c) const {
+    if (!v_.supports_non_causal_multi_token_decode)
+      fail(Status::kUnsupported, v_.name,
+           ": non-causal multi-token MLA (common->causal=0) requires an explicitly supported "
+           "attention group (vLLM 0.33's supports_non_causal_multi_token_decode: "
+           "FLASHINFER_MLA, TRITON_MLA)");
+    const int64_t n = c.num_reqs;
+    int64_t active = 0;
+    for (int64_t i = 0; i < n; ++i) active += c.query_len(i) > 0;
+    bool ok = active > 0;
+    for (int64_t i = 0; i < n && ok; ++i)
+      ok = i < active ? c.query_len(i) == c.query_len(0) : c.query_len(i) == 0;
+    if (!ok) {
+      std::string lens;
+      for (int64_t i = 0; i < n && i < 16; ++i)
+        lens += (i ? ", " : "") + std::to_string(c.query_len(i));
+      invalid("Non-causal MLA requires a uniform query block; got query lengths [", lens,
+              n > 16 ? ", ...]" : "]", " (common->causal=0)");
+    }
+    ops::BatchSplit s;
+    s.num_decodes = n;
+    s.num_decode_tokens = c.num_actual_tokens;
+    return s;
+  }
+
   void build_decode(const CommonMetadata& c, int64_t nd, int64_t num_decode_tokens,
-                    int64_t max_seq_len, const ops::Exec& exec) {
+                    int64_t max_seq_len, int64_t decode_bound, const ops::Exec& exec) {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
     const bool dcp = dcp_ > 1;
@@ -685,13 +760,29 @@ class MlaBuilder final : public Builder {
         m.set_bool(at(f_decode_scheduler_causal), true);
         m.set_int(at(f_decode_scheduler_num_splits), max_num_splits);
       }
+    } else if (v_.variant == Variant::kFlashInferMla) {
+      // FlashInferMLADecodeMetadata: the flattened rows stay unbuilt (None, query_len 0; the
+      // impl fills them lazily for non-causal blocks); the promised bound, not the measured.
+      m.set_int(at(f_decode_query_len), 0);
+      m.set_tensor(at(f_decode_query_start_loc), rows_between(*c.query_start_loc, 0, nd + 1));
+      m.set_int(at(f_decode_max_query_len), decode_bound);
     } else if (v_.variant == Variant::kFlashMla) {
       // get_mla_metadata(cache_seqlens, num_q_tokens_per_head_k, num_heads_k=1, is_fp8_kvcache)
+      // and, with an fp8 cache, get_mla_metadata_dense_fp8 with the same first three; the
+      // query heads are this rank's times the DCP size (the heads DCP all-gathers).
       m.set_tensor(at(f_decode_scheduler_cache_seqlens), seq_lens);
       m.set_int(at(f_decode_scheduler_num_q_tokens_per_head_k),
-                max_query_len * cfg.num_attention_heads);
+                max_query_len * cfg.num_attention_heads * dcp_);
       m.set_int(at(f_decode_scheduler_num_heads_k), 1);
       m.set_bool(at(f_decode_scheduler_is_fp8_kvcache), is_fp8_cache(cfg));
+      if (flashmla_fp8_graph_buffers(v_, cfg)) {
+        m.set_tensor(at(f_decode_tile_scheduler_metadata_buffer),
+                     make_matrix(buffers_.get(kBufTileBuffer), cfg.device, kInt32, cfg.num_sms, 8,
+                                 8),
+                     true);
+        m.set_tensor(at(f_decode_num_splits_buffer),
+                     device_vector(kBufNumSplitsBuffer, cfg.max_num_seqs + 1), true);
+      }
       if (cfg.batch_invariant && !is_fp8_cache(cfg)) {
         // vLLM's batch-invariant decode replaces FlashMLA's schedule by one partition.
         const int64_t width = c.block_table_tensor->shape[1];

@@ -94,16 +94,16 @@ static int32_t dcp_local(int64_t len, int32_t dcp, int32_t rank, int32_t interle
 
 static void test_levels_and_thresholds(void** state) {
   static const int32_t levels[5] = {ATTN_CG_UNIFORM_BATCH, ATTN_CG_UNIFORM_BATCH,
-                                    ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, ATTN_CG_UNIFORM_BATCH,
+                                    ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, ATTN_CG_ALWAYS,
                                     ATTN_CG_UNIFORM_BATCH};
   /* vLLM's class reorder_batch_threshold, then with 3 speculative tokens (spec-as-decode for
    * UNIFORM / VARLEN query support), with parallel drafting, with DCP 2 (1 unless the variant
    * supports DCP with varlen), with DCP 2 and interleave 2. Parallel drafting adds k more on
    * model runner V1 only (vLLM 0.33's max_decode_query_len; config->use_v2_model_runner). */
   static const int32_t plain[5] = {128, 512, 1, 1, 1};
-  static const int32_t spec3[5] = {128, 512, 1, 4, 1};
-  static const int32_t parallel[5] = {128, 512, 1, 7, 1};
-  static const int32_t parallel_v2[5] = {128, 512, 1, 4, 1};
+  static const int32_t spec3[5] = {128, 512, 1, 4, 4};
+  static const int32_t parallel[5] = {128, 512, 1, 7, 7};
+  static const int32_t parallel_v2[5] = {128, 512, 1, 4, 4};
   static const int32_t dcp2[5] = {1, 512, 1, 4, 1};
   static const int32_t dcp2_interleave2[5] = {1, 1, 1, -1, 1}; /* FLASHINFER_MLA refuses it */
   int v, cap;
@@ -513,8 +513,10 @@ static void test_flashmla(void** state) {
   expect_i32_2d(m, "decode_tile_scheduler_metadata", (int32_t[]){0, 0, 2, 2, 0, 0, 0, 0}, 1, 8);
   ts_expect_i32(m, "decode_num_splits", (int32_t[]){0, 0, 0, 0}, 4);
   attn_builder_destroy(b);
-  /* an fp8 cache keeps FlashMLA's own (fp8) schedule */
+  /* an fp8 cache keeps FlashMLA's own (fp8) schedule; under full CUDA graphs its output goes
+   * into persistent (num_SMs, 8) and (max_num_seqs + 1) buffers (test_mla_decode.c) */
   c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  c.num_sms = 132;
   b = ts_builder("FLASHMLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   expect_bool(m, "decode_scheduler_is_fp8_kvcache", 1);
