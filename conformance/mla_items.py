@@ -1,0 +1,559 @@
+"""The MLA builders: vLLM 0.33's five dense MLA metadata builders (FLASHMLA, FLASH_ATTN_MLA,
+CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA; ``MLACommonMetadataBuilder`` in
+vllm/model_executor/layers/attention/mla_attention.py and the classes of
+vllm/v1/attention/backends/mla/) against libattn's builder of the same name, on the lane's random
+batches: every field of vLLM's metadata object (``dataclasses.fields``, recursively; the decode
+part as ``decode_*``) and the builder's answers (get_cudagraph_support,
+get_varlen_cudagraph_max_query_len, reorder_batch_threshold, supports_update_block_table,
+supports_draft_decode_metadata_update).
+
+vLLM's side is a real VllmConfig for a weightless DeepSeek-V3-shaped model (kv_lora_rank 512,
+qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, 16 heads) and a real
+MLAAttentionSpec; per batch: speculative tokens k (the batch's), parallel drafting, decode
+context parallelism (the batch's world and interleave, a random rank), an fp8 or 16-bit cache,
+full CUDA graphs or none, ``build_for_cudagraph_capture`` in place of ``build`` on some
+full-graph batches, and a non-causal batch (``common.causal=False`` with the layer's
+``non_causal_multi_token_decode``) on one in ten. What a CPU cannot run is replaced around the
+construction and the builds only (``mla_patched``): the model's attention layer (a stand-in with
+the MLA dimensions, its prefill backend and DCP manager), the DCP group's size, FlashMLA's
+``get_mla_metadata`` / ``get_mla_metadata_dense_fp8`` and FlashAttention's
+``get_scheduler_metadata`` (recorders: their arguments are compared with libattn's
+``decode_scheduler_*`` fields; their outputs are the kernels' libraries'), the SM count, the
+FlashAttention version, and CUTLASS_MLA's import-time CUDA workspace.
+
+The prefill part (``prefill.*``, ``causal``) belongs to the MLA chunked-context work (branch
+c-mla-chunks): until it is merged those fields are left out of the comparison
+(``PREFILL_PENDING``), and the table says so.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import tempfile
+import types
+from typing import Any, Dict, Iterator, List, Tuple
+
+import numpy as np
+
+from .batches import Batch
+from .compare import MISSING, Pair, flatten_vllm, kv_dtype_name
+from .item import Item, choice_rng
+from .sides import lib_common, vllm_common
+
+MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS = 256, 16384, 131072, 16
+NUM_SMS = 132  # the SM count both sides are told (vLLM's num_compute_units(), libattn's num_sms)
+MAX_CAPTURE = 512  # compilation_config.max_cudagraph_capture_size with full graphs
+LAYER = "model.layers.0.self_attn.attn"
+MLA_DIMS = dict(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
+                v_head_dim=128)
+
+VARIANTS = {
+    "FLASHMLA": ("vllm.v1.attention.backends.mla.flashmla", "FlashMLAMetadataBuilder"),
+    "FLASH_ATTN_MLA": ("vllm.v1.attention.backends.mla.flashattn_mla",
+                       "FlashAttnMLAMetadataBuilder"),
+    "CUTLASS_MLA": ("vllm.v1.attention.backends.mla.cutlass_mla", "CutlassMLAMetadataBuilder"),
+    "FLASHINFER_MLA": ("vllm.v1.attention.backends.mla.flashinfer_mla",
+                       "FlashInferMLAMetadataBuilder"),
+    "TRITON_MLA": ("vllm.v1.attention.backends.mla.triton_mla", "TritonMLAMetadataBuilder"),
+}
+#: the kernel block sizes each backend class accepts (get_supported_kernel_block_sizes)
+BLOCK_SIZES = {"FLASHMLA": (64,), "FLASH_ATTN_MLA": (16, 32, 64), "CUTLASS_MLA": (128,),
+               "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64)}
+#: the cache dtypes each backend class accepts besides "auto" (supported_kv_cache_dtypes)
+FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA")
+NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA")  # supports_non_causal_multi_token_decode
+
+#: vLLM fields not compared until the prefill work (c-mla-chunks) is merged, and libattn's
+#: fields of that part
+PREFILL_PENDING = ("prefill", "causal")
+PREFILL_PENDING_WHY = ("the prefill part and MLACommonMetadata.causal are the chunked-context "
+                       "work's (branch c-mla-chunks), not merged into this branch yet")
+
+#: libattn fields vLLM's metadata lacks (documented in docs/backends/mla.md), with what the lane
+#: compares them against instead
+EXTENSIONS = {
+    "chunked_prefill_workspace_size": "the builder's chunked_prefill_workspace_size (prefill "
+                                      "work: compared once merged)",
+    "decode_scheduler_metadata_buffer": "FLASH_ATTN_MLA's persistent FA3 scheduler buffer "
+                                        "(vLLM's self.scheduler_metadata): shape compared",
+    "decode_tile_scheduler_metadata": "FLASHMLA's batch-invariant one-partition schedule (vLLM "
+                                      "computes it in forward_mqa)",
+    "decode_num_splits": "same, its num_splits",
+    "decode_tile_scheduler_metadata_buffer": "FLASHMLA's persistent fp8 (num_SMs, 8) buffer "
+                                             "(vLLM's cg_buf_tile_scheduler_metadata): shape "
+                                             "compared",
+    "decode_num_splits_buffer": "FLASHMLA's persistent fp8 (max_num_seqs + 1) buffer (vLLM's "
+                                "cg_buf_num_splits): shape compared",
+}
+
+
+class MlaConfigs:
+    """Real VllmConfig objects for a weightless DeepSeek-V3-shaped model (MLA)."""
+
+    def __init__(self) -> None:
+        from vllm.config import ModelConfig
+        self.dir = tempfile.mkdtemp(prefix="libattn-vllm-mla-model-")
+        json.dump({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+                   "hidden_size": 7168, "num_attention_heads": NUM_HEADS,
+                   "num_key_value_heads": NUM_HEADS, "num_hidden_layers": 2,
+                   "intermediate_size": 18432, "moe_intermediate_size": 2048,
+                   "vocab_size": 129280, "max_position_embeddings": MAX_MODEL_LEN,
+                   "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2,
+                   "first_k_dense_replace": 1, "torch_dtype": "bfloat16",
+                   "rms_norm_eps": 1e-6, **MLA_DIMS},
+                  open(os.path.join(self.dir, "config.json"), "w"))
+        self.model = ModelConfig(model=self.dir, skip_tokenizer_init=True,
+                                 max_model_len=MAX_MODEL_LEN, dtype="bfloat16")
+
+    def make(self, s: "Settings") -> Any:
+        from vllm.config import CacheConfig, DeviceConfig, SchedulerConfig, VllmConfig
+        from vllm.config.compilation import CUDAGraphMode
+        vc = VllmConfig(model_config=self.model, device_config=DeviceConfig(device="cpu"),
+                        scheduler_config=SchedulerConfig(
+                            max_num_seqs=MAX_SEQS, max_num_batched_tokens=MAX_TOKENS,
+                            max_model_len=MAX_MODEL_LEN, is_encoder_decoder=False),
+                        cache_config=CacheConfig())
+        # set afterwards: the CPU platform resets it to its own MLA kernel's 16 (with a warning
+        # when the user chose it); the GPU's value
+        vc.cache_config.block_size = s.block_size
+        vc.cache_config.cache_dtype = "fp8" if s.fp8 else "auto"
+        vc.parallel_config.decode_context_parallel_size = s.dcp
+        vc.parallel_config.cp_kv_cache_interleave_size = s.interleave
+        cc = vc.compilation_config
+        cc.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE if s.full else CUDAGraphMode.NONE
+        cc.max_cudagraph_capture_size = MAX_CAPTURE if s.full else None
+        if s.spec:
+            object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
+                num_speculative_tokens=s.spec, parallel_drafting=s.parallel_drafting,
+                method="ngram"))
+        cc.static_forward_context[LAYER] = _layer_stand_in(vc, s)
+        return vc
+
+
+class Settings(tuple):
+    """A builder's settings (the cache key): variant, block size, k, parallel drafting, DCP
+    (world, rank, interleave), fp8 cache, full graphs, FlashAttention version, non-causal."""
+    fields = ("variant", "block_size", "spec", "parallel_drafting", "dcp", "rank", "interleave",
+              "fp8", "full", "fa_version", "non_causal")
+
+    def __new__(cls, *values: Any) -> "Settings":
+        return tuple.__new__(cls, values)
+
+    def __getattr__(self, name: str) -> Any:
+        return self[self.fields.index(name)]
+
+
+#: builder profiles per variant: a batch draws one, and the profile fixes the builder's settings
+#: (DCP, rank, fp8, full graphs, parallel drafting, non-causal, FlashAttention version), so that
+#: the lane makes a few hundred builders per 10,000 batches instead of one per batch
+PROFILES = 24
+
+
+def settings(variant: str, b: Batch) -> Settings:
+    p = int(choice_rng(b, 40).integers(0, PROFILES))
+    r = np.random.default_rng([zlib_crc(variant), p])
+    dcp = int(r.choice([1, 1, 1, 2, 4]))
+    inter = int(r.choice([1, 8, 16])) if dcp > 1 else 1
+    if variant == "FLASHINFER_MLA" and r.random() < 0.8:
+        inter = 1  # its builder refuses interleave != 1 under DCP (both sides; one in five)
+    rank = int(r.integers(0, dcp))
+    fp8 = bool(variant in FP8_VARIANTS and r.random() < 0.4)
+    full = bool(r.random() < 0.5)
+    fa = int(r.choice([2, 3])) if variant == "FLASH_ATTN_MLA" else 0
+    pd = bool(b.spec and r.random() < 0.25)
+    non_causal = bool(r.random() < (0.15 if variant in NON_CAUSAL_VARIANTS else 0.05))
+    return Settings(variant, b.block_size, b.spec, pd, dcp, rank, inter, fp8, full, fa,
+                    non_causal)
+
+
+def zlib_crc(text: str) -> int:
+    import zlib
+    return zlib.crc32(text.encode())
+
+
+def capture(s: Settings, b: Batch) -> bool:
+    """build_for_cudagraph_capture instead of build: on a third of the full-graph batches of
+    the kinds a runtime captures (decode, spec decode, padded)."""
+    return s.full and b.kind in ("decode", "spec", "padded") and \
+        choice_rng(b, 41).random() < 0.35
+
+
+# ---- vLLM's side ---------------------------------------------------------------------------
+
+class _PrefillBackendStandIn:
+    """The layer's MLA prefill backend (vLLM picks it from the prefill registry for the GPU and
+    the model): the builder clones it, asks its name and hands it the prefill metadata. Its
+    kernels never run here; FLASH_ATTN is 0.33's default on Hopper."""
+
+    def get_name(self) -> str:
+        return "FLASH_ATTN"
+
+    def clone(self) -> "_PrefillBackendStandIn":
+        return self
+
+    def prepare_metadata(self, metadata: Any) -> None:
+        pass
+
+
+def _layer_stand_in(vc: Any, s: Settings) -> Any:
+    """The model's MLAAttention layer as the builder reads it (static_forward_context): its MLA
+    dimensions, the non-causal flag, its prefill backend and, with DCP, its MLADCPManager (an
+    instance whose KV gather setup, a collective, does nothing)."""
+    layer = types.SimpleNamespace(non_causal_multi_token_decode=s.non_causal,
+                                  prefill_backend=_PrefillBackendStandIn(), **MLA_DIMS)
+    if s.dcp > 1:
+        from vllm.v1.attention.ops.dcp import MLADCPManager
+        m = MLADCPManager.__new__(MLADCPManager)
+        m.init_kv_gather = lambda *args, **kwargs: None
+        layer.dcp_manager = m
+    return layer
+
+
+RECORDED: Dict[str, Dict[str, Any]] = {}
+
+
+def _recorder(call: str, names: Tuple[str, ...], result: Any) -> Any:
+    def record(*args: Any, **kwargs: Any) -> Any:
+        got = dict(zip(names, args))
+        got.update(kwargs)
+        RECORDED[call] = got
+        return result(got)
+    return record
+
+
+def _flashmla_sched(got: Dict[str, Any]) -> Any:
+    return types.SimpleNamespace(tile_scheduler_metadata=None, num_splits=None), None
+
+
+def _flashmla_dense_fp8(got: Dict[str, Any]) -> Any:
+    """FlashMLA's dense fp8 schedule stands in as (num_SMs / 2, 8) and (batch + 1) int32
+    tensors: vLLM copies them into its persistent buffers under full graphs."""
+    import torch
+    b = int(got["cache_seqlens"].shape[0])
+    return (torch.arange(NUM_SMS // 2 * 8, dtype=torch.int32).reshape(NUM_SMS // 2, 8),
+            torch.arange(b + 1, dtype=torch.int32))
+
+
+def _empty_schedule(got: Dict[str, Any]) -> Any:
+    import torch
+    return torch.zeros(8, dtype=torch.int32)
+
+
+_MODULES: Dict[Any, Any] = {}
+
+
+def variant_module(variant: str, fa_version: int = 0) -> Any:
+    """The variant's builder module. FLASH_ATTN_MLA's and CUTLASS_MLA's cannot be imported on a
+    CPU (flashattn_mla.py imports flash_attn_varlen_func, which fa_utils defines on CUDA only;
+    cutlass_mla.py allocates a CUDA workspace at import): their unmodified source is executed
+    once more as its own module with fa_utils answering ``fa_version`` and lending stand-ins
+    for the two FlashAttention functions, or with torch.empty placing device="cuda" tensors on
+    the meta device, for the duration of the import."""
+    key = (variant, fa_version)
+    if key in _MODULES:
+        return _MODULES[key]
+    name = VARIANTS[variant][0]
+    if variant not in ("FLASH_ATTN_MLA", "CUTLASS_MLA"):
+        _MODULES[key] = importlib.import_module(name)
+        return _MODULES[key]
+    import importlib.util as iu
+    import sys
+    import torch
+    spec = iu.find_spec(name)
+    lane_name = f"{name}__lane_{fa_version}"
+    mod_spec = iu.spec_from_file_location(lane_name, spec.origin)
+    mod = iu.module_from_spec(mod_spec)
+    sys.modules[lane_name] = mod
+    undo = []
+    try:
+        if variant == "FLASH_ATTN_MLA":
+            fu = importlib.import_module("vllm.v1.attention.backends.fa_utils")
+            for attr, value in (("flash_attn_varlen_func", None),
+                                ("get_scheduler_metadata", None),
+                                ("get_flash_attn_version", lambda *a, **k: fa_version)):
+                undo.append((fu, attr, getattr(fu, attr, _ABSENT)))
+                setattr(fu, attr, value)
+        else:
+            real_empty = torch.empty
+
+            def empty(*args: Any, **kwargs: Any) -> Any:
+                if str(kwargs.get("device", "")).startswith("cuda"):
+                    kwargs["device"] = "meta"
+                return real_empty(*args, **kwargs)
+            undo.append((torch, "empty", real_empty))
+            torch.empty = empty
+        mod_spec.loader.exec_module(mod)
+    finally:
+        for obj, attr, value in reversed(undo):
+            if value is _ABSENT:
+                delattr(obj, attr)
+            else:
+                setattr(obj, attr, value)
+    if variant == "FLASH_ATTN_MLA":
+        mod.get_flash_attn_version = lambda *a, **k: fa_version
+    _MODULES[key] = mod
+    return mod
+
+
+_ABSENT = object()
+
+
+@contextlib.contextmanager
+def mla_patched(s: Settings) -> Iterator[None]:
+    """The replacements a variant's construction and builds need (see the module doc), applied
+    for the duration only."""
+    undo = []
+
+    def put(obj: Any, name: str, value: Any) -> None:
+        undo.append((obj, name, getattr(obj, name, _ABSENT)))
+        setattr(obj, name, value)
+    try:
+        mla = importlib.import_module("vllm.model_executor.layers.attention.mla_attention")
+        put(mla, "get_dcp_group", lambda: types.SimpleNamespace(world_size=s.dcp,
+                                                                rank_in_group=s.rank))
+        mod = variant_module(s.variant, s.fa_version)
+        if s.variant == "FLASHMLA":
+            put(mod, "get_mla_metadata", _recorder(
+                "get_mla_metadata", ("cache_seqlens", "num_q_tokens_per_head_k", "num_heads_k"),
+                _flashmla_sched))
+            put(mod, "get_mla_metadata_dense_fp8", _recorder(
+                "get_mla_metadata_dense_fp8",
+                ("cache_seqlens", "num_q_tokens_per_head_k", "num_heads_k"), _flashmla_dense_fp8))
+            put(mod, "num_compute_units", lambda *a, **k: NUM_SMS)
+        if s.variant == "FLASH_ATTN_MLA":
+            put(mod, "get_scheduler_metadata", _recorder("get_scheduler_metadata", (),
+                                                         _empty_schedule))
+        RECORDED.clear()
+        yield
+    finally:
+        for obj, name, value in reversed(undo):
+            if value is _ABSENT:
+                delattr(obj, name)
+            else:
+                setattr(obj, name, value)
+
+
+def _cache(ctx: Any, key: Any, make: Any) -> Any:
+    cache = ctx.__dict__.setdefault("mla_builders", {})
+    if key in cache:
+        cache[key] = cache.pop(key)
+    else:
+        # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched
+        while len(cache) >= 4 * PROFILES:
+            cache.pop(next(iter(cache)))
+        try:
+            cache[key] = (make(), None)
+        except Exception as e:
+            cache[key] = (None, e)
+    value, err = cache[key]
+    if err is not None:
+        raise err
+    return value
+
+
+def _configs(ctx: Any) -> MlaConfigs:
+    if not hasattr(ctx, "mla_configs"):
+        ctx.mla_configs = MlaConfigs()
+    return ctx.mla_configs
+
+
+def vllm_builder(ctx: Any, s: Settings) -> Tuple[Any, Any]:
+    def make() -> Tuple[Any, Any]:
+        import torch
+        from vllm.config import set_current_vllm_config
+        from vllm.v1.kv_cache_interface import MLAAttentionSpec
+        vc = _configs(ctx).make(s)
+        spec = MLAAttentionSpec(block_size=s.block_size, num_kv_heads=1, head_size=576,
+                                dtype=torch.float8_e4m3fn if s.fp8 else torch.bfloat16,
+                                cache_dtype_str="fp8" if s.fp8 else None)
+        cls = getattr(variant_module(s.variant, s.fa_version), VARIANTS[s.variant][1])
+        with set_current_vllm_config(vc), mla_patched(s):
+            return cls(spec, [LAYER], vc, torch.device("cpu")), vc
+    return _cache(ctx, ("vllm",) + tuple(s), make)
+
+
+def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
+    def make() -> Any:
+        libattn = ctx.libattn
+        cg = int(libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name])
+        kv = libattn.KvDtype
+        cfg = libattn.BuilderConfig(
+            MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
+            decode_context_parallel_size=s.dcp, dcp_rank=s.rank,
+            cp_kv_cache_interleave_size=s.interleave, num_speculative_tokens=s.spec,
+            parallel_drafting=int(s.parallel_drafting),
+            use_v2_model_runner=int(bool(vc.use_v2_model_runner)), cudagraph_mode=cg,
+            max_cudagraph_capture_size=MAX_CAPTURE if s.full else 0,
+            cache_dtype=kv.FP8_E4M3 if s.fp8 else kv.AUTO, model_dtype=kv.BFLOAT16,
+            flash_attn_version=s.fa_version or 2, device_capability=90, num_sms=NUM_SMS,
+            mla_kv_lora_rank=MLA_DIMS["kv_lora_rank"],
+            mla_qk_rope_head_dim=MLA_DIMS["qk_rope_head_dim"],
+            mla_qk_nope_head_dim=MLA_DIMS["qk_nope_head_dim"],
+            mla_v_head_dim=MLA_DIMS["v_head_dim"])
+        spec = libattn.KvCacheSpec(s.block_size, 1, 576, kind=libattn.KvCacheKind.MLA,
+                                   dtype=kv.FP8_E4M3 if s.fp8 else kv.BFLOAT16)
+        return ctx.lib.builder(s.variant, spec, cfg)
+    return _cache(ctx, ("lib",) + tuple(s), make)
+
+
+def _dcp_local(ctx: Any, b: Batch, s: Settings) -> Any:
+    """This rank's DCP-local sequence lengths (vLLM's get_dcp_local_seq_lens, as the model
+    runner computes them for the common metadata)."""
+    if s.dcp <= 1:
+        return None
+    t = ctx.vu.get_dcp_local_seq_lens(ctx.torch.from_numpy(b.seq), s.dcp, s.rank, s.interleave)
+    return np.ascontiguousarray(t.numpy().astype(np.int32).reshape(-1))
+
+
+def _inputs(ctx: Any, b: Batch, s: Settings) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    if s.non_causal:
+        out["causal"] = False
+    local = _dcp_local(ctx, b, s)
+    if local is not None:
+        out["dcp_local_seq_lens"] = local
+    return out
+
+
+# ---- the comparison ------------------------------------------------------------------------
+
+def _recorded_pairs(lib: Dict[str, Any], seen: set, libattn: Any) -> List[Pair]:
+    """Each argument vLLM passed a recorded call against libattn's decode_scheduler_<arg>."""
+    pairs: List[Pair] = []
+    for call, args in RECORDED.items():
+        for arg, value in args.items():
+            name = f"decode_scheduler_{arg}"
+            seen.add(name)
+            got = lib.get(name, MISSING)
+            if arg == "qkv_dtype" and got is not MISSING and got is not None:
+                value, got = kv_dtype_name(value), libattn.KvDtype(int(got)).name
+            pairs.append((f"{call}({arg}=) ~ {name}", value, got))
+    return pairs
+
+
+def _shape(x: Any) -> Any:
+    return None if x is None else tuple(int(d) for d in x.shape)
+
+
+def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
+    """Every vLLM field (the decode part as decode_*; None parts make every libattn field of
+    that part None), the recorded external calls' arguments, the persistent buffers' shapes,
+    the builder's answers; a libattn field without a vLLM counterpart is a mismatch unless it
+    is a documented extension, which must then be None on batches where vLLM has nothing to
+    compare it with."""
+    lib = {n: md[n] for n in md.fields()}
+    vb, vc = vllm_builder(ctx, s)
+    lb = lib_builder(ctx, s, vc)
+    pairs: List[Pair] = []
+    seen = set()
+    for name, value in flatten_vllm(v):
+        if name.split(".")[0] in PREFILL_PENDING:
+            continue
+        if name == "decode" and value is None:  # no decodes: every decode_* field is None
+            pairs += [(f"{n} (decode is None)", None, x) for n, x in lib.items()
+                      if n.startswith("decode_")]
+            seen.update(n for n in lib if n.startswith("decode_"))
+            continue
+        lname = name.replace(".", "_")
+        seen.add(lname)
+        if name == "decode.scheduler_metadata" and RECORDED:
+            continue  # the external library's output (a recorded call): its inputs are compared
+        if isinstance(value, ctx.torch.Tensor) and value.dim() == 0:
+            value = value.item()
+        pairs.append((name, value, lib.get(lname, MISSING)))
+    pairs += _recorded_pairs(lib, seen, ctx.libattn)
+    if s.variant == "FLASH_ATTN_MLA" and v.decode is not None:
+        want = vb.scheduler_metadata if "get_scheduler_metadata" in RECORDED and \
+            getattr(vb, "use_full_cuda_graph", False) else None
+        seen.add("decode_scheduler_metadata_buffer")
+        pairs.append(("builder.scheduler_metadata (shape) ~ decode_scheduler_metadata_buffer",
+                      _shape(want), _shape(lib.get("decode_scheduler_metadata_buffer"))))
+    if s.variant == "FLASHMLA" and v.decode is not None:
+        dense = "get_mla_metadata_dense_fp8" in RECORDED and \
+            vc.compilation_config.cudagraph_mode.has_full_cudagraphs()
+        for vname, lname in (("cg_buf_tile_scheduler_metadata",
+                              "decode_tile_scheduler_metadata_buffer"),
+                             ("cg_buf_num_splits", "decode_num_splits_buffer")):
+            seen.add(lname)
+            pairs.append((f"builder.{vname} (shape) ~ {lname}",
+                          _shape(getattr(vb, vname)) if dense else None,
+                          _shape(lib.get(lname))))
+    pairs += _class_pairs(ctx, s, vb, vc, lb)
+    for name in lib:
+        if name in seen or name.startswith("prefill_") or name == "chunked_prefill_workspace_size":
+            continue
+        if name in EXTENSIONS or name.startswith("decode_scheduler_"):
+            pairs.append((f"{name} (libattn extension; nothing of vLLM's this batch)", None,
+                          lib[name]))
+            continue
+        pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
+    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
+            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in pairs]
+
+
+def _class_pairs(ctx: Any, s: Settings, vb: Any, vc: Any, lb: Any) -> List[Pair]:
+    from vllm.config import set_current_vllm_config
+    cls, spec = type(vb), vb.kv_cache_spec
+    with set_current_vllm_config(vc), mla_patched(s):
+        level = cls.get_cudagraph_support(vc, spec).name
+        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
+    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
+            ("builder: get_varlen_cudagraph_max_query_len", varlen,
+             lb.varlen_cudagraph_max_query_len),
+            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
+             lb.reorder_batch_threshold),
+            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
+             bool(lb.supports_update_block_table)),
+            ("builder: supports_draft_decode_metadata_update",
+             bool(vb.supports_draft_decode_metadata_update),
+             bool(lb.supports_draft_decode_metadata_update))]
+
+
+def mla_item(variant: str) -> Item:
+    def v(ctx: Any, b: Batch) -> Any:
+        from vllm.config import set_current_vllm_config
+        s = settings(variant, b)
+        vb, vc = vllm_builder(ctx, s)
+        cm = vllm_common(ctx, b, **_inputs(ctx, b, s))
+        with set_current_vllm_config(vc), mla_patched(s):
+            out = vb.build_for_cudagraph_capture(cm) if capture(s, b) else vb.build(0, cm)
+            b._mla_recorded = dict(RECORDED)
+        return out
+
+    def l(ctx: Any, b: Batch) -> Any:
+        s = settings(variant, b)
+        vb, vc = vllm_builder(ctx, s)
+        lb = lib_builder(ctx, s, vc)
+        cm = lib_common(ctx, b, **_inputs(ctx, b, s))
+        return lb.build_for_cudagraph_capture(cm) if capture(s, b) else lb.build(cm)
+
+    def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        s = settings(variant, b)
+        RECORDED.clear()
+        RECORDED.update(getattr(b, "_mla_recorded", {}))
+        return mla_pairs(ctx, s, b, vmd, lmd)
+
+    def path(ctx: Any, b: Batch, vmd: Any) -> str:
+        s = settings(variant, b)
+        parts = [("capture" if capture(s, b) else "build"),
+                 "decodes" if vmd.num_decodes else "no decodes",
+                 "prefills" if vmd.num_prefills else "no prefills"]
+        if s.dcp > 1:
+            parts.append(f"dcp {s.dcp}/{s.interleave}")
+        if s.fp8:
+            parts.append("fp8")
+        if s.non_causal:
+            parts.append("non-causal")
+        if s.fa_version:
+            parts.append(f"FA{s.fa_version}")
+        return ", ".join(parts)
+
+    return Item(variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,
+                max_requests=256, path=path,
+                notes=[f"not compared yet: {', '.join(PREFILL_PENDING)}: {PREFILL_PENDING_WHY}"])
+
+
+def mla_items() -> List[Item]:
+    return [mla_item(v) for v in VARIANTS]
