@@ -157,7 +157,7 @@ static void test_mla_family(void** state) {
   } expected[5] = {{"FLASHMLA", ATTN_CG_UNIFORM_BATCH},
                    {"FLASH_ATTN_MLA", ATTN_CG_UNIFORM_BATCH},
                    {"CUTLASS_MLA", ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE},
-                   {"FLASHINFER_MLA", ATTN_CG_UNIFORM_BATCH},
+                   {"FLASHINFER_MLA", ATTN_CG_ALWAYS},
                    {"TRITON_MLA", ATTN_CG_UNIFORM_BATCH}};
   attn_kv_cache_spec_t spec = ts_spec();
   attn_builder_config_t config = ts_config();
