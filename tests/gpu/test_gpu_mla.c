@@ -4,7 +4,8 @@
  * compared. This runs kernels/mla_prefill_metadata.cu (prefill query_start_loc and query
  * lengths, the chunked context's cu_seq_lens, starts, token_to_seq and the DCP padded-local
  * prefix sums) and kernels/flashmla_tile_schedule.cu against the host references, with several
- * context chunks, with DCP, on the 10.x prefill paths, and in build_for_cudagraph_capture.
+ * context chunks, with DCP, with speculative tokens and fp8 caches, on the 10.x prefill paths,
+ * in build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -95,6 +96,11 @@ static void test_random_batches(void** state) {
     c.decode_context_parallel_size = dcps[ts_rand_range(&seed, 0, 3)];
     c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
     if (v != 3 && ts_rand_range(&seed, 0, 2) == 0) c.cp_kv_cache_interleave_size = 2;
+    c.num_speculative_tokens = (int32_t)ts_rand_range(&seed, 0, 2); /* 0.33: 1 + k decodes */
+    if (v != 1 && ts_rand_range(&seed, 0, 2) == 0) { /* fp8 caches (FLASHMLA's tile buffers) */
+      c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+      c.num_sms = 132;
+    }
     if (ts_rand_range(&seed, 0, 1)) /* small workspaces: several chunks */
       c.mla_chunked_prefill_workspace_size = 32 * block * (int32_t)ts_rand_range(&seed, 1, 3);
     probe = ts_builder(kVariants[v], &spec, &c);
@@ -139,10 +145,40 @@ static void test_capture(void** state) {
   ts_batch_free(b);
 }
 
+/* vLLM 0.33's decode additions on the device: FLASHINFER_MLA's and TRITON_MLA's non-causal
+ * uniform block (all decodes), FLASHINFER_MLA's decode query_start_loc view, FLASHMLA's fp8
+ * tile-scheduler buffers under full graphs (device memory, zeroed, compared whole; as a build
+ * and as a capture build). */
+static void test_decode_0_33(void** state) {
+  static const int32_t q[3] = {3, 3, 0}, s[3] = {40, 9, 0};
+  static const int32_t q1[3] = {1, 1, 1}, s1[3] = {700, 5, 64};
+  attn_builder_config_t c = ts_config();
+  attn_kv_cache_spec_t spec = mla_spec(64);
+  ts_batch* b;
+  int v, mode;
+  (void)state;
+  if (!tg_have_gpu("the MLA 0.33 decode builds")) skip();
+  for (mode = 0; mode < 2; ++mode) {
+    for (v = 3; v < 5 && mode == 0; ++v) { /* capture: decode-only, max_query_len <= 1 */
+      b = ts_batch_make(q, s, 3, 64, 0, -1);
+      b->common.causal = 0;
+      compare(kVariants[v], &spec, &c, b, NULL, mode);
+      ts_batch_free(b);
+    }
+    c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    c.num_sms = 132;
+    b = ts_batch_make(q1, s1, 3, 64, 0, -1);
+    compare("FLASHMLA", &spec, &c, b, NULL, mode);
+    ts_batch_free(b);
+    c.cache_dtype = ATTN_KV_DTYPE_AUTO;
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
       cmocka_unit_test(test_capture),
+      cmocka_unit_test(test_decode_0_33),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }
