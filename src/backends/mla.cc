@@ -1,13 +1,15 @@
-// The MLA family: vLLM's MLACommonMetadataBuilder.build() (the decode/prefill split, the decode
-// metadata with DCP totals, the prefill metadata with its chunked context) and the variants'
-// class attributes and _build_decode overrides. Nested dataclasses are flattened:
+// The MLA family: vLLM 0.33's MLACommonMetadataBuilder.build() (the decode/prefill split or the
+// non-causal uniform block, the decode metadata with DCP totals, the prefill metadata with its
+// chunked context) and the variants' class attributes and _build_decode overrides. Nested dataclasses are flattened:
 // MLACommonDecodeMetadata fields get a "decode_" prefix, MLACommonPrefillMetadata fields a
 // "prefill_" prefix and its ChunkedContextMetadata fields "prefill_chunked_context_"; a part
 // vLLM leaves None (no decodes, no prefills, no context) leaves its fields None.
 //
 // Where vLLM calls an external library the metadata holds that call's inputs, named
 // "decode_scheduler_<argument>": FlashAttention-3's get_scheduler_metadata (FLASH_ATTN_MLA) and
-// FlashMLA's get_mla_metadata (FLASHMLA); FlashInfer's prefill plan() inputs ("prefill_*");
+// FlashMLA's get_mla_metadata / get_mla_metadata_dense_fp8 (FLASHMLA, with the persistent
+// buffers vLLM copies the fp8 schedule into under full graphs); FlashInfer's prefill plan()
+// inputs ("prefill_*");
 // cuDNN and TRT-LLM ragged prefill read prefill_query_seq_lens. The chunked-prefill workspace
 // itself (tokens x head_size of the model dtype) is the runtime's: libattn reports its size.
 #include <algorithm>
