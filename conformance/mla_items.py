@@ -42,7 +42,7 @@ from .compare import MISSING, Pair, flatten_vllm, kv_dtype_name
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
-MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS = 256, 16384, 131072, 16
+MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS = 256, 65536, 131072, 16
 NUM_SMS = 132  # the SM count both sides are told (vLLM's num_compute_units(), libattn's num_sms)
 MAX_CAPTURE = 512  # compilation_config.max_cudagraph_capture_size with full graphs
 LAYER = "model.layers.0.self_attn.attn"
@@ -174,10 +174,13 @@ def zlib_crc(text: str) -> int:
 
 
 def capture(s: Settings, b: Batch) -> bool:
-    """build_for_cudagraph_capture instead of build: on a third of the full-graph batches of
-    the kinds a runtime captures (decode, spec decode, padded)."""
-    return s.full and b.kind in ("decode", "spec", "padded") and \
-        choice_rng(b, 41).random() < 0.35
+    """build_for_cudagraph_capture instead of build: on a third of the full-graph batches a
+    runtime captures, uniform ones (every query of one length, or 0: padding). libattn also
+    enforces the builder's CUDA graph level on capture builds, which vLLM does not
+    (docs/backends/mla.md), so a mixed batch is not sent there."""
+    q = b.q[b.q > 0]
+    uniform = b.n > 0 and q.size > 0 and bool((q == q[0]).all())
+    return s.full and uniform and choice_rng(b, 41).random() < 0.35
 
 
 # ---- vLLM's side ---------------------------------------------------------------------------
