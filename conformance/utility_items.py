@@ -12,6 +12,7 @@ import numpy as np
 from .batches import Batch
 from .compare import Pair, as_np, common_pairs
 from .item import Item, choice_rng
+from .mla_chunk_items import mla_chunks_item
 from .sides import lib_common, vllm_common
 from .stand_ins import StandInInputBatch, StandInSchedulerOutput
 
@@ -307,4 +308,4 @@ def utility_items() -> List[Item]:
     return [split_item(False), split_item(True), split_short_extends_item(), split_extends_item(),
             reorder_item(), prefill_chunks_item(), local_item(), fast_prefill_item(),
             conv1d_item(), dcp_item(), reshape_item(), unpadded_item(), ubatch_slices_item(),
-            split_attn_item()]
+            split_attn_item(), mla_chunks_item()]

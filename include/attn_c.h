@@ -627,14 +627,15 @@ typedef struct attn_builder_config {
                                           and vLLM's DeepSeek-R1 dimension check. */
   int32_t mla_v_head_dim;            /**< The model's `v_head_dim`; 0 (default) = 128. MLA
                                           prefill: FlashInfer's head_dim_vo, R1 check. */
-  int32_t mla_chunked_prefill_workspace_size; /**< Tokens of the MLA chunked-prefill
-                                          workspace; 0 (default) = vLLM's
-                                          determine_chunked_prefill_workspace_size: max(min(
-                                          max(8 * max_model_len, 4 * max_num_seqs *
-                                          block_size), 65536), max_num_seqs * block_size). A
-                                          value must be at least max_num_seqs * block_size. It
-                                          bounds every context chunk and sizes the
-                                          chunked-context buffers. */
+  int32_t mla_chunked_prefill_workspace_size; /**< Rows of the MLA chunked-prefill
+                                          workspace; 0 (default) = vLLM 0.33's
+                                          determine_chunked_prefill_workspace_size: min(max(
+                                          8 * max_model_len, 4 * max_num_seqs * block_size),
+                                          65536) rounded up to a multiple of block_size
+                                          (lcm(block_size, dcp * interleave) under DCP). A
+                                          value is used as given: at least that alignment and,
+                                          under DCP, a multiple of the DCP size. It bounds
+                                          every context chunk (docs/backends/mla.md). */
   int32_t disable_flashinfer_prefill; /**< vLLM's `attention_config.disable_flashinfer_prefill`:
                                           non-zero keeps the MLA prefill off FlashInfer (its
                                           default on compute capability 10.x with DeepSeek-R1

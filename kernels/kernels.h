@@ -134,13 +134,18 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
                       const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
                       int32_t* out, int64_t out_stride) noexcept;
 
-/// See ops::mla_prefill_metadata. One launch: a block per context chunk (a block scan of the
-/// chunk lengths, then a binary search per token of token_to_seq); block 0 also writes the
-/// rebased query_start_loc and the query lengths.
-int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
-                         int64_t num_prefills, const MlaChunkPlan& plan, int32_t dcp_size,
-                         int32_t interleave, int64_t token_width,
+/// See ops::mla_prefill_metadata. One launch.
+int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,
                          const MlaPrefillOut& out) noexcept;
+
+/// See ops::mla_context_chunk_tensors. Two launches: one block whose thread 0 plans the chunks
+/// again from the device inputs (a sequential greedy pass, as vLLM's on the CPU) and writes the
+/// per-entry and per-boundary arrays while the block writes context_lens; then a grid over
+/// max(T, T_local) rows maps each row to its entry by two binary searches.
+int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
+                              const int32_t* seq_lens, int64_t num_prefills,
+                              const MlaChunkParams& params, const MlaChunkCounts& counts,
+                              const MlaChunkTensors& out) noexcept;
 
 /// See ops::flashmla_fixed_tile_schedule. One launch.
 int flashmla_fixed_tile_schedule(int device_id, void* stream, int64_t num_decodes,

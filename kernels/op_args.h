@@ -1,5 +1,5 @@
 // The argument structs that an op (src/ops/batch_ops.h, which documents them and names them
-// ops::MlaChunkPlan, ...) and its CUDA kernel (kernels.h) both take: plain pointers and sizes,
+// ops::MlaChunkTensors, ...) and its CUDA kernel (kernels.h) both take: plain pointers and sizes,
 // no CUDA header. They live here, in the lowest layer, so that an op passes its arguments to its
 // kernel as they are (src/ops/cuda_dispatch.h checks that the two signatures agree).
 #pragma once
@@ -8,24 +8,48 @@
 
 namespace attn::kernels {
 
-/// See ops::mla_chunk_plan.
-struct MlaChunkPlan {
-  int64_t num_prefills_with_context = 0;
-  int64_t max_context_len = 0;
-  int64_t max_context_chunk = 0;
-  int64_t num_chunks = 0;
-  int64_t max_chunk_tokens = 0;  ///< Largest chunk total (the token_to_seq row width).
-  int64_t local_chunk = 0;
+/// See ops::mla_context_chunk_plan: vLLM 0.33's build_mla_chunked_context_metadata settings.
+struct MlaChunkParams {
+  int64_t workspace_size = 0;  ///< chunked_prefill_workspace_size (rows).
+  int32_t block_size = 1;      ///< The KV cache page size (split alignment).
+  int32_t dcp_size = 1;        ///< decode_context_parallel_size (1: no DCP).
+  int32_t interleave = 1;      ///< cp_kv_cache_interleave_size (dcp_local_block_size).
+  int64_t max_chunks = 0;      ///< Capacities of the outputs (the planner never writes past).
+  int64_t max_entries = 0;
+  int64_t max_tokens = 0;
+  int64_t max_local_tokens = 0;
+};
+
+/// See ops::mla_context_chunk_plan: the sizes of one plan.
+struct MlaChunkCounts {
+  int64_t num_chunks = 0;        ///< C: len(chunks).
+  int64_t num_entries = 0;       ///< E: the (request, piece) entries of all chunks.
+  int64_t num_tokens = 0;        ///< T: context rows of all chunks (token_to_seq).
+  int64_t num_local_tokens = 0;  ///< DCP: padded local rows of all chunks.
+};
+
+/// See ops::mla_context_chunk_tensors. Any output may be null; the plan arrays are the op's
+/// scratch (the CUDA path plans again on the device into them) and are all needed.
+struct MlaChunkTensors {
+  int32_t* context_lens = nullptr;             ///< (P,) seq_len - query_len.
+  int32_t* starts = nullptr;                   ///< (E,) gather offsets (local with DCP).
+  int32_t* query_start_loc = nullptr;          ///< (E + C,) per chunk n + 1 entries.
+  int32_t* cu_seq_lens = nullptr;              ///< (E + C,)
+  int32_t* token_to_seq = nullptr;             ///< (T,)
+  int32_t* padded_local_cu_seq_lens = nullptr;   ///< (E + C,) DCP
+  int32_t* padded_local_token_to_seq = nullptr;  ///< (T_local,) DCP
+  int32_t* chunk_entry_offsets = nullptr;        ///< scratch (C + 1,)
+  int32_t* chunk_token_offsets = nullptr;        ///< scratch (C + 1,)
+  int32_t* chunk_local_token_offsets = nullptr;  ///< scratch (C + 1,)
+  int32_t* entry_request = nullptr;              ///< scratch (E,)
+  int32_t* entry_start = nullptr;                ///< scratch (E,)
+  int32_t* entry_len = nullptr;                  ///< scratch (E,)
 };
 
 /// See ops::mla_prefill_metadata. Any may be null.
 struct MlaPrefillOut {
   int32_t* query_start_loc = nullptr;
   int32_t* query_seq_lens = nullptr;
-  int32_t* cu_seq_lens = nullptr;
-  int32_t* starts = nullptr;
-  int32_t* token_to_seq = nullptr;
-  int32_t* padded_local_cu_seq_lens = nullptr;
 };
 
 /// See ops::gdn_spec_split. Any may be null.

@@ -357,8 +357,8 @@ static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec,
   static const char* const mla[] = {"num_decodes", "num_prefills", "decode_seq_lens",
                                     "decode_scheduler_num_q_tokens_per_head_k",
                                     "prefill_query_start_loc",
-                                    "prefill_chunked_context_cu_seq_lens",
-                                    "prefill_chunked_context_seq_tot",
+                                    "prefill_chunked_context_chunk_cu_seq_lens",
+                                    "prefill_chunked_context_chunk_num_context_tokens",
                                     "chunked_prefill_workspace_size", NULL};
   const attn_builder_config_t hopper = demo_config(90);
   attn_builder_config_t config = hopper;

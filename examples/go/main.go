@@ -386,8 +386,8 @@ func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec, reference 
 	}
 	fmt.Printf("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):\n")
 	if err := buildAndShow(lib, "FLASHMLA", mlaSpec(), hopper, common, []string{"num_decodes", "num_prefills",
-		"decode_seq_lens", "prefill_query_start_loc", "prefill_chunked_context_cu_seq_lens",
-		"prefill_chunked_context_seq_tot", "chunked_prefill_workspace_size"}); err != nil {
+		"decode_seq_lens", "prefill_query_start_loc", "prefill_chunked_context_chunk_cu_seq_lens",
+		"prefill_chunked_context_chunk_num_context_tokens", "chunked_prefill_workspace_size"}); err != nil {
 		return err
 	}
 	for _, info := range infos { // the plugins' backends, every field

@@ -156,8 +156,8 @@ def main():
         print("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head):")
         build_and_show(lib, "FLASHMLA", MLA_SPEC, config(90), batch,
                        ["num_decodes", "num_prefills", "decode_seq_lens",
-                        "prefill_query_start_loc", "prefill_chunked_context_cu_seq_lens",
-                        "prefill_chunked_context_seq_tot", "chunked_prefill_workspace_size"])
+                        "prefill_query_start_loc", "prefill_chunked_context_chunk_cu_seq_lens",
+                        "prefill_chunked_context_chunk_num_context_tokens", "chunked_prefill_workspace_size"])
 
         print("\nvLLM's wrappers, asked for by the spec and the config:")
         local = libattn.KvCacheSpec(BLOCK, 8, 128, kind=libattn.KvCacheKind.CHUNKED_LOCAL_ATTENTION,

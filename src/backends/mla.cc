@@ -14,6 +14,7 @@
 // itself (tokens x head_size of the model dtype) is the runtime's: libattn reports its size.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -92,7 +93,7 @@ const VariantInfo& info(Variant v) {
        kCgUniformBatch,
        QueryLenSupport::kUniform,
        1,
-       16,
+       1,  // vLLM selects it for multiples of 16; its builder does not depend on the size
        {},
        {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
        true},
@@ -123,28 +124,52 @@ bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
   return v == Variant::kFlashInferMla;
 }
 
-/// vLLM's MLACommonMetadataBuilder.determine_chunked_prefill_workspace_size:
-/// max(min(max(8 * max_model_len, 4 * max_num_seqs * block_size), 65536),
-/// max_num_seqs * block_size) tokens, or config->mla_chunked_prefill_workspace_size when set.
+/// The alignment of a split context chunk (build_mla_chunked_context_metadata's
+/// chunk_alignment, and align_mla_chunked_context_workspace_size's alignment): the block size,
+/// lcm'd with decode_context_parallel_size * cp_kv_cache_interleave_size under DCP.
+int64_t mla_chunk_alignment(const KvCacheSpec& spec, const BuilderConfig& c) {
+  int64_t a = spec.block_size;
+  if (c.decode_context_parallel_size > 1)
+    a = std::lcm(a, static_cast<int64_t>(c.decode_context_parallel_size) *
+                        std::max(1, c.cp_kv_cache_interleave_size));
+  return a;
+}
+
+/// vLLM 0.33's MLACommonMetadataBuilder.determine_chunked_prefill_workspace_size:
+/// min(max(8 * max_model_len, 4 * max_num_seqs * block_size), 65536) tokens, rounded up by
+/// align_mla_chunked_context_workspace_size to a multiple of mla_chunk_alignment (at least one
+/// alignment); or config->mla_chunked_prefill_workspace_size as given when set.
 int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
   if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
   const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
   const int64_t size = std::min<int64_t>(
       std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
-  return std::max(size, seqs_blocks);  // at least one block per request
+  const int64_t a = mla_chunk_alignment(spec, c);
+  return (std::max(size, a) + a - 1) / a * a;
 }
 
-/// The most context chunks a batch can need under this config: with n prefills that have
-/// context (at most min(max_num_seqs, max_num_batched_tokens, workspace / block_size)) a chunk
-/// is round_down(workspace // n, block_size) tokens and a context at most max_model_len - 1.
-int64_t mla_max_context_chunks(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
-  const int64_t bs = spec.block_size;
-  const int64_t prefills = std::min<int64_t>(
-      {c.max_num_seqs, c.max_num_batched_tokens, std::max<int64_t>(1, workspace / bs)});
-  const int64_t chunk = std::max<int64_t>(bs, workspace / prefills / bs * bs);
-  const int64_t longest_context = std::max<int64_t>(1, static_cast<int64_t>(c.max_model_len) - 1);
-  return (longest_context + chunk - 1) / chunk;
+/// The capacities of the chunked-context buffers under this config. A prefill's context is at
+/// most max_model_len tokens and a batch has at most min(max_num_seqs, max_num_batched_tokens)
+/// prefills. A request splits into at most 2 + context / M pieces (M = max_context_chunk): its
+/// first piece, the pieces that start a chunk and do not finish it (exactly M each) and its
+/// last; every chunk holds at least one piece.
+ops::MlaChunkParams mla_chunk_capacities(const KvCacheSpec& spec, const BuilderConfig& c) {
+  ops::MlaChunkParams p;
+  p.workspace_size = mla_chunked_prefill_workspace_size(spec, c);
+  p.block_size = spec.block_size;
+  p.dcp_size = c.decode_context_parallel_size;
+  p.interleave = std::max(1, c.cp_kv_cache_interleave_size);
+  const int64_t a = mla_chunk_alignment(spec, c);
+  const int64_t max_chunk = std::max<int64_t>(a, p.workspace_size / a * a);
+  int64_t prefills = std::max<int64_t>(1, c.max_num_seqs);
+  if (c.max_num_batched_tokens > 0) prefills = std::min<int64_t>(prefills, c.max_num_batched_tokens);
+  const int64_t context = std::max<int64_t>(1, c.max_model_len);
+  p.max_entries = prefills * (2 + context / max_chunk);
+  p.max_chunks = p.max_entries;
+  p.max_tokens = prefills * context;
+  const int64_t vb = static_cast<int64_t>(p.dcp_size) * p.interleave;
+  p.max_local_tokens = p.dcp_size > 1 ? prefills * ((context + vb - 1) / vb * p.interleave) : 0;
+  return p;
 }
 
 /// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
@@ -185,6 +210,28 @@ PrefillPath prefill_path(const BuilderConfig& c) {
   p.cudnn = c.use_cudnn_prefill && sm100;
   p.trtllm_ragged = c.use_trtllm_ragged_deepseek_prefill && sm100 && r1_dims;
   return p;
+}
+
+/// vLLM 0.33's MLAPrefillBackendEnum, in its order (the value of prefill_prefill_backend).
+enum MlaPrefillBackend : int32_t {
+  kPrefillFlashAttn = 0,
+  kPrefillFlashInfer = 1,
+  kPrefillTrtllmRagged = 2,
+  kPrefillTokenspeedMla = 3,
+  kPrefillRocmAiterFa = 4,
+  kPrefillCpu = 5,
+  kPrefillZenCpu = 6,
+};
+
+/// vLLM 0.33's automatic choice (Platform.get_mla_prefill_backend_cls; mla_prefill_backend is
+/// not a libattn input): on 10.x TRTLLM_RAGGED first for the (192, 64, 256) dimensions, else
+/// FLASH_ATTN first; below, FLASH_ATTN. The first of each list is valid for the models libattn
+/// accepts (float16/bfloat16, the dimensions named), with the libraries assumed installed.
+int32_t prefill_backend(const BuilderConfig& c) {
+  const bool sm100 = resolved_device_capability(c) / 10 == 10;
+  const bool dims_192 =
+      qk_nope_head_dim(c) == 192 && qk_rope_head_dim(c) == 64 && v_head_dim(c) == 256;
+  return sm100 && dims_192 ? kPrefillTrtllmRagged : kPrefillFlashAttn;
 }
 
 void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const BuilderConfig& c) {
@@ -257,47 +304,82 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
            "config->mla_qk_nope_head_dim=",
            nope);
   }
-  const int64_t floor = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
-  if (c.mla_chunked_prefill_workspace_size > 0 && c.mla_chunked_prefill_workspace_size < floor)
-    invalid("config->mla_chunked_prefill_workspace_size=", c.mla_chunked_prefill_workspace_size,
-            " is below max_num_seqs * block_size=", floor,
-            " (vLLM keeps at least one block per request)");
   const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  const int64_t alignment = mla_chunk_alignment(spec, c);
+  if (workspace < alignment)
+    invalid("config->mla_chunked_prefill_workspace_size=", workspace,
+            " is smaller than the context chunk alignment of ", alignment,
+            " rows (block_size, lcm'd with decode_context_parallel_size * "
+            "cp_kv_cache_interleave_size under DCP; vLLM asserts max_context_chunk > 0)");
   if (c.decode_context_parallel_size > 1 && workspace % c.decode_context_parallel_size != 0)
     invalid("the MLA chunked-prefill workspace of ", workspace,
             " tokens is not a multiple of config->decode_context_parallel_size=",
             c.decode_context_parallel_size, " (vLLM asserts it)");
 }
 
-#define MLA_BUFFERS(X)                                                          \
-  /* on the builder's device */                                                 \
-  X(kBufPrefillQsl, "prefill_query_start_loc")                                  \
-  X(kBufQuerySeqLens, "prefill_query_seq_lens")                                 \
-  X(kBufCuSeqLens, "prefill_chunked_context_cu_seq_lens")                       \
-  X(kBufStarts, "prefill_chunked_context_starts")                               \
-  X(kBufTokenToSeq, "prefill_chunked_context_token_to_seq")                     \
-  X(kBufPaddedLocalCu, "prefill_chunked_context_padded_local_cu_seq_lens")      \
-  X(kBufSchedulerMetadata, "decode_scheduler_metadata_buffer")                  \
-  X(kBufTile, "decode_tile_scheduler_metadata")                                 \
-  X(kBufNumSplits, "decode_num_splits")                                         \
-  X(kBufTileBuffer, "decode_tile_scheduler_metadata_buffer")                    \
-  X(kBufNumSplitsBuffer, "decode_num_splits_buffer")                            \
-  /* host */                                                                    \
-  X(kBufContextLens, "host context lengths")                                    \
-  X(kBufChunkSeqLens, "prefill_chunked_context_seq_lens")                       \
-  X(kBufSeqTot, "prefill_chunked_context_seq_tot")                              \
-  X(kBufMaxSeqLens, "prefill_chunked_context_max_seq_lens")                     \
-  X(kBufChunkTotal, "prefill_chunked_context_chunk_total_token")                \
-  X(kBufCuLst, "prefill_chunked_context_cu_seq_lens_lst")                       \
-  X(kBufPaddedLocalLens, "prefill_chunked_context_padded_local_chunk_seq_lens") \
-  X(kBufLocalAllRanks, "prefill_chunked_context_local_context_lens_allranks")
+#define MLA_BUFFERS(X)                                                                  \
+  /* on the builder's device */                                                         \
+  X(kBufPrefillQsl, "prefill_query_start_loc")                                          \
+  X(kBufQuerySeqLens, "prefill_query_seq_lens")                                         \
+  X(kBufContextLens, "prefill_chunked_context_context_lens")                            \
+  X(kBufStarts, "prefill_chunked_context_chunk_starts")                                 \
+  X(kBufChunkQsl, "prefill_chunked_context_chunk_query_start_loc")                      \
+  X(kBufCuSeqLens, "prefill_chunked_context_chunk_cu_seq_lens")                         \
+  X(kBufTokenToSeq, "prefill_chunked_context_chunk_token_to_seq")                       \
+  X(kBufPaddedLocalCu, "prefill_chunked_context_chunk_padded_local_cu_seq_lens")        \
+  X(kBufPaddedLocalTts, "prefill_chunked_context_chunk_padded_local_token_to_seq")      \
+  X(kBufPlanScratch, "the device's chunk plan")                                         \
+  X(kBufSchedulerMetadata, "decode_scheduler_metadata_buffer")                          \
+  X(kBufTile, "decode_tile_scheduler_metadata")                                         \
+  X(kBufNumSplits, "decode_num_splits")                                                 \
+  X(kBufTileBuffer, "decode_tile_scheduler_metadata_buffer")                            \
+  X(kBufNumSplitsBuffer, "decode_num_splits_buffer")                                    \
+  /* host */                                                                            \
+  X(kBufHostContextLens, "host context lengths")                                        \
+  X(kBufContextLensList, "prefill_chunked_context_context_lens_list")                   \
+  X(kBufEmptySlices, "prefill_chunked_context_empty_token_slices")                      \
+  X(kBufQueryLensCpu, "prefill_query_lens_cpu")                                         \
+  X(kBufChunkLists, "the per-chunk lists")                                              \
+  X(kBufEntryLists, "the per-entry lists")
 ATTN_NAMED_LIST(Buffer, MLA_BUFFERS);
+
+/// The per-chunk host lists, each C + 1 int32 in kBufChunkLists (ContextChunk's scalars and
+/// the offsets of each chunk in the concatenated arrays).
+enum ChunkList {
+  kChunkRequestStart,
+  kChunkRequestEnd,
+  kChunkTokenStart,
+  kChunkTokenEnd,
+  kChunkContinuationTokenEnd,
+  kChunkIsContinuation,
+  kChunkNumContextTokens,
+  kChunkMaxQueryLen,
+  kChunkMaxSeqLen,
+  kChunkAllRowsActive,
+  kChunkNumLocalContextTokens,
+  kChunkRequestOffsets,
+  kChunkBoundaryOffsets,
+  kChunkTokenOffsets,
+  kChunkLocalTokenOffsets,
+  kChunkListCount
+};
+/// The per-entry host lists, each E int32 in kBufEntryLists, then chunk_entry_offsets (C + 1)
+/// and local_context_lens_allranks (E x dcp).
+enum EntryList {
+  kEntrySeqLens,
+  kEntryPaddedLocalSeqLens,
+  kEntryLocalStarts,
+  kEntryRequest,
+  kEntryStart,
+  kEntryLen,
+  kEntryListCount
+};
 
 std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                 const BuilderConfig& c) {
   const int64_t seqs = c.max_num_seqs;
-  const int64_t chunks = mla_max_context_chunks(spec, c);
-  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  const ops::MlaChunkParams cap = mla_chunk_capacities(spec, c);
+  const int64_t C = cap.max_chunks, E = cap.max_entries;
   const bool dcp = c.decode_context_parallel_size > 1;
   const int64_t i32 = sizeof(int32_t);
   const bool scheduler =
@@ -307,14 +389,22 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   BufferPlan p(kBufferNames);
   p.set(kBufPrefillQsl, buffer_bytes("prefill_query_start_loc", {seqs + 1, i32}));
   p.set(kBufQuerySeqLens, buffer_bytes("prefill_query_seq_lens", {seqs, i32}));
-  p.set(kBufCuSeqLens,
-        buffer_bytes("prefill_chunked_context_cu_seq_lens", {chunks, seqs + 1, i32}));
-  p.set(kBufStarts, buffer_bytes("prefill_chunked_context_starts", {chunks, seqs, i32}));
+  p.set(kBufContextLens, buffer_bytes("prefill_chunked_context_context_lens", {seqs, i32}));
+  p.set(kBufStarts, buffer_bytes("prefill_chunked_context_chunk_starts", {E, i32}));
+  p.set(kBufChunkQsl,
+        buffer_bytes("prefill_chunked_context_chunk_query_start_loc", {E + C, i32}));
+  p.set(kBufCuSeqLens, buffer_bytes("prefill_chunked_context_chunk_cu_seq_lens", {E + C, i32}));
   p.set(kBufTokenToSeq,
-        buffer_bytes("prefill_chunked_context_token_to_seq", {chunks, workspace, i32}));
-  p.set(kBufPaddedLocalCu, dcp ? buffer_bytes("prefill_chunked_context_padded_local_cu_seq_lens",
-                                              {chunks, seqs + 1, i32})
-                               : 0);
+        buffer_bytes("prefill_chunked_context_chunk_token_to_seq", {cap.max_tokens, i32}));
+  p.set(kBufPaddedLocalCu,
+        dcp ? buffer_bytes("prefill_chunked_context_chunk_padded_local_cu_seq_lens",
+                           {E + C, i32})
+            : 0);
+  p.set(kBufPaddedLocalTts,
+        dcp ? buffer_bytes("prefill_chunked_context_chunk_padded_local_token_to_seq",
+                           {cap.max_local_tokens, i32})
+            : 0);
+  p.set(kBufPlanScratch, buffer_bytes("the device's chunk plan", {3 * (C + 1) + 3 * E, i32}));
   p.set(kBufSchedulerMetadata,
         scheduler ? static_cast<size_t>(scheduler_metadata_entries(c) * i32) : 0);
   p.set(kBufTile, fixed_tiles ? static_cast<size_t>(8 * i32) : 0);
@@ -324,26 +414,16 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                         : 0);
   p.set(kBufNumSplitsBuffer,
         fp8_graph_tiles ? buffer_bytes("decode_num_splits_buffer", {seqs + 1, i32}) : 0);
-  p.set(kBufContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
-  p.set(kBufChunkSeqLens, buffer_bytes("prefill_chunked_context_seq_lens", {chunks, seqs, i32}),
-        true);
-  p.set(kBufSeqTot, buffer_bytes("prefill_chunked_context_seq_tot", {chunks, i32}), true);
-  p.set(kBufMaxSeqLens, buffer_bytes("prefill_chunked_context_max_seq_lens", {chunks, i32}), true);
-  p.set(kBufChunkTotal, buffer_bytes("prefill_chunked_context_chunk_total_token", {chunks, i32}),
-        true);
-  p.set(kBufCuLst,
-        dcp ? buffer_bytes("prefill_chunked_context_cu_seq_lens_lst", {chunks, seqs + 1, i32}) : 0,
-        true);
-  p.set(
-      kBufPaddedLocalLens,
-      dcp ? buffer_bytes("prefill_chunked_context_padded_local_chunk_seq_lens", {chunks, seqs, i32})
-          : 0,
-      true);
-  p.set(kBufLocalAllRanks,
-        dcp ? buffer_bytes("prefill_chunked_context_local_context_lens_allranks",
-                           {seqs, c.decode_context_parallel_size, i32})
-            : 0,
-        true);
+  p.set(kBufHostContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
+  p.set(kBufContextLensList,
+        buffer_bytes("prefill_chunked_context_context_lens_list", {seqs, i32}), true);
+  p.set(kBufEmptySlices,
+        buffer_bytes("prefill_chunked_context_empty_token_slices", {seqs, 2, i32}), true);
+  p.set(kBufQueryLensCpu, buffer_bytes("prefill_query_lens_cpu", {seqs, i32}), true);
+  p.set(kBufChunkLists, buffer_bytes("the per-chunk lists", {kChunkListCount, C + 1, i32}), true);
+  const int64_t ranks = dcp ? c.decode_context_parallel_size : 0;
+  p.set(kBufEntryLists,
+        buffer_bytes("the per-entry lists", {kEntryListCount * E + C + 1 + E * ranks, i32}), true);
   return p.requests();
 }
 
@@ -358,6 +438,7 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_num_decodes, "num_decodes")                                                             \
   X(f_num_decode_tokens, "num_decode_tokens")                                                 \
   X(f_num_prefills, "num_prefills")                                                           \
+  X(f_causal, "causal")                                                                       \
   X(f_head_dim, "head_dim")                                                                   \
   X(f_chunked_prefill_workspace_size, "chunked_prefill_workspace_size")                       \
   X(f_decode_block_table, "decode_block_table")                                               \
@@ -396,6 +477,11 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_prefill_block_table, "prefill_block_table")                                             \
   X(f_prefill_query_start_loc, "prefill_query_start_loc")                                     \
   X(f_prefill_max_query_len, "prefill_max_query_len")                                         \
+  X(f_prefill_q_data_type, "prefill_q_data_type")                                             \
+  X(f_prefill_output_dtype, "prefill_output_dtype")                                           \
+  X(f_prefill_prefill_backend, "prefill_prefill_backend")                                     \
+  X(f_prefill_query_lens_cpu, "prefill_query_lens_cpu")                                       \
+  X(f_prefill_use_dense_mha, "prefill_use_dense_mha")                                         \
   X(f_prefill_query_seq_lens, "prefill_query_seq_lens")                                       \
   X(f_prefill_use_flashinfer, "prefill_use_flashinfer")                                       \
   X(f_prefill_use_cudnn, "prefill_use_cudnn")                                                 \
@@ -407,22 +493,40 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_prefill_sm_scale, "prefill_sm_scale")                                                   \
   X(f_prefill_window_left, "prefill_window_left")                                             \
   X(f_prefill_logits_soft_cap, "prefill_logits_soft_cap")                                     \
-  X(f_prefill_q_data_type, "prefill_q_data_type")                                             \
-  X(f_prefill_chunked_context_cu_seq_lens, "prefill_chunked_context_cu_seq_lens")             \
-  X(f_prefill_chunked_context_starts, "prefill_chunked_context_starts")                       \
-  X(f_prefill_chunked_context_seq_tot, "prefill_chunked_context_seq_tot")                     \
-  X(f_prefill_chunked_context_max_seq_lens, "prefill_chunked_context_max_seq_lens")           \
-  X(f_prefill_chunked_context_seq_lens, "prefill_chunked_context_seq_lens")                   \
-  X(f_prefill_chunked_context_token_to_seq, "prefill_chunked_context_token_to_seq")           \
-  X(f_prefill_chunked_context_chunk_total_token, "prefill_chunked_context_chunk_total_token") \
-  X(f_prefill_chunked_context_padded_local_chunk_seq_lens,                                    \
-    "prefill_chunked_context_padded_local_chunk_seq_lens")                                    \
-  X(f_prefill_chunked_context_local_context_lens_allranks,                                    \
-    "prefill_chunked_context_local_context_lens_allranks")                                    \
-  X(f_prefill_chunked_context_padded_local_cu_seq_lens,                                       \
-    "prefill_chunked_context_padded_local_cu_seq_lens")                                       \
-  X(f_prefill_chunked_context_cu_seq_lens_lst, "prefill_chunked_context_cu_seq_lens_lst")     \
-  X(f_prefill_chunked_context_chunk_size, "prefill_chunked_context_chunk_size")
+  X(f_prefill_chunked_context_context_lens, "prefill_chunked_context_context_lens")           \
+  X(f_prefill_chunked_context_context_lens_list, "prefill_chunked_context_context_lens_list") \
+  X(f_prefill_chunked_context_empty_token_slices,                                             \
+    "prefill_chunked_context_empty_token_slices")                                             \
+  X(f_prefill_chunked_context_num_chunks, "prefill_chunked_context_num_chunks")               \
+  X(f_chunk_request_start, "prefill_chunked_context_chunk_request_start")                     \
+  X(f_chunk_request_end, "prefill_chunked_context_chunk_request_end")                         \
+  X(f_chunk_token_start, "prefill_chunked_context_chunk_token_start")                         \
+  X(f_chunk_token_end, "prefill_chunked_context_chunk_token_end")                             \
+  X(f_chunk_continuation_token_end, "prefill_chunked_context_chunk_continuation_token_end")   \
+  X(f_chunk_is_continuation, "prefill_chunked_context_chunk_is_continuation")                 \
+  X(f_chunk_num_context_tokens, "prefill_chunked_context_chunk_num_context_tokens")           \
+  X(f_chunk_max_query_len, "prefill_chunked_context_chunk_max_query_len")                     \
+  X(f_chunk_max_seq_len, "prefill_chunked_context_chunk_max_seq_len")                         \
+  X(f_chunk_all_rows_active, "prefill_chunked_context_chunk_all_rows_active")                 \
+  X(f_chunk_num_local_context_tokens,                                                         \
+    "prefill_chunked_context_chunk_num_local_context_tokens")                                 \
+  X(f_chunk_request_offsets, "prefill_chunked_context_chunk_request_offsets")                 \
+  X(f_chunk_boundary_offsets, "prefill_chunked_context_chunk_boundary_offsets")               \
+  X(f_chunk_token_offsets, "prefill_chunked_context_chunk_token_offsets")                     \
+  X(f_chunk_local_token_offsets, "prefill_chunked_context_chunk_local_token_offsets")         \
+  X(f_chunk_query_start_loc, "prefill_chunked_context_chunk_query_start_loc")                 \
+  X(f_chunk_cu_seq_lens, "prefill_chunked_context_chunk_cu_seq_lens")                         \
+  X(f_chunk_starts, "prefill_chunked_context_chunk_starts")                                   \
+  X(f_chunk_seq_lens, "prefill_chunked_context_chunk_seq_lens")                               \
+  X(f_chunk_token_to_seq, "prefill_chunked_context_chunk_token_to_seq")                       \
+  X(f_chunk_padded_local_seq_lens, "prefill_chunked_context_chunk_padded_local_seq_lens")     \
+  X(f_chunk_local_context_lens_allranks,                                                      \
+    "prefill_chunked_context_chunk_local_context_lens_allranks")                              \
+  X(f_chunk_padded_local_cu_seq_lens,                                                         \
+    "prefill_chunked_context_chunk_padded_local_cu_seq_lens")                                 \
+  X(f_chunk_padded_local_token_to_seq,                                                        \
+    "prefill_chunked_context_chunk_padded_local_token_to_seq")                                \
+  X(f_chunk_local_starts, "prefill_chunked_context_chunk_local_starts")
 ATTN_NAMED_LIST(Fid, MLA_FIELDS);
 constexpr size_t kFieldIds = kFidCount;
 
@@ -470,7 +574,8 @@ class MlaBuilder final : public Builder {
       if (const auto i = metadata().find(kFidNames[f])) pos_[f] = *i;
     const BuilderConfig& c = this->config();
     workspace_ = mla_chunked_prefill_workspace_size(spec, c);
-    max_chunks_ = mla_max_context_chunks(spec, c);
+    chunk_params_ = mla_chunk_capacities(spec, c);
+    prefill_backend_ = prefill_backend(c);
     dcp_ = c.decode_context_parallel_size;
     interleave_ = c.cp_kv_cache_interleave_size;
     prefill_ = prefill_path(c);
@@ -536,16 +641,15 @@ class MlaBuilder final : public Builder {
         bt.shape[1] % 64 != 0)
       invalid("FLASHMLA's batch-invariant decode needs the block table width (", bt.shape[1],
               " columns) to be a multiple of 64 (vLLM asserts topk % 64 == 0)");
-    ops::MlaChunkPlan chunks;
-    int32_t* contexts = buffers_.as<int32_t>(kBufContextLens);
+    ops::MlaChunkCounts chunks;
     if (np > 0) {
+      int32_t* contexts = buffers_.as<int32_t>(kBufHostContextLens);
       for (int64_t i = 0; i < np; ++i)
         contexts[i] = static_cast<int32_t>(c.seq_lens_host[nd + i] - c.query_len(nd + i));
-      chunks = ops::mla_chunk_plan(contexts, np, workspace_, spec().block_size, dcp_, interleave_,
-                                   v_.name.c_str());
-      if (chunks.num_chunks > max_chunks_)
-        fail(Status::kInternal, v_.name, ": ", chunks.num_chunks, " context chunks exceed the ",
-             max_chunks_, " the buffers were planned for");
+      // The plan's only refusals are a workspace below the alignment (refused at create) and a
+      // batch beyond the buffers' capacities (which the config's limits exclude).
+      chunks = ops::mla_context_chunk_plan(contexts, c.qsl_host + nd, np, chunk_params_,
+                                           host_chunk_out(), v_.name.c_str());
     }
     // Past every check: a refused batch leaves the previous metadata as it was.
 
@@ -566,6 +670,7 @@ class MlaBuilder final : public Builder {
     m.set_int(at(f_num_decodes), nd);
     m.set_int(at(f_num_decode_tokens), s.num_decode_tokens);
     m.set_int(at(f_num_prefills), np);
+    m.set_bool(at(f_causal), !non_causal);  // vLLM's causal=not non_causal_decode
     m.set_int(at(f_head_dim), spec().head_size);
     m.set_int(at(f_chunked_prefill_workspace_size), workspace_);
     if (np > 0) build_prefill(c, nd, np, chunks, exec);
@@ -600,24 +705,88 @@ class MlaBuilder final : public Builder {
     return pos_[f];
   }
 
-  Tensor host_vector(Buffer b, int64_t n) const {
-    return make_vector(buffers_.get(b), Device{}, kInt32, n);
-  }
-  Tensor host_matrix(Buffer b, int64_t rows, int64_t cols) const {
-    return make_matrix(buffers_.get(b), Device{}, kInt32, rows, cols, cols);
-  }
   Tensor device_vector(Buffer b, int64_t n) const {
     return make_vector(buffers_.get(b), config().device, kInt32, n);
   }
-  Tensor device_matrix(Buffer b, int64_t rows, int64_t cols) const {
-    return make_matrix(buffers_.get(b), config().device, kInt32, rows, cols, cols);
+
+  int32_t* chunk_list(ChunkList l) const {
+    return buffers_.as<int32_t>(kBufChunkLists) + l * (chunk_params_.max_chunks + 1);
+  }
+  int32_t* entry_list(int64_t l) const {
+    return buffers_.as<int32_t>(kBufEntryLists) + l * chunk_params_.max_entries;
+  }
+  int32_t* chunk_entry_offsets_host() const { return entry_list(kEntryListCount); }
+  int32_t* allranks_host() const {
+    return chunk_entry_offsets_host() + chunk_params_.max_chunks + 1;
+  }
+
+  /// Where mla_context_chunk_plan writes: the builder's host buffers.
+  ops::MlaChunkHostOut host_chunk_out() {
+    ops::MlaChunkHostOut o;
+    o.request_start = chunk_list(kChunkRequestStart);
+    o.request_end = chunk_list(kChunkRequestEnd);
+    o.token_start = chunk_list(kChunkTokenStart);
+    o.token_end = chunk_list(kChunkTokenEnd);
+    o.continuation_token_end = chunk_list(kChunkContinuationTokenEnd);
+    o.is_continuation = chunk_list(kChunkIsContinuation);
+    o.num_context_tokens = chunk_list(kChunkNumContextTokens);
+    o.max_query_len = chunk_list(kChunkMaxQueryLen);
+    o.max_seq_len = chunk_list(kChunkMaxSeqLen);
+    o.all_rows_active = chunk_list(kChunkAllRowsActive);
+    o.num_local_context_tokens = chunk_list(kChunkNumLocalContextTokens);
+    o.request_offsets = chunk_list(kChunkRequestOffsets);
+    o.boundary_offsets = chunk_list(kChunkBoundaryOffsets);
+    o.token_offsets = chunk_list(kChunkTokenOffsets);
+    o.local_token_offsets = chunk_list(kChunkLocalTokenOffsets);
+    o.seq_lens = entry_list(kEntrySeqLens);
+    if (dcp_ > 1) {
+      o.padded_local_seq_lens = entry_list(kEntryPaddedLocalSeqLens);
+      o.local_starts = entry_list(kEntryLocalStarts);
+      o.local_context_lens_allranks = allranks_host();
+    }
+    o.context_lens_list = buffers_.as<int32_t>(kBufContextLensList);
+    o.empty_token_slices = buffers_.as<int32_t>(kBufEmptySlices);
+    o.num_empty = &num_empty_;
+    o.chunk_entry_offsets = chunk_entry_offsets_host();
+    o.entry_request = entry_list(kEntryRequest);
+    o.entry_start = entry_list(kEntryStart);
+    o.entry_len = entry_list(kEntryLen);
+    return o;
+  }
+
+  /// Where mla_context_chunk_tensors writes: the builder's device buffers.
+  ops::MlaChunkTensors device_chunk_out() const {
+    const int64_t C = chunk_params_.max_chunks, E = chunk_params_.max_entries;
+    int32_t* scratch = buffers_.as<int32_t>(kBufPlanScratch);
+    ops::MlaChunkTensors o;
+    o.context_lens = buffers_.as<int32_t>(kBufContextLens);
+    o.starts = buffers_.as<int32_t>(kBufStarts);
+    o.query_start_loc = buffers_.as<int32_t>(kBufChunkQsl);
+    o.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
+    o.token_to_seq = buffers_.as<int32_t>(kBufTokenToSeq);
+    if (dcp_ > 1) {
+      o.padded_local_cu_seq_lens = buffers_.as<int32_t>(kBufPaddedLocalCu);
+      o.padded_local_token_to_seq = buffers_.as<int32_t>(kBufPaddedLocalTts);
+    }
+    o.chunk_entry_offsets = scratch;
+    o.chunk_token_offsets = scratch + (C + 1);
+    o.chunk_local_token_offsets = scratch + 2 * (C + 1);
+    o.entry_request = scratch + 3 * (C + 1);
+    o.entry_start = o.entry_request + E;
+    o.entry_len = o.entry_start + E;
+    return o;
+  }
+
+  Tensor host_list(int32_t* p, int64_t n) const { return make_vector(p, Device{}, kInt32, n); }
+  Tensor device_list(Buffer b, int64_t n) const {
+    return make_vector(buffers_.get(b), config().device, kInt32, n);
   }
 
   void build_prefill(const CommonMetadata& c, int64_t nd, int64_t np,
-                     const ops::MlaChunkPlan& chunks, const ops::Exec& exec) {
+                     const ops::MlaChunkCounts& chunks, const ops::Exec& exec) {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
-    const int64_t n = c.num_reqs, C = chunks.num_chunks;
+    const int64_t n = c.num_reqs, C = chunks.num_chunks, E = chunks.num_entries;
     const bool dcp = dcp_ > 1;
     const bool query_seq_lens = prefill_.cudnn || prefill_.trtllm_ragged;
     // The device inputs; the host path reads the validated host lengths.
@@ -626,18 +795,23 @@ class MlaBuilder final : public Builder {
     ops::MlaPrefillOut out;
     out.query_start_loc = buffers_.as<int32_t>(kBufPrefillQsl);
     if (query_seq_lens) out.query_seq_lens = buffers_.as<int32_t>(kBufQuerySeqLens);
-    if (C > 0) {
-      out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
-      out.starts = buffers_.as<int32_t>(kBufStarts);
-      out.token_to_seq = buffers_.as<int32_t>(kBufTokenToSeq);
-      if (dcp) out.padded_local_cu_seq_lens = buffers_.as<int32_t>(kBufPaddedLocalCu);
-    }
-    ops::mla_prefill_metadata(exec, qsl, lens, np, chunks, dcp_, interleave_,
-                              chunks.max_chunk_tokens, out);
+    ops::mla_prefill_metadata(exec, qsl, np, out);
+    if (C > 0) ops::mla_context_chunk_tensors(exec, qsl, lens, np, chunk_params_, chunks,
+                                              device_chunk_out());
+    int32_t* query_lens_cpu = buffers_.as<int32_t>(kBufQueryLensCpu);
+    for (int64_t i = 0; i < np; ++i) query_lens_cpu[i] = static_cast<int32_t>(c.query_len(nd + i));
 
+    const int32_t model_dtype = cfg.model_dtype_for(spec());
     m.set_tensor(at(f_prefill_block_table), rows_between(*c.block_table_tensor, nd, n));
     m.set_tensor(at(f_prefill_query_start_loc), device_vector(kBufPrefillQsl, np + 1), true);
     m.set_int(at(f_prefill_max_query_len), c.max_query_len);
+    // No FP8 prefill query quantization (vLLM's use_prefill_query_quantization is off by
+    // default and not a libattn input): the query and the output have the model's dtype.
+    m.set_int(at(f_prefill_q_data_type), model_dtype);
+    m.set_int(at(f_prefill_output_dtype), model_dtype);
+    m.set_int(at(f_prefill_prefill_backend), prefill_backend_);
+    m.set_tensor(at(f_prefill_query_lens_cpu), host_list(query_lens_cpu, np), true);
+    m.set_bool(at(f_prefill_use_dense_mha), false);
     if (query_seq_lens)
       m.set_tensor(at(f_prefill_query_seq_lens), device_vector(kBufQuerySeqLens, np), true);
     m.set_bool(at(f_prefill_use_flashinfer), prefill_.flashinfer);
@@ -653,43 +827,53 @@ class MlaBuilder final : public Builder {
       m.set_int(at(f_prefill_window_left), hyper_.window_left);
       if (hyper_.logits_soft_cap)
         m.set_float(at(f_prefill_logits_soft_cap), *hyper_.logits_soft_cap);
-      m.set_int(at(f_prefill_q_data_type), cfg.model_dtype_for(spec()));
     }
     if (C == 0) return;  // no prefill has context: chunked_context is None
 
-    ops::MlaChunkHostLists lists;
-    lists.seq_lens = buffers_.as<int32_t>(kBufChunkSeqLens);
-    lists.seq_tot = buffers_.as<int32_t>(kBufSeqTot);
-    lists.max_seq_lens = buffers_.as<int32_t>(kBufMaxSeqLens);
-    lists.chunk_total_token = buffers_.as<int32_t>(kBufChunkTotal);
+    const int64_t boundaries = E + C;
+    m.set_tensor(at(f_prefill_chunked_context_context_lens), device_list(kBufContextLens, np),
+                 true);
+    m.set_tensor(at(f_prefill_chunked_context_context_lens_list),
+                 host_list(buffers_.as<int32_t>(kBufContextLensList), np), true);
+    m.set_tensor(at(f_prefill_chunked_context_empty_token_slices),
+                 make_matrix(buffers_.get(kBufEmptySlices), Device{}, kInt32, num_empty_, 2, 2),
+                 true);
+    m.set_int(at(f_prefill_chunked_context_num_chunks), C);
+    static constexpr std::pair<Fid, ChunkList> kScalars[] = {
+        {f_chunk_request_start, kChunkRequestStart},
+        {f_chunk_request_end, kChunkRequestEnd},
+        {f_chunk_token_start, kChunkTokenStart},
+        {f_chunk_token_end, kChunkTokenEnd},
+        {f_chunk_continuation_token_end, kChunkContinuationTokenEnd},
+        {f_chunk_is_continuation, kChunkIsContinuation},
+        {f_chunk_num_context_tokens, kChunkNumContextTokens},
+        {f_chunk_max_query_len, kChunkMaxQueryLen},
+        {f_chunk_max_seq_len, kChunkMaxSeqLen},
+        {f_chunk_all_rows_active, kChunkAllRowsActive},
+        {f_chunk_num_local_context_tokens, kChunkNumLocalContextTokens},
+        {f_chunk_boundary_offsets, kChunkBoundaryOffsets}};
+    for (const auto& [f, l] : kScalars) m.set_tensor(at(f), host_list(chunk_list(l), C), true);
+    m.set_tensor(at(f_chunk_request_offsets), host_list(chunk_list(kChunkRequestOffsets), C + 1),
+                 true);
+    m.set_tensor(at(f_chunk_token_offsets), host_list(chunk_list(kChunkTokenOffsets), C + 1),
+                 true);
+    m.set_tensor(at(f_chunk_query_start_loc), device_list(kBufChunkQsl, boundaries), true);
+    m.set_tensor(at(f_chunk_cu_seq_lens), device_list(kBufCuSeqLens, boundaries), true);
+    m.set_tensor(at(f_chunk_starts), device_list(kBufStarts, E), true);
+    m.set_tensor(at(f_chunk_seq_lens), host_list(entry_list(kEntrySeqLens), E), true);
+    m.set_tensor(at(f_chunk_token_to_seq), device_list(kBufTokenToSeq, chunks.num_tokens), true);
     if (dcp) {
-      lists.cu_seq_lens_lst = buffers_.as<int32_t>(kBufCuLst);
-      lists.padded_local_chunk_seq_lens = buffers_.as<int32_t>(kBufPaddedLocalLens);
-      lists.local_context_lens_allranks = buffers_.as<int32_t>(kBufLocalAllRanks);
-    }
-    ops::mla_chunk_host_lists(buffers_.as<const int32_t>(kBufContextLens), np, chunks, dcp_,
-                              interleave_, lists);
-    m.set_tensor(at(f_prefill_chunked_context_cu_seq_lens), device_matrix(kBufCuSeqLens, C, np + 1),
-                 true);
-    m.set_tensor(at(f_prefill_chunked_context_starts), device_matrix(kBufStarts, C, np), true);
-    m.set_tensor(at(f_prefill_chunked_context_seq_tot), host_vector(kBufSeqTot, C), true);
-    m.set_tensor(at(f_prefill_chunked_context_max_seq_lens), host_vector(kBufMaxSeqLens, C), true);
-    m.set_tensor(at(f_prefill_chunked_context_seq_lens), host_matrix(kBufChunkSeqLens, C, np),
-                 true);
-    m.set_tensor(at(f_prefill_chunked_context_token_to_seq),
-                 device_matrix(kBufTokenToSeq, C, chunks.max_chunk_tokens), true);
-    m.set_tensor(at(f_prefill_chunked_context_chunk_total_token), host_vector(kBufChunkTotal, C),
-                 true);
-    if (dcp) {
-      m.set_tensor(at(f_prefill_chunked_context_padded_local_chunk_seq_lens),
-                   host_matrix(kBufPaddedLocalLens, C, np), true);
-      m.set_tensor(at(f_prefill_chunked_context_local_context_lens_allranks),
-                   host_matrix(kBufLocalAllRanks, np, dcp_), true);
-      m.set_tensor(at(f_prefill_chunked_context_padded_local_cu_seq_lens),
-                   device_matrix(kBufPaddedLocalCu, C, np + 1), true);
-      m.set_tensor(at(f_prefill_chunked_context_cu_seq_lens_lst), host_matrix(kBufCuLst, C, np + 1),
+      m.set_tensor(at(f_chunk_local_token_offsets),
+                   host_list(chunk_list(kChunkLocalTokenOffsets), C + 1), true);
+      m.set_tensor(at(f_chunk_padded_local_seq_lens),
+                   host_list(entry_list(kEntryPaddedLocalSeqLens), E), true);
+      m.set_tensor(at(f_chunk_local_context_lens_allranks),
+                   make_matrix(allranks_host(), Device{}, kInt32, E, dcp_, dcp_), true);
+      m.set_tensor(at(f_chunk_padded_local_cu_seq_lens), device_list(kBufPaddedLocalCu, boundaries),
                    true);
-      m.set_int(at(f_prefill_chunked_context_chunk_size), chunks.local_chunk);
+      m.set_tensor(at(f_chunk_padded_local_token_to_seq),
+                   device_list(kBufPaddedLocalTts, chunks.num_local_tokens), true);
+      m.set_tensor(at(f_chunk_local_starts), host_list(entry_list(kEntryLocalStarts), E), true);
     }
   }
 
@@ -803,10 +987,12 @@ class MlaBuilder final : public Builder {
   PersistentBuffers buffers_;
   std::vector<size_t> pos_;
   int64_t workspace_ = 0;
-  int64_t max_chunks_ = 0;
+  ops::MlaChunkParams chunk_params_;
+  int32_t prefill_backend_ = 0;
   int32_t dcp_ = 1;
   int32_t interleave_ = 1;
   PrefillPath prefill_;
+  int64_t num_empty_ = 0;
   PerLayerParams hyper_;
   bool use_full_cuda_graph_ = false;
   int64_t max_cudagraph_size_ = 0;

@@ -368,55 +368,84 @@ void remap_block_table(const Exec& exec, const int32_t* block_table, int64_t blo
 
 // ---- MLA (vllm/model_executor/layers/attention/mla_attention.py, MLACommonMetadataBuilder) ---
 
-/// The chunked-context plan of the P prefills of an MLA batch (host-only; vLLM computes it on
-/// the CPU). With n = the prefills whose context (seq_len - query_len) is > 0 and m = the
-/// longest context: max_context_chunk = round_down(workspace_size // n, page_size); num_chunks
-/// = cdiv(m, max_context_chunk); chunk k of prefill p covers [k * M, min(c_p, (k + 1) * M)).
-/// With DCP (dcp_size > 1) local_chunk = cdiv(M, dcp_size * interleave) * interleave (vLLM's
-/// padded_local_max_context_chunk_across_ranks). All zero when no prefill has context.
-using MlaChunkPlan = kernels::MlaChunkPlan;
-/// Error(kInvalidArgument) when max_context_chunk rounds down to 0 (vLLM asserts it is > 0)
-/// or, with DCP, is not a multiple of dcp_size (vLLM asserts that too); its message starts
-/// with "<who>: " when `who` is not null.
-MlaChunkPlan mla_chunk_plan(const int32_t* context_lens, int64_t num_prefills,
-                            int64_t workspace_size, int32_t page_size, int32_t dcp_size,
-                            int32_t interleave, const char* who = nullptr);
+/// vLLM 0.33's chunked context of the P prefills of an MLA batch
+/// (plan_mla_context_chunks and build_mla_chunked_context_metadata). With c_p = a prefill's
+/// context (seq_len - query_len), alignment A = block_size (lcm with dcp_size * interleave
+/// under DCP), padded_rows(r) = r (DCP: cdiv(r, dcp_size * interleave) * interleave), row
+/// budget B = workspace_size (DCP: workspace_size // dcp_size) and max_context_chunk M =
+/// round_down(workspace_size, A): every run of consecutive prefills with context is packed
+/// greedily into chunks of at most B padded rows; a request that does not fit is split at the
+/// largest A-aligned length L <= min(M, round_down(remaining - 1, A)) whose padded rows fit
+/// (none when L = 0) and continues at the start of the next chunk (a continuation chunk).
+/// A chunk is a list of entries (request, start, length), in request order.
+using MlaChunkParams = kernels::MlaChunkParams;
+using MlaChunkCounts = kernels::MlaChunkCounts;
 
-/// The chunked-context fields vLLM keeps on the host (lists and CPU tensors), for a plan with
-/// C = plan.num_chunks chunks; every output may be null. Row-major, compact:
-///   seq_lens (C x P): clamp(min(c_p, (k + 1) * M) - k * M, 0);
-///   seq_tot (C): row sums of seq_lens, or with DCP of padded_local_chunk_seq_lens;
-///   max_seq_lens (C): row maxima of seq_lens; chunk_total_token (C): row sums of seq_lens;
-///   cu_seq_lens_lst (C x (P + 1)): 0 then the running row sums of seq_lens;
-///   padded_local_chunk_seq_lens (C x P): clamp(min(cdiv(c_p, dcp_size * interleave) *
-///     interleave, (k + 1) * L) - k * L, 0) with L = plan.local_chunk;
-///   local_context_lens_allranks (P x dcp_size): get_dcp_local_seq_lens(c_p) of every rank.
-struct MlaChunkHostLists {
-  int32_t* seq_lens = nullptr;
-  int32_t* seq_tot = nullptr;
-  int32_t* max_seq_lens = nullptr;
-  int32_t* chunk_total_token = nullptr;
-  int32_t* cu_seq_lens_lst = nullptr;
-  int32_t* padded_local_chunk_seq_lens = nullptr;
-  int32_t* local_context_lens_allranks = nullptr;
+/// The host lists of the plan (vLLM's Python ints, lists and CPU tensors). Any may be null.
+/// Per chunk i (C entries unless said):
+///   request_start/end: the chunk's prefills [request_start, request_end) (request_slice);
+///   token_start/end: query_start_loc[request_start/end] (token_slice, prefill-relative);
+///   continuation_token_end: query_start_loc[request_start + 1]; is_continuation: the first
+///   entry's start > 0; num_context_tokens / num_local_context_tokens: the chunk's rows
+///   (padded local rows with DCP; = num_context_tokens without); max_query_len / max_seq_len:
+///   of its prefills' query lengths / its entries' lengths; all_rows_active: every query
+///   length and every entry length > 0;
+///   request_offsets (C + 1), boundary_offsets (C), token_offsets (C + 1), local_token_offsets
+///   (C + 1): where chunk i's slice of the concatenated per-entry (E), per-boundary (E + C:
+///   n_i + 1 each), token (T) and padded local token arrays begins.
+/// Per entry (E): seq_lens (the lengths), padded_local_seq_lens, local_starts (padded_rows of
+/// the start) and local_context_lens_allranks (E x dcp_size: get_dcp_local_seq_lens of the
+/// entry's whole context, every rank) - the last three under DCP only.
+/// Per prefill: context_lens_list (P), empty_token_slices (K x 2: [qsl[p], qsl[p + 1]) of the
+/// K prefills without context; *num_empty = K).
+struct MlaChunkHostOut {
+  int32_t *request_start = nullptr, *request_end = nullptr, *token_start = nullptr,
+          *token_end = nullptr, *continuation_token_end = nullptr, *is_continuation = nullptr,
+          *num_context_tokens = nullptr, *max_query_len = nullptr, *max_seq_len = nullptr,
+          *all_rows_active = nullptr, *num_local_context_tokens = nullptr;
+  int32_t *request_offsets = nullptr, *boundary_offsets = nullptr, *token_offsets = nullptr,
+          *local_token_offsets = nullptr;
+  int32_t *seq_lens = nullptr, *padded_local_seq_lens = nullptr, *local_starts = nullptr,
+          *local_context_lens_allranks = nullptr;
+  int32_t *context_lens_list = nullptr, *empty_token_slices = nullptr;
+  int64_t* num_empty = nullptr;
+  /// Scratch the planner needs (E entries each; C + 1 for chunk_entry_offsets), host memory.
+  int32_t *chunk_entry_offsets = nullptr, *entry_request = nullptr, *entry_start = nullptr,
+          *entry_len = nullptr;
 };
-void mla_chunk_host_lists(const int32_t* context_lens, int64_t num_prefills,
-                          const MlaChunkPlan& plan, int32_t dcp_size, int32_t interleave,
-                          const MlaChunkHostLists& out);
+
+/// Plans the chunks on the host and writes the host lists, from the prefills' context lengths
+/// (P) and query_start_loc (P + 1, any base: only differences are read). Returns the counts
+/// (all zero when no prefill has context: vLLM's chunked_context is None).
+/// Error(kInvalidArgument) when M = 0 (vLLM asserts "chunked prefill workspace (W rows) is
+/// smaller than the context chunk alignment (A rows)") or a capacity of `params` is too small
+/// for the batch (naming it); messages start with "<who>: " when `who` is not null.
+MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t* query_start_loc,
+                                      int64_t num_prefills, const MlaChunkParams& params,
+                                      const MlaChunkHostOut& out, const char* who = nullptr);
+
+/// The chunked context's device tensors (host reference; on CUDA two launches that plan again on
+/// the device from the device inputs, then fill), from the prefills' query_start_loc (P + 1,
+/// any base) and seq_lens (P), for a batch whose host plan had `counts` (the grid sizes; the
+/// device never writes past the capacities of `params`):
+///   context_lens (P); starts (E): the entries' starts (local_starts with DCP);
+///   query_start_loc (E + C): per chunk qsl[r] - qsl[request_start] for r in [start, end];
+///   cu_seq_lens (E + C): per chunk 0 then the running sums of its entries' lengths;
+///   token_to_seq (T): per chunk the entry index (0-based in the chunk) of each row;
+///   padded_local_cu_seq_lens / padded_local_token_to_seq: the same with the padded local
+///   lengths (DCP only); the plan scratch (chunk_entry_offsets, chunk_token_offsets,
+///   chunk_local_token_offsets, entry_request, entry_start, entry_len).
+using MlaChunkTensors = kernels::MlaChunkTensors;
+void mla_context_chunk_tensors(const Exec& exec, const int32_t* query_start_loc,
+                               const int32_t* seq_lens, int64_t num_prefills,
+                               const MlaChunkParams& params, const MlaChunkCounts& counts,
+                               const MlaChunkTensors& out);
 
 /// MLA's prefill tensors (one launch on CUDA), from the prefills' query_start_loc (P + 1
-/// entries, not rebased) and seq_lens (P), with context c_p = seq_lens[p] - query length and
-/// the plan's M, L and C. Every output may be null; rows are compact:
-///   query_start_loc_out (P + 1) = qsl[p] - qsl[0]; query_seq_lens (P) = the query lengths;
-///   cu_seq_lens (C x (P + 1)) = 0 then the running sums of the chunk lengths (as seq_lens of
-///   mla_chunk_host_lists); starts (C x P) = k * M, or k * L with DCP;
-///   token_to_seq (C x token_width) = p for t in [cu[k][p], cu[k][p + 1]), 0 up to the width;
-///   padded_local_cu_seq_lens (C x (P + 1)) = 0 then the running sums of the padded local
-///   chunk lengths (DCP only).
+/// entries, not rebased): query_start_loc_out (P + 1) = qsl[p] - qsl[0]; query_seq_lens (P) =
+/// the query lengths. Either may be null.
 using MlaPrefillOut = kernels::MlaPrefillOut;
-void mla_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
-                          const int32_t* seq_lens, int64_t num_prefills, const MlaChunkPlan& plan,
-                          int32_t dcp_size, int32_t interleave, int64_t token_width,
+void mla_prefill_metadata(const Exec& exec, const int32_t* query_start_loc, int64_t num_prefills,
                           const MlaPrefillOut& out);
 
 /// FlashMLA's tile-scheduler metadata for vLLM's batch-invariant decode (one partition):

@@ -1,10 +1,11 @@
 /* The MLA family (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA): class
  * levels and reorder thresholds with and without speculative tokens and DCP, the decode/prefill
- * split, hand-checked chunked-context batches (one and several chunks, the DCP variant), the
- * variants' decode fields (FA3 scheduler inputs, FlashMLA scheduler inputs and its fixed
+ * split, a hand-checked batch with its chunked context (tests/c/test_mla_chunks.c has the
+ * chunked context's own cases: the workspace, splits, DCP, bad input), the variants' decode fields (FA3 scheduler inputs, FlashMLA scheduler inputs and its fixed
  * batch-invariant schedule), the prefill paths, capture and drafting, update_block_table
  * (unsupported, as in vLLM), bad input with its messages, and seeded random batches against a
  * naive computation written for this test. */
+#include "mla_chunks_naive.h"
 #include "test_support.h"
 
 /* ---- helpers ---------------------------------------------------------------------------- */
@@ -169,48 +170,16 @@ static void test_levels_and_thresholds(void** state) {
   }
 }
 
-/* ---- the workspace ---------------------------------------------------------------------- */
-
-static int64_t workspace_for(int32_t max_model_len, int32_t max_num_seqs, int32_t block_size) {
-  attn_kv_cache_spec_t spec = mla_spec(block_size);
-  attn_builder_config_t c = mla_config();
-  attn_builder_t* b;
-  attn_metadata_t* m = NULL;
-  static const int32_t q[1] = {1}, s[1] = {1};
-  ts_batch* batch = ts_batch_make(q, s, 1, block_size, 0, -1);
-  int64_t w;
-  c.max_model_len = max_model_len;
-  c.max_num_seqs = max_num_seqs;
-  b = ts_builder("TRITON_MLA", &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  w = ts_int(m, "chunked_prefill_workspace_size");
-  ts_batch_free(batch);
-  attn_builder_destroy(b);
-  return w;
-}
-
-static void test_workspace_size(void** state) {
-  (void)state;
-  /* max(min(max(8 * L, 4 * S * B), 65536), S * B) */
-  assert_int_equal(workspace_for(1024, 256, 16), 16384);  /* 4 * 256 * 16 */
-  assert_int_equal(workspace_for(4096, 8, 16), 32768);    /* 8 * 4096 */
-  assert_int_equal(workspace_for(131072, 8, 64), 65536);  /* capped at 64k tokens */
-  assert_int_equal(workspace_for(16, 1024, 128), 131072); /* one block per request wins */
-  assert_int_equal(workspace_for(64, 4, 16), 512);        /* 8 * 64 */
-}
-
 /* ---- a hand-checked batch --------------------------------------------------------------- */
 
 /* TRITON_MLA, block 16, a 128-token workspace. Two decodes (seq 10, 33) and three prefills:
  * 4 tokens onto a context of 100, a fresh prefill of 3, 5 tokens onto a context of 40.
  *   query_start_loc [0, 1, 2, 6, 9, 14]; split at threshold 1: 2 decodes (2 tokens), 3 prefills.
- *   contexts [100, 0, 40]: two prefills have context, so each gets 128 // 2 = 64 tokens of the
- *   workspace (already a multiple of 16): max_context_chunk 64, cdiv(100, 64) = 2 chunks.
- *   chunk 0 covers [0, 64): lengths [64, 0, 40] -> cu_seq_lens [0, 64, 64, 104], total 104;
- *   chunk 1 covers [64, 128): lengths [36, 0, 0] -> cu_seq_lens [0, 36, 36, 36], total 36.
- *   starts [[0, 0, 0], [64, 64, 64]]; seq_tot = chunk_total_token = [104, 36];
- *   max_seq_lens [64, 36]; token_to_seq is 2 x 104: row 0 = 64 x 0 then 40 x 2, row 1 =
- *   36 x 0 then zeros. The prefill query_start_loc is rebased: [0, 4, 7, 12]. */
+ *   contexts [100, 0, 40]: the fresh prefill ends the first run of prefills with context, so
+ *   chunk 0 is request 0's whole context (100 <= 128 rows) and chunk 1 request 2's (40).
+ *   Concatenated: cu_seq_lens [0, 100, 0, 40], query_start_loc [0, 4, 0, 5], starts [0, 0],
+ *   seq_lens [100, 40], token_to_seq 140 zeros; empty_token_slices [[4, 7]]. The prefill
+ *   query_start_loc is rebased: [0, 4, 7, 12]. */
 static void test_hand_checked(void** state) {
   static const int32_t q[5] = {1, 1, 4, 3, 5}, s[5] = {10, 33, 104, 3, 45};
   attn_kv_cache_spec_t spec = mla_spec(16);
@@ -218,7 +187,7 @@ static void test_hand_checked(void** state) {
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 5, 16, 0, -1);
   attn_metadata_t* m = NULL;
-  int32_t tts[2 * 104];
+  int32_t tts[140];
   int i;
   (void)state;
   c.max_num_seqs = 8;
@@ -252,25 +221,28 @@ static void test_hand_checked(void** state) {
   expect_bool(m, "prefill_use_trtllm_ragged", 0);
   expect_none(m, "prefill_num_qo_heads");
   /* the chunked context */
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 104, 0, 36, 36, 36}, 2, 4);
-  expect_i32_2d(m, "prefill_chunked_context_starts", (int32_t[]){0, 0, 0, 64, 64, 64}, 2, 3);
-  ts_expect_i32(m, "prefill_chunked_context_seq_tot", (int32_t[]){104, 36}, 2);
-  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", (int32_t[]){64, 36}, 2);
-  ts_expect_i32(m, "prefill_chunked_context_chunk_total_token", (int32_t[]){104, 36}, 2);
-  expect_i32_2d(m, "prefill_chunked_context_seq_lens", (int32_t[]){64, 0, 40, 36, 0, 0}, 2, 3);
-  for (i = 0; i < 2 * 104; ++i) tts[i] = i < 64 ? 0 : (i < 104 ? 2 : 0);
-  expect_i32_2d(m, "prefill_chunked_context_token_to_seq", tts, 2, 104);
-  assert_int_equal(ts_tensor(m, "prefill_chunked_context_seq_tot")->device.device_type, ATTN_DEVICE_CPU);
-  expect_none(m, "prefill_chunked_context_padded_local_chunk_seq_lens");
-  expect_none(m, "prefill_chunked_context_local_context_lens_allranks");
-  expect_none(m, "prefill_chunked_context_padded_local_cu_seq_lens");
-  expect_none(m, "prefill_chunked_context_cu_seq_lens_lst");
-  expect_none(m, "prefill_chunked_context_chunk_size");
+  assert_int_equal(ts_int(m, "prefill_chunked_context_num_chunks"), 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 100, 0, 40}, 4);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_query_start_loc", (int32_t[]){0, 4, 0, 5}, 4);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_starts", (int32_t[]){0, 0}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_seq_lens", (int32_t[]){100, 40}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_request_start", (int32_t[]){0, 2}, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_token_end", (int32_t[]){4, 12}, 2);
+  expect_i32_2d(m, "prefill_chunked_context_empty_token_slices", (int32_t[]){4, 7}, 1, 2);
+  for (i = 0; i < 140; ++i) tts[i] = 0;
+  ts_expect_i32(m, "prefill_chunked_context_chunk_token_to_seq", tts, 140);
+  assert_int_equal(ts_tensor(m, "prefill_chunked_context_chunk_seq_lens")->device.device_type,
+                   ATTN_DEVICE_CPU);
+  expect_none(m, "prefill_chunked_context_chunk_padded_local_seq_lens");
+  expect_none(m, "prefill_chunked_context_chunk_local_context_lens_allranks");
+  expect_none(m, "prefill_chunked_context_chunk_padded_local_cu_seq_lens");
+  expect_none(m, "prefill_chunked_context_chunk_local_starts");
+  expect_mla_chunks(m, batch->qsl + 2, batch->seq + 2, 3, 128, 16, 1, 1);
   {
     /* drafting is build(fast_build=True): the same metadata for MLA */
     attn_metadata_t* d = NULL;
     ASSERT_OK(attn_build_for_drafting(b, &batch->common, 0, &d, NULL));
-    expect_i32_2d(d, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 104, 0, 36, 36, 36}, 2, 4);
+    ts_expect_i32(d, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 100, 0, 40}, 4);
     assert_int_equal(ts_int(d, "num_decodes"), 2);
   }
   {
@@ -284,48 +256,11 @@ static void test_hand_checked(void** state) {
     ASSERT_OK(attn_metadata_clone(m, &kept));
     ASSERT_OK(attn_build(b, 0, &next->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "num_prefills"), 0);
-    expect_none(m, "prefill_chunked_context_cu_seq_lens");
-    expect_i32_2d(kept, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 104, 0, 36, 36, 36}, 2, 4);
-    ts_expect_i32(kept, "prefill_chunked_context_seq_tot", (int32_t[]){104, 36}, 2);
+    expect_none(m, "prefill_chunked_context_chunk_cu_seq_lens");
+    ts_expect_i32(kept, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 100, 0, 40}, 4);
+    ts_expect_i32(kept, "prefill_chunked_context_chunk_seq_lens", (int32_t[]){100, 40}, 2);
     attn_metadata_destroy(kept);
     ts_batch_free(next);
-  }
-  ts_batch_free(batch);
-  attn_builder_destroy(b);
-}
-
-/* A context many times the workspace is not an error: vLLM splits it into chunks. One prefill
- * with 250 tokens of context and a 64-token workspace (CUTLASS_MLA needs block 128, so TRITON
- * with block 16): max_context_chunk 64, cdiv(250, 64) = 4 chunks of 64, 64, 64, 58. */
-static void test_many_chunks(void** state) {
-  static const int32_t q[1] = {6}, s[1] = {256};
-  attn_kv_cache_spec_t spec = mla_spec(16);
-  attn_builder_config_t c = mla_config();
-  attn_builder_t* b;
-  ts_batch* batch = ts_batch_make(q, s, 1, 16, 0, -1);
-  attn_metadata_t* m = NULL;
-  (void)state;
-  c.mla_chunked_prefill_workspace_size = 64; /* the floor: 4 sequences x 16 */
-  b = ts_builder("TRITON_MLA", &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_decodes"), 0);
-  expect_none(m, "decode_block_table");
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 0, 64, 0, 64, 0, 58}, 4, 2);
-  expect_i32_2d(m, "prefill_chunked_context_starts", (int32_t[]){0, 64, 128, 192}, 4, 1);
-  ts_expect_i32(m, "prefill_chunked_context_seq_tot", (int32_t[]){64, 64, 64, 58}, 4);
-  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", (int32_t[]){64, 64, 64, 58}, 4);
-  assert_int_equal(ts_tensor(m, "prefill_chunked_context_token_to_seq")->shape[1], 64);
-  ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 6}, 2);
-  /* a fresh prefill has no context: no chunked context at all */
-  {
-    static const int32_t q2[2] = {6, 9}, s2[2] = {6, 9};
-    ts_batch* fresh = ts_batch_make(q2, s2, 2, 16, 0, -1);
-    ASSERT_OK(attn_build(b, 0, &fresh->common, 0, &m, NULL));
-    assert_int_equal(ts_int(m, "num_prefills"), 2);
-    ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 6, 15}, 3);
-    expect_none(m, "prefill_chunked_context_cu_seq_lens");
-    expect_none(m, "prefill_chunked_context_token_to_seq");
-    ts_batch_free(fresh);
   }
   ts_batch_free(batch);
   attn_builder_destroy(b);
@@ -335,14 +270,10 @@ static void test_many_chunks(void** state) {
 
 /* TRITON_MLA, DCP 2 (rank 0, interleave 1), block 16, a 128-token workspace. Decodes (seq 10,
  * 33) read their rank's lengths from common->dcp_local_seq_lens: 10 -> 5, 33 -> 17 (rank 0
- * holds the odd token). Prefills as in test_hand_checked but the third context is 41:
- *   contexts [100, 0, 41]: max_context_chunk 64 (even: DCP 2 divides it), 2 chunks;
- *   global lengths: chunk 0 [64, 0, 41] -> cu [0, 64, 64, 105]; chunk 1 [36, 0, 0];
- *   local chunk = cdiv(64, 2 * 1) * 1 = 32; padded local contexts cdiv(c, 2): [50, 0, 21];
- *   local lengths: chunk 0 [32, 0, 21] -> padded_local_cu [0, 32, 32, 53], seq_tot 53;
- *   chunk 1 [18, 0, 0] -> [0, 18, 18, 18], seq_tot 18; starts [[0, 0, 0], [32, 32, 32]];
- *   local_context_lens_allranks: 100 -> [50, 50], 0 -> [0, 0], 41 -> [21, 20];
- *   max_seq_len becomes cdiv(104, 2) = 52 (the most any rank holds). */
+ * holds the odd token). Prefills as in test_hand_checked but the third context is 41; the
+ * chunked context (budget 128 / 2 = 64 local rows) is checked against the naive plan, and
+ * test_mla_chunks.c has DCP's hand-checked split. max_seq_len becomes cdiv(104, 2) = 52 (the
+ * most any rank holds). */
 static void test_dcp(void** state) {
   static const int32_t q[5] = {1, 1, 4, 3, 5}, s[5] = {10, 33, 104, 3, 46};
   int32_t local[5] = {5, 17, 0, 0, 0};
@@ -368,33 +299,11 @@ static void test_dcp(void** state) {
   assert_int_equal(ts_int(m, "max_seq_len"), 52);
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){5, 17}, 2);
   ts_expect_i32(m, "decode_dcp_tot_seq_lens", (int32_t[]){10, 33}, 2);
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 64, 64, 105, 0, 36, 36, 36}, 2, 4);
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens_lst", (int32_t[]){0, 64, 64, 105, 0, 36, 36, 36}, 2, 4);
-  expect_i32_2d(m, "prefill_chunked_context_starts", (int32_t[]){0, 0, 0, 32, 32, 32}, 2, 3);
-  ts_expect_i32(m, "prefill_chunked_context_seq_tot", (int32_t[]){53, 18}, 2);
-  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", (int32_t[]){64, 36}, 2);
-  ts_expect_i32(m, "prefill_chunked_context_chunk_total_token", (int32_t[]){105, 36}, 2);
-  expect_i32_2d(m, "prefill_chunked_context_seq_lens", (int32_t[]){64, 0, 41, 36, 0, 0}, 2, 3);
-  expect_i32_2d(m, "prefill_chunked_context_padded_local_chunk_seq_lens", (int32_t[]){32, 0, 21, 18, 0, 0}, 2, 3);
-  expect_i32_2d(m, "prefill_chunked_context_padded_local_cu_seq_lens", (int32_t[]){0, 32, 32, 53, 0, 18, 18, 18}, 2, 4);
-  expect_i32_2d(m, "prefill_chunked_context_local_context_lens_allranks", (int32_t[]){50, 50, 0, 0, 21, 20}, 3, 2);
-  assert_int_equal(ts_int(m, "prefill_chunked_context_chunk_size"), 32);
-  attn_builder_destroy(b);
-
-  /* a chunk that DCP does not divide: vLLM asserts max_context_chunk % dcp == 0. DCP 3 with a
-   * 66-token workspace: one prefill with context gets 66 -> 64 tokens, not a multiple of 3. */
-  c.max_num_seqs = 4;
-  c.decode_context_parallel_size = 3;
-  c.mla_chunked_prefill_workspace_size = 66;
-  b = ts_builder("TRITON_MLA", &spec, &c);
-  {
-    static const int32_t q1[1] = {4}, s1[1] = {104};
-    ts_batch* one = ts_batch_make(q1, s1, 1, 16, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &one->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "TRITON_MLA: max_context_chunk=64 is not a multiple of "
-                 "decode_context_parallel_size=3");
-    ts_batch_free(one);
-  }
+  ts_expect_i32(m, "prefill_chunked_context_chunk_padded_local_cu_seq_lens",
+                (int32_t[]){0, 50, 0, 21}, 4);
+  expect_i32_2d(m, "prefill_chunked_context_chunk_local_context_lens_allranks",
+                (int32_t[]){50, 50, 21, 20}, 2, 2);
+  expect_mla_chunks(m, batch->qsl + 2, batch->seq + 2, 3, 128, 16, 2, 1);
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -443,7 +352,7 @@ static void test_flash_attn_mla(void** state) {
   ts_expect_i32(m, "decode_scheduler_cache_seqlens", (int32_t[]){20, 50, 7}, 3);
   ts_expect_i32(m, "decode_scheduler_cu_seqlens_q", (int32_t[]){0, 1, 4, 6}, 4);
   /* the prefill: one chunk of its whole context (default workspace 8192) */
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 100}, 1, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 100}, 2);
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 600}, 2);
   attn_builder_destroy(b);
 
@@ -498,7 +407,7 @@ static void test_flashmla(void** state) {
   expect_none(m, "decode_scheduler_metadata");
   expect_none(m, "decode_tile_scheduler_metadata");
   expect_none(m, "decode_num_splits");
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 170}, 1, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 170}, 2);
   attn_builder_destroy(b);
 
   /* batch-invariant decode: one partition, [0, 0, B - 1, width / 64, 0, 0, 0, 0] */
@@ -541,7 +450,7 @@ static void test_flashinfer_mla_spec_decode(void** state) {
   assert_int_equal(ts_int(m, "num_decode_tokens"), 8);
   assert_int_equal(ts_int(m, "num_prefills"), 1);
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){40, 12}, 2);
-  expect_none(m, "prefill_chunked_context_cu_seq_lens"); /* the prefill is fresh */
+  expect_none(m, "prefill_chunked_context_chunk_cu_seq_lens"); /* the prefill is fresh */
   attn_builder_destroy(b);
   /* without speculative tokens the threshold is 1: all three are prefills */
   c.num_speculative_tokens = 0;
@@ -549,7 +458,8 @@ static void test_flashinfer_mla_spec_decode(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "num_decodes"), 0);
   assert_int_equal(ts_int(m, "num_prefills"), 3);
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 36, 44, 44}, 1, 4);
+  /* contexts [36, 8, 0]: one chunk of the first two */
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 36, 44}, 3);
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -761,10 +671,6 @@ static void test_bad_input(void** state) {
   c.mla_chunked_prefill_workspace_size = -5;
   expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
                       "config->mla_chunked_prefill_workspace_size=-5 is negative");
-  c.mla_chunked_prefill_workspace_size = 32;
-  expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
-                      "config->mla_chunked_prefill_workspace_size=32 is below max_num_seqs * "
-                      "block_size=64 (vLLM keeps at least one block per request)");
   c.mla_chunked_prefill_workspace_size = 100;
   c.decode_context_parallel_size = 3;
   expect_create_error("TRITON_MLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
@@ -840,7 +746,7 @@ static void test_abi_1_1_config(void** state) {
   b = ts_builder("TRITON_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), 8192); /* 8 x 1024 */
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 296}, 1, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 296}, 2);
   attn_builder_destroy(b);
   c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 + 4;
   ASSERT_ERROR(attn_builder_create("TRITON_MLA", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
@@ -850,49 +756,12 @@ static void test_abi_1_1_config(void** state) {
   b = ts_builder("TRITON_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), 256);
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", (int32_t[]){0, 256, 0, 40}, 2, 2);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 256, 0, 40}, 4);
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
 
 /* ---- seeded random batches against a naive computation ------------------------------------ */
-
-typedef struct {
-  int32_t chunk, local_chunk;
-  int64_t chunks, width;
-  int32_t lens[160][16], local_lens[160][16];
-} naive_plan;
-
-/* vLLM's chunked context, written out loop by loop. */
-static void naive_chunks(const int32_t* ctx, int64_t np, int64_t workspace, int32_t block,
-                         int32_t dcp, int32_t interleave, naive_plan* p) {
-  int64_t with_context = 0, longest = 0, i, k;
-  memset(p, 0, sizeof *p);
-  for (i = 0; i < np; ++i) {
-    if (ctx[i] > 0) ++with_context;
-    if (ctx[i] > longest) longest = ctx[i];
-  }
-  if (longest == 0) return;
-  p->chunk = (int32_t)(workspace / with_context / block * block);
-  p->chunks = (longest + p->chunk - 1) / p->chunk;
-  p->local_chunk = dcp > 1 ? (int32_t)((p->chunk + dcp * interleave - 1) / (dcp * interleave) * interleave) : 0;
-  assert_true(p->chunks <= 160);
-  for (k = 0; k < p->chunks; ++k) {
-    int64_t total = 0;
-    for (i = 0; i < np; ++i) {
-      const int64_t start = k * p->chunk, end = ctx[i] < start + p->chunk ? ctx[i] : start + p->chunk;
-      p->lens[k][i] = (int32_t)(end > start ? end - start : 0);
-      total += p->lens[k][i];
-      if (dcp > 1) {
-        const int64_t padded = (ctx[i] + dcp * interleave - 1) / (dcp * interleave) * interleave;
-        const int64_t ls = k * p->local_chunk;
-        const int64_t le = padded < ls + p->local_chunk ? padded : ls + p->local_chunk;
-        p->local_lens[k][i] = (int32_t)(le > ls ? le - ls : 0);
-      }
-    }
-    if (total > p->width) p->width = total;
-  }
-}
 
 static int g_several_chunks, g_dcp_chunks; /* what the random batches covered */
 
@@ -901,17 +770,11 @@ static void check_random_batch(const char* backend, const attn_builder_config_t*
                                const attn_metadata_t* m) {
   const int64_t n = b->num_reqs, np = n - nd;
   const int32_t dcp = c->decode_context_parallel_size, il = c->cp_kv_cache_interleave_size;
-  int64_t workspace = c->mla_chunked_prefill_workspace_size, i, k, t;
-  int32_t ctx[16], row[17], tot[160], longest_of[160], total_of[160];
-  static int32_t exp[160 * 17];
-  static int32_t tts[1 << 17];
-  naive_plan p;
-  if (workspace == 0) {
-    const int64_t sb = (int64_t)c->max_num_seqs * block;
-    workspace = 8 * (int64_t)c->max_model_len > 4 * sb ? 8 * (int64_t)c->max_model_len : 4 * sb;
-    if (workspace > 65536) workspace = 65536;
-    if (workspace < sb) workspace = sb;
-  }
+  int64_t workspace = c->mla_chunked_prefill_workspace_size, i;
+  int32_t row[17];
+  naive_coverage cov;
+  if (workspace == 0)
+    workspace = naive_mla_workspace(c->max_model_len, c->max_num_seqs, block, dcp, il);
   assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), workspace);
   assert_int_equal(ts_int(m, "num_decodes"), nd);
   assert_int_equal(ts_int(m, "num_prefills"), np);
@@ -936,65 +799,9 @@ static void check_random_batch(const char* backend, const attn_builder_config_t*
   }
   for (i = 0; i <= np; ++i) row[i] = b->qsl[nd + i] - b->qsl[nd];
   ts_expect_i32(m, "prefill_query_start_loc", row, np + 1);
-  for (i = 0; i < np; ++i) ctx[i] = b->seq[nd + i] - (b->qsl[nd + i + 1] - b->qsl[nd + i]);
-  naive_chunks(ctx, np, workspace, block, dcp, il, &p);
-  if (p.chunks > 1) ++g_several_chunks;
-  if (p.chunks > 0 && dcp > 1) ++g_dcp_chunks;
-  if (p.chunks == 0) {
-    expect_none(m, "prefill_chunked_context_cu_seq_lens");
-    return;
-  }
-  /* cu_seq_lens, starts, seq_lens, token_to_seq, the per-chunk totals */
-  for (k = 0; k < p.chunks; ++k) {
-    exp[k * (np + 1)] = 0;
-    for (i = 0; i < np; ++i) exp[k * (np + 1) + i + 1] = exp[k * (np + 1) + i] + p.lens[k][i];
-  }
-  expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens", exp, p.chunks, np + 1);
-  if (dcp > 1) expect_i32_2d(m, "prefill_chunked_context_cu_seq_lens_lst", exp, p.chunks, np + 1);
-  for (k = 0; k < p.chunks; ++k) {
-    int32_t total = 0, longest = 0, local_total = 0;
-    for (i = 0; i < np; ++i) {
-      total += p.lens[k][i];
-      local_total += p.local_lens[k][i];
-      if (p.lens[k][i] > longest) longest = p.lens[k][i];
-    }
-    tot[k] = dcp > 1 ? local_total : total;
-    longest_of[k] = longest;
-    total_of[k] = total;
-  }
-  ts_expect_i32(m, "prefill_chunked_context_seq_tot", tot, p.chunks);
-  ts_expect_i32(m, "prefill_chunked_context_max_seq_lens", longest_of, p.chunks);
-  ts_expect_i32(m, "prefill_chunked_context_chunk_total_token", total_of, p.chunks);
-  for (k = 0; k < p.chunks; ++k)
-    for (i = 0; i < np; ++i) exp[k * np + i] = p.lens[k][i];
-  expect_i32_2d(m, "prefill_chunked_context_seq_lens", exp, p.chunks, np);
-  for (k = 0; k < p.chunks; ++k)
-    for (i = 0; i < np; ++i) exp[k * np + i] = (int32_t)k * (dcp > 1 ? p.local_chunk : p.chunk);
-  expect_i32_2d(m, "prefill_chunked_context_starts", exp, p.chunks, np);
-  assert_true(p.chunks * p.width <= (1 << 17));
-  for (k = 0; k < p.chunks; ++k) {
-    int64_t at = 0;
-    for (i = 0; i < np; ++i)
-      for (t = 0; t < p.lens[k][i]; ++t) tts[k * p.width + at++] = (int32_t)i;
-    for (; at < p.width; ++at) tts[k * p.width + at] = 0;
-  }
-  expect_i32_2d(m, "prefill_chunked_context_token_to_seq", tts, p.chunks, p.width);
-  if (dcp > 1) {
-    for (k = 0; k < p.chunks; ++k) {
-      exp[k * (np + 1)] = 0;
-      for (i = 0; i < np; ++i) exp[k * (np + 1) + i + 1] = exp[k * (np + 1) + i] + p.local_lens[k][i];
-    }
-    expect_i32_2d(m, "prefill_chunked_context_padded_local_cu_seq_lens", exp, p.chunks, np + 1);
-    for (k = 0; k < p.chunks; ++k)
-      for (i = 0; i < np; ++i) exp[k * np + i] = p.local_lens[k][i];
-    expect_i32_2d(m, "prefill_chunked_context_padded_local_chunk_seq_lens", exp, p.chunks, np);
-    for (i = 0; i < np; ++i)
-      for (k = 0; k < dcp; ++k) exp[i * dcp + k] = dcp_local(ctx[i], dcp, (int32_t)k, il);
-    expect_i32_2d(m, "prefill_chunked_context_local_context_lens_allranks", exp, np, dcp);
-    assert_int_equal(ts_int(m, "prefill_chunked_context_chunk_size"), p.local_chunk);
-  } else {
-    expect_none(m, "prefill_chunked_context_padded_local_cu_seq_lens");
-  }
+  cov = expect_mla_chunks(m, b->qsl + nd, b->seq + nd, np, workspace, block, dcp, il);
+  if (cov.chunks > 1) ++g_several_chunks;
+  if (cov.chunks > 0 && dcp > 1) ++g_dcp_chunks;
 }
 
 static void test_random_batches(void** state) {
@@ -1061,9 +868,7 @@ static void test_random_batches(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds),
-      cmocka_unit_test(test_workspace_size),
       cmocka_unit_test(test_hand_checked),
-      cmocka_unit_test(test_many_chunks),
       cmocka_unit_test(test_dcp),
       cmocka_unit_test(test_flash_attn_mla),
       cmocka_unit_test(test_flashmla),

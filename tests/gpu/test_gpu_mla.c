@@ -2,10 +2,12 @@
  * TRITON_MLA): the same seeded random batches through a CPU builder and a CUDA builder (device
  * tensors + host mirrors, and a device copy of dcp_local_seq_lens under DCP), every field
  * compared. This runs kernels/mla_prefill_metadata.cu (prefill query_start_loc and query
- * lengths, the chunked context's cu_seq_lens, starts, token_to_seq and the DCP padded-local
- * prefix sums) and kernels/flashmla_tile_schedule.cu against the host references, with several
- * context chunks, with DCP, with speculative tokens and fp8 caches, on the 10.x prefill paths,
- * in build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33).
+ * lengths), kernels/mla_context_chunks.cu (vLLM 0.33's chunked context planned again on the
+ * device: context_lens, the chunks' concatenated query_start_loc, cu_seq_lens, starts,
+ * token_to_seq and the DCP padded-local arrays) and kernels/flashmla_tile_schedule.cu against
+ * the host references, with several context chunks and continuation chunks, with DCP and
+ * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
+ * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -122,6 +124,47 @@ static void test_random_batches(void** state) {
   }
 }
 
+/* The chunked context alone: all-prefill TRITON_MLA batches with small workspaces (several and
+ * continuation chunks), DCP sizes 1-4 with interleaves that divide the block. */
+static void test_context_chunks(void** state) {
+  uint64_t seed = 2033;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA MLA chunked context")) skip();
+  for (iter = 0; iter < 200; ++iter) {
+    static const int32_t blocks[3] = {16, 32, 64}, dcps[4] = {1, 2, 3, 4};
+    const int32_t block = blocks[ts_rand_range(&seed, 0, 2)];
+    const int32_t dcp = dcps[ts_rand_range(&seed, 0, 3)];
+    int32_t il = dcp > 1 ? (int32_t)(1 << ts_rand_range(&seed, 0, 3)) : 1;
+    attn_kv_cache_spec_t spec = mla_spec(block);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32];
+    int64_t n, r, a, w;
+    ts_batch* b;
+    a = block;
+    if (dcp > 1) {
+      int64_t x = a, y = (int64_t)dcp * il;
+      while (y) { const int64_t t = x % y; x = y; y = t; }
+      a = a / x * dcp * il;
+    }
+    w = a * ts_rand_range(&seed, 1, 6);
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 32768;
+    c.max_model_len = (int32_t)(3 * w + 64);
+    c.decode_context_parallel_size = dcp;
+    c.cp_kv_cache_interleave_size = il;
+    c.mla_chunked_prefill_workspace_size = (int32_t)w;
+    n = ts_rand_range(&seed, 1, 32);
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 2, 40);
+      s[r] = q[r] + (ts_rand_range(&seed, 0, 3) == 0 ? 0 : (int32_t)ts_rand_range(&seed, 1, 3 * w));
+    }
+    b = ts_batch_make(q, s, n, block, 0, -1);
+    compare("TRITON_MLA", &spec, &c, b, NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 /* Decode-only capture batches (the persistent buffers a graph reads). */
 static void test_capture(void** state) {
   static const int32_t q1[4] = {1, 1, 1, 1}, s1[4] = {100, 7, 64, 300};
@@ -177,6 +220,7 @@ static void test_decode_0_33(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
+      cmocka_unit_test(test_context_chunks),
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_decode_0_33),
   };

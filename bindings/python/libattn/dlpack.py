@@ -133,6 +133,19 @@ class TensorView:
             dev = f"device{self.device[0]}"
         return f"TensorView(shape={self.shape}, dtype={name}{bits}, device={dev}:{self.device[1]})"
 
+    def __getitem__(self, key: slice) -> "TensorView":
+        """A view of rows ``key`` (a slice with step 1) of this tensor's first dimension, on the
+        same device and with the same owner: ``md.tensor_view(name)[a:b]``."""
+        if not isinstance(key, slice) or key.step not in (None, 1) or self.ndim < 1:
+            raise TypeError("a TensorView takes a slice of its first dimension, step 1")
+        start, stop, _ = key.indices(self.shape[0])
+        stop = max(start, stop)
+        out = object.__new__(TensorView)
+        out.__dict__.update(self.__dict__)
+        out.shape = (stop - start,) + self.shape[1:]
+        out.data_ptr = self.data_ptr + start * self.strides[0] * ((self.dtype[1] * self.dtype[2] + 7) // 8)
+        return out
+
     def __dlpack_device__(self) -> Tuple[int, int]:
         return self.device
 

@@ -515,16 +515,21 @@ def drawing(lib: Library, batch: Batch, threshold: int = 1,
             ids = indices[a:b].tolist() if indices is not None and len(indices) >= b else []
             pages.append(batch_svg.PagedKv(row, end - covered, page, n, int(last[k]), ids))
         drawn.append("paged KV (paged_kv_indptr)")
-    # MLA's chunked-prefill context chunks: (chunks, prefills) starts and lengths
+    # MLA's chunked-prefill context chunks: each chunk's pieces of its prefills' contexts (a
+    # piece starts where the request's previous piece ended: starts are local under DCP)
     mla: List[batch_svg.Span] = []
-    starts = _host(fields.get("prefill_chunked_context_starts"))
-    lens = _host(fields.get("prefill_chunked_context_seq_lens"))
-    if starts is not None and lens is not None and starts.ndim == 2 and starts.shape == lens.shape:
-        for c in range(starts.shape[0]):
-            for p in range(starts.shape[1]):
-                row = split.num_decodes + p
-                if row < len(rows) and int(lens[c, p]) > 0:
-                    mla.append(batch_svg.Span(row, int(starts[c, p]), int(lens[c, p]), c))
+    lens = _host(fields.get("prefill_chunked_context_chunk_seq_lens"))
+    first = _host(fields.get("prefill_chunked_context_chunk_request_start"))
+    offsets = _host(fields.get("prefill_chunked_context_chunk_request_offsets"))
+    if lens is not None and first is not None and offsets is not None:
+        done: Dict[int, int] = {}
+        for c in range(len(first)):
+            for j, e in enumerate(range(int(offsets[c]), int(offsets[c + 1]))):
+                row = split.num_decodes + int(first[c]) + j
+                start = done.get(row, 0)
+                done[row] = start + int(lens[e])
+                if row < len(rows) and int(lens[e]) > 0:
+                    mla.append(batch_svg.Span(row, start, int(lens[e]), c))
         drawn.append("MLA context chunks")
     # Mamba's chunk boundaries: cu_chunk_seqlen_p over the prefill tokens (query_start_loc_p)
     mamba: List[Tuple[int, int]] = []

@@ -262,6 +262,13 @@ class Metadata(Mapping):
             out[name] = np.array(v) if isinstance(v, np.ndarray) else v
         return out
 
+    def mla_context_chunks(self) -> Optional[list]:
+        """An MLA build's chunked context as vLLM 0.33's ``chunked_context.chunks``: a list of
+        one dict per ``ContextChunk`` (see :func:`libattn.mla.context_chunks`), or None when
+        vLLM's ``chunked_context`` is None."""
+        from .mla import context_chunks
+        return context_chunks(self)
+
     # ---- copies and conversions -------------------------------------------------------------
     def clone(self) -> "Metadata":
         """``attn_metadata_clone``: an owned copy that survives the builder's next build (and its

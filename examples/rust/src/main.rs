@@ -274,8 +274,8 @@ fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec, reference: &[
             "num_prefills",
             "decode_seq_lens",
             "prefill_query_start_loc",
-            "prefill_chunked_context_cu_seq_lens",
-            "prefill_chunked_context_seq_tot",
+            "prefill_chunked_context_chunk_cu_seq_lens",
+            "prefill_chunked_context_chunk_num_context_tokens",
             "chunked_prefill_workspace_size",
         ],
     )?;
