@@ -21,9 +21,10 @@ the MLA dimensions, its prefill backend and DCP manager), the DCP group's size, 
 ``decode_scheduler_*`` fields; their outputs are the kernels' libraries'), the SM count, the
 FlashAttention version, and CUTLASS_MLA's import-time CUDA workspace.
 
-The prefill part (``prefill.*``, ``causal``) belongs to the MLA chunked-context work (branch
-c-mla-chunks): until it is merged those fields are left out of the comparison
-(``PREFILL_PENDING``), and the table says so.
+The prefill part is compared too: its scalars and tensors by name (``prefill_*``, dtypes by
+libattn's KvDtype name, the prefill backend by MLAPrefillBackendEnum's name), and
+ChunkedContextMetadata's list of ContextChunks against libattn's flat per-chunk fields read back
+as one dict per chunk (``Metadata.mla_context_chunks``, docs/backends/mla.md).
 """
 from __future__ import annotations
 
@@ -65,17 +66,29 @@ BLOCK_SIZES = {"FLASHMLA": (64,), "FLASH_ATTN_MLA": (16, 32, 64), "CUTLASS_MLA":
 FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA")
 NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA")  # supports_non_causal_multi_token_decode
 
-#: vLLM fields not compared until the prefill work (c-mla-chunks) is merged, and libattn's
-#: fields of that part
-PREFILL_PENDING = ("prefill", "causal")
-PREFILL_PENDING_WHY = ("the prefill part and MLACommonMetadata.causal are the chunked-context "
-                       "work's (branch c-mla-chunks), not merged into this branch yet")
+#: libattn's prefill fields vLLM 0.33's metadata lacks (docs/backends/mla.md: 0.13's prefill
+#: flags and FlashInfer's ragged plan inputs, which 0.33 plans inside its prefill backend)
+PREFILL_EXTENSIONS = ("prefill_query_seq_lens", "prefill_use_flashinfer", "prefill_use_cudnn",
+                      "prefill_use_trtllm_ragged", "prefill_num_qo_heads", "prefill_num_kv_heads",
+                      "prefill_head_dim_qk", "prefill_head_dim_vo", "prefill_sm_scale",
+                      "prefill_window_left", "prefill_logits_soft_cap")
+#: vLLM 0.33's MLAPrefillBackendEnum order (libattn's prefill_prefill_backend)
+PREFILL_BACKENDS = ("FLASH_ATTN", "FLASHINFER", "TRTLLM_RAGGED", "TOKENSPEED_MLA",
+                    "ROCM_AITER_FA", "CPU_SDPA_MLA", "ZEN_CPU_SDPA_MLA")
+#: Python objects of vLLM's prefill metadata a C library cannot hold
+PREFILL_NOT_COMPARABLE = {
+    "prefill.prefill_backend": "the layer's prefill backend object: its name against "
+                               "libattn's prefill_prefill_backend",
+    "prefill.chunked_context.workspace": "the builder's workspace tensor (the runtime's in "
+                                         "libattn): its rows against the workspace size",
+    "prefill.chunked_context.dcp_manager": "the layer's MLADCPManager (a collective helper)",
+}
 
 #: libattn fields vLLM's metadata lacks (documented in docs/backends/mla.md), with what the lane
 #: compares them against instead
 EXTENSIONS = {
-    "chunked_prefill_workspace_size": "the builder's chunked_prefill_workspace_size (prefill "
-                                      "work: compared once merged)",
+    "chunked_prefill_workspace_size": "the builder's chunked_prefill_workspace_size: compared "
+                                      "with vLLM's builder attribute",
     "decode_scheduler_metadata_buffer": "FLASH_ATTN_MLA's persistent FA3 scheduler buffer "
                                         "(vLLM's self.scheduler_metadata): shape compared",
     "decode_tile_scheduler_metadata": "FLASHMLA's batch-invariant one-partition schedule (vLLM "
@@ -452,12 +465,21 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
     pairs: List[Pair] = []
     seen = set()
     for name, value in flatten_vllm(v):
-        if name.split(".")[0] in PREFILL_PENDING:
+        part = name.split(".")[0]
+        if part in ("decode", "prefill") and name == part and value is None:
+            # no decodes / no prefills: every field of that part is None
+            pairs += [(f"{n} ({part} is None)", None, x) for n, x in lib.items()
+                      if n.startswith(part + "_")]
+            seen.update(n for n in lib if n.startswith(part + "_"))
             continue
-        if name == "decode" and value is None:  # no decodes: every decode_* field is None
-            pairs += [(f"{n} (decode is None)", None, x) for n, x in lib.items()
-                      if n.startswith("decode_")]
-            seen.update(n for n in lib if n.startswith("decode_"))
+        if name.startswith("prefill.chunked_context"):
+            continue  # below, as a whole
+        if name in PREFILL_NOT_COMPARABLE:
+            if name == "prefill.prefill_backend":
+                seen.add("prefill_prefill_backend")
+                got = lib.get("prefill_prefill_backend", MISSING)
+                pairs.append((name + ".get_name() ~ prefill_prefill_backend", value.get_name(),
+                              PREFILL_BACKENDS[int(got)] if isinstance(got, int) else got))
             continue
         lname = name.replace(".", "_")
         seen.add(lname)
@@ -465,7 +487,29 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
             continue  # the external library's output (a recorded call): its inputs are compared
         if isinstance(value, ctx.torch.Tensor) and value.dim() == 0:
             value = value.item()
-        pairs.append((name, value, lib.get(lname, MISSING)))
+        got = lib.get(lname, MISSING)
+        if isinstance(value, ctx.torch.dtype):
+            value = kv_dtype_name(value)
+            got = ctx.libattn.KvDtype(int(got)).name if isinstance(got, int) else got
+        if got is MISSING and value is None:
+            pairs.append((f"{name} (None in vLLM 0.33's dense MLA; no libattn field)", None,
+                          None))
+            continue
+        pairs.append((name, value, got))
+    if v.prefill is not None and optimistic_prefill_rows(b, v):
+        # vLLM 0.33 computes prefill contexts from seq_lens_cpu_upper_bound ("exact for prefill
+        # rows"), but a uniform split can make an async spec-decode row (optimistic bound) a
+        # prefill; libattn reads the exact mirror it is given (its documented extension), so
+        # the contexts differ by the rejected drafts. Not compared on such batches (counted in
+        # the item's paths).
+        seen.update(n for n in lib if n.startswith("prefill_chunked_context_"))
+    elif v.prefill is not None:
+        pairs += _chunk_pairs(v.prefill.chunked_context, md, lib, seen, vb)
+    seen.update(PREFILL_EXTENSIONS)
+    seen.add("chunked_prefill_workspace_size")
+    pairs.append(("builder.chunked_prefill_workspace_size ~ chunked_prefill_workspace_size",
+                  int(vb.chunked_prefill_workspace_size),
+                  lib.get("chunked_prefill_workspace_size", MISSING)))
     pairs += _recorded_pairs(lib, seen, ctx.libattn)
     if s.variant == "FLASH_ATTN_MLA" and v.decode is not None:
         want = vb.scheduler_metadata if "get_scheduler_metadata" in RECORDED and \
@@ -485,7 +529,7 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
                           _shape(lib.get(lname))))
     pairs += _class_pairs(ctx, s, vb, vc, lb)
     for name in lib:
-        if name in seen or name.startswith("prefill_") or name == "chunked_prefill_workspace_size":
+        if name in seen:
             continue
         if name in EXTENSIONS or name.startswith("decode_scheduler_"):
             pairs.append((f"{name} (libattn extension; nothing of vLLM's this batch)", None,
@@ -494,6 +538,68 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
         pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
     return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
             if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in pairs]
+
+
+def optimistic_prefill_rows(b: Batch, v: Any) -> bool:
+    """Whether a row vLLM's build counted as a prefill has an upper bound above its exact
+    length (sides.step_inputs raises it on some spec-decode rows)."""
+    from .sides import step_inputs
+    ub = step_inputs(b)["seq_lens_cpu_upper_bound"]
+    nd = int(v.num_decodes)
+    return bool((ub[nd:b.n] != b.seq[nd:b.n]).any())
+
+
+def _i32(x: Any) -> Any:
+    if x is None:
+        return None
+    import torch
+    if isinstance(x, torch.Tensor):
+        return x.numpy().astype(np.int32)
+    return np.asarray(x).astype(np.int32)
+
+
+def _chunk_pairs(cc: Any, md: Any, lib: Dict[str, Any], seen: set, vb: Any) -> List[Pair]:
+    """ChunkedContextMetadata against libattn's prefill_chunked_context_* fields: None against
+    None; else its own lists, the workspace's rows against the workspace size, and every
+    ContextChunk field against libattn's chunk of the same index (mla_context_chunks())."""
+    P = "prefill_chunked_context_"
+    names = [n for n in lib if n.startswith(P)]
+    seen.update(names)
+    if cc is None:
+        return [(f"{n} (chunked_context is None)", None, lib[n]) for n in names]
+    chunks = md.mla_context_chunks() or []
+    rows = vb.chunked_prefill_workspace_size
+    if vb.dcp_world_size > 1:
+        rows += rows // vb.dcp_world_size
+    out: List[Pair] = [
+        ("prefill.chunked_context.context_lens", _i32(cc.context_lens),
+         _i32(lib.get(P + "context_lens"))),
+        ("prefill.chunked_context.context_lens_list", list(cc.context_lens_list),
+         _i32(lib.get(P + "context_lens_list")).tolist()),
+        ("prefill.chunked_context.empty_token_slices",
+         [(x.start, x.stop) for x in cc.empty_token_slices],
+         [tuple(x) for x in _i32(lib.get(P + "empty_token_slices")).tolist()]),
+        ("prefill.chunked_context.workspace rows ~ chunked_prefill_workspace_size (+ / dcp)",
+         int(cc.workspace.shape[0]), int(rows)),
+        ("len(prefill.chunked_context.chunks) ~ prefill_chunked_context_num_chunks",
+         len(cc.chunks), len(chunks))]
+    for vc, lc in zip(cc.chunks, chunks):
+        i = vc.index
+        c = f"prefill.chunked_context.chunks[{i}]"
+        for f in ("index", "continuation_token_end", "num_context_tokens", "max_query_len",
+                  "max_seq_len", "num_local_context_tokens"):
+            out.append((f"{c}.{f}", int(getattr(vc, f)), lc[f]))
+        for f in ("is_continuation", "all_rows_active"):
+            out.append((f"{c}.{f}", bool(getattr(vc, f)), lc[f]))
+        for f in ("request_slice", "token_slice"):
+            x = getattr(vc, f)
+            out.append((f"{c}.{f}", (x.start, x.stop), (lc[f].start, lc[f].stop)))
+        for f in ("query_start_loc", "cu_seq_lens", "starts", "seq_lens", "token_to_seq",
+                  "padded_local_cu_seq_lens", "padded_local_token_to_seq"):
+            out.append((f"{c}.{f}", _i32(getattr(vc, f)), _i32(lc[f])))
+        for f in ("padded_local_seq_lens", "local_context_lens_allranks", "local_starts"):
+            out.append((f"{c}.{f}", getattr(vc, f), lc[f]))
+    return out
 
 
 def _class_pairs(ctx: Any, s: Settings, vb: Any, vc: Any, lb: Any) -> List[Pair]:
@@ -551,11 +657,15 @@ def mla_item(variant: str) -> Item:
             parts.append("non-causal")
         if s.fa_version:
             parts.append(f"FA{s.fa_version}")
+        if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
+            parts.append("optimistic prefill bounds: chunked context not compared")
         return ", ".join(parts)
 
     return Item(variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,
                 max_requests=256, path=path,
-                notes=[f"not compared yet: {', '.join(PREFILL_PENDING)}: {PREFILL_PENDING_WHY}"])
+                notes=[f"not comparable: {k}: {why}" for k, why in PREFILL_NOT_COMPARABLE.items()]
+                + ["libattn prefill fields vLLM 0.33 lacks, not compared (documented): "
+                   + ", ".join(PREFILL_EXTENSIONS)])
 
 
 def mla_items() -> List[Item]:
