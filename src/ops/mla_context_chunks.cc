@@ -21,9 +21,7 @@ struct Geometry {
   int64_t budget = 0;     ///< row_budget
   int64_t alignment = 1;  ///< chunk_alignment
   int64_t max_chunk = 0;  ///< max_context_chunk
-  int64_t padded(int64_t rows) const {
-    return dcp ? cdiv(rows, virtual_block) * interleave : rows;
-  }
+  int64_t padded(int64_t rows) const { return dcp ? cdiv(rows, virtual_block) * interleave : rows; }
 };
 
 Geometry geometry(const MlaChunkParams& p) {
@@ -61,7 +59,8 @@ int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining, i
   const char* prefix = who ? who : "";
   const char* colon = who ? ": " : "";
   fail(Status::kInvalidArgument, prefix, colon, "the batch's chunked context needs more than the ",
-       cap, " ", what, " the builder's buffers hold (sized from max_num_seqs, "
+       cap, " ", what,
+       " the builder's buffers hold (sized from max_num_seqs, "
        "max_num_batched_tokens and max_model_len)");
 }
 
@@ -243,10 +242,10 @@ void mla_context_chunk_tensors(const Exec& exec, const int32_t* qsl, const int32
       const int64_t j = e - e0;  // the entry's index in its chunk
       const int64_t r = out.entry_request[e];
       if (out.starts) out.starts[e] = static_cast<int32_t>(g.dcp ? local_start : s);
-      if (out.query_start_loc)
-        out.query_start_loc[b0 + j + 1] = qsl[r + 1] - qsl[rs];
+      if (out.query_start_loc) out.query_start_loc[b0 + j + 1] = qsl[r + 1] - qsl[rs];
       if (out.token_to_seq)
-        for (int64_t t = 0; t < len; ++t) out.token_to_seq[tokens + cu + t] = static_cast<int32_t>(j);
+        for (int64_t t = 0; t < len; ++t)
+          out.token_to_seq[tokens + cu + t] = static_cast<int32_t>(j);
       cu += len;
       if (out.cu_seq_lens) out.cu_seq_lens[b0 + j + 1] = static_cast<int32_t>(cu);
       if (g.dcp) {

@@ -69,9 +69,8 @@ int main() {
   const int32_t qsl[4] = {5, 9, 12, 17};  // the prefills' slice: starts at 5
   {
     HostPlan h(16);
-    const std::string m = refusal([&] {
-      ops::mla_context_chunk_plan(ctx, qsl, 3, params(10, 16, 16), h.out, "TRITON_MLA");
-    });
+    const std::string m = refusal(
+        [&] { ops::mla_context_chunk_plan(ctx, qsl, 3, params(10, 16, 16), h.out, "TRITON_MLA"); });
     CHECK(m == "TRITON_MLA: the chunked prefill workspace (10 rows) is smaller than the context "
                "chunk alignment (16 rows; vLLM asserts max_context_chunk > 0)",
           "%s", m.c_str());
@@ -133,7 +132,8 @@ int main() {
     // no context: no chunks; the tensors op still writes context_lens
     const int32_t none[2] = {0, 0}, q2[3] = {0, 4, 9};
     HostPlan h(4);
-    const ops::MlaChunkCounts n = ops::mla_context_chunk_plan(none, q2, 2, params(64, 16, 4), h.out);
+    const ops::MlaChunkCounts n =
+        ops::mla_context_chunk_plan(none, q2, 2, params(64, 16, 4), h.out);
     CHECK(n.num_chunks == 0 && n.num_entries == 0, "chunks without context");
     std::vector<int32_t> seq = {4, 5}, context(2, -1), scratch(64);
     ops::MlaChunkTensors t;
