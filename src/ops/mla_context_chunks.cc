@@ -59,9 +59,7 @@ int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining, i
   const char* prefix = who ? who : "";
   const char* colon = who ? ": " : "";
   fail(Status::kInvalidArgument, prefix, colon, "the batch's chunked context needs more than the ",
-       cap, " ", what,
-       " the builder's buffers hold (sized from max_num_seqs, "
-       "max_num_batched_tokens and max_model_len)");
+       cap, " ", what, " the builder's buffers hold (sized from max_num_seqs and max_model_len)");
 }
 
 /// The plan as entries: chunk c holds entries [chunk_entry_offsets[c], [c + 1]), each a piece

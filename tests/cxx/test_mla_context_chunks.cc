@@ -80,7 +80,7 @@ int main() {
     const std::string m =
         refusal([&] { ops::mla_context_chunk_plan(ctx, qsl, 3, params(128, 16, 2), h.out); });
     CHECK(m == "the batch's chunked context needs more than the 2 entries the builder's buffers "
-               "hold (sized from max_num_seqs, max_num_batched_tokens and max_model_len)",
+               "hold (sized from max_num_seqs and max_model_len)",
           "%s", m.c_str());
   }
   {
