@@ -202,8 +202,8 @@ int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || chunks == 0) return err;
   const bool dcp = params.dcp_size > 1;
-  const int64_t tokens = counts.num_tokens < params.max_tokens ? counts.num_tokens
-                                                               : params.max_tokens;
+  const int64_t tokens =
+      counts.num_tokens < params.max_tokens ? counts.num_tokens : params.max_tokens;
   int64_t local_tokens = 0;
   if (dcp)
     local_tokens = counts.num_local_tokens < params.max_local_tokens ? counts.num_local_tokens
@@ -213,7 +213,7 @@ int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
   int64_t blocks = (rows + kBlock - 1) / kBlock;
   if (blocks > 65535) blocks = 65535;
   rows_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(chunks, tokens, local_tokens, dcp,
-                                                                out);
+                                                               out);
   return cudaGetLastError();
 }
 

@@ -29,8 +29,7 @@ int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_
   if (guard.status() != cudaSuccess) return guard.status();
   const int64_t blocks = (num_prefills + kBlock) / kBlock;  // P + 1 entries
   mla_prefill_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kBlock, 0,
-                       static_cast<cudaStream_t>(stream)>>>(qsl, num_prefills,
-                                                            out.query_start_loc,
+                       static_cast<cudaStream_t>(stream)>>>(qsl, num_prefills, out.query_start_loc,
                                                             out.query_seq_lens);
   return cudaGetLastError();
 }

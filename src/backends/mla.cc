@@ -149,8 +149,7 @@ int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const Builde
 }
 
 /// The capacities of the chunked-context buffers under this config. A prefill's context is at
-/// most max_model_len tokens and a batch has at most min(max_num_seqs, max_num_batched_tokens)
-/// prefills. A request splits into at most 2 + context / M pieces (M = max_context_chunk): its
+/// most max_model_len tokens and a batch has at most max_num_seqs prefills. A request splits into at most 2 + context / M pieces (M = max_context_chunk): its
 /// first piece, the pieces that start a chunk and do not finish it (exactly M each) and its
 /// last; every chunk holds at least one piece.
 ops::MlaChunkParams mla_chunk_capacities(const KvCacheSpec& spec, const BuilderConfig& c) {
@@ -161,8 +160,8 @@ ops::MlaChunkParams mla_chunk_capacities(const KvCacheSpec& spec, const BuilderC
   p.interleave = std::max(1, c.cp_kv_cache_interleave_size);
   const int64_t a = mla_chunk_alignment(spec, c);
   const int64_t max_chunk = std::max<int64_t>(a, p.workspace_size / a * a);
-  int64_t prefills = std::max<int64_t>(1, c.max_num_seqs);
-  if (c.max_num_batched_tokens > 0) prefills = std::min<int64_t>(prefills, c.max_num_batched_tokens);
+  // every request may be a prefill (zero-length rows too, so not bounded by the token budget)
+  const int64_t prefills = std::max<int64_t>(1, c.max_num_seqs);
   const int64_t context = std::max<int64_t>(1, c.max_model_len);
   p.max_entries = prefills * (2 + context / max_chunk);
   p.max_chunks = p.max_entries;

@@ -21,9 +21,7 @@ struct Geometry {
   int64_t budget = 0;     ///< row_budget
   int64_t alignment = 1;  ///< chunk_alignment
   int64_t max_chunk = 0;  ///< max_context_chunk
-  int64_t padded(int64_t rows) const {
-    return dcp ? cdiv(rows, virtual_block) * interleave : rows;
-  }
+  int64_t padded(int64_t rows) const { return dcp ? cdiv(rows, virtual_block) * interleave : rows; }
 };
 
 Geometry geometry(const MlaChunkParams& p) {
@@ -57,12 +55,11 @@ int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining, i
   return low * g.alignment;
 }
 
-[[noreturn]] void too_small(const char* who, const char* what, int64_t cap, const char* unit) {
+[[noreturn]] void too_small(const char* who, const char* what, int64_t cap) {
   const char* prefix = who ? who : "";
   const char* colon = who ? ": " : "";
   fail(Status::kInvalidArgument, prefix, colon, "the batch's chunked context needs more than the ",
-       cap, " ", unit, " the builder's buffers hold (", what,
-       "; they are sized from max_num_seqs, max_num_batched_tokens and max_model_len)");
+       cap, " ", what, " the builder's buffers hold (sized from max_num_seqs and max_model_len)");
 }
 
 /// The plan as entries: chunk c holds entries [chunk_entry_offsets[c], [c + 1]), each a piece
@@ -74,7 +71,7 @@ MlaChunkCounts plan_entries(const int32_t* context_lens, int64_t num_prefills, c
   MlaChunkCounts n;
   int64_t request = 0, start = 0;
   auto push = [&](int64_t r, int64_t s, int64_t len) {
-    if (n.num_entries >= p.max_entries) too_small(who, "entries", p.max_entries, "entries");
+    if (n.num_entries >= p.max_entries) too_small(who, "entries", p.max_entries);
     entry_request[n.num_entries] = static_cast<int32_t>(r);
     entry_start[n.num_entries] = static_cast<int32_t>(s);
     entry_len[n.num_entries] = static_cast<int32_t>(len);
@@ -87,7 +84,7 @@ MlaChunkCounts plan_entries(const int32_t* context_lens, int64_t num_prefills, c
       ++request;
       continue;
     }
-    if (n.num_chunks >= p.max_chunks) too_small(who, "chunks", p.max_chunks, "chunks");
+    if (n.num_chunks >= p.max_chunks) too_small(who, "chunks", p.max_chunks);
     chunk_entry_offsets[n.num_chunks] = static_cast<int32_t>(n.num_entries);
     int64_t rows = 0;
     while (request < num_prefills && context_lens[request] > 0) {
@@ -110,9 +107,9 @@ MlaChunkCounts plan_entries(const int32_t* context_lens, int64_t num_prefills, c
     ++n.num_chunks;
   }
   chunk_entry_offsets[n.num_chunks] = static_cast<int32_t>(n.num_entries);
-  if (n.num_tokens > p.max_tokens) too_small(who, "context rows", p.max_tokens, "rows");
+  if (n.num_tokens > p.max_tokens) too_small(who, "context rows", p.max_tokens);
   if (g.dcp && n.num_local_tokens > p.max_local_tokens)
-    too_small(who, "padded local rows", p.max_local_tokens, "rows");
+    too_small(who, "padded local rows", p.max_local_tokens);
   return n;
 }
 
@@ -243,10 +240,10 @@ void mla_context_chunk_tensors(const Exec& exec, const int32_t* qsl, const int32
       const int64_t j = e - e0;  // the entry's index in its chunk
       const int64_t r = out.entry_request[e];
       if (out.starts) out.starts[e] = static_cast<int32_t>(g.dcp ? local_start : s);
-      if (out.query_start_loc)
-        out.query_start_loc[b0 + j + 1] = qsl[r + 1] - qsl[rs];
+      if (out.query_start_loc) out.query_start_loc[b0 + j + 1] = qsl[r + 1] - qsl[rs];
       if (out.token_to_seq)
-        for (int64_t t = 0; t < len; ++t) out.token_to_seq[tokens + cu + t] = static_cast<int32_t>(j);
+        for (int64_t t = 0; t < len; ++t)
+          out.token_to_seq[tokens + cu + t] = static_cast<int32_t>(j);
       cu += len;
       if (out.cu_seq_lens) out.cu_seq_lens[b0 + j + 1] = static_cast<int32_t>(cu);
       if (g.dcp) {

@@ -133,10 +133,17 @@ static naive_coverage expect_mla_chunks(const attn_metadata_t* m, const int32_t*
   static int32_t starts[NAIVE_MAX_ENTRIES], lens[NAIVE_MAX_ENTRIES], llens[NAIVE_MAX_ENTRIES],
       lstarts[NAIVE_MAX_ENTRIES], allranks[NAIVE_MAX_ENTRIES * 8], ro[NAIVE_MAX_ENTRIES + 1],
       to[NAIVE_MAX_ENTRIES + 1], lo[NAIVE_MAX_ENTRIES + 1], bo[NAIVE_MAX_ENTRIES];
-  static const char* const names[11] = {
-      "request_start", "request_end", "token_start", "token_end", "continuation_token_end",
-      "is_continuation", "num_context_tokens", "max_query_len", "max_seq_len", "all_rows_active",
-      "num_local_context_tokens"};
+  static const char* const names[11] = {"request_start",
+                                        "request_end",
+                                        "token_start",
+                                        "token_end",
+                                        "continuation_token_end",
+                                        "is_continuation",
+                                        "num_context_tokens",
+                                        "max_query_len",
+                                        "max_seq_len",
+                                        "all_rows_active",
+                                        "num_local_context_tokens"};
   naive_coverage cov = {0, 0, dcp > 1};
   int64_t i, c, e, t, k = 0, rows = 0, lrows = 0, chunks;
   char name[96];
@@ -177,7 +184,8 @@ static naive_coverage expect_mla_chunks(const attn_metadata_t* m, const int32_t*
       lens[e] = p.len[e];
       llens[e] = (int32_t)ll;
       lstarts[e] = (int32_t)ls;
-      for (i = 0; i < dcp; ++i) allranks[e * dcp + i] = naive_dcp_local(ctx[p.req[e]], dcp, (int32_t)i, il);
+      for (i = 0; i < dcp; ++i)
+        allranks[e * dcp + i] = naive_dcp_local(ctx[p.req[e]], dcp, (int32_t)i, il);
       for (t = 0; t < p.len[e]; ++t) tts[rows + cu + t] = (int32_t)(e - e0);
       for (t = 0; t < ll; ++t) ltts[lrows + lcu + t] = (int32_t)(e - e0);
       cu += p.len[e];

@@ -41,8 +41,8 @@ static int64_t workspace_for(int32_t max_model_len, int32_t max_num_seqs, int32_
   b = ts_builder("TRITON_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   w = ts_int(m, "chunked_prefill_workspace_size");
-  assert_int_equal(w, naive_mla_workspace(max_model_len, max_num_seqs, block_size, dcp,
-                                          interleave));
+  assert_int_equal(w,
+                   naive_mla_workspace(max_model_len, max_num_seqs, block_size, dcp, interleave));
   ts_batch_free(batch);
   attn_builder_destroy(b);
   return w;
@@ -93,8 +93,8 @@ static void test_many_chunks(void** state) {
                 (int32_t[]){0, 6, 0, 6, 0, 6, 0, 6}, 8);
   ts_expect_i32(m, "prefill_chunked_context_chunk_token_offsets", (int32_t[]){0, 64, 128, 192, 250},
                 5);
-  ts_expect_i32(m, "prefill_chunked_context_chunk_continuation_token_end",
-                (int32_t[]){6, 6, 6, 6}, 4);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_continuation_token_end", (int32_t[]){6, 6, 6, 6},
+                4);
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 6}, 2);
   expect_mla_chunks(m, batch->qsl, batch->seq, 1, 64, 16, 1, 1);
   {
@@ -157,8 +157,7 @@ static void test_split_with_continuation(void** state) {
   ts_expect_i32(m, "prefill_chunked_context_chunk_all_rows_active", (int32_t[]){1, 1, 1}, 3);
   ts_expect_i32(m, "prefill_chunked_context_chunk_request_offsets", (int32_t[]){0, 2, 3, 4}, 4);
   ts_expect_i32(m, "prefill_chunked_context_chunk_boundary_offsets", (int32_t[]){0, 3, 5}, 3);
-  ts_expect_i32(m, "prefill_chunked_context_chunk_token_offsets", (int32_t[]){0, 120, 240, 290},
-                4);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_token_offsets", (int32_t[]){0, 120, 240, 290}, 4);
   ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens",
                 (int32_t[]){0, 40, 120, 0, 120, 0, 50}, 7);
   ts_expect_i32(m, "prefill_chunked_context_chunk_query_start_loc",
@@ -359,9 +358,10 @@ static void test_random_batches(void** state) {
     ts_batch_free(batch);
     attn_builder_destroy(b);
   }
-  printf("random batches: %d with several chunks, %d with a continuation, %d with DCP chunks, "
-         "%d without context\n",
-         several, continued, dcp_chunks, none);
+  printf(
+      "random batches: %d with several chunks, %d with a continuation, %d with DCP chunks, "
+      "%d without context\n",
+      several, continued, dcp_chunks, none);
   assert_true(several > 300);
   assert_true(continued > 300);
   assert_true(dcp_chunks > 300);
@@ -370,12 +370,9 @@ static void test_random_batches(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_workspace_size),
-      cmocka_unit_test(test_many_chunks),
-      cmocka_unit_test(test_split_with_continuation),
-      cmocka_unit_test(test_dcp_interleave),
-      cmocka_unit_test(test_prefill_fields),
-      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_workspace_size),          cmocka_unit_test(test_many_chunks),
+      cmocka_unit_test(test_split_with_continuation), cmocka_unit_test(test_dcp_interleave),
+      cmocka_unit_test(test_prefill_fields),          cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_random_batches),
   };
   return cmocka_run_group_tests_name("mla_chunks", tests, NULL, NULL);
