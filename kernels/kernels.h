@@ -155,12 +155,6 @@ int mamba_gather_state_indices(int device_id, void* stream, const int32_t* block
                                int64_t num_reqs, int32_t block_size, int64_t num_cols,
                                int32_t* out, int64_t out_stride) noexcept;
 
-/// See ops::mamba_prefix_caching_indices. One launch.
-int mamba_prefix_caching_indices(int device_id, void* stream, const int32_t* qsl,
-                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                                 int32_t* num_computed, int32_t* last_computed,
-                                 int32_t* first_scheduled, int32_t* last_scheduled) noexcept;
-
 /// See ops::mamba_prefill_metadata. One launch.
 int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
                            const int32_t* seq_lens, int64_t first, int64_t count, int32_t* qsl_p,

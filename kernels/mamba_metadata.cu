@@ -35,22 +35,6 @@ __global__ void gather_kernel(const int32_t* __restrict__ bt, int64_t bt_stride,
   }
 }
 
-__global__ void prefix_caching_kernel(const int32_t* __restrict__ qsl,
-                                      const int32_t* __restrict__ seq_lens, int64_t num_reqs,
-                                      int32_t block_size, int32_t* __restrict__ num_computed,
-                                      int32_t* __restrict__ last_computed,
-                                      int32_t* __restrict__ first_scheduled,
-                                      int32_t* __restrict__ last_scheduled) {
-  ATTN_GRID_STRIDE(r, num_reqs) {
-    const int64_t seq = seq_lens[r];
-    const int64_t computed = seq - (static_cast<int64_t>(qsl[r + 1]) - qsl[r]);
-    num_computed[r] = static_cast<int32_t>(computed);
-    last_computed[r] = static_cast<int32_t>(max64(cdiv_dev(computed, block_size) - 1, 0));
-    first_scheduled[r] = static_cast<int32_t>(cdiv_dev(computed + 1, block_size) - 1);
-    last_scheduled[r] = static_cast<int32_t>(max64(cdiv_dev(seq, block_size) - 1, 0));
-  }
-}
-
 __global__ void prefill_kernel(const int32_t* __restrict__ qsl,
                                const int32_t* __restrict__ seq_lens, int64_t first, int64_t count,
                                int32_t* __restrict__ qsl_p, uint8_t* __restrict__ has_initial) {
@@ -163,18 +147,6 @@ int mamba_gather_state_indices(int device_id, void* stream, const int32_t* block
   if (guard.status() != cudaSuccess) return guard.status();
   gather_kernel<<<grid_for(num_reqs * num_cols), kThreads, 0, as_stream(stream)>>>(
       block_table, bt_stride, bt_width, seq_lens, num_reqs, block_size, num_cols, out, out_stride);
-  return cudaGetLastError();
-}
-
-int mamba_prefix_caching_indices(int device_id, void* stream, const int32_t* qsl,
-                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                                 int32_t* num_computed, int32_t* last_computed,
-                                 int32_t* first_scheduled, int32_t* last_scheduled) noexcept {
-  DeviceGuard guard(device_id);
-  if (guard.status() != cudaSuccess) return guard.status();
-  prefix_caching_kernel<<<grid_for(num_reqs), kThreads, 0, as_stream(stream)>>>(
-      qsl, seq_lens, num_reqs, block_size, num_computed, last_computed, first_scheduled,
-      last_scheduled);
   return cudaGetLastError();
 }
 

@@ -22,6 +22,9 @@ inline constexpr DType kBool{6, 8, 1};
 /// Error(kUnsupported) unless `spec` is an ATTN_KV_MAMBA spec whose mamba_type is AUTO or
 /// `expected` (vLLM's MAMBA_TYPE_TO_BACKEND_MAP sends other types to other backends).
 void check_mamba_spec(const char* backend, int32_t expected, const KvCacheSpec& spec);
+/// Error(kUnsupported) for mamba_cache_mode "all": vLLM 0.33 removed it (its
+/// cache_config.mamba_cache_mode accepts "none" and "align" only).
+void check_mamba_cache_mode(const char* backend, const KvCacheSpec& spec);
 /// The same as a descriptor's check, under the descriptor's name.
 template <int32_t Expected>
 void check_mamba_descriptor(const BackendDescriptor& d, const KvCacheSpec& spec,

@@ -451,15 +451,6 @@ void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table,
                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
                                 int64_t num_cols, int32_t* out, int64_t out_stride);
 
-/// BaseMambaAttentionMetadataBuilder._compute_prefix_caching_block_indices ("all" mode), per
-/// request r with computed = seq_lens[r] - query_len[r]: num_computed[r] = computed;
-/// last_computed[r] = max(cdiv(computed, bs) - 1, 0); first_scheduled[r] = cdiv(computed + 1,
-/// bs) - 1; last_scheduled[r] = max(cdiv(seq_lens[r], bs) - 1, 0).
-void mamba_prefix_caching_indices(const Exec& exec, const int32_t* query_start_loc,
-                                  const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                                  int32_t* num_computed, int32_t* last_computed,
-                                  int32_t* first_scheduled, int32_t* last_scheduled);
-
 /// The prefill part of a batch whose prefills are requests [first, first + count):
 /// query_start_loc_p[k] = query_start_loc[first + k] - query_start_loc[first] for k <= count
 /// (vLLM's query_start_loc[-num_prefills - 1:] - num_decode_tokens), and

@@ -30,25 +30,6 @@ void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table, in
   }
 }
 
-void mamba_prefix_caching_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
-                                  int64_t num_reqs, int32_t block_size, int32_t* num_computed,
-                                  int32_t* last_computed, int32_t* first_scheduled,
-                                  int32_t* last_scheduled) {
-  if (num_reqs <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_prefix_caching_indices, qsl, seq_lens, num_reqs, block_size,
-                            num_computed, last_computed, first_scheduled, last_scheduled);
-  const int64_t bs = block_size;
-  for (int64_t r = 0; r < num_reqs; ++r) {
-    const int64_t seq = seq_lens[r];
-    const int64_t computed = seq - (static_cast<int64_t>(qsl[r + 1]) - qsl[r]);
-    num_computed[r] = static_cast<int32_t>(computed);
-    last_computed[r] = static_cast<int32_t>(std::max<int64_t>(cdiv(computed, bs) - 1, 0));
-    first_scheduled[r] = static_cast<int32_t>(cdiv(computed + 1, bs) - 1);
-    last_scheduled[r] = static_cast<int32_t>(std::max<int64_t>(cdiv(seq, bs) - 1, 0));
-  }
-}
-
 void mamba_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
                             int64_t first, int64_t count, int32_t* qsl_p, uint8_t* has_initial) {
   if (count < 0 || (qsl_p == nullptr && has_initial == nullptr)) return;

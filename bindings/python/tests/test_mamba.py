@@ -1,6 +1,7 @@
 """The Mamba family through the binding: a MambaSpec (ABI 1.2 spec fields) and the build inputs
 vLLM passes as keyword arguments (ABI 1.2 common-metadata fields)."""
 import numpy as np
+import pytest
 
 import libattn
 from libattn import CudagraphMode, KvCacheKind, MambaCacheMode, MambaType
@@ -17,6 +18,8 @@ def config(spec_tokens=0):
 
 
 def batch(q, s, **kw):
+    """vLLM 0.33's Mamba builders require is_prefilling: none is unless ``kw`` says so."""
+    kw.setdefault("is_prefilling", [False] * len(q))
     qsl = np.concatenate([[0], np.cumsum(q)]).astype(np.int32)
     table = np.arange(1, 1 + 3 * len(q), dtype=np.int32).reshape(len(q), 3)
     return libattn.CommonMetadata(qsl, np.array(s, np.int32), table,
@@ -32,10 +35,23 @@ def test_mamba2_chunks_and_is_prefilling(lib):
         assert list(md["cu_chunk_seqlen_p"]) == [0, 3, 11, 12]
         assert list(md["seq_idx_p"]) == [0, 0, 0]
         assert list(md["state_indices_tensor_p"]) == [4]
-        # a one-token request still in its prompt is a prefill
+        # a one-token request still in its prompt is a prefill without prior state...
         md = b.build(batch([1, 1], [9, 1], is_prefilling=[False, True]))
         assert md["num_decodes"] == 1 and md["num_prefills"] == 1
         assert list(md["has_initial_states_p"]) == [False]
+        # ...and a decode with it (vLLM 0.33: q=[1] ctx=[10])
+        md = b.build(batch([1, 1], [9, 11], is_prefilling=[False, True]))
+        assert md["num_decodes"] == 2 and md["num_prefills"] == 0
+        # vLLM 0.33 asserts is_prefilling is given
+        with pytest.raises(libattn.InvalidArgument, match="is_prefilling is NULL"):
+            b.build(batch([1, 1], [9, 11], is_prefilling=None))
+
+
+def test_all_mode_removed(lib):
+    for name in ("MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN"):
+        spec = mamba_spec(mamba_chunk_size=8, mamba_cache_mode=MambaCacheMode.ALL)
+        with pytest.raises(libattn.Unsupported, match=r'"all"\) was removed in vLLM 0.33'):
+            lib.builder(name, spec, config())
 
 
 def test_spec_decode_inputs(lib):
@@ -45,6 +61,10 @@ def test_spec_decode_inputs(lib):
         assert md["num_decodes"] == 2
         assert list(md["query_start_loc_d"]) == [0, 3, 5]
         assert list(md["num_accepted_tokens"]) == [2, 1]
+        # without num_accepted_tokens (threshold 1): one-token decodes accept every token
+        md = b.build(batch([1, 1, 4], [9, 7, 4]))
+        assert list(md["query_start_loc_d"]) == [0, 1, 2]
+        assert list(md["num_accepted_tokens"]) == [1, 1]
     with lib.builder("GDN_ATTN", spec, config(2)) as b:
         md = b.build(batch([3, 1, 5], [9, 7, 5], num_accepted_tokens=[2, 1, 1],
                            num_decode_draft_tokens_cpu=[2, -1, -1]))

@@ -1,0 +1,329 @@
+"""The Mamba family's builders: vLLM 0.33's MAMBA2, MAMBA1, SHORT_CONV and LINEAR_ATTN builder
+classes (a real VllmConfig and MambaSpec) against libattn's builder of the same name, on the
+lane's random batches with vLLM 0.33's step inputs (is_prefilling, seq_lens_cpu_upper_bound)
+and the spec-decode keyword arguments (num_accepted_tokens, num_decode_draft_tokens_cpu), in
+the cache modes 0.33 keeps ("none", "align"), with and without full CUDA graphs (the persistent
+decode buffers); every field of 0.33's metadata against libattn's, and the builder's class
+answers. A second item per Mamba builder compares build_for_cudagraph_capture.
+
+Per batch (choice_rng, so a shrunk batch keeps them): the cache mode, full CUDA graphs
+(cudagraph_mode FULL_AND_PIECEWISE with max_cudagraph_capture_size 512) or none (vLLM's CPU
+platform default), MAMBA2's chunk size, and with spec decode whether num_accepted_tokens and
+the draft counts are given (padded prompt tails among the drafts). MambaSpec's
+num_speculative_blocks is the batch's k; for "align" the batch's block table gets k extra
+columns so that the gather stays inside it (vLLM's torch.gather would fail otherwise, as
+libattn refuses).
+
+nums_dict (vLLM's {8: {...}}) is compared entry by entry with libattn's flattened nums_dict_*
+fields (mlist and offsetlist against batch_ptr / token_chunk_offset_ptr[:tot], which hold them);
+replayssm_scratch (a tuple) against the three replayssm_scratch_* fields; checkpoint_meta (a
+dataclass) field by field against checkpoint_meta_*. The lane's config has no ReplaySSM
+(cache_config.use_replayssm False) and no prefill checkpoint blocks (MambaSpec's default 0):
+libattn has no inputs for either (docs/backends/mamba.md), and 0.33's fields are None there.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .batches import UTILITY_BLOCK_SIZES, Batch
+from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, LAYER, _cache, _leaf
+from .compare import MISSING, Pair, flatten_vllm, lib_field_name
+from .item import Item, choice_rng
+from .sides import lib_common, vllm_common
+
+#: backend -> (vLLM module, backend class, MambaAttentionBackendEnum member, libattn MambaType)
+MAMBA_BACKENDS = {
+    "MAMBA2": ("vllm.v1.attention.backends.mamba2_attn", "Mamba2AttentionBackend", "MAMBA2",
+               "MAMBA2"),
+    "MAMBA1": ("vllm.v1.attention.backends.mamba1_attn", "Mamba1AttentionBackend", "MAMBA1",
+               "MAMBA1"),
+    "SHORT_CONV": ("vllm.v1.attention.backends.short_conv_attn", "ShortConvAttentionBackend",
+                   "SHORT_CONV", "SHORT_CONV"),
+    "LINEAR_ATTN": ("vllm.v1.attention.backends.linear_attn", "LinearAttentionBackend",
+                    "LINEAR", "LINEAR_ATTENTION"),
+}
+#: the builders whose build() takes vLLM's spec-decode keyword arguments
+KWARG_BACKENDS = ("MAMBA2", "MAMBA1", "SHORT_CONV")
+CHUNK_SIZES = (8, 16, 64, 256)
+CAPTURE_SIZE = 512
+#: the builder inputs vLLM's Mamba builders do not read from the batch (the lane's MambaSpec
+#: shapes: conv state, SSM state, and for ReplaySSM x/dt/B caches; only shapes[4][0], the
+#: B cache's groups, is read, and only with ReplaySSM)
+SHAPES = ((4, 128), (8, 64, 16), (8, 16), (8, 16), (2, 16, 16))
+
+
+def _settings(b: Batch) -> Tuple[str, bool, int]:
+    """(cache mode, full CUDA graphs, MAMBA2 chunk size) of the batch."""
+    r = choice_rng(b, 40)
+    mode = "align" if r.random() < 0.5 else "none"
+    full = bool(r.random() < 0.5)
+    chunk = int(r.choice(CHUNK_SIZES))
+    return mode, full, chunk
+
+
+def _batch(b: Batch) -> Batch:
+    """The batch both sides build: the lane's, with k extra block-table columns in "align"
+    mode (the gather of 1 + num_speculative_blocks columns from the last token's block on).
+    Cached on the batch, so that both sides (and the step inputs) see one object."""
+    mb = getattr(b, "_mamba_batch", None)
+    if mb is None:
+        mode = _settings(b)[0]
+        mb = b
+        if mode == "align" and b.spec > b.extra_cols:
+            mb = Batch(b.q, b.ctx, b.prompt, b.block_size, b.spec, b.kind, b.dcp, b.interleave,
+                       b.chunk, b.spec)
+            mb.seed = getattr(b, "seed", (0, 0))
+        b._mamba_batch = mb
+    return mb
+
+
+def _kwargs(backend: str, b: Batch) -> Dict[str, Any]:
+    """vLLM's build() keyword arguments for the batch (the same arrays go into libattn's
+    CommonMetadata): with spec decode, num_accepted_tokens in 7 batches of 10 (1..query length
+    per row) and num_decode_draft_tokens_cpu in half (query length - 1 on decodes, and on half
+    the still-prefilling rows short enough to be padded prompt tails; -1 elsewhere)."""
+    if backend not in KWARG_BACKENDS or not b.spec or not b.n:
+        return {}
+    r = choice_rng(b, 41)
+    out: Dict[str, Any] = {}
+    q = b.q.astype(np.int64)
+    if r.random() < 0.7:
+        out["num_accepted_tokens"] = np.maximum(
+            1, (r.random(b.n) * np.maximum(q, 1)).astype(np.int64) + 1).astype(np.int32)
+        out["num_accepted_tokens"] = np.minimum(out["num_accepted_tokens"],
+                                                np.maximum(q, 1)).astype(np.int32)
+    if r.random() < 0.5:
+        short = (q >= 1) & (q <= b.threshold)
+        tail = short & b.is_prefilling & (r.random(b.n) < 0.5)
+        drafts = np.where((short & ~b.is_prefilling) | tail, q - 1, -1)
+        out["num_decode_draft_tokens_cpu"] = drafts.astype(np.int32)
+    return out
+
+
+def _vllm_spec(backend: str, b: Batch, mode: str) -> Any:
+    import torch
+    from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
+    from vllm.v1.kv_cache_interface import MambaSpec
+    return MambaSpec(block_size=b.block_size, shapes=SHAPES,
+                     dtypes=(torch.bfloat16,) * len(SHAPES),
+                     mamba_type=MambaAttentionBackendEnum[MAMBA_BACKENDS[backend][2]],
+                     mamba_cache_mode=mode, num_speculative_blocks=b.spec)
+
+
+def _key(backend: str, b: Batch) -> Tuple[Any, ...]:
+    mode, full, chunk = _settings(b)
+    return ("mamba", backend, b.block_size, b.spec, mode, full,
+            chunk if backend == "MAMBA2" else 0)
+
+
+def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
+    key = ("vllm",) + _key(backend, b)
+    if not _cache(ctx, backend, key):
+        import importlib
+        import torch
+        from vllm.config import CUDAGraphMode, set_current_vllm_config
+        mode, full, chunk = _settings(b)
+        vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, b.block_size, key, MAX_MODEL_LEN)
+        vc.cache_config.mamba_cache_mode = mode
+        if full:
+            vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
+            vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        if backend == "MAMBA2":
+            # the model's SSD chunk (model_config.get_mamba_chunk_size() reads the HF config's
+            # mamba_chunk_size / chunk_size, which the lane's Llama-shaped model lacks)
+            mc = copy.copy(vc.model_config)
+            mc.get_mamba_chunk_size = lambda: chunk
+            vc.model_config = mc
+        mod, cls, _, _ = MAMBA_BACKENDS[backend]
+        builder_cls = getattr(importlib.import_module(mod), cls).get_builder_cls()
+        try:
+            with set_current_vllm_config(vc):
+                ctx.builders[key] = (builder_cls(_vllm_spec(backend, b, mode), [LAYER], vc,
+                                                 torch.device("cpu")), vc, None)
+        except Exception as e:
+            ctx.builders[key] = (None, vc, e)
+    vb, vc, err = ctx.builders[key]
+    if err is not None:
+        raise err
+    return vb, vc
+
+
+def lib_builder(ctx: Any, backend: str, b: Batch, vc: Any) -> Any:
+    key = ("lib",) + _key(backend, b)
+    if not _cache(ctx, backend, key):
+        libattn = ctx.libattn
+        mode, full, chunk = _settings(b)
+        cg = libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name]
+        # vLLM's max_cudagraph_capture_size: 512 with full graphs, None (uncapped: max_num_seqs)
+        # on the CPU platform otherwise
+        cap = vc.compilation_config.max_cudagraph_capture_size or MAX_SEQS
+        cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
+                                    num_speculative_tokens=b.spec, cudagraph_mode=int(cg),
+                                    max_cudagraph_capture_size=int(cap))
+        spec = libattn.KvCacheSpec(
+            b.block_size, 1, 1, kind=libattn.KvCacheKind.MAMBA,
+            mamba_type=libattn.MambaType[MAMBA_BACKENDS[backend][3]],
+            mamba_chunk_size=chunk if backend == "MAMBA2" else 0,
+            mamba_cache_mode=libattn.MambaCacheMode[mode.upper()],
+            num_speculative_blocks=b.spec)
+        ctx.builders[key] = ctx.lib.builder(backend, spec, cfg)
+    return ctx.builders[key]
+
+
+def _vllm_kwargs(ctx: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: ctx.torch.from_numpy(v) for k, v in kw.items()}
+
+
+def _nums_dict_pairs(v: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
+    """vLLM's nums_dict ({8: {nums, tot, mlist, mlist_len, offsetlist, batch_ptr,
+    token_chunk_offset_ptr}} or None) against libattn's nums_dict_* and program buffers."""
+    names = ("nums_dict_block_m", "nums_dict_nums", "nums_dict_tot", "nums_dict_mlist_len")
+    seen.update(names)
+    nd = getattr(v, "nums_dict", None)
+    if nd is None:
+        return [(f"nums_dict (None) ~ {n}", None, lib.get(n, MISSING)) for n in names]
+    pairs: List[Pair] = [("nums_dict keys ~ [nums_dict_block_m]", sorted(nd),
+                          [lib.get("nums_dict_block_m", MISSING)])]
+    e = nd.get(8, {})
+    tot = int(e.get("tot", -1))
+    pairs += [("nums_dict[8][nums]", e.get("nums"), lib.get("nums_dict_nums", MISSING)),
+              ("nums_dict[8][tot]", e.get("tot"), lib.get("nums_dict_tot", MISSING)),
+              ("nums_dict[8][mlist_len]", e.get("mlist_len"),
+               lib.get("nums_dict_mlist_len", MISSING))]
+    bp, off = lib.get("batch_ptr"), lib.get("token_chunk_offset_ptr")
+    pairs += [("nums_dict[8][mlist] ~ batch_ptr[:tot]", e.get("mlist"),
+               None if bp is None else np.asarray(bp)[:tot].astype(np.int64)),
+              ("nums_dict[8][offsetlist] ~ token_chunk_offset_ptr[:tot]", e.get("offsetlist"),
+               None if off is None else np.asarray(off)[:tot]),
+              ("nums_dict[8][batch_ptr] ~ batch_ptr", e.get("batch_ptr"), bp),
+              ("nums_dict[8][token_chunk_offset_ptr] ~ token_chunk_offset_ptr",
+               e.get("token_chunk_offset_ptr"), off)]
+    return pairs
+
+
+SCRATCH_NAMES = ("replayssm_scratch_cb_scaled", "replayssm_scratch_cumAdt_vec",
+                 "replayssm_scratch_cb_old")
+
+
+def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any) -> List[Pair]:
+    """Every vLLM field against libattn's (missing and extra fields are mismatches), then the
+    builder's class answers."""
+    lib = {n: md[n] for n in md.fields()}  # views, read before the next build
+    pairs: List[Pair] = []
+    seen: set = set()
+    for name, value in flatten_vllm(v):
+        if name == "nums_dict":
+            pairs += _nums_dict_pairs(v, lib, seen)
+            continue
+        if name == "replayssm_scratch":
+            seen.update(SCRATCH_NAMES)
+            parts = (None,) * 3 if value is None else tuple(value)
+            pairs += [(f"replayssm_scratch[{i}] ~ {n}", parts[i], lib.get(n, MISSING))
+                      for i, n in enumerate(SCRATCH_NAMES)]
+            continue
+        if name == "checkpoint_meta" and value is None:  # the dataclass's fields are all None
+            ck = [n for n in lib if n.startswith("checkpoint_meta_")]
+            seen.update(ck)
+            pairs += [(f"checkpoint_meta (None) ~ {n}", None, lib[n]) for n in ck]
+            if not ck:
+                pairs.append(("checkpoint_meta (vLLM field libattn lacks)", None, MISSING))
+            continue
+        lname = lib_field_name(name, lib)
+        seen.add(lname)
+        if lname in lib:
+            got = lib[lname]
+            if isinstance(value, list) and got is not None:  # host lists (checkpoint_meta)
+                got = [int(x) for x in np.asarray(got)]
+            pairs.append((name, _leaf(value), got))
+        else:
+            pairs.append((f"{name} (vLLM field libattn lacks)", _leaf(value), MISSING))
+    for name in lib:
+        if name not in seen:
+            pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
+    return _missing_safe(pairs) + _class_pairs(ctx, backend, b)
+
+
+def _missing_safe(pairs: List[Pair]) -> List[Pair]:
+    from .builder_items import _missing_safe as safe
+    return safe(pairs)
+
+
+def _class_pairs(ctx: Any, backend: str, b: Batch) -> List[Pair]:
+    """get_cudagraph_support, get_varlen_cudagraph_max_query_len, reorder_batch_threshold,
+    supports_update_block_table and supports_draft_decode_metadata_update, vLLM's builder
+    against libattn's."""
+    from vllm.config import set_current_vllm_config
+    vb, vc = vllm_builder(ctx, backend, b)
+    lb = lib_builder(ctx, backend, b, vc)
+    cls, spec = type(vb), vb.kv_cache_spec
+    with set_current_vllm_config(vc):
+        level = cls.get_cudagraph_support(vc, spec).name
+        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
+    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
+            ("builder: get_varlen_cudagraph_max_query_len", varlen,
+             lb.varlen_cudagraph_max_query_len),
+            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
+             lb.reorder_batch_threshold),
+            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
+             bool(lb.supports_update_block_table)),
+            ("builder: supports_draft_decode_metadata_update",
+             bool(vb.supports_draft_decode_metadata_update),
+             bool(lb.supports_draft_decode_metadata_update))]
+
+
+def _path(b: Batch, v: Any) -> str:
+    mode, full, _ = _settings(b)
+    nd, npf = getattr(v, "num_decodes", 0), getattr(v, "num_prefills", 0)
+    split = "decodes only" if npf == 0 else ("prefills only" if nd == 0 else "mixed")
+    return f"{mode}, {'full graphs' if full else 'no graphs'}, {split}"
+
+
+class NotUniform(Exception):
+    """A capture batch whose non-zero query lengths differ: vLLM 0.33's
+    build_for_cudagraph_capture checks only max_query_len == 1 + k, libattn also enforces the
+    builder's UNIFORM_BATCH level (docs/conformance.md, the Mamba row; SPEC's capture rule), so
+    the lane does not hand such a batch to vLLM's capture: counted as refused by both."""
+
+
+def _uniform_or_refuse(b: Batch) -> None:
+    q = b.q[b.q != 0]
+    if len(q) and (q[:-1] != b.max_q).any():
+        raise NotUniform(f"query lengths {sorted(set(q.tolist()))} are not uniform in {b.max_q}")
+
+
+def mamba_item(backend: str, capture: bool = False) -> Item:
+    def v(ctx, b):
+        from vllm.config import set_current_vllm_config
+        mb = _batch(b)
+        vb, vc = vllm_builder(ctx, backend, mb)
+        cm = vllm_common(ctx, mb)
+        with set_current_vllm_config(vc):
+            if capture:
+                _uniform_or_refuse(mb)
+                return vb.build_for_cudagraph_capture(cm)
+            return vb.build(0, cm, **_vllm_kwargs(ctx, _kwargs(backend, mb)))
+
+    def l(ctx, b):
+        mb = _batch(b)
+        _, vc = vllm_builder(ctx, backend, mb)
+        lb = lib_builder(ctx, backend, mb, vc)
+        if capture:
+            return lb.build_for_cudagraph_capture(lib_common(ctx, mb))
+        return lb.build(lib_common(ctx, mb, **_kwargs(backend, mb)))
+
+    name = f"{backend} (build_for_cudagraph_capture)" if capture else f"{backend}"
+    kinds = ("decode", "spec", "padded", "edge") if capture else \
+        ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
+    return Item(name, "builder", v, l,
+                lambda ctx, b, v, md: mamba_pairs(ctx, backend, _batch(b), v, md),
+                max_spec=3, block_sizes=UTILITY_BLOCK_SIZES, kinds=kinds,
+                path=lambda ctx, b, v: _path(b, v))
+
+
+def mamba_items() -> List[Item]:
+    items = [mamba_item(b) for b in MAMBA_BACKENDS]
+    items += [mamba_item(b, capture=True) for b in KWARG_BACKENDS]
+    return items
