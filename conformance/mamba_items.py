@@ -64,11 +64,43 @@ def _settings(b: Batch) -> Tuple[str, bool, int]:
     return mode, full, chunk
 
 
+#: ReplaySSM variants: (backend, replayssm_buffer_len)
+REPLAY_BUFFER_LENS = (4, 8, 16)
+
+
+def _replay(backend: str, b: Batch) -> Any:
+    """The batch's ReplaySSM (cache_config.use_replayssm with mamba_config.backend): None in
+    half the batches, else ("triton" | "flashinfer", replayssm_buffer_len); the Mamba
+    builders only (LINEAR_ATTN has none)."""
+    if backend not in KWARG_BACKENDS:
+        return None
+    r = choice_rng(b, 42)
+    u = r.random()
+    if u < 0.5:
+        return None
+    return ("triton" if u < 0.75 else "flashinfer", int(r.choice(REPLAY_BUFFER_LENS)))
+
+
+def _checkpoints(backend: str, b: Batch) -> Any:
+    """MAMBA2's prefill checkpoints in "align" mode, in 3 batches of 4: (hash_block_size,
+    cache_hit_alignment_tokens, prefill_checkpoint_alignment), with one checkpoint block in the
+    spec; None otherwise."""
+    if backend != "MAMBA2" or _settings(b)[0] != "align":
+        return None
+    r = choice_rng(b, 43)
+    if r.random() < 0.25:
+        return None
+    h = int(r.choice([16, 32, 64]))
+    return h, h * int(r.choice([1, 1, 2])), int(r.choice([8, 16, _settings(b)[2]]))
+
+
 def _batch(b: Batch) -> Batch:
     """The batch both sides build: the lane's, with k extra block-table columns in "align"
     mode (the gather of 1 + num_speculative_blocks columns from the last token's block on).
     Cached on the batch, so that both sides (and the step inputs) see one object."""
     mb = getattr(b, "_mamba_batch", None)
+    if mb is None and getattr(b, "_mamba_derived", False):
+        mb = b
     if mb is None:
         mode = _settings(b)[0]
         mb = b
@@ -76,6 +108,7 @@ def _batch(b: Batch) -> Batch:
             mb = Batch(b.q, b.ctx, b.prompt, b.block_size, b.spec, b.kind, b.dcp, b.interleave,
                        b.chunk, b.spec)
             mb.seed = getattr(b, "seed", (0, 0))
+            mb._mamba_derived = True
         b._mamba_batch = mb
     return mb
 
@@ -85,10 +118,15 @@ def _kwargs(backend: str, b: Batch) -> Dict[str, Any]:
     CommonMetadata): with spec decode, num_accepted_tokens in 7 batches of 10 (1..query length
     per row) and num_decode_draft_tokens_cpu in half (query length - 1 on decodes, and on half
     the still-prefilling rows short enough to be padded prompt tails; -1 elsewhere)."""
-    if backend not in KWARG_BACKENDS or not b.spec or not b.n:
+    if backend not in KWARG_BACKENDS or not b.n:
         return {}
     r = choice_rng(b, 41)
     out: Dict[str, Any] = {}
+    if _replay(backend, b) is not None:  # the ring origin of each row: 0..its context
+        out["replayssm_decode_base_cpu"] = (r.random(b.n) * (b.ctx.astype(np.int64) + 1)).astype(
+            np.int32)
+    if not b.spec:
+        return out
     q = b.q.astype(np.int64)
     if r.random() < 0.7:
         out["num_accepted_tokens"] = np.maximum(
@@ -107,16 +145,19 @@ def _vllm_spec(backend: str, b: Batch, mode: str) -> Any:
     import torch
     from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
     from vllm.v1.kv_cache_interface import MambaSpec
+    ck = _checkpoints(backend, b)
     return MambaSpec(block_size=b.block_size, shapes=SHAPES,
                      dtypes=(torch.bfloat16,) * len(SHAPES),
                      mamba_type=MambaAttentionBackendEnum[MAMBA_BACKENDS[backend][2]],
-                     mamba_cache_mode=mode, num_speculative_blocks=b.spec)
+                     mamba_cache_mode=mode, num_speculative_blocks=b.spec,
+                     num_prefill_checkpoint_blocks=1 if ck else 0,
+                     prefill_checkpoint_alignment=ck[2] if ck else None)
 
 
 def _key(backend: str, b: Batch) -> Tuple[Any, ...]:
     mode, full, chunk = _settings(b)
     return ("mamba", backend, b.block_size, b.spec, mode, full,
-            chunk if backend == "MAMBA2" else 0)
+            chunk if backend == "MAMBA2" else 0, _replay(backend, b), _checkpoints(backend, b))
 
 
 def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
@@ -131,6 +172,15 @@ def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
         if full:
             vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        replay = _replay(backend, b)
+        if replay is not None:
+            from vllm.config.mamba import MambaBackendEnum
+            vc.cache_config.use_replayssm = True
+            vc.cache_config.replayssm_buffer_len = replay[1]
+            vc.mamba_config.backend = MambaBackendEnum[replay[0].upper()]
+        ck = _checkpoints(backend, b)
+        if ck is not None:  # resolved by the engine after the KV cache exists
+            vc.cache_config.hash_block_size, vc.cache_config.cache_hit_alignment_tokens = ck[:2]
         if backend == "MAMBA2":
             # the model's SSD chunk (model_config.get_mamba_chunk_size() reads the HF config's
             # mamba_chunk_size / chunk_size, which the lane's Llama-shaped model lacks)
@@ -160,21 +210,43 @@ def lib_builder(ctx: Any, backend: str, b: Batch, vc: Any) -> Any:
         # vLLM's max_cudagraph_capture_size: 512 with full graphs, None (uncapped: max_num_seqs)
         # on the CPU platform otherwise
         cap = vc.compilation_config.max_cudagraph_capture_size or MAX_SEQS
-        cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
-                                    num_speculative_tokens=b.spec, cudagraph_mode=int(cg),
-                                    max_cudagraph_capture_size=int(cap))
+        replay, ck = _replay(backend, b), _checkpoints(backend, b)
+        sc = vc.speculative_config
+        cfg = libattn.BuilderConfig(
+            MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
+            cudagraph_mode=int(cg), max_cudagraph_capture_size=int(cap),
+            model_dtype=libattn.KvDtype.BFLOAT16,
+            use_replayssm=int(replay is not None),
+            replayssm_buffer_len=replay[1] if replay else 16,
+            mamba_backend_flashinfer=int(bool(replay) and replay[0] == "flashinfer"),
+            async_scheduling=int(bool(vc.scheduler_config.async_scheduling)),
+            hash_block_size=ck[0] if ck else 0, cache_hit_alignment_tokens=ck[1] if ck else 0,
+            num_hash_lookahead_tokens=int(vc.num_hash_lookahead_tokens),
+            use_eagle_block_drop=int(sc is not None and b.spec > 0 and
+                                     bool(sc.use_eagle_block_drop())))
         spec = libattn.KvCacheSpec(
             b.block_size, 1, 1, kind=libattn.KvCacheKind.MAMBA,
             mamba_type=libattn.MambaType[MAMBA_BACKENDS[backend][3]],
             mamba_chunk_size=chunk if backend == "MAMBA2" else 0,
             mamba_cache_mode=libattn.MambaCacheMode[mode.upper()],
-            num_speculative_blocks=b.spec)
+            num_speculative_blocks=b.spec,
+            num_prefill_checkpoint_blocks=1 if ck else 0,
+            prefill_checkpoint_alignment=ck[2] if ck else 0,
+            mamba_replayssm_ngroups=SHAPES[4][0], mamba_num_heads=SHAPES[2][0])
         ctx.builders[key] = ctx.lib.builder(backend, spec, cfg)
     return ctx.builders[key]
 
 
+#: the common-metadata inputs among _kwargs (the others are build() keyword arguments)
+COMMON_INPUTS = ("replayssm_decode_base_cpu",)
+
+
 def _vllm_kwargs(ctx: Any, kw: Dict[str, Any]) -> Dict[str, Any]:
-    return {k: ctx.torch.from_numpy(v) for k, v in kw.items()}
+    return {k: ctx.torch.from_numpy(v) for k, v in kw.items() if k not in COMMON_INPUTS}
+
+
+def _common_inputs(kw: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in kw.items() if k in COMMON_INPUTS}
 
 
 def _nums_dict_pairs(v: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
@@ -206,6 +278,10 @@ def _nums_dict_pairs(v: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
 
 SCRATCH_NAMES = ("replayssm_scratch_cb_scaled", "replayssm_scratch_cumAdt_vec",
                  "replayssm_scratch_cb_old")
+#: ReplaySSM's scratch buffers, uninitialised in both (torch.empty; FlashInfer's
+#: allocate_checkpointing_ssu_scratch): compared by shape and dtype only, as the lane does for
+#: TRITON_ATTN's softmax scratch
+SHAPE_ONLY = ("bc_pre_scratch",)  # the tuple's three: by (shape, dtype) pairs (_shape_dtype)
 
 
 def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any) -> List[Pair]:
@@ -221,8 +297,8 @@ def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any) -> List[Pair]
         if name == "replayssm_scratch":
             seen.update(SCRATCH_NAMES)
             parts = (None,) * 3 if value is None else tuple(value)
-            pairs += [(f"replayssm_scratch[{i}] ~ {n}", parts[i], lib.get(n, MISSING))
-                      for i, n in enumerate(SCRATCH_NAMES)]
+            pairs += [(f"replayssm_scratch[{i}] ~ {n} (shape, dtype)", _shape_dtype(parts[i]),
+                       _shape_dtype(lib.get(n, MISSING))) for i, n in enumerate(SCRATCH_NAMES)]
             continue
         if name == "checkpoint_meta" and value is None:  # the dataclass's fields are all None
             ck = [n for n in lib if n.startswith("checkpoint_meta_")]
@@ -244,6 +320,25 @@ def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any) -> List[Pair]
         if name not in seen:
             pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
     return _missing_safe(pairs) + _class_pairs(ctx, backend, b)
+
+
+#: DLPack (code, bits) -> torch's dtype name
+_DTYPE_NAMES = {(0, 8): "int8", (0, 32): "int32", (0, 64): "int64", (2, 16): "float16",
+                (2, 32): "float32", (4, 16): "bfloat16", (6, 8): "bool", (1, 8): "uint8"}
+
+
+def _shape_dtype(x: Any) -> Any:
+    """A scratch buffer (uninitialised in both, compared by shape and dtype only) as (shape,
+    dtype name): a torch tensor's, or a libattn field's (a TensorView where numpy has no such
+    dtype, bfloat16)."""
+    if x is None or x is MISSING:
+        return x
+    import torch
+    if isinstance(x, torch.Tensor):
+        return (tuple(x.shape), str(x.dtype).replace("torch.", ""))
+    if isinstance(x, np.ndarray):
+        return (tuple(x.shape), str(x.dtype))
+    return (tuple(x.shape), _DTYPE_NAMES.get(tuple(x.dtype[:2]), str(x.dtype)))
 
 
 def _missing_safe(pairs: List[Pair]) -> List[Pair]:
@@ -274,11 +369,15 @@ def _class_pairs(ctx: Any, backend: str, b: Batch) -> List[Pair]:
              bool(lb.supports_draft_decode_metadata_update))]
 
 
-def _path(b: Batch, v: Any) -> str:
+def _path(backend: str, b: Batch, v: Any) -> str:
     mode, full, _ = _settings(b)
     nd, npf = getattr(v, "num_decodes", 0), getattr(v, "num_prefills", 0)
     split = "decodes only" if npf == 0 else ("prefills only" if nd == 0 else "mixed")
-    return f"{mode}, {'full graphs' if full else 'no graphs'}, {split}"
+    replay = _replay(backend, b)
+    extra = f", replayssm {replay[0]}" if replay else ""
+    if getattr(v, "checkpoint_meta", None) is not None:
+        extra += ", checkpoints"
+    return f"{mode}, {'full graphs' if full else 'no graphs'}, {split}{extra}"
 
 
 class NotUniform(Exception):
@@ -299,28 +398,30 @@ def mamba_item(backend: str, capture: bool = False) -> Item:
         from vllm.config import set_current_vllm_config
         mb = _batch(b)
         vb, vc = vllm_builder(ctx, backend, mb)
-        cm = vllm_common(ctx, mb)
+        kw = _kwargs(backend, mb)
+        cm = vllm_common(ctx, mb, **_common_inputs(kw))
         with set_current_vllm_config(vc):
             if capture:
                 _uniform_or_refuse(mb)
                 return vb.build_for_cudagraph_capture(cm)
-            return vb.build(0, cm, **_vllm_kwargs(ctx, _kwargs(backend, mb)))
+            return vb.build(0, cm, **_vllm_kwargs(ctx, kw))
 
     def l(ctx, b):
         mb = _batch(b)
         _, vc = vllm_builder(ctx, backend, mb)
         lb = lib_builder(ctx, backend, mb, vc)
+        kw = _kwargs(backend, mb)
         if capture:
-            return lb.build_for_cudagraph_capture(lib_common(ctx, mb))
-        return lb.build(lib_common(ctx, mb, **_kwargs(backend, mb)))
+            return lb.build_for_cudagraph_capture(lib_common(ctx, mb, **_common_inputs(kw)))
+        return lb.build(lib_common(ctx, mb, **kw))
 
     name = f"{backend} (build_for_cudagraph_capture)" if capture else f"{backend}"
     kinds = ("decode", "spec", "padded", "edge") if capture else \
         ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: mamba_pairs(ctx, backend, _batch(b), v, md),
-                max_spec=3, block_sizes=UTILITY_BLOCK_SIZES, kinds=kinds,
-                path=lambda ctx, b, v: _path(b, v))
+                shape_only=SHAPE_ONLY, max_spec=3, block_sizes=UTILITY_BLOCK_SIZES, kinds=kinds,
+                path=lambda ctx, b, v: _path(backend, _batch(b), v))
 
 
 def mamba_items() -> List[Item]:

@@ -105,6 +105,24 @@ std::vector<std::string> field_names(Variant v) {
   X(kBufLastChunk, "last_chunk_indices_p")                \
   X(kBufSeqP, "prefill seq_lens (host bound)")            \
   X(kBufSeqPCpu, "prefill seq_lens staging")              \
+  X(kBufWritePos, "write_pos_d")                          \
+  X(kBufWritePosCpu, "write_pos_d staging")               \
+  X(kBufIsFlush, "is_flush_d")                            \
+  X(kBufIsFlushCpu, "is_flush_d staging")                 \
+  X(kBufBcPre, "bc_pre_scratch")                          \
+  X(kBufCbScaled, "replayssm_scratch cb_scaled")          \
+  X(kBufCumAdt, "replayssm_scratch cumAdt_vec")           \
+  X(kBufCbOld, "replayssm_scratch cb_old")                \
+  X(kBufReplayIdx, "replayssm_state_indices_d")           \
+  X(kBufCkptOff, "checkpoint_offsets")                    \
+  X(kBufCkptOffCpu, "checkpoint offsets (host list)")     \
+  X(kBufCkptQlCpu, "checkpoint query_lens (host list)")   \
+  X(kBufCkptRows, "checkpoint request_rows")              \
+  X(kBufCkptRowsCpu, "checkpoint request_rows staging")   \
+  X(kBufCkptCols, "checkpoint block_cols")                \
+  X(kBufCkptColsCpu, "checkpoint block_cols staging")     \
+  X(kBufCkptState, "checkpoint state_indices")            \
+  X(kBufCkptIdx, "checkpoint_chunk_idx")                  \
   X(kBufBatchPtr, "batch_ptr")                            \
   X(kBufOffsetPtr, "token_chunk_offset_ptr")              \
   X(kBufQslPCpu, "query_start_loc_p_cpu")                 \
@@ -119,17 +137,59 @@ struct Sizes {
   int32_t chunk = 0;       ///< the chunk of the chunk metadata; 0: none
   int64_t max_chunks = 0;  ///< chunks any batch can have
   int64_t programs = 0;    ///< causal conv1d programs any batch can have
+  // ReplaySSM (vLLM 0.33's --use-replayssm): Triton's ring cursors and B.C scratch, or
+  // FlashInfer's checkpointing_ssu scratch (allocate_checkpointing_ssu_scratch's shapes).
+  bool replay_triton = false, replay_flashinfer = false;
+  int64_t ring = 0;          ///< replayssm_buffer_len
+  int64_t bc_rows = 0;       ///< max(decode_cudagraph_max_bs, max_num_seqs)
+  int64_t ngroups = 0;       ///< MambaSpec.shapes[4][0]
+  int64_t heads = 0;         ///< MambaSpec.shapes[2][0]
+  int64_t token_pad = 0;     ///< cdiv(1 + k, 16) * 16
+  int64_t old_token_pad = 0; ///< cdiv(replayssm_buffer_len, 8) * 8
+  DType scratch_dtype;       ///< the model's dtype
+  // MAMBA2's prefill checkpoints (MambaPrefillCheckpointBuilder): "align" mode, checkpoint
+  // blocks in the spec, the config's hash sizes resolved.
+  bool checkpoints = false;
+  bool drop_eagle_block = false;  ///< spec decode, use_eagle_block_drop, no lookahead hashes
 };
+
+/// The model's dtype as a tensor dtype (FlashInfer ReplaySSM's scratch).
+DType tensor_dtype_of(int32_t kv_dtype) {
+  switch (kv_dtype) {
+    case kKvDtypeFloat16: return DType{2, 16, 1};
+    case kKvDtypeFloat32: return kFloat32;
+    default: return DType{4, 16, 1};  // bfloat16
+  }
+}
+
+inline constexpr DType kInt8{0, 8, 1};
+inline constexpr DType kInt64Dtype{0, 64, 1};
 
 Sizes sizes_of(Variant v, const KvCacheSpec& spec, const BuilderConfig& c) {
   Sizes s;
   s.cg_bs = decode_cudagraph_max_bs(c, 1);
   s.d_cols = 1 + static_cast<int64_t>(c.num_speculative_tokens);
   s.chunk = v == Variant::kMamba2 ? spec.mamba_chunk_size : 0;
-  if (s.chunk > 0)  // as vLLM's mamba2_static_sizes bounds them
+  s.checkpoints = v == Variant::kMamba2 && spec.mamba_cache_mode == kMambaCacheAlign &&
+                  spec.num_prefill_checkpoint_blocks > 0 && c.hash_block_size > 0 &&
+                  c.cache_hit_alignment_tokens > 0;
+  s.drop_eagle_block = c.num_speculative_tokens > 0 && c.use_eagle_block_drop &&
+                       c.num_hash_lookahead_tokens == 0;
+  // as vLLM's mamba2_static_sizes bounds them; a checkpoint splits a request into two segments,
+  // each of which may open with a partial chunk
+  if (s.chunk > 0)
     s.max_chunks = (static_cast<int64_t>(c.max_num_batched_tokens) + s.chunk - 1) / s.chunk +
-                   2 * static_cast<int64_t>(c.max_num_seqs);
+                   (s.checkpoints ? 4 : 2) * static_cast<int64_t>(c.max_num_seqs);
   s.programs = conv1d_program_capacity(c);
+  s.replay_triton = c.use_replayssm && !c.mamba_backend_flashinfer;
+  s.replay_flashinfer = c.use_replayssm && c.mamba_backend_flashinfer;
+  s.ring = c.replayssm_buffer_len;
+  s.bc_rows = std::max<int64_t>(s.cg_bs, c.max_num_seqs);
+  s.ngroups = spec.mamba_replayssm_ngroups;
+  s.heads = spec.mamba_num_heads;
+  s.token_pad = (1 + static_cast<int64_t>(c.num_speculative_tokens) + 15) / 16 * 16;
+  s.old_token_pad = (s.ring + 7) / 8 * 8;
+  s.scratch_dtype = tensor_dtype_of(c.model_dtype_for(spec));
   return s;
 }
 
@@ -153,6 +213,28 @@ std::vector<BufferRequest> plan(Variant v, const KvCacheSpec& spec, const Builde
   p.set(kBufLastChunk, buffer_bytes("last_chunk_indices_p", {s.chunk > 0 ? reqs : 0, i32}));
   p.set(kBufSeqP, buffer_bytes("prefill seq_lens", {s.chunk > 0 ? reqs : 0, i32}));
   p.set(kBufSeqPCpu, buffer_bytes("prefill seq_lens", {s.chunk > 0 ? reqs : 0, i32}), true);
+  const int64_t tri = s.replay_triton ? 1 : 0, fi = s.replay_flashinfer ? 1 : 0;
+  const int64_t dec = std::max<int64_t>(reqs, s.cg_bs);
+  const int64_t half = static_cast<int64_t>(s.scratch_dtype.itemsize());
+  p.set(kBufWritePos, buffer_bytes("write_pos_d", {tri * dec, i32}));
+  p.set(kBufWritePosCpu, buffer_bytes("write_pos_d", {tri * dec, i32}), true);
+  p.set(kBufIsFlush, buffer_bytes("is_flush_d", {tri * dec}));
+  p.set(kBufIsFlushCpu, buffer_bytes("is_flush_d", {tri * dec}), true);
+  p.set(kBufBcPre, buffer_bytes("bc_pre_scratch", {tri * s.bc_rows, s.ngroups, s.ring, 4}));
+  p.set(kBufCbScaled, buffer_bytes("cb_scaled", {fi * reqs, s.heads, 32, s.token_pad / 2, half}));
+  p.set(kBufCumAdt, buffer_bytes("cumAdt_vec", {fi * reqs, s.heads, s.token_pad, 4}));
+  p.set(kBufCbOld, buffer_bytes("cb_old", {fi * reqs, s.heads, 32, s.old_token_pad / 2, half}));
+  p.set(kBufReplayIdx, buffer_bytes("replayssm_state_indices_d", {fi * dec, i32}));
+  const int64_t ck = s.checkpoints ? reqs : 0;
+  p.set(kBufCkptOff, buffer_bytes("checkpoint_offsets", {ck, i32}));
+  p.set(kBufCkptOffCpu, buffer_bytes("checkpoint offsets", {ck, i32}), true);
+  p.set(kBufCkptQlCpu, buffer_bytes("checkpoint query_lens", {ck, i32}), true);
+  p.set(kBufCkptRows, buffer_bytes("request_rows", {ck, 8}));
+  p.set(kBufCkptRowsCpu, buffer_bytes("request_rows", {ck, 8}), true);
+  p.set(kBufCkptCols, buffer_bytes("block_cols", {ck, 8}));
+  p.set(kBufCkptColsCpu, buffer_bytes("block_cols", {ck, 8}), true);
+  p.set(kBufCkptState, buffer_bytes("checkpoint state_indices", {ck, i32}));
+  p.set(kBufCkptIdx, buffer_bytes("checkpoint_chunk_idx", {ck, 8}));
   p.set(kBufBatchPtr, buffer_bytes("batch_ptr", {s.programs, i32}));
   p.set(kBufOffsetPtr, buffer_bytes("token_chunk_offset_ptr", {s.programs, i32}));
   p.set(kBufQslPCpu, buffer_bytes("query_start_loc_p_cpu", {reqs + 1, i32}), true);
@@ -161,9 +243,27 @@ std::vector<BufferRequest> plan(Variant v, const KvCacheSpec& spec, const Builde
   return p.requests();
 }
 
-void check_supported(Variant v, const KvCacheSpec& spec, const BuilderConfig&) {
+void check_supported(Variant v, const KvCacheSpec& spec, const BuilderConfig& c) {
   check_mamba_spec(name_of(v).c_str(), type_of(v), spec);
   check_mamba_cache_mode(name_of(v).c_str(), spec);
+  if (c.use_replayssm && !c.mamba_backend_flashinfer && spec.mamba_replayssm_ngroups <= 0)
+    invalid("kv_cache_spec->mamba_replayssm_ngroups=", spec.mamba_replayssm_ngroups,
+            " must be positive with config->use_replayssm on Triton (vLLM sizes bc_pre_scratch "
+            "from MambaSpec.shapes[4][0], the B cache's groups)");
+  if (c.use_replayssm && c.mamba_backend_flashinfer) {
+    // FlashInfer's allocate_checkpointing_ssu_scratch refuses these (ValueError)
+    if (spec.mamba_num_heads <= 0)
+      invalid("kv_cache_spec->mamba_num_heads=", spec.mamba_num_heads, " must be positive with "
+              "config->use_replayssm on FlashInfer (vLLM passes MambaSpec.shapes[2][0] to "
+              "allocate_checkpointing_ssu_scratch: \"batch_size and num_heads must be positive\")");
+    if (c.num_speculative_tokens + 1 > 16)
+      invalid("config->num_speculative_tokens=", c.num_speculative_tokens, ": FlashInfer's "
+              "ReplaySSM scratch takes 1 + num_speculative_tokens in [1, 16] "
+              "(\"num_predicted_tokens must be in [1, 16]\")");
+    if (c.replayssm_buffer_len > 16)
+      invalid("config->replayssm_buffer_len=", c.replayssm_buffer_len, ": FlashInfer's ReplaySSM "
+              "scratch takes it in [1, 16] (\"max_window must be in [1, 16]\")");
+  }
   if (v == Variant::kMamba2 && spec.mamba_chunk_size <= 0)
     invalid("kv_cache_spec->mamba_chunk_size=", spec.mamba_chunk_size,
             " must be positive for MAMBA2 (vLLM: \"chunk_size needs to be set in the model "
@@ -180,6 +280,7 @@ struct Decision {
   /// The host sequence lengths vLLM 0.33 reads (seq_lens_cpu_upper_bound, else the exact
   /// mirror): the split's prior-state test, the prefills' chunks and prep_initial_states.
   const int32_t* seq_host = nullptr;
+  bool checkpoint = false;  ///< a prefill row has a checkpoint (host plan in the staging buffers)
 };
 
 class MambaBuilder final : public Builder {
@@ -270,6 +371,10 @@ class MambaBuilder final : public Builder {
     const Tensor sd = set_state_indices(m, st, nd, np);
     // use_spec_decode is false here (update_block_table is unsupported with it).
     if (cuda_graph) copy_state_d(m, exec, sd, nd, nd + np);
+    // MAMBA2: checkpoint destinations are block-table entries, re-gathered from this table
+    // (vLLM 0.33's regather_state_indices).
+    if (v_ == Variant::kMamba2 && m.field(kCkptRequestRows).kind == FieldKind::kTensor)
+      gather_checkpoint_states(m, exec, block_table, np);
   }
 
  private:
@@ -324,13 +429,22 @@ class MambaBuilder final : public Builder {
       // The prefills' relative query_start_loc on the host (conv1d programs, chunk counts).
       int32_t* qsl_p = buffers_.as<int32_t>(kBufQslPCpu);
       for (int64_t k = 0; k <= d.np; ++k) qsl_p[k] = c.qsl_host[d.nd + k] - c.qsl_host[d.nd];
+      if (sizes_.checkpoints) d.checkpoint = plan_checkpoints(c, d);
       if (sizes_.chunk > 0) {
-        d.num_chunks = ops::mamba_num_chunks(qsl_p, seq_host + d.nd, d.np, sizes_.chunk);
+        d.num_chunks = ops::mamba_num_chunks(
+            qsl_p, seq_host + d.nd, d.np, sizes_.chunk,
+            d.checkpoint ? buffers_.as<const int32_t>(kBufCkptOffCpu) : nullptr);
         if (d.num_chunks > sizes_.max_chunks)  // cannot happen for a validated batch
           fail(Status::kInternal, name(), ": ", d.num_chunks, " chunks exceed the ",
                sizes_.max_chunks, " planned");
       }
     }
+    if (sizes_.replay_triton && d.nd > 0 &&
+        (!c.replayssm_decode_base_cpu || (config().async_scheduling && use_spec_)))
+      invalid("--use-replayssm requires exact CPU sequence lengths and decode-base counts to "
+              "derive decode write positions (vLLM 0.33's ValueError): ",
+              !c.replayssm_decode_base_cpu ? "common->replayssm_decode_base_cpu is NULL"
+                                           : "config->async_scheduling with speculative decoding");
     d.cuda_graph = d.np == 0 && d.nd <= sizes_.cg_bs && full_cuda_graphs_;
     if (d.cuda_graph)
       check_state_d_width("common->block_table_tensor", c.block_table_tensor->shape[1], d.nd);
@@ -466,8 +580,17 @@ class MambaBuilder final : public Builder {
         int32_t* cu = buffers_.as<int32_t>(kBufCuChunk);
         int32_t* seq_idx = buffers_.as<int32_t>(kBufSeqIdx);
         int32_t* last = buffers_.as<int32_t>(kBufLastChunk);
+        int32_t* ckpt_off = nullptr;
+        int64_t* ckpt_idx = nullptr;
+        if (d.checkpoint) {
+          ckpt_off = buffers_.as<int32_t>(kBufCkptOff);
+          ckpt_idx = buffers_.as<int64_t>(kBufCkptIdx);
+          write_checkpoints(c, d, exec);
+        }
         ops::mamba_chunk_metadata(exec, qsl_p, seq_p, np, sizes_.chunk, sizes_.max_chunks, cu,
-                                  seq_idx, last);
+                                  seq_idx, last, ckpt_off, ckpt_idx);
+        if (d.checkpoint)
+          m.set_tensor(kCheckpointChunkIdx, make_vector(ckpt_idx, dev, kInt64, np), true);
         m.set_tensor(kCuChunkSeqlenP, make_vector(cu, dev, kInt32, d.num_chunks + 1), true);
         m.set_tensor(kLastChunkIndicesP, make_vector(last, dev, kInt32, np), true);
         m.set_tensor(kSeqIdxP, make_vector(seq_idx, dev, kInt32, d.num_chunks), true);
@@ -481,11 +604,28 @@ class MambaBuilder final : public Builder {
       m.set_int(kChunkSize, sizes_.chunk);
     }
 
+    if (sizes_.replay_triton && nd > 0) write_positions(c, d, exec);
+    if (nd > 0) set_replay_scratch(m, nd);
+
     // _update_metadata_for_cudagraph_capture: decode-only batches go through the persistent
     // buffers, padded to num_reqs rows.
+    bool replay_idx_set = false;
     if (d.cuda_graph) {
       const int64_t padded_bs = n;
       copy_state_d(m, exec, sd, nd, padded_bs);
+      // Triton ReplaySSM: the cursors already live in the persistent buffers (padded_bs ==
+      // num_decodes here: no prefills, so nothing to pad with 0).
+      if (sizes_.replay_triton && nd > 0) {
+        m.set_tensor(kWritePosD, make_vector(buffers_.as<int32_t>(kBufWritePos), dev, kInt32,
+                                             padded_bs), true);
+        m.set_tensor(kIsFlushD, make_vector(buffers_.as<uint8_t>(kBufIsFlush), dev, kInt8,
+                                            padded_bs), true);
+      }
+      set_replay_scratch(m, padded_bs);
+      if (sizes_.replay_flashinfer) {
+        set_replay_indices(m, exec, m.field(kStateIndicesTensorD).tensor, padded_bs);
+        replay_idx_set = true;
+      }
       if (use_spec_ && accepted) {
         if (qsl_d) qsl_d = vector_view(*c.query_start_loc, 0, padded_bs + 1);
         int32_t* buf = buffers_.as<int32_t>(kBufCgAccepted);
@@ -495,8 +635,174 @@ class MambaBuilder final : public Builder {
         accepted_in_buffer = true;
       }
     }
+    // FlashInfer ReplaySSM: state_indices_tensor_d[:, 0].contiguous() otherwise.
+    if (sizes_.replay_flashinfer && !replay_idx_set) set_replay_indices(m, exec, sd, nd);
     if (qsl_d) m.set_tensor(kQueryStartLocD, *qsl_d);
     if (accepted) m.set_tensor(kNumAcceptedTokens, *accepted, accepted_in_buffer);
+  }
+
+  /// vLLM 0.33's MambaPrefillCheckpointBuilder.build over the prefill rows (host lengths: the
+  /// bound, exact for prefills): per row, the checkpoint position get_mamba_prefill_checkpoint_
+  /// position(seq_len, cache_hit_alignment_tokens, drop_eagle_block, lookahead) and whether
+  /// is_mamba_prefill_checkpoint_valid places it in this query; offset = position - query start
+  /// (0: none), column cdiv(seq_len, block_size) - 2 (-1: none). Staged in host buffers;
+  /// returns whether any row has one (else vLLM's checkpoint_meta is None).
+  bool plan_checkpoints(const CommonMetadata& c, const Decision& d) {
+    const BuilderConfig& cfg = config();
+    const int64_t hash = cfg.hash_block_size, align_tokens = cfg.cache_hit_alignment_tokens;
+    const int64_t bs = spec().block_size, alignment = spec().prefill_checkpoint_alignment;
+    const int64_t width = c.block_table_tensor->shape[1];
+    int32_t* off = buffers_.as<int32_t>(kBufCkptOffCpu);
+    int32_t* ql = buffers_.as<int32_t>(kBufCkptQlCpu);
+    int64_t* rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
+    int64_t* cols = buffers_.as<int64_t>(kBufCkptColsCpu);
+    bool any = false;
+    for (int64_t k = 0; k < d.np; ++k) {
+      const int64_t r = d.nd + k, q = c.query_len(r), seq = d.seq_host[r];
+      const int64_t start = seq - q;
+      int64_t limit = sizes_.drop_eagle_block
+                          ? seq
+                          : seq - std::max<int64_t>(1, cfg.num_hash_lookahead_tokens);
+      int64_t position = floor_div(limit, align_tokens) * align_tokens;
+      if (sizes_.drop_eagle_block) position -= align_tokens;
+      position = std::max<int64_t>(position, 0);
+      bool valid = false;
+      if (alignment > 0) {
+        const int64_t initial_col = floor_div(start - 1, bs);
+        const int64_t ckpt_col = (seq + bs - 1) / bs - 2;
+        valid = floor_mod(start, hash) == 0 && ckpt_col > initial_col &&
+                start + hash <= position && start < position && position < seq &&
+                floor_mod(position - start, alignment) == 0;
+      }
+      off[k] = valid ? static_cast<int32_t>(position - start) : 0;
+      ql[k] = static_cast<int32_t>(q);
+      rows[k] = r;
+      cols[k] = valid ? (seq + bs - 1) / bs - 2 : -1;
+      if (valid && cols[k] >= width)  // vLLM's block_table[rows, cols] would raise
+        invalid("common->block_table_tensor has ", width, " columns but request ", r,
+                "'s prefill checkpoint (seq_len ", seq, ", block_size ", bs, ") is in column ",
+                cols[k]);
+      any = any || valid;
+    }
+    return any;
+  }
+
+  /// checkpoint_meta's fields from the staged plan: the device copies of the offsets, rows and
+  /// columns (vLLM's async_tensor_h2d), the host lists, and the state indices gathered from the
+  /// block table.
+  void write_checkpoints(const CommonMetadata& c, const Decision& d, const ops::Exec& exec) {
+    const Device dev = config().device, host{};
+    const int64_t np = d.np;
+    Metadata& m = metadata();
+    int32_t* off = buffers_.as<int32_t>(kBufCkptOff);
+    int64_t* rows = buffers_.as<int64_t>(kBufCkptRows);
+    int64_t* cols = buffers_.as<int64_t>(kBufCkptCols);
+    copy_i32_into_buffer(exec, buffers_.as<int32_t>(kBufCkptOffCpu), true, np, off);
+    copy_u8_into_buffer(exec, buffers_.as<uint8_t>(kBufCkptRowsCpu), true, np * 8,
+                        reinterpret_cast<uint8_t*>(rows));
+    copy_u8_into_buffer(exec, buffers_.as<uint8_t>(kBufCkptColsCpu), true, np * 8,
+                        reinterpret_cast<uint8_t*>(cols));
+    m.set_tensor(kCkptOffsetsTensor, make_vector(off, dev, kInt32, np), true);
+    m.set_tensor(kCkptOffsets, make_vector(buffers_.as<int32_t>(kBufCkptOffCpu), host, kInt32, np), true);
+    m.set_tensor(kCkptQueryLens, make_vector(buffers_.as<int32_t>(kBufCkptQlCpu), host, kInt32, np), true);
+    m.set_tensor(kCkptRequestRows, make_vector(rows, dev, kInt64, np), true);
+    m.set_tensor(kCkptBlockCols, make_vector(cols, dev, kInt64, np), true);
+    gather_checkpoint_states(m, exec, *c.block_table_tensor, np);
+  }
+
+  /// checkpoint_meta.state_indices from `block_table` (a build's or update_block_table's).
+  void gather_checkpoint_states(Metadata& m, const ops::Exec& exec, const Tensor& block_table,
+                                int64_t np) {
+    int32_t* out = buffers_.as<int32_t>(kBufCkptState);
+    ops::mamba_checkpoint_state_indices(exec, block_table.as<const int32_t>(), block_table.strides[0],
+                                        buffers_.as<const int64_t>(kBufCkptRows),
+                                        buffers_.as<const int64_t>(kBufCkptCols), np, out);
+    m.set_tensor(kCkptStateIndices, make_vector(out, config().device, kInt32, np), true);
+  }
+
+  /// Triton ReplaySSM's per-decode ring cursor and flush flag, from the host lengths as vLLM
+  /// 0.33 derives them (on the CPU, then uploaded): computed = seq_len - query_len; the anchor
+  /// is replayssm_decode_base_cpu (in "align" mode at least the start of the current block);
+  /// steps = computed - anchor, 0 for padding rows and for one-token prefills replayed as
+  /// decodes (steps < 0, which flush); write_pos = steps mod replayssm_buffer_len; flush at
+  /// the ring's last slot, for those prefills, and in "align" mode on a step that completes a
+  /// block.
+  void write_positions(const CommonMetadata& c, const Decision& d, const ops::Exec& exec) {
+    const int64_t nd = d.nd, ring = sizes_.ring, bs = spec().block_size;
+    const bool align = spec().mamba_cache_mode == kMambaCacheAlign;
+    const int32_t* base = c.replayssm_decode_base_cpu->as<const int32_t>();
+    int32_t* pos = buffers_.as<int32_t>(kBufWritePosCpu);
+    uint8_t* flush = buffers_.as<uint8_t>(kBufIsFlushCpu);
+    for (int64_t i = 0; i < nd; ++i) {
+      const int64_t q = c.query_len(i);
+      const int64_t computed = static_cast<int64_t>(d.seq_host[i]) - q;
+      int64_t anchor = base[i];
+      if (align) anchor = std::max<int64_t>(anchor, floor_div(computed, bs) * bs);
+      int64_t steps = computed - anchor;
+      const bool valid = q > 0;
+      const bool leftover = valid && steps < 0;
+      if (!valid || leftover) steps = 0;
+      const int64_t wp = ((steps % ring) + ring) % ring;
+      bool f = wp == ring - 1 || leftover;
+      if (align && valid && floor_mod(computed + q, bs) == 0) f = true;
+      pos[i] = static_cast<int32_t>(wp);
+      flush[i] = f ? 1 : 0;
+    }
+    const Device dev = config().device;
+    copy_i32_into_buffer(exec, pos, true, nd, buffers_.as<int32_t>(kBufWritePos));
+    copy_u8_into_buffer(exec, flush, true, nd, buffers_.as<uint8_t>(kBufIsFlush));
+    Metadata& m = metadata();
+    m.set_tensor(kWritePosD, make_vector(buffers_.as<int32_t>(kBufWritePos), dev, kInt32, nd), true);
+    m.set_tensor(kIsFlushD, make_vector(buffers_.as<uint8_t>(kBufIsFlush), dev, kInt8, nd), true);
+  }
+
+  static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+  static int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
+  /// The first `rows` rows of the ReplaySSM scratch: Triton's bc_pre_scratch (rows, ngroups,
+  /// replayssm_buffer_len) float32, or FlashInfer's three checkpointing_ssu buffers. Scratch:
+  /// never written by the build (vLLM's torch.empty).
+  void set_replay_scratch(Metadata& m, int64_t rows) {
+    const Device dev = config().device;
+    const Sizes& z = sizes_;
+    if (z.replay_triton)
+      m.set_tensor(kBcPreScratch, compact(buffers_.as<void>(kBufBcPre), dev, kFloat32,
+                                          {rows, z.ngroups, z.ring}), true);
+    if (z.replay_flashinfer) {
+      m.set_tensor(kReplayssmScratchCbScaled,
+                   compact(buffers_.as<void>(kBufCbScaled), dev, z.scratch_dtype,
+                           {rows, z.heads, 32, z.token_pad / 2}), true);
+      m.set_tensor(kReplayssmScratchCumAdtVec,
+                   compact(buffers_.as<void>(kBufCumAdt), dev, kFloat32,
+                           {rows, z.heads, z.token_pad}), true);
+      m.set_tensor(kReplayssmScratchCbOld,
+                   compact(buffers_.as<void>(kBufCbOld), dev, z.scratch_dtype,
+                           {rows, z.heads, 32, z.old_token_pad / 2}), true);
+    }
+  }
+
+  /// replayssm_state_indices_d: column 0 of `sd` (rows entries), copied contiguous.
+  void set_replay_indices(Metadata& m, const ops::Exec& exec, const Tensor& sd, int64_t rows) {
+    int32_t* buf = buffers_.as<int32_t>(kBufReplayIdx);
+    ops::copy_pad_i32(exec, sd.as<const int32_t>(), sd.strides[0], rows, 1, buf, 1, rows, 0,
+                      false);
+    m.set_tensor(kReplayssmStateIndicesD, make_vector(buf, config().device, kInt32, rows), true);
+  }
+
+  static Tensor compact(void* data, Device dev, DType dtype, std::initializer_list<int64_t> dims) {
+    Tensor t;
+    t.data = data;
+    t.device = dev;
+    t.dtype = dtype;
+    t.ndim = static_cast<int32_t>(dims.size());
+    int32_t k = 0;
+    for (int64_t d : dims) t.shape[k++] = d;
+    int64_t stride = 1;
+    for (int32_t j = t.ndim - 1; j >= 0; --j) {
+      t.strides[j] = stride;
+      stride *= t.shape[j];
+    }
+    return t;
   }
 
   Variant v_;

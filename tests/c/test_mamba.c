@@ -796,6 +796,235 @@ static void test_update_block_table(void** state) {
   ts_batch_free(batch);
 }
 
+/* ---- vLLM 0.33's ReplaySSM and MAMBA2's prefill checkpoints (ABI 1.6 inputs) ----------------- */
+
+/* A tensor field's shape and dtype. */
+static void expect_shape(const attn_metadata_t* m, const char* name, uint8_t code, uint8_t bits,
+                         int32_t ndim, const int64_t* shape) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int32_t d;
+  if (t == NULL) fail_msg("%s is None", name);
+  if (t->dtype.code != code || t->dtype.bits != bits)
+    fail_msg("%s has dtype code %d bits %d, expected %d/%d", name, t->dtype.code, t->dtype.bits, code, bits);
+  assert_int_equal(t->ndim, ndim);
+  for (d = 0; d < ndim; ++d)
+    if (t->shape[d] != shape[d]) fail_msg("%s shape[%d] = %lld, expected %lld", name, d, (long long)t->shape[d], (long long)shape[d]);
+}
+
+static int64_t at1_i64(const attn_tensor_t* t, int64_t i) {
+  return ((const int64_t*)base(t))[i * t->strides[0]];
+}
+static int at1_i8(const attn_tensor_t* t, int64_t i) {
+  return ((const signed char*)base(t))[i * t->strides[0]];
+}
+
+/* Triton ReplaySSM (replayssm_buffer_len 4), four decodes (row 3 a one-token prefill with prior
+ * state, a decode in 0.33): computed = seq_len - 1, steps = computed - replayssm_decode_base_cpu,
+ * write_pos = steps mod 4, flush at slot 3 or for a row with steps < 0 (forced to 0):
+ *   row  seq  base  computed  steps       write_pos  is_flush
+ *   0    10   5     9         4           0          0
+ *   1    20   20    19        -1 -> 0     0          1
+ *   2    7    3     6         3           3          1
+ *   3    3    8     2         -6 -> 0     0          1
+ * In "align" mode (block 16) the anchor is at least the current block's start:
+ *   seq 30 base 5: anchor 16, steps 13, write_pos 1, no flush; seq 48 base 5: anchor 32, steps
+ *   15, write_pos 3 (flush; the step also completes block 3); seq 33 base 40: anchor 40, steps
+ *   -8 -> 0, flush. */
+static void test_replayssm_triton(void** state) {
+  static const int32_t q[] = {1, 1, 1, 1}, s[] = {10, 20, 7, 3}, base_v[] = {5, 20, 3, 8};
+  static const uint8_t prefilling[] = {0, 0, 0, 1};
+  static const int32_t pos[] = {0, 0, 3, 0};
+  static const int flush[] = {0, 1, 1, 1};
+  static const int64_t bc_shape[] = {4, 2, 4};
+  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
+  attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
+  ts_batch* batch = mbatch(q, s, 4, 16, 0, prefilling);
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  attn_metadata_t* m;
+  vec32 decode_base;
+  int k;
+  (void)state;
+  c.use_replayssm = 1;
+  c.replayssm_buffer_len = 4;
+  /* vLLM sizes bc_pre_scratch from MambaSpec.shapes[4][0]: required */
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->mamba_replayssm_ngroups=0 must be positive with "
+               "config->use_replayssm on Triton");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  spec.mamba_replayssm_ngroups = 2;
+  b = ts_builder("MAMBA2", &spec, &c);
+  /* decodes need the ring origins (vLLM's ValueError) */
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "--use-replayssm requires exact CPU sequence lengths and decode-base counts to "
+               "derive decode write positions (vLLM 0.33's ValueError): "
+               "common->replayssm_decode_base_cpu is NULL");
+  vec_make(&decode_base, base_v, 4);
+  batch->common.replayssm_decode_base_cpu = &decode_base.t;
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_decodes"), 4);
+  expect_i32(m, "write_pos_d", pos, 4);
+  for (k = 0; k < 4; ++k) assert_int_equal(at1_i8(ts_tensor(m, "is_flush_d"), k), flush[k]);
+  expect_shape(m, "is_flush_d", ATTN_DTYPE_INT, 8, 1, bc_shape);
+  expect_shape(m, "bc_pre_scratch", ATTN_DTYPE_FLOAT, 32, 3, bc_shape);
+  expect_none(m, "replayssm_scratch_cb_scaled");
+  expect_none(m, "replayssm_state_indices_d");
+  attn_builder_destroy(b);
+  /* async scheduling with spec decode: refused as vLLM refuses it */
+  c.async_scheduling = 1;
+  c.num_speculative_tokens = 1;
+  b = ts_builder("SHORT_CONV", &spec, &c);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "config->async_scheduling with speculative decoding");
+  attn_builder_destroy(b);
+  c.async_scheduling = 0;
+  c.num_speculative_tokens = 0;
+  ts_batch_free(batch);
+  /* "align": the anchor moves to the current block's start */
+  {
+    static const int32_t aq[] = {1, 1, 1}, as[] = {30, 48, 33}, ab[] = {5, 5, 40};
+    static const int32_t apos[] = {1, 3, 0};
+    static const int aflush[] = {0, 1, 1};
+    ts_batch* abatch = mbatch(aq, as, 3, 16, 0, NULL);
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
+    b = ts_builder("MAMBA1", &spec, &c);
+    vec_make(&decode_base, ab, 3);
+    abatch->common.replayssm_decode_base_cpu = &decode_base.t;
+    m = build(b, &abatch->common);
+    expect_i32(m, "write_pos_d", apos, 3);
+    for (k = 0; k < 3; ++k) assert_int_equal(at1_i8(ts_tensor(m, "is_flush_d"), k), aflush[k]);
+    attn_builder_destroy(b);
+    ts_batch_free(abatch);
+  }
+}
+
+/* FlashInfer ReplaySSM: allocate_checkpointing_ssu_scratch's three buffers sliced to the
+ * decodes (k = 1: token_pad 16; replayssm_buffer_len 4: old_token_pad 8; 8 heads, bfloat16),
+ * and replayssm_state_indices_d = state_indices_tensor_d[:, 0], contiguous. */
+static void test_replayssm_flashinfer(void** state) {
+  static const int32_t q[] = {2, 1, 5}, s[] = {10, 20, 5}, acc[] = {1, 1, 1};
+  static const int64_t cb[] = {2, 8, 32, 8}, cum[] = {2, 8, 16}, old[] = {2, 8, 32, 4};
+  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 1);
+  attn_builder_config_t c = mconfig(1, ATTN_CUDAGRAPH_MODE_NONE);
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  ts_batch* batch = mbatch(q, s, 3, 16, 2, NULL);
+  attn_metadata_t* m;
+  vec32 accepted;
+  int32_t col0[2];
+  (void)state;
+  c.use_replayssm = 1;
+  c.mamba_backend_flashinfer = 1;
+  c.replayssm_buffer_len = 4;
+  c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->mamba_num_heads=0 must be positive with config->use_replayssm on "
+               "FlashInfer");
+  spec.mamba_num_heads = 8;
+  c.replayssm_buffer_len = 17;
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "\"max_window must be in [1, 16]\"");
+  c.replayssm_buffer_len = 4;
+  b = ts_builder("MAMBA2", &spec, &c);
+  vec_make(&accepted, acc, 3);
+  batch->common.num_accepted_tokens = &accepted.t;
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  expect_shape(m, "replayssm_scratch_cb_scaled", ATTN_DTYPE_BFLOAT, 16, 4, cb);
+  expect_shape(m, "replayssm_scratch_cumAdt_vec", ATTN_DTYPE_FLOAT, 32, 3, cum);
+  expect_shape(m, "replayssm_scratch_cb_old", ATTN_DTYPE_BFLOAT, 16, 4, old);
+  col0[0] = bt_at(batch, 0, 0), col0[1] = bt_at(batch, 1, 0);
+  expect_i32(m, "replayssm_state_indices_d", col0, 2);
+  assert_int_equal(ts_tensor(m, "replayssm_state_indices_d")->strides[0], 1);
+  expect_none(m, "write_pos_d");
+  expect_none(m, "bc_pre_scratch");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+/* MAMBA2's prefill checkpoints ("align", block 16, chunk 8; hash_block_size and
+ * cache_hit_alignment_tokens 16, prefill_checkpoint_alignment 8, one checkpoint block). A decode,
+ * then three prefills:
+ *   row  query  computed  seq  position (cdiv-aligned below seq - 1)  valid  offset  column
+ *   1    40     0         40   32                                     yes    32      1
+ *   2    20     16        36   32                                     yes    16      1
+ *   3    10     5         15   0 (start 5 is not on a hash block)     no     0       -1
+ * Chunks: row 1: 8 at 0, 8, 16, 24 (the checkpoint ends chunk 3), 8 at 32; row 2: 8 at 40, 48
+ * (checkpoint: chunk 6), 4 at 56; row 3: 3 at 60 (finishing computed 5), 7 at 63.
+ * cu_chunk_seqlen_p = [0, 8, 16, 24, 32, 40, 48, 56, 60, 63, 70], last_chunk_indices_p =
+ * [4, 7, 9], checkpoint_chunk_idx = [3, 6, 0] (int64). */
+static void test_prefill_checkpoints(void** state) {
+  static const int32_t q[] = {1, 40, 20, 10}, s[] = {20, 40, 36, 15};
+  static const uint8_t prefilling[] = {0, 1, 1, 1};
+  static const int32_t cu[] = {0, 8, 16, 24, 32, 40, 48, 56, 60, 63, 70}, last[] = {4, 7, 9};
+  static const int32_t seq_idx[] = {0, 0, 0, 0, 0, 1, 1, 1, 2, 2}, offs[] = {32, 16, 0};
+  static const int32_t qls[] = {40, 20, 10};
+  static const int64_t idx[] = {3, 6, 0}, rows[] = {1, 2, 3}, cols[] = {1, 1, -1};
+  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_ALIGN, 8, 0);
+  attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
+  ts_batch* batch = mbatch(q, s, 4, 16, 0, prefilling);
+  attn_builder_t* b;
+  attn_metadata_t *m, *u = NULL;
+  int32_t states[3];
+  int k;
+  (void)state;
+  spec.num_prefill_checkpoint_blocks = 1;
+  spec.prefill_checkpoint_alignment = 8;
+  /* without the config's hash sizes (vLLM's profiling KV cache): none */
+  b = ts_builder("MAMBA2", &spec, &c);
+  m = build(b, &batch->common);
+  expect_none(m, "checkpoint_chunk_idx");
+  expect_none(m, "checkpoint_meta_state_indices");
+  attn_builder_destroy(b);
+  c.hash_block_size = 16;
+  c.cache_hit_alignment_tokens = 16;
+  b = ts_builder("MAMBA2", &spec, &c);
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  expect_i32(m, "cu_chunk_seqlen_p", cu, 11);
+  expect_i32(m, "seq_idx_p", seq_idx, 10);
+  expect_i32(m, "last_chunk_indices_p", last, 3);
+  expect_i32(m, "checkpoint_meta_checkpoint_offsets", offs, 3);
+  expect_i32(m, "checkpoint_meta_offsets", offs, 3);
+  expect_i32(m, "checkpoint_meta_query_lens", qls, 3);
+  for (k = 0; k < 3; ++k) {
+    assert_int_equal(at1_i64(ts_tensor(m, "checkpoint_chunk_idx"), k), idx[k]);
+    assert_int_equal(at1_i64(ts_tensor(m, "checkpoint_meta_request_rows"), k), rows[k]);
+    assert_int_equal(at1_i64(ts_tensor(m, "checkpoint_meta_block_cols"), k), cols[k]);
+  }
+  states[0] = bt_at(batch, 1, 1), states[1] = bt_at(batch, 2, 1), states[2] = 0;
+  expect_i32(m, "checkpoint_meta_state_indices", states, 3);
+  /* update_block_table re-gathers the destinations from the new table */
+  {
+    int32_t table[4 * 3];
+    int64_t shape[2] = {4, 3};
+    attn_tensor_t t = ts_host_tensor(table, 2, shape, ATTN_DTYPE_INT, 32);
+    for (k = 0; k < 12; ++k) table[k] = batch->bt[k] * 3 + 1;
+    ASSERT_OK(attn_update_block_table(b, m, &t, &batch->sm_t, &u, NULL));
+    states[0] = table[1 * 3 + 1], states[1] = table[2 * 3 + 1];
+    expect_i32(u, "checkpoint_meta_state_indices", states, 3);
+    expect_i32(u, "checkpoint_meta_checkpoint_offsets", offs, 3);
+  }
+  /* MAMBA1 and SHORT_CONV have no checkpoint fields; MAMBA2 in "none" mode none */
+  {
+    attn_builder_t* x = ts_builder("MAMBA1", &spec, &c);
+    attn_field_t f = ATTN_FIELD_INIT;
+    m = build(x, &batch->common);
+    ASSERT_ERROR(attn_metadata_get(m, "checkpoint_chunk_idx", &f), ATTN_ERR_NOT_FOUND,
+                 "checkpoint_chunk_idx");
+    attn_builder_destroy(x);
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_NONE;
+    x = ts_builder("MAMBA2", &spec, &c);
+    m = build(x, &batch->common);
+    expect_none(m, "checkpoint_chunk_idx");
+    attn_builder_destroy(x);
+  }
+  /* spec validation */
+  spec.num_prefill_checkpoint_blocks = -1;
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->num_prefill_checkpoint_blocks=-1 is not in [0, 65536]");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
 /* LINEAR_ATTN: the split at threshold 1, the batch's query_start_loc and seq_lens, column 0. */
 static void test_linear_attn(void** state) {
   static const int32_t q[] = {1, 2, 5}, s[] = {7, 2, 30};
@@ -1302,6 +1531,9 @@ int main(void) {
       cmocka_unit_test(test_cudagraph_buffers),
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_update_block_table),
+      cmocka_unit_test(test_replayssm_triton),
+      cmocka_unit_test(test_replayssm_flashinfer),
+      cmocka_unit_test(test_prefill_checkpoints),
       cmocka_unit_test(test_linear_attn),
       cmocka_unit_test(test_gdn_no_spec),
       cmocka_unit_test(test_gdn_spec_mixed),

@@ -119,9 +119,25 @@ static void test_base_family(void** state) {
     const int32_t mode = ts_rand_range(&seed, 0, 1) ? ATTN_MAMBA_CACHE_MODE_ALIGN : ATTN_MAMBA_CACHE_MODE_NONE;
     const int32_t nsb = (int32_t)ts_rand_range(&seed, 0, 2);
     const int32_t spec_tokens = (int32_t)ts_rand_range(&seed, 0, 1) * nsb;
-    const attn_kv_cache_spec_t spec = mspec(mode, chunks[ts_rand_range(&seed, 0, 3)], nsb);
+    attn_kv_cache_spec_t spec = mspec(mode, chunks[ts_rand_range(&seed, 0, 3)], nsb);
     attn_builder_config_t c = ts_config();
     const int64_t n = ts_rand_range(&seed, 1, 40), nd = ts_rand_range(&seed, 0, n);
+    /* vLLM 0.33's ReplaySSM (Triton or FlashInfer) and MAMBA2's prefill checkpoints ("align") */
+    const int replay = (int)ts_rand_range(&seed, 0, 2);
+    int32_t decode_base[40];
+    int64_t base_shape[1] = {n};
+    attn_tensor_t base_t = ts_host_tensor(decode_base, 1, base_shape, ATTN_DTYPE_INT, 32);
+    c.use_replayssm = replay > 0;
+    c.mamba_backend_flashinfer = replay == 2;
+    c.replayssm_buffer_len = 8;
+    c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+    spec.mamba_replayssm_ngroups = 2;
+    spec.mamba_num_heads = 8;
+    if (ts_rand_range(&seed, 0, 1)) {
+      c.hash_block_size = c.cache_hit_alignment_tokens = 16;
+      spec.num_prefill_checkpoint_blocks = 1;
+      spec.prefill_checkpoint_alignment = 8;
+    }
     const int decode_only = ts_rand_range(&seed, 0, 3) == 0;
     int32_t q[40], s[40];
     int64_t r, max_seq = 1;
@@ -137,9 +153,11 @@ static void test_base_family(void** state) {
       if (s[r] > max_seq) max_seq = s[r];
       x.accepted[r] = (int32_t)ts_rand_range(&seed, 1, 1 + spec_tokens);
       x.draft[r] = ts_rand_range(&seed, 0, 1) ? q[r] - 1 : -1; /* padded prompt tails */
+      decode_base[r] = (int32_t)ts_rand_range(&seed, 0, s[r] - q[r]);
     }
     b = ts_batch_make(q, s, n, 16, (max_seq + 15) / 16 + nsb, -1);
     add_prefilling(&f, b, &seed);
+    b->common.replayssm_decode_base_cpu = &base_t; /* host memory on both sides */
     /* update_block_table where supported (no spec decode; not LINEAR_ATTN) */
     compare(name, &spec, &c, b, ts_rand_range(&seed, 0, 1) ? &x : NULL, (int)ts_rand_range(&seed, 0, 1),
             spec_tokens == 0 && iter % 4 != 3 && ts_rand_range(&seed, 0, 1) ? 2 : 0);

@@ -73,3 +73,32 @@ def test_spec_decode_inputs(lib):
         assert list(md["non_spec_token_indx"]) == [3, 4, 5, 6, 7, 8]
         assert list(md["spec_sequence_masks"]) == [True, False, False]
         assert md["spec_state_indices_tensor"].tolist() == [[1, 2, 3]]
+
+
+def test_replayssm_and_checkpoints_abi_1_6(lib):
+    """The ABI 1.6 config and spec fields reach the builder: Triton ReplaySSM's cursors and
+    MAMBA2's prefill checkpoints (tests/c/test_mamba.c works both out by hand)."""
+    spec = mamba_spec(mamba_type=MambaType.MAMBA2, mamba_chunk_size=8, mamba_replayssm_ngroups=2)
+    cfg = libattn.BuilderConfig(256, 8192, 4096, 32, cudagraph_mode=CudagraphMode.NONE,
+                                use_replayssm=1, replayssm_buffer_len=4)
+    assert cfg.to_struct().struct.replayssm_buffer_len == 4
+    with lib.builder("MAMBA2", spec, cfg) as b:
+        md = b.build(batch([1, 1], [10, 7], replayssm_decode_base_cpu=[5, 3]))
+        assert list(md["write_pos_d"]) == [0, 3]
+        assert list(md["is_flush_d"]) == [0, 1]
+        assert md["bc_pre_scratch"].shape == (2, 2, 4)
+        with pytest.raises(libattn.InvalidArgument, match="replayssm_decode_base_cpu is NULL"):
+            b.build(batch([1, 1], [10, 7]))
+    spec = mamba_spec(mamba_type=MambaType.MAMBA2, mamba_chunk_size=8,
+                      mamba_cache_mode=MambaCacheMode.ALIGN, num_prefill_checkpoint_blocks=1,
+                      prefill_checkpoint_alignment=8)
+    cfg = libattn.BuilderConfig(256, 8192, 4096, 32, cudagraph_mode=CudagraphMode.NONE,
+                                hash_block_size=16, cache_hit_alignment_tokens=16)
+    with lib.builder("MAMBA2", spec, cfg) as b:
+        qsl = np.array([0, 40], np.int32)
+        table = np.arange(1, 4, dtype=np.int32).reshape(1, 3)
+        md = b.build(libattn.CommonMetadata(qsl, np.array([40], np.int32), table,
+                                            np.zeros(40, np.int64), is_prefilling=[True]))
+        assert list(md["checkpoint_meta_offsets"]) == [32]
+        assert list(md["checkpoint_chunk_idx"]) == [3]
+        assert list(md["checkpoint_meta_state_indices"]) == [2]
