@@ -424,7 +424,48 @@ def mamba_item(backend: str, capture: bool = False) -> Item:
                 path=lambda ctx, b, v: _path(backend, _batch(b), v))
 
 
+class SpecDecodeUpdate(Exception):
+    """update_block_table with spec decode: vLLM 0.33 sets supports_update_block_table False
+    (the model runner never calls it) but the method still runs; libattn refuses the call
+    (ATTN_ERR_UNSUPPORTED), so the lane does not make it: counted as refused by both."""
+
+
+def _new_table(b: Batch) -> np.ndarray:
+    """Another KV cache group's block table for the batch: every block id moved (3x + 1)."""
+    return np.where(b.bt > 0, b.bt * 3 + 1, 0).astype(np.int32)
+
+
+def update_item(backend: str) -> Item:
+    """update_block_table after a build: vLLM's on its metadata, libattn's on its own, with the
+    same new block table; every field of the result compared."""
+    def v(ctx, b):
+        from vllm.config import set_current_vllm_config
+        mb = _batch(b)
+        if mb.spec:
+            raise SpecDecodeUpdate("spec decode: supports_update_block_table is False")
+        vb, vc = vllm_builder(ctx, backend, mb)
+        kw = _kwargs(backend, mb)
+        cm = vllm_common(ctx, mb, **_common_inputs(kw))
+        t = ctx.torch.from_numpy
+        with set_current_vllm_config(vc):
+            md = vb.build(0, cm, **_vllm_kwargs(ctx, kw))
+            return vb.update_block_table(md, t(_new_table(mb)), t(mb.slots))
+
+    def l(ctx, b):
+        mb = _batch(b)
+        _, vc = vllm_builder(ctx, backend, mb)
+        lb = lib_builder(ctx, backend, mb, vc)
+        md = lb.build(lib_common(ctx, mb, **_kwargs(backend, mb)))
+        return lb.update_block_table(md, _new_table(mb), mb.slots)
+
+    return Item(f"{backend} (update_block_table)", "builder", v, l,
+                lambda ctx, b, v, md: mamba_pairs(ctx, backend, _batch(b), v, md),
+                shape_only=SHAPE_ONLY, max_spec=3, block_sizes=UTILITY_BLOCK_SIZES,
+                path=lambda ctx, b, v: _path(backend, _batch(b), v))
+
+
 def mamba_items() -> List[Item]:
     items = [mamba_item(b) for b in MAMBA_BACKENDS]
     items += [mamba_item(b, capture=True) for b in KWARG_BACKENDS]
+    items += [update_item(b) for b in KWARG_BACKENDS]
     return items

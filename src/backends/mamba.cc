@@ -371,6 +371,11 @@ class MambaBuilder final : public Builder {
     const Tensor sd = set_state_indices(m, st, nd, np);
     // use_spec_decode is false here (update_block_table is unsupported with it).
     if (cuda_graph) copy_state_d(m, exec, sd, nd, nd + np);
+    // FlashInfer ReplaySSM: column 0 of the new decode state indices (vLLM 0.33 runs
+    // _update_metadata_for_cudagraph_capture again).
+    if (sizes_.replay_flashinfer)
+      set_replay_indices(m, exec, cuda_graph ? m.field(kStateIndicesTensorD).tensor : sd,
+                         cuda_graph ? nd + np : nd);
     // MAMBA2: checkpoint destinations are block-table entries, re-gathered from this table
     // (vLLM 0.33's regather_state_indices).
     if (v_ == Variant::kMamba2 && m.field(kCkptRequestRows).kind == FieldKind::kTensor)

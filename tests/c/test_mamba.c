@@ -936,8 +936,30 @@ static void test_replayssm_flashinfer(void** state) {
   assert_int_equal(ts_tensor(m, "replayssm_state_indices_d")->strides[0], 1);
   expect_none(m, "write_pos_d");
   expect_none(m, "bc_pre_scratch");
-  ts_batch_free(batch);
   attn_builder_destroy(b);
+  /* update_block_table (no spec decode) takes column 0 of the new table */
+  {
+    int32_t table[3 * 2];
+    int64_t shape[2] = {3, 2};
+    attn_tensor_t t = ts_host_tensor(table, 2, shape, ATTN_DTYPE_INT, 32);
+    attn_metadata_t* u = NULL;
+    static const int32_t q1[] = {1, 1, 5}, s1[] = {10, 20, 5};
+    ts_batch* ub = mbatch(q1, s1, 3, 16, 2, NULL);
+    int k;
+    c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
+    c.use_replayssm = 1;
+    c.mamba_backend_flashinfer = 1;
+    c.replayssm_buffer_len = 4;
+    b = ts_builder("SHORT_CONV", &spec, &c);
+    m = build(b, &ub->common);
+    for (k = 0; k < 6; ++k) table[k] = 100 + k;
+    ASSERT_OK(attn_update_block_table(b, m, &t, &ub->sm_t, &u, NULL));
+    col0[0] = 100, col0[1] = 102;
+    expect_i32(u, "replayssm_state_indices_d", col0, 2);
+    ts_batch_free(ub);
+    attn_builder_destroy(b);
+  }
+  ts_batch_free(batch);
 }
 
 /* MAMBA2's prefill checkpoints ("align", block 16, chunk 8; hash_block_size and
