@@ -424,8 +424,8 @@ typedef enum attn_mamba_type {
 typedef enum attn_mamba_cache_mode {
   ATTN_MAMBA_CACHE_MODE_NONE = 0,  /**< "none": one state per request; the block table has
                                         1 + num_speculative_blocks columns. */
-  ATTN_MAMBA_CACHE_MODE_ALL = 1,   /**< "all": a state every block_size tokens; the builders get
-                                        the whole block table and block indices. */
+  ATTN_MAMBA_CACHE_MODE_ALL = 1,   /**< "all": removed in vLLM 0.33; MAMBA2, MAMBA1, SHORT_CONV
+                                        and LINEAR_ATTN refuse it (ATTN_ERR_UNSUPPORTED). */
   ATTN_MAMBA_CACHE_MODE_ALIGN = 2  /**< "align": states kept at block boundaries; the builders
                                         gather the 1 + num_speculative_blocks columns from the
                                         block of the last token on. */
@@ -812,8 +812,10 @@ typedef struct attn_common_metadata {
                                                   CommonAttentionMetadata.is_prefilling). The
                                                   Mamba-family split counts such requests as
                                                   prefills whatever their length
-                                                  (treat_short_extends_as_decodes=False); NULL =
-                                                  none is. */
+                                                  (treat_short_extends_as_decodes=False); vLLM
+                                                  0.33's MAMBA2, MAMBA1 and SHORT_CONV require
+                                                  it and count one-token rows with prior state
+                                                  as decodes. NULL = none is (refused there). */
   /* ---- ABI 1.4: the fields vLLM 0.33.0's CommonAttentionMetadata added. All optional (NULL,
    *      or -1 for max_logits_per_req, = vLLM's None); see docs/architecture.md, "Common
    *      attention metadata", for which builder reads which. ---- */

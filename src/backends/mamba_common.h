@@ -37,8 +37,8 @@ void check_mamba_descriptor(const BackendDescriptor& d, const KvCacheSpec& spec,
 int64_t decode_cudagraph_max_bs(const BuilderConfig& config, int64_t per_seq);
 
 /// The state-index table of a batch: vLLM's mamba_get_block_table_tensor(block_table,
-/// seq_lens, spec, mamba_cache_mode). "none" and "all" view the block table; "align" gathers
-/// 1 + num_speculative_blocks columns per request into a builder buffer.
+/// seq_lens, spec, mamba_cache_mode). "none" (and GDN_ATTN's "all") views the block table;
+/// "align" gathers 1 + num_speculative_blocks columns per request into a builder buffer.
 struct StateTable {
   Tensor table;            ///< (num_reqs, cols) int32 on the builder's device.
   bool in_buffer = false;  ///< `table` is a builder buffer ("align").

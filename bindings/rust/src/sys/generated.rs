@@ -392,8 +392,8 @@ pub enum attn_mamba_cache_mode {
     #[doc = "< \"none\": one state per request; the block table has"]
     #[doc = "1 + num_speculative_blocks columns."]
     ATTN_MAMBA_CACHE_MODE_NONE = 0,
-    #[doc = "< \"all\": a state every block_size tokens; the builders get"]
-    #[doc = "the whole block table and block indices."]
+    #[doc = "< \"all\": removed in vLLM 0.33; MAMBA2, MAMBA1, SHORT_CONV"]
+    #[doc = "and LINEAR_ATTN refuse it (ATTN_ERR_UNSUPPORTED)."]
     ATTN_MAMBA_CACHE_MODE_ALL = 1,
     #[doc = "< \"align\": states kept at block boundaries; the builders"]
     #[doc = "gather the 1 + num_speculative_blocks columns from the"]
@@ -830,8 +830,10 @@ pub struct attn_common_metadata {
     #[doc = "CommonAttentionMetadata.is_prefilling). The"]
     #[doc = "Mamba-family split counts such requests as"]
     #[doc = "prefills whatever their length"]
-    #[doc = "(treat_short_extends_as_decodes=False); NULL ="]
-    #[doc = "none is."]
+    #[doc = "(treat_short_extends_as_decodes=False); vLLM"]
+    #[doc = "0.33's MAMBA2, MAMBA1 and SHORT_CONV require"]
+    #[doc = "it and count one-token rows with prior state"]
+    #[doc = "as decodes. NULL = none is (refused there)."]
     pub is_prefilling: *const attn_tensor_t,
     #[doc = "< Optional (num_reqs,) int32 in host memory:"]
     #[doc = "vLLM 0.33's `seq_lens_cpu_upper_bound`, an"]
