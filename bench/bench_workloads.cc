@@ -58,8 +58,9 @@ struct Batch {
   int64_t n = 0, tokens = 0, width = 0;
   std::vector<int32_t> qsl, seq, bt;
   std::vector<int64_t> slots;
+  std::vector<uint8_t> prefilling;  // vLLM 0.33's is_prefilling (the Mamba family requires it)
   std::vector<int64_t> shapes = std::vector<int64_t>(5);
-  attn_tensor_t qsl_t{}, seq_t{}, bt_t{}, sm_t{};
+  attn_tensor_t qsl_t{}, seq_t{}, bt_t{}, sm_t{}, prefilling_t{};
   attn_common_metadata_t common = ATTN_COMMON_METADATA_INIT;
 
   static attn_tensor_t view(void* data, int32_t ndim, int64_t* shape, uint8_t bits) {
@@ -105,6 +106,14 @@ struct Batch {
     common.max_seq_len = max_s;
     common.block_table_tensor = &bt_t;
     common.slot_mapping = &sm_t;
+    // Prefills and chunked prefills (more tokens than a decode of the workload takes) are in
+    // their prompts; decodes, spec decodes included, are past them.
+    prefilling.assign(n, 0);
+    for (int64_t i = 0; i < n; ++i)
+      prefilling[i] = w.requests[i].query > 1 + w.spec_tokens || w.requests[i].context == 0;
+    prefilling_t = view(prefilling.data(), 1, &shapes[1], 8);
+    prefilling_t.dtype.code = ATTN_DTYPE_BOOL;
+    common.is_prefilling = &prefilling_t;
   }
 
   bool is_input(const void* p) const {

@@ -52,7 +52,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 5
+#define ATTN_VERSION_MINOR 6
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -424,8 +424,8 @@ typedef enum attn_mamba_type {
 typedef enum attn_mamba_cache_mode {
   ATTN_MAMBA_CACHE_MODE_NONE = 0,  /**< "none": one state per request; the block table has
                                         1 + num_speculative_blocks columns. */
-  ATTN_MAMBA_CACHE_MODE_ALL = 1,   /**< "all": a state every block_size tokens; the builders get
-                                        the whole block table and block indices. */
+  ATTN_MAMBA_CACHE_MODE_ALL = 1,   /**< "all": removed in vLLM 0.33; MAMBA2, MAMBA1, SHORT_CONV
+                                        and LINEAR_ATTN refuse it (ATTN_ERR_UNSUPPORTED). */
   ATTN_MAMBA_CACHE_MODE_ALIGN = 2  /**< "align": states kept at block boundaries; the builders
                                         gather the 1 + num_speculative_blocks columns from the
                                         block of the last token on. */
@@ -470,19 +470,36 @@ typedef struct attn_kv_cache_spec {
                                      `cache_config.mamba_cache_mode`); default NONE. */
   int32_t num_speculative_blocks; /**< vLLM's `MambaSpec.num_speculative_blocks` (0 to 65536;
                                        the "align" mode gathers 1 + this many columns); default 0. */
+  /* ---- ABI 1.6: vLLM 0.33's MambaSpec additions, read by MAMBA2, MAMBA1 and SHORT_CONV (all 0
+   *      by default: no prefill checkpoints, no ReplaySSM state). ---- */
+  int32_t num_prefill_checkpoint_blocks; /**< `MambaSpec.num_prefill_checkpoint_blocks` (0 to
+                                              65536): with "align" mode and the config's
+                                              `hash_block_size` and `cache_hit_alignment_tokens`,
+                                              MAMBA2 places prefill checkpoints. */
+  int32_t prefill_checkpoint_alignment; /**< `MambaSpec.prefill_checkpoint_alignment` (> 0), or
+                                             0 (default) = None: no checkpoint is valid. */
+  int32_t mamba_replayssm_ngroups; /**< `MambaSpec.shapes[4][0]`: the groups of the ReplaySSM B
+                                        cache (Triton ReplaySSM's `bc_pre_scratch` rows); needed
+                                        (> 0) with `config->use_replayssm` on Triton. */
+  int32_t mamba_num_heads;         /**< `MambaSpec.shapes[2][0]`: the heads of the ReplaySSM x
+                                        cache (FlashInfer ReplaySSM's scratch); needed (> 0) with
+                                        `config->use_replayssm` on FlashInfer. */
 } attn_kv_cache_spec_t;
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 \
   (offsetof(attn_kv_cache_spec_t, extension) + sizeof(void*))
+/** Size of ::attn_kv_cache_spec_t in ABI 1.2 to 1.5. */
+#define ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 \
+  (offsetof(attn_kv_cache_spec_t, num_speculative_blocks) + sizeof(int32_t))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
-  (offsetof(attn_kv_cache_spec_t, num_speculative_blocks) + sizeof(int32_t))
+  (offsetof(attn_kv_cache_spec_t, mamba_num_heads) + sizeof(int32_t))
 /** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set), no Mamba
  *  parameters. */
 #define ATTN_KV_CACHE_SPEC_INIT                                                                 \
   { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, \
-    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0 }
+    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0 }
 
 /** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
 typedef struct attn_per_layer_params {
@@ -684,6 +701,24 @@ typedef struct attn_builder_config {
                                           per-request query lengths (varlen decode, no uniform
                                           split; vLLM's get_varlen_cudagraph_max_query_len
                                           1 + k). 0 (default) = False. */
+  /* ---- ABI 1.6: the vLLM 0.33 settings the Mamba builders (MAMBA2, MAMBA1, SHORT_CONV) read
+   *      for ReplaySSM and prefill checkpoints; other backends ignore them. ---- */
+  int32_t use_replayssm;             /**< `cache_config.use_replayssm` (`--use-replayssm`):
+                                          non-zero adds the ReplaySSM decode fields. */
+  int32_t replayssm_buffer_len;      /**< `cache_config.replayssm_buffer_len` (> 0; at most 16
+                                          on FlashInfer); default 16 (0 also means 16). */
+  int32_t mamba_backend_flashinfer;  /**< Non-zero when `mamba_config.backend` is FLASHINFER
+                                          (FlashInfer's ReplaySSM scratch instead of Triton's
+                                          ring cursors); 0 (default) = TRITON. */
+  int32_t async_scheduling;          /**< `scheduler_config.async_scheduling`: Triton ReplaySSM
+                                          refuses it with speculative decoding, as vLLM does. */
+  int32_t hash_block_size;           /**< `cache_config.hash_block_size` (tokens per prefix-cache
+                                          hash); 0 (default) = None: no prefill checkpoints. */
+  int32_t cache_hit_alignment_tokens; /**< `cache_config.cache_hit_alignment_tokens`; 0
+                                          (default) = None: no prefill checkpoints. */
+  int32_t num_hash_lookahead_tokens; /**< `VllmConfig.num_hash_lookahead_tokens` (>= 0). */
+  int32_t use_eagle_block_drop;      /**< `speculative_config.use_eagle_block_drop()` (non-zero:
+                                          EAGLE's volatile trailing block is dropped). */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -695,16 +730,19 @@ typedef struct attn_builder_config {
 /** Size of ::attn_builder_config_t in ABI 1.2 and 1.3. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 \
   (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
+/** Size of ::attn_builder_config_t in ABI 1.4 and 1.5. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 \
+  (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, use_eagle_block_drop) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0 }
 
 /** @} */
 
@@ -775,8 +813,10 @@ typedef struct attn_common_metadata {
                                                   CommonAttentionMetadata.is_prefilling). The
                                                   Mamba-family split counts such requests as
                                                   prefills whatever their length
-                                                  (treat_short_extends_as_decodes=False); NULL =
-                                                  none is. */
+                                                  (treat_short_extends_as_decodes=False); vLLM
+                                                  0.33's MAMBA2, MAMBA1 and SHORT_CONV require
+                                                  it and count one-token rows with prior state
+                                                  as decodes. NULL = none is (refused there). */
   /* ---- ABI 1.4: the fields vLLM 0.33.0's CommonAttentionMetadata added. All optional (NULL,
    *      or -1 for max_logits_per_req, = vLLM's None); see docs/architecture.md, "Common
    *      attention metadata", for which builder reads which. ---- */

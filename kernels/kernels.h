@@ -160,12 +160,6 @@ int mamba_gather_state_indices(int device_id, void* stream, const int32_t* block
                                int64_t num_reqs, int32_t block_size, int64_t num_cols,
                                int32_t* out, int64_t out_stride) noexcept;
 
-/// See ops::mamba_prefix_caching_indices. One launch.
-int mamba_prefix_caching_indices(int device_id, void* stream, const int32_t* qsl,
-                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                                 int32_t* num_computed, int32_t* last_computed,
-                                 int32_t* first_scheduled, int32_t* last_scheduled) noexcept;
-
 /// See ops::mamba_prefill_metadata. One launch.
 int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
                            const int32_t* seq_lens, int64_t first, int64_t count, int32_t* qsl_p,
@@ -175,7 +169,13 @@ int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
 int mamba_chunk_metadata(int device_id, void* stream, const int32_t* qsl_p,
                          const int32_t* seq_lens_p, int64_t num_prefills, int32_t chunk_size,
                          int64_t capacity, int32_t* cu_chunk_seqlen, int32_t* seq_idx,
-                         int32_t* last_chunk_indices) noexcept;
+                         int32_t* last_chunk_indices, const int32_t* checkpoint_offsets,
+                         int64_t* checkpoint_chunk_idx) noexcept;
+
+/// See ops::mamba_checkpoint_state_indices. One launch.
+int mamba_checkpoint_state_indices(int device_id, void* stream, const int32_t* block_table,
+                                   int64_t bt_stride, const int64_t* rows, const int64_t* cols,
+                                   int64_t n, int32_t* out) noexcept;
 
 /// See ops::copy_pad_i32 and ops::copy_pad_u8. One launch each.
 int copy_pad_i32(int device_id, void* stream, const int32_t* src, int64_t src_stride,

@@ -1,6 +1,7 @@
 // CUDA implementations of the Mamba family's ops (src/ops/mamba_metadata.cc): state-index
-// gathering ("align" mode), prefix-caching block indices ("all" mode), the prefill part
-// (query_start_loc_p, has_initial_states_p), the chunked-scan metadata, the persistent
+// gathering ("align" mode), the prefill part (query_start_loc_p, has_initial_states_p), the
+// chunked-scan metadata (with MAMBA2's prefill checkpoints), the checkpoints' state indices,
+// the persistent
 // CUDA-graph copies, arange and diff.
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
@@ -35,22 +36,6 @@ __global__ void gather_kernel(const int32_t* __restrict__ bt, int64_t bt_stride,
   }
 }
 
-__global__ void prefix_caching_kernel(const int32_t* __restrict__ qsl,
-                                      const int32_t* __restrict__ seq_lens, int64_t num_reqs,
-                                      int32_t block_size, int32_t* __restrict__ num_computed,
-                                      int32_t* __restrict__ last_computed,
-                                      int32_t* __restrict__ first_scheduled,
-                                      int32_t* __restrict__ last_scheduled) {
-  ATTN_GRID_STRIDE(r, num_reqs) {
-    const int64_t seq = seq_lens[r];
-    const int64_t computed = seq - (static_cast<int64_t>(qsl[r + 1]) - qsl[r]);
-    num_computed[r] = static_cast<int32_t>(computed);
-    last_computed[r] = static_cast<int32_t>(max64(cdiv_dev(computed, block_size) - 1, 0));
-    first_scheduled[r] = static_cast<int32_t>(cdiv_dev(computed + 1, block_size) - 1);
-    last_scheduled[r] = static_cast<int32_t>(max64(cdiv_dev(seq, block_size) - 1, 0));
-  }
-}
-
 __global__ void prefill_kernel(const int32_t* __restrict__ qsl,
                                const int32_t* __restrict__ seq_lens, int64_t first, int64_t count,
                                int32_t* __restrict__ qsl_p, uint8_t* __restrict__ has_initial) {
@@ -64,21 +49,18 @@ __global__ void prefill_kernel(const int32_t* __restrict__ qsl,
 
 constexpr int kScanBlock = 1024;
 
-/// One request's chunks: an optional partial first chunk (`first_len` tokens) and whole ones.
-struct RequestChunks {
+/// One segment's chunks (a request, or one side of its checkpoint): an optional partial first
+/// chunk (`first_len` tokens) finishing the chunk `computed` left open, then whole ones.
+struct SegmentChunks {
   int64_t count;
   int64_t first_len;  // -1 when there is no partial first chunk
 };
 
-__device__ inline RequestChunks chunks_of(const int32_t* qsl_p, const int32_t* seq_lens_p,
-                                          int64_t r, int64_t chunk) {
-  int64_t q = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
-  if (q < 0) q = 0;  // device offsets that disagree with the validated host copy
-  const int64_t computed = max64(seq_lens_p[r] - q, 0);
-  RequestChunks c{0, -1};
-  int64_t rest = q;
+__device__ inline SegmentChunks segment_chunks(int64_t computed, int64_t tokens, int64_t chunk) {
+  SegmentChunks c{0, -1};
+  int64_t rest = tokens;
   if (computed % chunk != 0) {
-    c.first_len = min64(chunk - computed % chunk, q);
+    c.first_len = min64(chunk - computed % chunk, tokens);
     c.count = 1;
     rest -= c.first_len;
   }
@@ -86,10 +68,46 @@ __device__ inline RequestChunks chunks_of(const int32_t* qsl_p, const int32_t* s
   return c;
 }
 
+/// A request's two segments: [0, ckpt) and [ckpt, q) with a checkpoint (vLLM 0.33 forces a
+/// chunk end there), else one segment [0, q) (`a.count` 0).
+struct RequestChunks {
+  SegmentChunks a, b;
+  int64_t ckpt;
+};
+
+__device__ inline RequestChunks chunks_of(const int32_t* qsl_p, const int32_t* seq_lens_p,
+                                          const int32_t* ckpt, int64_t r, int64_t chunk) {
+  int64_t q = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
+  if (q < 0) q = 0;  // device offsets that disagree with the validated host copy
+  const int64_t computed = max64(seq_lens_p[r] - q, 0);
+  int64_t k = ckpt != nullptr ? ckpt[r] : 0;
+  if (k < 0 || k >= q) k = 0;  // the host planned only 0 < k < q
+  RequestChunks c{{0, -1}, {0, -1}, k};
+  if (k > 0) c.a = segment_chunks(computed, k, chunk);
+  c.b = segment_chunks(computed + k, q - k, chunk);
+  return c;
+}
+
+/// Writes a segment's chunks from chunk index `first`, the segment starting `start` tokens into
+/// the prefills.
+__device__ inline void emit_segment(const SegmentChunks& c, int64_t first, int64_t start,
+                                    int64_t chunk, int64_t r, int64_t capacity, int32_t* cu,
+                                    int32_t* seq_idx) {
+  for (int64_t j = 0; j < c.count; ++j) {
+    const int64_t idx = first + j;
+    if (idx >= capacity) break;  // never past the buffers
+    const int64_t offset =
+        c.first_len >= 0 ? (j == 0 ? 0 : c.first_len + (j - 1) * chunk) : j * chunk;
+    seq_idx[idx] = static_cast<int32_t>(r);
+    cu[idx] = static_cast<int32_t>(start + offset);
+  }
+}
+
 __global__ void __launch_bounds__(kScanBlock)
 chunk_kernel(const int32_t* __restrict__ qsl_p, const int32_t* __restrict__ seq_lens_p,
-             int64_t n, int64_t chunk, int64_t capacity, int32_t* __restrict__ cu,
-             int32_t* __restrict__ seq_idx, int32_t* __restrict__ last) {
+             const int32_t* __restrict__ ckpt, int64_t n, int64_t chunk, int64_t capacity,
+             int32_t* __restrict__ cu, int32_t* __restrict__ seq_idx,
+             int32_t* __restrict__ last, int64_t* __restrict__ ckpt_idx) {
   using Scan = cub::BlockScan<int64_t, kScanBlock>;
   __shared__ typename Scan::TempStorage storage;
   __shared__ int64_t carry;
@@ -97,31 +115,31 @@ chunk_kernel(const int32_t* __restrict__ qsl_p, const int32_t* __restrict__ seq_
   __syncthreads();
   for (int64_t base = 0; base < n; base += kScanBlock) {
     const int64_t r = base + threadIdx.x;
-    RequestChunks c{0, -1};
-    if (r < n) c = chunks_of(qsl_p, seq_lens_p, r, chunk);
+    RequestChunks c{{0, -1}, {0, -1}, 0};
+    if (r < n) c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk);
+    const int64_t count = c.a.count + c.b.count;
     int64_t first, tile_total;
-    Scan(storage).ExclusiveSum(c.count, first, tile_total);
+    Scan(storage).ExclusiveSum(count, first, tile_total);
     first += carry;
     if (r < n) {
       const int64_t start = qsl_p[r];
-      for (int64_t j = 0; j < c.count; ++j) {
-        const int64_t idx = first + j;
-        if (idx >= capacity) break;  // never past the buffers
-        int64_t offset;
-        if (c.first_len >= 0)
-          offset = j == 0 ? 0 : c.first_len + (j - 1) * chunk;
-        else
-          offset = j * chunk;
-        seq_idx[idx] = static_cast<int32_t>(r);
-        cu[idx] = static_cast<int32_t>(start + offset);
-      }
-      last[r] = static_cast<int32_t>(first + c.count - 1);
+      emit_segment(c.a, first, start, chunk, r, capacity, cu, seq_idx);
+      emit_segment(c.b, first + c.a.count, start + c.ckpt, chunk, r, capacity, cu, seq_idx);
+      last[r] = static_cast<int32_t>(first + count - 1);
+      if (ckpt_idx != nullptr) ckpt_idx[r] = c.ckpt > 0 ? first + c.a.count - 1 : 0;
     }
     __syncthreads();
     if (threadIdx.x == 0) carry += tile_total;
     __syncthreads();
   }
   if (threadIdx.x == 0 && carry <= capacity) cu[carry] = qsl_p[n];
+}
+
+__global__ void checkpoint_state_kernel(const int32_t* __restrict__ bt, int64_t bt_stride,
+                                        const int64_t* __restrict__ rows,
+                                        const int64_t* __restrict__ cols, int64_t n,
+                                        int32_t* __restrict__ out) {
+  ATTN_GRID_STRIDE(i, n) out[i] = cols[i] >= 0 ? bt[rows[i] * bt_stride + cols[i]] : 0;
 }
 
 __global__ void copy_pad_i32_kernel(const int32_t* __restrict__ src, int64_t src_stride,
@@ -166,18 +184,6 @@ int mamba_gather_state_indices(int device_id, void* stream, const int32_t* block
   return cudaGetLastError();
 }
 
-int mamba_prefix_caching_indices(int device_id, void* stream, const int32_t* qsl,
-                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                                 int32_t* num_computed, int32_t* last_computed,
-                                 int32_t* first_scheduled, int32_t* last_scheduled) noexcept {
-  DeviceGuard guard(device_id);
-  if (guard.status() != cudaSuccess) return guard.status();
-  prefix_caching_kernel<<<grid_for(num_reqs), kThreads, 0, as_stream(stream)>>>(
-      qsl, seq_lens, num_reqs, block_size, num_computed, last_computed, first_scheduled,
-      last_scheduled);
-  return cudaGetLastError();
-}
-
 int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
                            const int32_t* seq_lens, int64_t first, int64_t count, int32_t* qsl_p,
                            uint8_t* has_initial) noexcept {
@@ -191,12 +197,23 @@ int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
 int mamba_chunk_metadata(int device_id, void* stream, const int32_t* qsl_p,
                          const int32_t* seq_lens_p, int64_t num_prefills, int32_t chunk_size,
                          int64_t capacity, int32_t* cu_chunk_seqlen, int32_t* seq_idx,
-                         int32_t* last_chunk_indices) noexcept {
+                         int32_t* last_chunk_indices, const int32_t* checkpoint_offsets,
+                         int64_t* checkpoint_chunk_idx) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
-  chunk_kernel<<<1, kScanBlock, 0, as_stream(stream)>>>(qsl_p, seq_lens_p, num_prefills,
-                                                        chunk_size, capacity, cu_chunk_seqlen,
-                                                        seq_idx, last_chunk_indices);
+  chunk_kernel<<<1, kScanBlock, 0, as_stream(stream)>>>(
+      qsl_p, seq_lens_p, checkpoint_offsets, num_prefills, chunk_size, capacity, cu_chunk_seqlen,
+      seq_idx, last_chunk_indices, checkpoint_chunk_idx);
+  return cudaGetLastError();
+}
+
+int mamba_checkpoint_state_indices(int device_id, void* stream, const int32_t* block_table,
+                                   int64_t bt_stride, const int64_t* rows, const int64_t* cols,
+                                   int64_t n, int32_t* out) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  checkpoint_state_kernel<<<grid_for(n), kThreads, 0, as_stream(stream)>>>(block_table, bt_stride,
+                                                                           rows, cols, n, out);
   return cudaGetLastError();
 }
 

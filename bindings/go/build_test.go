@@ -387,6 +387,12 @@ func TestEveryBackendBuildsTheDemoBatch(t *testing.T) {
 	defer func() { ok(t, plugin.Close()) }()
 	s := demoSample()
 	c := s.common(t)
+	// vLLM 0.33's is_prefilling (the Mamba family requires it): the chunked and the fresh
+	// prefill are still in their prompts
+	c.IsPrefilling = attn.Slice([]int32{0, 0, 0, 1, 1})
+	if c.NumReqs != 5 {
+		t.Fatalf("the demo sample has %d requests, the flags 5", c.NumReqs)
+	}
 	infos := get(l.BackendInfos())(t)
 	if last := infos[len(infos)-1]; last.Name != "EXAMPLE_PAGED" || last.Origin != attn.BackendPlugin {
 		t.Fatalf("backends %v", infos)

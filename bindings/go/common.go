@@ -34,6 +34,14 @@ type CommonMetadata struct {
 	DCPLocalSeqLensCPU     Tensor
 	LogitsIndicesPaddedCPU Tensor // ABI 1.1
 
+	// ABI 1.2: the build() keyword arguments vLLM passes the Mamba family, and
+	// CommonAttentionMetadata.is_prefilling (a zero Tensor is None). IsPrefilling is (num_reqs,)
+	// bool/int8/uint8/int32 in host memory; vLLM 0.33's MAMBA2, MAMBA1 and SHORT_CONV require it.
+	NumAcceptedTokens       Tensor // (num_reqs,) int32 where the batch lives
+	NumDecodeDraftTokensCPU Tensor // (num_reqs,) int32, host; -1 for rows that are not spec decodes
+	NumDecodeDraftTokens    Tensor // its mirror where the batch lives
+	IsPrefilling            Tensor // (num_reqs,), host
+
 	// ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields (a zero Tensor / nil is None).
 	// SeqLensCPUUpperBound is 0.33's host seq_lens bound: (num_reqs,) int32, may exceed the
 	// device value on async spec-decode rows; builders read it when no exact lengths are given.
@@ -119,6 +127,10 @@ func (m *CommonMetadata) toC(a *arena, what string, seqLensOut bool) (*C.attn_co
 		{&c.dcp_local_seq_lens, &m.DCPLocalSeqLens, "dcp_local_seq_lens", false},
 		{&c.dcp_local_seq_lens_cpu, &m.DCPLocalSeqLensCPU, "dcp_local_seq_lens_cpu", false},
 		{&c.logits_indices_padded_cpu, &m.LogitsIndicesPaddedCPU, "logits_indices_padded_cpu", false},
+		{&c.num_accepted_tokens, &m.NumAcceptedTokens, "num_accepted_tokens", false},
+		{&c.num_decode_draft_tokens_cpu, &m.NumDecodeDraftTokensCPU, "num_decode_draft_tokens_cpu", false},
+		{&c.num_decode_draft_tokens, &m.NumDecodeDraftTokens, "num_decode_draft_tokens", false},
+		{&c.is_prefilling, &m.IsPrefilling, "is_prefilling", false},
 		{&c.seq_lens_cpu_upper_bound, &m.SeqLensCPUUpperBound, "seq_lens_cpu_upper_bound", false},
 		{&c.dcp_local_seq_lens_cpu_upper_bound, &m.DCPLocalSeqLensCPUUpperBound, "dcp_local_seq_lens_cpu_upper_bound", false},
 		{&c.positions, &m.Positions, "positions", false},
@@ -196,6 +208,10 @@ func commonFromC(c *C.attn_common_metadata_t, owner any) *CommonMetadata {
 		DCPLocalSeqLens:              view(c.dcp_local_seq_lens),
 		DCPLocalSeqLensCPU:           view(c.dcp_local_seq_lens_cpu),
 		LogitsIndicesPaddedCPU:       view(c.logits_indices_padded_cpu),
+		NumAcceptedTokens:            view(c.num_accepted_tokens),
+		NumDecodeDraftTokensCPU:      view(c.num_decode_draft_tokens_cpu),
+		NumDecodeDraftTokens:         view(c.num_decode_draft_tokens),
+		IsPrefilling:                 view(c.is_prefilling),
 		keep:                         owner,
 	}
 }

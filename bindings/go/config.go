@@ -21,6 +21,12 @@ type KVCacheSpec struct {
 	MambaChunkSize       int32 // model_config.get_mamba_chunk_size(); MAMBA2 needs it
 	MambaCacheMode       MambaCacheMode
 	NumSpeculativeBlocks int32
+	// ABI 1.6: vLLM 0.33's MambaSpec additions: prefill checkpoints (MAMBA2) and the ReplaySSM
+	// state shapes (shapes[4][0] B-cache groups, shapes[2][0] heads); 0 = None / not given.
+	NumPrefillCheckpointBlocks int32
+	PrefillCheckpointAlignment int32
+	MambaReplaySSMNGroups      int32
+	MambaNumHeads              int32
 }
 
 // NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
@@ -32,7 +38,11 @@ func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
 		DType: KVDtype(c.dtype), SlidingWindow: int32(c.sliding_window),
 		AttentionChunkSize: int32(c.attention_chunk_size), MambaType: MambaType(c.mamba_type),
 		MambaChunkSize: int32(c.mamba_chunk_size), MambaCacheMode: MambaCacheMode(c.mamba_cache_mode),
-		NumSpeculativeBlocks: int32(c.num_speculative_blocks),
+		NumSpeculativeBlocks:       int32(c.num_speculative_blocks),
+		NumPrefillCheckpointBlocks: int32(c.num_prefill_checkpoint_blocks),
+		PrefillCheckpointAlignment: int32(c.prefill_checkpoint_alignment),
+		MambaReplaySSMNGroups:      int32(c.mamba_replayssm_ngroups),
+		MambaNumHeads:              int32(c.mamba_num_heads),
 	}
 }
 
@@ -49,6 +59,10 @@ func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
 	c.mamba_chunk_size = C.int32_t(s.MambaChunkSize)
 	c.mamba_cache_mode = C.int32_t(s.MambaCacheMode)
 	c.num_speculative_blocks = C.int32_t(s.NumSpeculativeBlocks)
+	c.num_prefill_checkpoint_blocks = C.int32_t(s.NumPrefillCheckpointBlocks)
+	c.prefill_checkpoint_alignment = C.int32_t(s.PrefillCheckpointAlignment)
+	c.mamba_replayssm_ngroups = C.int32_t(s.MambaReplaySSMNGroups)
+	c.mamba_num_heads = C.int32_t(s.MambaNumHeads)
 	return c
 }
 
@@ -157,6 +171,18 @@ type BuilderConfig struct {
 	// speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode).
 	UseNonCausal               bool
 	EnableAdaptiveVerification bool
+	// ABI 1.6: vLLM 0.33's ReplaySSM (cache_config.use_replayssm, replayssm_buffer_len,
+	// mamba_config.backend == FLASHINFER, scheduler_config.async_scheduling) and prefill
+	// checkpoint settings (cache_config.hash_block_size, cache_hit_alignment_tokens,
+	// num_hash_lookahead_tokens, speculative_config.use_eagle_block_drop()) of the Mamba builders.
+	UseReplaySSM            bool
+	ReplaySSMBufferLen      int32
+	MambaBackendFlashInfer  bool
+	AsyncScheduling         bool
+	HashBlockSize           int32
+	CacheHitAlignmentTokens int32
+	NumHashLookaheadTokens  int32
+	UseEagleBlockDrop       bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -206,6 +232,14 @@ func DefaultBuilderConfig() BuilderConfig {
 		IsMMPrefixLM:                      c.is_mm_prefix_lm != 0,
 		UseNonCausal:                      c.use_non_causal != 0,
 		EnableAdaptiveVerification:        c.enable_adaptive_verification != 0,
+		UseReplaySSM:                      c.use_replayssm != 0,
+		ReplaySSMBufferLen:                int32(c.replayssm_buffer_len),
+		MambaBackendFlashInfer:            c.mamba_backend_flashinfer != 0,
+		AsyncScheduling:                   c.async_scheduling != 0,
+		HashBlockSize:                     int32(c.hash_block_size),
+		CacheHitAlignmentTokens:           int32(c.cache_hit_alignment_tokens),
+		NumHashLookaheadTokens:            int32(c.num_hash_lookahead_tokens),
+		UseEagleBlockDrop:                 c.use_eagle_block_drop != 0,
 	}
 }
 
@@ -309,6 +343,14 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.is_mm_prefix_lm = cBool(cfg.IsMMPrefixLM)
 	c.use_non_causal = cBool(cfg.UseNonCausal)
 	c.enable_adaptive_verification = cBool(cfg.EnableAdaptiveVerification)
+	c.use_replayssm = cBool(cfg.UseReplaySSM)
+	c.replayssm_buffer_len = C.int32_t(cfg.ReplaySSMBufferLen)
+	c.mamba_backend_flashinfer = cBool(cfg.MambaBackendFlashInfer)
+	c.async_scheduling = cBool(cfg.AsyncScheduling)
+	c.hash_block_size = C.int32_t(cfg.HashBlockSize)
+	c.cache_hit_alignment_tokens = C.int32_t(cfg.CacheHitAlignmentTokens)
+	c.num_hash_lookahead_tokens = C.int32_t(cfg.NumHashLookaheadTokens)
+	c.use_eagle_block_drop = cBool(cfg.UseEagleBlockDrop)
 	return c, nil
 }
 

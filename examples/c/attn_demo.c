@@ -50,8 +50,9 @@ struct batch {
   int32_t seq_lens[kReqs];
   int32_t block_table[kReqs][kWidth];
   int64_t slot_mapping[256];
+  uint8_t is_prefilling[kReqs];
   int64_t qsl_shape[1], seq_shape[1], bt_shape[2], sm_shape[1];
-  attn_tensor_t qsl, seq, bt, sm;
+  attn_tensor_t qsl, seq, bt, sm, prefilling;
   attn_common_metadata_t common;
 };
 
@@ -68,7 +69,8 @@ static attn_tensor_t host_tensor(void* data, int32_t ndim, int64_t* shape, uint8
   return t;
 }
 
-/* Three decodes, a chunked prefill (64 tokens cached, 32 scheduled) and a fresh prefill. */
+/* Three decodes, a chunked prefill (64 tokens cached, 32 scheduled) and a fresh prefill; the last
+ * two are still in their prompts (vLLM 0.33's is_prefilling, which the Mamba family requires). */
 static void make_batch(struct batch* b) {
   static const int32_t context[kReqs] = {40, 99, 16, 64, 0};
   static const int32_t query[kReqs] = {1, 1, 1, 32, 20};
@@ -98,6 +100,9 @@ static void make_batch(struct batch* b) {
   b->seq = host_tensor(b->seq_lens, 1, b->seq_shape, 32);
   b->bt = host_tensor(b->block_table, 2, b->bt_shape, 32);
   b->sm = host_tensor(b->slot_mapping, 1, b->sm_shape, 64);
+  for (r = 0; r < kReqs; ++r) b->is_prefilling[r] = r >= 3;
+  b->prefilling = host_tensor(b->is_prefilling, 1, b->seq_shape, 8);
+  b->prefilling.dtype.code = ATTN_DTYPE_BOOL;
   b->common = init;
   b->common.query_start_loc = &b->qsl;
   b->common.seq_lens = &b->seq;
@@ -107,6 +112,7 @@ static void make_batch(struct batch* b) {
   b->common.max_seq_len = 100;
   b->common.block_table_tensor = &b->bt;
   b->common.slot_mapping = &b->sm;
+  b->common.is_prefilling = &b->prefilling;
 }
 
 /* ---- printing --------------------------------------------------------------------------------- */

@@ -102,8 +102,15 @@ func makeBatch() *batch {
 	return b
 }
 
+// common is the batch as vLLM 0.33 describes it: the last two requests are still in their
+// prompts (is_prefilling, which the Mamba family requires).
 func (b *batch) common() (*attn.CommonMetadata, error) {
-	return attn.NewCommonMetadata(b.queryStartLoc, b.seqLens, b.blockTable, width, b.slotMapping)
+	c, err := attn.NewCommonMetadata(b.queryStartLoc, b.seqLens, b.blockTable, width, b.slotMapping)
+	if err != nil {
+		return nil, err
+	}
+	c.IsPrefilling = attn.Slice([]int32{0, 0, 0, 1, 1})
+	return c, nil
 }
 
 // demoConfig is the demo's engine config: 256 sequences, 8192 tokens, 32 query heads, a KV

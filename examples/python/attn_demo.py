@@ -28,7 +28,9 @@ def config(capability):
 
 
 def sample_batch():
-    """Three decodes, a chunked prefill (64 cached + 32 new) and a fresh prefill (20 tokens)."""
+    """Three decodes, a chunked prefill (64 cached + 32 new) and a fresh prefill (20 tokens); the
+    last two are still in their prompts (vLLM 0.33's is_prefilling, which the Mamba family
+    requires)."""
     context, query = [40, 99, 16, 64, 0], [1, 1, 1, 32, 20]
     seq = np.add(context, query).astype(np.int32)
     table = np.zeros((5, MAX_LEN // BLOCK), np.int32)
@@ -37,7 +39,8 @@ def sample_batch():
     slots = [table[r, p // BLOCK] * BLOCK + p % BLOCK
              for r in range(5) for p in range(context[r], seq[r])]
     return dict(query_start_loc=np.cumsum([0] + query, dtype=np.int32), seq_lens=seq,
-                block_table=table, slot_mapping=np.array(slots, np.int64))
+                block_table=table, slot_mapping=np.array(slots, np.int64),
+                is_prefilling=[False, False, False, True, True])
 
 
 def show(name, value):

@@ -1,7 +1,7 @@
 // LINEAR_ATTN: the metadata of vLLM's LinearAttentionMetadataBuilder.build(): the decode/prefill
 // split (threshold 1), the batch's query_start_loc and seq_lens, and one state index per request
-// (column 0 of mamba_get_block_table_tensor). CUDA graphs: UNIFORM_SINGLE_TOKEN_DECODE; no
-// update_block_table.
+// (column 0 of mamba_get_block_table_tensor; cache modes "none" and "align", "all" having been
+// removed in vLLM 0.33). CUDA graphs: UNIFORM_SINGLE_TOKEN_DECODE; no update_block_table.
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,7 +57,7 @@ class LinearAttnBuilder final : public Builder {
  protected:
   CommonLimits limits() const override {
     CommonLimits lim = Builder::limits();
-    if (spec().mamba_cache_mode != kMambaCacheAll) lim.block_size = 0;
+    lim.block_size = 0;  // "none" and "align" tables hold state slots (check_state_table)
     return lim;
   }
 
@@ -94,7 +94,10 @@ const BackendDescriptor kLinearAttnBackend{
     kv_kind_bit(kKvMamba),
     0,
     fixed_cudagraph_support<kCgUniformSingleTokenDecode>,
-    check_mamba_descriptor<kMambaTypeLinearAttention>,
+    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+      check_mamba_spec(d.name, kMambaTypeLinearAttention, spec);
+      check_mamba_cache_mode(d.name, spec);
+    },
     buffer_plan_of<plan>,
     create_builder_of<LinearAttnBuilder>,
 };

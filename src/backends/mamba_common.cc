@@ -46,6 +46,13 @@ void check_mamba_spec(const char* backend, int32_t expected, const KvCacheSpec& 
          mamba_type_name(expected), "\")");
 }
 
+void check_mamba_cache_mode(const char* backend, const KvCacheSpec& spec) {
+  if (spec.mamba_cache_mode == kMambaCacheAll)
+    fail(Status::kUnsupported, "kv_cache_spec->mamba_cache_mode=", spec.mamba_cache_mode,
+         " (\"all\") was removed in vLLM 0.33 (cache_config.mamba_cache_mode accepts \"none\" "
+         "and \"align\"); ", backend, " builds \"none\" and \"align\" only");
+}
+
 int64_t decode_cudagraph_max_bs(const BuilderConfig& c, int64_t per_seq) {
   int64_t bs = static_cast<int64_t>(c.max_num_seqs) * per_seq;
   // vLLM's compilation_config.max_cudagraph_capture_size is always resolved: the config's, or

@@ -22,6 +22,9 @@ inline constexpr DType kBool{6, 8, 1};
 /// Error(kUnsupported) unless `spec` is an ATTN_KV_MAMBA spec whose mamba_type is AUTO or
 /// `expected` (vLLM's MAMBA_TYPE_TO_BACKEND_MAP sends other types to other backends).
 void check_mamba_spec(const char* backend, int32_t expected, const KvCacheSpec& spec);
+/// Error(kUnsupported) for mamba_cache_mode "all": vLLM 0.33 removed it (its
+/// cache_config.mamba_cache_mode accepts "none" and "align" only).
+void check_mamba_cache_mode(const char* backend, const KvCacheSpec& spec);
 /// The same as a descriptor's check, under the descriptor's name.
 template <int32_t Expected>
 void check_mamba_descriptor(const BackendDescriptor& d, const KvCacheSpec& spec,
@@ -34,8 +37,8 @@ void check_mamba_descriptor(const BackendDescriptor& d, const KvCacheSpec& spec,
 int64_t decode_cudagraph_max_bs(const BuilderConfig& config, int64_t per_seq);
 
 /// The state-index table of a batch: vLLM's mamba_get_block_table_tensor(block_table,
-/// seq_lens, spec, mamba_cache_mode). "none" and "all" view the block table; "align" gathers
-/// 1 + num_speculative_blocks columns per request into a builder buffer.
+/// seq_lens, spec, mamba_cache_mode). "none" (and GDN_ATTN's "all") views the block table;
+/// "align" gathers 1 + num_speculative_blocks columns per request into a builder buffer.
 struct StateTable {
   Tensor table;            ///< (num_reqs, cols) int32 on the builder's device.
   bool in_buffer = false;  ///< `table` is a builder buffer ("align").

@@ -17,5 +17,8 @@ namespace attn::backends {
 /// build's stream.
 void copy_i32_into_buffer(const ops::Exec& exec, const int32_t* src, bool src_on_host, int64_t n,
                           int32_t* dst);
+/// The same for bytes (int8/bool flags; Mamba's ReplaySSM is_flush_d).
+void copy_u8_into_buffer(const ops::Exec& exec, const uint8_t* src, bool src_on_host, int64_t n,
+                         uint8_t* dst);
 
 }  // namespace attn::backends

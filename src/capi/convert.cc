@@ -195,6 +195,11 @@ KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   k.mamba_chunk_size = s.mamba_chunk_size;
   k.mamba_cache_mode = s.mamba_cache_mode;
   k.num_speculative_blocks = s.num_speculative_blocks;
+  // ABI 1.6
+  k.num_prefill_checkpoint_blocks = s.num_prefill_checkpoint_blocks;
+  k.prefill_checkpoint_alignment = s.prefill_checkpoint_alignment;
+  k.mamba_replayssm_ngroups = s.mamba_replayssm_ngroups;
+  k.mamba_num_heads = s.mamba_num_heads;
   validate(k);
   return k;
 }
@@ -302,6 +307,15 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.is_mm_prefix_lm = c.is_mm_prefix_lm != 0;
   b.use_non_causal = c.use_non_causal != 0;
   b.enable_adaptive_verification = c.enable_adaptive_verification != 0;
+  // ABI 1.6
+  b.use_replayssm = c.use_replayssm != 0;
+  b.replayssm_buffer_len = c.replayssm_buffer_len == 0 ? 16 : c.replayssm_buffer_len;
+  b.mamba_backend_flashinfer = c.mamba_backend_flashinfer != 0;
+  b.async_scheduling = c.async_scheduling != 0;
+  b.hash_block_size = c.hash_block_size;
+  b.cache_hit_alignment_tokens = c.cache_hit_alignment_tokens;
+  b.num_hash_lookahead_tokens = c.num_hash_lookahead_tokens;
+  b.use_eagle_block_drop = c.use_eagle_block_drop != 0;
   validate(b, spec);
   return b;
 }
@@ -409,6 +423,10 @@ attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
   s.mamba_chunk_size = k.mamba_chunk_size;
   s.mamba_cache_mode = k.mamba_cache_mode;
   s.num_speculative_blocks = k.num_speculative_blocks;
+  s.num_prefill_checkpoint_blocks = k.num_prefill_checkpoint_blocks;
+  s.prefill_checkpoint_alignment = k.prefill_checkpoint_alignment;
+  s.mamba_replayssm_ngroups = k.mamba_replayssm_ngroups;
+  s.mamba_num_heads = k.mamba_num_heads;
   return s;
 }
 
@@ -461,6 +479,14 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.is_mm_prefix_lm = b.is_mm_prefix_lm;
   c.use_non_causal = b.use_non_causal;
   c.enable_adaptive_verification = b.enable_adaptive_verification;
+  c.use_replayssm = b.use_replayssm;
+  c.replayssm_buffer_len = b.replayssm_buffer_len;
+  c.mamba_backend_flashinfer = b.mamba_backend_flashinfer;
+  c.async_scheduling = b.async_scheduling;
+  c.hash_block_size = b.hash_block_size;
+  c.cache_hit_alignment_tokens = b.cache_hit_alignment_tokens;
+  c.num_hash_lookahead_tokens = b.num_hash_lookahead_tokens;
+  c.use_eagle_block_drop = b.use_eagle_block_drop;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

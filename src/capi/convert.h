@@ -33,11 +33,13 @@ inline constexpr size_t kPluginTableSizeV1 = ATTN_PLUGIN_TABLE_STRUCT_SIZE;
 /// A minor version that appends fields to one of them adds its predecessor's size here.
 inline constexpr size_t kBuilderConfigSizes[] = {ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0,
                                                  ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1,
-                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2};
+                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2,
+                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4};
 inline constexpr size_t kCommonMetadataSizes[] = {ATTN_COMMON_METADATA_STRUCT_SIZE_1_0,
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_1,
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_3};
-inline constexpr size_t kKvCacheSpecSizes[] = {ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0};
+inline constexpr size_t kKvCacheSpecSizes[] = {ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0,
+                                               ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2};
 
 /// A struct_size a caller can have: the size of one released ABI version of the struct
 /// (`released`, oldest first), this header's sizeof(T), or larger (a newer header). A size in

@@ -78,6 +78,17 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   if (c.num_sms < 0) invalid("config->num_sms=", c.num_sms, " is negative");
   if (c.rswa_window < 0)
     invalid("config->rswa_window=", c.rswa_window, " is negative (0 means None)");
+  // ABI 1.6
+  if (c.replayssm_buffer_len <= 0)
+    invalid("config->replayssm_buffer_len=", c.replayssm_buffer_len, " must be positive (vLLM's "
+            "cache_config.replayssm_buffer_len; 0 means the default 16)");
+  if (c.hash_block_size < 0)
+    invalid("config->hash_block_size=", c.hash_block_size, " is negative (0 means None)");
+  if (c.cache_hit_alignment_tokens < 0)
+    invalid("config->cache_hit_alignment_tokens=", c.cache_hit_alignment_tokens,
+            " is negative (0 means None)");
+  if (c.num_hash_lookahead_tokens < 0)
+    invalid("config->num_hash_lookahead_tokens=", c.num_hash_lookahead_tokens, " is negative");
   if (c.device_capability < 0)
     invalid("config->device_capability=", c.device_capability, " is negative");
   if (c.flash_attn_version != 0 && (c.flash_attn_version < 2 || c.flash_attn_version > 4))

@@ -101,6 +101,15 @@ struct BuilderConfig {
   bool is_mm_prefix_lm = false;      ///< vLLM 0.33's model_config.is_mm_prefix_lm.
   bool use_non_causal = false;       ///< vLLM's attention_config.use_non_causal.
   bool enable_adaptive_verification = false;  ///< speculative_config's flag of that name.
+  // ABI 1.6: vLLM 0.33's ReplaySSM and prefill-checkpoint settings (the Mamba builders).
+  bool use_replayssm = false;            ///< cache_config.use_replayssm.
+  int32_t replayssm_buffer_len = 16;     ///< cache_config.replayssm_buffer_len (> 0).
+  bool mamba_backend_flashinfer = false; ///< mamba_config.backend == FLASHINFER.
+  bool async_scheduling = false;         ///< scheduler_config.async_scheduling.
+  int32_t hash_block_size = 0;           ///< cache_config.hash_block_size; 0 = None.
+  int32_t cache_hit_alignment_tokens = 0;  ///< cache_config's; 0 = None.
+  int32_t num_hash_lookahead_tokens = 0;   ///< VllmConfig.num_hash_lookahead_tokens.
+  bool use_eagle_block_drop = false;     ///< speculative_config.use_eagle_block_drop().
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

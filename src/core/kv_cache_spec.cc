@@ -105,6 +105,17 @@ void validate(const KvCacheSpec& s) {
   if (s.num_speculative_blocks < 0 || s.num_speculative_blocks > kMaxSpeculativeBlocks)
     invalid("kv_cache_spec->num_speculative_blocks=", s.num_speculative_blocks, " is not in [0, ",
             kMaxSpeculativeBlocks, "]");
+  // ABI 1.6 (MambaSpec): range-checked for every kind.
+  if (s.num_prefill_checkpoint_blocks < 0 || s.num_prefill_checkpoint_blocks > kMaxSpeculativeBlocks)
+    invalid("kv_cache_spec->num_prefill_checkpoint_blocks=", s.num_prefill_checkpoint_blocks,
+            " is not in [0, ", kMaxSpeculativeBlocks, "]");
+  if (s.prefill_checkpoint_alignment < 0)
+    invalid("kv_cache_spec->prefill_checkpoint_alignment=", s.prefill_checkpoint_alignment,
+            " is negative (0 means None)");
+  if (s.mamba_replayssm_ngroups < 0)
+    invalid("kv_cache_spec->mamba_replayssm_ngroups=", s.mamba_replayssm_ngroups, " is negative");
+  if (s.mamba_num_heads < 0)
+    invalid("kv_cache_spec->mamba_num_heads=", s.mamba_num_heads, " is negative");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

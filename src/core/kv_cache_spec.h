@@ -68,6 +68,11 @@ struct KvCacheSpec {
   int32_t mamba_chunk_size = 0;  ///< model_config.get_mamba_chunk_size(); 0 = None.
   int32_t mamba_cache_mode = kMambaCacheNone;
   int32_t num_speculative_blocks = 0;  ///< At most kMaxSpeculativeBlocks.
+  // ABI 1.6: vLLM 0.33's MambaSpec additions.
+  int32_t num_prefill_checkpoint_blocks = 0;  ///< At most kMaxSpeculativeBlocks.
+  int32_t prefill_checkpoint_alignment = 0;   ///< 0 = None.
+  int32_t mamba_replayssm_ngroups = 0;        ///< shapes[4][0]; 0 = not given.
+  int32_t mamba_num_heads = 0;                ///< shapes[2][0]; 0 = not given.
 };
 
 const char* kv_cache_kind_name(int32_t kind);

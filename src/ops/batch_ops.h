@@ -480,15 +480,6 @@ void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table,
                                 const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
                                 int64_t num_cols, int32_t* out, int64_t out_stride);
 
-/// BaseMambaAttentionMetadataBuilder._compute_prefix_caching_block_indices ("all" mode), per
-/// request r with computed = seq_lens[r] - query_len[r]: num_computed[r] = computed;
-/// last_computed[r] = max(cdiv(computed, bs) - 1, 0); first_scheduled[r] = cdiv(computed + 1,
-/// bs) - 1; last_scheduled[r] = max(cdiv(seq_lens[r], bs) - 1, 0).
-void mamba_prefix_caching_indices(const Exec& exec, const int32_t* query_start_loc,
-                                  const int32_t* seq_lens, int64_t num_reqs, int32_t block_size,
-                                  int32_t* num_computed, int32_t* last_computed,
-                                  int32_t* first_scheduled, int32_t* last_scheduled);
-
 /// The prefill part of a batch whose prefills are requests [first, first + count):
 /// query_start_loc_p[k] = query_start_loc[first + k] - query_start_loc[first] for k <= count
 /// (vLLM's query_start_loc[-num_prefills - 1:] - num_decode_tokens), and
@@ -499,22 +490,36 @@ void mamba_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
                             int32_t* query_start_loc_p, uint8_t* has_initial_states_p);
 
 /// Chunks of vLLM's _compute_chunk_metadata for `num_prefills` requests (host-only): per
-/// request, one chunk finishing a partial chunk when computed % chunk_size != 0, then
+/// segment, one chunk finishing a partial chunk when computed % chunk_size != 0, then
 /// cdiv(rest, chunk_size). computed = seq_lens_p[r] - (query_start_loc_p[r + 1] -
-/// query_start_loc_p[r]).
+/// query_start_loc_p[r]). A request whose `checkpoint_offsets[r]` = k is in (0, query_len) is
+/// two segments, [0, k) and [k, query_len) (vLLM 0.33's prefill checkpoints: a chunk ends on
+/// the checkpoint); `checkpoint_offsets` may be null (no checkpoints).
 int64_t mamba_num_chunks(const int32_t* query_start_loc_p, const int32_t* seq_lens_p,
-                         int64_t num_prefills, int32_t chunk_size);
+                         int64_t num_prefills, int32_t chunk_size,
+                         const int32_t* checkpoint_offsets = nullptr);
 
 /// vLLM's _compute_chunk_metadata: cu_chunk_seqlen (num_chunks + 1) = each chunk's first token
 /// relative to the first prefill token, then the prefill token total; seq_idx (num_chunks) =
 /// the chunk's request; last_chunk_indices (num_prefills) = index of each request's last chunk
 /// (the previous request's when it has none, -1 before any chunk). Chunks never cross a request
-/// or a multiple of chunk_size of the request's own positions. `capacity` bounds the chunk
-/// arrays (no write past it); `query_start_loc_p` is relative (starts at 0).
+/// or a multiple of chunk_size of the request's own positions, nor a checkpoint
+/// (`checkpoint_offsets` as in mamba_num_chunks, may be null); `checkpoint_chunk_idx` (int64,
+/// may be null) receives the index of the chunk that ends on each request's checkpoint, 0 for
+/// requests without one (vLLM's max(idx, 0)). `capacity` bounds the chunk arrays (no write past
+/// it); `query_start_loc_p` is relative (starts at 0).
 void mamba_chunk_metadata(const Exec& exec, const int32_t* query_start_loc_p,
                           const int32_t* seq_lens_p, int64_t num_prefills, int32_t chunk_size,
                           int64_t capacity, int32_t* cu_chunk_seqlen, int32_t* seq_idx,
-                          int32_t* last_chunk_indices);
+                          int32_t* last_chunk_indices, const int32_t* checkpoint_offsets = nullptr,
+                          int64_t* checkpoint_chunk_idx = nullptr);
+
+/// vLLM 0.33's _gather_checkpoint_state_indices: out[i] = block_table[rows[i]][cols[i]] where
+/// cols[i] >= 0, else NULL_BLOCK_ID (0), for i < n (row stride `block_table_stride`; the caller
+/// checked rows and columns against the table).
+void mamba_checkpoint_state_indices(const Exec& exec, const int32_t* block_table,
+                                    int64_t block_table_stride, const int64_t* rows,
+                                    const int64_t* cols, int64_t n, int32_t* out);
 
 /// dst[r][c] = src[r][c] for r < rows, c < cols; then rows [rows, total_rows) of dst get
 /// `pad` (or, with pad_with_last, the last element copied, src[rows - 1][cols - 1]; `pad` when

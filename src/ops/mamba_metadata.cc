@@ -30,25 +30,6 @@ void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table, in
   }
 }
 
-void mamba_prefix_caching_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
-                                  int64_t num_reqs, int32_t block_size, int32_t* num_computed,
-                                  int32_t* last_computed, int32_t* first_scheduled,
-                                  int32_t* last_scheduled) {
-  if (num_reqs <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_prefix_caching_indices, qsl, seq_lens, num_reqs, block_size,
-                            num_computed, last_computed, first_scheduled, last_scheduled);
-  const int64_t bs = block_size;
-  for (int64_t r = 0; r < num_reqs; ++r) {
-    const int64_t seq = seq_lens[r];
-    const int64_t computed = seq - (static_cast<int64_t>(qsl[r + 1]) - qsl[r]);
-    num_computed[r] = static_cast<int32_t>(computed);
-    last_computed[r] = static_cast<int32_t>(std::max<int64_t>(cdiv(computed, bs) - 1, 0));
-    first_scheduled[r] = static_cast<int32_t>(cdiv(computed + 1, bs) - 1);
-    last_scheduled[r] = static_cast<int32_t>(std::max<int64_t>(cdiv(seq, bs) - 1, 0));
-  }
-}
-
 void mamba_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
                             int64_t first, int64_t count, int32_t* qsl_p, uint8_t* has_initial) {
   if (count < 0 || (qsl_p == nullptr && has_initial == nullptr)) return;
@@ -64,60 +45,90 @@ void mamba_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t*
     }
 }
 
+namespace {
+/// One segment's chunks (see batch_ops.h): the partial first chunk's length (-1: none) and the
+/// count.
+struct Segment {
+  int64_t count = 0, first_len = -1;
+};
+
+Segment segment_chunks(int64_t computed, int64_t tokens, int64_t chunk) {
+  Segment s;
+  int64_t rest = tokens;
+  if (computed % chunk != 0) {
+    s.first_len = std::min<int64_t>(cdiv(computed, chunk) * chunk - computed, tokens);
+    s.count = 1;
+    rest -= s.first_len;
+  }
+  s.count += cdiv(rest, chunk);
+  return s;
+}
+
+/// The checkpoint of request r, or 0 when it has none (or none that splits its query).
+int64_t checkpoint_of(const int32_t* ckpt, int64_t r, int64_t q) {
+  const int64_t k = ckpt != nullptr ? ckpt[r] : 0;
+  return k > 0 && k < q ? k : 0;
+}
+}  // namespace
+
 int64_t mamba_num_chunks(const int32_t* qsl_p, const int32_t* seq_lens_p, int64_t num_prefills,
-                         int32_t chunk_size) {
+                         int32_t chunk_size, const int32_t* ckpt) {
   int64_t total = 0;
   for (int64_t r = 0; r < num_prefills; ++r) {
     const int64_t q = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
     const int64_t computed = std::max<int64_t>(seq_lens_p[r] - q, 0);
-    int64_t rest = q;
-    if (computed % chunk_size != 0) {
-      ++total;
-      rest -= std::min<int64_t>(chunk_size - computed % chunk_size, q);
-    }
-    total += cdiv(rest, chunk_size);
+    const int64_t k = checkpoint_of(ckpt, r, q);
+    if (k > 0) total += segment_chunks(computed, k, chunk_size).count;
+    total += segment_chunks(computed + k, q - k, chunk_size).count;
   }
   return total;
 }
 
 void mamba_chunk_metadata(const Exec& exec, const int32_t* qsl_p, const int32_t* seq_lens_p,
                           int64_t num_prefills, int32_t chunk_size, int64_t capacity,
-                          int32_t* cu_chunk_seqlen, int32_t* seq_idx,
-                          int32_t* last_chunk_indices) {
+                          int32_t* cu_chunk_seqlen, int32_t* seq_idx, int32_t* last_chunk_indices,
+                          const int32_t* ckpt, int64_t* ckpt_idx) {
   if (num_prefills <= 0) return;
   if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_chunk_metadata, qsl_p, seq_lens_p, num_prefills, chunk_size,
-                            capacity, cu_chunk_seqlen, seq_idx, last_chunk_indices);
-  // vLLM's loop: one chunk finishing the chunk the computed tokens left open, then whole
-  // chunks; a request never shares a chunk with another.
+    return ATTN_CUDA_LAUNCH(exec, mamba_chunk_metadata, qsl_p, seq_lens_p, num_prefills,
+                            chunk_size, capacity, cu_chunk_seqlen, seq_idx, last_chunk_indices,
+                            ckpt, ckpt_idx);
+  // vLLM's loop over segments: one chunk finishing the chunk the computed tokens left open,
+  // then whole chunks; a request never shares a chunk with another, a checkpoint ends one.
   int64_t pos = 0, k = 0;
-  auto emit = [&](int64_t r) {
-    if (k < capacity) {
-      seq_idx[k] = static_cast<int32_t>(r);
-      cu_chunk_seqlen[k] = static_cast<int32_t>(pos);
+  auto emit_segment = [&](int64_t r, int64_t computed, int64_t tokens) {
+    const Segment s = segment_chunks(computed, tokens, chunk_size);
+    int64_t rest = tokens;
+    for (int64_t j = 0; j < s.count; ++j) {
+      const int64_t len = j == 0 && s.first_len >= 0 ? s.first_len : std::min<int64_t>(chunk_size, rest);
+      if (k < capacity) {
+        seq_idx[k] = static_cast<int32_t>(r);
+        cu_chunk_seqlen[k] = static_cast<int32_t>(pos);
+      }
+      ++k;
+      pos += len;
+      rest -= len;
     }
-    ++k;
   };
   for (int64_t r = 0; r < num_prefills; ++r) {
     const int64_t q = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
     const int64_t computed = std::max<int64_t>(seq_lens_p[r] - q, 0);
-    int64_t rest = q;
-    if (computed % chunk_size != 0) {
-      emit(r);
-      const int64_t len = std::min<int64_t>(cdiv(computed, chunk_size) * chunk_size - computed, rest);
-      pos += len;
-      rest -= len;
-    }
-    const int64_t n = cdiv(rest, chunk_size);
-    for (int64_t c = 0; c < n; ++c) {
-      emit(r);
-      const int64_t len = std::min<int64_t>(chunk_size, rest);
-      pos += len;
-      rest -= len;
-    }
+    const int64_t c = checkpoint_of(ckpt, r, q);
+    if (c > 0) emit_segment(r, computed, c);
+    if (ckpt_idx != nullptr) ckpt_idx[r] = c > 0 ? k - 1 : 0;
+    emit_segment(r, computed + c, q - c);
     last_chunk_indices[r] = static_cast<int32_t>(k - 1);
   }
   if (k <= capacity) cu_chunk_seqlen[k] = static_cast<int32_t>(pos);
+}
+
+void mamba_checkpoint_state_indices(const Exec& exec, const int32_t* bt, int64_t bt_stride,
+                                    const int64_t* rows, const int64_t* cols, int64_t n,
+                                    int32_t* out) {
+  if (n <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, mamba_checkpoint_state_indices, bt, bt_stride, rows, cols, n, out);
+  for (int64_t i = 0; i < n; ++i) out[i] = cols[i] >= 0 ? bt[rows[i] * bt_stride + cols[i]] : 0;
 }
 
 void copy_pad_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int64_t rows,

@@ -1,6 +1,7 @@
 /* The Mamba family (MAMBA2, MAMBA1, SHORT_CONV, LINEAR_ATTN, GDN_ATTN): registry entries and
- * levels, hand-checked batches (chunked-scan metadata worked out by hand below), the three
- * mamba_cache_modes, spec decode (num_accepted_tokens, GDN's spec/non-spec split), the
+ * levels, hand-checked batches (chunked-scan metadata worked out by hand below), the
+ * mamba_cache_modes vLLM 0.33 keeps ("none", "align"; "all" refused), is_prefilling and vLLM
+ * 0.33's one-token/padded-tail decodes, spec decode (num_accepted_tokens, GDN's spec/non-spec split), the
  * persistent CUDA-graph buffers, build_for_cudagraph_capture, update_block_table, seeded random
  * batches against naive re-computations of vLLM's builders, and bad input. */
 #include "test_support.h"
@@ -107,6 +108,32 @@ static void vec_make(vec32* x, const int32_t* values, int64_t n) {
   memcpy(x->v, values, (size_t)n * sizeof(int32_t));
   x->shape[0] = n;
   x->t = ts_host_tensor(x->v, 1, x->shape, ATTN_DTYPE_INT, 32);
+}
+
+/* A batch for MAMBA2/MAMBA1/SHORT_CONV, which vLLM 0.33 builds only with is_prefilling (it
+ * asserts it): ts_batch_make plus an is_prefilling of `prefilling` (NULL: no request is still
+ * in its prompt). The tensors live in a small pool reused round-robin. */
+typedef struct {
+  uint8_t v[64];
+  int64_t shape[1];
+  attn_tensor_t t;
+} flags8;
+static flags8 g_flags[8];
+static int g_next_flags;
+static attn_tensor_t* prefilling_of(const uint8_t* prefilling, int64_t n) {
+  flags8* f = &g_flags[g_next_flags++ % 8];
+  assert_true(n <= 64);
+  memset(f->v, 0, sizeof f->v);
+  if (prefilling != NULL) memcpy(f->v, prefilling, (size_t)n);
+  f->shape[0] = n;
+  f->t = ts_host_tensor(f->v, 1, f->shape, ATTN_DTYPE_BOOL, 8);
+  return &f->t;
+}
+static ts_batch* mbatch(const int32_t* q, const int32_t* s, int64_t n, int32_t block_size,
+                        int64_t width, const uint8_t* prefilling) {
+  ts_batch* b = ts_batch_make(q, s, n, block_size, width, -1);
+  b->common.is_prefilling = prefilling_of(prefilling, n);
+  return b;
 }
 
 /* What vLLM's class attributes say of each Mamba-family backend, checked by name: CUDA graph
@@ -268,14 +295,15 @@ static void test_mamba2_worked_example(void** state) {
   static const int has_initial[] = {1, 1, 0};
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
   const attn_builder_config_t c = ts_config();
+  static const uint8_t prefilling[] = {0, 0, 1, 1, 1};
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 5, 16, 0, -1);
+  ts_batch* batch = mbatch(q, s, 5, 16, 0, prefilling);
   attn_metadata_t* m = build(b, &batch->common);
   const attn_tensor_t* t;
   int64_t i;
   (void)state;
   assert_string_equal(attn_metadata_kind(m), "MAMBA2");
-  assert_int_equal(attn_metadata_field_count(m), 27);
+  assert_int_equal(attn_metadata_field_count(m), 37);
   assert_int_equal(ts_int(m, "num_decodes"), 2);
   assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
   assert_int_equal(ts_int(m, "num_prefills"), 3);
@@ -302,19 +330,32 @@ static void test_mamba2_worked_example(void** state) {
     assert_int_equal(at1(ts_tensor(m, "token_chunk_offset_ptr"), i), i < 6 ? off[i] : -1);
   }
   assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
-  /* No spec decode, no prefix caching: None. */
-  expect_none(m, "query_start_loc_d");
-  expect_none(m, "num_accepted_tokens");
-  expect_none(m, "block_idx_last_scheduled_token");
-  expect_none(m, "block_idx_first_scheduled_token_p");
-  expect_none(m, "block_idx_last_computed_token");
-  expect_none(m, "num_computed_tokens_p");
+  /* No spec decode, no ReplaySSM, no prefill checkpoints: None. */
+  {
+    static const char* const none[] = {
+        "query_start_loc_d", "num_accepted_tokens", "write_pos_d", "is_flush_d",
+        "bc_pre_scratch", "replayssm_scratch_cb_scaled", "replayssm_scratch_cumAdt_vec",
+        "replayssm_scratch_cb_old", "replayssm_state_indices_d", "checkpoint_chunk_idx",
+        "checkpoint_meta_checkpoint_offsets", "checkpoint_meta_state_indices",
+        "checkpoint_meta_offsets", "checkpoint_meta_query_lens", "checkpoint_meta_request_rows",
+        "checkpoint_meta_block_cols"};
+    size_t k;
+    for (k = 0; k < sizeof none / sizeof none[0]; ++k) expect_none(m, none[k]);
+  }
+  /* vLLM 0.33 dropped "all" mode's fields */
+  {
+    attn_field_t f = ATTN_FIELD_INIT;
+    ASSERT_ERROR(attn_metadata_get(m, "num_computed_tokens_p", &f), ATTN_ERR_NOT_FOUND,
+                 "num_computed_tokens_p");
+    ASSERT_ERROR(attn_metadata_get(m, "block_idx_last_scheduled_token", &f), ATTN_ERR_NOT_FOUND,
+                 "block_idx_last_scheduled_token");
+  }
 
   /* SHORT_CONV: the same base metadata without chunks. */
   {
     attn_builder_t* sc = ts_builder("SHORT_CONV", &spec, &c);
     attn_metadata_t* sm = build(sc, &batch->common);
-    assert_int_equal(attn_metadata_field_count(sm), 24);
+    assert_int_equal(attn_metadata_field_count(sm), 27);
     expect_i32(sm, "query_start_loc_p", qsl_p, 4);
     expect_i32(sm, "state_indices_tensor_p", p, 3);
     expect_none(sm, "cu_chunk_seqlen_p");
@@ -325,7 +366,7 @@ static void test_mamba2_worked_example(void** state) {
   /* A decode-only batch: no prefill fields, prep_initial_states False. */
   {
     static const int32_t dq[] = {1, 1}, ds[] = {9, 40};
-    ts_batch* db = ts_batch_make(dq, ds, 2, 16, 0, -1);
+    ts_batch* db = mbatch(dq, ds, 2, 16, 0, NULL);
     m = build(b, &db->common);
     assert_int_equal(ts_int(m, "num_prefills"), 0);
     expect_none(m, "query_start_loc_p");
@@ -340,103 +381,148 @@ static void test_mamba2_worked_example(void** state) {
   attn_builder_destroy(b);
 }
 
-/* is_prefilling (vLLM's CommonAttentionMetadata field, treat_short_extends_as_decodes=False): a
- * one-token request still in its prompt is a prefill. */
+/* is_prefilling (vLLM's CommonAttentionMetadata field, treat_short_extends_as_decodes=False)
+ * as vLLM 0.33's _compute_common_metadata reads it: a request still in its prompt is a prefill,
+ * except a one-token chunk with prior state (seq_len > query_len), which 0.33 turns into a
+ * decode (the issue's q=[1] ctx=[10]). Block 16, chunk 8:
+ *   request  query  seq  is_prefilling  0.33
+ *   0        1      10   0              decode
+ *   1        1      20   0              decode
+ *   2        1      5    1              decode (one token, 4 computed)
+ *   3        1      1    1              prefill (one token, no state: the first prefill)
+ *   4        4      4    1              prefill
+ * query_start_loc_p = [0, 1, 5]; no initial states; chunks: 1 token at 0, 4 at 1. */
 static void test_is_prefilling(void** state) {
-  static const int32_t q[] = {1, 1, 1, 4}, s[] = {10, 20, 5, 4};
-  static const uint8_t prefilling[] = {0, 0, 1, 1};
-  static int64_t shape[1] = {4};
+  static const int32_t q[] = {1, 1, 1, 1, 4}, s[] = {10, 20, 5, 1, 4};
+  static const uint8_t prefilling[] = {0, 0, 1, 1, 1};
+  static int64_t shape[1] = {5};
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
   const attn_builder_config_t c = ts_config();
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 4, 16, 0, -1);
-  attn_tensor_t t = ts_host_tensor((void*)prefilling, 1, shape, ATTN_DTYPE_BOOL, 8);
+  ts_batch* batch = mbatch(q, s, 5, 16, 0, prefilling);
   attn_metadata_t* m = build(b, &batch->common);
   static const int32_t qsl_p[] = {0, 1, 5}, cu[] = {0, 1, 5}, seq_idx[] = {0, 1};
-  static const int has_initial[] = {1, 0};
+  static const int has_initial[] = {0, 0};
   (void)state;
-  assert_int_equal(ts_int(m, "num_decodes"), 3); /* without is_prefilling: three decodes */
-  batch->common.is_prefilling = &t;
-  m = build(b, &batch->common);
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 3);
   assert_int_equal(ts_int(m, "num_prefills"), 2);
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 5);
   expect_i32(m, "query_start_loc_p", qsl_p, 3);
   expect_bools(m, "has_initial_states_p", has_initial, 2);
-  /* request 2: computed 4 -> min(8 - 4, 1) = 1 token; request 3: 4 tokens from 0 */
   expect_i32(m, "cu_chunk_seqlen_p", cu, 3);
   expect_i32(m, "seq_idx_p", seq_idx, 2);
-  /* an ABI 1.1 caller cannot pass it: ignored */
-  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE_1_1;
-  m = build(b, &batch->common);
-  assert_int_equal(ts_int(m, "num_decodes"), 3);
-  batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE;
+  expect_bool_field(m, "prep_initial_states", 0);
   {
-    float bad[4] = {0};
+    /* the batch alone: q=[1] ctx=[10] marked is_prefilling is a decode in 0.33 */
+    static const int32_t q1[] = {1}, s1[] = {11};
+    static const uint8_t p1[] = {1};
+    const char* const names[] = {"MAMBA2", "MAMBA1", "SHORT_CONV"};
+    int k;
+    ts_batch* one = mbatch(q1, s1, 1, 16, 0, p1);
+    for (k = 0; k < 3; ++k) {
+      attn_builder_t* x = ts_builder(names[k], &spec, &c);
+      m = build(x, &one->common);
+      assert_int_equal(ts_int(m, "num_decodes"), 1);
+      assert_int_equal(ts_int(m, "num_prefills"), 0);
+      expect_none(m, "query_start_loc_p");
+      attn_builder_destroy(x);
+    }
+    ts_batch_free(one);
+  }
+  /* vLLM 0.33 asserts is_prefilling and seq_lens_cpu_upper_bound are present */
+  {
+    const attn_tensor_t* keep = batch->common.is_prefilling;
+    batch->common.is_prefilling = NULL;
+    m = (attn_metadata_t*)UNTOUCHED_PTR;
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->is_prefilling is NULL; MAMBA2 needs it (vLLM 0.33's "
+                 "_compute_common_metadata asserts common_attn_metadata.is_prefilling is not None)");
+    assert_ptr_equal(m, UNTOUCHED_PTR);
+    /* an ABI 1.1 caller cannot pass it: refused the same way */
+    batch->common.is_prefilling = keep;
+    batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE_1_1;
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->is_prefilling is NULL");
+    batch->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE;
+  }
+  {
+    float bad[5] = {0};
     attn_tensor_t f = ts_host_tensor(bad, 1, shape, ATTN_DTYPE_FLOAT, 32);
+    const attn_tensor_t* keep = batch->common.is_prefilling;
     batch->common.is_prefilling = &f;
     ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                  "common->is_prefilling has dtype float32, expected bool, int8, uint8 or int32");
+    batch->common.is_prefilling = keep;
   }
   ts_batch_free(batch);
   attn_builder_destroy(b);
 }
 
-/* "all" mode (prefix caching), block 16, MAMBA2 chunk 8 and MAMBA1 (chunks of block_size):
- *   request  query  computed  seq
- *   0        1      31        32    last_computed max(cdiv(31,16)-1,0)=1, last_scheduled cdiv(32,16)-1=1
- *   1        5      16        21    first_scheduled cdiv(17,16)-1=1, last_computed 0, last_scheduled 1
- *   2        40     0         40    first_scheduled cdiv(1,16)-1=0, last_computed max(-1,0)=0,
- *                                   last_scheduled cdiv(40,16)-1=2
- * block_idx_first_scheduled_token_p = [1, 0], num_computed_tokens_p = [16, 0].
- * MAMBA1 chunks of 16: request 1 (computed 16, aligned): one chunk of 5 at 0; request 2: 16 at 5,
- * 16 at 21, 8 at 37: cu_chunk_seqlen_p = [0, 5, 21, 37, 45], last_chunk_indices_p = [0, 3]. */
-static void test_all_mode(void** state) {
-  static const int32_t q[] = {1, 5, 40}, s[] = {32, 21, 40};
-  static const int32_t last_sched[] = {1, 1, 2}, last_comp[] = {1, 0, 0}, first_p[] = {1, 0};
-  static const int32_t computed_p[] = {16, 0}, cu[] = {0, 5, 21, 37, 45}, last[] = {0, 3};
-  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_ALL, 8, 0);
-  const attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
-  attn_builder_t* b = ts_builder("MAMBA1", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 3, 16, 4, -1);
-  attn_metadata_t* m = build(b, &batch->common);
-  const attn_tensor_t* p;
-  int64_t r, k;
+/* A prompt tail padded with placeholder drafts (vLLM 0.33: a stateful prefill whose query is
+ * num_decode_draft_tokens_cpu + 1 tokens) is a spec decode. num_speculative_tokens 2
+ * (threshold 3), num_accepted_tokens given:
+ *   request  query  seq  is_prefilling  drafts  0.33
+ *   0        3      20   0              2       decode
+ *   1        3      13   1              2       decode (padded prompt tail)
+ *   2        5      30   1              -1      prefill
+ * Without the draft counts request 1 is a prefill; MAMBA1's build() drops them (and
+ * num_accepted_tokens: threshold 1, all prefills). */
+static void test_padded_prompt_tail(void** state) {
+  static const int32_t q[] = {3, 3, 5}, s[] = {20, 13, 30}, draft[] = {2, 2, -1}, acc[] = {1, 2, 1};
+  static const uint8_t prefilling[] = {0, 1, 1};
+  static const int32_t qsl_d[] = {0, 3, 6}, acc_d[] = {1, 2};
+  const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 2);
+  const attn_builder_config_t c = mconfig(2, ATTN_CUDAGRAPH_MODE_NONE);
+  const char* const names[] = {"MAMBA2", "SHORT_CONV", "MAMBA1"};
+  ts_batch* batch = mbatch(q, s, 3, 16, 3, prefilling);
+  vec32 drafts, accepted;
+  int k;
   (void)state;
-  assert_int_equal(attn_metadata_field_count(m), 24); /* no seq_idx_p in Mamba1's metadata */
-  expect_i32(m, "block_idx_last_scheduled_token", last_sched, 3);
-  expect_i32(m, "block_idx_last_computed_token", last_comp, 3);
-  expect_i32(m, "block_idx_first_scheduled_token_p", first_p, 2);
-  expect_i32(m, "num_computed_tokens_p", computed_p, 2);
-  expect_i32(m, "cu_chunk_seqlen_p", cu, 5);
-  expect_i32(m, "last_chunk_indices_p", last, 2);
-  /* the whole table: decodes' rows and prefills' rows, every column */
-  p = ts_tensor(m, "state_indices_tensor_p");
-  assert_int_equal(p->ndim, 2);
-  assert_int_equal(p->shape[0], 2);
-  assert_int_equal(p->shape[1], 4);
-  for (r = 0; r < 2; ++r)
-    for (k = 0; k < 4; ++k) assert_int_equal(at2(p, r, k), bt_at(batch, 1 + r, k));
-  assert_int_equal(ts_tensor(m, "state_indices_tensor_d")->shape[1], 4);
-  /* the block table is checked as for attention: cdiv(seq_len, block_size) columns */
-  batch->bt_shape[1] = 2;
-  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
-               "common->block_table_tensor has 2 columns but request 2 needs cdiv(seq_lens[2]=40, "
-               "block_size=16)=3 blocks");
-  batch->bt_shape[1] = 4;
-  attn_builder_destroy(b);
-  /* MAMBA2 in "all" mode: chunks of its own chunk size */
-  b = ts_builder("MAMBA2", &spec, &c);
-  m = build(b, &batch->common);
-  {
-    /* request 1: aligned to 8: 5 at 0; request 2: 8 at 5, 13, 21, 29, 37 */
-    static const int32_t cu8[] = {0, 5, 13, 21, 29, 37, 45}, seq_idx[] = {0, 1, 1, 1, 1, 1};
-    expect_i32(m, "cu_chunk_seqlen_p", cu8, 7);
-    expect_i32(m, "seq_idx_p", seq_idx, 6);
-    expect_i32(m, "num_computed_tokens_p", computed_p, 2);
+  vec_make(&drafts, draft, 3);
+  vec_make(&accepted, acc, 3);
+  batch->common.num_accepted_tokens = &accepted.t;
+  for (k = 0; k < 3; ++k) {
+    attn_builder_t* b = ts_builder(names[k], &spec, &c);
+    attn_metadata_t* m;
+    batch->common.num_decode_draft_tokens_cpu = NULL;
+    m = build(b, &batch->common);
+    assert_int_equal(ts_int(m, "num_decodes"), k == 2 ? 0 : 1);
+    batch->common.num_decode_draft_tokens_cpu = &drafts.t;
+    m = build(b, &batch->common);
+    if (k == 2) {
+      assert_int_equal(ts_int(m, "num_decodes"), 0);
+      expect_none(m, "num_accepted_tokens");
+    } else {
+      assert_int_equal(ts_int(m, "num_decodes"), 2);
+      assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
+      assert_int_equal(ts_int(m, "num_prefills"), 1);
+      expect_i32(m, "query_start_loc_d", qsl_d, 3);
+      expect_i32(m, "num_accepted_tokens", acc_d, 2);
+    }
+    attn_builder_destroy(b);
   }
   ts_batch_free(batch);
-  attn_builder_destroy(b);
+}
+
+/* "all" mode is gone from vLLM 0.33 (cache_config.mamba_cache_mode accepts "none" and "align"):
+ * refused at builder creation, with the reason. */
+static void test_all_mode_refused(void** state) {
+  const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_ALL, 8, 0);
+  const attn_builder_config_t c = ts_config();
+  const char* const names[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN"};
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  int k;
+  (void)state;
+  for (k = 0; k < 4; ++k) {
+    char want[256];
+    snprintf(want, sizeof want,
+             "kv_cache_spec->mamba_cache_mode=1 (\"all\") was removed in vLLM 0.33 "
+             "(cache_config.mamba_cache_mode accepts \"none\" and \"align\"); %s builds \"none\" "
+             "and \"align\" only", names[k]);
+    ASSERT_ERROR(attn_builder_create(names[k], &spec, &c, &b), ATTN_ERR_UNSUPPORTED, want);
+    assert_ptr_equal(b, UNTOUCHED_PTR);
+  }
 }
 
 /* "align" mode: 1 + num_speculative_blocks columns gathered from the block of the last token,
@@ -447,7 +533,7 @@ static void test_align_mode(void** state) {
   attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_ALIGN, 8, 1);
   const attn_builder_config_t c = mconfig(1, ATTN_CUDAGRAPH_MODE_NONE);
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 3, 16, 4, -1);
+  ts_batch* batch = mbatch(q, s, 3, 16, 4, NULL);
   attn_metadata_t* m;
   int32_t d[3 * 2];
   (void)state;
@@ -483,7 +569,7 @@ static void test_spec_decode(void** state) {
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 2);
   const attn_builder_config_t c = mconfig(2, ATTN_CUDAGRAPH_MODE_NONE);
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 4, 16, 3, -1);
+  ts_batch* batch = mbatch(q, s, 4, 16, 3, NULL);
   vec32 accepted;
   attn_metadata_t* m;
   int32_t d[9];
@@ -510,6 +596,22 @@ static void test_spec_decode(void** state) {
   expect_none(m, "query_start_loc_d");
   expect_none(m, "num_accepted_tokens");
   attn_builder_destroy(b);
+  /* vLLM 0.33: decodes under spec decode without num_accepted_tokens (one-token rows; MAMBA1,
+   * whose build drops the argument) get diff(query_start_loc_d): every token accepted */
+  {
+    static const int32_t q1[] = {1, 1, 5}, s1[] = {9, 4, 5}, ones[] = {1, 1}, qsl1[] = {0, 1, 2};
+    const char* const names[] = {"MAMBA2", "MAMBA1", "SHORT_CONV"};
+    ts_batch* ob = mbatch(q1, s1, 3, 16, 3, NULL);
+    for (k = 0; k < 3; ++k) {
+      attn_builder_t* x = ts_builder(names[k], &spec, &c);
+      m = build(x, &ob->common);
+      assert_int_equal(ts_int(m, "num_decodes"), 2);
+      expect_i32(m, "query_start_loc_d", qsl1, 3);
+      expect_i32(m, "num_accepted_tokens", ones, 2);
+      attn_builder_destroy(x);
+    }
+    ts_batch_free(ob);
+  }
   /* num_accepted_tokens with the wrong length */
   b = ts_builder("SHORT_CONV", &spec, &c);
   accepted.shape[0] = 3;
@@ -527,8 +629,8 @@ static void test_cudagraph_buffers(void** state) {
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 1);
   const attn_builder_config_t c = mconfig(1, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE);
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 3, 16, 3, -1);
-  ts_batch* mixed = ts_batch_make(mq, ms, 2, 16, 3, -1);
+  ts_batch* batch = mbatch(q, s, 3, 16, 3, NULL);
+  ts_batch* mixed = mbatch(mq, ms, 2, 16, 3, NULL);
   vec32 accepted, accepted2;
   attn_metadata_t* m;
   const void *d_addr, *acc_addr;
@@ -560,20 +662,6 @@ static void test_cudagraph_buffers(void** state) {
   ts_batch_free(batch);
   ts_batch_free(mixed);
   attn_builder_destroy(b);
-
-  /* "all" mode: the block indices go through the buffers too, sliced by num_decode_tokens */
-  {
-    static const int32_t aq[] = {1, 1}, as[] = {17, 40}, last_sched[] = {1, 2};
-    const attn_kv_cache_spec_t all = mspec(ATTN_MAMBA_CACHE_MODE_ALL, 8, 0);
-    const attn_builder_config_t c0 = mconfig(0, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE);
-    ts_batch* ab = ts_batch_make(aq, as, 2, 16, 0, -1);
-    b = ts_builder("MAMBA2", &all, &c0);
-    m = build(b, &ab->common);
-    expect_i32(m, "block_idx_last_scheduled_token", last_sched, 2);
-    assert_int_equal(ts_tensor(m, "state_indices_tensor_d")->shape[1], 3);
-    ts_batch_free(ab);
-    attn_builder_destroy(b);
-  }
 }
 
 /* build_for_cudagraph_capture: decode-only batches of 1 + num_speculative_tokens tokens. */
@@ -584,9 +672,9 @@ static void test_capture(void** state) {
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 1);
   attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE);
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* one = ts_batch_make(q1, s1, 3, 16, 2, -1);
-  ts_batch* two = ts_batch_make(q2, s2, 3, 16, 2, -1);
-  ts_batch* mixed = ts_batch_make(qm, sm, 2, 16, 2, -1);
+  ts_batch* one = mbatch(q1, s1, 3, 16, 2, NULL);
+  ts_batch* two = mbatch(q2, s2, 3, 16, 2, NULL);
+  ts_batch* mixed = mbatch(qm, sm, 2, 16, 2, NULL);
   attn_metadata_t* m = NULL;
   (void)state;
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &one->common, &m, NULL));
@@ -634,7 +722,7 @@ static void test_update_block_table(void** state) {
   const attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
   attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
   attn_builder_t* b = ts_builder("MAMBA2", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 3, 16, 2, -1);
+  ts_batch* batch = mbatch(q, s, 3, 16, 2, NULL);
   int32_t table[3 * 2] = {101, 102, 201, 202, 301, 302};
   int64_t shape[2] = {3, 2};
   attn_tensor_t t = ts_host_tensor(table, 2, shape, ATTN_DTYPE_INT, 32);
@@ -708,13 +796,264 @@ static void test_update_block_table(void** state) {
   ts_batch_free(batch);
 }
 
+/* ---- vLLM 0.33's ReplaySSM and MAMBA2's prefill checkpoints (ABI 1.6 inputs) ----------------- */
+
+/* A tensor field's shape and dtype. */
+static void expect_shape(const attn_metadata_t* m, const char* name, uint8_t code, uint8_t bits,
+                         int32_t ndim, const int64_t* shape) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int32_t d;
+  if (t == NULL) fail_msg("%s is None", name);
+  if (t->dtype.code != code || t->dtype.bits != bits)
+    fail_msg("%s has dtype code %d bits %d, expected %d/%d", name, t->dtype.code, t->dtype.bits, code, bits);
+  assert_int_equal(t->ndim, ndim);
+  for (d = 0; d < ndim; ++d)
+    if (t->shape[d] != shape[d]) fail_msg("%s shape[%d] = %lld, expected %lld", name, d, (long long)t->shape[d], (long long)shape[d]);
+}
+
+static int64_t at1_i64(const attn_tensor_t* t, int64_t i) {
+  return ((const int64_t*)base(t))[i * t->strides[0]];
+}
+static int at1_i8(const attn_tensor_t* t, int64_t i) {
+  return ((const signed char*)base(t))[i * t->strides[0]];
+}
+
+/* Triton ReplaySSM (replayssm_buffer_len 4), four decodes (row 3 a one-token prefill with prior
+ * state, a decode in 0.33): computed = seq_len - 1, steps = computed - replayssm_decode_base_cpu,
+ * write_pos = steps mod 4, flush at slot 3 or for a row with steps < 0 (forced to 0):
+ *   row  seq  base  computed  steps       write_pos  is_flush
+ *   0    10   5     9         4           0          0
+ *   1    20   20    19        -1 -> 0     0          1
+ *   2    7    3     6         3           3          1
+ *   3    3    8     2         -6 -> 0     0          1
+ * In "align" mode (block 16) the anchor is at least the current block's start:
+ *   seq 30 base 5: anchor 16, steps 13, write_pos 1, no flush; seq 48 base 5: anchor 32, steps
+ *   15, write_pos 3 (flush; the step also completes block 3); seq 33 base 40: anchor 40, steps
+ *   -8 -> 0, flush. */
+static void test_replayssm_triton(void** state) {
+  static const int32_t q[] = {1, 1, 1, 1}, s[] = {10, 20, 7, 3}, base_v[] = {5, 20, 3, 8};
+  static const uint8_t prefilling[] = {0, 0, 0, 1};
+  static const int32_t pos[] = {0, 0, 3, 0};
+  static const int flush[] = {0, 1, 1, 1};
+  static const int64_t bc_shape[] = {4, 2, 4};
+  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
+  attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
+  ts_batch* batch = mbatch(q, s, 4, 16, 0, prefilling);
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  attn_metadata_t* m;
+  vec32 decode_base;
+  int k;
+  (void)state;
+  c.use_replayssm = 1;
+  c.replayssm_buffer_len = 4;
+  /* vLLM sizes bc_pre_scratch from MambaSpec.shapes[4][0]: required */
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->mamba_replayssm_ngroups=0 must be positive with "
+               "config->use_replayssm on Triton");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  spec.mamba_replayssm_ngroups = 2;
+  b = ts_builder("MAMBA2", &spec, &c);
+  /* decodes need the ring origins (vLLM's ValueError) */
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "--use-replayssm requires exact CPU sequence lengths and decode-base counts to "
+               "derive decode write positions (vLLM 0.33's ValueError): "
+               "common->replayssm_decode_base_cpu is NULL");
+  vec_make(&decode_base, base_v, 4);
+  batch->common.replayssm_decode_base_cpu = &decode_base.t;
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_decodes"), 4);
+  expect_i32(m, "write_pos_d", pos, 4);
+  for (k = 0; k < 4; ++k) assert_int_equal(at1_i8(ts_tensor(m, "is_flush_d"), k), flush[k]);
+  expect_shape(m, "is_flush_d", ATTN_DTYPE_INT, 8, 1, bc_shape);
+  expect_shape(m, "bc_pre_scratch", ATTN_DTYPE_FLOAT, 32, 3, bc_shape);
+  expect_none(m, "replayssm_scratch_cb_scaled");
+  expect_none(m, "replayssm_state_indices_d");
+  attn_builder_destroy(b);
+  /* async scheduling with spec decode: refused as vLLM refuses it */
+  c.async_scheduling = 1;
+  c.num_speculative_tokens = 1;
+  b = ts_builder("SHORT_CONV", &spec, &c);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "config->async_scheduling with speculative decoding");
+  attn_builder_destroy(b);
+  c.async_scheduling = 0;
+  c.num_speculative_tokens = 0;
+  ts_batch_free(batch);
+  /* "align": the anchor moves to the current block's start */
+  {
+    static const int32_t aq[] = {1, 1, 1}, as[] = {30, 48, 33}, ab[] = {5, 5, 40};
+    static const int32_t apos[] = {1, 3, 0};
+    static const int aflush[] = {0, 1, 1};
+    ts_batch* abatch = mbatch(aq, as, 3, 16, 0, NULL);
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
+    b = ts_builder("MAMBA1", &spec, &c);
+    vec_make(&decode_base, ab, 3);
+    abatch->common.replayssm_decode_base_cpu = &decode_base.t;
+    m = build(b, &abatch->common);
+    expect_i32(m, "write_pos_d", apos, 3);
+    for (k = 0; k < 3; ++k) assert_int_equal(at1_i8(ts_tensor(m, "is_flush_d"), k), aflush[k]);
+    attn_builder_destroy(b);
+    ts_batch_free(abatch);
+  }
+}
+
+/* FlashInfer ReplaySSM: allocate_checkpointing_ssu_scratch's three buffers sliced to the
+ * decodes (k = 1: token_pad 16; replayssm_buffer_len 4: old_token_pad 8; 8 heads, bfloat16),
+ * and replayssm_state_indices_d = state_indices_tensor_d[:, 0], contiguous. */
+static void test_replayssm_flashinfer(void** state) {
+  static const int32_t q[] = {2, 1, 5}, s[] = {10, 20, 5}, acc[] = {1, 1, 1};
+  static const int64_t cb[] = {2, 8, 32, 8}, cum[] = {2, 8, 16}, old[] = {2, 8, 32, 4};
+  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 1);
+  attn_builder_config_t c = mconfig(1, ATTN_CUDAGRAPH_MODE_NONE);
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  ts_batch* batch = mbatch(q, s, 3, 16, 2, NULL);
+  attn_metadata_t* m;
+  vec32 accepted;
+  int32_t col0[2];
+  (void)state;
+  c.use_replayssm = 1;
+  c.mamba_backend_flashinfer = 1;
+  c.replayssm_buffer_len = 4;
+  c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->mamba_num_heads=0 must be positive with config->use_replayssm on "
+               "FlashInfer");
+  spec.mamba_num_heads = 8;
+  c.replayssm_buffer_len = 17;
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "\"max_window must be in [1, 16]\"");
+  c.replayssm_buffer_len = 4;
+  b = ts_builder("MAMBA2", &spec, &c);
+  vec_make(&accepted, acc, 3);
+  batch->common.num_accepted_tokens = &accepted.t;
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  expect_shape(m, "replayssm_scratch_cb_scaled", ATTN_DTYPE_BFLOAT, 16, 4, cb);
+  expect_shape(m, "replayssm_scratch_cumAdt_vec", ATTN_DTYPE_FLOAT, 32, 3, cum);
+  expect_shape(m, "replayssm_scratch_cb_old", ATTN_DTYPE_BFLOAT, 16, 4, old);
+  col0[0] = bt_at(batch, 0, 0), col0[1] = bt_at(batch, 1, 0);
+  expect_i32(m, "replayssm_state_indices_d", col0, 2);
+  assert_int_equal(ts_tensor(m, "replayssm_state_indices_d")->strides[0], 1);
+  expect_none(m, "write_pos_d");
+  expect_none(m, "bc_pre_scratch");
+  attn_builder_destroy(b);
+  /* update_block_table (no spec decode) takes column 0 of the new table */
+  {
+    int32_t table[3 * 2];
+    int64_t shape[2] = {3, 2};
+    attn_tensor_t t = ts_host_tensor(table, 2, shape, ATTN_DTYPE_INT, 32);
+    attn_metadata_t* u = NULL;
+    static const int32_t q1[] = {1, 1, 5}, s1[] = {10, 20, 5};
+    ts_batch* ub = mbatch(q1, s1, 3, 16, 2, NULL);
+    int k;
+    c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
+    c.use_replayssm = 1;
+    c.mamba_backend_flashinfer = 1;
+    c.replayssm_buffer_len = 4;
+    b = ts_builder("SHORT_CONV", &spec, &c);
+    m = build(b, &ub->common);
+    for (k = 0; k < 6; ++k) table[k] = 100 + k;
+    ASSERT_OK(attn_update_block_table(b, m, &t, &ub->sm_t, &u, NULL));
+    col0[0] = 100, col0[1] = 102;
+    expect_i32(u, "replayssm_state_indices_d", col0, 2);
+    ts_batch_free(ub);
+    attn_builder_destroy(b);
+  }
+  ts_batch_free(batch);
+}
+
+/* MAMBA2's prefill checkpoints ("align", block 16, chunk 8; hash_block_size and
+ * cache_hit_alignment_tokens 16, prefill_checkpoint_alignment 8, one checkpoint block). A decode,
+ * then three prefills:
+ *   row  query  computed  seq  position (cdiv-aligned below seq - 1)  valid  offset  column
+ *   1    40     0         40   32                                     yes    32      1
+ *   2    20     16        36   32                                     yes    16      1
+ *   3    10     5         15   0 (start 5 is not on a hash block)     no     0       -1
+ * Chunks: row 1: 8 at 0, 8, 16, 24 (the checkpoint ends chunk 3), 8 at 32; row 2: 8 at 40, 48
+ * (checkpoint: chunk 6), 4 at 56; row 3: 3 at 60 (finishing computed 5), 7 at 63.
+ * cu_chunk_seqlen_p = [0, 8, 16, 24, 32, 40, 48, 56, 60, 63, 70], last_chunk_indices_p =
+ * [4, 7, 9], checkpoint_chunk_idx = [3, 6, 0] (int64). */
+static void test_prefill_checkpoints(void** state) {
+  static const int32_t q[] = {1, 40, 20, 10}, s[] = {20, 40, 36, 15};
+  static const uint8_t prefilling[] = {0, 1, 1, 1};
+  static const int32_t cu[] = {0, 8, 16, 24, 32, 40, 48, 56, 60, 63, 70}, last[] = {4, 7, 9};
+  static const int32_t seq_idx[] = {0, 0, 0, 0, 0, 1, 1, 1, 2, 2}, offs[] = {32, 16, 0};
+  static const int32_t qls[] = {40, 20, 10};
+  static const int64_t idx[] = {3, 6, 0}, rows[] = {1, 2, 3}, cols[] = {1, 1, -1};
+  attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_ALIGN, 8, 0);
+  attn_builder_config_t c = mconfig(0, ATTN_CUDAGRAPH_MODE_NONE);
+  ts_batch* batch = mbatch(q, s, 4, 16, 0, prefilling);
+  attn_builder_t* b;
+  attn_metadata_t *m, *u = NULL;
+  int32_t states[3];
+  int k;
+  (void)state;
+  spec.num_prefill_checkpoint_blocks = 1;
+  spec.prefill_checkpoint_alignment = 8;
+  /* without the config's hash sizes (vLLM's profiling KV cache): none */
+  b = ts_builder("MAMBA2", &spec, &c);
+  m = build(b, &batch->common);
+  expect_none(m, "checkpoint_chunk_idx");
+  expect_none(m, "checkpoint_meta_state_indices");
+  attn_builder_destroy(b);
+  c.hash_block_size = 16;
+  c.cache_hit_alignment_tokens = 16;
+  b = ts_builder("MAMBA2", &spec, &c);
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  expect_i32(m, "cu_chunk_seqlen_p", cu, 11);
+  expect_i32(m, "seq_idx_p", seq_idx, 10);
+  expect_i32(m, "last_chunk_indices_p", last, 3);
+  expect_i32(m, "checkpoint_meta_checkpoint_offsets", offs, 3);
+  expect_i32(m, "checkpoint_meta_offsets", offs, 3);
+  expect_i32(m, "checkpoint_meta_query_lens", qls, 3);
+  for (k = 0; k < 3; ++k) {
+    assert_int_equal(at1_i64(ts_tensor(m, "checkpoint_chunk_idx"), k), idx[k]);
+    assert_int_equal(at1_i64(ts_tensor(m, "checkpoint_meta_request_rows"), k), rows[k]);
+    assert_int_equal(at1_i64(ts_tensor(m, "checkpoint_meta_block_cols"), k), cols[k]);
+  }
+  states[0] = bt_at(batch, 1, 1), states[1] = bt_at(batch, 2, 1), states[2] = 0;
+  expect_i32(m, "checkpoint_meta_state_indices", states, 3);
+  /* update_block_table re-gathers the destinations from the new table */
+  {
+    int32_t table[4 * 3];
+    int64_t shape[2] = {4, 3};
+    attn_tensor_t t = ts_host_tensor(table, 2, shape, ATTN_DTYPE_INT, 32);
+    for (k = 0; k < 12; ++k) table[k] = batch->bt[k] * 3 + 1;
+    ASSERT_OK(attn_update_block_table(b, m, &t, &batch->sm_t, &u, NULL));
+    states[0] = table[1 * 3 + 1], states[1] = table[2 * 3 + 1];
+    expect_i32(u, "checkpoint_meta_state_indices", states, 3);
+    expect_i32(u, "checkpoint_meta_checkpoint_offsets", offs, 3);
+  }
+  /* MAMBA1 and SHORT_CONV have no checkpoint fields; MAMBA2 in "none" mode none */
+  {
+    attn_builder_t* x = ts_builder("MAMBA1", &spec, &c);
+    attn_field_t f = ATTN_FIELD_INIT;
+    m = build(x, &batch->common);
+    ASSERT_ERROR(attn_metadata_get(m, "checkpoint_chunk_idx", &f), ATTN_ERR_NOT_FOUND,
+                 "checkpoint_chunk_idx");
+    attn_builder_destroy(x);
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_NONE;
+    x = ts_builder("MAMBA2", &spec, &c);
+    m = build(x, &batch->common);
+    expect_none(m, "checkpoint_chunk_idx");
+    attn_builder_destroy(x);
+  }
+  /* spec validation */
+  spec.num_prefill_checkpoint_blocks = -1;
+  ASSERT_ERROR(attn_builder_create("MAMBA2", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->num_prefill_checkpoint_blocks=-1 is not in [0, 65536]");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
 /* LINEAR_ATTN: the split at threshold 1, the batch's query_start_loc and seq_lens, column 0. */
 static void test_linear_attn(void** state) {
   static const int32_t q[] = {1, 2, 5}, s[] = {7, 2, 30};
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 0, 0);
   const attn_builder_config_t c = mconfig(3, ATTN_CUDAGRAPH_MODE_NONE);
   attn_builder_t* b = ts_builder("LINEAR_ATTN", &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
+  ts_batch* batch = mbatch(q, s, 3, 16, 0, NULL);
   attn_metadata_t* m = build(b, &batch->common);
   int32_t col0[3];
   int r;
@@ -949,8 +1288,9 @@ static void test_bad_input(void** state) {
     attn_tensor_t bt = ts_host_tensor(none, 2, bshape, ATTN_DTYPE_INT, 32);
     attn_tensor_t sm = ts_host_tensor(slots, 1, mshape, ATTN_DTYPE_INT, 64);
     attn_common_metadata_t empty = ATTN_COMMON_METADATA_INIT;
-    const attn_kv_cache_spec_t all = mspec(ATTN_MAMBA_CACHE_MODE_ALL, 8, 0);
-    attn_builder_t* ab = ts_builder("MAMBA2", &all, &c);
+    const attn_kv_cache_spec_t mode_none = mspec(ATTN_MAMBA_CACHE_MODE_NONE, 8, 0);
+    attn_builder_t* ab = ts_builder("MAMBA2", &mode_none, &c);
+    empty.is_prefilling = prefilling_of(NULL, 0);
     empty.query_start_loc = &qt;
     empty.seq_lens = &st;
     empty.block_table_tensor = &bt;
@@ -999,7 +1339,8 @@ static void test_random_mamba(void** state) {
   (void)state;
   for (iter = 0; iter < 300; ++iter) {
     const int v = (int)ts_rand_range(&seed, 0, 2);
-    const int32_t mode = (int32_t)ts_rand_range(&seed, 0, 2);
+    const int32_t mode =
+        ts_rand_range(&seed, 0, 1) ? ATTN_MAMBA_CACHE_MODE_ALIGN : ATTN_MAMBA_CACHE_MODE_NONE;
     const int32_t chunk = chunks[ts_rand_range(&seed, 0, 3)];
     const int32_t nsb = (int32_t)ts_rand_range(&seed, 0, 2);
     const int64_t n = ts_rand_range(&seed, 1, 12), nd = ts_rand_range(&seed, 0, n);
@@ -1008,16 +1349,21 @@ static void test_random_mamba(void** state) {
                                                         : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE);
     attn_builder_t* b = ts_builder(names[v], &spec, &c);
     int32_t q[12], s[12], computed[12], cu[128], seq_idx[128], last[12], qsl_p[13], nums[12];
-    int64_t r, k, j, max_seq = 0, np = n - nd, tokens_p = 0, tot = 0, num_chunks;
+    uint8_t prefilling[12];
+    int64_t r, j, max_seq = 0, np = n - nd, tokens_p = 0, tot = 0, num_chunks;
     ts_batch* batch;
     attn_metadata_t* m;
+    /* decodes: one token with prior state, still in the prompt or not (0.33: a decode either
+     * way); prefills: 2..40 tokens, or one token without state, still in the prompt */
     for (r = 0; r < n; ++r) {
-      q[r] = r < nd ? 1 : (int32_t)ts_rand_range(&seed, 2, 40);
+      q[r] = r < nd ? 1 : (int32_t)ts_rand_range(&seed, 1, 40);
       computed[r] = (int32_t)ts_rand_range(&seed, r < nd ? 1 : 0, 70);
+      prefilling[r] = (uint8_t)ts_rand_range(&seed, 0, 1);
+      if (r >= nd && q[r] == 1) computed[r] = 0, prefilling[r] = 1;
       s[r] = computed[r] + q[r];
       if (s[r] > max_seq) max_seq = s[r];
     }
-    batch = ts_batch_make(q, s, n, 16, cdiv64(max_seq, 16) + nsb, -1);
+    batch = mbatch(q, s, n, 16, cdiv64(max_seq, 16) + nsb, prefilling);
     m = build(b, &batch->common);
     assert_int_equal(ts_int(m, "num_decodes"), nd);
     assert_int_equal(ts_int(m, "num_prefills"), np);
@@ -1026,35 +1372,12 @@ static void test_random_mamba(void** state) {
     {
       const attn_tensor_t* d = ts_tensor(m, "state_indices_tensor_d");
       const attn_tensor_t* p = ts_tensor(m, "state_indices_tensor_p");
-      const int64_t width = batch->width;
       for (r = 0; r < n; ++r) {
         const int64_t start = mode == ATTN_MAMBA_CACHE_MODE_ALIGN ? (s[r] - 1) / 16 : 0;
-        const int64_t cols = mode == ATTN_MAMBA_CACHE_MODE_ALL ? width : 1;
-        for (k = 0; k < cols; ++k) {
-          const int32_t want = bt_at(batch, r, start + k);
-          const int32_t got = r < nd ? at2(d, r, k) : (mode == ATTN_MAMBA_CACHE_MODE_ALL ? at2(p, r - nd, k) : at1(p, r - nd));
-          if (got != want) fail_msg("iteration %d: state index of request %lld column %lld = %d, expected %d", iter, (long long)r, (long long)k, got, want);
-        }
+        const int32_t want = bt_at(batch, r, start);
+        const int32_t got = r < nd ? at2(d, r, 0) : at1(p, r - nd);
+        if (got != want) fail_msg("iteration %d: state index of request %lld = %d, expected %d", iter, (long long)r, got, want);
       }
-    }
-    if (mode == ATTN_MAMBA_CACHE_MODE_ALL) {
-      const attn_tensor_t* ls = ts_tensor(m, "block_idx_last_scheduled_token");
-      const attn_tensor_t* lc = ts_tensor(m, "block_idx_last_computed_token");
-      for (r = 0; r < (np > 0 ? n : nd); ++r) {
-        int64_t want_ls = cdiv64(s[r], 16) - 1, want_lc = cdiv64(computed[r], 16) - 1;
-        if (want_ls < 0) want_ls = 0;
-        if (want_lc < 0) want_lc = 0;
-        assert_int_equal(at1(ls, r), want_ls);
-        assert_int_equal(at1(lc, r), want_lc);
-      }
-      if (np > 0)
-        for (r = 0; r < np; ++r) {
-          assert_int_equal(at1(ts_tensor(m, "num_computed_tokens_p"), r), computed[nd + r]);
-          assert_int_equal(at1(ts_tensor(m, "block_idx_first_scheduled_token_p"), r),
-                           cdiv64(computed[nd + r] + 1, 16) - 1);
-        }
-    } else {
-      expect_none(m, "block_idx_last_scheduled_token");
     }
     if (np == 0) {
       expect_none(m, "query_start_loc_p");
@@ -1085,12 +1408,12 @@ static void test_random_mamba(void** state) {
           }
         for (; pidx < bp->shape[0]; ++pidx) assert_int_equal(at1(bp, pidx), -1);
       }
-      /* chunks: MAMBA2 always (its chunk size), MAMBA1 in "all" mode (block_size) */
-      if (v == 0 || (v == 1 && mode == ATTN_MAMBA_CACHE_MODE_ALL)) {
-        num_chunks = naive_chunks(q + nd, computed + nd, np, v == 0 ? chunk : 16, cu, seq_idx, last);
+      /* chunks: MAMBA2 only (its chunk size) */
+      if (v == 0) {
+        num_chunks = naive_chunks(q + nd, computed + nd, np, chunk, cu, seq_idx, last);
         expect_i32(m, "cu_chunk_seqlen_p", cu, num_chunks + 1);
         expect_i32(m, "last_chunk_indices_p", last, np);
-        if (v == 0) expect_i32(m, "seq_idx_p", seq_idx, num_chunks);
+        expect_i32(m, "seq_idx_p", seq_idx, num_chunks);
       } else {
         expect_none(m, "cu_chunk_seqlen_p");
       }
@@ -1223,12 +1546,16 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_mamba2_worked_example),
       cmocka_unit_test(test_is_prefilling),
-      cmocka_unit_test(test_all_mode),
+      cmocka_unit_test(test_padded_prompt_tail),
+      cmocka_unit_test(test_all_mode_refused),
       cmocka_unit_test(test_align_mode),
       cmocka_unit_test(test_spec_decode),
       cmocka_unit_test(test_cudagraph_buffers),
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_update_block_table),
+      cmocka_unit_test(test_replayssm_triton),
+      cmocka_unit_test(test_replayssm_flashinfer),
+      cmocka_unit_test(test_prefill_checkpoints),
       cmocka_unit_test(test_linear_attn),
       cmocka_unit_test(test_gdn_no_spec),
       cmocka_unit_test(test_gdn_spec_mixed),

@@ -70,6 +70,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.num_speculative_blocks = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 2 : in.u8() % 4;
     // Counts up to their type's limit (issue 15): refused above 65536, never overflowing.
     if (in.one_in(16)) spec.num_speculative_blocks = static_cast<int32_t>(in.u32());
+    // ABI 1.6: prefill checkpoints and the ReplaySSM state shapes (some negative: refused)
+    spec.num_prefill_checkpoint_blocks = static_cast<int32_t>(in.u8() % 3) - in.one_in(16);
+    spec.prefill_checkpoint_alignment = in.one_in(2) ? 8 * (in.u8() % 9) - in.one_in(16) : 0;
+    spec.mamba_replayssm_ngroups = static_cast<int32_t>(in.u8() % 5) - in.one_in(16);
+    spec.mamba_num_heads = static_cast<int32_t>(in.u8() % 9) - in.one_in(16);
   }
   if (in.one_in(32)) spec.struct_size = in.u8();
 
@@ -155,6 +160,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.disable_flashinfer_prefill = in.one_in(4);
   config.use_cudnn_prefill = in.one_in(4);
   config.use_trtllm_ragged_deepseek_prefill = in.one_in(4);
+  // ABI 1.6: the Mamba builders' ReplaySSM and prefill-checkpoint settings
+  config.use_replayssm = in.one_in(4);
+  config.replayssm_buffer_len = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 2 : 1 + in.u8() % 16;
+  config.mamba_backend_flashinfer = in.one_in(2);
+  config.async_scheduling = in.one_in(8);
+  config.hash_block_size = in.one_in(2) ? 16 * (in.u8() % 5) - in.one_in(16) : 0;
+  config.cache_hit_alignment_tokens = in.one_in(2) ? 16 * (in.u8() % 5) : 0;
+  config.num_hash_lookahead_tokens = in.one_in(4) ? in.u8() % 4 : 0;
+  config.use_eagle_block_drop = in.one_in(4);
   if (spec.kind == 3) {
     config.max_model_len = std::min(config.max_model_len, 8192);
     config.max_num_seqs = std::min(config.max_num_seqs, 256);

@@ -70,8 +70,16 @@ static void counting_free(void* user, void* ptr, size_t bytes, attn_device_t dev
 
 /* A batch of these lengths with random KV cache blocks (ids in [1, kGpuBlocks), repeats allowed)
  * and the slot mapping they give. */
+/* vLLM 0.33's is_prefilling of every batch here: no request is in its prompt (the Mamba family
+ * requires the input; the other builders read it as absent). Host memory, shared by all. */
+static uint8_t g_not_prefilling[kReqs];
+static int64_t g_prefilling_shape[1] = {kReqs};
+static attn_tensor_t g_prefilling;
+
 static ts_batch* batch_of(uint64_t* seed, const int32_t* q, const int32_t* s) {
   ts_batch* b = ts_batch_make(q, s, kReqs, kBlock, kWidth, -1);
+  g_prefilling = ts_host_tensor(g_not_prefilling, 1, g_prefilling_shape, ATTN_DTYPE_BOOL, 8);
+  b->common.is_prefilling = &g_prefilling;
   int64_t r, j, p, t = 0;
   for (r = 0; r < kReqs; ++r) {
     const int64_t blocks = (s[r] + kBlock - 1) / kBlock;

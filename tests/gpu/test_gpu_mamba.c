@@ -1,7 +1,8 @@
 /* Host vs CUDA for the Mamba family (MAMBA2, MAMBA1, SHORT_CONV, LINEAR_ATTN, GDN_ATTN): the
  * same seeded random batches through a CPU builder and a CUDA builder (device tensors + host
  * mirrors, and device copies of num_accepted_tokens / num_decode_draft_tokens), every field
- * compared, in each mamba_cache_mode, with and without spec decode, the decode-only batches of
+ * compared, in the cache modes vLLM 0.33 keeps ("none", "align"), with is_prefilling (one-token
+ * stateful prefills and padded prompt tails become decodes), with and without spec decode, the decode-only batches of
  * the persistent CUDA-graph buffers, build_for_cudagraph_capture and update_block_table. This
  * runs every kernel of kernels/mamba_metadata.cu and kernels/gdn_metadata.cu against the host
  * references. Skips, saying so, when no CUDA device is visible. */
@@ -60,6 +61,7 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   hb = ts_builder(backend, spec, config);
   db = ts_builder(backend, spec, &dc);
   tg_device_batch_make(b, &d);
+  d.common.is_prefilling = b->common.is_prefilling; /* host memory on both sides */
   if (x != NULL) add_extras(x, b->num_reqs, b, &d, with_draft);
   snprintf(what, sizeof what, "%s mode %d cache mode %d", backend, mode, spec->mamba_cache_mode);
   if (mode == 1) {
@@ -91,6 +93,20 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   attn_builder_destroy(db);
 }
 
+/* is_prefilling for the base family (host bytes, 0.33 requires it): random. */
+typedef struct {
+  uint8_t v[64];
+  int64_t shape[1];
+  attn_tensor_t t;
+} flags8;
+static void add_prefilling(flags8* f, ts_batch* b, uint64_t* seed) {
+  int64_t r;
+  for (r = 0; r < b->num_reqs; ++r) f->v[r] = (uint8_t)ts_rand_range(seed, 0, 1);
+  f->shape[0] = b->num_reqs;
+  f->t = ts_host_tensor(f->v, 1, f->shape, ATTN_DTYPE_BOOL, 8);
+  b->common.is_prefilling = &f->t;
+}
+
 static void test_base_family(void** state) {
   static const char* const names[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN"};
   static const int32_t chunks[] = {4, 8, 16, 64};
@@ -100,17 +116,34 @@ static void test_base_family(void** state) {
   if (!tg_have_gpu("the host-vs-CUDA Mamba builds")) skip();
   for (iter = 0; iter < 160; ++iter) {
     const char* name = names[iter % 4];
-    const int32_t mode = (int32_t)ts_rand_range(&seed, 0, 2);
+    const int32_t mode = ts_rand_range(&seed, 0, 1) ? ATTN_MAMBA_CACHE_MODE_ALIGN : ATTN_MAMBA_CACHE_MODE_NONE;
     const int32_t nsb = (int32_t)ts_rand_range(&seed, 0, 2);
     const int32_t spec_tokens = (int32_t)ts_rand_range(&seed, 0, 1) * nsb;
-    const attn_kv_cache_spec_t spec = mspec(mode, chunks[ts_rand_range(&seed, 0, 3)], nsb);
+    attn_kv_cache_spec_t spec = mspec(mode, chunks[ts_rand_range(&seed, 0, 3)], nsb);
     attn_builder_config_t c = ts_config();
     const int64_t n = ts_rand_range(&seed, 1, 40), nd = ts_rand_range(&seed, 0, n);
+    /* vLLM 0.33's ReplaySSM (Triton or FlashInfer) and MAMBA2's prefill checkpoints ("align") */
+    const int replay = (int)ts_rand_range(&seed, 0, 2);
+    int32_t decode_base[40];
+    int64_t base_shape[1] = {n};
+    attn_tensor_t base_t = ts_host_tensor(decode_base, 1, base_shape, ATTN_DTYPE_INT, 32);
+    c.use_replayssm = replay > 0;
+    c.mamba_backend_flashinfer = replay == 2;
+    c.replayssm_buffer_len = 8;
+    c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+    spec.mamba_replayssm_ngroups = 2;
+    spec.mamba_num_heads = 8;
+    if (ts_rand_range(&seed, 0, 1)) {
+      c.hash_block_size = c.cache_hit_alignment_tokens = 16;
+      spec.num_prefill_checkpoint_blocks = 1;
+      spec.prefill_checkpoint_alignment = 8;
+    }
     const int decode_only = ts_rand_range(&seed, 0, 3) == 0;
     int32_t q[40], s[40];
     int64_t r, max_seq = 1;
     ts_batch* b;
     extras x;
+    flags8 f;
     c.num_speculative_tokens = spec_tokens;
     c.cudagraph_mode = iter % 3 == 0 ? ATTN_CUDAGRAPH_MODE_NONE : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
     for (r = 0; r < n; ++r) {
@@ -119,10 +152,14 @@ static void test_base_family(void** state) {
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 900);
       if (s[r] > max_seq) max_seq = s[r];
       x.accepted[r] = (int32_t)ts_rand_range(&seed, 1, 1 + spec_tokens);
+      x.draft[r] = ts_rand_range(&seed, 0, 1) ? q[r] - 1 : -1; /* padded prompt tails */
+      decode_base[r] = (int32_t)ts_rand_range(&seed, 0, s[r] - q[r]);
     }
     b = ts_batch_make(q, s, n, 16, (max_seq + 15) / 16 + nsb, -1);
+    add_prefilling(&f, b, &seed);
+    b->common.replayssm_decode_base_cpu = &base_t; /* host memory on both sides */
     /* update_block_table where supported (no spec decode; not LINEAR_ATTN) */
-    compare(name, &spec, &c, b, ts_rand_range(&seed, 0, 1) ? &x : NULL, 0,
+    compare(name, &spec, &c, b, ts_rand_range(&seed, 0, 1) ? &x : NULL, (int)ts_rand_range(&seed, 0, 1),
             spec_tokens == 0 && iter % 4 != 3 && ts_rand_range(&seed, 0, 1) ? 2 : 0);
     ts_batch_free(b);
   }
@@ -135,15 +172,18 @@ static void test_capture(void** state) {
   if (!tg_have_gpu("the host-vs-CUDA Mamba capture builds")) skip();
   for (spec_tokens = 0; spec_tokens <= 2; ++spec_tokens)
     for (k = 0; k < 4; ++k) {
-      attn_kv_cache_spec_t spec = mspec(k == 0 ? ATTN_MAMBA_CACHE_MODE_ALL : ATTN_MAMBA_CACHE_MODE_NONE,
+      attn_kv_cache_spec_t spec = mspec(k == 0 ? ATTN_MAMBA_CACHE_MODE_ALIGN : ATTN_MAMBA_CACHE_MODE_NONE,
                                         8, spec_tokens);
       attn_builder_config_t c = ts_config();
       int32_t q[24], s[24];
       int r;
       ts_batch* b;
+      flags8 f;
+      uint64_t seed = 7;
       c.num_speculative_tokens = spec_tokens;
       for (r = 0; r < 24; ++r) q[r] = 1 + spec_tokens, s[r] = 40 + 17 * r;
-      b = ts_batch_make(q, s, 24, 16, 0, -1);
+      b = ts_batch_make(q, s, 24, 16, (40 + 17 * 23 + 15) / 16 + spec_tokens, -1);
+      if (k < 3) add_prefilling(&f, b, &seed);
       compare(names[k], &spec, &c, b, NULL, 0, 1);
       ts_batch_free(b);
     }

@@ -50,6 +50,12 @@ class KvCacheSpec:
     mamba_chunk_size: int = 0
     mamba_cache_mode: int = MambaCacheMode.NONE
     num_speculative_blocks: int = 0
+    # ABI 1.6: MambaSpec's num_prefill_checkpoint_blocks, prefill_checkpoint_alignment (0 =
+    # None), shapes[4][0] (the ReplaySSM B cache's groups) and shapes[2][0] (its heads)
+    num_prefill_checkpoint_blocks: int = 0
+    prefill_checkpoint_alignment: int = 0
+    mamba_replayssm_ngroups: int = 0
+    mamba_num_heads: int = 0
 
     def to_struct(self) -> attn_kv_cache_spec_t:
         return new(attn_kv_cache_spec_t, kind=int(self.kind), block_size=self.block_size,
@@ -58,7 +64,11 @@ class KvCacheSpec:
                    attention_chunk_size=self.attention_chunk_size,
                    mamba_type=int(self.mamba_type), mamba_chunk_size=self.mamba_chunk_size,
                    mamba_cache_mode=int(self.mamba_cache_mode),
-                   num_speculative_blocks=self.num_speculative_blocks)
+                   num_speculative_blocks=self.num_speculative_blocks,
+                   num_prefill_checkpoint_blocks=self.num_prefill_checkpoint_blocks,
+                   prefill_checkpoint_alignment=self.prefill_checkpoint_alignment,
+                   mamba_replayssm_ngroups=self.mamba_replayssm_ngroups,
+                   mamba_num_heads=self.mamba_num_heads)
 
 
 @dataclass
@@ -155,6 +165,19 @@ class BuilderConfig:
     # speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode)
     use_non_causal: int = 0
     enable_adaptive_verification: int = 0
+    # ABI 1.6: vLLM 0.33's ReplaySSM (cache_config.use_replayssm, replayssm_buffer_len,
+    # mamba_config.backend == FLASHINFER, scheduler_config.async_scheduling) and prefill
+    # checkpoint settings (cache_config.hash_block_size, cache_hit_alignment_tokens,
+    # VllmConfig.num_hash_lookahead_tokens, speculative_config.use_eagle_block_drop()) of the
+    # Mamba builders; 0 = None / off
+    use_replayssm: int = 0
+    replayssm_buffer_len: int = 16
+    mamba_backend_flashinfer: int = 0
+    async_scheduling: int = 0
+    hash_block_size: int = 0
+    cache_hit_alignment_tokens: int = 0
+    num_hash_lookahead_tokens: int = 0
+    use_eagle_block_drop: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

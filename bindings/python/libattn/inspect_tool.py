@@ -64,6 +64,9 @@ KEYS: List[Tuple[str, str, str]] = [
      "(default: numbered from 1 in request order)", "[[1, 2, 3], [4, 5, 6, 7, 8, 9, 10], ...]"),
     ("slot_mapping", "KV slot of every query token, num_tokens entries (default: from "
      "block_table)", "[56, 163, 240, 241, ...]"),
+    ("is_prefilling", "vLLM 0.33's CommonAttentionMetadata.is_prefilling: per request, still in "
+     "its prompt (MAMBA2, MAMBA1 and SHORT_CONV require it; default: not given)",
+     "[false, false, true, true]"),
     ("block_size", "tokens per KV cache block (default 16)", "16"),
     ("attention_chunk_size", "chunked local attention: build with a CHUNKED_LOCAL_ATTENTION "
      "spec of this chunk (default 0: off)", "32"),
@@ -182,6 +185,14 @@ class Batch:
                 raise ValueError(f"context_lens has {len(self.context)} entries, query_lens "
                                  f"{len(self.query)}")
             self.seq = [c + q for c, q in zip(self.context, self.query)]
+        self.is_prefilling: Optional[List[bool]] = None
+        if "is_prefilling" in desc:
+            flags = desc["is_prefilling"]
+            if (not isinstance(flags, list) or len(flags) != len(self.query) or
+                    not all(isinstance(x, bool) for x in flags)):
+                raise ValueError(f"is_prefilling={flags!r} must be a list of {len(self.query)} "
+                                 f"booleans (one per request)")
+            self.is_prefilling = flags
         self.chunk = _int(desc, "attention_chunk_size", 0)
         if self.chunk < 0:
             raise ValueError(f"attention_chunk_size={self.chunk} must be >= 0")
@@ -239,7 +250,8 @@ class Batch:
 
     def common(self) -> CommonMetadata:
         return CommonMetadata(query_start_loc=self.qsl, seq_lens=np.array(self.seq, np.int32),
-                              block_table=self.table, slot_mapping=self.slots)
+                              block_table=self.table, slot_mapping=self.slots,
+                              is_prefilling=self.is_prefilling)
 
     def spec(self, local: bool = False, kind: Optional[KvCacheKind] = None) -> KvCacheSpec:
         """The spec; ``kind`` (when the JSON's spec gives none) picks MLA or MAMBA defaults."""

@@ -241,6 +241,10 @@ def test_svg_mla_context_chunks(tmp_path, capsys):
 def test_svg_mamba_chunk_boundaries(tmp_path, capsys):
     svg = tmp_path / "mamba.svg"
     desc = {**BATCH, "spec": {"mamba_type": "MAMBA2", "mamba_chunk_size": 8}}
+    rc, out = run(tmp_path, capsys, desc, "--backend", "MAMBA2")
+    # vLLM 0.33's Mamba builders require is_prefilling: refused, saying so
+    assert "common->is_prefilling is NULL; MAMBA2 needs it" in out.out
+    desc["is_prefilling"] = [False, False, False, True, True]
     rc, out = run(tmp_path, capsys, desc, "--backend", "MAMBA2", "--svg", str(svg))
     assert rc == 0, out.err
     assert "cu_chunk_seqlen_p                  int32[8] [0, 8, 16, 24, 32, 40, 48, 52]" in out.out
@@ -291,7 +295,7 @@ def test_help_lists_every_json_key(capsys):
         inspect_tool.main(["-h"])
     assert e.value.code == 0
     text = " ".join(capsys.readouterr().out.split())  # argparse may wrap; compare words
-    assert len(inspect_tool.KEYS) == 12
+    assert len(inspect_tool.KEYS) == 13
     for key, meaning, example in inspect_tool.KEYS:
         assert f"{key} {' '.join(meaning.split())}" in text, key
         assert f'e.g. "{key}": {" ".join(example.split())}' in text, key
@@ -302,7 +306,8 @@ def test_help_keys_are_the_keys_read(tmp_path, capsys):
     scheduler = {"query_lens": [1, 20], "context_lens": [40, 0], "block_table": [[1, 2, 3], [4, 5]],
                  "slot_mapping": [40 + 2 * 16] + list(range(64, 84)), "block_size": 16,
                  "attention_chunk_size": 0, "common_prefix_len": 0, "backends": ["FLASH_ATTN"],
-                 "spec": {"num_kv_heads": 4}, "config": {"device_capability": 80}}
+                 "spec": {"num_kv_heads": 4}, "config": {"device_capability": 80},
+                 "is_prefilling": [False, True]}
     runtime = {k: v for k, v in scheduler.items() if k not in ("query_lens", "context_lens")}
     runtime.update(query_start_loc=[0, 1, 21], seq_lens=[41, 20])
     documented = {k for k, _, _ in inspect_tool.KEYS}

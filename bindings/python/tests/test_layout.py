@@ -17,8 +17,8 @@ from libattn.functions import OPTIONAL_SIGNATURES, SIGNATURES
 from libattn.dlpack import DLManagedTensor
 
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
-    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 64,
-    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 264,
+    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 80,
+    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 296,
     "attn_common_metadata_t": 264, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
     "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
@@ -42,6 +42,12 @@ def test_offsets_that_the_abi_promises():
     assert structs.attn_common_metadata_t.is_prefilling.offset + 8 == 192
     assert structs.attn_common_metadata_t.replayssm_decode_base_cpu.offset + 8 == 264
     assert structs.attn_kv_cache_spec_t.extension.offset + 8 == 48  # ATTN_KV_CACHE_SPEC_..._1_0
+    # ABI 1.6: four int32 after num_speculative_blocks (..._1_2 = 64) and eight after
+    # enable_adaptive_verification (ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = 264)
+    assert structs.attn_kv_cache_spec_t.num_speculative_blocks.offset + 4 == 64
+    assert structs.attn_kv_cache_spec_t.mamba_num_heads.offset + 4 == 80
+    assert cfg.enable_adaptive_verification.offset + 4 == 264
+    assert cfg.use_eagle_block_drop.offset + 4 == 296
     t = structs.attn_tensor_t  # DLTensor
     assert [t.data.offset, t.device.offset, t.ndim.offset, t.dtype.offset, t.shape.offset,
             t.strides.offset, t.byte_offset.offset] == [0, 8, 16, 20, 24, 32, 40]
@@ -50,7 +56,7 @@ def test_offsets_that_the_abi_promises():
 
 def test_new_sets_struct_size():
     assert structs.new(structs.attn_field_t).struct_size == 48
-    assert structs.new(structs.attn_builder_config_t).struct_size == 264
+    assert structs.new(structs.attn_builder_config_t).struct_size == 296
 
 
 def _mirrors():

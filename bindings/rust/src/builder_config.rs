@@ -80,6 +80,22 @@ pub struct BuilderConfig {
     /// ABI 1.4: vLLM's `speculative_config.enable_adaptive_verification` (FLASHINFER's
     /// trtllm-gen varlen decode).
     pub enable_adaptive_verification: bool,
+    /// ABI 1.6: vLLM 0.33's `cache_config.use_replayssm` (the Mamba builders' ReplaySSM fields).
+    pub use_replayssm: bool,
+    /// ABI 1.6: `cache_config.replayssm_buffer_len` (default 16).
+    pub replayssm_buffer_len: i32,
+    /// ABI 1.6: `mamba_config.backend` is FLASHINFER (else TRITON).
+    pub mamba_backend_flashinfer: bool,
+    /// ABI 1.6: `scheduler_config.async_scheduling`.
+    pub async_scheduling: bool,
+    /// ABI 1.6: `cache_config.hash_block_size`; 0 = None (no prefill checkpoints).
+    pub hash_block_size: i32,
+    /// ABI 1.6: `cache_config.cache_hit_alignment_tokens`; 0 = None.
+    pub cache_hit_alignment_tokens: i32,
+    /// ABI 1.6: `VllmConfig.num_hash_lookahead_tokens`.
+    pub num_hash_lookahead_tokens: i32,
+    /// ABI 1.6: `speculative_config.use_eagle_block_drop()`.
+    pub use_eagle_block_drop: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -151,6 +167,14 @@ impl BuilderConfig {
             is_mm_prefix_lm: false,
             use_non_causal: false,
             enable_adaptive_verification: false,
+            use_replayssm: false,
+            replayssm_buffer_len: 16,
+            mamba_backend_flashinfer: false,
+            async_scheduling: false,
+            hash_block_size: 0,
+            cache_hit_alignment_tokens: 0,
+            num_hash_lookahead_tokens: 0,
+            use_eagle_block_drop: false,
         }
     }
 
@@ -211,6 +235,14 @@ impl BuilderConfig {
             is_mm_prefix_lm: i32::from(self.is_mm_prefix_lm),
             use_non_causal: i32::from(self.use_non_causal),
             enable_adaptive_verification: i32::from(self.enable_adaptive_verification),
+            use_replayssm: i32::from(self.use_replayssm),
+            replayssm_buffer_len: self.replayssm_buffer_len,
+            mamba_backend_flashinfer: i32::from(self.mamba_backend_flashinfer),
+            async_scheduling: i32::from(self.async_scheduling),
+            hash_block_size: self.hash_block_size,
+            cache_hit_alignment_tokens: self.cache_hit_alignment_tokens,
+            num_hash_lookahead_tokens: self.num_hash_lookahead_tokens,
+            use_eagle_block_drop: i32::from(self.use_eagle_block_drop),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

@@ -27,6 +27,14 @@ pub struct KvCacheSpec {
     pub mamba_cache_mode: MambaCacheMode,
     /// `MambaSpec.num_speculative_blocks` (ABI 1.2).
     pub num_speculative_blocks: i32,
+    /// ABI 1.6: `MambaSpec.num_prefill_checkpoint_blocks` (MAMBA2's prefill checkpoints).
+    pub num_prefill_checkpoint_blocks: i32,
+    /// ABI 1.6: `MambaSpec.prefill_checkpoint_alignment`; 0 = None.
+    pub prefill_checkpoint_alignment: i32,
+    /// ABI 1.6: `MambaSpec.shapes[4][0]` (Triton ReplaySSM's `bc_pre_scratch` groups).
+    pub mamba_replayssm_ngroups: i32,
+    /// ABI 1.6: `MambaSpec.shapes[2][0]` (FlashInfer ReplaySSM's scratch heads).
+    pub mamba_num_heads: i32,
 }
 
 impl Default for KvCacheSpec {
@@ -43,6 +51,10 @@ impl Default for KvCacheSpec {
             mamba_chunk_size: 0,
             mamba_cache_mode: MambaCacheMode::None,
             num_speculative_blocks: 0,
+            num_prefill_checkpoint_blocks: 0,
+            prefill_checkpoint_alignment: 0,
+            mamba_replayssm_ngroups: 0,
+            mamba_num_heads: 0,
         }
     }
 }
@@ -67,6 +79,10 @@ impl KvCacheSpec {
             mamba_chunk_size: self.mamba_chunk_size,
             mamba_cache_mode: self.mamba_cache_mode.as_raw(),
             num_speculative_blocks: self.num_speculative_blocks,
+            num_prefill_checkpoint_blocks: self.num_prefill_checkpoint_blocks,
+            prefill_checkpoint_alignment: self.prefill_checkpoint_alignment,
+            mamba_replayssm_ngroups: self.mamba_replayssm_ngroups,
+            mamba_num_heads: self.mamba_num_heads,
             ..sys::attn_kv_cache_spec_t::INIT
         }
     }

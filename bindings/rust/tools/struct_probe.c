@@ -20,10 +20,12 @@ int main(void) {
   SIZE(attn_plugin_output_t); SIZE(attn_plugin_backend_t); SIZE(attn_plugin_table_t);
   SIZE(attn_status_code_t); SIZE(attn_cudagraph_support_t);
   printf("// *_STRUCT_SIZE\n");
-  SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0); SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE);
+  SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0); SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2);
+  SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE);
   SSIZE(ATTN_PER_LAYER_PARAMS_STRUCT_SIZE);
   SSIZE(ATTN_ALLOCATOR_STRUCT_SIZE); SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0);
-  SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1); SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE);
+  SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1); SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4);
+  SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE);
   SSIZE(ATTN_COMMON_METADATA_STRUCT_SIZE_1_0);
   SSIZE(ATTN_COMMON_METADATA_STRUCT_SIZE_1_1); SSIZE(ATTN_COMMON_METADATA_STRUCT_SIZE);
   SSIZE(ATTN_BATCH_SPLIT_STRUCT_SIZE);
@@ -38,6 +40,9 @@ int main(void) {
   OFF(attn_kv_cache_spec_t, attention_chunk_size); OFF(attn_kv_cache_spec_t, extension);
   OFF(attn_kv_cache_spec_t, mamba_type); OFF(attn_kv_cache_spec_t, mamba_chunk_size);
   OFF(attn_kv_cache_spec_t, mamba_cache_mode); OFF(attn_kv_cache_spec_t, num_speculative_blocks);
+  OFF(attn_kv_cache_spec_t, num_prefill_checkpoint_blocks);
+  OFF(attn_kv_cache_spec_t, prefill_checkpoint_alignment);
+  OFF(attn_kv_cache_spec_t, mamba_replayssm_ngroups); OFF(attn_kv_cache_spec_t, mamba_num_heads);
   OFF(attn_per_layer_params_t, logits_soft_cap); OFF(attn_per_layer_params_t, has_sinks);
   OFF(attn_per_layer_params_t, extension);
   OFF(attn_builder_config_t, device); OFF(attn_builder_config_t, validate);
@@ -50,6 +55,10 @@ int main(void) {
   OFF(attn_builder_config_t, kv_sharing_fast_prefill); OFF(attn_builder_config_t, reserved_1_1);
   OFF(attn_builder_config_t, mla_kv_lora_rank);
   OFF(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill);
+  OFF(attn_builder_config_t, use_replayssm); OFF(attn_builder_config_t, replayssm_buffer_len);
+  OFF(attn_builder_config_t, mamba_backend_flashinfer); OFF(attn_builder_config_t, async_scheduling);
+  OFF(attn_builder_config_t, hash_block_size); OFF(attn_builder_config_t, cache_hit_alignment_tokens);
+  OFF(attn_builder_config_t, num_hash_lookahead_tokens); OFF(attn_builder_config_t, use_eagle_block_drop);
   OFF(attn_common_metadata_t, num_reqs); OFF(attn_common_metadata_t, block_table_tensor);
   OFF(attn_common_metadata_t, causal); OFF(attn_common_metadata_t, logits_indices_padded);
   OFF(attn_common_metadata_t, num_logits_indices); OFF(attn_common_metadata_t, extension);

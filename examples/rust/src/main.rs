@@ -58,6 +58,9 @@ fn backend_builder(
     }))
 }
 
+/// is_prefilling of the sample batch (int32, one of the dtypes libattn accepts for it).
+static IS_PREFILLING: [i32; REQS] = [0, 0, 0, 1, 1];
+
 /// The sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled) and a
 /// fresh prefill; block 0 is vLLM's null block.
 struct Batch {
@@ -90,8 +93,13 @@ fn make_batch() -> Batch {
 }
 
 impl Batch {
+    /// The batch as vLLM 0.33 describes it: the last two requests are still in their prompts
+    /// (is_prefilling, which the Mamba family requires).
     fn common(&self) -> Result<CommonMetadata<'_>> {
-        CommonMetadata::new(&self.query_start_loc, &self.seq_lens, &self.block_table, WIDTH, &self.slot_mapping)
+        let mut c =
+            CommonMetadata::new(&self.query_start_loc, &self.seq_lens, &self.block_table, WIDTH, &self.slot_mapping)?;
+        c.is_prefilling = Some(TensorArg::new(&IS_PREFILLING[..]));
+        Ok(c)
     }
 }
 

@@ -19,10 +19,10 @@ fn struct_sizes_match_the_header() {
         attn_device_t => 8, 4;
         attn_dtype_t => 4, 2;
         attn_tensor_t => 48, 8;
-        attn_kv_cache_spec_t => 64, 8;
+        attn_kv_cache_spec_t => 80, 8;
         attn_per_layer_params_t => 48, 8;
         attn_allocator_t => 40, 8;
-        attn_builder_config_t => 264, 8;
+        attn_builder_config_t => 296, 8;
         attn_common_metadata_t => 264, 8;
         attn_batch_split_t => 56, 8;
         attn_slot_mapping_args_t => 88, 8;
@@ -47,13 +47,15 @@ fn struct_size_constants_match_the_header() {
     // tools/struct_probe.c: the *_STRUCT_SIZE macros
     let expected: &[(&str, usize, usize)] = &[
         ("KV_CACHE_SPEC_1_0", ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0, 48),
-        ("KV_CACHE_SPEC", ATTN_KV_CACHE_SPEC_STRUCT_SIZE, 64),
+        ("KV_CACHE_SPEC_1_2", ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2, 64),
+        ("KV_CACHE_SPEC", ATTN_KV_CACHE_SPEC_STRUCT_SIZE, 80),
         ("PER_LAYER_PARAMS", ATTN_PER_LAYER_PARAMS_STRUCT_SIZE, 48),
         ("ALLOCATOR", ATTN_ALLOCATOR_STRUCT_SIZE, 40),
         ("BUILDER_CONFIG_1_0", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0, 136),
         ("BUILDER_CONFIG_1_1", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1, 208),
         ("BUILDER_CONFIG_1_2", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2, 240),
-        ("BUILDER_CONFIG", ATTN_BUILDER_CONFIG_STRUCT_SIZE, 264),
+        ("BUILDER_CONFIG_1_4", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4, 264),
+        ("BUILDER_CONFIG", ATTN_BUILDER_CONFIG_STRUCT_SIZE, 296),
         ("COMMON_METADATA_1_0", ATTN_COMMON_METADATA_STRUCT_SIZE_1_0, 152),
         ("COMMON_METADATA_1_1", ATTN_COMMON_METADATA_STRUCT_SIZE_1_1, 160),
         ("COMMON_METADATA_1_3", ATTN_COMMON_METADATA_STRUCT_SIZE_1_3, 192),
@@ -73,10 +75,11 @@ fn struct_size_constants_match_the_header() {
         assert_eq!(got, want, "ATTN_{name}_STRUCT_SIZE");
     }
     // the INIT constants carry them
-    assert_eq!(attn_builder_config_t::INIT.struct_size, 264);
+    assert_eq!(attn_builder_config_t::INIT.struct_size, 296);
+    assert_eq!(attn_builder_config_t::INIT.replayssm_buffer_len, 16); // vLLM's default
     assert_eq!(attn_common_metadata_t::INIT.struct_size, 264);
     assert_eq!(attn_common_metadata_t::INIT.max_logits_per_req, -1); // None
-    assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 64);
+    assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 80);
     assert_eq!(attn_field_t::INIT.struct_size, 48);
 }
 
@@ -96,6 +99,10 @@ fn field_offsets_match_the_header() {
         ("attn_kv_cache_spec_t.mamba_chunk_size", offset_of!(attn_kv_cache_spec_t, mamba_chunk_size), 52),
         ("attn_kv_cache_spec_t.mamba_cache_mode", offset_of!(attn_kv_cache_spec_t, mamba_cache_mode), 56),
         ("attn_kv_cache_spec_t.num_speculative_blocks", offset_of!(attn_kv_cache_spec_t, num_speculative_blocks), 60),
+        ("attn_kv_cache_spec_t.num_prefill_checkpoint_blocks", offset_of!(attn_kv_cache_spec_t, num_prefill_checkpoint_blocks), 64),
+        ("attn_kv_cache_spec_t.prefill_checkpoint_alignment", offset_of!(attn_kv_cache_spec_t, prefill_checkpoint_alignment), 68),
+        ("attn_kv_cache_spec_t.mamba_replayssm_ngroups", offset_of!(attn_kv_cache_spec_t, mamba_replayssm_ngroups), 72),
+        ("attn_kv_cache_spec_t.mamba_num_heads", offset_of!(attn_kv_cache_spec_t, mamba_num_heads), 76),
         ("attn_per_layer_params_t.logits_soft_cap", offset_of!(attn_per_layer_params_t, logits_soft_cap), 16),
         ("attn_per_layer_params_t.has_sinks", offset_of!(attn_per_layer_params_t, has_sinks), 32),
         ("attn_per_layer_params_t.extension", offset_of!(attn_per_layer_params_t, extension), 40),
@@ -135,6 +142,14 @@ fn field_offsets_match_the_header() {
             offset_of!(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill),
             236,
         ),
+        ("attn_builder_config_t.use_replayssm", offset_of!(attn_builder_config_t, use_replayssm), 264),
+        ("attn_builder_config_t.replayssm_buffer_len", offset_of!(attn_builder_config_t, replayssm_buffer_len), 268),
+        ("attn_builder_config_t.mamba_backend_flashinfer", offset_of!(attn_builder_config_t, mamba_backend_flashinfer), 272),
+        ("attn_builder_config_t.async_scheduling", offset_of!(attn_builder_config_t, async_scheduling), 276),
+        ("attn_builder_config_t.hash_block_size", offset_of!(attn_builder_config_t, hash_block_size), 280),
+        ("attn_builder_config_t.cache_hit_alignment_tokens", offset_of!(attn_builder_config_t, cache_hit_alignment_tokens), 284),
+        ("attn_builder_config_t.num_hash_lookahead_tokens", offset_of!(attn_builder_config_t, num_hash_lookahead_tokens), 288),
+        ("attn_builder_config_t.use_eagle_block_drop", offset_of!(attn_builder_config_t, use_eagle_block_drop), 292),
         ("attn_common_metadata_t.num_reqs", offset_of!(attn_common_metadata_t, num_reqs), 40),
         ("attn_common_metadata_t.block_table_tensor", offset_of!(attn_common_metadata_t, block_table_tensor), 72),
         ("attn_common_metadata_t.causal", offset_of!(attn_common_metadata_t, causal), 88),
