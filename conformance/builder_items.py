@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import BLOCK_SIZES, Batch
-from .compare import MISSING, Pair, as_np, flatten_vllm, kv_dtype_name, lib_field_name
+from .compare import MISSING, Pair, builder_answer_pairs, as_np, flatten_vllm, kv_dtype_name, lib_field_name
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
 from .live_parts import live_pair
@@ -402,28 +402,11 @@ def builder_pairs(backend: str, wrapper: str, b: Batch, v: Any, md: Any, ctx: An
 
 
 def _class_pairs(ctx: Any, backend: str, wrapper: str, b: Batch) -> List[Pair]:
-    """What the builder (not its metadata) answers, vLLM's against libattn's: the CUDA graph
-    support level (the builder class's get_cudagraph_support), the varlen CUDA graph query
-    bound (get_varlen_cudagraph_max_query_len), reorder_batch_threshold,
-    supports_update_block_table and supports_draft_decode_metadata_update; vLLM's classmethods
-    evaluated with the builder's config, spec and patches (_patches)."""
-    from vllm.config import set_current_vllm_config
+    """The builder's own answers (compare.builder_answer_pairs), vLLM's classmethods evaluated
+    with the builder's config, spec and patches (_patches)."""
     vb, vc = vllm_builder(ctx, backend, wrapper, b)
     lb = lib_builder(ctx, backend, wrapper, b, vc)
-    cls, spec = type(vb), vb.kv_cache_spec
-    with set_current_vllm_config(vc), _patches(backend, wrapper, b):
-        level = cls.get_cudagraph_support(vc, spec).name
-        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
-    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
-            ("builder: get_varlen_cudagraph_max_query_len", varlen,
-             lb.varlen_cudagraph_max_query_len),
-            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
-             lb.reorder_batch_threshold),
-            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
-             bool(lb.supports_update_block_table)),
-            ("builder: supports_draft_decode_metadata_update",
-             bool(vb.supports_draft_decode_metadata_update),
-             bool(lb.supports_draft_decode_metadata_update))]
+    return builder_answer_pairs(vb, vc, lb, _patches(backend, wrapper, b))
 
 
 def _flex_block_mask_pairs(v: Any, bm: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:

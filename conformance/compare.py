@@ -162,3 +162,28 @@ def common_pairs(vllm_cm: Any, lib_md: Dict[str, Any]) -> List[Pair]:
     elif lib_md.get("seq_lens_cpu") is not None:
         pairs.append(("seq_lens_cpu", vllm_cm.seq_lens_cpu_upper_bound, lib_md["seq_lens_cpu"]))
     return pairs
+
+
+def builder_answer_pairs(vb: Any, vc: Any, lb: Any, patches: Any = None) -> List[Pair]:
+    """What a builder (not its metadata) answers, vLLM's builder ``vb`` (made with VllmConfig
+    ``vc``) against libattn's ``lb``: the CUDA graph support level (the class's
+    get_cudagraph_support), the varlen CUDA graph query bound
+    (get_varlen_cudagraph_max_query_len), reorder_batch_threshold, supports_update_block_table
+    and supports_draft_decode_metadata_update. vLLM's classmethods run with ``vc`` current and
+    inside ``patches`` (a context manager: the item's device and module patches), if given."""
+    import contextlib
+    from vllm.config import set_current_vllm_config
+    cls, spec = type(vb), vb.kv_cache_spec
+    with set_current_vllm_config(vc), (patches or contextlib.nullcontext()):
+        level = cls.get_cudagraph_support(vc, spec).name
+        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
+    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
+            ("builder: get_varlen_cudagraph_max_query_len", varlen,
+             lb.varlen_cudagraph_max_query_len),
+            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
+             lb.reorder_batch_threshold),
+            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
+             bool(lb.supports_update_block_table)),
+            ("builder: supports_draft_decode_metadata_update",
+             bool(vb.supports_draft_decode_metadata_update),
+             bool(lb.supports_draft_decode_metadata_update))]

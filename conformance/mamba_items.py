@@ -30,7 +30,7 @@ import numpy as np
 
 from .batches import UTILITY_BLOCK_SIZES, Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, LAYER, _cache, _leaf
-from .compare import MISSING, Pair, flatten_vllm, lib_field_name
+from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, lib_field_name
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
@@ -347,26 +347,10 @@ def _missing_safe(pairs: List[Pair]) -> List[Pair]:
 
 
 def _class_pairs(ctx: Any, backend: str, b: Batch) -> List[Pair]:
-    """get_cudagraph_support, get_varlen_cudagraph_max_query_len, reorder_batch_threshold,
-    supports_update_block_table and supports_draft_decode_metadata_update, vLLM's builder
-    against libattn's."""
-    from vllm.config import set_current_vllm_config
+    """The builder's own answers (compare.builder_answer_pairs), vLLM's builder against
+    libattn's."""
     vb, vc = vllm_builder(ctx, backend, b)
-    lb = lib_builder(ctx, backend, b, vc)
-    cls, spec = type(vb), vb.kv_cache_spec
-    with set_current_vllm_config(vc):
-        level = cls.get_cudagraph_support(vc, spec).name
-        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
-    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
-            ("builder: get_varlen_cudagraph_max_query_len", varlen,
-             lb.varlen_cudagraph_max_query_len),
-            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
-             lb.reorder_batch_threshold),
-            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
-             bool(lb.supports_update_block_table)),
-            ("builder: supports_draft_decode_metadata_update",
-             bool(vb.supports_draft_decode_metadata_update),
-             bool(lb.supports_draft_decode_metadata_update))]
+    return builder_answer_pairs(vb, vc, lib_builder(ctx, backend, b, vc))
 
 
 def _path(backend: str, b: Batch, v: Any) -> str:

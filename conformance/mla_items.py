@@ -39,7 +39,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import numpy as np
 
 from .batches import Batch
-from .compare import MISSING, Pair, flatten_vllm, kv_dtype_name
+from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
@@ -603,21 +603,8 @@ def _chunk_pairs(cc: Any, md: Any, lib: Dict[str, Any], seen: set, vb: Any) -> L
 
 
 def _class_pairs(ctx: Any, s: Settings, vb: Any, vc: Any, lb: Any) -> List[Pair]:
-    from vllm.config import set_current_vllm_config
-    cls, spec = type(vb), vb.kv_cache_spec
-    with set_current_vllm_config(vc), mla_patched(s):
-        level = cls.get_cudagraph_support(vc, spec).name
-        varlen = cls.get_varlen_cudagraph_max_query_len(vc, spec)
-    return [("builder: get_cudagraph_support", level, lb.cudagraph_support.name),
-            ("builder: get_varlen_cudagraph_max_query_len", varlen,
-             lb.varlen_cudagraph_max_query_len),
-            ("builder: reorder_batch_threshold", vb.reorder_batch_threshold,
-             lb.reorder_batch_threshold),
-            ("builder: supports_update_block_table", bool(vb.supports_update_block_table),
-             bool(lb.supports_update_block_table)),
-            ("builder: supports_draft_decode_metadata_update",
-             bool(vb.supports_draft_decode_metadata_update),
-             bool(lb.supports_draft_decode_metadata_update))]
+    """The builder's own answers (compare.builder_answer_pairs), under the item's patches."""
+    return builder_answer_pairs(vb, vc, lb, mla_patched(s))
 
 
 def mla_item(variant: str) -> Item:
