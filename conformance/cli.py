@@ -49,9 +49,11 @@ class Ctx:
 def all_items() -> List[Any]:
     from .abi14_items import abi14_items
     from .builder_items import builder_items
+    from .gdn_items import gdn_items
     from .triton_items import triton_items
     from .utility_items import utility_items
-    return utility_items() + abi14_items() + triton_items() + builder_items()
+    return (utility_items() + abi14_items() + triton_items() + builder_items() +
+            gdn_items())
 
 
 def main(argv: List[str] = None) -> int:

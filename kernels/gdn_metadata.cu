@@ -55,7 +55,7 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
         if (out.spec_qsl != nullptr) out.spec_qsl[s + 1] = static_cast<int32_t>(spec_tok_before + q);
         if (out.spec_token_indx != nullptr)
           for (int64_t t = 0; t < q && spec_tok_before + t < token_capacity; ++t)
-            out.spec_token_indx[spec_tok_before + t] = static_cast<int32_t>(start + t);
+            out.spec_token_indx[spec_tok_before + t] = start + t;
       } else {
         const int64_t k = r - spec_before;
         const int64_t tok_before = start - spec_tok_before;
@@ -64,7 +64,7 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
         if (out.non_spec_qsl != nullptr) out.non_spec_qsl[k + 1] = static_cast<int32_t>(tok_before + q);
         if (out.non_spec_token_indx != nullptr)
           for (int64_t t = 0; t < q && tok_before + t >= 0 && tok_before + t < token_capacity; ++t)
-            out.non_spec_token_indx[tok_before + t] = static_cast<int32_t>(start + t);
+            out.non_spec_token_indx[tok_before + t] = start + t;
       }
     }
     __syncthreads();

@@ -129,8 +129,9 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufNonSpecState, buffer_bytes("non_spec_state_indices", {reqs, i32}));
   p.set(kBufSpecQsl, buffer_bytes("spec_query_start_loc", {reqs + 1, i32}));
   p.set(kBufNonSpecQsl, buffer_bytes("non_spec_query_start_loc", {reqs + 1, i32}));
-  p.set(kBufSpecTokens, buffer_bytes("spec_token_indx", {tokens, i32}));
-  p.set(kBufNonSpecTokens, buffer_bytes("non_spec_token_indx", {tokens, i32}));
+  // int64 (vLLM's argsort indices) in a batch with prefills, int32 (torch.arange) without
+  p.set(kBufSpecTokens, buffer_bytes("spec_token_indx", {tokens, 8}));
+  p.set(kBufNonSpecTokens, buffer_bytes("non_spec_token_indx", {tokens, 8}));
   p.set(kBufSpecAccepted, buffer_bytes("num_accepted_tokens", {reqs, i32}));
   p.set(kBufHasInitial, buffer_bytes("has_initial_state", {reqs}));
   p.set(kBufCgSpecState, buffer_bytes("cg", {cg, cols, i32}));
@@ -268,9 +269,10 @@ class GdnBuilder final : public Builder {
                                   config().device);
     const attn::Field& masks = src.field(kSpecSequenceMasks);
     const bool spec_path = src.field(kSpecSequenceMasksCpu).kind == FieldKind::kTensor;
-    if (spec_path && block_table.shape[1] < cols)
+    const int64_t spec_cols = std::min(cols, block_table.shape[1]);
+    if (spec_path && stage_spec(np, nd, ns, nsdt) && spec_cols != cols)
       invalid("block_table has ", block_table.shape[1], " columns, fewer than the ", cols,
-              " (1 + num_speculative_tokens) of spec_state_indices_tensor");
+              " (1 + num_speculative_tokens) of the persistent spec_state_indices_tensor");
     if (spec_path && np > 0 && (masks.kind != FieldKind::kTensor ||
                                 !usable_on(masks.tensor, config().device)))
       invalid("metadata's spec_sequence_masks cannot be read on ", config().device.to_string());
@@ -286,14 +288,14 @@ class GdnBuilder final : public Builder {
       non_spec_idx = column_view(block_table, 0, n, 0);
       has_non_spec = true;
     } else if (np == 0) {
-      spec_idx = matrix_view(block_table, 0, ns, cols);
+      spec_idx = matrix_view(block_table, 0, ns, spec_cols);
       has_spec = true;
     } else {
       int32_t* sp = buffers_.as<int32_t>(kBufSpecState);
       int32_t* nsp = buffers_.as<int32_t>(kBufNonSpecState);
       ops::gdn_masked_state_gather(exec, masks.tensor.as<const uint8_t>(), n, bt, stride,
-                                   block_table.shape[1], cols, sp, nsp);
-      spec_idx = make_matrix(sp, dev, kInt32, ns, cols, cols);
+                                   block_table.shape[1], spec_cols, sp, nsp);
+      spec_idx = make_matrix(sp, dev, kInt32, ns, spec_cols, spec_cols);
       non_spec_idx = make_vector(nsp, dev, kInt32, n - ns);
       has_spec = has_non_spec = in_buf = true;
     }
@@ -372,6 +374,11 @@ class GdnBuilder final : public Builder {
     }
     check_state_table(kName, spec(), c);
     d.cg_spec = stage_spec(d.np, d.nd, d.ns, d.nsdt);
+    const int64_t cols = 1 + static_cast<int64_t>(num_spec_), width = state_width(c);
+    if (d.cg_spec && width > 1 && width < cols)
+      invalid("block_table_tensor has ", width, " state columns: vLLM 0.33's GDN_ATTN copies the "
+              "spec decodes' block_table[:, :", cols, "] into its (", cols, ")-column CUDA-graph "
+              "buffer, which torch refuses for ", width, " columns (only 1 broadcasts)");
     d.cg_non_spec = stage_decode(d.np, d.nd, d.ns);
     return d;
   }
@@ -412,6 +419,13 @@ class GdnBuilder final : public Builder {
     }
   }
 
+  /// Columns of the batch's state table (mamba_get_block_table_tensor): the block table's in
+  /// "none" mode, 1 + num_speculative_blocks in "align" mode.
+  int64_t state_width(const CommonMetadata& c) const {
+    if (spec().mamba_cache_mode == kMambaCacheAlign) return 1 + spec().num_speculative_blocks;
+    return c.block_table_tensor->shape[1];
+  }
+
   /// vLLM's _stage_spec_decode: spec-decode metadata goes into the FULL cudagraph buffers.
   bool stage_spec(int64_t np, int64_t nd, int64_t ns, int64_t nsdt) const {
     return full_cuda_graphs_ && np == 0 && nd == 0 && ns <= cg_bs_ && nsdt <= cg_bs_;
@@ -427,6 +441,8 @@ class GdnBuilder final : public Builder {
     const Device host{};
     const int64_t n = c.num_reqs;
     const int64_t cols = 1 + static_cast<int64_t>(num_spec_);
+    // vLLM slices block_table[..., :num_spec + 1]: a narrower table gives fewer columns.
+    const int64_t spec_cols = std::min(cols, state_width(c));
     const int32_t* qsl = exec_qsl(exec, c);
     const int32_t* seq = exec_seq_lens(exec, c);
     auto i32 = [&](Buffer b) { return buffers_.as<int32_t>(b); };
@@ -465,19 +481,19 @@ class GdnBuilder final : public Builder {
         o.non_spec_state = i32(kBufNonSpecState);
         o.spec_qsl = i32(kBufSpecQsl);
         o.non_spec_qsl = i32(kBufNonSpecQsl);
-        o.spec_token_indx = i32(kBufSpecTokens);
-        o.non_spec_token_indx = i32(kBufNonSpecTokens);
+        o.spec_token_indx = buffers_.as<int64_t>(kBufSpecTokens);
+        o.non_spec_token_indx = buffers_.as<int64_t>(kBufNonSpecTokens);
       }
       if (d.np > 0) o.non_spec_has_initial = has_initial;
       ops::gdn_spec_split(exec, qsl, seq, n, in.draft_exec, st.table.as<const int32_t>(),
-                          st.table.strides[0], st.table.shape[1], cols,
+                          st.table.strides[0], st.table.shape[1], spec_cols,
                           in.accepted->as<const int32_t>(), config().max_num_batched_tokens, o);
       m.set_tensor(kSpecSequenceMasks, make_vector(o.masks, dev, kBool, n), true);
       uint8_t* masks_cpu = buffers_.as<uint8_t>(kBufMasksCpu);
       for (int64_t i = 0; i < n; ++i) masks_cpu[i] = in.draft_cpu[i] >= 0 ? 1 : 0;
       m.set_tensor(kSpecSequenceMasksCpu, make_vector(masks_cpu, host, kBool, n), true);
       if (d.uniform_spec_len > 0) m.set_int(kUniformSpecSequenceLength, d.uniform_spec_len);
-      spec_state = make_matrix(o.spec_state, dev, kInt32, d.ns, cols, cols);
+      spec_state = make_matrix(o.spec_state, dev, kInt32, d.ns, spec_cols, spec_cols);
       m.set_tensor(kSpecStateIndicesTensor, spec_state, true);
       m.set_tensor(kNumAcceptedTokens, make_vector(o.spec_accepted, dev, kInt32, d.ns), true);
       if (d.all_spec) {
@@ -488,8 +504,8 @@ class GdnBuilder final : public Builder {
         spec_qsl = vector_view(*c.query_start_loc, 0, d.ns + 1);
         m.set_tensor(kSpecQueryStartLoc, spec_qsl, false);
       } else {
-        spec_tokens = make_vector(o.spec_token_indx, dev, kInt32, d.nsdt);
-        non_spec_tokens = make_vector(o.non_spec_token_indx, dev, kInt32, d.npt + d.ndt);
+        spec_tokens = make_vector(o.spec_token_indx, dev, kInt64, d.nsdt);
+        non_spec_tokens = make_vector(o.non_spec_token_indx, dev, kInt64, d.npt + d.ndt);
         non_spec_state = make_vector(o.non_spec_state, dev, kInt32, non_spec);
         spec_qsl = make_vector(o.spec_qsl, dev, kInt32, d.ns + 1);
         non_spec_qsl = make_vector(o.non_spec_qsl, dev, kInt32, non_spec + 1);
@@ -535,8 +551,14 @@ class GdnBuilder final : public Builder {
     const int64_t bs = std::min(n, cg_bs_);
     if (d.cg_spec) {
       int32_t* state = i32(kBufCgSpecState);
-      ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), cols, d.ns, cols, state, cols, bs,
-                        kNullBlockId, false);
+      if (spec_cols == cols) {
+        ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), cols, d.ns, cols, state, cols,
+                          bs, kNullBlockId, false);
+      } else {  // one column, broadcast by torch's copy_ into every column of the buffer
+        for (int64_t j = 0; j < cols; ++j)
+          ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), 1, d.ns, 1, state + j, cols,
+                            bs, kNullBlockId, false);
+      }
       m.set_tensor(kSpecStateIndicesTensor, make_matrix(state, dev, kInt32, bs, cols, cols), true);
       uint8_t* masks = buffers_.as<uint8_t>(kBufCgMasks);
       ops::copy_pad_u8(exec, buffers_.as<const uint8_t>(kBufMasks), d.ns, masks, bs, 0);

@@ -24,11 +24,11 @@ void gdn_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_len
     const int64_t q = static_cast<int64_t>(qsl[r + 1]) - qsl[r];
     const bool is_spec = draft_tokens[r] >= 0;
     if (out.masks != nullptr) out.masks[r] = is_spec ? 1 : 0;
-    int32_t* token_out = is_spec ? out.spec_token_indx : out.non_spec_token_indx;
+    int64_t* token_out = is_spec ? out.spec_token_indx : out.non_spec_token_indx;
     const int64_t token_base = is_spec ? spec_tok : non_tok;
     if (token_out != nullptr)
       for (int64_t t = 0; t < q && token_base + t < token_capacity; ++t)
-        token_out[token_base + t] = static_cast<int32_t>(qsl[r] + t);
+        token_out[token_base + t] = static_cast<int64_t>(qsl[r]) + t;
     if (is_spec) {
       if (out.spec_state != nullptr)
         for (int64_t j = 0; j < num_cols; ++j)

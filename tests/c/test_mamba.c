@@ -734,6 +734,21 @@ static void test_linear_attn(void** state) {
 
 /* ---- GDN_ATTN --------------------------------------------------------------------------------- */
 
+/* A 1-D int64 field equals `expected` (GDN's token indices in batches with prefills: vLLM's
+ * argsort indices). */
+static void expect_i64(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t i;
+  if (t == NULL) fail_msg("%s is None", name);
+  assert_int_equal(t->ndim, 1);
+  assert_int_equal(t->dtype.bits, 64);
+  if (t->shape[0] != n) fail_msg("%s has %lld entries, expected %lld", name, (long long)t->shape[0], (long long)n);
+  for (i = 0; i < n; ++i) {
+    const int64_t got = ((const int64_t*)base(t))[i * t->strides[0]];
+    if (got != expected[i]) fail_msg("%s[%lld] = %lld, expected %d", name, (long long)i, (long long)got, expected[i]);
+  }
+}
+
 /* Without spec decode: decodes (query 1) then prefills; one state index per request; the
  * causal conv1d metadata covers every non-spec request (decodes included), as vLLM computes it
  * from non_spec_query_start_loc. */
@@ -818,8 +833,8 @@ static void test_gdn_spec_mixed(void** state) {
   expect_bools(m, "spec_sequence_masks", masks, 4);
   expect_i32(m, "spec_query_start_loc", spec_qsl, 3);
   expect_i32(m, "non_spec_query_start_loc", non_spec_qsl, 3);
-  expect_i32(m, "spec_token_indx", spec_tok, 5);
-  expect_i32(m, "non_spec_token_indx", non_spec_tok, 6);
+  expect_i64(m, "spec_token_indx", spec_tok, 5);
+  expect_i64(m, "non_spec_token_indx", non_spec_tok, 6);
   for (k = 0; k < 3; ++k) st[k] = bt_at(batch, 0, k), st[3 + k] = bt_at(batch, 2, k);
   expect_i32_2d(m, "spec_state_indices_tensor", st, 2, 3);
   ns[0] = bt_at(batch, 1, 0), ns[1] = bt_at(batch, 3, 0);
@@ -1199,8 +1214,8 @@ static void test_random_gdn(void** state) {
       expect_i32(m, "spec_query_start_loc", batch->qsl, ns + 1);
       expect_none(m, "non_spec_query_start_loc");
     } else {
-      expect_i32(m, "spec_token_indx", spec_tok, nsdt);
-      expect_i32(m, "non_spec_token_indx", non_tok, npt + ndt);
+      expect_i64(m, "spec_token_indx", spec_tok, nsdt);
+      expect_i64(m, "non_spec_token_indx", non_tok, npt + ndt);
       expect_i32(m, "spec_query_start_loc", spec_qsl, ns + 1);
       expect_i32(m, "non_spec_query_start_loc", non_qsl, non + 1);
       expect_i32(m, "non_spec_state_indices_tensor", non_state, non);
