@@ -561,7 +561,9 @@ typedef struct attn_builder_config {
   int32_t cache_dtype;               /**< One of ::attn_kv_dtype_t (default AUTO). */
   int32_t attn_type;                 /**< One of ::attn_attention_type_t (default DECODER). */
   int32_t device_capability;         /**< CUDA compute capability as major*10+minor (90 for
-                                          Hopper); 0 = ask the device (CUDA builds) or unknown. */
+                                          Hopper); 0 = ask the device (CUDA builds) or unknown.
+                                          GDN_ATTN: 90 is vLLM's FlashInfer GDN prefill (no
+                                          chunk_indices / chunk_offsets), others Triton's. */
   int32_t flash_attn_version;        /**< 2, 3 or 4; 0 = vLLM's choice from the capability
                                           (3 on 9.x, 4 on 10.x, else 2). */
   int32_t flash_attn_max_num_splits_for_cuda_graph; /**< vLLM's attention config (default 32). */
@@ -651,7 +653,9 @@ typedef struct attn_builder_config {
                                           1 + 2 * num_speculative_tokens (vLLM 0.33's
                                           max_decode_query_len adds the parallel drafter's mask
                                           slots on model runner V1 only). 0 (default) = V1, the
-                                          behaviour of earlier libattn versions. */
+                                          behaviour of earlier libattn versions. GDN_ATTN
+                                          supports update_block_table only with it, on a
+                                          CUDA builder (vLLM 0.33). */
   int32_t num_sms;                   /**< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's
                                           `current_platform.num_compute_units()`); 0 (default) =
                                           unknown. TRITON_ATTN on compute capability 12.0 sizes
@@ -762,7 +766,9 @@ typedef struct attn_common_metadata {
                                                   draft tokens scheduled per request, -1 for
                                                   requests that are not spec decodes (vLLM's
                                                   kwarg `num_decode_draft_tokens_cpu`). GDN_ATTN:
-                                                  the spec-decode requests are those >= 0. */
+                                                  the spec-decode requests are those >= 0, and
+                                                  one such request puts the batch on the spec
+                                                  path (vLLM 0.33), drafts or not. */
   const attn_tensor_t* num_decode_draft_tokens; /**< Optional mirror of
                                                   `num_decode_draft_tokens_cpu` where the batch
                                                   lives; a CUDA GDN_ATTN builder needs it for
@@ -789,7 +795,9 @@ typedef struct attn_common_metadata {
                                                   when both are given; full validation: >= the
                                                   device `seq_lens`). Builders read the exact
                                                   `seq_lens_cpu` (libattn's extension) when it
-                                                  or a host `seq_lens` is given, else this. */
+                                                  or a host `seq_lens` is given, else this;
+                                                  GDN_ATTN's first-chunk test reads this bound
+                                                  when given, as vLLM 0.33 does. */
   const attn_tensor_t* dcp_local_seq_lens_cpu_upper_bound; /**< Optional (num_reqs,) int32 in
                                                   host memory: vLLM 0.33's upper bound on
                                                   `dcp_local_seq_lens` (under PCP+DCP the

@@ -550,6 +550,8 @@ pub struct attn_builder_config {
     pub attn_type: i32,
     #[doc = "< CUDA compute capability as major*10+minor (90 for"]
     #[doc = "Hopper); 0 = ask the device (CUDA builds) or unknown."]
+    #[doc = "GDN_ATTN: 90 is vLLM's FlashInfer GDN prefill (no"]
+    #[doc = "chunk_indices / chunk_offsets), others Triton's."]
     pub device_capability: i32,
     #[doc = "< 2, 3 or 4; 0 = vLLM's choice from the capability"]
     #[doc = "(3 on 9.x, 4 on 10.x, else 2)."]
@@ -668,7 +670,9 @@ pub struct attn_builder_config {
     #[doc = "1 + 2 * num_speculative_tokens (vLLM 0.33's"]
     #[doc = "max_decode_query_len adds the parallel drafter's mask"]
     #[doc = "slots on model runner V1 only). 0 (default) = V1, the"]
-    #[doc = "behaviour of earlier libattn versions."]
+    #[doc = "behaviour of earlier libattn versions. GDN_ATTN"]
+    #[doc = "supports update_block_table only with it, on a"]
+    #[doc = "CUDA builder (vLLM 0.33)."]
     pub use_v2_model_runner: i32,
     #[doc = "< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's"]
     #[doc = "`current_platform.num_compute_units()`); 0 (default) ="]
@@ -776,7 +780,9 @@ pub struct attn_common_metadata {
     #[doc = "draft tokens scheduled per request, -1 for"]
     #[doc = "requests that are not spec decodes (vLLM's"]
     #[doc = "kwarg `num_decode_draft_tokens_cpu`). GDN_ATTN:"]
-    #[doc = "the spec-decode requests are those >= 0."]
+    #[doc = "the spec-decode requests are those >= 0, and"]
+    #[doc = "one such request puts the batch on the spec"]
+    #[doc = "path (vLLM 0.33), drafts or not."]
     pub num_decode_draft_tokens_cpu: *const attn_tensor_t,
     #[doc = "< Optional mirror of"]
     #[doc = "`num_decode_draft_tokens_cpu` where the batch"]
@@ -803,7 +809,9 @@ pub struct attn_common_metadata {
     #[doc = "when both are given; full validation: >= the"]
     #[doc = "device `seq_lens`). Builders read the exact"]
     #[doc = "`seq_lens_cpu` (libattn's extension) when it"]
-    #[doc = "or a host `seq_lens` is given, else this."]
+    #[doc = "or a host `seq_lens` is given, else this;"]
+    #[doc = "GDN_ATTN's first-chunk test reads this bound"]
+    #[doc = "when given, as vLLM 0.33 does."]
     pub seq_lens_cpu_upper_bound: *const attn_tensor_t,
     #[doc = "< Optional (num_reqs,) int32 in"]
     #[doc = "host memory: vLLM 0.33's upper bound on"]
