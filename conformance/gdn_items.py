@@ -12,7 +12,9 @@ Per batch (choices seeded by the batch, so a shrunk batch keeps them):
   the others;
 - the prefill backend: vLLM's CPU platform resolves Triton/FLA (chunk_indices/chunk_offsets);
   in a third of the builders _resolve_gdn_prefill_backend is patched to answer FlashInfer, as
-  on compute capability 9.0, and libattn is given device_capability 90 (no chunk metadata);
+  on compute capability 9.0 (no chunk metadata). libattn is told either way in half the
+  builders each: by device_capability (90 for FlashInfer, 0 for Triton, AUTO) or by the ABI 1.6
+  gdn_prefill_backend (FLASHINFER with no capability, TRITON with capability 90);
 - capture builds (build_for_cudagraph_capture) in one uniform decode batch of four.
 
 Compared beyond the dataclass fields: nums_dict (vLLM's {8: {...}}) by libattn's nums_dict_*
@@ -48,13 +50,15 @@ NONE_ONLY = {
 }
 
 
-def _settings(b: Batch) -> Tuple[str, bool, str]:
-    """(mamba_cache_mode, full CUDA graphs, prefill backend) of the batch's builder."""
+def _settings(b: Batch) -> Tuple[str, bool, str, bool]:
+    """(mamba_cache_mode, full CUDA graphs, prefill backend, whether libattn is told the
+    backend through config->gdn_prefill_backend rather than the compute capability) of the
+    batch's builder."""
     r = choice_rng(b, 40)
     mode = "align" if r.random() < 1 / 3 else "none"
     full = bool(r.random() < 0.5)
     prefill = "flashinfer" if r.random() < 1 / 3 else "triton"
-    return mode, full, prefill
+    return mode, full, prefill, bool(r.random() < 0.5)
 
 
 def _batch(b: Batch) -> Batch:
@@ -120,7 +124,7 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
         from vllm.v1.attention.backends.gdn_attn import GDNAttentionMetadataBuilder
         from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
         from vllm.v1.kv_cache_interface import MambaSpec
-        mode, full, prefill = _settings(b)
+        mode, full, prefill, _ = _settings(b)
         vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, b.block_size, ("gdn", mode, full),
                              MAX_MODEL_LEN)
         vc.cache_config.mamba_cache_mode = mode
@@ -151,13 +155,17 @@ def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
     key = ("lib",) + _key(b)
     if not _cache(ctx, NAME, key):
         libattn = ctx.libattn
-        mode, full, prefill = _settings(b)
+        mode, full, prefill, explicit = _settings(b)
         cc = vc.compilation_config
+        if explicit:  # the resolved kernel, on the other capability
+            how = dict(gdn_prefill_backend=int(libattn.GdnPrefillBackend[prefill.upper()]),
+                       device_capability=0 if prefill == "flashinfer" else 90)
+        else:  # AUTO: from the capability
+            how = dict(device_capability=90 if prefill == "flashinfer" else 0)
         cfg = libattn.BuilderConfig(
             MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
             cudagraph_mode=int(libattn.CudagraphMode[cc.cudagraph_mode.name]),
-            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0,
-            device_capability=90 if prefill == "flashinfer" else 0)
+            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0, **how)
         spec = libattn.KvCacheSpec(
             b.block_size, 1, 1, kind=libattn.KvCacheKind.MAMBA,
             mamba_type=libattn.MambaType.GDN_ATTENTION,
@@ -248,7 +256,7 @@ def _pairs(ctx: Any, b: Batch, v: Any, md: Any) -> List[Pair]:
 
 
 def _path(ctx: Any, b: Batch, v: Any) -> str:
-    mode, full, prefill = _settings(b)
+    mode, full, prefill, explicit = _settings(b)
     if _capture(_batch(b)):
         kind = "capture"
     elif v.spec_sequence_masks is not None:
@@ -256,7 +264,8 @@ def _path(ctx: Any, b: Batch, v: Any) -> str:
     else:
         kind = "decode" if v.num_prefills == 0 else (
             "prefill" if v.num_decodes == 0 else "decode+prefill")
-    return f"{kind}, {mode}, {prefill}{', full graphs' if full else ''}"
+    how = " (config)" if explicit else ""
+    return f"{kind}, {mode}, {prefill}{how}{', full graphs' if full else ''}"
 
 
 def gdn_items() -> List[Item]:

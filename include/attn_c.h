@@ -52,7 +52,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 5
+#define ATTN_VERSION_MINOR 6
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -346,6 +346,16 @@ typedef enum attn_flashinfer_decode_kernel {
   ATTN_FLASHINFER_DECODE_XQA = 0,       /**< "xqa": compute capability 9.0 and 12.x. */
   ATTN_FLASHINFER_DECODE_TRTLLM_GEN = 1 /**< "trtllm-gen": compute capability 10.x. */
 } attn_flashinfer_decode_kernel_t;
+
+/** The GDN prefill kernel vLLM 0.33 runs (`_resolve_gdn_prefill_backend`, from
+ *  `additional_config["gdn_prefill_backend"]` and the platform): it decides whether GDN_ATTN
+ *  returns FLA's `chunk_indices` / `chunk_offsets`. */
+typedef enum attn_gdn_prefill_backend {
+  ATTN_GDN_PREFILL_AUTO = 0,      /**< vLLM's "auto" as libattn can resolve it: FlashInfer on
+                                       compute capability 9.0, else Triton. */
+  ATTN_GDN_PREFILL_TRITON = 1,    /**< Triton/FLA: chunk_indices and chunk_offsets. */
+  ATTN_GDN_PREFILL_FLASHINFER = 2 /**< FlashInfer: neither (its kernel reads cu_seqlens). */
+} attn_gdn_prefill_backend_t;
 
 /** The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and
  *  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here. */
@@ -687,6 +697,16 @@ typedef struct attn_builder_config {
                                           per-request query lengths (varlen decode, no uniform
                                           split; vLLM's get_varlen_cudagraph_max_query_len
                                           1 + k). 0 (default) = False. */
+  /* ---- ABI 1.6: read only when struct_size covers it; older callers get the default ---- */
+  int32_t gdn_prefill_backend;       /**< ABI 1.6. One of ::attn_gdn_prefill_backend_t: the GDN
+                                          prefill kernel vLLM resolved. AUTO (default) decides
+                                          from the compute capability; pass FLASHINFER where
+                                          vLLM picks it on 10.x/12.x (the model's
+                                          linear_key_head_dim 128, CUDA runtime 13+) and TRITON
+                                          where `gdn_prefill_backend` asks for it. GDN_ATTN
+                                          only. */
+  int32_t reserved_1_6;              /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -698,16 +718,19 @@ typedef struct attn_builder_config {
 /** Size of ::attn_builder_config_t in ABI 1.2 and 1.3. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 \
   (offsetof(attn_builder_config_t, use_trtllm_ragged_deepseek_prefill) + sizeof(int32_t))
+/** Size of ::attn_builder_config_t in ABI 1.4 and 1.5. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 \
+  (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0 }
 
 /** @} */
 

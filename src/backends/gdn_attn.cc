@@ -99,10 +99,13 @@ constexpr int32_t kFlaChunkSize = 64;
 /// metadata: FlashInfer's chunk kernel reads cu_seqlens only (no chunk_indices/offsets).
 enum class PrefillBackend { kTriton, kFlashInfer };
 
-/// "auto" on a CUDA platform: FlashInfer on compute capability 9.0, else Triton/FLA. (vLLM also
-/// picks FlashInfer on 10.x/12.x when the model's linear_key_head_dim is 128 and the CUDA
-/// runtime is 13 or newer, which libattn's config does not describe: Triton there.)
+/// config->gdn_prefill_backend (ABI 1.6); AUTO: vLLM's "auto" on a CUDA platform as far as the
+/// config describes it, FlashInfer on compute capability 9.0, else Triton/FLA (vLLM also picks
+/// FlashInfer on 10.x/12.x when the model's linear_key_head_dim is 128 and the CUDA runtime is
+/// 13 or newer: the caller passes FLASHINFER there).
 PrefillBackend prefill_backend(const BuilderConfig& c) {
+  if (c.gdn_prefill_backend == kGdnPrefillTriton) return PrefillBackend::kTriton;
+  if (c.gdn_prefill_backend == kGdnPrefillFlashInfer) return PrefillBackend::kFlashInfer;
   return resolved_device_capability(c) == 90 ? PrefillBackend::kFlashInfer
                                              : PrefillBackend::kTriton;
 }

@@ -302,6 +302,9 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.is_mm_prefix_lm = c.is_mm_prefix_lm != 0;
   b.use_non_causal = c.use_non_causal != 0;
   b.enable_adaptive_verification = c.enable_adaptive_verification != 0;
+  // ABI 1.6 (the INIT default when the caller's struct_size stops at 1.4/1.5)
+  b.gdn_prefill_backend = c.gdn_prefill_backend;
+  if (c.reserved_1_6 != 0) invalid("config->reserved_1_6=", c.reserved_1_6, " must be 0");
   validate(b, spec);
   return b;
 }
@@ -461,6 +464,7 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.is_mm_prefix_lm = b.is_mm_prefix_lm;
   c.use_non_causal = b.use_non_causal;
   c.enable_adaptive_verification = b.enable_adaptive_verification;
+  c.gdn_prefill_backend = b.gdn_prefill_backend;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

@@ -37,6 +37,13 @@ enum CudagraphMode : int32_t {
   kCudagraphFullDecodeOnly = 3,
   kCudagraphFullAndPiecewise = 4,
 };
+/// Numbered as the ABI's ATTN_GDN_PREFILL_* values (ABI 1.6).
+enum GdnPrefillBackend : int32_t {
+  kGdnPrefillAuto = 0,
+  kGdnPrefillTriton = 1,
+  kGdnPrefillFlashInfer = 2,
+};
+
 /// vLLM's CUDAGraphMode.has_full_cudagraphs().
 bool has_full_cudagraphs(int32_t mode);
 
@@ -101,6 +108,7 @@ struct BuilderConfig {
   bool is_mm_prefix_lm = false;      ///< vLLM 0.33's model_config.is_mm_prefix_lm.
   bool use_non_causal = false;       ///< vLLM's attention_config.use_non_causal.
   bool enable_adaptive_verification = false;  ///< speculative_config's flag of that name.
+  int32_t gdn_prefill_backend = 0;  ///< ABI 1.6: kGdnPrefill* (GDN_ATTN's prefill kernel).
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

@@ -355,6 +355,49 @@ static void test_refusals(void** state) {
   attn_builder_destroy(b);
 }
 
+/* ABI 1.6: config->gdn_prefill_backend overrides the capability's choice (TRITON on 9.0 gives
+ * the chunk metadata, FLASHINFER on 8.0 none); a 1.4-sized config reads AUTO; bad values and a
+ * non-zero reserved_1_6 are refused naming the field. */
+static void test_prefill_backend_config(void** state) {
+  static const int32_t q[] = {70}, s[] = {70};
+  static const int64_t offsets[] = {0, 2};
+  const attn_kv_cache_spec_t spec = gspec(0);
+  attn_builder_config_t c = gconfig(0, 90);
+  attn_builder_t* b = NULL;
+  ts_batch* batch = ts_batch_make(q, s, 1, 16, 0, -1);
+  attn_metadata_t* m;
+  (void)state;
+  c.gdn_prefill_backend = ATTN_GDN_PREFILL_TRITON;
+  b = ts_builder("GDN_ATTN", &spec, &c);
+  m = build(b, &batch->common);
+  expect_vec(m, "chunk_offsets", 64, offsets, 2);
+  assert_int_equal(ts_tensor(m, "chunk_indices")->shape[0], 2);
+  attn_builder_destroy(b);
+  c.device_capability = 80;
+  c.gdn_prefill_backend = ATTN_GDN_PREFILL_FLASHINFER;
+  b = ts_builder("GDN_ATTN", &spec, &c);
+  m = build(b, &batch->common);
+  expect_none(m, "chunk_indices");
+  expect_none(m, "chunk_offsets");
+  attn_builder_destroy(b);
+  c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4; /* the field is not read: AUTO on 8.0 */
+  b = ts_builder("GDN_ATTN", &spec, &c);
+  m = build(b, &batch->common);
+  expect_vec(m, "chunk_offsets", 64, offsets, 2);
+  attn_builder_destroy(b);
+  c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
+  c.gdn_prefill_backend = 3;
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_builder_create("GDN_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->gdn_prefill_backend=3 is not an ATTN_GDN_PREFILL_* value (0..2)");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  c.gdn_prefill_backend = ATTN_GDN_PREFILL_AUTO;
+  c.reserved_1_6 = 1;
+  ASSERT_ERROR(attn_builder_create("GDN_ATTN", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->reserved_1_6=1 must be 0");
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_chunks_and_padding),
@@ -362,6 +405,7 @@ int main(void) {
       cmocka_unit_test(test_spec_fields),
       cmocka_unit_test(test_random_non_spec),
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_prefill_backend_config),
   };
   return cmocka_run_group_tests_name("gdn", tests, NULL, NULL);
 }

@@ -155,6 +155,8 @@ class BuilderConfig:
     # speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode)
     use_non_causal: int = 0
     enable_adaptive_verification: int = 0
+    # ABI 1.6: GDN_ATTN's prefill kernel (GdnPrefillBackend: AUTO, TRITON, FLASHINFER)
+    gdn_prefill_backend: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")
