@@ -157,6 +157,9 @@ type BuilderConfig struct {
 	// speculative_config.enable_adaptive_verification (FLASHINFER's level and varlen decode).
 	UseNonCausal               bool
 	EnableAdaptiveVerification bool
+	// ABI 1.6: GDN_ATTN's prefill kernel, one of the ATTN_GDN_PREFILL_* values (0 = AUTO: from
+	// the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
+	GDNPrefillBackend int32
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -206,6 +209,7 @@ func DefaultBuilderConfig() BuilderConfig {
 		IsMMPrefixLM:                      c.is_mm_prefix_lm != 0,
 		UseNonCausal:                      c.use_non_causal != 0,
 		EnableAdaptiveVerification:        c.enable_adaptive_verification != 0,
+		GDNPrefillBackend:                 int32(c.gdn_prefill_backend),
 	}
 }
 
@@ -309,6 +313,7 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.is_mm_prefix_lm = cBool(cfg.IsMMPrefixLM)
 	c.use_non_causal = cBool(cfg.UseNonCausal)
 	c.enable_adaptive_verification = cBool(cfg.EnableAdaptiveVerification)
+	c.gdn_prefill_backend = C.int32_t(cfg.GDNPrefillBackend)
 	return c, nil
 }
 

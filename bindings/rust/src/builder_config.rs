@@ -80,6 +80,9 @@ pub struct BuilderConfig {
     /// ABI 1.4: vLLM's `speculative_config.enable_adaptive_verification` (FLASHINFER's
     /// trtllm-gen varlen decode).
     pub enable_adaptive_verification: bool,
+    /// ABI 1.6: GDN_ATTN's prefill kernel, one of the `ATTN_GDN_PREFILL_*` values (0 = AUTO:
+    /// from the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
+    pub gdn_prefill_backend: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -151,6 +154,7 @@ impl BuilderConfig {
             is_mm_prefix_lm: false,
             use_non_causal: false,
             enable_adaptive_verification: false,
+            gdn_prefill_backend: 0,
         }
     }
 
@@ -211,6 +215,7 @@ impl BuilderConfig {
             is_mm_prefix_lm: i32::from(self.is_mm_prefix_lm),
             use_non_causal: i32::from(self.use_non_causal),
             enable_adaptive_verification: i32::from(self.enable_adaptive_verification),
+            gdn_prefill_backend: self.gdn_prefill_backend,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })
