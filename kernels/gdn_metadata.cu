@@ -136,7 +136,8 @@ gdn_masked_gather_kernel(const uint8_t* __restrict__ masks, int64_t n,
       const int32_t* row = bt + r * stride;
       if (is_spec) {
         if (spec_out != nullptr)
-          for (int64_t j = 0; j < cols; ++j) spec_out[before * cols + j] = row[j < width ? j : width - 1];
+          for (int64_t j = 0; j < cols; ++j)
+            spec_out[before * cols + j] = row[j < width ? j : width - 1];
       } else if (non_spec_out != nullptr) {
         non_spec_out[r - before] = row[0];
       }
@@ -163,7 +164,8 @@ int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_
 }
 
 int gdn_chunk_metadata(int device_id, void* stream, const int32_t* cu_seqlens, int64_t num_seqs,
-                       int32_t chunk_size, int32_t* chunk_indices, int64_t* chunk_offsets) noexcept {
+                       int32_t chunk_size, int32_t* chunk_indices,
+                       int64_t* chunk_offsets) noexcept {
   DeviceGuard guard(device_id);
   if (guard.status() != cudaSuccess) return guard.status();
   gdn_chunk_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(

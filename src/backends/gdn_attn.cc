@@ -308,8 +308,8 @@ class GdnBuilder final : public Builder {
     if (has_spec) m.set_tensor(kSpecStateIndicesTensor, spec_idx, in_buf);
     if (has_non_spec) m.set_tensor(kNonSpecStateIndicesTensor, non_spec_idx, in_buf);
     if (np > 0 && has_non_spec)
-      m.set_tensor(kPrefillStateIndices, spec_path ? non_spec_idx : vector_view(non_spec_idx, nd, n - nd),
-                   in_buf);
+      m.set_tensor(kPrefillStateIndices,
+                   spec_path ? non_spec_idx : vector_view(non_spec_idx, nd, n - nd), in_buf);
     if (spec_path && stage_spec(np, nd, ns, nsdt)) {
       const int64_t bs = src.field(kSpecStateIndicesTensor).tensor.shape[0];
       int32_t* state = buffers_.as<int32_t>(kBufCgSpecState);

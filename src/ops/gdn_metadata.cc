@@ -63,7 +63,8 @@ void gdn_chunk_metadata(const Exec& exec, const int32_t* cu_seqlens, int64_t num
   int64_t offset = 0, nonempty = 0;
   for (int64_t r = 0; r < num_seqs; ++r) {
     if (chunk_offsets != nullptr) chunk_offsets[r] = offset;
-    const int64_t len = std::max<int64_t>(static_cast<int64_t>(cu_seqlens[r + 1]) - cu_seqlens[r], 0);
+    const int64_t len =
+        std::max<int64_t>(static_cast<int64_t>(cu_seqlens[r + 1]) - cu_seqlens[r], 0);
     const int64_t chunks = (len + chunk_size - 1) / chunk_size;
     if (chunk_indices != nullptr)
       for (int64_t j = 0; j < chunks; ++j) {

@@ -99,7 +99,8 @@ static void test_gdn_0_33(void** state) {
     spec.num_speculative_blocks = k;
     c.num_speculative_tokens = k;
     c.device_capability = iter % 2 ? 80 : 90;
-    c.cudagraph_mode = iter % 3 == 0 ? ATTN_CUDAGRAPH_MODE_NONE : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
+    c.cudagraph_mode =
+        iter % 3 == 0 ? ATTN_CUDAGRAPH_MODE_NONE : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
     for (r = 0; r < n + pad; ++r) {
       /* 0 decode, 1 spec decode, 2 extend, 3 first chunk (1..150 tokens), 4 padding */
       const int64_t kind = r >= n ? 4 : ts_rand_range(&seed, 0, 3);
