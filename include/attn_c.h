@@ -347,6 +347,16 @@ typedef enum attn_flashinfer_decode_kernel {
   ATTN_FLASHINFER_DECODE_TRTLLM_GEN = 1 /**< "trtllm-gen": compute capability 10.x. */
 } attn_flashinfer_decode_kernel_t;
 
+/** The GDN prefill kernel vLLM 0.33 runs (`_resolve_gdn_prefill_backend`, from
+ *  `additional_config["gdn_prefill_backend"]` and the platform): it decides whether GDN_ATTN
+ *  returns FLA's `chunk_indices` / `chunk_offsets`. */
+typedef enum attn_gdn_prefill_backend {
+  ATTN_GDN_PREFILL_AUTO = 0,      /**< vLLM's "auto" as libattn can resolve it: FlashInfer on
+                                       compute capability 9.0, else Triton. */
+  ATTN_GDN_PREFILL_TRITON = 1,    /**< Triton/FLA: chunk_indices and chunk_offsets. */
+  ATTN_GDN_PREFILL_FLASHINFER = 2 /**< FlashInfer: neither (its kernel reads cu_seqlens). */
+} attn_gdn_prefill_backend_t;
+
 /** The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and
  *  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here. */
 typedef enum attn_cudagraph_mode {
@@ -578,7 +588,9 @@ typedef struct attn_builder_config {
   int32_t cache_dtype;               /**< One of ::attn_kv_dtype_t (default AUTO). */
   int32_t attn_type;                 /**< One of ::attn_attention_type_t (default DECODER). */
   int32_t device_capability;         /**< CUDA compute capability as major*10+minor (90 for
-                                          Hopper); 0 = ask the device (CUDA builds) or unknown. */
+                                          Hopper); 0 = ask the device (CUDA builds) or unknown.
+                                          GDN_ATTN: 90 is vLLM's FlashInfer GDN prefill (no
+                                          chunk_indices / chunk_offsets), others Triton's. */
   int32_t flash_attn_version;        /**< 2, 3 or 4; 0 = vLLM's choice from the capability
                                           (3 on 9.x, 4 on 10.x, else 2). */
   int32_t flash_attn_max_num_splits_for_cuda_graph; /**< vLLM's attention config (default 32). */
@@ -669,7 +681,9 @@ typedef struct attn_builder_config {
                                           1 + 2 * num_speculative_tokens (vLLM 0.33's
                                           max_decode_query_len adds the parallel drafter's mask
                                           slots on model runner V1 only). 0 (default) = V1, the
-                                          behaviour of earlier libattn versions. */
+                                          behaviour of earlier libattn versions. GDN_ATTN
+                                          supports update_block_table only with it, on a
+                                          CUDA builder (vLLM 0.33). */
   int32_t num_sms;                   /**< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's
                                           `current_platform.num_compute_units()`); 0 (default) =
                                           unknown. TRITON_ATTN on compute capability 12.0 sizes
@@ -719,6 +733,16 @@ typedef struct attn_builder_config {
   int32_t num_hash_lookahead_tokens; /**< `VllmConfig.num_hash_lookahead_tokens` (>= 0). */
   int32_t use_eagle_block_drop;      /**< `speculative_config.use_eagle_block_drop()` (non-zero:
                                           EAGLE's volatile trailing block is dropped). */
+  /* ---- ABI 1.6: read only when struct_size covers it; older callers get the default ---- */
+  int32_t gdn_prefill_backend;       /**< ABI 1.6. One of ::attn_gdn_prefill_backend_t: the GDN
+                                          prefill kernel vLLM resolved. AUTO (default) decides
+                                          from the compute capability; pass FLASHINFER where
+                                          vLLM picks it on 10.x/12.x (the model's
+                                          linear_key_head_dim 128, CUDA runtime 13+) and TRITON
+                                          where `gdn_prefill_backend` asks for it. GDN_ATTN
+                                          only. */
+  int32_t reserved_1_6;              /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -735,14 +759,14 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, use_eagle_block_drop) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0 }
 
 /** @} */
 
@@ -801,7 +825,9 @@ typedef struct attn_common_metadata {
                                                   draft tokens scheduled per request, -1 for
                                                   requests that are not spec decodes (vLLM's
                                                   kwarg `num_decode_draft_tokens_cpu`). GDN_ATTN:
-                                                  the spec-decode requests are those >= 0. */
+                                                  the spec-decode requests are those >= 0, and
+                                                  one such request puts the batch on the spec
+                                                  path (vLLM 0.33), drafts or not. */
   const attn_tensor_t* num_decode_draft_tokens; /**< Optional mirror of
                                                   `num_decode_draft_tokens_cpu` where the batch
                                                   lives; a CUDA GDN_ATTN builder needs it for
@@ -830,7 +856,9 @@ typedef struct attn_common_metadata {
                                                   when both are given; full validation: >= the
                                                   device `seq_lens`). Builders read the exact
                                                   `seq_lens_cpu` (libattn's extension) when it
-                                                  or a host `seq_lens` is given, else this. */
+                                                  or a host `seq_lens` is given, else this;
+                                                  GDN_ATTN's first-chunk test reads this bound
+                                                  when given, as vLLM 0.33 does. */
   const attn_tensor_t* dcp_local_seq_lens_cpu_upper_bound; /**< Optional (num_reqs,) int32 in
                                                   host memory: vLLM 0.33's upper bound on
                                                   `dcp_local_seq_lens` (under PCP+DCP the

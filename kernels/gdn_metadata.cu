@@ -1,7 +1,9 @@
-// CUDA implementation of ops::gdn_spec_split (GDN_ATTN's spec/non-spec split): one block scans
-// the requests tile by tile (spec ranks and spec token offsets; the non-spec ones follow from
-// the request index and query_start_loc), and each request's thread writes its state-index
-// row, its query_start_loc entry, its accepted-token count and its token positions.
+// CUDA implementations of GDN_ATTN's ops. ops::gdn_spec_split (the spec/non-spec split): one
+// block scans the requests tile by tile (spec ranks and spec token offsets; the non-spec ones
+// follow from the request index and query_start_loc), and each request's thread writes its
+// state-index row, its query_start_loc entry, its accepted-token count and its token positions.
+// ops::gdn_chunk_metadata (FLA's chunk offsets and indices): the same single-block scan over the
+// sequences' chunk counts and non-empty flags; each sequence's thread writes its rows.
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -53,7 +55,7 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
         if (out.spec_qsl != nullptr) out.spec_qsl[s + 1] = static_cast<int32_t>(spec_tok_before + q);
         if (out.spec_token_indx != nullptr)
           for (int64_t t = 0; t < q && spec_tok_before + t < token_capacity; ++t)
-            out.spec_token_indx[spec_tok_before + t] = static_cast<int32_t>(start + t);
+            out.spec_token_indx[spec_tok_before + t] = start + t;
       } else {
         const int64_t k = r - spec_before;
         const int64_t tok_before = start - spec_tok_before;
@@ -62,7 +64,7 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
         if (out.non_spec_qsl != nullptr) out.non_spec_qsl[k + 1] = static_cast<int32_t>(tok_before + q);
         if (out.non_spec_token_indx != nullptr)
           for (int64_t t = 0; t < q && tok_before + t >= 0 && tok_before + t < token_capacity; ++t)
-            out.non_spec_token_indx[tok_before + t] = static_cast<int32_t>(start + t);
+            out.non_spec_token_indx[tok_before + t] = start + t;
       }
     }
     __syncthreads();
@@ -70,6 +72,78 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
       carry_reqs += spec_tile;
       carry_tokens += spec_tok_tile;
     }
+    __syncthreads();
+  }
+}
+
+__global__ void __launch_bounds__(kBlock)
+gdn_chunk_kernel(const int32_t* __restrict__ cu, int64_t n, int32_t chunk,
+                 int32_t* __restrict__ indices, int64_t* __restrict__ offsets) {
+  using Scan = cub::BlockScan<int64_t, kBlock>;
+  __shared__ typename Scan::TempStorage storage;
+  __shared__ int64_t carry_chunks, carry_nonempty;
+  if (threadIdx.x == 0) carry_chunks = carry_nonempty = 0;
+  __syncthreads();
+  for (int64_t base = 0; base < n; base += kBlock) {
+    const int64_t r = base + threadIdx.x;
+    int64_t len = r < n ? static_cast<int64_t>(cu[r + 1]) - cu[r] : 0;
+    if (len < 0) len = 0;
+    const int64_t chunks = (len + chunk - 1) / chunk;
+    int64_t before, tile, rank, tile_nonempty;
+    Scan(storage).ExclusiveSum(chunks, before, tile);
+    __syncthreads();
+    Scan(storage).ExclusiveSum(chunks > 0 ? int64_t{1} : int64_t{0}, rank, tile_nonempty);
+    before += carry_chunks;
+    rank += carry_nonempty;
+    if (r < n) {
+      if (offsets != nullptr) {
+        offsets[r] = before;
+        if (r == n - 1) offsets[n] = before + chunks;
+      }
+      if (indices != nullptr)
+        for (int64_t j = 0; j < chunks; ++j) {
+          indices[2 * (before + j)] = static_cast<int32_t>(rank);
+          indices[2 * (before + j) + 1] = static_cast<int32_t>(j);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      carry_chunks += tile;
+      carry_nonempty += tile_nonempty;
+    }
+    __syncthreads();
+  }
+  if (n == 0 && threadIdx.x == 0 && offsets != nullptr) offsets[0] = 0;
+}
+
+__global__ void __launch_bounds__(kBlock)
+gdn_masked_gather_kernel(const uint8_t* __restrict__ masks, int64_t n,
+                         const int32_t* __restrict__ bt, int64_t stride, int64_t width,
+                         int64_t cols, int32_t* __restrict__ spec_out,
+                         int32_t* __restrict__ non_spec_out) {
+  using Scan = cub::BlockScan<int64_t, kBlock>;
+  __shared__ typename Scan::TempStorage storage;
+  __shared__ int64_t carry;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int64_t base = 0; base < n; base += kBlock) {
+    const int64_t r = base + threadIdx.x;
+    const bool is_spec = r < n && masks[r] != 0;
+    int64_t before, tile;
+    Scan(storage).ExclusiveSum(is_spec ? int64_t{1} : int64_t{0}, before, tile);
+    before += carry;
+    if (r < n) {
+      const int32_t* row = bt + r * stride;
+      if (is_spec) {
+        if (spec_out != nullptr)
+          for (int64_t j = 0; j < cols; ++j)
+            spec_out[before * cols + j] = row[j < width ? j : width - 1];
+      } else if (non_spec_out != nullptr) {
+        non_spec_out[r - before] = row[0];
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) carry += tile;
     __syncthreads();
   }
 }
@@ -86,6 +160,28 @@ int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_
   gdn_split_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       qsl, seq_lens, num_reqs, draft_tokens, block_table, bt_stride, bt_width, num_cols,
       num_accepted_tokens, token_capacity, out);
+  return cudaGetLastError();
+}
+
+int gdn_chunk_metadata(int device_id, void* stream, const int32_t* cu_seqlens, int64_t num_seqs,
+                       int32_t chunk_size, int32_t* chunk_indices,
+                       int64_t* chunk_offsets) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  gdn_chunk_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      cu_seqlens, num_seqs, chunk_size, chunk_indices, chunk_offsets);
+  return cudaGetLastError();
+}
+
+int gdn_masked_state_gather(int device_id, void* stream, const uint8_t* masks, int64_t num_reqs,
+                            const int32_t* block_table, int64_t block_table_stride,
+                            int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
+                            int32_t* non_spec_state) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  gdn_masked_gather_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      masks, num_reqs, block_table, block_table_stride, block_table_width, num_cols, spec_state,
+      non_spec_state);
   return cudaGetLastError();
 }
 

@@ -197,4 +197,15 @@ int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_
                    const int32_t* num_accepted_tokens, int64_t token_capacity,
                    const GdnSplitOut& out) noexcept;
 
+/// See ops::gdn_chunk_metadata. One single-block launch (block scans of the chunk counts and of
+/// the non-empty sequences; each sequence's thread writes its offset and its chunk rows).
+int gdn_chunk_metadata(int device_id, void* stream, const int32_t* cu_seqlens, int64_t num_seqs,
+                       int32_t chunk_size, int32_t* chunk_indices, int64_t* chunk_offsets) noexcept;
+
+/// See ops::gdn_masked_state_gather. One single-block launch (a block scan of the spec ranks).
+int gdn_masked_state_gather(int device_id, void* stream, const uint8_t* masks, int64_t num_reqs,
+                            const int32_t* block_table, int64_t block_table_stride,
+                            int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
+                            int32_t* non_spec_state) noexcept;
+
 }  // namespace attn::kernels

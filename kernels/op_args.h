@@ -59,8 +59,8 @@ struct GdnSplitOut {
   int32_t* non_spec_state = nullptr;
   int32_t* spec_qsl = nullptr;
   int32_t* non_spec_qsl = nullptr;
-  int32_t* spec_token_indx = nullptr;
-  int32_t* non_spec_token_indx = nullptr;
+  int64_t* spec_token_indx = nullptr;      ///< int64: vLLM's argsort indices.
+  int64_t* non_spec_token_indx = nullptr;  ///< int64: vLLM's argsort indices.
   int32_t* spec_accepted = nullptr;
   uint8_t* non_spec_has_initial = nullptr;
 };

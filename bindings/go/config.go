@@ -183,6 +183,9 @@ type BuilderConfig struct {
 	CacheHitAlignmentTokens int32
 	NumHashLookaheadTokens  int32
 	UseEagleBlockDrop       bool
+	// ABI 1.6: GDN_ATTN's prefill kernel, one of the ATTN_GDN_PREFILL_* values (0 = AUTO: from
+	// the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
+	GDNPrefillBackend int32
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -240,6 +243,7 @@ func DefaultBuilderConfig() BuilderConfig {
 		CacheHitAlignmentTokens:           int32(c.cache_hit_alignment_tokens),
 		NumHashLookaheadTokens:            int32(c.num_hash_lookahead_tokens),
 		UseEagleBlockDrop:                 c.use_eagle_block_drop != 0,
+		GDNPrefillBackend:                 int32(c.gdn_prefill_backend),
 	}
 }
 
@@ -351,6 +355,7 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.cache_hit_alignment_tokens = C.int32_t(cfg.CacheHitAlignmentTokens)
 	c.num_hash_lookahead_tokens = C.int32_t(cfg.NumHashLookaheadTokens)
 	c.use_eagle_block_drop = cBool(cfg.UseEagleBlockDrop)
+	c.gdn_prefill_backend = C.int32_t(cfg.GDNPrefillBackend)
 	return c, nil
 }
 

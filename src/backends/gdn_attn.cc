@@ -1,10 +1,13 @@
-// GDN_ATTN: the metadata of vLLM's GDNAttentionMetadataBuilder.build(). Without spec decode it
-// splits decodes (query length 1) from prefills; with it, the requests whose
+// GDN_ATTN: the metadata of vLLM 0.33's GDNAttentionMetadataBuilder.build(). Without spec
+// decode (no request marked in num_decode_draft_tokens_cpu) it splits decodes from prefills,
+// a first chunk (is_prefilling, no prior state) being a prefill even with one token, and keeps
+// zero-length padding out of the prefill counts; with spec decode, the requests whose
 // num_decode_draft_tokens_cpu entry is >= 0 are spec decodes and every per-request and
 // per-token tensor is split into a spec and a non-spec part (state indices, query_start_loc,
-// token indices, accepted counts). Decode-only batches go through persistent buffers for full
-// CUDA graphs (UNIFORM_BATCH). The split runs on the host for a host builder and as one
-// kernel (ops::gdn_spec_split) on CUDA.
+// token indices, accepted counts). The prefill part gets its own query_start_loc, state indices
+// and initial-state flags, and, for the Triton/FLA prefill kernel, FLA's chunk indices and
+// offsets. Decode-only batches go through persistent buffers for full CUDA graphs
+// (UNIFORM_BATCH). The split runs on the host for a host builder and as kernels on CUDA.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -45,7 +48,14 @@ constexpr const char* kName = "GDN_ATTN";
   X(kNumsDictTot, "nums_dict_tot")                               \
   X(kNumsDictMlistLen, "nums_dict_mlist_len")                    \
   X(kBatchPtr, "batch_ptr")                                      \
-  X(kTokenChunkOffsetPtr, "token_chunk_offset_ptr")
+  X(kTokenChunkOffsetPtr, "token_chunk_offset_ptr")              \
+  X(kSpecSequenceMasksCpu, "spec_sequence_masks_cpu")            \
+  X(kUniformSpecSequenceLength, "uniform_spec_sequence_length")  \
+  X(kChunkIndices, "chunk_indices")                              \
+  X(kChunkOffsets, "chunk_offsets")                              \
+  X(kPrefillQueryStartLoc, "prefill_query_start_loc")            \
+  X(kPrefillStateIndices, "prefill_state_indices")               \
+  X(kPrefillHasInitialState, "prefill_has_initial_state")
 ATTN_NAMED_LIST(Field, GDN_ATTN_FIELDS);
 
 #define GDN_ATTN_BUFFERS(X)                                            \
@@ -73,8 +83,39 @@ ATTN_NAMED_LIST(Field, GDN_ATTN_FIELDS);
   X(kBufOffsetPtr, "token_chunk_offset_ptr")                           \
   X(kBufCaptureDraftCpu, "capture num_decode_draft_tokens_cpu")        \
   X(kBufNonSpecQslCpu, "non_spec_query_start_loc_cpu")                 \
-  X(kBufNumsCpu, "nums_dict nums")
+  X(kBufNumsCpu, "nums_dict nums")                                    \
+  X(kBufMasksCpu, "spec_sequence_masks_cpu")                           \
+  X(kBufNoPriorStateCpu, "no_prior_state")                             \
+  X(kBufPrefillQsl, "prefill_query_start_loc")                         \
+  X(kBufPrefillQslCpu, "prefill_query_start_loc_cpu")                  \
+  X(kBufChunkIndices, "chunk_indices")                                 \
+  X(kBufChunkOffsets, "chunk_offsets")
 ATTN_NAMED_LIST(Buffer, GDN_ATTN_BUFFERS);
+
+/// FLA's chunk size (vLLM's FLA_CHUNK_SIZE): the Triton/FLA prefill's chunk_indices/offsets.
+constexpr int32_t kFlaChunkSize = 64;
+
+/// vLLM 0.33's GDN prefill backend (_resolve_gdn_prefill_backend), as far as it changes the
+/// metadata: FlashInfer's chunk kernel reads cu_seqlens only (no chunk_indices/offsets).
+enum class PrefillBackend { kTriton, kFlashInfer };
+
+/// config->gdn_prefill_backend (ABI 1.6); AUTO: vLLM's "auto" on a CUDA platform as far as the
+/// config describes it, FlashInfer on compute capability 9.0, else Triton/FLA (vLLM also picks
+/// FlashInfer on 10.x/12.x when the model's linear_key_head_dim is 128 and the CUDA runtime is
+/// 13 or newer: the caller passes FLASHINFER there).
+PrefillBackend prefill_backend(const BuilderConfig& c) {
+  if (c.gdn_prefill_backend == kGdnPrefillTriton) return PrefillBackend::kTriton;
+  if (c.gdn_prefill_backend == kGdnPrefillFlashInfer) return PrefillBackend::kFlashInfer;
+  return resolved_device_capability(c) == 90 ? PrefillBackend::kFlashInfer
+                                             : PrefillBackend::kTriton;
+}
+
+/// The most FLA chunks a batch can have: every request's tokens in 64-token chunks, one partial
+/// chunk each.
+int64_t max_fla_chunks(const BuilderConfig& c) {
+  return (static_cast<int64_t>(c.max_num_batched_tokens) + kFlaChunkSize - 1) / kFlaChunkSize +
+         c.max_num_seqs;
+}
 
 std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t reqs = c.max_num_seqs, tokens = c.max_num_batched_tokens;
@@ -91,8 +132,9 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufNonSpecState, buffer_bytes("non_spec_state_indices", {reqs, i32}));
   p.set(kBufSpecQsl, buffer_bytes("spec_query_start_loc", {reqs + 1, i32}));
   p.set(kBufNonSpecQsl, buffer_bytes("non_spec_query_start_loc", {reqs + 1, i32}));
-  p.set(kBufSpecTokens, buffer_bytes("spec_token_indx", {tokens, i32}));
-  p.set(kBufNonSpecTokens, buffer_bytes("non_spec_token_indx", {tokens, i32}));
+  // int64 (vLLM's argsort indices) in a batch with prefills, int32 (torch.arange) without
+  p.set(kBufSpecTokens, buffer_bytes("spec_token_indx", {tokens, 8}));
+  p.set(kBufNonSpecTokens, buffer_bytes("non_spec_token_indx", {tokens, 8}));
   p.set(kBufSpecAccepted, buffer_bytes("num_accepted_tokens", {reqs, i32}));
   p.set(kBufHasInitial, buffer_bytes("has_initial_state", {reqs}));
   p.set(kBufCgSpecState, buffer_bytes("cg", {cg, cols, i32}));
@@ -110,6 +152,12 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufCaptureDraftCpu, buffer_bytes("capture", {reqs, i32}), true);
   p.set(kBufNonSpecQslCpu, buffer_bytes("non_spec_qsl_cpu", {reqs + 1, i32}), true);
   p.set(kBufNumsCpu, buffer_bytes("nums", {reqs, i32}), true);
+  p.set(kBufMasksCpu, buffer_bytes("spec_sequence_masks_cpu", {reqs}), true);
+  p.set(kBufNoPriorStateCpu, buffer_bytes("no_prior_state", {reqs}), true);
+  p.set(kBufPrefillQsl, buffer_bytes("prefill_query_start_loc", {reqs + 1, i32}));
+  p.set(kBufPrefillQslCpu, buffer_bytes("prefill_query_start_loc_cpu", {reqs + 1, i32}), true);
+  p.set(kBufChunkIndices, buffer_bytes("chunk_indices", {max_fla_chunks(c), 2, i32}));
+  p.set(kBufChunkOffsets, buffer_bytes("chunk_offsets", {reqs + 1, 8}));
   return p.requests();
 }
 
@@ -127,6 +175,7 @@ struct Decision {
   bool all_spec = false;     ///< num_prefills == 0 and num_decodes == 0 with spec decodes
   bool cg_spec = false;      ///< the persistent spec-decode copies
   bool cg_non_spec = false;  ///< the persistent decode copies
+  int64_t uniform_spec_len = -1;  ///< uniform_spec_sequence_length; -1 = None
 };
 
 class GdnBuilder final : public Builder {
@@ -144,6 +193,7 @@ class GdnBuilder final : public Builder {
     full_cuda_graphs_ = has_full_cudagraphs(c.cudagraph_mode);
     cg_bs_ = decode_cudagraph_max_bs(c, 1 + num_spec_);
     program_capacity_ = conv1d_program_capacity(c);
+    prefill_backend_ = prefill_backend(c);
   }
 
  protected:
@@ -196,39 +246,116 @@ class GdnBuilder final : public Builder {
     write(c, in, d, exec);
   }
 
+  /// vLLM 0.33: only model runner V2 on CUDA (it reuses metadata at capture too; the batch's
+  /// FULL-graph buffers stay shared with the source group's metadata).
+  bool supports_update_block_table() const override {
+    return config().use_v2_model_runner != 0 && config().device.is_cuda();
+  }
+
+  /// vLLM 0.33's update_block_table: re-gathers this group's state indices (spec, non-spec,
+  /// prefill) from the new table; every other field stays the source metadata's.
+  void do_update_block_table(const Metadata& src, const Tensor& block_table,
+                             const Tensor& slot_mapping, const ops::Exec& exec) override {
+    if (src.field(kNumPrefills).kind != FieldKind::kInt)
+      invalid("metadata has no state indices to replace (it was never built)");
+    if (spec().mamba_cache_mode == kMambaCacheAlign)
+      fail(Status::kUnsupported, "GDN_ATTN's update_block_table in mamba_cache_mode \"align\": "
+           "vLLM 0.33 then takes the state indices model runner V2 precomputed for this group "
+           "(mamba_aligned_state_indices), which libattn does not receive; build this group's "
+           "metadata instead");
+    check_replacement_slot_mapping(src, slot_mapping);
+    const int64_t n = src.info.num_reqs, cols = 1 + static_cast<int64_t>(num_spec_);
+    const int64_t np = src.field(kNumPrefills).int_value, nd = src.field(kNumDecodes).int_value;
+    const int64_t ns = src.field(kNumSpecDecodes).int_value;
+    const int64_t nsdt = src.field(kNumSpecDecodeTokens).int_value;
+    check_replacement_state_table(kName, spec(), block_table, n, src.info.host_max_seq_len,
+                                  config().device);
+    const attn::Field& masks = src.field(kSpecSequenceMasks);
+    const bool spec_path = src.field(kSpecSequenceMasksCpu).kind == FieldKind::kTensor;
+    const int64_t spec_cols = std::min(cols, block_table.shape[1]);
+    if (spec_path && stage_spec(np, nd, ns, nsdt) && spec_cols != cols)
+      invalid("block_table has ", block_table.shape[1], " columns, fewer than the ", cols,
+              " (1 + num_speculative_tokens) of the persistent spec_state_indices_tensor");
+    if (spec_path && np > 0 && (masks.kind != FieldKind::kTensor ||
+                                !usable_on(masks.tensor, config().device)))
+      invalid("metadata's spec_sequence_masks cannot be read on ", config().device.to_string());
+    Metadata& m = metadata();
+    if (&src != &m) m.assign_values(src);
+    m.info = src.info;
+    const Device dev = config().device;
+    const int32_t* bt = block_table.as<const int32_t>();
+    const int64_t stride = block_table.strides[0];
+    Tensor spec_idx, non_spec_idx;
+    bool has_spec = false, has_non_spec = false, in_buf = false;
+    if (!spec_path) {
+      non_spec_idx = column_view(block_table, 0, n, 0);
+      has_non_spec = true;
+    } else if (np == 0) {
+      spec_idx = matrix_view(block_table, 0, ns, spec_cols);
+      has_spec = true;
+    } else {
+      int32_t* sp = buffers_.as<int32_t>(kBufSpecState);
+      int32_t* nsp = buffers_.as<int32_t>(kBufNonSpecState);
+      ops::gdn_masked_state_gather(exec, masks.tensor.as<const uint8_t>(), n, bt, stride,
+                                   block_table.shape[1], spec_cols, sp, nsp);
+      spec_idx = make_matrix(sp, dev, kInt32, ns, spec_cols, spec_cols);
+      non_spec_idx = make_vector(nsp, dev, kInt32, n - ns);
+      has_spec = has_non_spec = in_buf = true;
+    }
+    m.set_none(kSpecStateIndicesTensor);
+    m.set_none(kNonSpecStateIndicesTensor);
+    m.set_none(kPrefillStateIndices);
+    if (has_spec) m.set_tensor(kSpecStateIndicesTensor, spec_idx, in_buf);
+    if (has_non_spec) m.set_tensor(kNonSpecStateIndicesTensor, non_spec_idx, in_buf);
+    if (np > 0 && has_non_spec)
+      m.set_tensor(kPrefillStateIndices,
+                   spec_path ? non_spec_idx : vector_view(non_spec_idx, nd, n - nd), in_buf);
+    if (spec_path && stage_spec(np, nd, ns, nsdt)) {
+      const int64_t bs = src.field(kSpecStateIndicesTensor).tensor.shape[0];
+      int32_t* state = buffers_.as<int32_t>(kBufCgSpecState);
+      ops::copy_pad_i32(exec, bt, stride, ns, cols, state, cols, bs, kNullBlockId, false);
+      m.set_tensor(kSpecStateIndicesTensor, make_matrix(state, dev, kInt32, bs, cols, cols), true);
+    }
+    if (!spec_path && stage_decode(np, nd, ns)) {
+      const int64_t bs = src.field(kNonSpecStateIndicesTensor).tensor.shape[0];
+      int32_t* state = buffers_.as<int32_t>(kBufCgNonSpecState);
+      ops::copy_pad_i32(exec, bt, stride, nd, 1, state, 1, bs, kNullBlockId, false);
+      m.set_tensor(kNonSpecStateIndicesTensor, make_vector(state, dev, kInt32, bs), true);
+    }
+  }
+
  private:
-  Decision decide(const CommonMetadata& c, const Inputs& in, const ops::Exec& exec) const {
+  Decision decide(const CommonMetadata& c, const Inputs& in, const ops::Exec& exec) {
     Decision d;
     const int64_t n = c.num_reqs;
+    // vLLM 0.33: the spec path whenever any request is marked (num_decode_draft_tokens_cpu >=
+    // 0), even when every marked request drafted nothing: only that path applies each
+    // request's accepted-token offset to the recurrent state.
     if (use_spec_ && in.draft_cpu != nullptr) {
-      int64_t drafts = 0, ns = 0;
-      for (int64_t i = 0; i < n; ++i)
-        if (in.draft_cpu[i] >= 0) {
-          drafts += in.draft_cpu[i];
-          ++ns;
-        }
-      d.spec = drafts != 0 && ns > 0;
-      if (d.spec) d.ns = ns;
+      for (int64_t i = 0; i < n; ++i) d.ns += in.draft_cpu[i] >= 0 ? 1 : 0;
+      d.spec = d.ns > 0;
     }
     if (!d.spec) {
-      const ops::BatchSplit s =
-          ops::split_decodes_and_prefills(c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1,
-                                          /*require_uniform=*/false, "GDN_ATTN");
-      d.nd = s.num_decodes;
-      d.np = s.num_prefills;
-      d.ndt = s.num_decode_tokens;
-      d.npt = s.num_prefill_tokens;
+      d.ns = 0;
+      split_non_spec(c, d);
     } else {
       // Counted from the host query lengths; zero-length (padding) requests are neither.
       int64_t non_spec_tokens = 0, non_spec = 0, zero = 0;
+      int64_t first_spec_len = -1;
+      bool uniform = true;
       for (int64_t i = 0; i < n; ++i) {
-        if (in.draft_cpu[i] >= 0) continue;
         const int64_t q = c.query_len(i);
+        if (in.draft_cpu[i] >= 0) {
+          if (first_spec_len < 0) first_spec_len = q;
+          uniform = uniform && q == first_spec_len;
+          continue;
+        }
         ++non_spec;
         non_spec_tokens += q;
         if (q == 1) ++d.nd;
         if (q == 0) ++zero;
       }
+      d.uniform_spec_len = first_spec_len > 0 && uniform ? first_spec_len : -1;
       d.np = non_spec - d.nd - zero;
       d.ndt = d.nd;
       d.npt = non_spec_tokens - d.ndt;
@@ -249,10 +376,66 @@ class GdnBuilder final : public Builder {
                 "device copy of num_decode_draft_tokens_cpu for a batch with spec decodes");
     }
     check_state_table(kName, spec(), c);
-    d.cg_spec = full_cuda_graphs_ && d.spec && d.np == 0 && d.nd == 0 && d.ns <= cg_bs_ &&
-                d.nsdt <= cg_bs_;
-    d.cg_non_spec = full_cuda_graphs_ && d.np == 0 && d.ns == 0 && d.nd <= cg_bs_;
+    d.cg_spec = stage_spec(d.np, d.nd, d.ns, d.nsdt);
+    const int64_t cols = 1 + static_cast<int64_t>(num_spec_), width = state_width(c);
+    if (d.cg_spec && width > 1 && width < cols)
+      invalid("block_table_tensor has ", width, " state columns: vLLM 0.33's GDN_ATTN copies the "
+              "spec decodes' block_table[:, :", cols, "] into its (", cols, ")-column CUDA-graph "
+              "buffer, which torch refuses for ", width, " columns (only 1 broadcasts)");
+    d.cg_non_spec = stage_decode(d.np, d.nd, d.ns);
     return d;
+  }
+
+  /// vLLM 0.33's non-spec split: first chunks (query > 0, is_prefilling, no state before:
+  /// seq_lens_cpu_upper_bound <= query length) are prefills even with one token
+  /// (split_decodes_and_prefills with treat_short_extends_as_decodes=False over that mask);
+  /// then trailing zero-length padding leaves both prefill counts.
+  void split_non_spec(const CommonMetadata& c, Decision& d) {
+    const int64_t n = c.num_reqs;
+    if (n == 0)
+      invalid("common->num_reqs=0: vLLM 0.33's GDN_ATTN build() splits a batch without spec "
+              "decodes by its first request's query length (split_decodes_and_prefills with "
+              "treat_short_extends_as_decodes=False), which an empty batch does not have");
+    uint8_t* no_prior = buffers_.as<uint8_t>(kBufNoPriorStateCpu);
+    const int32_t* bound = c.seq_lens_cpu_upper_bound
+                               ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                               : c.host_seq_lens();
+    if (c.is_prefilling && bound == nullptr)
+      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); GDN_ATTN reads "
+              "it to find the first chunks among the is_prefilling requests");
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t q = c.query_len(i);
+      // Capture batches also have seq_len == query_len but are not prefills: without
+      // is_prefilling no request is a first chunk.
+      no_prior[i] = c.is_prefilling && q > 0 && bound[i] <= q && c.prefilling(i) ? 1 : 0;
+    }
+    const ops::BatchSplit s = ops::split_decodes_and_prefills(
+        c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,
+        /*treat_short_extends_as_decodes=*/false, no_prior);
+    d.nd = s.num_decodes;
+    d.np = s.num_prefills;
+    d.ndt = s.num_decode_tokens;
+    d.npt = s.num_prefill_tokens;
+    if (d.np > 0) {
+      for (int64_t i = d.nd; i < n; ++i) d.np -= c.query_len(i) == 0 ? 1 : 0;
+      d.npt = c.qsl_host[d.nd + d.np] - d.ndt;
+    }
+  }
+
+  /// Columns of the batch's state table (mamba_get_block_table_tensor): the block table's in
+  /// "none" mode, 1 + num_speculative_blocks in "align" mode.
+  int64_t state_width(const CommonMetadata& c) const {
+    if (spec().mamba_cache_mode == kMambaCacheAlign) return 1 + spec().num_speculative_blocks;
+    return c.block_table_tensor->shape[1];
+  }
+
+  /// vLLM's _stage_spec_decode: spec-decode metadata goes into the FULL cudagraph buffers.
+  bool stage_spec(int64_t np, int64_t nd, int64_t ns, int64_t nsdt) const {
+    return full_cuda_graphs_ && np == 0 && nd == 0 && ns <= cg_bs_ && nsdt <= cg_bs_;
+  }
+  /// vLLM's _stage_decode: decode metadata goes into the FULL cudagraph buffers.
+  bool stage_decode(int64_t np, int64_t nd, int64_t ns) const {
+    return full_cuda_graphs_ && np == 0 && ns == 0 && nd <= cg_bs_;
   }
 
   void write(const CommonMetadata& c, const Inputs& in, const Decision& d,
@@ -261,6 +444,8 @@ class GdnBuilder final : public Builder {
     const Device host{};
     const int64_t n = c.num_reqs;
     const int64_t cols = 1 + static_cast<int64_t>(num_spec_);
+    // vLLM slices block_table[..., :num_spec + 1]: a narrower table gives fewer columns.
+    const int64_t spec_cols = std::min(cols, state_width(c));
     const int32_t* qsl = exec_qsl(exec, c);
     const int32_t* seq = exec_seq_lens(exec, c);
     auto i32 = [&](Buffer b) { return buffers_.as<int32_t>(b); };
@@ -299,15 +484,19 @@ class GdnBuilder final : public Builder {
         o.non_spec_state = i32(kBufNonSpecState);
         o.spec_qsl = i32(kBufSpecQsl);
         o.non_spec_qsl = i32(kBufNonSpecQsl);
-        o.spec_token_indx = i32(kBufSpecTokens);
-        o.non_spec_token_indx = i32(kBufNonSpecTokens);
+        o.spec_token_indx = buffers_.as<int64_t>(kBufSpecTokens);
+        o.non_spec_token_indx = buffers_.as<int64_t>(kBufNonSpecTokens);
       }
       if (d.np > 0) o.non_spec_has_initial = has_initial;
       ops::gdn_spec_split(exec, qsl, seq, n, in.draft_exec, st.table.as<const int32_t>(),
-                          st.table.strides[0], st.table.shape[1], cols,
+                          st.table.strides[0], st.table.shape[1], spec_cols,
                           in.accepted->as<const int32_t>(), config().max_num_batched_tokens, o);
       m.set_tensor(kSpecSequenceMasks, make_vector(o.masks, dev, kBool, n), true);
-      spec_state = make_matrix(o.spec_state, dev, kInt32, d.ns, cols, cols);
+      uint8_t* masks_cpu = buffers_.as<uint8_t>(kBufMasksCpu);
+      for (int64_t i = 0; i < n; ++i) masks_cpu[i] = in.draft_cpu[i] >= 0 ? 1 : 0;
+      m.set_tensor(kSpecSequenceMasksCpu, make_vector(masks_cpu, host, kBool, n), true);
+      if (d.uniform_spec_len > 0) m.set_int(kUniformSpecSequenceLength, d.uniform_spec_len);
+      spec_state = make_matrix(o.spec_state, dev, kInt32, d.ns, spec_cols, spec_cols);
       m.set_tensor(kSpecStateIndicesTensor, spec_state, true);
       m.set_tensor(kNumAcceptedTokens, make_vector(o.spec_accepted, dev, kInt32, d.ns), true);
       if (d.all_spec) {
@@ -318,8 +507,8 @@ class GdnBuilder final : public Builder {
         spec_qsl = vector_view(*c.query_start_loc, 0, d.ns + 1);
         m.set_tensor(kSpecQueryStartLoc, spec_qsl, false);
       } else {
-        spec_tokens = make_vector(o.spec_token_indx, dev, kInt32, d.nsdt);
-        non_spec_tokens = make_vector(o.non_spec_token_indx, dev, kInt32, d.npt + d.ndt);
+        spec_tokens = make_vector(o.spec_token_indx, dev, kInt64, d.nsdt);
+        non_spec_tokens = make_vector(o.non_spec_token_indx, dev, kInt64, d.npt + d.ndt);
         non_spec_state = make_vector(o.non_spec_state, dev, kInt32, non_spec);
         spec_qsl = make_vector(o.spec_qsl, dev, kInt32, d.ns + 1);
         non_spec_qsl = make_vector(o.non_spec_qsl, dev, kInt32, non_spec + 1);
@@ -344,6 +533,8 @@ class GdnBuilder final : public Builder {
     if (d.np > 0) {
       if (!d.spec) ops::mamba_prefill_metadata(exec, qsl, seq, 0, n, nullptr, has_initial);
       m.set_tensor(kHasInitialState, make_vector(has_initial, dev, kBool, non_spec), true);
+      write_prefill(c, d, exec, non_spec_qsl, non_spec_qsl_cpu, non_spec_state,
+                    non_spec_state_buf || d.spec);
       int32_t* nums = i32(kBufNumsCpu);
       const int64_t tot = conv1d_metadata(exec, non_spec_qsl_cpu, non_spec_qsl_exec, non_spec,
                                           nums, i32(kBufBatchPtr), i32(kBufOffsetPtr),
@@ -363,8 +554,14 @@ class GdnBuilder final : public Builder {
     const int64_t bs = std::min(n, cg_bs_);
     if (d.cg_spec) {
       int32_t* state = i32(kBufCgSpecState);
-      ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), cols, d.ns, cols, state, cols, bs,
-                        kNullBlockId, false);
+      if (spec_cols == cols) {
+        ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), cols, d.ns, cols, state, cols,
+                          bs, kNullBlockId, false);
+      } else {  // one column, broadcast by torch's copy_ into every column of the buffer
+        for (int64_t j = 0; j < cols; ++j)
+          ops::copy_pad_i32(exec, spec_state.as<const int32_t>(), 1, d.ns, 1, state + j, cols,
+                            bs, kNullBlockId, false);
+      }
       m.set_tensor(kSpecStateIndicesTensor, make_matrix(state, dev, kInt32, bs, cols, cols), true);
       uint8_t* masks = buffers_.as<uint8_t>(kBufCgMasks);
       ops::copy_pad_u8(exec, buffers_.as<const uint8_t>(kBufMasks), d.ns, masks, bs, 0);
@@ -396,7 +593,53 @@ class GdnBuilder final : public Builder {
     }
   }
 
+  /// The prefill kernel's inputs (vLLM 0.33): in a non-spec batch with decodes, the decodes
+  /// are peeled off to the recurrent kernel, so the prefill part is requests [nd, n) with its
+  /// query_start_loc rebased (non_spec_query_start_loc[nd:] - num_decode_tokens); otherwise it
+  /// is the whole non-spec part. The Triton/FLA prefill also gets FLA's chunk indices and
+  /// offsets of that query_start_loc (FlashInfer's reads it directly).
+  void write_prefill(const CommonMetadata& c, const Decision& d, const ops::Exec& exec,
+                     const Tensor& non_spec_qsl, const int32_t* non_spec_qsl_cpu,
+                     const Tensor& non_spec_state, bool non_spec_state_buf) {
+    Metadata& m = metadata();
+    const Device dev = config().device;
+    const int64_t n = c.num_reqs, non_spec = n - d.ns;
+    uint8_t* has_initial = buffers_.as<uint8_t>(kBufHasInitial);
+    const int32_t* qsl_p_cpu = non_spec_qsl_cpu;
+    const int32_t* qsl_p_exec = non_spec_qsl.as<const int32_t>();
+    int64_t rows = non_spec;
+    if (!d.spec && d.nd > 0) {
+      rows = n - d.nd;
+      int32_t* qsl_p = buffers_.as<int32_t>(kBufPrefillQsl);
+      ops::mamba_prefill_metadata(exec, exec_qsl(exec, c), nullptr, d.nd, rows, qsl_p, nullptr);
+      int32_t* host_p = buffers_.as<int32_t>(kBufPrefillQslCpu);
+      for (int64_t k = 0; k <= rows; ++k) host_p[k] = c.qsl_host[d.nd + k] - c.qsl_host[d.nd];
+      qsl_p_cpu = host_p;
+      qsl_p_exec = qsl_p;
+      m.set_tensor(kPrefillQueryStartLoc, make_vector(qsl_p, dev, kInt32, rows + 1), true);
+      m.set_tensor(kPrefillStateIndices, vector_view(non_spec_state, d.nd, rows),
+                   non_spec_state_buf);
+      m.set_tensor(kPrefillHasInitialState, make_vector(has_initial + d.nd, dev, kBool, rows),
+                   true);
+    } else {
+      const attn::Field& q = m.field(kNonSpecQueryStartLoc);
+      m.set_tensor(kPrefillQueryStartLoc, non_spec_qsl, q.in_builder_buffer);
+      m.set_tensor(kPrefillStateIndices, non_spec_state, non_spec_state_buf);
+      m.set_tensor(kPrefillHasInitialState, make_vector(has_initial, dev, kBool, rows), true);
+    }
+    if (prefill_backend_ != PrefillBackend::kTriton) return;
+    int64_t chunks = 0;
+    for (int64_t k = 0; k < rows; ++k)
+      chunks += (std::max(qsl_p_cpu[k + 1] - qsl_p_cpu[k], 0) + kFlaChunkSize - 1) / kFlaChunkSize;
+    int32_t* indices = buffers_.as<int32_t>(kBufChunkIndices);
+    int64_t* offsets = buffers_.as<int64_t>(kBufChunkOffsets);
+    ops::gdn_chunk_metadata(exec, qsl_p_exec, rows, kFlaChunkSize, indices, offsets);
+    m.set_tensor(kChunkIndices, make_matrix(indices, dev, kInt32, chunks, 2, 2), true);
+    m.set_tensor(kChunkOffsets, make_vector(offsets, dev, kInt64, rows + 1), true);
+  }
+
   PersistentBuffers buffers_;
+  PrefillBackend prefill_backend_ = PrefillBackend::kTriton;
   int32_t num_spec_ = 0;
   bool use_spec_ = false;
   bool full_cuda_graphs_ = false;

@@ -91,6 +91,8 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
     invalid("config->num_hash_lookahead_tokens=", c.num_hash_lookahead_tokens, " is negative");
   if (c.device_capability < 0)
     invalid("config->device_capability=", c.device_capability, " is negative");
+  expect_range(c.gdn_prefill_backend, kGdnPrefillAuto, kGdnPrefillFlashInfer,
+               "gdn_prefill_backend", "an ATTN_GDN_PREFILL_* value (0..2)");
   if (c.flash_attn_version != 0 && (c.flash_attn_version < 2 || c.flash_attn_version > 4))
     invalid("config->flash_attn_version=", c.flash_attn_version, " is not 0 (auto), 2, 3 or 4");
   if (c.flash_attn_max_num_splits_for_cuda_graph < 0)

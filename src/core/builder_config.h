@@ -37,6 +37,13 @@ enum CudagraphMode : int32_t {
   kCudagraphFullDecodeOnly = 3,
   kCudagraphFullAndPiecewise = 4,
 };
+/// Numbered as the ABI's ATTN_GDN_PREFILL_* values (ABI 1.6).
+enum GdnPrefillBackend : int32_t {
+  kGdnPrefillAuto = 0,
+  kGdnPrefillTriton = 1,
+  kGdnPrefillFlashInfer = 2,
+};
+
 /// vLLM's CUDAGraphMode.has_full_cudagraphs().
 bool has_full_cudagraphs(int32_t mode);
 
@@ -110,6 +117,7 @@ struct BuilderConfig {
   int32_t cache_hit_alignment_tokens = 0;  ///< cache_config's; 0 = None.
   int32_t num_hash_lookahead_tokens = 0;   ///< VllmConfig.num_hash_lookahead_tokens.
   bool use_eagle_block_drop = false;     ///< speculative_config.use_eagle_block_drop().
+  int32_t gdn_prefill_backend = 0;  ///< ABI 1.6: kGdnPrefill* (GDN_ATTN's prefill kernel).
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

@@ -557,4 +557,24 @@ void gdn_spec_split(const Exec& exec, const int32_t* query_start_loc, const int3
                     const int32_t* num_accepted_tokens, int64_t token_capacity,
                     const GdnSplitOut& out);
 
+/// FLA's prepare_chunk_offsets and prepare_chunk_indices (vLLM 0.33 GDN_ATTN's chunk metadata
+/// for the Triton/FLA prefill) over `num_seqs` sequences of `cu_seqlens` (starts at 0):
+///   chunk_offsets[r] = sum over s < r of cdiv(len_s, chunk_size), r <= num_seqs (int64, as
+///   torch's cumsum returns);
+///   chunk_indices rows [chunk_offsets[r], chunk_offsets[r + 1]) = (k, j) for j < cdiv(len_r,
+///   chunk_size), k the number of non-empty sequences before r (FLA's indices.eq(0).cumsum(0) - 1:
+///   a zero-length sequence has no chunk and is not counted) (int32 pairs).
+/// Either output may be null.
+void gdn_chunk_metadata(const Exec& exec, const int32_t* cu_seqlens, int64_t num_seqs,
+                        int32_t chunk_size, int32_t* chunk_indices, int64_t* chunk_offsets);
+
+/// GDN_ATTN's update_block_table gathers with the batch's spec mask (masks[r] != 0: spec):
+/// spec_state (num_spec x num_cols, compact) = block_table[spec r][:num_cols] and
+/// non_spec_state (num_reqs - num_spec) = block_table[non-spec r][0], in request order. A
+/// column past the table's width reads the last one. Either output may be null.
+void gdn_masked_state_gather(const Exec& exec, const uint8_t* masks, int64_t num_reqs,
+                             const int32_t* block_table, int64_t block_table_stride,
+                             int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
+                             int32_t* non_spec_state);
+
 }  // namespace attn::ops

@@ -1073,6 +1073,21 @@ static void test_linear_attn(void** state) {
 
 /* ---- GDN_ATTN --------------------------------------------------------------------------------- */
 
+/* A 1-D int64 field equals `expected` (GDN's token indices in batches with prefills: vLLM's
+ * argsort indices). */
+static void expect_i64(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t i;
+  if (t == NULL) fail_msg("%s is None", name);
+  assert_int_equal(t->ndim, 1);
+  assert_int_equal(t->dtype.bits, 64);
+  if (t->shape[0] != n) fail_msg("%s has %lld entries, expected %lld", name, (long long)t->shape[0], (long long)n);
+  for (i = 0; i < n; ++i) {
+    const int64_t got = ((const int64_t*)base(t))[i * t->strides[0]];
+    if (got != expected[i]) fail_msg("%s[%lld] = %lld, expected %d", name, (long long)i, (long long)got, expected[i]);
+  }
+}
+
 /* Without spec decode: decodes (query 1) then prefills; one state index per request; the
  * causal conv1d metadata covers every non-spec request (decodes included), as vLLM computes it
  * from non_spec_query_start_loc. */
@@ -1087,7 +1102,7 @@ static void test_gdn_no_spec(void** state) {
   int32_t col0[4];
   int r;
   (void)state;
-  assert_int_equal(attn_metadata_field_count(m), 22);
+  assert_int_equal(attn_metadata_field_count(m), 29);
   assert_int_equal(ts_int(m, "num_decodes"), 2);
   assert_int_equal(ts_int(m, "num_prefills"), 2);
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 13);
@@ -1157,8 +1172,8 @@ static void test_gdn_spec_mixed(void** state) {
   expect_bools(m, "spec_sequence_masks", masks, 4);
   expect_i32(m, "spec_query_start_loc", spec_qsl, 3);
   expect_i32(m, "non_spec_query_start_loc", non_spec_qsl, 3);
-  expect_i32(m, "spec_token_indx", spec_tok, 5);
-  expect_i32(m, "non_spec_token_indx", non_spec_tok, 6);
+  expect_i64(m, "spec_token_indx", spec_tok, 5);
+  expect_i64(m, "non_spec_token_indx", non_spec_tok, 6);
   for (k = 0; k < 3; ++k) st[k] = bt_at(batch, 0, k), st[3 + k] = bt_at(batch, 2, k);
   expect_i32_2d(m, "spec_state_indices_tensor", st, 2, 3);
   ns[0] = bt_at(batch, 1, 0), ns[1] = bt_at(batch, 3, 0);
@@ -1167,15 +1182,16 @@ static void test_gdn_spec_mixed(void** state) {
   expect_bools(m, "has_initial_state", has_initial, 2);
   expect_i32(m, "nums_dict_nums", nums, 2);
   assert_int_equal(ts_int(m, "nums_dict_tot"), 2);
-  /* every draft count 0: no spec decode at all (vLLM sums the drafts) */
+  /* every draft count 0: still the spec path (vLLM 0.33 takes it when any request is marked;
+   * only that path applies the accepted-token offsets) */
   {
     static const int32_t zero[] = {0, -1, 0, -1};
     vec_make(&drafts, zero, 4);
     m = build(b, &batch->common);
-    assert_int_equal(ts_int(m, "num_spec_decodes"), 0);
-    expect_none(m, "spec_sequence_masks");
-    expect_none(m, "num_accepted_tokens");
-    assert_int_equal(ts_int(m, "num_prefills"), 4); /* query 3 is the first request: prefills */
+    assert_int_equal(ts_int(m, "num_spec_decodes"), 2);
+    expect_bools(m, "spec_sequence_masks", masks, 4);
+    expect_i32(m, "num_accepted_tokens", acc_spec, 2);
+    assert_int_equal(ts_int(m, "num_prefills"), 2);
   }
   ts_batch_free(batch);
   attn_builder_destroy(b);
@@ -1455,7 +1471,7 @@ static void test_random_gdn(void** state) {
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, r >= n ? 0 : 0, 40);
       acc[r] = (int32_t)ts_rand_range(&seed, 1, k + 1);
       if (s[r] > max_seq) max_seq = s[r];
-      if (draft[r] >= 0) drafts_sum += draft[r];
+      if (draft[r] >= 0) drafts_sum += 1; /* vLLM 0.33: any marked request takes the spec path */
     }
     batch = ts_batch_make(q, s, n + pad, 16, cdiv64(max_seq, 16) + k, -1);
     vec_make(&accepted, acc, n + pad);
@@ -1463,7 +1479,7 @@ static void test_random_gdn(void** state) {
     batch->common.num_accepted_tokens = &accepted.t;
     batch->common.num_decode_draft_tokens_cpu = &drafts.t;
     m = build(b, &batch->common);
-    if (drafts_sum == 0) { /* no spec decode: the plain split */
+    if (drafts_sum == 0) { /* no request marked: the plain split */
       assert_int_equal(ts_int(m, "num_spec_decodes"), 0);
       expect_none(m, "spec_sequence_masks");
       ts_batch_free(batch);
@@ -1521,8 +1537,8 @@ static void test_random_gdn(void** state) {
       expect_i32(m, "spec_query_start_loc", batch->qsl, ns + 1);
       expect_none(m, "non_spec_query_start_loc");
     } else {
-      expect_i32(m, "spec_token_indx", spec_tok, nsdt);
-      expect_i32(m, "non_spec_token_indx", non_tok, npt + ndt);
+      expect_i64(m, "spec_token_indx", spec_tok, nsdt);
+      expect_i64(m, "non_spec_token_indx", non_tok, npt + ndt);
       expect_i32(m, "spec_query_start_loc", spec_qsl, ns + 1);
       expect_i32(m, "non_spec_query_start_loc", non_qsl, non + 1);
       expect_i32(m, "non_spec_state_indices_tensor", non_state, non);

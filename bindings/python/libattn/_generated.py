@@ -54,6 +54,9 @@ ATTN_KV_CACHE_LAYOUT_NHD = 0
 ATTN_KV_CACHE_LAYOUT_HND = 1
 ATTN_FLASHINFER_DECODE_XQA = 0
 ATTN_FLASHINFER_DECODE_TRTLLM_GEN = 1
+ATTN_GDN_PREFILL_AUTO = 0
+ATTN_GDN_PREFILL_TRITON = 1
+ATTN_GDN_PREFILL_FLASHINFER = 2
 ATTN_CUDAGRAPH_MODE_NONE = 0
 ATTN_CUDAGRAPH_MODE_PIECEWISE = 1
 ATTN_CUDAGRAPH_MODE_FULL = 2
@@ -153,6 +156,13 @@ class FlashinferDecodeKernel(IntEnum):
     """``attn_flashinfer_decode_kernel_t``."""
     XQA = 0
     TRTLLM_GEN = 1
+
+
+class GdnPrefillBackend(IntEnum):
+    """``attn_gdn_prefill_backend_t``."""
+    AUTO = 0
+    TRITON = 1
+    FLASHINFER = 2
 
 
 class CudagraphMode(IntEnum):
@@ -466,6 +476,8 @@ attn_builder_config_t._fields_ = [
     ("cache_hit_alignment_tokens", c_int32),
     ("num_hash_lookahead_tokens", c_int32),
     ("use_eagle_block_drop", c_int32),
+    ("gdn_prefill_backend", c_int32),
+    ("reserved_1_6", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -793,7 +805,7 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + a
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset + attn_builder_config_t.reserved_1_1.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.use_eagle_block_drop.offset + attn_builder_config_t.use_eagle_block_drop.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -968,6 +980,7 @@ ENUMS = (
     "CudagraphSupport",
     "KvCacheLayout",
     "FlashinferDecodeKernel",
+    "GdnPrefillBackend",
     "CudagraphMode",
     "KvCacheKind",
     "KvDtype",

@@ -178,6 +178,8 @@ class BuilderConfig:
     cache_hit_alignment_tokens: int = 0
     num_hash_lookahead_tokens: int = 0
     use_eagle_block_drop: int = 0
+    # ABI 1.6: GDN_ATTN's prefill kernel (GdnPrefillBackend: AUTO, TRITON, FLASHINFER)
+    gdn_prefill_backend: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

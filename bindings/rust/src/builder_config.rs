@@ -96,6 +96,9 @@ pub struct BuilderConfig {
     pub num_hash_lookahead_tokens: i32,
     /// ABI 1.6: `speculative_config.use_eagle_block_drop()`.
     pub use_eagle_block_drop: bool,
+    /// ABI 1.6: GDN_ATTN's prefill kernel, one of the `ATTN_GDN_PREFILL_*` values (0 = AUTO:
+    /// from the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
+    pub gdn_prefill_backend: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -175,6 +178,7 @@ impl BuilderConfig {
             cache_hit_alignment_tokens: 0,
             num_hash_lookahead_tokens: 0,
             use_eagle_block_drop: false,
+            gdn_prefill_backend: 0,
         }
     }
 
@@ -243,6 +247,7 @@ impl BuilderConfig {
             cache_hit_alignment_tokens: self.cache_hit_alignment_tokens,
             num_hash_lookahead_tokens: self.num_hash_lookahead_tokens,
             use_eagle_block_drop: i32::from(self.use_eagle_block_drop),
+            gdn_prefill_backend: self.gdn_prefill_backend,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

@@ -251,6 +251,24 @@ pub enum attn_flashinfer_decode_kernel {
 #[doc = "  of a `FlashInferTrtllmAPIDecode` (the field is None for FlashInfer-native decode)."]
 pub use self::attn_flashinfer_decode_kernel as attn_flashinfer_decode_kernel_t;
 #[repr(u32)]
+#[doc = " The GDN prefill kernel vLLM 0.33 runs (`_resolve_gdn_prefill_backend`, from"]
+#[doc = "  `additional_config[\"gdn_prefill_backend\"]` and the platform): it decides whether GDN_ATTN"]
+#[doc = "  returns FLA's `chunk_indices` / `chunk_offsets`."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub enum attn_gdn_prefill_backend {
+    #[doc = "< vLLM's \"auto\" as libattn can resolve it: FlashInfer on"]
+    #[doc = "compute capability 9.0, else Triton."]
+    ATTN_GDN_PREFILL_AUTO = 0,
+    #[doc = "< Triton/FLA: chunk_indices and chunk_offsets."]
+    ATTN_GDN_PREFILL_TRITON = 1,
+    #[doc = "< FlashInfer: neither (its kernel reads cu_seqlens)."]
+    ATTN_GDN_PREFILL_FLASHINFER = 2,
+}
+#[doc = " The GDN prefill kernel vLLM 0.33 runs (`_resolve_gdn_prefill_backend`, from"]
+#[doc = "  `additional_config[\"gdn_prefill_backend\"]` and the platform): it decides whether GDN_ATTN"]
+#[doc = "  returns FLA's `chunk_indices` / `chunk_offsets`."]
+pub use self::attn_gdn_prefill_backend as attn_gdn_prefill_backend_t;
+#[repr(u32)]
 #[doc = " The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and"]
 #[doc = "  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -566,6 +584,8 @@ pub struct attn_builder_config {
     pub attn_type: i32,
     #[doc = "< CUDA compute capability as major*10+minor (90 for"]
     #[doc = "Hopper); 0 = ask the device (CUDA builds) or unknown."]
+    #[doc = "GDN_ATTN: 90 is vLLM's FlashInfer GDN prefill (no"]
+    #[doc = "chunk_indices / chunk_offsets), others Triton's."]
     pub device_capability: i32,
     #[doc = "< 2, 3 or 4; 0 = vLLM's choice from the capability"]
     #[doc = "(3 on 9.x, 4 on 10.x, else 2)."]
@@ -685,7 +705,9 @@ pub struct attn_builder_config {
     #[doc = "1 + 2 * num_speculative_tokens (vLLM 0.33's"]
     #[doc = "max_decode_query_len adds the parallel drafter's mask"]
     #[doc = "slots on model runner V1 only). 0 (default) = V1, the"]
-    #[doc = "behaviour of earlier libattn versions."]
+    #[doc = "behaviour of earlier libattn versions. GDN_ATTN"]
+    #[doc = "supports update_block_table only with it, on a"]
+    #[doc = "CUDA builder (vLLM 0.33)."]
     pub use_v2_model_runner: i32,
     #[doc = "< ABI 1.4. Streaming multiprocessors of the GPU (vLLM's"]
     #[doc = "`current_platform.num_compute_units()`); 0 (default) ="]
@@ -747,6 +769,17 @@ pub struct attn_builder_config {
     #[doc = "< `speculative_config.use_eagle_block_drop()` (non-zero:"]
     #[doc = "EAGLE's volatile trailing block is dropped)."]
     pub use_eagle_block_drop: i32,
+    #[doc = "< ABI 1.6. One of ::attn_gdn_prefill_backend_t: the GDN"]
+    #[doc = "prefill kernel vLLM resolved. AUTO (default) decides"]
+    #[doc = "from the compute capability; pass FLASHINFER where"]
+    #[doc = "vLLM picks it on 10.x/12.x (the model's"]
+    #[doc = "linear_key_head_dim 128, CUDA runtime 13+) and TRITON"]
+    #[doc = "where `gdn_prefill_backend` asks for it. GDN_ATTN"]
+    #[doc = "only."]
+    pub gdn_prefill_backend: i32,
+    #[doc = "< Reserved (keeps the struct free of tail padding);"]
+    #[doc = "must be 0."]
+    pub reserved_1_6: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]
@@ -817,7 +850,9 @@ pub struct attn_common_metadata {
     #[doc = "draft tokens scheduled per request, -1 for"]
     #[doc = "requests that are not spec decodes (vLLM's"]
     #[doc = "kwarg `num_decode_draft_tokens_cpu`). GDN_ATTN:"]
-    #[doc = "the spec-decode requests are those >= 0."]
+    #[doc = "the spec-decode requests are those >= 0, and"]
+    #[doc = "one such request puts the batch on the spec"]
+    #[doc = "path (vLLM 0.33), drafts or not."]
     pub num_decode_draft_tokens_cpu: *const attn_tensor_t,
     #[doc = "< Optional mirror of"]
     #[doc = "`num_decode_draft_tokens_cpu` where the batch"]
@@ -846,7 +881,9 @@ pub struct attn_common_metadata {
     #[doc = "when both are given; full validation: >= the"]
     #[doc = "device `seq_lens`). Builders read the exact"]
     #[doc = "`seq_lens_cpu` (libattn's extension) when it"]
-    #[doc = "or a host `seq_lens` is given, else this."]
+    #[doc = "or a host `seq_lens` is given, else this;"]
+    #[doc = "GDN_ATTN's first-chunk test reads this bound"]
+    #[doc = "when given, as vLLM 0.33 does."]
     pub seq_lens_cpu_upper_bound: *const attn_tensor_t,
     #[doc = "< Optional (num_reqs,) int32 in"]
     #[doc = "host memory: vLLM 0.33's upper bound on"]

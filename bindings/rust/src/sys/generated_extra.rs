@@ -35,8 +35,7 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2: usize =
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4: usize =
     offset_of!(attn_builder_config_t, enable_adaptive_verification) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
-    offset_of!(attn_builder_config_t, use_eagle_block_drop) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_6) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -196,6 +195,8 @@ impl attn_builder_config_t {
         cache_hit_alignment_tokens: 0,
         num_hash_lookahead_tokens: 0,
         use_eagle_block_drop: 0,
+        gdn_prefill_backend: attn_gdn_prefill_backend::ATTN_GDN_PREFILL_AUTO as i32,
+        reserved_1_6: 0,
     };
 }
 
@@ -521,6 +522,10 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
     ),
     ("attn_kv_cache_layout_t", &[("ATTN_KV_CACHE_LAYOUT_NHD", 0), ("ATTN_KV_CACHE_LAYOUT_HND", 1)]),
     ("attn_flashinfer_decode_kernel_t", &[("ATTN_FLASHINFER_DECODE_XQA", 0), ("ATTN_FLASHINFER_DECODE_TRTLLM_GEN", 1)]),
+    (
+        "attn_gdn_prefill_backend_t",
+        &[("ATTN_GDN_PREFILL_AUTO", 0), ("ATTN_GDN_PREFILL_TRITON", 1), ("ATTN_GDN_PREFILL_FLASHINFER", 2)],
+    ),
     (
         "attn_cudagraph_mode_t",
         &[
