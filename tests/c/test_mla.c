@@ -10,15 +10,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static attn_kv_cache_spec_t mla_spec(int32_t block_size) {
-  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
-  s.kind = ATTN_KV_MLA;
-  s.block_size = block_size;
-  s.num_kv_heads = 1;
-  s.head_size = 576;
-  return s;
-}
-
 /* 4 sequences, 2048 tokens, max_model_len 1024, 32 query heads, sm90. */
 static attn_builder_config_t mla_config(void) {
   attn_builder_config_t c = ts_config();
@@ -110,7 +101,7 @@ static void test_levels_and_thresholds(void** state) {
   int v, cap;
   (void)state;
   for (v = 0; v < 5; ++v) {
-    const attn_kv_cache_spec_t spec = mla_spec(kBlocks[v]);
+    const attn_kv_cache_spec_t spec = ts_mla_spec(kBlocks[v]);
     attn_builder_config_t c = mla_config();
     attn_builder_t* b;
     int32_t level = -1, update = 7;
@@ -160,7 +151,7 @@ static void test_levels_and_thresholds(void** state) {
     }
   }
   { /* FLASHMLA: a draft longer than the class threshold raises it (max(128, 1 + 200)) */
-    const attn_kv_cache_spec_t spec = mla_spec(64);
+    const attn_kv_cache_spec_t spec = ts_mla_spec(64);
     attn_builder_config_t c = mla_config();
     attn_builder_t* b;
     c.num_speculative_tokens = 200;
@@ -182,7 +173,7 @@ static void test_levels_and_thresholds(void** state) {
  *   query_start_loc is rebased: [0, 4, 7, 12]. */
 static void test_hand_checked(void** state) {
   static const int32_t q[5] = {1, 1, 4, 3, 5}, s[5] = {10, 33, 104, 3, 45};
-  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 5, 16, 0, -1);
@@ -279,7 +270,7 @@ static void test_dcp(void** state) {
   int32_t local[5] = {5, 17, 0, 0, 0};
   int64_t local_shape[1] = {5};
   attn_tensor_t local_t = ts_host_tensor(local, 1, local_shape, ATTN_DTYPE_INT, 32);
-  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 5, 16, 0, -1);
@@ -316,7 +307,7 @@ static void test_dcp(void** state) {
  * flash_attn_max_num_splits_for_cuda_graph (32). */
 static void test_flash_attn_mla(void** state) {
   static const int32_t q[4] = {1, 3, 2, 600}, s[4] = {20, 50, 7, 700};
-  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 4, 16, 0, -1);
@@ -389,7 +380,7 @@ static void test_flash_attn_mla(void** state) {
  * num_q_tokens_per_head_k = 2 * 32 heads, num_heads_k = 1. */
 static void test_flashmla(void** state) {
   static const int32_t q[4] = {2, 2, 2, 130}, s[4] = {9, 70, 2, 300};
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 4, 64, 16, -1);
@@ -437,7 +428,7 @@ static void test_flashmla(void** state) {
 /* FLASHINFER_MLA with 3 speculative tokens: decodes of 4 tokens (1 + 3) stay decodes. */
 static void test_flashinfer_mla_spec_decode(void** state) {
   static const int32_t q[3] = {4, 4, 9}, s[3] = {40, 12, 9};
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 3, 64, 0, -1);
@@ -468,7 +459,7 @@ static void test_flashinfer_mla_spec_decode(void** state) {
  * by default, cuDNN and TRT-LLM ragged when asked; the plan inputs and query_seq_lens. */
 static void test_prefill_paths(void** state) {
   static const int32_t q[3] = {1, 5, 7}, s[3] = {8, 25, 7};
-  attn_kv_cache_spec_t spec = mla_spec(128);
+  attn_kv_cache_spec_t spec = ts_mla_spec(128);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 3, 128, 0, -1);
@@ -539,7 +530,7 @@ static void test_capture_and_update(void** state) {
   static const int32_t q2[3] = {2, 2, 2}, s2[3] = {9, 40, 3};
   static const int32_t qp[4] = {1, 0, 0, 0}, sp[4] = {5, 0, 0, 0};
   static const int32_t qb[2] = {130, 130}, sb[2] = {200, 140};
-  attn_kv_cache_spec_t spec = mla_spec(128);
+  attn_kv_cache_spec_t spec = ts_mla_spec(128);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* ones = ts_batch_make(q1, s1, 3, 128, 0, -1);
@@ -572,7 +563,7 @@ static void test_capture_and_update(void** state) {
   attn_builder_destroy(b);
   /* FLASHMLA (UNIFORM_BATCH, threshold 128): uniform spec-decode batches capture; a uniform
    * batch above the threshold is not a decode batch */
-  spec = mla_spec(64);
+  spec = ts_mla_spec(64);
   b = ts_builder("FLASHMLA", &spec, &c);
   ts_batch_free(twos);
   twos = ts_batch_make(q2, s2, 3, 64, 0, -1);
@@ -608,7 +599,7 @@ static void expect_create_error(const char* backend, const attn_kv_cache_spec_t*
 }
 
 static void test_bad_input(void** state) {
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_kv_cache_spec_t full = ts_spec();
   (void)state;
@@ -631,25 +622,25 @@ static void test_bad_input(void** state) {
   expect_create_error("FLASHMLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "FLASHMLA supports head size 576 (kv_lora_rank + qk_rope_head_dim of the "
                       "latent cache), got kv_cache_spec->head_size=512");
-  spec = mla_spec(64);
+  spec = ts_mla_spec(64);
   spec.num_kv_heads = 8;
   expect_create_error("FLASHMLA", &spec, &c, ATTN_ERR_INVALID_ARGUMENT,
                       "kv_cache_spec->num_kv_heads=8 must be 1 for an MLA spec");
-  spec = mla_spec(16);
+  spec = ts_mla_spec(16);
   expect_create_error("FLASHMLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "FLASHMLA needs kv_cache_spec->block_size to be a multiple of 64, got 16");
-  spec = mla_spec(64);
+  spec = ts_mla_spec(64);
   expect_create_error("CUTLASS_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "CUTLASS_MLA needs kv_cache_spec->block_size to be a multiple of 128, got 64");
-  spec = mla_spec(16);
+  spec = ts_mla_spec(16);
   expect_create_error("FLASHINFER_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "FLASHINFER_MLA needs kv_cache_spec->block_size to be a multiple of 32 or 64, "
                       "got 16");
-  spec = mla_spec(8);
+  spec = ts_mla_spec(8);
   expect_create_error("FLASH_ATTN_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "FLASH_ATTN_MLA needs kv_cache_spec->block_size to be a multiple of 16, got 8");
   /* the config */
-  spec = mla_spec(16);
+  spec = ts_mla_spec(16);
   c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
   expect_create_error("FLASH_ATTN_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "FLASH_ATTN_MLA does not support config->cache_dtype=FP8_E4M3");
@@ -699,7 +690,7 @@ static void test_bad_input(void** state) {
                         "(config->layers[1])");
   }
   c = mla_config();
-  spec = mla_spec(64);
+  spec = ts_mla_spec(64);
   c.mla_qk_nope_head_dim = 96;
   expect_create_error("FLASHINFER_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
                       "FLASHINFER_MLA needs qk_nope_head_dim in [64, 128, 192], got "
@@ -734,7 +725,7 @@ static void test_bad_input(void** state) {
  * bytes past its struct hold garbage; a size between two versions is refused. */
 static void test_abi_1_1_config(void** state) {
   static const int32_t q[2] = {1, 4}, s[2] = {9, 300};
-  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 2, 16, 0, -1);
@@ -822,7 +813,7 @@ static void test_random_batches(void** state) {
     attn_tensor_t local_t;
     ts_batch* batch;
     if (v == 3 && block == 128) block = 64;
-    spec = mla_spec(block);
+    spec = ts_mla_spec(block);
     c.max_num_seqs = 16;
     c.max_num_batched_tokens = 16384;
     c.max_model_len = 2048;

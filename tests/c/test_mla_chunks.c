@@ -6,15 +6,6 @@
 #include "mla_chunks_naive.h"
 #include "test_support.h"
 
-static attn_kv_cache_spec_t mla_spec(int32_t block_size) {
-  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
-  s.kind = ATTN_KV_MLA;
-  s.block_size = block_size;
-  s.num_kv_heads = 1;
-  s.head_size = 576;
-  return s;
-}
-
 static attn_builder_config_t mla_config(void) {
   attn_builder_config_t c = ts_config();
   c.max_num_seqs = 4;
@@ -27,7 +18,7 @@ static attn_builder_config_t mla_config(void) {
 
 static int64_t workspace_for(int32_t max_model_len, int32_t max_num_seqs, int32_t block_size,
                              int32_t dcp, int32_t interleave) {
-  attn_kv_cache_spec_t spec = mla_spec(block_size);
+  attn_kv_cache_spec_t spec = ts_mla_spec(block_size);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   attn_metadata_t* m = NULL;
@@ -66,7 +57,7 @@ static void test_workspace_size(void** state) {
 
 static attn_builder_t* chunk_builder(int32_t block, int32_t workspace, int32_t dcp,
                                      int32_t interleave) {
-  attn_kv_cache_spec_t spec = mla_spec(block);
+  attn_kv_cache_spec_t spec = ts_mla_spec(block);
   attn_builder_config_t c = mla_config();
   c.mla_chunked_prefill_workspace_size = workspace;
   c.decode_context_parallel_size = dcp;
@@ -223,7 +214,7 @@ static void test_dcp_interleave(void** state) {
 
 static void test_prefill_fields(void** state) {
   static const int32_t q[3] = {1, 4, 0}, s[3] = {9, 30, 0};
-  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
@@ -265,7 +256,7 @@ static void test_prefill_fields(void** state) {
 /* ---- bad input ---------------------------------------------------------------------------- */
 
 static void test_bad_input(void** state) {
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b = NULL;
   (void)state;
@@ -274,7 +265,7 @@ static void test_bad_input(void** state) {
                "config->mla_chunked_prefill_workspace_size=32 is smaller than the context chunk "
                "alignment of 64 rows");
   assert_null(b);
-  spec = mla_spec(16);
+  spec = ts_mla_spec(16);
   c.mla_chunked_prefill_workspace_size = 42; /* DCP 3, interleave 8: alignment lcm(16, 24) */
   c.decode_context_parallel_size = 3;
   c.cp_kv_cache_interleave_size = 8;
@@ -313,7 +304,7 @@ static void test_random_batches(void** state) {
     const int32_t dcp = dcps[ts_rand_range(&seed, 0, 4)];
     int32_t il = dcp > 1 ? interleaves[ts_rand_range(&seed, 0, 3)] : 1;
     int64_t alignment, workspace, n, r;
-    attn_kv_cache_spec_t spec = mla_spec(block);
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
     attn_builder_config_t c = mla_config();
     attn_builder_t* b;
     attn_metadata_t* m = NULL;

@@ -7,15 +7,6 @@
  * fields. Hand-checked values are worked out in the comments. */
 #include "test_support.h"
 
-static attn_kv_cache_spec_t mla_spec(int32_t block_size) {
-  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
-  s.kind = ATTN_KV_MLA;
-  s.block_size = block_size;
-  s.num_kv_heads = 1;
-  s.head_size = 576;
-  return s;
-}
-
 /* 8 sequences, 2048 tokens, max_model_len 1024, 32 query heads, sm90, full CUDA graphs. */
 static attn_builder_config_t mla_config(void) {
   attn_builder_config_t c = ts_config();
@@ -54,7 +45,7 @@ static int32_t threshold_of(attn_builder_t* b) {
 static void test_flashinfer_mla_decode(void** state) {
   static const int32_t q[4] = {4, 2, 4, 9}, s[4] = {40, 12, 30, 9};
   static const int32_t q2[3] = {2, 1, 9}, s2[3] = {20, 7, 9};
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 4, 64, 0, -1);
@@ -95,7 +86,7 @@ static void test_flashinfer_mla_decode(void** state) {
 static void test_triton_mla_uniform(void** state) {
   static const int32_t qa[3] = {3, 3, 3}, qb[3] = {3, 1, 3}, qc[3] = {3, 3, 0};
   static const int32_t s[3] = {20, 30, 40}, sc[3] = {20, 30, 0};
-  attn_kv_cache_spec_t spec = mla_spec(16);
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch;
@@ -134,7 +125,7 @@ static void test_flashmla_padded_and_dcp(void** state) {
   int32_t local[2] = {5, 17};
   int64_t local_shape[1] = {2};
   attn_tensor_t local_t = ts_host_tensor(local, 1, local_shape, ATTN_DTYPE_INT, 32);
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 2, 64, 0, -1);
@@ -180,7 +171,7 @@ static void test_flashmla_padded_and_dcp(void** state) {
  * there are none; an unknown SM count is refused at create. */
 static void test_flashmla_fp8_buffers(void** state) {
   static const int32_t q[3] = {1, 1, 1}, s[3] = {70, 5, 129};
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   attn_builder_config_t c = mla_config();
   attn_builder_t* b;
   ts_batch* batch = ts_batch_make(q, s, 3, 64, 0, -1);
@@ -244,7 +235,7 @@ static void test_non_causal(void** state) {
   int v;
   (void)state;
   for (v = 0; v < 2; ++v) {
-    attn_kv_cache_spec_t spec = mla_spec(64);
+    attn_kv_cache_spec_t spec = ts_mla_spec(64);
     attn_builder_t* b = ts_builder(supported[v], &spec, &c);
     ts_batch* batch = ts_batch_make(q, s, 3, 64, 0, -1);
     assert_int_equal(threshold_of(b), 1);
@@ -270,7 +261,7 @@ static void test_non_causal(void** state) {
     attn_builder_destroy(b);
   }
   for (v = 0; v < 3; ++v) {
-    attn_kv_cache_spec_t spec = mla_spec(refusing_blocks[v]);
+    attn_kv_cache_spec_t spec = ts_mla_spec(refusing_blocks[v]);
     attn_builder_t* b = ts_builder(refusing[v], &spec, &c);
     ts_batch* batch = ts_batch_make(q, s, 3, refusing_blocks[v], 0, -1);
     batch->common.causal = 0;
@@ -326,7 +317,7 @@ static void test_random_decode(void** state) {
     const int64_t n = ts_rand_range(&rng, 1, 8);
     int32_t q[8], s[8];
     int64_t i, tokens = 0, max_q = 0, nd, ndt, thr, measured = 0;
-    attn_kv_cache_spec_t spec = mla_spec(blocks[v]);
+    attn_kv_cache_spec_t spec = ts_mla_spec(blocks[v]);
     attn_builder_config_t c = mla_config();
     attn_builder_t* b;
     ts_batch* batch;

@@ -15,15 +15,6 @@ static const char* const kVariants[5] = {"FLASHMLA", "FLASH_ATTN_MLA", "CUTLASS_
                                          "FLASHINFER_MLA", "TRITON_MLA"};
 static const int32_t kBlocks[5] = {64, 16, 128, 64, 16};
 
-static attn_kv_cache_spec_t mla_spec(int32_t block_size) {
-  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
-  s.kind = ATTN_KV_MLA;
-  s.block_size = block_size;
-  s.num_kv_heads = 1;
-  s.head_size = 576;
-  return s;
-}
-
 static int32_t dcp_local(int64_t len, int32_t dcp, int32_t rank, int32_t interleave) {
   const int64_t base = len / interleave / dcp * interleave;
   int64_t rem = len - base * dcp - (int64_t)rank * interleave;
@@ -83,7 +74,7 @@ static void test_random_batches(void** state) {
     static const int32_t dcps[4] = {1, 1, 2, 4};
     const int v = (int)ts_rand_range(&seed, 0, 4);
     const int32_t block = kBlocks[v];
-    attn_kv_cache_spec_t spec = mla_spec(block);
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
     attn_builder_config_t c = ts_config();
     attn_builder_t* probe;
     int32_t q[32], s[32], local[32], threshold = 1, dq;
@@ -136,7 +127,7 @@ static void test_context_chunks(void** state) {
     const int32_t block = blocks[ts_rand_range(&seed, 0, 2)];
     const int32_t dcp = dcps[ts_rand_range(&seed, 0, 3)];
     int32_t il = dcp > 1 ? (int32_t)(1 << ts_rand_range(&seed, 0, 3)) : 1;
-    attn_kv_cache_spec_t spec = mla_spec(block);
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
     attn_builder_config_t c = ts_config();
     int32_t q[32], s[32];
     int64_t n, r, a, w;
@@ -177,12 +168,12 @@ static void test_capture(void** state) {
   if (!tg_have_gpu("the MLA capture builds")) skip();
   c.batch_invariant = 1; /* FLASHMLA's fixed tile schedule on both sides */
   for (v = 0; v < 5; ++v) {
-    spec = mla_spec(kBlocks[v]);
+    spec = ts_mla_spec(kBlocks[v]);
     b = ts_batch_make(q1, s1, 4, kBlocks[v], 4096 / kBlocks[v] >= 64 ? 4096 / kBlocks[v] : 64, -1);
     compare(kVariants[v], &spec, &c, b, NULL, 1);
     ts_batch_free(b);
   }
-  spec = mla_spec(64);
+  spec = ts_mla_spec(64);
   b = ts_batch_make(q2, s2, 3, 64, 64, -1);
   compare("FLASHMLA", &spec, &c, b, NULL, 1); /* spec decode: 2-token decodes */
   ts_batch_free(b);
@@ -196,7 +187,7 @@ static void test_decode_0_33(void** state) {
   static const int32_t q[3] = {3, 3, 0}, s[3] = {40, 9, 0};
   static const int32_t q1[3] = {1, 1, 1}, s1[3] = {700, 5, 64};
   attn_builder_config_t c = ts_config();
-  attn_kv_cache_spec_t spec = mla_spec(64);
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
   ts_batch* b;
   int v, mode;
   (void)state;

@@ -8,6 +8,15 @@ attn_kv_cache_spec_t ts_spec(void) {
   return s;
 }
 
+attn_kv_cache_spec_t ts_mla_spec(int32_t block_size) {
+  attn_kv_cache_spec_t s = ATTN_KV_CACHE_SPEC_INIT;
+  s.kind = ATTN_KV_MLA;
+  s.block_size = block_size;
+  s.num_kv_heads = 1;
+  s.head_size = 576;
+  return s;
+}
+
 attn_builder_config_t ts_config(void) {
   attn_builder_config_t c = ATTN_BUILDER_CONFIG_INIT;
   c.max_num_seqs = 256;

@@ -43,6 +43,7 @@
 #define UNTOUCHED_PTR ((void*)(uintptr_t)0x5a5a5a5a)
 
 attn_kv_cache_spec_t ts_spec(void);     /* full attention, block 16, 8 heads, 128, bf16 */
+attn_kv_cache_spec_t ts_mla_spec(int32_t block_size); /* MLA: 1 kv head, 576 (kv_lora_rank 512 + rope 64) */
 attn_builder_config_t ts_config(void);  /* host, 256 seqs, 8192 tokens, len 4096, 32 heads, sm90 */
 attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec,
                            const attn_builder_config_t* config);
