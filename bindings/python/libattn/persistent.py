@@ -171,14 +171,20 @@ class PersistentBatch:
             shape_p = ctypes.c_void_p.from_address(address + _SHAPE_AT)
             shape_p.value = base + 8 * cell
         self._struct = s
-        self._readonly: Dict[int, Tuple[np.ndarray, Any]] = {}
+        #: data address -> (read-only view of the whole array, its dtype, its shape cell)
+        self._readonly: Dict[int, Tuple[np.ndarray, Any, int]] = {}
         for n, a in self.arrays.items():
             if isinstance(a, np.ndarray):
                 ro = a.view()
                 ro.flags.writeable = False
-                self._readonly[array_address(a)] = (ro, a.dtype)
-        self.num_reqs = self.num_actual_tokens = self.max_query_len = self.max_seq_len = 0
+                self._readonly[array_address(a)] = (ro, a.dtype, PERSISTENT_INPUTS[n][0])
         self.set_counts(0, 0, 0, 0)
+
+    # the scalars of the last set_counts (the bound struct's)
+    num_reqs = property(lambda self: self.common.num_reqs)
+    num_actual_tokens = property(lambda self: self.common.num_actual_tokens)
+    max_query_len = property(lambda self: self.common.max_query_len)
+    max_seq_len = property(lambda self: self.common.max_seq_len)
 
     @staticmethod
     def _check_given(name: str, value: Any, capacity: int, width: int) -> None:
@@ -209,8 +215,6 @@ class PersistentBatch:
             raise TypeError(f"num_reqs={num_reqs!r}, num_actual_tokens={num_actual_tokens!r}, "
                             f"max_query_len={max_query_len!r}, max_seq_len={max_seq_len!r}: "
                             f"the scalars must be ints") from None
-        self.num_reqs, self.num_actual_tokens = num_reqs, num_actual_tokens
-        self.max_query_len, self.max_seq_len = max_query_len, max_seq_len
 
     def _refuse(self, num_reqs: Any, num_actual_tokens: Any) -> None:
         if not isinstance(num_reqs, int) or not isinstance(num_actual_tokens, int):
@@ -229,6 +233,19 @@ class PersistentBatch:
         hit = self._readonly.get(data)
         return hit[0] if hit is not None and hit[1] == dtype else None
 
+    def _input_rule(self, data: int, value: np.ndarray) -> Optional[Tuple[np.ndarray, int]]:
+        """(the read-only view of the input, its shape cell) when ``value`` (a field's value,
+        viewing memory from ``data``) is that input exactly as bound now: its first rows, all
+        columns, the bound length; else None."""
+        hit = self._readonly.get(data)
+        if hit is None or hit[1] != value.dtype:
+            return None
+        base, cell = hit[0], hit[2]
+        if (value.strides != base.strides or value.shape[1:] != base.shape[1:] or
+                value.shape[0] != self._cells[cell]):
+            return None
+        return base, cell
+
     def __repr__(self) -> str:
         return (f"PersistentBatch(max_num_reqs={self.max_num_reqs}, max_num_tokens="
                 f"{self.max_num_tokens}, block_table_width={self.block_table_width}, "
@@ -240,12 +257,15 @@ class _FieldReader:
     arguments made once; its numpy base view made once and sliced per build."""
 
     __slots__ = ("name", "_get", "_f", "_bound", "_t_addr", "_t_mem", "_head", "_dims",
-                 "_dims_fmt", "_key", "_value", "_base", "_base_key")
+                 "_dims_fmt", "_key", "_value", "_base", "_base_key", "_fkey", "_tkey", "_dkey",
+                 "_data")
 
     def __init__(self, bound: "BoundBatch", name: str) -> None:
         self.name = name
         self._bound = bound
-        self._f = f = attn_field_t(_FIELD_SIZE)
+        # the attn_field_t the library fills, as bytes (``.raw`` compares it in one step)
+        self._f = f = (ctypes.c_char * _FIELD_SIZE)()
+        struct.pack_into("=Q", f, 0, _FIELD_SIZE)  # struct_size
         self._get = functools.partial(bound._get_fn, bound._out, name.encode(), ctypes.byref(f))
         self._t_addr = 0
         self._t_mem: Any = None
@@ -256,34 +276,63 @@ class _FieldReader:
         self._value: Any = None
         self._base: Any = None
         self._base_key: Any = None
+        self._fkey: Any = None  # the field's bytes at the last read (None: read it in full)
+        self._tkey: Any = None  # its tensor's bytes then (None: not a tensor)
+        self._dkey: Any = None  # the bytes of that tensor's shape and strides then
+        self._data = 0  # the tensor's data address at the last read
+
+    def input_rule(self) -> Optional[Tuple[np.ndarray, int]]:
+        """After a read: (input view, shape cell) when the library's answer was a bound input
+        of the batch exactly as bound (see PersistentBatch._input_rule), else None."""
+        v = self._value
+        if self._fkey is None or self._tkey is None or not isinstance(v, np.ndarray):
+            return None
+        return self._bound.batch._input_rule(self._data, v)
 
     def read(self) -> Any:
+        """The field's current value: one ``attn_metadata_get`` call, then, when the library's
+        answer is byte for byte the last one's (the attn_field_t, the attn_tensor_t it points
+        to, the shape and strides that points to), the value made for it then."""
         err = self._get()
         if err:
             self._bound._raise(err, self.name)
-        kind, tensor, int_value, float_value = _FIELD.unpack_from(self._f)
+        if self._f.raw == self._fkey:
+            tkey = self._tkey
+            if tkey is None or (self._t_mem.raw == tkey and self._dims.raw == self._dkey):
+                return self._value
+        return self._read_changed()
+
+    def _read_changed(self) -> Any:
+        f = self._f
+        kind, tensor, int_value, float_value = _FIELD.unpack_from(f)
+        fkey = f.raw
         if kind == _TENSOR and tensor:
             if tensor != self._t_addr:
                 self._t_addr = tensor
                 self._t_mem = (ctypes.c_char * _TENSOR_HEAD.size).from_address(tensor)
                 self._head = None
             head = _TENSOR_HEAD.unpack_from(self._t_mem)
-            if head != self._head:
-                if not self._rebind(head):
-                    return self._bound._slow_value(self.name)
+            if head != self._head and not self._rebind(head):
+                self._fkey = None
+                return self._bound._slow_value(self.name)
             key = self._dims_fmt.unpack_from(self._dims)
-            if key == self._key:
-                return self._value
-            return self._slice(key)
+            value = self._value if key == self._key else self._slice(key)
+            self._fkey, self._tkey, self._dkey = fkey, self._t_mem.raw, self._dims.raw
+            return value
         if kind == _INT:
-            return int_value
-        if kind == _BOOL:
-            return bool(int_value)
-        if kind == _FLOAT:
-            return float_value
-        if kind == _NONE:
-            return None
-        return self._bound._slow_value(self.name)  # pragma: no cover - a NULL tensor
+            value = int_value
+        elif kind == _BOOL:
+            value = bool(int_value)
+        elif kind == _FLOAT:
+            value = float_value
+        elif kind == _NONE:
+            value = None
+        else:  # pragma: no cover - a NULL tensor
+            self._fkey = None
+            return self._bound._slow_value(self.name)
+        self._key, self._value = None, value
+        self._fkey, self._tkey = fkey, None
+        return value
 
     def _rebind(self, head: Tuple[Any, ...]) -> bool:
         """A new header (first read, or the library reports other memory, dtype, device or
@@ -311,6 +360,7 @@ class _FieldReader:
         self._head = head
         # a base over the batch's own array when the field views an input from its start
         base = self._bound.batch._base_for(data + offset, dt) if data else None
+        self._data = data + offset
         self._base = base
         self._base_key = None if base is None else (base.shape, tuple(
             s // base.itemsize for s in base.strides))
@@ -352,6 +402,18 @@ class _FieldReader:
         return view
 
 
+def _input_view(base: np.ndarray, cells: Any, cell: int) -> Any:
+    """trust_inputs: ``base[:cells[cell]]``, the slice made again only when the length moves."""
+    last = [-1, None]
+
+    def view() -> np.ndarray:
+        k = cells[cell]
+        if k != last[0]:
+            last[0], last[1] = k, base[:k]
+        return last[1]  # type: ignore[return-value]
+    return view
+
+
 class PersistentMetadata:
     """The metadata of a :class:`BoundBatch`'s builds: one object, valid until the builder's
     next build or close (as a :class:`~libattn.Metadata`; then :class:`StaleMetadata`).
@@ -364,23 +426,39 @@ class PersistentMetadata:
     ``to_dict()``, ``fields()``).
     """
 
-    __slots__ = ("_bound", "_generation", "_readers")
+    __slots__ = ("_bound", "_builder", "_generation", "_readers", "_trusted")
 
     def __init__(self, bound: "BoundBatch") -> None:
         self._bound = bound
+        self._builder = bound.builder
         self._generation = -1
-        self._readers: Dict[str, _FieldReader] = {}
+        self._readers: Dict[str, Any] = {}  # name -> its _FieldReader's read
+        self._trusted: Dict[str, Any] = {}  # trust_inputs: name -> the view of its input
 
     def __getitem__(self, name: str) -> Any:
-        b = self._bound
-        if b.builder._generation != self._generation:
-            raise StaleMetadata(b._stale_reason())
-        r = self._readers.get(name)
-        if r is None:
-            if not isinstance(name, str):
-                raise KeyError(name)
-            r = self._readers[name] = _FieldReader(b, name)
-        return r.read()
+        if self._builder._generation != self._generation:
+            raise StaleMetadata(self._bound._stale_reason())
+        t = self._trusted.get(name)
+        if t is not None:
+            return t()
+        try:
+            return self._readers[name]()
+        except KeyError:
+            if name in self._readers:
+                raise  # the library's NotFound, as KeyError
+        if not isinstance(name, str):
+            raise KeyError(name)
+        r = _FieldReader(self._bound, name)
+        value = r.read()  # KeyError for a name the backend lacks: no reader kept
+        self._readers[name] = r.read
+        if self._bound.trust_inputs and name in self._bound.batch.arrays:
+            # only a field named as the input (vLLM's pass-through, e.g. FlashAttentionMetadata's
+            # seq_lens = common.seq_lens): others of equal bytes may be a prefix (FLASHINFER's
+            # decode_block_tables is block_table[:num_decodes], all of it when all decode)
+            rule = r.input_rule()
+            if rule is not None:
+                self._trusted[name] = _input_view(rule[0], self._bound.batch._cells, rule[1])
+        return value
 
     def get(self, name: str, default: Any = None) -> Any:
         try:
@@ -405,12 +483,11 @@ class BoundBatch:
     (:meth:`Builder.bind`, :meth:`Library.persistent_builder`): :meth:`build` sets the batch's
     scalars and calls ``attn_build`` on the bound struct, with arguments made once."""
 
-    def __init__(self, builder: Builder, batch: PersistentBatch) -> None:
-        cfg = builder.config
-        if (batch.max_num_reqs > cfg.max_num_seqs or
-                batch.max_num_tokens > cfg.max_num_batched_tokens):
-            # not an error of memory safety (the counts are checked against both), a mistake
-            pass
+    def __init__(self, builder: Builder, batch: PersistentBatch,
+                 trust_inputs: bool = False) -> None:
+        #: serve a field that the library answered, on its first read, is a bound input exactly
+        #: as bound, from the batch's array without asking again (see the README)
+        self.trust_inputs = bool(trust_inputs)
         self.builder = builder
         self.batch = batch
         self._lib = lib = builder._lib
@@ -425,7 +502,9 @@ class BoundBatch:
         self._call = functools.partial(build, self._handle, ctypes.c_int64(0), self._struct_ref,
                                        ctypes.c_int32(0), ctypes.byref(out), None)
         self.metadata = PersistentMetadata(self)
-        self._set_counts = batch.set_counts
+        # PersistentBatch.set_counts, inlined in build: the capacity, the cells, the struct
+        self._max_reqs, self._max_tokens = batch.max_num_reqs, batch.max_num_tokens
+        self._cells, self._struct = batch._cells, batch._struct
 
     def build(self, num_reqs: int, num_actual_tokens: int, max_query_len: int,
               max_seq_len: int, common_prefix_len: int = 0, fast_build: bool = False,
@@ -436,7 +515,16 @@ class BoundBatch:
         b = self.builder
         if b._handle is None:
             raise ValueError("builder is closed")
-        self._set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+        # batch.set_counts(...), inline (a per-step cost)
+        if not (0 <= num_reqs <= self._max_reqs and 0 <= num_actual_tokens <= self._max_tokens):
+            self.batch._refuse(num_reqs, num_actual_tokens)
+        try:
+            _CELLS.pack_into(self._cells, 0, num_actual_tokens, num_reqs + 1, num_reqs)
+            _COUNTS.pack_into(self._struct, _COUNTS_AT, num_reqs, num_actual_tokens,
+                              max_query_len, max_seq_len)
+        except struct.error:
+            self.batch.set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+            raise  # pragma: no cover - set_counts raised the TypeError
         if common_prefix_len or fast_build or stream is not None:
             from .builder import stream_handle
             err = self._build_fn(self._handle, ctypes.c_int64(common_prefix_len),
@@ -478,19 +566,19 @@ class BoundBatch:
                 "were reused); keep results with .metadata().clone()")
 
 
-def bind(builder: Builder, batch: PersistentBatch) -> BoundBatch:
+def bind(builder: Builder, batch: PersistentBatch, trust_inputs: bool = False) -> BoundBatch:
     """:meth:`Builder.bind`."""
     if not isinstance(batch, PersistentBatch):
         raise TypeError(f"bind() takes a PersistentBatch, not {type(batch).__name__}")
-    return BoundBatch(builder, batch)
+    return BoundBatch(builder, batch, trust_inputs)
 
 
 def persistent_builder(lib: "Library", backend: str, spec: KvCacheSpec, config: BuilderConfig,
-                       batch: PersistentBatch,
-                       validate: int = ValidateMode.HOST) -> BoundBatch:
+                       batch: PersistentBatch, validate: int = ValidateMode.HOST,
+                       trust_inputs: bool = False) -> BoundBatch:
     """:meth:`Library.persistent_builder`: a builder made with ``config`` at the validation
     level ``validate`` (passed through as ``attn_builder_config_t.validate``: HOST by default;
     a level the library does not know is refused by ``attn_builder_create``), bound to
     ``batch``. Close it with ``.builder.close()`` (or ``with``)."""
     cfg = dataclasses.replace(config, validate=int(validate))
-    return BoundBatch(Builder(lib, backend, spec, cfg), batch)
+    return BoundBatch(Builder(lib, backend, spec, cfg), batch, trust_inputs)

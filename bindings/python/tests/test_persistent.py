@@ -70,17 +70,19 @@ def same(a, b):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("mirrors", [False, True])
-def test_same_metadata_as_the_ordinary_api(lib, backend, mirrors):
-    rng = np.random.default_rng(zlib.crc32(f"{backend}{mirrors}".encode()))
+@pytest.mark.parametrize("mirrors,trust", [(False, False), (True, False), (True, True)])
+def test_same_metadata_as_the_ordinary_api(lib, backend, mirrors, trust):
+    rng = np.random.default_rng(zlib.crc32(f"{backend}{mirrors}{trust}".encode()))
     cfg = config()
     inputs = ("query_start_loc_cpu", "seq_lens_cpu") if mirrors else ()
     batch = libattn.PersistentBatch(cfg, WIDTH, inputs=inputs)
-    step = lib.persistent_builder(backend, spec(), cfg, batch)
+    step = lib.persistent_builder(backend, spec(), cfg, batch, trust_inputs=trust)
     with step.builder, lib.builder(backend, spec(), cfg) as plain:
         for i in range(25):
             query, context = random_batch(rng)
-            if i % 5 == 4:  # all decodes at times (the builders' shortcuts)
+            # all decodes at times (the builders' shortcuts), and first: trust_inputs decides
+            # on the first read, where a prefix of the decodes would look like the whole input
+            if i % 5 == 4 or i == 0:
                 query[:] = 1
             n, t, mq, ms = write(batch, query, context)
             want = plain.build(ordinary(batch, n, t, mq, ms)).to_dict()
@@ -93,6 +95,11 @@ def test_same_metadata_as_the_ordinary_api(lib, backend, mirrors):
                 assert same(got, want[name]), (backend, i, name, got, want[name])
                 if isinstance(got, np.ndarray):
                     assert not got.flags.writeable
+            if trust and backend in ("FLASH_ATTN", "TRITON_ATTN"):  # pass-through inputs
+                assert {"query_start_loc", "seq_lens", "block_table",
+                        "slot_mapping"} <= set(md._trusted)
+            elif not trust:
+                assert not md._trusted
             # the ordinary Metadata of the same build agrees too
             full = md.metadata().to_dict()
             assert all(same(full[k], want[k]) for k in names)
