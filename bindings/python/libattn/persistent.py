@@ -402,6 +402,14 @@ class _FieldReader:
         return view
 
 
+#: the build's scalars, by name, in BoundBatch._counts
+_SCALARS = {"num_reqs": 0, "num_actual_tokens": 1, "max_query_len": 2, "max_seq_len": 3}
+
+
+def _scalar(bound: "BoundBatch", i: int) -> int:
+    return bound._counts[i]
+
+
 def _input_view(base: np.ndarray, cells: Any, cell: int) -> Any:
     """trust_inputs: ``base[:cells[cell]]``, the slice made again only when the length moves."""
     last = [-1, None]
@@ -451,13 +459,19 @@ class PersistentMetadata:
         r = _FieldReader(self._bound, name)
         value = r.read()  # KeyError for a name the backend lacks: no reader kept
         self._readers[name] = r.read
-        if self._bound.trust_inputs and name in self._bound.batch.arrays:
+        bound = self._bound
+        if bound.trust_inputs and name in bound.batch.arrays:
             # only a field named as the input (vLLM's pass-through, e.g. FlashAttentionMetadata's
             # seq_lens = common.seq_lens): others of equal bytes may be a prefix (FLASHINFER's
             # decode_block_tables is block_table[:num_decodes], all of it when all decode)
             rule = r.input_rule()
             if rule is not None:
-                self._trusted[name] = _input_view(rule[0], self._bound.batch._cells, rule[1])
+                self._trusted[name] = _input_view(rule[0], bound.batch._cells, rule[1])
+        elif (bound.trust_inputs and name in _SCALARS and type(value) is int
+              and value == bound._counts[_SCALARS[name]]):
+            # a scalar named as one of the build's (FlashAttentionMetadata.max_seq_len =
+            # common.max_seq_len) that the library answered with that value
+            self._trusted[name] = functools.partial(_scalar, bound, _SCALARS[name])
         return value
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -505,6 +519,7 @@ class BoundBatch:
         # PersistentBatch.set_counts, inlined in build: the capacity, the cells, the struct
         self._max_reqs, self._max_tokens = batch.max_num_reqs, batch.max_num_tokens
         self._cells, self._struct = batch._cells, batch._struct
+        self._counts = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
 
     def build(self, num_reqs: int, num_actual_tokens: int, max_query_len: int,
               max_seq_len: int, common_prefix_len: int = 0, fast_build: bool = False,
@@ -523,8 +538,10 @@ class BoundBatch:
             _COUNTS.pack_into(self._struct, _COUNTS_AT, num_reqs, num_actual_tokens,
                               max_query_len, max_seq_len)
         except struct.error:
+            self._failed()
             self.batch.set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
             raise  # pragma: no cover - set_counts raised the TypeError
+        self._counts = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
         if common_prefix_len or fast_build or stream is not None:
             from .builder import stream_handle
             err = self._build_fn(self._handle, ctypes.c_int64(common_prefix_len),
@@ -534,11 +551,18 @@ class BoundBatch:
         else:
             err = self._call()
         if err:
+            self._failed()
             self._lib.check(err)
         b._generation = g = b._generation + 1
         md = self.metadata
         md._generation = g
         return md
+
+    def _failed(self) -> None:
+        """A failed build: the batch's shapes and scalars are the failed build's, no longer
+        those of the metadata; it goes stale (the library keeps its previous metadata, which
+        the ordinary API would still read)."""
+        self.metadata._generation = -2
 
     # ---- helpers of the readers -----------------------------------------------------------
     def _anchor(self) -> Any:
@@ -560,6 +584,9 @@ class BoundBatch:
         if b._handle is None:
             return ("the builder of this metadata is closed; keep results with "
                     ".metadata().clone() before closing it")
+        if self.metadata._generation == -2:
+            return ("the last build of this bound batch failed (its scalars and shapes are "
+                    "set); build again")
         if self.metadata._generation < 0:
             return "nothing has been built with this bound batch yet"
         return ("this metadata belongs to a builder that has built again since (its buffers "

@@ -97,7 +97,7 @@ def test_same_metadata_as_the_ordinary_api(lib, backend, mirrors, trust):
                     assert not got.flags.writeable
             if trust and backend in ("FLASH_ATTN", "TRITON_ATTN"):  # pass-through inputs
                 assert {"query_start_loc", "seq_lens", "block_table",
-                        "slot_mapping"} <= set(md._trusted)
+                        "slot_mapping", "max_seq_len", "max_query_len"} <= set(md._trusted)
             elif not trust:
                 assert not md._trusted
             # the ordinary Metadata of the same build agrees too
@@ -160,6 +160,8 @@ def test_capacity_overflow_is_refused(lib):
     batch = libattn.PersistentBatch(cfg, WIDTH)
     step = lib.persistent_builder("FLASH_ATTN", spec(), cfg, batch)
     with step.builder:
+        with pytest.raises(libattn.StaleMetadata, match="nothing has been built"):
+            step.metadata["seq_lens"]
         with pytest.raises(libattn.InvalidArgument, match=r"num_reqs=257 .*capacity \[0, 256\]"):
             step.build(257, 257, 1, 10)
         with pytest.raises(libattn.InvalidArgument,
@@ -169,8 +171,8 @@ def test_capacity_overflow_is_refused(lib):
             step.build(-1, 0, 0, 0)
         with pytest.raises(TypeError, match="must be ints"):
             step.build(1.5, 1, 1, 1)
-        # nothing was built: the metadata has no build yet
-        with pytest.raises(libattn.StaleMetadata, match="nothing has been built"):
+        # a scalar pack_into refused: the batch's shapes may be half set, the metadata is stale
+        with pytest.raises(libattn.StaleMetadata, match="last build .* failed"):
             step.metadata["seq_lens"]
         # the capacity itself builds
         batch.query_start_loc[:] = np.arange(257)
@@ -196,6 +198,11 @@ def test_library_checks_still_apply(lib):
         batch.seq_lens[:2] = [3, 2]  # request 1: 4 query tokens, sequence 2
         with pytest.raises(libattn.InvalidArgument, match="common->"):
             step.build(2, 5, 4, 3)
+        with pytest.raises(libattn.StaleMetadata, match="last build .* failed"):
+            step.metadata["seq_lens"]
+        batch.seq_lens[:2] = [3, 4]
+        md = step.build(2, 5, 4, 4)
+        assert list(md["seq_lens"]) == [3, 4]
 
 
 def test_staleness_and_lifetimes(lib):
