@@ -26,6 +26,10 @@ What is bound once and what is read per build (exactly; docs in the binding's RE
   input; else the builder's persistent buffer as first seen, grown when a longer shape is
   reported), sliced to the reported shape; the same array object is returned while the
   reported shape and strides stay the same.
+- ``trust_inputs=True``: a field named as a bound input (or as one of the four scalars) that
+  the library answered, on its first read, with that input exactly as bound (that scalar's
+  value) is served from then on from the batch (the build's scalars) without a call; see the
+  README for what that assumes.
 """
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ from .enums import Status, ValidateMode
 from .errors import InvalidArgument
 from .metadata import (Metadata, StaleMetadata, _BOOL, _FIELD, _FIELD_SIZE, _FLOAT, _INT, _NONE,
                        _TENSOR)
-from .structs import attn_field_t, attn_tensor_t
+from .structs import attn_common_metadata_t, attn_tensor_t
 from .tensors import _TENSOR as _TENSOR_HEAD, _view, array_address, tensor_arg
 
 if TYPE_CHECKING:
@@ -82,15 +86,7 @@ PERSISTENT_INPUTS: Dict[str, Tuple[int, Any]] = {
 _REQUIRED = ("query_start_loc", "seq_lens", "block_table", "slot_mapping")
 _CELLS = struct.Struct("=3q")  # num_actual_tokens, num_reqs + 1, num_reqs (width stays)
 _COUNTS = struct.Struct("=4q")
-_COUNTS_AT = 0  # set below from the struct
-
-
-def _counts_at() -> int:
-    from .structs import attn_common_metadata_t
-    return attn_common_metadata_t.num_reqs.offset
-
-
-_COUNTS_AT = _counts_at()
+_COUNTS_AT = attn_common_metadata_t.num_reqs.offset  # the four scalars, consecutive int64
 _SHAPE_AT = attn_tensor_t.shape.offset
 _VOIDP = ctypes.c_void_p
 
@@ -160,7 +156,6 @@ class PersistentBatch:
         # width (the block table's shape is (num_reqs, width): the last two)
         self._cells = cells = (ctypes.c_int64 * 4)(0, 1, 0, width)
         base = ctypes.addressof(cells)
-        from .structs import attn_common_metadata_t
         for n in names:
             field = "block_table_tensor" if n == "block_table" else n
             p = getattr(attn_common_metadata_t, field)
@@ -205,7 +200,8 @@ class PersistentBatch:
         """The scalars of the next build: the bound tensors then describe the first
         ``num_reqs`` requests (``num_reqs + 1`` offsets) and ``num_actual_tokens`` tokens.
         InvalidArgument (a ValueError) past the capacity, naming it."""
-        if not (0 <= num_reqs <= self.max_num_reqs and 0 <= num_actual_tokens <= self.max_num_tokens):
+        if not (0 <= num_reqs <= self.max_num_reqs and
+                0 <= num_actual_tokens <= self.max_num_tokens):
             self._refuse(num_reqs, num_actual_tokens)
         try:
             _CELLS.pack_into(self._cells, 0, num_actual_tokens, num_reqs + 1, num_reqs)

@@ -54,7 +54,8 @@ def ordinary(batch, n, t, mq, ms):
     """The ordinary API's CommonMetadata of copies of the batch's first rows."""
     kw = dict(query_start_loc=batch.query_start_loc[: n + 1].copy(),
               seq_lens=batch.seq_lens[:n].copy(), block_table=batch.block_table[:n].copy(),
-              slot_mapping=np.from_dlpack(batch.slot_mapping)[:t].copy(), num_reqs=n, num_actual_tokens=t,
+              slot_mapping=np.from_dlpack(batch.slot_mapping)[:t].copy(), num_reqs=n,
+              num_actual_tokens=t,
               max_query_len=mq, max_seq_len=ms)
     if "query_start_loc_cpu" in batch.arrays:
         kw["query_start_loc_cpu"] = batch.query_start_loc_cpu[: n + 1].copy()
