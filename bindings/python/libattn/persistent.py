@@ -406,12 +406,18 @@ def _scalar(bound: "BoundBatch", i: int) -> int:
     return bound._counts[i]
 
 
-def _input_view(base: np.ndarray, cells: Any, cell: int) -> Any:
-    """trust_inputs: ``base[:cells[cell]]``, the slice made again only when the length moves."""
+#: shape cell -> (index in BoundBatch._counts, what to add): the length of an input
+_CELL_COUNT = {_TOK: (1, 0), _REQ1: (0, 1), _REQ: (0, 0)}
+
+
+def _input_view(base: np.ndarray, bound: "BoundBatch", cell: int) -> Any:
+    """trust_inputs: the input's first rows as bound (``base[:num_reqs]``, ...), the slice made
+    again only when the length moves."""
+    i, add = _CELL_COUNT[cell]
     last = [-1, None]
 
     def view() -> np.ndarray:
-        k = cells[cell]
+        k = bound._counts[i] + add
         if k != last[0]:
             last[0], last[1] = k, base[:k]
         return last[1]  # type: ignore[return-value]
@@ -462,7 +468,7 @@ class PersistentMetadata:
             # decode_block_tables is block_table[:num_decodes], all of it when all decode)
             rule = r.input_rule()
             if rule is not None:
-                self._trusted[name] = _input_view(rule[0], bound.batch._cells, rule[1])
+                self._trusted[name] = _input_view(rule[0], bound, rule[1])
         elif (bound.trust_inputs and name in _SCALARS and type(value) is int
               and value == bound._counts[_SCALARS[name]]):
             # a scalar named as one of the build's (FlashAttentionMetadata.max_seq_len =
@@ -516,6 +522,7 @@ class BoundBatch:
         self._max_reqs, self._max_tokens = batch.max_num_reqs, batch.max_num_tokens
         self._cells, self._struct = batch._cells, batch._struct
         self._counts = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
+        self._step = self.build = _step_function(self)  # build, its state in a closure
 
     def build(self, num_reqs: int, num_actual_tokens: int, max_query_len: int,
               max_seq_len: int, common_prefix_len: int = 0, fast_build: bool = False,
@@ -523,36 +530,15 @@ class BoundBatch:
         """Sets the batch's scalars and builds (vLLM's ``build(common_prefix_len,
         common_attn_metadata, fast_build)`` on the batch's first rows); returns
         :attr:`metadata`, whose fields are then this build's."""
-        b = self.builder
-        if b._handle is None:
-            raise ValueError("builder is closed")
-        # batch.set_counts(...), inline (a per-step cost)
-        if not (0 <= num_reqs <= self._max_reqs and 0 <= num_actual_tokens <= self._max_tokens):
-            self.batch._refuse(num_reqs, num_actual_tokens)
-        try:
-            _CELLS.pack_into(self._cells, 0, num_actual_tokens, num_reqs + 1, num_reqs)
-            _COUNTS.pack_into(self._struct, _COUNTS_AT, num_reqs, num_actual_tokens,
-                              max_query_len, max_seq_len)
-        except struct.error:
-            self._failed()
-            self.batch.set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
-            raise  # pragma: no cover - set_counts raised the TypeError
-        self._counts = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
-        if common_prefix_len or fast_build or stream is not None:
-            from .builder import stream_handle
-            err = self._build_fn(self._handle, ctypes.c_int64(common_prefix_len),
-                                 self._struct_ref, ctypes.c_int32(int(bool(fast_build))),
-                                 ctypes.byref(self._out),
-                                 None if stream is None else _VOIDP(stream_handle(stream)))
-        else:
-            err = self._call()
-        if err:
-            self._failed()
-            self._lib.check(err)
-        b._generation = g = b._generation + 1
-        md = self.metadata
-        md._generation = g
-        return md
+        return self._step(num_reqs, num_actual_tokens, max_query_len, max_seq_len,
+                          common_prefix_len, fast_build, stream)
+
+    def _general(self, common_prefix_len: int, fast_build: bool, stream: Any) -> Any:
+        """attn_build with arguments made now (a cascade prefix, fast_build, a stream)."""
+        from .builder import stream_handle
+        return self._build_fn(self._handle, ctypes.c_int64(common_prefix_len), self._struct_ref,
+                              ctypes.c_int32(int(bool(fast_build))), ctypes.byref(self._out),
+                              None if stream is None else _VOIDP(stream_handle(stream)))
 
     def _failed(self) -> None:
         """A failed build: the batch's shapes and scalars are the failed build's, no longer
@@ -587,6 +573,44 @@ class BoundBatch:
             return "nothing has been built with this bound batch yet"
         return ("this metadata belongs to a builder that has built again since (its buffers "
                 "were reused); keep results with .metadata().clone()")
+
+
+def _step_function(bound: BoundBatch) -> Any:
+    """BoundBatch.build as a closure over what it uses (a per-step cost: a closure variable is
+    cheaper than an attribute): PersistentBatch.set_counts inline, attn_build with arguments
+    made once, the generation of the builder and of the metadata moved on."""
+    builder, md, batch, lib = bound.builder, bound.metadata, bound.batch, bound._lib
+    call, cells, cs = bound._call, batch._cells, batch._struct
+    max_reqs, max_tokens = batch.max_num_reqs, batch.max_num_tokens
+    pack_cells, pack_counts, at = _CELLS.pack_into, _COUNTS.pack_into, _COUNTS_AT
+
+    def build(num_reqs: int, num_actual_tokens: int, max_query_len: int, max_seq_len: int,
+              common_prefix_len: int = 0, fast_build: bool = False,
+              stream: Any = None) -> PersistentMetadata:
+        if builder._handle is None:
+            raise ValueError("builder is closed")
+        if not (0 <= num_reqs <= max_reqs and 0 <= num_actual_tokens <= max_tokens):
+            batch._refuse(num_reqs, num_actual_tokens)
+        try:
+            pack_cells(cells, 0, num_actual_tokens, num_reqs + 1, num_reqs)
+            pack_counts(cs, at, num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+        except struct.error:
+            bound._failed()
+            batch.set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+            raise  # pragma: no cover - set_counts raised the TypeError
+        bound._counts = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+        if common_prefix_len or fast_build or stream is not None:
+            err = bound._general(common_prefix_len, fast_build, stream)
+        else:
+            err = call()
+        if err:
+            bound._failed()
+            lib.check(err)
+        builder._generation = md._generation = builder._generation + 1
+        return md
+
+    build.__doc__ = BoundBatch.build.__doc__
+    return build
 
 
 def bind(builder: Builder, batch: PersistentBatch, trust_inputs: bool = False) -> BoundBatch:
