@@ -280,3 +280,25 @@ def test_given_arrays_and_dlpack_tensors_are_bound(lib):
         for name, value in want.items():
             assert same(md[name], value), name
         assert np.shares_memory(md["slot_mapping"], slots)
+
+
+@pytest.mark.parametrize("backend", ["FLASH_ATTN", "TRITON_ATTN"])
+def test_trusted_validation_level_gives_the_same_metadata(lib, backend):
+    """ATTN_VALIDATE_TRUSTED (2, libattn 1.7) passed through: on valid batches the metadata is
+    the host-validated one's. Skipped with a library that refuses the level (before 1.7)."""
+    cfg = config()
+    batch = libattn.PersistentBatch(cfg, WIDTH)
+    try:
+        step = lib.persistent_builder(backend, spec(), cfg, batch, validate=2,
+                                      trust_inputs=True)
+    except libattn.InvalidArgument as e:
+        assert "config->validate=2" in str(e)
+        pytest.skip(f"this library refuses ATTN_VALIDATE_TRUSTED: {e}")
+    rng = np.random.default_rng(7)
+    with step.builder, lib.builder(backend, spec(), cfg) as plain:
+        for _ in range(20):
+            args = write(batch, *random_batch(rng))
+            want = plain.build(ordinary(batch, *args)).to_dict()
+            md = step.build(*args)
+            for name, value in want.items():
+                assert same(md[name], value), name
