@@ -166,13 +166,15 @@ class PersistentBatch:
             shape_p = ctypes.c_void_p.from_address(address + _SHAPE_AT)
             shape_p.value = base + 8 * cell
         self._struct = s
-        #: data address -> (read-only view of the whole array, its dtype, its shape cell)
-        self._readonly: Dict[int, Tuple[np.ndarray, Any, int]] = {}
+        #: data address -> (read-only view of the whole array, its dtype, its shape cell, the
+        #: input's name; the first input of an array given twice)
+        self._readonly: Dict[int, Tuple[np.ndarray, Any, int, str]] = {}
         for n, a in self.arrays.items():
             if isinstance(a, np.ndarray):
                 ro = a.view()
                 ro.flags.writeable = False
-                self._readonly[array_address(a)] = (ro, a.dtype, PERSISTENT_INPUTS[n][0])
+                self._readonly.setdefault(array_address(a),
+                                          (ro, a.dtype, PERSISTENT_INPUTS[n][0], n))
         self.set_counts(0, 0, 0, 0)
 
     # the scalars of the last set_counts (the bound struct's)
@@ -229,12 +231,13 @@ class PersistentBatch:
         hit = self._readonly.get(data)
         return hit[0] if hit is not None and hit[1] == dtype else None
 
-    def _input_rule(self, data: int, value: np.ndarray) -> Optional[Tuple[np.ndarray, int]]:
-        """(the read-only view of the input, its shape cell) when ``value`` (a field's value,
-        viewing memory from ``data``) is that input exactly as bound now: its first rows, all
-        columns, the bound length; else None."""
+    def _input_rule(self, name: str, data: int,
+                    value: np.ndarray) -> Optional[Tuple[np.ndarray, int]]:
+        """(the read-only view of input ``name``, its shape cell) when ``value`` (a field's
+        value, viewing memory from ``data``) is that input exactly as bound now: its first rows,
+        all columns, the bound length; else None."""
         hit = self._readonly.get(data)
-        if hit is None or hit[1] != value.dtype:
+        if hit is None or hit[1] != value.dtype or hit[3] != name:
             return None
         base, cell = hit[0], hit[2]
         if (value.strides != base.strides or value.shape[1:] != base.shape[1:] or
@@ -283,7 +286,7 @@ class _FieldReader:
         v = self._value
         if self._fkey is None or self._tkey is None or not isinstance(v, np.ndarray):
             return None
-        return self._bound.batch._input_rule(self._data, v)
+        return self._bound.batch._input_rule(self.name, self._data, v)
 
     def read(self) -> Any:
         """The field's current value: one ``attn_metadata_get`` call, then, when the library's
