@@ -554,10 +554,13 @@ class Runner:
         f0, f1, f2, f3, f4 = self.STEP_FIELDS
         build = step.build
 
+        src_qsl, src_seq, src_slots = b.qsl, b.seq, b.slots
+        n1 = n + 1
+
         def run() -> Any:
-            qsl[: n + 1] = b.qsl
-            seq[:n] = b.seq
-            slots[:t] = b.slots
+            qsl[:n1] = src_qsl
+            seq[:n] = src_seq
+            slots[:t] = src_slots
             md = build(n, t, mq, ms)
             return md[f0], md[f1], md[f2], md[f3], md[f4]
 
