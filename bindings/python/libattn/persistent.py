@@ -521,9 +521,6 @@ class BoundBatch:
         self._call = functools.partial(build, self._handle, ctypes.c_int64(0), self._struct_ref,
                                        ctypes.c_int32(0), ctypes.byref(out), None)
         self.metadata = PersistentMetadata(self)
-        # PersistentBatch.set_counts, inlined in build: the capacity, the cells, the struct
-        self._max_reqs, self._max_tokens = batch.max_num_reqs, batch.max_num_tokens
-        self._cells, self._struct = batch._cells, batch._struct
         self._counts = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
         self._step = self.build = _step_function(self)  # build, its state in a closure
 

@@ -302,3 +302,32 @@ def test_trusted_validation_level_gives_the_same_metadata(lib, backend):
             md = step.build(*args)
             for name, value in want.items():
                 assert same(md[name], value), name
+
+
+@pytest.mark.parametrize("trust", [False, True])
+def test_cascade_builds_switch_and_back(lib, trust):
+    """FLASH_ATTN with a common prefix (vLLM's cascade: its own metadata variant in the
+    builder, other fields and tensors) between plain builds: every field as the ordinary API's,
+    whatever moved in between."""
+    cfg = config()
+    batch = libattn.PersistentBatch(cfg, WIDTH)
+    step = lib.persistent_builder("FLASH_ATTN", spec(), cfg, batch, trust_inputs=trust)
+    rng = np.random.default_rng(11)
+    with step.builder, lib.builder("FLASH_ATTN", spec(), cfg) as plain:
+        for prefix in (0, 32, 0, 48, 16, 0):
+            query, context = random_batch(rng, 12, 8)
+            context = np.maximum(context, 64).astype(np.int32)
+            args = write(batch, query, context)
+            if prefix:  # the first blocks shared by every request
+                batch.block_table[: args[0], : prefix // BLOCK] = np.arange(1, prefix // BLOCK + 1)
+            want = plain.build(ordinary(batch, *args), common_prefix_len=prefix).to_dict()
+            md = step.build(*args, common_prefix_len=prefix)
+            for name, value in want.items():
+                assert same(md[name], value), (prefix, name)
+            # the cascade fields exist in the cascade variant only: KeyError in a plain build,
+            # also once read in a cascade build
+            if prefix:
+                assert md["use_cascade"] is True and md["common_prefix_len"] == prefix
+            else:
+                with pytest.raises(KeyError):
+                    md["use_cascade"]
