@@ -13,6 +13,9 @@ batches (1 request x 100 tokens, 256 decodes x 4k context):
              them, then given), beside the raw attn_build call for scale;
   field      md["seq_lens"] (a numpy view) and md["max_seq_len"] (an int), then md["seq_lens"]
              of a fresh build (build + read, less the build);
+  persistent the persistent batch (issue 18) on the same arrays: BoundBatch.build (scalars
+             only) vs the raw attn_build, md["seq_lens"] / md["max_seq_len"] read through
+             the library (exact) and with trust_inputs;
   utilities  split_decodes_and_prefills, reorder_batch_to_split_decodes_and_prefills,
              make_local_attention_virtual_batches (binding-allocated outputs, then the caller's:
              a dict converted per call, a LocalAttentionOutputs converted once; the raw call
@@ -80,6 +83,33 @@ def arrays(n: int, context: int) -> Dict[str, np.ndarray]:
 Row = Tuple[str, str, float, float]  # operation, batch, raw ns, binding ns
 
 
+def measure_persistent(lib: "libattn.Library", b: "libattn.Builder", spec: "libattn.KvCacheSpec",
+                       config: "libattn.BuilderConfig", a: Dict[str, np.ndarray], label: str,
+                       raw_ns: float) -> List[Row]:
+    """The persistent batch (issue 18) on the same arrays, written once: its build (scalars
+    only) beside the raw attn_build, and field reads asking the library (exact) and with
+    trust_inputs."""
+    n = len(a["seq_lens"])
+    batch = libattn.PersistentBatch(config, a["block_table"].shape[1])
+    for name, x in a.items():
+        batch.arrays[name][: len(x)] = x
+    scalars = (n, n, 1, int(a["seq_lens"].max()))
+    rows: List[Row] = []
+    for trust in (False, True):
+        step = b.bind(batch, trust_inputs=trust)
+        md = step.build(*scalars)
+        tag = ", trust_inputs" if trust else ""
+        if not trust:
+            rows.append(("BoundBatch.build (persistent batch)", label, raw_ns,
+                         best_ns(lambda: step.build(*scalars))))
+        md["seq_lens"], md["max_seq_len"]
+        rows.append((f'md["seq_lens"], persistent{tag}', label, raw_ns,
+                     best_ns(lambda: md["seq_lens"])))
+        rows.append((f'md["max_seq_len"], persistent{tag}', label, raw_ns,
+                     best_ns(lambda: md["max_seq_len"])))
+    return rows
+
+
 def measure_batch(lib: "libattn.Library", n: int, context: int, quick: bool) -> List[Row]:
     raw = lib.raw
     label = f"{n} x {context + 1}"
@@ -108,6 +138,8 @@ def measure_batch(lib: "libattn.Library", n: int, context: int, quick: bool) -> 
         both = best_ns(lambda: b.build(batch)["seq_lens"])
         rows.append(('md["seq_lens"] of a fresh build', label, raw_ns,
                      max(both - rows[0][3], 0.0)))
+        if hasattr(libattn, "PersistentBatch"):  # issue 18: the persistent batch
+            rows += measure_persistent(lib, b, spec, config, a, label, raw_ns)
     if quick:
         return rows
 

@@ -146,6 +146,39 @@ def best_ns(fn: Callable[[], Any], repeats: int, target_ns: float) -> float:
     return best
 
 
+# issue 18's Python step on a libattn.PersistentBatch, three ways: name -> (validate, trust_inputs).
+# "step": the defaults (host validation, every field read asks the library); "step/ti": fields
+# named as a bound input served from the batch (trust_inputs); "step/tr": that at
+# ATTN_VALIDATE_TRUSTED (2; '-' where the library refuses the level)
+STEP_VARIANTS: Dict[str, Tuple[int, bool]] = {"step": (0, False), "step/ti": (0, True),
+                                              "step/tr": (2, True)}
+
+
+def paired_min_ns(fa: Callable[[], Any], fb: Callable[[], Any], rounds: int, iters: int = 50
+                  ) -> Tuple[float, float]:
+    """ns per call of fa and fb, timed in alternating short rounds (iters calls each) on this
+    thread's CPU clock: the minimum of each. On a loaded machine a long round is almost always
+    interrupted; short alternating rounds see both functions under the same conditions."""
+    fa(), fb()
+    best_a = best_b = float("inf")
+    clock = time.thread_time_ns
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            t0 = clock()
+            for _ in range(iters):
+                fa()
+            t1 = clock()
+            for _ in range(iters):
+                fb()
+            t2 = clock()
+            best_a = min(best_a, (t1 - t0) / iters)
+            best_b = min(best_b, (t2 - t1) / iters)
+    finally:
+        gc.enable()
+    return best_a, best_b
+
+
 def best_single_ns(fn: Callable[[], Any], reset: Callable[[], Any], samples: int) -> float:
     """For calls that mutate their input: `reset` (untimed) before each timed call; the minimum."""
     best = float("inf")
@@ -220,6 +253,10 @@ class Row:
     def __init__(self, workload: str, op: str) -> None:
         self.workload, self.op = workload, op
         self.vllm = self.py = self.raw = self.c = None
+        # issue 18: a Python step on a persistent batch (write the batch, build, read five
+        # fields): variant -> ns, and (vLLM ns, step ns) timed in alternating rounds
+        self.steps: Dict[str, Optional[float]] = {}
+        self.pairs: Dict[str, Optional[Tuple[float, float]]] = {}
         self.status = "ok"
         self.compared = 0
 
@@ -478,6 +515,74 @@ class Runner:
         self.op(w, name, lambda: vb.build(0, vcm), lambda: lb.build(common), cmp,
                 lambda: self.ct.time("vct_build", self.ct.fn("attn_build"), lb.handle, common.ref),
                 lambda: self.lib.raw.attn_build(*b_args))
+        row = self.rows[-1]
+        if row.vllm is not None:
+            run_vllm = lambda: vb.build(0, vcm)  # noqa: E731
+            for variant, (validate, trust) in STEP_VARIANTS.items():
+                row.steps[variant], row.pairs[variant] = self.persistent_step(
+                    w, b, backend, lspec, cfg, lb, common, validate, run_vllm, trust)
+
+    # the five fields a step reads (what FlashAttentionImpl / TritonAttentionImpl.forward read)
+    STEP_FIELDS = ("query_start_loc", "seq_lens", "block_table", "slot_mapping", "max_seq_len")
+
+    def persistent_step(self, w: Workload, b: Batch, backend: str, lspec: Any, cfg: Any,
+                        lb: Any, common: Any, validate: int, run_vllm: Callable[[], Any],
+                        trust: bool) -> Tuple[Optional[float], Optional[Tuple[float, float]]]:
+        """ns of one step on a libattn.PersistentBatch: write the step's arrays (the first rows
+        of query_start_loc, seq_lens and slot_mapping), build with the scalars, read five
+        fields. The block table rows are persistent (written once, as vLLM's BlockTable keeps
+        its rows and appends blocks). A host builder reads the host arrays themselves, so the
+        batch has no separate *_cpu mirrors to write (a CUDA runtime's would). The fields are
+        checked against the ordinary build (with mirrors) first. Returns that time (best_ns, as
+        the other columns) and (vLLM's build, the step) timed in alternating short rounds
+        (paired_min_ns: the ratio that load moves least); Nones where the library refuses the
+        validation level."""
+        batch = libattn.PersistentBatch(cfg, b.width)
+        batch.block_table[: b.n] = b.bt
+        try:
+            step = self.lib.persistent_builder(backend, lspec, cfg, batch, validate=validate,
+                                               trust_inputs=trust)
+        except libattn.InvalidArgument as e:
+            if validate:
+                note = f"persistent step at validate={validate} not run: {e}"
+                if note not in self.notes:
+                    self.notes.append(note)
+                return None, None
+            raise
+        n, t, mq, ms = b.n, b.tokens, b.max_q, b.max_s
+        qsl, seq, slots = batch.query_start_loc, batch.seq_lens, batch.slot_mapping
+        f0, f1, f2, f3, f4 = self.STEP_FIELDS
+        build = step.build
+
+        src_qsl, src_seq, src_slots = b.qsl, b.seq, b.slots
+        n1 = n + 1
+
+        def run() -> Any:
+            qsl[:n1] = src_qsl
+            seq[:n] = src_seq
+            slots[:t] = src_slots
+            md = build(n, t, mq, ms)
+            return md[f0], md[f1], md[f2], md[f3], md[f4]
+
+        got = run()
+        want = lb.build(common)
+        for name, value in zip(self.STEP_FIELDS, got):
+            ref = want[name]
+            if not (np.array_equal(value, ref) if isinstance(ref, np.ndarray) else value == ref):
+                msg = (f"{w.name} / {backend} persistent step (validate={validate}, "
+                       f"trust_inputs={trust}): {name} "
+                       f"differs from the ordinary build")
+                self.mismatches.append(msg)
+                print(f"MISMATCH {msg}", file=sys.stderr)
+                return None, None
+        ns = best_ns(run, self.repeats, self.target)
+        pair = paired_min_ns(run_vllm, run, 60 if self.args.quick else 400)
+        step.builder.close()
+        print(f"  {w.name:<20} {backend + ' persistent step':<46} validate={validate} "
+              f"trust_inputs={int(trust)}: "
+              f"{ns / 1e3:8.2f} us; alternating rounds: vLLM {pair[0] / 1e3:.2f} us, step "
+              f"{pair[1] / 1e3:.2f} us, vLLM/step {pair[0] / pair[1]:.2f}", file=sys.stderr)
+        return ns, pair
 
     def run(self) -> int:
         env = self.env
@@ -506,17 +611,25 @@ class Runner:
                 f"input reset between calls), one process; ratio = vLLM time / libattn time; "
                 f"target {TARGET:.0f}x"]
         cols = ["workload", "op", "vLLM us", "libattn py us", "ctypes us", "C us", "vLLM/py",
-                "vLLM/ctypes", "vLLM/C", "checked"]
+                "vLLM/ctypes", "vLLM/C"]
+        for v in STEP_VARIANTS:
+            cols += [f"{v} us", f"vLLM/{v} (alt.)"]
+        cols.append("checked")
         lines = []
         for r in self.rows:
             if r.vllm is None:
-                lines.append([r.workload, r.op, "-", "-", "-", "-", "-", "-", "-", r.status])
+                lines.append([r.workload, r.op] + ["-"] * (len(cols) - 3) + [r.status])
                 continue
             c = f"{r.c / 1e3:.3f}" if r.c else "-"
             rc = f"{r.vllm / r.c:.1f}" if r.c else "-"
+            steps = []
+            for v in STEP_VARIANTS:
+                ns, pair = r.steps.get(v), r.pairs.get(v)
+                steps += ([f"{ns / 1e3:.2f}", f"{r.vllm / ns:.2f} ({pair[0] / pair[1]:.2f})"]
+                          if ns and pair else ["-", "-"])
             lines.append([r.workload, r.op, f"{r.vllm / 1e3:.2f}", f"{r.py / 1e3:.2f}",
                           f"{r.raw / 1e3:.2f}", c, f"{r.vllm / r.py:.1f}",
-                          f"{r.vllm / r.raw:.1f}", rc, f"{r.compared} equal"])
+                          f"{r.vllm / r.raw:.1f}", rc, *steps, f"{r.compared} equal"])
         out = ["", *head, ""]
         widths = [max(len(str(x)) for x in col) for col in zip(cols, *lines)]
         fmt = lambda row: "  ".join(str(x).ljust(wd) for x, wd in zip(row, widths))  # noqa: E731
@@ -538,6 +651,16 @@ class Runner:
                 summary.append(f"  {op:<50} vLLM {min(r.vllm for r in rs) / 1e3:.2f}-"
                                f"{max(r.vllm for r in rs) / 1e3:.2f} us; {cpart}; binding "
                                f"{min(rp):.1f}-{max(rp):.1f}x ({sum(x >= TARGET for x in rp)}/{len(rp)})")
+            for v in STEP_VARIANTS:
+                label = f"Python persistent {v}"
+                rs = [(r.pairs[v][0] / r.pairs[v][1], r) for r in timed if r.pairs.get(v)]
+                if rs:
+                    worst = min(rs, key=lambda t: t[0])
+                    summary.append(f"{label} (write the batch, build, read five fields) faster "
+                                   f"than vLLM's build() in alternating rounds: "
+                                   f"{sum(x > 1 for x, _ in rs)} of {len(rs)} rows; lowest "
+                                   f"vLLM/step {worst[0]:.2f}x ({worst[1].workload} "
+                                   f"{worst[1].op})")
             for label, attr in (("C call", "c"), ("bare ctypes call", "raw"),
                                 ("Python binding", "py")):
                 rs = [(r.vllm / getattr(r, attr), r) for r in timed if getattr(r, attr)]

@@ -214,6 +214,14 @@ class Builder:
         self._lib.check(self._lib.optional_function("attn_update_draft_decode_metadata")(
             self.handle, metadata.handle, stream_handle(stream)))
 
+    def bind(self, batch: Any, trust_inputs: bool = False) -> Any:
+        """A :class:`~libattn.persistent.BoundBatch`: this builder bound once to a
+        :class:`~libattn.PersistentBatch`, whose ``build(num_reqs, num_actual_tokens,
+        max_query_len, max_seq_len)`` is the per-step call (issue 18); ``trust_inputs``: see
+        the binding's README (Persistent batch)."""
+        from .persistent import bind
+        return bind(self, batch, trust_inputs)
+
     def __repr__(self) -> str:
         if self._handle is None:
             return "Builder(closed)"

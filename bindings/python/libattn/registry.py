@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass
-from typing import FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, List, Optional, Sequence, Tuple
 
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams, layer_array
 from .enums import BackendOrigin, CudagraphMode, CudagraphSupport, KvCacheKind, Status
@@ -113,6 +113,17 @@ class RegistryMixin:
         """A :class:`~libattn.Builder` for ``backend``."""
         from .builder import Builder
         return Builder(self, backend, spec, config)
+
+    def persistent_builder(self, backend: str, spec: KvCacheSpec, config: BuilderConfig,
+                           batch: Any, validate: int = 0, trust_inputs: bool = False) -> Any:
+        """A builder for ``backend`` at the validation level ``validate`` (an
+        ``attn_validate_mode_t``, HOST by default, passed through as the config's ``validate``),
+        bound to ``batch`` (a :class:`~libattn.PersistentBatch`): a
+        :class:`~libattn.persistent.BoundBatch` (``.build(num_reqs, ...)`` per step;
+        ``.builder`` is the :class:`~libattn.Builder`); ``trust_inputs``: see the binding's
+        README (Persistent batch)."""
+        from .persistent import persistent_builder
+        return persistent_builder(self, backend, spec, config, batch, validate, trust_inputs)
 
     def min_cudagraph_support(self, builders: Sequence["Builder"]) -> CudagraphSupport:
         """``attn_min_cudagraph_support``: the lowest level over several builders (how vLLM's
