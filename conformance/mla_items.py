@@ -496,14 +496,9 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
                           None))
             continue
         pairs.append((name, value, got))
-    if v.prefill is not None and optimistic_prefill_rows(b, v):
-        # vLLM 0.33 computes prefill contexts from seq_lens_cpu_upper_bound ("exact for prefill
-        # rows"), but a uniform split can make an async spec-decode row (optimistic bound) a
-        # prefill; libattn reads the exact mirror it is given (its documented extension), so
-        # the contexts differ by the rejected drafts. Not compared on such batches (counted in
-        # the item's paths).
-        seen.update(n for n in lib if n.startswith("prefill_chunked_context_"))
-    elif v.prefill is not None:
+    if v.prefill is not None:
+        # every batch, including those where a uniform split makes an async spec-decode row
+        # (optimistic seq_lens_cpu_upper_bound) a prefill: both plan from the bound
         pairs += _chunk_pairs(v.prefill.chunked_context, md, lib, seen, vb)
     seen.update(PREFILL_EXTENSIONS)
     seen.add("chunked_prefill_workspace_size")
@@ -645,7 +640,7 @@ def mla_item(variant: str) -> Item:
         if s.fa_version:
             parts.append(f"FA{s.fa_version}")
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
-            parts.append("optimistic prefill bounds: chunked context not compared")
+            parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
     return Item(variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,

@@ -22,6 +22,7 @@
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
 #include "backends/flash_attn.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/per_layer_params.h"
@@ -626,10 +627,17 @@ class MlaBuilder final : public Builder {
                          v_.name.c_str());
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     const bool dcp = dcp_ > 1;
-    if (np > 0 && c.seq_lens_host == nullptr)
-      invalid("common->seq_lens_cpu is NULL; ", v_.name,
-              " reads the context lengths of the "
-              "prefills on the host (vLLM's seq_lens_cpu)");
+    // vLLM 0.33 reads the prefills' context lengths from seq_lens_cpu_upper_bound ("exact for
+    // prefill rows", no sync), even where a uniform split counts an async spec-decode row, whose
+    // bound assumes every draft accepted, as a prefill; without the bound, the exact host
+    // lengths (libattn's pre-1.4 callers).
+    const int32_t* prefill_seq_lens = c.seq_lens_cpu_upper_bound
+                                          ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                                          : c.seq_lens_host;
+    if (np > 0 && prefill_seq_lens == nullptr)
+      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); ",
+              v_.name, " reads the context lengths of the prefills on the host (vLLM 0.33 "
+              "asserts seq_lens_cpu_upper_bound is not None)");
     if (nd > 0 && dcp && !c.dcp_local_seq_lens)
       invalid("common->dcp_local_seq_lens is NULL; ", v_.name,
               " decodes with "
@@ -644,7 +652,7 @@ class MlaBuilder final : public Builder {
     if (np > 0) {
       int32_t* contexts = buffers_.as<int32_t>(kBufHostContextLens);
       for (int64_t i = 0; i < np; ++i)
-        contexts[i] = static_cast<int32_t>(c.seq_lens_host[nd + i] - c.query_len(nd + i));
+        contexts[i] = static_cast<int32_t>(prefill_seq_lens[nd + i] - c.query_len(nd + i));
       // The plan's only refusals are a workspace below the alignment (refused at create) and a
       // batch beyond the buffers' capacities (which the config's limits exclude).
       chunks = ops::mla_context_chunk_plan(contexts, c.qsl_host + nd, np, chunk_params_,
@@ -758,7 +766,6 @@ class MlaBuilder final : public Builder {
     const int64_t C = chunk_params_.max_chunks, E = chunk_params_.max_entries;
     int32_t* scratch = buffers_.as<int32_t>(kBufPlanScratch);
     ops::MlaChunkTensors o;
-    o.context_lens = buffers_.as<int32_t>(kBufContextLens);
     o.starts = buffers_.as<int32_t>(kBufStarts);
     o.query_start_loc = buffers_.as<int32_t>(kBufChunkQsl);
     o.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
@@ -790,13 +797,19 @@ class MlaBuilder final : public Builder {
     const bool query_seq_lens = prefill_.cudnn || prefill_.trtllm_ragged;
     // The device inputs; the host path reads the validated host lengths.
     const int32_t* qsl = (exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host) + nd;
-    const int32_t* lens = (exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host) + nd;
     ops::MlaPrefillOut out;
     out.query_start_loc = buffers_.as<int32_t>(kBufPrefillQsl);
     if (query_seq_lens) out.query_seq_lens = buffers_.as<int32_t>(kBufQuerySeqLens);
     ops::mla_prefill_metadata(exec, qsl, np, out);
-    if (C > 0) ops::mla_context_chunk_tensors(exec, qsl, lens, np, chunk_params_, chunks,
-                                              device_chunk_out());
+    if (C > 0) {
+      // vLLM 0.33's context_lens: the host's (from seq_lens_cpu_upper_bound), copied to the
+      // device (an asynchronous copy on the build's stream: the host buffer is the builder's
+      // and stays until the next build); the device plan reads them from there.
+      int32_t* contexts = buffers_.as<int32_t>(kBufContextLens);
+      copy_i32_into_buffer(exec, buffers_.as<int32_t>(kBufHostContextLens), true, np, contexts);
+      ops::mla_context_chunk_tensors(exec, qsl, contexts, np, chunk_params_, chunks,
+                                     device_chunk_out());
+    }
     int32_t* query_lens_cpu = buffers_.as<int32_t>(kBufQueryLensCpu);
     for (int64_t i = 0; i < np; ++i) query_lens_cpu[i] = static_cast<int32_t>(c.query_len(nd + i));
 
