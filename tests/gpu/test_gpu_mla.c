@@ -84,7 +84,10 @@ static void test_random_batches(void** state) {
     c.max_num_batched_tokens = 32768;
     c.max_model_len = 4096;
     c.device_capability = ts_rand_range(&seed, 0, 1) ? 100 : 90; /* the 10.x prefill paths */
-    c.use_cudnn_prefill = ts_rand_range(&seed, 0, 3) == 0;
+    /* 0.33's prefill backends (ABI 1.7): any on 10.x, AUTO or FLASH_ATTN on 9.0 */
+    c.mla_prefill_backend =
+        (int32_t)ts_rand_range(&seed, 0, c.device_capability == 100 ? 4 : 1);
+    c.use_prefill_query_quantization = ts_rand_range(&seed, 0, 1);
     c.batch_invariant = ts_rand_range(&seed, 0, 3) == 0;
     c.decode_context_parallel_size = dcps[ts_rand_range(&seed, 0, 3)];
     c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
