@@ -388,8 +388,11 @@ def _cache(ctx: Any, key: Any, make: Any) -> Any:
     if key in cache:
         cache[key] = cache.pop(key)
     else:
-        # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched
-        while len(cache) >= 4 * PROFILES:
+        # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched;
+        # libattn's builders zero their buffers (token_to_seq alone is max_num_seqs x
+        # max_model_len int32, 128 MiB here): ATTN_LANE_MLA_BUILDERS caps the cached builders
+        # (both sides) on a machine short of memory
+        while len(cache) >= int(os.environ.get("ATTN_LANE_MLA_BUILDERS", 4 * PROFILES)):
             cache.pop(next(iter(cache)))
         try:
             cache[key] = (make(), None)
