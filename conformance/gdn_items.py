@@ -20,9 +20,13 @@ Per batch (choices seeded by the batch, so a shrunk batch keeps them):
 Compared beyond the dataclass fields: nums_dict (vLLM's {8: {...}}) by libattn's nums_dict_*
 fields, its mlist / offsetlist by the first mlist_len entries of batch_ptr /
 token_chunk_offset_ptr (libattn keeps no separate lists), and the builder's class answers.
-vLLM's prefill checkpoints (checkpoint, flashinfer_checkpoint_plan) need MambaSpec's
-num_prefill_checkpoint_blocks, which the lane's spec leaves at 0, and aiter_prefill_metadata is
-ROCm's: all three are None in vLLM here and compared with None (libattn has no such fields).
+- prefill checkpoints in "align" mode in 3 builders of 4 (MambaSpec.num_prefill_checkpoint_blocks
+  = 1, hash_block_size / cache_hit_alignment_tokens / prefill_checkpoint_alignment drawn as for
+  MAMBA2, alignments 64 and 128 included so that FlashInfer's checkpoint plan is built): the
+  checkpoint dataclass field by field against libattn's checkpoint_* fields (host lists as
+  lists), the flashinfer_checkpoint_plan against flashinfer_checkpoint_plan_*.
+aiter_prefill_metadata is ROCm's: None in vLLM here and compared with None (libattn has no such
+field).
 """
 from __future__ import annotations
 
@@ -44,10 +48,10 @@ STATE_SHAPES = ((4, 128), (16, 128, 128))
 CAPTURE_SIZE = 512
 #: fields of vLLM's metadata libattn does not have, None in every batch the lane makes
 NONE_ONLY = {
-    "checkpoint": "prefill checkpoints need MambaSpec.num_prefill_checkpoint_blocks > 0 (0 here)",
-    "flashinfer_checkpoint_plan": "FlashInfer's checkpoint plan exists only with checkpoints",
     "aiter_prefill_metadata": "ROCm AITER's prefill metadata",
 }
+#: the dataclass fields vLLM leaves None as a whole (libattn: every field of the prefix None)
+NESTED = ("checkpoint", "flashinfer_checkpoint_plan")
 
 
 def _settings(b: Batch) -> Tuple[str, bool, str, bool]:
@@ -98,8 +102,20 @@ def _capture(b: Batch) -> bool:
     return bool(np.all(b.q == b.q[0])) and choice_rng(b, 42).random() < 0.25
 
 
+def _checkpoints(b: Batch) -> Any:
+    """Prefill checkpoints in "align" mode, in 3 builders of 4: (hash_block_size,
+    cache_hit_alignment_tokens, prefill_checkpoint_alignment); None otherwise."""
+    if _settings(b)[0] != "align":
+        return None
+    r = choice_rng(b, 44)
+    if r.random() < 0.25:
+        return None
+    h = int(r.choice([16, 32, 64]))
+    return h, h * int(r.choice([1, 1, 2])), int(r.choice([8, 16, 64, 128]))
+
+
 def _key(b: Batch) -> Tuple[Any, ...]:
-    return (NAME, b.block_size, b.spec, _settings(b))
+    return (NAME, b.block_size, b.spec, _settings(b), _checkpoints(b))
 
 
 @contextlib.contextmanager
@@ -135,10 +151,15 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
         # entry at 1024 sequences is 512 (what libattn assumes for 0): given to both sides
         if vc.compilation_config.max_cudagraph_capture_size is None:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        ck = _checkpoints(b)
+        if ck is not None:  # resolved by the engine after the KV cache exists
+            vc.cache_config.hash_block_size, vc.cache_config.cache_hit_alignment_tokens = ck[:2]
         spec = MambaSpec(block_size=b.block_size, shapes=STATE_SHAPES,
                          dtypes=(torch.bfloat16, torch.float32),
                          mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode=mode,
-                         num_speculative_blocks=b.spec if mode == "align" else 0)
+                         num_speculative_blocks=b.spec if mode == "align" else 0,
+                         num_prefill_checkpoint_blocks=1 if ck else 0,
+                         prefill_checkpoint_alignment=ck[2] if ck else None)
         try:
             with set_current_vllm_config(vc), _prefill_patch(prefill):
                 ctx.builders[key] = (GDNAttentionMetadataBuilder(
@@ -162,15 +183,23 @@ def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
                        device_capability=0 if prefill == "flashinfer" else 90)
         else:  # AUTO: from the capability
             how = dict(device_capability=90 if prefill == "flashinfer" else 0)
+        ck = _checkpoints(b)
+        sc = vc.speculative_config
         cfg = libattn.BuilderConfig(
             MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
             cudagraph_mode=int(libattn.CudagraphMode[cc.cudagraph_mode.name]),
-            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0, **how)
+            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0,
+            hash_block_size=ck[0] if ck else 0, cache_hit_alignment_tokens=ck[1] if ck else 0,
+            num_hash_lookahead_tokens=int(vc.num_hash_lookahead_tokens),
+            use_eagle_block_drop=int(sc is not None and b.spec > 0 and
+                                     bool(sc.use_eagle_block_drop())), **how)
         spec = libattn.KvCacheSpec(
             b.block_size, 1, 1, kind=libattn.KvCacheKind.MAMBA,
             mamba_type=libattn.MambaType.GDN_ATTENTION,
             mamba_cache_mode=libattn.MambaCacheMode[mode.upper()],
-            num_speculative_blocks=b.spec if mode == "align" else 0)
+            num_speculative_blocks=b.spec if mode == "align" else 0,
+            num_prefill_checkpoint_blocks=1 if ck else 0,
+            prefill_checkpoint_alignment=ck[2] if ck else 0)
         ctx.builders[key] = ctx.lib.builder(NAME, spec, cfg)
     return ctx.builders[key]
 
@@ -227,9 +256,19 @@ def _pairs(ctx: Any, b: Batch, v: Any, md: Any) -> List[Pair]:
             pairs += _nums_dict_pairs(value, lib)
         elif name in NONE_ONLY:
             pairs.append((f"{name} (libattn: none; {NONE_ONLY[name]})", value, None))
-        elif name in lib:
-            seen.add(name)
-            pairs.append((name, value, lib[name]))
+        elif name in NESTED and value is None:  # the dataclass's fields are all None
+            sub = [n for n in lib if n.startswith(name + "_")]
+            seen.update(sub)
+            pairs += [(f"{name} (None) ~ {n}", None, lib[n]) for n in sub]
+            if not sub:
+                pairs.append((f"{name} (vLLM field libattn lacks)", None, MISSING))
+        elif name.replace(".", "_") in lib:
+            lname = name.replace(".", "_")
+            seen.add(lname)
+            got = lib[lname]
+            if isinstance(value, list) and got is not None:  # host lists (checkpoint)
+                got = [int(x) for x in np.asarray(got)]
+            pairs.append((name, value, got))
         else:
             pairs.append((f"{name} (vLLM field libattn lacks)", value, MISSING))
     for name in lib:
@@ -265,7 +304,11 @@ def _path(ctx: Any, b: Batch, v: Any) -> str:
         kind = "decode" if v.num_prefills == 0 else (
             "prefill" if v.num_decodes == 0 else "decode+prefill")
     how = " (config)" if explicit else ""
-    return f"{kind}, {mode}, {prefill}{how}{', full graphs' if full else ''}"
+    ck = ""
+    if getattr(v, "checkpoint", None) is not None:
+        ck = ", checkpoints" + (" + FlashInfer plan" if v.flashinfer_checkpoint_plan is not None
+                                else "")
+    return f"{kind}, {mode}, {prefill}{how}{', full graphs' if full else ''}{ck}"
 
 
 def gdn_items() -> List[Item]:

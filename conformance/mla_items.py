@@ -68,8 +68,7 @@ NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA")  # supports_non_causal_mu
 
 #: libattn's prefill fields vLLM 0.33's metadata lacks (docs/backends/mla.md: 0.13's prefill
 #: flags and FlashInfer's ragged plan inputs, which 0.33 plans inside its prefill backend)
-PREFILL_EXTENSIONS = ("prefill_query_seq_lens", "prefill_use_flashinfer", "prefill_use_cudnn",
-                      "prefill_use_trtllm_ragged", "prefill_num_qo_heads", "prefill_num_kv_heads",
+PREFILL_EXTENSIONS = ("prefill_query_seq_lens", "prefill_num_qo_heads", "prefill_num_kv_heads",
                       "prefill_head_dim_qk", "prefill_head_dim_vo", "prefill_sm_scale",
                       "prefill_window_left", "prefill_logits_soft_cap")
 #: vLLM 0.33's MLAPrefillBackendEnum order (libattn's prefill_prefill_backend)
@@ -142,6 +141,10 @@ class MlaConfigs:
                 num_speculative_tokens=s.spec, parallel_drafting=s.parallel_drafting,
                 method="ngram"))
         cc.static_forward_context[LAYER] = _layer_stand_in(vc, s)
+        if s.prefill is not None:
+            from vllm.v1.attention.backends.mla.prefill.registry import MLAPrefillBackendEnum
+            vc.attention_config.mla_prefill_backend = MLAPrefillBackendEnum[s.prefill]
+        vc.attention_config.use_prefill_query_quantization = s.quantize
         return vc
 
 
@@ -149,7 +152,7 @@ class Settings(tuple):
     """A builder's settings (the cache key): variant, block size, k, parallel drafting, DCP
     (world, rank, interleave), fp8 cache, full graphs, FlashAttention version, non-causal."""
     fields = ("variant", "block_size", "spec", "parallel_drafting", "dcp", "rank", "interleave",
-              "fp8", "full", "fa_version", "non_causal")
+              "fp8", "full", "fa_version", "non_causal", "capability", "prefill", "quantize")
 
     def __new__(cls, *values: Any) -> "Settings":
         return tuple.__new__(cls, values)
@@ -177,8 +180,19 @@ def settings(variant: str, b: Batch) -> Settings:
     fa = int(r.choice([2, 3])) if variant == "FLASH_ATTN_MLA" else 0
     pd = bool(b.spec and r.random() < 0.25)
     non_causal = bool(r.random() < (0.15 if variant in NON_CAUSAL_VARIANTS else 0.05))
+    # vLLM 0.33's attention_config.mla_prefill_backend (None: automatic) and
+    # use_prefill_query_quantization, on compute capability 9.0 or 10.0 (libattn's ABI 1.7
+    # mla_prefill_backend / use_prefill_query_quantization and device_capability); an explicit
+    # backend only where vLLM's get_mla_prefill_backend accepts it (the dimensions are R1's)
+    cap = int(r.choice([90, 100]))
+    if variant == "FLASH_ATTN_MLA":
+        cap = 90  # FA3 (its AOT schedule) is 9.0's; on 10.x vLLM runs FA4, not the lane's FA
+    choices = [None, "FLASH_ATTN"] + (["FLASHINFER", "TRTLLM_RAGGED", "TOKENSPEED_MLA"]
+                                      if cap == 100 else [])
+    prefill = choices[int(r.integers(0, len(choices)))]
+    quantize = bool(r.random() < 0.5)
     return Settings(variant, b.block_size, b.spec, pd, dcp, rank, inter, fp8, full, fa,
-                    non_causal)
+                    non_causal, cap, prefill, quantize)
 
 
 def zlib_crc(text: str) -> int:
@@ -199,12 +213,16 @@ def capture(s: Settings, b: Batch) -> bool:
 # ---- vLLM's side ---------------------------------------------------------------------------
 
 class _PrefillBackendStandIn:
-    """The layer's MLA prefill backend (vLLM picks it from the prefill registry for the GPU and
-    the model): the builder clones it, asks its name and hands it the prefill metadata. Its
-    kernels never run here; FLASH_ATTN is 0.33's default on Hopper."""
+    """The layer's MLA prefill backend (vLLM's get_mla_prefill_backend on the GPU: the
+    configured mla_prefill_backend, else its automatic choice, FLASH_ATTN for the lane's R1
+    dimensions on 9.0 and 10.0): the builder clones it, asks its name and hands it the prefill
+    metadata. Its kernels never run here."""
+
+    def __init__(self, name: str = "FLASH_ATTN") -> None:
+        self.name = name
 
     def get_name(self) -> str:
-        return "FLASH_ATTN"
+        return self.name
 
     def clone(self) -> "_PrefillBackendStandIn":
         return self
@@ -217,8 +235,9 @@ def _layer_stand_in(vc: Any, s: Settings) -> Any:
     """The model's MLAAttention layer as the builder reads it (static_forward_context): its MLA
     dimensions, the non-causal flag, its prefill backend and, with DCP, its MLADCPManager (an
     instance whose KV gather setup, a collective, does nothing)."""
+    backend = _PrefillBackendStandIn(s.prefill or "FLASH_ATTN")
     layer = types.SimpleNamespace(non_causal_multi_token_decode=s.non_causal,
-                                  prefill_backend=_PrefillBackendStandIn(), **MLA_DIMS)
+                                  prefill_backend=backend, **MLA_DIMS)
     if s.dcp > 1:
         from vllm.v1.attention.ops.dcp import MLADCPManager
         m = MLADCPManager.__new__(MLADCPManager)
@@ -329,6 +348,19 @@ def mla_patched(s: Settings) -> Iterator[None]:
         mla = importlib.import_module("vllm.model_executor.layers.attention.mla_attention")
         put(mla, "get_dcp_group", lambda: types.SimpleNamespace(world_size=s.dcp,
                                                                 rank_in_group=s.rank))
+        # the GPU's answers to determine_prefill_query_data_type's questions: the compute
+        # capability family, and get_mla_prefill_backend (on the CPU platform it ignores the
+        # configured backend)
+        from vllm.platforms import current_platform
+        put(current_platform, "is_device_capability_family",
+            lambda capability, device_id=0: capability // 10 == s.capability // 10)
+        prefill_pkg = importlib.import_module("vllm.v1.attention.backends.mla.prefill")
+        name = s.prefill or "FLASH_ATTN"
+        put(prefill_pkg, "get_mla_prefill_backend",
+            lambda vllm_config=None: types.SimpleNamespace(get_name=lambda: name))
+        # functools.cache'd: one answer per process in vLLM (one config); the lane's builders
+        # differ, so each construction asks afresh
+        mla.backend_supports_prefill_query_quantization.cache_clear()
         mod = variant_module(s.variant, s.fa_version)
         if s.variant == "FLASHMLA":
             put(mod, "get_mla_metadata", _recorder(
@@ -356,8 +388,11 @@ def _cache(ctx: Any, key: Any, make: Any) -> Any:
     if key in cache:
         cache[key] = cache.pop(key)
     else:
-        # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched
-        while len(cache) >= 4 * PROFILES:
+        # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched;
+        # libattn's builders zero their buffers (token_to_seq alone is max_num_seqs x
+        # max_model_len int32, 128 MiB here): ATTN_LANE_MLA_BUILDERS caps the cached builders
+        # (both sides) on a machine short of memory
+        while len(cache) >= int(os.environ.get("ATTN_LANE_MLA_BUILDERS", 4 * PROFILES)):
             cache.pop(next(iter(cache)))
         try:
             cache[key] = (make(), None)
@@ -403,7 +438,10 @@ def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
             use_v2_model_runner=int(bool(vc.use_v2_model_runner)), cudagraph_mode=cg,
             max_cudagraph_capture_size=MAX_CAPTURE if s.full else 0,
             cache_dtype=kv.FP8_E4M3 if s.fp8 else kv.AUTO, model_dtype=kv.BFLOAT16,
-            flash_attn_version=s.fa_version or 2, device_capability=90, num_sms=NUM_SMS,
+            flash_attn_version=s.fa_version or 2, device_capability=s.capability,
+            num_sms=NUM_SMS, use_prefill_query_quantization=int(s.quantize),
+            mla_prefill_backend=0 if s.prefill is None else
+            int(libattn.MlaPrefillBackend[s.prefill]),
             mla_kv_lora_rank=MLA_DIMS["kv_lora_rank"],
             mla_qk_rope_head_dim=MLA_DIMS["qk_rope_head_dim"],
             mla_qk_nope_head_dim=MLA_DIMS["qk_nope_head_dim"],
@@ -496,14 +534,9 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
                           None))
             continue
         pairs.append((name, value, got))
-    if v.prefill is not None and optimistic_prefill_rows(b, v):
-        # vLLM 0.33 computes prefill contexts from seq_lens_cpu_upper_bound ("exact for prefill
-        # rows"), but a uniform split can make an async spec-decode row (optimistic bound) a
-        # prefill; libattn reads the exact mirror it is given (its documented extension), so
-        # the contexts differ by the rejected drafts. Not compared on such batches (counted in
-        # the item's paths).
-        seen.update(n for n in lib if n.startswith("prefill_chunked_context_"))
-    elif v.prefill is not None:
+    if v.prefill is not None:
+        # every batch, including those where a uniform split makes an async spec-decode row
+        # (optimistic seq_lens_cpu_upper_bound) a prefill: both plan from the bound
         pairs += _chunk_pairs(v.prefill.chunked_context, md, lib, seen, vb)
     seen.update(PREFILL_EXTENSIONS)
     seen.add("chunked_prefill_workspace_size")
@@ -644,8 +677,11 @@ def mla_item(variant: str) -> Item:
             parts.append("non-causal")
         if s.fa_version:
             parts.append(f"FA{s.fa_version}")
+        if vmd.num_prefills:
+            parts.append(f"prefill {s.prefill or 'auto'} on {s.capability}"
+                         + (" with FP8 queries" if s.quantize and s.fp8 else ""))
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
-            parts.append("optimistic prefill bounds: chunked context not compared")
+            parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
     return Item(variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,

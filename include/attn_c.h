@@ -52,7 +52,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 6
+#define ATTN_VERSION_MINOR 7
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -356,6 +356,20 @@ typedef enum attn_gdn_prefill_backend {
   ATTN_GDN_PREFILL_TRITON = 1,    /**< Triton/FLA: chunk_indices and chunk_offsets. */
   ATTN_GDN_PREFILL_FLASHINFER = 2 /**< FlashInfer: neither (its kernel reads cu_seqlens). */
 } attn_gdn_prefill_backend_t;
+
+/** The MLA prefill backend (vLLM 0.33's `attention_config.mla_prefill_backend`, an
+ *  `MLAPrefillBackendEnum` member, or None for its automatic choice). The MLA builders report the
+ *  backend in `prefill_prefill_backend` (MLAPrefillBackendEnum's order: FLASH_ATTN = 0, ...),
+ *  which is this value minus one. ABI 1.7. */
+typedef enum attn_mla_prefill_backend {
+  ATTN_MLA_PREFILL_AUTO = 0,          /**< None: vLLM's automatic choice (TRTLLM_RAGGED on 10.x
+                                           for (192, 64, 256) dimensions, else FLASH_ATTN). */
+  ATTN_MLA_PREFILL_FLASH_ATTN = 1,    /**< FLASH_ATTN. */
+  ATTN_MLA_PREFILL_FLASHINFER = 2,    /**< FLASHINFER (10.x, dimensions (128, 64, 128)). */
+  ATTN_MLA_PREFILL_TRTLLM_RAGGED = 3, /**< TRTLLM_RAGGED (10.x, (128, 64, 128) or
+                                           (192, 64, 256)). */
+  ATTN_MLA_PREFILL_TOKENSPEED_MLA = 4 /**< TOKENSPEED_MLA (10.x, (128, 64, 128)). */
+} attn_mla_prefill_backend_t;
 
 /** The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and
  *  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here. */
@@ -665,15 +679,16 @@ typedef struct attn_builder_config {
                                           value is used as given: at least that alignment and,
                                           under DCP, a multiple of the DCP size. It bounds
                                           every context chunk (docs/backends/mla.md). */
-  int32_t disable_flashinfer_prefill; /**< vLLM's `attention_config.disable_flashinfer_prefill`:
-                                          non-zero keeps the MLA prefill off FlashInfer (its
-                                          default on compute capability 10.x with DeepSeek-R1
-                                          dimensions). */
-  int32_t use_cudnn_prefill;         /**< vLLM's `attention_config.use_cudnn_prefill`: the MLA
-                                          prefill runs on cuDNN (compute capability 10.x). */
-  int32_t use_trtllm_ragged_deepseek_prefill; /**< vLLM's `attention_config` flag of that name:
-                                          the MLA prefill runs TRT-LLM's ragged kernel (10.x,
-                                          DeepSeek-R1 dimensions). */
+  int32_t disable_flashinfer_prefill; /**< vLLM 0.13's `attention_config` flag of that name,
+                                          removed in vLLM 0.33 (its AttentionConfig refuses the
+                                          key): must be 0 since libattn 1.7; choose the MLA
+                                          prefill backend with `mla_prefill_backend`. */
+  int32_t use_cudnn_prefill;         /**< vLLM 0.13's `attention_config.use_cudnn_prefill`,
+                                          removed in vLLM 0.33 (no cuDNN MLA prefill there):
+                                          must be 0 since libattn 1.7. */
+  int32_t use_trtllm_ragged_deepseek_prefill; /**< vLLM 0.13's `attention_config` flag of that
+                                          name, removed in vLLM 0.33: must be 0 since libattn
+                                          1.7; pass `mla_prefill_backend` TRTLLM_RAGGED. */
   int32_t use_v2_model_runner;       /**< ABI 1.4. Non-zero when the engine runs vLLM's model
                                           runner V2 (`VllmConfig.use_v2_model_runner`): with
                                           `parallel_drafting`, a spec-as-decode backend's reorder
@@ -743,6 +758,27 @@ typedef struct attn_builder_config {
                                           only. */
   int32_t reserved_1_6;              /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
+  /* ---- ABI 1.7 (MLA prefill inputs of vLLM 0.33's attention_config): read only when
+   *      struct_size covers them; older callers get the defaults. The MLA backends read them;
+   *      other backends ignore them. ---- */
+  int32_t mla_prefill_backend;       /**< ABI 1.7. One of ::attn_mla_prefill_backend_t
+                                          (`attention_config.mla_prefill_backend`). AUTO
+                                          (default): vLLM's automatic choice. An explicit
+                                          backend is checked as vLLM 0.33's
+                                          get_mla_prefill_backend does (compute capability, MLA
+                                          dimensions) and refused when invalid ("Selected MLA
+                                          prefill backend ... is not valid for this
+                                          configuration"). It decides `prefill_prefill_backend`,
+                                          FP8 prefill queries (below) and which extension
+                                          fields the prefill part carries. */
+  int32_t use_prefill_query_quantization; /**< ABI 1.7.
+                                          `attention_config.use_prefill_query_quantization`:
+                                          non-zero makes `prefill_q_data_type` FP8_E4M3 when the
+                                          KV cache is fp8, the compute capability is 10.x and the
+                                          prefill backend is FLASHINFER, TRTLLM_RAGGED or
+                                          TOKENSPEED_MLA (vLLM's
+                                          determine_prefill_query_data_type); otherwise the
+                                          model's dtype. 0 (default) = False. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -757,16 +793,20 @@ typedef struct attn_builder_config {
 /** Size of ::attn_builder_config_t in ABI 1.4 and 1.5. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 \
   (offsetof(attn_builder_config_t, enable_adaptive_verification) + sizeof(int32_t))
+/** Size of ::attn_builder_config_t in ABI 1.6. */
+#define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 \
+  (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, use_prefill_query_quantization) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
     ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 0, ATTN_KV_DTYPE_AUTO, ATTN_TYPE_DECODER, 0, 0, \
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0 }
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
+    ATTN_MLA_PREFILL_AUTO, 0 }
 
 /** @} */
 

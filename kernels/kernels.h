@@ -138,12 +138,12 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,
                          const MlaPrefillOut& out) noexcept;
 
-/// See ops::mla_context_chunk_tensors. Two launches: one block whose thread 0 plans the chunks
-/// again from the device inputs (a sequential greedy pass, as vLLM's on the CPU) and writes the
-/// per-entry and per-boundary arrays while the block writes context_lens; then a grid over
+/// See ops::mla_context_chunk_tensors. Two launches: one thread plans the chunks again from the
+/// device query_start_loc and the context lengths the host uploaded (a sequential greedy pass,
+/// as vLLM's on the CPU) and writes the per-entry and per-boundary arrays; then a grid over
 /// max(T, T_local) rows maps each row to its entry by two binary searches.
 int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
-                              const int32_t* seq_lens, int64_t num_prefills,
+                              const int32_t* context_lens, int64_t num_prefills,
                               const MlaChunkParams& params, const MlaChunkCounts& counts,
                               const MlaChunkTensors& out) noexcept;
 

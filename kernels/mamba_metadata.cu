@@ -13,10 +13,6 @@
 namespace attn::kernels {
 namespace {
 
-__device__ inline int64_t cdiv_dev(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
 __device__ inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 __device__ inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 

@@ -1,11 +1,13 @@
 // CUDA implementation of ops::mla_context_chunk_tensors (vLLM 0.33's
 // build_mla_chunked_context_metadata) in two launches. The plan is a sequential greedy pass
 // (vLLM runs it on the CPU), so one thread of the first launch runs it again here, from the
-// device query_start_loc and seq_lens, writing the entries and every per-entry / per-boundary
-// array; the block's other threads write context_lens. The second launch gives each context row
-// (and each padded local row under DCP) to a thread, which finds its chunk and then its entry by
-// binary searches in the offsets and cu_seq_lens the first launch wrote. No host reads, no
-// host-to-device copies: the host passes only the sizes its own plan found (grid sizes).
+// device query_start_loc and the prefills' context lengths, writing the entries and every
+// per-entry / per-boundary array. The context lengths are the host's (vLLM 0.33 derives them
+// from seq_lens_cpu_upper_bound, which the device seq_lens cannot give back): the builder
+// uploads them into the context_lens tensor before this launch, on the same stream. The second
+// launch gives each context row (and each padded local row under DCP) to a thread, which finds
+// its chunk and then its entry by binary searches in the offsets and cu_seq_lens the first
+// launch wrote. No host reads: the host passes only the sizes its own plan found (grid sizes).
 #include <cuda_runtime.h>
 
 #include "device_guard.cuh"
@@ -62,24 +64,17 @@ __device__ int64_t split_len(const Geo& g, int64_t start, int64_t remaining, int
   return low * g.alignment;
 }
 
-__device__ __forceinline__ int32_t context_of(const int32_t* qsl, const int32_t* seq_lens,
-                                              int64_t i) {
-  return seq_lens[i] - (qsl[i + 1] - qsl[i]);
-}
-
 /// Thread 0: the plan and every array indexed by entry, boundary or chunk.
 __global__ void __launch_bounds__(kBlock)
-    plan_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ seq_lens, int64_t P,
-                MlaChunkParams p, int64_t host_chunks, MlaChunkTensors out) {
-  for (int64_t i = threadIdx.x; i < P; i += kBlock)
-    if (out.context_lens) out.context_lens[i] = context_of(qsl, seq_lens, i);
-  if (threadIdx.x != 0 || host_chunks == 0) return;
+    plan_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ context_lens,
+                int64_t P, MlaChunkParams p, int64_t host_chunks, MlaChunkTensors out) {
+  if (host_chunks == 0) return;
   const Geo g = make_geo(p);
   int64_t chunks = 0, entries = 0, tokens = 0, local_tokens = 0;
   int64_t request = 0, start = 0;
   bool full = false;
   while (request < P && !full) {
-    if (context_of(qsl, seq_lens, request) <= 0) {
+    if (context_lens[request] <= 0) {
       ++request;
       continue;
     }
@@ -93,7 +88,7 @@ __global__ void __launch_bounds__(kBlock)
     if (g.dcp && out.padded_local_cu_seq_lens) out.padded_local_cu_seq_lens[b0] = 0;
     int64_t rows = 0, cu = 0, local_cu = 0;
     while (request < P) {
-      const int64_t context = context_of(qsl, seq_lens, request);
+      const int64_t context = context_lens[request];
       if (context <= 0) break;
       const int64_t remaining = context - start;
       const int64_t request_rows = g.padded(start + remaining) - g.padded(start);
@@ -190,7 +185,7 @@ __global__ void __launch_bounds__(kBlock)
 }  // namespace
 
 int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
-                              const int32_t* seq_lens, int64_t num_prefills,
+                              const int32_t* context_lens, int64_t num_prefills,
                               const MlaChunkParams& params, const MlaChunkCounts& counts,
                               const MlaChunkTensors& out) noexcept {
   DeviceGuard guard(device_id);
@@ -198,9 +193,10 @@ int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   const int64_t chunks =
       counts.num_chunks < params.max_chunks ? counts.num_chunks : params.max_chunks;
-  plan_kernel<<<1, kBlock, 0, s>>>(qsl, seq_lens, num_prefills, params, chunks, out);
+  if (chunks == 0) return cudaSuccess;  // no prefill has context: nothing to write
+  plan_kernel<<<1, 1, 0, s>>>(qsl, context_lens, num_prefills, params, chunks, out);
   cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess || chunks == 0) return err;
+  if (err != cudaSuccess) return err;
   const bool dcp = params.dcp_size > 1;
   const int64_t tokens =
       counts.num_tokens < params.max_tokens ? counts.num_tokens : params.max_tokens;

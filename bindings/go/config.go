@@ -186,6 +186,11 @@ type BuilderConfig struct {
 	// ABI 1.6: GDN_ATTN's prefill kernel, one of the ATTN_GDN_PREFILL_* values (0 = AUTO: from
 	// the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
 	GDNPrefillBackend int32
+	// ABI 1.7: the MLA prefill backend, one of the ATTN_MLA_PREFILL_* values (0 = AUTO: vLLM's
+	// automatic choice; 1 FLASH_ATTN, 2 FLASHINFER, 3 TRTLLM_RAGGED, 4 TOKENSPEED_MLA), and
+	// attention_config.use_prefill_query_quantization (FP8 MLA prefill queries).
+	MLAPrefillBackend           int32
+	UsePrefillQueryQuantization bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -244,6 +249,8 @@ func DefaultBuilderConfig() BuilderConfig {
 		NumHashLookaheadTokens:            int32(c.num_hash_lookahead_tokens),
 		UseEagleBlockDrop:                 c.use_eagle_block_drop != 0,
 		GDNPrefillBackend:                 int32(c.gdn_prefill_backend),
+		MLAPrefillBackend:                 int32(c.mla_prefill_backend),
+		UsePrefillQueryQuantization:       c.use_prefill_query_quantization != 0,
 	}
 }
 
@@ -356,6 +363,8 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.num_hash_lookahead_tokens = C.int32_t(cfg.NumHashLookaheadTokens)
 	c.use_eagle_block_drop = cBool(cfg.UseEagleBlockDrop)
 	c.gdn_prefill_backend = C.int32_t(cfg.GDNPrefillBackend)
+	c.mla_prefill_backend = C.int32_t(cfg.MLAPrefillBackend)
+	c.use_prefill_query_quantization = cBool(cfg.UsePrefillQueryQuantization)
 	return c, nil
 }
 

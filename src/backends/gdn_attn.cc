@@ -9,6 +9,7 @@
 // offsets. Decode-only batches go through persistent buffers for full CUDA graphs
 // (UNIFORM_BATCH). The split runs on the host for a host builder and as kernels on CUDA.
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
 #include "backends/mamba_common.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -55,7 +57,19 @@ constexpr const char* kName = "GDN_ATTN";
   X(kChunkOffsets, "chunk_offsets")                              \
   X(kPrefillQueryStartLoc, "prefill_query_start_loc")            \
   X(kPrefillStateIndices, "prefill_state_indices")               \
-  X(kPrefillHasInitialState, "prefill_has_initial_state")
+  X(kPrefillHasInitialState, "prefill_has_initial_state")      \
+  /* checkpoint (MambaPrefillCheckpointMetadata) flattened */   \
+  X(kCkptOffsetsTensor, "checkpoint_checkpoint_offsets")         \
+  X(kCkptStateIndices, "checkpoint_state_indices")               \
+  X(kCkptOffsets, "checkpoint_offsets")                          \
+  X(kCkptQueryLens, "checkpoint_query_lens")                     \
+  X(kCkptRequestRows, "checkpoint_request_rows")                 \
+  X(kCkptBlockCols, "checkpoint_block_cols")                     \
+  /* flashinfer_checkpoint_plan (GDNFlashInferCheckpointPlan) */  \
+  X(kFiEveryNTokens, "flashinfer_checkpoint_plan_every_n_tokens") \
+  X(kFiNumCheckpoints, "flashinfer_checkpoint_plan_num_checkpoints") \
+  X(kFiCuStarts, "flashinfer_checkpoint_plan_cu_starts")         \
+  X(kFiRows, "flashinfer_checkpoint_plan_rows")
 ATTN_NAMED_LIST(Field, GDN_ATTN_FIELDS);
 
 #define GDN_ATTN_BUFFERS(X)                                            \
@@ -89,11 +103,24 @@ ATTN_NAMED_LIST(Field, GDN_ATTN_FIELDS);
   X(kBufPrefillQsl, "prefill_query_start_loc")                         \
   X(kBufPrefillQslCpu, "prefill_query_start_loc_cpu")                  \
   X(kBufChunkIndices, "chunk_indices")                                 \
-  X(kBufChunkOffsets, "chunk_offsets")
+  X(kBufChunkOffsets, "chunk_offsets")                                 \
+  X(kBufCkptOff, "checkpoint_offsets")                                 \
+  X(kBufCkptOffCpu, "checkpoint offsets (host list)")                  \
+  X(kBufCkptQlCpu, "checkpoint query_lens (host list)")                \
+  X(kBufCkptRows, "checkpoint request_rows")                           \
+  X(kBufCkptRowsCpu, "checkpoint request_rows staging")                \
+  X(kBufCkptCols, "checkpoint block_cols")                             \
+  X(kBufCkptColsCpu, "checkpoint block_cols staging")                  \
+  X(kBufCkptState, "checkpoint state_indices")                         \
+  X(kBufFiPlan, "flashinfer_checkpoint_plan cu_starts and rows")       \
+  X(kBufFiPlanCpu, "flashinfer_checkpoint_plan staging")
 ATTN_NAMED_LIST(Buffer, GDN_ATTN_BUFFERS);
 
 /// FLA's chunk size (vLLM's FLA_CHUNK_SIZE): the Triton/FLA prefill's chunk_indices/offsets.
 constexpr int32_t kFlaChunkSize = 64;
+/// vLLM's FLASHINFER_GDN_CHECKPOINT_ALIGNMENT: FlashInfer's GDN prefill emits states every N
+/// tokens, N a multiple of its 64-token chunk.
+constexpr int64_t kFlashInferCheckpointAlignment = 64;
 
 /// vLLM 0.33's GDN prefill backend (_resolve_gdn_prefill_backend), as far as it changes the
 /// metadata: FlashInfer's chunk kernel reads cu_seqlens only (no chunk_indices/offsets).
@@ -158,6 +185,19 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufPrefillQslCpu, buffer_bytes("prefill_query_start_loc_cpu", {reqs + 1, i32}), true);
   p.set(kBufChunkIndices, buffer_bytes("chunk_indices", {max_fla_chunks(c), 2, i32}));
   p.set(kBufChunkOffsets, buffer_bytes("chunk_offsets", {reqs + 1, 8}));
+  // prefill checkpoints (vLLM 0.33's MambaPrefillCheckpointBuilder over the non-spec rows)
+  const int64_t ck = prefill_checkpoints_enabled(spec, c) ? reqs : 0;
+  p.set(kBufCkptOff, buffer_bytes("checkpoint_offsets", {ck, i32}));
+  p.set(kBufCkptOffCpu, buffer_bytes("checkpoint offsets", {ck, i32}), true);
+  p.set(kBufCkptQlCpu, buffer_bytes("checkpoint query_lens", {ck, i32}), true);
+  p.set(kBufCkptRows, buffer_bytes("checkpoint request_rows", {ck, 8}));
+  p.set(kBufCkptRowsCpu, buffer_bytes("checkpoint request_rows", {ck, 8}), true);
+  p.set(kBufCkptCols, buffer_bytes("checkpoint block_cols", {ck, 8}));
+  p.set(kBufCkptColsCpu, buffer_bytes("checkpoint block_cols", {ck, 8}), true);
+  p.set(kBufCkptState, buffer_bytes("checkpoint state_indices", {ck, i32}));
+  const int64_t fi = ck > 0 ? 2 * ck + 1 : 0;  // cu_starts (P + 1) then rows (<= reqs)
+  p.set(kBufFiPlan, buffer_bytes("flashinfer_checkpoint_plan", {fi, 8}));
+  p.set(kBufFiPlanCpu, buffer_bytes("flashinfer_checkpoint_plan", {fi, 8}), true);
   return p.requests();
 }
 
@@ -194,12 +234,18 @@ class GdnBuilder final : public Builder {
     cg_bs_ = decode_cudagraph_max_bs(c, 1 + num_spec_);
     program_capacity_ = conv1d_program_capacity(c);
     prefill_backend_ = prefill_backend(c);
+    checkpoints_ = prefill_checkpoints_enabled(spec, c);
+    // vLLM: plan_flashinfer_checkpoints on the FlashInfer prefill with an alignment that is a
+    // multiple of 64 (prefill_checkpoint_alignment None: no plan, and no checkpoint is valid)
+    const int64_t a = spec.prefill_checkpoint_alignment;
+    plan_flashinfer_ = prefill_backend_ == PrefillBackend::kFlashInfer && a > 0 &&
+                       a % kFlashInferCheckpointAlignment == 0;
   }
 
  protected:
   CommonLimits limits() const override {
     CommonLimits lim = Builder::limits();
-    if (spec().mamba_cache_mode != kMambaCacheAll) lim.block_size = 0;
+    lim.block_size = 0;  // "none" or "align": one state per request, not a paged KV table
     return lim;
   }
 
@@ -533,8 +579,9 @@ class GdnBuilder final : public Builder {
     if (d.np > 0) {
       if (!d.spec) ops::mamba_prefill_metadata(exec, qsl, seq, 0, n, nullptr, has_initial);
       m.set_tensor(kHasInitialState, make_vector(has_initial, dev, kBool, non_spec), true);
-      write_prefill(c, d, exec, non_spec_qsl, non_spec_qsl_cpu, non_spec_state,
-                    non_spec_state_buf || d.spec);
+      const int64_t prefill_rows = write_prefill(c, d, exec, non_spec_qsl, non_spec_qsl_cpu,
+                                                 non_spec_state, non_spec_state_buf || d.spec);
+      if (checkpoints_) write_checkpoints(c, in, d, exec, prefill_rows);
       int32_t* nums = i32(kBufNumsCpu);
       const int64_t tot = conv1d_metadata(exec, non_spec_qsl_cpu, non_spec_qsl_exec, non_spec,
                                           nums, i32(kBufBatchPtr), i32(kBufOffsetPtr),
@@ -598,9 +645,10 @@ class GdnBuilder final : public Builder {
   /// query_start_loc rebased (non_spec_query_start_loc[nd:] - num_decode_tokens); otherwise it
   /// is the whole non-spec part. The Triton/FLA prefill also gets FLA's chunk indices and
   /// offsets of that query_start_loc (FlashInfer's reads it directly).
-  void write_prefill(const CommonMetadata& c, const Decision& d, const ops::Exec& exec,
-                     const Tensor& non_spec_qsl, const int32_t* non_spec_qsl_cpu,
-                     const Tensor& non_spec_state, bool non_spec_state_buf) {
+  /// Returns the prefill kernel's rows (prefill_query_start_loc has one more entry).
+  int64_t write_prefill(const CommonMetadata& c, const Decision& d, const ops::Exec& exec,
+                        const Tensor& non_spec_qsl, const int32_t* non_spec_qsl_cpu,
+                        const Tensor& non_spec_state, bool non_spec_state_buf) {
     Metadata& m = metadata();
     const Device dev = config().device;
     const int64_t n = c.num_reqs, non_spec = n - d.ns;
@@ -627,7 +675,7 @@ class GdnBuilder final : public Builder {
       m.set_tensor(kPrefillStateIndices, non_spec_state, non_spec_state_buf);
       m.set_tensor(kPrefillHasInitialState, make_vector(has_initial, dev, kBool, rows), true);
     }
-    if (prefill_backend_ != PrefillBackend::kTriton) return;
+    if (prefill_backend_ != PrefillBackend::kTriton) return rows;
     int64_t chunks = 0;
     for (int64_t k = 0; k < rows; ++k)
       chunks += (std::max(qsl_p_cpu[k + 1] - qsl_p_cpu[k], 0) + kFlaChunkSize - 1) / kFlaChunkSize;
@@ -636,10 +684,84 @@ class GdnBuilder final : public Builder {
     ops::gdn_chunk_metadata(exec, qsl_p_exec, rows, kFlaChunkSize, indices, offsets);
     m.set_tensor(kChunkIndices, make_matrix(indices, dev, kInt32, chunks, 2, 2), true);
     m.set_tensor(kChunkOffsets, make_vector(offsets, dev, kInt64, rows + 1), true);
+    return rows;
+  }
+
+  /// vLLM 0.33's prefill checkpoints of a batch with prefills ("align" mode, checkpoint blocks,
+  /// the hash sizes resolved): MambaPrefillCheckpointBuilder.build over the non-spec rows (all
+  /// rows without spec decode), from seq_lens_cpu_upper_bound; None when no row has one. The
+  /// offsets, rows and columns are uploaded (vLLM's async_tensor_h2d) and the state indices
+  /// gathered from the block table (host or CUDA). On FlashInfer's prefill with a 64-multiple
+  /// alignment, plan_flashinfer_checkpoints too: every_n_tokens = gcd of the offsets,
+  /// cu_starts over the prefill kernel's (trailing) rows' query_len // every_n_tokens, and per
+  /// trailing row with a checkpoint its state's index cu_starts[i] + offset // every_n_tokens - 1
+  /// (0 elsewhere), uploaded as one int64 tensor.
+  void write_checkpoints(const CommonMetadata& c, const Inputs& in, const Decision& d,
+                         const ops::Exec& exec, int64_t prefill_rows) {
+    const int64_t n = c.num_reqs;
+    const int32_t* seq = c.seq_lens_cpu_upper_bound
+                             ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                             : c.host_seq_lens();
+    if (seq == nullptr)
+      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); GDN_ATTN's "
+              "prefill checkpoints read it (vLLM 0.33 asserts it is not None)");
+    int64_t* rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i)
+      if (!d.spec || in.draft_cpu[i] < 0) rows[count++] = i;
+    CheckpointPlan plan;
+    plan.offsets = buffers_.as<int32_t>(kBufCkptOffCpu);
+    plan.query_lens = buffers_.as<int32_t>(kBufCkptQlCpu);
+    plan.rows = rows;
+    plan.cols = buffers_.as<int64_t>(kBufCkptColsCpu);
+    if (!plan_prefill_checkpoints(kName, spec(), config(), c, seq, rows, 0, count, plan)) return;
+    const Device dev = config().device, host{};
+    Metadata& m = metadata();
+    int32_t* off = buffers_.as<int32_t>(kBufCkptOff);
+    int64_t* rows_d = buffers_.as<int64_t>(kBufCkptRows);
+    int64_t* cols_d = buffers_.as<int64_t>(kBufCkptCols);
+    copy_i32_into_buffer(exec, plan.offsets, true, count, off);
+    copy_u8_into_buffer(exec, reinterpret_cast<const uint8_t*>(rows), true, count * 8,
+                        reinterpret_cast<uint8_t*>(rows_d));
+    copy_u8_into_buffer(exec, reinterpret_cast<const uint8_t*>(plan.cols), true, count * 8,
+                        reinterpret_cast<uint8_t*>(cols_d));
+    m.set_tensor(kCkptOffsetsTensor, make_vector(off, dev, kInt32, count), true);
+    m.set_tensor(kCkptOffsets, make_vector(plan.offsets, host, kInt32, count), true);
+    m.set_tensor(kCkptQueryLens, make_vector(plan.query_lens, host, kInt32, count), true);
+    m.set_tensor(kCkptRequestRows, make_vector(rows_d, dev, kInt64, count), true);
+    m.set_tensor(kCkptBlockCols, make_vector(cols_d, dev, kInt64, count), true);
+    const Tensor& bt = *c.block_table_tensor;
+    int32_t* state = buffers_.as<int32_t>(kBufCkptState);
+    ops::mamba_checkpoint_state_indices(exec, bt.as<const int32_t>(), bt.strides[0], rows_d,
+                                        cols_d, count, state);
+    m.set_tensor(kCkptStateIndices, make_vector(state, dev, kInt32, count), true);
+    if (!plan_flashinfer_) return;
+    int64_t every = 0;
+    for (int64_t k = 0; k < count; ++k) every = std::gcd(every, int64_t{plan.offsets[k]});
+    const int64_t first = count - prefill_rows;  // the prefill kernel runs the trailing rows
+    int64_t* fi = buffers_.as<int64_t>(kBufFiPlanCpu);
+    int64_t* fi_rows = fi + prefill_rows + 1;
+    fi[0] = 0;
+    for (int64_t i = 0; i < prefill_rows; ++i)
+      fi[i + 1] = fi[i] + plan.query_lens[first + i] / every;
+    for (int64_t k = 0; k < count; ++k) fi_rows[k] = 0;
+    for (int64_t i = 0; i < prefill_rows; ++i)
+      if (plan.offsets[first + i] != 0)
+        fi_rows[first + i] = fi[i] + plan.offsets[first + i] / every - 1;
+    const int64_t total = prefill_rows + 1 + count;
+    int64_t* fi_d = buffers_.as<int64_t>(kBufFiPlan);
+    copy_u8_into_buffer(exec, reinterpret_cast<const uint8_t*>(fi), true, total * 8,
+                        reinterpret_cast<uint8_t*>(fi_d));
+    m.set_int(kFiEveryNTokens, every);
+    m.set_int(kFiNumCheckpoints, fi[prefill_rows]);
+    m.set_tensor(kFiCuStarts, make_vector(fi_d, dev, kInt64, prefill_rows + 1), true);
+    m.set_tensor(kFiRows, make_vector(fi_d + prefill_rows + 1, dev, kInt64, count), true);
   }
 
   PersistentBuffers buffers_;
   PrefillBackend prefill_backend_ = PrefillBackend::kTriton;
+  bool checkpoints_ = false;      ///< MambaPrefillCheckpointBuilder can return checkpoints
+  bool plan_flashinfer_ = false;  ///< vLLM's plan_flashinfer_checkpoints
   int32_t num_spec_ = 0;
   bool use_spec_ = false;
   bool full_cuda_graphs_ = false;
@@ -656,7 +778,10 @@ const BackendDescriptor kGdnAttnBackend{
     kv_kind_bit(kKvMamba),
     0,
     fixed_cudagraph_support<kCgUniformBatch>,
-    check_mamba_descriptor<kMambaTypeGdnAttention>,
+    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+      check_mamba_spec(d.name, kMambaTypeGdnAttention, spec);
+      check_mamba_cache_mode(d.name, spec);
+    },
     buffer_plan_of<plan>,
     create_builder_of<GdnBuilder>,
 };

@@ -27,6 +27,10 @@ const char* backend_of_type(int32_t type) {
   }
 }
 
+/// Python's // and % (rounding toward negative infinity), for positive divisors.
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, b) * b; }
+
 /// The first column "align" gathers for a sequence: max((seq_len - 1) // block_size, 0).
 int64_t align_start(int64_t seq_len, int32_t block_size) {
   return std::max<int64_t>((seq_len - 1) / block_size, 0);
@@ -51,6 +55,54 @@ void check_mamba_cache_mode(const char* backend, const KvCacheSpec& spec) {
     fail(Status::kUnsupported, "kv_cache_spec->mamba_cache_mode=", spec.mamba_cache_mode,
          " (\"all\") was removed in vLLM 0.33 (cache_config.mamba_cache_mode accepts \"none\" "
          "and \"align\"); ", backend, " builds \"none\" and \"align\" only");
+}
+
+bool prefill_checkpoints_enabled(const KvCacheSpec& spec, const BuilderConfig& c) {
+  return spec.mamba_cache_mode == kMambaCacheAlign && spec.num_prefill_checkpoint_blocks > 0 &&
+         c.hash_block_size > 0 && c.cache_hit_alignment_tokens > 0;
+}
+
+bool checkpoint_drops_eagle_block(const BuilderConfig& c) {
+  return c.num_speculative_tokens > 0 && c.use_eagle_block_drop && c.num_hash_lookahead_tokens == 0;
+}
+
+bool plan_prefill_checkpoints(const char* backend, const KvCacheSpec& spec,
+                              const BuilderConfig& c, const CommonMetadata& batch,
+                              const int32_t* seq_lens, const int64_t* request_rows,
+                              int64_t first_row, int64_t count, const CheckpointPlan& out) {
+  const int64_t hash = c.hash_block_size, align_tokens = c.cache_hit_alignment_tokens;
+  const int64_t bs = spec.block_size, alignment = spec.prefill_checkpoint_alignment;
+  const int64_t width = batch.block_table_tensor->shape[1];
+  const bool drop_eagle = checkpoint_drops_eagle_block(c);
+  bool any = false;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t r = request_rows ? request_rows[k] : first_row + k;
+    const int64_t q = batch.query_len(r), seq = seq_lens[r];
+    const int64_t start = seq - q;
+    const int64_t limit = drop_eagle ? seq : seq - std::max<int64_t>(1, c.num_hash_lookahead_tokens);
+    int64_t position = floor_div(limit, align_tokens) * align_tokens;
+    if (drop_eagle) position -= align_tokens;
+    position = std::max<int64_t>(position, 0);
+    bool valid = false;
+    if (alignment > 0) {  // vLLM: prefill_checkpoint_alignment None -> never valid
+      const int64_t initial_col = floor_div(start - 1, bs);
+      const int64_t ckpt_col = (seq + bs - 1) / bs - 2;
+      valid = floor_mod(start, hash) == 0 && ckpt_col > initial_col &&
+              start + hash <= position && start < position && position < seq &&
+              floor_mod(position - start, alignment) == 0;
+    }
+    const int64_t col = valid ? (seq + bs - 1) / bs - 2 : -1;
+    if (valid && col >= width)
+      invalid("common->block_table_tensor has ", width, " columns but request ", r, "'s ",
+              backend, " prefill checkpoint (seq_len ", seq, ", block_size ", bs,
+              ") is in column ", col);
+    out.offsets[k] = valid ? static_cast<int32_t>(position - start) : 0;
+    if (out.query_lens) out.query_lens[k] = static_cast<int32_t>(q);
+    if (out.rows) out.rows[k] = r;
+    out.cols[k] = col;
+    any = any || valid;
+  }
+  return any;
 }
 
 int64_t decode_cudagraph_max_bs(const BuilderConfig& c, int64_t per_seq) {

@@ -25,19 +25,41 @@ void check_mamba_spec(const char* backend, int32_t expected, const KvCacheSpec& 
 /// Error(kUnsupported) for mamba_cache_mode "all": vLLM 0.33 removed it (its
 /// cache_config.mamba_cache_mode accepts "none" and "align" only).
 void check_mamba_cache_mode(const char* backend, const KvCacheSpec& spec);
-/// The same as a descriptor's check, under the descriptor's name.
-template <int32_t Expected>
-void check_mamba_descriptor(const BackendDescriptor& d, const KvCacheSpec& spec,
-                            const BuilderConfig&) {
-  check_mamba_spec(d.name, Expected, spec);
-}
+
+/// Whether vLLM 0.33's MambaPrefillCheckpointBuilder.build can return checkpoints for this
+/// builder: "align" mode, checkpoint blocks in the spec, the config's hash_block_size and
+/// cache_hit_alignment_tokens resolved (else it returns None).
+bool prefill_checkpoints_enabled(const KvCacheSpec& spec, const BuilderConfig& c);
+/// Its drop_eagle_block: spec decode with use_eagle_block_drop and no lookahead hashes.
+bool checkpoint_drops_eagle_block(const BuilderConfig& c);
+
+/// Where plan_prefill_checkpoints writes (host memory, `count` entries each; any may be null
+/// but `offsets` and `cols`).
+struct CheckpointPlan {
+  int32_t* offsets = nullptr;     ///< checkpoint offset into the row's query, 0 for none
+  int32_t* query_lens = nullptr;  ///< the row's query length
+  int64_t* rows = nullptr;        ///< the request row
+  int64_t* cols = nullptr;        ///< the checkpoint's block-table column, -1 for none
+};
+
+/// vLLM 0.33's compute_mamba_prefill_checkpoints over `count` request rows (`request_rows`, or
+/// rows first_row.. when null), with `seq_lens` the host lengths it reads
+/// (seq_lens_cpu_upper_bound): per row the checkpoint position
+/// (get_mamba_prefill_checkpoint_position) and whether is_mamba_prefill_checkpoint_valid places
+/// it in this query. Returns whether any row has one (else vLLM's checkpoint is None).
+/// Error(kInvalidArgument) naming `backend` when a valid checkpoint's column lies outside the
+/// block table (vLLM's block_table[rows, cols] would raise).
+bool plan_prefill_checkpoints(const char* backend, const KvCacheSpec& spec,
+                              const BuilderConfig& c, const CommonMetadata& batch,
+                              const int32_t* seq_lens, const int64_t* request_rows,
+                              int64_t first_row, int64_t count, const CheckpointPlan& out);
 
 /// vLLM's decode_cudagraph_max_bs: max_num_seqs * per_seq, capped by the largest CUDA graph
 /// capture size (config->max_cudagraph_capture_size, else vLLM's default list's largest).
 int64_t decode_cudagraph_max_bs(const BuilderConfig& config, int64_t per_seq);
 
 /// The state-index table of a batch: vLLM's mamba_get_block_table_tensor(block_table,
-/// seq_lens, spec, mamba_cache_mode). "none" (and GDN_ATTN's "all") views the block table;
+/// seq_lens, spec, mamba_cache_mode). "none" views the block table;
 /// "align" gathers 1 + num_speculative_blocks columns per request into a builder buffer.
 struct StateTable {
   Tensor table;            ///< (num_reqs, cols) int32 on the builder's device.

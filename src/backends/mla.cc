@@ -9,8 +9,8 @@
 // "decode_scheduler_<argument>": FlashAttention-3's get_scheduler_metadata (FLASH_ATTN_MLA) and
 // FlashMLA's get_mla_metadata / get_mla_metadata_dense_fp8 (FLASHMLA, with the persistent
 // buffers vLLM copies the fp8 schedule into under full graphs); FlashInfer's prefill plan()
-// inputs ("prefill_*");
-// cuDNN and TRT-LLM ragged prefill read prefill_query_seq_lens. The chunked-prefill workspace
+// inputs ("prefill_*") when the prefill backend is FLASHINFER;
+// TRTLLM_RAGGED and TOKENSPEED_MLA read prefill_query_seq_lens. The chunked-prefill workspace
 // itself (tokens x head_size of the model dtype) is the runtime's: libattn reports its size.
 #include <algorithm>
 #include <cmath>
@@ -22,6 +22,7 @@
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
 #include "backends/flash_attn.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/per_layer_params.h"
@@ -195,22 +196,6 @@ bool flashmla_fp8_graph_buffers(const VariantInfo& v, const BuilderConfig& c) {
   return v.variant == Variant::kFlashMla && is_fp8_cache(c) && has_full_cudagraphs(c.cudagraph_mode);
 }
 
-/// vLLM's use_flashinfer_prefill / use_cudnn_prefill / use_trtllm_ragged_deepseek_prefill, with
-/// FlashInfer (and NVIDIA's artifactory) assumed installed.
-struct PrefillPath {
-  bool flashinfer = false, cudnn = false, trtllm_ragged = false;
-};
-PrefillPath prefill_path(const BuilderConfig& c) {
-  const bool sm100 = resolved_device_capability(c) / 10 == 10;
-  const bool r1_dims =
-      qk_nope_head_dim(c) == 128 && qk_rope_head_dim(c) == 64 && v_head_dim(c) == 128;
-  PrefillPath p;
-  p.flashinfer = !c.disable_flashinfer_prefill && !c.use_cudnn_prefill && sm100 && r1_dims;
-  p.cudnn = c.use_cudnn_prefill && sm100;
-  p.trtllm_ragged = c.use_trtllm_ragged_deepseek_prefill && sm100 && r1_dims;
-  return p;
-}
-
 /// vLLM 0.33's MLAPrefillBackendEnum, in its order (the value of prefill_prefill_backend).
 enum MlaPrefillBackend : int32_t {
   kPrefillFlashAttn = 0,
@@ -222,15 +207,91 @@ enum MlaPrefillBackend : int32_t {
   kPrefillZenCpu = 6,
 };
 
-/// vLLM 0.33's automatic choice (Platform.get_mla_prefill_backend_cls; mla_prefill_backend is
-/// not a libattn input): on 10.x TRTLLM_RAGGED first for the (192, 64, 256) dimensions, else
-/// FLASH_ATTN first; below, FLASH_ATTN. The first of each list is valid for the models libattn
-/// accepts (float16/bfloat16, the dimensions named), with the libraries assumed installed.
+const char* prefill_backend_name(int32_t b) {
+  switch (b) {
+    case kPrefillFlashAttn: return "FLASH_ATTN";
+    case kPrefillFlashInfer: return "FLASHINFER";
+    case kPrefillTrtllmRagged: return "TRTLLM_RAGGED";
+    default: return "TOKENSPEED_MLA";
+  }
+}
+
+/// vLLM 0.33's MLADimensions (qk_nope_head_dim, qk_rope_head_dim, v_head_dim).
+struct MlaDims {
+  int64_t nope, rope, v;
+  bool operator==(const MlaDims& o) const { return nope == o.nope && rope == o.rope && v == o.v; }
+  std::string str() const {
+    return "(qk_nope_head_dim=" + std::to_string(nope) + ", qk_rope_head_dim=" +
+           std::to_string(rope) + ", v_head_dim=" + std::to_string(v) + ")";
+  }
+};
+constexpr MlaDims kR1Dims{128, 64, 128}, kV32Dims{192, 64, 256};
+
+/// Why vLLM 0.33's validate_configuration refuses prefill backend `b` for this config (empty:
+/// valid): FLASHINFER, TRTLLM_RAGGED and TOKENSPEED_MLA need compute capability 10.x; each
+/// accepts the MLA dimensions it lists (FLASH_ATTN its own four, without listing them). The
+/// model's dtype (float16/bfloat16, checked at create) and the libraries (assumed installed)
+/// never refuse here.
+std::vector<std::string> prefill_backend_refusals(int32_t b, const BuilderConfig& c) {
+  std::vector<std::string> why;
+  const int32_t cap = resolved_device_capability(c);
+  if (b != kPrefillFlashAttn && cap / 10 != 10)
+    why.push_back(cap <= 0 ? "device capability not available"
+                           : "compute capability " + std::to_string(cap / 10) + "." +
+                                 std::to_string(cap % 10) + " not supported");
+  const MlaDims d{qk_nope_head_dim(c), qk_rope_head_dim(c), v_head_dim(c)};
+  std::vector<MlaDims> listed;  // supported_mla_dimensions
+  bool ok = false;
+  if (b == kPrefillFlashAttn) {
+    for (const MlaDims& x : {kR1Dims, kV32Dims, MlaDims{64, 64, 128}, MlaDims{256, 0, 256}})
+      ok = ok || d == x;
+  } else {
+    listed = {kR1Dims};
+    if (b == kPrefillTrtllmRagged) listed.push_back(kV32Dims);
+    for (const MlaDims& x : listed) ok = ok || d == x;
+  }
+  if (!ok) {
+    std::string r = "Model does not have supported MLA dimensions (got " + d.str();
+    for (size_t i = 0; i < listed.size(); ++i) r += (i ? ", " : "; supported: ") + listed[i].str();
+    why.push_back(r + ")");
+  }
+  return why;
+}
+
+/// vLLM 0.33's get_mla_prefill_backend (the layer's prefill backend, and what
+/// determine_prefill_query_data_type asks): config->mla_prefill_backend when set, refused as
+/// vLLM refuses an invalid one; else the automatic choice (Platform.get_mla_prefill_backend_cls):
+/// on 10.x TRTLLM_RAGGED first for the (192, 64, 256) dimensions, else FLASH_ATTN first; below,
+/// FLASH_ATTN. The first of each list is valid for the models libattn accepts (float16/bfloat16,
+/// the dimensions named), with the libraries assumed installed.
 int32_t prefill_backend(const BuilderConfig& c) {
+  if (c.mla_prefill_backend != kMlaPrefillAuto) {
+    const int32_t b = c.mla_prefill_backend - 1;  // MLAPrefillBackendEnum's order
+    const std::vector<std::string> why = prefill_backend_refusals(b, c);
+    if (!why.empty()) {
+      std::string list;
+      for (const std::string& w : why) list += (list.empty() ? "'" : ", '") + w + "'";
+      invalid("Selected MLA prefill backend ", prefill_backend_name(b),
+              " is not valid for this configuration. Reason: [", list,
+              "] (config->mla_prefill_backend=", c.mla_prefill_backend, ")");
+    }
+    return b;
+  }
   const bool sm100 = resolved_device_capability(c) / 10 == 10;
-  const bool dims_192 =
-      qk_nope_head_dim(c) == 192 && qk_rope_head_dim(c) == 64 && v_head_dim(c) == 256;
-  return sm100 && dims_192 ? kPrefillTrtllmRagged : kPrefillFlashAttn;
+  const MlaDims d{qk_nope_head_dim(c), qk_rope_head_dim(c), v_head_dim(c)};
+  return sm100 && d == kV32Dims ? kPrefillTrtllmRagged : kPrefillFlashAttn;
+}
+
+/// vLLM 0.33's determine_prefill_query_data_type: FP8 (the CUDA platform's float8_e4m3fn) when
+/// the cache is quantized, use_prefill_query_quantization is set and
+/// backend_supports_prefill_query_quantization (compute capability family 100 and the prefill
+/// backend FLASHINFER, TRTLLM_RAGGED or TOKENSPEED_MLA); else the model's dtype.
+int32_t prefill_query_dtype(const BuilderConfig& c, int32_t backend, int32_t model_dtype) {
+  const bool backend_ok = backend == kPrefillFlashInfer || backend == kPrefillTrtllmRagged ||
+                          backend == kPrefillTokenspeedMla;
+  const bool fp8 = is_fp8_cache(c) && c.use_prefill_query_quantization &&
+                   resolved_device_capability(c) / 10 == 10 && backend_ok;
+  return fp8 ? kKvDtypeFp8E4m3 : model_dtype;
 }
 
 void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const BuilderConfig& c) {
@@ -482,9 +543,6 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_prefill_query_lens_cpu, "prefill_query_lens_cpu")                                       \
   X(f_prefill_use_dense_mha, "prefill_use_dense_mha")                                         \
   X(f_prefill_query_seq_lens, "prefill_query_seq_lens")                                       \
-  X(f_prefill_use_flashinfer, "prefill_use_flashinfer")                                       \
-  X(f_prefill_use_cudnn, "prefill_use_cudnn")                                                 \
-  X(f_prefill_use_trtllm_ragged, "prefill_use_trtllm_ragged")                                 \
   X(f_prefill_num_qo_heads, "prefill_num_qo_heads")                                           \
   X(f_prefill_num_kv_heads, "prefill_num_kv_heads")                                           \
   X(f_prefill_head_dim_qk, "prefill_head_dim_qk")                                             \
@@ -577,7 +635,6 @@ class MlaBuilder final : public Builder {
     prefill_backend_ = prefill_backend(c);
     dcp_ = c.decode_context_parallel_size;
     interleave_ = c.cp_kv_cache_interleave_size;
-    prefill_ = prefill_path(c);
     use_full_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
     max_cudagraph_size_ = max_cudagraph_size(c);
     if (v.variant == Variant::kFlashAttnMla) {
@@ -626,10 +683,17 @@ class MlaBuilder final : public Builder {
                          v_.name.c_str());
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     const bool dcp = dcp_ > 1;
-    if (np > 0 && c.seq_lens_host == nullptr)
-      invalid("common->seq_lens_cpu is NULL; ", v_.name,
-              " reads the context lengths of the "
-              "prefills on the host (vLLM's seq_lens_cpu)");
+    // vLLM 0.33 reads the prefills' context lengths from seq_lens_cpu_upper_bound ("exact for
+    // prefill rows", no sync), even where a uniform split counts an async spec-decode row, whose
+    // bound assumes every draft accepted, as a prefill; without the bound, the exact host
+    // lengths (libattn's pre-1.4 callers).
+    const int32_t* prefill_seq_lens = c.seq_lens_cpu_upper_bound
+                                          ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                                          : c.seq_lens_host;
+    if (np > 0 && prefill_seq_lens == nullptr)
+      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); ",
+              v_.name, " reads the context lengths of the prefills on the host (vLLM 0.33 "
+              "asserts seq_lens_cpu_upper_bound is not None)");
     if (nd > 0 && dcp && !c.dcp_local_seq_lens)
       invalid("common->dcp_local_seq_lens is NULL; ", v_.name,
               " decodes with "
@@ -644,7 +708,7 @@ class MlaBuilder final : public Builder {
     if (np > 0) {
       int32_t* contexts = buffers_.as<int32_t>(kBufHostContextLens);
       for (int64_t i = 0; i < np; ++i)
-        contexts[i] = static_cast<int32_t>(c.seq_lens_host[nd + i] - c.query_len(nd + i));
+        contexts[i] = static_cast<int32_t>(prefill_seq_lens[nd + i] - c.query_len(nd + i));
       // The plan's only refusals are a workspace below the alignment (refused at create) and a
       // batch beyond the buffers' capacities (which the config's limits exclude).
       chunks = ops::mla_context_chunk_plan(contexts, c.qsl_host + nd, np, chunk_params_,
@@ -758,7 +822,6 @@ class MlaBuilder final : public Builder {
     const int64_t C = chunk_params_.max_chunks, E = chunk_params_.max_entries;
     int32_t* scratch = buffers_.as<int32_t>(kBufPlanScratch);
     ops::MlaChunkTensors o;
-    o.context_lens = buffers_.as<int32_t>(kBufContextLens);
     o.starts = buffers_.as<int32_t>(kBufStarts);
     o.query_start_loc = buffers_.as<int32_t>(kBufChunkQsl);
     o.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
@@ -787,16 +850,26 @@ class MlaBuilder final : public Builder {
     Metadata& m = metadata();
     const int64_t n = c.num_reqs, C = chunks.num_chunks, E = chunks.num_entries;
     const bool dcp = dcp_ > 1;
-    const bool query_seq_lens = prefill_.cudnn || prefill_.trtllm_ragged;
+    // 0.33's TRTLLM_RAGGED and TOKENSPEED_MLA prefills read the query lengths on the device
+    // (their prepare_metadata's _query_seq_lens); FlashInfer's plans its ragged wrapper.
+    const bool query_seq_lens =
+        prefill_backend_ == kPrefillTrtllmRagged || prefill_backend_ == kPrefillTokenspeedMla;
+    const bool flashinfer = prefill_backend_ == kPrefillFlashInfer;
     // The device inputs; the host path reads the validated host lengths.
     const int32_t* qsl = (exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host) + nd;
-    const int32_t* lens = (exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host) + nd;
     ops::MlaPrefillOut out;
     out.query_start_loc = buffers_.as<int32_t>(kBufPrefillQsl);
     if (query_seq_lens) out.query_seq_lens = buffers_.as<int32_t>(kBufQuerySeqLens);
     ops::mla_prefill_metadata(exec, qsl, np, out);
-    if (C > 0) ops::mla_context_chunk_tensors(exec, qsl, lens, np, chunk_params_, chunks,
-                                              device_chunk_out());
+    if (C > 0) {
+      // vLLM 0.33's context_lens: the host's (from seq_lens_cpu_upper_bound), copied to the
+      // device (an asynchronous copy on the build's stream: the host buffer is the builder's
+      // and stays until the next build); the device plan reads them from there.
+      int32_t* contexts = buffers_.as<int32_t>(kBufContextLens);
+      copy_i32_into_buffer(exec, buffers_.as<int32_t>(kBufHostContextLens), true, np, contexts);
+      ops::mla_context_chunk_tensors(exec, qsl, contexts, np, chunk_params_, chunks,
+                                     device_chunk_out());
+    }
     int32_t* query_lens_cpu = buffers_.as<int32_t>(kBufQueryLensCpu);
     for (int64_t i = 0; i < np; ++i) query_lens_cpu[i] = static_cast<int32_t>(c.query_len(nd + i));
 
@@ -804,19 +877,15 @@ class MlaBuilder final : public Builder {
     m.set_tensor(at(f_prefill_block_table), rows_between(*c.block_table_tensor, nd, n));
     m.set_tensor(at(f_prefill_query_start_loc), device_vector(kBufPrefillQsl, np + 1), true);
     m.set_int(at(f_prefill_max_query_len), c.max_query_len);
-    // No FP8 prefill query quantization (vLLM's use_prefill_query_quantization is off by
-    // default and not a libattn input): the query and the output have the model's dtype.
-    m.set_int(at(f_prefill_q_data_type), model_dtype);
+    // The output has the model's dtype; the query FP8 under use_prefill_query_quantization.
+    m.set_int(at(f_prefill_q_data_type), prefill_query_dtype(cfg, prefill_backend_, model_dtype));
     m.set_int(at(f_prefill_output_dtype), model_dtype);
     m.set_int(at(f_prefill_prefill_backend), prefill_backend_);
     m.set_tensor(at(f_prefill_query_lens_cpu), host_list(query_lens_cpu, np), true);
     m.set_bool(at(f_prefill_use_dense_mha), false);
     if (query_seq_lens)
       m.set_tensor(at(f_prefill_query_seq_lens), device_vector(kBufQuerySeqLens, np), true);
-    m.set_bool(at(f_prefill_use_flashinfer), prefill_.flashinfer);
-    m.set_bool(at(f_prefill_use_cudnn), prefill_.cudnn);
-    m.set_bool(at(f_prefill_use_trtllm_ragged), prefill_.trtllm_ragged);
-    if (prefill_.flashinfer) {
+    if (flashinfer) {
       // FlashInfer's ragged prefill plan(): non-latent heads, num_kv_heads == num_qo_heads.
       m.set_int(at(f_prefill_num_qo_heads), cfg.num_attention_heads);
       m.set_int(at(f_prefill_num_kv_heads), cfg.num_attention_heads);
@@ -990,7 +1059,6 @@ class MlaBuilder final : public Builder {
   int32_t prefill_backend_ = 0;
   int32_t dcp_ = 1;
   int32_t interleave_ = 1;
-  PrefillPath prefill_;
   int64_t num_empty_ = 0;
   PerLayerParams hyper_;
   bool use_full_cuda_graph_ = false;

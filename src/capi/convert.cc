@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "core/allocator.h"
 
@@ -298,9 +299,17 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.mla_qk_nope_head_dim = c.mla_qk_nope_head_dim;
   b.mla_v_head_dim = c.mla_v_head_dim;
   b.mla_chunked_prefill_workspace_size = c.mla_chunked_prefill_workspace_size;
-  b.disable_flashinfer_prefill = c.disable_flashinfer_prefill != 0;
-  b.use_cudnn_prefill = c.use_cudnn_prefill != 0;
-  b.use_trtllm_ragged_deepseek_prefill = c.use_trtllm_ragged_deepseek_prefill != 0;
+  // vLLM 0.13's MLA prefill flags: vLLM 0.33's AttentionConfig refuses them (unexpected
+  // keyword argument); its prefill backend is mla_prefill_backend (ABI 1.7).
+  const std::pair<const char*, int32_t> removed[] = {
+      {"disable_flashinfer_prefill", c.disable_flashinfer_prefill},
+      {"use_cudnn_prefill", c.use_cudnn_prefill},
+      {"use_trtllm_ragged_deepseek_prefill", c.use_trtllm_ragged_deepseek_prefill}};
+  for (const auto& [name, value] : removed)
+    if (value != 0)
+      invalid("config->", name, "=", value, ": attention_config.", name,
+              " was removed in vLLM 0.33 (choose the MLA prefill backend with "
+              "config->mla_prefill_backend)");
   b.use_v2_model_runner = c.use_v2_model_runner != 0;
   b.num_sms = c.num_sms;
   b.rswa_window = c.rswa_window;
@@ -319,6 +328,9 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   // ABI 1.6 (the INIT default when the caller's struct_size stops at 1.4/1.5)
   b.gdn_prefill_backend = c.gdn_prefill_backend;
   if (c.reserved_1_6 != 0) invalid("config->reserved_1_6=", c.reserved_1_6, " must be 0");
+  // ABI 1.7 (the INIT defaults when the caller's struct_size stops at 1.6 or earlier)
+  b.mla_prefill_backend = c.mla_prefill_backend;
+  b.use_prefill_query_quantization = c.use_prefill_query_quantization != 0;
   validate(b, spec);
   return b;
 }
@@ -473,9 +485,6 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.mla_qk_nope_head_dim = b.mla_qk_nope_head_dim;
   c.mla_v_head_dim = b.mla_v_head_dim;
   c.mla_chunked_prefill_workspace_size = b.mla_chunked_prefill_workspace_size;
-  c.disable_flashinfer_prefill = b.disable_flashinfer_prefill;
-  c.use_cudnn_prefill = b.use_cudnn_prefill;
-  c.use_trtllm_ragged_deepseek_prefill = b.use_trtllm_ragged_deepseek_prefill;
   c.use_v2_model_runner = b.use_v2_model_runner;
   c.num_sms = b.num_sms;
   c.rswa_window = b.rswa_window;
@@ -491,6 +500,8 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.num_hash_lookahead_tokens = b.num_hash_lookahead_tokens;
   c.use_eagle_block_drop = b.use_eagle_block_drop;
   c.gdn_prefill_backend = b.gdn_prefill_backend;
+  c.mla_prefill_backend = b.mla_prefill_backend;
+  c.use_prefill_query_quantization = b.use_prefill_query_quantization;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

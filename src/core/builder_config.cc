@@ -93,6 +93,8 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
     invalid("config->device_capability=", c.device_capability, " is negative");
   expect_range(c.gdn_prefill_backend, kGdnPrefillAuto, kGdnPrefillFlashInfer,
                "gdn_prefill_backend", "an ATTN_GDN_PREFILL_* value (0..2)");
+  expect_range(c.mla_prefill_backend, kMlaPrefillAuto, kMlaPrefillTokenspeedMla,
+               "mla_prefill_backend", "an ATTN_MLA_PREFILL_* value (0..4)");
   if (c.flash_attn_version != 0 && (c.flash_attn_version < 2 || c.flash_attn_version > 4))
     invalid("config->flash_attn_version=", c.flash_attn_version, " is not 0 (auto), 2, 3 or 4");
   if (c.flash_attn_max_num_splits_for_cuda_graph < 0)

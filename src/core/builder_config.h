@@ -44,6 +44,16 @@ enum GdnPrefillBackend : int32_t {
   kGdnPrefillFlashInfer = 2,
 };
 
+/// Numbered as the ABI's ATTN_MLA_PREFILL_* values (ABI 1.7); MLAPrefillBackendEnum's order
+/// (libattn's prefill_prefill_backend) is one less.
+enum MlaPrefillChoice : int32_t {
+  kMlaPrefillAuto = 0,
+  kMlaPrefillFlashAttn = 1,
+  kMlaPrefillFlashInfer = 2,
+  kMlaPrefillTrtllmRagged = 3,
+  kMlaPrefillTokenspeedMla = 4,
+};
+
 /// vLLM's CUDAGraphMode.has_full_cudagraphs().
 bool has_full_cudagraphs(int32_t mode);
 
@@ -98,9 +108,6 @@ struct BuilderConfig {
   int32_t mla_qk_nope_head_dim = 0;
   int32_t mla_v_head_dim = 0;
   int32_t mla_chunked_prefill_workspace_size = 0;
-  bool disable_flashinfer_prefill = false;
-  bool use_cudnn_prefill = false;
-  bool use_trtllm_ragged_deepseek_prefill = false;
   // ABI 1.4
   bool use_v2_model_runner = false;  ///< vLLM's model runner V2 (max_decode_query_len).
   int32_t num_sms = 0;               ///< 0 = unknown.
@@ -118,6 +125,9 @@ struct BuilderConfig {
   int32_t num_hash_lookahead_tokens = 0;   ///< VllmConfig.num_hash_lookahead_tokens.
   bool use_eagle_block_drop = false;     ///< speculative_config.use_eagle_block_drop().
   int32_t gdn_prefill_backend = 0;  ///< ABI 1.6: kGdnPrefill* (GDN_ATTN's prefill kernel).
+  // ABI 1.7: vLLM 0.33's MLA prefill inputs (attention_config).
+  int32_t mla_prefill_backend = 0;            ///< kMlaPrefill* (0 = None: automatic).
+  bool use_prefill_query_quantization = false;  ///< attention_config's flag of that name.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

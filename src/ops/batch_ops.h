@@ -425,10 +425,12 @@ MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t
                                       const MlaChunkHostOut& out, const char* who = nullptr);
 
 /// The chunked context's device tensors (host reference; on CUDA two launches that plan again on
-/// the device from the device inputs, then fill), from the prefills' query_start_loc (P + 1,
-/// any base) and seq_lens (P), for a batch whose host plan had `counts` (the grid sizes; the
-/// device never writes past the capacities of `params`):
-///   context_lens (P); starts (E): the entries' starts (local_starts with DCP);
+/// the device, then fill), from the prefills' query_start_loc (P + 1, any base) and their
+/// context lengths (P; vLLM 0.33's context_lens_cpu, which it derives from
+/// seq_lens_cpu_upper_bound: the caller computes them on the host and, on CUDA, uploads them
+/// where the op runs), for a batch whose host plan had `counts` (the grid sizes; the device
+/// never writes past the capacities of `params`):
+///   starts (E): the entries' starts (local_starts with DCP);
 ///   query_start_loc (E + C): per chunk qsl[r] - qsl[request_start] for r in [start, end];
 ///   cu_seq_lens (E + C): per chunk 0 then the running sums of its entries' lengths;
 ///   token_to_seq (T): per chunk the entry index (0-based in the chunk) of each row;
@@ -437,7 +439,7 @@ MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t
 ///   chunk_local_token_offsets, entry_request, entry_start, entry_len).
 using MlaChunkTensors = kernels::MlaChunkTensors;
 void mla_context_chunk_tensors(const Exec& exec, const int32_t* query_start_loc,
-                               const int32_t* seq_lens, int64_t num_prefills,
+                               const int32_t* context_lens, int64_t num_prefills,
                                const MlaChunkParams& params, const MlaChunkCounts& counts,
                                const MlaChunkTensors& out);
 

@@ -204,24 +204,21 @@ MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t
   return n;
 }
 
-void mla_context_chunk_tensors(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
+void mla_context_chunk_tensors(const Exec& exec, const int32_t* qsl, const int32_t* context_lens,
                                int64_t num_prefills, const MlaChunkParams& params,
                                const MlaChunkCounts& counts, const MlaChunkTensors& out) {
   if (!out.chunk_entry_offsets || !out.chunk_token_offsets || !out.chunk_local_token_offsets ||
       !out.entry_request || !out.entry_start || !out.entry_len)
     invalid("mla_context_chunk_tensors: the plan scratch arrays must not be NULL");
+  if (!context_lens) invalid("mla_context_chunk_tensors: context_lens must not be NULL");
   if (num_prefills <= 0) return;
   if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mla_context_chunk_tensors, qsl, seq_lens, num_prefills, params,
-                            counts, out);
+    return ATTN_CUDA_LAUNCH(exec, mla_context_chunk_tensors, qsl, context_lens, num_prefills,
+                            params, counts, out);
   const int64_t P = num_prefills;
-  // The host reference plans from the contexts it writes, so it needs that output.
-  int32_t* ctx = out.context_lens;
-  if (!ctx) invalid("mla_context_chunk_tensors: the host path needs the context_lens output");
-  for (int64_t i = 0; i < P; ++i) ctx[i] = seq_lens[i] - (qsl[i + 1] - qsl[i]);
   if (counts.num_chunks == 0) return;
   const Geometry g = geometry(params);
-  const MlaChunkCounts n = plan_entries(ctx, P, g, params, out.chunk_entry_offsets,
+  const MlaChunkCounts n = plan_entries(context_lens, P, g, params, out.chunk_entry_offsets,
                                         out.entry_request, out.entry_start, out.entry_len, nullptr);
   const int32_t* off = out.chunk_entry_offsets;
   int64_t tokens = 0, local_tokens = 0;

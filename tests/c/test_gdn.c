@@ -3,7 +3,8 @@
  * on any marked request, spec_sequence_masks_cpu and uniform_spec_sequence_length, the prefill
  * part (prefill_query_start_loc, prefill_state_indices, prefill_has_initial_state) and FLA's
  * chunk_indices / chunk_offsets (Triton prefill; none on compute capability 9.0, where 0.33 runs
- * FlashInfer's prefill), update_block_table's support (model runner V2 on CUDA only), bad input.
+ * FlashInfer's prefill), the prefill checkpoints and FlashInfer's checkpoint plan ("align"),
+ * update_block_table's support (model runner V2 on CUDA only), bad input.
  * The older GDN cases (spec/non-spec split, CUDA-graph buffers, capture) are in test_mamba.c. */
 #include "test_support.h"
 
@@ -403,6 +404,91 @@ static void test_prefill_backend_config(void** state) {
   ts_batch_free(batch);
 }
 
+/* vLLM 0.33's prefill checkpoints ("align", block 16; hash_block_size and
+ * cache_hit_alignment_tokens 16, one checkpoint block), over every non-spec row (decodes too).
+ * Triton, prefill_checkpoint_alignment 8: rows (query, seq) = (1, 20) a decode, then the
+ * prefills (40, 40), (20, 36), (10, 15) (test_mamba.c's MAMBA2 case): positions 16, 32, 32, 0;
+ * valid for rows 1 and 2 only: offsets [0, 32, 16, 0], columns [-1, 1, 1, -1], state indices
+ * [0, bt[1][1], bt[2][1], 0]. No FlashInfer plan on Triton.
+ * FlashInfer (capability 9.0), alignment 64: (1, 20), (200, 200), (70, 86): positions 16, 192,
+ * 80; offsets [0, 192, 64] (80 - 16), columns [-1, 11, 4]; every_n_tokens gcd = 64; the prefill
+ * kernel's rows are the last two: cu_starts [0, 200 // 64, 3 + 70 // 64] = [0, 3, 4],
+ * num_checkpoints 4, rows [0, 0 + 192 // 64 - 1, 3 + 64 // 64 - 1] = [0, 2, 3]. */
+static void test_prefill_checkpoints(void** state) {
+  static const int32_t q[] = {1, 40, 20, 10}, s[] = {20, 40, 36, 15};
+  static const int prefilling[] = {0, 1, 1, 1};
+  static const int64_t offs[] = {0, 32, 16, 0}, qls[] = {1, 40, 20, 10};
+  static const int64_t rows[] = {0, 1, 2, 3}, cols[] = {-1, 1, 1, -1};
+  attn_kv_cache_spec_t spec = gspec(0);
+  attn_builder_config_t c = gconfig(0, 80);
+  ts_batch* batch = ts_batch_make(q, s, 4, 16, 0, -1);
+  attn_builder_t* b;
+  attn_metadata_t* m;
+  vec pf;
+  int64_t states[4];
+  (void)state;
+  spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
+  spec.num_prefill_checkpoint_blocks = 1;
+  spec.prefill_checkpoint_alignment = 8;
+  batch->common.is_prefilling = vec_bool(&pf, prefilling, 4);
+  /* without the config's hash sizes (vLLM's profiling KV cache): None */
+  b = ts_builder("GDN_ATTN", &spec, &c);
+  m = build(b, &batch->common);
+  expect_none(m, "checkpoint_state_indices");
+  attn_builder_destroy(b);
+  c.hash_block_size = 16;
+  c.cache_hit_alignment_tokens = 16;
+  b = ts_builder("GDN_ATTN", &spec, &c);
+  m = build(b, &batch->common);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  expect_vec(m, "checkpoint_checkpoint_offsets", 32, offs, 4);
+  expect_vec(m, "checkpoint_offsets", 32, offs, 4);
+  assert_int_equal(ts_tensor(m, "checkpoint_offsets")->device.device_type, ATTN_DEVICE_CPU);
+  expect_vec(m, "checkpoint_query_lens", 32, qls, 4);
+  expect_vec(m, "checkpoint_request_rows", 64, rows, 4);
+  expect_vec(m, "checkpoint_block_cols", 64, cols, 4);
+  states[0] = 0, states[3] = 0;
+  states[1] = batch->bt[1 * batch->width + 1], states[2] = batch->bt[2 * batch->width + 1];
+  expect_vec(m, "checkpoint_state_indices", 32, states, 4);
+  expect_none(m, "flashinfer_checkpoint_plan_every_n_tokens");
+  expect_none(m, "flashinfer_checkpoint_plan_rows");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  {
+    static const int32_t q2[] = {1, 200, 70}, s2[] = {20, 200, 86};
+    static const int pf2[] = {0, 1, 1};
+    static const int64_t offs2[] = {0, 192, 64}, cols2[] = {-1, 11, 4};
+    static const int64_t cu[] = {0, 3, 4}, fi_rows[] = {0, 2, 3};
+    batch = ts_batch_make(q2, s2, 3, 16, 0, -1);
+    batch->common.is_prefilling = vec_bool(&pf, pf2, 3);
+    spec.prefill_checkpoint_alignment = 64;
+    c.device_capability = 90;
+    b = ts_builder("GDN_ATTN", &spec, &c);
+    m = build(b, &batch->common);
+    expect_vec(m, "checkpoint_offsets", 32, offs2, 3);
+    expect_vec(m, "checkpoint_block_cols", 64, cols2, 3);
+    assert_int_equal(ts_int(m, "flashinfer_checkpoint_plan_every_n_tokens"), 64);
+    assert_int_equal(ts_int(m, "flashinfer_checkpoint_plan_num_checkpoints"), 4);
+    expect_vec(m, "flashinfer_checkpoint_plan_cu_starts", 64, cu, 3);
+    expect_vec(m, "flashinfer_checkpoint_plan_rows", 64, fi_rows, 3);
+    attn_builder_destroy(b);
+    /* alignment 32 (not a multiple of 64): checkpoints, but no FlashInfer plan */
+    spec.prefill_checkpoint_alignment = 32;
+    b = ts_builder("GDN_ATTN", &spec, &c);
+    m = build(b, &batch->common);
+    expect_vec(m, "checkpoint_offsets", 32, offs2, 3);
+    expect_none(m, "flashinfer_checkpoint_plan_cu_starts");
+    attn_builder_destroy(b);
+    /* "none" mode: no checkpoints */
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_NONE;
+    b = ts_builder("GDN_ATTN", &spec, &c);
+    m = build(b, &batch->common);
+    expect_none(m, "checkpoint_offsets");
+    attn_builder_destroy(b);
+    ts_batch_free(batch);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_chunks_and_padding),
@@ -411,6 +497,7 @@ int main(void) {
       cmocka_unit_test(test_random_non_spec),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_prefill_backend_config),
+      cmocka_unit_test(test_prefill_checkpoints),
   };
   return cmocka_run_group_tests_name("gdn", tests, NULL, NULL);
 }

@@ -510,11 +510,11 @@ static void test_padded_prompt_tail(void** state) {
 static void test_all_mode_refused(void** state) {
   const attn_kv_cache_spec_t spec = mspec(ATTN_MAMBA_CACHE_MODE_ALL, 8, 0);
   const attn_builder_config_t c = ts_config();
-  const char* const names[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN"};
+  const char* const names[] = {"MAMBA2", "MAMBA1", "SHORT_CONV", "LINEAR_ATTN", "GDN_ATTN"};
   attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
   int k;
   (void)state;
-  for (k = 0; k < 4; ++k) {
+  for (k = 0; k < 5; ++k) {
     char want[256];
     snprintf(want, sizeof want,
              "kv_cache_spec->mamba_cache_mode=1 (\"all\") was removed in vLLM 0.33 "
@@ -1102,7 +1102,7 @@ static void test_gdn_no_spec(void** state) {
   int32_t col0[4];
   int r;
   (void)state;
-  assert_int_equal(attn_metadata_field_count(m), 29);
+  assert_int_equal(attn_metadata_field_count(m), 39);
   assert_int_equal(ts_int(m, "num_decodes"), 2);
   assert_int_equal(ts_int(m, "num_prefills"), 2);
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 13);

@@ -207,9 +207,6 @@ static void test_hand_checked(void** state) {
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 4, 7, 12}, 4);
   assert_int_equal(ts_int(m, "prefill_max_query_len"), 5);
   expect_none(m, "prefill_query_seq_lens");
-  expect_bool(m, "prefill_use_flashinfer", 0);
-  expect_bool(m, "prefill_use_cudnn", 0);
-  expect_bool(m, "prefill_use_trtllm_ragged", 0);
   expect_none(m, "prefill_num_qo_heads");
   /* the chunked context */
   assert_int_equal(ts_int(m, "prefill_chunked_context_num_chunks"), 2);
@@ -455,8 +452,11 @@ static void test_flashinfer_mla_spec_decode(void** state) {
   ts_batch_free(batch);
 }
 
-/* The prefill paths of compute capability 10.x: FlashInfer's ragged prefill (DeepSeek-R1 dims)
- * by default, cuDNN and TRT-LLM ragged when asked; the plan inputs and query_seq_lens. */
+/* vLLM 0.33's prefill backends (ABI 1.7 config->mla_prefill_backend): automatic FLASH_ATTN
+ * (TRTLLM_RAGGED on 10.x for (192, 64, 256)), an explicit choice checked as
+ * get_mla_prefill_backend does, FlashInfer's plan inputs on FLASHINFER, the device query
+ * lengths on TRTLLM_RAGGED and TOKENSPEED_MLA, FP8 queries under
+ * use_prefill_query_quantization; the 0.13 flags are refused. */
 static void test_prefill_paths(void** state) {
   static const int32_t q[3] = {1, 5, 7}, s[3] = {8, 25, 7};
   attn_kv_cache_spec_t spec = ts_mla_spec(128);
@@ -465,13 +465,21 @@ static void test_prefill_paths(void** state) {
   ts_batch* batch = ts_batch_make(q, s, 3, 128, 0, -1);
   attn_metadata_t* m = NULL;
   attn_field_t f = ATTN_FIELD_INIT;
+  int k;
   (void)state;
   c.device_capability = 100;
+  /* automatic on 10.x with DeepSeek-R1 dimensions: FLASH_ATTN (0), no extension fields */
   b = ts_builder("CUTLASS_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_bool(m, "prefill_use_flashinfer", 1);
-  expect_bool(m, "prefill_use_cudnn", 0);
-  expect_bool(m, "prefill_use_trtllm_ragged", 0);
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 0);
+  expect_none(m, "prefill_num_qo_heads");
+  expect_none(m, "prefill_query_seq_lens");
+  attn_builder_destroy(b);
+  /* FLASHINFER (1): its ragged prefill's plan() inputs */
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_FLASHINFER;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 1);
   assert_int_equal(ts_int(m, "prefill_num_qo_heads"), 32);
   assert_int_equal(ts_int(m, "prefill_num_kv_heads"), 32);
   assert_int_equal(ts_int(m, "prefill_head_dim_qk"), 192);
@@ -485,41 +493,90 @@ static void test_prefill_paths(void** state) {
   expect_none(m, "prefill_query_seq_lens");
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 5, 12}, 3);
   attn_builder_destroy(b);
-  /* non-R1 dimensions: FlashAttention */
-  c.mla_qk_nope_head_dim = 64;
+  /* TRTLLM_RAGGED (2) and TOKENSPEED_MLA (3): the prefills' query lengths on the device */
+  for (k = 0; k < 2; ++k) {
+    c.mla_prefill_backend = k ? ATTN_MLA_PREFILL_TOKENSPEED_MLA : ATTN_MLA_PREFILL_TRTLLM_RAGGED;
+    b = ts_builder("CUTLASS_MLA", &spec, &c);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "prefill_prefill_backend"), 2 + k);
+    ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){5, 7}, 2);
+    expect_none(m, "prefill_num_qo_heads");
+    attn_builder_destroy(b);
+  }
+  /* FP8 prefill queries: an fp8 cache, 10.x, one of FLASHINFER / TRTLLM_RAGGED /
+   * TOKENSPEED_MLA; the output keeps the model's dtype */
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  c.use_prefill_query_quantization = 1;
   b = ts_builder("CUTLASS_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_bool(m, "prefill_use_flashinfer", 0);
-  expect_none(m, "prefill_head_dim_qk");
+  assert_int_equal(ts_int(m, "prefill_q_data_type"), ATTN_KV_DTYPE_FP8_E4M3);
+  assert_int_equal(ts_int(m, "prefill_output_dtype"), ATTN_KV_DTYPE_BFLOAT16);
   attn_builder_destroy(b);
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_FLASH_ATTN; /* FLASH_ATTN: no FP8 queries */
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 0);
+  assert_int_equal(ts_int(m, "prefill_q_data_type"), ATTN_KV_DTYPE_BFLOAT16);
+  attn_builder_destroy(b);
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_AUTO;
+  c.use_prefill_query_quantization = 0;
+  c.cache_dtype = ATTN_KV_DTYPE_AUTO;
+  /* (192, 64, 256) on 10.x: TRTLLM_RAGGED automatically; FLASHINFER refused for them */
+  c.mla_qk_nope_head_dim = 192;
+  c.mla_v_head_dim = 256;
+  b = ts_builder("CUTLASS_MLA", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 2);
+  attn_builder_destroy(b);
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_FLASHINFER;
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_builder_create("CUTLASS_MLA", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "Selected MLA prefill backend FLASHINFER is not valid for this configuration. "
+               "Reason: ['Model does not have supported MLA dimensions (got (qk_nope_head_dim="
+               "192, qk_rope_head_dim=64, v_head_dim=256); supported: (qk_nope_head_dim=128, "
+               "qk_rope_head_dim=64, v_head_dim=128))'] (config->mla_prefill_backend=2)");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
   c.mla_qk_nope_head_dim = 0;
-  /* cuDNN */
-  c.use_cudnn_prefill = 1;
-  b = ts_builder("CUTLASS_MLA", &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_bool(m, "prefill_use_flashinfer", 0);
-  expect_bool(m, "prefill_use_cudnn", 1);
-  ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){5, 7}, 2);
-  attn_builder_destroy(b);
-  /* TRT-LLM ragged (with FlashInfer's plan disabled) */
-  c.use_cudnn_prefill = 0;
-  c.disable_flashinfer_prefill = 1;
-  c.use_trtllm_ragged_deepseek_prefill = 1;
-  b = ts_builder("CUTLASS_MLA", &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_bool(m, "prefill_use_flashinfer", 0);
-  expect_bool(m, "prefill_use_trtllm_ragged", 1);
-  ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){5, 7}, 2);
-  attn_builder_destroy(b);
-  /* on sm90 none of the three: FlashAttention's varlen prefill */
+  c.mla_v_head_dim = 0;
+  /* on 9.0 FLASHINFER is refused; FLASH_ATTN stays the automatic choice */
   c.device_capability = 90;
-  c.use_cudnn_prefill = 1;
+  ASSERT_ERROR(attn_builder_create("CUTLASS_MLA", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "Reason: ['compute capability 9.0 not supported']");
+  c.mla_prefill_backend = 5;
+  ASSERT_ERROR(attn_builder_create("CUTLASS_MLA", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->mla_prefill_backend=5 is not an ATTN_MLA_PREFILL_* value (0..4)");
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_AUTO;
+  /* a 1.6-sized config reads neither field: AUTO and no quantization */
+  c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6;
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_FLASHINFER;
   b = ts_builder("CUTLASS_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_bool(m, "prefill_use_cudnn", 0);
-  expect_bool(m, "prefill_use_trtllm_ragged", 0);
-  expect_none(m, "prefill_query_seq_lens");
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 0);
   attn_builder_destroy(b);
+  c.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE;
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_AUTO;
+  /* the 0.13 flags: vLLM 0.33's AttentionConfig refuses them */
+  {
+    int32_t* flags[3];
+    const char* names[3] = {"disable_flashinfer_prefill", "use_cudnn_prefill",
+                            "use_trtllm_ragged_deepseek_prefill"};
+    flags[0] = &c.disable_flashinfer_prefill;
+    flags[1] = &c.use_cudnn_prefill;
+    flags[2] = &c.use_trtllm_ragged_deepseek_prefill;
+    b = (attn_builder_t*)UNTOUCHED_PTR;
+    for (k = 0; k < 3; ++k) {
+      char want[256];
+      *flags[k] = 1;
+      snprintf(want, sizeof want,
+               "config->%s=1: attention_config.%s was removed in vLLM 0.33 (choose the MLA "
+               "prefill backend with config->mla_prefill_backend)",
+               names[k], names[k]);
+      ASSERT_ERROR(attn_builder_create("CUTLASS_MLA", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+                   want);
+      *flags[k] = 0;
+    }
+  }
+  assert_ptr_equal(b, UNTOUCHED_PTR);
   ts_batch_free(batch);
 }
 

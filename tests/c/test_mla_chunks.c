@@ -2,7 +2,8 @@
  * build_mla_chunked_context_metadata, align_mla_chunked_context_workspace_size), through the
  * TRITON_MLA builder: the workspace rule, hand-checked plans (several chunks of one request, a
  * run split into a continuation chunk, DCP with interleave), the prefill metadata's 0.33 fields,
- * bad input, and seeded random batches against the naive restatement of mla_chunks_naive.h. */
+ * contexts from seq_lens_cpu_upper_bound, bad input, and seeded random batches (some with
+ * optimistic upper bounds) against the naive restatement of mla_chunks_naive.h. */
 #include "mla_chunks_naive.h"
 #include "test_support.h"
 
@@ -164,6 +165,42 @@ static void test_split_with_continuation(void** state) {
   attn_builder_destroy(b);
 }
 
+/* vLLM 0.33 takes the prefills' contexts from seq_lens_cpu_upper_bound, not the exact lengths:
+ * the batch above with request 2's bound at 60 (an async spec-decode row with optimistic drafts;
+ * exact 55) plans contexts [40, 200, 55]: chunk 0 = 40 + the first 80 of request 1, chunk 1 =
+ * its last 120 (8 rows left: request 2 needs a 16-aligned piece), chunk 2 = request 2's 55. */
+static void test_contexts_from_upper_bound(void** state) {
+  static const int32_t q[3] = {4, 3, 5}, s[3] = {44, 203, 55};
+  static int32_t bound[3] = {44, 203, 60};
+  static int64_t n3[1] = {3};
+  attn_builder_t* b = chunk_builder(16, 128, 1, 1);
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
+  attn_tensor_t bound_t = ts_host_tensor(bound, 1, n3, ATTN_DTYPE_INT, 32);
+  attn_metadata_t* m = NULL;
+  int32_t tts[295];
+  int i;
+  (void)state;
+  batch->common.seq_lens_cpu_upper_bound = &bound_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "prefill_chunked_context_context_lens", (int32_t[]){40, 200, 55}, 3);
+  ts_expect_i32(m, "prefill_chunked_context_context_lens_list", (int32_t[]){40, 200, 55}, 3);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_seq_lens", (int32_t[]){40, 80, 120, 55}, 4);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_num_context_tokens", (int32_t[]){120, 120, 55},
+                3);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_token_offsets", (int32_t[]){0, 120, 240, 295}, 4);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens",
+                (int32_t[]){0, 40, 120, 0, 120, 0, 55}, 7);
+  for (i = 0; i < 295; ++i) tts[i] = i >= 40 && i < 120 ? 1 : 0;
+  ts_expect_i32(m, "prefill_chunked_context_chunk_token_to_seq", tts, 295);
+  expect_mla_chunks(m, batch->qsl, bound, 3, 128, 16, 1, 1);
+  /* the exact lengths decide nothing else: the same batch without the bound plans 50 */
+  batch->common.seq_lens_cpu_upper_bound = NULL;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "prefill_chunked_context_context_lens", (int32_t[]){40, 200, 50}, 3);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
 /* DCP 2 with interleave 4, block 16, a 96-row workspace: alignment lcm(16, 8) = 16, a budget of
  * 96 // 2 = 48 local rows, padded_rows(r) = cdiv(r, 8) * 4. Prefills of 2 and 3 tokens onto
  * contexts of 70 and 60 (prefill query_start_loc [0, 2, 5]):
@@ -308,9 +345,9 @@ static void test_random_batches(void** state) {
     attn_builder_config_t c = mla_config();
     attn_builder_t* b;
     attn_metadata_t* m = NULL;
-    int32_t q[12], s[12], local[12];
+    int32_t q[12], s[12], local[12], bound[12], max_bound = 0;
     int64_t local_shape[1];
-    attn_tensor_t local_t;
+    attn_tensor_t local_t, bound_t;
     ts_batch* batch;
     naive_coverage cov;
     while (block % il != 0) il /= 2; /* libattn's config check: interleave divides the block */
@@ -334,14 +371,20 @@ static void test_random_batches(void** state) {
       q[r] = (int32_t)ts_rand_range(&seed, 2, 40); /* > threshold 1: all prefills */
       s[r] = q[r] + ctx;
       local[r] = naive_dcp_local(s[r], dcp, 0, il);
+      /* vLLM 0.33's optimistic upper bound (drafts assumed accepted) on some rows */
+      bound[r] = s[r] + (ts_rand_range(&seed, 0, 3) == 0 ? (int32_t)ts_rand_range(&seed, 1, 3) : 0);
+      if (bound[r] > max_bound) max_bound = bound[r];
     }
     batch = ts_batch_make(q, s, n, block, 0, -1);
     local_shape[0] = n;
     local_t = ts_host_tensor(local, 1, local_shape, ATTN_DTYPE_INT, 32);
+    bound_t = ts_host_tensor(bound, 1, local_shape, ATTN_DTYPE_INT, 32);
     if (dcp > 1) batch->common.dcp_local_seq_lens = &local_t;
+    batch->common.seq_lens_cpu_upper_bound = &bound_t;
+    batch->common.max_seq_len = max_bound;
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "num_prefills"), n);
-    cov = expect_mla_chunks(m, batch->qsl, batch->seq, n, workspace, block, dcp, il);
+    cov = expect_mla_chunks(m, batch->qsl, bound, n, workspace, block, dcp, il);
     several += cov.chunks > 1;
     continued += cov.continuation;
     dcp_chunks += cov.chunks > 0 && cov.dcp;
@@ -364,7 +407,7 @@ int main(void) {
       cmocka_unit_test(test_workspace_size),          cmocka_unit_test(test_many_chunks),
       cmocka_unit_test(test_split_with_continuation), cmocka_unit_test(test_dcp_interleave),
       cmocka_unit_test(test_prefill_fields),          cmocka_unit_test(test_bad_input),
-      cmocka_unit_test(test_random_batches),
+      cmocka_unit_test(test_contexts_from_upper_bound), cmocka_unit_test(test_random_batches),
   };
   return cmocka_run_group_tests_name("mla_chunks", tests, NULL, NULL);
 }

@@ -104,10 +104,9 @@ int main() {
             "chunk %d: token_start %d, continuation_token_end %d, is_continuation %d", c,
             h.chunk[1][c], h.chunk[2][c], h.chunk[3][c]);
     // the tensors from the same slice: query_start_loc per chunk is relative to its first request
-    std::vector<int32_t> seq = {44, 203, 55}, context(3), starts(4, -1), q(7, -1), cu(7, -1),
-                         tts(290, -1), scratch(3 * 17 + 3 * 16);
+    std::vector<int32_t> starts(4, -1), q(7, -1), cu(7, -1), tts(290, -1),
+        scratch(3 * 17 + 3 * 16);
     ops::MlaChunkTensors t;
-    t.context_lens = context.data();
     t.starts = starts.data();
     t.query_start_loc = q.data();
     t.cu_seq_lens = cu.data();
@@ -118,30 +117,29 @@ int main() {
     t.entry_request = scratch.data() + 51;
     t.entry_start = t.entry_request + 16;
     t.entry_len = t.entry_start + 16;
-    ops::mla_context_chunk_tensors(ops::Exec{}, qsl, seq.data(), 3, params(128, 16, 16), n, t);
+    ops::mla_context_chunk_tensors(ops::Exec{}, qsl, ctx, 3, params(128, 16, 16), n, t);
     const int32_t want_q[7] = {0, 4, 7, 0, 3, 0, 5}, want_cu[7] = {0, 40, 120, 0, 120, 0, 50};
     const int32_t want_starts[4] = {0, 0, 80, 0};
     CHECK(std::memcmp(q.data(), want_q, sizeof want_q) == 0, "query_start_loc");
     CHECK(std::memcmp(cu.data(), want_cu, sizeof want_cu) == 0, "cu_seq_lens");
     CHECK(std::memcmp(starts.data(), want_starts, sizeof want_starts) == 0, "starts");
-    CHECK(context[0] == 40 && context[1] == 200 && context[2] == 50, "context_lens");
     CHECK(tts[39] == 0 && tts[40] == 1 && tts[119] == 1 && tts[120] == 0 && tts[289] == 0,
           "token_to_seq");
   }
   {
-    // no context: no chunks; the tensors op still writes context_lens
+    // no context: no chunks, and the tensors op writes nothing
     const int32_t none[2] = {0, 0}, q2[3] = {0, 4, 9};
     HostPlan h(4);
     const ops::MlaChunkCounts n =
         ops::mla_context_chunk_plan(none, q2, 2, params(64, 16, 4), h.out);
     CHECK(n.num_chunks == 0 && n.num_entries == 0, "chunks without context");
-    std::vector<int32_t> seq = {4, 5}, context(2, -1), scratch(64);
+    std::vector<int32_t> cu(4, -1), scratch(64);
     ops::MlaChunkTensors t;
-    t.context_lens = context.data();
+    t.cu_seq_lens = cu.data();
     t.chunk_entry_offsets = t.chunk_token_offsets = t.chunk_local_token_offsets = scratch.data();
     t.entry_request = t.entry_start = t.entry_len = scratch.data() + 8;
-    ops::mla_context_chunk_tensors(ops::Exec{}, q2, seq.data(), 2, params(64, 16, 4), n, t);
-    CHECK(context[0] == 0 && context[1] == 0, "context_lens %d %d", context[0], context[1]);
+    ops::mla_context_chunk_tensors(ops::Exec{}, q2, none, 2, params(64, 16, 4), n, t);
+    CHECK(cu[0] == -1, "cu_seq_lens written without context: %d", cu[0]);
   }
   if (failures == 0) std::printf("test_mla_context_chunks: all checks passed\n");
   return failures == 0 ? 0 : 1;

@@ -157,9 +157,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.one_in(4))
     config.mla_chunked_prefill_workspace_size =
         in.one_in(8) ? -static_cast<int32_t>(in.u8()) : static_cast<int32_t>(in.u8()) * 64;
-  config.disable_flashinfer_prefill = in.one_in(4);
-  config.use_cudnn_prefill = in.one_in(4);
-  config.use_trtllm_ragged_deepseek_prefill = in.one_in(4);
+  // vLLM 0.13's flags, refused since 1.7 (0.33 removed them): rarely set
+  config.disable_flashinfer_prefill = in.one_in(16);
+  config.use_cudnn_prefill = in.one_in(16);
+  config.use_trtllm_ragged_deepseek_prefill = in.one_in(16);
+  // ABI 1.7: the MLA prefill backend (5 is out of range) and FP8 prefill queries
+  config.mla_prefill_backend = in.u8() % 6;
+  config.use_prefill_query_quantization = in.one_in(2);
   // ABI 1.6: the Mamba builders' ReplaySSM and prefill-checkpoint settings
   config.use_replayssm = in.one_in(4);
   config.replayssm_buffer_len = in.one_in(8) ? static_cast<int32_t>(in.u8()) - 2 : 1 + in.u8() % 16;

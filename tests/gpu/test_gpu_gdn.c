@@ -120,9 +120,59 @@ static void test_gdn_0_33(void** state) {
   }
 }
 
+/* vLLM 0.33's prefill checkpoints ("align" mode, one checkpoint block, hash and cache-hit
+ * alignment 16, checkpoint alignment 8 or 64): the offsets, rows and columns uploaded, the state
+ * indices gathered on the device (mamba_checkpoint_state_indices), and on capability 9.0 with
+ * alignment 64 FlashInfer's checkpoint plan; prefills start on 16-token boundaries so that many
+ * rows have a checkpoint. */
+static void test_gdn_checkpoints(void** state) {
+  uint64_t seed = 1733;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA GDN_ATTN prefill checkpoints")) skip();
+  for (iter = 0; iter < 120; ++iter) {
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 2);
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t c = ts_config();
+    const int64_t n = ts_rand_range(&seed, 1, 32);
+    const int spec_inputs = k > 0 && ts_rand_range(&seed, 0, 1);
+    int32_t q[64], s[64];
+    int64_t r, max_seq = 1;
+    ts_batch* b;
+    extras x;
+    spec.kind = ATTN_KV_MAMBA;
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
+    spec.num_speculative_blocks = k;
+    spec.num_prefill_checkpoint_blocks = 1;
+    spec.prefill_checkpoint_alignment = ts_rand_range(&seed, 0, 1) ? 64 : 8;
+    c.num_speculative_tokens = k;
+    c.hash_block_size = 16;
+    c.cache_hit_alignment_tokens = 16;
+    c.device_capability = iter % 2 ? 80 : 90;
+    for (r = 0; r < n; ++r) {
+      /* 0 decode, 1 spec decode, 2 extend from a hash boundary, 3 first chunk */
+      const int64_t kind = ts_rand_range(&seed, 0, 3);
+      q[r] = kind == 0 ? 1
+             : kind == 1 ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                         : (int32_t)ts_rand_range(&seed, 1, 300);
+      s[r] = q[r] + (kind == 3 ? 0
+                     : kind == 2 ? 16 * (int32_t)ts_rand_range(&seed, 1, 20)
+                                 : (int32_t)ts_rand_range(&seed, 1, 500));
+      x.prefilling[r] = (uint8_t)(kind == 2 || kind == 3);
+      x.draft[r] = kind == 1 && k > 0 ? q[r] - 1 : -1;
+      x.accepted[r] = (int32_t)ts_rand_range(&seed, 1, k + 1);
+      if (s[r] > max_seq) max_seq = s[r];
+    }
+    b = ts_batch_make(q, s, n, 16, (max_seq + 15) / 16 + k + 1, -1);
+    compare(&spec, &c, b, &x, spec_inputs, 0);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gdn_0_33),
+      cmocka_unit_test(test_gdn_checkpoints),
   };
   return cmocka_run_group_tests_name("gpu_gdn", tests, NULL, NULL);
 }

@@ -84,7 +84,10 @@ static void test_random_batches(void** state) {
     c.max_num_batched_tokens = 32768;
     c.max_model_len = 4096;
     c.device_capability = ts_rand_range(&seed, 0, 1) ? 100 : 90; /* the 10.x prefill paths */
-    c.use_cudnn_prefill = ts_rand_range(&seed, 0, 3) == 0;
+    /* 0.33's prefill backends (ABI 1.7): any on 10.x, AUTO or FLASH_ATTN on 9.0 */
+    c.mla_prefill_backend =
+        (int32_t)ts_rand_range(&seed, 0, c.device_capability == 100 ? 4 : 1);
+    c.use_prefill_query_quantization = ts_rand_range(&seed, 0, 1);
     c.batch_invariant = ts_rand_range(&seed, 0, 3) == 0;
     c.decode_context_parallel_size = dcps[ts_rand_range(&seed, 0, 3)];
     c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
@@ -116,7 +119,8 @@ static void test_random_batches(void** state) {
 }
 
 /* The chunked context alone: all-prefill TRITON_MLA batches with small workspaces (several and
- * continuation chunks), DCP sizes 1-4 with interleaves that divide the block. */
+ * continuation chunks), DCP sizes 1-4 with interleaves that divide the block, upper bounds above
+ * the exact lengths on some rows (the contexts the kernel gets are the host's). */
 static void test_context_chunks(void** state) {
   uint64_t seed = 2033;
   int iter;
@@ -129,8 +133,9 @@ static void test_context_chunks(void** state) {
     int32_t il = dcp > 1 ? (int32_t)(1 << ts_rand_range(&seed, 0, 3)) : 1;
     attn_kv_cache_spec_t spec = ts_mla_spec(block);
     attn_builder_config_t c = ts_config();
-    int32_t q[32], s[32];
-    int64_t n, r, a, w;
+    int32_t q[32], s[32], bound[32], max_bound = 0;
+    int64_t n, r, a, w, shape[1];
+    attn_tensor_t bound_t;
     ts_batch* b;
     a = block;
     if (dcp > 1) {
@@ -149,8 +154,16 @@ static void test_context_chunks(void** state) {
     for (r = 0; r < n; ++r) {
       q[r] = (int32_t)ts_rand_range(&seed, 2, 40);
       s[r] = q[r] + (ts_rand_range(&seed, 0, 3) == 0 ? 0 : (int32_t)ts_rand_range(&seed, 1, 3 * w));
+      /* vLLM 0.33 plans from seq_lens_cpu_upper_bound: optimistic on some rows, so the kernel
+       * must use the host's context lengths, not the device seq_lens */
+      bound[r] = s[r] + (ts_rand_range(&seed, 0, 3) == 0 ? (int32_t)ts_rand_range(&seed, 1, 3) : 0);
+      if (bound[r] > max_bound) max_bound = bound[r];
     }
     b = ts_batch_make(q, s, n, block, 0, -1);
+    shape[0] = n;
+    bound_t = ts_host_tensor(bound, 1, shape, ATTN_DTYPE_INT, 32);
+    b->common.seq_lens_cpu_upper_bound = &bound_t;
+    b->common.max_seq_len = max_bound;
     compare("TRITON_MLA", &spec, &c, b, NULL, 0);
     ts_batch_free(b);
   }

@@ -180,6 +180,10 @@ class BuilderConfig:
     use_eagle_block_drop: int = 0
     # ABI 1.6: GDN_ATTN's prefill kernel (GdnPrefillBackend: AUTO, TRITON, FLASHINFER)
     gdn_prefill_backend: int = 0
+    # ABI 1.7: the MLA prefill backend (MlaPrefillBackend: AUTO, FLASH_ATTN, FLASHINFER,
+    # TRTLLM_RAGGED, TOKENSPEED_MLA) and FP8 prefill queries (vLLM 0.33's attention_config)
+    mla_prefill_backend: int = 0
+    use_prefill_query_quantization: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

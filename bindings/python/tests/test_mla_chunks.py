@@ -78,3 +78,36 @@ def test_tensor_view_rows(lib):
     assert view[5:].shape == (2,) and np.from_dlpack(view[5:]).tolist() == [0, 50]
     assert view[4:2].shape == (0,)
     b.close()
+
+
+def _prefill_builder(lib, **config):
+    spec = libattn.KvCacheSpec(128, 1, 576, kind=KvCacheKind.MLA)
+    cfg = libattn.BuilderConfig(max_num_seqs=8, max_num_batched_tokens=1024, max_model_len=1024,
+                                num_attention_heads=16, **config)
+    return libattn.Builder(lib, "CUTLASS_MLA", spec, cfg)
+
+
+def test_prefill_backend_config(lib):
+    # ABI 1.7: vLLM 0.33's attention_config.mla_prefill_backend and
+    # use_prefill_query_quantization (tests/c/test_mla.c's test_prefill_paths)
+    from libattn import KvDtype, MlaPrefillBackend
+    q, seq = np.array([5, 7], np.int32), np.array([25, 7], np.int32)
+    qsl = np.array([0, 5, 12], np.int32)
+    common = libattn.CommonMetadata(
+        query_start_loc=qsl, seq_lens=seq, block_table=np.zeros((2, 1), np.int32),
+        slot_mapping=np.zeros(12, np.int64), query_start_loc_cpu=qsl, seq_lens_cpu=seq,
+        num_reqs=2, num_actual_tokens=12, max_query_len=7, max_seq_len=25)
+    b = _prefill_builder(lib, device_capability=100, cache_dtype=KvDtype.FP8_E4M3,
+                         mla_prefill_backend=MlaPrefillBackend.TRTLLM_RAGGED,
+                         use_prefill_query_quantization=1)
+    md = b.build(common)
+    assert md["prefill_prefill_backend"] == 2  # MLAPrefillBackendEnum.TRTLLM_RAGGED
+    assert md["prefill_q_data_type"] == KvDtype.FP8_E4M3
+    assert list(np.asarray(md["prefill_query_seq_lens"])) == [5, 7]
+    try:
+        _prefill_builder(lib, device_capability=90,
+                         mla_prefill_backend=MlaPrefillBackend.FLASHINFER)
+    except libattn.InvalidArgument as e:
+        assert "Selected MLA prefill backend FLASHINFER is not valid" in str(e)
+    else:
+        raise AssertionError("FLASHINFER on 9.0 was accepted")

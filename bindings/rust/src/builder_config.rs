@@ -99,6 +99,11 @@ pub struct BuilderConfig {
     /// ABI 1.6: GDN_ATTN's prefill kernel, one of the `ATTN_GDN_PREFILL_*` values (0 = AUTO:
     /// from the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
     pub gdn_prefill_backend: i32,
+    /// ABI 1.7: the MLA prefill backend, one of the `ATTN_MLA_PREFILL_*` values (0 = AUTO:
+    /// vLLM's automatic choice; 1 FLASH_ATTN, 2 FLASHINFER, 3 TRTLLM_RAGGED, 4 TOKENSPEED_MLA).
+    pub mla_prefill_backend: i32,
+    /// ABI 1.7: `attention_config.use_prefill_query_quantization` (FP8 MLA prefill queries).
+    pub use_prefill_query_quantization: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -179,6 +184,8 @@ impl BuilderConfig {
             num_hash_lookahead_tokens: 0,
             use_eagle_block_drop: false,
             gdn_prefill_backend: 0,
+            mla_prefill_backend: 0,
+            use_prefill_query_quantization: false,
         }
     }
 
@@ -248,6 +255,8 @@ impl BuilderConfig {
             num_hash_lookahead_tokens: self.num_hash_lookahead_tokens,
             use_eagle_block_drop: i32::from(self.use_eagle_block_drop),
             gdn_prefill_backend: self.gdn_prefill_backend,
+            mla_prefill_backend: self.mla_prefill_backend,
+            use_prefill_query_quantization: i32::from(self.use_prefill_query_quantization),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })
