@@ -52,7 +52,7 @@
 /** Major version: changes only with an incompatible ABI change; it is the SONAME suffix. */
 #define ATTN_VERSION_MAJOR 1
 /** Minor version: grows when functions or struct fields are appended. */
-#define ATTN_VERSION_MINOR 6
+#define ATTN_VERSION_MINOR 7
 /** Patch version: bug fixes only, no ABI change. */
 #define ATTN_VERSION_PATCH 0
 /** ABI version: equal to the major version; `libattn.so.<ATTN_ABI_VERSION>`. */
@@ -399,12 +399,31 @@ typedef enum attn_attention_type {
   ATTN_TYPE_ENCODER_DECODER = 3 /**< Decoder queries against encoder keys/values. */
 } attn_attention_type_t;
 
-/** How much a build validates. */
+/** How much a build validates (`attn_builder_config_t.validate`).
+ *
+ * ::ATTN_VALIDATE_TRUSTED (ABI 1.7) is for a runtime that trusts its scheduler, as vLLM's model
+ * runner trusts its own: the build checks the struct, the scalars (counts >= 0 and within the
+ * config's limits), and every view's shape, dtype, device, byte extent and alignment, all O(1) in
+ * the batch, and not the values inside the tensors. What it leaves to the caller: query_start_loc
+ * non-decreasing from 0 and ending at most at num_actual_tokens, each query <= max_query_len,
+ * query_len <= seq_len <= max_seq_len (and max_model_len), the block table wide enough for each
+ * seq_len, the mirrors equal to their device tensors, and the ordering and ranges of the optional
+ * per-request tensors. Wrong values give wrong metadata (garbage in, garbage out) but never a
+ * crash or an access outside the views the caller passed: a backend whose build reads values to
+ * index memory (cascade, DCP, prefix-LM ranges, the split-dependent backends such as FLASHINFER,
+ * the MLA and Mamba families) still checks the values it reads, so only the builds whose result
+ * is views of the inputs plus scalars (FLASH_ATTN and TRITON_ATTN without cascade, DCP or
+ * prefix-LM ranges) skip them and cost O(1). A library older than 1.7 refuses the value with
+ * ::ATTN_ERR_INVALID_ARGUMENT ("config->validate=2 is not ..."): that is how a caller detects
+ * support (or ATTN_CHECK_VERSION() with minor 7). docs/architecture.md, "Validation levels". */
 typedef enum attn_validate_mode {
-  ATTN_VALIDATE_HOST = 0, /**< Default: shapes, dtypes, devices, and values read from host
-                               memory (host tensors and `*_cpu` mirrors). Never syncs. */
-  ATTN_VALIDATE_FULL = 1  /**< Also copies device tensors to the host and checks them against
-                               their mirrors. Synchronizes: for debugging only. */
+  ATTN_VALIDATE_HOST = 0,   /**< Default: shapes, dtypes, devices, and values read from host
+                                 memory (host tensors and `*_cpu` mirrors). Never syncs. */
+  ATTN_VALIDATE_FULL = 1,   /**< Also copies device tensors to the host and checks them against
+                                 their mirrors. Synchronizes: for debugging only. */
+  ATTN_VALIDATE_TRUSTED = 2 /**< ABI 1.7: shapes, dtypes, devices, byte extents, alignment and
+                                 scalars only, O(1) in the batch; values are the caller's
+                                 responsibility (never a crash; see above). */
 } attn_validate_mode_t;
 
 /** The kernel ISA of CPU_ATTN (vLLM's `_get_attn_isa` result; ABI 1.1). */

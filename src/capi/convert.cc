@@ -250,9 +250,12 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.flash_attn_version = c.flash_attn_version;
   b.flash_attn_max_num_splits_for_cuda_graph = c.flash_attn_max_num_splits_for_cuda_graph;
   b.batch_invariant = c.batch_invariant != 0;
-  if (c.validate != ATTN_VALIDATE_HOST && c.validate != ATTN_VALIDATE_FULL)
-    invalid("config->validate=", c.validate, " is not ATTN_VALIDATE_HOST (0) or ATTN_VALIDATE_FULL (1)");
+  if (c.validate != ATTN_VALIDATE_HOST && c.validate != ATTN_VALIDATE_FULL &&
+      c.validate != ATTN_VALIDATE_TRUSTED)
+    invalid("config->validate=", c.validate,
+            " is not ATTN_VALIDATE_HOST (0), ATTN_VALIDATE_FULL (1) or ATTN_VALIDATE_TRUSTED (2)");
   b.validate_full = c.validate == ATTN_VALIDATE_FULL;
+  b.validate_trusted = c.validate == ATTN_VALIDATE_TRUSTED;  // ABI 1.7
   b.layers = to_layers(c.layers, c.num_layers, "config->layers");
   if (c.allocator != nullptr) {
     const attn_allocator_t a_defaults = ATTN_ALLOCATOR_INIT;
@@ -454,7 +457,9 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.flash_attn_version = b.flash_attn_version;
   c.flash_attn_max_num_splits_for_cuda_graph = b.flash_attn_max_num_splits_for_cuda_graph;
   c.batch_invariant = b.batch_invariant;
-  c.validate = b.validate_full ? ATTN_VALIDATE_FULL : ATTN_VALIDATE_HOST;
+  c.validate = b.validate_full      ? ATTN_VALIDATE_FULL
+               : b.validate_trusted ? ATTN_VALIDATE_TRUSTED
+                                    : ATTN_VALIDATE_HOST;
   c.model_dtype = b.model_dtype;
   c.use_trtllm_attention = b.use_trtllm_attention;
   c.kv_transfer_enabled = b.kv_transfer_enabled;

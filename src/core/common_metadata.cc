@@ -84,7 +84,7 @@ void compare_with_bound(const Tensor& dev, const int32_t* bound, int64_t n, cons
 }
 
 // The ABI 1.4 fields (vLLM 0.33.0's): shapes, dtypes, devices, and the values held on the host.
-void validate_0_33_fields(const CommonMetadata& c, const Device& where) {
+void validate_0_33_fields(const CommonMetadata& c, const Device& where, bool values) {
   check_mirror(c.seq_lens_cpu_upper_bound, "common->seq_lens_cpu_upper_bound", kInt32, c.num_reqs);
   check_mirror(c.dcp_local_seq_lens_cpu_upper_bound, "common->dcp_local_seq_lens_cpu_upper_bound",
                kInt32, c.num_reqs);
@@ -123,7 +123,8 @@ void validate_0_33_fields(const CommonMetadata& c, const Device& where) {
     expect_host(t, name);
     const int32_t* r = t.as<const int32_t>();
     int64_t prev = 0;
-    for (int64_t k = 0; k < t.shape[0]; ++k, r += 3) {
+    // (none of the values under ATTN_VALIDATE_TRUSTED)
+    for (int64_t k = 0; values && k < t.shape[0]; ++k, r += 3) {
       if (r[0] < 0 || r[0] >= c.num_reqs)
         invalid(name, "[", k, "] names request ", r[0], ", not in [0, common->num_reqs=",
                 c.num_reqs, ")");
@@ -136,13 +137,14 @@ void validate_0_33_fields(const CommonMetadata& c, const Device& where) {
     }
   }
   check_host_or_device(c.rswa_prefix_lens, "common->rswa_prefix_lens", kInt32, c.num_reqs, where);
+  check_mirror(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu", kInt32,
+               c.num_reqs);
+  if (!values) return;  // ATTN_VALIDATE_TRUSTED: the checks below read values
   if (c.rswa_prefix_lens && c.rswa_prefix_lens->host_accessible()) {
     const int32_t* v = c.rswa_prefix_lens->as<const int32_t>();
     for (int64_t i = 0; i < c.num_reqs; ++i)
       if (v[i] < 0) invalid("common->rswa_prefix_lens[", i, "]=", v[i], " is negative");
   }
-  check_mirror(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu", kInt32,
-               c.num_reqs);
   if (c.replayssm_decode_base_cpu) {
     const int32_t* v = c.replayssm_decode_base_cpu->as<const int32_t>();
     for (int64_t i = 0; i < c.num_reqs; ++i)
@@ -310,7 +312,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
               "; it is read on the host (vLLM keeps it on the CPU)");
   }
 
-  validate_0_33_fields(c, where);
+  validate_0_33_fields(c, where, lim.values);
 
   // Host views.
   if (c.query_start_loc_cpu)
@@ -345,7 +347,12 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   else
     c.dcp_local_seq_lens_host = nullptr;
 
-  // Values, from host memory only.
+  // Values, from host memory only (none under ATTN_VALIDATE_TRUSTED for a build that reads
+  // none: the caller vouches for them, and that build only passes the views on).
+  if (!lim.values) {
+    c.host_max_seq_len = -1;
+    return;
+  }
   const int32_t* qsl = c.qsl_host;
   if (qsl[0] != 0) invalid("common->query_start_loc[0]=", qsl[0], ", expected 0");
   for (int64_t i = 0; i < c.num_reqs; ++i) {
