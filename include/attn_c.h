@@ -1017,7 +1017,10 @@ typedef struct attn_batch_split {
  * the threshold; with require_uniform, a batch whose queries all equal the first or are 0 (a
  * padded uniform batch, whatever its token count) is all decodes, otherwise a prefill is a
  * query whose length differs from the first and is not 0; without it, a query longer than the
- * threshold. Decode tokens = query_start_loc[first prefill].
+ * threshold. Decode tokens = query_start_loc[first prefill]. The all-decodes case is answered
+ * from the scalars, as vLLM returns at once (ABI 1.7, O(1) in the batch): `decode_threshold`,
+ * `struct_size`, the counts and that query_start_loc and seq_lens are given are checked, no
+ * tensor is read or checked (a build of the batch checks them).
  * @param[in] common The batch (block table and slot mapping may be NULL); query lengths are
  *            read from query_start_loc_cpu (or query_start_loc in host memory).
  * @param[in] decode_threshold The longest query counted as a decode (>= 0).
@@ -1507,7 +1510,8 @@ typedef attn_error_t* (*PFN_attn_compute_causal_conv1d_metadata)(
  * @brief vLLM's make_kv_sharing_fast_prefill_common_attn_metadata: the batch of the tokens whose
  * logits are needed. When max_query_len == 1, or when fast prefill is not armed for this step
  * (`logits_indices_padded` is NULL, as in vLLM 0.33; libattn 1.3 and earlier refused it), the
- * result is the input batch as it is (outputs untouched). Otherwise: the request of each of the first num_logits_indices logits indices
+ * result is the input batch as it is (outputs untouched); from ABI 1.7 that pass-through checks
+ * the views and scalars but reads no value (O(1) in the batch, as vLLM's returns at once). Otherwise: the request of each of the first num_logits_indices logits indices
  * (bucketize over query_start_loc[1:], right), counted per request, give the new
  * query_start_loc; num_actual_tokens = their total, max_query_len = the largest count;
  * seq_lens, block table, slot mapping and max_seq_len are kept; causal.

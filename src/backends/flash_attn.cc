@@ -258,7 +258,7 @@ class FlashAttnBuilder final : public Builder {
       prefix_schedule = ScheduleArgs{1, cu_t, num_actual_tokens, prefix_t, common_prefix_len, false};
       schedule = ScheduleArgs{num_reqs,  *common.query_start_loc,          common.max_query_len,
                               suffix_t, common.max_seq_len - common_prefix_len, true};
-    } else {
+    } else if (aot) {  // (only FA3's AOT schedule reads it: three tensor copies otherwise)
       schedule = ScheduleArgs{num_reqs,         *common.query_start_loc, common.max_query_len,
                               *common.seq_lens, common.max_seq_len,    common.causal,
                               common.causal_per_request};
