@@ -82,6 +82,10 @@ bool fill_common_view(const attn_tensor_t* t, Tensor& out) {
   } else {
     out.strides[0] = 1;
   }
+  for (int32_t d = nd; d < kMaxDims; ++d) {  // a reused Tensor (fill_optional) keeps no stale dims
+    out.shape[d] = 0;
+    out.strides[d] = 0;
+  }
   out.data = t->data;
   return true;
 }
@@ -97,6 +101,10 @@ void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
   out.device = Device{t->device.device_type, t->device.device_id};
   out.dtype = DType{t->dtype.code, t->dtype.bits, t->dtype.lanes};
   out.ndim = t->ndim;
+  for (int32_t d = t->ndim; d < kMaxDims; ++d) {  // a reused Tensor keeps no stale dims
+    out.shape[d] = 0;
+    out.strides[d] = 0;
+  }
   int64_t stride = 1;
   bool empty = false;
   for (int32_t d = 0; d < t->ndim; ++d) empty = empty || t->shape[d] == 0;
@@ -162,7 +170,9 @@ void fill_optional(const attn_tensor_t* t, const char* name, std::optional<Tenso
     out.reset();
     return;
   }
-  fill_tensor(t, name, out.emplace());
+  // An engaged optional (attn_build's batch, kept in the builder) is refilled in place: emplace()
+  // would zero all 168 bytes first (a `rep stos` per view, issue 18).
+  fill_tensor(t, name, out ? *out : out.emplace());
 }
 
 }  // namespace
