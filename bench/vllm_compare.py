@@ -56,6 +56,7 @@ from libattn.structs import attn_batch_split_t, attn_local_attention_out_t, new 
 from libattn.tensors import tensor_arg  # noqa: E402
 
 TARGET = 50.0  # issue 7: libattn's host path at least 50x faster than vLLM's Python
+TRUSTED_TARGET = 5.0  # issue 18: the C call in ATTN_VALIDATE_TRUSTED at least 5x vLLM's Python
 LOCAL_CHUNK = 8192
 
 
@@ -257,6 +258,10 @@ class Row:
         # fields): variant -> ns, and (vLLM ns, step ns) timed in alternating rounds
         self.steps: Dict[str, Optional[float]] = {}
         self.pairs: Dict[str, Optional[Tuple[float, float]]] = {}
+        # the C call with config->validate = ATTN_VALIDATE_TRUSTED (ABI 1.7, issue 18); for
+        # operations without a builder config (split, reorder, local attention, fast prefill:
+        # no validation level, their O(1) shortcuts apply in every mode) the same call as `c`
+        self.ct = None
         self.status = "ok"
         self.compared = 0
 
@@ -279,7 +284,8 @@ class Runner:
     # one operation: check, then time
     def op(self, w: Workload, name: str, run_vllm: Callable[[], Any], run_lib: Callable[[], Any],
            compare: Callable[[Any, Any], int], time_c: Callable[[], Optional[float]],
-           run_raw: Callable[[], Any], reset_vllm: Optional[Callable[[], Any]] = None) -> None:
+           run_raw: Callable[[], Any], reset_vllm: Optional[Callable[[], Any]] = None,
+           time_c_trusted: Optional[Callable[[], Optional[float]]] = None) -> None:
         row = Row(w.name, name)
         self.rows.append(row)
         try:
@@ -316,9 +322,11 @@ class Runner:
             row.py = best_ns(run_lib, self.repeats, self.target)
             row.raw = best_ns(run_raw, self.repeats, self.target)
         row.c = time_c()
+        row.ct = time_c_trusted() if time_c_trusted else row.c
         print(f"  {w.name:<20} {name:<46} vLLM {row.vllm / 1e3:10.2f} us  libattn py "
               f"{row.py / 1e3:8.2f} us  ctypes {row.raw / 1e3:8.2f} us  C "
-              f"{'-' if row.c is None else f'{row.c / 1e3:8.3f}'} us", file=sys.stderr)
+              f"{'-' if row.c is None else f'{row.c / 1e3:8.3f}'} us  C trusted "
+              f"{'-' if row.ct is None else f'{row.ct / 1e3:8.3f}'} us", file=sys.stderr)
 
     def workload(self, w: Workload) -> None:
         lib, env, ct, vu, raw = self.lib, self.env, self.ct, self.env["utils"], self.lib.raw
@@ -496,6 +504,10 @@ class Runner:
                                     cudagraph_mode=cg, flash_attn_version=2)
         lspec = libattn.KvCacheSpec(w.block_size, 8, 128)
         lb = self.lib.builder(backend, lspec, cfg)
+        # the same builder trusting its caller (ATTN_VALIDATE_TRUSTED, ABI 1.7): its result is
+        # compared with vLLM's too, then timed as the "C trusted" column
+        cfg.validate = libattn.ValidateMode.TRUSTED
+        lbt = self.lib.builder(backend, lspec, cfg)
 
         def cmp(v, l):
             md = l.to_dict()
@@ -512,9 +524,14 @@ class Runner:
 
         out = ctypes.c_void_p()
         b_args = (lb.handle, 0, common.ref, 0, ctypes.byref(out), None)
-        self.op(w, name, lambda: vb.build(0, vcm), lambda: lb.build(common), cmp,
+        def both(v, l):
+            return cmp(v, l) + cmp(v, lbt.build(common))
+
+        self.op(w, name, lambda: vb.build(0, vcm), lambda: lb.build(common), both,
                 lambda: self.ct.time("vct_build", self.ct.fn("attn_build"), lb.handle, common.ref),
-                lambda: self.lib.raw.attn_build(*b_args))
+                lambda: self.lib.raw.attn_build(*b_args),
+                time_c_trusted=lambda: self.ct.time("vct_build", self.ct.fn("attn_build"),
+                                                    lbt.handle, common.ref))
         row = self.rows[-1]
         if row.vllm is not None:
             run_vllm = lambda: vb.build(0, vcm)  # noqa: E731
@@ -610,8 +627,8 @@ class Runner:
                 f"times: best of {self.repeats} rounds (reorder: min of {self.samples} single calls, "
                 f"input reset between calls), one process; ratio = vLLM time / libattn time; "
                 f"target {TARGET:.0f}x"]
-        cols = ["workload", "op", "vLLM us", "libattn py us", "ctypes us", "C us", "vLLM/py",
-                "vLLM/ctypes", "vLLM/C"]
+        cols = ["workload", "op", "vLLM us", "libattn py us", "ctypes us", "C us",
+                "C trusted us", "vLLM/py", "vLLM/ctypes", "vLLM/C", "vLLM/C trusted"]
         for v in STEP_VARIANTS:
             cols += [f"{v} us", f"vLLM/{v} (alt.)"]
         cols.append("checked")
@@ -622,14 +639,16 @@ class Runner:
                 continue
             c = f"{r.c / 1e3:.3f}" if r.c else "-"
             rc = f"{r.vllm / r.c:.1f}" if r.c else "-"
+            ct = f"{r.ct / 1e3:.3f}" if r.ct else "-"
+            rct = f"{r.vllm / r.ct:.1f}" if r.ct else "-"
             steps = []
             for v in STEP_VARIANTS:
                 ns, pair = r.steps.get(v), r.pairs.get(v)
                 steps += ([f"{ns / 1e3:.2f}", f"{r.vllm / ns:.2f} ({pair[0] / pair[1]:.2f})"]
                           if ns and pair else ["-", "-"])
             lines.append([r.workload, r.op, f"{r.vllm / 1e3:.2f}", f"{r.py / 1e3:.2f}",
-                          f"{r.raw / 1e3:.2f}", c, f"{r.vllm / r.py:.1f}",
-                          f"{r.vllm / r.raw:.1f}", rc, *steps, f"{r.compared} equal"])
+                          f"{r.raw / 1e3:.2f}", c, ct, f"{r.vllm / r.py:.1f}",
+                          f"{r.vllm / r.raw:.1f}", rc, rct, *steps, f"{r.compared} equal"])
         out = ["", *head, ""]
         widths = [max(len(str(x)) for x in col) for col in zip(cols, *lines)]
         fmt = lambda row: "  ".join(str(x).ljust(wd) for x, wd in zip(row, widths))  # noqa: E731
@@ -661,6 +680,16 @@ class Runner:
                                    f"{sum(x > 1 for x, _ in rs)} of {len(rs)} rows; lowest "
                                    f"vLLM/step {worst[0]:.2f}x ({worst[1].workload} "
                                    f"{worst[1].op})")
+            # issue 18's targets: the trusting C call >= 5x vLLM on every row, the default C
+            # call never slower than vLLM (>= 1x)
+            for label, attr, goal in (("C call, trusted", "ct", TRUSTED_TARGET),
+                                      ("C call, default", "c", 1.0)):
+                rs = [(r.vllm / getattr(r, attr), r) for r in timed if getattr(r, attr)]
+                if rs:
+                    worst = min(rs, key=lambda t: t[0])
+                    summary.append(f"issue 18: {goal:g}x target vs libattn {label}: met in "
+                                   f"{sum(1 for x, _ in rs if x >= goal)} of {len(rs)} rows; lowest "
+                                   f"{worst[0]:.2f}x ({worst[1].workload} {worst[1].op})")
             for label, attr in (("C call", "c"), ("bare ctypes call", "raw"),
                                 ("Python binding", "py")):
                 rs = [(r.vllm / getattr(r, attr), r) for r in timed if getattr(r, attr)]

@@ -413,12 +413,31 @@ typedef enum attn_attention_type {
   ATTN_TYPE_ENCODER_DECODER = 3 /**< Decoder queries against encoder keys/values. */
 } attn_attention_type_t;
 
-/** How much a build validates. */
+/** How much a build validates (`attn_builder_config_t.validate`).
+ *
+ * ::ATTN_VALIDATE_TRUSTED (ABI 1.7) is for a runtime that trusts its scheduler, as vLLM's model
+ * runner trusts its own: the build checks the struct, the scalars (counts >= 0 and within the
+ * config's limits), and every view's shape, dtype, device, byte extent and alignment, all O(1) in
+ * the batch, and not the values inside the tensors. What it leaves to the caller: query_start_loc
+ * non-decreasing from 0 and ending at most at num_actual_tokens, each query <= max_query_len,
+ * query_len <= seq_len <= max_seq_len (and max_model_len), the block table wide enough for each
+ * seq_len, the mirrors equal to their device tensors, and the ordering and ranges of the optional
+ * per-request tensors. Wrong values give wrong metadata (garbage in, garbage out) but never a
+ * crash or an access outside the views the caller passed: a backend whose build reads values to
+ * index memory (cascade, DCP, prefix-LM ranges, the split-dependent backends such as FLASHINFER,
+ * the MLA and Mamba families) still checks the values it reads, so only the builds whose result
+ * is views of the inputs plus scalars (FLASH_ATTN and TRITON_ATTN without cascade, DCP or
+ * prefix-LM ranges) skip them and cost O(1). A library older than 1.7 refuses the value with
+ * ::ATTN_ERR_INVALID_ARGUMENT ("config->validate=2 is not ..."): that is how a caller detects
+ * support (or ATTN_CHECK_VERSION() with minor 7). docs/architecture.md, "Validation levels". */
 typedef enum attn_validate_mode {
-  ATTN_VALIDATE_HOST = 0, /**< Default: shapes, dtypes, devices, and values read from host
-                               memory (host tensors and `*_cpu` mirrors). Never syncs. */
-  ATTN_VALIDATE_FULL = 1  /**< Also copies device tensors to the host and checks them against
-                               their mirrors. Synchronizes: for debugging only. */
+  ATTN_VALIDATE_HOST = 0,   /**< Default: shapes, dtypes, devices, and values read from host
+                                 memory (host tensors and `*_cpu` mirrors). Never syncs. */
+  ATTN_VALIDATE_FULL = 1,   /**< Also copies device tensors to the host and checks them against
+                                 their mirrors. Synchronizes: for debugging only. */
+  ATTN_VALIDATE_TRUSTED = 2 /**< ABI 1.7: shapes, dtypes, devices, byte extents, alignment and
+                                 scalars only, O(1) in the batch; values are the caller's
+                                 responsibility (never a crash; see above). */
 } attn_validate_mode_t;
 
 /** The kernel ISA of CPU_ATTN (vLLM's `_get_attn_isa` result; ABI 1.1). */
@@ -1038,7 +1057,10 @@ typedef struct attn_batch_split {
  * the threshold; with require_uniform, a batch whose queries all equal the first or are 0 (a
  * padded uniform batch, whatever its token count) is all decodes, otherwise a prefill is a
  * query whose length differs from the first and is not 0; without it, a query longer than the
- * threshold. Decode tokens = query_start_loc[first prefill].
+ * threshold. Decode tokens = query_start_loc[first prefill]. The all-decodes case is answered
+ * from the scalars, as vLLM returns at once (ABI 1.7, O(1) in the batch): `decode_threshold`,
+ * `struct_size`, the counts and that query_start_loc and seq_lens are given are checked, no
+ * tensor is read or checked (a build of the batch checks them).
  * @param[in] common The batch (block table and slot mapping may be NULL); query lengths are
  *            read from query_start_loc_cpu (or query_start_loc in host memory).
  * @param[in] decode_threshold The longest query counted as a decode (>= 0).
@@ -1528,7 +1550,8 @@ typedef attn_error_t* (*PFN_attn_compute_causal_conv1d_metadata)(
  * @brief vLLM's make_kv_sharing_fast_prefill_common_attn_metadata: the batch of the tokens whose
  * logits are needed. When max_query_len == 1, or when fast prefill is not armed for this step
  * (`logits_indices_padded` is NULL, as in vLLM 0.33; libattn 1.3 and earlier refused it), the
- * result is the input batch as it is (outputs untouched). Otherwise: the request of each of the first num_logits_indices logits indices
+ * result is the input batch as it is (outputs untouched); from ABI 1.7 that pass-through checks
+ * the views and scalars but reads no value (O(1) in the batch, as vLLM's returns at once). Otherwise: the request of each of the first num_logits_indices logits indices
  * (bucketize over query_start_loc[1:], right), counted per request, give the new
  * query_start_loc; num_actual_tokens = their total, max_query_len = the largest count;
  * seq_lens, block table, slot mapping and max_seq_len are kept; causal.

@@ -151,6 +151,8 @@ type ValidateMode int32
 const (
 	ValidateHost ValidateMode = C.ATTN_VALIDATE_HOST
 	ValidateFull ValidateMode = C.ATTN_VALIDATE_FULL
+	// ValidateTrusted (ABI 1.7): shapes, dtypes, devices, extents and scalars only; O(1) builds.
+	ValidateTrusted ValidateMode = C.ATTN_VALIDATE_TRUSTED
 )
 
 // CPUISA is the kernel ISA of CPU_ATTN (ABI 1.1).

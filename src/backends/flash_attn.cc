@@ -162,6 +162,13 @@ class FlashAttnBuilder final : public Builder {
   }
 
   bool supports_update_block_table() const override { return true; }
+  /// Values are read by DCP (the context split), cascade (the prefix split) and the prefix-LM
+  /// query ranges; otherwise the result is views of the inputs plus scalars (and R-SWA's copy
+  /// of num_reqs entries), so ATTN_VALIDATE_TRUSTED skips the value checks.
+  bool reads_batch_values(int64_t common_prefix_len, const CommonMetadata& common) const override {
+    return config().decode_context_parallel_size > 1 || common_prefix_len > 0 ||
+           (common.mm_req_doc_ranges && config().is_mm_prefix_lm);
+  }
   /// vLLM 0.33: only without DCP (build-time host decisions such as the skipped DCP context
   /// are not refreshed in place). Its update re-runs FA3's get_scheduler_metadata with the
   /// build's inputs: libattn returns those (scheduler_*), views of the advanced inputs, so the
@@ -251,7 +258,7 @@ class FlashAttnBuilder final : public Builder {
       prefix_schedule = ScheduleArgs{1, cu_t, num_actual_tokens, prefix_t, common_prefix_len, false};
       schedule = ScheduleArgs{num_reqs,  *common.query_start_loc,          common.max_query_len,
                               suffix_t, common.max_seq_len - common_prefix_len, true};
-    } else {
+    } else if (aot) {  // (only FA3's AOT schedule reads it: three tensor copies otherwise)
       schedule = ScheduleArgs{num_reqs,         *common.query_start_loc, common.max_query_len,
                               *common.seq_lens, common.max_seq_len,    common.causal,
                               common.causal_per_request};

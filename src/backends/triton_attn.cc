@@ -184,6 +184,11 @@ class TritonAttnBuilder final : public Builder {
 
   /// vLLM 0.33: not with R-SWA (build() restages the prefix lengths, which its no-op update
   /// does not refresh); otherwise a no-op.
+  /// Values are read by the cascade variant and the prefix-LM ranges (request indices);
+  /// otherwise the result is views plus scalars (ATTN_VALIDATE_TRUSTED: O(1)).
+  bool reads_batch_values(int64_t common_prefix_len, const CommonMetadata& common) const override {
+    return common_prefix_len > 0 || common.mm_req_doc_ranges.has_value();
+  }
   std::string draft_decode_update_refusal() const override {
     return config().rswa_window > 0
                ? "R-SWA (build() restages the prefix lengths, which the update does not refresh)"

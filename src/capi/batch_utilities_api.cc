@@ -40,6 +40,45 @@ void write_swaps(const std::vector<int32_t>& swaps, int32_t* out_swaps, int64_t 
   *out_num_swaps = n;
 }
 
+// vLLM's first branch of split_decodes_and_prefills: max_query_len <= threshold (and not
+// require_uniform, or threshold <= 1, and short extends counted as decodes) returns
+// (num_reqs, 0, num_tokens, 0) without reading a tensor. libattn answers it the same way, O(1)
+// in every validation mode: the struct and the scalars it reads are checked, the tensors are
+// neither converted nor read (a build of the same batch checks them). Returns false, writing
+// nothing, when the shortcut does not apply (or a scalar is bad: the full path names it).
+bool split_shortcut(const attn_common_metadata_t* common, int32_t threshold,
+                    bool require_uniform, bool short_as_decode, attn_batch_split_t* out) {
+  if (common == nullptr || threshold < 0 || !short_as_decode) return false;
+  const size_t size = common->struct_size;
+  bool released = size >= sizeof(attn_common_metadata_t);
+  for (size_t v : attn::capi::kCommonMetadataSizes) released = released || size == v;
+  if (!released) return false;
+  if (common->query_start_loc == nullptr || common->seq_lens == nullptr ||
+      common->extension != nullptr)
+    return false;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  const int64_t n = common->num_reqs, tokens = common->num_actual_tokens;
+  const int64_t max_q = common->max_query_len;
+  if (n < 0 || n > kMax || tokens < 0 || tokens > kMax || max_q < 0 || common->max_seq_len < 0 ||
+      common->max_seq_len > kMax)
+    return false;
+  if (!(max_q <= threshold && (!require_uniform || threshold <= 1))) return false;
+  attn::ops::BatchSplit s;
+  s.num_decodes = n;
+  s.num_decode_tokens = tokens;
+  if (out->struct_size == ATTN_BATCH_SPLIT_STRUCT_SIZE) {  // the common case: no copy through
+    out->num_decodes = n;                                  // a temporary
+    out->num_extends = 0;
+    out->num_prefills = 0;
+    out->num_decode_tokens = tokens;
+    out->num_extend_tokens = 0;
+    out->num_prefill_tokens = 0;
+  } else {
+    write_split(out, s);
+  }
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -51,6 +90,7 @@ ATTN_API attn_error_t* attn_split_decodes_and_prefills(const attn_common_metadat
   ATTN_API_TRY
   attn::capi::require(out, "out");
   check_out_struct_size(out->struct_size, attn::capi::kBatchSplitSizeV1, "out");
+  if (split_shortcut(common, decode_threshold, require_uniform != 0, true, out)) return nullptr;
   attn::CommonMetadata c = attn::capi::to_common(common);
   attn::SplitRequest r;
   r.decode_threshold = decode_threshold;
@@ -72,6 +112,9 @@ ATTN_API attn_error_t* attn_split_decodes_and_prefills_ex(const attn_common_meta
           ? defaults
           : attn::capi::read_struct(options, defaults, attn::capi::kSplitOptionsSizeV1, "options");
   if (o.reserved != 0) attn::invalid("options->reserved=", o.reserved, " must be 0");
+  if (split_shortcut(common, o.decode_threshold, o.require_uniform != 0,
+                     o.treat_short_extends_as_decodes != 0, out))
+    return nullptr;
   attn::CommonMetadata c = attn::capi::to_common(common);
   attn::SplitRequest r;
   r.decode_threshold = o.decode_threshold;

@@ -29,7 +29,8 @@ ATTN_API attn_error_t* attn_build(attn_builder_t* builder, int64_t common_prefix
                                   const attn_common_metadata_t* common, int32_t fast_build,
                                   attn_metadata_t** out, attn_stream_t stream) noexcept {
   return run(builder, out, [&](attn::Builder& b) {
-    attn::CommonMetadata c = attn::capi::to_common(common);
+    attn::CommonMetadata& c = builder->batch;  // under the builder's Use guard
+    attn::capi::fill_common(common, c);
     b.build(common_prefix_len, c, fast_build != 0, stream);
   });
 }

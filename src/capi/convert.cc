@@ -83,6 +83,10 @@ bool fill_common_view(const attn_tensor_t* t, Tensor& out) {
   } else {
     out.strides[0] = 1;
   }
+  for (int32_t d = nd; d < kMaxDims; ++d) {  // a reused Tensor (fill_optional) keeps no stale dims
+    out.shape[d] = 0;
+    out.strides[d] = 0;
+  }
   out.data = t->data;
   return true;
 }
@@ -98,6 +102,10 @@ void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
   out.device = Device{t->device.device_type, t->device.device_id};
   out.dtype = DType{t->dtype.code, t->dtype.bits, t->dtype.lanes};
   out.ndim = t->ndim;
+  for (int32_t d = t->ndim; d < kMaxDims; ++d) {  // a reused Tensor keeps no stale dims
+    out.shape[d] = 0;
+    out.strides[d] = 0;
+  }
   int64_t stride = 1;
   bool empty = false;
   for (int32_t d = 0; d < t->ndim; ++d) empty = empty || t->shape[d] == 0;
@@ -163,7 +171,9 @@ void fill_optional(const attn_tensor_t* t, const char* name, std::optional<Tenso
     out.reset();
     return;
   }
-  fill_tensor(t, name, out.emplace());
+  // An engaged optional (attn_build's batch, kept in the builder) is refilled in place: emplace()
+  // would zero all 168 bytes first (a `rep stos` per view, issue 18).
+  fill_tensor(t, name, out ? *out : out.emplace());
 }
 
 }  // namespace
@@ -251,9 +261,12 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.flash_attn_version = c.flash_attn_version;
   b.flash_attn_max_num_splits_for_cuda_graph = c.flash_attn_max_num_splits_for_cuda_graph;
   b.batch_invariant = c.batch_invariant != 0;
-  if (c.validate != ATTN_VALIDATE_HOST && c.validate != ATTN_VALIDATE_FULL)
-    invalid("config->validate=", c.validate, " is not ATTN_VALIDATE_HOST (0) or ATTN_VALIDATE_FULL (1)");
+  if (c.validate != ATTN_VALIDATE_HOST && c.validate != ATTN_VALIDATE_FULL &&
+      c.validate != ATTN_VALIDATE_TRUSTED)
+    invalid("config->validate=", c.validate,
+            " is not ATTN_VALIDATE_HOST (0), ATTN_VALIDATE_FULL (1) or ATTN_VALIDATE_TRUSTED (2)");
   b.validate_full = c.validate == ATTN_VALIDATE_FULL;
+  b.validate_trusted = c.validate == ATTN_VALIDATE_TRUSTED;  // ABI 1.7
   b.layers = to_layers(c.layers, c.num_layers, "config->layers");
   if (c.allocator != nullptr) {
     const attn_allocator_t a_defaults = ATTN_ALLOCATOR_INIT;
@@ -336,10 +349,31 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
 }
 
 CommonMetadata to_common(const attn_common_metadata_t* common) {
-  const attn_common_metadata_t defaults = ATTN_COMMON_METADATA_INIT;
-  const attn_common_metadata_t c = read_struct(common, defaults, kCommonMetadataSizes, "common");
-  no_extension(c.extension, "common");
   CommonMetadata m;
+  fill_common(common, m);
+  return m;
+}
+
+void fill_common(const attn_common_metadata_t* common, CommonMetadata& m) {
+  // A caller of this header version (or a newer one) is read in place; an older one's struct
+  // is copied over the defaults first (issue 18: the two 272-byte copies were ~10% of an O(1)
+  // build).
+  if (common == nullptr) invalid("common is NULL");
+  attn_common_metadata_t copy;
+  const attn_common_metadata_t* in = common;
+  if (common->struct_size < sizeof(attn_common_metadata_t)) {
+    const attn_common_metadata_t defaults = ATTN_COMMON_METADATA_INIT;
+    copy = read_struct(common, defaults, kCommonMetadataSizes, "common");
+    in = &copy;
+  }
+  const attn_common_metadata_t& c = *in;
+  no_extension(c.extension, "common");
+  // what validate() derives
+  m.qsl_host = nullptr;
+  m.seq_lens_host = nullptr;
+  m.seq_lens_host_exact = false;
+  m.host_max_seq_len = -1;
+  m.dcp_local_seq_lens_host = nullptr;
   // A host batch passes the same view as a tensor and its mirror: converted once.
   auto fill_mirror = [](const attn_tensor_t* t, const attn_tensor_t* same_as,
                         const std::optional<Tensor>& converted, const char* name,
@@ -390,7 +424,6 @@ CommonMetadata to_common(const attn_common_metadata_t* common) {
   fill_optional(c.rswa_prefix_lens, "common->rswa_prefix_lens", m.rswa_prefix_lens);
   fill_optional(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu",
                 m.replayssm_decode_base_cpu);
-  return m;
 }
 
 CascadeQuery to_cascade_query(const attn_cascade_query_t* query) {
@@ -466,7 +499,9 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.flash_attn_version = b.flash_attn_version;
   c.flash_attn_max_num_splits_for_cuda_graph = b.flash_attn_max_num_splits_for_cuda_graph;
   c.batch_invariant = b.batch_invariant;
-  c.validate = b.validate_full ? ATTN_VALIDATE_FULL : ATTN_VALIDATE_HOST;
+  c.validate = b.validate_full      ? ATTN_VALIDATE_FULL
+               : b.validate_trusted ? ATTN_VALIDATE_TRUSTED
+                                    : ATTN_VALIDATE_HOST;
   c.model_dtype = b.model_dtype;
   c.use_trtllm_attention = b.use_trtllm_attention;
   c.kv_transfer_enabled = b.kv_transfer_enabled;

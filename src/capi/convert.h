@@ -130,6 +130,8 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
 std::vector<PerLayerParams> to_layers(const attn_per_layer_params_t* layers, size_t num_layers,
                                       const char* name);
 CommonMetadata to_common(const attn_common_metadata_t* common);
+/// to_common into an existing object (every field assigned, the derived ones reset).
+void fill_common(const attn_common_metadata_t* common, CommonMetadata& out);
 CascadeQuery to_cascade_query(const attn_cascade_query_t* query);
 
 /// Core -> ABI, for plugins (they see the config without allocator and workspace).

@@ -74,6 +74,9 @@ struct attn_builder {
   attn_metadata metadata;  ///< The body: builder_owned; core points at impl->metadata().
   std::atomic<uint64_t> generation{0};
   attn_metadata tickets[kTickets];
+  /// attn_build's batch, converted in place each call (the builder serves one thread at a time,
+  /// Builder::Use): a fresh CommonMetadata is ~4 KB to zero per call (issue 18).
+  attn::CommonMetadata batch;
 
   /// Marks the body's views stale and hands out the next ticket (`source`: the metadata an
   /// update_block_table result shares fields with, else nullptr).

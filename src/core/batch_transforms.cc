@@ -41,11 +41,14 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
                                             const std::optional<Tensor>& logits_cpu,
                                             const FastPrefillOutputs& out, void* stream,
                                             bool* passthrough) {
-  CommonLimits lim;
-  validate(c, lim);
   // All requests are single-token decodes, or fast prefill is not armed for this step (vLLM
-  // 0.33: no logits indices, as in a CUDA graph capture): the batch as it is.
+  // 0.33: no logits indices, as in a CUDA graph capture): the batch as it is, which vLLM
+  // returns at once. Nothing reads a value then, so only the shapes, dtypes, devices and
+  // scalars are checked (O(1) in the batch; a build of the result checks the values).
+  CommonLimits lim;
   *passthrough = c.max_query_len == 1 || !c.logits_indices_padded;
+  lim.values = !*passthrough;
+  validate(c, lim);
   if (*passthrough) return c;
   const Tensor& padded = *c.logits_indices_padded;
   const int64_t n_idx = c.num_logits_indices;

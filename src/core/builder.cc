@@ -17,6 +17,8 @@ Builder::~Builder() { backend_->live_builders_.fetch_sub(1); }
 
 bool Builder::use_cascade_attention(const CascadeQuery&) const { return false; }
 
+bool Builder::reads_batch_values(int64_t, const CommonMetadata&) const { return true; }
+
 int32_t Builder::max_decode_query_len() const { return attn::max_decode_query_len(config_); }
 
 void Builder::init_reorder_batch_threshold(std::optional<int32_t> threshold,
@@ -72,8 +74,12 @@ Metadata& Builder::build(int64_t common_prefix_len, CommonMetadata& common, bool
                          void* stream) {
   if (common_prefix_len < 0)
     invalid("common_prefix_len=", common_prefix_len, " is negative");
-  validate(common, limits());
-  if (common_prefix_len > 0 && common.seq_lens_host != nullptr) {
+  CommonLimits lim = limits();
+  // ATTN_VALIDATE_TRUSTED: a build that reads no values needs none checked (O(1) in the batch).
+  if (config_.validate_trusted && !reads_batch_values(common_prefix_len, common))
+    lim.values = false;
+  validate(common, lim);
+  if (common_prefix_len > 0 && lim.values && common.seq_lens_host != nullptr) {
     for (int64_t i = 0; i < common.num_reqs; ++i)
       if (common.seq_lens_host[i] < common_prefix_len)
         invalid("common_prefix_len=", common_prefix_len, " exceeds common->seq_lens[", i,

@@ -154,6 +154,13 @@ class Builder {
   void set_cudagraph_support(int32_t level) { cudagraph_support_ = level; }
   void set_reorder_batch_threshold(std::optional<int32_t> t) { reorder_batch_threshold_ = t; }
 
+  /// Whether do_build(common_prefix_len, common) reads values inside the batch's tensors on the
+  /// host (to index memory, or to decide anything). Under ATTN_VALIDATE_TRUSTED a build for
+  /// which this is false skips validate()'s value checks and costs O(1) in the batch; it must be
+  /// answered in O(1) from the scalars and which tensors are given. Default true (values
+  /// checked, so the ops that index memory by them stay in bounds).
+  virtual bool reads_batch_values(int64_t common_prefix_len, const CommonMetadata& common) const;
+
   ops::Exec exec(void* stream) const;
   /// What every batch is validated against: the config's sizes and the spec's block size;
   /// a cross-attention spec's seq_lens are encoder lengths (config->max_encoder_len bounds them).

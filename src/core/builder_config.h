@@ -85,6 +85,9 @@ struct BuilderConfig {
   int32_t flash_attn_max_num_splits_for_cuda_graph = 32;
   bool batch_invariant = false;
   bool validate_full = false;
+  /// ABI 1.7 ATTN_VALIDATE_TRUSTED: builds whose do_build reads no batch values skip the value
+  /// checks (Builder::reads_batch_values); shapes, dtypes, devices, extents and scalars stay.
+  bool validate_trusted = false;
   std::vector<PerLayerParams> layers;
   std::shared_ptr<Allocator> allocator;  ///< Never null after validation.
   void* workspace = nullptr;

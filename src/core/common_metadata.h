@@ -92,6 +92,9 @@ struct CommonLimits {
   int64_t max_model_len = -1;
   int32_t block_size = 0;          ///< >0: block table wide enough for cdiv(seq_len, block_size).
   bool full = false;               ///< Also compare device tensors with their host mirrors.
+  /// false (ATTN_VALIDATE_TRUSTED, for a build that reads no values): shapes, dtypes, devices
+  /// and scalars only, O(1) in the batch; host_max_seq_len is then -1 (unknown).
+  bool values = true;
   bool require_tables = true;      ///< block_table_tensor and slot_mapping must be given.
   bool require_host_seq_lens = false;  ///< seq_lens must be readable on the host (or mirrored).
   /// Cross attention: seq_lens are encoder lengths, which may be shorter than the decoder's

@@ -69,7 +69,10 @@ void Metadata::set_tensor(size_t i, const std::optional<Tensor>& t) {
 }
 
 void Metadata::reset() {
-  for (size_t i = 0; i < fields_.size(); ++i) set_none(i);
+  for (Field& f : fields_) {  // set_none of every field, inline (a build's fixed cost)
+    f.kind = FieldKind::kNone;
+    f.in_builder_buffer = false;
+  }
   info = BuildInfo{};
 }
 

@@ -132,11 +132,22 @@ static void test_fast_prefill_not_armed_passes_through(void** state) {
   assert_int_equal(out[0], -9); /* outputs untouched */
   assert_int_equal(out_cpu[2], -9);
   attn_metadata_destroy(r);
-  /* a malformed batch is still refused before the pass-through */
+  /* libattn 1.7 (issue 18): the pass-through reads no value, as vLLM's returns at once, so a
+   * value the caller got wrong is passed on (a build of the result checks it) ... */
   b->qsl[1] = 9;
+  ASSERT_OK(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct, &r, NULL));
+  assert_ptr_equal(ts_tensor(r, "query_start_loc")->data, b->qsl);
+  attn_metadata_destroy(r);
+  /* ... but a malformed view or scalar is still refused before the pass-through */
+  b->common.max_query_len = -1;
   r = (attn_metadata_t*)UNTOUCHED_PTR;
   ASSERT_ERROR(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct, &r, NULL),
-               ATTN_ERR_INVALID_ARGUMENT, "query length");
+               ATTN_ERR_INVALID_ARGUMENT, "max_query_len=-1");
+  assert_ptr_equal(r, UNTOUCHED_PTR);
+  b->common.max_query_len = 4;
+  b->qsl_shape[0] = 2;
+  ASSERT_ERROR(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&b->common, NULL, &ot, &oct, &r, NULL),
+               ATTN_ERR_INVALID_ARGUMENT, "query_start_loc");
   assert_ptr_equal(r, UNTOUCHED_PTR);
   ts_batch_free(b);
 }

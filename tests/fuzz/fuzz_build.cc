@@ -105,7 +105,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.device_capability = in.one_in(2) ? 90 : 80 + (in.u8() % 4) * 10;
   config.flash_attn_version = in.u8() % 6;
   config.batch_invariant = in.u8() % 2;
-  config.validate = in.one_in(16) ? 1 : 0;  // FULL on a host builder reads nothing extra
+  // FULL on a host builder reads nothing extra; TRUSTED (ABI 1.7) skips the value checks of
+  // the builds that read no values: garbage values must still never crash (issue 18).
+  config.validate = in.one_in(16) ? ATTN_VALIDATE_FULL
+                    : in.one_in(3) ? ATTN_VALIDATE_TRUSTED
+                                   : ATTN_VALIDATE_HOST;
   if (in.one_in(32)) config.device = {ATTN_DEVICE_CUDA, 0};
   std::vector<attn_per_layer_params_t> layers(in.u8() % 4);
   for (auto& l : layers) {

@@ -87,6 +87,7 @@ ATTN_TYPE_ENCODER_ONLY = 2
 ATTN_TYPE_ENCODER_DECODER = 3
 ATTN_VALIDATE_HOST = 0
 ATTN_VALIDATE_FULL = 1
+ATTN_VALIDATE_TRUSTED = 2
 ATTN_CPU_ISA_DETECT = 0
 ATTN_CPU_ISA_AMX = 1
 ATTN_CPU_ISA_VEC = 2
@@ -222,6 +223,7 @@ class ValidateMode(IntEnum):
     """``attn_validate_mode_t``."""
     HOST = 0
     FULL = 1
+    TRUSTED = 2
 
 
 class CpuIsa(IntEnum):

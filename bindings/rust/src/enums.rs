@@ -72,7 +72,7 @@ c_enum!(
 );
 c_enum!(
     /// How much a build validates (`attn_validate_mode_t`).
-    ValidateMode: attn_validate_mode, "ATTN_VALIDATE_" { Host = ATTN_VALIDATE_HOST, Full = ATTN_VALIDATE_FULL }
+    ValidateMode: attn_validate_mode, "ATTN_VALIDATE_" { Host = ATTN_VALIDATE_HOST, Full = ATTN_VALIDATE_FULL, Trusted = ATTN_VALIDATE_TRUSTED }
 );
 c_enum!(
     /// CPU_ATTN's kernel ISA (`attn_cpu_isa_t`).

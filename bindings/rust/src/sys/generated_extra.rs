@@ -585,7 +585,7 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
             ("ATTN_TYPE_ENCODER_DECODER", 3),
         ],
     ),
-    ("attn_validate_mode_t", &[("ATTN_VALIDATE_HOST", 0), ("ATTN_VALIDATE_FULL", 1)]),
+    ("attn_validate_mode_t", &[("ATTN_VALIDATE_HOST", 0), ("ATTN_VALIDATE_FULL", 1), ("ATTN_VALIDATE_TRUSTED", 2)]),
     (
         "attn_cpu_isa_t",
         &[
