@@ -26,7 +26,8 @@
   ROW(kMamba1Backend)                                         \
   ROW(kShortConvBackend)                                      \
   ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
-  ROW(kGdnAttnBackend)       /* gdn_attn.cc */
+  ROW(kGdnAttnBackend)       /* gdn_attn.cc */                \
+  ROW(kFlashMlaSparseBackend) /* mla.cc: the sparse MLA family */
 
 namespace attn::backends {
 
