@@ -49,8 +49,25 @@ BLOCK_SIZES = (64, 128)  # MultipleOf(64)
 #: (query heads, index_topk) per model profile
 MODELS = ((16, 2048), (64, 2048), (16, 256), (64, 256))
 TRITON_EVERY = 100
-VARIANTS = {"FLASHMLA_SPARSE": ("vllm.v1.attention.backends.mla.flashmla_sparse",
-                                "FlashMLASparseMetadataBuilder")}
+VARIANTS = {
+    "FLASHMLA_SPARSE": ("vllm.v1.attention.backends.mla.flashmla_sparse",
+                        "FlashMLASparseMetadataBuilder"),
+    "FLASH_ATTN_MLA_SPARSE": ("vllm.v1.attention.backends.mla.flashattn_mla_sparse",
+                              "FlashAttnMLASparseMetadataBuilder"),
+    "FLASHINFER_MLA_SPARSE": ("vllm.v1.attention.backends.mla.flashinfer_mla_sparse",
+                              "FlashInferMLASparseTRTLLMMetadataBuilder"),
+    "FLASHINFER_MLA_SPARSE_SM120": ("vllm.v1.attention.backends.mla.flashinfer_mla_sparse",
+                                    "FlashInferMLASparseMetadataBuilder"),
+    "FLASH_ATTN_MLA_SPARSE_FA4": ("vllm.v1.attention.backends.mla.flashattn_mla_sparse",
+                                  "FlashAttnMLASparseFA4MetadataBuilder"),
+}
+#: kernel block sizes (get_supported_kernel_block_sizes: MultipleOf(64), FlashInfer's 32)
+VARIANT_BLOCKS = {"FLASHINFER_MLA_SPARSE": (32, 64, 128)}
+#: cache dtypes besides bf16 ("fp8" = fp8_ds_mla for FLASHMLA_SPARSE)
+FP8_VARIANTS = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120")
+#: backends whose selection refuses DCP (libattn refuses at create), or whose builder vLLM
+#: refuses with >= 32 heads
+NO_DCP = ("FLASH_ATTN_MLA_SPARSE",)
 PROFILES = 24
 
 #: vLLM objects a C library cannot hold
@@ -83,12 +100,16 @@ def settings(variant: str, b: Batch) -> Settings:
     p = int(choice_rng(b, 40).integers(0, PROFILES))
     r = np.random.default_rng([zlib_crc(variant), p])
     heads, topk = MODELS[int(r.integers(0, len(MODELS)))]
-    dcp = int(r.choice([1, 1, 1, 2, 4]))
-    if heads >= 32 and r.random() < 0.8:
+    if variant == "FLASHINFER_MLA_SPARSE_SM120":
+        topk = 2048  # its supports_combination requires it (libattn refuses at create)
+    dcp = int(r.choice([1, 1, 1, 2, 4])) if variant not in NO_DCP else 1
+    if variant == "FLASHMLA_SPARSE" and heads >= 32 and r.random() < 0.8:
         dcp = 1  # vLLM refuses DCP on the separate path (libattn too): one in five probes it
     inter = int(r.choice([1, 8, 16])) if dcp > 1 else 1
     rank = int(r.integers(0, dcp))
-    fp8 = bool(r.random() < 0.6)
+    fp8 = bool(variant in FP8_VARIANTS and r.random() < 0.6)
+    if variant == "FLASHINFER_MLA_SPARSE_SM120":
+        fp8 = bool(r.random() < 0.5)
     full = bool(r.random() < 0.5)
     pd = bool(b.spec and r.random() < 0.25)
     return Settings(variant, b.block_size, b.spec, pd, dcp, rank, inter, fp8, full, heads, topk)
@@ -134,6 +155,31 @@ class _TorchNoPin:
         return getattr(self._real, name)
 
 
+def variant_module(variant: str) -> Any:
+    """The variant's module. flashattn_mla_sparse.py imports flash_attn_varlen_func from
+    vllm.vllm_flash_attn, which needs the CUDA extensions: a stand-in module lends the name for
+    the duration of the import (the builders never call it)."""
+    import sys
+    name = VARIANTS[variant][0]
+    if name in sys.modules or "flashattn" not in name:
+        return importlib.import_module(name)
+    keys = ("vllm.vllm_flash_attn", "vllm.vllm_flash_attn.flash_attn_interface")
+    saved = {k: sys.modules.get(k, _ABSENT) for k in keys}
+    for k in keys:
+        stub = types.ModuleType(k)
+        stub.__path__ = []  # a package, for the submodule's import
+        stub.flash_attn_varlen_func = None
+        sys.modules[k] = stub
+    try:
+        return importlib.import_module(name)
+    finally:
+        for k, value in saved.items():
+            if value is _ABSENT:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = value
+
+
 @contextlib.contextmanager
 def patched(s: Settings) -> Iterator[None]:
     undo = []
@@ -143,17 +189,26 @@ def patched(s: Settings) -> Iterator[None]:
         setattr(obj, name, value)
     try:
         sma = importlib.import_module("vllm.model_executor.layers.attention.sparse_mla_attention")
-        mod = importlib.import_module(VARIANTS[s.variant][0])
+        mod = variant_module(s.variant)
         put(sma, "get_dcp_group", lambda: types.SimpleNamespace(world_size=s.dcp,
                                                                 rank_in_group=s.rank))
         put(sma, "PIN_MEMORY", False)
         for m in (sma, mod):
+            if not hasattr(m, "current_platform"):
+                continue
             real = m.current_platform
             put(m, "current_platform", real if isinstance(real, _Platform) else _Platform(real))
         if not isinstance(mod.torch, _TorchNoPin):
             put(mod, "torch", _TorchNoPin(mod.torch))
-        put(mod, "num_compute_units", lambda *a, **k: NUM_SMS)
-        put(mod, "get_mla_metadata", lambda *a, **k: (types.SimpleNamespace(lazy=True), None))
+        if hasattr(mod, "num_compute_units"):
+            put(mod, "num_compute_units", lambda *a, **k: NUM_SMS)
+        if hasattr(mod, "get_mla_metadata"):
+            put(mod, "get_mla_metadata",
+                lambda *a, **k: (types.SimpleNamespace(lazy=True), None))
+        fi = importlib.import_module("vllm.v1.attention.backends.mla.flashinfer_mla_sparse")
+        # the TRT-LLM builders size a global trtllm-gen workspace under DCP (kernel memory, up
+        # to GBs; not metadata)
+        put(fi, "_get_workspace_buffer", lambda *a, **k: None)
         yield
     finally:
         for obj, name, value in reversed(undo):
@@ -193,6 +248,8 @@ def _vllm_config(ctx: Any, s: Settings) -> Any:
                     cache_config=CacheConfig())
     vc.cache_config.block_size = s.block_size
     vc.cache_config.cache_dtype = "fp8_ds_mla" if s.fp8 else "auto"
+    if s.fp8 and s.variant == "FLASHINFER_MLA_SPARSE":
+        vc.cache_config.cache_dtype = "fp8"
     vc.parallel_config.decode_context_parallel_size = s.dcp
     vc.parallel_config.cp_kv_cache_interleave_size = s.interleave
     cc = vc.compilation_config
@@ -241,7 +298,7 @@ def vllm_builder(ctx: Any, s: Settings) -> Tuple[Any, Any]:
                                 head_size=656 if s.fp8 else 576,
                                 dtype=torch.uint8 if s.fp8 else torch.bfloat16,
                                 cache_dtype_str="fp8_ds_mla" if s.fp8 else None)
-        cls = getattr(importlib.import_module(VARIANTS[s.variant][0]), VARIANTS[s.variant][1])
+        cls = getattr(variant_module(s.variant), VARIANTS[s.variant][1])
         with set_current_vllm_config(vc), patched(s):
             return cls(spec, [LAYER], vc, torch.device("cpu")), vc
     return _cache(ctx, ("vllm",) + tuple(s), make)
@@ -358,7 +415,7 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
         seen.update(n for n in lib if n.startswith("prefill_chunked_context_"))
     elif v.prefill is not None:
         pairs += _chunk_pairs(v.prefill.chunked_context, md, lib, seen, vb)
-    fp8 = v.fp8_extra_metadata
+    fp8 = getattr(v, "fp8_extra_metadata", None)
     prefill8 = getattr(fp8, "prefill", None)
     if prefill8 is not None and optimistic:
         seen.update(n for n in lib if n.startswith(F + "_prefill_"))
@@ -451,8 +508,10 @@ def sparse_item(variant: str) -> Item:
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills",
                  f"{s.heads} heads"]
-        if s.fp8:
+        if s.fp8 and hasattr(vmd, "fp8_use_mixed_batch"):
             parts.append("fp8 mixed" if vmd.fp8_use_mixed_batch else "fp8 separate")
+        elif s.fp8:
+            parts.append("fp8")
         if vmd.prefill is not None and vmd.prefill.use_dense_mha:
             parts.append("dense MHA")
         if vmd.prefill is not None and vmd.prefill.chunked_context is not None:
@@ -464,7 +523,8 @@ def sparse_item(variant: str) -> Item:
                          "use_dense_mha and the fp8 prefill chunks not compared")
         return ", ".join(parts)
 
-    return Item(variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES, max_spec=3,
+    return Item(variant, "builder", v, l, pairs,
+                block_sizes=VARIANT_BLOCKS.get(variant, BLOCK_SIZES), max_spec=3,
                 max_requests=256, path=path,
                 notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()])
 

@@ -42,9 +42,23 @@ enum class Variant {
   kFlashInferMla,
   kTritonMla,
   kFlashMlaSparse,  ///< The sparse family (vLLM 0.33's SparseMLACommonMetadataBuilder).
+  kFlashAttnMlaSparse,
+  kFlashInferMlaSparse,        ///< FlashInferMLASparseTRTLLMMetadataBuilder (10.x).
+  kFlashInferMlaSparseSm120,   ///< FlashInferMLASparseMetadataBuilder (12.x).
+  kFlashAttnMlaSparseFa4,      ///< FlashAttnMLASparseFA4MetadataBuilder (the TRT-LLM builder).
 };
 
-bool is_sparse(Variant v) { return v == Variant::kFlashMlaSparse; }
+bool is_sparse(Variant v) { return v >= Variant::kFlashMlaSparse; }
+/// The FlashInferMLASparseMetadataBuilder family (its threshold table, varlen DCP decodes).
+bool fi_sparse_builder(Variant v) {
+  return v == Variant::kFlashInferMlaSparse || v == Variant::kFlashInferMlaSparseSm120 ||
+         v == Variant::kFlashAttnMlaSparseFa4;
+}
+/// FlashInferMLASparseTRTLLMMetadataBuilder and its FA4 subclass: varlen CUDA graph bound and
+/// draft decode updates.
+bool trtllm_sparse_builder(Variant v) {
+  return v == Variant::kFlashInferMlaSparse || v == Variant::kFlashAttnMlaSparseFa4;
+}
 
 /// The class attributes of one variant (vLLM 0.33's builder and backend classes).
 struct VariantInfo {
@@ -118,6 +132,50 @@ const VariantInfo& info(Variant v) {
        {},
        {kKvDtypeAuto, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
        false},
+      // FlashAttnMLASparseMetadataBuilder: SparseMLACommonMetadata only, varlen decodes,
+      // MultipleOf(64), FP16/BF16 caches (supports_combination).
+      {Variant::kFlashAttnMlaSparse,
+       "FLASH_ATTN_MLA_SPARSE",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       256,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16},
+       false},
+      // FlashInferMLASparseMetadataBuilder (SM100's FLASHINFER_MLA_SPARSE): SparseMLACommonMetadata
+      // only, varlen decodes, MultipleOf(32); "fp8" is fp8_ds_mla.
+      {Variant::kFlashInferMlaSparse,
+       "FLASHINFER_MLA_SPARSE",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       32,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       false},
+      // FLASHINFER_MLA_SPARSE_SM120: the base FlashInfer sparse builder; bf16 models, "auto" or
+      // fp8 (fp8_ds_mla) caches, MultipleOf(64), index_topk 2048.
+      {Variant::kFlashInferMlaSparseSm120,
+       "FLASHINFER_MLA_SPARSE_SM120",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeFp8E4m3},
+       false},
+      // FLASH_ATTN_MLA_SPARSE_FA4: the TRT-LLM builder; bf16 models and caches, MultipleOf(64),
+      // index_topk a multiple of 128.
+      {Variant::kFlashAttnMlaSparseFa4,
+       "FLASH_ATTN_MLA_SPARSE_FA4",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeBfloat16},
+       false},
   };
   return infos[static_cast<int>(v)];
 }
@@ -142,12 +200,21 @@ bool is_fp8_cache(const BuilderConfig& c) {
 /// FLASHMLA_SPARSE's MIN_HEADS_FOR_BF16_PREFILL: below it an fp8 cache runs the mixed batch.
 constexpr int32_t kMinHeadsForBf16Prefill = 32;
 
+/// FLASHMLA_SPARSE with an fp8_ds_mla cache: FlashMLASparseMetadata's fp8_extra_metadata.
+bool flashmla_sparse_fp8(Variant v, const BuilderConfig& c) {
+  return v == Variant::kFlashMlaSparse && is_fp8_cache(c);
+}
+
 /// vLLM 0.33's FlashMLASparseMetadataBuilder threshold: by this rank's query heads, from the
 /// table of the device family (10.x: {8, 16, 32: 128, 64: 256, 128: 1024}, else 1024; below:
 /// {16, 32: 128, 64: 256, 128: 256}, else 256).
-int32_t sparse_reorder_threshold(const BuilderConfig& c) {
+///
+/// FLASH_ATTN_MLA_SPARSE always takes the first (9.x) table, FLASHINFER_MLA_SPARSE the 10.x one.
+int32_t sparse_reorder_threshold(Variant v, const BuilderConfig& c) {
   const int32_t h = c.num_attention_heads;
-  if (resolved_device_capability(c) / 10 == 10) {
+  const bool sm100_table = fi_sparse_builder(v) ||
+                           (v == Variant::kFlashMlaSparse && resolved_device_capability(c) / 10 == 10);
+  if (sm100_table) {
     if (h == 8 || h == 16 || h == 32) return 128;
     return h == 64 ? 256 : 1024;
   }
@@ -363,7 +430,25 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
            "config->mla_qk_nope_head_dim=",
            nope);
   }
-  if (is_sparse(v.variant)) {
+  if (v.variant == Variant::kFlashAttnMlaSparse && c.decode_context_parallel_size > 1)
+    fail(Status::kUnsupported, "FlashAttention MLA Sparse does not support DCP for now "
+         "(config->decode_context_parallel_size=", c.decode_context_parallel_size, ")");
+  if (v.variant == Variant::kFlashInferMlaSparseSm120 && sparse_index_topk(spec) != 2048)
+    fail(Status::kUnsupported, "FLASHINFER_MLA_SPARSE_SM120 requires index_topk=2048; got ",
+         sparse_index_topk(spec), " (kv_cache_spec->index_topk)");
+  if (v.variant == Variant::kFlashAttnMlaSparseFa4 && sparse_index_topk(spec) % 128 != 0)
+    fail(Status::kUnsupported, "FA4 sparse MLA requires index_topk % 128 == 0, got ",
+         sparse_index_topk(spec), " (kv_cache_spec->index_topk)");
+  if ((v.variant == Variant::kFlashInferMlaSparseSm120 ||
+       v.variant == Variant::kFlashAttnMlaSparseFa4) &&
+      c.model_dtype_for(spec) != kKvDtypeBfloat16)
+    fail(Status::kUnsupported, v.name, " runs bfloat16 models only (supported_dtypes), got ",
+         kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
+  if (is_sparse(v.variant) && v.variant != Variant::kFlashMlaSparse &&
+      c.model_dtype_for(spec) != kKvDtypeBfloat16 && c.model_dtype_for(spec) != kKvDtypeFloat16)
+    fail(Status::kUnsupported, v.name, " runs float16 and bfloat16 models, got ",
+         kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
+  if (v.variant == Variant::kFlashMlaSparse) {
     if (c.model_dtype_for(spec) != kKvDtypeBfloat16)
       fail(Status::kUnsupported, v.name, " runs bfloat16 models only (supported_dtypes), got ",
            kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
@@ -482,7 +567,7 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   const int64_t C = cap.max_chunks, E = cap.max_entries;
   const int64_t tokens = std::max<int64_t>(1, c.max_num_batched_tokens);
   const bool fp8_separate =
-      sparse && is_fp8_cache(c) && c.num_attention_heads >= kMinHeadsForBf16Prefill;
+      flashmla_sparse_fp8(v.variant, c) && c.num_attention_heads >= kMinHeadsForBf16Prefill;
   const bool dcp = c.decode_context_parallel_size > 1;
   const int64_t i32 = sizeof(int32_t);
   const bool scheduler =
@@ -519,9 +604,9 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
         fp8_graph_tiles ? buffer_bytes("decode_num_splits_buffer", {seqs + 1, i32}) : 0);
   p.set(kBufReqIdPerToken, sparse ? buffer_bytes("req_id_per_token", {tokens, i32}) : 0);
   p.set(kBufMaxModelLen,
-        sparse && is_fp8_cache(c) ? buffer_bytes("fp8_extra_metadata cache_lens", {seqs, i32}) : 0);
+        flashmla_sparse_fp8(v.variant, c) ? buffer_bytes("fp8_extra_metadata cache_lens", {seqs, i32}) : 0);
   p.set(kBufDummyBlockTable,
-        sparse && is_fp8_cache(c) ? buffer_bytes("fp8_extra_metadata dummy_block_table", {seqs, i32})
+        flashmla_sparse_fp8(v.variant, c) ? buffer_bytes("fp8_extra_metadata dummy_block_table", {seqs, i32})
                                   : 0);
   p.set(kBufFp8RequestIds,
         fp8_separate ? buffer_bytes("fp8_extra_metadata_prefill_request_ids", {tokens, i32}) : 0);
@@ -697,8 +782,9 @@ std::vector<Fid> variant_fields(Variant v) {
       f.push_back(static_cast<Fid>(i));
     for (size_t i = f_prefill_chunked_context_context_lens; i <= f_chunk_local_starts; ++i)
       f.push_back(static_cast<Fid>(i));
-    for (size_t i = f_fp8_scheduler_metadata; i <= f_fp8_use_mixed_batch; ++i)
-      f.push_back(static_cast<Fid>(i));
+    if (v == Variant::kFlashMlaSparse)  // FlashMLASparseMetadata's own
+      for (size_t i = f_fp8_scheduler_metadata; i <= f_fp8_use_mixed_batch; ++i)
+        f.push_back(static_cast<Fid>(i));
     return f;
   }
   for (size_t i = f_num_reqs; i <= f_decode_dcp_tot_seq_lens; ++i) f.push_back(static_cast<Fid>(i));
@@ -765,13 +851,19 @@ class MlaBuilder final : public Builder {
     if (sparse_) {
       topk_tokens_ = sparse_index_topk(spec);
       fp8_use_mixed_batch_ = c.num_attention_heads < kMinHeadsForBf16Prefill;
-      if (is_fp8_cache(c))  // vLLM's max_model_len_tensor: torch.full at construction
+      if (flashmla_sparse_fp8(v.variant, c))  // vLLM's max_model_len_tensor: torch.full
         ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufMaxModelLen), c.max_num_seqs,
                       c.max_model_len);
       // Varlen decodes are safe under DCP with interleave 1 (vLLM 0.33's comment: causality
       // comes from the indexer's top-k indices).
-      init_reorder_batch_threshold(sparse_reorder_threshold(c), /*supports_spec_as_decode=*/true,
-                                   /*supports_dcp_with_varlen=*/c.cp_kv_cache_interleave_size == 1);
+      // FLASHMLA_SPARSE: varlen decodes are safe under DCP with interleave 1 (vLLM 0.33's
+      // comment: causality comes from the indexer's top-k indices); FLASHINFER_MLA_SPARSE
+      // always; FLASH_ATTN_MLA_SPARSE never (the base default).
+      const bool dcp_varlen = fi_sparse_builder(v.variant) ||
+                              (v.variant == Variant::kFlashMlaSparse &&
+                               c.cp_kv_cache_interleave_size == 1);
+      init_reorder_batch_threshold(sparse_reorder_threshold(v.variant, c),
+                                   /*supports_spec_as_decode=*/true, dcp_varlen);
       return;
     }
     init_reorder_batch_threshold(v.reorder_batch_threshold,
@@ -783,6 +875,10 @@ class MlaBuilder final : public Builder {
   /// steps; its update is a no-op). The other dense MLA builders keep the base class's "no"
   /// (0.33's FLASH_ATTN_MLA, FLASHMLA, CUTLASS_MLA and FLASHINFER_MLA do not set it).
   std::string draft_decode_update_refusal() const override {
+    if (v_.variant == Variant::kFlashAttnMlaSparse || trtllm_sparse_builder(v_.variant))
+      return dcp_ > 1 ? "decode context parallel (vLLM 0.33's sparse builders update only "
+                        "without DCP)"
+                      : "";  // vLLM 0.33: dcp_world_size == 1
     if (v_.variant != Variant::kTritonMla) return Builder::draft_decode_update_refusal();
     return dcp_ > 1 ? "decode context parallel (DCP-local lengths are not advanced between "
                       "draft steps)"
@@ -867,6 +963,26 @@ class MlaBuilder final : public Builder {
     // FLASHMLA and FLASH_ATTN_MLA measure the decodes' longest query instead.
     const int64_t decode_bound = std::min<int64_t>(c.max_query_len, threshold);
     if (nd > 0) build_decode(c, nd, s.num_decode_tokens, max_seq_len, decode_bound, exec);
+  }
+
+  /// FlashInferMLASparseTRTLLMMetadataBuilder.get_varlen_cudagraph_max_query_len (and its FA4
+  /// subclass's): max_decode_query_len; the others keep the base class's None.
+  std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
+    if (trtllm_sparse_builder(v_.variant)) return max_decode_query_len();
+    return std::nullopt;
+  }
+
+  /// FLASH_ATTN_MLA_SPARSE's (and the TRT-LLM sparse builders') update_draft_decode_metadata: req_id_per_token again over the
+  /// decode tokens from the (advanced) query_start_loc the metadata views.
+  void do_update_draft_decode(const Metadata& md, const ops::Exec& exec) override {
+    if (v_.variant != Variant::kFlashAttnMlaSparse && !trtllm_sparse_builder(v_.variant))
+      return Builder::do_update_draft_decode(md, exec);
+    const int64_t tokens = md.field(at(f_num_decode_tokens)).int_value;
+    if (tokens == 0) return;
+    const Tensor& qsl = md.field(at(f_query_start_loc)).tensor;
+    ops::compute_token_to_req_indices(exec, qsl.as<const int32_t>(),
+                                      md.field(at(f_num_reqs)).int_value, tokens, tokens,
+                                      buffers_.as<int32_t>(kBufReqIdPerToken));
   }
 
   /// vLLM's build_for_cudagraph_capture: decode-only batches.
@@ -1213,7 +1329,7 @@ class MlaBuilder final : public Builder {
   Fp8Plan plan_sparse_fp8(const CommonMetadata& c, int64_t nd, int64_t np,
                           int64_t num_decode_tokens) {
     Fp8Plan p;
-    if (!is_fp8_cache(config()) || fp8_use_mixed_batch_) return p;
+    if (!flashmla_sparse_fp8(v_.variant, config()) || fp8_use_mixed_batch_) return p;
     p.separate = true;
     if (c.num_actual_tokens == 0) return p;  // vLLM returns an empty FP8SeparatePrefillDecode
     if (nd > 0) {
@@ -1285,6 +1401,7 @@ class MlaBuilder final : public Builder {
     m.set_int(at(f_decode_max_query_len), decode_max_query_len);
     m.set_int(at(f_prefill_max_seq_len), np > 0 ? sparse_prefill_max_seq_len(c, nd, np) : 0);
     m.set_int(at(f_cp_kv_cache_interleave_size), interleave_);
+    if (v_.variant != Variant::kFlashMlaSparse) return;  // SparseMLACommonMetadata only
     m.set_bool(at(f_fp8_use_mixed_batch), fp8_use_mixed_batch_);
     if (!is_fp8_cache(cfg)) return;  // fp8_extra_metadata is None
     if (!fp8.separate) {
@@ -1394,5 +1511,14 @@ const BackendDescriptor kFlashInferMlaBackend = mla_descriptor(Variant::kFlashIn
 const BackendDescriptor kTritonMlaBackend = mla_descriptor(Variant::kTritonMla);
 extern const BackendDescriptor kFlashMlaSparseBackend;
 const BackendDescriptor kFlashMlaSparseBackend = mla_descriptor(Variant::kFlashMlaSparse);
+extern const BackendDescriptor kFlashAttnMlaSparseBackend, kFlashInferMlaSparseBackend;
+const BackendDescriptor kFlashAttnMlaSparseBackend = mla_descriptor(Variant::kFlashAttnMlaSparse);
+const BackendDescriptor kFlashInferMlaSparseBackend =
+    mla_descriptor(Variant::kFlashInferMlaSparse);
+extern const BackendDescriptor kFlashInferMlaSparseSm120Backend, kFlashAttnMlaSparseFa4Backend;
+const BackendDescriptor kFlashInferMlaSparseSm120Backend =
+    mla_descriptor(Variant::kFlashInferMlaSparseSm120);
+const BackendDescriptor kFlashAttnMlaSparseFa4Backend =
+    mla_descriptor(Variant::kFlashAttnMlaSparseFa4);
 
 }  // namespace attn::backends

@@ -317,11 +317,111 @@ static void test_random(void** state) {
   }
 }
 
+/* FLASH_ATTN_MLA_SPARSE and FLASHINFER_MLA_SPARSE: SparseMLACommonMetadata only (no fp8 part),
+ * VARLEN decodes; thresholds from their own tables whatever the device (FA: 16 -> 128,
+ * 64 -> 256, 128 -> 256; FlashInfer: 8 -> 128, 64 -> 256, 128 -> 1024); FA refuses DCP and
+ * updates req_id_per_token for draft decodes (supports_draft_decode_metadata_update without
+ * DCP); FlashInfer keeps varlen decodes under DCP. Queries [1, 2, 1, 300] onto [10, 20, 30,
+ * 300] split at 300 (> 128): three varlen decodes of 4 tokens, decode_max_query_len 2. */
+static void test_fa_and_flashinfer(void** state) {
+  static const int32_t q[4] = {1, 2, 1, 300}, s[4] = {10, 20, 30, 300};
+  static const char* const names[2] = {"FLASH_ATTN_MLA_SPARSE", "FLASHINFER_MLA_SPARSE"};
+  static const int32_t t128[2] = {256, 1024}, t64[2] = {256, 256}, t8[2] = {256, 128};
+  int v;
+  (void)state;
+  for (v = 0; v < 2; ++v) {
+    attn_kv_cache_spec_t spec = sparse_spec(64, 0);
+    attn_builder_config_t c = sparse_config(16, 0);
+    attn_builder_t* b = ts_builder(names[v], &spec, &c);
+    ts_batch* batch = ts_batch_make(q, s, 4, 64, 0, -1);
+    attn_metadata_t* m = NULL;
+    int32_t level = -1, supported = -1, want[304] = {0, 1, 1, 2};
+    int k;
+    ASSERT_OK(attn_backend_cudagraph_support(names[v], &spec, &c, &level));
+    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+    assert_int_equal(threshold_of(b), 128);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_decodes"), 3);
+    assert_int_equal(ts_int(m, "num_decode_tokens"), 4);
+    assert_int_equal(ts_int(m, "num_prefills"), 1);
+    assert_int_equal(ts_int(m, "decode_max_query_len"), 2);
+    assert_int_equal(ts_int(m, "prefill_max_seq_len"), 300);
+    assert_int_equal(ts_int(m, "prefill_use_dense_mha"), 1);
+    for (k = 4; k < 304; ++k) want[k] = 3;
+    ts_expect_i32(m, "req_id_per_token", want, 304);
+    {
+      int64_t x = 0;
+      ASSERT_ERROR(attn_metadata_get_int(m, "fp8_use_mixed_batch", &x), ATTN_ERR_NOT_FOUND,
+                   "fp8_use_mixed_batch");
+    }
+    ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
+    assert_int_equal(supported, 1); /* both without DCP (FlashInfer's: the TRT-LLM builder) */
+    ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+    ts_expect_i32(m, "req_id_per_token", want, 304); /* the decode tokens' again */
+    {
+      int32_t varlen = -2, has = -1;
+      ASSERT_OK(attn_builder_varlen_cudagraph_max_query_len(b, &varlen, &has));
+      assert_int_equal(has, v == 1); /* FlashInfer's TRT-LLM builder: max_decode_query_len 1 */
+      if (v == 1) assert_int_equal(varlen, 1);
+    }
+    attn_builder_destroy(b);
+    ts_batch_free(batch);
+    c = sparse_config(128, 0);
+    b = ts_builder(names[v], &spec, &c);
+    assert_int_equal(threshold_of(b), t128[v]);
+    attn_builder_destroy(b);
+    c = sparse_config(64, 0);
+    c.device_capability = 100;
+    b = ts_builder(names[v], &spec, &c);
+    assert_int_equal(threshold_of(b), t64[v]);
+    attn_builder_destroy(b);
+    c = sparse_config(8, 0);
+    b = ts_builder(names[v], &spec, &c);
+    assert_int_equal(threshold_of(b), t8[v]);
+    attn_builder_destroy(b);
+  }
+  {
+    attn_kv_cache_spec_t spec = sparse_spec(64, 0);
+    attn_builder_config_t c = sparse_config(16, 0);
+    attn_builder_t* b = NULL;
+    c.decode_context_parallel_size = 2;
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN_MLA_SPARSE", &spec, &c, &b),
+                 ATTN_ERR_UNSUPPORTED, "does not support DCP");
+    c.cp_kv_cache_interleave_size = 8;
+    b = ts_builder("FLASHINFER_MLA_SPARSE", &spec, &c); /* supports_dcp_with_varlen */
+    assert_int_equal(threshold_of(b), 128);
+    attn_builder_destroy(b);
+    c = sparse_config(16, 1);
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN_MLA_SPARSE", &spec, &c, &b),
+                 ATTN_ERR_UNSUPPORTED, "cache_dtype");
+    /* SM120: the base FlashInfer builder (threshold table, no draft update), index_topk 2048
+     * and fp8/auto caches only; FA4: the TRT-LLM builder, index_topk % 128 */
+    b = ts_builder("FLASHINFER_MLA_SPARSE_SM120", &spec, &c);
+    assert_int_equal(threshold_of(b), 128);
+    {
+      int32_t supported = -1;
+      ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
+      assert_int_equal(supported, 0);
+    }
+    attn_builder_destroy(b);
+    c = sparse_config(16, 0);
+    b = ts_builder("FLASH_ATTN_MLA_SPARSE_FA4", &spec, &c);
+    assert_int_equal(threshold_of(b), 128);
+    attn_builder_destroy(b);
+    spec = sparse_spec(64, 1000);
+    ASSERT_ERROR(attn_builder_create("FLASHINFER_MLA_SPARSE_SM120", &spec, &c, &b),
+                 ATTN_ERR_UNSUPPORTED, "requires index_topk=2048; got 1000");
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN_MLA_SPARSE_FA4", &spec, &c, &b),
+                 ATTN_ERR_UNSUPPORTED, "index_topk % 128 == 0, got 1000");
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds), cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_fp8_mixed),             cmocka_unit_test(test_fp8_separate),
       cmocka_unit_test(test_refusals),              cmocka_unit_test(test_random),
+      cmocka_unit_test(test_fa_and_flashinfer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
