@@ -527,6 +527,15 @@ typedef struct attn_kv_cache_spec {
   int32_t mamba_num_heads;         /**< `MambaSpec.shapes[2][0]`: the heads of the ReplaySSM x
                                         cache (FlashInfer ReplaySSM's scratch); needed (> 0) with
                                         `config->use_replayssm` on FlashInfer. */
+  /* ---- ABI 1.7 (sparse MLA: DeepSeek V3.2's lightning-indexer layers): read by the sparse MLA
+   *      backends (FLASHMLA_SPARSE) for ::ATTN_KV_MLA specs, range-checked for every kind. ---- */
+  int32_t index_topk;           /**< The model's `hf_text_config.index_topk`: the tokens each
+                                     query attends (vLLM's `SparseMLACommonMetadata.topk_tokens`);
+                                     0 (default) = 2048, DeepSeek V3.2's value and the
+                                     dataclass's default. */
+  int32_t topk_buffer_width;    /**< `MLAAttentionSpec.topk_buffer_width`: the width of the
+                                     model's top-k indices buffer, padding included; 0 (default)
+                                     = None (= `index_topk`). */
 } attn_kv_cache_spec_t;
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
@@ -535,14 +544,17 @@ typedef struct attn_kv_cache_spec {
 /** Size of ::attn_kv_cache_spec_t in ABI 1.2 to 1.5. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 \
   (offsetof(attn_kv_cache_spec_t, num_speculative_blocks) + sizeof(int32_t))
+/** Size of ::attn_kv_cache_spec_t in ABI 1.6. */
+#define ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6 \
+  (offsetof(attn_kv_cache_spec_t, mamba_num_heads) + sizeof(int32_t))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
-  (offsetof(attn_kv_cache_spec_t, mamba_num_heads) + sizeof(int32_t))
+  (offsetof(attn_kv_cache_spec_t, topk_buffer_width) + sizeof(int32_t))
 /** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set), no Mamba
  *  parameters. */
 #define ATTN_KV_CACHE_SPEC_INIT                                                                 \
   { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, \
-    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0 }
+    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
 typedef struct attn_per_layer_params {

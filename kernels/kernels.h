@@ -138,6 +138,14 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,
                          const MlaPrefillOut& out) noexcept;
 
+/// See ops::sparse_mla_fp8_prefill_metadata. One launch: a grid over the tokens (binary search
+/// over the prefills' query_start_loc) whose block 0 thread 0 also redoes the greedy chunk pass.
+int sparse_mla_fp8_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
+                                    const int32_t* seq_lens, int64_t num_decodes,
+                                    int64_t num_prefills, int64_t num_tokens,
+                                    int64_t workspace_size, int32_t* request_ids,
+                                    int32_t* workspace_starts) noexcept;
+
 /// See ops::mla_context_chunk_tensors. Two launches: one thread plans the chunks again from the
 /// device query_start_loc and the context lengths the host uploaded (a sequential greedy pass,
 /// as vLLM's on the CPU) and writes the per-entry and per-boundary arrays; then a grid over

@@ -27,6 +27,10 @@ type KVCacheSpec struct {
 	PrefillCheckpointAlignment int32
 	MambaReplaySSMNGroups      int32
 	MambaNumHeads              int32
+	// ABI 1.7: sparse MLA: the model's index_topk (0 = 2048) and
+	// MLAAttentionSpec.topk_buffer_width (0 = None).
+	IndexTopk       int32
+	TopkBufferWidth int32
 }
 
 // NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
@@ -43,6 +47,8 @@ func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
 		PrefillCheckpointAlignment: int32(c.prefill_checkpoint_alignment),
 		MambaReplaySSMNGroups:      int32(c.mamba_replayssm_ngroups),
 		MambaNumHeads:              int32(c.mamba_num_heads),
+		IndexTopk:                  int32(c.index_topk),
+		TopkBufferWidth:            int32(c.topk_buffer_width),
 	}
 }
 
@@ -63,6 +69,8 @@ func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
 	c.prefill_checkpoint_alignment = C.int32_t(s.PrefillCheckpointAlignment)
 	c.mamba_replayssm_ngroups = C.int32_t(s.MambaReplaySSMNGroups)
 	c.mamba_num_heads = C.int32_t(s.MambaNumHeads)
+	c.index_topk = C.int32_t(s.IndexTopk)
+	c.topk_buffer_width = C.int32_t(s.TopkBufferWidth)
 	return c
 }
 

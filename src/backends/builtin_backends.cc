@@ -26,7 +26,12 @@
   ROW(kMamba1Backend)                                         \
   ROW(kShortConvBackend)                                      \
   ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
-  ROW(kGdnAttnBackend)       /* gdn_attn.cc */
+  ROW(kGdnAttnBackend)       /* gdn_attn.cc */                \
+  ROW(kFlashMlaSparseBackend) /* mla.cc: the sparse MLA family */ \
+  ROW(kFlashAttnMlaSparseBackend)                             \
+  ROW(kFlashInferMlaSparseBackend)                            \
+  ROW(kFlashInferMlaSparseSm120Backend)                       \
+  ROW(kFlashAttnMlaSparseFa4Backend)
 
 namespace attn::backends {
 

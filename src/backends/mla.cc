@@ -36,7 +36,30 @@ namespace {
 /// spec-decode requests count as decodes).
 enum class QueryLenSupport { kSingleOnly, kUniform, kVarlen };
 
-enum class Variant { kFlashMla, kFlashAttnMla, kCutlassMla, kFlashInferMla, kTritonMla };
+enum class Variant {
+  kFlashMla,
+  kFlashAttnMla,
+  kCutlassMla,
+  kFlashInferMla,
+  kTritonMla,
+  kFlashMlaSparse,  ///< The sparse family (vLLM 0.33's SparseMLACommonMetadataBuilder).
+  kFlashAttnMlaSparse,
+  kFlashInferMlaSparse,        ///< FlashInferMLASparseTRTLLMMetadataBuilder (10.x).
+  kFlashInferMlaSparseSm120,   ///< FlashInferMLASparseMetadataBuilder (12.x).
+  kFlashAttnMlaSparseFa4,      ///< FlashAttnMLASparseFA4MetadataBuilder (the TRT-LLM builder).
+};
+
+bool is_sparse(Variant v) { return v >= Variant::kFlashMlaSparse; }
+/// The FlashInferMLASparseMetadataBuilder family (its threshold table, varlen DCP decodes).
+bool fi_sparse_builder(Variant v) {
+  return v == Variant::kFlashInferMlaSparse || v == Variant::kFlashInferMlaSparseSm120 ||
+         v == Variant::kFlashAttnMlaSparseFa4;
+}
+/// FlashInferMLASparseTRTLLMMetadataBuilder and its FA4 subclass: varlen CUDA graph bound and
+/// draft decode updates.
+bool trtllm_sparse_builder(Variant v) {
+  return v == Variant::kFlashInferMlaSparse || v == Variant::kFlashAttnMlaSparseFa4;
+}
 
 /// The class attributes of one variant (vLLM 0.33's builder and backend classes).
 struct VariantInfo {
@@ -98,6 +121,62 @@ const VariantInfo& info(Variant v) {
        {},
        {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
        true},
+      // FlashMLASparseMetadataBuilder: its threshold comes from the heads table
+      // (sparse_reorder_threshold); MultipleOf(64) blocks; "fp8" is "fp8_ds_mla"; the builder
+      // never reads common.causal.
+      {Variant::kFlashMlaSparse,
+       "FLASHMLA_SPARSE",
+       kCgUniformBatch,
+       QueryLenSupport::kUniform,  // require_uniform_decodes = True
+       256,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       false},
+      // FlashAttnMLASparseMetadataBuilder: SparseMLACommonMetadata only, varlen decodes,
+      // MultipleOf(64), FP16/BF16 caches (supports_combination).
+      {Variant::kFlashAttnMlaSparse,
+       "FLASH_ATTN_MLA_SPARSE",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       256,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16},
+       false},
+      // FlashInferMLASparseMetadataBuilder (SM100's FLASHINFER_MLA_SPARSE): SparseMLACommonMetadata
+      // only, varlen decodes, MultipleOf(32); "fp8" is fp8_ds_mla.
+      {Variant::kFlashInferMlaSparse,
+       "FLASHINFER_MLA_SPARSE",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       32,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       false},
+      // FLASHINFER_MLA_SPARSE_SM120: the base FlashInfer sparse builder; bf16 models, "auto" or
+      // fp8 (fp8_ds_mla) caches, MultipleOf(64), index_topk 2048.
+      {Variant::kFlashInferMlaSparseSm120,
+       "FLASHINFER_MLA_SPARSE_SM120",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeFp8E4m3},
+       false},
+      // FLASH_ATTN_MLA_SPARSE_FA4: the TRT-LLM builder; bf16 models and caches, MultipleOf(64),
+      // index_topk a multiple of 128.
+      {Variant::kFlashAttnMlaSparseFa4,
+       "FLASH_ATTN_MLA_SPARSE_FA4",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeBfloat16},
+       false},
   };
   return infos[static_cast<int>(v)];
 }
@@ -117,6 +196,40 @@ int32_t v_head_dim(const BuilderConfig& c) { return c.mla_v_head_dim ? c.mla_v_h
 
 bool is_fp8_cache(const BuilderConfig& c) {
   return c.cache_dtype == kKvDtypeFp8E4m3 || c.cache_dtype == kKvDtypeFp8E5m2;
+}
+
+/// FLASHMLA_SPARSE's MIN_HEADS_FOR_BF16_PREFILL: below it an fp8 cache runs the mixed batch.
+constexpr int32_t kMinHeadsForBf16Prefill = 32;
+
+/// FLASHMLA_SPARSE with an fp8_ds_mla cache: FlashMLASparseMetadata's fp8_extra_metadata.
+bool flashmla_sparse_fp8(Variant v, const BuilderConfig& c) {
+  return v == Variant::kFlashMlaSparse && is_fp8_cache(c);
+}
+
+/// vLLM 0.33's FlashMLASparseMetadataBuilder threshold: by this rank's query heads, from the
+/// table of the device family (10.x: {8, 16, 32: 128, 64: 256, 128: 1024}, else 1024; below:
+/// {16, 32: 128, 64: 256, 128: 256}, else 256).
+///
+/// FLASH_ATTN_MLA_SPARSE always takes the first (9.x) table, FLASHINFER_MLA_SPARSE the 10.x one.
+int32_t sparse_reorder_threshold(Variant v, const BuilderConfig& c) {
+  const int32_t h = c.num_attention_heads;
+  const bool sm100_table = fi_sparse_builder(v) ||
+                           (v == Variant::kFlashMlaSparse && resolved_device_capability(c) / 10 == 10);
+  if (sm100_table) {
+    if (h == 8 || h == 16 || h == 32) return 128;
+    return h == 64 ? 256 : 1024;
+  }
+  if (h == 16 || h == 32) return 128;
+  return 256;
+}
+
+/// FlashMLASparseImpl._compute_fp8_decode_padded_heads: the fp8 decode kernel takes 64 or 128.
+int32_t fp8_decode_padded_heads(int64_t heads) { return heads <= 64 ? 64 : 128; }
+
+/// vLLM 0.33's get_prefill_workspace_size: max_model_len * sparse_mla_prefill_workspace_factor
+/// (5, the attention config's default; not a libattn input).
+int64_t sparse_prefill_workspace_size(const BuilderConfig& c) {
+  return static_cast<int64_t>(c.max_model_len) * 5;
 }
 
 /// vLLM's supports_dcp_with_varlen argument of the variant's builder.
@@ -140,9 +253,22 @@ int64_t mla_chunk_alignment(const KvCacheSpec& spec, const BuilderConfig& c) {
 /// min(max(8 * max_model_len, 4 * max_num_seqs * block_size), 65536) tokens, rounded up by
 /// align_mla_chunked_context_workspace_size to a multiple of mla_chunk_alignment (at least one
 /// alignment); or config->mla_chunked_prefill_workspace_size as given when set.
-int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c) {
+///
+/// The sparse family (SparseMLACommonMetadataBuilder's override): also at most
+/// max_num_seqs * index_topk, at least block_size, and aligned up only under DCP.
+int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const BuilderConfig& c,
+                                           bool sparse = false) {
   if (c.mla_chunked_prefill_workspace_size > 0) return c.mla_chunked_prefill_workspace_size;
   const int64_t seqs_blocks = static_cast<int64_t>(c.max_num_seqs) * spec.block_size;
+  if (sparse) {
+    int64_t size = std::min<int64_t>(
+        {std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024,
+         static_cast<int64_t>(c.max_num_seqs) * sparse_index_topk(spec)});
+    size = std::max<int64_t>(size, spec.block_size);
+    if (c.decode_context_parallel_size <= 1) return size;
+    const int64_t a = mla_chunk_alignment(spec, c);
+    return (std::max(size, a) + a - 1) / a * a;
+  }
   const int64_t size = std::min<int64_t>(
       std::max<int64_t>(8 * static_cast<int64_t>(c.max_model_len), 4 * seqs_blocks), 64 * 1024);
   const int64_t a = mla_chunk_alignment(spec, c);
@@ -153,9 +279,10 @@ int64_t mla_chunked_prefill_workspace_size(const KvCacheSpec& spec, const Builde
 /// most max_model_len tokens and a batch has at most max_num_seqs prefills. A request splits into at most 2 + context / M pieces (M = max_context_chunk): its
 /// first piece, the pieces that start a chunk and do not finish it (exactly M each) and its
 /// last; every chunk holds at least one piece.
-ops::MlaChunkParams mla_chunk_capacities(const KvCacheSpec& spec, const BuilderConfig& c) {
+ops::MlaChunkParams mla_chunk_capacities(const KvCacheSpec& spec, const BuilderConfig& c,
+                                          bool sparse) {
   ops::MlaChunkParams p;
-  p.workspace_size = mla_chunked_prefill_workspace_size(spec, c);
+  p.workspace_size = mla_chunked_prefill_workspace_size(spec, c, sparse);
   p.block_size = spec.block_size;
   p.dcp_size = c.decode_context_parallel_size;
   p.interleave = std::max(1, c.cp_kv_cache_interleave_size);
@@ -364,7 +491,49 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
            "config->mla_qk_nope_head_dim=",
            nope);
   }
-  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c);
+  if (v.variant == Variant::kFlashAttnMlaSparse && c.decode_context_parallel_size > 1)
+    fail(Status::kUnsupported, "FlashAttention MLA Sparse does not support DCP for now "
+         "(config->decode_context_parallel_size=", c.decode_context_parallel_size, ")");
+  if (v.variant == Variant::kFlashInferMlaSparseSm120 && sparse_index_topk(spec) != 2048)
+    fail(Status::kUnsupported, "FLASHINFER_MLA_SPARSE_SM120 requires index_topk=2048; got ",
+         sparse_index_topk(spec), " (kv_cache_spec->index_topk)");
+  if (v.variant == Variant::kFlashAttnMlaSparseFa4 && sparse_index_topk(spec) % 128 != 0)
+    fail(Status::kUnsupported, "FA4 sparse MLA requires index_topk % 128 == 0, got ",
+         sparse_index_topk(spec), " (kv_cache_spec->index_topk)");
+  if ((v.variant == Variant::kFlashInferMlaSparseSm120 ||
+       v.variant == Variant::kFlashAttnMlaSparseFa4) &&
+      c.model_dtype_for(spec) != kKvDtypeBfloat16)
+    fail(Status::kUnsupported, v.name, " runs bfloat16 models only (supported_dtypes), got ",
+         kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
+  if (is_sparse(v.variant) && v.variant != Variant::kFlashMlaSparse &&
+      c.model_dtype_for(spec) != kKvDtypeBfloat16 && c.model_dtype_for(spec) != kKvDtypeFloat16)
+    fail(Status::kUnsupported, v.name, " runs float16 and bfloat16 models, got ",
+         kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
+  if (v.variant == Variant::kFlashMlaSparse) {
+    if (c.model_dtype_for(spec) != kKvDtypeBfloat16)
+      fail(Status::kUnsupported, v.name, " runs bfloat16 models only (supported_dtypes), got ",
+           kv_dtype_name(c.model_dtype_for(spec)), " (config->model_dtype, else kv_cache_spec->dtype)");
+    const int32_t h = c.num_attention_heads;
+    if (h <= 0)
+      invalid("config->num_attention_heads=", h, ": ", v.name,
+              " needs this rank's query heads (its threshold table and fp8 path)");
+    if (c.decode_context_parallel_size > 1) {
+      // vLLM 0.33 raises NotImplementedError at construction (without prefill context
+      // parallelism, which libattn does not have).
+      if (h >= kMinHeadsForBf16Prefill)
+        fail(Status::kUnsupported,
+             "DCP for FlashMLA sparse is only supported on the mixed-batch fp8 path (num_heads < ",
+             kMinHeadsForBf16Prefill, "), got config->num_attention_heads=", h);
+      const int64_t gathered = static_cast<int64_t>(h) * c.decode_context_parallel_size;
+      if (fp8_decode_padded_heads(h) != fp8_decode_padded_heads(gathered))
+        fail(Status::kUnsupported,
+             "DCP for FlashMLA sparse requires the local and DCP-gathered head counts to pad to "
+             "the same fp8 decode kernel envelope; got ",
+             h, " local heads (pad to ", fp8_decode_padded_heads(h), ") vs ", gathered,
+             " gathered heads (pad to ", fp8_decode_padded_heads(gathered), ")");
+    }
+  }
+  const int64_t workspace = mla_chunked_prefill_workspace_size(spec, c, is_sparse(v.variant));
   const int64_t alignment = mla_chunk_alignment(spec, c);
   if (workspace < alignment)
     invalid("config->mla_chunked_prefill_workspace_size=", workspace,
@@ -394,14 +563,30 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufNumSplits, "decode_num_splits")                                                 \
   X(kBufTileBuffer, "decode_tile_scheduler_metadata_buffer")                            \
   X(kBufNumSplitsBuffer, "decode_num_splits_buffer")                                    \
+  X(kBufReqIdPerToken, "req_id_per_token")                                              \
+  X(kBufMaxModelLen, "fp8_extra_metadata cache_lens")                                   \
+  X(kBufDummyBlockTable, "fp8_extra_metadata dummy_block_table")                        \
+  X(kBufFp8RequestIds, "fp8_extra_metadata_prefill_request_ids")                        \
+  X(kBufFp8WorkspaceStarts, "fp8_extra_metadata_prefill_workspace_starts")              \
   /* host */                                                                            \
   X(kBufHostContextLens, "host context lengths")                                        \
   X(kBufContextLensList, "prefill_chunked_context_context_lens_list")                   \
   X(kBufEmptySlices, "prefill_chunked_context_empty_token_slices")                      \
   X(kBufQueryLensCpu, "prefill_query_lens_cpu")                                         \
   X(kBufChunkLists, "the per-chunk lists")                                              \
-  X(kBufEntryLists, "the per-entry lists")
+  X(kBufEntryLists, "the per-entry lists")                                               \
+  X(kBufFp8ChunkLists, "the fp8 prefill chunks' lists")
 ATTN_NAMED_LIST(Buffer, MLA_BUFFERS);
+
+/// FLASHMLA_SPARSE's fp8 prefill chunk lists, each max_num_seqs int32 in kBufFp8ChunkLists.
+enum Fp8ChunkList {
+  kFp8TokenStart,
+  kFp8TokenEnd,
+  kFp8ReqStart,
+  kFp8ReqEnd,
+  kFp8TotSeqlen,
+  kFp8ChunkListCount
+};
 
 /// The per-chunk host lists, each C + 1 int32 in kBufChunkLists (ContextChunk's scalars and
 /// the offsets of each chunk in the concatenated arrays).
@@ -438,8 +623,12 @@ enum EntryList {
 std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                 const BuilderConfig& c) {
   const int64_t seqs = c.max_num_seqs;
-  const ops::MlaChunkParams cap = mla_chunk_capacities(spec, c);
+  const bool sparse = is_sparse(v.variant);
+  const ops::MlaChunkParams cap = mla_chunk_capacities(spec, c, sparse);
   const int64_t C = cap.max_chunks, E = cap.max_entries;
+  const int64_t tokens = std::max<int64_t>(1, c.max_num_batched_tokens);
+  const bool fp8_separate =
+      flashmla_sparse_fp8(v.variant, c) && c.num_attention_heads >= kMinHeadsForBf16Prefill;
   const bool dcp = c.decode_context_parallel_size > 1;
   const int64_t i32 = sizeof(int32_t);
   const bool scheduler =
@@ -474,6 +663,22 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                         : 0);
   p.set(kBufNumSplitsBuffer,
         fp8_graph_tiles ? buffer_bytes("decode_num_splits_buffer", {seqs + 1, i32}) : 0);
+  p.set(kBufReqIdPerToken, sparse ? buffer_bytes("req_id_per_token", {tokens, i32}) : 0);
+  p.set(kBufMaxModelLen,
+        flashmla_sparse_fp8(v.variant, c) ? buffer_bytes("fp8_extra_metadata cache_lens", {seqs, i32}) : 0);
+  p.set(kBufDummyBlockTable,
+        flashmla_sparse_fp8(v.variant, c) ? buffer_bytes("fp8_extra_metadata dummy_block_table", {seqs, i32})
+                                  : 0);
+  p.set(kBufFp8RequestIds,
+        fp8_separate ? buffer_bytes("fp8_extra_metadata_prefill_request_ids", {tokens, i32}) : 0);
+  p.set(kBufFp8WorkspaceStarts,
+        fp8_separate ? buffer_bytes("fp8_extra_metadata_prefill_workspace_starts", {seqs, i32})
+                     : 0);
+  p.set(kBufFp8ChunkLists,
+        fp8_separate
+            ? buffer_bytes("the fp8 prefill chunks' lists", {kFp8ChunkListCount, seqs, i32})
+            : 0,
+        true);
   p.set(kBufHostContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
   p.set(kBufContextLensList,
         buffer_bytes("prefill_chunked_context_context_lens_list", {seqs, i32}), true);
@@ -583,7 +788,38 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
     "prefill_chunked_context_chunk_padded_local_cu_seq_lens")                                 \
   X(f_chunk_padded_local_token_to_seq,                                                        \
     "prefill_chunked_context_chunk_padded_local_token_to_seq")                                \
-  X(f_chunk_local_starts, "prefill_chunked_context_chunk_local_starts")
+  X(f_chunk_local_starts, "prefill_chunked_context_chunk_local_starts")                       \
+  /* the sparse family's (SparseMLACommonMetadata, FlashMLASparseMetadata) */                 \
+  X(f_block_table, "block_table")                                                             \
+  X(f_req_id_per_token, "req_id_per_token")                                                   \
+  X(f_seq_lens, "seq_lens")                                                                   \
+  X(f_block_size, "block_size")                                                               \
+  X(f_topk_tokens, "topk_tokens")                                                             \
+  X(f_prefill_max_seq_len, "prefill_max_seq_len")                                             \
+  X(f_cp_kv_cache_interleave_size, "cp_kv_cache_interleave_size")                             \
+  X(f_fp8_scheduler_metadata, "fp8_extra_metadata_scheduler_metadata")                        \
+  X(f_fp8_dummy_block_table, "fp8_extra_metadata_dummy_block_table")                          \
+  X(f_fp8_cache_lens, "fp8_extra_metadata_cache_lens")                                        \
+  X(f_fp8_num_prefills, "fp8_extra_metadata_num_prefills")                                    \
+  X(f_fp8_num_decodes, "fp8_extra_metadata_num_decodes")                                      \
+  X(f_fp8_num_prefill_tokens, "fp8_extra_metadata_num_prefill_tokens")                        \
+  X(f_fp8_num_decode_tokens, "fp8_extra_metadata_num_decode_tokens")                          \
+  X(f_fp8_decode_seq_lens, "fp8_extra_metadata_decode_seq_lens")                              \
+  X(f_fp8_decode_scheduler_metadata,                                                          \
+    "fp8_extra_metadata_decode_kernel_metadata_scheduler_metadata")                           \
+  X(f_fp8_decode_dummy_block_table,                                                           \
+    "fp8_extra_metadata_decode_kernel_metadata_dummy_block_table")                            \
+  X(f_fp8_decode_cache_lens, "fp8_extra_metadata_decode_kernel_metadata_cache_lens")          \
+  X(f_fp8_decode_query_len, "fp8_extra_metadata_decode_decode_query_len")                     \
+  X(f_fp8_prefill_request_ids, "fp8_extra_metadata_prefill_request_ids")                      \
+  X(f_fp8_prefill_workspace_starts, "fp8_extra_metadata_prefill_workspace_starts")            \
+  X(f_fp8_prefill_num_chunks, "fp8_extra_metadata_prefill_num_chunks")                        \
+  X(f_fp8_chunk_token_start, "fp8_extra_metadata_prefill_chunk_token_start")                  \
+  X(f_fp8_chunk_token_end, "fp8_extra_metadata_prefill_chunk_token_end")                      \
+  X(f_fp8_chunk_req_start_idx, "fp8_extra_metadata_prefill_chunk_req_start_idx")              \
+  X(f_fp8_chunk_req_end_idx, "fp8_extra_metadata_prefill_chunk_req_end_idx")                  \
+  X(f_fp8_chunk_tot_seqlen, "fp8_extra_metadata_prefill_chunk_chunk_tot_seqlen")              \
+  X(f_fp8_use_mixed_batch, "fp8_use_mixed_batch")
 ATTN_NAMED_LIST(Fid, MLA_FIELDS);
 constexpr size_t kFieldIds = kFidCount;
 
@@ -591,6 +827,24 @@ constexpr size_t kFieldIds = kFidCount;
 /// variant's additions), the prefill part, its chunked context.
 std::vector<Fid> variant_fields(Variant v) {
   std::vector<Fid> f;
+  if (is_sparse(v)) {
+    // MLACommonMetadata (decode is always None), SparseMLACommonMetadata's own, the prefill
+    // part (SparseMLAPrefillMetadata: no 0.13 extensions), FlashMLASparseMetadata's.
+    for (size_t i = f_num_reqs; i <= f_chunked_prefill_workspace_size; ++i)
+      f.push_back(static_cast<Fid>(i));
+    for (const Fid i : {f_block_table, f_req_id_per_token, f_seq_lens, f_block_size, f_topk_tokens,
+                        f_decode_max_query_len, f_prefill_max_seq_len,
+                        f_cp_kv_cache_interleave_size})
+      f.push_back(i);
+    for (size_t i = f_prefill_block_table; i <= f_prefill_use_dense_mha; ++i)
+      f.push_back(static_cast<Fid>(i));
+    for (size_t i = f_prefill_chunked_context_context_lens; i <= f_chunk_local_starts; ++i)
+      f.push_back(static_cast<Fid>(i));
+    if (v == Variant::kFlashMlaSparse)  // FlashMLASparseMetadata's own
+      for (size_t i = f_fp8_scheduler_metadata; i <= f_fp8_use_mixed_batch; ++i)
+        f.push_back(static_cast<Fid>(i));
+    return f;
+  }
   for (size_t i = f_num_reqs; i <= f_decode_dcp_tot_seq_lens; ++i) f.push_back(static_cast<Fid>(i));
   if (v == Variant::kFlashAttnMla)
     for (size_t i = f_decode_query_start_loc; i <= f_decode_scheduler_num_splits; ++i)
@@ -607,7 +861,8 @@ std::vector<Fid> variant_fields(Variant v) {
                         f_decode_flattened_row_req, f_decode_query_len, f_decode_query_start_loc,
                         f_decode_max_query_len})
       f.push_back(i);
-  for (size_t i = f_prefill_block_table; i < kFieldIds; ++i) f.push_back(static_cast<Fid>(i));
+  for (size_t i = f_prefill_block_table; i <= f_chunk_local_starts; ++i)
+    f.push_back(static_cast<Fid>(i));
   return f;
 }
 
@@ -630,8 +885,9 @@ class MlaBuilder final : public Builder {
     for (size_t f = 0; f < kFieldIds; ++f)
       if (const auto i = metadata().find(kFidNames[f])) pos_[f] = *i;
     const BuilderConfig& c = this->config();
-    workspace_ = mla_chunked_prefill_workspace_size(spec, c);
-    chunk_params_ = mla_chunk_capacities(spec, c);
+    sparse_ = is_sparse(v.variant);
+    workspace_ = mla_chunked_prefill_workspace_size(spec, c, sparse_);
+    chunk_params_ = mla_chunk_capacities(spec, c, sparse_);
     prefill_backend_ = prefill_backend(c);
     dcp_ = c.decode_context_parallel_size;
     interleave_ = c.cp_kv_cache_interleave_size;
@@ -649,6 +905,24 @@ class MlaBuilder final : public Builder {
       hyper_.sm_scale =
           1.0 / std::sqrt(static_cast<double>(qk_nope_head_dim(c) + qk_rope_head_dim(c)));
     }
+    if (sparse_) {
+      topk_tokens_ = sparse_index_topk(spec);
+      fp8_use_mixed_batch_ = c.num_attention_heads < kMinHeadsForBf16Prefill;
+      if (flashmla_sparse_fp8(v.variant, c))  // vLLM's max_model_len_tensor: torch.full
+        ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufMaxModelLen), c.max_num_seqs,
+                      c.max_model_len);
+      // Varlen decodes are safe under DCP with interleave 1 (vLLM 0.33's comment: causality
+      // comes from the indexer's top-k indices).
+      // FLASHMLA_SPARSE: varlen decodes are safe under DCP with interleave 1 (vLLM 0.33's
+      // comment: causality comes from the indexer's top-k indices); FLASHINFER_MLA_SPARSE
+      // always; FLASH_ATTN_MLA_SPARSE never (the base default).
+      const bool dcp_varlen = fi_sparse_builder(v.variant) ||
+                              (v.variant == Variant::kFlashMlaSparse &&
+                               c.cp_kv_cache_interleave_size == 1);
+      init_reorder_batch_threshold(sparse_reorder_threshold(v.variant, c),
+                                   /*supports_spec_as_decode=*/true, dcp_varlen);
+      return;
+    }
     init_reorder_batch_threshold(v.reorder_batch_threshold,
                                  v.query_len_support != QueryLenSupport::kSingleOnly,
                                  supports_dcp_with_varlen(v.variant, c));
@@ -658,6 +932,10 @@ class MlaBuilder final : public Builder {
   /// steps; its update is a no-op). The other dense MLA builders keep the base class's "no"
   /// (0.33's FLASH_ATTN_MLA, FLASHMLA, CUTLASS_MLA and FLASHINFER_MLA do not set it).
   std::string draft_decode_update_refusal() const override {
+    if (v_.variant == Variant::kFlashAttnMlaSparse || trtllm_sparse_builder(v_.variant))
+      return dcp_ > 1 ? "decode context parallel (vLLM 0.33's sparse builders update only "
+                        "without DCP)"
+                      : "";  // vLLM 0.33: dcp_world_size == 1
     if (v_.variant != Variant::kTritonMla) return Builder::draft_decode_update_refusal();
     return dcp_ > 1 ? "decode context parallel (DCP-local lengths are not advanced between "
                       "draft steps)"
@@ -674,7 +952,8 @@ class MlaBuilder final : public Builder {
     // uniform query block, all decodes; otherwise the split with
     // treat_short_extends_as_decodes = not use_pcp (libattn has no prefill context
     // parallelism: always true).
-    const bool non_causal = !c.causal && !c.causal_per_request;
+    // The sparse builders never read common.causal.
+    const bool non_causal = !sparse_ && !c.causal && !c.causal_per_request;
     const ops::BatchSplit s =
         non_causal ? non_causal_split(c)
                    : ops::split_decodes_and_prefills(
@@ -694,7 +973,7 @@ class MlaBuilder final : public Builder {
       invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); ",
               v_.name, " reads the context lengths of the prefills on the host (vLLM 0.33 "
               "asserts seq_lens_cpu_upper_bound is not None)");
-    if (nd > 0 && dcp && !c.dcp_local_seq_lens)
+    if (nd > 0 && dcp && !sparse_ && !c.dcp_local_seq_lens)
       invalid("common->dcp_local_seq_lens is NULL; ", v_.name,
               " decodes with "
               "decode_context_parallel_size=",
@@ -714,10 +993,12 @@ class MlaBuilder final : public Builder {
       chunks = ops::mla_context_chunk_plan(contexts, c.qsl_host + nd, np, chunk_params_,
                                            host_chunk_out(), v_.name.c_str());
     }
+    Fp8Plan fp8;
+    if (sparse_) fp8 = plan_sparse_fp8(c, nd, np, s.num_decode_tokens);
     // Past every check: a refused batch leaves the previous metadata as it was.
 
     int64_t max_seq_len = c.max_seq_len;
-    if (nd > 0 && dcp) {
+    if (nd > 0 && dcp && !sparse_) {
       // The most tokens a rank holds: ceil(L / (N * I)) * I, without a device sync.
       const int64_t partitions = static_cast<int64_t>(dcp_) * interleave_;
       max_seq_len = (max_seq_len + partitions - 1) / partitions * interleave_;
@@ -734,8 +1015,13 @@ class MlaBuilder final : public Builder {
     m.set_int(at(f_num_decode_tokens), s.num_decode_tokens);
     m.set_int(at(f_num_prefills), np);
     m.set_bool(at(f_causal), !non_causal);  // vLLM's causal=not non_causal_decode
-    m.set_int(at(f_head_dim), spec().head_size);
+    if (!sparse_) m.set_int(at(f_head_dim), spec().head_size);  // the sparse build leaves None
     m.set_int(at(f_chunked_prefill_workspace_size), workspace_);
+    if (sparse_) {
+      build_sparse(c, nd, np, s.num_decode_tokens, fp8, exec);
+      if (np > 0) build_prefill(c, nd, np, chunks, exec);
+      return;
+    }
     if (np > 0) build_prefill(c, nd, np, chunks, exec);
     // vLLM 0.33 hands _build_decode the promised bound min(common.max_query_len, threshold);
     // FLASHMLA and FLASH_ATTN_MLA measure the decodes' longest query instead.
@@ -743,8 +1029,30 @@ class MlaBuilder final : public Builder {
     if (nd > 0) build_decode(c, nd, s.num_decode_tokens, max_seq_len, decode_bound, exec);
   }
 
+  /// FlashInferMLASparseTRTLLMMetadataBuilder.get_varlen_cudagraph_max_query_len (and its FA4
+  /// subclass's): max_decode_query_len; the others keep the base class's None.
+  std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
+    if (trtllm_sparse_builder(v_.variant)) return max_decode_query_len();
+    return std::nullopt;
+  }
+
+  /// FLASH_ATTN_MLA_SPARSE's (and the TRT-LLM sparse builders') update_draft_decode_metadata: req_id_per_token again over the
+  /// decode tokens from the (advanced) query_start_loc the metadata views.
+  void do_update_draft_decode(const Metadata& md, const ops::Exec& exec) override {
+    if (v_.variant != Variant::kFlashAttnMlaSparse && !trtllm_sparse_builder(v_.variant))
+      return Builder::do_update_draft_decode(md, exec);
+    const int64_t tokens = md.field(at(f_num_decode_tokens)).int_value;
+    if (tokens == 0) return;
+    const Tensor& qsl = md.field(at(f_query_start_loc)).tensor;
+    ops::compute_token_to_req_indices(exec, qsl.as<const int32_t>(),
+                                      md.field(at(f_num_reqs)).int_value, tokens, tokens,
+                                      buffers_.as<int32_t>(kBufReqIdPerToken));
+  }
+
   /// vLLM's build_for_cudagraph_capture: decode-only batches.
   void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    // The sparse builders keep the base class's build_for_cudagraph_capture (build).
+    if (sparse_) return do_build(0, c, false, exec);
     const int64_t t = reorder_batch_threshold().value_or(1);
     if (c.num_reqs > c.num_actual_tokens * t)
       fail(Status::kUnsupported, v_.name,
@@ -876,16 +1184,29 @@ class MlaBuilder final : public Builder {
     const int32_t model_dtype = cfg.model_dtype_for(spec());
     m.set_tensor(at(f_prefill_block_table), rows_between(*c.block_table_tensor, nd, n));
     m.set_tensor(at(f_prefill_query_start_loc), device_vector(kBufPrefillQsl, np + 1), true);
-    m.set_int(at(f_prefill_max_query_len), c.max_query_len);
-    // The output has the model's dtype; the query FP8 under use_prefill_query_quantization.
-    m.set_int(at(f_prefill_q_data_type), prefill_query_dtype(cfg, prefill_backend_, model_dtype));
+    // The sparse builders' _build_prefill_fields measure the prefills' longest query.
+    int64_t prefill_max_query_len = c.max_query_len;
+    if (sparse_) {
+      prefill_max_query_len = 0;
+      for (int64_t i = 0; i < np; ++i)
+        prefill_max_query_len = std::max(prefill_max_query_len, c.query_len(nd + i));
+    }
+    m.set_int(at(f_prefill_max_query_len), prefill_max_query_len);
+    // The output has the model's dtype; the query FP8 under use_prefill_query_quantization
+    // (the sparse builders' queries keep the model's dtype).
+    m.set_int(at(f_prefill_q_data_type),
+              sparse_ ? model_dtype : prefill_query_dtype(cfg, prefill_backend_, model_dtype));
     m.set_int(at(f_prefill_output_dtype), model_dtype);
     m.set_int(at(f_prefill_prefill_backend), prefill_backend_);
     m.set_tensor(at(f_prefill_query_lens_cpu), host_list(query_lens_cpu, np), true);
-    m.set_bool(at(f_prefill_use_dense_mha), false);
+    // Only the sparse builders use dense MHA: when every prefill fits the top-k budget
+    // (vLLM 0.33's _use_dense_mha_prefill without HiSparse or sparse_mla_force_mqa, neither a
+    // libattn input; libattn has no prefill context parallelism).
+    m.set_bool(at(f_prefill_use_dense_mha), sparse_ && sparse_prefill_max_seq_len(c, nd, np) <=
+                                                           topk_tokens_);
     if (query_seq_lens)
       m.set_tensor(at(f_prefill_query_seq_lens), device_vector(kBufQuerySeqLens, np), true);
-    if (flashinfer) {
+    if (flashinfer && !sparse_) {  // the sparse prefill metadata has no plan fields
       // FlashInfer's ragged prefill plan(): non-latent heads, num_kv_heads == num_qo_heads.
       m.set_int(at(f_prefill_num_qo_heads), cfg.num_attention_heads);
       m.set_int(at(f_prefill_num_kv_heads), cfg.num_attention_heads);
@@ -1050,7 +1371,160 @@ class MlaBuilder final : public Builder {
     }
   }
 
+  /// FLASHMLA_SPARSE's fp8 separate prefill/decode plan (host, before the metadata changes).
+  struct Fp8Plan {
+    bool separate = false;        ///< fp8 cache without the mixed batch
+    int64_t decode_query_len = 0;
+    int64_t active_decodes = 0;   ///< num_decode_tokens / decode_query_len
+    int64_t num_chunks = 0;       ///< split_prefill_chunks' chunks
+  };
+
+  int32_t* fp8_chunk_list(Fp8ChunkList l) const {
+    return buffers_.as<int32_t>(kBufFp8ChunkLists) + static_cast<int64_t>(l) * config().max_num_seqs;
+  }
+
+  /// The prefills' longest sequence (vLLM reads seq_lens_cpu_upper_bound, exact for prefill rows;
+  /// libattn the host lengths it is given).
+  int64_t sparse_prefill_max_seq_len(const CommonMetadata& c, int64_t nd, int64_t np) const {
+    int64_t longest = 0;
+    for (int64_t i = nd; i < nd + np; ++i)
+      longest = std::max<int64_t>(longest, c.host_seq_lens()[i]);
+    return longest;
+  }
+
+  /// vLLM 0.33's _build_fp8_separate_prefill_decode, its host part: the decodes' uniform query
+  /// length and split_prefill_chunks over the prefills' seq_lens (chunk lists in
+  /// kBufFp8ChunkLists). Refuses what vLLM asserts.
+  Fp8Plan plan_sparse_fp8(const CommonMetadata& c, int64_t nd, int64_t np,
+                          int64_t num_decode_tokens) {
+    Fp8Plan p;
+    if (!flashmla_sparse_fp8(v_.variant, config()) || fp8_use_mixed_batch_) return p;
+    p.separate = true;
+    if (c.num_actual_tokens == 0) return p;  // vLLM returns an empty FP8SeparatePrefillDecode
+    if (nd > 0) {
+      p.decode_query_len = c.qsl_host[1] - c.qsl_host[0];
+      if (p.decode_query_len <= 0)
+        invalid("FLASHMLA_SPARSE's fp8 decode path needs the first decode's query to be "
+                "non-empty (vLLM asserts decode_query_len > 0), got query_start_loc[1] - "
+                "query_start_loc[0] = ",
+                p.decode_query_len);
+      if (num_decode_tokens % p.decode_query_len != 0)
+        invalid("FLASHMLA_SPARSE's fp8 decode path needs num_decode_tokens=", num_decode_tokens,
+                " to be a multiple of the first decode's query length ", p.decode_query_len,
+                " (vLLM asserts it)");
+      p.active_decodes = num_decode_tokens / p.decode_query_len;
+    }
+    if (np > 0) {
+      const int64_t limit = sparse_prefill_workspace_size(config());
+      const int32_t* lens = c.host_seq_lens() + nd;
+      const int32_t* qsl = c.qsl_host + nd;
+      int64_t i = 0;
+      while (i < np) {
+        const int64_t start = i;
+        int64_t total = 0;
+        while (i < np && total + lens[i] <= limit) total += lens[i++];
+        if (i == start)
+          invalid("seq_lens[", nd + i, "]=", lens[i], " exceeds FLASHMLA_SPARSE's prefill "
+                  "workspace of ", limit, " rows (max_model_len * 5; vLLM asserts it)");
+        const int64_t k = p.num_chunks++;
+        fp8_chunk_list(kFp8TokenStart)[k] = qsl[start];
+        fp8_chunk_list(kFp8TokenEnd)[k] = qsl[i];
+        fp8_chunk_list(kFp8ReqStart)[k] = static_cast<int32_t>(start);
+        fp8_chunk_list(kFp8ReqEnd)[k] = static_cast<int32_t>(i);
+        fp8_chunk_list(kFp8TotSeqlen)[k] = static_cast<int32_t>(total);
+      }
+    }
+    return p;
+  }
+
+  /// SparseMLACommonMetadataBuilder.build's own fields and FlashMLASparseMetadataBuilder's fp8
+  /// part (the prefill part is build_prefill's).
+  void build_sparse(const CommonMetadata& c, int64_t nd, int64_t np, int64_t num_decode_tokens,
+                    const Fp8Plan& fp8, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    const int64_t n = c.num_reqs, T = c.num_actual_tokens;
+    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+    const int32_t* lens = exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
+    // CommonAttentionMetadata.token_to_req_indices: mapped up to query_start_loc_cpu[-1], zeros
+    // after, num_actual_tokens returned.
+    const int64_t mapped = c.qsl_host[n];
+    ops::compute_token_to_req_indices(exec, qsl, n, mapped, std::max(mapped, T),
+                                      buffers_.as<int32_t>(kBufReqIdPerToken));
+    m.set_tensor(at(f_block_table), *c.block_table_tensor);
+    m.set_tensor(at(f_req_id_per_token), device_vector(kBufReqIdPerToken, T), true);
+    m.set_tensor(at(f_seq_lens), *c.seq_lens);
+    m.set_int(at(f_block_size), spec().block_size);
+    m.set_int(at(f_topk_tokens), topk_tokens_);
+    int64_t decode_max_query_len = 0;
+    if (nd > 0) {
+      if (c.max_logits_per_req >= 0) {
+        decode_max_query_len = c.max_logits_per_req;
+      } else if (np == 0) {
+        decode_max_query_len = c.max_query_len;
+      } else {
+        for (int64_t i = 0; i < nd; ++i)
+          decode_max_query_len = std::max(decode_max_query_len, c.query_len(i));
+      }
+    }
+    m.set_int(at(f_decode_max_query_len), decode_max_query_len);
+    m.set_int(at(f_prefill_max_seq_len), np > 0 ? sparse_prefill_max_seq_len(c, nd, np) : 0);
+    m.set_int(at(f_cp_kv_cache_interleave_size), interleave_);
+    if (v_.variant != Variant::kFlashMlaSparse) return;  // SparseMLACommonMetadata only
+    m.set_bool(at(f_fp8_use_mixed_batch), fp8_use_mixed_batch_);
+    if (!is_fp8_cache(cfg)) return;  // fp8_extra_metadata is None
+    if (!fp8.separate) {
+      // _build_fp8_mixed_decode_prefill: FlashMLA's lazily filled scheduler (None here: the
+      // kernel library's object), one row of the dummy table and of the max_model_len tensor.
+      m.set_tensor(at(f_fp8_dummy_block_table),
+                   make_matrix(buffers_.get(kBufDummyBlockTable), cfg.device, kInt32, 1, 1, 1),
+                   true);
+      m.set_tensor(at(f_fp8_cache_lens), device_vector(kBufMaxModelLen, 1), true);
+      return;
+    }
+    if (T == 0) {  // FP8SeparatePrefillDecode(): zero counts, no parts
+      for (const Fid f : {f_fp8_num_prefills, f_fp8_num_decodes, f_fp8_num_prefill_tokens,
+                          f_fp8_num_decode_tokens})
+        m.set_int(at(f), 0);
+      return;
+    }
+    m.set_int(at(f_fp8_num_prefills), np);
+    m.set_int(at(f_fp8_num_decodes), fp8.active_decodes);
+    m.set_int(at(f_fp8_num_prefill_tokens), T - num_decode_tokens);
+    m.set_int(at(f_fp8_num_decode_tokens), num_decode_tokens);
+    if (np > 0) {
+      ops::sparse_mla_fp8_prefill_metadata(exec, qsl, lens, nd, np, T,
+                                           sparse_prefill_workspace_size(cfg),
+                                           buffers_.as<int32_t>(kBufFp8RequestIds),
+                                           buffers_.as<int32_t>(kBufFp8WorkspaceStarts));
+      m.set_tensor(at(f_fp8_prefill_request_ids), device_vector(kBufFp8RequestIds, T), true);
+      m.set_tensor(at(f_fp8_prefill_workspace_starts), device_vector(kBufFp8WorkspaceStarts, np),
+                   true);
+      m.set_int(at(f_fp8_prefill_num_chunks), fp8.num_chunks);
+      static constexpr std::pair<Fid, Fp8ChunkList> kLists[] = {
+          {f_fp8_chunk_token_start, kFp8TokenStart},
+          {f_fp8_chunk_token_end, kFp8TokenEnd},
+          {f_fp8_chunk_req_start_idx, kFp8ReqStart},
+          {f_fp8_chunk_req_end_idx, kFp8ReqEnd},
+          {f_fp8_chunk_tot_seqlen, kFp8TotSeqlen}};
+      for (const auto& [f, l] : kLists)
+        m.set_tensor(at(f), host_list(fp8_chunk_list(l), fp8.num_chunks), true);
+    }
+    if (nd > 0) {
+      const int64_t k = fp8.active_decodes;
+      m.set_tensor(at(f_fp8_decode_seq_lens), rows_between(*c.seq_lens, 0, k));
+      m.set_tensor(at(f_fp8_decode_dummy_block_table),
+                   make_matrix(buffers_.get(kBufDummyBlockTable), cfg.device, kInt32, k, 1, 1),
+                   true);
+      m.set_tensor(at(f_fp8_decode_cache_lens), device_vector(kBufMaxModelLen, k), true);
+      m.set_int(at(f_fp8_decode_query_len), fp8.decode_query_len);
+    }
+  }
+
   static constexpr size_t kAbsent = ~size_t{0};
+  bool sparse_ = false;
+  int32_t topk_tokens_ = 0;
+  bool fp8_use_mixed_batch_ = false;
   const VariantInfo& v_;
   PersistentBuffers buffers_;
   std::vector<size_t> pos_;
@@ -1089,7 +1563,8 @@ std::unique_ptr<Builder> mla_create(const BackendDescriptor& d,
 
 /// An MLA backend's descriptor: its name from its VariantInfo.
 BackendDescriptor mla_descriptor(Variant v) {
-  return {info(v).name.c_str(), "0.13-0.33 (partial)", kv_kind_bit(kKvMla),
+  return {info(v).name.c_str(), is_sparse(v) ? "0.33 (partial)" : "0.13-0.33 (partial)",
+          kv_kind_bit(kKvMla),
           static_cast<int32_t>(v), mla_cudagraph_support, mla_check, mla_plan, mla_create};
 }
 
@@ -1102,5 +1577,16 @@ const BackendDescriptor kFlashAttnMlaBackend = mla_descriptor(Variant::kFlashAtt
 const BackendDescriptor kCutlassMlaBackend = mla_descriptor(Variant::kCutlassMla);
 const BackendDescriptor kFlashInferMlaBackend = mla_descriptor(Variant::kFlashInferMla);
 const BackendDescriptor kTritonMlaBackend = mla_descriptor(Variant::kTritonMla);
+extern const BackendDescriptor kFlashMlaSparseBackend;
+const BackendDescriptor kFlashMlaSparseBackend = mla_descriptor(Variant::kFlashMlaSparse);
+extern const BackendDescriptor kFlashAttnMlaSparseBackend, kFlashInferMlaSparseBackend;
+const BackendDescriptor kFlashAttnMlaSparseBackend = mla_descriptor(Variant::kFlashAttnMlaSparse);
+const BackendDescriptor kFlashInferMlaSparseBackend =
+    mla_descriptor(Variant::kFlashInferMlaSparse);
+extern const BackendDescriptor kFlashInferMlaSparseSm120Backend, kFlashAttnMlaSparseFa4Backend;
+const BackendDescriptor kFlashInferMlaSparseSm120Backend =
+    mla_descriptor(Variant::kFlashInferMlaSparseSm120);
+const BackendDescriptor kFlashAttnMlaSparseFa4Backend =
+    mla_descriptor(Variant::kFlashAttnMlaSparseFa4);
 
 }  // namespace attn::backends

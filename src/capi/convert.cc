@@ -211,6 +211,9 @@ KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   k.prefill_checkpoint_alignment = s.prefill_checkpoint_alignment;
   k.mamba_replayssm_ngroups = s.mamba_replayssm_ngroups;
   k.mamba_num_heads = s.mamba_num_heads;
+  // ABI 1.7
+  k.index_topk = s.index_topk;
+  k.topk_buffer_width = s.topk_buffer_width;
   validate(k);
   return k;
 }
@@ -475,6 +478,8 @@ attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
   s.prefill_checkpoint_alignment = k.prefill_checkpoint_alignment;
   s.mamba_replayssm_ngroups = k.mamba_replayssm_ngroups;
   s.mamba_num_heads = k.mamba_num_heads;
+  s.index_topk = k.index_topk;
+  s.topk_buffer_width = k.topk_buffer_width;
   return s;
 }
 

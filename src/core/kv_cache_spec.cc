@@ -116,6 +116,12 @@ void validate(const KvCacheSpec& s) {
     invalid("kv_cache_spec->mamba_replayssm_ngroups=", s.mamba_replayssm_ngroups, " is negative");
   if (s.mamba_num_heads < 0)
     invalid("kv_cache_spec->mamba_num_heads=", s.mamba_num_heads, " is negative");
+  // ABI 1.7 (sparse MLA): range-checked for every kind.
+  if (s.index_topk < 0)
+    invalid("kv_cache_spec->index_topk=", s.index_topk, " is negative (0 means 2048)");
+  if (s.topk_buffer_width < 0)
+    invalid("kv_cache_spec->topk_buffer_width=", s.topk_buffer_width,
+            " is negative (0 means None)");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

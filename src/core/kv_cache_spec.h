@@ -73,7 +73,13 @@ struct KvCacheSpec {
   int32_t prefill_checkpoint_alignment = 0;   ///< 0 = None.
   int32_t mamba_replayssm_ngroups = 0;        ///< shapes[4][0]; 0 = not given.
   int32_t mamba_num_heads = 0;                ///< shapes[2][0]; 0 = not given.
+  // ABI 1.7: sparse MLA (MLA specs of DeepSeek V3.2's indexer layers).
+  int32_t index_topk = 0;         ///< hf_text_config.index_topk; 0 = 2048.
+  int32_t topk_buffer_width = 0;  ///< MLAAttentionSpec.topk_buffer_width; 0 = None.
 };
+
+/// The top-k token budget of a sparse MLA spec (index_topk, 0 standing for 2048).
+inline int32_t sparse_index_topk(const KvCacheSpec& s) { return s.index_topk ? s.index_topk : 2048; }
 
 const char* kv_cache_kind_name(int32_t kind);
 const char* kv_dtype_name(int32_t dtype);

@@ -450,6 +450,20 @@ using MlaPrefillOut = kernels::MlaPrefillOut;
 void mla_prefill_metadata(const Exec& exec, const int32_t* query_start_loc, int64_t num_prefills,
                           const MlaPrefillOut& out);
 
+/// The sparse MLA family's fp8 separate prefill/decode arrays (vLLM 0.33's
+/// FlashMLASparseMetadataBuilder._build_fp8_separate_prefill_decode), over the prefills
+/// p in [0, num_prefills) that follow num_decodes decodes (qsl and seq_lens not offset):
+/// request_ids (num_tokens) = p for the tokens of prefill p's query
+/// [qsl[num_decodes + p], qsl[num_decodes + p + 1]), -1 for every other token (the decodes');
+/// workspace_starts (num_prefills) = the exclusive prefix sum of the prefills' seq_lens,
+/// restarted at each chunk of split_prefill_chunks(seq_lens[num_decodes:], workspace_size)
+/// (each seq_len at most workspace_size, as vLLM asserts).
+void sparse_mla_fp8_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
+                                     const int32_t* seq_lens, int64_t num_decodes,
+                                     int64_t num_prefills, int64_t num_tokens,
+                                     int64_t workspace_size, int32_t* request_ids,
+                                     int32_t* workspace_starts);
+
 /// FlashMLA's tile-scheduler metadata for vLLM's batch-invariant decode (one partition):
 /// tile (8 entries) = [0, 0, num_decodes - 1, end_block_idx, 0, 0, 0, 0] and num_splits
 /// (num_decodes + 1 entries) = 0.

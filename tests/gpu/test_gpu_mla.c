@@ -221,12 +221,59 @@ static void test_decode_0_33(void** state) {
   }
 }
 
+/* FLASHMLA_SPARSE host vs CUDA: req_id_per_token (compute_token_to_req_indices), the prefill
+ * part and its chunked context, and the fp8 paths: the mixed batch (16 heads: max_model_len
+ * tensor filled at create) and the separate prefill/decode (64 heads:
+ * kernels/sparse_mla_metadata.cu's prefill request ids and chunk-relative workspace starts,
+ * with max_model_len 256 so that the 5 x 256-row workspace splits into several chunks), with
+ * spec decode, DCP on 16 heads and capture builds. */
+static void test_sparse(void** state) {
+  uint64_t seed = 19;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA FLASHMLA_SPARSE builds")) skip();
+  for (iter = 0; iter < 120; ++iter) {
+    const int32_t heads = ts_rand_range(&seed, 0, 1) ? 64 : 16;
+    const int32_t mml = ts_rand_range(&seed, 0, 1) ? 256 : 4096;
+    attn_kv_cache_spec_t spec = ts_mla_spec(64);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32], local[32], dq;
+    int64_t n, nd, r;
+    ts_batch* b;
+    spec.index_topk = ts_rand_range(&seed, 0, 1) ? 0 : 128;
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 32768;
+    c.max_model_len = mml;
+    c.num_attention_heads = heads;
+    c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+    c.num_speculative_tokens = (int32_t)ts_rand_range(&seed, 0, 2);
+    if (ts_rand_range(&seed, 0, 2) != 0) c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    if (heads == 16 && ts_rand_range(&seed, 0, 2) == 0) {
+      c.decode_context_parallel_size = 2;
+      c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, 1);
+    }
+    n = ts_rand_range(&seed, 1, 32);
+    nd = ts_rand_range(&seed, 0, n);
+    dq = (int32_t)ts_rand_range(&seed, 1, 3); /* below every threshold (128 or 256) */
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? dq : 4 + (int32_t)ts_rand_range(&seed, 0, 40);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, mml - q[r]);
+      local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank, 1);
+    }
+    b = ts_batch_make(q, s, n, 64, 0, -1);
+    compare("FLASHMLA_SPARSE", &spec, &c, b, c.decode_context_parallel_size > 1 ? local : NULL,
+            nd == n && ts_rand_range(&seed, 0, 1));
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
       cmocka_unit_test(test_context_chunks),
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_decode_0_33),
+      cmocka_unit_test(test_sparse),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }

@@ -56,6 +56,10 @@ class KvCacheSpec:
     prefill_checkpoint_alignment: int = 0
     mamba_replayssm_ngroups: int = 0
     mamba_num_heads: int = 0
+    # ABI 1.7: sparse MLA (MLAAttentionSpec of DeepSeek V3.2's indexer layers): the model's
+    # index_topk (0 = 2048) and MLAAttentionSpec.topk_buffer_width (0 = None)
+    index_topk: int = 0
+    topk_buffer_width: int = 0
 
     def to_struct(self) -> attn_kv_cache_spec_t:
         return new(attn_kv_cache_spec_t, kind=int(self.kind), block_size=self.block_size,
@@ -68,7 +72,8 @@ class KvCacheSpec:
                    num_prefill_checkpoint_blocks=self.num_prefill_checkpoint_blocks,
                    prefill_checkpoint_alignment=self.prefill_checkpoint_alignment,
                    mamba_replayssm_ngroups=self.mamba_replayssm_ngroups,
-                   mamba_num_heads=self.mamba_num_heads)
+                   mamba_num_heads=self.mamba_num_heads, index_topk=self.index_topk,
+                   topk_buffer_width=self.topk_buffer_width)
 
 
 @dataclass

@@ -532,6 +532,15 @@ pub struct attn_kv_cache_spec {
     #[doc = "cache (FlashInfer ReplaySSM's scratch); needed (> 0) with"]
     #[doc = "`config->use_replayssm` on FlashInfer."]
     pub mamba_num_heads: i32,
+    #[doc = "< The model's `hf_text_config.index_topk`: the tokens each"]
+    #[doc = "query attends (vLLM's `SparseMLACommonMetadata.topk_tokens`);"]
+    #[doc = "0 (default) = 2048, DeepSeek V3.2's value and the"]
+    #[doc = "dataclass's default."]
+    pub index_topk: i32,
+    #[doc = "< `MLAAttentionSpec.topk_buffer_width`: the width of the"]
+    #[doc = "model's top-k indices buffer, padding included; 0 (default)"]
+    #[doc = "= None (= `index_topk`)."]
+    pub topk_buffer_width: i32,
 }
 #[doc = " A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT."]
 pub type attn_kv_cache_spec_t = attn_kv_cache_spec;

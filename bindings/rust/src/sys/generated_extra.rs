@@ -15,8 +15,12 @@ pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0: usize =
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2`.
 pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2: usize =
     offset_of!(attn_kv_cache_spec_t, num_speculative_blocks) + size_of::<i32>();
+/// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6`.
+pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6: usize =
+    offset_of!(attn_kv_cache_spec_t, mamba_num_heads) + size_of::<i32>();
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE`.
-pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, mamba_num_heads) + size_of::<i32>();
+pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize =
+    offset_of!(attn_kv_cache_spec_t, topk_buffer_width) + size_of::<i32>();
 /// `ATTN_PER_LAYER_PARAMS_STRUCT_SIZE`.
 pub const ATTN_PER_LAYER_PARAMS_STRUCT_SIZE: usize =
     offset_of!(attn_per_layer_params_t, extension) + size_of::<*mut c_void>();
@@ -107,6 +111,8 @@ impl attn_kv_cache_spec_t {
         prefill_checkpoint_alignment: 0,
         mamba_replayssm_ngroups: 0,
         mamba_num_heads: 0,
+        index_topk: 0,
+        topk_buffer_width: 0,
     };
 }
 
