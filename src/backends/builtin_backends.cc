@@ -26,7 +26,9 @@
   ROW(kMamba1Backend)                                         \
   ROW(kShortConvBackend)                                      \
   ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
-  ROW(kGdnAttnBackend)       /* gdn_attn.cc */
+  ROW(kGdnAttnBackend)       /* gdn_attn.cc */                \
+  ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
+  ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */
 
 namespace attn::backends {
 
