@@ -28,7 +28,8 @@
   ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
   ROW(kGdnAttnBackend)       /* gdn_attn.cc */                \
   ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
-  ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */
+  ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */ \
+  ROW(kTokenspeedMlaBackend) /* mla.cc */
 
 namespace attn::backends {
 

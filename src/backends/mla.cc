@@ -35,7 +35,14 @@ namespace {
 /// spec-decode requests count as decodes).
 enum class QueryLenSupport { kSingleOnly, kUniform, kVarlen };
 
-enum class Variant { kFlashMla, kFlashAttnMla, kCutlassMla, kFlashInferMla, kTritonMla };
+enum class Variant {
+  kFlashMla,
+  kFlashAttnMla,
+  kCutlassMla,
+  kFlashInferMla,
+  kTritonMla,
+  kTokenspeedMla,
+};
 
 /// The class attributes of one variant (vLLM 0.33's builder and backend classes).
 struct VariantInfo {
@@ -97,6 +104,18 @@ const VariantInfo& info(Variant v) {
        {},
        {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
        true},
+      // vLLM 0.33's TokenspeedMLAMetadataBuilder (mla/tokenspeed_mla.py): the base builder with
+      // UNIFORM queries, varlen DCP and non-causal multi-token decode; its backend takes fp8
+      // caches only ("fp8", "fp8_e4m3") and kernel blocks of 32 or 64.
+      {Variant::kTokenspeedMla,
+       "TOKENSPEED_MLA",
+       kCgUniformBatch,
+       QueryLenSupport::kUniform,
+       1,
+       1,
+       {32, 64},
+       {kKvDtypeFp8E4m3},
+       true},
   };
   return infos[static_cast<int>(v)];
 }
@@ -121,7 +140,7 @@ bool is_fp8_cache(const BuilderConfig& c) {
 /// vLLM's supports_dcp_with_varlen argument of the variant's builder.
 bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
   if (v == Variant::kFlashAttnMla) return c.cp_kv_cache_interleave_size == 1;
-  return v == Variant::kFlashInferMla;
+  return v == Variant::kFlashInferMla || v == Variant::kTokenspeedMla;
 }
 
 /// The alignment of a split context chunk (build_mla_chunked_context_metadata's
@@ -1028,11 +1047,12 @@ BackendDescriptor mla_descriptor(Variant v) {
 }  // namespace
 
 extern const BackendDescriptor kFlashMlaBackend, kFlashAttnMlaBackend, kCutlassMlaBackend,
-    kFlashInferMlaBackend, kTritonMlaBackend;
+    kFlashInferMlaBackend, kTritonMlaBackend, kTokenspeedMlaBackend;
 const BackendDescriptor kFlashMlaBackend = mla_descriptor(Variant::kFlashMla);
 const BackendDescriptor kFlashAttnMlaBackend = mla_descriptor(Variant::kFlashAttnMla);
 const BackendDescriptor kCutlassMlaBackend = mla_descriptor(Variant::kCutlassMla);
 const BackendDescriptor kFlashInferMlaBackend = mla_descriptor(Variant::kFlashInferMla);
 const BackendDescriptor kTritonMlaBackend = mla_descriptor(Variant::kTritonMla);
+const BackendDescriptor kTokenspeedMlaBackend = mla_descriptor(Variant::kTokenspeedMla);
 
 }  // namespace attn::backends
