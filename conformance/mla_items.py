@@ -58,13 +58,18 @@ VARIANTS = {
     "FLASHINFER_MLA": ("vllm.v1.attention.backends.mla.flashinfer_mla",
                        "FlashInferMLAMetadataBuilder"),
     "TRITON_MLA": ("vllm.v1.attention.backends.mla.triton_mla", "TritonMLAMetadataBuilder"),
+    "TOKENSPEED_MLA": ("vllm.v1.attention.backends.mla.tokenspeed_mla",
+                       "TokenspeedMLAMetadataBuilder"),
 }
 #: the kernel block sizes each backend class accepts (get_supported_kernel_block_sizes)
 BLOCK_SIZES = {"FLASHMLA": (64,), "FLASH_ATTN_MLA": (16, 32, 64), "CUTLASS_MLA": (128,),
-               "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64)}
+               "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64), "TOKENSPEED_MLA": (32, 64)}
 #: the cache dtypes each backend class accepts besides "auto" (supported_kv_cache_dtypes)
-FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA")
-NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA")  # supports_non_causal_multi_token_decode
+FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
+#: backend classes whose supported_kv_cache_dtypes lack "auto" (fp8 caches only)
+FP8_ONLY_VARIANTS = ("TOKENSPEED_MLA",)
+#: supports_non_causal_multi_token_decode
+NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
 
 #: libattn's prefill fields vLLM 0.33's metadata lacks (docs/backends/mla.md: 0.13's prefill
 #: flags and FlashInfer's ragged plan inputs, which 0.33 plans inside its prefill backend)
@@ -175,7 +180,7 @@ def settings(variant: str, b: Batch) -> Settings:
     if variant == "FLASHINFER_MLA" and r.random() < 0.8:
         inter = 1  # its builder refuses interleave != 1 under DCP (both sides; one in five)
     rank = int(r.integers(0, dcp))
-    fp8 = bool(variant in FP8_VARIANTS and r.random() < 0.4)
+    fp8 = bool(variant in FP8_VARIANTS and r.random() < 0.4) or variant in FP8_ONLY_VARIANTS
     full = bool(r.random() < 0.5)
     fa = int(r.choice([2, 3])) if variant == "FLASH_ATTN_MLA" else 0
     pd = bool(b.spec and r.random() < 0.25)

@@ -205,3 +205,48 @@ NOT_COMPARABLE = {
         "block_mask.mask_mod": "a Python callable inside torch's BlockMask",
     },
 }
+
+
+# ---- KIMI_K3_KDA (conformance/kda_items.py): two Triton kernels and a layer lookup ------------
+
+def kda_aligned_state_indices(block_table: Any, seq_lens: Any, kv_cache_spec: Any,
+                              mamba_cache_mode: str) -> Any:
+    """Replaces kda_metadata._mamba_get_block_table_tensor ("align" mode on model runner V1), a
+    Triton kernel that asserts CUDA tensors, by the PyTorch equivalent its source gives beside
+    it: columns max((seq_len - 1) // block_size, 0) + [0, num_speculative_blocks] gathered."""
+    import torch
+    if mamba_cache_mode == "none":
+        return block_table
+    start = ((seq_lens - 1) // kv_cache_spec.block_size).clamp_(min=0)
+    offsets = torch.arange(1 + kv_cache_spec.num_speculative_blocks, dtype=torch.int32)
+    return torch.gather(block_table, 1, (start[:, None] + offsets).to(torch.int64))
+
+
+def kda_stage_spec_decode(state_indices: Any, query_start_loc: Any, num_accepted_tokens: Any,
+                          staged_state_indices: Any, staged_query_start_loc: Any,
+                          staged_num_accepted_tokens: Any, *, num_spec_decodes: int) -> None:
+    """Replaces kda_metadata.stage_spec_decode_metadata (a Triton kernel that asserts CUDA
+    tensors) by the PyTorch staging its source gives, reading the staged buffer's columns
+    through the source's strides as the kernel's pointer arithmetic does (as_strided: past the
+    source's storage it raises, where the kernel would read out of bounds)."""
+    n = num_spec_decodes
+    slots = staged_state_indices.shape[1]
+    src = state_indices.as_strided((n, slots), (state_indices.stride(0), state_indices.stride(1)),
+                                   state_indices.storage_offset())
+    staged_state_indices[:n].copy_(src)
+    staged_state_indices[n:].fill_(0)  # NULL_BLOCK_ID
+    staged_query_start_loc[:n + 1].copy_(query_start_loc[:n + 1])
+    staged_query_start_loc[n + 1:].fill_(int(query_start_loc[n]))
+    staged_num_accepted_tokens[:n].copy_(num_accepted_tokens[:n])
+    staged_num_accepted_tokens[n:].fill_(1)
+
+
+#: what kda_recoverssm_context returns: the metadata's recoverssm_context (compare=False)
+KDA_RECOVERSSM_CONTEXT = "KDARecoverSSMCommitContext placeholder"
+
+
+def kda_recoverssm_context(self: Any) -> Any:
+    """Replaces KimiK3KDAMetadataBuilder._get_recoverssm_context: it looks the KDA layers up in
+    the compilation config's static_forward_context (a loaded model) to build a handle on their
+    RecoverSSM commit kernels; the handle is no metadata (a compare=False field)."""
+    return KDA_RECOVERSSM_CONTEXT

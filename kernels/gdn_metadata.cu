@@ -1,4 +1,5 @@
-// CUDA implementations of GDN_ATTN's ops. ops::gdn_spec_split (the spec/non-spec split): one
+// CUDA implementations of GDN_ATTN's ops (and KIMI_K3_KDA's variant of the split,
+// ops::kda_spec_split: zero-length non-spec requests left out). ops::gdn_spec_split: one
 // block scans the requests tile by tile (spec ranks and spec token offsets; the non-spec ones
 // follow from the request index and query_start_loc), and each request's thread writes its
 // state-index row, its query_start_loc entry, its accepted-token count and its token positions.
@@ -9,6 +10,7 @@
 
 #include "device_guard.cuh"
 #include "kernels.h"
+#include "state_space_kernels.h"
 
 namespace attn::kernels {
 namespace {
@@ -20,12 +22,12 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
                  const int32_t* __restrict__ draft, const int32_t* __restrict__ bt,
                  int64_t bt_stride, int64_t width, int64_t cols,
                  const int32_t* __restrict__ accepted, int64_t token_capacity,
-                 GdnSplitOut out) {
+                 bool skip_empty, GdnSplitOut out) {
   using Scan = cub::BlockScan<int64_t, kBlock>;
   __shared__ typename Scan::TempStorage storage;
-  __shared__ int64_t carry_reqs, carry_tokens;
+  __shared__ int64_t carry_reqs, carry_tokens, carry_skipped;
   if (threadIdx.x == 0) {
-    carry_reqs = carry_tokens = 0;
+    carry_reqs = carry_tokens = carry_skipped = 0;
     if (out.spec_qsl != nullptr) out.spec_qsl[0] = 0;
     if (out.non_spec_qsl != nullptr) out.non_spec_qsl[0] = 0;
   }
@@ -40,8 +42,14 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
     Scan(storage).ExclusiveSum(is_spec ? int64_t{1} : int64_t{0}, spec_before, spec_tile);
     __syncthreads();
     Scan(storage).ExclusiveSum(is_spec ? q : int64_t{0}, spec_tok_before, spec_tok_tile);
+    // KIMI_K3_KDA: zero-length non-spec requests have no request-indexed non-spec rows.
+    const bool skipped = skip_empty && valid && !is_spec && q == 0;
+    int64_t skipped_before, skipped_tile;
+    __syncthreads();
+    Scan(storage).ExclusiveSum(skipped ? int64_t{1} : int64_t{0}, skipped_before, skipped_tile);
     spec_before += carry_reqs;
     spec_tok_before += carry_tokens;
+    skipped_before += carry_skipped;
     if (valid) {
       const int64_t start = qsl[r];
       if (out.masks != nullptr) out.masks[r] = is_spec ? 1 : 0;
@@ -56,8 +64,8 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
         if (out.spec_token_indx != nullptr)
           for (int64_t t = 0; t < q && spec_tok_before + t < token_capacity; ++t)
             out.spec_token_indx[spec_tok_before + t] = start + t;
-      } else {
-        const int64_t k = r - spec_before;
+      } else if (!skipped) {
+        const int64_t k = r - spec_before - skipped_before;
         const int64_t tok_before = start - spec_tok_before;
         if (out.non_spec_state != nullptr) out.non_spec_state[k] = width > 0 ? bt[r * bt_stride] : 0;
         if (out.non_spec_has_initial != nullptr) out.non_spec_has_initial[k] = seq_lens[r] - q > 0 ? 1 : 0;
@@ -71,6 +79,7 @@ gdn_split_kernel(const int32_t* __restrict__ qsl, const int32_t* __restrict__ se
     if (threadIdx.x == 0) {
       carry_reqs += spec_tile;
       carry_tokens += spec_tok_tile;
+      carry_skipped += skipped_tile;
     }
     __syncthreads();
   }
@@ -159,7 +168,20 @@ int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_
   if (guard.status() != cudaSuccess) return guard.status();
   gdn_split_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       qsl, seq_lens, num_reqs, draft_tokens, block_table, bt_stride, bt_width, num_cols,
-      num_accepted_tokens, token_capacity, out);
+      num_accepted_tokens, token_capacity, /*skip_empty=*/false, out);
+  return cudaGetLastError();
+}
+
+int kda_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
+                   int64_t num_reqs, const int32_t* spec_marks, const int32_t* block_table,
+                   int64_t bt_stride, int64_t bt_width, int64_t num_cols,
+                   const int32_t* num_accepted_tokens, int64_t token_capacity,
+                   const GdnSplitOut& out) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  gdn_split_kernel<<<1, kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      qsl, seq_lens, num_reqs, spec_marks, block_table, bt_stride, bt_width, num_cols,
+      num_accepted_tokens, token_capacity, /*skip_empty=*/true, out);
   return cudaGetLastError();
 }
 

@@ -31,7 +31,10 @@
   ROW(kFlashAttnMlaSparseBackend)                             \
   ROW(kFlashInferMlaSparseBackend)                            \
   ROW(kFlashInferMlaSparseSm120Backend)                       \
-  ROW(kFlashAttnMlaSparseFa4Backend)
+  ROW(kFlashAttnMlaSparseFa4Backend)                          \
+  ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
+  ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */ \
+  ROW(kTokenspeedMlaBackend) /* mla.cc */
 
 namespace attn::backends {
 

@@ -42,6 +42,7 @@ enum class Variant {
   kCutlassMla,
   kFlashInferMla,
   kTritonMla,
+  kTokenspeedMla,
   kFlashMlaSparse,  ///< The sparse family (vLLM 0.33's SparseMLACommonMetadataBuilder).
   kFlashAttnMlaSparse,
   kFlashInferMlaSparse,        ///< FlashInferMLASparseTRTLLMMetadataBuilder (10.x).
@@ -120,6 +121,18 @@ const VariantInfo& info(Variant v) {
        1,  // vLLM selects it for multiples of 16; its builder does not depend on the size
        {},
        {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
+       true},
+      // vLLM 0.33's TokenspeedMLAMetadataBuilder (mla/tokenspeed_mla.py): the base builder with
+      // UNIFORM queries, varlen DCP and non-causal multi-token decode; its backend takes fp8
+      // caches only ("fp8", "fp8_e4m3") and kernel blocks of 32 or 64.
+      {Variant::kTokenspeedMla,
+       "TOKENSPEED_MLA",
+       kCgUniformBatch,
+       QueryLenSupport::kUniform,
+       1,
+       1,
+       {32, 64},
+       {kKvDtypeFp8E4m3},
        true},
       // FlashMLASparseMetadataBuilder: its threshold comes from the heads table
       // (sparse_reorder_threshold); MultipleOf(64) blocks; "fp8" is "fp8_ds_mla"; the builder
@@ -235,7 +248,7 @@ int64_t sparse_prefill_workspace_size(const BuilderConfig& c) {
 /// vLLM's supports_dcp_with_varlen argument of the variant's builder.
 bool supports_dcp_with_varlen(Variant v, const BuilderConfig& c) {
   if (v == Variant::kFlashAttnMla) return c.cp_kv_cache_interleave_size == 1;
-  return v == Variant::kFlashInferMla;
+  return v == Variant::kFlashInferMla || v == Variant::kTokenspeedMla;
 }
 
 /// The alignment of a split context chunk (build_mla_chunked_context_metadata's
@@ -1571,7 +1584,7 @@ BackendDescriptor mla_descriptor(Variant v) {
 }  // namespace
 
 extern const BackendDescriptor kFlashMlaBackend, kFlashAttnMlaBackend, kCutlassMlaBackend,
-    kFlashInferMlaBackend, kTritonMlaBackend;
+    kFlashInferMlaBackend, kTritonMlaBackend, kTokenspeedMlaBackend;
 const BackendDescriptor kFlashMlaBackend = mla_descriptor(Variant::kFlashMla);
 const BackendDescriptor kFlashAttnMlaBackend = mla_descriptor(Variant::kFlashAttnMla);
 const BackendDescriptor kCutlassMlaBackend = mla_descriptor(Variant::kCutlassMla);
@@ -1588,5 +1601,6 @@ const BackendDescriptor kFlashInferMlaSparseSm120Backend =
     mla_descriptor(Variant::kFlashInferMlaSparseSm120);
 const BackendDescriptor kFlashAttnMlaSparseFa4Backend =
     mla_descriptor(Variant::kFlashAttnMlaSparseFa4);
+const BackendDescriptor kTokenspeedMlaBackend = mla_descriptor(Variant::kTokenspeedMla);
 
 }  // namespace attn::backends

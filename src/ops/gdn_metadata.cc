@@ -4,19 +4,18 @@
 
 #include "ops/batch_ops.h"
 #include "ops/cuda_dispatch.h"
+#include "ops/state_space_ops.h"
+#include "state_space_kernels.h"
 
 namespace attn::ops {
 
-void gdn_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
-                    int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
-                    int64_t bt_stride, int64_t bt_width, int64_t num_cols,
-                    const int32_t* num_accepted_tokens, int64_t token_capacity,
-                    const GdnSplitOut& out) {
-  if (num_reqs < 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, gdn_spec_split, qsl, seq_lens, num_reqs, draft_tokens,
-                            block_table, bt_stride, bt_width, num_cols, num_accepted_tokens,
-                            token_capacity, out);
+namespace {
+
+/// gdn_spec_split's host reference; `skip_empty_non_spec`: KIMI_K3_KDA's variant.
+void spec_split_host(const int32_t* qsl, const int32_t* seq_lens, int64_t num_reqs,
+                     const int32_t* draft_tokens, const int32_t* block_table, int64_t bt_stride,
+                     int64_t bt_width, int64_t num_cols, const int32_t* num_accepted_tokens,
+                     int64_t token_capacity, bool skip_empty_non_spec, const GdnSplitOut& out) {
   int64_t spec = 0, spec_tok = 0, non = 0, non_tok = 0;
   if (out.spec_qsl != nullptr) out.spec_qsl[0] = 0;
   if (out.non_spec_qsl != nullptr) out.non_spec_qsl[0] = 0;
@@ -39,6 +38,7 @@ void gdn_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_len
       ++spec;
       if (out.spec_qsl != nullptr) out.spec_qsl[spec] = static_cast<int32_t>(spec_tok);
     } else {
+      if (skip_empty_non_spec && q == 0) continue;
       if (out.non_spec_state != nullptr)
         out.non_spec_state[non] = bt_width > 0 ? block_table[r * bt_stride] : 0;
       if (out.non_spec_has_initial != nullptr)
@@ -48,6 +48,36 @@ void gdn_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_len
       if (out.non_spec_qsl != nullptr) out.non_spec_qsl[non] = static_cast<int32_t>(non_tok);
     }
   }
+}
+
+}  // namespace
+
+void gdn_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
+                    int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
+                    int64_t bt_stride, int64_t bt_width, int64_t num_cols,
+                    const int32_t* num_accepted_tokens, int64_t token_capacity,
+                    const GdnSplitOut& out) {
+  if (num_reqs < 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, gdn_spec_split, qsl, seq_lens, num_reqs, draft_tokens,
+                            block_table, bt_stride, bt_width, num_cols, num_accepted_tokens,
+                            token_capacity, out);
+  spec_split_host(qsl, seq_lens, num_reqs, draft_tokens, block_table, bt_stride, bt_width,
+                  num_cols, num_accepted_tokens, token_capacity, false, out);
+}
+
+void kda_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
+                    int64_t num_reqs, const int32_t* spec_marks, const int32_t* block_table,
+                    int64_t bt_stride, int64_t bt_width, int64_t num_cols,
+                    const int32_t* num_accepted_tokens, int64_t token_capacity,
+                    const GdnSplitOut& out) {
+  if (num_reqs < 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, kda_spec_split, qsl, seq_lens, num_reqs, spec_marks,
+                            block_table, bt_stride, bt_width, num_cols, num_accepted_tokens,
+                            token_capacity, out);
+  spec_split_host(qsl, seq_lens, num_reqs, spec_marks, block_table, bt_stride, bt_width,
+                  num_cols, num_accepted_tokens, token_capacity, true, out);
 }
 
 }  // namespace attn::ops

@@ -148,7 +148,9 @@ static const struct {
                  {"MAMBA1", ATTN_CG_UNIFORM_BATCH, 1, 0},
                  {"SHORT_CONV", ATTN_CG_UNIFORM_BATCH, 1, 0},
                  {"LINEAR_ATTN", ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE, 0, 1},
-                 {"GDN_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0}};
+                 {"GDN_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0},
+                 {"KIMI_K3_KDA", ATTN_CG_ALWAYS, 0, 0},
+                 {"BAILING_LINEAR_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0}};
 enum { kNumExpected = sizeof kExpected / sizeof kExpected[0] };
 
 /* The Mamba family, found through the registry: the built-in backends that build for a

@@ -1,4 +1,5 @@
-/* The MLA family (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA): class
+/* The MLA family (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, and
+ * TOKENSPEED_MLA in test_tokenspeed_mla): class
  * levels and reorder thresholds with and without speculative tokens and DCP, the decode/prefill
  * split, a hand-checked batch with its chunked context (tests/c/test_mla_chunks.c has the
  * chunked context's own cases: the workspace, splits, DCP, bad input), the variants' decode fields (FA3 scheduler inputs, FlashMLA scheduler inputs and its fixed
@@ -913,6 +914,52 @@ static void test_random_batches(void** state) {
   assert_true(g_dcp_chunks > 50);
 }
 
+/* TOKENSPEED_MLA (vLLM 0.33's TokenspeedMLAMetadataBuilder): UNIFORM_BATCH; UNIFORM queries
+ * (threshold 1, 1 + k with spec decode, kept under DCP: supports_dcp_with_varlen); fp8 caches
+ * only, kernel blocks of 32 or 64; the base's decode metadata: a uniform spec batch of two
+ * 3-token queries is all decodes, a ragged one is not. */
+static void test_tokenspeed_mla(void** state) {
+  static const int32_t q[] = {3, 3}, s[] = {40, 70}, q2[] = {3, 2}, s2[] = {40, 70};
+  attn_kv_cache_spec_t spec = ts_mla_spec(32);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  ts_batch* batch;
+  int32_t level = -1, update = 1;
+  (void)state;
+  c.cache_dtype = ATTN_KV_DTYPE_AUTO;
+  expect_create_error("TOKENSPEED_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "TOKENSPEED_MLA does not support config->cache_dtype=AUTO");
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+  spec = ts_mla_spec(16);
+  expect_create_error("TOKENSPEED_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "multiple of 32 or 64, got 16");
+  spec = ts_mla_spec(64);
+  c.num_speculative_tokens = 2;
+  c.decode_context_parallel_size = 2;
+  b = ts_builder("TOKENSPEED_MLA", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(threshold_of(b), 3); /* 1 + k, kept under DCP (varlen DCP) */
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+  assert_int_equal(update, 0);
+  attn_builder_destroy(b);
+  c.decode_context_parallel_size = 1;
+  b = ts_builder("TOKENSPEED_MLA", &spec, &c);
+  batch = ts_batch_make(q, s, 2, 64, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_prefills"), 0);
+  ts_batch_free(batch);
+  batch = ts_batch_make(q2, s2, 2, 64, 0, -1); /* UNIFORM: the 2 after a 3 is a prefill */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds),
@@ -926,6 +973,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_abi_1_1_config),
       cmocka_unit_test(test_random_batches),
+      cmocka_unit_test(test_tokenspeed_mla),
   };
   return cmocka_run_group_tests_name("mla", tests, NULL, NULL);
 }
