@@ -48,14 +48,18 @@ class Ctx:
 
 def all_items() -> List[Any]:
     from .abi14_items import abi14_items
+    from .attn_variant_items import attn_variant_items
     from .builder_items import builder_items
+    from .diffkv_items import diffkv_items
     from .gdn_items import gdn_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
+    from .static_sink_items import static_sink_items
     from .triton_items import triton_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
-            + mamba_items() + gdn_items())
+            + mamba_items() + gdn_items() + static_sink_items()
+            + diffkv_items() + attn_variant_items())
 
 
 def main(argv: List[str] = None) -> int:

@@ -27,6 +27,10 @@ type KVCacheSpec struct {
 	PrefillCheckpointAlignment int32
 	MambaReplaySSMNGroups      int32
 	MambaNumHeads              int32
+	// ABI 1.7: SinkFullAttentionSpec.sink_len (> 0: the StaticSink wrapper) and
+	// AttentionSpec.head_size_v (0 = HeadSize; the diff-KV backends).
+	SinkLen   int32
+	HeadSizeV int32
 }
 
 // NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
@@ -43,6 +47,8 @@ func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
 		PrefillCheckpointAlignment: int32(c.prefill_checkpoint_alignment),
 		MambaReplaySSMNGroups:      int32(c.mamba_replayssm_ngroups),
 		MambaNumHeads:              int32(c.mamba_num_heads),
+		SinkLen:                    int32(c.sink_len),
+		HeadSizeV:                  int32(c.head_size_v),
 	}
 }
 
@@ -63,6 +69,8 @@ func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
 	c.prefill_checkpoint_alignment = C.int32_t(s.PrefillCheckpointAlignment)
 	c.mamba_replayssm_ngroups = C.int32_t(s.MambaReplaySSMNGroups)
 	c.mamba_num_heads = C.int32_t(s.MambaNumHeads)
+	c.sink_len = C.int32_t(s.SinkLen)
+	c.head_size_v = C.int32_t(s.HeadSizeV)
 	return c
 }
 

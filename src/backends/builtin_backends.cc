@@ -26,7 +26,12 @@
   ROW(kMamba1Backend)                                         \
   ROW(kShortConvBackend)                                      \
   ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
-  ROW(kGdnAttnBackend)       /* gdn_attn.cc */
+  ROW(kGdnAttnBackend)       /* gdn_attn.cc */               \
+  ROW(kFlashAttnDiffKvBackend)  /* flash_attn.cc */           \
+  ROW(kTritonAttnDiffKvBackend) /* triton_attn.cc */          \
+  ROW(kB12xBackend)             /* b12x.cc */                 \
+  ROW(kCacheOnlyAttnBackend)    /* cache_only_attn.cc */      \
+  ROW(kHpcAttnBackend)          /* hpc_attn.cc */
 
 namespace attn::backends {
 

@@ -200,6 +200,9 @@ KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   k.prefill_checkpoint_alignment = s.prefill_checkpoint_alignment;
   k.mamba_replayssm_ngroups = s.mamba_replayssm_ngroups;
   k.mamba_num_heads = s.mamba_num_heads;
+  // ABI 1.7 (attention variants)
+  k.sink_len = s.sink_len;
+  k.head_size_v = s.head_size_v;
   validate(k);
   return k;
 }
@@ -430,6 +433,9 @@ attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
   s.prefill_checkpoint_alignment = k.prefill_checkpoint_alignment;
   s.mamba_replayssm_ngroups = k.mamba_replayssm_ngroups;
   s.mamba_num_heads = k.mamba_num_heads;
+  // ABI 1.7 (attention variants)
+  s.sink_len = k.sink_len;
+  s.head_size_v = k.head_size_v;
   return s;
 }
 

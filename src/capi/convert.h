@@ -39,7 +39,8 @@ inline constexpr size_t kCommonMetadataSizes[] = {ATTN_COMMON_METADATA_STRUCT_SI
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_1,
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_3};
 inline constexpr size_t kKvCacheSpecSizes[] = {ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0,
-                                               ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2};
+                                               ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2,
+                                               ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6};
 
 /// A struct_size a caller can have: the size of one released ABI version of the struct
 /// (`released`, oldest first), this header's sizeof(T), or larger (a newer header). A size in

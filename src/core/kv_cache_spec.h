@@ -73,6 +73,11 @@ struct KvCacheSpec {
   int32_t prefill_checkpoint_alignment = 0;   ///< 0 = None.
   int32_t mamba_replayssm_ngroups = 0;        ///< shapes[4][0]; 0 = not given.
   int32_t mamba_num_heads = 0;                ///< shapes[2][0]; 0 = not given.
+  // ABI 1.7 (attention variants).
+  int32_t sink_len = 0;     ///< SinkFullAttentionSpec.sink_len; 0 = None (no StaticSink wrapper).
+  int32_t head_size_v = 0;  ///< AttentionSpec.head_size_v; 0 = head_size.
+  /// vLLM's head_size_v after __post_init__ (head_size when not given).
+  int32_t value_head_size() const { return head_size_v > 0 ? head_size_v : head_size; }
 };
 
 const char* kv_cache_kind_name(int32_t kind);

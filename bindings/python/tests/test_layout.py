@@ -17,7 +17,7 @@ from libattn.functions import OPTIONAL_SIGNATURES, SIGNATURES
 from libattn.dlpack import DLManagedTensor
 
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
-    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 80,
+    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 88,
     "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 304,
     "attn_common_metadata_t": 264, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
@@ -46,6 +46,9 @@ def test_offsets_that_the_abi_promises():
     # enable_adaptive_verification (ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = 264)
     assert structs.attn_kv_cache_spec_t.num_speculative_blocks.offset + 4 == 64
     assert structs.attn_kv_cache_spec_t.mamba_num_heads.offset + 4 == 80
+    # ABI 1.7: sink_len and head_size_v after mamba_num_heads (..._1_6 = 80)
+    assert structs.attn_kv_cache_spec_t.sink_len.offset == 80
+    assert structs.attn_kv_cache_spec_t.head_size_v.offset + 4 == 88
     assert cfg.enable_adaptive_verification.offset + 4 == 264
     assert cfg.use_eagle_block_drop.offset + 4 == 296
     t = structs.attn_tensor_t  # DLTensor
