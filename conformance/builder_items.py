@@ -575,13 +575,30 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         if wrapper == "StaticSink":  # its build edits seq_lens in place: not the batch's memory
             cm.seq_lens = cm.seq_lens.clone()
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
-            return vb.build(0, cm)
+            try:
+                return vb.build(0, cm)
+            except Exception:
+                if wrapper == "StaticSink":
+                    ctx.sink_refused = True
+                raise
 
     def l(ctx, b):
         b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
-        return lib_builder(ctx, backend, wrapper, b, vc).build(
-            lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
+        try:
+            return lib_builder(ctx, backend, wrapper, b, vc).build(
+                lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
+        finally:
+            # StaticSink's persistent table after a batch vLLM refused: vLLM copies the batch's
+            # table before its wrapped builder refuses, libattn validates the batch before it
+            # copies; the columns later batches do not rewrite may then differ, so both
+            # builders start over (docs/backends/wrappers.md)
+            if getattr(ctx, "sink_refused", False):
+                ctx.sink_refused = False
+                for side in ("vllm", "lib"):
+                    old = ctx.builders.pop((side,) + _key(backend, wrapper, b), None)
+                    if hasattr(old, "close"):
+                        old.close()
 
     name = f"{wrapper} over {backend}" if wrapper else backend
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \

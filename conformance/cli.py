@@ -50,6 +50,7 @@ def all_items() -> List[Any]:
     from .abi14_items import abi14_items
     from .attn_variant_items import attn_variant_items
     from .builder_items import builder_items
+    from .composite_items import composite_items
     from .diffkv_items import diffkv_items
     from .gdn_items import gdn_items
     from .mamba_items import mamba_items
@@ -59,7 +60,7 @@ def all_items() -> List[Any]:
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
             + mamba_items() + gdn_items() + static_sink_items()
-            + diffkv_items() + attn_variant_items())
+            + diffkv_items() + attn_variant_items() + composite_items())
 
 
 def main(argv: List[str] = None) -> int:

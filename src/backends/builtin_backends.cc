@@ -31,7 +31,9 @@
   ROW(kTritonAttnDiffKvBackend) /* triton_attn.cc */          \
   ROW(kB12xBackend)             /* b12x.cc */                 \
   ROW(kCacheOnlyAttnBackend)    /* cache_only_attn.cc */      \
-  ROW(kHpcAttnBackend)          /* hpc_attn.cc */
+  ROW(kHpcAttnBackend)          /* hpc_attn.cc */             \
+  ROW(kTritonFlashAttnBackend)  /* composite_attn.cc */       \
+  ROW(kTritonFlashInferBackend)
 
 namespace attn::backends {
 

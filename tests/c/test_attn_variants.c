@@ -2,6 +2,8 @@
  * update_block_table), HPC_ATTN (split at 1 or 1 + k, rebased prefill qo_indptr, the decodes'
  * query_start_loc view, hpc's task_map inputs) and CACHE_ONLY_ATTN (slot_mapping only, NEVER,
  * non-causal refused): hand-checked batches, random batches against a naive split, bad input. */
+#include <stdlib.h>
+
 #include "test_support.h"
 
 static void test_b12x(void** state) {
@@ -229,11 +231,129 @@ static void test_hpc_attn(void** state) {
                "HPC attention only supports up to 3 speculative tokens");
 }
 
+/* The composite backends: TRITON_ATTN for batches whose queries see image keys
+ * (requires_mm_prefix), the causal child (FLASH_ATTN, FLASHINFER) otherwise; the union of the
+ * children's fields, the other child's None; level min(children, routing). */
+static void expect_same_as(const attn_metadata_t* m, const attn_metadata_t* child) {
+  const size_t n = attn_metadata_field_count(child);
+  size_t k;
+  for (k = 0; k < n; ++k) {
+    attn_field_t a = ATTN_FIELD_INIT, b = ATTN_FIELD_INIT;
+    ASSERT_OK(attn_metadata_field(child, k, &b));
+    ASSERT_OK(attn_metadata_get(m, b.name, &a));
+    if (a.kind != b.kind) fail_msg("%s: kind %d vs %d", b.name, a.kind, b.kind);
+    if (a.kind == ATTN_FIELD_INT || a.kind == ATTN_FIELD_BOOL)
+      assert_int_equal(a.int_value, b.int_value);
+    if (a.kind == ATTN_FIELD_TENSOR) {
+      assert_int_equal(a.tensor->ndim, b.tensor->ndim);
+      assert_int_equal(a.tensor->shape[0], b.tensor->shape[0]);
+    }
+  }
+}
+
+static void test_composite(void** state) {
+  static const int32_t q[3] = {1, 6, 10}, s[3] = {30, 40, 10};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t *b, *tri, *fa;
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
+  attn_metadata_t *m = NULL, *mc = NULL;
+  int32_t level = -1, threshold = 0, update = 1;
+  /* request 1's image at positions 35..38: its queries (34..39) overlap it */
+  int32_t ranges[3] = {1, 35, 38}, far[3] = {1, 0, 4};
+  int64_t r_shape[2] = {1, 3};
+  attn_tensor_t ranges_t = ts_host_tensor(ranges, 2, r_shape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t far_t = ts_host_tensor(far, 2, r_shape, ATTN_DTYPE_INT, 32);
+  (void)state;
+  c.is_mm_prefix_lm = 1; /* the composites serve multimodal PrefixLM models */
+  b = ts_builder("TRITON_FLASH_ATTN", &spec, &c);
+  tri = ts_builder("TRITON_ATTN", &spec, &c);
+  fa = ts_builder("FLASH_ATTN", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE); /* the routing's */
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, ATTN_NO_REORDER);
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+  assert_int_equal(update, 0);
+  /* no image ranges: FLASH_ATTN */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "TRITON_FLASH_ATTN");
+  assert_int_equal(ts_int(m, "attention_backend_variant"), 1);
+  ASSERT_OK(attn_build(fa, 0, &batch->common, 0, &mc, NULL));
+  expect_same_as(m, mc);
+  assert_null(ts_tensor(m, "softmax_segm_output")); /* TRITON_ATTN's only */
+  /* an image range the queries do not reach (historical): still FLASH_ATTN */
+  batch->common.mm_req_doc_ranges = &far_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "attention_backend_variant"), 1);
+  /* queries over the image: TRITON_ATTN */
+  batch->common.mm_req_doc_ranges = &ranges_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "attention_backend_variant"), 0);
+  ASSERT_OK(attn_build(tri, 0, &batch->common, 0, &mc, NULL));
+  expect_same_as(m, mc);
+  assert_non_null(ts_tensor(m, "softmax_segm_output"));
+  assert_null(ts_tensor(m, "dcp_context_kv_lens")); /* FLASH_ATTN's only */
+  batch->common.mm_req_doc_ranges = NULL;
+  {  /* capture (single-token decodes at this level): the causal child */
+    static const int32_t dq[2] = {1, 1}, ds[2] = {30, 20};
+    ts_batch* dec = ts_batch_make(dq, ds, 2, 16, 0, -1);
+    ASSERT_OK(attn_build_for_cudagraph_capture(b, &dec->common, &m, NULL));
+    assert_int_equal(ts_int(m, "attention_backend_variant"), 1);
+    ts_batch_free(dec);
+  }
+  ASSERT_ERROR(attn_build(b, 8, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "TRITON_FLASH_ATTN has no cascade attention");
+  attn_builder_destroy(b);
+  attn_builder_destroy(tri);
+  attn_builder_destroy(fa);
+  /* a sliding-window layer (unclamped): NEVER */
+  spec.kind = ATTN_KV_SLIDING_WINDOW;
+  spec.sliding_window = 128;
+  ASSERT_OK(attn_backend_cudagraph_support("TRITON_FLASH_ATTN", &spec, &c, &level));
+  assert_int_equal(level, ATTN_CG_NEVER);
+  spec = ts_spec();
+  /* TRITON_FLASHINFER: FLASHINFER's reorder threshold (the smallest that is not None) */
+  b = ts_builder("TRITON_FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, 1);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "attention_backend_variant"), 1);
+  assert_non_null(ts_tensor(m, "paged_kv_indptr_cpu"));
+  attn_builder_destroy(b);
+  {  /* a caller workspace holds both children's buffers */
+    size_t bytes = 0, tb = 0, fb = 0;
+    void* ws;
+    ASSERT_OK(attn_builder_workspace_size("TRITON_FLASH_ATTN", &spec, &c, &bytes));
+    ASSERT_OK(attn_builder_workspace_size("TRITON_ATTN", &spec, &c, &tb));
+    ASSERT_OK(attn_builder_workspace_size("FLASH_ATTN", &spec, &c, &fb));
+    assert_int_equal(bytes, tb + fb);
+    ws = aligned_alloc(256, bytes);
+    c.workspace = ws;
+    c.workspace_size = bytes;
+    b = ts_builder("TRITON_FLASH_ATTN", &spec, &c);
+    batch->common.mm_req_doc_ranges = &ranges_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    {
+      const attn_tensor_t* t = ts_tensor(m, "softmax_segm_output");
+      assert_true((const char*)t->data >= (const char*)ws &&
+                  (const char*)t->data < (const char*)ws + tb);
+    }
+    attn_builder_destroy(b);
+    free(ws);
+    batch->common.mm_req_doc_ranges = NULL;
+  }
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_b12x),
       cmocka_unit_test(test_cache_only),
       cmocka_unit_test(test_hpc_attn),
+      cmocka_unit_test(test_composite),
   };
   return cmocka_run_group_tests_name("attn_variants", tests, NULL, NULL);
 }
