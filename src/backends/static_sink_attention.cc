@@ -49,16 +49,20 @@ class StaticSinkBuilder final : public WrappedBuilder {
     const int32_t sink = spec().sink_len;
     const int32_t bs = spec().block_size;
     const Tensor& bt = *c.block_table_tensor;
-    // vLLM copies block_table_tensor[:, :cdiv(max_seq_len + sink_len, block_size)] into the
-    // max_num_blocks columns after the sinks: torch raises when the source is narrower, unless
-    // it has one column, which it broadcasts to all of them.
-    const int64_t want = std::min<int64_t>((c.max_seq_len + sink + bs - 1) / bs, width_ - sinks_);
-    const bool broadcast = bt.shape[1] == 1 && want > 1;
-    if (bt.shape[1] < want && !broadcast)
-      invalid("common->block_table_tensor has ", bt.shape[1], " columns but vLLM 0.33's StaticSink "
-              "copies min(cdiv(max_seq_len + sink_len, block_size), cdiv(max_model_len, "
-              "block_size)) = ", want, " of them (max_seq_len=", c.max_seq_len, ", sink_len=", sink,
-              "; torch broadcasts a table of one column only)");
+    // vLLM: block_table_with_sink[:num_reqs, n : n + k] = block_table_tensor[:, :k] with
+    // k = cdiv(max_seq_len + sink_len, block_size): min(k, cdiv(max_model_len, block_size))
+    // columns receive min(k, the table's width); torch raises unless the two agree or the
+    // source has one column, which it broadcasts.
+    const int64_t k = (c.max_seq_len + sink + bs - 1) / bs;
+    const int64_t want = std::min<int64_t>(k, width_ - sinks_);
+    const int64_t have = std::min<int64_t>(k, bt.shape[1]);
+    const bool broadcast = have == 1 && want > 1;
+    if (have != want && !broadcast)
+      invalid("common->block_table_tensor has ", bt.shape[1], " columns: vLLM 0.33's StaticSink "
+              "copies min(k, its width) = ", have, " of them into min(k, cdiv(max_model_len, "
+              "block_size)) = ", want, " columns, k = cdiv(max_seq_len + sink_len, block_size) = ",
+              k, " (max_seq_len=", c.max_seq_len, ", sink_len=", sink,
+              "); torch refuses unless they agree or the table has one column");
     const Device d = config().device;
     const Device host{};
     const PersistentBuffers& b = buffers();

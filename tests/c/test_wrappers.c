@@ -520,7 +520,8 @@ static void test_static_sink(void** state) {
     static const int32_t q3[1] = {1}, s3[1] = {40};
     ts_batch* narrow = ts_batch_make(q3, s3, 1, 16, 3, -1);
     ASSERT_ERROR(attn_build(b, 0, &narrow->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "common->block_table_tensor has 3 columns but vLLM 0.33's StaticSink copies");
+                 "common->block_table_tensor has 3 columns: vLLM 0.33's StaticSink copies "
+                 "min(k, its width) = 3 of them into min(k, cdiv(max_model_len, block_size)) = 5");
     ts_batch_free(narrow);
   }
   {  /* ... except a one-column table, which torch broadcasts to the cdiv(12 + 32, 16) = 3 */
@@ -531,6 +532,18 @@ static void test_static_sink(void** state) {
     expect_sink_row(t, 0, (int32_t[]){1, 2, one->bt[0], one->bt[0], one->bt[0], 0}, 6);
     expect_sink_row(t, 1, (int32_t[]){1, 2, one->bt[1], one->bt[1], one->bt[1], 103}, 6);
     ts_batch_free(one);
+  }
+  {  /* ... and one wider than the persistent table's cdiv(4096, 16) = 256 columns when
+      * cdiv(max_seq_len + sink_len, 16) = 258 exceeds them (torch: 258 into 256) */
+    static const int32_t q5[1] = {1}, s5[1] = {4090};
+    ts_batch* wide = ts_batch_make(q5, s5, 1, 16, 258, -1);
+    ASSERT_ERROR(attn_build(b, 0, &wide->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "copies min(k, its width) = 258 of them into min(k, cdiv(max_model_len, "
+                 "block_size)) = 256 columns");
+    ts_batch_free(wide);
+    wide = ts_batch_make(q5, s5, 1, 16, 256, -1); /* the runner's width: fine */
+    ASSERT_OK(attn_build(b, 0, &wide->common, 0, &m, NULL));
+    ts_batch_free(wide);
   }
   attn_builder_destroy(b);
   /* TRITON_ATTN: capture writes 1 into the (sink) seq_lens, as vLLM's override after build */
