@@ -6,6 +6,8 @@ KV heads of 128):
   per-request int32 tensor in one of five (vLLM passes either through);
 - CACHE_ONLY_ATTN (CacheOnlyAttentionMetadataBuilder; a plain class, compared by its one
   attribute slot_mapping): `causal` False in one batch of ten, which both refuse;
+- ROCM_ATTN (RocmAttentionMetadataBuilder) and ROCM_OCTAVE (RocmOctaveMetadataBuilder: the split
+  and the per-token q_to_req / q_to_klen maps), libattn's host path as a ROCm runtime uses it;
 - HPC_ATTN (HpcAttnMetadataBuilder): vLLM's builder imports the `hpc` kernel library, which
   has no CPU build: the lane puts a recorder in its place (patches-style), so vLLM's build runs
   and its two hpc calls are compared with libattn's task_map_* fields (the workspace's
@@ -35,6 +37,8 @@ CLASSES = {
     "HPC_ATTN": ("vllm.v1.attention.backends.hpc_attn", "HpcAttnMetadataBuilder"),
     "CACHE_ONLY_ATTN": ("vllm.model_executor.models.extract_hidden_states",
                         "CacheOnlyAttentionMetadataBuilder"),
+    "ROCM_ATTN": ("vllm.v1.attention.backends.rocm_attn", "RocmAttentionMetadataBuilder"),
+    "ROCM_OCTAVE": ("vllm.v1.attention.backends.rocm_octave_attn", "RocmOctaveMetadataBuilder"),
 }
 LAYER = "model.layers.0.self_attn"
 #: what vLLM's hpc calls received, most recent last (the recorder's)
@@ -87,7 +91,7 @@ def _causal(name: str, b: Batch) -> Dict[str, Any]:
     u = r.random()
     if u < 0.1:
         return {"causal": False}
-    if u < 0.3 and name == "B12X" and b.n:
+    if u < 0.3 and name in ("B12X", "ROCM_ATTN") and b.n:
         return {"causal": r.integers(0, 2, b.n).astype(np.int32)}
     return {}
 
@@ -211,4 +215,5 @@ def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],
 
 
 def attn_variant_items() -> List[Item]:
-    return [variant_item(n) for n in ("B12X", "HPC_ATTN", "CACHE_ONLY_ATTN")]
+    return [variant_item(n) for n in ("B12X", "HPC_ATTN", "CACHE_ONLY_ATTN", "ROCM_ATTN",
+                                      "ROCM_OCTAVE")]

@@ -33,7 +33,9 @@
   ROW(kCacheOnlyAttnBackend)    /* cache_only_attn.cc */      \
   ROW(kHpcAttnBackend)          /* hpc_attn.cc */             \
   ROW(kTritonFlashAttnBackend)  /* composite_attn.cc */       \
-  ROW(kTritonFlashInferBackend)
+  ROW(kTritonFlashInferBackend)                               \
+  ROW(kRocmAttnBackend)         /* rocm_attn.cc */            \
+  ROW(kRocmOctaveBackend)
 
 namespace attn::backends {
 

@@ -115,9 +115,9 @@ class CompositeBuilder final : public Builder {
  protected:
   void do_build(int64_t common_prefix_len, const CommonMetadata& common, bool fast_build,
                 const ops::Exec& exec) override {
-    if (common_prefix_len > 0)
-      invalid("common_prefix_len=", common_prefix_len, ": ", backend().name(),
-              " has no cascade attention (vLLM 0.33 removed it; its children build with 0)");
+    // vLLM 0.33 passes common_prefix_len on, and its children ignore it ("deprecated and always
+    // 0"): the children build without libattn's cascade extension.
+    (void)common_prefix_len;
     const int variant = requires_mm_prefix(common, unclamped_window(spec())) ? 0 : 1;
     CommonMetadata c = common;
     adopt(children_[variant]->build(0, c, fast_build, exec.stream), variant);

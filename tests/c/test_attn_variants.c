@@ -302,8 +302,14 @@ static void test_composite(void** state) {
     assert_int_equal(ts_int(m, "attention_backend_variant"), 1);
     ts_batch_free(dec);
   }
-  ASSERT_ERROR(attn_build(b, 8, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
-               "TRITON_FLASH_ATTN has no cascade attention");
+  /* a common prefix: vLLM 0.33's children ignore it (no cascade fields) */
+  ASSERT_OK(attn_build(b, 8, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "attention_backend_variant"), 1);
+  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+  {
+    attn_field_t f = ATTN_FIELD_INIT;
+    ASSERT_ERROR(attn_metadata_get(m, "suffix_kv_lens", &f), ATTN_ERR_NOT_FOUND, "suffix_kv_lens");
+  }
   attn_builder_destroy(b);
   attn_builder_destroy(tri);
   attn_builder_destroy(fa);
@@ -348,12 +354,90 @@ static void test_composite(void** state) {
   ts_batch_free(batch);
 }
 
+/* ROCM_ATTN: the tables, capture writing 1 into seq_lens and 0 into query_start_loc in place;
+ * ROCM_OCTAVE: the split at 1 and the per-token request / causal key length maps, against a
+ * naive computation on random batches, and the draft update that refills them. */
+static void test_rocm(void** state) {
+  static const int32_t q[3] = {1, 4, 3}, s[3] = {30, 20, 3};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
+  attn_metadata_t* m = NULL;
+  int32_t level = -1, threshold = 0, update = 1, k, it;
+  uint64_t rng = 5;
+  (void)state;
+  b = ts_builder("ROCM_ATTN", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_ALWAYS);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, ATTN_NO_REORDER);
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+  assert_int_equal(update, 0);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "ROCM_ATTN");
+  assert_int_equal(attn_metadata_field_count(m), 9);
+  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+  assert_null(ts_tensor(m, "scheduler_metadata"));
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  for (k = 0; k < 3; ++k) assert_int_equal(batch->seq[k], 1);
+  for (k = 0; k < 4; ++k) assert_int_equal(batch->qsl[k], 0);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  /* ROCM_OCTAVE */
+  batch = ts_batch_make(q, s, 3, 16, 0, 10); /* two padding tokens */
+  b = ts_builder("ROCM_OCTAVE", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+  assert_int_equal(threshold, 1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 1);
+  ts_expect_i32(m, "q_to_req", (int32_t[]){0, 1, 1, 1, 1, 2, 2, 2, 3, 3}, 10);
+  ts_expect_i32(m, "q_to_klen", (int32_t[]){30, 17, 18, 19, 20, 1, 2, 3, 0, 0}, 10);
+  /* the drafter advanced seq_lens in place: the update refills the maps */
+  batch->seq[0] = 31;
+  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+  ts_expect_i32(m, "q_to_klen", (int32_t[]){31, 17, 18, 19, 20, 1, 2, 3, 0, 0}, 10);
+  ts_batch_free(batch);
+  for (it = 0; it < 200; ++it) {
+    int32_t qq[16], ss[16], req[128], klen[128];
+    const int64_t n = ts_rand_range(&rng, 1, 16);
+    int64_t r, t = 0, pad = ts_rand_range(&rng, 0, 3);
+    for (r = 0; r < n; ++r) {
+      qq[r] = (int32_t)ts_rand_range(&rng, 0, 6);
+      ss[r] = qq[r] + (int32_t)ts_rand_range(&rng, 0, 100);
+    }
+    for (r = 0; r < n; ++r)
+      for (k = 0; k < qq[r]; ++k, ++t) {
+        req[t] = (int32_t)r;
+        klen[t] = ss[r] - qq[r] + k + 1;
+      }
+    for (k = 0; k < pad; ++k, ++t) {
+      req[t] = (int32_t)n;
+      klen[t] = 0;
+    }
+    batch = ts_batch_make(qq, ss, n, 16, 0, t);
+    if (t == 0) {
+      ts_batch_free(batch);
+      continue;
+    }
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    ts_expect_i32(m, "q_to_req", req, t);
+    ts_expect_i32(m, "q_to_klen", klen, t);
+    ts_batch_free(batch);
+  }
+  attn_builder_destroy(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_b12x),
       cmocka_unit_test(test_cache_only),
       cmocka_unit_test(test_hpc_attn),
       cmocka_unit_test(test_composite),
+      cmocka_unit_test(test_rocm),
   };
   return cmocka_run_group_tests_name("attn_variants", tests, NULL, NULL);
 }
