@@ -75,7 +75,59 @@ def _vllm_builder_cls(backend: str, wrapper: str, chunk: int, fa_version: int = 
         from vllm.model_executor.layers.attention.encoder_only_attention import (
             create_encoder_only_attention_backend)
         return create_encoder_only_attention_backend(base).get_builder_cls()
+    if wrapper == "StaticSink":  # the block size is the caller's: static_sink_items.sink_len
+        raise ValueError("StaticSink's builder class needs sink_len: use _static_sink_cls")
     return base.get_builder_cls()
+
+
+def _static_sink_cls(backend: str, sink_len: int, fa_version: int = 0) -> Any:
+    """vLLM 0.33's create_static_sink_attention_backend(backend, sink_len)'s builder class."""
+    from vllm.model_executor.layers.attention.static_sink_attention import (
+        create_static_sink_attention_backend)
+    return create_static_sink_attention_backend(_backend_cls(backend, fa_version),
+                                                sink_len=sink_len).get_builder_cls()
+
+
+def _diffkv_cls(backend: str, head_size_v: int, fa_version: int = 0) -> Any:
+    """vLLM 0.33's FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV builder class. FLASH_ATTN_DIFFKV's
+    get_builder_cls is FlashAttentionBackend's (inherited): the FlashAttention version's module
+    (patches.flash_attn_module) gives the same class. TRITON_ATTN_DIFFKV reads its class
+    attribute head_size_v, which a layer sets (set_head_size_v) before the builder is made."""
+    if backend == "FLASH_ATTN":
+        from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+        from vllm.v1.attention.backends.flash_attn_diffkv import FlashAttentionDiffKVBackend
+        assert FlashAttentionDiffKVBackend.get_builder_cls() is FlashAttentionBackend.get_builder_cls()
+        return _backend_cls(backend, fa_version).get_builder_cls()
+    from vllm.v1.attention.backends.triton_attn_diffkv import TritonAttentionDiffKVBackend
+    TritonAttentionDiffKVBackend.set_head_size_v(head_size_v)
+    return TritonAttentionDiffKVBackend.get_builder_cls()
+
+
+def head_size_v(b: Batch) -> int:
+    """The DiffKV items' AttentionSpec.head_size_v (the K head size stays the model's 128): 64,
+    96, 192 or 256 by block size (which the builder cache keys on)."""
+    return {16: 64, 32: 96, 64: 192}.get(b.block_size, 256)
+
+
+def sink_len(b: Batch) -> int:
+    """The StaticSink items' SinkFullAttentionSpec.sink_len: whole blocks, 64 tokens or one
+    block (a function of the block size, which the builder cache keys on)."""
+    return max(64, b.block_size)
+
+
+def _item_batch(wrapper: str, b: Batch) -> Batch:
+    """The batch as an item uses it: StaticSink's gets sink_len / block_size + 1 more table
+    columns (vLLM copies cdiv(max_seq_len + sink_len, block_size) of them; max_seq_len may be
+    the upper bound's), as a runner's cdiv(max_model_len, block_size)-wide table has."""
+    if wrapper != "StaticSink":
+        return b
+    c = getattr(b, "_sink_batch", None)
+    if c is None:
+        c = Batch(b.q, b.ctx, b.prompt, b.block_size, b.spec, b.kind, b.dcp, b.interleave,
+                  b.chunk, b.extra_cols + sink_len(b) // b.block_size + 1)
+        c.seed = getattr(b, "seed", (0, 0))
+        b._sink_batch = c
+    return c
 
 
 def _sizes(backend: str) -> Tuple[int, int, int, int]:
@@ -239,15 +291,21 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
             with _patches(backend, wrapper, b):
                 configure_vllm(vc, settings)
             full_kw = vllm_spec_kwargs(settings)
+        from vllm.v1.kv_cache_interface import SinkFullAttentionSpec
         spec = {"ChunkedLocal": lambda: ChunkedLocalAttentionSpec(attention_chunk_size=b.chunk,
                                                                   **kw),
+                "StaticSink": lambda: SinkFullAttentionSpec(sink_len=sink_len(b), **kw),
+                "DiffKV": lambda: FullAttentionSpec(**kw, head_size_v=head_size_v(b)),
                 "Cross": lambda: CrossAttentionSpec(**kw),
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
                     wrapper, lambda: FullAttentionSpec(**kw, **full_kw, dcp_sharded=world > 1))()
         try:
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
-                ctx.builders[key] = (_vllm_builder_cls(backend, wrapper, b.chunk,
-                                                       _fa_version(backend, wrapper, b))(
+                fav = _fa_version(backend, wrapper, b)
+                cls = _static_sink_cls(backend, sink_len(b), fav) if wrapper == "StaticSink" \
+                    else _diffkv_cls(backend, head_size_v(b), fav) if wrapper == "DiffKV" \
+                    else _vllm_builder_cls(backend, wrapper, b.chunk, fav)
+                ctx.builders[key] = (cls(
                     spec, [LAYER], vc, torch.device("cpu")), vc, None)
         except Exception as e:
             ctx.builders[key] = (None, vc, e)
@@ -301,8 +359,12 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                 "EncoderOnly": libattn.KvCacheKind.ENCODER_ONLY}.get(
                     wrapper, libattn.KvCacheKind.FULL_ATTENTION)
         spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind,
-                                   attention_chunk_size=b.chunk if wrapper == "ChunkedLocal" else 0)
-        ctx.builders[key] = ctx.lib.builder(backend, spec, cfg)
+                                   attention_chunk_size=b.chunk if wrapper == "ChunkedLocal" else 0,
+                                   sink_len=sink_len(b) if wrapper == "StaticSink" else 0,
+                                   head_size_v=head_size_v(b) if wrapper == "DiffKV" else 0)
+        # DiffKV: libattn's FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV (a backend, not a wrapper)
+        ctx.builders[key] = ctx.lib.builder(backend + ("_DIFFKV" if wrapper == "DiffKV" else ""),
+                                            spec, cfg)
     return ctx.builders[key]
 
 
@@ -506,15 +568,37 @@ def _fa_path(b: Batch, wrapper: str) -> str:
 
 def builder_item(backend: str, wrapper: str = "") -> Item:
     def v(ctx, b):
+        b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         from vllm.config import set_current_vllm_config
+        cm = vllm_common(ctx, b, **_inputs(b, wrapper, backend))
+        if wrapper == "StaticSink":  # its build edits seq_lens in place: not the batch's memory
+            cm.seq_lens = cm.seq_lens.clone()
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
-            return vb.build(0, vllm_common(ctx, b, **_inputs(b, wrapper, backend)))
+            try:
+                return vb.build(0, cm)
+            except Exception:
+                if wrapper == "StaticSink":
+                    ctx.sink_refused = True
+                raise
 
     def l(ctx, b):
+        b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
-        return lib_builder(ctx, backend, wrapper, b, vc).build(
-            lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
+        try:
+            return lib_builder(ctx, backend, wrapper, b, vc).build(
+                lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
+        finally:
+            # StaticSink's persistent table after a batch vLLM refused: vLLM copies the batch's
+            # table before its wrapped builder refuses, libattn validates the batch before it
+            # copies; the columns later batches do not rewrite may then differ, so both
+            # builders start over (docs/backends/wrappers.md)
+            if getattr(ctx, "sink_refused", False):
+                ctx.sink_refused = False
+                for side in ("vllm", "lib"):
+                    old = ctx.builders.pop((side,) + _key(backend, wrapper, b), None)
+                    if hasattr(old, "close"):
+                        old.close()
 
     name = f"{wrapper} over {backend}" if wrapper else backend
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \
@@ -528,7 +612,9 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
     if backend == "FLASH_ATTN":
         path = lambda ctx, b, v: _fa_path(b, wrapper)  # noqa: E731
     return Item(name, "builder", v, l,
-                lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper, b, v, md, ctx)),
+                lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper,
+                                                                  _item_batch(wrapper, b), v, md,
+                                                                  ctx)),
                 shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path, **limits)
 
 

@@ -49,17 +49,22 @@ class Ctx:
 def all_items() -> List[Any]:
     from .abi14_items import abi14_items
     from .bailing_items import bailing_items
+    from .attn_variant_items import attn_variant_items
     from .builder_items import builder_items
+    from .composite_items import composite_items
+    from .diffkv_items import diffkv_items
     from .gdn_items import gdn_items
     from .kda_items import kda_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
     from .sparse_mla_items import sparse_mla_items
+    from .static_sink_items import static_sink_items
     from .triton_items import triton_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
-            + kda_items() + bailing_items())
+            + kda_items() + bailing_items() + static_sink_items()
+            + diffkv_items() + attn_variant_items() + composite_items())
 
 
 def main(argv: List[str] = None) -> int:

@@ -536,6 +536,16 @@ typedef struct attn_kv_cache_spec {
   int32_t topk_buffer_width;    /**< `MLAAttentionSpec.topk_buffer_width`: the width of the
                                      model's top-k indices buffer, padding included; 0 (default)
                                      = None (= `index_topk`). */
+  /* ---- ABI 1.7 (attention variants: static sinks and diff-KV): vLLM 0.33's
+   *      SinkFullAttentionSpec.sink_len and AttentionSpec.head_size_v (both 0 by default: no
+   *      sink, value heads as wide as the key heads). ---- */
+  int32_t sink_len;    /**< `SinkFullAttentionSpec.sink_len`: static sink tokens a StaticSink
+                            layer keeps in KV cache blocks 1..sink_len/block_size; > 0 wraps the
+                            backend's builder in the StaticSink wrapper (::ATTN_KV_FULL_ATTENTION
+                            specs only, a multiple of `block_size`); 0 (default) = None. */
+  int32_t head_size_v; /**< `AttentionSpec.head_size_v`: the value head dimension; 0 (default)
+                            = `head_size`. TRITON_ATTN_DIFFKV sizes its scratch by it; other
+                            backends' metadata does not depend on it (as in vLLM). */
 } attn_kv_cache_spec_t;
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
@@ -549,12 +559,12 @@ typedef struct attn_kv_cache_spec {
   (offsetof(attn_kv_cache_spec_t, mamba_num_heads) + sizeof(int32_t))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
-  (offsetof(attn_kv_cache_spec_t, topk_buffer_width) + sizeof(int32_t))
+  (offsetof(attn_kv_cache_spec_t, head_size_v) + sizeof(int32_t))
 /** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set), no Mamba
  *  parameters. */
 #define ATTN_KV_CACHE_SPEC_INIT                                                                 \
   { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, \
-    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0 }
+    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
 typedef struct attn_per_layer_params {

@@ -39,6 +39,21 @@ int copy_submatrix_f32(int device_id, void* stream, const float* src, int64_t sr
                        int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                        float* out) noexcept;
 
+/// See ops::query_key_maps. One launch.
+int query_key_maps(int device_id, void* stream, const int32_t* query_start_loc,
+                   const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
+                   int32_t* q_to_req, int32_t* q_to_klen) noexcept;
+
+/// See ops::static_sink_seq_lens, static_sink_prefix, static_sink_block_table. One launch each.
+int static_sink_seq_lens(int device_id, void* stream, const int32_t* seq_lens, int64_t n,
+                         int32_t sink_len, int32_t* out) noexcept;
+int static_sink_prefix(int device_id, void* stream, int32_t* table, int64_t rows, int64_t stride,
+                       int64_t num_sink_blocks) noexcept;
+int static_sink_block_table(int device_id, void* stream, const int32_t* block_table,
+                            int64_t block_table_stride, int64_t block_table_col_stride,
+                            int64_t rows, int64_t cols, int64_t num_sink_blocks, int32_t* out,
+                            int64_t out_stride) noexcept;
+
 /// See ops::cross_attention_slot_mapping. One launch (a single block).
 int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
                                  const int32_t* seq_lens, const int32_t* encoder_seq_lens,

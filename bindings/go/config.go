@@ -31,6 +31,10 @@ type KVCacheSpec struct {
 	// MLAAttentionSpec.topk_buffer_width (0 = None).
 	IndexTopk       int32
 	TopkBufferWidth int32
+	// ABI 1.7: SinkFullAttentionSpec.sink_len (> 0: the StaticSink wrapper) and
+	// AttentionSpec.head_size_v (0 = HeadSize; the diff-KV backends).
+	SinkLen   int32
+	HeadSizeV int32
 }
 
 // NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
@@ -49,6 +53,8 @@ func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
 		MambaNumHeads:              int32(c.mamba_num_heads),
 		IndexTopk:                  int32(c.index_topk),
 		TopkBufferWidth:            int32(c.topk_buffer_width),
+		SinkLen:                    int32(c.sink_len),
+		HeadSizeV:                  int32(c.head_size_v),
 	}
 }
 
@@ -71,6 +77,8 @@ func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
 	c.mamba_num_heads = C.int32_t(s.MambaNumHeads)
 	c.index_topk = C.int32_t(s.IndexTopk)
 	c.topk_buffer_width = C.int32_t(s.TopkBufferWidth)
+	c.sink_len = C.int32_t(s.SinkLen)
+	c.head_size_v = C.int32_t(s.HeadSizeV)
 	return c
 }
 

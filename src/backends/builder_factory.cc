@@ -16,6 +16,7 @@ std::vector<Wrapper> wrappers_for(const KvCacheSpec& spec, const BuilderConfig& 
   if (spec.kind == kKvChunkedLocalAttention) w.push_back(Wrapper::kChunkedLocal);
   if (spec.kind == kKvCrossAttention) w.push_back(Wrapper::kCrossAttention);
   if (spec.kind == kKvEncoderOnly) w.push_back(Wrapper::kEncoderOnly);
+  if (spec.sink_len > 0) w.push_back(Wrapper::kStaticSink);
   return w;
 }
 

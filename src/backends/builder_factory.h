@@ -2,7 +2,8 @@
 // with vLLM's wrappers stacked around the backend's builder as the spec and config ask
 // (outermost first): KV-sharing fast prefill (config->kv_sharing_fast_prefill), then chunked
 // local attention (CHUNKED_LOCAL_ATTENTION spec), cross attention (CROSS_ATTENTION spec) or
-// encoder-only attention (ENCODER_ONLY spec). A wrapper's buffers come first in a workspace.
+// encoder-only attention (ENCODER_ONLY spec), or static sinks (a FULL_ATTENTION spec with
+// sink_len > 0). A wrapper's buffers come first in a workspace.
 #pragma once
 
 #include <cstddef>

@@ -34,7 +34,16 @@
   ROW(kFlashAttnMlaSparseFa4Backend)                          \
   ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
   ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */ \
-  ROW(kTokenspeedMlaBackend) /* mla.cc */
+  ROW(kTokenspeedMlaBackend) /* mla.cc */                     \
+  ROW(kFlashAttnDiffKvBackend)  /* flash_attn.cc */           \
+  ROW(kTritonAttnDiffKvBackend) /* triton_attn.cc */          \
+  ROW(kB12xBackend)             /* b12x.cc */                 \
+  ROW(kCacheOnlyAttnBackend)    /* cache_only_attn.cc */      \
+  ROW(kHpcAttnBackend)          /* hpc_attn.cc */             \
+  ROW(kTritonFlashAttnBackend)  /* composite_attn.cc */       \
+  ROW(kTritonFlashInferBackend)                               \
+  ROW(kRocmAttnBackend)         /* rocm_attn.cc */            \
+  ROW(kRocmOctaveBackend)
 
 namespace attn::backends {
 

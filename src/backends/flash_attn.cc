@@ -439,4 +439,21 @@ const BackendDescriptor kFlashAttnBackend{
     create_builder_of<FlashAttnBuilder>,
 };
 
+// vLLM 0.33's FLASH_ATTN_DIFFKV (flash_attn_diffkv.py): FlashAttentionBackend with its own name
+// and impl (K and V of different head sizes packed in one cache; the spec's head_size_v); its
+// builder is FlashAttentionMetadataBuilder itself, so level, threshold, update_block_table and
+// every field are FLASH_ATTN's. vLLM selects it only where FlashAttention 3 or 4 runs
+// (is_supported_on_current_device), which the builder does not check: neither does libattn.
+extern const BackendDescriptor kFlashAttnDiffKvBackend;
+const BackendDescriptor kFlashAttnDiffKvBackend{
+    "FLASH_ATTN_DIFFKV",
+    "0.33 (partial, as FLASH_ATTN)",
+    kPagedAttentionKinds,
+    0,
+    kFlashAttnBackend.cudagraph_support,
+    check_supported,
+    kFlashAttnBackend.buffer_plan,
+    create_builder_of<FlashAttnBuilder>,
+};
+
 }  // namespace attn::backends

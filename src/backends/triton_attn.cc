@@ -131,11 +131,17 @@ Scratch scratch_layout(const KvCacheSpec& spec, const BuilderConfig& c) {
   return s;
 }
 
-std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+/// The last dimension of softmax_segm_output: next_power_of_2(head_size); TRITON_ATTN_DIFFKV's
+/// builder re-allocates it with next_power_of_2(head_size_v) (the partial outputs are V-shaped).
+int64_t output_dim(const KvCacheSpec& spec, bool diffkv) {
+  return next_power_of_2(diffkv ? spec.value_head_size() : spec.head_size);
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c, bool diffkv) {
   const Scratch sc = scratch_layout(spec, c);
   const int64_t s = sc.rows, g = sc.segments;
   const int64_t heads = c.num_attention_heads;
-  const int64_t dim = next_power_of_2(spec.head_size);
+  const int64_t dim = output_dim(spec, diffkv);
   BufferPlan p(kBufferNames);
   p.set(kBufOutput, buffer_bytes("softmax_segm_output", {s, heads, g, dim, 4}));
   p.set(kBufMax, buffer_bytes("softmax_segm_max", {s, heads, g, 4}));
@@ -156,15 +162,15 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
 class TritonAttnBuilder final : public Builder {
  public:
   TritonAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-                    const BuilderConfig& config)
+                    const BuilderConfig& config, bool diffkv = false)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName, config.device, plan(spec, config), config.allocator,
+        buffers_(kName, config.device, plan(spec, config, diffkv), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(name_vector(kFieldNames, kPlainFieldCount));
     init_cascade_metadata(name_vector(kFieldNames));
     threshold_ = triton_seq_threshold_3d(spec, config);
     const int64_t heads = config.num_attention_heads;
-    const int64_t dim = next_power_of_2(spec.head_size);
+    const int64_t dim = output_dim(spec, diffkv);
     const Device d = config.device;
     const Scratch sc = scratch_layout(spec, config);
     const int64_t s = sc.rows, g = sc.segments;
@@ -332,8 +338,33 @@ const BackendDescriptor kTritonAttnBackend{
     0,
     fixed_cudagraph_support<kCgAlways>,
     check_supported,
-    buffer_plan_of<plan>,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config, false);
+    },
     create_builder_of<TritonAttnBuilder>,
+};
+
+// vLLM 0.33's TRITON_ATTN_DIFFKV (triton_attn_diffkv.py): TritonAttentionDiffKVMetadataBuilder,
+// TRITON_ATTN's builder whose softmax_segm_output has next_power_of_2(head_size_v) as its last
+// dimension (kv_cache_spec->head_size_v; vLLM reads the backend's class attribute the layer
+// set). Level, threshold and the other fields are TRITON_ATTN's; decoder self-attention only
+// (its supports_attn_type), so no cross or encoder-only specs.
+extern const BackendDescriptor kTritonAttnDiffKvBackend;
+const BackendDescriptor kTritonAttnDiffKvBackend{
+    "TRITON_ATTN_DIFFKV",
+    "0.33 (partial, as TRITON_ATTN)",
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) |
+        kv_kind_bit(kKvChunkedLocalAttention),
+    1,
+    fixed_cudagraph_support<kCgAlways>,
+    check_supported,
+    [](const BackendDescriptor&, const KvCacheSpec& spec, const BuilderConfig& config) {
+      return plan(spec, config, true);
+    },
+    [](const BackendDescriptor&, std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+       const BuilderConfig& config) -> std::unique_ptr<Builder> {
+      return std::make_unique<TritonAttnBuilder>(std::move(backend), spec, config, true);
+    },
 };
 
 }  // namespace attn::backends

@@ -1,4 +1,4 @@
-// The four wrappers of wrappers.h, one file each; wrappers.cc dispatches to these.
+// The wrappers of wrappers.h, one file each; wrappers.cc dispatches to these.
 #pragma once
 
 #include <memory>
@@ -32,5 +32,11 @@ std::unique_ptr<Builder> make_cross_attention(std::shared_ptr<const Backend> bac
 std::unique_ptr<Builder> make_encoder_only(std::shared_ptr<const Backend> backend,
                                            const KvCacheSpec& spec, const BuilderConfig& config,
                                            std::unique_ptr<Builder> inner);
+
+// static_sink_attention.cc
+std::vector<BufferRequest> static_sink_buffers(const KvCacheSpec& spec, const BuilderConfig& config);
+std::unique_ptr<Builder> make_static_sink(std::shared_ptr<const Backend> backend,
+                                          const KvCacheSpec& spec, const BuilderConfig& config,
+                                          std::unique_ptr<Builder> inner);
 
 }  // namespace attn::backends

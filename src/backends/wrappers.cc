@@ -1,6 +1,7 @@
 #include "backends/wrappers.h"
 
 #include <algorithm>
+#include <climits>
 #include <utility>
 
 #include "backends/wrapper_kinds.h"
@@ -15,6 +16,7 @@ std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,
     case Wrapper::kChunkedLocal: return chunked_local_buffers(spec, config);
     case Wrapper::kCrossAttention: return cross_attention_buffers(config);
     case Wrapper::kEncoderOnly: return {};
+    case Wrapper::kStaticSink: return static_sink_buffers(spec, config);
   }
   return {};
 }
@@ -25,6 +27,9 @@ BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const Bui
   // The wrapped builder sees encoder lengths as its sequence lengths: size it for them.
   if (w == Wrapper::kCrossAttention)
     inner.max_model_len = std::max(config.max_model_len, config.max_encoder_len);
+  // The wrapped builder sees sequences sink_len tokens longer (vLLM checks no length against
+  // max_model_len; libattn's validation of the wrapped batch allows for the sinks).
+  if (w == Wrapper::kStaticSink) inner.max_model_len = config.max_model_len + spec.sink_len;
   if (w == Wrapper::kChunkedLocal) {
     // The wrapped builder sees the virtual batches as its requests (vLLM's Triton variant sizes
     // the wrapped builder the same way).
@@ -61,6 +66,12 @@ void check_wrapper(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& conf
       break;
     case Wrapper::kEncoderOnly:
       break;
+    case Wrapper::kStaticSink:
+      // kv_cache_spec validation checked the kind (FULL_ATTENTION) and the multiple of block_size.
+      if (static_cast<int64_t>(config.max_model_len) + spec.sink_len > INT32_MAX)
+        invalid("config->max_model_len=", config.max_model_len, " + kv_cache_spec->sink_len=",
+                spec.sink_len, " exceeds 2^31-1");
+      break;
   }
 }
 
@@ -76,6 +87,8 @@ std::unique_ptr<Builder> make_wrapper(Wrapper w, std::shared_ptr<const Backend> 
       return make_cross_attention(std::move(backend), spec, config, std::move(inner));
     case Wrapper::kEncoderOnly:
       return make_encoder_only(std::move(backend), spec, config, std::move(inner));
+    case Wrapper::kStaticSink:
+      return make_static_sink(std::move(backend), spec, config, std::move(inner));
   }
   fail(Status::kInternal, "unknown wrapper");
 }

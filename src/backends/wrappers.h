@@ -1,8 +1,9 @@
 // vLLM's builder wrappers, which apply to any backend: chunked local attention
 // (create_chunked_local_attention_backend), KV-sharing fast prefill
 // (create_fast_prefill_custom_backend), cross attention (create_cross_attention_backend) and
-// encoder-only attention (create_encoder_only_attention_backend). A runtime selects them with
-// the KV cache spec's kind and config->kv_sharing_fast_prefill; builder_factory.h stacks them.
+// encoder-only attention (create_encoder_only_attention_backend) and, new in vLLM 0.33, static
+// sinks (create_static_sink_attention_backend). A runtime selects them with the KV cache spec's
+// kind, its sink_len and config->kv_sharing_fast_prefill; builder_factory.h stacks them.
 #pragma once
 
 #include <memory>
@@ -13,7 +14,7 @@
 
 namespace attn::backends {
 
-enum class Wrapper { kFastPrefill, kChunkedLocal, kCrossAttention, kEncoderOnly };
+enum class Wrapper { kFastPrefill, kChunkedLocal, kCrossAttention, kEncoderOnly, kStaticSink };
 
 /// The wrapper's own persistent buffers for this spec and config.
 std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,

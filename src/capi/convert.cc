@@ -214,6 +214,9 @@ KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   // ABI 1.7
   k.index_topk = s.index_topk;
   k.topk_buffer_width = s.topk_buffer_width;
+  // ABI 1.7 (attention variants)
+  k.sink_len = s.sink_len;
+  k.head_size_v = s.head_size_v;
   validate(k);
   return k;
 }
@@ -480,6 +483,9 @@ attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
   s.mamba_num_heads = k.mamba_num_heads;
   s.index_topk = k.index_topk;
   s.topk_buffer_width = k.topk_buffer_width;
+  // ABI 1.7 (attention variants)
+  s.sink_len = k.sink_len;
+  s.head_size_v = k.head_size_v;
   return s;
 }
 

@@ -122,6 +122,16 @@ void validate(const KvCacheSpec& s) {
   if (s.topk_buffer_width < 0)
     invalid("kv_cache_spec->topk_buffer_width=", s.topk_buffer_width,
             " is negative (0 means None)");
+  // ABI 1.7 (attention variants).
+  if (s.sink_len < 0) invalid("kv_cache_spec->sink_len=", s.sink_len, " is negative (0 means None)");
+  if (s.sink_len > 0 && s.kind != kKvFullAttention)
+    invalid("kv_cache_spec->sink_len=", s.sink_len, " needs kind ATTN_KV_FULL_ATTENTION "
+            "(vLLM's SinkFullAttentionSpec), not ", kv_cache_kind_name(s.kind));
+  if (s.sink_len > 0 && s.sink_len % s.block_size != 0)
+    invalid("kv_cache_spec->sink_len=", s.sink_len, " is not a multiple of kv_cache_spec->block_size=",
+            s.block_size, " (vLLM's StaticSink keeps sink_len / block_size whole sink blocks)");
+  if (s.head_size_v < 0)
+    invalid("kv_cache_spec->head_size_v=", s.head_size_v, " is negative (0 means head_size)");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

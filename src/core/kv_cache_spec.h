@@ -76,6 +76,11 @@ struct KvCacheSpec {
   // ABI 1.7: sparse MLA (MLA specs of DeepSeek V3.2's indexer layers).
   int32_t index_topk = 0;         ///< hf_text_config.index_topk; 0 = 2048.
   int32_t topk_buffer_width = 0;  ///< MLAAttentionSpec.topk_buffer_width; 0 = None.
+  // ABI 1.7 (attention variants).
+  int32_t sink_len = 0;     ///< SinkFullAttentionSpec.sink_len; 0 = None (no StaticSink wrapper).
+  int32_t head_size_v = 0;  ///< AttentionSpec.head_size_v; 0 = head_size.
+  /// vLLM's head_size_v after __post_init__ (head_size when not given).
+  int32_t value_head_size() const { return head_size_v > 0 ? head_size_v : head_size; }
 };
 
 /// The top-k token budget of a sparse MLA spec (index_topk, 0 standing for 2048).

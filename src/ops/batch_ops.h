@@ -227,6 +227,32 @@ void flex_kv_indices(const Exec& exec, const FlexBlockMaskIn& in, int64_t num_gr
                      int32_t* kv_indices, int64_t out_stride, int32_t* kv_num_blocks,
                      void* scratch, int64_t scratch_per_group);
 
+/// vLLM 0.33's RocmOctaveMetadataBuilder._fill_query_maps, for t < num_tokens:
+/// q_to_req[t] = searchsorted(query_start_loc[1:num_reqs + 1], t, right=True) (num_reqs for a
+/// padding token past the last query) and q_to_klen[t] = seq_lens[r] - query_len(r) +
+/// (t - query_start_loc[r]) + 1 (the causal key length of the token), 0 for padding. Nothing is
+/// written when num_tokens or num_reqs is 0.
+void query_key_maps(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
+                    int64_t num_reqs, int64_t num_tokens, int32_t* q_to_req, int32_t* q_to_klen);
+
+/// vLLM 0.33's StaticSinkAttentionBuilder: out[i] = seq_lens[i] + sink_len, except that a
+/// length of 0 (a padded request) stays 0 (`seq_lens += sink_len; seq_lens[seq_lens == sink_len]
+/// = 0`). `out` may be `seq_lens`.
+void static_sink_seq_lens(const Exec& exec, const int32_t* seq_lens, int64_t n, int32_t sink_len,
+                          int32_t* out);
+/// table[r][j] = j + 1 for r < rows, j < num_sink_blocks (rows `stride` apart): the sink block
+/// ids StaticSink's persistent table starts with.
+void static_sink_prefix(const Exec& exec, int32_t* table, int64_t rows, int64_t stride,
+                        int64_t num_sink_blocks);
+/// out[r][num_sink_blocks + j] = block_table[r * block_table_stride + j * block_table_col_stride]
+/// for r < rows, j < cols (StaticSink's copy of the batch's table behind the sink blocks; a
+/// column stride of 0 is torch's broadcast of a one-column table; out's other entries are left
+/// as they are).
+void static_sink_block_table(const Exec& exec, const int32_t* block_table,
+                             int64_t block_table_stride, int64_t block_table_col_stride,
+                             int64_t rows, int64_t cols, int64_t num_sink_blocks, int32_t* out,
+                             int64_t out_stride);
+
 /// The cross-attention slot mapping (vLLM's CrossAttentionBuilder): a request writes its
 /// encoder KV only on its first step (seq_len == query_len); those requests, in order, emit
 /// slot(i) = block_table[r][i / block_size] * block_size + i % block_size for i in

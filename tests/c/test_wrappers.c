@@ -1,8 +1,9 @@
 /* vLLM's builder wrappers, chosen by the spec's kind and config->kv_sharing_fast_prefill:
  * chunked local attention on vLLM's worked example (tests/data/vectors) and its
  * update_block_table, KV-sharing fast prefill on vLLM's vector, cross attention, encoder-only
- * attention, stacked wrappers in a caller workspace, the level reduction over builders, and a
- * config of ABI 1.0's size. */
+ * attention, stacked wrappers in a caller workspace, the level reduction over builders, a
+ * config of ABI 1.0's size, and StaticSink (hand-checked, random against a naive table, bad
+ * input). */
 #include "json.h"
 #include "test_support.h"
 
@@ -436,6 +437,199 @@ static void test_abi_1_0_config(void** state) {
   ts_batch_free(batch);
 }
 
+/* StaticSink (vLLM 0.33's create_static_sink_attention_backend): sink_len 32 on block 16 = two
+ * sink blocks (ids 1, 2) prepended to a persistent max_num_seqs x (2 + cdiv(4096, 16)) table;
+ * seq_lens + 32 (a padded request's 0 stays 0), max_seq_len + 32. */
+static void expect_sink_row(const attn_tensor_t* t, int64_t r, const int32_t* want, int64_t n) {
+  const int32_t* row = (const int32_t*)t->data + r * t->strides[0];
+  int64_t j;
+  for (j = 0; j < n; ++j)
+    if (row[j] != want[j]) fail_msg("block_table[%d][%d]=%d, expected %d", (int)r, (int)j, row[j], want[j]);
+}
+
+static void test_static_sink(void** state) {
+  static const int32_t q[3] = {1, 3, 0}, s[3] = {20, 40, 0};
+  int64_t i;
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_kv_cache_spec_t plain = ts_spec();
+  attn_builder_config_t config = ts_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 16, 8, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int32_t level = -1, plain_level = -2, threshold = -1, plain_threshold = -2;
+  size_t bytes = 0, plain_bytes = 0;
+  (void)state;
+  spec.sink_len = 32;
+  for (i = 0; i < 8; ++i) batch->bt[8 + i] = 100 + (int32_t)i; /* row 1: every column set */
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "StaticSink_FLASH_ATTN");
+  ts_expect_i32(m, "seq_lens", (int32_t[]){52, 72, 0}, 3);
+  assert_int_equal(ts_int(m, "max_seq_len"), 72);
+  t = ts_tensor(m, "block_table");
+  assert_int_equal(t->ndim, 2);
+  assert_int_equal(t->shape[0], 3);
+  assert_int_equal(t->shape[1], 2 + 4096 / 16);
+  /* cdiv(72, 16) = 5 columns copied behind the sinks; the rest of the persistent table is 0 */
+  expect_sink_row(t, 0, (int32_t[]){1, 2, 1, 2, 0, 0, 0, 0, 0}, 9);
+  expect_sink_row(t, 1, (int32_t[]){1, 2, 100, 101, 102, 103, 104, 0, 0}, 9);
+  expect_sink_row(t, 2, (int32_t[]){1, 2, 0, 0, 0, 0, 0, 0, 0}, 9);
+  /* the caller's seq_lens are not touched (vLLM edits its tensor in place) */
+  assert_int_equal(batch->seq[0], 20);
+  /* persistent: a shorter batch rewrites cdiv(10 + 32, 16) = 3 columns; row 1 keeps the rest */
+  {
+    static const int32_t q2[2] = {1, 1}, s2[2] = {10, 3};
+    ts_batch* shorter = ts_batch_make(q2, s2, 2, 16, 3, -1);
+    shorter->bt[0] = 7; shorter->bt[1] = 0; shorter->bt[2] = 0;
+    shorter->bt[3] = 9; shorter->bt[4] = 0; shorter->bt[5] = 0;
+    ASSERT_OK(attn_build(b, 0, &shorter->common, 0, &m, NULL));
+    t = ts_tensor(m, "block_table");
+    expect_sink_row(t, 0, (int32_t[]){1, 2, 7, 0, 0, 0}, 6);
+    expect_sink_row(t, 1, (int32_t[]){1, 2, 9, 0, 0, 103, 104, 0}, 8);
+    ts_expect_i32(m, "seq_lens", (int32_t[]){42, 35}, 2);
+    ts_batch_free(shorter);
+  }
+  /* level, threshold, update support and workspace: the wrapped builder's, plus the table */
+  {
+    attn_builder_t* p = ts_builder("FLASH_ATTN", &plain, &config);
+    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+    ASSERT_OK(attn_builder_cudagraph_support(p, &plain_level));
+    assert_int_equal(level, plain_level);
+    ASSERT_OK(attn_backend_cudagraph_support("FLASH_ATTN", &spec, &config, &level));
+    assert_int_equal(level, plain_level);
+    ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+    ASSERT_OK(attn_builder_reorder_batch_threshold(p, &plain_threshold));
+    assert_int_equal(threshold, plain_threshold);
+    ASSERT_OK(attn_builder_supports_update_block_table(b, &level));
+    ASSERT_OK(attn_builder_supports_update_block_table(p, &plain_level));
+    assert_int_equal(level, plain_level);
+    assert_int_equal(level, 1);
+    attn_builder_destroy(p);
+  }
+  ASSERT_OK(attn_builder_workspace_size("FLASH_ATTN", &spec, &config, &bytes));
+  ASSERT_OK(attn_builder_workspace_size("FLASH_ATTN", &plain, &config, &plain_bytes));
+  assert_true(bytes >= plain_bytes + 256 * (2 + 256) * 4);
+  /* update_block_table: vLLM's subclass inherits FLASH_ATTN's, which installs the table given */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ASSERT_OK(attn_update_block_table(b, m, batch->common.block_table_tensor,
+                                    batch->common.slot_mapping, &m, NULL));
+  assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
+  /* bad input: a table narrower than the cdiv(max_seq_len + sink_len, block) columns vLLM copies */
+  {
+    static const int32_t q3[1] = {1}, s3[1] = {40};
+    ts_batch* narrow = ts_batch_make(q3, s3, 1, 16, 3, -1);
+    ASSERT_ERROR(attn_build(b, 0, &narrow->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->block_table_tensor has 3 columns: vLLM 0.33's StaticSink copies "
+                 "min(k, its width) = 3 of them into min(k, cdiv(max_model_len, block_size)) = 5");
+    ts_batch_free(narrow);
+  }
+  {  /* ... except a one-column table, which torch broadcasts to the cdiv(12 + 32, 16) = 3 */
+    static const int32_t q4[2] = {1, 2}, s4[2] = {12, 5};
+    ts_batch* one = ts_batch_make(q4, s4, 2, 16, 1, -1);
+    ASSERT_OK(attn_build(b, 0, &one->common, 0, &m, NULL));
+    t = ts_tensor(m, "block_table");
+    expect_sink_row(t, 0, (int32_t[]){1, 2, one->bt[0], one->bt[0], one->bt[0], 0}, 6);
+    expect_sink_row(t, 1, (int32_t[]){1, 2, one->bt[1], one->bt[1], one->bt[1], 103}, 6);
+    ts_batch_free(one);
+  }
+  {  /* ... and one wider than the persistent table's cdiv(4096, 16) = 256 columns when
+      * cdiv(max_seq_len + sink_len, 16) = 258 exceeds them (torch: 258 into 256) */
+    static const int32_t q5[1] = {1}, s5[1] = {4090};
+    ts_batch* wide = ts_batch_make(q5, s5, 1, 16, 258, -1);
+    ASSERT_ERROR(attn_build(b, 0, &wide->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "copies min(k, its width) = 258 of them into min(k, cdiv(max_model_len, "
+                 "block_size)) = 256 columns");
+    ts_batch_free(wide);
+    wide = ts_batch_make(q5, s5, 1, 16, 256, -1); /* the runner's width: fine */
+    ASSERT_OK(attn_build(b, 0, &wide->common, 0, &m, NULL));
+    ts_batch_free(wide);
+  }
+  attn_builder_destroy(b);
+  /* TRITON_ATTN: capture writes 1 into the (sink) seq_lens, as vLLM's override after build */
+  b = ts_builder("TRITON_ATTN", &spec, &config);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "StaticSink_TRITON_ATTN");
+  ts_expect_i32(m, "seq_lens", (int32_t[]){52, 72, 0}, 3);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  ts_expect_i32(m, "seq_lens", (int32_t[]){1, 1, 1}, 3);
+  assert_int_equal(ts_int(m, "max_seq_len"), 72);
+  expect_sink_row(ts_tensor(m, "block_table"), 1, (int32_t[]){1, 2, 100, 101, 102}, 5);
+  attn_builder_destroy(b);
+  /* bad specs */
+  spec.sink_len = 24;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->sink_len=24 is not a multiple of kv_cache_spec->block_size=16");
+  spec.sink_len = -16;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->sink_len=-16 is negative");
+  spec.sink_len = 16;
+  spec.kind = ATTN_KV_SLIDING_WINDOW;
+  spec.sliding_window = 128;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "kv_cache_spec->sink_len=16 needs kind ATTN_KV_FULL_ATTENTION");
+  /* a 1.6 caller's smaller spec: no sink whatever follows */
+  spec = ts_spec();
+  spec.struct_size = ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6;
+  spec.sink_len = 32;
+  b = ts_builder("FLASH_ATTN", &spec, &config);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_string_equal(attn_metadata_kind(m), "FLASH_ATTN");
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* StaticSink against a naive persistent table on random batches (FLASH_ATTN and TRITON_ATTN). */
+static void test_static_sink_random(void** state) {
+  enum { kSeqs = 16, kLen = 512, kBlock = 16, kSinks = 3 };
+  const int64_t width = kSinks + kLen / kBlock;
+  static int32_t shadow[kSeqs * (kSinks + kLen / kBlock)];
+  const char* backends[2] = {"FLASH_ATTN", "TRITON_ATTN"};
+  uint64_t rng = 20;
+  int k, it;
+  (void)state;
+  for (k = 0; k < 2; ++k) {
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t config = ts_config();
+    attn_builder_t* b;
+    int64_t r, j;
+    spec.sink_len = kSinks * kBlock;
+    config.max_num_seqs = kSeqs;
+    config.max_model_len = kLen;
+    b = ts_builder(backends[k], &spec, &config);
+    for (r = 0; r < kSeqs; ++r)
+      for (j = 0; j < width; ++j) shadow[r * width + j] = j < kSinks ? (int32_t)j + 1 : 0;
+    for (it = 0; it < 200; ++it) {
+      int32_t q[kSeqs], s[kSeqs], want[kSeqs];
+      const int64_t n = ts_rand_range(&rng, 1, kSeqs);
+      int64_t maxs = 0, cols;
+      ts_batch* batch;
+      attn_metadata_t* m = NULL;
+      const attn_tensor_t* t;
+      for (r = 0; r < n; ++r) {
+        s[r] = (int32_t)ts_rand_range(&rng, 0, kLen);
+        q[r] = s[r] == 0 ? 0 : (int32_t)ts_rand_range(&rng, 1, s[r] < 8 ? s[r] : 8);
+        want[r] = s[r] == 0 ? 0 : s[r] + kSinks * kBlock;
+        if (s[r] > maxs) maxs = s[r];
+      }
+      batch = ts_batch_make(q, s, n, kBlock, kLen / kBlock, -1);
+      cols = (maxs + kSinks * kBlock + kBlock - 1) / kBlock;
+      if (cols > kLen / kBlock) cols = kLen / kBlock;
+      for (r = 0; r < n; ++r)
+        for (j = 0; j < cols; ++j) shadow[r * width + kSinks + j] = batch->bt[r * batch->width + j];
+      ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+      ts_expect_i32(m, "seq_lens", want, n);
+      assert_int_equal(ts_int(m, "max_seq_len"), maxs + kSinks * kBlock);
+      t = ts_tensor(m, "block_table");
+      assert_int_equal(t->shape[0], n);
+      assert_int_equal(t->shape[1], width);
+      for (r = 0; r < n; ++r) expect_sink_row(t, r, shadow + r * width, width);
+      ts_batch_free(batch);
+    }
+    attn_builder_destroy(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chunked_local_vector),
@@ -445,6 +639,8 @@ int main(void) {
       cmocka_unit_test(test_encoder_only),
       cmocka_unit_test(test_stacking_and_min_level),
       cmocka_unit_test(test_abi_1_0_config),
+      cmocka_unit_test(test_static_sink),
+      cmocka_unit_test(test_static_sink_random),
   };
   return cmocka_run_group_tests_name("wrappers", tests, NULL, NULL);
 }

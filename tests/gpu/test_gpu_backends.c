@@ -86,6 +86,11 @@ static void test_backends(void** state) {
     spec.attention_chunk_size = 64;
     compare("FLASH_ATTN", &spec, &c, b, 0);
     compare("TRITON_ATTN", &spec, &c, b, 0);
+    /* StaticSink (ABI 1.7 sink_len): the sink-prefixed table and the shifted seq_lens */
+    spec = ts_spec();
+    spec.sink_len = 32;
+    compare("FLASH_ATTN", &spec, &c, b, 0);
+    compare("TRITON_ATTN", &spec, &c, b, 0);
     ts_batch_free(b);
   }
 }
@@ -100,6 +105,17 @@ static void test_capture(void** state) {
   c.num_gpu_blocks = 64;
   b = ts_batch_make(q, s, 4, 16, 20, -1);
   compare("TRITON_ATTN", &spec, &c, b, 2); /* both sides write 1 into their seq_lens */
+  ts_batch_free(b);
+  b = ts_batch_make(q, s, 4, 16, 22, -1);    /* StaticSink copies cdiv(300 + 32, 16) columns */
+  spec.sink_len = 32;                        /* and under StaticSink, into the sink seq_lens */
+  compare("TRITON_ATTN", &spec, &c, b, 2);
+  ts_batch_free(b);
+  {  /* StaticSink broadcasts a one-column table (torch's expand): a column stride of 0 */
+    static const int32_t q1[3] = {1, 3, 2}, s1[3] = {12, 16, 2};
+    b = ts_batch_make(q1, s1, 3, 16, 1, -1);
+    compare("FLASH_ATTN", &spec, &c, b, 0);
+  }
+  spec.sink_len = 0;
   ts_batch_free(b);
   b = ts_batch_make(q, s, 4, 16, 20, -1);
   compare("FLASHINFER", &spec, &c, b, 2);

@@ -60,6 +60,10 @@ class KvCacheSpec:
     # index_topk (0 = 2048) and MLAAttentionSpec.topk_buffer_width (0 = None)
     index_topk: int = 0
     topk_buffer_width: int = 0
+    # ABI 1.7: SinkFullAttentionSpec.sink_len (> 0: the StaticSink wrapper; 0 = None) and
+    # AttentionSpec.head_size_v (0 = head_size; FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV)
+    sink_len: int = 0
+    head_size_v: int = 0
 
     def to_struct(self) -> attn_kv_cache_spec_t:
         return new(attn_kv_cache_spec_t, kind=int(self.kind), block_size=self.block_size,
@@ -73,7 +77,8 @@ class KvCacheSpec:
                    prefill_checkpoint_alignment=self.prefill_checkpoint_alignment,
                    mamba_replayssm_ngroups=self.mamba_replayssm_ngroups,
                    mamba_num_heads=self.mamba_num_heads, index_topk=self.index_topk,
-                   topk_buffer_width=self.topk_buffer_width)
+                   topk_buffer_width=self.topk_buffer_width,
+                   sink_len=self.sink_len, head_size_v=self.head_size_v)
 
 
 @dataclass

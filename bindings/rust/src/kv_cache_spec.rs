@@ -35,6 +35,10 @@ pub struct KvCacheSpec {
     pub mamba_replayssm_ngroups: i32,
     /// ABI 1.6: `MambaSpec.shapes[2][0]` (FlashInfer ReplaySSM's scratch heads).
     pub mamba_num_heads: i32,
+    /// ABI 1.7: `SinkFullAttentionSpec.sink_len` (> 0: the StaticSink wrapper); 0 = None.
+    pub sink_len: i32,
+    /// ABI 1.7: `AttentionSpec.head_size_v` (the diff-KV backends); 0 = `head_size`.
+    pub head_size_v: i32,
 }
 
 impl Default for KvCacheSpec {
@@ -55,6 +59,8 @@ impl Default for KvCacheSpec {
             prefill_checkpoint_alignment: 0,
             mamba_replayssm_ngroups: 0,
             mamba_num_heads: 0,
+            sink_len: 0,
+            head_size_v: 0,
         }
     }
 }
@@ -83,6 +89,8 @@ impl KvCacheSpec {
             prefill_checkpoint_alignment: self.prefill_checkpoint_alignment,
             mamba_replayssm_ngroups: self.mamba_replayssm_ngroups,
             mamba_num_heads: self.mamba_num_heads,
+            sink_len: self.sink_len,
+            head_size_v: self.head_size_v,
             ..sys::attn_kv_cache_spec_t::INIT
         }
     }

@@ -21,7 +21,7 @@ int main(void) {
   SIZE(attn_status_code_t); SIZE(attn_cudagraph_support_t);
   printf("// *_STRUCT_SIZE\n");
   SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0); SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2);
-  SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE);
+  SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6); SSIZE(ATTN_KV_CACHE_SPEC_STRUCT_SIZE);
   SSIZE(ATTN_PER_LAYER_PARAMS_STRUCT_SIZE);
   SSIZE(ATTN_ALLOCATOR_STRUCT_SIZE); SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0);
   SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1); SSIZE(ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4);
@@ -43,6 +43,7 @@ int main(void) {
   OFF(attn_kv_cache_spec_t, num_prefill_checkpoint_blocks);
   OFF(attn_kv_cache_spec_t, prefill_checkpoint_alignment);
   OFF(attn_kv_cache_spec_t, mamba_replayssm_ngroups); OFF(attn_kv_cache_spec_t, mamba_num_heads);
+  OFF(attn_kv_cache_spec_t, sink_len); OFF(attn_kv_cache_spec_t, head_size_v);
   OFF(attn_per_layer_params_t, logits_soft_cap); OFF(attn_per_layer_params_t, has_sinks);
   OFF(attn_per_layer_params_t, extension);
   OFF(attn_builder_config_t, device); OFF(attn_builder_config_t, validate);

@@ -541,6 +541,15 @@ pub struct attn_kv_cache_spec {
     #[doc = "model's top-k indices buffer, padding included; 0 (default)"]
     #[doc = "= None (= `index_topk`)."]
     pub topk_buffer_width: i32,
+    #[doc = "< `SinkFullAttentionSpec.sink_len`: static sink tokens a StaticSink"]
+    #[doc = "layer keeps in KV cache blocks 1..sink_len/block_size; > 0 wraps the"]
+    #[doc = "backend's builder in the StaticSink wrapper (::ATTN_KV_FULL_ATTENTION"]
+    #[doc = "specs only, a multiple of `block_size`); 0 (default) = None."]
+    pub sink_len: i32,
+    #[doc = "< `AttentionSpec.head_size_v`: the value head dimension; 0 (default)"]
+    #[doc = "= `head_size`. TRITON_ATTN_DIFFKV sizes its scratch by it; other"]
+    #[doc = "backends' metadata does not depend on it (as in vLLM)."]
+    pub head_size_v: i32,
 }
 #[doc = " A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT."]
 pub type attn_kv_cache_spec_t = attn_kv_cache_spec;
