@@ -44,11 +44,13 @@ func mambaSpec() attn.KVCacheSpec {
 }
 
 // backendBuilder is a builder of a backend on the first of the demo's specs (full attention, MLA,
-// Mamba) whose kind the backend accepts (attn_backend_info) and that it builds for: a spec per
-// kind, no list of backend names. A plugin's backend accepts every kind as far as the library
-// knows, so its builder's ErrUnsupported moves on to the next kind.
+// Mamba) whose kind the backend accepts (attn_backend_info) and that it builds for, with cfg's
+// cache dtype and then FP8 (the backends whose caches are FP8 only, as TOKENSPEED_MLA): a spec
+// per kind, no list of backend names. A plugin's backend accepts every kind as far as the
+// library knows, so its builder's ErrUnsupported moves on to the next kind. It returns the spec
+// and the cache dtype the builder was made with.
 func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheSpec,
-	cfg attn.BuilderConfig) (attn.KVCacheSpec, *attn.Builder, error) {
+	cfg attn.BuilderConfig) (attn.KVCacheSpec, attn.KVDtype, *attn.Builder, error) {
 	candidates := []struct {
 		kind attn.KVCacheKind
 		spec attn.KVCacheSpec
@@ -58,20 +60,24 @@ func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheS
 		if !info.Accepts(c.kind) {
 			continue
 		}
-		b, err := lib.NewBuilder(info.Name, c.spec, cfg)
-		if err == nil {
-			return c.spec, b, nil
+		for _, dtype := range []attn.KVDtype{cfg.CacheDtype, attn.KVDtypeFP8E4M3} {
+			withDtype := cfg
+			withDtype.CacheDtype = dtype
+			b, err := lib.NewBuilder(info.Name, c.spec, withDtype)
+			if err == nil {
+				return c.spec, dtype, b, nil
+			}
+			var e *attn.Error
+			if !errors.As(err, &e) || e.Code != attn.ErrUnsupported {
+				return spec, cfg.CacheDtype, nil, err
+			}
+			last = err
 		}
-		var e *attn.Error
-		if !errors.As(err, &e) || e.Code != attn.ErrUnsupported {
-			return spec, nil, err
-		}
-		last = err
 	}
 	if last == nil {
 		last = fmt.Errorf("%s builds on none of the demo's specs", info.Name)
 	}
-	return spec, nil, last
+	return spec, cfg.CacheDtype, nil, last
 }
 
 // batch is the sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled)
@@ -267,13 +273,15 @@ func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
 		"cudagraph (sm100)", "reorder", "update_block_table")
 	for _, info := range infos {
 		name := info.Name
-		kindSpec, b, err := backendBuilder(lib, info, spec, demoConfig(90))
+		kindSpec, cacheDtype, b, err := backendBuilder(lib, info, spec, demoConfig(90))
 		if err != nil {
 			return err
 		}
 		var levels []string
 		for _, capability := range []int32{90, 80, 100} {
-			level, err := lib.BackendCudagraphSupport(name, kindSpec, demoConfig(capability))
+			cfg := demoConfig(capability)
+			cfg.CacheDtype = cacheDtype
+			level, err := lib.BackendCudagraphSupport(name, kindSpec, cfg)
 			if err != nil {
 				b.Close()
 				return err
@@ -401,12 +409,14 @@ func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec, reference 
 		if info.Origin != attn.BackendPlugin {
 			continue
 		}
-		kindSpec, pb, err := backendBuilder(lib, info, spec, hopper)
+		kindSpec, cacheDtype, pb, err := backendBuilder(lib, info, spec, hopper)
 		if err != nil {
 			return err
 		}
 		pb.Close()
-		if err := buildAndShow(lib, info.Name, kindSpec, hopper, common, nil); err != nil {
+		pluginConfig := hopper
+		pluginConfig.CacheDtype = cacheDtype
+		if err := buildAndShow(lib, info.Name, kindSpec, pluginConfig, common, nil); err != nil {
 			return err
 		}
 	}

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use libattn::{
     BackendInfo, BackendOrigin, Builder, BuilderConfig, CommonMetadata, CudagraphSupport, DType, ErrorCode, Field,
-    FieldValue, KvCacheKind, KvCacheSpec, Library, Metadata, Result, TensorArg, TensorView,
+    FieldValue, KvCacheKind, KvCacheSpec, KvDtype, Library, Metadata, Result, TensorArg, TensorView,
 };
 
 const REQS: usize = 5;
@@ -31,15 +31,17 @@ fn mamba_spec() -> KvCacheSpec {
 }
 
 /// A builder of a backend on the first of the demo's specs (full attention, MLA, Mamba) whose kind
-/// the backend accepts (`attn_backend_info`) and that it builds for: a spec per kind, no list of
-/// backend names. A plugin's backend accepts every kind as far as the library knows, so its
-/// builder's `Unsupported` moves on to the next kind.
+/// the backend accepts (`attn_backend_info`) and that it builds for, with the config's cache dtype
+/// and then FP8 (the backends whose caches are FP8 only, as TOKENSPEED_MLA): a spec per kind, no
+/// list of backend names. A plugin's backend accepts every kind as far as the library knows, so
+/// its builder's `Unsupported` moves on to the next kind. Returns the spec, the config the builder
+/// was made with and the builder.
 fn backend_builder(
     lib: &Library,
     info: &BackendInfo,
     spec: &KvCacheSpec,
     config: &BuilderConfig,
-) -> Result<(KvCacheSpec, Builder)> {
+) -> Result<(KvCacheSpec, BuilderConfig, Builder)> {
     let candidates =
         [(KvCacheKind::FullAttention, *spec), (KvCacheKind::Mla, mla_spec()), (KvCacheKind::Mamba, mamba_spec())];
     let mut last = None;
@@ -47,10 +49,13 @@ fn backend_builder(
         if !info.accepts(kind) {
             continue;
         }
-        match Builder::new(lib, &info.name, &kind_spec, config) {
-            Ok(builder) => return Ok((kind_spec, builder)),
-            Err(e) if e.code == ErrorCode::Unsupported => last = Some(e),
-            Err(e) => return Err(e),
+        for cache_dtype in [config.cache_dtype, KvDtype::Fp8E4m3] {
+            let with_dtype = BuilderConfig { cache_dtype, ..config.clone() };
+            match Builder::new(lib, &info.name, &kind_spec, &with_dtype) {
+                Ok(builder) => return Ok((kind_spec, with_dtype, builder)),
+                Err(e) if e.code == ErrorCode::Unsupported => last = Some(e),
+                Err(e) => return Err(e),
+            }
         }
     }
     Err(last.unwrap_or_else(|| {
@@ -179,10 +184,13 @@ fn list_backends(lib: &Library, spec: &KvCacheSpec) -> Result<()> {
     );
     for info in &infos {
         let name = &info.name;
-        let (backend_spec, builder) = backend_builder(lib, info, spec, &demo_config(90))?;
+        let (backend_spec, built_with, builder) = backend_builder(lib, info, spec, &demo_config(90))?;
         let levels: Vec<CudagraphSupport> = [90, 80, 100]
             .iter()
-            .map(|&c| lib.backend_cudagraph_support(name, &backend_spec, &demo_config(c)))
+            .map(|&c| {
+                let config = BuilderConfig { cache_dtype: built_with.cache_dtype, ..demo_config(c) };
+                lib.backend_cudagraph_support(name, &backend_spec, &config)
+            })
             .collect::<Result<_>>()?;
         let reorder = builder.reorder_batch_threshold()?.map_or("None".to_owned(), |t| t.to_string());
         let update = if builder.supports_update_block_table()? { "yes" } else { "no" };
@@ -289,8 +297,8 @@ fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec, reference: &[
     )?;
     for info in lib.backend_infos()?.iter().filter(|i| i.origin == BackendOrigin::Plugin) {
         // the plugins' backends, every field that is set
-        let (kind_spec, _) = backend_builder(lib, info, spec, &hopper)?;
-        build_and_show(lib, &info.name, &kind_spec, &hopper, &common, &[])?;
+        let (kind_spec, built_with, _) = backend_builder(lib, info, spec, &hopper)?;
+        build_and_show(lib, &info.name, &kind_spec, &built_with, &common, &[])?;
     }
 
     println!("\nvLLM's wrappers, asked for by the spec and the config:");
