@@ -242,9 +242,17 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
     return;
   }
   attn_builder_t* builder = nullptr;
-  if (attn_error_t* err = attn_builder_create(backend.c_str(), &spec, &config, &builder)) {
-    state.SkipWithError(attn_error_message(err));
-    attn_error_destroy(err);
+  attn_error_t* create_err = attn_builder_create(backend.c_str(), &spec, &config, &builder);
+  if (create_err != nullptr && attn_error_code(create_err) == ATTN_ERR_UNSUPPORTED &&
+      std::strstr(attn_error_message(create_err), "cache_dtype") != nullptr) {
+    // A backend whose caches are FP8 only (TOKENSPEED_MLA): the workload with an FP8 cache.
+    attn_error_destroy(create_err);
+    config.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    create_err = attn_builder_create(backend.c_str(), &spec, &config, &builder);
+  }
+  if (create_err != nullptr) {
+    state.SkipWithError(attn_error_message(create_err));
+    attn_error_destroy(create_err);
     return;
   }
   attn_metadata_t* m = nullptr;
