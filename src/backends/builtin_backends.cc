@@ -35,7 +35,9 @@
   ROW(kTritonFlashAttnBackend)  /* composite_attn.cc */       \
   ROW(kTritonFlashInferBackend)                               \
   ROW(kRocmAttnBackend)         /* rocm_attn.cc */            \
-  ROW(kRocmOctaveBackend)
+  ROW(kRocmOctaveBackend)                                     \
+  ROW(kRocmAiterUnifiedAttnBackend)                           \
+  ROW(kRocmSegmentedAttnBackend)
 
 namespace attn::backends {
 
