@@ -55,12 +55,14 @@ def all_items() -> List[Any]:
     from .gdn_items import gdn_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
+    from .rocm_aiter_fa_items import rocm_aiter_fa_items
     from .static_sink_items import static_sink_items
     from .triton_items import triton_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
             + mamba_items() + gdn_items() + static_sink_items()
-            + diffkv_items() + attn_variant_items() + composite_items())
+            + diffkv_items() + attn_variant_items() + composite_items()
+            + rocm_aiter_fa_items())
 
 
 def main(argv: List[str] = None) -> int:

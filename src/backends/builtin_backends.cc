@@ -37,7 +37,8 @@
   ROW(kRocmAttnBackend)         /* rocm_attn.cc */            \
   ROW(kRocmOctaveBackend)                                     \
   ROW(kRocmAiterUnifiedAttnBackend)                           \
-  ROW(kRocmSegmentedAttnBackend)
+  ROW(kRocmSegmentedAttnBackend)                              \
+  ROW(kRocmAiterFaBackend)      /* rocm_aiter_fa.cc */
 
 namespace attn::backends {
 
