@@ -419,6 +419,8 @@ func TestEveryBackendBuildsTheDemoBatch(t *testing.T) {
 				seq = seq[:len(s.seqLens)]
 			}
 			equal(t, name+" seq_lens", seq, s.seqLens)
+		} else if g, e := md.Get("seq_lens"); e == nil && g.IsNone() {
+			// a composite's child not chosen for the batch (TRITON_FLASHINFER's TRITON_ATTN)
 		} else {
 			wantError(t, err, attn.ErrNotFound, "seq_lens", name)
 		}

@@ -72,7 +72,9 @@ fn builders_move_between_threads() {
                     let md = b.build(0, &common, false).unwrap();
                     match md.tensor("seq_lens") {
                         // FLEX_ATTENTION hands out its max_num_seqs buffer, as vLLM 0.33
-                        Ok(t) => assert_eq!(&t.unwrap().as_slice::<i32>().unwrap()[..5], &sample.seq_lens[..]),
+                        Ok(Some(t)) => assert_eq!(&t.as_slice::<i32>().unwrap()[..5], &sample.seq_lens[..]),
+                        // a composite's child not chosen for the batch (TRITON_FLASHINFER's TRITON_ATTN)
+                        Ok(None) => {}
                         Err(e) => assert_eq!(e.code, ErrorCode::NotFound), // a backend without the field
                     }
                 }
