@@ -384,6 +384,10 @@ const BackendDescriptor kRocmAiterFaBackend{
     fixed_cudagraph_support<kCgUniformBatch>,
     [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& config) {
       check_spec_kind(d, spec);
+      // AiterFlashAttentionBackend.customize_spec
+      if (spec.block_size % 16 != 0)
+        fail(Status::kUnsupported, d.name, ": kv_cache_spec->block_size=", spec.block_size,
+             " is not a multiple of 16 (ROCm's gather kernels read 16-token units)");
       aot_window_left(config);
     },
     buffer_plan_of<plan>,

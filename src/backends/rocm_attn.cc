@@ -9,7 +9,10 @@
 //    seq_lens only (unified attention reads query_start_loc on replay); block sizes multiples
 //    of 16 (its customize_spec refuses others).
 //  - ROCM_SEGMENTED_ATTN (rocm_segmented_attn.py, RocmSegmentedAttentionMetadataBuilder):
-//    ROCM_ATTN's builder as it is (only the head counts it keeps differ, which no field holds).
+//    ROCM_ATTN's builder as it is (only the head counts it keeps differ, which no field holds);
+//    decoder attention only.
+// Spec kinds as the backends' supports_attn_type: ROCM_ATTN no cross attention (ENCODER_DECODER),
+// ROCM_AITER_UNIFIED_ATTN all four attention types.
 //  - ROCM_OCTAVE (rocm_octave_attn.py, RocmOctaveMetadataBuilder): the tables, the
 //    decode/prefill split at 1 (no speculative decodes), and per query token its request
 //    (q_to_req) and causal key length (q_to_klen) in persistent max_num_batched_tokens buffers;
@@ -140,13 +143,24 @@ class RocmOctaveBuilder final : public Builder {
   PersistentBuffers buffers_;
 };
 
+/// RocmAttentionBackend.supports_attn_type: decoder, encoder and encoder-only attention, not
+/// cross attention (its prefix-prefill kernel assumes self-attention).
+constexpr uint32_t kRocmAttnKinds =
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) |
+    kv_kind_bit(kKvChunkedLocalAttention) | kv_kind_bit(kKvEncoderOnly);
+/// Decoder self-attention only (ROCM_SEGMENTED_ATTN's supports_attn_type), also under the
+/// chunked-local wrapper.
+constexpr uint32_t kDecoderKinds = kv_kind_bit(kKvFullAttention) |
+                                   kv_kind_bit(kKvSlidingWindow) |
+                                   kv_kind_bit(kKvChunkedLocalAttention);
+
 }  // namespace
 
 extern const BackendDescriptor kRocmAttnBackend;
 const BackendDescriptor kRocmAttnBackend{
     "ROCM_ATTN",
     kVllmRelease,
-    kPagedAttentionKinds,
+    kRocmAttnKinds,
     0,
     fixed_cudagraph_support<kCgAlways>,
     [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
@@ -183,7 +197,7 @@ extern const BackendDescriptor kRocmSegmentedAttnBackend;
 const BackendDescriptor kRocmSegmentedAttnBackend{
     "ROCM_SEGMENTED_ATTN",
     kVllmRelease,
-    kPagedAttentionKinds,
+    kDecoderKinds,
     0,
     fixed_cudagraph_support<kCgAlways>,
     [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {

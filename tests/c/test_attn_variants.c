@@ -506,6 +506,20 @@ static void test_rocm_unified_segmented(void** state) {
   spec.block_size = 8;
   b = ts_builder("ROCM_SEGMENTED_ATTN", &spec, &c);
   attn_builder_destroy(b);
+  /* the backends' supports_attn_type: cross attention only on the unified one, encoder-only
+   * not on the segmented one */
+  spec.block_size = 16;
+  spec.kind = ATTN_KV_CROSS_ATTENTION;
+  c.max_encoder_len = 64;
+  ASSERT_ERROR(attn_builder_create("ROCM_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "ROCM_ATTN does not build metadata for CROSS_ATTENTION");
+  b = ts_builder("ROCM_AITER_UNIFIED_ATTN", &spec, &c);
+  attn_builder_destroy(b);
+  spec.kind = ATTN_KV_ENCODER_ONLY;
+  ASSERT_ERROR(attn_builder_create("ROCM_SEGMENTED_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "ROCM_SEGMENTED_ATTN does not build metadata for ENCODER_ONLY");
+  b = ts_builder("ROCM_ATTN", &spec, &c);
+  attn_builder_destroy(b);
   spec = ts_mla_spec(16);
   ASSERT_ERROR(attn_builder_create("ROCM_SEGMENTED_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "ROCM_SEGMENTED_ATTN does not build metadata for");

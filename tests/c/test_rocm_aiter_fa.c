@@ -261,6 +261,14 @@ static void test_bad_input(void** state) {
   attn_builder_destroy(b);
   c.num_layers = 0;
   c.layers = NULL;
+  spec.block_size = 8; /* the backend's customize_spec: multiples of 16 */
+  ASSERT_ERROR(attn_builder_create("ROCM_AITER_FA", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "kv_cache_spec->block_size=8 is not a multiple of 16");
+  spec.block_size = 16;
+  spec.kind = ATTN_KV_CROSS_ATTENTION; /* decoder attention only */
+  c.max_encoder_len = 64;
+  ASSERT_ERROR(attn_builder_create("ROCM_AITER_FA", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "ROCM_AITER_FA does not build metadata for CROSS_ATTENTION");
   spec = ts_mla_spec(64);
   ASSERT_ERROR(attn_builder_create("ROCM_AITER_FA", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "ROCM_AITER_FA does not build metadata for");
