@@ -7,7 +7,10 @@ KV heads of 128):
 - CACHE_ONLY_ATTN (CacheOnlyAttentionMetadataBuilder; a plain class, compared by its one
   attribute slot_mapping): `causal` False in one batch of ten, which both refuse;
 - ROCM_ATTN (RocmAttentionMetadataBuilder) and ROCM_OCTAVE (RocmOctaveMetadataBuilder: the split
-  and the per-token q_to_req / q_to_klen maps), libattn's host path as a ROCm runtime uses it;
+  and the per-token q_to_req / q_to_klen maps), ROCM_AITER_UNIFIED_ATTN
+  (RocmAiterUnifiedAttentionMetadataBuilder) and ROCM_SEGMENTED_ATTN
+  (RocmSegmentedAttentionMetadataBuilder), libattn's host path as a ROCm runtime uses it;
+  `causal` a per-request tensor in a fifth of ROCM_ATTN's and ROCM_SEGMENTED_ATTN's batches;
 - HPC_ATTN (HpcAttnMetadataBuilder): vLLM's builder imports the `hpc` kernel library, which
   has no CPU build: the lane puts a recorder in its place (patches-style), so vLLM's build runs
   and its two hpc calls are compared with libattn's task_map_* fields (the workspace's
@@ -39,6 +42,10 @@ CLASSES = {
                         "CacheOnlyAttentionMetadataBuilder"),
     "ROCM_ATTN": ("vllm.v1.attention.backends.rocm_attn", "RocmAttentionMetadataBuilder"),
     "ROCM_OCTAVE": ("vllm.v1.attention.backends.rocm_octave_attn", "RocmOctaveMetadataBuilder"),
+    "ROCM_AITER_UNIFIED_ATTN": ("vllm.v1.attention.backends.rocm_aiter_unified_attn",
+                                "RocmAiterUnifiedAttentionMetadataBuilder"),
+    "ROCM_SEGMENTED_ATTN": ("vllm.v1.attention.backends.rocm_segmented_attn",
+                            "RocmSegmentedAttentionMetadataBuilder"),
 }
 LAYER = "model.layers.0.self_attn"
 #: what vLLM's hpc calls received, most recent last (the recorder's)
@@ -86,12 +93,29 @@ def _hpc_recorder():
             sys.modules["hpc"] = old
 
 
+@contextlib.contextmanager
+def _rocm_arch_query():
+    """vllm.platforms.rocm (which rocm_aiter_unified_attn imports for on_gfx1250, an Impl-only
+    query) reads the GPU's gcnArchName at import time, through amdsmi or else
+    torch.cuda.get_device_properties, and no CPU answers either: while the lane imports it the
+    latter answers gfx942 (an MI300). No builder reads the answer."""
+    import types as _types
+    import torch
+    old = torch.cuda.get_device_properties
+    torch.cuda.get_device_properties = lambda *a, **k: _types.SimpleNamespace(
+        gcnArchName="gfx942")
+    try:
+        yield
+    finally:
+        torch.cuda.get_device_properties = old
+
+
 def _causal(name: str, b: Batch) -> Dict[str, Any]:
     r = choice_rng(b, 60)
     u = r.random()
     if u < 0.1:
         return {"causal": False}
-    if u < 0.3 and name in ("B12X", "ROCM_ATTN") and b.n:
+    if u < 0.3 and name in ("B12X", "ROCM_ATTN", "ROCM_SEGMENTED_ATTN") and b.n:
         return {"causal": r.integers(0, 2, b.n).astype(np.int32)}
     return {}
 
@@ -114,9 +138,10 @@ def vllm_builder(ctx: Any, name: str, b: Batch) -> Tuple[Any, Any]:
         mod, cls = CLASSES[name]
         try:
             HPC_CALLS.clear()
+            with _rocm_arch_query():
+                module = importlib.import_module(mod)
             with set_current_vllm_config(vc), _hpc_recorder():
-                vb = getattr(importlib.import_module(mod), cls)(spec, [LAYER], vc,
-                                                                 torch.device("cpu"))
+                vb = getattr(module, cls)(spec, [LAYER], vc, torch.device("cpu"))
             ctx.builders[key] = (vb, vc, None, list(HPC_CALLS))
         except Exception as e:
             ctx.builders[key] = (None, vc, e, [])
@@ -216,4 +241,5 @@ def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],
 
 def attn_variant_items() -> List[Item]:
     return [variant_item(n) for n in ("B12X", "HPC_ATTN", "CACHE_ONLY_ATTN", "ROCM_ATTN",
-                                      "ROCM_OCTAVE")]
+                                      "ROCM_OCTAVE", "ROCM_AITER_UNIFIED_ATTN",
+                                      "ROCM_SEGMENTED_ATTN")]

@@ -42,9 +42,10 @@ allowed=(
   src/core/common_metadata.cc      # ATTN_VALIDATE_FULL: reads device tensors back (documented sync)
   src/backends/tree_attn.cc        # create time: the tree bias uploaded once (constructor)
   src/core/exact_seq_lens.cc       # vLLM 0.33's seq_lens.cpu() (only without an exact host copy),
-  src/core/exact_seq_lens.h        # called from the two places below, where 0.33 syncs too:
+  src/core/exact_seq_lens.h        # called from the places below, where 0.33 syncs too:
   src/core/batch_transforms.cc     #   local-attention virtual batches;
   src/backends/flashinfer.cc       #   FLASHINFER with speculative tokens (documented sync)
+  src/backends/rocm_aiter_fa.cc    #   ROCM_AITER_FA with prefills or extends (0.33's .cpu())
   src/capi/convert.cc              # the caller's allocator callbacks, wrapped
 )
 calls='exact_host_seq_lens[[:space:]]*\(|ops::cuda_(malloc|free|memset_zero|copy_to_host|copy_to_device|copy_device_to_device)[[:space:]]*\(|->[[:space:]]*allocate[[:space:]]*\(|\.allocate[[:space:]]*\(|default_allocator\(\)->'

@@ -43,7 +43,10 @@
   ROW(kTritonFlashAttnBackend)  /* composite_attn.cc */       \
   ROW(kTritonFlashInferBackend)                               \
   ROW(kRocmAttnBackend)         /* rocm_attn.cc */            \
-  ROW(kRocmOctaveBackend)
+  ROW(kRocmOctaveBackend)                                     \
+  ROW(kRocmAiterUnifiedAttnBackend)                           \
+  ROW(kRocmSegmentedAttnBackend)                              \
+  ROW(kRocmAiterFaBackend)      /* rocm_aiter_fa.cc */
 
 namespace attn::backends {
 

@@ -4,6 +4,15 @@
 //    tables, scheduler_metadata None, causal; ALWAYS, no reorder, no update_block_table; capture
 //    builds, then writes 1 into seq_lens and 0 into query_start_loc in place (the runtime's
 //    buffers, as vLLM's override does: the prefix-prefill kernel must not read past them).
+//  - ROCM_AITER_UNIFIED_ATTN (rocm_aiter_unified_attn.py,
+//    RocmAiterUnifiedAttentionMetadataBuilder): ROCM_ATTN's builder whose capture writes 1 into
+//    seq_lens only (unified attention reads query_start_loc on replay); block sizes multiples
+//    of 16 (its customize_spec refuses others).
+//  - ROCM_SEGMENTED_ATTN (rocm_segmented_attn.py, RocmSegmentedAttentionMetadataBuilder):
+//    ROCM_ATTN's builder as it is (only the head counts it keeps differ, which no field holds);
+//    decoder attention only.
+// Spec kinds as the backends' supports_attn_type: ROCM_ATTN no cross attention (ENCODER_DECODER),
+// ROCM_AITER_UNIFIED_ATTN all four attention types.
 //  - ROCM_OCTAVE (rocm_octave_attn.py, RocmOctaveMetadataBuilder): the tables, the
 //    decode/prefill split at 1 (no speculative decodes), and per query token its request
 //    (q_to_req) and causal key length (q_to_klen) in persistent max_num_batched_tokens buffers;
@@ -28,6 +37,13 @@ namespace {
   ATTN_PASSTHROUGH_FIELDS(X, k, "") X(kSchedulerMetadata, "scheduler_metadata") X(kCausal, "causal")
 ATTN_NAMED_LIST(Field, ROCM_ATTN_FIELDS);
 
+/// What a capture build writes in place after building (vLLM's build_for_cudagraph_capture).
+enum class CaptureWrites {
+  kSeqLensAndQueryStartLoc,  ///< ROCM_ATTN, ROCM_SEGMENTED_ATTN: seq_lens 1, query_start_loc 0.
+  kSeqLensOnly,              ///< ROCM_AITER_UNIFIED_ATTN: seq_lens 1 (replay reads the qsl).
+};
+
+template <CaptureWrites kCapture>
 class RocmAttnBuilder final : public Builder {
  public:
   RocmAttnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
@@ -50,7 +66,8 @@ class RocmAttnBuilder final : public Builder {
   void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
     do_build(0, c, false, exec);
     ops::fill_i32(exec, c.seq_lens->as<int32_t>(), c.num_reqs, 1);
-    ops::fill_i32(exec, c.query_start_loc->as<int32_t>(), c.query_start_loc->shape[0], 0);
+    if (kCapture == CaptureWrites::kSeqLensAndQueryStartLoc)
+      ops::fill_i32(exec, c.query_start_loc->as<int32_t>(), c.query_start_loc->shape[0], 0);
   }
 };
 
@@ -126,13 +143,24 @@ class RocmOctaveBuilder final : public Builder {
   PersistentBuffers buffers_;
 };
 
+/// RocmAttentionBackend.supports_attn_type: decoder, encoder and encoder-only attention, not
+/// cross attention (its prefix-prefill kernel assumes self-attention).
+constexpr uint32_t kRocmAttnKinds =
+    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow) |
+    kv_kind_bit(kKvChunkedLocalAttention) | kv_kind_bit(kKvEncoderOnly);
+/// Decoder self-attention only (ROCM_SEGMENTED_ATTN's supports_attn_type), also under the
+/// chunked-local wrapper.
+constexpr uint32_t kDecoderKinds = kv_kind_bit(kKvFullAttention) |
+                                   kv_kind_bit(kKvSlidingWindow) |
+                                   kv_kind_bit(kKvChunkedLocalAttention);
+
 }  // namespace
 
 extern const BackendDescriptor kRocmAttnBackend;
 const BackendDescriptor kRocmAttnBackend{
     "ROCM_ATTN",
     kVllmRelease,
-    kPagedAttentionKinds,
+    kRocmAttnKinds,
     0,
     fixed_cudagraph_support<kCgAlways>,
     [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
@@ -141,7 +169,44 @@ const BackendDescriptor kRocmAttnBackend{
     [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
       return std::vector<BufferRequest>{};
     },
-    create_builder_of<RocmAttnBuilder>,
+    create_builder_of<RocmAttnBuilder<CaptureWrites::kSeqLensAndQueryStartLoc>>,
+};
+
+extern const BackendDescriptor kRocmAiterUnifiedAttnBackend;
+const BackendDescriptor kRocmAiterUnifiedAttnBackend{
+    "ROCM_AITER_UNIFIED_ATTN",
+    kVllmRelease,
+    kPagedAttentionKinds,
+    0,
+    fixed_cudagraph_support<kCgAlways>,
+    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+      check_spec_kind(d, spec);
+      // RocmAiterUnifiedAttentionBackend.customize_spec (block size 1 is vLLM's page-size
+      // probe, never a builder's)
+      if (spec.block_size % 16 != 0)
+        fail(Status::kUnsupported, d.name, ": kv_cache_spec->block_size=", spec.block_size,
+             " is not a multiple of 16 (ROCm's kernel gathers blocks in 16-token units)");
+    },
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
+      return std::vector<BufferRequest>{};
+    },
+    create_builder_of<RocmAttnBuilder<CaptureWrites::kSeqLensOnly>>,
+};
+
+extern const BackendDescriptor kRocmSegmentedAttnBackend;
+const BackendDescriptor kRocmSegmentedAttnBackend{
+    "ROCM_SEGMENTED_ATTN",
+    kVllmRelease,
+    kDecoderKinds,
+    0,
+    fixed_cudagraph_support<kCgAlways>,
+    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+      check_spec_kind(d, spec);
+    },
+    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
+      return std::vector<BufferRequest>{};
+    },
+    create_builder_of<RocmAttnBuilder<CaptureWrites::kSeqLensAndQueryStartLoc>>,
 };
 
 extern const BackendDescriptor kRocmOctaveBackend;

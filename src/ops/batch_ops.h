@@ -235,6 +235,16 @@ void flex_kv_indices(const Exec& exec, const FlexBlockMaskIn& in, int64_t num_gr
 void query_key_maps(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
                     int64_t num_reqs, int64_t num_tokens, int32_t* q_to_req, int32_t* q_to_klen);
 
+/// vLLM 0.33's AiterFlashAttentionMetadataBuilder._build_swa_decode_tables (ROCM_AITER_FA's
+/// sliding-window decode tables), for the first num_decodes rows: first = max(seq_lens[r] -
+/// window, 0) / block_size; swa_block_table[r][j] = block_table[r][min(first + j, bt_width -
+/// 1)] for j < num_window_blocks (compact rows of num_window_blocks); swa_seq_lens[r] =
+/// seq_lens[r] - first * block_size. block_table rows are bt_row_stride apart.
+void swa_decode_tables(const Exec& exec, const int32_t* block_table, int64_t bt_row_stride,
+                       int64_t bt_width, const int32_t* seq_lens, int64_t num_decodes,
+                       int32_t window, int32_t block_size, int64_t num_window_blocks,
+                       int32_t* swa_block_table, int32_t* swa_seq_lens);
+
 /// vLLM 0.33's StaticSinkAttentionBuilder: out[i] = seq_lens[i] + sink_len, except that a
 /// length of 0 (a padded request) stays 0 (`seq_lens += sink_len; seq_lens[seq_lens == sink_len]
 /// = 0`). `out` may be `seq_lens`.

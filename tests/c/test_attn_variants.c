@@ -431,6 +431,100 @@ static void test_rocm(void** state) {
   attn_builder_destroy(b);
 }
 
+/* ROCM_AITER_UNIFIED_ATTN and ROCM_SEGMENTED_ATTN: ROCM_ATTN's builder (the tables as they are,
+ * ALWAYS, no reorder, no update_block_table); the unified capture writes 1 into seq_lens and
+ * keeps query_start_loc (its replay reads it), the segmented one zeroes it as ROCM_ATTN's does;
+ * random batches against a naive maximum; block sizes not a multiple of 16 refused (unified). */
+static void test_rocm_unified_segmented(void** state) {
+  static const char* const names[2] = {"ROCM_AITER_UNIFIED_ATTN", "ROCM_SEGMENTED_ATTN"};
+  static const int32_t q[3] = {1, 4, 3}, s[3] = {30, 20, 3};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  attn_field_t f = ATTN_FIELD_INIT;
+  int32_t level = -1, threshold = 0, update = 1, k, it, i;
+  uint64_t rng = 11;
+  (void)state;
+  for (i = 0; i < 2; ++i) {
+    ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
+    b = ts_builder(names[i], &spec, &c);
+    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+    assert_int_equal(level, ATTN_CG_ALWAYS);
+    ASSERT_OK(attn_backend_cudagraph_support(names[i], &spec, &c, &level));
+    assert_int_equal(level, ATTN_CG_ALWAYS);
+    ASSERT_OK(attn_builder_reorder_batch_threshold(b, &threshold));
+    assert_int_equal(threshold, ATTN_NO_REORDER);
+    ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+    assert_int_equal(update, 0);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_string_equal(attn_metadata_kind(m), names[i]);
+    assert_int_equal(attn_metadata_field_count(m), 9);
+    assert_int_equal(ts_int(m, "num_actual_tokens"), 8);
+    assert_int_equal(ts_int(m, "max_query_len"), 4);
+    assert_int_equal(ts_int(m, "max_seq_len"), 30);
+    assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
+    assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+    assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
+    assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+    assert_null(ts_tensor(m, "scheduler_metadata"));
+    ASSERT_OK(attn_metadata_get(m, "causal", &f));
+    assert_int_equal(f.kind, ATTN_FIELD_BOOL);
+    assert_int_equal(f.int_value, 1);
+    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+    for (k = 0; k < 3; ++k) assert_int_equal(batch->seq[k], 1);
+    {
+      static const int32_t kept[4] = {0, 1, 5, 8};
+      for (k = 0; k < 4; ++k) assert_int_equal(batch->qsl[k], i == 0 ? kept[k] : 0);
+    }
+    ts_batch_free(batch);
+    for (it = 0; it < 100; ++it) { /* random batches: the tables as they are, naive maxima */
+      int32_t qq[16], ss[16], mq = 0, ms = 0;
+      const int64_t n = ts_rand_range(&rng, 1, 16);
+      int64_t r, t = 0;
+      for (r = 0; r < n; ++r) {
+        qq[r] = (int32_t)ts_rand_range(&rng, 1, 9);
+        ss[r] = qq[r] + (int32_t)ts_rand_range(&rng, 0, 200);
+        t += qq[r];
+        if (qq[r] > mq) mq = qq[r];
+        if (ss[r] > ms) ms = ss[r];
+      }
+      batch = ts_batch_make(qq, ss, n, 16, 0, -1);
+      ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+      assert_int_equal(ts_int(m, "num_actual_tokens"), t);
+      assert_int_equal(ts_int(m, "max_query_len"), mq);
+      assert_int_equal(ts_int(m, "max_seq_len"), ms);
+      assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
+      ts_batch_free(batch);
+    }
+    attn_builder_destroy(b);
+  }
+  /* bad input: unified refuses block sizes that are not a multiple of 16; segmented takes 8 */
+  spec.block_size = 24;
+  ASSERT_ERROR(attn_builder_create("ROCM_AITER_UNIFIED_ATTN", &spec, &c, &b),
+               ATTN_ERR_UNSUPPORTED, "kv_cache_spec->block_size=24 is not a multiple of 16");
+  spec.block_size = 8;
+  b = ts_builder("ROCM_SEGMENTED_ATTN", &spec, &c);
+  attn_builder_destroy(b);
+  /* the backends' supports_attn_type: cross attention only on the unified one, encoder-only
+   * not on the segmented one */
+  spec.block_size = 16;
+  spec.kind = ATTN_KV_CROSS_ATTENTION;
+  c.max_encoder_len = 64;
+  ASSERT_ERROR(attn_builder_create("ROCM_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "ROCM_ATTN does not build metadata for CROSS_ATTENTION");
+  b = ts_builder("ROCM_AITER_UNIFIED_ATTN", &spec, &c);
+  attn_builder_destroy(b);
+  spec.kind = ATTN_KV_ENCODER_ONLY;
+  ASSERT_ERROR(attn_builder_create("ROCM_SEGMENTED_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "ROCM_SEGMENTED_ATTN does not build metadata for ENCODER_ONLY");
+  b = ts_builder("ROCM_ATTN", &spec, &c);
+  attn_builder_destroy(b);
+  spec = ts_mla_spec(16);
+  ASSERT_ERROR(attn_builder_create("ROCM_SEGMENTED_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "ROCM_SEGMENTED_ATTN does not build metadata for");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_b12x),
@@ -438,6 +532,7 @@ int main(void) {
       cmocka_unit_test(test_hpc_attn),
       cmocka_unit_test(test_composite),
       cmocka_unit_test(test_rocm),
+      cmocka_unit_test(test_rocm_unified_segmented),
   };
   return cmocka_run_group_tests_name("attn_variants", tests, NULL, NULL);
 }

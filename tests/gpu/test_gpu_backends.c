@@ -79,6 +79,16 @@ static void test_backends(void** state) {
     c.speculative_token_tree = "[(0,), (1,), (0, 0), (0, 1), (1, 0)]";
     for (k = 0; k < num_full; ++k) compare(full[k], &spec, &c, b, 0);
     compare("TREE_ATTN", &spec, &c, b, 1);
+    {  /* ROCM_AITER_FA with a sliding-window layer: ops::swa_decode_tables on the device */
+      attn_per_layer_params_t layer = ATTN_PER_LAYER_PARAMS_INIT;
+      layer.window_left = 63;
+      c.layers = &layer;
+      c.num_layers = 1;
+      compare("ROCM_AITER_FA", &spec, &c, b, 0);
+      compare("ROCM_AITER_FA", &spec, &c, b, 1);
+      c.layers = NULL;
+      c.num_layers = 0;
+    }
     c.device_capability = 100; /* FLASHINFER's TRT-LLM fields */
     compare("FLASHINFER", &spec, &c, b, 0);
     c.device_capability = 90;
@@ -105,6 +115,7 @@ static void test_capture(void** state) {
   c.num_gpu_blocks = 64;
   b = ts_batch_make(q, s, 4, 16, 20, -1);
   compare("TRITON_ATTN", &spec, &c, b, 2); /* both sides write 1 into their seq_lens */
+  compare("ROCM_AITER_UNIFIED_ATTN", &spec, &c, b, 2); /* seq_lens 1, query_start_loc kept */
   ts_batch_free(b);
   b = ts_batch_make(q, s, 4, 16, 22, -1);    /* StaticSink copies cdiv(300 + 32, 16) columns */
   spec.sink_len = 32;                        /* and under StaticSink, into the sink seq_lens */
