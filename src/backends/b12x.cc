@@ -50,12 +50,8 @@ const BackendDescriptor kB12xBackend{
     kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow),
     0,
     fixed_cudagraph_support<kCgUniformBatch>,
-    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_spec_kind(d, spec);
-    },
-    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
-      return std::vector<BufferRequest>{};
-    },
+    check_spec_kind_only,
+    no_buffers,
     create_builder_of<B12xBuilder>,
 };
 

@@ -60,12 +60,24 @@ std::vector<BufferRequest> buffer_plan_of(const BackendDescriptor&, const KvCach
   return Plan(spec, config);
 }
 
+/// A buffer_plan for a backend whose builders allocate no persistent buffers.
+inline std::vector<BufferRequest> no_buffers(const BackendDescriptor&, const KvCacheSpec&,
+                                             const BuilderConfig&) {
+  return {};
+}
+
 /// The Backend of a descriptor (which must outlive it: descriptors are static).
 std::shared_ptr<const Backend> make_backend(const BackendDescriptor& d);
 
 /// Error(kUnsupported) "<name> does not build metadata for <KIND> KV cache specs
 /// (kv_cache_spec->kind=<k>)" unless `d` accepts the spec's kind.
 void check_spec_kind(const BackendDescriptor& d, const KvCacheSpec& spec);
+
+/// A check for a backend that refuses nothing but a spec kind outside accepted_spec_kinds.
+inline void check_spec_kind_only(const BackendDescriptor& d, const KvCacheSpec& spec,
+                                 const BuilderConfig&) {
+  check_spec_kind(d, spec);
+}
 
 /// The spec kinds of attention that runs on a paged KV cache wherever the wrappers put it:
 /// decoder self-attention (full, sliding window), chunked local, cross and encoder-only.

@@ -57,12 +57,8 @@ const BackendDescriptor kCacheOnlyAttnBackend{
     kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvMla),
     0,
     fixed_cudagraph_support<kCgNever>,
-    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_spec_kind(d, spec);
-    },
-    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
-      return std::vector<BufferRequest>{};
-    },
+    check_spec_kind_only,
+    no_buffers,
     create_builder_of<CacheOnlyBuilder>,
 };
 

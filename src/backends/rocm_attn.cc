@@ -163,12 +163,8 @@ const BackendDescriptor kRocmAttnBackend{
     kRocmAttnKinds,
     0,
     fixed_cudagraph_support<kCgAlways>,
-    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_spec_kind(d, spec);
-    },
-    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
-      return std::vector<BufferRequest>{};
-    },
+    check_spec_kind_only,
+    no_buffers,
     create_builder_of<RocmAttnBuilder<CaptureWrites::kSeqLensAndQueryStartLoc>>,
 };
 
@@ -187,9 +183,7 @@ const BackendDescriptor kRocmAiterUnifiedAttnBackend{
         fail(Status::kUnsupported, d.name, ": kv_cache_spec->block_size=", spec.block_size,
              " is not a multiple of 16 (ROCm's kernel gathers blocks in 16-token units)");
     },
-    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
-      return std::vector<BufferRequest>{};
-    },
+    no_buffers,
     create_builder_of<RocmAttnBuilder<CaptureWrites::kSeqLensOnly>>,
 };
 
@@ -200,12 +194,8 @@ const BackendDescriptor kRocmSegmentedAttnBackend{
     kDecoderKinds,
     0,
     fixed_cudagraph_support<kCgAlways>,
-    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_spec_kind(d, spec);
-    },
-    [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig&) {
-      return std::vector<BufferRequest>{};
-    },
+    check_spec_kind_only,
+    no_buffers,
     create_builder_of<RocmAttnBuilder<CaptureWrites::kSeqLensAndQueryStartLoc>>,
 };
 
@@ -216,9 +206,7 @@ const BackendDescriptor kRocmOctaveBackend{
     kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvSlidingWindow),
     0,
     fixed_cudagraph_support<kCgUniformBatch>,
-    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_spec_kind(d, spec);
-    },
+    check_spec_kind_only,
     buffer_plan_of<octave_plan>,
     create_builder_of<RocmOctaveBuilder>,
 };
