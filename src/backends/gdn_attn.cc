@@ -16,6 +16,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/gdn_non_spec_split.h"
 #include "backends/mamba_common.h"
 #include "backends/persistent_copy.h"
 #include "core/builder.h"
@@ -437,36 +438,14 @@ class GdnBuilder final : public Builder {
   /// (split_decodes_and_prefills with treat_short_extends_as_decodes=False over that mask);
   /// then trailing zero-length padding leaves both prefill counts.
   void split_non_spec(const CommonMetadata& c, Decision& d) {
-    const int64_t n = c.num_reqs;
-    if (n == 0)
-      invalid("common->num_reqs=0: vLLM 0.33's GDN_ATTN build() splits a batch without spec "
-              "decodes by its first request's query length (split_decodes_and_prefills with "
-              "treat_short_extends_as_decodes=False), which an empty batch does not have");
-    uint8_t* no_prior = buffers_.as<uint8_t>(kBufNoPriorStateCpu);
-    const int32_t* bound = c.seq_lens_cpu_upper_bound
-                               ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
-                               : c.host_seq_lens();
-    if (c.is_prefilling && bound == nullptr)
-      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); GDN_ATTN reads "
-              "it to find the first chunks among the is_prefilling requests");
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t q = c.query_len(i);
-      // Capture batches also have seq_len == query_len but are not prefills: without
-      // is_prefilling no request is a first chunk.
-      no_prior[i] = c.is_prefilling && q > 0 && bound[i] <= q && c.prefilling(i) ? 1 : 0;
-    }
-    const ops::BatchSplit s = ops::split_decodes_and_prefills(
-        c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,
-        /*treat_short_extends_as_decodes=*/false, no_prior);
+    const GdnNonSpecSplit s = gdn_non_spec_split(c, buffers_.as<uint8_t>(kBufNoPriorStateCpu),
+                                                 "GDN_ATTN", /*bound_always=*/false);
     d.nd = s.num_decodes;
     d.np = s.num_prefills;
     d.ndt = s.num_decode_tokens;
     d.npt = s.num_prefill_tokens;
-    if (d.np > 0) {
-      for (int64_t i = d.nd; i < n; ++i) d.np -= c.query_len(i) == 0 ? 1 : 0;
-      d.npt = c.qsl_host[d.nd + d.np] - d.ndt;
-    }
   }
+
 
   /// Columns of the batch's state table (mamba_get_block_table_tensor): the block table's in
   /// "none" mode, 1 + num_speculative_blocks in "align" mode.

@@ -16,6 +16,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/gdn_non_spec_split.h"
 #include "backends/mamba_common.h"
 #include "backends/persistent_copy.h"
 #include "core/builder.h"
@@ -267,34 +268,14 @@ class KimiK3KdaBuilder final : public Builder {
   /// GDN's non-spec split (vLLM 0.33): first chunks are prefills even with one token, then the
   /// trailing zero-length padding leaves both prefill counts.
   void split_non_spec(const CommonMetadata& c, Decision& d) {
-    const int64_t n = c.num_reqs;
-    if (n == 0)
-      invalid("common->num_reqs=0: vLLM 0.33's KIMI_K3_KDA build() splits a batch without spec "
-              "decodes by its first request's query length (split_decodes_and_prefills with "
-              "treat_short_extends_as_decodes=False), which an empty batch does not have");
-    uint8_t* no_prior = buffers_.as<uint8_t>(kBufNoPriorStateCpu);
-    const int32_t* bound = c.seq_lens_cpu_upper_bound
-                               ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
-                               : c.host_seq_lens();
-    if (bound == nullptr)
-      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); KIMI_K3_KDA "
-              "reads it to find the first chunks (vLLM 0.33 asserts it)");
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t q = c.query_len(i);
-      no_prior[i] = c.is_prefilling && q > 0 && bound[i] <= q && c.prefilling(i) ? 1 : 0;
-    }
-    const ops::BatchSplit s = ops::split_decodes_and_prefills(
-        c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,
-        /*treat_short_extends_as_decodes=*/false, no_prior);
+    const GdnNonSpecSplit s = gdn_non_spec_split(c, buffers_.as<uint8_t>(kBufNoPriorStateCpu),
+                                                 "KIMI_K3_KDA", /*bound_always=*/true);
     d.nd = s.num_decodes;
     d.np = s.num_prefills;
     d.ndt = s.num_decode_tokens;
     d.npt = s.num_prefill_tokens;
-    if (d.np > 0) {
-      for (int64_t i = d.nd; i < n; ++i) d.np -= c.query_len(i) == 0 ? 1 : 0;
-      d.npt = c.qsl_host[d.nd + d.np] - d.ndt;
-    }
   }
+
 
   /// KDA's spec path: the active (non-empty) non-spec requests are all prefills when any of
   /// them is prefilling or not one token long, else all packed decodes.

@@ -1,0 +1,39 @@
+#include "backends/gdn_non_spec_split.h"
+
+#include "core/error.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+
+GdnNonSpecSplit gdn_non_spec_split(const CommonMetadata& c, uint8_t* no_prior, const char* backend,
+                                   bool bound_always) {
+  const int64_t n = c.num_reqs;
+  if (n == 0)
+    invalid("common->num_reqs=0: vLLM 0.33's ", backend, " build() splits a batch without spec "
+            "decodes by its first request's query length (split_decodes_and_prefills with "
+            "treat_short_extends_as_decodes=False), which an empty batch does not have");
+  const int32_t* bound = c.seq_lens_cpu_upper_bound
+                             ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                             : c.host_seq_lens();
+  if ((bound_always || c.is_prefilling) && bound == nullptr)
+    invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); ", backend,
+            " reads it to find the first chunks among the is_prefilling requests",
+            bound_always ? " (vLLM 0.33 asserts it)" : "");
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t q = c.query_len(i);
+    // Capture batches also have seq_len == query_len but are not prefills: without
+    // is_prefilling no request is a first chunk.
+    no_prior[i] = c.is_prefilling && q > 0 && bound[i] <= q && c.prefilling(i) ? 1 : 0;
+  }
+  const ops::BatchSplit s = ops::split_decodes_and_prefills(
+      c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,
+      /*treat_short_extends_as_decodes=*/false, no_prior);
+  GdnNonSpecSplit out{s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens};
+  if (out.num_prefills > 0) {
+    for (int64_t i = out.num_decodes; i < n; ++i) out.num_prefills -= c.query_len(i) == 0 ? 1 : 0;
+    out.num_prefill_tokens = c.qsl_host[out.num_decodes + out.num_prefills] - out.num_decode_tokens;
+  }
+  return out;
+}
+
+}  // namespace attn::backends
