@@ -141,8 +141,10 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
         from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
         from vllm.v1.kv_cache_interface import MambaSpec
         mode, full, prefill, _ = _settings(b)
-        vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, b.block_size, ("gdn", mode, full),
-                             MAX_MODEL_LEN)
+        # one VllmConfig per builder (the whole key, checkpoint settings included): vLLM's
+        # checkpoint builder reads cache_config.hash_block_size at build time, so builders that
+        # shared a config saw the last one's settings
+        vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, b.block_size, key, MAX_MODEL_LEN)
         vc.cache_config.mamba_cache_mode = mode
         vc.compilation_config.cudagraph_mode = (CUDAGraphMode.FULL_AND_PIECEWISE if full
                                                 else CUDAGraphMode.NONE)
