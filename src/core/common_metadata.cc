@@ -199,11 +199,29 @@ void validate_bounds(const CommonMetadata& c, const CommonLimits& lim,
   }
 }
 
+// An AVX2 clone next to the baseline one, chosen at load time through an IFUNC. Not under
+// ThreadSanitizer: the IFUNC resolver runs during relocation, before the TSan runtime is up, and
+// its instrumented entry crashes every program that loads libattn (the TSan lane of
+// scripts/test.sh caught it). Not off x86-64, where "avx2" names no target.
+#if defined(__SANITIZE_THREAD__)
+#define ATTN_TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ATTN_TSAN_BUILD 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(ATTN_TSAN_BUILD)
+#define ATTN_VECTORIZED_PASS \
+  __attribute__((noinline, optimize("O3"), target_clones("avx2", "default")))
+#else
+#define ATTN_VECTORIZED_PASS __attribute__((noinline))
+#endif
+
 // The per-request value checks of validate() as branch-free passes over 32-bit lanes, which the
 // compiler vectorizes (issue 18: the default build's validation was ~4 ns per request, more
 // than vLLM's whole TRITON_ATTN build at 1024 requests). They only say whether every request
 // passes; the loops that name the first bad value run when one does not.
-__attribute__((noinline, optimize("O3"), target_clones("avx2", "default"))) bool query_starts_ok(const int32_t* qsl, int64_t n,
+ATTN_VECTORIZED_PASS bool query_starts_ok(const int32_t* qsl, int64_t n,
                                                      int64_t max_query_len) {
   const uint32_t max_q = static_cast<uint32_t>(std::min<int64_t>(max_query_len, UINT32_MAX));
   uint32_t bad = 0;
@@ -217,7 +235,7 @@ __attribute__((noinline, optimize("O3"), target_clones("avx2", "default"))) bool
 
 // query_starts_ok and every seq_len in [query length (unless encoder lengths), upper], in one
 // pass; `longest` receives the largest seq_len.
-__attribute__((noinline, optimize("O3"), target_clones("avx2", "default"))) bool seq_lens_ok(const int32_t* qsl, const int32_t* sl, int64_t n,
+ATTN_VECTORIZED_PASS bool seq_lens_ok(const int32_t* qsl, const int32_t* sl, int64_t n,
                                                  int64_t max_query_len, int32_t upper,
                                                  bool encoder, int32_t* longest) {
   const uint32_t max_q = static_cast<uint32_t>(std::min<int64_t>(max_query_len, UINT32_MAX));
