@@ -52,11 +52,13 @@ def all_items() -> List[Any]:
     from .gdn_items import gdn_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
+    from .sparse_indexer_items import sparse_indexer_items
     from .sparse_mla_items import sparse_mla_items
     from .triton_items import triton_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
-            + mamba_items() + gdn_items() + sparse_mla_items())
+            + mamba_items() + gdn_items() + sparse_mla_items()
+            + sparse_indexer_items())
 
 
 def main(argv: List[str] = None) -> int:

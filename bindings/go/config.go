@@ -194,6 +194,9 @@ type BuilderConfig struct {
 	// ABI 1.6: GDN_ATTN's prefill kernel, one of the ATTN_GDN_PREFILL_* values (0 = AUTO: from
 	// the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
 	GDNPrefillBackend int32
+	// ABI 1.7: the block_table_width construction argument (DEEPSEEK_V32_INDEXER); 0 = the
+	// worker's width.
+	BlockTableWidth int32
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -252,6 +255,7 @@ func DefaultBuilderConfig() BuilderConfig {
 		NumHashLookaheadTokens:            int32(c.num_hash_lookahead_tokens),
 		UseEagleBlockDrop:                 c.use_eagle_block_drop != 0,
 		GDNPrefillBackend:                 int32(c.gdn_prefill_backend),
+		BlockTableWidth:                   int32(c.block_table_width),
 	}
 }
 
@@ -364,6 +368,7 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.num_hash_lookahead_tokens = C.int32_t(cfg.NumHashLookaheadTokens)
 	c.use_eagle_block_drop = cBool(cfg.UseEagleBlockDrop)
 	c.gdn_prefill_backend = C.int32_t(cfg.GDNPrefillBackend)
+	c.block_table_width = C.int32_t(cfg.BlockTableWidth)
 	return c, nil
 }
 

@@ -31,7 +31,8 @@
   ROW(kFlashAttnMlaSparseBackend)                             \
   ROW(kFlashInferMlaSparseBackend)                            \
   ROW(kFlashInferMlaSparseSm120Backend)                       \
-  ROW(kFlashAttnMlaSparseFa4Backend)
+  ROW(kFlashAttnMlaSparseFa4Backend)                          \
+  ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */
 
 namespace attn::backends {
 

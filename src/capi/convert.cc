@@ -322,6 +322,9 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   // ABI 1.6 (the INIT default when the caller's struct_size stops at 1.4/1.5)
   b.gdn_prefill_backend = c.gdn_prefill_backend;
   if (c.reserved_1_6 != 0) invalid("config->reserved_1_6=", c.reserved_1_6, " must be 0");
+  // ABI 1.7
+  b.block_table_width = c.block_table_width;
+  if (c.reserved_1_7 != 0) invalid("config->reserved_1_7=", c.reserved_1_7, " must be 0");
   validate(b, spec);
   return b;
 }
@@ -496,6 +499,7 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.num_hash_lookahead_tokens = b.num_hash_lookahead_tokens;
   c.use_eagle_block_drop = b.use_eagle_block_drop;
   c.gdn_prefill_backend = b.gdn_prefill_backend;
+  c.block_table_width = b.block_table_width;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

@@ -34,7 +34,8 @@ inline constexpr size_t kPluginTableSizeV1 = ATTN_PLUGIN_TABLE_STRUCT_SIZE;
 inline constexpr size_t kBuilderConfigSizes[] = {ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0,
                                                  ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1,
                                                  ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2,
-                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4};
+                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4,
+                                                 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6};
 inline constexpr size_t kCommonMetadataSizes[] = {ATTN_COMMON_METADATA_STRUCT_SIZE_1_0,
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_1,
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_3};

@@ -118,6 +118,7 @@ struct BuilderConfig {
   int32_t num_hash_lookahead_tokens = 0;   ///< VllmConfig.num_hash_lookahead_tokens.
   bool use_eagle_block_drop = false;     ///< speculative_config.use_eagle_block_drop().
   int32_t gdn_prefill_backend = 0;  ///< ABI 1.6: kGdnPrefill* (GDN_ATTN's prefill kernel).
+  int32_t block_table_width = 0;  ///< ABI 1.7: the requires_block_table_width argument; 0 = the worker's.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

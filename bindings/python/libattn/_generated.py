@@ -480,6 +480,8 @@ attn_builder_config_t._fields_ = [
     ("use_eagle_block_drop", c_int32),
     ("gdn_prefill_backend", c_int32),
     ("reserved_1_6", c_int32),
+    ("block_table_width", c_int32),
+    ("reserved_1_7", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -808,7 +810,8 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + a
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset + attn_builder_config_t.reserved_1_1.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7.offset + attn_builder_config_t.reserved_1_7.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -1105,6 +1108,7 @@ STRUCT_SIZES = (
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4",
+    "ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6",
     "ATTN_BUILDER_CONFIG_STRUCT_SIZE",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_0",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_1",

@@ -185,6 +185,9 @@ class BuilderConfig:
     use_eagle_block_drop: int = 0
     # ABI 1.6: GDN_ATTN's prefill kernel (GdnPrefillBackend: AUTO, TRITON, FLASHINFER)
     gdn_prefill_backend: int = 0
+    # ABI 1.7: the requires_block_table_width construction argument (DEEPSEEK_V32_INDEXER);
+    # 0 = the worker's width
+    block_table_width: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

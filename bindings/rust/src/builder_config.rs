@@ -99,6 +99,9 @@ pub struct BuilderConfig {
     /// ABI 1.6: GDN_ATTN's prefill kernel, one of the `ATTN_GDN_PREFILL_*` values (0 = AUTO:
     /// from the compute capability; 1 = TRITON: FLA chunk metadata; 2 = FLASHINFER: none).
     pub gdn_prefill_backend: i32,
+    /// ABI 1.7: the `block_table_width` construction argument of vLLM's builders that require
+    /// it (DEEPSEEK_V32_INDEXER); 0 = the worker's width.
+    pub block_table_width: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -179,6 +182,7 @@ impl BuilderConfig {
             num_hash_lookahead_tokens: 0,
             use_eagle_block_drop: false,
             gdn_prefill_backend: 0,
+            block_table_width: 0,
         }
     }
 
@@ -248,6 +252,7 @@ impl BuilderConfig {
             num_hash_lookahead_tokens: self.num_hash_lookahead_tokens,
             use_eagle_block_drop: i32::from(self.use_eagle_block_drop),
             gdn_prefill_backend: self.gdn_prefill_backend,
+            block_table_width: self.block_table_width,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

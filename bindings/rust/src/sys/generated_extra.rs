@@ -38,8 +38,11 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2: usize =
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4`.
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4: usize =
     offset_of!(attn_builder_config_t, enable_adaptive_verification) + size_of::<i32>();
+/// `ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6`.
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6: usize =
+    offset_of!(attn_builder_config_t, reserved_1_6) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_6) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_7) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -203,6 +206,8 @@ impl attn_builder_config_t {
         use_eagle_block_drop: 0,
         gdn_prefill_backend: attn_gdn_prefill_backend::ATTN_GDN_PREFILL_AUTO as i32,
         reserved_1_6: 0,
+        block_table_width: 0,
+        reserved_1_7: 0,
     };
 }
 
