@@ -32,7 +32,8 @@
   ROW(kFlashInferMlaSparseBackend)                            \
   ROW(kFlashInferMlaSparseSm120Backend)                       \
   ROW(kFlashAttnMlaSparseFa4Backend)                          \
-  ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */
+  ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */   \
+  ROW(kFlashInferMlaSparseSm90Backend) /* mla.cc */
 
 namespace attn::backends {
 
