@@ -401,5 +401,63 @@ def indexer_item() -> Item:
                 notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()])
 
 
+def kpool_tail_item() -> Item:
+    """KPOOL_TAIL: vLLM 0.33's KpoolTailMetadataBuilder (GLM-5.3-Flash's storage-only kpool tail
+    cache, kpool = the spec's block size) against libattn's: every field, the builder's
+    answers. vLLM's compute_kpool_tail_slot_mapping takes its torch path on CPU tensors (the
+    Triton kernel's semantics on CUDA; libattn's kernel is checked against its host path by the
+    GPU tests). Nothing is patched."""
+    name = "KPOOL_TAIL"
+
+    def builders(ctx: Any, b: Batch) -> Any:
+        cache = ctx.__dict__.setdefault("kpool_tail_builders", {})
+        if b.block_size not in cache:
+            import torch
+            from vllm.config import set_current_vllm_config
+            from vllm.v1.kv_cache_interface import MLAAttentionSpec
+            vc = _vllm_config(ctx, Settings(0, 1, 0, 1, 1))
+            spec = MLAAttentionSpec(block_size=b.block_size, num_kv_heads=1, head_size=132,
+                                    dtype=torch.uint8)
+            cls = importlib.import_module(MODULE).KpoolTailMetadataBuilder
+            with set_current_vllm_config(vc):
+                vb = cls(spec, [LAYER], vc, torch.device("cpu"))
+            libattn = ctx.libattn
+            cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, 16,
+                                        device_capability=90)
+            lspec = libattn.KvCacheSpec(b.block_size, 1, 132, kind=libattn.KvCacheKind.MLA,
+                                        dtype=libattn.KvDtype.FP8_E4M3)
+            cache[b.block_size] = (vb, vc, ctx.lib.builder(name, lspec, cfg))
+        return cache[b.block_size]
+
+    def v(ctx: Any, b: Batch) -> Any:
+        from vllm.config import set_current_vllm_config
+        vb, vc, _ = builders(ctx, b)
+        with set_current_vllm_config(vc):
+            return vb.build(0, vllm_common(ctx, b))
+
+    def l(ctx: Any, b: Batch) -> Any:
+        return builders(ctx, b)[2].build(lib_common(ctx, b))
+
+    def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        import dataclasses
+        vb, vc, lb = builders(ctx, b)
+        lib = {n: lmd[n] for n in lmd.fields()}
+        out: List[Pair] = []
+        for f in dataclasses.fields(vmd):
+            val = getattr(vmd, f.name)
+            out.append((f.name, val, lib.pop(f.name, MISSING)))
+        out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
+        out += builder_answer_pairs(vb, vc, lb)
+        return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
+                if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+
+    def path(ctx: Any, b: Batch, vmd: Any) -> str:
+        sm = vmd.slot_mapping.numpy()[:b.tokens]
+        return f"kpool {b.block_size}" + (", null-block rows" if (sm == -1).any() else "")
+
+    return Item(name, "builder", v, l, pairs, block_sizes=(16, 32, 64, 128), max_spec=3,
+                max_requests=256, token_budget=TOKEN_BUDGET, path=path)
+
+
 def sparse_indexer_items() -> List[Item]:
-    return [indexer_item()]
+    return [indexer_item(), kpool_tail_item()]

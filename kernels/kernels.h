@@ -227,4 +227,15 @@ int indexer_decode_tensors(int device_id, void* stream, const int32_t* query_sta
                            const int32_t* seq_lens, const IndexerDecodeParams& params,
                            const IndexerDecodeOut& out) noexcept;
 
+/// See ops::kpool_tail_slot_mapping. One launch, one thread per token.
+int kpool_tail_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
+                            int64_t num_reqs, const int32_t* block_table,
+                            int64_t block_table_stride, const int64_t* positions,
+                            const int64_t* slot_mapping, int64_t num_actual_tokens,
+                            int64_t num_tokens, int32_t kpool, int64_t* out) noexcept;
+
+/// See ops::kpool_tail_draft_update. One launch, one thread per token.
+int kpool_tail_draft_update(int device_id, void* stream, int64_t* slot_mapping,
+                            const int64_t* positions, int64_t n, int32_t kpool) noexcept;
+
 }  // namespace attn::kernels

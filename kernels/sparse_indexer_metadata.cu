@@ -144,4 +144,73 @@ int indexer_decode_tensors(int device_id, void* stream, const int32_t* qsl,
   return cudaGetLastError();
 }
 
+namespace {
+
+__global__ void __launch_bounds__(kBlock)
+    kpool_tail_kernel(const int32_t* __restrict__ qsl, int64_t n, const int32_t* __restrict__ bt,
+                      int64_t stride, const int64_t* __restrict__ positions,
+                      const int64_t* __restrict__ slot_mapping, int64_t actual, int64_t tokens,
+                      int32_t kpool, int64_t* __restrict__ out) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x; t < tokens;
+       t += static_cast<int64_t>(gridDim.x) * kBlock) {
+    if (t >= actual || n <= 0) {
+      out[t] = slot_mapping[t];
+      continue;
+    }
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (qsl[mid] <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    int64_t r = lo - 1;
+    r = r < 0 ? 0 : (r > n - 1 ? n - 1 : r);
+    const int64_t block = bt[r * stride];
+    const int64_t rem = ((positions[t] % kpool) + kpool) % kpool;
+    out[t] = block != 0 ? block * kpool + rem : -1;
+  }
+}
+
+__global__ void __launch_bounds__(kBlock)
+    kpool_tail_draft_kernel(int64_t* __restrict__ slots, const int64_t* __restrict__ positions,
+                            int64_t n, int32_t kpool) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x; t < n;
+       t += static_cast<int64_t>(gridDim.x) * kBlock) {
+    const int64_t s = slots[t];
+    const int64_t q = s >= 0 ? s / kpool : -((-s + kpool - 1) / kpool);
+    slots[t] = q * kpool + ((positions[t] % kpool) + kpool) % kpool;
+  }
+}
+
+unsigned grid_for(int64_t rows) {
+  int64_t blocks = (rows + kBlock - 1) / kBlock;
+  if (blocks < 1) blocks = 1;
+  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+}
+
+}  // namespace
+
+int kpool_tail_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
+                            const int32_t* block_table, int64_t stride, const int64_t* positions,
+                            const int64_t* slot_mapping, int64_t num_actual_tokens,
+                            int64_t num_tokens, int32_t kpool, int64_t* out) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  kpool_tail_kernel<<<grid_for(num_tokens), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      qsl, num_reqs, block_table, stride, positions, slot_mapping, num_actual_tokens, num_tokens,
+      kpool, out);
+  return cudaGetLastError();
+}
+
+int kpool_tail_draft_update(int device_id, void* stream, int64_t* slot_mapping,
+                            const int64_t* positions, int64_t n, int32_t kpool) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  kpool_tail_draft_kernel<<<grid_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      slot_mapping, positions, n, kpool);
+  return cudaGetLastError();
+}
+
 }  // namespace attn::kernels

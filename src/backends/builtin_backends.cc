@@ -33,7 +33,8 @@
   ROW(kFlashInferMlaSparseSm120Backend)                       \
   ROW(kFlashAttnMlaSparseFa4Backend)                          \
   ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */   \
-  ROW(kFlashInferMlaSparseSm90Backend) /* mla.cc */
+  ROW(kFlashInferMlaSparseSm90Backend) /* mla.cc */      \
+  ROW(kKpoolTailBackend)     /* kpool_tail.cc */
 
 namespace attn::backends {
 

@@ -635,4 +635,20 @@ void indexer_decode_tensors(const Exec& exec, const int32_t* query_start_loc,
                             const int32_t* seq_lens, const IndexerDecodeParams& params,
                             const IndexerDecodeOut& out);
 
+/// KPOOL_TAIL's compute_kpool_tail_slot_mapping (vLLM 0.33, mla/indexer.py): for t <
+/// num_actual_tokens of request r (the last r with qsl[r] <= t, at most num_reqs - 1: tokens
+/// past the last boundary map to the last request), out[t] = block_table[r][0] * kpool +
+/// positions[t] mod kpool, or -1 when that block is 0 (the null block of dummy and padding
+/// requests); out[t] = slot_mapping[t] for t in [num_actual_tokens, num_tokens).
+void kpool_tail_slot_mapping(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                             const int32_t* block_table, int64_t block_table_stride,
+                             const int64_t* positions, const int64_t* slot_mapping,
+                             int64_t num_actual_tokens, int64_t num_tokens, int32_t kpool,
+                             int64_t* out);
+
+/// KPOOL_TAIL's update_draft_decode_metadata: slot[t] = floor(slot[t] / kpool) * kpool +
+/// positions[t] mod kpool (Python's floor division and remainder) for t < n, in place.
+void kpool_tail_draft_update(const Exec& exec, int64_t* slot_mapping, const int64_t* positions,
+                             int64_t n, int32_t kpool);
+
 }  // namespace attn::ops

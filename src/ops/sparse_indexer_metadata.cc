@@ -142,4 +142,44 @@ void indexer_decode_tensors(const Exec& exec, const int32_t* qsl, const int32_t*
   }
 }
 
+void kpool_tail_slot_mapping(const Exec& exec, const int32_t* qsl, int64_t num_reqs,
+                             const int32_t* block_table, int64_t stride, const int64_t* positions,
+                             const int64_t* slot_mapping, int64_t num_actual_tokens,
+                             int64_t num_tokens, int32_t kpool, int64_t* out) {
+  if (num_tokens <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, kpool_tail_slot_mapping, qsl, num_reqs, block_table, stride,
+                            positions, slot_mapping, num_actual_tokens, num_tokens, kpool, out);
+  for (int64_t t = 0; t < num_tokens; ++t) {
+    if (t >= num_actual_tokens || num_reqs <= 0) {
+      out[t] = slot_mapping[t];
+      continue;
+    }
+    int64_t lo = 0, hi = num_reqs;  // the last r with qsl[r] <= t
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (qsl[mid] <= t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    const int64_t r = std::min(std::max<int64_t>(lo - 1, 0), num_reqs - 1);
+    const int64_t block = block_table[r * stride];
+    const int64_t rem = ((positions[t] % kpool) + kpool) % kpool;
+    out[t] = block != 0 ? block * kpool + rem : -1;
+  }
+}
+
+void kpool_tail_draft_update(const Exec& exec, int64_t* slot_mapping, const int64_t* positions,
+                             int64_t n, int32_t kpool) {
+  if (n <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, kpool_tail_draft_update, slot_mapping, positions, n, kpool);
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t s = slot_mapping[t];
+    const int64_t q = s >= 0 ? s / kpool : -((-s + kpool - 1) / kpool);
+    slot_mapping[t] = q * kpool + ((positions[t] % kpool) + kpool) % kpool;
+  }
+}
+
 }  // namespace attn::ops

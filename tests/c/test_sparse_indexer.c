@@ -445,12 +445,87 @@ static void test_random(void** state) {
   }
 }
 
+/* KPOOL_TAIL (KpoolTailMetadataBuilder): ALWAYS, threshold None, draft updates. kpool 16,
+ * queries [2, 1, 3] onto [18, 5, 40] (positions 16, 17 | 4 | 37, 38, 39), request 1 on the null
+ * block: slots b0 * 16 + 0, + 1 | -1 | b2 * 16 + 5, 6, 7; of the two padded tokens, the one
+ * below num_actual_tokens (7) maps to the last request (position 0), the other keeps the
+ * input's slot. Without positions the slot mapping is the input's. A draft update of the
+ * decodes [1, 1] onto [18, 5] after the positions advance to [18, 5]: slot // 16 * 16 +
+ * position % 16, so b0 * 16 + 2 and, for the null block's -1, -16 + 5 = -11 (vLLM's floor
+ * division). */
+static void test_kpool_tail(void** state) {
+  static const int32_t q[3] = {2, 1, 3}, s[3] = {18, 5, 40}, qd[2] = {1, 1};
+  attn_kv_cache_spec_t spec = ix_spec();
+  attn_builder_config_t c = ix_config(90, 0);
+  attn_builder_t* b;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  int64_t pos[8] = {16, 17, 4, 37, 38, 39, 0, 0}, shape[1] = {8}, b0, b2;
+  attn_tensor_t pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+  const attn_tensor_t* t;
+  int32_t level = -1, th = -1, supported = 0;
+  (void)state;
+  spec.block_size = 16;
+  ASSERT_OK(attn_backend_cudagraph_support("KPOOL_TAIL", &spec, &c, &level));
+  assert_int_equal(level, ATTN_CG_ALWAYS);
+  b = ts_builder("KPOOL_TAIL", &spec, &c);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
+  assert_int_equal(th, ATTN_NO_REORDER);
+  ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
+  assert_int_equal(supported, 1);
+  batch = ts_batch_make(q, s, 3, 16, 0, 8);
+  batch->bt[1 * batch->width] = 0; /* request 1 on the null block */
+  b0 = batch->bt[0];
+  b2 = batch->bt[2 * batch->width];
+  batch->common.positions = &pt;
+  batch->common.num_actual_tokens = 7;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 0); /* the first query (2) is over threshold 1 */
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  expect_none(m, "decode");
+  expect_none(m, "block_table");
+  t = ts_tensor(m, "slot_mapping");
+  assert_int_equal(t->shape[0], 8);
+  {
+    const int64_t* got = (const int64_t*)t->data;
+    const int64_t want[6] = {b0 * 16, b0 * 16 + 1, -1, b2 * 16 + 5, b2 * 16 + 6, b2 * 16 + 7};
+    int i;
+    for (i = 0; i < 6; ++i) assert_int_equal(got[i], want[i]);
+    assert_int_equal(got[6], b2 * 16); /* past the last boundary: the last request */
+    assert_int_equal(got[7], batch->slots[7]); /* past num_actual_tokens: the input's */
+  }
+  assert_ptr_equal(ts_tensor(m, "positions")->data, pos);
+  batch->common.positions = NULL;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+  expect_none(m, "positions");
+  ts_batch_free(batch);
+  /* draft update */
+  batch = ts_batch_make(qd, s, 2, 16, 0, -1);
+  batch->bt[1 * batch->width] = 0;
+  b0 = batch->bt[0];
+  pos[0] = 17;
+  pos[1] = 4;
+  shape[0] = 2;
+  pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+  batch->common.positions = &pt;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  pos[0] = 18;
+  pos[1] = 5;
+  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+  t = ts_tensor(m, "slot_mapping");
+  assert_int_equal(((const int64_t*)t->data)[0], b0 * 16 + 2);
+  assert_int_equal(((const int64_t*)t->data)[1], -11);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels),       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_decode_paths), cmocka_unit_test(test_prefill_chunks),
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_random),
+      cmocka_unit_test(test_random),       cmocka_unit_test(test_kpool_tail),
   };
   return cmocka_run_group_tests_name("sparse_indexer", tests, NULL, NULL);
 }

@@ -300,6 +300,58 @@ static void test_indexer(void** state) {
   }
 }
 
+/* KPOOL_TAIL, host vs CUDA (kernels/sparse_indexer_metadata.cu's kpool tail slot mapping):
+ * random batches with positions, some requests on the null block, padded token tails. */
+static void test_kpool_tail(void** state) {
+  uint64_t seed = 53;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA KPOOL_TAIL builds")) skip();
+  for (iter = 0; iter < 60; ++iter) {
+    attn_kv_cache_spec_t spec = ts_mla_spec(16 << ts_rand_range(&seed, 0, 3));
+    attn_builder_config_t c = ts_config(), dc;
+    int32_t q[32], s[32];
+    int64_t pos[4096], shape[1], n = ts_rand_range(&seed, 1, 32), r, t = 0, tokens = 0;
+    attn_builder_t *hb, *db;
+    attn_metadata_t *hm = NULL, *dm = NULL;
+    attn_tensor_t ph, pd;
+    tg_device_batch d;
+    ts_batch* b;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 1, 100);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 2000);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 7));
+    for (r = 0; r < n; ++r) {
+      int32_t k;
+      if (ts_rand_range(&seed, 0, 4) == 0) b->bt[r * b->width] = 0;
+      for (k = 0; k < q[r]; ++k) pos[t++] = s[r] - q[r] + k;
+    }
+    while (t < b->num_tokens) pos[t++] = 0;
+    shape[0] = b->num_tokens;
+    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+    pd = ph;
+    pd.device.device_type = ATTN_DEVICE_CUDA;
+    pd.data = tg_to_device(pos, (size_t)b->num_tokens * 8);
+    dc = c;
+    dc.device.device_type = ATTN_DEVICE_CUDA;
+    hb = ts_builder("KPOOL_TAIL", &spec, &c);
+    db = ts_builder("KPOOL_TAIL", &spec, &dc);
+    tg_device_batch_make(b, &d);
+    b->common.positions = &ph;
+    d.common.positions = &pd;
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+    tg_expect_same_metadata(hm, dm, "KPOOL_TAIL");
+    cudaFree(pd.data);
+    tg_device_batch_free(&d);
+    attn_builder_destroy(hb);
+    attn_builder_destroy(db);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
@@ -308,6 +360,7 @@ int main(void) {
       cmocka_unit_test(test_decode_0_33),
       cmocka_unit_test(test_sparse),
       cmocka_unit_test(test_indexer),
+      cmocka_unit_test(test_kpool_tail),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }
