@@ -20,8 +20,9 @@ rows of 2; libattn returns the persistent rows, compared by shape). The two Trit
 build (BuildPrefillChunkMetadataKernel, PrepareUniformDecodeKernel) run in Triton's CPU
 interpreter on about one small batch in ``TRITON_EVERY`` (``triton_batch``); on the others a numpy restatement of each
 (``_prefill_chunk_numpy``, ``_uniform_decode_numpy``) stands in, since the interpreter costs about
-a second a batch. SM100's varlen path (_indexer_decode_metadata_kernel) is not run here (libattn's
-tests check it: test_sparse_indexer).
+a second a batch. Three profiles in ten run SM100 (a 10.0 platform proxy): the varlen decode
+kernel (``_indexer_decode_metadata_kernel``) likewise, Triton's on the small batches and
+``_VarlenDecodeNumpy`` otherwise.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ NOT_COMPARABLE = {
 
 
 class Settings(tuple):
-    fields = ("spec", "dcp", "rank", "interleave", "width")
+    fields = ("spec", "dcp", "rank", "interleave", "width", "cap")
 
     def __new__(cls, *values: Any) -> "Settings":
         return tuple.__new__(cls, values)
@@ -68,7 +69,8 @@ def settings(b: Batch) -> Settings:
     dcp = int(r.choice([1, 1, 1, 2, 4]))
     inter = int(r.choice([1, 8, 16])) if dcp > 1 else 1
     rank = int(r.integers(0, dcp))
-    return Settings(b.spec, dcp, rank, inter, int(b.bt.shape[1]))
+    cap = 100 if r.random() < 0.3 else 90  # SM100: the varlen decode kernel
+    return Settings(b.spec, dcp, rank, inter, int(b.bt.shape[1]), cap)
 
 
 def triton_batch(b: Batch) -> bool:
@@ -128,14 +130,54 @@ def _uniform_decode_numpy(seq_lens: Any, decode_seq_lens: Any, block_table: Any,
     decode_lens.numpy()[:num_decode_tokens] = 1
 
 
-def _paged_mqa_logits_metadata(context_lens: Any, block_size: int, num_sms: int,
-                               indices: Any = None) -> Any:
-    """DeepGEMM's schedule, shape only: _paged_mqa_logits_schedule_slots on SM90 (next_n 4 runs
-    one task per 2-CTA cluster) + 1 rows of 2."""
-    import torch
-    next_n = context_lens.shape[1] if context_lens.dim() == 2 else 1
-    slots = num_sms // (2 if next_n == 4 else 1)
-    return torch.zeros((slots + 1, 2), dtype=torch.int32)
+def _paged_mqa_logits_metadata(cap: int) -> Any:
+    def metadata(context_lens: Any, block_size: int, num_sms: int, indices: Any = None) -> Any:
+        """DeepGEMM's schedule, shape only: _paged_mqa_logits_schedule_slots (SM90's next_n 4
+        runs one task per 2-CTA cluster) + 1 rows of 2."""
+        import torch
+        next_n = context_lens.shape[1] if context_lens.dim() == 2 else 1
+        slots = num_sms // (2 if next_n == 4 and cap == 90 else 1)
+        return torch.zeros((slots + 1, 2), dtype=torch.int32)
+    return metadata
+
+
+class _Platform100(_Platform):
+    """current_platform as the indexer asks it on an SM 10.0 GPU."""
+
+    def is_device_capability_family(self, family: int, *a: Any, **k: Any) -> bool:
+        return family == 100
+
+
+class _VarlenDecodeNumpy:
+    """_indexer_decode_metadata_kernel (v1/attention/ops/metadata.py) restated: token t < T of
+    request r (the first r with qsl[r + 1] > t, at most n - 1): length seq - q + (t - qsl[r])
+    + 1 (0 past qsl[n]), decode_lens 1, indices r (n + t - qsl[n] past it), the request's
+    block table row (zeros past it); zeros from T to capacity; per_req_lens the query lengths."""
+
+    def __getitem__(self, grid: Any) -> Any:
+        return self.launch
+
+    @staticmethod
+    def launch(query_start_loc: Any, seq_lens: Any, block_table: Any, output_seq_lens: Any,
+               output_block_table: Any, decode_lens: Any, indices: Any, per_req_lens: Any,
+               num_reqs: int, num_tokens: int, capacity: int, input_stride: int,
+               output_stride: int, BLOCK_COLS: int, **k: Any) -> None:
+        qsl = query_start_loc.numpy().astype(np.int64)
+        seq = seq_lens.numpy().astype(np.int64)
+        actual = int(qsl[num_reqs])
+        t = np.arange(num_tokens)
+        req = np.minimum(np.searchsorted(qsl[1:num_reqs + 1], t, side="right"), num_reqs - 1)
+        valid = t < actual
+        start, end = qsl[req], qsl[req + 1]
+        out = output_seq_lens.numpy()
+        out[:num_tokens] = np.where(valid, seq[req] - (end - start) + t - start + 1, 0)
+        out[num_tokens:capacity] = 0
+        decode_lens.numpy()[:num_tokens] = 1
+        indices.numpy()[:num_tokens] = np.where(valid, req, num_reqs + t - actual)
+        bt = block_table.numpy()
+        obt = output_block_table.numpy()
+        obt[:num_tokens, :BLOCK_COLS] = np.where(valid[:, None], bt[req, :BLOCK_COLS], 0)
+        per_req_lens.numpy()[:num_reqs] = np.diff(qsl[:num_reqs + 1])
 
 
 @contextlib.contextmanager
@@ -148,17 +190,21 @@ def patched(s: Settings, real_triton: bool) -> Iterator[None]:
     try:
         mod = importlib.import_module(MODULE)
         dg = importlib.import_module("vllm.utils.deep_gemm")
+        platform = _Platform100 if s.cap == 100 else _Platform
         for m in (mod, dg):
             real = m.current_platform
-            put(m, "current_platform", real if isinstance(real, _Platform) else _Platform(real))
+            real = real._real if isinstance(real, _Platform) else real
+            put(m, "current_platform", platform(real))
         put(mod, "has_deep_gemm", lambda: True)
         put(mod, "get_dcp_group", lambda: types.SimpleNamespace(world_size=s.dcp,
                                                                 rank_in_group=s.rank))
         put(mod, "num_compute_units", lambda *a, **k: NUM_SMS)
-        put(mod, "get_paged_mqa_logits_metadata", _paged_mqa_logits_metadata)
+        put(mod, "get_paged_mqa_logits_metadata", _paged_mqa_logits_metadata(s.cap))
         if not real_triton:
             put(mod, "_BUILD_PREFILL_CHUNK_METADATA_KERNEL", _prefill_chunk_numpy)
             put(mod, "_PREPARE_UNIFORM_DECODE_KERNEL", _uniform_decode_numpy)
+            ops = importlib.import_module("vllm.v1.attention.ops.metadata")
+            put(ops, "_indexer_decode_metadata_kernel", _VarlenDecodeNumpy())
         yield
     finally:
         for obj, name, value in reversed(undo):
@@ -217,7 +263,7 @@ def lib_builder(ctx: Any, s: Settings) -> Any:
     cfg = libattn.BuilderConfig(
         MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, 16, decode_context_parallel_size=s.dcp,
         dcp_rank=s.rank, cp_kv_cache_interleave_size=s.interleave, num_speculative_tokens=s.spec,
-        device_capability=90, num_sms=NUM_SMS, block_table_width=s.width)
+        device_capability=s.cap, num_sms=NUM_SMS, block_table_width=s.width)
     spec = libattn.KvCacheSpec(64, 1, 132, kind=libattn.KvCacheKind.MLA, dtype=kv.FP8_E4M3)
     return ctx.lib.builder(NAME, spec, cfg)
 
@@ -375,7 +421,9 @@ def indexer_item() -> Item:
                  "prefills" if vmd.num_prefills else "no prefills"]
         d = vmd.decode
         if d is not None:
-            if d.block_table.shape[0] != vmd.num_decodes or d.decode_lens.numel() != \
+            if s.cap == 100:
+                parts.append("varlen decode")
+            elif d.block_table.shape[0] != vmd.num_decodes or d.decode_lens.numel() != \
                     vmd.num_decodes:
                 parts.append("flattened decode")
             elif d.seq_lens.dim() == 2 and d.seq_lens.shape[1] > 1:
@@ -392,6 +440,8 @@ def indexer_item() -> Item:
                 parts.append("query sub-chunks")
         if s.dcp > 1:
             parts.append(f"dcp {s.dcp}/{s.interleave}")
+        if s.cap == 100:
+            parts.append("SM100")
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
             parts.append("optimistic prefill bounds: chunk plan not compared")
         return ", ".join(parts)
