@@ -212,8 +212,16 @@ class IndexerBuilder final : public Builder {
  protected:
   void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
     Metadata& m = metadata();
-    m.reset();
     const int64_t n = c.num_reqs, T = c.num_actual_tokens;
+    ops::BatchSplit s;
+    if (T > 0) {
+      ops::SplitOptions o;
+      o.decode_threshold = paths_.next_n;
+      o.require_uniform = !(paths_.use_flattening || paths_.supports_varlen);
+      s = ops::split_decodes_and_prefills(c.qsl_host, n, T, c.max_query_len, o);
+      check_batch(c, s);  // a refused batch leaves the previous metadata as it was
+    }
+    m.reset();
     m.set_tensor(kSeqLens, *c.seq_lens);
     m.set_int(kMaxSeqLen, c.max_seq_len);
     m.set_tensor(kSlotMapping, *c.slot_mapping);
@@ -221,11 +229,6 @@ class IndexerBuilder final : public Builder {
     for (const size_t f : {kNumDecodes, kNumDecodeTokens, kNumPrefills, kNumPrefillTokens})
       m.set_int(f, 0);
     if (T == 0) return;  // vLLM returns the counts 0 and no parts (block_table None too)
-    ops::SplitOptions o;
-    o.decode_threshold = paths_.next_n;
-    o.require_uniform = !(paths_.use_flattening || paths_.supports_varlen);
-    const ops::BatchSplit s =
-        ops::split_decodes_and_prefills(c.qsl_host, n, T, c.max_query_len, o);
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     m.set_int(kNumDecodes, nd);
     m.set_int(kNumDecodeTokens, s.num_decode_tokens);
@@ -279,6 +282,38 @@ class IndexerBuilder final : public Builder {
   }
 
  private:
+  /// The decodes' longest and shortest queries.
+  std::pair<int32_t, int32_t> decode_query_range(const CommonMetadata& c, int64_t nd) const {
+    int32_t max_len = 0, min_len = 0;
+    for (int64_t b = 0; b < nd; ++b) {
+      const int32_t q = c.qsl_host[b + 1] - c.qsl_host[b];
+      max_len = b == 0 ? q : std::max(max_len, q);
+      min_len = b == 0 ? q : std::min(min_len, q);
+    }
+    return {max_len, min_len};
+  }
+
+  /// Whether the decodes take a per-token path (flattened or varlen), vLLM's use_native.
+  bool per_token_decode(int32_t max_len) const {
+    const bool step_ok = max_len <= 1 || native_decode(paths_.capability, max_len);
+    const bool use_native = !(paths_.use_flattening || paths_.supports_varlen) &&
+                            max_len <= paths_.next_n && step_ok;
+    return paths_.supports_varlen || !use_native;
+  }
+
+  /// What build() refuses, checked before the metadata changes.
+  void check_batch(const CommonMetadata& c, const ops::BatchSplit& s) const {
+    if (s.num_prefills > 0 && c.seq_lens_host == nullptr)
+      invalid("common->seq_lens_cpu is NULL; ", kName,
+              " plans its prefill chunks from the host lengths (vLLM's "
+              "seq_lens_cpu_upper_bound)");
+    if (s.num_decodes > 0 && per_token_decode(decode_query_range(c, s.num_decodes).first) &&
+        c.block_table_tensor->shape[1] > width_)
+      invalid("common->block_table_tensor has ", c.block_table_tensor->shape[1], " columns; ",
+              kName, " was created with block_table_width=", width_,
+              " (config->block_table_width: its per-token decode table)");
+  }
+
   bool dcp() const { return config().decode_context_parallel_size > 1; }
   int32_t local(int64_t len, int32_t rank) const {
     const BuilderConfig& c = config();
@@ -298,12 +333,8 @@ class IndexerBuilder final : public Builder {
                      const int32_t* lens, const ops::Exec& exec) {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
-    if (c.seq_lens_host == nullptr)
-      invalid("common->seq_lens_cpu is NULL; ", kName,
-              " plans its prefill chunks from the host lengths (vLLM's "
-              "seq_lens_cpu_upper_bound)");
     const int32_t* hq = c.qsl_host + nd;
-    const int32_t* hs = c.host_seq_lens() + nd;
+    const int32_t* hs = c.host_seq_lens() + nd;  // checked by check_batch
     std::vector<int32_t> qlens(static_cast<size_t>(np));
     for (int64_t k = 0; k < np; ++k) qlens[k] = hq[k + 1] - hq[k];
     const int64_t W = prefill_buffer_rows(cfg), L = kMaxLogitsMb * 1024 * 1024 / 4;
@@ -377,16 +408,9 @@ class IndexerBuilder final : public Builder {
                     const int32_t* lens, const ops::Exec& exec) {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
-    int32_t max_len = 0, min_len = 0;
-    for (int64_t b = 0; b < nd; ++b) {
-      const int32_t q = c.qsl_host[b + 1] - c.qsl_host[b];
-      max_len = b == 0 ? q : std::max(max_len, q);
-      min_len = b == 0 ? q : std::min(min_len, q);
-    }
+    const auto [max_len, min_len] = decode_query_range(c, nd);
     const int32_t next_n = paths_.next_n;
-    const bool step_ok = max_len <= 1 || native_decode(paths_.capability, max_len);
-    const bool use_native = !(paths_.use_flattening || paths_.supports_varlen) &&
-                            max_len <= next_n && step_ok;
+    const bool use_native = !per_token_decode(max_len);
     const Tensor& bt = *c.block_table_tensor;
     ops::IndexerDecodeParams p;
     p.num_decodes = nd;
@@ -415,11 +439,7 @@ class IndexerBuilder final : public Builder {
       p.mode = next_n > 1 ? kernels::kIndexerNative2D : kernels::kIndexerNative1;
       seq_in_buffer = next_n > 1 || dcp();
     }
-    if (expanded) {
-      if (bt.shape[1] > width_)
-        invalid("common->block_table_tensor has ", bt.shape[1], " columns; ", kName,
-                " was created with block_table_width=", width_,
-                " (config->block_table_width: its per-token decode table)");
+    if (expanded) {  // check_batch made sure the rows fit
       out.block_table = buffers_.as<int32_t>(kBufExpandedBlockTable);
       if (paths_.supports_varlen) out.indices = buffers_.as<int32_t>(kBufDecodeIndices);
     }
