@@ -342,9 +342,15 @@ static void test_refusals(void** state) {
   c = ix_config(90, 2);
   c.block_table_width = 4; /* 700 tokens need 11 blocks */
   b = ts_builder(NAME, &spec, &c);
+  batch = ts_batch_make(q, s, 1, 64, 0, -1); /* 10 tokens: one block */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_batch_free(batch);
   batch = ts_batch_make(q, s, 2, 64, 0, -1);
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "block_table_width=4");
+  /* the refused batch left the previous metadata as it was */
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  expect_flat(m, "decode_seq_lens", (int32_t[]){8, 9, 10}, 3);
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
