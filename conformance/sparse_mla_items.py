@@ -60,11 +60,14 @@ VARIANTS = {
                                     "FlashInferMLASparseMetadataBuilder"),
     "FLASH_ATTN_MLA_SPARSE_FA4": ("vllm.v1.attention.backends.mla.flashattn_mla_sparse",
                                   "FlashAttnMLASparseFA4MetadataBuilder"),
+    "FLASHINFER_MLA_SPARSE_SM90": ("vllm.v1.attention.backends.mla.flashinfer_mla_sparse_sm90",
+                                   "FlashInferMLASparseSM90Builder"),
 }
+SM90 = "FLASHINFER_MLA_SPARSE_SM90"
 #: kernel block sizes (get_supported_kernel_block_sizes: MultipleOf(64), FlashInfer's 32)
 VARIANT_BLOCKS = {"FLASHINFER_MLA_SPARSE": (32, 64, 128)}
 #: cache dtypes besides bf16 ("fp8" = fp8_ds_mla for FLASHMLA_SPARSE)
-FP8_VARIANTS = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120")
+FP8_VARIANTS = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120", SM90)
 #: backends whose selection refuses DCP (libattn refuses at create), or whose builder vLLM
 #: refuses with >= 32 heads
 NO_DCP = ("FLASH_ATTN_MLA_SPARSE",)
@@ -121,6 +124,12 @@ def capture(s: Settings, b: Batch) -> bool:
     q = b.q[b.q > 0]
     uniform = b.n > 0 and q.size > 0 and bool((q == q[0]).all())
     return s.full and uniform and choice_rng(b, 41).random() < 0.35
+
+
+def twice(s: Settings, b: Batch) -> bool:
+    """FLASHINFER_MLA_SPARSE_SM90 on a third of the batches: the batch built twice on both sides
+    (a draft step's rebuild), the second build reusing the first's FlashInfer plan."""
+    return s.variant == SM90 and choice_rng(b, 43).random() < 0.35
 
 
 # ---- vLLM's side ---------------------------------------------------------------------------
@@ -205,6 +214,22 @@ def patched(s: Settings) -> Iterator[None]:
         if hasattr(mod, "get_mla_metadata"):
             put(mod, "get_mla_metadata",
                 lambda *a, **k: (types.SimpleNamespace(lazy=True), None))
+        if s.variant == SM90:
+            import sys
+            for k in ("flashinfer", "flashinfer.mla"):
+                undo.append((sys.modules, k, sys.modules.get(k, _ABSENT)))
+            stub = types.ModuleType("flashinfer.mla")
+            stub.BatchMLAPagedAttentionWrapper = _Sm90Wrapper
+            sys.modules["flashinfer.mla"] = stub
+            sys.modules.setdefault("flashinfer", types.ModuleType("flashinfer"))
+            # the Triton clamp of the planned work items' kv_end runs on FlashInfer's workspace
+            put(mod, "_clamp_work_kv_end", _NoLaunch())
+            import torch
+            # plan() refuses to run inside a CUDA graph capture; asking needs a CUDA driver
+            put(torch.cuda, "is_current_stream_capturing", lambda: False)
+            real_state = mod._SM90State
+            if not getattr(real_state, "_lane", False):
+                put(mod, "_SM90State", _lane_sm90_state(real_state))
         fi = importlib.import_module("vllm.v1.attention.backends.mla.flashinfer_mla_sparse")
         # the TRT-LLM builders size a global trtllm-gen workspace under DCP (kernel memory, up
         # to GBs; not metadata)
@@ -212,10 +237,55 @@ def patched(s: Settings) -> Iterator[None]:
         yield
     finally:
         for obj, name, value in reversed(undo):
-            if value is _ABSENT:
+            if isinstance(obj, dict):
+                if value is _ABSENT:
+                    obj.pop(name, None)
+                else:
+                    obj[name] = value
+            elif value is _ABSENT:
                 delattr(obj, name)
             else:
                 setattr(obj, name, value)
+
+
+def _lane_sm90_state(real: Any) -> Any:
+    """_SM90State with the kernel memory it allocates at construction (FlashInfer's 128 MiB
+    workspace, the max_tokens x top-k kv_indices, 512 MiB here) dropped right after: only
+    FlashInfer's wrapper and the index packing use them, and the lane keeps many builders."""
+    import torch
+
+    mod = importlib.import_module(VARIANTS[SM90][0])
+
+    class _SmallKvIndices:
+        """The module's torch while the state is made: kv_indices (max_tokens x top-k) small."""
+
+        def zeros(self, *a: Any, **k: Any) -> Any:
+            if a and isinstance(a[0], int) and a[0] >= 1 << 22:
+                return torch.zeros(1, dtype=k.get("dtype"))
+            return torch.zeros(*a, **k)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(torch, name)
+
+    class LaneSM90State(real):  # type: ignore[misc, valid-type]
+        _lane = True
+
+        def __init__(self, *a: Any, **k: Any) -> None:
+            saved = mod.torch
+            mod.torch = _SmallKvIndices()
+            try:
+                super().__init__(*a, **k)
+            finally:
+                mod.torch = saved
+            self.workspace = torch.empty(0, dtype=torch.uint8)
+    return LaneSM90State
+
+
+class _NoLaunch:
+    """A Triton kernel's launcher that launches nothing (kernel[grid](...))."""
+
+    def __getitem__(self, grid: Any) -> Any:
+        return lambda *a, **k: None
 
 
 def _model(ctx: Any, heads: int, topk: int) -> Any:
@@ -248,7 +318,7 @@ def _vllm_config(ctx: Any, s: Settings) -> Any:
                     cache_config=CacheConfig())
     vc.cache_config.block_size = s.block_size
     vc.cache_config.cache_dtype = "fp8_ds_mla" if s.fp8 else "auto"
-    if s.fp8 and s.variant == "FLASHINFER_MLA_SPARSE":
+    if s.fp8 and s.variant in ("FLASHINFER_MLA_SPARSE", SM90):
         vc.cache_config.cache_dtype = "fp8"
     vc.parallel_config.decode_context_parallel_size = s.dcp
     vc.parallel_config.cp_kv_cache_interleave_size = s.interleave
@@ -258,7 +328,7 @@ def _vllm_config(ctx: Any, s: Settings) -> Any:
     if s.spec:
         object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
             num_speculative_tokens=s.spec, parallel_drafting=s.parallel_drafting,
-            method="ngram"))
+            method="ngram", enable_adaptive_verification=False))
     layer = types.SimpleNamespace(non_causal_multi_token_decode=False,
                                   prefill_backend=_PrefillBackendStandIn(), **MLA_DIMS)
     if s.dcp > 1:
@@ -266,8 +336,44 @@ def _vllm_config(ctx: Any, s: Settings) -> Any:
         m = MLADCPManager.__new__(MLADCPManager)
         m.init_kv_gather = lambda *args, **kwargs: None
         layer.dcp_manager = m
+    if s.variant == SM90:
+        _sm90_layer(layer, vc, s)
     cc.static_forward_context[LAYER] = layer
     return vc
+
+
+class _Sm90Wrapper:
+    """FlashInfer's BatchMLAPagedAttentionWrapper for _SM90State on a CPU: plan() records that
+    it ran (the host staging it reads is the state's own) and leaves a plan_info with no work
+    items (max_works 0: the device clamp of the planned kv_end has nothing to do)."""
+
+    def __init__(self, *a: Any, **k: Any) -> None:
+        import torch
+        self.plans = 0
+        self._plan_info = [0] * 18
+        self._planned_backend = types.SimpleNamespace(
+            _int_workspace_buffer=torch.zeros(16, dtype=torch.uint8))
+
+    def plan(self, *a: Any, **k: Any) -> None:
+        self.plans += 1
+
+
+def _sm90_layer(layer: Any, vc: Any, s: Settings) -> None:
+    """The layer FlashInferMLASparseSM90Builder reads: an SM90 impl (its heads, dims, scale and
+    top-k buffer width; masked MHA unavailable on 9.x) and MLAAttention._use_sparse_mha itself,
+    bound to the stand-in."""
+    import torch
+    sm90 = importlib.import_module(VARIANTS[SM90][0])
+    from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+    impl = object.__new__(sm90.FlashInferMLASparseSM90Impl)
+    impl.__dict__.update(num_heads=s.heads, kv_lora_rank=MLA_DIMS["kv_lora_rank"],
+                         qk_rope_head_dim=MLA_DIMS["qk_rope_head_dim"], scale=0.1,
+                         _topk_indices_buffer=torch.empty((1, s.topk), dtype=torch.int32),
+                         masked_mha_available=False, dcp_world_size=s.dcp)
+    layer.impl = impl
+    layer.hisparse_cache = None
+    layer._vllm_config = vc
+    layer._use_sparse_mha = types.MethodType(MLAAttention._use_sparse_mha, layer)
 
 
 def _cache(ctx: Any, key: Any, make: Any) -> Any:
@@ -309,8 +415,12 @@ def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
         libattn = ctx.libattn
         cg = int(libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name])
         kv = libattn.KvDtype
+        # vLLM's scheduler raises max_num_batched_tokens to max_model_len here (no chunked
+        # prefill); SM90's plan staging is that long
+        tokens = int(vc.scheduler_config.max_num_batched_tokens) if s.variant == SM90 \
+            else MAX_TOKENS
         cfg = libattn.BuilderConfig(
-            MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, s.heads,
+            MAX_SEQS, tokens, MAX_MODEL_LEN, s.heads,
             decode_context_parallel_size=s.dcp, dcp_rank=s.rank,
             cp_kv_cache_interleave_size=s.interleave, num_speculative_tokens=s.spec,
             parallel_drafting=int(s.parallel_drafting),
@@ -328,6 +438,12 @@ def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
         spec = libattn.KvCacheSpec(s.block_size, 1, 576, kind=libattn.KvCacheKind.MLA,
                                    dtype=kv.FP8_E4M3 if s.fp8 else kv.BFLOAT16, index_topk=topk)
         return ctx.lib.builder(s.variant, spec, cfg)
+    if s.variant == SM90:
+        # the plan is builder state on both sides: the two builders live and die together
+        vb = vllm_builder(ctx, s)[0]
+        if getattr(vb, "_lane_lib_builder", None) is None:
+            vb._lane_lib_builder = make()
+        return vb._lane_lib_builder
     return _cache(ctx, ("lib",) + tuple(s), make)
 
 
@@ -386,6 +502,9 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
             continue
         if name.startswith("prefill.chunked_context") or ".chunks[" in name:
             continue  # below, as a whole
+        if name == "state":  # FLASHINFER_MLA_SPARSE_SM90's _SM90State (the builder's)
+            pairs += _sm90_state_pairs(value, lib, seen)
+            continue
         if name in NOT_COMPARABLE:
             lname = name.replace(".", "_")
             seen.add(lname)
@@ -436,6 +555,24 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
         pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
     return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
             if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in pairs]
+
+
+def _sm90_state_pairs(st: Any, lib: Dict[str, Any], seen: set) -> List[Pair]:
+    """The _SM90State after the build: its host staging for FlashInfer's plan (qo_indptr,
+    kv_indptr, kv_len_arr), _planned_num_tokens, and whether this build planned again (the
+    wrapper stand-in counts plan() calls) against libattn's state_* fields."""
+    names = ("state_qo_indptr", "state_kv_indptr", "state_kv_len_arr",
+             "state_planned_num_tokens", "state_replanned")
+    seen.update(names)
+    plans = st.wrapper.plans
+    replanned = plans != getattr(st, "_lane_seen_plans", 0)
+    st._lane_seen_plans = plans
+    return [("state._qo_cpu ~ state_qo_indptr", st._qo_cpu.numpy(), lib.get(names[0])),
+            ("state._kv_cpu ~ state_kv_indptr", st._kv_cpu.numpy(), lib.get(names[1])),
+            ("state._lens_cpu ~ state_kv_len_arr", st._lens_cpu.numpy(), lib.get(names[2])),
+            ("state._planned_num_tokens", int(st._planned_num_tokens), lib.get(names[3])),
+            ("state: wrapper.plan() ran this build ~ state_replanned", replanned,
+             bool(lib.get(names[4])))]
 
 
 def _fp8_chunk_pairs(v: Any, p: Any, lib: Dict[str, Any], seen: set, b: Batch) -> List[Pair]:
@@ -490,6 +627,9 @@ def sparse_item(variant: str) -> Item:
         if int(choice_rng(b, 42).integers(0, TRITON_EVERY)) != 0:
             cm._token_to_req_indices_cache = token_to_req_numpy(b)
         with set_current_vllm_config(vc), patched(s):
+            if twice(s, b):
+                vb.build(0, cm)
+                vb.state._lane_seen_plans = vb.state.wrapper.plans  # the second build's own
             return vb.build_for_cudagraph_capture(cm) if capture(s, b) else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
@@ -497,6 +637,8 @@ def sparse_item(variant: str) -> Item:
         vb, vc = vllm_builder(ctx, s)
         lb = lib_builder(ctx, s, vc)
         cm = lib_common(ctx, b, **common_extra(ctx, b, s, False))
+        if twice(s, b):
+            lb.build(cm)
         return lb.build_for_cudagraph_capture(cm) if capture(s, b) else lb.build(cm)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
@@ -518,6 +660,10 @@ def sparse_item(variant: str) -> Item:
             parts.append("context")
         if s.dcp > 1:
             parts.append(f"dcp {s.dcp}/{s.interleave}")
+        st = getattr(vmd, "state", None)
+        if st is not None:
+            parts.append("SM90 plan " + ("made" if st.wrapper.plans !=
+                                         getattr(st, "_lane_seen_plans", 0) else "reused"))
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
             parts.append("optimistic prefill bounds: chunked context, prefill_max_seq_len, "
                          "use_dense_mha and the fp8 prefill chunks not compared")

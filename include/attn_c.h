@@ -820,6 +820,18 @@ typedef struct attn_builder_config {
                                           TOKENSPEED_MLA (vLLM's
                                           determine_prefill_query_data_type); otherwise the
                                           model's dtype. 0 (default) = False. */
+  /* ---- ABI 1.7 (the sparse indexers' construction argument) ---- */
+  int32_t block_table_width;         /**< ABI 1.7. The `block_table_width` construction argument
+                                          of vLLM 0.33's builders that declare
+                                          `requires_block_table_width` (DEEPSEEK_V32_INDEXER):
+                                          the columns of the worker's block table (its expanded
+                                          per-token decode table has this width). 0 (default) =
+                                          vLLM's worker width: cdiv(max_model_len, block_size *
+                                          decode_context_parallel_size) rounded up to a
+                                          multiple of 128 / gcd(128, block_size). Other
+                                          backends ignore it. */
+  int32_t reserved_1_7;              /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -839,7 +851,7 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, use_prefill_query_quantization) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, reserved_1_7) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
@@ -847,7 +859,7 @@ typedef struct attn_builder_config {
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
-    ATTN_MLA_PREFILL_AUTO, 0 }
+    ATTN_MLA_PREFILL_AUTO, 0, 0, 0 }
 
 /** @} */
 

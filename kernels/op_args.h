@@ -81,4 +81,60 @@ struct FlexBlockMaskIn {
   int64_t num_gpu_blocks = 0;  ///< Ids outside [1, num_gpu_blocks) are skipped.
 };
 
+/// See ops::indexer_prefill_arrays: DEEPSEEK_V32_INDEXER's prefill request groups
+/// (_split_indexer_prefill_chunks) and DCP setting.
+struct IndexerPrefillParams {
+  int64_t num_decodes = 0;      ///< The prefills are requests [num_decodes, + num_prefills).
+  int64_t num_prefills = 0;
+  int64_t workspace_size = 0;   ///< max_prefill_buffer_size (K rows of one group).
+  int64_t max_logits_elems = 0; ///< VLLM_SPARSE_INDEXER_MAX_LOGITS_MB * 2^20 / 4.
+  int32_t dcp_size = 1;
+  int32_t dcp_rank = 0;
+  int32_t interleave = 1;       ///< cp_kv_cache_interleave_size (compress ratio 1).
+};
+
+/// See ops::indexer_prefill_arrays. local_cu_seq_lens is written under DCP only.
+struct IndexerPrefillArrays {
+  int32_t* cu_seq_lens = nullptr;        ///< (num_prefills + groups,) per group n + 1 entries.
+  int32_t* local_cu_seq_lens = nullptr;  ///< (num_prefills + groups,) DCP: this rank's.
+  int32_t* row_start = nullptr;          ///< (num_prefills,) scratch: each prefill's row start.
+  int32_t* cu_seqlen_ks = nullptr;       ///< (num_prefill_tokens,)
+  int32_t* cu_seqlen_ke = nullptr;       ///< (num_prefill_tokens,)
+};
+
+/// See ops::indexer_decode_tensors: which of vLLM 0.33's decode paths.
+enum IndexerDecodeMode : int32_t {
+  kIndexerNative1 = 0,   ///< native, next_n == 1: only the DCP-local lengths are computed.
+  kIndexerNative2D = 1,  ///< native MTP: (num_decodes, max_decode_len) lengths.
+  kIndexerFlatten = 2,   ///< one row per decode token (_prepare_decode_tensors' flattening).
+  kIndexerVarlen = 3,    ///< _indexer_decode_metadata_kernel (SM100 varlen paged MQA logits).
+};
+
+/// See ops::indexer_decode_tensors.
+struct IndexerDecodeParams {
+  int64_t num_decodes = 0;
+  int64_t num_decode_tokens = 0;
+  int32_t mode = kIndexerNative1;
+  int32_t max_decode_len = 0;     ///< The decodes' longest query.
+  int32_t uniform_kernel = 0;     ///< Flatten: the uniform kernel's clamp at 0.
+  int32_t dcp_size = 1;           ///< > 1: localize the lengths to dcp_rank.
+  int32_t dcp_rank = 0;
+  int32_t interleave = 1;
+  const int32_t* block_table = nullptr;  ///< (num_decodes, bt_width) rows bt_stride apart.
+  int64_t bt_stride = 0;
+  int64_t bt_width = 0;
+  int64_t out_width = 0;          ///< Columns of the expanded table (block_table_width).
+};
+
+/// See ops::indexer_decode_tensors. Null outputs are not written.
+struct IndexerDecodeOut {
+  int32_t* seq_lens = nullptr;        ///< native 2D: nd x max_decode_len; native 1: nd (DCP);
+                                      ///< flatten, varlen: num_decode_tokens.
+  int32_t* global_seq_lens = nullptr; ///< num_decode_tokens: the expanded global lengths.
+  int32_t* block_table = nullptr;     ///< flatten, varlen: num_decode_tokens x out_width.
+  int32_t* decode_lens = nullptr;     ///< native: nd query lengths; else num_decode_tokens ones.
+  int32_t* per_req_decode_lens = nullptr;  ///< nd query lengths.
+  int32_t* indices = nullptr;         ///< varlen: num_decode_tokens request indices.
+};
+
 }  // namespace attn::kernels

@@ -207,6 +207,9 @@ type BuilderConfig struct {
 	// attention_config.use_prefill_query_quantization (FP8 MLA prefill queries).
 	MLAPrefillBackend           int32
 	UsePrefillQueryQuantization bool
+	// ABI 1.7: the block_table_width construction argument (DEEPSEEK_V32_INDEXER); 0 = the
+	// worker's width.
+	BlockTableWidth int32
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -267,6 +270,7 @@ func DefaultBuilderConfig() BuilderConfig {
 		GDNPrefillBackend:                 int32(c.gdn_prefill_backend),
 		MLAPrefillBackend:                 int32(c.mla_prefill_backend),
 		UsePrefillQueryQuantization:       c.use_prefill_query_quantization != 0,
+		BlockTableWidth:                   int32(c.block_table_width),
 	}
 }
 
@@ -381,6 +385,7 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.gdn_prefill_backend = C.int32_t(cfg.GDNPrefillBackend)
 	c.mla_prefill_backend = C.int32_t(cfg.MLAPrefillBackend)
 	c.use_prefill_query_quantization = cBool(cfg.UsePrefillQueryQuantization)
+	c.block_table_width = C.int32_t(cfg.BlockTableWidth)
 	return c, nil
 }
 

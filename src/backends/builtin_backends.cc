@@ -46,7 +46,10 @@
   ROW(kRocmOctaveBackend)                                     \
   ROW(kRocmAiterUnifiedAttnBackend)                           \
   ROW(kRocmSegmentedAttnBackend)                              \
-  ROW(kRocmAiterFaBackend)      /* rocm_aiter_fa.cc */
+  ROW(kRocmAiterFaBackend)      /* rocm_aiter_fa.cc */      \
+  ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */     \
+  ROW(kFlashInferMlaSparseSm90Backend) /* mla.cc */           \
+  ROW(kKpoolTailBackend)     /* kpool_tail.cc */
 
 namespace attn::backends {
 

@@ -48,13 +48,14 @@ enum class Variant {
   kFlashInferMlaSparse,        ///< FlashInferMLASparseTRTLLMMetadataBuilder (10.x).
   kFlashInferMlaSparseSm120,   ///< FlashInferMLASparseMetadataBuilder (12.x).
   kFlashAttnMlaSparseFa4,      ///< FlashAttnMLASparseFA4MetadataBuilder (the TRT-LLM builder).
+  kFlashInferMlaSparseSm90,    ///< FlashInferMLASparseSM90Builder (9.x; its FlashInfer plan).
 };
 
 bool is_sparse(Variant v) { return v >= Variant::kFlashMlaSparse; }
 /// The FlashInferMLASparseMetadataBuilder family (its threshold table, varlen DCP decodes).
 bool fi_sparse_builder(Variant v) {
   return v == Variant::kFlashInferMlaSparse || v == Variant::kFlashInferMlaSparseSm120 ||
-         v == Variant::kFlashAttnMlaSparseFa4;
+         v == Variant::kFlashAttnMlaSparseFa4 || v == Variant::kFlashInferMlaSparseSm90;
 }
 /// FlashInferMLASparseTRTLLMMetadataBuilder and its FA4 subclass: varlen CUDA graph bound and
 /// draft decode updates.
@@ -189,6 +190,18 @@ const VariantInfo& info(Variant v) {
        64,
        {},
        {kKvDtypeAuto, kKvDtypeBfloat16},
+       false},
+      // FLASHINFER_MLA_SPARSE_SM90: the base FlashInfer sparse builder plus the plan inputs of
+      // FlashInfer's SM90 BatchMLAPagedAttentionWrapper; bf16 models, "auto", bf16 or fp8
+      // (fp8_e4m3) caches, MultipleOf(64), compute capability 9.x.
+      {Variant::kFlashInferMlaSparseSm90,
+       "FLASHINFER_MLA_SPARSE_SM90",
+       kCgUniformBatch,
+       QueryLenSupport::kVarlen,
+       1024,
+       64,
+       {},
+       {kKvDtypeAuto, kKvDtypeBfloat16, kKvDtypeFp8E4m3},
        false},
   };
   return infos[static_cast<int>(v)];
@@ -510,6 +523,19 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   if (v.variant == Variant::kFlashInferMlaSparseSm120 && sparse_index_topk(spec) != 2048)
     fail(Status::kUnsupported, "FLASHINFER_MLA_SPARSE_SM120 requires index_topk=2048; got ",
          sparse_index_topk(spec), " (kv_cache_spec->index_topk)");
+  if (v.variant == Variant::kFlashInferMlaSparseSm90) {
+    const int32_t cap = resolved_device_capability(c);
+    if (cap != 0 && cap / 10 != 9)
+      fail(Status::kUnsupported, "FLASHINFER_MLA_SPARSE_SM90 runs compute capability 9.x "
+           "(supports_compute_capability), got config->device_capability=", cap);
+    if (kv_lora_rank(c) != 512)
+      fail(Status::kUnsupported, "FLASHINFER_MLA_SPARSE_SM90 requires kv_lora_rank=512, got "
+           "config->mla_kv_lora_rank=", kv_lora_rank(c));
+    if (c.model_dtype_for(spec) != kKvDtypeBfloat16)
+      fail(Status::kUnsupported, v.name, " runs bfloat16 models only (supported_dtypes), got ",
+           kv_dtype_name(c.model_dtype_for(spec)),
+           " (config->model_dtype, else kv_cache_spec->dtype)");
+  }
   if (v.variant == Variant::kFlashAttnMlaSparseFa4 && sparse_index_topk(spec) % 128 != 0)
     fail(Status::kUnsupported, "FA4 sparse MLA requires index_topk % 128 == 0, got ",
          sparse_index_topk(spec), " (kv_cache_spec->index_topk)");
@@ -588,7 +614,8 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufQueryLensCpu, "prefill_query_lens_cpu")                                         \
   X(kBufChunkLists, "the per-chunk lists")                                              \
   X(kBufEntryLists, "the per-entry lists")                                               \
-  X(kBufFp8ChunkLists, "the fp8 prefill chunks' lists")
+  X(kBufFp8ChunkLists, "the fp8 prefill chunks' lists")                                  \
+  X(kBufSm90Plan, "FLASHINFER_MLA_SPARSE_SM90's plan staging")
 ATTN_NAMED_LIST(Buffer, MLA_BUFFERS);
 
 /// FLASHMLA_SPARSE's fp8 prefill chunk lists, each max_num_seqs int32 in kBufFp8ChunkLists.
@@ -690,6 +717,11 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   p.set(kBufFp8ChunkLists,
         fp8_separate
             ? buffer_bytes("the fp8 prefill chunks' lists", {kFp8ChunkListCount, seqs, i32})
+            : 0,
+        true);
+  p.set(kBufSm90Plan,
+        v.variant == Variant::kFlashInferMlaSparseSm90
+            ? buffer_bytes("FLASHINFER_MLA_SPARSE_SM90's plan staging", {3 * tokens + 2, i32})
             : 0,
         true);
   p.set(kBufHostContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
@@ -832,7 +864,13 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_fp8_chunk_req_start_idx, "fp8_extra_metadata_prefill_chunk_req_start_idx")              \
   X(f_fp8_chunk_req_end_idx, "fp8_extra_metadata_prefill_chunk_req_end_idx")                  \
   X(f_fp8_chunk_tot_seqlen, "fp8_extra_metadata_prefill_chunk_chunk_tot_seqlen")              \
-  X(f_fp8_use_mixed_batch, "fp8_use_mixed_batch")
+  X(f_fp8_use_mixed_batch, "fp8_use_mixed_batch")                                             \
+  /* FLASHINFER_MLA_SPARSE_SM90's _SM90State after build()'s plan (host staging) */          \
+  X(f_sm90_qo_indptr, "state_qo_indptr")                                                      \
+  X(f_sm90_kv_indptr, "state_kv_indptr")                                                      \
+  X(f_sm90_kv_len_arr, "state_kv_len_arr")                                                    \
+  X(f_sm90_planned_num_tokens, "state_planned_num_tokens")                                    \
+  X(f_sm90_replanned, "state_replanned")
 ATTN_NAMED_LIST(Fid, MLA_FIELDS);
 constexpr size_t kFieldIds = kFidCount;
 
@@ -855,6 +893,9 @@ std::vector<Fid> variant_fields(Variant v) {
       f.push_back(static_cast<Fid>(i));
     if (v == Variant::kFlashMlaSparse)  // FlashMLASparseMetadata's own
       for (size_t i = f_fp8_scheduler_metadata; i <= f_fp8_use_mixed_batch; ++i)
+        f.push_back(static_cast<Fid>(i));
+    if (v == Variant::kFlashInferMlaSparseSm90)  // FlashInferMLASparseSM90Metadata.state
+      for (size_t i = f_sm90_qo_indptr; i <= f_sm90_replanned; ++i)
         f.push_back(static_cast<Fid>(i));
     return f;
   }
@@ -1033,6 +1074,7 @@ class MlaBuilder final : public Builder {
     if (sparse_) {
       build_sparse(c, nd, np, s.num_decode_tokens, fp8, exec);
       if (np > 0) build_prefill(c, nd, np, chunks, exec);
+      if (v_.variant == Variant::kFlashInferMlaSparseSm90) plan_sm90(c, np, s.num_decode_tokens);
       return;
     }
     if (np > 0) build_prefill(c, nd, np, chunks, exec);
@@ -1534,6 +1576,62 @@ class MlaBuilder final : public Builder {
     }
   }
 
+  /// FlashInferMLASparseSM90Builder.build's plan (_kv_lens_host, _SM90State.plan and _plan):
+  /// the host staging FlashInfer's wrapper.plan() reads, kept across builds as vLLM's state
+  /// is (a plan is reused while its padded lengths still bound the batch's).
+  void plan_sm90(const CommonMetadata& c, int64_t np, int64_t num_decode_tokens) {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    const int64_t max_tokens = cfg.max_num_batched_tokens, n = c.num_reqs;
+    int32_t* qo = buffers_.as<int32_t>(kBufSm90Plan);
+    int32_t* kv = qo + max_tokens + 1;
+    int32_t* lens = kv + max_tokens + 1;
+    const int64_t max_valid = topk_tokens_;  // min(index_topk + kpool - 1, the buffer's width)
+    int64_t rows = c.qsl_host[n];
+    // the rows' contexts: seq_len - query_len + j + 1, from the upper bound when given
+    const Tensor* ub = c.seq_lens_cpu_upper_bound ? &*c.seq_lens_cpu_upper_bound : nullptr;
+    const int32_t* sl = ub ? ub->as<const int32_t>() : c.host_seq_lens();
+    const bool exact = rows == 0 || ub == nullptr;
+    const bool adaptive = cfg.enable_adaptive_verification && cfg.num_speculative_tokens > 0;
+    std::vector<int64_t> want(static_cast<size_t>(rows));
+    int64_t longest = 0;
+    for (int64_t r = 0; r < n; ++r) longest = std::max<int64_t>(longest, sl[r]);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t t = c.qsl_host[r]; t < c.qsl_host[r + 1]; ++t) {
+        const int64_t ctx = (!exact && adaptive)
+                                ? longest
+                                : static_cast<int64_t>(sl[r]) - c.query_len(r) + 1 +
+                                      (t - c.qsl_host[r]);
+        want[t] = std::min(ctx, max_valid);  // exact: ctx <= topk ? ctx : topk (kpool 1)
+      }
+    // prefills on the dense MHA path are cut from the query first: the decode prefix only
+    if (np > 0 && m.field(at(f_prefill_use_dense_mha)).int_value != 0) rows = num_decode_tokens;
+    bool replan = true;
+    if (!exact && rows == sm90_planned_) {
+      replan = false;
+      for (int64_t t = 0; t < rows && !replan; ++t)
+        replan = !(lens[t] >= want[t] && lens[t] <= want[t] + kSm90PlanSlack);
+    }
+    if (replan) {
+      for (int64_t i = 0; i <= max_tokens; ++i) qo[i] = static_cast<int32_t>(std::min(i, rows));
+      for (int64_t i = 0; i < max_tokens; ++i) {
+        int64_t v = 0;
+        if (i < rows) v = exact ? want[i] : std::min(want[i] + kSm90PlanSlack, max_valid);
+        lens[i] = static_cast<int32_t>(v);
+      }
+      kv[0] = 0;
+      for (int64_t i = 0; i < max_tokens; ++i) kv[i + 1] = kv[i] + lens[i];
+      sm90_planned_ = exact ? -1 : rows;
+    }
+    m.set_tensor(at(f_sm90_qo_indptr), host_list(qo, max_tokens + 1), true);
+    m.set_tensor(at(f_sm90_kv_indptr), host_list(kv, max_tokens + 1), true);
+    m.set_tensor(at(f_sm90_kv_len_arr), host_list(lens, max_tokens), true);
+    m.set_int(at(f_sm90_planned_num_tokens), sm90_planned_);
+    m.set_bool(at(f_sm90_replanned), replan);
+  }
+
+  static constexpr int64_t kSm90PlanSlack = 32;  // _PLAN_SLACK
+  int64_t sm90_planned_ = -1;                     // _SM90State._planned_num_tokens
   static constexpr size_t kAbsent = ~size_t{0};
   bool sparse_ = false;
   int32_t topk_tokens_ = 0;
@@ -1602,5 +1700,8 @@ const BackendDescriptor kFlashInferMlaSparseSm120Backend =
 const BackendDescriptor kFlashAttnMlaSparseFa4Backend =
     mla_descriptor(Variant::kFlashAttnMlaSparseFa4);
 const BackendDescriptor kTokenspeedMlaBackend = mla_descriptor(Variant::kTokenspeedMla);
+extern const BackendDescriptor kFlashInferMlaSparseSm90Backend;
+const BackendDescriptor kFlashInferMlaSparseSm90Backend =
+    mla_descriptor(Variant::kFlashInferMlaSparseSm90);
 
 }  // namespace attn::backends

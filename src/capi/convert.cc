@@ -350,6 +350,9 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   // ABI 1.7 (the INIT defaults when the caller's struct_size stops at 1.6 or earlier)
   b.mla_prefill_backend = c.mla_prefill_backend;
   b.use_prefill_query_quantization = c.use_prefill_query_quantization != 0;
+  // ABI 1.7
+  b.block_table_width = c.block_table_width;
+  if (c.reserved_1_7 != 0) invalid("config->reserved_1_7=", c.reserved_1_7, " must be 0");
   validate(b, spec);
   return b;
 }
@@ -548,6 +551,7 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.gdn_prefill_backend = b.gdn_prefill_backend;
   c.mla_prefill_backend = b.mla_prefill_backend;
   c.use_prefill_query_quantization = b.use_prefill_query_quantization;
+  c.block_table_width = b.block_table_width;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

@@ -91,6 +91,9 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
     invalid("config->num_hash_lookahead_tokens=", c.num_hash_lookahead_tokens, " is negative");
   if (c.device_capability < 0)
     invalid("config->device_capability=", c.device_capability, " is negative");
+  if (c.block_table_width < 0)
+    invalid("config->block_table_width=", c.block_table_width,
+            " is negative (0 means the worker's width)");
   expect_range(c.gdn_prefill_backend, kGdnPrefillAuto, kGdnPrefillFlashInfer,
                "gdn_prefill_backend", "an ATTN_GDN_PREFILL_* value (0..2)");
   expect_range(c.mla_prefill_backend, kMlaPrefillAuto, kMlaPrefillTokenspeedMla,

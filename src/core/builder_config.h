@@ -131,6 +131,7 @@ struct BuilderConfig {
   // ABI 1.7: vLLM 0.33's MLA prefill inputs (attention_config).
   int32_t mla_prefill_backend = 0;            ///< kMlaPrefill* (0 = None: automatic).
   bool use_prefill_query_quantization = false;  ///< attention_config's flag of that name.
+  int32_t block_table_width = 0;  ///< ABI 1.7: the requires_block_table_width argument; 0 = the worker's.
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

@@ -629,4 +629,64 @@ void gdn_masked_state_gather(const Exec& exec, const uint8_t* masks, int64_t num
                              int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
                              int32_t* non_spec_state);
 
+// ---- DEEPSEEK_V32_INDEXER (vLLM 0.33's mla/indexer.py, DeepseekV32IndexerMetadataBuilder) -----
+
+using kernels::IndexerDecodeOut;
+using kernels::IndexerDecodeParams;
+using kernels::IndexerPrefillArrays;
+using kernels::IndexerPrefillParams;
+
+/// One request group of _split_indexer_prefill_chunks over the prefills (indices relative to
+/// the first prefill): [start, end), its query tokens m and K rows n.
+struct IndexerGroup {
+  int64_t start = 0, end = 0, m = 0, n = 0;
+};
+
+/// _split_indexer_prefill_chunks' greedy request groups (host; the chunks then split each
+/// group's m queries into sub-chunks of max(1, max_logits_elems / n)): a request joins the
+/// group while n + s <= workspace_size and (m + q) * (n + s) <= max_logits_elems; a request
+/// that fits nowhere is a group of its own. Returns the number of groups written (at most
+/// num_prefills).
+int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_lens,
+                               int64_t num_prefills, int64_t workspace_size,
+                               int64_t max_logits_elems, IndexerGroup* groups);
+
+/// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group,
+/// compress ratio 1): per group g of prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the
+/// running sum of seq_lens (and local_cu_seq_lens the same of the DCP-local lengths); per prefill
+/// token t of request r, cu_seqlen_ks[t - qsl[nd]] = the row start of r (local under DCP) and
+/// cu_seqlen_ke = that + the token's causal context seq_len[r] - query_len[r] + 1 + (t - qsl[r])
+/// (its DCP-local length under DCP). The query sub-chunks of a group are consecutive token
+/// ranges of these arrays.
+void indexer_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
+                            const int32_t* seq_lens, const IndexerPrefillParams& params,
+                            const IndexerPrefillArrays& out);
+
+/// DEEPSEEK_V32_INDEXER's decode tensors (build()'s decode part): for decode token i of
+/// request b (the first b with qsl[b + 1] > i), its causal length seq_len[b] - query_len[b] +
+/// (i - qsl[b]) + 1 (varlen: 0 past qsl[nd]) as the global length, then (clamped at 0 on the
+/// flatten path's uniform kernel) DCP-local; the block table row of b (zeros past bt_width, or for
+/// an invalid varlen token); decode_lens 1; varlen indices b (nd + i - qsl[nd] past the real
+/// tokens). Native 2D: seq_lens[b][j] = max(seq_len[b] - max_decode_len + 1 + j, 0), DCP-local;
+/// native 1: DCP-local seq_len[b]; decode_lens the query lengths. per_req_decode_lens always.
+void indexer_decode_tensors(const Exec& exec, const int32_t* query_start_loc,
+                            const int32_t* seq_lens, const IndexerDecodeParams& params,
+                            const IndexerDecodeOut& out);
+
+/// KPOOL_TAIL's compute_kpool_tail_slot_mapping (vLLM 0.33, mla/indexer.py): for t <
+/// num_actual_tokens of request r (the last r with qsl[r] <= t, at most num_reqs - 1: tokens
+/// past the last boundary map to the last request), out[t] = block_table[r][0] * kpool +
+/// positions[t] mod kpool, or -1 when that block is 0 (the null block of dummy and padding
+/// requests); out[t] = slot_mapping[t] for t in [num_actual_tokens, num_tokens).
+void kpool_tail_slot_mapping(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                             const int32_t* block_table, int64_t block_table_stride,
+                             const int64_t* positions, const int64_t* slot_mapping,
+                             int64_t num_actual_tokens, int64_t num_tokens, int32_t kpool,
+                             int64_t* out);
+
+/// KPOOL_TAIL's update_draft_decode_metadata: slot[t] = floor(slot[t] / kpool) * kpool +
+/// positions[t] mod kpool (Python's floor division and remainder) for t < n, in place.
+void kpool_tail_draft_update(const Exec& exec, int64_t* slot_mapping, const int64_t* positions,
+                             int64_t n, int32_t kpool);
+
 }  // namespace attn::ops

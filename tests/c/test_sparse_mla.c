@@ -416,12 +416,121 @@ static void test_fa_and_flashinfer(void** state) {
   }
 }
 
+/* FLASHINFER_MLA_SPARSE_SM90 (FlashInferMLASparseSM90Builder): the FlashInfer sparse builder's
+ * table B (32 heads -> 128, 64 -> 256, 128 -> 1024), no draft updates; 9.x, kv_lora_rank 512,
+ * bf16 models, "auto"/bf16/fp8 caches. Its _SM90State plan staging, 16 batched tokens: queries
+ * [1, 1, 3] onto [10, 20, 40] (all varlen decodes) have row contexts [10, 20, 38, 39, 40].
+ * Without seq_lens_cpu_upper_bound the plan is exact: kv_len_arr [10, 20, 38, 39, 40, 0...],
+ * qo_indptr [0..5, 5...], kv_indptr [0, 10, 30, 68, 107, 147, ...], planned -1. With the bound
+ * (here the exact lengths) the lengths are padded by 32 (<= top-k): [42, 52, 70, 71, 72],
+ * planned 5; the same batch again reuses the plan, as does one a token further on (42 <= 11 +
+ * 32); 40 tokens further on (50 > 42) it plans again. Queries [1, 200] onto [10, 300]: a
+ * dense-MHA prefill (300 <= 2048), so only the decode row is planned. */
+static void test_sm90(void** state) {
+  static const int32_t q[3] = {1, 1, 3}, s0[3] = {10, 20, 40};
+  static const int32_t q2[2] = {1, 200}, s2[2] = {10, 300};
+  const char* name = "FLASHINFER_MLA_SPARSE_SM90";
+  attn_kv_cache_spec_t spec = sparse_spec(64, 0);
+  attn_builder_config_t c = sparse_config(32, 0);
+  attn_builder_t* b = NULL;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  int32_t s[3], level = -1, supported = 1, ub[3];
+  int64_t shape[1] = {3};
+  attn_tensor_t ubt;
+  int i;
+  (void)state;
+  c.max_num_batched_tokens = 16;
+  ASSERT_OK(attn_backend_cudagraph_support(name, &spec, &c, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  {
+    static const int32_t heads[3] = {32, 64, 128}, want[3] = {128, 256, 1024};
+    for (i = 0; i < 3; ++i) {
+      attn_builder_config_t h = sparse_config(heads[i], 0);
+      b = ts_builder(name, &spec, &h);
+      assert_int_equal(threshold_of(b), want[i]);
+      ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
+      assert_int_equal(supported, 0);
+      attn_builder_destroy(b);
+    }
+  }
+  {
+    attn_builder_config_t r = c;
+    r.device_capability = 100;
+    ASSERT_ERROR(attn_builder_create(name, &spec, &r, &b), ATTN_ERR_UNSUPPORTED,
+                 "device_capability=100");
+    r = c;
+    r.model_dtype = ATTN_KV_DTYPE_FLOAT16;
+    ASSERT_ERROR(attn_builder_create(name, &spec, &r, &b), ATTN_ERR_UNSUPPORTED, "float16");
+    r = c;
+    r.cache_dtype = ATTN_KV_DTYPE_FLOAT16;
+    ASSERT_ERROR(attn_builder_create(name, &spec, &r, &b), ATTN_ERR_UNSUPPORTED, "cache_dtype");
+  }
+  b = ts_builder(name, &spec, &c);
+  memcpy(s, s0, sizeof s);
+  batch = ts_batch_make(q, s, 3, 64, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 3);
+  ts_expect_i32(m, "state_kv_len_arr",
+                (int32_t[]){10, 20, 38, 39, 40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 16);
+  ts_expect_i32(m, "state_qo_indptr",
+                (int32_t[]){0, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, 17);
+  ts_expect_i32(m, "state_kv_indptr", (int32_t[]){0, 10, 30, 68, 107, 147, 147, 147, 147, 147,
+                                                  147, 147, 147, 147, 147, 147, 147},
+                17);
+  assert_int_equal(ts_int(m, "state_planned_num_tokens"), -1);
+  assert_int_equal(ts_int(m, "state_replanned"), 1);
+  /* with the upper bound: padded, planned 5; then reused */
+  for (i = 0; i < 3; ++i) ub[i] = s[i];
+  ubt = ts_host_tensor(ub, 1, shape, ATTN_DTYPE_INT, 32);
+  batch->common.seq_lens_cpu_upper_bound = &ubt;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "state_kv_len_arr",
+                (int32_t[]){42, 52, 70, 71, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 16);
+  assert_int_equal(ts_int(m, "state_planned_num_tokens"), 5);
+  assert_int_equal(ts_int(m, "state_replanned"), 1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "state_replanned"), 0);
+  for (i = 0; i < 3; ++i) ub[i] += 1;
+  batch->common.max_seq_len = 41; /* the bound's maximum, as vLLM 0.33's runner sets it */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "state_replanned"), 0);
+  ts_expect_i32(m, "state_kv_len_arr",
+                (int32_t[]){42, 52, 70, 71, 72, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 16);
+  for (i = 0; i < 3; ++i) ub[i] += 40;
+  batch->common.max_seq_len = 81;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "state_replanned"), 1);
+  ts_expect_i32(m, "state_kv_len_arr",
+                (int32_t[]){83, 93, 111, 112, 113, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 16);
+  batch->common.seq_lens_cpu_upper_bound = NULL;
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  /* a dense-MHA prefill: the decode row only */
+  c.max_num_batched_tokens = 256;
+  b = ts_builder(name, &spec, &c);
+  batch = ts_batch_make(q2, s2, 2, 64, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  assert_int_equal(ts_int(m, "prefill_use_dense_mha"), 1);
+  {
+    const attn_tensor_t* t = ts_tensor(m, "state_qo_indptr");
+    assert_int_equal(t->shape[0], 257);
+    assert_int_equal(((const int32_t*)t->data)[256], 1);
+    t = ts_tensor(m, "state_kv_len_arr");
+    assert_int_equal(((const int32_t*)t->data)[0], 10);
+    assert_int_equal(((const int32_t*)t->data)[1], 0);
+  }
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds), cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_fp8_mixed),             cmocka_unit_test(test_fp8_separate),
       cmocka_unit_test(test_refusals),              cmocka_unit_test(test_random),
-      cmocka_unit_test(test_fa_and_flashinfer),
+      cmocka_unit_test(test_fa_and_flashinfer),     cmocka_unit_test(test_sm90),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -267,6 +267,104 @@ static void test_sparse(void** state) {
   }
 }
 
+/* DEEPSEEK_V32_INDEXER, host vs CUDA (kernels/sparse_indexer_metadata.cu: the prefill groups
+ * planned again by one thread, cu_seq_lens, DCP-local cu_seq_lens, cu_seqlen_ks/ke; the decode
+ * tensors on the native, native MTP, flattened and SM100 varlen paths), with speculative tokens,
+ * DCP and logits budgets that split a group into query sub-chunks. */
+static void test_indexer(void** state) {
+  uint64_t seed = 32;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DEEPSEEK_V32_INDEXER builds")) skip();
+  for (iter = 0; iter < 120; ++iter) {
+    attn_kv_cache_spec_t spec = ts_mla_spec(64);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32], local[32];
+    int64_t n, nd, r;
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    const int uniform = (int)ts_rand_range(&seed, 0, 1);
+    ts_batch* b;
+    spec.head_size = 132;
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 32768;
+    c.max_model_len = 40000;
+    c.num_sms = 132;
+    c.num_speculative_tokens = k;
+    c.device_capability = ts_rand_range(&seed, 0, 2) == 0 ? 100 : 90;
+    if (ts_rand_range(&seed, 0, 2) == 0) {
+      c.decode_context_parallel_size = (int32_t)(2 * ts_rand_range(&seed, 1, 2));
+      c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
+      c.cp_kv_cache_interleave_size = ts_rand_range(&seed, 0, 1) ? 16 : 1;
+    }
+    n = ts_rand_range(&seed, 1, iter % 4 == 0 ? 6 : 32); /* <= 32768 tokens */
+    nd = ts_rand_range(&seed, 0, n);
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? (uniform ? 1 + k : 1 + (int32_t)ts_rand_range(&seed, 0, k))
+                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, iter % 4 == 0 ? 4000 : 60);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 36000 - q[r]);
+      local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank,
+                           c.cp_kv_cache_interleave_size);
+    }
+    b = ts_batch_make(q, s, n, 64, 0, -1);
+    c.block_table_width = (int32_t)b->width;
+    compare("DEEPSEEK_V32_INDEXER", &spec, &c, b,
+            c.decode_context_parallel_size > 1 ? local : NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
+/* KPOOL_TAIL, host vs CUDA (kernels/sparse_indexer_metadata.cu's kpool tail slot mapping):
+ * random batches with positions, some requests on the null block, padded token tails. */
+static void test_kpool_tail(void** state) {
+  uint64_t seed = 53;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA KPOOL_TAIL builds")) skip();
+  for (iter = 0; iter < 60; ++iter) {
+    attn_kv_cache_spec_t spec = ts_mla_spec(16 << ts_rand_range(&seed, 0, 3));
+    attn_builder_config_t c = ts_config(), dc;
+    int32_t q[32], s[32];
+    int64_t pos[4096], shape[1], n = ts_rand_range(&seed, 1, 32), r, t = 0, tokens = 0;
+    attn_builder_t *hb, *db;
+    attn_metadata_t *hm = NULL, *dm = NULL;
+    attn_tensor_t ph, pd;
+    tg_device_batch d;
+    ts_batch* b;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 1, 100);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 2000);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 7));
+    for (r = 0; r < n; ++r) {
+      int32_t k;
+      if (ts_rand_range(&seed, 0, 4) == 0) b->bt[r * b->width] = 0;
+      for (k = 0; k < q[r]; ++k) pos[t++] = s[r] - q[r] + k;
+    }
+    while (t < b->num_tokens) pos[t++] = 0;
+    shape[0] = b->num_tokens;
+    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+    pd = ph;
+    pd.device.device_type = ATTN_DEVICE_CUDA;
+    pd.data = tg_to_device(pos, (size_t)b->num_tokens * 8);
+    dc = c;
+    dc.device.device_type = ATTN_DEVICE_CUDA;
+    hb = ts_builder("KPOOL_TAIL", &spec, &c);
+    db = ts_builder("KPOOL_TAIL", &spec, &dc);
+    tg_device_batch_make(b, &d);
+    b->common.positions = &ph;
+    d.common.positions = &pd;
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+    tg_expect_same_metadata(hm, dm, "KPOOL_TAIL");
+    cudaFree(pd.data);
+    tg_device_batch_free(&d);
+    attn_builder_destroy(hb);
+    attn_builder_destroy(db);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
@@ -274,6 +372,8 @@ int main(void) {
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_decode_0_33),
       cmocka_unit_test(test_sparse),
+      cmocka_unit_test(test_indexer),
+      cmocka_unit_test(test_kpool_tail),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }

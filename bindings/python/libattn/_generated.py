@@ -500,6 +500,8 @@ attn_builder_config_t._fields_ = [
     ("reserved_1_6", c_int32),
     ("mla_prefill_backend", c_int32),
     ("use_prefill_query_quantization", c_int32),
+    ("block_table_width", c_int32),
+    ("reserved_1_7", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -829,7 +831,7 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset 
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.use_prefill_query_quantization.offset + attn_builder_config_t.use_prefill_query_quantization.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7.offset + attn_builder_config_t.reserved_1_7.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size

@@ -194,6 +194,9 @@ class BuilderConfig:
     # TRTLLM_RAGGED, TOKENSPEED_MLA) and FP8 prefill queries (vLLM 0.33's attention_config)
     mla_prefill_backend: int = 0
     use_prefill_query_quantization: int = 0
+    # ABI 1.7: the requires_block_table_width construction argument (DEEPSEEK_V32_INDEXER);
+    # 0 = the worker's width
+    block_table_width: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

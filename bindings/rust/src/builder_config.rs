@@ -104,6 +104,9 @@ pub struct BuilderConfig {
     pub mla_prefill_backend: i32,
     /// ABI 1.7: `attention_config.use_prefill_query_quantization` (FP8 MLA prefill queries).
     pub use_prefill_query_quantization: bool,
+    /// ABI 1.7: the `block_table_width` construction argument of vLLM's builders that require
+    /// it (DEEPSEEK_V32_INDEXER); 0 = the worker's width.
+    pub block_table_width: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -186,6 +189,7 @@ impl BuilderConfig {
             gdn_prefill_backend: 0,
             mla_prefill_backend: 0,
             use_prefill_query_quantization: false,
+            block_table_width: 0,
         }
     }
 
@@ -257,6 +261,7 @@ impl BuilderConfig {
             gdn_prefill_backend: self.gdn_prefill_backend,
             mla_prefill_backend: self.mla_prefill_backend,
             use_prefill_query_quantization: i32::from(self.use_prefill_query_quantization),
+            block_table_width: self.block_table_width,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

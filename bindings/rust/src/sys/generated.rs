@@ -880,6 +880,19 @@ pub struct attn_builder_config {
     #[doc = "determine_prefill_query_data_type); otherwise the"]
     #[doc = "model's dtype. 0 (default) = False."]
     pub use_prefill_query_quantization: i32,
+    #[doc = "< ABI 1.7. The `block_table_width` construction argument"]
+    #[doc = "of vLLM 0.33's builders that declare"]
+    #[doc = "`requires_block_table_width` (DEEPSEEK_V32_INDEXER):"]
+    #[doc = "the columns of the worker's block table (its expanded"]
+    #[doc = "per-token decode table has this width). 0 (default) ="]
+    #[doc = "vLLM's worker width: cdiv(max_model_len, block_size *"]
+    #[doc = "decode_context_parallel_size) rounded up to a"]
+    #[doc = "multiple of 128 / gcd(128, block_size). Other"]
+    #[doc = "backends ignore it."]
+    pub block_table_width: i32,
+    #[doc = "< Reserved (keeps the struct free of tail padding);"]
+    #[doc = "must be 0."]
+    pub reserved_1_7: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]

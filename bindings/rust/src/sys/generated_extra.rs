@@ -41,8 +41,7 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4: usize =
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6: usize =
     offset_of!(attn_builder_config_t, reserved_1_6) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
-    offset_of!(attn_builder_config_t, use_prefill_query_quantization) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_7) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -210,6 +209,8 @@ impl attn_builder_config_t {
         reserved_1_6: 0,
         mla_prefill_backend: attn_mla_prefill_backend::ATTN_MLA_PREFILL_AUTO as i32,
         use_prefill_query_quantization: 0,
+        block_table_width: 0,
+        reserved_1_7: 0,
     };
 }
 

@@ -1,0 +1,540 @@
+// DEEPSEEK_V32_INDEXER: vLLM 0.33's DeepseekV32IndexerMetadataBuilder (mla/indexer.py), the
+// lightning indexer of DeepSeek V3.2's sparse attention (compress ratio 1, no prefill context
+// parallelism, one tensor-parallel rank's rows: row_shard_sizes None). It reads an MLA-kind spec
+// (vLLM's MLAAttentionSpec with cache_role INDEXER: 132 uint8 a token, block size 64) and the
+// `block_table_width` construction argument (config->block_table_width, ABI 1.7).
+//
+// The decode path follows vLLM's platform checks with DeepGEMM installed (the indexer's paged
+// MQA logits need it on CUDA): compute capability 10.x runs the varlen kernel
+// (supports_varlen: one row per decode token from _indexer_decode_metadata_kernel); 9.x takes
+// native next_n 1, 2 and 4 and flattens otherwise (or always with adaptive verification);
+// other capabilities take native next_n 1 and 2. Level: ALWAYS with varlen or flattening, else
+// UNIFORM_BATCH; reorder_batch_threshold None (the indexer's own split uses 1 + k).
+//
+// Fields: the top-level DeepseekV32IndexerMetadata; "decode_*" its DeepSeekV32IndexerDecodeMetadata;
+// "prefill_*" its DeepseekV32IndexerPrefillMetadata, whose list of chunks is flattened: the
+// per-chunk scalars as host int32 lists "prefill_chunk_*" (prefill_num_chunks entries), each
+// chunk's cu_seqlen_ks/ke as the token range [token_start, token_end) of "prefill_cu_seqlen_ks"
+// / "_ke" (indexed from the first prefill token), its cu_seq_lens (num_reqs + 1) at
+// prefill_chunk_cu_offset in "prefill_cu_seq_lens" (local_cu_seq_lens likewise; the same tensor
+// without DCP, as vLLM aliases them), its block_table the rows [req_start, req_end) of
+// block_table. token_to_seq (cu_seq_lens expanded: K row k belongs to the r with cu[r] <= k <
+// cu[r + 1]) is not returned (docs/backends/sparse_mla.md).
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "core/vllm_release.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+constexpr const char* kName = "DEEPSEEK_V32_INDEXER";
+constexpr int32_t kIndexerBlockSize = 64;  // get_supported_kernel_block_sizes on CUDA: [64]
+constexpr int64_t kMaxLogitsMb = 512;      // VLLM_SPARSE_INDEXER_MAX_LOGITS_MB's default
+
+#define INDEXER_FIELDS(X)                                                          \
+  X(kSeqLens, "seq_lens")                                                          \
+  X(kMaxSeqLen, "max_seq_len")                                                     \
+  X(kSlotMapping, "slot_mapping")                                                  \
+  X(kNumDecodes, "num_decodes")                                                    \
+  X(kNumDecodeTokens, "num_decode_tokens")                                         \
+  X(kNumPrefills, "num_prefills")                                                  \
+  X(kNumPrefillTokens, "num_prefill_tokens")                                       \
+  X(kPositions, "positions")                                                       \
+  X(kBlockTable, "block_table")                                                    \
+  X(kDecodeBlockTable, "decode_block_table")                                       \
+  X(kDecodeSeqLens, "decode_seq_lens")                                             \
+  X(kDecodeDecodeLens, "decode_decode_lens")                                       \
+  X(kDecodeRequiresPadding, "decode_requires_padding")                             \
+  X(kDecodeScheduleMetadata, "decode_schedule_metadata")                           \
+  X(kDecodeGlobalSeqLens, "decode_global_seq_lens")                                \
+  X(kDecodePerReqDecodeLens, "decode_per_req_decode_lens")                         \
+  X(kDecodeIsUniform, "decode_decode_is_uniform")                                  \
+  X(kDecodeWriteMaxDecodeLen, "decode_write_max_decode_len")                       \
+  X(kDecodeIndices, "decode_indices")                                              \
+  X(kPrefillMaxPrefillSeqLen, "prefill_max_prefill_seq_len")                       \
+  X(kPrefillRowShardSizes, "prefill_row_shard_sizes")                              \
+  X(kPrefillNumChunks, "prefill_num_chunks")                                       \
+  X(kPrefillCuSeqlenKs, "prefill_cu_seqlen_ks")                                    \
+  X(kPrefillCuSeqlenKe, "prefill_cu_seqlen_ke")                                    \
+  X(kPrefillCuSeqLens, "prefill_cu_seq_lens")                                      \
+  X(kPrefillLocalCuSeqLens, "prefill_local_cu_seq_lens")                           \
+  X(kPrefillChunkTokenStart, "prefill_chunk_token_start")                          \
+  X(kPrefillChunkTokenEnd, "prefill_chunk_token_end")                              \
+  X(kPrefillChunkReqStart, "prefill_chunk_req_start")                              \
+  X(kPrefillChunkReqEnd, "prefill_chunk_req_end")                                  \
+  X(kPrefillChunkCuOffset, "prefill_chunk_cu_offset")                              \
+  X(kPrefillChunkTotalSeqLens, "prefill_chunk_total_seq_lens")                     \
+  X(kPrefillChunkMaxSeqlenK, "prefill_chunk_max_seqlen_k")                         \
+  X(kPrefillChunkSkipKvGather, "prefill_chunk_skip_kv_gather")                     \
+  X(kPrefillChunkLocalTotalSeqLens, "prefill_chunk_local_total_seq_lens")          \
+  X(kPrefillChunkMaxLocalTotalSeqLens, "prefill_chunk_max_local_total_seq_lens")
+ATTN_NAMED_LIST(Field, INDEXER_FIELDS);
+
+/// The per-chunk host lists, in field order from kPrefillChunkTokenStart.
+constexpr size_t kChunkListCount = kFieldCount - kPrefillChunkTokenStart;
+
+#define INDEXER_BUFFERS(X)                                          \
+  X(kBufDecodeSeqLens, "decode_seq_lens_buffer")                    \
+  X(kBufGlobalSeqLens, "global_decode_seq_lens_buffer")             \
+  X(kBufExpandedBlockTable, "expanded_block_table_buffer")          \
+  X(kBufDecodeLens, "decode_lens_buffer")                           \
+  X(kBufPerReqDecodeLens, "per_req_decode_lens_buffer")             \
+  X(kBufDecodeIndices, "decode_indices_buffer")                     \
+  X(kBufSchedule, "scheduler_metadata_buffer")                      \
+  X(kBufCuSeqLens, "prefill cu_seq_lens")                           \
+  X(kBufLocalCuSeqLens, "prefill local_cu_seq_lens")                \
+  X(kBufRowStart, "prefill row starts")                             \
+  X(kBufKs, "prefill cu_seqlen_ks")                                 \
+  X(kBufKe, "prefill cu_seqlen_ke")                                 \
+  /* host */                                                        \
+  X(kBufArange, "arange_buffer")                                    \
+  X(kBufChunkLists, "the prefill chunks' lists")
+ATTN_NAMED_LIST(Buffer, INDEXER_BUFFERS);
+
+/// The paths vLLM 0.33 picks from the platform (with DeepGEMM).
+struct DecodePaths {
+  int32_t capability = 0;
+  bool supports_varlen = false;  ///< _supports_varlen_paged_mqa_logits: 10.x
+  bool use_flattening = false;   ///< _use_flattening
+  int32_t next_n = 1;
+};
+
+/// _supports_native_decode(next_n) on CUDA with DeepGEMM.
+bool native_decode(int32_t capability, int64_t next_n) {
+  if (capability / 10 == 10) return true;
+  if (capability / 10 == 9) return next_n == 1 || next_n == 2 || next_n == 4;
+  return next_n == 1 || next_n == 2;
+}
+
+DecodePaths decode_paths(const BuilderConfig& c) {
+  DecodePaths d;
+  d.capability = resolved_device_capability(c);
+  d.next_n = 1 + c.num_speculative_tokens;
+  d.supports_varlen = d.capability / 10 == 10;
+  // adaptive verification flattens where the flattened device query lengths exist (9.x)
+  d.use_flattening = !native_decode(d.capability, d.next_n) ||
+                     (c.num_speculative_tokens > 0 && c.enable_adaptive_verification &&
+                      d.capability / 10 == 9);
+  return d;
+}
+
+/// The worker's block table width (config->block_table_width, 0 = vLLM's get_block_table_width
+/// of max_num_blocks_per_req(max_model_len) with its 128-token alignment).
+int64_t table_width(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (c.block_table_width > 0) return c.block_table_width;
+  const int64_t bs = spec.block_size;
+  const int64_t per_block = bs * std::max<int32_t>(c.decode_context_parallel_size, 1);
+  const int64_t blocks = (c.max_model_len + per_block - 1) / per_block;
+  const int64_t align = 128 / std::gcd<int64_t>(128, bs);
+  return (blocks + align - 1) / align * align;
+}
+
+/// get_max_prefill_buffer_size: max_model_len * (576 * 2 // 132) * factor, the factor vLLM
+/// resolves (5 up to 256K tokens, else 2).
+int64_t prefill_buffer_rows(const BuilderConfig& c) {
+  const int64_t factor = c.max_model_len <= 256 * 1024 ? 5 : 2;
+  return static_cast<int64_t>(c.max_model_len) * (576 * 2 / 132) * factor;
+}
+
+int64_t decode_rows(const BuilderConfig& c) {
+  return std::max<int64_t>(c.max_num_batched_tokens,
+                           static_cast<int64_t>(c.max_num_seqs) * (1 + c.num_speculative_tokens));
+}
+
+/// Whether a batch can take a per-token decode path (the expanded block table).
+bool may_expand(const BuilderConfig& c) {
+  const DecodePaths d = decode_paths(c);
+  return d.supports_varlen || d.use_flattening || d.next_n >= 3;
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t rows = decode_rows(c), tokens = c.max_num_batched_tokens;
+  const int64_t i32 = sizeof(int32_t);
+  const bool dcp = c.decode_context_parallel_size > 1;
+  BufferPlan p(kBufferNames);
+  p.set(kBufDecodeSeqLens, buffer_bytes("decode_seq_lens_buffer", {rows, i32}));
+  p.set(kBufGlobalSeqLens, buffer_bytes("global_decode_seq_lens_buffer", {dcp ? rows : 0, i32}));
+  p.set(kBufExpandedBlockTable,
+        buffer_bytes("expanded_block_table_buffer",
+                     {may_expand(c) ? tokens : 0, table_width(spec, c), i32}));
+  p.set(kBufDecodeLens, buffer_bytes("decode_lens_buffer", {rows, i32}));
+  p.set(kBufPerReqDecodeLens, buffer_bytes("per_req_decode_lens_buffer", {rows, i32}));
+  p.set(kBufDecodeIndices,
+        buffer_bytes("decode_indices_buffer", {decode_paths(c).supports_varlen ? rows : 0, i32}));
+  p.set(kBufSchedule, buffer_bytes("scheduler_metadata_buffer",
+                                   {std::max<int64_t>(c.num_sms, 0) + 1, 2, i32}));
+  p.set(kBufCuSeqLens, buffer_bytes("prefill cu_seq_lens", {2 * int64_t{c.max_num_seqs} + 1, i32}));
+  p.set(kBufLocalCuSeqLens, buffer_bytes("prefill local_cu_seq_lens",
+                                         {dcp ? 2 * int64_t{c.max_num_seqs} + 1 : 0, i32}));
+  p.set(kBufRowStart, buffer_bytes("prefill row starts", {c.max_num_seqs, i32}));
+  p.set(kBufKs, buffer_bytes("prefill cu_seqlen_ks", {tokens, i32}));
+  p.set(kBufKe, buffer_bytes("prefill cu_seqlen_ke", {tokens, i32}));
+  p.set(kBufArange, buffer_bytes("arange_buffer", {rows + 1, i32}));
+  p.set(kBufChunkLists,
+        buffer_bytes("the prefill chunks' lists",
+                     {static_cast<int64_t>(kChunkListCount), tokens, i32}),
+        /*host=*/true);
+  return p.requests();
+}
+
+class IndexerBuilder final : public Builder {
+ public:
+  IndexerBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                 const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        paths_(decode_paths(config)),
+        width_(table_width(spec, config)),
+        groups_(static_cast<size_t>(config.max_num_seqs)),
+        buffers_(kName, config.device, plan(spec, config), config.allocator, config.workspace,
+                 config.workspace_size) {
+    init_metadata(name_vector(kFieldNames));
+    ops::iota_i32(exec(nullptr), buffers_.as<int32_t>(kBufArange), decode_rows(config) + 1);
+    // the indexer opts out of the reorder vote: None (its split uses 1 + k itself)
+    set_reorder_batch_threshold(std::nullopt);
+  }
+
+  std::string draft_decode_update_refusal() const override {
+    return config().decode_context_parallel_size > 1
+               ? "decode context parallel (vLLM 0.33's indexer: DCP not supported yet)"
+               : "";
+  }
+
+ protected:
+  void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
+    Metadata& m = metadata();
+    const int64_t n = c.num_reqs, T = c.num_actual_tokens;
+    ops::BatchSplit s;
+    if (T > 0) {
+      ops::SplitOptions o;
+      o.decode_threshold = paths_.next_n;
+      o.require_uniform = !(paths_.use_flattening || paths_.supports_varlen);
+      s = ops::split_decodes_and_prefills(c.qsl_host, n, T, c.max_query_len, o);
+      check_batch(c, s);  // a refused batch leaves the previous metadata as it was
+    }
+    m.reset();
+    m.set_tensor(kSeqLens, *c.seq_lens);
+    m.set_int(kMaxSeqLen, c.max_seq_len);
+    m.set_tensor(kSlotMapping, *c.slot_mapping);
+    m.set_none(kPositions);
+    for (const size_t f : {kNumDecodes, kNumDecodeTokens, kNumPrefills, kNumPrefillTokens})
+      m.set_int(f, 0);
+    if (T == 0) return;  // vLLM returns the counts 0 and no parts (block_table None too)
+    const int64_t nd = s.num_decodes, np = s.num_prefills;
+    m.set_int(kNumDecodes, nd);
+    m.set_int(kNumDecodeTokens, s.num_decode_tokens);
+    m.set_int(kNumPrefills, np);
+    m.set_int(kNumPrefillTokens, s.num_prefill_tokens);
+    m.set_tensor(kBlockTable, *c.block_table_tensor);
+    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+    const int32_t* lens = exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
+    if (np > 0) build_prefill(c, nd, np, qsl, lens, exec);
+    if (nd > 0) build_decode(c, nd, s.num_decode_tokens, qsl, lens, exec);
+  }
+
+  /// vLLM 0.33's update_draft_decode_metadata (decode-only, one token per request, no DCP):
+  /// the per-token decode fields again from the batch's block_table and seq_lens (which the
+  /// speculator advanced in place): the builder-buffer tensors of `md` are rewritten, the
+  /// views of the inputs need nothing. DeepGEMM's schedule is the runtime's, as at build.
+  void do_update_draft_decode(const Metadata& md, const ops::Exec& exec) override {
+    const int64_t nd = md.field(kNumDecodes).int_value;
+    const int64_t ndt = md.field(kNumDecodeTokens).int_value;
+    if (nd == 0 || ndt == 0) return;
+    if (md.field(kNumPrefills).int_value != 0 || nd != ndt)
+      invalid(kName, "'s update_draft_decode_metadata needs a decode-only batch of one token "
+              "per request (vLLM asserts it), got num_decodes=", nd, ", num_decode_tokens=",
+              ndt, ", num_prefills=", md.field(kNumPrefills).int_value);
+    const attn::Field& bt_in = md.field(kBlockTable);
+    const attn::Field& lens_in = md.field(kSeqLens);
+    auto target = [&md](size_t f) -> int32_t* {
+      const attn::Field& x = md.field(f);
+      return x.kind == FieldKind::kTensor && x.in_builder_buffer ? x.tensor.as<int32_t>()
+                                                                  : nullptr;
+    };
+    ops::IndexerDecodeParams p;
+    p.num_decodes = p.num_decode_tokens = ndt;
+    p.mode = paths_.supports_varlen ? kernels::kIndexerVarlen : kernels::kIndexerFlatten;
+    p.max_decode_len = 1;
+    p.block_table = bt_in.tensor.as<const int32_t>();
+    p.bt_stride = bt_in.tensor.strides[0];
+    p.bt_width = bt_in.tensor.shape[1];
+    p.out_width = md.field(kDecodeBlockTable).tensor.shape[1];
+    ops::IndexerDecodeOut out;
+    out.seq_lens = target(kDecodeSeqLens);
+    out.block_table = target(kDecodeBlockTable);
+    out.decode_lens = target(kDecodeDecodeLens);
+    out.per_req_decode_lens = target(kDecodePerReqDecodeLens);
+    out.indices = target(kDecodeIndices);
+    // the native next_n = 1 path returns the input's own seq_lens (nothing to refresh): the
+    // op writes its lengths into the unreturned buffer
+    if (out.seq_lens == nullptr) out.seq_lens = buffers_.as<int32_t>(kBufDecodeSeqLens);
+    ops::indexer_decode_tensors(exec, buffers_.as<int32_t>(kBufArange),
+                                lens_in.tensor.as<const int32_t>(), p, out);
+  }
+
+ private:
+  /// The decodes' longest and shortest queries.
+  std::pair<int32_t, int32_t> decode_query_range(const CommonMetadata& c, int64_t nd) const {
+    int32_t max_len = 0, min_len = 0;
+    for (int64_t b = 0; b < nd; ++b) {
+      const int32_t q = c.qsl_host[b + 1] - c.qsl_host[b];
+      max_len = b == 0 ? q : std::max(max_len, q);
+      min_len = b == 0 ? q : std::min(min_len, q);
+    }
+    return {max_len, min_len};
+  }
+
+  /// Whether the decodes take a per-token path (flattened or varlen), vLLM's use_native.
+  bool per_token_decode(int32_t max_len) const {
+    const bool step_ok = max_len <= 1 || native_decode(paths_.capability, max_len);
+    const bool use_native = !(paths_.use_flattening || paths_.supports_varlen) &&
+                            max_len <= paths_.next_n && step_ok;
+    return paths_.supports_varlen || !use_native;
+  }
+
+  /// What build() refuses, checked before the metadata changes.
+  void check_batch(const CommonMetadata& c, const ops::BatchSplit& s) const {
+    if (s.num_prefills > 0 && c.seq_lens_host == nullptr)
+      invalid("common->seq_lens_cpu is NULL; ", kName,
+              " plans its prefill chunks from the host lengths (vLLM's "
+              "seq_lens_cpu_upper_bound)");
+    if (s.num_decodes > 0 && per_token_decode(decode_query_range(c, s.num_decodes).first) &&
+        c.block_table_tensor->shape[1] > width_)
+      invalid("common->block_table_tensor has ", c.block_table_tensor->shape[1], " columns; ",
+              kName, " was created with block_table_width=", width_,
+              " (config->block_table_width: its per-token decode table)");
+  }
+
+  bool dcp() const { return config().decode_context_parallel_size > 1; }
+  int32_t local(int64_t len, int32_t rank) const {
+    const BuilderConfig& c = config();
+    return ops::dcp_local_len(len, c.decode_context_parallel_size, rank,
+                              c.cp_kv_cache_interleave_size);
+  }
+  Tensor device_vector(Buffer b, int64_t len) const {
+    return make_vector(buffers_.get(b), config().device, kInt32, len);
+  }
+  int32_t* chunk_list(size_t field) const {
+    return buffers_.as<int32_t>(kBufChunkLists) +
+           static_cast<int64_t>(field - kPrefillChunkTokenStart) * config().max_num_batched_tokens;
+  }
+
+  /// build()'s prefill part: _split_indexer_prefill_chunks and build_prefill_chunk_metadata.
+  void build_prefill(const CommonMetadata& c, int64_t nd, int64_t np, const int32_t* qsl,
+                     const int32_t* lens, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    const int32_t* hq = c.qsl_host + nd;
+    const int32_t* hs = c.host_seq_lens() + nd;  // checked by check_batch
+    std::vector<int32_t> qlens(static_cast<size_t>(np));
+    for (int64_t k = 0; k < np; ++k) qlens[k] = hq[k + 1] - hq[k];
+    const int64_t W = prefill_buffer_rows(cfg), L = kMaxLogitsMb * 1024 * 1024 / 4;
+    const int64_t G = ops::indexer_prefill_groups(qlens.data(), hs, np, W, L, groups_.data());
+    const int32_t world = cfg.decode_context_parallel_size;
+    int64_t chunks = 0, longest = 0;
+    for (int64_t k = 0; k < np; ++k) longest = std::max<int64_t>(longest, hs[k]);
+    for (int64_t g = 0; g < G; ++g) {
+      const ops::IndexerGroup& gr = groups_[g];
+      if (gr.n == 0) continue;  // build_prefill_chunk_metadata returns None
+      int64_t max_k = 0, local_total = 0, max_local = 0;
+      for (int64_t k = gr.start; k < gr.end; ++k) max_k = std::max<int64_t>(max_k, hs[k]);
+      if (world > 1) {
+        for (int32_t r = 0; r < world; ++r) {
+          int64_t sum = 0;
+          for (int64_t k = gr.start; k < gr.end; ++k) sum += local(hs[k], r);
+          if (r == cfg.dcp_rank) local_total = sum;
+          max_local = std::max(max_local, sum);
+        }
+      } else {
+        local_total = max_local = gr.n;
+      }
+      const int64_t max_q = std::max<int64_t>(1, L / gr.n);
+      const int64_t base = hq[gr.start];
+      for (int64_t off = 0; off < gr.m; off += max_q) {
+        const int64_t k = chunks++;
+        chunk_list(kPrefillChunkTokenStart)[k] = static_cast<int32_t>(base + off);
+        chunk_list(kPrefillChunkTokenEnd)[k] =
+            static_cast<int32_t>(base + std::min(off + max_q, gr.m));
+        chunk_list(kPrefillChunkReqStart)[k] = static_cast<int32_t>(nd + gr.start);
+        chunk_list(kPrefillChunkReqEnd)[k] = static_cast<int32_t>(nd + gr.end);
+        chunk_list(kPrefillChunkCuOffset)[k] = static_cast<int32_t>(gr.start + g);
+        chunk_list(kPrefillChunkTotalSeqLens)[k] = static_cast<int32_t>(gr.n);
+        chunk_list(kPrefillChunkMaxSeqlenK)[k] = static_cast<int32_t>(max_k);
+        chunk_list(kPrefillChunkSkipKvGather)[k] = off > 0;
+        chunk_list(kPrefillChunkLocalTotalSeqLens)[k] = static_cast<int32_t>(local_total);
+        chunk_list(kPrefillChunkMaxLocalTotalSeqLens)[k] = static_cast<int32_t>(max_local);
+      }
+    }
+    ops::IndexerPrefillParams p;
+    p.num_decodes = nd;
+    p.num_prefills = np;
+    p.workspace_size = W;
+    p.max_logits_elems = L;
+    p.dcp_size = world;
+    p.dcp_rank = cfg.dcp_rank;
+    p.interleave = cfg.cp_kv_cache_interleave_size;
+    ops::IndexerPrefillArrays out;
+    out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
+    out.local_cu_seq_lens = world > 1 ? buffers_.as<int32_t>(kBufLocalCuSeqLens) : nullptr;
+    out.row_start = buffers_.as<int32_t>(kBufRowStart);
+    out.cu_seqlen_ks = buffers_.as<int32_t>(kBufKs);
+    out.cu_seqlen_ke = buffers_.as<int32_t>(kBufKe);
+    ops::indexer_prefill_arrays(exec, qsl, lens, p, out);
+    const int64_t tokens = c.qsl_host[nd + np] - c.qsl_host[nd];
+    m.set_int(kPrefillMaxPrefillSeqLen, longest);
+    m.set_none(kPrefillRowShardSizes);
+    m.set_int(kPrefillNumChunks, chunks);
+    m.set_tensor(kPrefillCuSeqlenKs, device_vector(kBufKs, tokens), true);
+    m.set_tensor(kPrefillCuSeqlenKe, device_vector(kBufKe, tokens), true);
+    m.set_tensor(kPrefillCuSeqLens, device_vector(kBufCuSeqLens, np + G), true);
+    m.set_tensor(kPrefillLocalCuSeqLens,
+                 device_vector(world > 1 ? kBufLocalCuSeqLens : kBufCuSeqLens, np + G), true);
+    for (size_t f = kPrefillChunkTokenStart; f < kFieldCount; ++f)
+      m.set_tensor(f, make_vector(chunk_list(f), Device{}, kInt32, chunks), true);
+  }
+
+  /// build()'s decode part (_prepare_decode_tensors, _prepare_global_decode_seq_lens, the
+  /// varlen kernel, the DCP localization).
+  void build_decode(const CommonMetadata& c, int64_t nd, int64_t ndt, const int32_t* qsl,
+                    const int32_t* lens, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    Metadata& m = metadata();
+    const auto [max_len, min_len] = decode_query_range(c, nd);
+    const int32_t next_n = paths_.next_n;
+    const bool use_native = !per_token_decode(max_len);
+    const Tensor& bt = *c.block_table_tensor;
+    ops::IndexerDecodeParams p;
+    p.num_decodes = nd;
+    p.num_decode_tokens = ndt;
+    p.max_decode_len = max_len;
+    p.dcp_size = cfg.decode_context_parallel_size;
+    p.dcp_rank = cfg.dcp_rank;
+    p.interleave = cfg.cp_kv_cache_interleave_size;
+    p.block_table = bt.as<const int32_t>();
+    p.bt_stride = bt.strides[0];
+    p.bt_width = bt.shape[1];
+    p.out_width = width_;
+    ops::IndexerDecodeOut out;
+    out.per_req_decode_lens = buffers_.as<int32_t>(kBufPerReqDecodeLens);
+    out.decode_lens = buffers_.as<int32_t>(kBufDecodeLens);
+    const bool expanded = paths_.supports_varlen || !use_native;
+    bool seq_in_buffer = true;
+    if (paths_.supports_varlen) {
+      p.mode = kernels::kIndexerVarlen;
+    } else if (!use_native) {
+      p.mode = kernels::kIndexerFlatten;
+      const bool adaptive = cfg.enable_adaptive_verification && cfg.num_speculative_tokens > 0;
+      p.uniform_kernel = (nd == 1 || !adaptive) && min_len == max_len &&
+                         nd * static_cast<int64_t>(max_len) == ndt;
+    } else {
+      p.mode = next_n > 1 ? kernels::kIndexerNative2D : kernels::kIndexerNative1;
+      seq_in_buffer = next_n > 1 || dcp();
+    }
+    if (expanded) {  // check_batch made sure the rows fit
+      out.block_table = buffers_.as<int32_t>(kBufExpandedBlockTable);
+      if (paths_.supports_varlen) out.indices = buffers_.as<int32_t>(kBufDecodeIndices);
+    }
+    if (seq_in_buffer) out.seq_lens = buffers_.as<int32_t>(kBufDecodeSeqLens);
+    // the expanded global lengths: DCP on a per-token path with queries longer than 1
+    const bool global_expanded = dcp() && expanded && max_len > 1;
+    if (global_expanded) out.global_seq_lens = buffers_.as<int32_t>(kBufGlobalSeqLens);
+    ops::indexer_decode_tensors(exec, qsl, lens, p, out);
+
+    const Device dev = cfg.device;
+    // decode.seq_lens: 2-D (rows, next_n) as DeepGEMM takes it
+    int64_t rows = nd, cols = 1;
+    if (expanded) rows = ndt;
+    if (p.mode == kernels::kIndexerNative2D) cols = max_len;
+    if (seq_in_buffer)
+      m.set_tensor(kDecodeSeqLens,
+                   make_matrix(buffers_.get(kBufDecodeSeqLens), dev, kInt32, rows, cols, cols),
+                   true);
+    else
+      m.set_tensor(kDecodeSeqLens, make_matrix(c.seq_lens->data, c.seq_lens->device, kInt32,
+                                               nd, 1, 1));
+    if (expanded) {
+      m.set_tensor(kDecodeBlockTable, make_matrix(buffers_.get(kBufExpandedBlockTable), dev,
+                                                  kInt32, ndt, width_, width_),
+                   true);
+      m.set_tensor(kDecodeDecodeLens, device_vector(kBufDecodeLens, ndt), true);
+    } else {
+      m.set_tensor(kDecodeBlockTable, rows_between(bt, 0, nd));
+      m.set_tensor(kDecodeDecodeLens, device_vector(kBufDecodeLens, nd), true);
+    }
+    m.set_bool(kDecodeRequiresPadding, !expanded && min_len != max_len);
+    if (cfg.num_sms > 0) {
+      // get_paged_mqa_logits_metadata's (slots + 1, 2) rows of the persistent buffer (DeepGEMM
+      // fills them); SM90's next_n = 4 schedules one task per 2-CTA cluster
+      const int64_t slots = cfg.num_sms / (cols == 4 && paths_.capability / 10 == 9 ? 2 : 1);
+      m.set_tensor(kDecodeScheduleMetadata,
+                   make_matrix(buffers_.get(kBufSchedule), dev, kInt32, slots + 1, 2, 2), true);
+    } else {
+      m.set_none(kDecodeScheduleMetadata);
+    }
+    if (!dcp())
+      m.set_none(kDecodeGlobalSeqLens);
+    else if (global_expanded)
+      m.set_tensor(kDecodeGlobalSeqLens, device_vector(kBufGlobalSeqLens, ndt), true);
+    else
+      m.set_tensor(kDecodeGlobalSeqLens, rows_between(*c.seq_lens, 0, nd));
+    m.set_tensor(kDecodePerReqDecodeLens, device_vector(kBufPerReqDecodeLens, nd), true);
+    m.set_bool(kDecodeIsUniform, min_len == max_len);
+    m.set_int(kDecodeWriteMaxDecodeLen, max_len);
+    if (paths_.supports_varlen)
+      m.set_tensor(kDecodeIndices, device_vector(kBufDecodeIndices, ndt), true);
+    else
+      m.set_none(kDecodeIndices);
+  }
+
+  DecodePaths paths_;
+  int64_t width_ = 0;
+  std::vector<ops::IndexerGroup> groups_;
+  PersistentBuffers buffers_;
+};
+
+int32_t indexer_cudagraph_support(const BackendDescriptor&, const KvCacheSpec&,
+                                  const BuilderConfig& c) {
+  const DecodePaths d = decode_paths(c);
+  return d.supports_varlen || d.use_flattening ? kCgAlways : kCgUniformBatch;
+}
+
+void check_indexer(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
+  check_spec_kind(d, spec);
+  // vLLM 0.33 on CUDA runs the indexer on 64-token kernel blocks (a larger cache block is
+  // split by the worker); nothing libattn computes reads the block size, so a multiple of 64
+  // is taken as that cache block.
+  if (spec.block_size <= 0 || spec.block_size % kIndexerBlockSize != 0)
+    fail(Status::kUnsupported, kName, " runs kernel block size 64 (vLLM 0.33 on CUDA): "
+         "kv_cache_spec->block_size=", spec.block_size, " is not a multiple of it");
+  if (c.attn_type != kAttnDecoder)
+    fail(Status::kUnsupported, kName,
+         " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
+  if (c.decode_context_parallel_size > 1 && c.cp_kv_cache_interleave_size <= 0)
+    invalid("config->cp_kv_cache_interleave_size=", c.cp_kv_cache_interleave_size,
+            " must be positive");
+}
+
+}  // namespace
+
+extern const BackendDescriptor kDeepseekV32IndexerBackend;
+const BackendDescriptor kDeepseekV32IndexerBackend{
+    kName,
+    kVllmRelease,
+    kv_kind_bit(kKvMla),
+    0,
+    indexer_cudagraph_support,
+    check_indexer,
+    buffer_plan_of<plan>,
+    create_builder_of<IndexerBuilder>,
+};
+
+}  // namespace attn::backends
