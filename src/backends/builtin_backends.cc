@@ -29,7 +29,8 @@
   ROW(kGdnAttnBackend)       /* gdn_attn.cc */                \
   ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
   ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */ \
-  ROW(kTokenspeedMlaBackend) /* mla.cc */
+  ROW(kTokenspeedMlaBackend) /* mla.cc */                    \
+  ROW(kPleShortConvAttnBackend) /* ple_short_conv_attn.cc */
 
 namespace attn::backends {
 
