@@ -54,11 +54,12 @@ def all_items() -> List[Any]:
     from .kda_items import kda_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
+    from .ple_items import ple_items
     from .triton_items import triton_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
             + mamba_items() + gdn_items() + kda_items()
-            + bailing_items())
+            + bailing_items() + ple_items())
 
 
 def main(argv: List[str] = None) -> int:
