@@ -228,24 +228,33 @@ static const attn_kv_cache_spec_t* spec_of_kind(int32_t kind, const attn_kv_cach
 /* A builder of backend `index` on the first of the demo's specs (full attention, MLA, Mamba)
  * whose kind the backend accepts (attn_backend_info) and that it builds for: a spec per kind,
  * no list of backend names. A plugin's backend accepts every kind as far as the library knows,
- * so its builder's ATTN_ERR_UNSUPPORTED moves on to the next kind. */
+ * so its builder's ATTN_ERR_UNSUPPORTED moves on to the next kind. A backend that builds for
+ * none of them with the demo's bf16 cache is tried again with an fp8 one (config->cache_dtype:
+ * vLLM's TokenSpeed MLA takes only fp8 caches); `out_cache_dtype` says which. */
 static int backend_builder(size_t index, const attn_kv_cache_spec_t* full,
                            const attn_builder_config_t* config, attn_backend_info_t* info,
-                           const attn_kv_cache_spec_t** out_spec, attn_builder_t** out) {
+                           const attn_kv_cache_spec_t** out_spec, int32_t* out_cache_dtype,
+                           attn_builder_t** out) {
   static const int32_t kinds[3] = {ATTN_KV_FULL_ATTENTION, ATTN_KV_MLA, ATTN_KV_MAMBA};
-  int k;
+  static const int32_t cache_dtypes[2] = {ATTN_KV_DTYPE_AUTO, ATTN_KV_DTYPE_FP8_E4M3};
+  int k, d;
   if (report(A->attn_backend_info(index, info), "attn_backend_info")) return 1;
-  for (k = 0; k < 3; ++k) {
-    const attn_kv_cache_spec_t* spec = spec_of_kind(kinds[k], full);
-    attn_error_t* err;
-    if ((info->kv_cache_kinds & (1u << kinds[k])) == 0) continue;
-    err = A->attn_builder_create(info->name, spec, config, out);
-    if (err == NULL) {
-      *out_spec = spec;
-      return 0;
+  for (d = 0; d < 2; ++d) {
+    attn_builder_config_t c = *config;
+    c.cache_dtype = cache_dtypes[d];
+    for (k = 0; k < 3; ++k) {
+      const attn_kv_cache_spec_t* spec = spec_of_kind(kinds[k], full);
+      attn_error_t* err;
+      if ((info->kv_cache_kinds & (1u << kinds[k])) == 0) continue;
+      err = A->attn_builder_create(info->name, spec, &c, out);
+      if (err == NULL) {
+        *out_spec = spec;
+        *out_cache_dtype = cache_dtypes[d];
+        return 0;
+      }
+      if (A->attn_error_code(err) != ATTN_ERR_UNSUPPORTED) return report(err, "attn_builder_create");
+      A->attn_error_destroy(err);
     }
-    if (A->attn_error_code(err) != ATTN_ERR_UNSUPPORTED) return report(err, "attn_builder_create");
-    A->attn_error_destroy(err);
   }
   fprintf(stderr, "attn_demo: %s builds on none of the demo's specs (kinds 0x%x)\n", info->name,
           (unsigned)info->kv_cache_kinds);
@@ -264,13 +273,14 @@ static int list_backends(const attn_kv_cache_spec_t* spec) {
     attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
     const attn_kv_cache_spec_t* backend_spec = NULL;
     const char* name;
-    int32_t levels[3] = {-1, -1, -1}, threshold = 0, update = 0;
+    int32_t levels[3] = {-1, -1, -1}, threshold = 0, update = 0, cache_dtype = 0;
     attn_builder_t* builder = NULL;
     char reorder[16];
-    if (backend_builder(i, spec, &hopper, &info, &backend_spec, &builder)) return 1;
+    if (backend_builder(i, spec, &hopper, &info, &backend_spec, &cache_dtype, &builder)) return 1;
     name = info.name;
     for (k = 0; k < 3; ++k) {
-      const attn_builder_config_t c = demo_config(capabilities[k]);
+      attn_builder_config_t c = demo_config(capabilities[k]);
+      c.cache_dtype = cache_dtype;
       if (report(A->attn_backend_cudagraph_support(name, backend_spec, &c, &levels[k]),
                  "attn_backend_cudagraph_support")) {
         A->attn_builder_destroy(builder);

@@ -46,32 +46,37 @@ func mambaSpec() attn.KVCacheSpec {
 // backendBuilder is a builder of a backend on the first of the demo's specs (full attention, MLA,
 // Mamba) whose kind the backend accepts (attn_backend_info) and that it builds for: a spec per
 // kind, no list of backend names. A plugin's backend accepts every kind as far as the library
-// knows, so its builder's ErrUnsupported moves on to the next kind.
+// knows, so its builder's ErrUnsupported moves on to the next kind. A backend that builds for none
+// of them with the demo's bf16 cache is tried again with an fp8 one (CacheDtype: vLLM's
+// TokenSpeed MLA takes only fp8 caches); the cache dtype used is returned.
 func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheSpec,
-	cfg attn.BuilderConfig) (attn.KVCacheSpec, *attn.Builder, error) {
+	cfg attn.BuilderConfig) (attn.KVCacheSpec, attn.KVDtype, *attn.Builder, error) {
 	candidates := []struct {
 		kind attn.KVCacheKind
 		spec attn.KVCacheSpec
 	}{{attn.KVFullAttention, spec}, {attn.KVMLA, mlaSpec()}, {attn.KVMamba, mambaSpec()}}
 	var last error
-	for _, c := range candidates {
-		if !info.Accepts(c.kind) {
-			continue
+	for _, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3} {
+		cfg.CacheDtype = dtype
+		for _, c := range candidates {
+			if !info.Accepts(c.kind) {
+				continue
+			}
+			b, err := lib.NewBuilder(info.Name, c.spec, cfg)
+			if err == nil {
+				return c.spec, dtype, b, nil
+			}
+			var e *attn.Error
+			if !errors.As(err, &e) || e.Code != attn.ErrUnsupported {
+				return spec, dtype, nil, err
+			}
+			last = err
 		}
-		b, err := lib.NewBuilder(info.Name, c.spec, cfg)
-		if err == nil {
-			return c.spec, b, nil
-		}
-		var e *attn.Error
-		if !errors.As(err, &e) || e.Code != attn.ErrUnsupported {
-			return spec, nil, err
-		}
-		last = err
 	}
 	if last == nil {
 		last = fmt.Errorf("%s builds on none of the demo's specs", info.Name)
 	}
-	return spec, nil, last
+	return spec, attn.KVDtypeAuto, nil, last
 }
 
 // batch is the sample batch's data: three decodes, a chunked prefill (64 cached, 32 scheduled)
@@ -267,13 +272,15 @@ func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
 		"cudagraph (sm100)", "reorder", "update_block_table")
 	for _, info := range infos {
 		name := info.Name
-		kindSpec, b, err := backendBuilder(lib, info, spec, demoConfig(90))
+		kindSpec, cacheDtype, b, err := backendBuilder(lib, info, spec, demoConfig(90))
 		if err != nil {
 			return err
 		}
 		var levels []string
 		for _, capability := range []int32{90, 80, 100} {
-			level, err := lib.BackendCudagraphSupport(name, kindSpec, demoConfig(capability))
+			c := demoConfig(capability)
+			c.CacheDtype = cacheDtype
+			level, err := lib.BackendCudagraphSupport(name, kindSpec, c)
 			if err != nil {
 				b.Close()
 				return err
@@ -401,7 +408,7 @@ func everyBackend(lib *attn.Library, b *batch, spec attn.KVCacheSpec, reference 
 		if info.Origin != attn.BackendPlugin {
 			continue
 		}
-		kindSpec, pb, err := backendBuilder(lib, info, spec, hopper)
+		kindSpec, _, pb, err := backendBuilder(lib, info, spec, hopper)
 		if err != nil {
 			return err
 		}

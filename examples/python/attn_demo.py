@@ -21,10 +21,11 @@ from libattn.registry import BackendOrigin  # noqa: E402
 BLOCK, MAX_LEN = 16, 1024
 
 
-def config(capability):
+def config(capability, cache_dtype=libattn.KvDtype.AUTO):
     return libattn.BuilderConfig(max_num_seqs=256, max_num_batched_tokens=8192,
                                  max_model_len=MAX_LEN, num_attention_heads=32,
-                                 device_capability=capability, num_gpu_blocks=4096)
+                                 device_capability=capability, num_gpu_blocks=4096,
+                                 cache_dtype=cache_dtype)
 
 
 def sample_batch():
@@ -64,19 +65,23 @@ MAMBA_SPEC = libattn.KvCacheSpec(block_size=BLOCK, num_kv_heads=1, head_size=1,
                                  kind=libattn.KvCacheKind.MAMBA, mamba_chunk_size=16)
 
 
-def backend_builder(lib, info, spec, cfg):
+def backend_builder(lib, info, spec, capability):
     """A builder of a backend on the first of the demo's specs (full attention, MLA, Mamba) whose
     kind the backend accepts (``attn_backend_info``) and that it builds for: a spec per kind, no
     list of backend names. A plugin's backend accepts every kind as far as the library knows,
-    so its builder's Unsupported moves on to the next kind."""
+    so its builder's Unsupported moves on to the next kind. A backend that builds for none of
+    them with the demo's bf16 cache is tried again with an fp8 one (``cache_dtype``: vLLM's
+    TokenSpeed MLA takes only fp8 caches). Returns (spec, cache dtype, builder)."""
     kinds = libattn.KvCacheKind
-    for kind, kind_spec in ((kinds.FULL_ATTENTION, spec), (kinds.MLA, MLA_SPEC),
-                            (kinds.MAMBA, MAMBA_SPEC)):
-        if info.accepts(kind):
-            try:
-                return kind_spec, lib.builder(info.name, kind_spec, cfg)
-            except libattn.Unsupported:
-                continue
+    for cache_dtype in (libattn.KvDtype.AUTO, libattn.KvDtype.FP8_E4M3):
+        for kind, kind_spec in ((kinds.FULL_ATTENTION, spec), (kinds.MLA, MLA_SPEC),
+                                (kinds.MAMBA, MAMBA_SPEC)):
+            if info.accepts(kind):
+                try:
+                    return kind_spec, cache_dtype, lib.builder(
+                        info.name, kind_spec, config(capability, cache_dtype))
+                except libattn.Unsupported:
+                    continue
     raise SystemExit(f"attn_demo: {info.name} builds on none of the demo's specs")
 
 
@@ -106,10 +111,11 @@ def main():
     print(f"  {'backend':<16} {'cudagraph (sm90)':<29} {'cudagraph (sm80)':<29} "
           f"{'cudagraph (sm100)':<29} {'reorder':<8} update_block_table")
     for info in lib.backend_infos():
-        backend_spec, builder = backend_builder(lib, info, spec, config(90))
+        backend_spec, cache_dtype, builder = backend_builder(lib, info, spec, 90)
         with builder as b:
             reorder, update = b.reorder_batch_threshold, b.supports_update_block_table
-        levels = [lib.backend_cudagraph_support(info.name, backend_spec, config(c)).name
+        levels = [lib.backend_cudagraph_support(info.name, backend_spec,
+                                                config(c, cache_dtype)).name
                   for c in (90, 80, 100)]
         print(f"  {info.name:<16} {levels[0]:<29} {levels[1]:<29} {levels[2]:<29} "
               f"{str(reorder):<8} {'yes' if update else 'no'}")

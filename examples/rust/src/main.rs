@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use libattn::{
     BackendInfo, BackendOrigin, Builder, BuilderConfig, CommonMetadata, CudagraphSupport, DType, ErrorCode, Field,
-    FieldValue, KvCacheKind, KvCacheSpec, Library, Metadata, Result, TensorArg, TensorView,
+    FieldValue, KvCacheKind, KvCacheSpec, KvDtype, Library, Metadata, Result, TensorArg, TensorView,
 };
 
 const REQS: usize = 5;
@@ -33,24 +33,29 @@ fn mamba_spec() -> KvCacheSpec {
 /// A builder of a backend on the first of the demo's specs (full attention, MLA, Mamba) whose kind
 /// the backend accepts (`attn_backend_info`) and that it builds for: a spec per kind, no list of
 /// backend names. A plugin's backend accepts every kind as far as the library knows, so its
-/// builder's `Unsupported` moves on to the next kind.
+/// builder's `Unsupported` moves on to the next kind. A backend that builds for none of them with
+/// the demo's bf16 cache is tried again with an fp8 one (`cache_dtype`: vLLM's TokenSpeed MLA
+/// takes only fp8 caches). Returns the spec, the cache dtype and the builder.
 fn backend_builder(
     lib: &Library,
     info: &BackendInfo,
     spec: &KvCacheSpec,
     config: &BuilderConfig,
-) -> Result<(KvCacheSpec, Builder)> {
+) -> Result<(KvCacheSpec, KvDtype, Builder)> {
     let candidates =
         [(KvCacheKind::FullAttention, *spec), (KvCacheKind::Mla, mla_spec()), (KvCacheKind::Mamba, mamba_spec())];
     let mut last = None;
-    for (kind, kind_spec) in candidates {
-        if !info.accepts(kind) {
-            continue;
-        }
-        match Builder::new(lib, &info.name, &kind_spec, config) {
-            Ok(builder) => return Ok((kind_spec, builder)),
-            Err(e) if e.code == ErrorCode::Unsupported => last = Some(e),
-            Err(e) => return Err(e),
+    for cache_dtype in [KvDtype::Auto, KvDtype::Fp8E4m3] {
+        let config = BuilderConfig { cache_dtype, ..config.clone() };
+        for (kind, kind_spec) in candidates {
+            if !info.accepts(kind) {
+                continue;
+            }
+            match Builder::new(lib, &info.name, &kind_spec, &config) {
+                Ok(builder) => return Ok((kind_spec, cache_dtype, builder)),
+                Err(e) if e.code == ErrorCode::Unsupported => last = Some(e),
+                Err(e) => return Err(e),
+            }
         }
     }
     Err(last.unwrap_or_else(|| {
@@ -179,10 +184,13 @@ fn list_backends(lib: &Library, spec: &KvCacheSpec) -> Result<()> {
     );
     for info in &infos {
         let name = &info.name;
-        let (backend_spec, builder) = backend_builder(lib, info, spec, &demo_config(90))?;
+        let (backend_spec, cache_dtype, builder) = backend_builder(lib, info, spec, &demo_config(90))?;
         let levels: Vec<CudagraphSupport> = [90, 80, 100]
             .iter()
-            .map(|&c| lib.backend_cudagraph_support(name, &backend_spec, &demo_config(c)))
+            .map(|&c| {
+                let config = BuilderConfig { cache_dtype, ..demo_config(c) };
+                lib.backend_cudagraph_support(name, &backend_spec, &config)
+            })
             .collect::<Result<_>>()?;
         let reorder = builder.reorder_batch_threshold()?.map_or("None".to_owned(), |t| t.to_string());
         let update = if builder.supports_update_block_table()? { "yes" } else { "no" };
@@ -289,7 +297,7 @@ fn every_backend(lib: &Library, batch: &Batch, spec: &KvCacheSpec, reference: &[
     )?;
     for info in lib.backend_infos()?.iter().filter(|i| i.origin == BackendOrigin::Plugin) {
         // the plugins' backends, every field that is set
-        let (kind_spec, _) = backend_builder(lib, info, spec, &hopper)?;
+        let (kind_spec, _, _) = backend_builder(lib, info, spec, &hopper)?;
         build_and_show(lib, &info.name, &kind_spec, &hopper, &common, &[])?;
     }
 
