@@ -79,23 +79,29 @@ func kindSpecs() []attn.KVCacheSpec {
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the
 // backend accepts (attn_backend_info) and that it builds for: a spec per kind, not per name. A
 // plugin's backend accepts every kind as far as the library knows, so ErrUnsupported moves on
-// to the next kind. The builder is closed when the test ends.
+// to the next kind. A backend that builds for none of them with the bf16 cache is tried again
+// with an fp8 one (CacheDtype: vLLM's TokenSpeed MLA takes only fp8 caches). The builder is
+// closed when the test ends.
 func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability int32) (*attn.Builder, attn.KVCacheSpec) {
 	t.Helper()
-	for _, s := range kindSpecs() {
-		if !info.Accepts(s.Kind) {
-			continue
+	for _, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3} {
+		cfg := config(capability)
+		cfg.CacheDtype = dtype
+		for _, s := range kindSpecs() {
+			if !info.Accepts(s.Kind) {
+				continue
+			}
+			b, err := l.NewBuilder(info.Name, s, cfg)
+			var e *attn.Error
+			if errors.As(err, &e) && e.Code == attn.ErrUnsupported {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s builder: %v", info.Name, err)
+			}
+			t.Cleanup(func() { b.Close() })
+			return b, s
 		}
-		b, err := l.NewBuilder(info.Name, s, config(capability))
-		var e *attn.Error
-		if errors.As(err, &e) && e.Code == attn.ErrUnsupported {
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s builder: %v", info.Name, err)
-		}
-		t.Cleanup(func() { b.Close() })
-		return b, s
 	}
 	t.Fatalf("%s (kinds %#x) builds on none of the test's specs", info.Name, info.KVCacheKinds)
 	return nil, attn.KVCacheSpec{}
