@@ -44,7 +44,10 @@ attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
     s.num_kv_heads = 1;
     s.head_size = 576;
     s.block_size = backend == "CUTLASS_MLA" ? 128
-                   : (backend == "FLASHMLA" || backend == "FLASHINFER_MLA") ? 64 : 16;
+                   : (backend == "FLASHMLA" || backend == "FLASHINFER_MLA" ||
+                      backend == "TOKENSPEED_MLA")
+                       ? 64
+                       : 16;
   }
   s.mamba_chunk_size = 256;  // MAMBA2 needs one; read by ATTN_KV_MAMBA specs only
   if (kind == attn::kKvSlidingWindow) s.sliding_window = 64;
@@ -68,7 +71,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 16, "%zu built-in backends, expected 16", r.count());
+  CHECK(r.count() == 20, "%zu built-in backends, expected 20", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
@@ -79,6 +82,7 @@ void test_builtin_kinds_match_create() {
     for (int32_t kind = 0; kind < attn::kKvKindCount; ++kind) {
       attn::KvCacheSpec spec = spec_for(name, kind);
       attn::BuilderConfig config = small_config();
+      if (name == "TOKENSPEED_MLA") config.cache_dtype = attn::kKvDtypeFp8E4m3;  // fp8 only
       const bool accepted = attn::accepts_spec_kind(mask, kind);
       std::string error;
       attn::Status status = attn::Status::kOk;
