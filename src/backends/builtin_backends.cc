@@ -30,7 +30,9 @@
   ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
   ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */ \
   ROW(kTokenspeedMlaBackend) /* mla.cc */                    \
-  ROW(kPleShortConvAttnBackend) /* ple_short_conv_attn.cc */
+  ROW(kPleShortConvAttnBackend) /* ple_short_conv_attn.cc */ \
+  ROW(kCpuMlaBackend)        /* mla.cc */                     \
+  ROW(kAmxMlaBackend)
 
 namespace attn::backends {
 

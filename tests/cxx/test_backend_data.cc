@@ -45,7 +45,7 @@ attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
     s.head_size = 576;
     s.block_size = backend == "CUTLASS_MLA" ? 128
                    : (backend == "FLASHMLA" || backend == "FLASHINFER_MLA" ||
-                      backend == "TOKENSPEED_MLA")
+                      backend == "TOKENSPEED_MLA" || backend == "AMX_MLA")
                        ? 64
                        : 16;
   }
@@ -71,7 +71,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 20, "%zu built-in backends, expected 20", r.count());
+  CHECK(r.count() == 22, "%zu built-in backends, expected 22", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
