@@ -55,11 +55,12 @@ def all_items() -> List[Any]:
     from .mamba_items import mamba_items
     from .mla_items import mla_items
     from .ple_items import ple_items
+    from .quant_items import quant_items
     from .triton_items import triton_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
             + mamba_items() + gdn_items() + kda_items()
-            + bailing_items() + ple_items())
+            + bailing_items() + ple_items() + quant_items())
 
 
 def main(argv: List[str] = None) -> int:

@@ -32,7 +32,9 @@
   ROW(kTokenspeedMlaBackend) /* mla.cc */                    \
   ROW(kPleShortConvAttnBackend) /* ple_short_conv_attn.cc */ \
   ROW(kCpuMlaBackend)        /* mla.cc */                     \
-  ROW(kAmxMlaBackend)
+  ROW(kAmxMlaBackend)                                         \
+  ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
+  ROW(kUltraQuantBackend)
 
 namespace attn::backends {
 
