@@ -90,11 +90,15 @@ def _replay(backend: str, b: Batch) -> Any:
     return ("triton" if u < 0.75 else "flashinfer", int(r.choice(REPLAY_BUFFER_LENS)))
 
 
+#: the builders with prefill checkpoints (MambaPrefillCheckpointBuilder)
+CHECKPOINT_BACKENDS = ("MAMBA2", "PLE_SHORT_CONV_ATTN")
+
+
 def _checkpoints(backend: str, b: Batch) -> Any:
-    """MAMBA2's prefill checkpoints in "align" mode, in 3 batches of 4: (hash_block_size,
-    cache_hit_alignment_tokens, prefill_checkpoint_alignment), with one checkpoint block in the
-    spec; None otherwise."""
-    if backend != "MAMBA2" or _settings(b)[0] != "align":
+    """MAMBA2's and PLE_SHORT_CONV_ATTN's prefill checkpoints in "align" mode, in 3 batches of
+    4: (hash_block_size, cache_hit_alignment_tokens, prefill_checkpoint_alignment), with one
+    checkpoint block in the spec; None otherwise."""
+    if backend not in CHECKPOINT_BACKENDS or _settings(b)[0] != "align":
         return None
     r = choice_rng(b, 43)
     if r.random() < 0.25:
@@ -320,12 +324,13 @@ def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any,
         if none_only and name in none_only:
             pairs.append((f"{name} (libattn: none; {none_only[name]})", _leaf(value), None))
             continue
-        if name == "checkpoint_meta" and value is None:  # the dataclass's fields are all None
-            ck = [n for n in lib if n.startswith("checkpoint_meta_")]
+        if name in ("checkpoint_meta", "checkpoint") and value is None:
+            # the dataclass (MAMBA2's checkpoint_meta, PLE's checkpoint): its fields all None
+            ck = [n for n in lib if n.startswith(name + "_") and n != "checkpoint_chunk_idx"]
             seen.update(ck)
-            pairs += [(f"checkpoint_meta (None) ~ {n}", None, lib[n]) for n in ck]
+            pairs += [(f"{name} (None) ~ {n}", None, lib[n]) for n in ck]
             if not ck:
-                pairs.append(("checkpoint_meta (vLLM field libattn lacks)", None, MISSING))
+                pairs.append((f"{name} (vLLM field libattn lacks)", None, MISSING))
             continue
         lname = lib_field_name(name, lib)
         seen.add(lname)

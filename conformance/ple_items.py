@@ -11,8 +11,9 @@ Per batch with k > 0 (seeded by the batch): num_decode_draft_tokens_cpu in three
 requests; -1 elsewhere, so short rows also stay plain decodes or prefills) and
 num_accepted_tokens (1..query length) in 19 of 20 of those (vLLM asserts it on the spec path;
 libattn refuses its absence, counted as refused by both); without draft counts the non-spec
-build. vLLM's checkpoint is None in every batch (MambaSpec's num_prefill_checkpoint_blocks is 0;
-libattn refuses checkpoint configs) and compared with None.
+build. Prefill checkpoints as MAMBA2's item draws them (mamba_items._checkpoints: "align" mode, in
+three builders of four, a checkpoint block and the hash sizes on both sides); vLLM's checkpoint
+(MambaPrefillCheckpointMetadata) field by field against libattn's checkpoint_* fields.
 """
 from __future__ import annotations
 
@@ -28,8 +29,6 @@ from .sides import lib_common, vllm_common
 NAME = "PLE_SHORT_CONV_ATTN"
 mi.VARIANT_BACKENDS[NAME] = ("vllm.v1.attention.backends.short_conv_attn",
                              "PleShortConvAttentionBackend", "SHORT_CONV", "SHORT_CONV")
-NONE_ONLY = {"checkpoint": "prefill checkpoints need MambaSpec.num_prefill_checkpoint_blocks "
-                           "> 0 (0 here; libattn refuses them)"}
 
 
 def _kwargs(b: Batch) -> Dict[str, Any]:
@@ -55,7 +54,8 @@ def _path(b: Batch, v: Any) -> str:
     else:
         kind = "decodes only" if v.num_prefills == 0 else (
             "prefills only" if v.num_decodes == 0 else "mixed")
-    return f"{mode}, {'full graphs' if full else 'no graphs'}, {kind}"
+    ck = ", checkpoints" if getattr(v, "checkpoint", None) is not None else ""
+    return f"{mode}, {'full graphs' if full else 'no graphs'}, {kind}{ck}"
 
 
 def ple_item(capture: bool = False) -> Item:
@@ -82,7 +82,7 @@ def ple_item(capture: bool = False) -> Item:
     kinds = ("decode", "spec", "padded", "edge") if capture else \
         ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
     return Item(f"{NAME} (build_for_cudagraph_capture)" if capture else NAME, "builder", v, l,
-                lambda ctx, b, v, md: mi.mamba_pairs(ctx, NAME, mi._batch(b), v, md, NONE_ONLY),
+                lambda ctx, b, v, md: mi.mamba_pairs(ctx, NAME, mi._batch(b), v, md),
                 shape_only=mi.SHAPE_ONLY, max_spec=3, block_sizes=UTILITY_BLOCK_SIZES,
                 kinds=kinds, path=lambda ctx, b, v: _path(mi._batch(b), v))
 

@@ -14,6 +14,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/mamba_checkpoints.h"
 #include "backends/mamba_common.h"
 #include "backends/persistent_copy.h"
 #include "core/builder.h"
@@ -150,7 +151,6 @@ struct Sizes {
   // MAMBA2's prefill checkpoints (MambaPrefillCheckpointBuilder): "align" mode, checkpoint
   // blocks in the spec, the config's hash sizes resolved.
   bool checkpoints = false;
-  bool drop_eagle_block = false;  ///< spec decode, use_eagle_block_drop, no lookahead hashes
 };
 
 /// The model's dtype as a tensor dtype (FlashInfer ReplaySSM's scratch).
@@ -170,11 +170,7 @@ Sizes sizes_of(Variant v, const KvCacheSpec& spec, const BuilderConfig& c) {
   s.cg_bs = decode_cudagraph_max_bs(c, 1);
   s.d_cols = 1 + static_cast<int64_t>(c.num_speculative_tokens);
   s.chunk = v == Variant::kMamba2 ? spec.mamba_chunk_size : 0;
-  s.checkpoints = v == Variant::kMamba2 && spec.mamba_cache_mode == kMambaCacheAlign &&
-                  spec.num_prefill_checkpoint_blocks > 0 && c.hash_block_size > 0 &&
-                  c.cache_hit_alignment_tokens > 0;
-  s.drop_eagle_block = c.num_speculative_tokens > 0 && c.use_eagle_block_drop &&
-                       c.num_hash_lookahead_tokens == 0;
+  s.checkpoints = v == Variant::kMamba2 && mamba_checkpoints_enabled(spec, c);
   // as vLLM's mamba2_static_sizes bounds them; a checkpoint splits a request into two segments,
   // each of which may open with a partial chunk
   if (s.chunk > 0)
@@ -653,43 +649,12 @@ class MambaBuilder final : public Builder {
   /// (0: none), column cdiv(seq_len, block_size) - 2 (-1: none). Staged in host buffers;
   /// returns whether any row has one (else vLLM's checkpoint_meta is None).
   bool plan_checkpoints(const CommonMetadata& c, const Decision& d) {
-    const BuilderConfig& cfg = config();
-    const int64_t hash = cfg.hash_block_size, align_tokens = cfg.cache_hit_alignment_tokens;
-    const int64_t bs = spec().block_size, alignment = spec().prefill_checkpoint_alignment;
-    const int64_t width = c.block_table_tensor->shape[1];
-    int32_t* off = buffers_.as<int32_t>(kBufCkptOffCpu);
-    int32_t* ql = buffers_.as<int32_t>(kBufCkptQlCpu);
-    int64_t* rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
-    int64_t* cols = buffers_.as<int64_t>(kBufCkptColsCpu);
-    bool any = false;
-    for (int64_t k = 0; k < d.np; ++k) {
-      const int64_t r = d.nd + k, q = c.query_len(r), seq = d.seq_host[r];
-      const int64_t start = seq - q;
-      int64_t limit = sizes_.drop_eagle_block
-                          ? seq
-                          : seq - std::max<int64_t>(1, cfg.num_hash_lookahead_tokens);
-      int64_t position = floor_div(limit, align_tokens) * align_tokens;
-      if (sizes_.drop_eagle_block) position -= align_tokens;
-      position = std::max<int64_t>(position, 0);
-      bool valid = false;
-      if (alignment > 0) {
-        const int64_t initial_col = floor_div(start - 1, bs);
-        const int64_t ckpt_col = (seq + bs - 1) / bs - 2;
-        valid = floor_mod(start, hash) == 0 && ckpt_col > initial_col &&
-                start + hash <= position && start < position && position < seq &&
-                floor_mod(position - start, alignment) == 0;
-      }
-      off[k] = valid ? static_cast<int32_t>(position - start) : 0;
-      ql[k] = static_cast<int32_t>(q);
-      rows[k] = r;
-      cols[k] = valid ? (seq + bs - 1) / bs - 2 : -1;
-      if (valid && cols[k] >= width)  // vLLM's block_table[rows, cols] would raise
-        invalid("common->block_table_tensor has ", width, " columns but request ", r,
-                "'s prefill checkpoint (seq_len ", seq, ", block_size ", bs, ") is in column ",
-                cols[k]);
-      any = any || valid;
-    }
-    return any;
+    CheckpointPlanHost out;
+    out.offsets = buffers_.as<int32_t>(kBufCkptOffCpu);
+    out.query_lens = buffers_.as<int32_t>(kBufCkptQlCpu);
+    out.rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
+    out.cols = buffers_.as<int64_t>(kBufCkptColsCpu);
+    return plan_mamba_checkpoints(spec(), config(), c, d.seq_host, nullptr, d.nd, d.np, out);
   }
 
   /// checkpoint_meta's fields from the staged plan: the device copies of the offsets, rows and

@@ -10,7 +10,8 @@
 // then prefills'), per-group state slots, query_start_locs and accepted counts; for full CUDA
 // graphs an all-spec batch is staged into persistent buffers (NULL_BLOCK_ID, the last
 // query_start_loc, 1 accepted token on padded rows). Level UNIFORM_BATCH, threshold 1 (1 + k
-// with spec decode), no update_block_table. Prefill checkpoints are refused at create.
+// with spec decode), no update_block_table. Prefill checkpoints (MambaPrefillCheckpointBuilder)
+// over the non-spec rows when there are prefills.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/mamba_checkpoints.h"
 #include "backends/mamba_common.h"
 #include "backends/persistent_copy.h"
 #include "core/builder.h"
@@ -58,8 +60,8 @@ constexpr const char* kName = "PLE_SHORT_CONV_ATTN";
   X(kTokenChunkOffsetPtr, "token_chunk_offset_ptr")
 ATTN_NAMED_LIST(Base, PLE_BASE_FIELDS);
 
-/// PleShortConvAttentionMetadata's own fields, in its order, after SHORT_CONV's (checkpoint is
-/// always None: checkpoints are refused).
+/// PleShortConvAttentionMetadata's own fields, in its order, after SHORT_CONV's; checkpoint
+/// (MambaPrefillCheckpointMetadata) flattened.
 #define PLE_EXTRA_FIELDS(X)                                  \
   X(kNumSpecDecodes, "num_spec_decodes")                     \
   X(kNumSpecDecodeTokens, "num_spec_decode_tokens")          \
@@ -75,7 +77,13 @@ ATTN_NAMED_LIST(Base, PLE_BASE_FIELDS);
   X(kSpecSequenceMasks, "spec_sequence_masks")               \
   X(kSpecTokenIndx, "spec_token_indx")                       \
   X(kNonSpecTokenIndx, "non_spec_token_indx")                \
-  X(kNumDecodeDraftTokensCpu, "num_decode_draft_tokens_cpu")
+  X(kNumDecodeDraftTokensCpu, "num_decode_draft_tokens_cpu")  \
+  X(kCkptOffsetsTensor, "checkpoint_checkpoint_offsets")     \
+  X(kCkptStateIndices, "checkpoint_state_indices")           \
+  X(kCkptOffsets, "checkpoint_offsets")                      \
+  X(kCkptQueryLens, "checkpoint_query_lens")                 \
+  X(kCkptRequestRows, "checkpoint_request_rows")             \
+  X(kCkptBlockCols, "checkpoint_block_cols")
 ATTN_NAMED_LIST(Extra, PLE_EXTRA_FIELDS);
 
 #define PLE_BUFFERS(X)                                   \
@@ -99,7 +107,15 @@ ATTN_NAMED_LIST(Extra, PLE_EXTRA_FIELDS);
   X(kBufCgQsl, "spec_query_start_loc (CUDA graphs)")     \
   X(kBufCgAccepted, "num_accepted_tokens (CUDA graphs)") \
   X(kBufCapAccepted, "capture num_accepted_tokens")      \
-  X(kBufCapDraftsCpu, "capture num_decode_draft_tokens_cpu")
+  X(kBufCapDraftsCpu, "capture num_decode_draft_tokens_cpu") \
+  X(kBufCkptOffCpu, "checkpoint offsets (host list)")       \
+  X(kBufCkptQlCpu, "checkpoint query_lens (host list)")     \
+  X(kBufCkptRowsCpu, "checkpoint request_rows staging")     \
+  X(kBufCkptColsCpu, "checkpoint block_cols staging")       \
+  X(kBufCkptOff, "checkpoint_offsets")                      \
+  X(kBufCkptRows, "checkpoint request_rows")                \
+  X(kBufCkptCols, "checkpoint block_cols")                  \
+  X(kBufCkptState, "checkpoint state_indices")
 ATTN_NAMED_LIST(Buffer, PLE_BUFFERS);
 
 /// vLLM's decode_cudagraph_max_bs and decode_cudagraph_max_tokens of this builder.
@@ -137,6 +153,15 @@ std::vector<BufferRequest> own_plan(const KvCacheSpec& spec, const BuilderConfig
   p.set(kBufCgAccepted, buffer_bytes("cg accepted", {s * cg, i32}));
   p.set(kBufCapAccepted, buffer_bytes("capture accepted", {s * reqs, i32}));
   p.set(kBufCapDraftsCpu, buffer_bytes("capture drafts", {s * reqs, i32}), true);
+  const int64_t ck = mamba_checkpoints_enabled(spec, c) ? reqs : 0;
+  p.set(kBufCkptOffCpu, buffer_bytes("checkpoint offsets", {ck, i32}), true);
+  p.set(kBufCkptQlCpu, buffer_bytes("checkpoint query_lens", {ck, i32}), true);
+  p.set(kBufCkptRowsCpu, buffer_bytes("request_rows", {ck, 8}), true);
+  p.set(kBufCkptColsCpu, buffer_bytes("block_cols", {ck, 8}), true);
+  p.set(kBufCkptOff, buffer_bytes("checkpoint_offsets", {ck, i32}));
+  p.set(kBufCkptRows, buffer_bytes("request_rows", {ck, 8}));
+  p.set(kBufCkptCols, buffer_bytes("block_cols", {ck, 8}));
+  p.set(kBufCkptState, buffer_bytes("checkpoint state_indices", {ck, i32}));
   return p.requests();
 }
 
@@ -163,13 +188,6 @@ void check(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderCon
   check_mamba_spec(d.name, kMambaTypeShortConv, spec);
   check_mamba_cache_mode(d.name, spec);
   kShortConvBackend.check(kShortConvBackend, spec, c);
-  // MambaPrefillCheckpointBuilder.build answers None unless all of these hold.
-  if (spec.mamba_cache_mode == kMambaCacheAlign && spec.num_prefill_checkpoint_blocks > 0 &&
-      c.hash_block_size > 0 && c.cache_hit_alignment_tokens > 0)
-    fail(Status::kUnsupported, d.name, " does not build prefill checkpoints "
-         "(kv_cache_spec->num_prefill_checkpoint_blocks=", spec.num_prefill_checkpoint_blocks,
-         " in mamba_cache_mode \"align\" with config->hash_block_size and "
-         "cache_hit_alignment_tokens set)");
 }
 
 class PleShortConvBuilder final : public Builder {
@@ -190,6 +208,7 @@ class PleShortConvBuilder final : public Builder {
     full_cuda_graphs_ = has_full_cudagraphs(this->config().cudagraph_mode);
     cg_bs_ = cg_rows(this->config());
     cg_tokens_ = cg_tokens(this->config());
+    checkpoints_ = mamba_checkpoints_enabled(spec, this->config());
   }
 
  protected:
@@ -242,9 +261,14 @@ class PleShortConvBuilder final : public Builder {
     t.num_accepted_tokens.reset();
     t.num_decode_draft_tokens_cpu.reset();
     const Metadata& im = inner_->build(common_prefix_len, t, fast_build, exec.stream);
+    // checkpoint_builder.build(common, range(num_reqs)) when there are prefills (planned before
+    // this metadata is written: a refused batch leaves it as it was)
+    const bool ckpt = im.field(base_[kNumPrefills]).int_value > 0 &&
+                      plan_checkpoints(c, nullptr, c.num_reqs);
     Metadata& m = metadata();
     m.reset();
     m.assign_prefix(im);
+    if (ckpt) write_checkpoints(c, c.num_reqs, exec);
     for (size_t i = kNumsDictBlockM; i <= kTokenChunkOffsetPtr; ++i) m.set_none(base_[i]);
     const int64_t nd = im.field(base_[kNumDecodes]).int_value;
     const int64_t np = im.field(base_[kNumPrefills]).int_value;
@@ -329,6 +353,8 @@ class PleShortConvBuilder final : public Builder {
       invalid("common->num_reqs=", n, " exceeds ", kName, "'s CUDA-graph buffers of ", cg_bs_,
               " rows (decode_cudagraph_max_bs): vLLM 0.33's spec_sequence_masks copy_ fails");
     check_state_table(kName, spec(), c);
+    // checkpoint_builder.build(common, non_spec_req_idx) when there are prefills
+    const bool ckpt = np > 0 && plan_checkpoints(c, order + nsd, nd + np);
     const Device dev = config().device;
     const int32_t* qsl = exec_qsl(exec, c);
     const int32_t* seq = exec_seq_lens(exec, c);
@@ -429,6 +455,53 @@ class PleShortConvBuilder final : public Builder {
     m.set_tensor(extra_ + kSpecQueryStartLoc, spec_qsl, spec_qsl_buf);
     m.set_tensor(base_[kNumAcceptedTokens], spec_acc, spec_acc_buf);
     m.set_tensor(extra_ + kSpecSequenceMasks, masks, true);
+    if (ckpt) write_checkpoints(c, nd + np, exec);
+  }
+
+  /// MambaPrefillCheckpointBuilder.build's plan over `n` request rows (`rows`, or 0..n - 1),
+  /// staged in host buffers; whether any row has a checkpoint (else vLLM's checkpoint is None).
+  bool plan_checkpoints(const CommonMetadata& c, const int32_t* rows, int64_t n) {
+    if (!checkpoints_) return false;
+    const int32_t* seq_host = c.seq_lens_cpu_upper_bound
+                                  ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
+                                  : c.host_seq_lens();
+    if (seq_host == nullptr)
+      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); ", kName,
+              "'s prefill checkpoints read it (vLLM 0.33 asserts it is not None)");
+    CheckpointPlanHost out;
+    out.offsets = buffers_.as<int32_t>(kBufCkptOffCpu);
+    out.query_lens = buffers_.as<int32_t>(kBufCkptQlCpu);
+    out.rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
+    out.cols = buffers_.as<int64_t>(kBufCkptColsCpu);
+    return plan_mamba_checkpoints(spec(), config(), c, seq_host, rows, 0, n, out);
+  }
+
+  /// checkpoint's fields from the staged plan: the device copies of the offsets, rows and
+  /// columns (vLLM's async_tensor_h2d), the host lists, and the state indices gathered from the
+  /// batch's block table (NULL_BLOCK_ID where a row has none).
+  void write_checkpoints(const CommonMetadata& c, int64_t n, const ops::Exec& exec) {
+    const Device dev = config().device, host{};
+    Metadata& m = metadata();
+    int32_t* off = buffers_.as<int32_t>(kBufCkptOff);
+    int64_t* rows = buffers_.as<int64_t>(kBufCkptRows);
+    int64_t* cols = buffers_.as<int64_t>(kBufCkptCols);
+    copy_i32_into_buffer(exec, buffers_.as<int32_t>(kBufCkptOffCpu), true, n, off);
+    copy_u8_into_buffer(exec, buffers_.as<uint8_t>(kBufCkptRowsCpu), true, n * 8,
+                        reinterpret_cast<uint8_t*>(rows));
+    copy_u8_into_buffer(exec, buffers_.as<uint8_t>(kBufCkptColsCpu), true, n * 8,
+                        reinterpret_cast<uint8_t*>(cols));
+    m.set_tensor(extra_ + kCkptOffsetsTensor, make_vector(off, dev, kInt32, n), true);
+    m.set_tensor(extra_ + kCkptOffsets,
+                 make_vector(buffers_.as<int32_t>(kBufCkptOffCpu), host, kInt32, n), true);
+    m.set_tensor(extra_ + kCkptQueryLens,
+                 make_vector(buffers_.as<int32_t>(kBufCkptQlCpu), host, kInt32, n), true);
+    m.set_tensor(extra_ + kCkptRequestRows, make_vector(rows, dev, kInt64, n), true);
+    m.set_tensor(extra_ + kCkptBlockCols, make_vector(cols, dev, kInt64, n), true);
+    const Tensor& bt = *c.block_table_tensor;
+    int32_t* state = buffers_.as<int32_t>(kBufCkptState);
+    ops::mamba_checkpoint_state_indices(exec, bt.as<const int32_t>(), bt.strides[0], rows, cols,
+                                        n, state);
+    m.set_tensor(extra_ + kCkptStateIndices, make_vector(state, dev, kInt32, n), true);
   }
 
   PersistentBuffers buffers_;
@@ -439,6 +512,7 @@ class PleShortConvBuilder final : public Builder {
   bool full_cuda_graphs_ = false;
   int64_t cg_bs_ = 0;
   int64_t cg_tokens_ = 0;
+  bool checkpoints_ = false;
 };
 
 }  // namespace

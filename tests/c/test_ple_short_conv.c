@@ -448,13 +448,6 @@ static void test_refusals(void** state) {
   ASSERT_ERROR(attn_builder_create("PLE_SHORT_CONV_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "MAMBA KV cache specs");
   spec = pspec();
-  spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
-  spec.num_prefill_checkpoint_blocks = 1;
-  c.hash_block_size = 16;
-  c.cache_hit_alignment_tokens = 16;
-  ASSERT_ERROR(attn_builder_create("PLE_SHORT_CONV_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
-               "prefill checkpoints");
-  spec = pspec();
   c = pconfig(1, 0);
   b = ts_builder("PLE_SHORT_CONV_ATTN", &spec, &c);
   batch = ts_batch_make(q, s, 2, 16, 2, -1);
@@ -468,12 +461,57 @@ static void test_refusals(void** state) {
   ts_batch_free(batch);
 }
 
+/* Prefill checkpoints ("align", one checkpoint block, hash and alignment 16, block 16): rows
+ * [decode q=1 seq=10, prefill q=40 seq=40] -> over every row (the non-spec build): offsets
+ * [0, 32] (the prefill's position floor(39 / 16) * 16 = 32 from its start 0; the decode's start
+ * 9 is not hash-aligned), query_lens [1, 40], request_rows [0, 1], block_cols [-1, 1] (cdiv(40,
+ * 16) - 2), state_indices [NULL_BLOCK_ID, table[1][1]]; without prefills none. */
+static void test_checkpoints(void** state) {
+  static const int32_t q[] = {1, 40}, s[] = {10, 40}, q1[] = {1, 1}, s1[] = {10, 40};
+  static const int pf[] = {0, 1}, pf1[] = {0, 0};
+  static const int64_t off[] = {0, 32}, ql[] = {1, 40}, rows[] = {0, 1}, cols[] = {-1, 1};
+  attn_kv_cache_spec_t spec = pspec();
+  attn_builder_config_t c = pconfig(0, 0);
+  attn_builder_t* b;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  vec p;
+  int64_t st[2];
+  (void)state;
+  spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
+  spec.num_prefill_checkpoint_blocks = 1;
+  spec.prefill_checkpoint_alignment = 16;
+  c.hash_block_size = 16;
+  c.cache_hit_alignment_tokens = 16;
+  b = ts_builder("PLE_SHORT_CONV_ATTN", &spec, &c);
+  batch = ts_batch_make(q, s, 2, 16, 0, -1);
+  batch->common.is_prefilling = vec_bool(&p, pf, 2);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  expect_vec(m, "checkpoint_checkpoint_offsets", 32, off, 2);
+  expect_vec(m, "checkpoint_offsets", 32, off, 2);
+  expect_vec(m, "checkpoint_query_lens", 32, ql, 2);
+  expect_vec(m, "checkpoint_request_rows", 64, rows, 2);
+  expect_vec(m, "checkpoint_block_cols", 64, cols, 2);
+  st[0] = 0;
+  st[1] = batch->bt[batch->width + 1];
+  expect_vec(m, "checkpoint_state_indices", 32, st, 2);
+  ts_batch_free(batch);
+  batch = ts_batch_make(q1, s1, 2, 16, 0, -1); /* no prefills: no checkpoint */
+  batch->common.is_prefilling = vec_bool(&p, pf1, 2);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_none(m, "checkpoint_offsets");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_class_answers), cmocka_unit_test(test_non_spec),
       cmocka_unit_test(test_non_spec_graphs), cmocka_unit_test(test_spec_mixed),
       cmocka_unit_test(test_spec_all),      cmocka_unit_test(test_capture),
       cmocka_unit_test(test_random),        cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_checkpoints),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
