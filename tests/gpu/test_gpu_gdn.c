@@ -188,7 +188,7 @@ static void test_kda(void** state) {
 /* PLE_SHORT_CONV_ATTN host vs CUDA: the non-spec build (SHORT_CONV's, the concatenated state
  * slots, has_initial_states_d with its graph padding) and the spec build (the uploaded request
  * order, ple_spec_gather's slots, query_start_locs, accepted counts and int64 token
- * permutation, the all-spec staging under full CUDA graphs). */
+ * permutation, the all-spec staging under full CUDA graphs), prefill checkpoints in "align". */
 static void test_ple_short_conv(void** state) {
   uint64_t seed = 91;
   int iter;
@@ -212,6 +212,12 @@ static void test_ple_short_conv(void** state) {
     spec.mamba_type = ATTN_MAMBA_TYPE_SHORT_CONV;
     spec.num_speculative_blocks = k;
     spec.mamba_cache_mode = iter % 3 == 1 ? ATTN_MAMBA_CACHE_MODE_ALIGN : ATTN_MAMBA_CACHE_MODE_NONE;
+    if (iter % 3 == 1) { /* prefill checkpoints: the uploaded plan and the state gather */
+      spec.num_prefill_checkpoint_blocks = 1;
+      spec.prefill_checkpoint_alignment = 16;
+      c.hash_block_size = 16;
+      c.cache_hit_alignment_tokens = 16;
+    }
     c.num_speculative_tokens = k;
     c.cudagraph_mode =
         iter % 3 == 0 ? ATTN_CUDAGRAPH_MODE_NONE : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
