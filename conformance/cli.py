@@ -57,6 +57,8 @@ def all_items() -> List[Any]:
     from .kda_items import kda_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
+    from .ple_items import ple_items
+    from .quant_items import quant_items
     from .rocm_aiter_fa_items import rocm_aiter_fa_items
     from .sparse_indexer_items import sparse_indexer_items
     from .sparse_mla_items import sparse_mla_items
@@ -67,7 +69,7 @@ def all_items() -> List[Any]:
             + mamba_items() + gdn_items() + sparse_mla_items()
             + kda_items() + bailing_items() + static_sink_items()
             + diffkv_items() + attn_variant_items() + composite_items()
-            + rocm_aiter_fa_items() + sparse_indexer_items())
+            + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items())
 
 
 def main(argv: List[str] = None) -> int:

@@ -45,6 +45,15 @@ MAMBA_BACKENDS = {
     "LINEAR_ATTN": ("vllm.v1.attention.backends.linear_attn", "LinearAttentionBackend",
                     "LINEAR", "LINEAR_ATTENTION"),
 }
+#: subclass builders with items of their own (conformance/ple_items.py) that reuse this
+#: module's builders and pairs: backend -> as MAMBA_BACKENDS
+VARIANT_BACKENDS: Dict[str, Tuple[str, str, str, str]] = {}
+
+
+def _classes(backend: str) -> Tuple[str, str, str, str]:
+    return MAMBA_BACKENDS.get(backend) or VARIANT_BACKENDS[backend]
+
+
 #: the builders whose build() takes vLLM's spec-decode keyword arguments
 KWARG_BACKENDS = ("MAMBA2", "MAMBA1", "SHORT_CONV")
 CHUNK_SIZES = (8, 16, 64, 256)
@@ -81,11 +90,15 @@ def _replay(backend: str, b: Batch) -> Any:
     return ("triton" if u < 0.75 else "flashinfer", int(r.choice(REPLAY_BUFFER_LENS)))
 
 
+#: the builders with prefill checkpoints (MambaPrefillCheckpointBuilder)
+CHECKPOINT_BACKENDS = ("MAMBA2", "PLE_SHORT_CONV_ATTN")
+
+
 def _checkpoints(backend: str, b: Batch) -> Any:
-    """MAMBA2's prefill checkpoints in "align" mode, in 3 batches of 4: (hash_block_size,
-    cache_hit_alignment_tokens, prefill_checkpoint_alignment), with one checkpoint block in the
-    spec; None otherwise."""
-    if backend != "MAMBA2" or _settings(b)[0] != "align":
+    """MAMBA2's and PLE_SHORT_CONV_ATTN's prefill checkpoints in "align" mode, in 3 batches of
+    4: (hash_block_size, cache_hit_alignment_tokens, prefill_checkpoint_alignment), with one
+    checkpoint block in the spec; None otherwise."""
+    if backend not in CHECKPOINT_BACKENDS or _settings(b)[0] != "align":
         return None
     r = choice_rng(b, 43)
     if r.random() < 0.25:
@@ -148,7 +161,7 @@ def _vllm_spec(backend: str, b: Batch, mode: str) -> Any:
     ck = _checkpoints(backend, b)
     return MambaSpec(block_size=b.block_size, shapes=SHAPES,
                      dtypes=(torch.bfloat16,) * len(SHAPES),
-                     mamba_type=MambaAttentionBackendEnum[MAMBA_BACKENDS[backend][2]],
+                     mamba_type=MambaAttentionBackendEnum[_classes(backend)[2]],
                      mamba_cache_mode=mode, num_speculative_blocks=b.spec,
                      num_prefill_checkpoint_blocks=1 if ck else 0,
                      prefill_checkpoint_alignment=ck[2] if ck else None)
@@ -172,6 +185,12 @@ def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
         if full:
             vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        elif backend in VARIANT_BACKENDS:
+            # PLE's decode_cudagraph_max_tokens (max_num_seqs * (1 + k), capped by the capture
+            # size) bounds its capture even without full graphs: the CPU platform's None
+            # (uncapped) is what no CUDA engine resolves, and what libattn's 0 does not mean
+            # (vLLM's default list's largest); both get the CUDA default, as gdn_items does
+            vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
         replay = _replay(backend, b)
         if replay is not None:
             from vllm.config.mamba import MambaBackendEnum
@@ -187,7 +206,7 @@ def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
             mc = copy.copy(vc.model_config)
             mc.get_mamba_chunk_size = lambda: chunk
             vc.model_config = mc
-        mod, cls, _, _ = MAMBA_BACKENDS[backend]
+        mod, cls, _, _ = _classes(backend)
         builder_cls = getattr(importlib.import_module(mod), cls).get_builder_cls()
         try:
             with set_current_vllm_config(vc):
@@ -226,7 +245,7 @@ def lib_builder(ctx: Any, backend: str, b: Batch, vc: Any) -> Any:
                                      bool(sc.use_eagle_block_drop())))
         spec = libattn.KvCacheSpec(
             b.block_size, 1, 1, kind=libattn.KvCacheKind.MAMBA,
-            mamba_type=libattn.MambaType[MAMBA_BACKENDS[backend][3]],
+            mamba_type=libattn.MambaType[_classes(backend)[3]],
             mamba_chunk_size=chunk if backend == "MAMBA2" else 0,
             mamba_cache_mode=libattn.MambaCacheMode[mode.upper()],
             num_speculative_blocks=b.spec,
@@ -284,9 +303,11 @@ SCRATCH_NAMES = ("replayssm_scratch_cb_scaled", "replayssm_scratch_cumAdt_vec",
 SHAPE_ONLY = ("bc_pre_scratch",)  # the tuple's three: by (shape, dtype) pairs (_shape_dtype)
 
 
-def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any) -> List[Pair]:
+def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any,
+                none_only: Dict[str, str] = None) -> List[Pair]:
     """Every vLLM field against libattn's (missing and extra fields are mismatches), then the
-    builder's class answers."""
+    builder's class answers. `none_only`: vLLM fields libattn lacks that are None in every batch
+    of the item (name -> why), compared with None."""
     lib = {n: md[n] for n in md.fields()}  # views, read before the next build
     pairs: List[Pair] = []
     seen: set = set()
@@ -300,12 +321,16 @@ def mamba_pairs(ctx: Any, backend: str, b: Batch, v: Any, md: Any) -> List[Pair]
             pairs += [(f"replayssm_scratch[{i}] ~ {n} (shape, dtype)", _shape_dtype(parts[i]),
                        _shape_dtype(lib.get(n, MISSING))) for i, n in enumerate(SCRATCH_NAMES)]
             continue
-        if name == "checkpoint_meta" and value is None:  # the dataclass's fields are all None
-            ck = [n for n in lib if n.startswith("checkpoint_meta_")]
+        if none_only and name in none_only:
+            pairs.append((f"{name} (libattn: none; {none_only[name]})", _leaf(value), None))
+            continue
+        if name in ("checkpoint_meta", "checkpoint") and value is None:
+            # the dataclass (MAMBA2's checkpoint_meta, PLE's checkpoint): its fields all None
+            ck = [n for n in lib if n.startswith(name + "_") and n != "checkpoint_chunk_idx"]
             seen.update(ck)
-            pairs += [(f"checkpoint_meta (None) ~ {n}", None, lib[n]) for n in ck]
+            pairs += [(f"{name} (None) ~ {n}", None, lib[n]) for n in ck]
             if not ck:
-                pairs.append(("checkpoint_meta (vLLM field libattn lacks)", None, MISSING))
+                pairs.append((f"{name} (vLLM field libattn lacks)", None, MISSING))
             continue
         lname = lib_field_name(name, lib)
         seen.add(lname)

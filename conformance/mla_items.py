@@ -60,14 +60,26 @@ VARIANTS = {
     "TRITON_MLA": ("vllm.v1.attention.backends.mla.triton_mla", "TritonMLAMetadataBuilder"),
     "TOKENSPEED_MLA": ("vllm.v1.attention.backends.mla.tokenspeed_mla",
                        "TokenspeedMLAMetadataBuilder"),
+    # the CPU platform's: CPUMLABackend keeps the base builder
+    "CPU_MLA": ("vllm.model_executor.layers.attention.mla_attention", "MLACommonMetadataBuilder"),
+    "AMX_MLA": ("vllm.v1.attention.backends.mla.amx_mla", "AMXMLAMetadataBuilder"),
 }
 #: the kernel block sizes each backend class accepts (get_supported_kernel_block_sizes)
 BLOCK_SIZES = {"FLASHMLA": (64,), "FLASH_ATTN_MLA": (16, 32, 64), "CUTLASS_MLA": (128,),
-               "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64), "TOKENSPEED_MLA": (32, 64)}
+               "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64), "TOKENSPEED_MLA": (32, 64),
+               "CPU_MLA": (16,), "AMX_MLA": (32, 64)}
 #: the cache dtypes each backend class accepts besides "auto" (supported_kv_cache_dtypes)
 FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
 #: backend classes whose supported_kv_cache_dtypes lack "auto" (fp8 caches only)
 FP8_ONLY_VARIANTS = ("TOKENSPEED_MLA",)
+#: the CPU platform's backends: NEVER (no capture builds: vLLM's base build_for_cudagraph_capture
+#: does not check the level, libattn refuses NEVER), the CPU platform's prefill backend
+CPU_VARIANTS = ("CPU_MLA", "AMX_MLA")
+#: AMXMLAMetadataBuilder.build's attributes on the decode and prefill parts (not dataclass
+#: fields), against libattn's decode_* / prefill_* fields of the same names
+AMX_ATTRS = {"decode": ("req_to_token", "seq_lens_i64", "req_pool_indices", "num_kv_splits"),
+             "prefill": ("cpu_seq_lens", "req_to_token", "req_pool_indices", "extend_seq_lens",
+                         "extend_start_loc", "max_len_extend")}
 #: supports_non_causal_multi_token_decode
 NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
 
@@ -212,7 +224,8 @@ def capture(s: Settings, b: Batch) -> bool:
     (docs/backends/mla.md), so a mixed batch is not sent there."""
     q = b.q[b.q > 0]
     uniform = b.n > 0 and q.size > 0 and bool((q == q[0]).all())
-    return s.full and uniform and choice_rng(b, 41).random() < 0.35
+    return (s.full and uniform and s.variant not in CPU_VARIANTS
+            and choice_rng(b, 41).random() < 0.35)
 
 
 # ---- vLLM's side ---------------------------------------------------------------------------
@@ -221,7 +234,8 @@ class _PrefillBackendStandIn:
     """The layer's MLA prefill backend (vLLM's get_mla_prefill_backend on the GPU: the
     configured mla_prefill_backend, else its automatic choice, FLASH_ATTN for the lane's R1
     dimensions on 9.0 and 10.0): the builder clones it, asks its name and hands it the prefill
-    metadata. Its kernels never run here."""
+    metadata. Its kernels never run here. CPU_MLA and AMX_MLA get CPU_SDPA_MLA, the CPU platform's
+    choice (get_mla_prefill_backend_cls without zentorch; it ignores mla_prefill_backend)."""
 
     def __init__(self, name: str = "FLASH_ATTN") -> None:
         self.name = name
@@ -240,7 +254,8 @@ def _layer_stand_in(vc: Any, s: Settings) -> Any:
     """The model's MLAAttention layer as the builder reads it (static_forward_context): its MLA
     dimensions, the non-causal flag, its prefill backend and, with DCP, its MLADCPManager (an
     instance whose KV gather setup, a collective, does nothing)."""
-    backend = _PrefillBackendStandIn(s.prefill or "FLASH_ATTN")
+    backend = _PrefillBackendStandIn("CPU_SDPA_MLA" if s.variant in CPU_VARIANTS
+                                     else s.prefill or "FLASH_ATTN")
     layer = types.SimpleNamespace(non_causal_multi_token_decode=s.non_causal,
                                   prefill_backend=backend, **MLA_DIMS)
     if s.dcp > 1:
@@ -444,7 +459,9 @@ def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
             max_cudagraph_capture_size=MAX_CAPTURE if s.full else 0,
             cache_dtype=kv.FP8_E4M3 if s.fp8 else kv.AUTO, model_dtype=kv.BFLOAT16,
             flash_attn_version=s.fa_version or 2, device_capability=s.capability,
-            num_sms=NUM_SMS, use_prefill_query_quantization=int(s.quantize),
+            # AMX_MLA reads the CPU platform's num_compute_units(), torch.get_num_threads()
+            num_sms=_torch_threads() if s.variant == "AMX_MLA" else NUM_SMS,
+            use_prefill_query_quantization=int(s.quantize),
             mla_prefill_backend=0 if s.prefill is None else
             int(libattn.MlaPrefillBackend[s.prefill]),
             mla_kv_lora_rank=MLA_DIMS["kv_lora_rank"],
@@ -454,7 +471,29 @@ def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
         spec = libattn.KvCacheSpec(s.block_size, 1, 576, kind=libattn.KvCacheKind.MLA,
                                    dtype=kv.FP8_E4M3 if s.fp8 else kv.BFLOAT16)
         return ctx.lib.builder(s.variant, spec, cfg)
+    if s.variant == "AMX_MLA":  # its req_to_token buffers: 256 x 131072 int64 (268 MB) each
+        return _amx_cache(ctx, ("lib",) + tuple(s), make)
     return _cache(ctx, ("lib",) + tuple(s), make)
+
+
+def _torch_threads() -> int:
+    import torch
+    return int(torch.get_num_threads())
+
+
+def _amx_cache(ctx: Any, key: Any, make: Any) -> Any:
+    """AMX_MLA's libattn builders, two at most (each holds max_num_seqs x max_model_len int64
+    req_to_token entries)."""
+    cache = ctx.__dict__.setdefault("amx_builders", {})
+    if key in cache:
+        cache[key] = cache.pop(key)
+        return cache[key]
+    while len(cache) >= 2:
+        old = cache.pop(next(iter(cache)))
+        if hasattr(old, "close"):
+            old.close()
+    cache[key] = make()
+    return cache[key]
 
 
 def _dcp_local(ctx: Any, b: Batch, s: Settings) -> Any:
@@ -565,6 +604,16 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
             pairs.append((f"builder.{vname} (shape) ~ {lname}",
                           _shape(getattr(vb, vname)) if dense else None,
                           _shape(lib.get(lname))))
+    if s.variant == "AMX_MLA":
+        for part, attrs in AMX_ATTRS.items():
+            obj = getattr(v, part)
+            if obj is None:
+                continue  # paired with None above
+            for a in attrs:
+                lname = f"{part}_{a}"
+                seen.add(lname)
+                pairs.append((f"{part}.{a} (AMXMLAMetadataBuilder's attribute)",
+                              getattr(obj, a, MISSING), lib.get(lname, MISSING)))
     pairs += _class_pairs(ctx, s, vb, vc, lb)
     for name in lib:
         if name in seen:

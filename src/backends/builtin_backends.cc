@@ -49,7 +49,12 @@
   ROW(kRocmAiterFaBackend)      /* rocm_aiter_fa.cc */      \
   ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */     \
   ROW(kFlashInferMlaSparseSm90Backend) /* mla.cc */           \
-  ROW(kKpoolTailBackend)     /* kpool_tail.cc */
+  ROW(kKpoolTailBackend)     /* kpool_tail.cc */            \
+  ROW(kPleShortConvAttnBackend) /* ple_short_conv_attn.cc */ \
+  ROW(kCpuMlaBackend)        /* mla.cc */                     \
+  ROW(kAmxMlaBackend)                                         \
+  ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
+  ROW(kUltraQuantBackend)
 
 namespace attn::backends {
 

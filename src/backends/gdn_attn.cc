@@ -678,12 +678,7 @@ class GdnBuilder final : public Builder {
   void write_checkpoints(const CommonMetadata& c, const Inputs& in, const Decision& d,
                          const ops::Exec& exec, int64_t prefill_rows) {
     const int64_t n = c.num_reqs;
-    const int32_t* seq = c.seq_lens_cpu_upper_bound
-                             ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
-                             : c.host_seq_lens();
-    if (seq == nullptr)
-      invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); GDN_ATTN's "
-              "prefill checkpoints read it (vLLM 0.33 asserts it is not None)");
+    const int32_t* seq = checkpoint_seq_lens(kName, c);
     int64_t* rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
     int64_t count = 0;
     for (int64_t i = 0; i < n; ++i)

@@ -66,6 +66,16 @@ bool checkpoint_drops_eagle_block(const BuilderConfig& c) {
   return c.num_speculative_tokens > 0 && c.use_eagle_block_drop && c.num_hash_lookahead_tokens == 0;
 }
 
+const int32_t* checkpoint_seq_lens(const char* backend, const CommonMetadata& batch) {
+  const int32_t* seq = batch.seq_lens_cpu_upper_bound
+                           ? batch.seq_lens_cpu_upper_bound->as<const int32_t>()
+                           : batch.host_seq_lens();
+  if (seq == nullptr)
+    invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); ", backend,
+            "'s prefill checkpoints read it (vLLM 0.33 asserts it is not None)");
+  return seq;
+}
+
 bool plan_prefill_checkpoints(const char* backend, const KvCacheSpec& spec,
                               const BuilderConfig& c, const CommonMetadata& batch,
                               const int32_t* seq_lens, const int64_t* request_rows,

@@ -33,6 +33,11 @@ bool prefill_checkpoints_enabled(const KvCacheSpec& spec, const BuilderConfig& c
 /// Its drop_eagle_block: spec decode with use_eagle_block_drop and no lookahead hashes.
 bool checkpoint_drops_eagle_block(const BuilderConfig& c);
 
+/// The host lengths the checkpoint plan reads: common->seq_lens_cpu_upper_bound, else the exact
+/// host seq_lens. Error(kInvalidArgument) naming `backend` when neither is given (vLLM 0.33
+/// asserts the bound is not None).
+const int32_t* checkpoint_seq_lens(const char* backend, const CommonMetadata& batch);
+
 /// Where plan_prefill_checkpoints writes (host memory, `count` entries each; any may be null
 /// but `offsets` and `cols`).
 struct CheckpointPlan {

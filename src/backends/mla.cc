@@ -16,6 +16,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,7 +28,10 @@
 #include "core/error.h"
 #include "core/per_layer_params.h"
 #include "core/persistent_buffers.h"
+#include "core/vllm_release.h"
 #include "ops/batch_ops.h"
+#include "ops/cpu_mla_ops.h"
+#include "ops/state_space_ops.h"
 
 namespace attn::backends {
 namespace {
@@ -43,6 +47,8 @@ enum class Variant {
   kFlashInferMla,
   kTritonMla,
   kTokenspeedMla,
+  kCpuMla,  ///< vLLM 0.33's CPU platform MLA backends (dense; before the sparse family).
+  kAmxMla,
   kFlashMlaSparse,  ///< The sparse family (vLLM 0.33's SparseMLACommonMetadataBuilder).
   kFlashAttnMlaSparse,
   kFlashInferMlaSparse,        ///< FlashInferMLASparseTRTLLMMetadataBuilder (10.x).
@@ -52,6 +58,7 @@ enum class Variant {
 };
 
 bool is_sparse(Variant v) { return v >= Variant::kFlashMlaSparse; }
+bool is_cpu_variant(Variant v) { return v == Variant::kCpuMla || v == Variant::kAmxMla; }
 /// The FlashInferMLASparseMetadataBuilder family (its threshold table, varlen DCP decodes).
 bool fi_sparse_builder(Variant v) {
   return v == Variant::kFlashInferMlaSparse || v == Variant::kFlashInferMlaSparseSm120 ||
@@ -135,6 +142,28 @@ const VariantInfo& info(Variant v) {
        {32, 64},
        {kKvDtypeFp8E4m3},
        true},
+      // vLLM 0.33's CPU platform MLA backends (mla/cpu_mla.py, mla/amx_mla.py): the base
+      // MLACommonMetadataBuilder (NEVER, SINGLE_ONLY), CPU_MLA's kernel block 16 and "auto"
+      // caches only; AMX_MLA's own builder (extra decode/prefill fields), blocks of multiples of
+      // 32, the base backend's caches ("auto", "float16", "bfloat16").
+      {Variant::kCpuMla,
+       "CPU_MLA",
+       kCgNever,
+       QueryLenSupport::kSingleOnly,
+       1,
+       16,
+       {},
+       {kKvDtypeAuto},
+       false},
+      {Variant::kAmxMla,
+       "AMX_MLA",
+       kCgNever,
+       QueryLenSupport::kSingleOnly,
+       1,
+       32,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16},
+       false},
       // FlashMLASparseMetadataBuilder: its threshold comes from the heads table
       // (sparse_reorder_threshold); MultipleOf(64) blocks; "fp8" is "fp8_ds_mla"; the builder
       // never reads common.causal.
@@ -484,9 +513,17 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
     fail(Status::kUnsupported, v.name,
          " does not support config->cache_dtype=", kv_dtype_name(c.cache_dtype));
   const int32_t model = c.model_dtype_for(spec);
-  if (model != kKvDtypeFloat16 && model != kKvDtypeBfloat16)
-    fail(Status::kUnsupported, v.name, " runs float16 and bfloat16 models, got ",
+  if (v.variant == Variant::kAmxMla) {
+    if (model != kKvDtypeBfloat16)  // AMXMLABackend.supported_dtypes
+      fail(Status::kUnsupported, v.name, " runs bfloat16 models only, got ", kv_dtype_name(model),
+           " (config->model_dtype, else kv_cache_spec->dtype)");
+  } else if (model != kKvDtypeFloat16 && model != kKvDtypeBfloat16 &&
+             !(v.variant == Variant::kCpuMla && model == kKvDtypeFloat32)) {
+    fail(Status::kUnsupported, v.name,
+         v.variant == Variant::kCpuMla ? " runs float16, bfloat16 and float32 models, got "
+                                       : " runs float16 and bfloat16 models, got ",
          kv_dtype_name(model), " (config->model_dtype, else kv_cache_spec->dtype)");
+  }
   if (c.attn_type != kAttnDecoder)
     fail(Status::kUnsupported, v.name,
          " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
@@ -602,6 +639,12 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufNumSplits, "decode_num_splits")                                                 \
   X(kBufTileBuffer, "decode_tile_scheduler_metadata_buffer")                            \
   X(kBufNumSplitsBuffer, "decode_num_splits_buffer")                                    \
+  X(kBufReqToToken, "req_to_token (AMX_MLA)")                                           \
+  X(kBufSeqLensI64, "decode_seq_lens_i64")                                              \
+  X(kBufPoolIndices, "req_pool_indices")                                                \
+  X(kBufCpuSeqLens, "prefill_cpu_seq_lens")                                             \
+  X(kBufExtendLens, "prefill_extend_seq_lens")                                          \
+  X(kBufExtendStarts, "prefill_extend_start_loc")                                       \
   X(kBufReqIdPerToken, "req_id_per_token")                                              \
   X(kBufMaxModelLen, "fp8_extra_metadata cache_lens")                                   \
   X(kBufDummyBlockTable, "fp8_extra_metadata dummy_block_table")                        \
@@ -660,6 +703,12 @@ enum EntryList {
   kEntryListCount
 };
 
+/// AMX_MLA's req_to_token row: every position of the widest block table the config admits
+/// (max_blocks_per_req x block_size entries).
+int64_t amx_row_entries(const KvCacheSpec& spec, const BuilderConfig& c) {
+  return c.max_blocks_per_req(spec.block_size) * spec.block_size;
+}
+
 std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                 const BuilderConfig& c) {
   const int64_t seqs = c.max_num_seqs;
@@ -703,6 +752,14 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
                                         : 0);
   p.set(kBufNumSplitsBuffer,
         fp8_graph_tiles ? buffer_bytes("decode_num_splits_buffer", {seqs + 1, i32}) : 0);
+  // AMX_MLA: req_to_token of every row (decodes' int32, then prefills' int64), and int64 lists
+  const int64_t amx = v.variant == Variant::kAmxMla ? 1 : 0;
+  p.set(kBufReqToToken, buffer_bytes("req_to_token", {amx * seqs, amx_row_entries(spec, c), 8}));
+  p.set(kBufSeqLensI64, buffer_bytes("decode_seq_lens_i64", {amx * seqs, 8}));
+  p.set(kBufPoolIndices, buffer_bytes("req_pool_indices", {amx * seqs, 8}));
+  p.set(kBufCpuSeqLens, buffer_bytes("prefill_cpu_seq_lens", {amx * seqs, 8}));
+  p.set(kBufExtendLens, buffer_bytes("prefill_extend_seq_lens", {amx * seqs, 8}));
+  p.set(kBufExtendStarts, buffer_bytes("prefill_extend_start_loc", {amx * seqs, 8}));
   p.set(kBufReqIdPerToken, sparse ? buffer_bytes("req_id_per_token", {tokens, i32}) : 0);
   p.set(kBufMaxModelLen,
         flashmla_sparse_fp8(v.variant, c) ? buffer_bytes("fp8_extra_metadata cache_lens", {seqs, i32}) : 0);
@@ -870,7 +927,18 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_sm90_kv_indptr, "state_kv_indptr")                                                      \
   X(f_sm90_kv_len_arr, "state_kv_len_arr")                                                    \
   X(f_sm90_planned_num_tokens, "state_planned_num_tokens")                                    \
-  X(f_sm90_replanned, "state_replanned")
+  X(f_sm90_replanned, "state_replanned")                                                      \
+  /* AMX_MLA's attributes on the decode and prefill parts (AMXMLAMetadataBuilder.build) */    \
+  X(f_amx_decode_req_to_token, "decode_req_to_token")                                         \
+  X(f_amx_decode_seq_lens_i64, "decode_seq_lens_i64")                                         \
+  X(f_amx_decode_req_pool_indices, "decode_req_pool_indices")                                 \
+  X(f_amx_decode_num_kv_splits, "decode_num_kv_splits")                                       \
+  X(f_amx_prefill_cpu_seq_lens, "prefill_cpu_seq_lens")                                       \
+  X(f_amx_prefill_req_to_token, "prefill_req_to_token")                                       \
+  X(f_amx_prefill_req_pool_indices, "prefill_req_pool_indices")                               \
+  X(f_amx_prefill_extend_seq_lens, "prefill_extend_seq_lens")                                 \
+  X(f_amx_prefill_extend_start_loc, "prefill_extend_start_loc")                               \
+  X(f_amx_prefill_max_len_extend, "prefill_max_len_extend")
 ATTN_NAMED_LIST(Fid, MLA_FIELDS);
 constexpr size_t kFieldIds = kFidCount;
 
@@ -917,6 +985,9 @@ std::vector<Fid> variant_fields(Variant v) {
       f.push_back(i);
   for (size_t i = f_prefill_block_table; i <= f_chunk_local_starts; ++i)
     f.push_back(static_cast<Fid>(i));
+  if (v == Variant::kAmxMla)
+    for (size_t i = f_amx_decode_req_to_token; i <= f_amx_prefill_max_len_extend; ++i)
+      f.push_back(static_cast<Fid>(i));
   return f;
 }
 
@@ -942,7 +1013,9 @@ class MlaBuilder final : public Builder {
     sparse_ = is_sparse(v.variant);
     workspace_ = mla_chunked_prefill_workspace_size(spec, c, sparse_);
     chunk_params_ = mla_chunk_capacities(spec, c, sparse_);
-    prefill_backend_ = prefill_backend(c);
+    // the CPU platform's get_mla_prefill_backend ignores attention_config.mla_prefill_backend
+    // and picks ZEN_CPU where zentorch is installed, else CPU (libattn assumes no zentorch)
+    prefill_backend_ = is_cpu_variant(v.variant) ? kPrefillCpu : prefill_backend(c);
     dcp_ = c.decode_context_parallel_size;
     interleave_ = c.cp_kv_cache_interleave_size;
     use_full_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
@@ -977,6 +1050,10 @@ class MlaBuilder final : public Builder {
                                    /*supports_spec_as_decode=*/true, dcp_varlen);
       return;
     }
+    // AMX_MLA's num_compute_units(): torch.get_num_threads() on vLLM's CPU platform, given as
+    // config->num_sms; 0: the host's hardware threads (torch's default may count cores only)
+    amx_threads_ = c.num_sms > 0 ? c.num_sms
+                                 : std::max<int64_t>(1, std::thread::hardware_concurrency());
     init_reorder_batch_threshold(v.reorder_batch_threshold,
                                  v.query_len_support != QueryLenSupport::kSingleOnly,
                                  supports_dcp_with_varlen(v.variant, c));
@@ -1049,6 +1126,18 @@ class MlaBuilder final : public Builder {
     }
     Fp8Plan fp8;
     if (sparse_) fp8 = plan_sparse_fp8(c, nd, np, s.num_decode_tokens);
+    if (v_.variant == Variant::kAmxMla) {
+      // req_to_token: the decodes' rows (int32), then the prefills' (int64), of W x block_size
+      // entries each, in a buffer of max_num_seqs rows of max_blocks_per_req x block_size int64
+      const int64_t row = bt.shape[1] * spec().block_size;
+      const int64_t need = (nd * row * 4 + 7) / 8 * 8 + np * row * 8;
+      const int64_t have = static_cast<int64_t>(cfg.max_num_seqs) * amx_row_entries(spec(), cfg) * 8;
+      if (need > have)
+        invalid("common->block_table_tensor has ", bt.shape[1], " columns: AMX_MLA's req_to_token "
+                "of ", nd, " decode and ", np, " prefill rows of ", row, " entries needs ", need,
+                " bytes, more than the ", have, " its buffer holds (config->max_num_seqs rows of "
+                "cdiv(config->max_model_len, block_size) blocks)");
+    }
     // Past every check: a refused batch leaves the previous metadata as it was.
 
     int64_t max_seq_len = c.max_seq_len;
@@ -1082,6 +1171,7 @@ class MlaBuilder final : public Builder {
     // FLASHMLA and FLASH_ATTN_MLA measure the decodes' longest query instead.
     const int64_t decode_bound = std::min<int64_t>(c.max_query_len, threshold);
     if (nd > 0) build_decode(c, nd, s.num_decode_tokens, max_seq_len, decode_bound, exec);
+    if (v_.variant == Variant::kAmxMla) build_amx(c, nd, np, max_seq_len, exec);
   }
 
   /// FlashInferMLASparseTRTLLMMetadataBuilder.get_varlen_cudagraph_max_query_len (and its FA4
@@ -1318,6 +1408,59 @@ class MlaBuilder final : public Builder {
       m.set_tensor(at(f_chunk_padded_local_token_to_seq),
                    device_list(kBufPaddedLocalTts, chunks.num_local_tokens), true);
       m.set_tensor(at(f_chunk_local_starts), host_list(entry_list(kEntryLocalStarts), E), true);
+    }
+  }
+
+  /// AMX_MLA's attributes (AMXMLAMetadataBuilder.build after the base build): for the decodes
+  /// req_to_token (the expanded block table, int32), seq_lens_i64, req_pool_indices (arange)
+  /// and num_kv_splits (powers of two up to max_seq_len // 512, at most 2 x config->num_sms);
+  /// for the prefills cpu_seq_lens (the batch's seq_lens, int64), req_to_token (int64),
+  /// req_pool_indices, extend_seq_lens / extend_start_loc (from the prefill query_start_loc)
+  /// and max_len_extend (host).
+  void build_amx(const CommonMetadata& c, int64_t nd, int64_t np, int64_t max_seq_len,
+                 const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    const Device dev = cfg.device;
+    Metadata& m = metadata();
+    const Tensor& bt = *c.block_table_tensor;
+    const int32_t bs = spec().block_size;
+    const int64_t cols = bt.shape[1], row = cols * bs;
+    char* rows = static_cast<char*>(buffers_.get(kBufReqToToken));
+    int64_t* pool = buffers_.as<int64_t>(kBufPoolIndices);
+    ops::iota_i64(exec, pool, std::max(nd, np));
+    if (nd > 0) {
+      int32_t* r2t = reinterpret_cast<int32_t*>(rows);
+      ops::expand_block_table_i32(exec, bt.as<const int32_t>(), bt.strides[0], nd, cols, bs, r2t);
+      m.set_tensor(at(f_amx_decode_req_to_token), make_matrix(r2t, dev, kInt32, nd, row, row),
+                   true);
+      const Tensor& lens = m.field(at(f_decode_seq_lens)).tensor;
+      int64_t* lens64 = buffers_.as<int64_t>(kBufSeqLensI64);
+      ops::widen_i32_i64(exec, lens.as<const int32_t>(), nd, lens64);
+      m.set_tensor(at(f_amx_decode_seq_lens_i64), make_vector(lens64, dev, kInt64, nd), true);
+      m.set_tensor(at(f_amx_decode_req_pool_indices), make_vector(pool, dev, kInt64, nd), true);
+      int64_t splits = 1;  // _compute_num_kv_splits
+      while (splits < std::max<int64_t>(1, max_seq_len / 512)) splits *= 2;
+      m.set_int(at(f_amx_decode_num_kv_splits), std::min<int64_t>(splits, 2 * amx_threads_));
+    }
+    if (np > 0) {
+      int64_t* r2t = reinterpret_cast<int64_t*>(rows + (nd * row * 4 + 7) / 8 * 8);
+      ops::expand_block_table_i64(exec, bt.as<const int32_t>() + nd * bt.strides[0],
+                                  bt.strides[0], np, cols, bs, r2t);
+      m.set_tensor(at(f_amx_prefill_req_to_token), make_matrix(r2t, dev, kInt64, np, row, row),
+                   true);
+      int64_t* cpu_lens = buffers_.as<int64_t>(kBufCpuSeqLens);
+      ops::widen_i32_i64(exec, c.seq_lens->as<const int32_t>() + nd, np, cpu_lens);
+      m.set_tensor(at(f_amx_prefill_cpu_seq_lens), make_vector(cpu_lens, dev, kInt64, np), true);
+      m.set_tensor(at(f_amx_prefill_req_pool_indices), make_vector(pool, dev, kInt64, np), true);
+      int64_t* lens = buffers_.as<int64_t>(kBufExtendLens);
+      int64_t* starts = buffers_.as<int64_t>(kBufExtendStarts);
+      ops::extend_lens_i64(exec, buffers_.as<const int32_t>(kBufPrefillQsl), np, lens, starts);
+      m.set_tensor(at(f_amx_prefill_extend_seq_lens), make_vector(lens, dev, kInt64, np), true);
+      m.set_tensor(at(f_amx_prefill_extend_start_loc), make_vector(starts, dev, kInt64, np),
+                   true);
+      int64_t longest = 0;
+      for (int64_t i = 0; i < np; ++i) longest = std::max(longest, c.query_len(nd + i));
+      m.set_int(at(f_amx_prefill_max_len_extend), longest);
     }
   }
 
@@ -1650,6 +1793,7 @@ class MlaBuilder final : public Builder {
   int64_t max_cudagraph_size_ = 0;
   bool fa_aot_schedule_ = false;
   int64_t max_num_splits_ = 0;
+  int64_t amx_threads_ = 1;  ///< AMX_MLA: num_compute_units()
 };
 
 /// The functions of an MLA descriptor: its variant picks the VariantInfo.
@@ -1674,8 +1818,11 @@ std::unique_ptr<Builder> mla_create(const BackendDescriptor& d,
 
 /// An MLA backend's descriptor: its name from its VariantInfo.
 BackendDescriptor mla_descriptor(Variant v) {
-  return {info(v).name.c_str(), is_sparse(v) ? "0.33 (partial)" : "0.13-0.33 (partial)",
-          kv_kind_bit(kKvMla),
+  // the CPU platform's MLA backends are new in vLLM 0.33 and matched whole
+  const char* release = is_cpu_variant(v) ? kVllmRelease
+                        : is_sparse(v)    ? "0.33 (partial)"
+                                          : "0.13-0.33 (partial)";
+  return {info(v).name.c_str(), release, kv_kind_bit(kKvMla),
           static_cast<int32_t>(v), mla_cudagraph_support, mla_check, mla_plan, mla_create};
 }
 
@@ -1703,5 +1850,8 @@ const BackendDescriptor kTokenspeedMlaBackend = mla_descriptor(Variant::kTokensp
 extern const BackendDescriptor kFlashInferMlaSparseSm90Backend;
 const BackendDescriptor kFlashInferMlaSparseSm90Backend =
     mla_descriptor(Variant::kFlashInferMlaSparseSm90);
+extern const BackendDescriptor kCpuMlaBackend, kAmxMlaBackend;
+const BackendDescriptor kCpuMlaBackend = mla_descriptor(Variant::kCpuMla);
+const BackendDescriptor kAmxMlaBackend = mla_descriptor(Variant::kAmxMla);
 
 }  // namespace attn::backends

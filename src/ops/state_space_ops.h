@@ -1,4 +1,5 @@
-// Ops of the state-space variants of vLLM 0.33 (KIMI_K3_KDA, BAILING_LINEAR_ATTN): host
+// Ops of the state-space variants of vLLM 0.33 (KIMI_K3_KDA, BAILING_LINEAR_ATTN,
+// PLE_SHORT_CONV_ATTN): host
 // reference implementations and CUDA dispatch (kernels/state_space.cu, kernels/gdn_metadata.cu).
 #pragma once
 
@@ -32,5 +33,28 @@ void widen_i32_i64(const Exec& exec, const int32_t* in, int64_t n, int64_t* out)
 void mask_padded_rows_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int64_t rows,
                           int64_t cols, const int32_t* seq_lens, int32_t pad, int32_t* dst,
                           int64_t dst_stride, int64_t total_rows);
+
+/// PLE_SHORT_CONV_ATTN's spec/non-spec gather over a request order: `order` holds num_spec
+/// spec-decode requests, then num_non_spec non-spec requests (num_non_spec_decodes one-token
+/// decodes, then prefills), each group in batch order. For the j-th spec request r: out.spec_state[j] =
+/// block_table[r][0], out.spec_accepted[j] = num_accepted_tokens[r], out.spec_qsl (num_spec + 1)
+/// the running sum of their query lengths from 0; for the non-spec ones: out.non_spec_state,
+/// out.non_spec_has_initial (seq_len - query_len > 0) and out.non_spec_qsl (num_non_spec + 1);
+/// non_spec_qsl_p[k] = non_spec_qsl[num_non_spec_decodes + k] - num_non_spec_decodes (k <=
+/// num_non_spec - num_non_spec_decodes). The token permutation (vLLM's stable argsort of the
+/// per-token group, int64): each ordered request's token indices in order, the spec requests'
+/// into out.spec_token_indx, the others' into out.non_spec_token_indx. `out.masks` is not
+/// written; any other output may be null.
+void ple_spec_gather(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
+                     const int32_t* block_table, int64_t block_table_stride,
+                     const int32_t* num_accepted_tokens, const int32_t* order, int64_t num_spec,
+                     int64_t num_non_spec, int64_t num_non_spec_decodes, int32_t* non_spec_qsl_p,
+                     const GdnSplitOut& out);
+
+/// out[i] = 1 when i < rows and seq_lens[i] - (query_start_loc[i + 1] - query_start_loc[i]) > 0,
+/// else 0, for i < total (PLE_SHORT_CONV_ATTN's has_initial_states_d: computed tokens > 0,
+/// padded with False for the rows of a CUDA-graph batch).
+void has_initial_states_u8(const Exec& exec, const int32_t* query_start_loc,
+                           const int32_t* seq_lens, int64_t rows, int64_t total, uint8_t* out);
 
 }  // namespace attn::ops

@@ -960,6 +960,172 @@ static void test_tokenspeed_mla(void** state) {
   attn_builder_destroy(b);
 }
 
+/* CPU_MLA (vLLM 0.33's CPU platform reference MLA backend: the base builder): NEVER, threshold 1
+ * even with speculative tokens (SINGLE_ONLY), no update_block_table, "auto" caches only, kernel
+ * block 16, float32 models too; the prefill backend is the CPU platform's (CPU_SDPA_MLA, 5) even
+ * on sm100 with config->mla_prefill_backend set (vLLM's CPU platform ignores it); capture refused
+ * (NEVER). */
+static void test_cpu_mla(void** state) {
+  static const int32_t q[] = {1, 1, 5}, s[] = {10, 20, 5};
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  ts_batch* batch;
+  int32_t level = -1, update = 1;
+  (void)state;
+  c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  expect_create_error("CPU_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED,
+                      "CPU_MLA does not support config->cache_dtype=FP8_E4M3");
+  c.cache_dtype = ATTN_KV_DTYPE_AUTO;
+  spec = ts_mla_spec(8);
+  expect_create_error("CPU_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED, "multiple of 16, got 8");
+  spec = ts_mla_spec(16);
+  c.model_dtype = ATTN_KV_DTYPE_FLOAT32;
+  c.num_speculative_tokens = 2;
+  c.device_capability = 100;
+  /* the CPU platform's get_mla_prefill_backend ignores attention_config.mla_prefill_backend */
+  c.mla_prefill_backend = ATTN_MLA_PREFILL_TRTLLM_RAGGED;
+  b = ts_builder("CPU_MLA", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_NEVER);
+  assert_int_equal(threshold_of(b), 1);
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &update));
+  assert_int_equal(update, 0);
+  batch = ts_batch_make(q, s, 3, 16, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 5);
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "NEVER");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+static int64_t at64(const attn_tensor_t* t, int64_t r, int64_t k) {
+  const char* p = (const char*)t->data + t->byte_offset +
+                  (r * t->strides[0] + (t->ndim > 1 ? k * t->strides[1] : 0)) * (t->dtype.bits / 8);
+  return t->dtype.bits == 64 ? *(const int64_t*)p : *(const int32_t*)p;
+}
+
+/* AMX_MLA's attributes against a naive expansion: req_to_token[r][j * bs + o] =
+ * table[row][j] * bs + o (int32 for the decodes, int64 for the prefills), the int64 copies,
+ * arange indices, extend lengths/starts and num_kv_splits. */
+static void check_amx(const attn_metadata_t* m, const ts_batch* b, int64_t nd, int64_t np,
+                      int64_t splits) {
+  const int64_t row = b->width * b->block_size;
+  int64_t i, k;
+  if (nd > 0) {
+    const attn_tensor_t* t = ts_tensor(m, "decode_req_to_token");
+    assert_int_equal(t->dtype.bits, 32);
+    assert_int_equal(t->shape[0], nd);
+    assert_int_equal(t->shape[1], row);
+    for (i = 0; i < nd; ++i)
+      for (k = 0; k < row; ++k)
+        assert_int_equal(at64(t, i, k),
+                         (int64_t)b->bt[i * b->width + k / b->block_size] * b->block_size +
+                             k % b->block_size);
+    t = ts_tensor(m, "decode_seq_lens_i64");
+    assert_int_equal(t->dtype.bits, 64);
+    for (i = 0; i < nd; ++i) assert_int_equal(at64(t, i, 0), b->seq[i]);
+    t = ts_tensor(m, "decode_req_pool_indices");
+    assert_int_equal(t->shape[0], nd);
+    for (i = 0; i < nd; ++i) assert_int_equal(at64(t, i, 0), i);
+    assert_int_equal(ts_int(m, "decode_num_kv_splits"), splits);
+  } else {
+    expect_none(m, "decode_req_to_token");
+    expect_none(m, "decode_num_kv_splits");
+  }
+  if (np > 0) {
+    const attn_tensor_t* t = ts_tensor(m, "prefill_req_to_token");
+    int64_t longest = 0;
+    assert_int_equal(t->dtype.bits, 64);
+    assert_int_equal(t->shape[0], np);
+    for (i = 0; i < np; ++i)
+      for (k = 0; k < row; ++k)
+        assert_int_equal(at64(t, i, k),
+                         (int64_t)b->bt[(nd + i) * b->width + k / b->block_size] * b->block_size +
+                             k % b->block_size);
+    for (i = 0; i < np; ++i) {
+      const int64_t ql = b->qsl[nd + i + 1] - b->qsl[nd + i];
+      assert_int_equal(at64(ts_tensor(m, "prefill_cpu_seq_lens"), i, 0), b->seq[nd + i]);
+      assert_int_equal(at64(ts_tensor(m, "prefill_req_pool_indices"), i, 0), i);
+      assert_int_equal(at64(ts_tensor(m, "prefill_extend_seq_lens"), i, 0), ql);
+      assert_int_equal(at64(ts_tensor(m, "prefill_extend_start_loc"), i, 0),
+                       b->qsl[nd + i] - b->qsl[nd]);
+      if (ql > longest) longest = ql;
+    }
+    assert_int_equal(ts_int(m, "prefill_max_len_extend"), longest);
+  } else {
+    expect_none(m, "prefill_req_to_token");
+    expect_none(m, "prefill_max_len_extend");
+  }
+}
+
+/* AMX_MLA: NEVER, threshold 1, bfloat16 models, blocks of multiples of 32, config->num_sms as
+ * vLLM's num_compute_units(); a hand-checked batch (num_kv_splits: 3000 // 512 = 5 ->
+ * 8, capped at 2 x config->num_sms = 3 threads = 6), a too-wide table refused, random batches
+ * against the naive expansion. */
+static void test_amx_mla(void** state) {
+  static const int32_t q[] = {1, 1, 3}, s[] = {3000, 2100, 35};
+  attn_kv_cache_spec_t spec = ts_mla_spec(16);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  ts_batch* batch;
+  int32_t level = -1;
+  uint64_t seed = 4242;
+  int iter;
+  (void)state;
+  c.max_model_len = 4096;
+  c.num_sms = 3;
+  expect_create_error("AMX_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED, "multiple of 32, got 16");
+  spec = ts_mla_spec(32);
+  c.model_dtype = ATTN_KV_DTYPE_FLOAT16;
+  expect_create_error("AMX_MLA", &spec, &c, ATTN_ERR_UNSUPPORTED, "bfloat16 models only");
+  c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+  c.num_sms = 3;
+  b = ts_builder("AMX_MLA", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_NEVER);
+  assert_int_equal(threshold_of(b), 1);
+  batch = ts_batch_make(q, s, 3, 32, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 5);
+  assert_int_equal(ts_tensor(m, "decode_req_to_token")->shape[1], 94 * 32);
+  check_amx(m, batch, 2, 1, 6);
+  ts_batch_free(batch);
+  /* 2 x 4 + 8 bytes a position of 257 columns: more than 4 seqs x 128 blocks x 8 bytes */
+  batch = ts_batch_make(q, s, 3, 32, 257, -1);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "AMX_MLA's req_to_token");
+  ts_batch_free(batch);
+  for (iter = 0; iter < 100; ++iter) {
+    const int64_t n = ts_rand_range(&seed, 1, 4);
+    int32_t qq[4], ss[4];
+    int64_t r, nd = 0, max_seq = 1, splits = 1;
+    int prefill = 0;
+    for (r = 0; r < n; ++r) {
+      qq[r] = prefill || ts_rand_range(&seed, 0, 2) == 0 ? (int32_t)ts_rand_range(&seed, 2, 40) : 1;
+      if (qq[r] > 1) prefill = 1;
+      ss[r] = qq[r] + (int32_t)ts_rand_range(&seed, 0, 4000);
+      if (ss[r] > 4096) ss[r] = 4096;
+      if (ss[r] > max_seq) max_seq = ss[r];
+      if (!prefill) ++nd;
+    }
+    while (splits < (max_seq / 512 > 1 ? max_seq / 512 : 1)) splits *= 2;
+    if (splits > 6) splits = 6;
+    batch = ts_batch_make(qq, ss, n, 32, 0, -1);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_decodes"), nd);
+    check_amx(m, batch, nd, n - nd, splits);
+    ts_batch_free(batch);
+  }
+  attn_builder_destroy(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds),
@@ -974,6 +1140,8 @@ int main(void) {
       cmocka_unit_test(test_abi_1_1_config),
       cmocka_unit_test(test_random_batches),
       cmocka_unit_test(test_tokenspeed_mla),
+      cmocka_unit_test(test_cpu_mla),
+      cmocka_unit_test(test_amx_mla),
   };
   return cmocka_run_group_tests_name("mla", tests, NULL, NULL);
 }

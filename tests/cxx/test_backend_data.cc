@@ -67,7 +67,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 39, "%zu built-in backends, expected 39", r.count());
+  CHECK(r.count() == 44, "%zu built-in backends, expected 44", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
@@ -78,6 +78,7 @@ void test_builtin_kinds_match_create() {
     for (int32_t kind = 0; kind < attn::kKvKindCount; ++kind) {
       attn::KvCacheSpec spec = spec_for(name, kind);
       attn::BuilderConfig config = small_config();
+      if (name == "TOKENSPEED_MLA") config.cache_dtype = attn::kKvDtypeFp8E4m3;  // fp8 only
       const bool accepted = attn::accepts_spec_kind(mask, kind);
       std::string error;
       attn::Status status = attn::Status::kOk;

@@ -5,7 +5,8 @@
  * query_start_loc) and FLA's chunk_indices / chunk_offsets (gdn_chunk_metadata) on compute
  * capability 8.0, none on 9.0; the int64 token indices of gdn_spec_split. update_block_table
  * (model runner V2 on CUDA; gdn_masked_state_gather for spec batches with prefills) against a
- * host build on the new table. KIMI_K3_KDA's build host vs CUDA likewise (test_kda). Skips,
+ * host build on the new table. KIMI_K3_KDA's and PLE_SHORT_CONV_ATTN's builds host vs CUDA
+ * likewise (test_kda, test_ple_short_conv). Skips,
  * saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -233,11 +234,80 @@ static void test_kda(void** state) {
   }
 }
 
+/* PLE_SHORT_CONV_ATTN host vs CUDA: the non-spec build (SHORT_CONV's, the concatenated state
+ * slots, has_initial_states_d with its graph padding) and the spec build (the uploaded request
+ * order, ple_spec_gather's slots, query_start_locs, accepted counts and int64 token
+ * permutation, the all-spec staging under full CUDA graphs), prefill checkpoints in "align". */
+static void test_ple_short_conv(void** state) {
+  uint64_t seed = 91;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA PLE_SHORT_CONV_ATTN builds")) skip();
+  for (iter = 0; iter < 240; ++iter) {
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    attn_kv_cache_spec_t spec = ts_spec();
+    attn_builder_config_t c = ts_config(), dc;
+    const int64_t n = ts_rand_range(&seed, 1, 48), pad = ts_rand_range(&seed, 0, 3);
+    const int spec_inputs = k > 0 && ts_rand_range(&seed, 0, 3) != 0;
+    const int all_spec = spec_inputs && ts_rand_range(&seed, 0, 2) == 0;
+    int32_t q[64], s[64];
+    int64_t r, max_seq = 1;
+    ts_batch* b;
+    extras x;
+    attn_builder_t *hb, *db;
+    attn_metadata_t *hm = NULL, *dm = NULL;
+    tg_device_batch d;
+    spec.kind = ATTN_KV_MAMBA;
+    spec.mamba_type = ATTN_MAMBA_TYPE_SHORT_CONV;
+    spec.num_speculative_blocks = k;
+    spec.mamba_cache_mode = iter % 3 == 1 ? ATTN_MAMBA_CACHE_MODE_ALIGN : ATTN_MAMBA_CACHE_MODE_NONE;
+    if (iter % 3 == 1) { /* prefill checkpoints: the uploaded plan and the state gather */
+      spec.num_prefill_checkpoint_blocks = 1;
+      spec.prefill_checkpoint_alignment = 16;
+      c.hash_block_size = 16;
+      c.cache_hit_alignment_tokens = 16;
+    }
+    c.num_speculative_tokens = k;
+    c.cudagraph_mode =
+        iter % 3 == 0 ? ATTN_CUDAGRAPH_MODE_NONE : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
+    for (r = 0; r < n + pad; ++r) {
+      /* 0 decode, 1 spec decode, 2 extend, 3 first chunk, 4 padding */
+      const int64_t kind = r >= n ? 4 : all_spec ? 1 : ts_rand_range(&seed, 0, 3);
+      q[r] = kind == 4 ? 0
+             : kind == 0 ? 1
+             : kind == 1 ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                         : (int32_t)ts_rand_range(&seed, 1, 150);
+      s[r] = q[r] + (kind == 3 || kind == 4 ? 0 : (int32_t)ts_rand_range(&seed, 1, 500));
+      x.prefilling[r] = (uint8_t)(kind == 2 || kind == 3);
+      x.draft[r] = kind == 1 && k > 0 ? q[r] - 1 : -1;
+      x.accepted[r] = (int32_t)ts_rand_range(&seed, 1, k + 1);
+      if (s[r] > max_seq) max_seq = s[r];
+    }
+    b = ts_batch_make(q, s, n + pad, 16, (max_seq + 15) / 16 + k, -1);
+    dc = c;
+    dc.device.device_type = ATTN_DEVICE_CUDA;
+    hb = ts_builder("PLE_SHORT_CONV_ATTN", &spec, &c);
+    db = ts_builder("PLE_SHORT_CONV_ATTN", &spec, &dc);
+    tg_device_batch_make(b, &d);
+    add_extras(&x, b->num_reqs, b, &d, spec_inputs);
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+    tg_expect_same_metadata(hm, dm, "PLE_SHORT_CONV_ATTN");
+    cudaFree(x.accepted_d.data);
+    cudaFree(x.draft_d.data);
+    tg_device_batch_free(&d);
+    attn_builder_destroy(hb);
+    attn_builder_destroy(db);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gdn_0_33),
       cmocka_unit_test(test_gdn_checkpoints),
       cmocka_unit_test(test_kda),
+      cmocka_unit_test(test_ple_short_conv),
   };
   return cmocka_run_group_tests_name("gpu_gdn", tests, NULL, NULL);
 }

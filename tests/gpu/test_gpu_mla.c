@@ -7,7 +7,8 @@
  * token_to_seq and the DCP padded-local arrays) and kernels/flashmla_tile_schedule.cu against
  * the host references, with several context chunks and continuation chunks, with DCP and
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
- * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33).
+ * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
+ * AMX_MLA (test_cpu_platform_mla).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -313,6 +314,42 @@ static void test_indexer(void** state) {
   }
 }
 
+/* CPU_MLA and AMX_MLA host vs CUDA: the MLA base on the CPU platform's prefill backend, and
+ * AMX_MLA's attributes (kernels/cpu_mla.cu: the expanded int32/int64 req_to_token, the int64
+ * arange indices, extend lengths and starts), random decode/prefill batches with DCP. */
+static void test_cpu_platform_mla(void** state) {
+  uint64_t seed = 93;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA CPU_MLA/AMX_MLA builds")) skip();
+  for (iter = 0; iter < 80; ++iter) {
+    const int amx = iter % 2;
+    const int32_t block = amx ? 32 : 16;
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32], local[32];
+    int64_t n, nd, r;
+    ts_batch* b;
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 32768;
+    c.max_model_len = 4096;
+    c.num_sms = 8;
+    c.decode_context_parallel_size = ts_rand_range(&seed, 0, 3) == 0 ? 2 : 1;
+    c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
+    n = ts_rand_range(&seed, 1, 32);
+    nd = ts_rand_range(&seed, 0, n);
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? 1 : (int32_t)ts_rand_range(&seed, 2, 40);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 4096 - q[r]);
+      local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank, 1);
+    }
+    b = ts_batch_make(q, s, n, block, 4096 / block, -1);
+    compare(amx ? "AMX_MLA" : "CPU_MLA", &spec, &c, b,
+            c.decode_context_parallel_size > 1 ? local : NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 /* KPOOL_TAIL, host vs CUDA (kernels/sparse_indexer_metadata.cu's kpool tail slot mapping):
  * random batches with positions, some requests on the null block, padded token tails. */
 static void test_kpool_tail(void** state) {
@@ -374,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_sparse),
       cmocka_unit_test(test_indexer),
       cmocka_unit_test(test_kpool_tail),
+      cmocka_unit_test(test_cpu_platform_mla),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }
