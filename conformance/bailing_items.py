@@ -16,7 +16,8 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, Batch
-from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _missing_safe
+from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
+                            _constructed, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .gdn_items import CAPTURE_SIZE, STATE_SHAPES
 from .item import Item, choice_rng
@@ -81,16 +82,12 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
                          dtypes=(torch.bfloat16, torch.float32),
                          mamba_type=MambaAttentionBackendEnum.LINEAR, mamba_cache_mode=mode,
                          num_speculative_blocks=b.spec if mode == "align" else 0)
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc):
-                ctx.builders[key] = (BailingLinearAttentionMetadataBuilder(
-                    spec, ["model.layers.0.attention"], vc, torch.device("cpu")), vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return BailingLinearAttentionMetadataBuilder(
+                    spec, ["model.layers.0.attention"], vc, torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:

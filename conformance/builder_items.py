@@ -261,6 +261,23 @@ def _cache(ctx: Any, backend: str, key: Tuple[Any, ...]) -> bool:
     return False
 
 
+def _construct(ctx: Any, key: Tuple[Any, ...], vc: Any, make: Any) -> None:
+    """Keeps vLLM's builder of ``key`` (``make()``, run once) with its VllmConfig, or the
+    exception its construction raised: every later batch of that key gets the same answer."""
+    try:
+        ctx.builders[key] = (make(), vc, None)
+    except Exception as e:
+        ctx.builders[key] = (None, vc, e)
+
+
+def _constructed(ctx: Any, key: Tuple[Any, ...]) -> Tuple[Any, Any]:
+    """(vLLM's builder, its VllmConfig) kept by _construct; raises its construction error."""
+    vb, vc, err = ctx.builders[key]
+    if err is not None:
+        raise err
+    return vb, vc
+
+
 def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
     key = ("vllm",) + _key(backend, wrapper, b)
     if not _cache(ctx, backend, key):
@@ -299,20 +316,15 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 "Cross": lambda: CrossAttentionSpec(**kw),
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
                     wrapper, lambda: FullAttentionSpec(**kw, **full_kw, dcp_sharded=world > 1))()
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
                 fav = _fa_version(backend, wrapper, b)
                 cls = _static_sink_cls(backend, sink_len(b), fav) if wrapper == "StaticSink" \
                     else _diffkv_cls(backend, head_size_v(b), fav) if wrapper == "DiffKV" \
                     else _vllm_builder_cls(backend, wrapper, b.chunk, fav)
-                ctx.builders[key] = (cls(
-                    spec, [LAYER], vc, torch.device("cpu")), vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return cls(spec, [LAYER], vc, torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def _with_model_features(vc: Any, rswa_window: Any, mm_prefix_lm: bool) -> None:

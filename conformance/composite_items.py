@@ -21,7 +21,7 @@ from typing import Any, List, Tuple
 from .abi14_items import _mm_ranges
 from .batches import BLOCK_SIZES, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, SCRATCH, _cache,
-                            _leaf, _missing_safe, _with_model_features)
+                            _construct, _constructed, _leaf, _missing_safe, _with_model_features)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .item import Item
 from .sides import lib_common, vllm_common
@@ -54,17 +54,12 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
             LAYER: types.SimpleNamespace(sliding_window=window)}
         kw = dict(block_size=b.block_size, num_kv_heads=8, head_size=128, dtype=torch.bfloat16)
         spec = SlidingWindowSpec(sliding_window=WINDOW, **kw) if window else FullAttentionSpec(**kw)
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc):
-                vb = TritonFlashAttentionBackend.get_builder_cls()(spec, [LAYER], vc,
-                                                                    torch.device("cpu"))
-            ctx.builders[key] = (vb, vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return TritonFlashAttentionBackend.get_builder_cls()(spec, [LAYER], vc,
+                                                                     torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:

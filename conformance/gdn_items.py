@@ -36,7 +36,8 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, Batch
-from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _missing_safe
+from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
+                            _constructed, _missing_safe)
 from .compare import MISSING, Pair, flatten_vllm
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
@@ -162,16 +163,12 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
                          num_speculative_blocks=b.spec if mode == "align" else 0,
                          num_prefill_checkpoint_blocks=1 if ck else 0,
                          prefill_checkpoint_alignment=ck[2] if ck else None)
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc), _prefill_patch(prefill):
-                ctx.builders[key] = (GDNAttentionMetadataBuilder(
-                    spec, ["model.layers.0.linear_attn"], vc, torch.device("cpu")), vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return GDNAttentionMetadataBuilder(
+                    spec, ["model.layers.0.linear_attn"], vc, torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:

@@ -29,7 +29,8 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .batches import UTILITY_BLOCK_SIZES, Batch
-from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, LAYER, _cache, _leaf
+from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, LAYER, _cache,
+                            _construct, _constructed, _leaf)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, lib_field_name
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
@@ -208,16 +209,12 @@ def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
             vc.model_config = mc
         mod, cls, _, _ = _classes(backend)
         builder_cls = getattr(importlib.import_module(mod), cls).get_builder_cls()
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc):
-                ctx.builders[key] = (builder_cls(_vllm_spec(backend, b, mode), [LAYER], vc,
-                                                 torch.device("cpu")), vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return builder_cls(_vllm_spec(backend, b, mode), [LAYER], vc,
+                                   torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def lib_builder(ctx: Any, backend: str, b: Batch, vc: Any) -> Any:

@@ -16,7 +16,8 @@ import copy
 from typing import Any, List, Tuple
 
 from .batches import BLOCK_SIZES, Batch
-from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _missing_safe
+from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
+                            _constructed, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .gdn_items import CAPTURE_SIZE
 from .item import Item, choice_rng
@@ -59,16 +60,12 @@ def vllm_builder(ctx: Any, name: str, b: Batch) -> Tuple[Any, Any]:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
         spec = FullAttentionSpec(block_size=b.block_size, num_kv_heads=8, head_size=128,
                                  dtype=torch.bfloat16)
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc):
-                ctx.builders[key] = (TurboQuantMetadataBuilder(
-                    spec, ["model.layers.0.self_attn"], vc, torch.device("cpu")), vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return TurboQuantMetadataBuilder(
+                    spec, ["model.layers.0.self_attn"], vc, torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def lib_builder(ctx: Any, name: str, b: Batch, vc: Any) -> Any:

@@ -26,8 +26,8 @@ import numpy as np
 
 from .attn_variant_items import _causal
 from .batches import BLOCK_SIZES, Batch
-from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _leaf, \
-    _missing_safe
+from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
+                            _constructed, _leaf, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
@@ -97,17 +97,12 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
             vc.compilation_config.static_forward_context = {}
         spec = FullAttentionSpec(block_size=b.block_size, num_kv_heads=8, head_size=128,
                                  dtype=torch.bfloat16)
-        try:
+        def make() -> Any:
             with set_current_vllm_config(vc):
-                vb = mod.AiterFlashAttentionMetadataBuilder(spec, [LAYER], vc,
-                                                            torch.device("cpu"))
-            ctx.builders[key] = (vb, vc, None)
-        except Exception as e:
-            ctx.builders[key] = (None, vc, e)
-    vb, vc, err = ctx.builders[key]
-    if err is not None:
-        raise err
-    return vb, vc
+                return mod.AiterFlashAttentionMetadataBuilder(spec, [LAYER], vc,
+                                                              torch.device("cpu"))
+        _construct(ctx, key, vc, make)
+    return _constructed(ctx, key)
 
 
 def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
