@@ -146,6 +146,10 @@ struct SwaIndicesParams {
   int32_t index_width = 0;         ///< Entries a row holds (the output's row stride).
   int32_t block_size = 0;
   int64_t block_table_stride = 0;  ///< Elements between block table rows.
+  /// Elements of the block table from its start, (rows - 1) * stride + columns: a position
+  /// past them (a padded token's, whose slot is not -1) reads as slot -1 (vLLM reads outside
+  /// the tensor).
+  int64_t block_table_extent = 0;
 };
 
 }  // namespace attn::kernels

@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t t = p.token_offset + i;
     int32_t* row = indices + i * p.index_width;
     int64_t len = 0, start = 0, r = 0;
-    if (valid[t]) {
+    if (valid[t] && t2r[t] >= 0) {
       r = t2r[t];
       const int64_t pos = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]) + t - qsl[r];
       start = pos - (p.window_size - 1);
@@ -46,13 +46,13 @@ __global__ void __launch_bounds__(kBlock)
       len = pos + 1 - start;
     }
     if (threadIdx.x == 0) lens[i] = static_cast<int32_t>(len);
-    const int32_t* brow = bt + r * p.block_table_stride;
     for (int64_t j = threadIdx.x; j < p.index_width; j += kBlock) {
-      const int64_t at = start + j;
-      row[j] = j < len ? static_cast<int32_t>(static_cast<uint32_t>(brow[at / p.block_size]) *
-                                                  static_cast<uint32_t>(p.block_size) +
-                                              static_cast<uint32_t>(at % p.block_size))
-                       : -1;
+      const int64_t at = start + j, cell = r * p.block_table_stride + at / p.block_size;
+      row[j] = j < len && cell < p.block_table_extent
+                   ? static_cast<int32_t>(static_cast<uint32_t>(bt[cell]) *
+                                              static_cast<uint32_t>(p.block_size) +
+                                          static_cast<uint32_t>(at % p.block_size))
+                   : -1;
     }
   }
 }

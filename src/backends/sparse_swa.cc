@@ -230,6 +230,7 @@ class SparseSwaBuilder final : public Builder {
     p.index_width = window_;
     p.block_size = spec().block_size;
     p.block_table_stride = bt.strides[0];
+    p.block_table_extent = bt.shape[0] > 0 ? (bt.shape[0] - 1) * bt.strides[0] + bt.shape[1] : 0;
     return p;
   }
 

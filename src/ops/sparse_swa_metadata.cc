@@ -31,25 +31,25 @@ void sparse_swa_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq
   for (int64_t i = 0; i < p.num_tokens; ++i) {
     const int64_t t = p.token_offset + i;
     int32_t* row = indices + i * p.index_width;
-    if (!is_valid[t]) {
+    const int64_t r = token_to_req[t];  // -1 only in a batch of no request (vLLM: index -1)
+    if (!is_valid[t] || r < 0) {
       lens[i] = 0;
       std::fill(row, row + p.index_width, -1);
       continue;
     }
-    const int64_t r = token_to_req[t];
     const int64_t pos = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]) + t - qsl[r];
     const int64_t start =
         std::max<int64_t>(std::max<int64_t>(pos - (p.window_size - 1), 0), replay_start[r]);
     const int64_t len = pos + 1 - start;
     lens[i] = static_cast<int32_t>(len);
-    const int32_t* bt = block_table + r * p.block_table_stride;
     for (int64_t j = 0; j < p.index_width; ++j) {
-      const int64_t at = start + j;
+      const int64_t at = start + j, cell = r * p.block_table_stride + at / p.block_size;
       // int32 arithmetic, as the Triton kernel's
-      row[j] = j < len ? static_cast<int32_t>(static_cast<uint32_t>(bt[at / p.block_size]) *
+      row[j] = j < len && cell < p.block_table_extent
+                   ? static_cast<int32_t>(static_cast<uint32_t>(block_table[cell]) *
                                                   static_cast<uint32_t>(p.block_size) +
-                                              static_cast<uint32_t>(at % p.block_size))
-                       : -1;
+                                          static_cast<uint32_t>(at % p.block_size))
+                   : -1;
     }
   }
 }
