@@ -268,9 +268,14 @@ class SparseSwaBuilder final : public Builder {
     int32_t* qlens = buffers_.as<int32_t>(kBufQueryLensCpu);
     for (int64_t k = 0; k < np; ++k) qlens[k] = c.qsl_host[nd + k + 1] - c.qsl_host[nd + k];
     m.set_tensor(kPrefillSeqLens, rows_between(*c.seq_lens, nd, c.seq_lens->shape[0]));
-    m.set_tensor(kPrefillSeqLensCpu,
-                 make_vector(const_cast<int32_t*>(c.host_seq_lens() + nd), Device{}, kInt32,
-                             c.num_reqs - nd));
+    // seq_lens_cpu_upper_bound[nd:], as vLLM reads it; the exact host lengths without it
+    if (c.seq_lens_cpu_upper_bound)
+      m.set_tensor(kPrefillSeqLensCpu, rows_between(*c.seq_lens_cpu_upper_bound, nd,
+                                                    c.seq_lens_cpu_upper_bound->shape[0]));
+    else
+      m.set_tensor(kPrefillSeqLensCpu,
+                   make_vector(const_cast<int32_t*>(c.host_seq_lens() + nd), Device{}, kInt32,
+                               c.num_reqs - nd));
     m.set_tensor(kPrefillGatherLens, make_vector(gather, cfg.device, kInt32, np), true);
     m.set_tensor(kPrefillQueryLensCpu, make_vector(qlens, Device{}, kInt32, np), true);
     m.set_int(kPrefillWindowSize, window_);
