@@ -8,7 +8,8 @@ vLLM's side is a real VllmConfig of the DeepSeek-V3.2-shaped model of sparse_mla
 no vision layers, no compress ratios, so the SWA-only layer type) and a real SlidingWindowMLASpec
 (head 512, bf16); libattn takes an ATTN_KV_SLIDING_WINDOW spec with that window, or on one
 profile in three with window 128 an ATTN_KV_MLA spec without one (0 = DeepSeek V4's 128).
-Speculative tokens k <= 3 (the split at 1 + k).
+Speculative tokens k <= 3 (the split at 1 + k); on one batch in four some slots are -1 (the
+invalid-token rows, ``invalid_slots``).
 
 What a CPU cannot run is replaced around the build only (``patched``): ``current_platform`` (a
 proxy answering is_cuda() True and capability 9.0) and FlashMLA's ``get_mla_metadata`` (the
@@ -55,6 +56,15 @@ def settings(b: Batch) -> Any:
     mla_kind = window == 128 and r.random() < 0.5
     return types.SimpleNamespace(window=window, mla_kind=mla_kind, spec=b.spec,
                                  block_size=b.block_size)
+
+
+def invalid_slots(b: Batch) -> None:
+    """On one batch in four, about one slot in eight set to -1 (PAD_SLOT_ID: the invalid-token
+    rows), the same on both sides: idempotent, applied before each side builds (the batch is
+    this item's own)."""
+    if b.tokens and int(choice_rng(b, 52).integers(0, 4)) == 0:
+        pick = choice_rng(b, 53).random(b.tokens) < 0.125
+        b.slots[pick] = -1
 
 
 def triton_batch(b: Batch) -> bool:
@@ -225,6 +235,7 @@ def sparse_swa_item() -> Item:
         from vllm.config import set_current_vllm_config
         s = settings(b)
         vb, vc, _ = builders(ctx, s)
+        invalid_slots(b)
         cm = vllm_common(ctx, b)
         real = triton_batch(b)
         if not real:
@@ -233,6 +244,7 @@ def sparse_swa_item() -> Item:
             return vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
+        invalid_slots(b)
         return builders(ctx, settings(b))[2].build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
