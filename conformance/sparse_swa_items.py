@@ -3,7 +3,8 @@
 of the same name, on the lane's random batches: every field of vLLM's DeepseekSparseSWAMetadata
 (tile_sched_* and flashinfer_sparse_index_cache excepted: below) and the builder's answers.
 
-vLLM's side is a real VllmConfig of the DeepSeek-V3.2-shaped model of sparse_mla_items whose
+vLLM's side is the indexer item's VllmConfig (the DeepSeek-V3.2-shaped model of sparse_mla_items,
+no DCP) whose
 ``hf_config.sliding_window`` is set to the profile's window while the builder is made (text-only:
 no vision layers, no compress ratios, so the SWA-only layer type) and a real SlidingWindowMLASpec
 (head 512, bf16); libattn takes an ATTN_KV_SLIDING_WINDOW spec with that window, or on one
@@ -25,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import types
-from typing import Any, Iterator, List
+from typing import Any, List
 
 import numpy as np
 
@@ -34,11 +35,11 @@ from .compare import MISSING, Pair, builder_answer_pairs
 from .item import Item, choice_rng
 from .mla_items import LAYER, _ABSENT, zlib_crc
 from .sides import lib_common, vllm_common
-from .sparse_mla_items import _Platform, _model, token_to_req_numpy
+from .sparse_indexer_items import Settings, _vllm_config
+from .sparse_mla_items import _Platform, token_to_req_numpy
 
 NAME = "DEEPSEEK_SPARSE_SWA"
 MODULE = "vllm.v1.attention.backends.mla.sparse_swa"
-MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN = 256, 16384, 131072
 TOKEN_BUDGET = 8192
 TRITON_EVERY = 40
 WINDOWS = (4, 64, 128, 128)
@@ -124,51 +125,24 @@ def _gather_lens_numpy(prefill_gather_lens: Any, seq_lens: Any, query_start_loc:
     prefill_gather_lens.numpy()[:num_prefills] = q + np.minimum(vis, window_size - 1)
 
 
-@contextlib.contextmanager
-def patched(real_triton: bool) -> Iterator[None]:
-    undo = []
-
-    def put(obj: Any, name: str, value: Any) -> None:
-        undo.append((obj, name, getattr(obj, name, _ABSENT)))
-        setattr(obj, name, value)
-    try:
-        mod = importlib.import_module(MODULE)
-        real = mod.current_platform
-        real = real._real if isinstance(real, _Platform) else real
-        put(mod, "current_platform", _Platform(real))
-        put(mod, "get_mla_metadata", lambda *a, **k: (_SCHED, None))
-        if not real_triton:
-            put(mod, "_COMPUTE_SWA_INDICES_AND_LENS_KERNEL", _swa_rows_numpy)
-            put(mod, "_COMPUTE_PREFILL_METADATA_KERNEL", _gather_lens_numpy)
-        yield
-    finally:
-        for obj, name, value in reversed(undo):
-            if value is _ABSENT:
-                delattr(obj, name)
-            else:
-                setattr(obj, name, value)
+def patched(real_triton: bool) -> Any:
+    """The build's replacements (module doc), undone on exit."""
+    from unittest import mock
+    mod = importlib.import_module(MODULE)
+    real = mod.current_platform
+    real = real._real if isinstance(real, _Platform) else real
+    stack = contextlib.ExitStack()
+    swaps = {"current_platform": _Platform(real),
+             "get_mla_metadata": lambda *a, **k: (_SCHED, None)}
+    if not real_triton:
+        swaps["_COMPUTE_SWA_INDICES_AND_LENS_KERNEL"] = _swa_rows_numpy
+        swaps["_COMPUTE_PREFILL_METADATA_KERNEL"] = _gather_lens_numpy
+    for name, value in swaps.items():
+        stack.enter_context(mock.patch.object(mod, name, value))
+    return stack
 
 
 # ---- the two sides -------------------------------------------------------------------------
-
-def _vllm_config(ctx: Any, k: int) -> Any:
-    from vllm.config import CacheConfig, DeviceConfig, SchedulerConfig, VllmConfig
-    cache = ctx.__dict__.setdefault("sparse_swa_configs", {})
-    if k in cache:
-        return cache[k]
-    vc = VllmConfig(model_config=_model(ctx, 16, 2048),
-                    device_config=DeviceConfig(device="cpu"),
-                    scheduler_config=SchedulerConfig(
-                        max_num_seqs=MAX_SEQS, max_num_batched_tokens=MAX_TOKENS,
-                        max_model_len=MAX_MODEL_LEN, is_encoder_decoder=False),
-                    cache_config=CacheConfig())
-    if k:
-        object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
-            num_speculative_tokens=k, parallel_drafting=False, method="ngram",
-            enable_adaptive_verification=False, use_dspark=lambda: False))
-    cache[k] = vc
-    return vc
-
 
 def builders(ctx: Any, s: Any) -> Any:
     cache = ctx.__dict__.setdefault("sparse_swa_builders", {})
@@ -178,7 +152,7 @@ def builders(ctx: Any, s: Any) -> Any:
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import SlidingWindowMLASpec
-    vc = _vllm_config(ctx, s.spec)
+    vc = _vllm_config(ctx, Settings(s.spec, 1, 0, 1, 0, 90))  # the indexer's: no DCP
     spec = SlidingWindowMLASpec(block_size=s.block_size, num_kv_heads=1, head_size=512,
                                 dtype=torch.bfloat16, sliding_window=s.window)
     hf = vc.model_config.hf_config
