@@ -5,17 +5,12 @@
 
 #include "device_guard.cuh"
 #include "kernels.h"
+#include "launch.cuh"
 
 namespace attn::kernels {
 namespace {
 
-constexpr int kBlock = 256;
-
-unsigned grid_for(int64_t rows) {
-  int64_t blocks = (rows + kBlock - 1) / kBlock;
-  if (blocks < 1) blocks = 1;
-  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
-}
+constexpr int kBlock = kThreads;
 
 __global__ void __launch_bounds__(kBlock)
     valid_kernel(const void* __restrict__ slots, bool is64, int64_t n, uint8_t* __restrict__ out) {
