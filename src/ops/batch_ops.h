@@ -698,12 +698,12 @@ void sparse_swa_valid_tokens(const Exec& exec, const void* slot_mapping, bool sl
 
 /// DEEPSEEK_SPARSE_SWA's _compute_swa_indices_and_lens_kernel (causal, no image spans): row i
 /// < num_tokens is token t = token_offset + i of request r = token_to_req[t]. An invalid token
-/// (is_valid[t] == 0, or r = -1: a batch of no request) gets lens[i] = 0 and a row of -1. Otherwise, with q its request's query
-/// length, pos = seq_lens[r] - q + t - query_start_loc[r], start = max(pos - (window - 1), 0,
-/// replay_start[r]), end = pos + 1: lens[i] = end - start and entry j of the row (index_width
-/// entries) the slot block_table[r][p / block_size] * block_size + p % block_size of position
-/// p = start + j while j < lens[i], else -1 (and -1 for an entry past the block table's extent:
-/// vLLM reads outside the tensor there).
+/// (is_valid[t] == 0, or r = -1: a batch of no request) gets lens[i] = 0 and a row of -1.
+/// Otherwise, with q its request's query length, pos = seq_lens[r] - q + t - query_start_loc[r],
+/// start = max(pos - (window - 1), 0, replay_start[r]), end = pos + 1: lens[i] = end - start and
+/// entry j of the row (index_width entries) the slot block_table[r][p / block_size] * block_size
+/// + p % block_size of position p = start + j while j < lens[i], else -1 (and -1 for an entry
+/// past the block table's extent: vLLM reads outside the tensor there).
 void sparse_swa_indices(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
                         const int32_t* token_to_req, const uint8_t* is_valid,
                         const int32_t* block_table, const int32_t* replay_start,

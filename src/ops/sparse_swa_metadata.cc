@@ -47,7 +47,7 @@ void sparse_swa_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq
       // int32 arithmetic, as the Triton kernel's
       row[j] = j < len && cell < p.block_table_extent
                    ? static_cast<int32_t>(static_cast<uint32_t>(block_table[cell]) *
-                                                  static_cast<uint32_t>(p.block_size) +
+                                              static_cast<uint32_t>(p.block_size) +
                                           static_cast<uint32_t>(at % p.block_size))
                    : -1;
     }
