@@ -10,7 +10,9 @@ no vision layers, no compress ratios, so the SWA-only layer type) and a real Sli
 (head 512, bf16); libattn takes an ATTN_KV_SLIDING_WINDOW spec with that window, or on one
 profile in three with window 128 an ATTN_KV_MLA spec without one (0 = DeepSeek V4's 128).
 Speculative tokens k <= 3 (the split at 1 + k); on one batch in four some slots are -1 (the
-invalid-token rows, ``invalid_slots``).
+invalid-token rows, ``invalid_slots``); on one decode-only batch in three both sides'
+``update_draft_decode_metadata`` run after the decodes' seq_lens and slots changed in place
+(``advance``) and the updated metadata is compared.
 
 What a CPU cannot run is replaced around the build only (``patched``): ``current_platform`` (a
 proxy answering is_cuda() True and capability 9.0) and FlashMLA's ``get_mla_metadata`` (the
@@ -66,6 +68,22 @@ def invalid_slots(b: Batch) -> None:
     if b.tokens and int(choice_rng(b, 52).integers(0, 4)) == 0:
         pick = choice_rng(b, 53).random(b.tokens) < 0.125
         b.slots[pick] = -1
+
+
+def draft_update(b: Batch, vmd: Any) -> bool:
+    """update_draft_decode_metadata after the build, on one decode-only batch in three."""
+    return (vmd.num_prefills == 0 and vmd.num_decode_tokens > 0 and
+            int(choice_rng(b, 54).integers(0, 3)) == 0)
+
+
+def advance(b: Batch, vmd: Any) -> None:
+    """What the update reads changed in place under both sides' views: the decodes' seq_lens
+    one shorter (where they hold context) and about one decode slot in five -1."""
+    nd, ndt = int(vmd.num_decodes), int(vmd.num_decode_tokens)
+    q = np.diff(b.qsl[:nd + 1])
+    b.seq[:nd] = np.where(b.seq[:nd] - q >= 1, b.seq[:nd] - 1, b.seq[:nd])
+    pick = choice_rng(b, 55).random(ndt) < 0.2
+    b.slots[:ndt][pick] = -1
 
 
 def triton_batch(b: Batch) -> bool:
@@ -125,6 +143,20 @@ def _gather_lens_numpy(prefill_gather_lens: Any, seq_lens: Any, query_start_loc:
     prefill_gather_lens.numpy()[:num_prefills] = q + np.minimum(vis, window_size - 1)
 
 
+def _token_to_req_indices_numpy(query_start_loc: Any, out: Any, num_mapped_tokens: int,
+                                num_tokens: int) -> Any:
+    """compute_token_to_req_indices restated: t < num_mapped_tokens maps to the first r with
+    qsl[r + 1] > t (at most n - 1), the rest of the first num_tokens to 0."""
+    qsl = query_start_loc.numpy().astype(np.int64)
+    n = qsl.shape[0] - 1
+    o = out.numpy()
+    o[:num_tokens] = 0
+    m = min(num_mapped_tokens, num_tokens)
+    if n > 0 and m > 0:
+        o[:m] = np.minimum(np.searchsorted(qsl[1:n + 1], np.arange(m), side="right"), n - 1)
+    return out[:num_tokens]
+
+
 def patched(real_triton: bool) -> Any:
     """The build's replacements (module doc), undone on exit."""
     from unittest import mock
@@ -137,6 +169,7 @@ def patched(real_triton: bool) -> Any:
     if not real_triton:
         swaps["_COMPUTE_SWA_INDICES_AND_LENS_KERNEL"] = _swa_rows_numpy
         swaps["_COMPUTE_PREFILL_METADATA_KERNEL"] = _gather_lens_numpy
+        swaps["compute_token_to_req_indices"] = _token_to_req_indices_numpy
     for name, value in swaps.items():
         stack.enter_context(mock.patch.object(mod, name, value))
     return stack
@@ -222,7 +255,13 @@ def sparse_swa_item() -> Item:
         return builders(ctx, settings(b))[2].build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        from vllm.config import set_current_vllm_config
         vb, vc, lb = builders(ctx, settings(b))
+        if draft_update(b, vmd):
+            advance(b, vmd)
+            with set_current_vllm_config(vc), patched(False):
+                vb.update_draft_decode_metadata(vmd)
+            lb.update_draft_decode_metadata(lmd)
         return swa_pairs(vmd, lmd, vb, vc, lb)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
@@ -233,6 +272,8 @@ def sparse_swa_item() -> Item:
                  f"window {s.window}" + (" (MLA spec)" if s.mla_kind else "")]
         if vmd.is_valid_token is not None and not bool(vmd.is_valid_token.all()):
             parts.append("invalid slots")
+        if draft_update(b, vmd):
+            parts.append("draft decode update")
         return ", ".join(parts)
 
     return Item(NAME, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,
