@@ -234,7 +234,7 @@ def _vllm_config(ctx: Any, s: Settings) -> Any:
     if s.spec:
         object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
             num_speculative_tokens=s.spec, parallel_drafting=False, method="ngram",
-            enable_adaptive_verification=False))
+            enable_adaptive_verification=False, use_dspark=lambda: False))
     cache[key] = vc
     return vc
 

@@ -260,4 +260,21 @@ int kpool_tail_slot_mapping(int device_id, void* stream, const int32_t* query_st
 int kpool_tail_draft_update(int device_id, void* stream, int64_t* slot_mapping,
                             const int64_t* positions, int64_t n, int32_t kpool) noexcept;
 
+/// See ops::sparse_swa_valid_tokens. One launch, one thread per token.
+int sparse_swa_valid_tokens(int device_id, void* stream, const void* slot_mapping,
+                            bool slots_int64, int64_t n, uint8_t* out) noexcept;
+
+/// See ops::sparse_swa_indices. One launch, one block per row (its threads over the row).
+int sparse_swa_indices(int device_id, void* stream, const int32_t* query_start_loc,
+                       const int32_t* seq_lens, const int32_t* token_to_req,
+                       const uint8_t* is_valid, const int32_t* block_table,
+                       const int32_t* replay_start, const SwaIndicesParams& params,
+                       int32_t* indices, int32_t* lens) noexcept;
+
+/// See ops::sparse_swa_prefill_gather_lens. One launch, one thread per prefill.
+int sparse_swa_prefill_gather_lens(int device_id, void* stream, const int32_t* query_start_loc,
+                                   const int32_t* seq_lens, const int32_t* replay_start,
+                                   int64_t num_decodes, int64_t num_prefills,
+                                   int32_t window_size, int32_t* out) noexcept;
+
 }  // namespace attn::kernels

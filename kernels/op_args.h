@@ -137,4 +137,19 @@ struct IndexerDecodeOut {
   int32_t* indices = nullptr;         ///< varlen: num_decode_tokens request indices.
 };
 
+/// See ops::sparse_swa_indices: one call of vLLM 0.33's _compute_swa_indices_and_lens_kernel
+/// (DEEPSEEK_SPARSE_SWA, causal, no image spans).
+struct SwaIndicesParams {
+  int64_t num_tokens = 0;          ///< Rows written (the kernel's grid).
+  int64_t token_offset = 0;        ///< Row i is token token_offset + i.
+  int32_t window_size = 0;
+  int32_t index_width = 0;         ///< Entries a row holds (the output's row stride).
+  int32_t block_size = 0;
+  int64_t block_table_stride = 0;  ///< Elements between block table rows.
+  /// Elements of the block table from its start, (rows - 1) * stride + columns: a position
+  /// past them (a padded token's, whose slot is not -1) reads as slot -1 (vLLM reads outside
+  /// the tensor).
+  int64_t block_table_extent = 0;
+};
+
 }  // namespace attn::kernels

@@ -689,4 +689,32 @@ void kpool_tail_slot_mapping(const Exec& exec, const int32_t* query_start_loc, i
 void kpool_tail_draft_update(const Exec& exec, int64_t* slot_mapping, const int64_t* positions,
                              int64_t n, int32_t kpool);
 
+using kernels::SwaIndicesParams;
+
+/// DEEPSEEK_SPARSE_SWA's is_valid_token (vLLM 0.33, mla/sparse_swa.py): out[t] = slot_mapping[t]
+/// >= 0 for t < n (1 or 0); slot_mapping is int64 when slots_int64, else int32.
+void sparse_swa_valid_tokens(const Exec& exec, const void* slot_mapping, bool slots_int64,
+                             int64_t n, uint8_t* out);
+
+/// DEEPSEEK_SPARSE_SWA's _compute_swa_indices_and_lens_kernel (causal, no image spans): row i
+/// < num_tokens is token t = token_offset + i of request r = token_to_req[t]. An invalid token
+/// (is_valid[t] == 0, or r = -1: a batch of no request) gets lens[i] = 0 and a row of -1.
+/// Otherwise, with q its request's query length, pos = seq_lens[r] - q + t - query_start_loc[r],
+/// start = max(pos - (window - 1), 0, replay_start[r]), end = pos + 1: lens[i] = end - start and
+/// entry j of the row (index_width entries) the slot block_table[r][p / block_size] * block_size
+/// + p % block_size of position p = start + j while j < lens[i], else -1 (and -1 for an entry
+/// past the block table's extent: vLLM reads outside the tensor there).
+void sparse_swa_indices(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
+                        const int32_t* token_to_req, const uint8_t* is_valid,
+                        const int32_t* block_table, const int32_t* replay_start,
+                        const SwaIndicesParams& params, int32_t* indices, int32_t* lens);
+
+/// DEEPSEEK_SPARSE_SWA's ComputePrefillMetadataKernel: for prefill p < num_prefills (request r
+/// = num_decodes + p, query q, prefix seq_lens[r] - q), out[p] = q + min(max(prefix -
+/// replay_start[r], 0), window_size - 1).
+void sparse_swa_prefill_gather_lens(const Exec& exec, const int32_t* query_start_loc,
+                                    const int32_t* seq_lens, const int32_t* replay_start,
+                                    int64_t num_decodes, int64_t num_prefills,
+                                    int32_t window_size, int32_t* out);
+
 }  // namespace attn::ops

@@ -177,6 +177,7 @@ static void test_speculative_counts(void** state) {
     }
     assert_true(kind < 32);
     spec.kind = kind;
+    if (kind == ATTN_KV_SLIDING_WINDOW) spec.sliding_window = 64; /* DEEPSEEK_SPARSE_SWA's first */
     config.num_speculative_tokens = INT32_MAX;
     ASSERT_ERROR(attn_builder_create(info.name, &spec, &config, &b), E,
                  "config->num_speculative_tokens=2147483647 is not in [0, 65536]");

@@ -40,7 +40,8 @@ attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
   s.block_size = 16;
   s.num_kv_heads = 8;
   s.head_size = 128;
-  if (has(backend, "MLA") || has(backend, "INDEXER")) {  // the indexer runs on the MLA cache
+  // the indexer and DeepSeek's sparse SWA run on MLA caches
+  if (has(backend, "MLA") || has(backend, "INDEXER") || has(backend, "SPARSE_SWA")) {
     s.num_kv_heads = 1;
     s.head_size = 576;
     s.block_size = 128;  // a multiple of every MLA kernel's block size (CUTLASS_MLA's 128)
@@ -67,7 +68,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 44, "%zu built-in backends, expected 44", r.count());
+  CHECK(r.count() == 45, "%zu built-in backends, expected 45", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();

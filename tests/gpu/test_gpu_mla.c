@@ -8,7 +8,7 @@
  * the host references, with several context chunks and continuation chunks, with DCP and
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
- * AMX_MLA (test_cpu_platform_mla).
+ * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -402,6 +402,42 @@ static void test_kpool_tail(void** state) {
   }
 }
 
+/* DEEPSEEK_SPARSE_SWA host vs CUDA (kernels/sparse_swa_metadata.cu: is_valid_token, the decode
+ * and prefill window rows, the prefill gather lengths): random decode/prefill batches with
+ * padded slots and padding tokens, windows 4 to 256, block sizes 32 to 256. */
+static void test_sparse_swa(void** state) {
+  static const int32_t windows[4] = {4, 64, 128, 256}, blocks[3] = {32, 64, 256};
+  uint64_t seed = 45;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DEEPSEEK_SPARSE_SWA builds")) skip();
+  for (iter = 0; iter < 120; ++iter) {
+    attn_kv_cache_spec_t spec = ts_mla_spec(blocks[iter % 3]);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32];
+    int64_t n, nd, r, tokens = 0;
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    ts_batch* b;
+    spec.kind = ATTN_KV_SLIDING_WINDOW;
+    spec.head_size = 512;
+    spec.sliding_window = windows[ts_rand_range(&seed, 0, 3)];
+    c.num_speculative_tokens = k;
+    n = ts_rand_range(&seed, 1, 32);
+    nd = ts_rand_range(&seed, 0, n);
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, 200);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 3000);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 4));
+    for (r = 0; r < tokens; ++r)
+      if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
+    compare("DEEPSEEK_SPARSE_SWA", &spec, &c, b, NULL, iter % 5 == 0);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
@@ -411,6 +447,7 @@ int main(void) {
       cmocka_unit_test(test_sparse),
       cmocka_unit_test(test_indexer),
       cmocka_unit_test(test_kpool_tail),
+      cmocka_unit_test(test_sparse_swa),
       cmocka_unit_test(test_cpu_platform_mla),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);

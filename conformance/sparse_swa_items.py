@@ -1,0 +1,285 @@
+"""DeepSeek V4's sliding-window cache: vLLM 0.33's DeepseekSparseSWAMetadataBuilder
+(DEEPSEEK_SPARSE_SWA, vllm/v1/attention/backends/mla/sparse_swa.py) against libattn's builder
+of the same name, on the lane's random batches: every field of vLLM's DeepseekSparseSWAMetadata
+(tile_sched_* and flashinfer_sparse_index_cache excepted: below) and the builder's answers.
+
+vLLM's side is the indexer item's VllmConfig (the DeepSeek-V3.2-shaped model of sparse_mla_items,
+no DCP) whose
+``hf_config.sliding_window`` is set to the profile's window while the builder is made (text-only:
+no vision layers, no compress ratios, so the SWA-only layer type) and a real SlidingWindowMLASpec
+(head 512, bf16); libattn takes an ATTN_KV_SLIDING_WINDOW spec with that window, or on one
+profile in three with window 128 an ATTN_KV_MLA spec without one (0 = DeepSeek V4's 128).
+Speculative tokens k <= 3 (the split at 1 + k); on one batch in four some slots are -1 (the
+invalid-token rows, ``invalid_slots``); on one decode-only batch in three both sides'
+``update_draft_decode_metadata`` run after the decodes' seq_lens and slots changed in place
+(``advance``) and the updated metadata is compared.
+
+What a CPU cannot run is replaced around the build only (``patched``): ``current_platform`` (a
+proxy answering is_cuda() True and capability 9.0) and FlashMLA's ``get_mla_metadata`` (the
+kernel library's scheduler object: a marker; libattn does not return tile_sched_*). The two
+Triton kernels of the build (ComputeSWAIndicesAndLensKernel, ComputePrefillMetadataKernel) and
+``compute_token_to_req_indices`` run in Triton's CPU interpreter on about one small batch in
+``TRITON_EVERY``; on the others a numpy restatement of each (``_swa_rows_numpy``,
+``_gather_lens_numpy``, sparse_mla_items' ``token_to_req_numpy`` as the documented
+``_token_to_req_indices_cache``) stands in.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import types
+from typing import Any, List
+
+import numpy as np
+
+from .batches import Batch
+from .compare import MISSING, Pair, builder_answer_pairs
+from .item import Item, choice_rng
+from .mla_items import LAYER, _ABSENT, zlib_crc
+from .sides import lib_common, vllm_common
+from .sparse_indexer_items import Settings, _vllm_config
+from .sparse_mla_items import _Platform, token_to_req_numpy
+
+NAME = "DEEPSEEK_SPARSE_SWA"
+MODULE = "vllm.v1.attention.backends.mla.sparse_swa"
+TOKEN_BUDGET = 8192
+TRITON_EVERY = 40
+WINDOWS = (4, 64, 128, 128)
+LEFT_OUT = {
+    "tile_sched_": "FlashMLA's scheduler objects (get_mla_metadata, filled by the kernel library "
+                   "on the device): not returned by libattn",
+    "flashinfer_sparse_index_cache": "an empty dict vLLM's layers fill: not returned",
+}
+_SCHED = "FlashMLASchedMeta"
+
+
+def settings(b: Batch) -> Any:
+    r = np.random.default_rng([zlib_crc(NAME), int(choice_rng(b, 50).integers(0, 1 << 30))])
+    window = int(r.choice(WINDOWS))
+    mla_kind = window == 128 and r.random() < 0.5
+    return types.SimpleNamespace(window=window, mla_kind=mla_kind, spec=b.spec,
+                                 block_size=b.block_size)
+
+
+def invalid_slots(b: Batch) -> None:
+    """On one batch in four, about one slot in eight set to -1 (PAD_SLOT_ID: the invalid-token
+    rows), the same on both sides: idempotent, applied before each side builds (the batch is
+    this item's own)."""
+    if b.tokens and int(choice_rng(b, 52).integers(0, 4)) == 0:
+        pick = choice_rng(b, 53).random(b.tokens) < 0.125
+        b.slots[pick] = -1
+
+
+def draft_update(b: Batch, vmd: Any) -> bool:
+    """update_draft_decode_metadata after the build, on one decode-only batch in three."""
+    return (vmd.num_prefills == 0 and vmd.num_decode_tokens > 0 and
+            int(choice_rng(b, 54).integers(0, 3)) == 0)
+
+
+def advance(b: Batch, vmd: Any) -> None:
+    """What the update reads changed in place under both sides' views: the decodes' seq_lens
+    one shorter (where they hold context) and about one decode slot in five -1."""
+    nd, ndt = int(vmd.num_decodes), int(vmd.num_decode_tokens)
+    q = np.diff(b.qsl[:nd + 1])
+    b.seq[:nd] = np.where(b.seq[:nd] - q >= 1, b.seq[:nd] - 1, b.seq[:nd])
+    pick = choice_rng(b, 55).random(ndt) < 0.2
+    b.slots[:ndt][pick] = -1
+
+
+def triton_batch(b: Batch) -> bool:
+    return (b.n <= 8 and b.tokens <= 2048 and
+            int(choice_rng(b, 51).integers(0, TRITON_EVERY)) == 0)
+
+
+# ---- stand-ins ---------------------------------------------------------------------------
+
+def _swa_rows_numpy(swa_indices: Any, swa_lens: Any, window_size: int, index_width: int,
+                    left_visible: Any, right_visible: Any, query_start_loc: Any, seq_lens: Any,
+                    token_to_req_indices: Any, is_valid_token: Any, block_table: Any,
+                    block_size: int, replay_start: Any, *, num_tokens: int, token_offset: int,
+                    has_image: bool = False) -> None:
+    """_compute_swa_indices_and_lens_kernel restated (causal, no image spans): row i is token
+    t = token_offset + i of r = token_to_req[t]; invalid: len 0, a row of -1; else pos =
+    seq - q + t - qsl[r], the window [max(pos - w + 1, 0, replay[r]), pos + 1) as paged slots,
+    -1 past its length."""
+    assert not has_image
+    qsl = query_start_loc.numpy().astype(np.int64)
+    seq = seq_lens.numpy().astype(np.int64)
+    t2r = token_to_req_indices.numpy().astype(np.int64)
+    valid = is_valid_token.numpy()
+    bt = block_table.numpy().astype(np.int64)
+    rep = replay_start.numpy().astype(np.int64)
+    rows = swa_indices.numpy().reshape(swa_indices.shape[0], -1)
+    lens = swa_lens.numpy()
+    j = np.arange(index_width)
+    for i in range(num_tokens):
+        t = token_offset + i
+        if not valid[t]:
+            lens[i] = 0
+            rows[i, :index_width] = -1
+            continue
+        r = t2r[t]
+        pos = seq[r] - (qsl[r + 1] - qsl[r]) + t - qsl[r]
+        start = max(pos - (window_size - 1), 0, rep[r])
+        n = pos + 1 - start
+        lens[i] = n
+        p = start + j
+        inside = j < n
+        slots = np.full(index_width, -1, dtype=np.int64)
+        slots[inside] = bt[r, p[inside] // block_size] * block_size + p[inside] % block_size
+        rows[i, :index_width] = slots
+
+
+def _gather_lens_numpy(prefill_gather_lens: Any, seq_lens: Any, query_start_loc: Any,
+                       replay_start: Any, num_prefills: int, num_decodes: int,
+                       window_size: int) -> None:
+    """ComputePrefillMetadataKernel restated: q + min(max(prefix - replay, 0), w - 1)."""
+    qsl = query_start_loc.numpy().astype(np.int64)
+    seq = seq_lens.numpy().astype(np.int64)
+    rep = replay_start.numpy().astype(np.int64)
+    r = np.arange(num_decodes, num_decodes + num_prefills)
+    q = qsl[r + 1] - qsl[r]
+    vis = np.maximum(seq[r] - q - rep[r], 0)
+    prefill_gather_lens.numpy()[:num_prefills] = q + np.minimum(vis, window_size - 1)
+
+
+def _token_to_req_indices_numpy(query_start_loc: Any, out: Any, num_mapped_tokens: int,
+                                num_tokens: int) -> Any:
+    """compute_token_to_req_indices restated: t < num_mapped_tokens maps to the first r with
+    qsl[r + 1] > t (at most n - 1), the rest of the first num_tokens to 0."""
+    qsl = query_start_loc.numpy().astype(np.int64)
+    n = qsl.shape[0] - 1
+    o = out.numpy()
+    o[:num_tokens] = 0
+    m = min(num_mapped_tokens, num_tokens)
+    if n > 0 and m > 0:
+        o[:m] = np.minimum(np.searchsorted(qsl[1:n + 1], np.arange(m), side="right"), n - 1)
+    return out[:num_tokens]
+
+
+def patched(real_triton: bool) -> Any:
+    """The build's replacements (module doc), undone on exit."""
+    from unittest import mock
+    mod = importlib.import_module(MODULE)
+    real = mod.current_platform
+    real = real._real if isinstance(real, _Platform) else real
+    stack = contextlib.ExitStack()
+    swaps = {"current_platform": _Platform(real),
+             "get_mla_metadata": lambda *a, **k: (_SCHED, None)}
+    if not real_triton:
+        swaps["_COMPUTE_SWA_INDICES_AND_LENS_KERNEL"] = _swa_rows_numpy
+        swaps["_COMPUTE_PREFILL_METADATA_KERNEL"] = _gather_lens_numpy
+        swaps["compute_token_to_req_indices"] = _token_to_req_indices_numpy
+    for name, value in swaps.items():
+        stack.enter_context(mock.patch.object(mod, name, value))
+    return stack
+
+
+# ---- the two sides -------------------------------------------------------------------------
+
+def builders(ctx: Any, s: Any) -> Any:
+    cache = ctx.__dict__.setdefault("sparse_swa_builders", {})
+    key = (s.window, s.mla_kind, s.spec, s.block_size)
+    if key in cache:
+        return cache[key]
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.v1.kv_cache_interface import SlidingWindowMLASpec
+    vc = _vllm_config(ctx, Settings(s.spec, 1, 0, 1, 0, 90))  # the indexer's: no DCP
+    spec = SlidingWindowMLASpec(block_size=s.block_size, num_kv_heads=1, head_size=512,
+                                dtype=torch.bfloat16, sliding_window=s.window)
+    hf = vc.model_config.hf_config
+    old = getattr(hf, "sliding_window", _ABSENT)
+    hf.sliding_window = s.window
+    try:
+        cls = importlib.import_module(MODULE).DeepseekSparseSWAMetadataBuilder
+        with set_current_vllm_config(vc), patched(False):
+            vb = cls(spec, [LAYER], vc, torch.device("cpu"))
+    finally:
+        if old is _ABSENT:
+            delattr(hf, "sliding_window")
+        else:
+            hf.sliding_window = old
+    libattn = ctx.libattn
+    sc = vc.scheduler_config  # VllmConfig raises max_num_batched_tokens to max_model_len
+    cfg = libattn.BuilderConfig(sc.max_num_seqs, sc.max_num_batched_tokens,
+                                vc.model_config.max_model_len, 16,
+                                num_speculative_tokens=s.spec, device_capability=90)
+    kind = libattn.KvCacheKind.MLA if s.mla_kind else libattn.KvCacheKind.SLIDING_WINDOW
+    lspec = libattn.KvCacheSpec(s.block_size, 1, 512, kind=kind,
+                                sliding_window=0 if s.mla_kind else s.window)
+    cache[key] = (vb, vc, ctx.lib.builder(NAME, lspec, cfg))
+    return cache[key]
+
+
+# ---- the comparison ------------------------------------------------------------------------
+
+def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
+    import dataclasses
+    lib = {n: lmd[n] for n in lmd.fields()}
+    out: List[Pair] = []
+    for f in dataclasses.fields(vmd):
+        val = getattr(vmd, f.name)
+        if f.name.startswith("tile_sched_"):
+            # present (the marker) for the SWA-only type with decode tokens, else None
+            want = _SCHED if (f.name == "tile_sched_swaonly" and vmd.num_decode_tokens) else None
+            out.append((f"{f.name} (FlashMLA's; not returned: vLLM's presence)", val, want))
+            out.append((f"{f.name} (libattn leaves out)", MISSING, lib.pop(f.name, MISSING)))
+            continue
+        if f.name == "flashinfer_sparse_index_cache":
+            out.append((f"{f.name} (an empty dict; not returned)", len(val), 0))
+            out.append((f"{f.name} (libattn leaves out)", MISSING, lib.pop(f.name, MISSING)))
+            continue
+        out.append((f.name, val, lib.pop(f.name, MISSING)))
+    out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
+    out += builder_answer_pairs(vb, vc, lb, patched(False))
+    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
+            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+
+
+def sparse_swa_item() -> Item:
+    def v(ctx: Any, b: Batch) -> Any:
+        from vllm.config import set_current_vllm_config
+        s = settings(b)
+        vb, vc, _ = builders(ctx, s)
+        invalid_slots(b)
+        cm = vllm_common(ctx, b)
+        real = triton_batch(b)
+        if not real:
+            cm._token_to_req_indices_cache = token_to_req_numpy(b)
+        with set_current_vllm_config(vc), patched(real):
+            return vb.build(0, cm)
+
+    def l(ctx: Any, b: Batch) -> Any:
+        invalid_slots(b)
+        return builders(ctx, settings(b))[2].build(lib_common(ctx, b))
+
+    def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        from vllm.config import set_current_vllm_config
+        vb, vc, lb = builders(ctx, settings(b))
+        if draft_update(b, vmd):
+            advance(b, vmd)
+            with set_current_vllm_config(vc), patched(False):
+                vb.update_draft_decode_metadata(vmd)
+            lb.update_draft_decode_metadata(lmd)
+        return swa_pairs(vmd, lmd, vb, vc, lb)
+
+    def path(ctx: Any, b: Batch, vmd: Any) -> str:
+        s = settings(b)
+        parts = ["triton" if triton_batch(b) else "numpy stand-ins",
+                 "decodes" if vmd.num_decodes else "no decodes",
+                 "prefills" if vmd.num_prefills else "no prefills",
+                 f"window {s.window}" + (" (MLA spec)" if s.mla_kind else "")]
+        if vmd.is_valid_token is not None and not bool(vmd.is_valid_token.all()):
+            parts.append("invalid slots")
+        if draft_update(b, vmd):
+            parts.append("draft decode update")
+        return ", ".join(parts)
+
+    return Item(NAME, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,
+                max_requests=256, token_budget=TOKEN_BUDGET, path=path,
+                notes=[f"not comparable: {k}: {why}" for k, why in LEFT_OUT.items()])
+
+
+def sparse_swa_items() -> List[Item]:
+    return [sparse_swa_item()]

@@ -1,0 +1,315 @@
+// DEEPSEEK_SPARSE_SWA: vLLM 0.33's DeepseekSparseSWAMetadataBuilder (mla/sparse_swa.py), the
+// sliding-window cache of DeepSeek V4's attention layers: per token the window's paged slots
+// (decode rows and prefill rows, _compute_swa_indices_and_lens_kernel), the validity mask, the
+// token -> request map and the prefills' gather lengths (ComputePrefillMetadataKernel) shared by
+// every layer. Spec: vLLM's SlidingWindowMLASpec (ATTN_KV_SLIDING_WINDOW) or MLAAttentionSpec
+// (ATTN_KV_MLA); the window is the spec's sliding_window (vLLM reads hf_config.sliding_window;
+// 0 on an MLA spec = DeepSeek V4's 128), block size a multiple of 32 (the head size, 512 in
+// vLLM's selector, is not read). Level UNIFORM_BATCH (class attribute),
+// reorder_batch_threshold None, the split at max_decode_query_len (1 + k), draft decode updates.
+//
+// Not inputs of libattn, so at vLLM's values for a text-only, causal, non-replaying batch:
+// replay_start (build()'s keyword; the persistent zeros), the vision variant's image spans
+// (prefill_left/right_visible None, prefill index width = window), DSpark's non-causal decode
+// rows (a non-causal batch with decode tokens is refused). tile_sched_* (FlashMLA's scheduler
+// objects) and flashinfer_sparse_index_cache (an empty dict) are not returned.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
+#include "core/builder.h"
+#include "core/error.h"
+#include "core/persistent_buffers.h"
+#include "core/vllm_release.h"
+#include "ops/batch_ops.h"
+
+namespace attn::backends {
+namespace {
+
+constexpr const char* kName = "DEEPSEEK_SPARSE_SWA";
+constexpr int32_t kDefaultWindow = 128;  // DeepSeek V4's hf_config.sliding_window
+constexpr int32_t kBlockMultiple = 32;   // get_supported_kernel_block_sizes: MultipleOf(32)
+constexpr DType kBoolDtype{6, 8, 1};     // DLPack's kDLBool
+
+#define SWA_FIELDS(X)                                                      \
+  X(kBlockTable, "block_table")                                            \
+  X(kSlotMapping, "slot_mapping")                                          \
+  X(kBlockSize, "block_size")                                              \
+  X(kSeqLens, "seq_lens")                                                  \
+  X(kQueryStartLoc, "query_start_loc")                                     \
+  X(kQueryStartLocCpu, "query_start_loc_cpu")                              \
+  X(kIsValidToken, "is_valid_token")                                       \
+  X(kTokenToReqIndices, "token_to_req_indices")                            \
+  X(kDecodeSwaIndices, "decode_swa_indices")                               \
+  X(kDecodeSwaLens, "decode_swa_lens")                                     \
+  X(kDecodeSwaWidth, "decode_swa_width")                                   \
+  X(kPrefillSwaIndices, "prefill_swa_indices")                             \
+  X(kPrefillSwaLens, "prefill_swa_lens")                                   \
+  X(kPrefillLeftVisible, "prefill_left_visible")                           \
+  X(kPrefillRightVisible, "prefill_right_visible")                         \
+  X(kReplayStart, "replay_start")                                          \
+  X(kCacheSlotMapping, "cache_slot_mapping")                               \
+  X(kCachePositions, "cache_positions")                                    \
+  X(kNumDecodes, "num_decodes")                                            \
+  X(kNumPrefills, "num_prefills")                                          \
+  X(kNumDecodeTokens, "num_decode_tokens")                                 \
+  X(kNumPrefillTokens, "num_prefill_tokens")                               \
+  X(kMaxDecodeQueryLen, "max_decode_query_len")                            \
+  X(kFlashinferDecodeTopkLens, "flashinfer_decode_topk_lens")              \
+  X(kFlashinferDecodeSeqLens, "flashinfer_decode_seq_lens")                \
+  X(kPrefillSeqLens, "prefill_seq_lens")                                   \
+  X(kPrefillSeqLensCpu, "prefill_seq_lens_cpu")                            \
+  X(kPrefillGatherLens, "prefill_gather_lens")                             \
+  X(kPrefillQueryLensCpu, "prefill_query_lens_cpu")                        \
+  X(kPrefillWindowSize, "prefill_window_size")                             \
+  X(kPrefillMaxModelLen, "prefill_max_model_len")                          \
+  X(kPrefillMaxNumBatchedTokens, "prefill_max_num_batched_tokens")
+ATTN_NAMED_LIST(Field, SWA_FIELDS);
+
+#define SWA_BUFFERS(X)                                   \
+  X(kBufTokenToReq, "token_to_req_indices")              \
+  X(kBufIsValid, "is_valid_token")                       \
+  X(kBufDecodeIndices, "decode_swa_indices")             \
+  X(kBufDecodeLens, "decode_swa_lens")                   \
+  X(kBufPrefillIndices, "prefill_swa_indices")           \
+  X(kBufPrefillLens, "prefill_swa_lens")                 \
+  X(kBufReplayStart, "no_replay_start")                  \
+  X(kBufGatherLens, "prefill_gather_lens")               \
+  /* host */                                             \
+  X(kBufQueryLensCpu, "prefill_query_lens_cpu")
+ATTN_NAMED_LIST(Buffer, SWA_BUFFERS);
+
+/// The window: the spec's sliding_window (SlidingWindowMLASpec's, the model's); 0 on an MLA spec
+/// (vLLM's MLAAttentionSpec carries none: the builder reads hf_config.sliding_window) stands for
+/// DeepSeek V4's 128.
+int32_t window_of(const KvCacheSpec& spec) {
+  return spec.sliding_window > 0 ? spec.sliding_window : kDefaultWindow;
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+  const int64_t window = window_of(spec);
+  const int64_t tokens = c.max_num_batched_tokens, seqs = c.max_num_seqs, i32 = sizeof(int32_t);
+  BufferPlan p(kBufferNames);
+  p.set(kBufTokenToReq, buffer_bytes("token_to_req_indices", {tokens, i32}));
+  p.set(kBufIsValid, buffer_bytes("is_valid_token", {tokens, 1}));
+  p.set(kBufDecodeIndices, buffer_bytes("decode_swa_indices", {tokens, window, i32}));
+  p.set(kBufDecodeLens, buffer_bytes("decode_swa_lens", {tokens, i32}));
+  p.set(kBufPrefillIndices,
+        buffer_bytes("prefill_swa_indices", {tokens, window, i32}));
+  p.set(kBufPrefillLens, buffer_bytes("prefill_swa_lens", {tokens, i32}));
+  p.set(kBufReplayStart, buffer_bytes("no_replay_start", {seqs + 1, i32}));  // zeros
+  p.set(kBufGatherLens, buffer_bytes("prefill_gather_lens", {seqs, i32}));
+  p.set(kBufQueryLensCpu, buffer_bytes("prefill_query_lens_cpu", {seqs, i32}), /*host=*/true);
+  return p.requests();
+}
+
+/// A (rows, 1, width) view of int32 rows `width` apart (vLLM's [:rows] of a (max, 1, w) buffer).
+Tensor index_rows(void* data, Device dev, int64_t rows, int64_t width) {
+  Tensor t = make_matrix(data, dev, kInt32, rows, width, width);
+  t.ndim = 3;
+  t.shape[2] = width;
+  t.strides[2] = 1;
+  t.shape[1] = 1;
+  t.strides[1] = width;
+  return t;
+}
+
+class SparseSwaBuilder final : public Builder {
+ public:
+  SparseSwaBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
+                   const BuilderConfig& config)
+      : Builder(std::move(backend), spec, config),
+        window_(window_of(spec)),
+        threshold_(attn::max_decode_query_len(config)),
+        buffers_(kName, config.device, plan(spec, config), config.allocator, config.workspace,
+                 config.workspace_size) {
+    init_metadata(name_vector(kFieldNames));
+    set_reorder_batch_threshold(std::nullopt);  // set to None in __init__
+  }
+
+  std::string draft_decode_update_refusal() const override { return ""; }
+
+ protected:
+  void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
+    const ops::BatchSplit s = ops::split_decodes_and_prefills(
+        c.qsl_host, c.num_reqs, c.num_actual_tokens, c.max_query_len, threshold_, false);
+    const int64_t nd = s.num_decodes, np = s.num_prefills;
+    const int64_t ndt = s.num_decode_tokens, npt = s.num_prefill_tokens;
+    check_batch(c, np, ndt);
+    const BuilderConfig& cfg = config();
+    const Device dev = cfg.device;
+    Metadata& m = metadata();
+    m.reset();
+    const int32_t* qsl = c.query_start_loc->as<const int32_t>();  // usable on the exec's side
+    const int32_t* lens = c.seq_lens->as<const int32_t>();
+    const Tensor& slots = *c.slot_mapping;
+    const int64_t n = c.num_reqs, T = c.num_actual_tokens, S = slots.numel();
+    // CommonAttentionMetadata.token_to_req_indices: mapped up to query_start_loc_cpu[-1]
+    const int64_t mapped = c.qsl_host[n];
+    int32_t* t2r = buffers_.as<int32_t>(kBufTokenToReq);
+    ops::compute_token_to_req_indices(exec, qsl, n, mapped, std::max(mapped, T), t2r);
+    uint8_t* valid = buffers_.as<uint8_t>(kBufIsValid);
+    ops::sparse_swa_valid_tokens(exec, slots.data, slots.dtype == kInt64, S, valid);
+    const int32_t* replay = buffers_.as<const int32_t>(kBufReplayStart);
+    ops::SwaIndicesParams p = indices_params(*c.block_table_tensor, ndt, 0);
+    ops::sparse_swa_indices(exec, qsl, lens, t2r, valid, c.block_table_tensor->as<int32_t>(),
+                            replay, p, buffers_.as<int32_t>(kBufDecodeIndices),
+                            buffers_.as<int32_t>(kBufDecodeLens));
+    p = indices_params(*c.block_table_tensor, npt, ndt);
+    ops::sparse_swa_indices(exec, qsl, lens, t2r, valid, c.block_table_tensor->as<int32_t>(),
+                            replay, p, buffers_.as<int32_t>(kBufPrefillIndices),
+                            buffers_.as<int32_t>(kBufPrefillLens));
+
+    m.set_tensor(kBlockTable, *c.block_table_tensor);
+    m.set_tensor(kSlotMapping, slots);
+    m.set_int(kBlockSize, spec().block_size);
+    m.set_tensor(kSeqLens, *c.seq_lens);
+    m.set_tensor(kQueryStartLoc, *c.query_start_loc);
+    m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
+    m.set_tensor(kIsValidToken, make_vector(valid, dev, kBoolDtype, S), true);
+    m.set_tensor(kTokenToReqIndices, make_vector(t2r, dev, kInt32, T), true);
+    m.set_tensor(kDecodeSwaIndices, index_rows(buffers_.get(kBufDecodeIndices), dev, ndt, window_),
+                 true);
+    m.set_tensor(kDecodeSwaLens, make_vector(buffers_.get(kBufDecodeLens), dev, kInt32, ndt), true);
+    m.set_int(kDecodeSwaWidth, c.causal ? window_ : 0);  // non-causal: noncausal_index_width, 0
+    if (npt > 0) {
+      m.set_tensor(kPrefillSwaIndices,
+                   index_rows(buffers_.get(kBufPrefillIndices), dev, npt, window_), true);
+      m.set_tensor(kPrefillSwaLens, make_vector(buffers_.get(kBufPrefillLens), dev, kInt32, npt),
+                   true);
+    } else {
+      m.set_none(kPrefillSwaIndices);
+      m.set_none(kPrefillSwaLens);
+    }
+    for (const Field f : {kPrefillLeftVisible, kPrefillRightVisible, kCacheSlotMapping,
+                          kCachePositions, kFlashinferDecodeTopkLens, kFlashinferDecodeSeqLens})
+      m.set_none(f);
+    m.set_tensor(kReplayStart,
+                 make_vector(buffers_.get(kBufReplayStart), dev, kInt32, cfg.max_num_seqs + 1),
+                 true);
+    m.set_int(kNumDecodes, nd);
+    m.set_int(kNumPrefills, np);
+    m.set_int(kNumDecodeTokens, ndt);
+    m.set_int(kNumPrefillTokens, npt);
+    m.set_int(kMaxDecodeQueryLen, std::min<int64_t>(c.max_query_len, threshold_));
+    build_prefill(c, nd, np, qsl, lens, replay, exec);
+  }
+
+  /// update_draft_decode_metadata: the mask, the decode tokens' requests and their window rows
+  /// again from the (advanced) inputs the metadata views.
+  void do_update_draft_decode(const Metadata& md, const ops::Exec& exec) override {
+    const int64_t ndt = md.field(kNumDecodeTokens).int_value;
+    if (ndt == 0) return;
+    const Tensor& slots = md.field(kSlotMapping).tensor;
+    const Tensor& qsl = md.field(kQueryStartLoc).tensor;
+    const Tensor& bt = md.field(kBlockTable).tensor;
+    const Tensor& valid = md.field(kIsValidToken).tensor;
+    const Tensor& t2r = md.field(kTokenToReqIndices).tensor;
+    ops::sparse_swa_valid_tokens(exec, slots.data, slots.dtype == kInt64, valid.numel(),
+                                 valid.as<uint8_t>());
+    ops::compute_token_to_req_indices(exec, qsl.as<const int32_t>(), qsl.numel() - 1, ndt, ndt,
+                                      t2r.as<int32_t>());
+    const ops::SwaIndicesParams p = indices_params(bt, ndt, 0);
+    ops::sparse_swa_indices(exec, qsl.as<const int32_t>(),
+                            md.field(kSeqLens).tensor.as<const int32_t>(), t2r.as<int32_t>(),
+                            valid.as<uint8_t>(), bt.as<int32_t>(),
+                            md.field(kReplayStart).tensor.as<const int32_t>(), p,
+                            md.field(kDecodeSwaIndices).tensor.as<int32_t>(),
+                            md.field(kDecodeSwaLens).tensor.as<int32_t>());
+  }
+
+ private:
+  ops::SwaIndicesParams indices_params(const Tensor& bt, int64_t rows, int64_t offset) const {
+    ops::SwaIndicesParams p;
+    p.num_tokens = rows;
+    p.token_offset = offset;
+    p.window_size = window_;
+    p.index_width = window_;
+    p.block_size = spec().block_size;
+    p.block_table_stride = bt.strides[0];
+    p.block_table_extent = bt.shape[0] > 0 ? (bt.shape[0] - 1) * bt.strides[0] + bt.shape[1] : 0;
+    return p;
+  }
+
+  /// What build() refuses (vLLM asserts or fails), checked before the metadata changes.
+  void check_batch(const CommonMetadata& c, int64_t np, int64_t ndt) const {
+    const Tensor& slots = *c.slot_mapping;
+    if (slots.numel() > config().max_num_batched_tokens)
+      invalid("common->slot_mapping has ", slots.numel(), " entries, more than "
+              "config->max_num_batched_tokens=", config().max_num_batched_tokens,
+              " (", kName, "'s is_valid_token buffer)");
+    if (np > 0 && c.host_seq_lens() == nullptr)
+      invalid("common->seq_lens_cpu is NULL; ", kName, " returns the prefills' host lengths "
+              "(vLLM's seq_lens_cpu_upper_bound)");
+    if (!c.causal && ndt > 0)
+      fail(Status::kUnsupported, kName, " builds non-causal decode rows only for DSpark "
+           "speculation (vLLM asserts it), which libattn does not configure: common->causal=0 "
+           "with num_decode_tokens=", ndt);
+  }
+
+  /// _build_deepseek_v4_metadata: the prefills' fields (None and zeros without prefills).
+  void build_prefill(const CommonMetadata& c, int64_t nd, int64_t np, const int32_t* qsl,
+                     const int32_t* lens, const int32_t* replay, const ops::Exec& exec) {
+    Metadata& m = metadata();
+    if (np == 0) {
+      for (const Field f : {kPrefillSeqLens, kPrefillSeqLensCpu, kPrefillGatherLens,
+                            kPrefillQueryLensCpu})
+        m.set_none(f);
+      for (const Field f : {kPrefillWindowSize, kPrefillMaxModelLen, kPrefillMaxNumBatchedTokens})
+        m.set_int(f, 0);
+      return;
+    }
+    const BuilderConfig& cfg = config();
+    int32_t* gather = buffers_.as<int32_t>(kBufGatherLens);
+    ops::sparse_swa_prefill_gather_lens(exec, qsl, lens, replay, nd, np, window_, gather);
+    int32_t* qlens = buffers_.as<int32_t>(kBufQueryLensCpu);
+    for (int64_t k = 0; k < np; ++k) qlens[k] = c.qsl_host[nd + k + 1] - c.qsl_host[nd + k];
+    m.set_tensor(kPrefillSeqLens, rows_between(*c.seq_lens, nd, c.seq_lens->shape[0]));
+    // seq_lens_cpu_upper_bound[nd:], as vLLM reads it; the exact host lengths without it
+    if (c.seq_lens_cpu_upper_bound)
+      m.set_tensor(kPrefillSeqLensCpu, rows_between(*c.seq_lens_cpu_upper_bound, nd,
+                                                    c.seq_lens_cpu_upper_bound->shape[0]));
+    else
+      m.set_tensor(kPrefillSeqLensCpu,
+                   make_vector(const_cast<int32_t*>(c.host_seq_lens() + nd), Device{}, kInt32,
+                               c.num_reqs - nd));
+    m.set_tensor(kPrefillGatherLens, make_vector(gather, cfg.device, kInt32, np), true);
+    m.set_tensor(kPrefillQueryLensCpu, make_vector(qlens, Device{}, kInt32, np), true);
+    m.set_int(kPrefillWindowSize, window_);
+    m.set_int(kPrefillMaxModelLen, cfg.max_model_len);
+    m.set_int(kPrefillMaxNumBatchedTokens, cfg.max_num_batched_tokens);
+  }
+
+  int32_t window_;
+  int32_t threshold_;
+  PersistentBuffers buffers_;
+};
+
+void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
+  check_spec_kind(d, spec);
+  if (spec.block_size <= 0 || spec.block_size % kBlockMultiple != 0)
+    fail(Status::kUnsupported, kName, " takes block sizes that are multiples of 32 (vLLM 0.33): "
+         "kv_cache_spec->block_size=", spec.block_size);
+  if (c.attn_type != kAttnDecoder)
+    fail(Status::kUnsupported, kName,
+         " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
+}
+
+}  // namespace
+
+extern const BackendDescriptor kDeepseekSparseSwaBackend;
+const BackendDescriptor kDeepseekSparseSwaBackend{
+    kName,
+    kVllmRelease,
+    kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
+    0,
+    fixed_cudagraph_support<kCgUniformBatch>,
+    check_sparse_swa,
+    buffer_plan_of<plan>,
+    create_builder_of<SparseSwaBuilder>,
+};
+
+}  // namespace attn::backends

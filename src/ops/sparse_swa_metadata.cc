@@ -1,0 +1,72 @@
+// DEEPSEEK_SPARSE_SWA's computed arrays (vLLM 0.33's DeepseekSparseSWAMetadataBuilder: the
+// validity mask, the Triton kernels _compute_swa_indices_and_lens_kernel and
+// ComputePrefillMetadataKernel); host reference and CUDA dispatch.
+#include <algorithm>
+
+#include "ops/batch_ops.h"
+#include "ops/cuda_dispatch.h"
+
+namespace attn::ops {
+
+void sparse_swa_valid_tokens(const Exec& exec, const void* slot_mapping, bool slots_int64,
+                             int64_t n, uint8_t* out) {
+  if (n <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, sparse_swa_valid_tokens, slot_mapping, slots_int64, n, out);
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t s = slots_int64 ? static_cast<const int64_t*>(slot_mapping)[t]
+                                  : static_cast<const int32_t*>(slot_mapping)[t];
+    out[t] = s >= 0 ? 1 : 0;
+  }
+}
+
+void sparse_swa_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
+                        const int32_t* token_to_req, const uint8_t* is_valid,
+                        const int32_t* block_table, const int32_t* replay_start,
+                        const SwaIndicesParams& p, int32_t* indices, int32_t* lens) {
+  if (p.num_tokens <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, sparse_swa_indices, qsl, seq_lens, token_to_req, is_valid,
+                            block_table, replay_start, p, indices, lens);
+  for (int64_t i = 0; i < p.num_tokens; ++i) {
+    const int64_t t = p.token_offset + i;
+    int32_t* row = indices + i * p.index_width;
+    const int64_t r = token_to_req[t];  // -1 only in a batch of no request (vLLM: index -1)
+    if (!is_valid[t] || r < 0) {
+      lens[i] = 0;
+      std::fill(row, row + p.index_width, -1);
+      continue;
+    }
+    const int64_t pos = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]) + t - qsl[r];
+    const int64_t start =
+        std::max<int64_t>(std::max<int64_t>(pos - (p.window_size - 1), 0), replay_start[r]);
+    const int64_t len = pos + 1 - start;
+    lens[i] = static_cast<int32_t>(len);
+    for (int64_t j = 0; j < p.index_width; ++j) {
+      const int64_t at = start + j, cell = r * p.block_table_stride + at / p.block_size;
+      // int32 arithmetic, as the Triton kernel's
+      row[j] = j < len && cell < p.block_table_extent
+                   ? static_cast<int32_t>(static_cast<uint32_t>(block_table[cell]) *
+                                              static_cast<uint32_t>(p.block_size) +
+                                          static_cast<uint32_t>(at % p.block_size))
+                   : -1;
+    }
+  }
+}
+
+void sparse_swa_prefill_gather_lens(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
+                                    const int32_t* replay_start, int64_t num_decodes,
+                                    int64_t num_prefills, int32_t window_size, int32_t* out) {
+  if (num_prefills <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, sparse_swa_prefill_gather_lens, qsl, seq_lens, replay_start,
+                            num_decodes, num_prefills, window_size, out);
+  for (int64_t k = 0; k < num_prefills; ++k) {
+    const int64_t r = num_decodes + k;
+    const int64_t q = qsl[r + 1] - qsl[r];
+    const int64_t visible = std::max<int64_t>(seq_lens[r] - q - replay_start[r], 0);
+    out[k] = static_cast<int32_t>(q + std::min<int64_t>(visible, window_size - 1));
+  }
+}
+
+}  // namespace attn::ops

@@ -1,0 +1,314 @@
+/* DEEPSEEK_SPARSE_SWA at vLLM 0.33 (DeepseekSparseSWAMetadataBuilder): UNIFORM_BATCH, threshold
+ * None, the split at max_decode_query_len, the window rows of the decode and prefill tokens
+ * (_compute_swa_indices_and_lens_kernel), the validity mask, token_to_req_indices, the prefill
+ * fields (ComputePrefillMetadataKernel's gather lengths), update_draft_decode_metadata, the
+ * refusals, and seeded random batches against a naive restatement. Hand-checked values are
+ * worked out in the comments. */
+#include "test_support.h"
+
+#define NAME "DEEPSEEK_SPARSE_SWA"
+
+/* vLLM's SlidingWindowMLASpec: one latent head of 512, a window. */
+static attn_kv_cache_spec_t swa_spec(int32_t block_size, int32_t window) {
+  attn_kv_cache_spec_t s = ts_mla_spec(block_size);
+  s.kind = ATTN_KV_SLIDING_WINDOW;
+  s.head_size = 512;
+  s.sliding_window = window;
+  return s;
+}
+
+static attn_builder_config_t swa_config(int32_t k) {
+  attn_builder_config_t c = ts_config();
+  c.num_speculative_tokens = k;
+  return c;
+}
+
+static void expect_none(const attn_metadata_t* m, const char* name) {
+  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
+}
+
+/* A (rows, 1, width) int32 field against `expected` (rows * width values). */
+static void expect_rows(const attn_metadata_t* m, const char* name, const int32_t* expected,
+                        int64_t rows, int64_t width) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t r, j;
+  if (t == NULL) fail_msg("%s is None", name);
+  assert_int_equal(t->ndim, 3);
+  assert_int_equal(t->shape[0], rows);
+  assert_int_equal(t->shape[1], 1);
+  assert_int_equal(t->shape[2], width);
+  for (r = 0; r < rows; ++r)
+    for (j = 0; j < width; ++j) {
+      const int32_t got = ((const int32_t*)t->data)[r * t->strides[0] + j * t->strides[2]];
+      if (got != expected[r * width + j])
+        fail_msg("%s[%lld][0][%lld] = %d, expected %d", name, (long long)r, (long long)j, got,
+                 expected[r * width + j]);
+    }
+}
+
+static void test_levels(void** state) {
+  attn_kv_cache_spec_t spec = swa_spec(64, 128);
+  attn_builder_config_t c = swa_config(0);
+  attn_builder_t* b;
+  int32_t level = -1, th = -1, supported = 0;
+  (void)state;
+  ASSERT_OK(attn_backend_cudagraph_support(NAME, &spec, &c, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  b = ts_builder(NAME, &spec, &c);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
+  assert_int_equal(th, ATTN_NO_REORDER);
+  ASSERT_OK(attn_builder_supports_update_block_table(b, &supported));
+  assert_int_equal(supported, 0);
+  ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
+  assert_int_equal(supported, 1);
+  attn_builder_destroy(b);
+  /* an MLA spec carries no window: DeepSeek V4's 128 */
+  spec = ts_mla_spec(64);
+  b = ts_builder(NAME, &spec, &c);
+  attn_builder_destroy(b);
+}
+
+/* Window 4, block 32, k = 1 (decodes up to 2 tokens). Queries [1, 2, 3] onto [40, 6, 3];
+ * blocks: request 0 [1, 2], request 1 [3], request 2 [4]. Split: two decodes (3 tokens), one
+ * prefill (3 tokens); token_to_req [0, 1, 1, 2, 2, 2].
+ *   token 0: pos 39, window [36, 40): block 36 / 32 = 1 (id 2): 64 + 4..7 = 68..71, len 4.
+ *   token 1: padded slot (-1): invalid, len 0, a row of -1.
+ *   token 2: pos 4 + 1 = 5, window [2, 6): id 3: 96 + 2..5 = 98..101, len 4.
+ *   prefill tokens 3, 4, 5: pos 0, 1, 2 (no prefix), windows [0, 1), [0, 2), [0, 3) of id 4
+ *   (128 + p), lens 1, 2, 3.
+ * gather_lens [3 + min(0, 3)] = [3]; max_decode_query_len min(3, 2) = 2. */
+static void test_hand_checked(void** state) {
+  static const int32_t q[3] = {1, 2, 3}, s[3] = {40, 6, 3};
+  static const int32_t t2r[6] = {0, 1, 1, 2, 2, 2}, dlens[3] = {4, 0, 4}, plens[3] = {1, 2, 3};
+  static const int32_t drows[12] = {68, 69, 70, 71, -1, -1, -1, -1, 98, 99, 100, 101};
+  static const int32_t prows[12] = {128, -1, -1, -1, 128, 129, -1, -1, 128, 129, 130, -1};
+  static const int32_t three[1] = {3}, zero_replay[257] = {0};
+  attn_kv_cache_spec_t spec = swa_spec(32, 4);
+  attn_builder_config_t c = swa_config(1);
+  attn_builder_t* b = ts_builder(NAME, &spec, &c);
+  ts_batch* batch = ts_batch_make(q, s, 3, 32, 0, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  int i;
+  (void)state;
+  assert_int_equal(batch->bt[0], 1);
+  assert_int_equal(batch->bt[1], 2);
+  assert_int_equal(batch->bt[1 * batch->width], 3);
+  assert_int_equal(batch->bt[2 * batch->width], 4);
+  batch->slots[1] = ATTN_PAD_SLOT_ID;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_prefills"), 1);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 3);
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 3);
+  assert_int_equal(ts_int(m, "max_decode_query_len"), 2);
+  assert_int_equal(ts_int(m, "block_size"), 32);
+  assert_int_equal(ts_int(m, "decode_swa_width"), 4);
+  ts_expect_i32(m, "token_to_req_indices", t2r, 6);
+  t = ts_tensor(m, "is_valid_token");
+  assert_int_equal(t->shape[0], 6);
+  for (i = 0; i < 6; ++i) assert_int_equal(((const uint8_t*)t->data)[i], i != 1);
+  expect_rows(m, "decode_swa_indices", drows, 3, 4);
+  ts_expect_i32(m, "decode_swa_lens", dlens, 3);
+  expect_rows(m, "prefill_swa_indices", prows, 3, 4);
+  ts_expect_i32(m, "prefill_swa_lens", plens, 3);
+  ts_expect_i32(m, "prefill_gather_lens", three, 1);
+  ts_expect_i32(m, "prefill_query_lens_cpu", three, 1);
+  ts_expect_i32(m, "prefill_seq_lens", three, 1);
+  ts_expect_i32(m, "prefill_seq_lens_cpu", three, 1);
+  ts_expect_i32(m, "replay_start", zero_replay, 257);
+  assert_int_equal(ts_int(m, "prefill_window_size"), 4);
+  assert_int_equal(ts_int(m, "prefill_max_model_len"), c.max_model_len);
+  assert_int_equal(ts_int(m, "prefill_max_num_batched_tokens"), c.max_num_batched_tokens);
+  assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
+  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+  assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
+  expect_none(m, "prefill_left_visible");
+  expect_none(m, "prefill_right_visible");
+  expect_none(m, "cache_slot_mapping");
+  expect_none(m, "cache_positions");
+  expect_none(m, "flashinfer_decode_topk_lens");
+  expect_none(m, "flashinfer_decode_seq_lens");
+  ts_batch_free(batch);
+  /* decode-only: no prefill part */
+  batch = ts_batch_make(q, s, 2, 32, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_prefills"), 0);
+  expect_none(m, "prefill_swa_indices");
+  expect_none(m, "prefill_swa_lens");
+  expect_none(m, "prefill_seq_lens");
+  expect_none(m, "prefill_seq_lens_cpu");
+  expect_none(m, "prefill_gather_lens");
+  expect_none(m, "prefill_query_lens_cpu");
+  assert_int_equal(ts_int(m, "prefill_window_size"), 0);
+  assert_int_equal(ts_int(m, "prefill_max_model_len"), 0);
+  assert_int_equal(ts_int(m, "max_decode_query_len"), 2);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+/* Draft update: decodes [1, 1] onto [40, 6] (window 4); the speculator advances seq_lens to
+ * [41, 7]: token 0's window [37, 41): block 1 (id 2), 64 + 5..8 = 69..72; token 1's [3, 7):
+ * id 3, 99..102. */
+static void test_draft_update(void** state) {
+  static const int32_t q[2] = {1, 1}, s[2] = {40, 6};
+  static const int32_t rows[8] = {69, 70, 71, 72, 99, 100, 101, 102};
+  attn_kv_cache_spec_t spec = swa_spec(32, 4);
+  attn_builder_config_t c = swa_config(1);
+  attn_builder_t* b = ts_builder(NAME, &spec, &c);
+  ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  batch->seq[0] = 41;
+  batch->seq[1] = 7;
+  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+  expect_rows(m, "decode_swa_indices", rows, 2, 4);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+static void test_refusals(void** state) {
+  static const int32_t q[2] = {1, 3}, s[2] = {10, 3};
+  attn_kv_cache_spec_t spec = swa_spec(48, 4);
+  attn_builder_config_t c = swa_config(0);
+  attn_builder_t* b = NULL;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  (void)state;
+  ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "kv_cache_spec->block_size=48");
+  spec = swa_spec(32, 4);
+  spec.kind = ATTN_KV_FULL_ATTENTION;
+  ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED, "kind");
+  spec = swa_spec(32, 4);
+  c.attn_type = ATTN_TYPE_ENCODER;
+  ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "config->attn_type=1");
+  c = swa_config(0);
+  b = ts_builder(NAME, &spec, &c);
+  batch = ts_batch_make(q, s, 2, 32, 0, -1);
+  batch->common.causal = 0; /* DSpark's non-causal rows: not configurable */
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "common->causal=0");
+  ts_batch_free(batch);
+  batch = ts_batch_make(q + 1, s + 1, 1, 32, 0, -1); /* prefill only: builds, width 0 */
+  batch->common.causal = 0;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "decode_swa_width"), 0);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+  c = swa_config(0);
+  c.max_num_batched_tokens = 4;
+  b = ts_builder(NAME, &spec, &c);
+  batch = ts_batch_make(q, s, 2, 32, 0, 6); /* 6 slots, 4 tokens of buffer */
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT, "");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+/* The naive restatement of build(): every token's window row. */
+static void naive_rows(const ts_batch* b, int64_t first, int64_t count, int32_t window,
+                       int32_t* rows, int32_t* lens) {
+  int64_t i, j;
+  for (i = 0; i < count; ++i) {
+    const int64_t t = first + i;
+    int64_t r = 0, pos, start;
+    if (b->slots[t] < 0) {
+      lens[i] = 0;
+      for (j = 0; j < window; ++j) rows[i * window + j] = -1;
+      continue;
+    }
+    while (r + 1 < b->num_reqs && b->qsl[r + 1] <= t) ++r;
+    pos = b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + t - b->qsl[r];
+    start = pos - (window - 1) > 0 ? pos - (window - 1) : 0;
+    lens[i] = (int32_t)(pos + 1 - start);
+    for (j = 0; j < window; ++j) {
+      const int64_t p = start + j;
+      rows[i * window + j] =
+          j < lens[i] ? b->bt[r * b->width + p / b->block_size] * b->block_size +
+                            (int32_t)(p % b->block_size)
+                      : -1;
+    }
+  }
+}
+
+static void test_random(void** state) {
+  static const int32_t windows[3] = {4, 16, 128}, blocks[3] = {32, 64, 256};
+  uint64_t rng = 20260412;
+  int it;
+  (void)state;
+  for (it = 0; it < 150; ++it) {
+    const int32_t window = windows[it % 3], bs = blocks[(it / 3) % 3];
+    const int32_t k = (int32_t)ts_rand_range(&rng, 0, 3), th = 1 + k;
+    attn_kv_cache_spec_t spec = swa_spec(bs, window);
+    attn_builder_config_t c = swa_config(k);
+    attn_builder_t* b = ts_builder(NAME, &spec, &c);
+    int32_t q[12], s[12], nd = 0, ndt = 0, max_q = 0;
+    const int64_t n = ts_rand_range(&rng, 1, 12);
+    int64_t r, tokens = 0, np, actual;
+    int32_t *rows, *lens;
+    ts_batch* batch;
+    attn_metadata_t* m = NULL;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&rng, 1, ts_rand_range(&rng, 0, 1) ? th : 40);
+      s[r] = q[r] + (int32_t)ts_rand_range(&rng, 0, 300);
+      tokens += q[r];
+    }
+    /* decodes first, as the reorder leaves them */
+    for (r = 0; r < n; ++r)
+      if (q[r] <= th) {
+        int32_t tq = q[r], ts = s[r];
+        q[r] = q[nd];
+        s[r] = s[nd];
+        q[nd] = tq;
+        s[nd] = ts;
+        ++nd;
+      }
+    batch = ts_batch_make(q, s, n, bs, 0, tokens + ts_rand_range(&rng, 0, 3));
+    for (r = 0; r < tokens; ++r)
+      if (ts_rand_range(&rng, 0, 9) == 0) batch->slots[r] = ATTN_PAD_SLOT_ID;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    if (q[0] > th) nd = 0; /* the first query over the threshold: all prefills */
+    for (r = 0; r < nd; ++r) ndt += q[r];
+    for (r = 0; r < n; ++r) max_q = q[r] > max_q ? q[r] : max_q;
+    if (max_q <= th) ndt = (int32_t)batch->common.num_actual_tokens; /* padding included */
+    np = n - nd;
+    assert_int_equal(ts_int(m, "num_decodes"), nd);
+    assert_int_equal(ts_int(m, "num_decode_tokens"), ndt);
+    actual = batch->common.num_actual_tokens; /* the split counts the padding */
+    assert_int_equal(ts_int(m, "num_prefill_tokens"), nd == n ? 0 : actual - ndt);
+    assert_int_equal(ts_int(m, "max_decode_query_len"), max_q < th ? max_q : th);
+    rows = (int32_t*)malloc(sizeof(int32_t) * (size_t)((tokens + 3) * window));
+    lens = (int32_t*)malloc(sizeof(int32_t) * (size_t)(tokens + 3));
+    naive_rows(batch, 0, ndt, window, rows, lens);
+    expect_rows(m, "decode_swa_indices", rows, ndt, window);
+    ts_expect_i32(m, "decode_swa_lens", lens, ndt);
+    if (nd < n) {
+      naive_rows(batch, ndt, actual - ndt, window, rows, lens);
+      expect_rows(m, "prefill_swa_indices", rows, actual - ndt, window);
+      ts_expect_i32(m, "prefill_swa_lens", lens, actual - ndt);
+      for (r = 0; r < np; ++r) {
+        const int32_t ql = q[nd + r], prefix = s[nd + r] - ql;
+        lens[r] = ql + (prefix < window - 1 ? prefix : window - 1);
+      }
+      ts_expect_i32(m, "prefill_gather_lens", lens, np);
+    } else {
+      expect_none(m, "prefill_gather_lens");
+    }
+    free(rows);
+    free(lens);
+    ts_batch_free(batch);
+    attn_builder_destroy(b);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_levels),       cmocka_unit_test(test_hand_checked),
+      cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_random),
+  };
+  return cmocka_run_group_tests_name("sparse_swa", tests, NULL, NULL);
+}
