@@ -54,7 +54,8 @@
   ROW(kCpuMlaBackend)        /* mla.cc */                     \
   ROW(kAmxMlaBackend)                                         \
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
-  ROW(kUltraQuantBackend)
+  ROW(kUltraQuantBackend)                                     \
+  ROW(kRocmAiterMlaBackend)  /* mla.cc */
 
 namespace attn::backends {
 
