@@ -1113,7 +1113,13 @@ class MlaBuilder final : public Builder {
     chunk_params_ = mla_chunk_capacities(spec, c, sparse_);
     // the CPU platform's get_mla_prefill_backend ignores attention_config.mla_prefill_backend
     // and picks ZEN_CPU where zentorch is installed, else CPU (libattn assumes no zentorch)
-    prefill_backend_ = is_cpu_variant(v.variant) ? kPrefillCpu : prefill_backend(c);
+    // ROCM_AITER_MLA: the ROCm platform's get_mla_prefill_backend_cls, ROCM_AITER_FA first
+    // (valid for the dimensions libattn accepts), unless config->mla_prefill_backend names one
+    if (v.variant == Variant::kRocmAiterMla)
+      prefill_backend_ = c.mla_prefill_backend == kMlaPrefillAuto ? kPrefillRocmAiterFa
+                                                                  : c.mla_prefill_backend - 1;
+    else
+      prefill_backend_ = is_cpu_variant(v.variant) ? kPrefillCpu : prefill_backend(c);
     dcp_ = c.decode_context_parallel_size;
     interleave_ = c.cp_kv_cache_interleave_size;
     use_full_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
