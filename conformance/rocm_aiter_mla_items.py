@@ -11,7 +11,8 @@ What a CPU cannot run, replaced for the construction and the builds only:
   torch's; get_mla_metadata_v1's tensor arguments are compared with libattn's
   ``decode_qo_indptr`` / ``decode_paged_kv_indptr`` / ``decode_paged_kv_last_page_len``, its
   scalars with ``decode_scheduler_<argument>``;
-- ``_expand_page_indices_kernel`` (a Triton kernel) runs unmodified in Triton's interpreter;
+- ``_expand_page_indices_kernel`` (a Triton kernel) runs unmodified in Triton's interpreter
+  (the lane's TRITON_INTERPRET=1);
 - vllm.platforms.rocm is imported while torch answers gfx942 (attn_variant_items), the
   architecture libattn follows (docs/backends/rocm.md);
 - the MLA items' model, layer and DCP stand-ins (mla_items), DCP 1 (libattn refuses DCP).
@@ -74,7 +75,9 @@ def settings(b: Batch) -> AiterSettings:
 
 def _aiter_module() -> Any:
     import torch
+    import importlib.machinery
     m = types.ModuleType("aiter")
+    m.__spec__ = importlib.machinery.ModuleSpec("aiter", None)
     m.dtypes = types.SimpleNamespace(fp8=torch.float8_e4m3fn, fp16=torch.float16,
                                      bf16=torch.bfloat16)
 
@@ -95,14 +98,12 @@ _MOD: List[Any] = []
 
 
 def module() -> Any:
-    """vLLM's module, imported once (under the gfx942 answer), its Triton kernel interpreted."""
+    """vLLM's module, imported once (under the gfx942 answer); the lane runs Triton kernels in
+    Triton's interpreter (vllm_env.enable_triton_interpreter)."""
     if not _MOD:
         with _rocm_arch_query():
-            mod = importlib.import_module(MODULE)
-        from triton.runtime.interpreter import InterpretedFunction
-        kernel = mod._expand_page_indices_kernel
-        mod._expand_page_indices_kernel = InterpretedFunction(getattr(kernel, "fn", kernel))
-        _MOD.append(mod)
+            importlib.import_module("vllm.platforms.rocm")  # its functions import it lazily
+            _MOD.append(importlib.import_module(MODULE))
     return _MOD[0]
 
 
