@@ -85,8 +85,9 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_int(m, "decode_scheduler_max_seqlen_qo"), 1);
   assert_int_equal(ts_int(m, "decode_scheduler_uni_seqlen_qo"), 1);
   assert_int_equal(ts_int(m, "decode_scheduler_dtype_kv"), ATTN_KV_DTYPE_BFLOAT16);
-  /* the prefill part is the MLA base's */
+  /* the prefill part is the MLA base's, with the ROCm platform's prefill backend */
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 7}, 2);
+  assert_int_equal(ts_int(m, "prefill_prefill_backend"), 4); /* ROCM_AITER_FA */
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -215,6 +216,29 @@ static void test_bad_input(void** state) {
   b = ts_builder("ROCM_AITER_MLA", &spec, &c);
   attn_builder_destroy(b);
   b = NULL;
+  { /* a non-causal 2-token block on an fp8 cache with 16 heads: aiter has no kernel */
+    static const int32_t q[2] = {2, 2}, s[2] = {9, 30};
+    ts_batch* batch = ts_batch_make(q, s, 2, 16, 0, -1);
+    attn_metadata_t* m = NULL;
+    c = aiter_config();
+    c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    c.num_attention_heads = 16;
+    c.num_speculative_tokens = 1;
+    spec = ts_mla_spec(16);
+    b = ts_builder("ROCM_AITER_MLA", &spec, &c);
+    batch->common.causal = 0;
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "AITER has no non-causal fp8 MLA kernel");
+    c.num_attention_heads = 32; /* folds onto a kernel */
+    attn_builder_destroy(b);
+    b = ts_builder("ROCM_AITER_MLA", &spec, &c);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "decode_scheduler_is_causal"), 0);
+    assert_int_equal(ts_int(m, "decode_max_qo_len"), 2);
+    attn_builder_destroy(b);
+    b = NULL;
+    ts_batch_free(batch);
+  }
   spec = ts_spec(); /* not an MLA spec */
   ASSERT_ERROR(attn_builder_create("ROCM_AITER_MLA", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "ROCM_AITER_MLA builds metadata for MLA KV cache specs only");
