@@ -35,10 +35,10 @@ import numpy as np
 
 from .attn_variant_items import _rocm_arch_query
 from .batches import Batch
-from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
+from .compare import MISSING, Pair, kv_dtype_name
 from .item import Item, choice_rng
 from .mla_items import (LAYER, MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, MLA_DIMS, NUM_HEADS,
-                        NUM_SMS, _ABSENT, _configs, _layer_stand_in, zlib_crc)
+                        NUM_SMS, _ABSENT, _cache, _configs, zlib_crc)
 from . import mla_items
 from .sides import lib_common, vllm_common
 
@@ -56,6 +56,8 @@ SCHEDULE = ("work_meta_data", "work_info_set", "work_indptr", "reduce_indptr",
             "reduce_final_map", "reduce_partial_map")
 ROUTES = ("plain", "segmented", "cprr", "triton")
 RECORDED: Dict[str, Dict[str, Any]] = {}
+#: the builders cached a side (each holds max_num_seqs * max_model_len int32 page indices)
+STORE, CAP = "aiter_mla_builders", 4
 
 
 class AiterSettings(mla_items.Settings):
@@ -138,24 +140,6 @@ def patched(s: AiterSettings) -> Iterator[None]:
             sys.modules["aiter"] = old_aiter
 
 
-def _cache(ctx: Any, key: Any, make: Any) -> Any:
-    """At most 4 builders a side: each holds max_num_seqs * max_model_len int32 page indices."""
-    cache = ctx.__dict__.setdefault("aiter_mla_builders", {})
-    if key in cache:
-        cache[key] = cache.pop(key)
-    else:
-        while len(cache) >= 4:
-            cache.pop(next(iter(cache)))
-        try:
-            cache[key] = (make(), None)
-        except Exception as e:
-            cache[key] = (None, e)
-    value, err = cache[key]
-    if err is not None:
-        raise err
-    return value
-
-
 def vllm_builder(ctx: Any, s: AiterSettings) -> Tuple[Any, Any]:
     def make() -> Tuple[Any, Any]:
         import torch
@@ -170,7 +154,7 @@ def vllm_builder(ctx: Any, s: AiterSettings) -> Tuple[Any, Any]:
                                 cache_dtype_str="fp8" if s.fp8 else None)
         with set_current_vllm_config(vc), patched(s):
             return module().AiterMLAMetadataBuilder(spec, [LAYER], vc, torch.device("cpu")), vc
-    return _cache(ctx, ("vllm",) + tuple(s), make)
+    return _cache(ctx, ("vllm",) + tuple(s), make, STORE, CAP)
 
 
 def lib_builder(ctx: Any, s: AiterSettings, vc: Any) -> Any:
@@ -191,100 +175,63 @@ def lib_builder(ctx: Any, s: AiterSettings, vc: Any) -> Any:
         spec = libattn.KvCacheSpec(s.block_size, 1, 576, kind=libattn.KvCacheKind.MLA,
                                    dtype=kv.FP8_E4M3 if s.fp8 else kv.BFLOAT16)
         return ctx.lib.builder(NAME, spec, cfg)
-    return _cache(ctx, ("lib",) + tuple(s), make)
+    return _cache(ctx, ("lib",) + tuple(s), make, STORE, CAP)
 
 
 def _inputs(s: AiterSettings) -> Dict[str, Any]:
     return {"causal": False} if s.non_causal else {}
 
 
-def _np(x: Any) -> Any:
-    import torch
-    if isinstance(x, torch.Tensor):
-        return x.numpy()
-    return None if x is None else np.asarray(x)
+def _field_pairs(ctx: Any, v: Any, vc: Any):
+    """rocm_aiter_mla's own comparisons of vLLM fields (mla_pairs' field_pairs hook)."""
+
+    def own(name: str, value: Any, lib: Dict[str, Any]) -> Any:
+        if name in SCHEDULE:  # aiter's schedule buffers: the runtime's in libattn
+            return []
+        lname = name.replace(".", "_")
+        got = lib.get(lname, MISSING)
+        if name == "decode.dcp_route":
+            return [(name, ROUTES.index(value.value), got)]
+        if name != "decode.paged_kv_indices" or value is None:
+            return None
+        total = int(v.decode.paged_kv_indptr[-1])
+        g = None if got is MISSING or got is None else np.asarray(got)
+        out = [(name + " [:paged_kv_indptr[-1]]", value[:total].numpy(),
+                None if g is None else g[:total]),
+               (name + " (length)", int(value.shape[0]), None if g is None else int(g.shape[0]))]
+        if vc.compilation_config.cudagraph_mode.has_full_cudagraphs():
+            out.append((name + " [paged_kv_indptr[-1]:] all -1", bool((value[total:] == -1).all()),
+                        None if g is None else bool((g[total:] == -1).all())))
+        return out
+    return own
 
 
-def pairs(ctx: Any, s: AiterSettings, v: Any, md: Any) -> List[Pair]:
+def _v1_pairs(ctx: Any):
+    """get_mla_metadata_v1's arguments against libattn's fields (mla_pairs' recorded_pairs)."""
     import torch
-    lib = {n: md[n] for n in md.fields()}
+
+    def pairs(lib: Dict[str, Any], seen: set) -> List[Pair]:
+        out: List[Pair] = []
+        for arg, value in RECORDED.get("get_mla_metadata_v1", {}).items():
+            if arg in SCHEDULE:
+                continue
+            lname = V1_FIELDS.get(arg, f"decode_scheduler_{arg}")
+            seen.add(lname)
+            got = lib.get(lname, MISSING)
+            if isinstance(value, torch.dtype):
+                value = kv_dtype_name(value)
+                got = ctx.libattn.KvDtype(int(got)).name if isinstance(got, int) else got
+            out.append((f"get_mla_metadata_v1({arg}=) ~ {lname}", value, got))
+        return out
+    return pairs
+
+
+def pairs(ctx: Any, s: AiterSettings, b: Batch, v: Any, md: Any) -> List[Pair]:
     vb, vc = vllm_builder(ctx, s)
     lb = lib_builder(ctx, s, vc)
-    out: List[Pair] = []
-    seen = set()
-    for name, value in flatten_vllm(v):
-        part = name.split(".")[0]
-        if part in ("decode", "prefill") and name == part and value is None:
-            out += [(f"{n} ({part} is None)", None, x) for n, x in lib.items()
-                    if n.startswith(part + "_")]
-            seen.update(n for n in lib if n.startswith(part + "_"))
-            continue
-        if name.startswith("prefill.chunked_context"):
-            continue
-        if name in mla_items.PREFILL_NOT_COMPARABLE:
-            if name == "prefill.prefill_backend":
-                seen.add("prefill_prefill_backend")
-                got = lib.get("prefill_prefill_backend", MISSING)
-                out.append((name + ".get_name() ~ prefill_prefill_backend", value.get_name(),
-                            mla_items.PREFILL_BACKENDS[int(got)] if isinstance(got, int)
-                            else got))
-            continue
-        if name in SCHEDULE:  # aiter's schedule buffers: the runtime's in libattn
-            continue
-        lname = name.replace(".", "_")
-        seen.add(lname)
-        got = lib.get(lname, MISSING)
-        if name == "decode.paged_kv_indices" and value is not None:
-            total = int(v.decode.paged_kv_indptr[-1])
-            g = _np(got)
-            out.append((name + " [:paged_kv_indptr[-1]]", value[:total].numpy(),
-                        None if g is None else g[:total]))
-            out.append((name + " (length)", int(value.shape[0]),
-                        None if g is None else int(g.shape[0])))
-            if vc.compilation_config.cudagraph_mode.has_full_cudagraphs():
-                out.append((name + " [paged_kv_indptr[-1]:] all -1",
-                            bool((value[total:] == -1).all()),
-                            None if g is None else bool((g[total:] == -1).all())))
-            continue
-        if name == "decode.dcp_route":
-            value = ROUTES.index(value.value)
-        if isinstance(value, torch.Tensor) and value.dim() == 0:
-            value = value.item()
-        if isinstance(value, torch.dtype):
-            value = kv_dtype_name(value)
-            got = ctx.libattn.KvDtype(int(got)).name if isinstance(got, int) else got
-        if got is MISSING and value is None:
-            out.append((f"{name} (None here; no libattn field)", None, None))
-            continue
-        out.append((name, value, got))
-    if v.prefill is not None:
-        out += mla_items._chunk_pairs(v.prefill.chunked_context, md, lib, seen, vb)
-    seen.update(mla_items.PREFILL_EXTENSIONS)
-    seen.add("chunked_prefill_workspace_size")
-    out.append(("builder.chunked_prefill_workspace_size ~ chunked_prefill_workspace_size",
-                int(vb.chunked_prefill_workspace_size),
-                lib.get("chunked_prefill_workspace_size", MISSING)))
-    call = RECORDED.get("get_mla_metadata_v1")
-    for arg, value in (call or {}).items():
-        if arg in SCHEDULE:
-            continue
-        lname = V1_FIELDS.get(arg, f"decode_scheduler_{arg}")
-        seen.add(lname)
-        got = lib.get(lname, MISSING)
-        if isinstance(value, torch.dtype):
-            value = kv_dtype_name(value)
-            got = ctx.libattn.KvDtype(int(got)).name if isinstance(got, int) else got
-        out.append((f"get_mla_metadata_v1({arg}=) ~ {lname}", value, got))
-    out += builder_answer_pairs(vb, vc, lb, patched(s))
-    for name in lib:
-        if name in seen:
-            continue
-        if name.startswith("decode_scheduler_"):
-            out.append((f"{name} (no get_mla_metadata_v1 call this batch)", None, lib[name]))
-            continue
-        out.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
-    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
-            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+    return mla_items.mla_pairs(ctx, s, b, v, md, builders=(vb, vc, lb),
+                               field_pairs=_field_pairs(ctx, v, vc),
+                               recorded_pairs=_v1_pairs(ctx), patches=patched(s))
 
 
 def rocm_aiter_mla_item() -> Item:
@@ -307,7 +254,7 @@ def rocm_aiter_mla_item() -> Item:
     def p(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         RECORDED.clear()
         RECORDED.update(getattr(b, "_aiter_recorded", {}))
-        return pairs(ctx, settings(b), vmd, lmd)
+        return pairs(ctx, settings(b), b, vmd, lmd)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(b)
