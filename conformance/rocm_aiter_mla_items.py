@@ -38,7 +38,7 @@ from .batches import Batch
 from .compare import MISSING, Pair, kv_dtype_name
 from .item import Item, choice_rng
 from .mla_items import (LAYER, MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, MLA_DIMS, NUM_HEADS,
-                        NUM_SMS, _ABSENT, _cache, _configs, zlib_crc)
+                        NUM_SMS, _cache, _configs, zlib_crc)
 from . import mla_items
 from .sides import lib_common, vllm_common
 
@@ -111,33 +111,23 @@ def module() -> Any:
 
 @contextlib.contextmanager
 def patched(s: AiterSettings) -> Iterator[None]:
-    undo = []
-
-    def put(obj: Any, name: str, value: Any) -> None:
-        undo.append((obj, name, getattr(obj, name, _ABSENT)))
-        setattr(obj, name, value)
-    old_aiter = sys.modules.get("aiter", _ABSENT)
-    sys.modules["aiter"] = _aiter_module()
-    try:
-        mla = importlib.import_module("vllm.model_executor.layers.attention.mla_attention")
-        dcp = lambda: types.SimpleNamespace(world_size=1, rank_in_group=0)  # noqa: E731
-        put(mla, "get_dcp_group", dcp)
-        put(module(), "get_dcp_group", dcp)
-        prefill_pkg = importlib.import_module("vllm.v1.attention.backends.mla.prefill")
-        put(prefill_pkg, "get_mla_prefill_backend",
-            lambda vllm_config=None: types.SimpleNamespace(get_name=lambda: "ROCM_AITER_FA"))
+    """The stand-ins (see the module doc), for the duration only (unittest.mock restores)."""
+    from unittest import mock
+    mla = importlib.import_module("vllm.model_executor.layers.attention.mla_attention")
+    prefill_pkg = importlib.import_module("vllm.v1.attention.backends.mla.prefill")
+    dcp = lambda: types.SimpleNamespace(world_size=1, rank_in_group=0)  # noqa: E731
+    old_aiter = sys.modules.get("aiter")
+    sys.modules["aiter"] = _aiter_module()  # (patch.dict would drop modules imported meanwhile)
+    with contextlib.ExitStack() as stack:
+        stack.callback(lambda: sys.modules.__setitem__("aiter", old_aiter) if old_aiter
+                       else sys.modules.pop("aiter", None))
+        stack.enter_context(mock.patch.object(mla, "get_dcp_group", dcp))
+        stack.enter_context(mock.patch.object(module(), "get_dcp_group", dcp))
+        stack.enter_context(mock.patch.object(
+            prefill_pkg, "get_mla_prefill_backend",
+            lambda vllm_config=None: types.SimpleNamespace(get_name=lambda: "ROCM_AITER_FA")))
         mla.backend_supports_prefill_query_quantization.cache_clear()
         yield
-    finally:
-        for obj, name, value in reversed(undo):
-            if value is _ABSENT:
-                delattr(obj, name)
-            else:
-                setattr(obj, name, value)
-        if old_aiter is _ABSENT:
-            sys.modules.pop("aiter", None)
-        else:
-            sys.modules["aiter"] = old_aiter
 
 
 def vllm_builder(ctx: Any, s: AiterSettings) -> Tuple[Any, Any]:
