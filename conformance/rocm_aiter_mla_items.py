@@ -18,7 +18,9 @@ What a CPU cannot run, replaced for the construction and the builds only:
 - the MLA items' model, layer and DCP stand-ins (mla_items), DCP 1 (libattn refuses DCP).
 
 Settings per builder profile: k from the batch, adaptive varlen verify (on a third of the
-profiles with k > 0), an fp8 cache, full CUDA graphs, a non-causal batch on one in ten.
+profiles with k > 0), an fp8 cache, full CUDA graphs, a non-causal batch on one in ten;
+``build_for_cudagraph_capture`` in place of ``build`` on a third of the uniform full-graph
+batches (mla_items.capture).
 ``decode.paged_kv_indices`` is vLLM's whole persistent buffer: its first paged_kv_indptr[-1]
 entries are compared, and under full graphs also that the rest is -1 on both sides (without
 full graphs the rest is what earlier builds left, on both sides).
@@ -232,14 +234,16 @@ def rocm_aiter_mla_item() -> Item:
         cm = vllm_common(ctx, b, **_inputs(s))
         with set_current_vllm_config(vc), patched(s):
             RECORDED.clear()
-            out = vb.build(0, cm)
+            out = vb.build_for_cudagraph_capture(cm) if mla_items.capture(s, b) else \
+                vb.build(0, cm)
             b._aiter_recorded = dict(RECORDED)
         return out
 
     def l(ctx: Any, b: Batch) -> Any:
         s = settings(b)
         vb, vc = vllm_builder(ctx, s)
-        return lib_builder(ctx, s, vc).build(lib_common(ctx, b, **_inputs(s)))
+        lb, cm = lib_builder(ctx, s, vc), lib_common(ctx, b, **_inputs(s))
+        return lb.build_for_cudagraph_capture(cm) if mla_items.capture(s, b) else lb.build(cm)
 
     def p(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         RECORDED.clear()
@@ -249,7 +253,8 @@ def rocm_aiter_mla_item() -> Item:
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(b)
         d = vmd.decode
-        parts = ["decodes" if vmd.num_decodes else "no decodes",
+        parts = ["capture" if mla_items.capture(s, b) else "build",
+                 "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills"]
         if d is not None:
             parts.append(f"qo {d.max_qo_len}")
