@@ -1711,6 +1711,9 @@ class MlaBuilder final : public Builder {
     in.fp8 = is_fp8_cache(cfg);
     in.full_graphs = use_full_cuda_graph_;
     const AiterPlan p = plan_aiter_decode(in);
+    // Without exact host lengths (a CUDA batch with only the upper bound, or none) the kernel's
+    // clamps (table width, buffer capacity) are the guard.
+    if (!c.seq_lens_exact()) return p;
     const int64_t tokens = c.block_table_tensor->shape[1] * spec().block_size;
     int64_t total = 0;
     for (int64_t r = 0; r < nd; ++r) {
@@ -1738,8 +1741,7 @@ class MlaBuilder final : public Builder {
     const Tensor& bt = *c.block_table_tensor;
     ops::AiterMlaDecodeArgs a;
     a.query_start_loc = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
-    a.seq_lens = c.seq_lens->as<const int32_t>();
-    if (!exec.on_cuda) a.seq_lens = c.host_seq_lens();
+    a.seq_lens = c.seq_lens->as<const int32_t>();  // on the builder's device, as vLLM's
     a.block_table = bt.as<const int32_t>();
     a.bt_stride = bt.strides[0];
     a.bt_width = bt.shape[1];
