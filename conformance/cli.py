@@ -60,6 +60,7 @@ def all_items() -> List[Any]:
     from .ple_items import ple_items
     from .quant_items import quant_items
     from .rocm_aiter_fa_items import rocm_aiter_fa_items
+    from .rocm_aiter_mla_items import rocm_aiter_mla_items
     from .sparse_indexer_items import sparse_indexer_items
     from .sparse_mla_items import sparse_mla_items
     from .sparse_swa_items import sparse_swa_items
@@ -71,7 +72,8 @@ def all_items() -> List[Any]:
             + kda_items() + bailing_items() + static_sink_items()
             + diffkv_items() + attn_variant_items() + composite_items()
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
-            + sparse_swa_items())
+            + sparse_swa_items()
+            + rocm_aiter_mla_items())
 
 
 def main(argv: List[str] = None) -> int:

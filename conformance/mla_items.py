@@ -403,8 +403,11 @@ def mla_patched(s: Settings) -> Iterator[None]:
                 setattr(obj, name, value)
 
 
-def _cache(ctx: Any, key: Any, make: Any) -> Any:
-    cache = ctx.__dict__.setdefault("mla_builders", {})
+def _cache(ctx: Any, key: Any, make: Any, store: str = "mla_builders",
+           cap: int = 0) -> Any:
+    """The builders of ``store`` (ctx's dict of that name), the most recently used ``cap``
+    (0: ATTN_LANE_MLA_BUILDERS, else 4 * PROFILES)."""
+    cache = ctx.__dict__.setdefault(store, {})
     if key in cache:
         cache[key] = cache.pop(key)
     else:
@@ -412,7 +415,7 @@ def _cache(ctx: Any, key: Any, make: Any) -> Any:
         # libattn's builders zero their buffers (token_to_seq alone is max_num_seqs x
         # max_model_len int32, 128 MiB here): ATTN_LANE_MLA_BUILDERS caps the cached builders
         # (both sides) on a machine short of memory
-        while len(cache) >= int(os.environ.get("ATTN_LANE_MLA_BUILDERS", 4 * PROFILES)):
+        while len(cache) >= (cap or int(os.environ.get("ATTN_LANE_MLA_BUILDERS", 4 * PROFILES))):
             cache.pop(next(iter(cache)))
         try:
             cache[key] = (make(), None)
@@ -535,15 +538,25 @@ def _shape(x: Any) -> Any:
     return None if x is None else tuple(int(d) for d in x.shape)
 
 
-def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
+def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, builders: Any = None,
+              field_pairs: Any = None, recorded_pairs: Any = None,
+              patches: Any = None) -> List[Pair]:
     """Every vLLM field (the decode part as decode_*; None parts make every libattn field of
     that part None), the recorded external calls' arguments, the persistent buffers' shapes,
     the builder's answers; a libattn field without a vLLM counterpart is a mismatch unless it
     is a documented extension, which must then be None on batches where vLLM has nothing to
-    compare it with."""
+    compare it with.
+
+    Another MLA item (rocm_aiter_mla_items) passes its own ``builders`` (vb, vc, lb),
+    ``field_pairs(name, value, lib)`` (its pairs for a vLLM field, or None for the default
+    comparison), ``recorded_pairs(lib, seen)`` (its external calls) and ``patches`` (for the
+    class answers)."""
     lib = {n: md[n] for n in md.fields()}
-    vb, vc = vllm_builder(ctx, s)
-    lb = lib_builder(ctx, s, vc)
+    if builders is None:
+        vb, vc = vllm_builder(ctx, s)
+        lb = lib_builder(ctx, s, vc)
+    else:
+        vb, vc, lb = builders
     pairs: List[Pair] = []
     seen = set()
     for name, value in flatten_vllm(v):
@@ -565,6 +578,10 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
             continue
         lname = name.replace(".", "_")
         seen.add(lname)
+        own = field_pairs(name, value, lib) if field_pairs is not None else None
+        if own is not None:
+            pairs += own
+            continue
         if name == "decode.scheduler_metadata" and RECORDED:
             continue  # the external library's output (a recorded call): its inputs are compared
         if isinstance(value, ctx.torch.Tensor) and value.dim() == 0:
@@ -587,7 +604,8 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
     pairs.append(("builder.chunked_prefill_workspace_size ~ chunked_prefill_workspace_size",
                   int(vb.chunked_prefill_workspace_size),
                   lib.get("chunked_prefill_workspace_size", MISSING)))
-    pairs += _recorded_pairs(lib, seen, ctx.libattn)
+    pairs += (recorded_pairs(lib, seen) if recorded_pairs is not None
+              else _recorded_pairs(lib, seen, ctx.libattn))
     if s.variant == "FLASH_ATTN_MLA" and v.decode is not None:
         want = vb.scheduler_metadata if "get_scheduler_metadata" in RECORDED and \
             getattr(vb, "use_full_cuda_graph", False) else None
@@ -614,7 +632,8 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
                 seen.add(lname)
                 pairs.append((f"{part}.{a} (AMXMLAMetadataBuilder's attribute)",
                               getattr(obj, a, MISSING), lib.get(lname, MISSING)))
-    pairs += _class_pairs(ctx, s, vb, vc, lb)
+    # the builder's own answers (compare.builder_answer_pairs), under the item's patches
+    pairs += builder_answer_pairs(vb, vc, lb, patches if patches is not None else mla_patched(s))
     for name in lib:
         if name in seen:
             continue
@@ -687,11 +706,6 @@ def _chunk_pairs(cc: Any, md: Any, lib: Dict[str, Any], seen: set, vb: Any) -> L
         for f in ("padded_local_seq_lens", "local_context_lens_allranks", "local_starts"):
             out.append((f"{c}.{f}", getattr(vc, f), lc[f]))
     return out
-
-
-def _class_pairs(ctx: Any, s: Settings, vb: Any, vc: Any, lb: Any) -> List[Pair]:
-    """The builder's own answers (compare.builder_answer_pairs), under the item's patches."""
-    return builder_answer_pairs(vb, vc, lb, mla_patched(s))
 
 
 def mla_item(variant: str) -> Item:

@@ -152,4 +152,29 @@ struct SwaIndicesParams {
   int64_t block_table_extent = 0;
 };
 
+/// See ops::aiter_mla_decode_tables: vLLM 0.33's AiterMLAMetadataBuilder._build_decode index
+/// math for `num_reqs` decodes (inputs, then outputs; an output may be null).
+struct AiterMlaDecodeArgs {
+  const int32_t* query_start_loc = nullptr;  ///< (num_reqs + 1,) the decodes' (on the device).
+  const int32_t* seq_lens = nullptr;         ///< (num_reqs,) the decodes' sequence lengths.
+  const int32_t* block_table = nullptr;      ///< (num_reqs, bt_width), row stride bt_stride.
+  int64_t bt_stride = 0;
+  int64_t bt_width = 0;
+  int64_t num_reqs = 0;
+  int32_t kernel_block_size = 1;   ///< The KV cache block size (tokens per block-table entry).
+  int32_t pad_qlen = 0;            ///< > 0: uniform-MTP padding / varlen width (max_qo_len).
+  bool varlen = false;             ///< Adaptive varlen verify: every row padded to pad_qlen.
+  int32_t uniform_qo = 0;          ///< > 0: qo_indptr = r * uniform_qo; 0: query_start_loc.
+  bool reset_indices = false;      ///< Fill indices with -1 first (full CUDA graphs).
+  int64_t indices_capacity = 0;    ///< Entries of `indices` (nothing is written past it).
+  int64_t indptr_capacity = 0;     ///< > num_reqs + 1: fill the tails of indptr and qo_indptr.
+  int64_t o_rows_size = 0;         ///< Entries of o_rows (max rows + 1; the last: the dump).
+  int32_t* kernel_seq_lens = nullptr;  ///< (num_reqs,) seq_lens_for_kernel.
+  int32_t* indptr = nullptr;           ///< (num_reqs + 1,) paged_kv_indptr.
+  int32_t* indices = nullptr;          ///< paged_kv_indices (flat per-token page indices).
+  int32_t* qo_indptr = nullptr;        ///< (num_reqs + 1,)
+  int64_t* q_rows = nullptr;           ///< varlen: (num_reqs * pad_qlen,) varlen_q_rows.
+  int64_t* o_rows = nullptr;           ///< varlen: (o_rows_size,) varlen_o_rows.
+};
+
 }  // namespace attn::kernels

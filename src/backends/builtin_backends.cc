@@ -55,7 +55,8 @@
   ROW(kAmxMlaBackend)                                         \
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
   ROW(kUltraQuantBackend)                                     \
-  ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */
+  ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */         \
+  ROW(kRocmAiterMlaBackend)  /* mla.cc */
 
 namespace attn::backends {
 

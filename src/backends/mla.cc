@@ -23,6 +23,7 @@
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
 #include "backends/flash_attn.h"
+#include "backends/mla_rocm_aiter.h"
 #include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -49,6 +50,7 @@ enum class Variant {
   kTokenspeedMla,
   kCpuMla,  ///< vLLM 0.33's CPU platform MLA backends (dense; before the sparse family).
   kAmxMla,
+  kRocmAiterMla,    ///< vLLM 0.33's AiterMLAMetadataBuilder (dense; before the sparse family).
   kFlashMlaSparse,  ///< The sparse family (vLLM 0.33's SparseMLACommonMetadataBuilder).
   kFlashAttnMlaSparse,
   kFlashInferMlaSparse,        ///< FlashInferMLASparseTRTLLMMetadataBuilder (10.x).
@@ -164,6 +166,18 @@ const VariantInfo& info(Variant v) {
        {},
        {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16},
        false},
+      // vLLM 0.33's AiterMLAMetadataBuilder (mla/rocm_aiter_mla.py): UNIFORM_BATCH, UNIFORM
+      // queries (VARLEN under adaptive varlen verify), MultipleOf(1) blocks, the fp8 caches
+      // too, non-causal multi-token decode; see docs/backends/rocm.md.
+      {Variant::kRocmAiterMla,
+       "ROCM_AITER_MLA",
+       kCgUniformBatch,
+       QueryLenSupport::kUniform,
+       1,
+       1,
+       {},
+       {kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16, kKvDtypeFp8E4m3, kKvDtypeFp8E5m2},
+       true},
       // FlashMLASparseMetadataBuilder: its threshold comes from the heads table
       // (sparse_reorder_threshold); MultipleOf(64) blocks; "fp8" is "fp8_ds_mla"; the builder
       // never reads common.causal.
@@ -476,6 +490,27 @@ int32_t prefill_query_dtype(const BuilderConfig& c, int32_t backend, int32_t mod
   return fp8 ? kKvDtypeFp8E4m3 : model_dtype;
 }
 
+/// ROCM_AITER_MLA's _adaptive_varlen_verify_enabled: speculative decoding with
+/// enable_adaptive_verification, no DCP, decodes wider than one token.
+bool aiter_adaptive_varlen(Variant v, const BuilderConfig& c) {
+  return v == Variant::kRocmAiterMla && c.num_speculative_tokens > 0 &&
+         c.enable_adaptive_verification && c.decode_context_parallel_size <= 1 &&
+         max_decode_query_len(c) > 1;
+}
+
+/// ROCM_AITER_MLA's persistent paged_kv_indices: max_num_seqs * max_model_len one-token pages,
+/// plus max_num_seqs * k under adaptive varlen verify.
+int64_t aiter_max_pages(Variant v, const BuilderConfig& c) {
+  if (v != Variant::kRocmAiterMla) return 0;
+  int64_t pages = static_cast<int64_t>(c.max_num_seqs) * c.max_model_len;
+  if (aiter_adaptive_varlen(v, c))
+    pages += static_cast<int64_t>(c.max_num_seqs) * c.num_speculative_tokens;
+  return pages;
+}
+
+/// AiterMLAHelper.get_actual_mla_num_heads without a native-H24 aiter: the next multiple of 16.
+int64_t aiter_padded_heads(int64_t heads) { return (heads + 15) / 16 * 16; }
+
 void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const BuilderConfig& c) {
   if (spec.kind != kKvMla)
     fail(Status::kUnsupported, v.name, " builds metadata for MLA KV cache specs only, not ",
@@ -554,6 +589,15 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
            "config->mla_qk_nope_head_dim=",
            nope);
   }
+  if (v.variant == Variant::kRocmAiterMla && c.decode_context_parallel_size > 1)
+    fail(Status::kUnsupported,
+         "ROCM_AITER_MLA with decode context parallelism is not in libattn: vLLM 0.33 picks its "
+         "DCP verify route (segmented, cprr, Triton) by the AMD GPU's architecture and aiter "
+         "build (config->decode_context_parallel_size=",
+         c.decode_context_parallel_size, ")");
+  if (v.variant == Variant::kRocmAiterMla && c.num_attention_heads <= 0)
+    invalid("config->num_attention_heads=", c.num_attention_heads,
+            ": ROCM_AITER_MLA sizes aiter's schedule by this rank's query heads");
   if (v.variant == Variant::kFlashAttnMlaSparse && c.decode_context_parallel_size > 1)
     fail(Status::kUnsupported, "FlashAttention MLA Sparse does not support DCP for now "
          "(config->decode_context_parallel_size=", c.decode_context_parallel_size, ")");
@@ -650,6 +694,13 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufDummyBlockTable, "fp8_extra_metadata dummy_block_table")                        \
   X(kBufFp8RequestIds, "fp8_extra_metadata_prefill_request_ids")                        \
   X(kBufFp8WorkspaceStarts, "fp8_extra_metadata_prefill_workspace_starts")              \
+  X(kBufAiterSeqLens, "decode_seq_lens (ROCM_AITER_MLA)")                               \
+  X(kBufAiterIndptr, "decode_paged_kv_indptr")                                          \
+  X(kBufAiterIndices, "decode_paged_kv_indices")                                        \
+  X(kBufAiterLastPage, "decode_paged_kv_last_page_len")                                 \
+  X(kBufAiterQoIndptr, "decode_qo_indptr")                                              \
+  X(kBufAiterQRows, "decode_varlen_q_rows")                                             \
+  X(kBufAiterORows, "decode_varlen_o_rows")                                             \
   /* host */                                                                            \
   X(kBufHostContextLens, "host context lengths")                                        \
   X(kBufContextLensList, "prefill_chunked_context_context_lens_list")                   \
@@ -781,6 +832,18 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
             ? buffer_bytes("FLASHINFER_MLA_SPARSE_SM90's plan staging", {3 * tokens + 2, i32})
             : 0,
         true);
+  const int64_t aiter = v.variant == Variant::kRocmAiterMla ? 1 : 0;
+  const int64_t varlen_rows =
+      aiter_adaptive_varlen(v.variant, c) ? seqs * max_decode_query_len(c) : 0;
+  p.set(kBufAiterSeqLens, buffer_bytes("decode_seq_lens", {aiter * seqs, i32}));
+  p.set(kBufAiterIndptr, buffer_bytes("decode_paged_kv_indptr", {aiter * (seqs + 1), i32}));
+  p.set(kBufAiterIndices,
+        buffer_bytes("decode_paged_kv_indices", {aiter_max_pages(v.variant, c), i32}));
+  p.set(kBufAiterLastPage, buffer_bytes("decode_paged_kv_last_page_len", {aiter * seqs, i32}));
+  p.set(kBufAiterQoIndptr, buffer_bytes("decode_qo_indptr", {aiter * (seqs + 1), i32}));
+  p.set(kBufAiterQRows, buffer_bytes("decode_varlen_q_rows", {varlen_rows, 8}));
+  p.set(kBufAiterORows,
+        buffer_bytes("decode_varlen_o_rows", {varlen_rows ? varlen_rows + 1 : 0, 8}));
   p.set(kBufHostContextLens, buffer_bytes("host context lengths", {seqs, i32}), true);
   p.set(kBufContextLensList,
         buffer_bytes("prefill_chunked_context_context_lens_list", {seqs, i32}), true);
@@ -938,7 +1001,33 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
   X(f_amx_prefill_req_pool_indices, "prefill_req_pool_indices")                               \
   X(f_amx_prefill_extend_seq_lens, "prefill_extend_seq_lens")                                 \
   X(f_amx_prefill_extend_start_loc, "prefill_extend_start_loc")                               \
-  X(f_amx_prefill_max_len_extend, "prefill_max_len_extend")
+  X(f_amx_prefill_max_len_extend, "prefill_max_len_extend")                                   \
+  /* ROCM_AITER_MLA's AiterMLADecodeMetadata, then get_mla_metadata_v1's scalar arguments */  \
+  X(f_aiter_paged_kv_indptr, "decode_paged_kv_indptr")                                        \
+  X(f_aiter_paged_kv_indices, "decode_paged_kv_indices")                                      \
+  X(f_aiter_paged_kv_last_page_len, "decode_paged_kv_last_page_len")                          \
+  X(f_aiter_qo_indptr, "decode_qo_indptr")                                                    \
+  X(f_aiter_attn_out_dtype, "decode_attn_out_dtype")                                          \
+  X(f_aiter_max_qo_len, "decode_max_qo_len")                                                  \
+  X(f_aiter_min_kv_seq_len, "decode_min_kv_seq_len")                                          \
+  X(f_aiter_dcp_route, "decode_dcp_route")                                                    \
+  X(f_aiter_cp_world_size, "decode_cp_world_size")                                            \
+  X(f_aiter_cp_rank, "decode_cp_rank")                                                        \
+  X(f_aiter_asm_decode_num_heads, "decode_asm_decode_num_heads")                              \
+  X(f_aiter_mla_num_kv_splits, "decode_mla_num_kv_splits")                                    \
+  X(f_aiter_use_gluon_decode, "decode_use_gluon_decode")                                      \
+  X(f_aiter_use_gluon_verify, "decode_use_gluon_verify")                                      \
+  X(f_aiter_has_persistent_metadata, "decode_has_persistent_metadata")                        \
+  X(f_aiter_varlen_q_rows, "decode_varlen_q_rows")                                            \
+  X(f_aiter_varlen_o_rows, "decode_varlen_o_rows")                                            \
+  X(f_aiter_num_heads_per_head_k, "decode_scheduler_num_heads_per_head_k")                    \
+  X(f_aiter_is_causal, "decode_scheduler_is_causal")                                          \
+  X(f_aiter_kv_granularity, "decode_scheduler_kv_granularity")                                \
+  X(f_aiter_max_seqlen_qo, "decode_scheduler_max_seqlen_qo")                                  \
+  X(f_aiter_uni_seqlen_qo, "decode_scheduler_uni_seqlen_qo")                                  \
+  X(f_aiter_fast_mode, "decode_scheduler_fast_mode")                                          \
+  X(f_aiter_dtype_q, "decode_scheduler_dtype_q")                                              \
+  X(f_aiter_dtype_kv, "decode_scheduler_dtype_kv")
 ATTN_NAMED_LIST(Fid, MLA_FIELDS);
 constexpr size_t kFieldIds = kFidCount;
 
@@ -978,6 +1067,15 @@ std::vector<Fid> variant_fields(Variant v) {
          ++i)
       f.push_back(static_cast<Fid>(i));
   }
+  if (v == Variant::kRocmAiterMla) {  // AiterMLADecodeMetadata's, then aiter's arguments
+    for (size_t i = f_aiter_paged_kv_indptr; i <= f_aiter_varlen_o_rows; ++i)
+      f.push_back(static_cast<Fid>(i));
+    for (const Fid i : {f_aiter_num_heads_per_head_k, f_decode_scheduler_num_heads_k,
+                        f_aiter_is_causal, f_decode_scheduler_page_size, f_aiter_kv_granularity,
+                        f_aiter_max_seqlen_qo, f_aiter_uni_seqlen_qo, f_aiter_fast_mode,
+                        f_aiter_dtype_q, f_aiter_dtype_kv})
+      f.push_back(i);
+  }
   if (v == Variant::kFlashInferMla)  // FlashInferMLADecodeMetadata's order
     for (const Fid i : {f_decode_flattened_block_table, f_decode_flattened_seq_lens,
                         f_decode_flattened_row_req, f_decode_query_len, f_decode_query_start_loc,
@@ -1015,7 +1113,13 @@ class MlaBuilder final : public Builder {
     chunk_params_ = mla_chunk_capacities(spec, c, sparse_);
     // the CPU platform's get_mla_prefill_backend ignores attention_config.mla_prefill_backend
     // and picks ZEN_CPU where zentorch is installed, else CPU (libattn assumes no zentorch)
-    prefill_backend_ = is_cpu_variant(v.variant) ? kPrefillCpu : prefill_backend(c);
+    // ROCM_AITER_MLA: the ROCm platform's get_mla_prefill_backend_cls, ROCM_AITER_FA first
+    // (valid for the dimensions libattn accepts), unless config->mla_prefill_backend names one
+    if (v.variant == Variant::kRocmAiterMla)
+      prefill_backend_ = c.mla_prefill_backend == kMlaPrefillAuto ? kPrefillRocmAiterFa
+                                                                  : c.mla_prefill_backend - 1;
+    else
+      prefill_backend_ = is_cpu_variant(v.variant) ? kPrefillCpu : prefill_backend(c);
     dcp_ = c.decode_context_parallel_size;
     interleave_ = c.cp_kv_cache_interleave_size;
     use_full_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
@@ -1057,6 +1161,7 @@ class MlaBuilder final : public Builder {
     init_reorder_batch_threshold(v.reorder_batch_threshold,
                                  v.query_len_support != QueryLenSupport::kSingleOnly,
                                  supports_dcp_with_varlen(v.variant, c));
+    if (v.variant == Variant::kRocmAiterMla) init_aiter();
   }
 
   /// vLLM 0.33: TRITON_MLA without DCP (DCP-local lengths are not advanced between draft
@@ -1089,7 +1194,8 @@ class MlaBuilder final : public Builder {
         non_causal ? non_causal_split(c)
                    : ops::split_decodes_and_prefills(
                          c.qsl_host, n, c.num_actual_tokens, c.max_query_len, threshold,
-                         /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen,
+                         /*require_uniform=*/v_.query_len_support != QueryLenSupport::kVarlen &&
+                             aiter_varlen_qlen_ == 0,
                          v_.name.c_str());
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     const bool dcp = dcp_ > 1;
@@ -1138,6 +1244,7 @@ class MlaBuilder final : public Builder {
                 " bytes, more than the ", have, " its buffer holds (config->max_num_seqs rows of "
                 "cdiv(config->max_model_len, block_size) blocks)");
     }
+    if (v_.variant == Variant::kRocmAiterMla && nd > 0) aiter_ = plan_aiter(c, nd, s, !non_causal);
     // Past every check: a refused batch leaves the previous metadata as it was.
 
     int64_t max_seq_len = c.max_seq_len;
@@ -1178,6 +1285,8 @@ class MlaBuilder final : public Builder {
   /// subclass's): max_decode_query_len; the others keep the base class's None.
   std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
     if (trtllm_sparse_builder(v_.variant)) return max_decode_query_len();
+    // AiterMLAMetadataBuilder's: under adaptive varlen verify (its level is UNIFORM_BATCH)
+    if (aiter_varlen_qlen_ > 0) return max_decode_query_len();
     return std::nullopt;
   }
 
@@ -1533,6 +1642,8 @@ class MlaBuilder final : public Builder {
         m.set_bool(at(f_decode_scheduler_causal), true);
         m.set_int(at(f_decode_scheduler_num_splits), max_num_splits);
       }
+    } else if (v_.variant == Variant::kRocmAiterMla) {
+      build_aiter_decode(c, nd, exec);
     } else if (v_.variant == Variant::kFlashInferMla) {
       // FlashInferMLADecodeMetadata: the flattened rows stay unbuilt (None, query_len 0; the
       // impl fills them lazily for non-causal blocks); the promised bound, not the measured.
@@ -1567,6 +1678,130 @@ class MlaBuilder final : public Builder {
         m.set_tensor(at(f_decode_num_splits), device_vector(kBufNumSplits, nd + 1), true);
       }
     }
+  }
+
+  /// ROCM_AITER_MLA's construction: _mtp_decode_qlen (the threshold), the adaptive varlen
+  /// width (vLLM asserts it equals max_decode_query_len) and the all-ones last-page lengths.
+  void init_aiter() {
+    const BuilderConfig& c = config();
+    aiter_mtp_qlen_ = reorder_batch_threshold().value_or(1);
+    if (aiter_adaptive_varlen(v_.variant, c)) {
+      if (aiter_mtp_qlen_ != max_decode_query_len())
+        fail(Status::kUnsupported, "ROCM_AITER_MLA: adaptive varlen verify needs the reorder "
+             "threshold ", aiter_mtp_qlen_, " to equal max_decode_query_len ",
+             max_decode_query_len(), " (vLLM 0.33 asserts it)");
+      aiter_varlen_qlen_ = aiter_mtp_qlen_;
+    }
+    ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufAiterLastPage), c.max_num_seqs, 1);
+  }
+
+  /// ROCM_AITER_MLA's host plan of a batch's decodes, and what vLLM would refuse or libattn
+  /// cannot index (a kernel length past the block table's tokens).
+  AiterPlan plan_aiter(const CommonMetadata& c, int64_t nd, const ops::BatchSplit& s,
+                       bool causal) const {
+    const BuilderConfig& cfg = config();
+    AiterPlanIn in;
+    in.qsl = c.qsl_host;
+    in.num_decodes = nd;
+    in.num_decode_tokens = s.num_decode_tokens;
+    in.causal = causal;
+    in.varlen_qlen = aiter_varlen_qlen_;
+    in.mtp_qlen = aiter_mtp_qlen_;
+    in.decode_heads = cfg.num_attention_heads;
+    in.fp8 = is_fp8_cache(cfg);
+    in.full_graphs = use_full_cuda_graph_;
+    const AiterPlan p = plan_aiter_decode(in);
+    // Without exact host lengths (a CUDA batch with only the upper bound, or none) the kernel's
+    // clamps (table width, buffer capacity) are the guard.
+    if (!c.seq_lens_exact()) return p;
+    const int64_t tokens = c.block_table_tensor->shape[1] * spec().block_size;
+    int64_t total = 0;
+    for (int64_t r = 0; r < nd; ++r) {
+      const int64_t q = c.query_len(r), seq = c.host_seq_lens()[r];
+      const int64_t len = p.varlen ? seq + p.max_qo_len - q : (p.pad && q <= 0 ? p.max_qo_len : seq);
+      if (len > tokens + (p.varlen ? p.max_qo_len - 1 : 0))
+        invalid("ROCM_AITER_MLA: decode ", r, " needs ", len, " pages, more than the ", tokens,
+                " tokens of its block-table row (common->block_table_tensor has ",
+                c.block_table_tensor->shape[1], " columns of ", spec().block_size, ")");
+      total += len;
+    }
+    if (total > aiter_max_pages(v_.variant, cfg))
+      invalid("ROCM_AITER_MLA: the decodes need ", total, " pages, more than paged_kv_indices' ",
+              aiter_max_pages(v_.variant, cfg), " (max_num_seqs * max_model_len)");
+    return p;
+  }
+
+  /// AiterMLADecodeMetadata and get_mla_metadata_v1's arguments (aiter's schedule itself, the
+  /// work_* / reduce_* buffers, is the runtime's).
+  void build_aiter_decode(const CommonMetadata& c, int64_t nd, const ops::Exec& exec) {
+    const BuilderConfig& cfg = config();
+    const Device dev = cfg.device;
+    Metadata& m = metadata();
+    const AiterPlan& p = aiter_;
+    const Tensor& bt = *c.block_table_tensor;
+    ops::AiterMlaDecodeArgs a;
+    a.query_start_loc = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+    a.seq_lens = c.seq_lens->as<const int32_t>();  // on the builder's device, as vLLM's
+    a.block_table = bt.as<const int32_t>();
+    a.bt_stride = bt.strides[0];
+    a.bt_width = bt.shape[1];
+    a.num_reqs = nd;
+    a.kernel_block_size = spec().block_size;
+    a.pad_qlen = p.pad ? static_cast<int32_t>(p.max_qo_len) : 0;
+    a.varlen = p.varlen;
+    a.uniform_qo = p.uniform_qo;
+    a.reset_indices = use_full_cuda_graph_;
+    a.indices_capacity = aiter_max_pages(v_.variant, cfg);
+    a.indptr_capacity = use_full_cuda_graph_ ? cfg.max_num_seqs + 1 : 0;
+    const int64_t rows = p.varlen ? static_cast<int64_t>(cfg.max_num_seqs) * aiter_varlen_qlen_ : 0;
+    a.o_rows_size = p.varlen ? rows + 1 : 0;
+    a.kernel_seq_lens = buffers_.as<int32_t>(kBufAiterSeqLens);
+    a.indptr = buffers_.as<int32_t>(kBufAiterIndptr);
+    a.indices = buffers_.as<int32_t>(kBufAiterIndices);
+    a.qo_indptr = buffers_.as<int32_t>(kBufAiterQoIndptr);
+    if (p.varlen) {
+      a.q_rows = buffers_.as<int64_t>(kBufAiterQRows);
+      a.o_rows = buffers_.as<int64_t>(kBufAiterORows);
+    }
+    ops::aiter_mla_decode_tables(exec, a);
+    m.set_tensor(at(f_decode_seq_lens), make_vector(a.kernel_seq_lens, dev, kInt32, nd), true);
+    m.set_tensor(at(f_aiter_paged_kv_indptr), make_vector(a.indptr, dev, kInt32, nd + 1), true);
+    m.set_tensor(at(f_aiter_paged_kv_indices),
+                 make_vector(a.indices, dev, kInt32, a.indices_capacity), true);
+    m.set_tensor(at(f_aiter_paged_kv_last_page_len), device_vector(kBufAiterLastPage, nd), true);
+    m.set_tensor(at(f_aiter_qo_indptr), make_vector(a.qo_indptr, dev, kInt32, nd + 1), true);
+    const int32_t model_dtype = cfg.model_dtype_for(spec());
+    m.set_int(at(f_aiter_attn_out_dtype), model_dtype);
+    m.set_int(at(f_aiter_max_qo_len), p.max_qo_len);
+    m.set_int(at(f_aiter_min_kv_seq_len), 1);
+    m.set_int(at(f_aiter_dcp_route), 0);  // _DCPDecodeRoute.PLAIN
+    m.set_int(at(f_aiter_cp_world_size), 1);
+    m.set_int(at(f_aiter_cp_rank), 0);
+    m.set_int(at(f_aiter_asm_decode_num_heads), 0);
+    m.set_int(at(f_aiter_mla_num_kv_splits), 0);
+    m.set_bool(at(f_aiter_use_gluon_decode), false);
+    m.set_bool(at(f_aiter_use_gluon_verify), false);
+    m.set_bool(at(f_aiter_has_persistent_metadata), p.persistent);
+    if (p.varlen) {
+      m.set_tensor(at(f_aiter_varlen_q_rows),
+                   make_vector(a.q_rows, dev, kInt64, nd * aiter_varlen_qlen_), true);
+      m.set_tensor(at(f_aiter_varlen_o_rows), make_vector(a.o_rows, dev, kInt64, rows + 1), true);
+    }
+    if (!p.persistent) return;
+    // get_mla_metadata_v1(qo_indptr, paged_kv_indptr, paged_kv_last_page_len, heads, 1,
+    // causal, <the schedule>, page_size=1, kv_granularity=16, max_seqlen_qo, uni_seqlen_qo,
+    // fast_mode=True, dtype_q, dtype_kv)
+    const bool fp8 = is_fp8_cache(cfg);
+    m.set_int(at(f_aiter_num_heads_per_head_k), aiter_padded_heads(cfg.num_attention_heads));
+    m.set_int(at(f_decode_scheduler_num_heads_k), 1);
+    m.set_bool(at(f_aiter_is_causal), c.causal || c.causal_per_request);
+    m.set_int(at(f_decode_scheduler_page_size), 1);
+    m.set_int(at(f_aiter_kv_granularity), 16);
+    m.set_int(at(f_aiter_max_seqlen_qo), p.max_qo_len);
+    m.set_int(at(f_aiter_uni_seqlen_qo), p.uni_seqlen_qo);
+    m.set_bool(at(f_aiter_fast_mode), true);
+    m.set_int(at(f_aiter_dtype_q), fp8 ? kKvDtypeFp8E4m3 : model_dtype);
+    m.set_int(at(f_aiter_dtype_kv), fp8 ? kKvDtypeFp8E4m3 : spec().dtype);
   }
 
   /// FLASHMLA_SPARSE's fp8 separate prefill/decode plan (host, before the metadata changes).
@@ -1794,6 +2029,9 @@ class MlaBuilder final : public Builder {
   bool fa_aot_schedule_ = false;
   int64_t max_num_splits_ = 0;
   int64_t amx_threads_ = 1;  ///< AMX_MLA: num_compute_units()
+  int32_t aiter_varlen_qlen_ = 0;  ///< ROCM_AITER_MLA: _varlen_decode_qlen (0: off)
+  int32_t aiter_mtp_qlen_ = 1;     ///< ROCM_AITER_MLA: _mtp_decode_qlen
+  AiterPlan aiter_;                ///< ROCM_AITER_MLA: the batch's decode plan
 };
 
 /// The functions of an MLA descriptor: its variant picks the VariantInfo.
@@ -1820,7 +2058,7 @@ std::unique_ptr<Builder> mla_create(const BackendDescriptor& d,
 BackendDescriptor mla_descriptor(Variant v) {
   // the CPU platform's MLA backends are new in vLLM 0.33 and matched whole
   const char* release = is_cpu_variant(v) ? kVllmRelease
-                        : is_sparse(v)    ? "0.33 (partial)"
+                        : is_sparse(v) || v == Variant::kRocmAiterMla ? "0.33 (partial)"
                                           : "0.13-0.33 (partial)";
   return {info(v).name.c_str(), release, kv_kind_bit(kKvMla),
           static_cast<int32_t>(v), mla_cudagraph_support, mla_check, mla_plan, mla_create};
@@ -1853,5 +2091,7 @@ const BackendDescriptor kFlashInferMlaSparseSm90Backend =
 extern const BackendDescriptor kCpuMlaBackend, kAmxMlaBackend;
 const BackendDescriptor kCpuMlaBackend = mla_descriptor(Variant::kCpuMla);
 const BackendDescriptor kAmxMlaBackend = mla_descriptor(Variant::kAmxMla);
+extern const BackendDescriptor kRocmAiterMlaBackend;
+const BackendDescriptor kRocmAiterMlaBackend = mla_descriptor(Variant::kRocmAiterMla);
 
 }  // namespace attn::backends

@@ -359,6 +359,19 @@ void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_re
                        int64_t block_table_width, int32_t page_size, int32_t* indptr,
                        int32_t* indices, int64_t indices_capacity, int32_t* last_page_len);
 
+/// vLLM 0.33's AiterMLAMetadataBuilder._build_decode arrays (ROCM_AITER_MLA; aiter's kernel
+/// sees one-token pages). Per decode r with q = qsl[r + 1] - qsl[r]: kernel_seq_lens[r] =
+/// seq_lens[r] + pad_qlen - q (varlen), pad_qlen where q == 0 (pad_qlen > 0), else seq_lens[r];
+/// indptr = [0, prefix sums of kernel_seq_lens]; indices[indptr[r] + t] = b * K + s % K with
+/// s = t (varlen: t < seq_lens[r] ? t : 0), b = block_table[r][s / K], K = kernel_block_size
+/// (after a fill with -1 when reset_indices); qo_indptr = r * uniform_qo or a copy of qsl; the
+/// tails past num_reqs + 1 of indptr and qo_indptr (indptr_capacity) hold their last value.
+/// Varlen: row i = r * pad_qlen + p is real when p < q: q_rows[i] = real ? qsl[r] + p : 0;
+/// o_rows zeroed, o_rows[qsl[r] + p] = i for real rows, o_rows[o_rows_size - 1] = the last
+/// non-real row (torch's sequential scatter). Block indices are clamped to the table width.
+using AiterMlaDecodeArgs = kernels::AiterMlaDecodeArgs;
+void aiter_mla_decode_tables(const Exec& exec, const AiterMlaDecodeArgs& a);
+
 /// compute_causal_conv1d_metadata's device buffers for BLOCK_M = 8: programs of each prefill
 /// request (cdiv(seqlen, 8) each) numbered in order; batch_ptr[p] = its request,
 /// token_chunk_offset_ptr[p] = its index within the request, for p < total; PAD_SLOT_ID for

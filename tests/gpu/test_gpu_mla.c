@@ -8,7 +8,9 @@
  * the host references, with several context chunks and continuation chunks, with DCP and
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
- * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa).
+ * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
+ * (test_rocm_aiter_mla:
+ * kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and varlen rows).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -350,6 +352,46 @@ static void test_cpu_platform_mla(void** state) {
   }
 }
 
+/* ROCM_AITER_MLA, host vs CUDA: speculative decodes (uniform, with dummy rows padded to a
+ * captured token count, or varlen under adaptive verification), prefills, full graphs or none,
+ * block sizes 1 and 16. */
+static void test_rocm_aiter_mla(void** state) {
+  uint64_t seed = 61;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA ROCM_AITER_MLA builds")) skip();
+  for (iter = 0; iter < 120; ++iter) {
+    const int32_t block = iter % 3 == 0 ? 1 : 16;
+    const int k = iter % 2 ? 2 : 0, adaptive = k && iter % 4 == 1;
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32];
+    int64_t n, nd, nz = 0, r, padded = -1;
+    ts_batch* b;
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 32768;
+    c.max_model_len = 2048;
+    c.num_speculative_tokens = k;
+    c.enable_adaptive_verification = adaptive;
+    c.cudagraph_mode = iter % 5 < 2 ? ATTN_CUDAGRAPH_MODE_NONE : ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
+    n = ts_rand_range(&seed, 1, 32);
+    nd = ts_rand_range(&seed, 0, n);
+    if (k && !adaptive && nd == n && n > 1 && iter % 8 == 3) nz = ts_rand_range(&seed, 1, n - 1);
+    for (r = 0; r < n; ++r) {
+      if (r < nd)
+        q[r] = r >= nd - nz ? 0 : adaptive ? (int32_t)ts_rand_range(&seed, 1, 1 + k) : 1 + k;
+      else
+        q[r] = (int32_t)ts_rand_range(&seed, 2 + k, 40);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 2000 - q[r]);
+      if (q[r] == 0) s[r] = 0;
+    }
+    if (nz) padded = (int64_t)n * (1 + k); /* dummy rows: a captured token count */
+    b = ts_batch_make(q, s, n, block, 0, padded);
+    compare("ROCM_AITER_MLA", &spec, &c, b, NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 /* KPOOL_TAIL, host vs CUDA (kernels/sparse_indexer_metadata.cu's kpool tail slot mapping):
  * random batches with positions, some requests on the null block, padded token tails. */
 static void test_kpool_tail(void** state) {
@@ -370,7 +412,6 @@ static void test_kpool_tail(void** state) {
     for (r = 0; r < n; ++r) {
       q[r] = (int32_t)ts_rand_range(&seed, 1, 100);
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 2000);
-      tokens += q[r];
     }
     b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 7));
     for (r = 0; r < n; ++r) {
@@ -449,6 +490,7 @@ int main(void) {
       cmocka_unit_test(test_kpool_tail),
       cmocka_unit_test(test_sparse_swa),
       cmocka_unit_test(test_cpu_platform_mla),
+      cmocka_unit_test(test_rocm_aiter_mla),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }
