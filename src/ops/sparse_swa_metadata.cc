@@ -42,15 +42,24 @@ void sparse_swa_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq
         std::max<int64_t>(std::max<int64_t>(pos - (p.window_size - 1), 0), replay_start[r]);
     const int64_t len = pos + 1 - start;
     lens[i] = static_cast<int32_t>(len);
-    for (int64_t j = 0; j < p.index_width; ++j) {
-      const int64_t at = start + j, cell = r * p.block_table_stride + at / p.block_size;
+    // The window's entries walk the block table: one division for the first, then a block and
+    // an offset carried along (the same values as at / block_size and at % block_size).
+    int64_t cell = r * p.block_table_stride + start / p.block_size;
+    int64_t offset = start % p.block_size;
+    const int64_t filled = std::min<int64_t>(std::max<int64_t>(len, 0), p.index_width);
+    for (int64_t j = 0; j < filled; ++j) {
       // int32 arithmetic, as the Triton kernel's
-      row[j] = j < len && cell < p.block_table_extent
+      row[j] = cell < p.block_table_extent
                    ? static_cast<int32_t>(static_cast<uint32_t>(block_table[cell]) *
                                               static_cast<uint32_t>(p.block_size) +
-                                          static_cast<uint32_t>(at % p.block_size))
+                                          static_cast<uint32_t>(offset))
                    : -1;
+      if (++offset == p.block_size) {
+        offset = 0;
+        ++cell;
+      }
     }
+    std::fill(row + filled, row + p.index_width, -1);
   }
 }
 
