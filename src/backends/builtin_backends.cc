@@ -55,7 +55,9 @@
   ROW(kAmxMlaBackend)                                         \
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
   ROW(kUltraQuantBackend)                                     \
-  ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */
+  ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */           \
+  ROW(kDeepseekV4CompressorBackend) /* compressor.cc */       \
+  ROW(kDeepseekV41CompressorBackend)
 
 namespace attn::backends {
 

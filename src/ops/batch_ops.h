@@ -689,6 +689,20 @@ void kpool_tail_slot_mapping(const Exec& exec, const int32_t* query_start_loc, i
 void kpool_tail_draft_update(const Exec& exec, int64_t* slot_mapping, const int64_t* positions,
                              int64_t n, int32_t kpool);
 
+/// DEEPSEEK_V4_COMPRESSOR's block_table.clamp_(min=0) (vLLM 0.33, deepseek_v4/compressor.py):
+/// every negative entry of the rows x cols int32 table (rows `stride` apart) set to 0, in place.
+void compressor_clamp_block_table(const Exec& exec, int32_t* block_table, int64_t rows,
+                                  int64_t cols, int64_t stride);
+
+/// DEEPSEEK_V41_COMPRESSOR's _ring_slot_mapping_kernel (vLLM 0.33, deepseek_v41/compressor.py):
+/// for t < num_actual_tokens, block = block_table[token_to_req[t]][0] (the request's ring
+/// block) and out[t] = block * capacity + positions[t] % capacity (C's remainder, as Triton's),
+/// or -1 when block is 0 (the null block); out[t] = -1 for t in [num_actual_tokens, num_tokens).
+void compressor_ring_slot_mapping(const Exec& exec, const int32_t* token_to_req,
+                                  const int32_t* block_table, int64_t block_table_stride,
+                                  const int64_t* positions, int64_t num_actual_tokens,
+                                  int64_t num_tokens, int32_t capacity, int64_t* out);
+
 using kernels::SwaIndicesParams;
 
 /// DEEPSEEK_SPARSE_SWA's is_valid_token (vLLM 0.33, mla/sparse_swa.py): out[t] = slot_mapping[t]
