@@ -57,7 +57,8 @@
   ROW(kUltraQuantBackend)                                     \
   ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */           \
   ROW(kDeepseekV4CompressorBackend) /* compressor.cc */       \
-  ROW(kDeepseekV41CompressorBackend)
+  ROW(kDeepseekV41CompressorBackend)                          \
+  ROW(kDeepseekV41SparseIndexerBackend) /* sparse_indexer.cc */
 
 namespace attn::backends {
 

@@ -645,11 +645,13 @@ struct IndexerGroup {
 /// _split_indexer_prefill_chunks' greedy request groups (host; the chunks then split each
 /// group's m queries into sub-chunks of max(1, max_logits_elems / n)): a request joins the
 /// group while n + s <= workspace_size and (m + q) * (n + s) <= max_logits_elems; a request
-/// that fits nowhere is a group of its own. Returns the number of groups written (at most
-/// num_prefills).
+/// that fits nowhere is a group of its own. Each s is clamped below at min_split_seq_len
+/// (DEEPSEEK_V41_SPARSE_INDEXER's _prefill_split_seq_lens; 0 = none), and n is the clamped
+/// sum. Returns the number of groups written (at most num_prefills).
 int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_lens,
                                int64_t num_prefills, int64_t workspace_size,
-                               int64_t max_logits_elems, IndexerGroup* groups);
+                               int64_t max_logits_elems, int64_t min_split_seq_len,
+                               IndexerGroup* groups);
 
 /// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group,
 /// compress ratio 1): per group g of prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the
