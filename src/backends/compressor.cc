@@ -16,7 +16,7 @@
 // query_len >= 128 with start = seq_lens_cpu_upper_bound - query_len (None without the bound).
 //
 // DEEPSEEK_V41_COMPRESSOR (CircularBufferSpec, which libattn has no kind for: a FULL_ATTENTION
-// or MLA spec whose block_size is the ring capacity): slot_mapping the ring slot of every token
+// spec whose block_size is the ring capacity): slot_mapping the ring slot of every token
 // (_ring_slot_mapping_kernel: the request's block in column 0 of the block table times the
 // capacity plus position mod capacity, -1 for the null block and past num_actual_tokens; needs
 // common->positions), query_start_loc and token_to_req_indices. Prefill context parallelism
@@ -214,7 +214,7 @@ extern const BackendDescriptor kDeepseekV41CompressorBackend;
 const BackendDescriptor kDeepseekV41CompressorBackend{
     kNames[kV41],
     kVllmRelease,
-    kv_kind_bit(kKvFullAttention) | kv_kind_bit(kKvMla),
+    kv_kind_bit(kKvFullAttention),
     kV41,
     fixed_cudagraph_support<kCgAlways>,
     check_compressor,

@@ -649,11 +649,11 @@ void check_v41_sparse(const BackendDescriptor& d, const KvCacheSpec& spec,
   check_indexer(d, spec, c);
   const char* prefix = "attention_config.indexer_sparse_logits";
   if (c.candidate_block_size <= 0 || c.candidate_topk_blocks <= 0)
-    invalid(prefix, " requires a two-level (candidate block) indexer model such as "
+    fail(Status::kUnsupported, prefix, " requires a two-level (candidate block) indexer model such as "
             "DeepSeek-V4.1 (config->candidate_block_size=", c.candidate_block_size,
             ", config->candidate_topk_blocks=", c.candidate_topk_blocks, ")");
   if (!c.indexer_kv_mxfp4)
-    invalid(prefix, " requires the MXFP4 indexer cache (attention_config.indexer_kv_dtype="
+    fail(Status::kUnsupported, prefix, " requires the MXFP4 indexer cache (attention_config.indexer_kv_dtype="
             "'mxfp4'): the sparse kernels take UE8M0-packed granularity-32 scales "
             "(config->indexer_kv_mxfp4=0)");
   if (resolved_device_capability(c) / 10 != 10)

@@ -9,7 +9,7 @@
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); DEEPSEEK_V4_COMPRESSOR
- * and DEEPSEEK_V41_COMPRESSOR (test_compressors).
+ * and DEEPSEEK_V41_COMPRESSOR (test_compressors); DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -505,6 +505,47 @@ static void test_compressors(void** state) {
   }
 }
 
+/* DEEPSEEK_V41_SPARSE_INDEXER host vs CUDA (kernels/sparse_indexer_metadata.cu's prefill arrays
+ * with the chunker's min_split_seq_len clamp, the SM100 varlen decode tensors, the zeroed sparse
+ * row scratch): random decode/prefill batches, candidates 8 x 64 to 32 x 256, short
+ * max_model_len so that the clamp splits the prefills into several groups. */
+static void test_v41_sparse_indexer(void** state) {
+  static const int32_t cands[4][2] = {{64, 8}, {8, 64}, {128, 16}, {256, 32}};
+  uint64_t seed = 67;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DEEPSEEK_V41_SPARSE_INDEXER builds")) skip();
+  for (iter = 0; iter < 60; ++iter) {
+    const int32_t* cd = cands[ts_rand_range(&seed, 0, 3)];
+    attn_kv_cache_spec_t spec = ts_mla_spec(128);
+    attn_builder_config_t c = ts_config();
+    int32_t q[16], s[16];
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    int64_t n = ts_rand_range(&seed, 1, 16), nd = ts_rand_range(&seed, 0, n), r;
+    ts_batch* b;
+    spec.head_size = 132;
+    spec.dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    spec.index_topk = 512;
+    c.max_num_seqs = 16;
+    c.max_num_batched_tokens = 4096;
+    c.max_model_len = 1024 << ts_rand_range(&seed, 0, 2);
+    c.device_capability = 100;
+    c.num_sms = 8;
+    c.num_speculative_tokens = k;
+    c.candidate_block_size = cd[0];
+    c.candidate_topk_blocks = cd[1];
+    c.indexer_kv_mxfp4 = 1;
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, 100);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, c.max_model_len - 128 - q[r]);
+    }
+    b = ts_batch_make(q, s, n, 128, 0, -1);
+    compare("DEEPSEEK_V41_SPARSE_INDEXER", &spec, &c, b, NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
@@ -516,6 +557,7 @@ int main(void) {
       cmocka_unit_test(test_kpool_tail),
       cmocka_unit_test(test_sparse_swa),
       cmocka_unit_test(test_compressors),
+      cmocka_unit_test(test_v41_sparse_indexer),
       cmocka_unit_test(test_cpu_platform_mla),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
