@@ -79,6 +79,10 @@ def _config(ctx: Any, spec: int, topk: int) -> Any:
                         cache_config=CacheConfig())
         vc.cache_config.block_size = 128
         vc.attention_config.indexer_kv_dtype = "mxfp4"
+        # VllmConfig raises max_num_batched_tokens to max_model_len; the builders size their
+        # per-row scratch by it (rows x topk, made per batch), so both sides take MAX_TOKENS
+        # (the batches stay under TOKEN_BUDGET)
+        vc.scheduler_config.max_num_batched_tokens = MAX_TOKENS
         if spec:
             object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
                 num_speculative_tokens=spec, parallel_drafting=False, method="ngram",
