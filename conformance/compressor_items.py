@@ -34,11 +34,11 @@ from .compare import MISSING, Pair, builder_answer_pairs
 from .item import Item, choice_rng
 from .mla_items import LAYER, zlib_crc
 from .sides import lib_common, vllm_common
-from .sparse_mla_items import _model, token_to_req_numpy
+from .sparse_indexer_items import new_vllm_config
+from .sparse_mla_items import token_to_req_numpy
 
 V4, V41 = "DEEPSEEK_V4_COMPRESSOR", "DEEPSEEK_V41_COMPRESSOR"
 MODULES = {V4: "vllm.models.deepseek_v4.compressor", V41: "vllm.models.deepseek_v41.compressor"}
-MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN = 256, 16384, 131072
 TOKEN_BUDGET = 8192
 TRITON_EVERY = 40
 
@@ -133,21 +133,11 @@ def patched(name: str, s: Any, real_triton: bool) -> Any:
 
 
 def _vllm_config(ctx: Any, s: Any) -> Any:
-    from vllm.config import CacheConfig, DeviceConfig, SchedulerConfig, VllmConfig
     cache = ctx.__dict__.setdefault("compressor_configs", {})
     key = (s.spec, s.async_sched)
     if key not in cache:
-        vc = VllmConfig(model_config=_model(ctx, 16, 2048),
-                        device_config=DeviceConfig(device="cpu"),
-                        scheduler_config=SchedulerConfig(
-                            max_num_seqs=MAX_SEQS, max_num_batched_tokens=MAX_TOKENS,
-                            max_model_len=MAX_MODEL_LEN, is_encoder_decoder=False),
-                        cache_config=CacheConfig())
+        vc = new_vllm_config(ctx, s.spec)
         vc.scheduler_config.async_scheduling = s.async_sched
-        if s.spec:
-            object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
-                num_speculative_tokens=s.spec, parallel_drafting=False, method="ngram",
-                enable_adaptive_verification=False, use_dspark=lambda: False))
         cache[key] = vc
     return cache[key]
 

@@ -33,9 +33,9 @@ from .compare import MISSING, Pair
 from .item import Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
-from .sparse_indexer_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, TOKEN_BUDGET, Settings,
-                                   _Platform100, indexer_pairs, patched, triton_batch)
-from .sparse_mla_items import _model
+from .sparse_indexer_items import (MAX_MODEL_LEN, MAX_TOKENS, TOKEN_BUDGET, Settings,
+                                   _Platform100, indexer_pairs, new_vllm_config, patched,
+                                   triton_batch)
 
 NAME = "DEEPSEEK_V41_SPARSE_INDEXER"
 MODULE = "vllm.v1.attention.backends.mla.sparse_indexer"
@@ -67,26 +67,14 @@ def sparse_patched(s: Settings, real_triton: bool) -> Any:
 
 
 def _config(ctx: Any, spec: int, topk: int) -> Any:
-    from vllm.config import CacheConfig, DeviceConfig, SchedulerConfig, VllmConfig
-    import types
     cache = ctx.__dict__.setdefault("v41_indexer_configs", {})
     if (spec, topk) not in cache:
-        vc = VllmConfig(model_config=_model(ctx, 16, topk),
-                        device_config=DeviceConfig(device="cpu"),
-                        scheduler_config=SchedulerConfig(
-                            max_num_seqs=MAX_SEQS, max_num_batched_tokens=MAX_TOKENS,
-                            max_model_len=MAX_MODEL_LEN, is_encoder_decoder=False),
-                        cache_config=CacheConfig())
-        vc.cache_config.block_size = 128
+        vc = new_vllm_config(ctx, spec, topk, block_size=128)
         vc.attention_config.indexer_kv_dtype = "mxfp4"
         # VllmConfig raises max_num_batched_tokens to max_model_len; the builders size their
         # per-row scratch by it (rows x topk, made per batch), so both sides take MAX_TOKENS
         # (the batches stay under TOKEN_BUDGET)
         vc.scheduler_config.max_num_batched_tokens = MAX_TOKENS
-        if spec:
-            object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
-                num_speculative_tokens=spec, parallel_drafting=False, method="ngram",
-                enable_adaptive_verification=False, use_dspark=lambda: False))
         cache[(spec, topk)] = vc
     return cache[(spec, topk)]
 
