@@ -163,9 +163,13 @@ class CompressorBuilder final : public Builder {
       invalid("common->slot_mapping has ", slots.numel(), " entries, more than "
               "config->max_num_batched_tokens=", config().max_num_batched_tokens, " (", name,
               "'s slot_mapping_buffer)");
-    if (c.num_actual_tokens > 0 && c.block_table_tensor->shape[1] < 1)
-      invalid("common->block_table_tensor has no columns; ", name,
-              " reads each request's ring block from column 0");
+    if (c.num_actual_tokens > 0 &&
+        (c.num_reqs == 0 || c.block_table_tensor->shape[0] < 1 ||
+         c.block_table_tensor->shape[1] < 1))
+      invalid("common->block_table_tensor is (", c.block_table_tensor->shape[0], ", ",
+              c.block_table_tensor->shape[1], ") with num_reqs=", c.num_reqs,
+              " and num_actual_tokens=", c.num_actual_tokens, "; ", name,
+              " reads each token's request's ring block from column 0");
   }
 
   Variant variant_;

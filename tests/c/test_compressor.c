@@ -302,6 +302,16 @@ static void test_refusals(void** state) {
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->positions is NULL");
   ts_batch_free(batch);
+  /* tokens without a request to read a ring block from */
+  {
+    int64_t pos[4] = {0, 1, 2, 3}, pshape[1] = {4};
+    attn_tensor_t pt = ts_host_tensor(pos, 1, pshape, ATTN_DTYPE_INT, 64);
+    batch = ts_batch_make(q, s, 0, 8, 1, 4);
+    batch->common.positions = &pt;
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "reads each token's request's ring block");
+    ts_batch_free(batch);
+  }
   attn_builder_destroy(b);
 }
 
