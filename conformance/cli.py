@@ -64,6 +64,8 @@ def all_items() -> List[Any]:
     from .sparse_indexer_items import sparse_indexer_items
     from .sparse_mla_items import sparse_mla_items
     from .sparse_swa_items import sparse_swa_items
+    from .compressor_items import compressor_items
+    from .sparse_indexer_v41_items import sparse_indexer_v41_items
     from .static_sink_items import static_sink_items
     from .triton_items import triton_items
     from .utility_items import utility_items
@@ -72,8 +74,8 @@ def all_items() -> List[Any]:
             + kda_items() + bailing_items() + static_sink_items()
             + diffkv_items() + attn_variant_items() + composite_items()
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
-            + sparse_swa_items()
-            + rocm_aiter_mla_items())
+            + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
+            + sparse_indexer_v41_items())
 
 
 def main(argv: List[str] = None) -> int:

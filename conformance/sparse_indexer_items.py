@@ -216,25 +216,33 @@ def patched(s: Settings, real_triton: bool) -> Iterator[None]:
 
 # ---- the two sides -------------------------------------------------------------------------
 
-def _vllm_config(ctx: Any, s: Settings) -> Any:
+def new_vllm_config(ctx: Any, spec: int, topk: int = 2048, block_size: int = 64) -> Any:
+    """A fresh VllmConfig of the DeepSeek-V3.2-shaped model (index_topk `topk`): MAX_SEQS,
+    MAX_TOKENS, MAX_MODEL_LEN, the cache's block size, `spec` speculative tokens (an ngram
+    speculative config), on the CPU. The DeepSeek V3.2 / V4 / V4.1 items share it."""
     from vllm.config import CacheConfig, DeviceConfig, SchedulerConfig, VllmConfig
-    cache = ctx.__dict__.setdefault("indexer_configs", {})
-    key = (s.spec, s.dcp, s.interleave)
-    if key in cache:
-        return cache[key]
-    vc = VllmConfig(model_config=_model(ctx, 16, 2048),
+    vc = VllmConfig(model_config=_model(ctx, 16, topk),
                     device_config=DeviceConfig(device="cpu"),
                     scheduler_config=SchedulerConfig(
                         max_num_seqs=MAX_SEQS, max_num_batched_tokens=MAX_TOKENS,
                         max_model_len=MAX_MODEL_LEN, is_encoder_decoder=False),
                     cache_config=CacheConfig())
-    vc.cache_config.block_size = 64
+    vc.cache_config.block_size = block_size
+    if spec:
+        object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
+            num_speculative_tokens=spec, parallel_drafting=False, method="ngram",
+            enable_adaptive_verification=False, use_dspark=lambda: False))
+    return vc
+
+
+def _vllm_config(ctx: Any, s: Settings) -> Any:
+    cache = ctx.__dict__.setdefault("indexer_configs", {})
+    key = (s.spec, s.dcp, s.interleave)
+    if key in cache:
+        return cache[key]
+    vc = new_vllm_config(ctx, s.spec)
     vc.parallel_config.decode_context_parallel_size = s.dcp
     vc.parallel_config.cp_kv_cache_interleave_size = s.interleave
-    if s.spec:
-        object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
-            num_speculative_tokens=s.spec, parallel_drafting=False, method="ngram",
-            enable_adaptive_verification=False, use_dspark=lambda: False))
     cache[key] = vc
     return vc
 

@@ -371,6 +371,20 @@ typedef enum attn_mla_prefill_backend {
   ATTN_MLA_PREFILL_TOKENSPEED_MLA = 4 /**< TOKENSPEED_MLA (10.x, (128, 64, 128)). */
 } attn_mla_prefill_backend_t;
 
+/** vLLM 0.33's `kernel_config.sparse_indexer_topk_backend` (SparseIndexerTopkBackend, in its
+ *  Literal's order). DEEPSEEK_V41_SPARSE_INDEXER runs its top-k with DeepSelect and refuses
+ *  every value but AUTO and DEEP_SELECT, as vLLM does. ABI 1.7. */
+typedef enum attn_sparse_indexer_topk_backend {
+  ATTN_SPARSE_INDEXER_TOPK_AUTO = 0,        /**< "auto" (default). */
+  ATTN_SPARSE_INDEXER_TOPK_DEEP_SELECT = 1, /**< "deep_select". */
+  ATTN_SPARSE_INDEXER_TOPK_COOPERATIVE = 2, /**< "cooperative". */
+  ATTN_SPARSE_INDEXER_TOPK_PERSISTENT = 3,  /**< "persistent". */
+  ATTN_SPARSE_INDEXER_TOPK_PER_ROW = 4,     /**< "per_row". */
+  ATTN_SPARSE_INDEXER_TOPK_FLASHINFER = 5,  /**< "flashinfer". */
+  ATTN_SPARSE_INDEXER_TOPK_TORCH = 6,       /**< "torch". */
+  ATTN_SPARSE_INDEXER_TOPK_AITER = 7        /**< "aiter". */
+} attn_sparse_indexer_topk_backend_t;
+
 /** The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and
  *  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here. */
 typedef enum attn_cudagraph_mode {
@@ -832,6 +846,33 @@ typedef struct attn_builder_config {
                                           backends ignore it. */
   int32_t reserved_1_7;              /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
+  /* ---- ABI 1.7 (DeepSeek V4 / V4.1: the compressors and the V4.1 sparse indexer): read only
+   *      when struct_size covers them; older callers get the defaults. Other backends ignore
+   *      them (the ranges are checked for every backend). ---- */
+  int32_t platform_rocm;             /**< ABI 1.7. Non-zero when vLLM's `current_platform` is
+                                          ROCm: DEEPSEEK_V4_COMPRESSOR then returns
+                                          `num_decode_tokens` (vLLM's
+                                          _prefer_two_stage_compressor). 0 (default) = CUDA. */
+  int32_t prefill_context_parallel_size; /**< ABI 1.7. `parallel_config.
+                                          prefill_context_parallel_size` (PCP world size); 0
+                                          (default) or 1 = no PCP. DEEPSEEK_V41_COMPRESSOR and
+                                          DEEPSEEK_V41_SPARSE_INDEXER refuse PCP (> 1). */
+  int32_t candidate_block_size;      /**< ABI 1.7. The model's `hf_text_config.
+                                          candidate_block_size` (DeepSeek V4.1's two-level
+                                          indexer: tokens per candidate block); 0 (default) =
+                                          absent. DEEPSEEK_V41_SPARSE_INDEXER requires > 0. */
+  int32_t candidate_topk_blocks;     /**< ABI 1.7. The model's `hf_text_config.
+                                          candidate_topk_blocks` (candidate blocks per query);
+                                          0 (default) = absent. DEEPSEEK_V41_SPARSE_INDEXER
+                                          requires > 0. */
+  int32_t indexer_kv_mxfp4;          /**< ABI 1.7. Non-zero when vLLM's
+                                          `attention_config.resolve_indexer_kv_dtype("fp8")` is
+                                          "mxfp4" (the MXFP4 indexer K cache, compute capability
+                                          10.x only); 0 (default) = "fp8".
+                                          DEEPSEEK_V41_SPARSE_INDEXER requires it. */
+  int32_t sparse_indexer_topk_backend; /**< ABI 1.7. One of
+                                          ::attn_sparse_indexer_topk_backend_t (`kernel_config.
+                                          sparse_indexer_topk_backend`); default AUTO. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -851,7 +892,7 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, reserved_1_7) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, sparse_indexer_topk_backend) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
@@ -859,7 +900,7 @@ typedef struct attn_builder_config {
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
-    ATTN_MLA_PREFILL_AUTO, 0, 0, 0 }
+    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO }
 
 /** @} */
 

@@ -259,6 +259,16 @@ int kpool_tail_slot_mapping(int device_id, void* stream, const int32_t* query_st
                             const int64_t* slot_mapping, int64_t num_actual_tokens,
                             int64_t num_tokens, int32_t kpool, int64_t* out) noexcept;
 
+/// See ops::compressor_clamp_block_table. One launch, one thread per entry.
+int compressor_clamp_block_table(int device_id, void* stream, int32_t* block_table, int64_t rows,
+                                 int64_t cols, int64_t stride) noexcept;
+
+/// See ops::compressor_ring_slot_mapping. One launch, one thread per token.
+int compressor_ring_slot_mapping(int device_id, void* stream, const int32_t* token_to_req,
+                                 const int32_t* block_table, int64_t block_table_stride,
+                                 const int64_t* positions, int64_t num_actual_tokens,
+                                 int64_t num_tokens, int32_t capacity, int64_t* out) noexcept;
+
 /// See ops::kpool_tail_draft_update. One launch, one thread per token.
 int kpool_tail_draft_update(int device_id, void* stream, int64_t* slot_mapping,
                             const int64_t* positions, int64_t n, int32_t kpool) noexcept;

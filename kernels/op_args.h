@@ -91,6 +91,9 @@ struct IndexerPrefillParams {
   int32_t dcp_size = 1;
   int32_t dcp_rank = 0;
   int32_t interleave = 1;       ///< cp_kv_cache_interleave_size (compress ratio 1).
+  int64_t min_split_seq_len = 0; ///< The groups' lower clamp of each request's K length
+                                 ///< (DEEPSEEK_V41_SPARSE_INDEXER's _prefill_split_seq_lens);
+                                 ///< 0 = none.
 };
 
 /// See ops::indexer_prefill_arrays. local_cu_seq_lens is written under DCP only.

@@ -46,7 +46,8 @@ __global__ void __launch_bounds__(kPrefillBlock)
       int64_t m = 0, n = 0;
       while (end < np) {
         const int64_t r = nd + end;
-        const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + lens[r];
+        const int64_t s = lens[r] > p.min_split_seq_len ? lens[r] : p.min_split_seq_len;
+        const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + s;
         if (n2 > p.workspace_size || m2 * n2 > p.max_logits_elems) break;
         m = m2;
         n = n2;

@@ -390,6 +390,14 @@ func TestEveryBackendBuildsTheDemoBatch(t *testing.T) {
 	// vLLM 0.33's is_prefilling (the Mamba family requires it): the chunked and the fresh
 	// prefill are still in their prompts
 	c.IsPrefilling = attn.Slice([]int32{0, 0, 0, 1, 1})
+	// the tokens' positions (DEEPSEEK_V41_COMPRESSOR requires them)
+	var positions []int64
+	for r := range context {
+		for p := context[r]; p < context[r]+query[r]; p++ {
+			positions = append(positions, int64(p))
+		}
+	}
+	c.Positions = attn.Slice(positions)
 	if c.NumReqs != 5 {
 		t.Fatalf("the demo sample has %d requests, the flags 5", c.NumReqs)
 	}

@@ -210,6 +210,16 @@ type BuilderConfig struct {
 	// ABI 1.7: the block_table_width construction argument (DEEPSEEK_V32_INDEXER); 0 = the
 	// worker's width.
 	BlockTableWidth int32
+	// ABI 1.7: DeepSeek V4 / V4.1 (the compressors and the V4.1 sparse indexer):
+	// current_platform.is_rocm(), the PCP world size (0 = 1), the model's candidate_block_size
+	// and candidate_topk_blocks (0 = absent), the MXFP4 indexer cache, and
+	// kernel_config.sparse_indexer_topk_backend (one of the ATTN_SPARSE_INDEXER_TOPK_* values).
+	PlatformROCm               bool
+	PrefillContextParallelSize int32
+	CandidateBlockSize         int32
+	CandidateTopkBlocks        int32
+	IndexerKVMXFP4             bool
+	SparseIndexerTopkBackend   int32
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -271,6 +281,12 @@ func DefaultBuilderConfig() BuilderConfig {
 		MLAPrefillBackend:                 int32(c.mla_prefill_backend),
 		UsePrefillQueryQuantization:       c.use_prefill_query_quantization != 0,
 		BlockTableWidth:                   int32(c.block_table_width),
+		PlatformROCm:                      c.platform_rocm != 0,
+		PrefillContextParallelSize:        int32(c.prefill_context_parallel_size),
+		CandidateBlockSize:                int32(c.candidate_block_size),
+		CandidateTopkBlocks:               int32(c.candidate_topk_blocks),
+		IndexerKVMXFP4:                    c.indexer_kv_mxfp4 != 0,
+		SparseIndexerTopkBackend:          int32(c.sparse_indexer_topk_backend),
 	}
 }
 
@@ -386,6 +402,12 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.mla_prefill_backend = C.int32_t(cfg.MLAPrefillBackend)
 	c.use_prefill_query_quantization = cBool(cfg.UsePrefillQueryQuantization)
 	c.block_table_width = C.int32_t(cfg.BlockTableWidth)
+	c.platform_rocm = cBool(cfg.PlatformROCm)
+	c.prefill_context_parallel_size = C.int32_t(cfg.PrefillContextParallelSize)
+	c.candidate_block_size = C.int32_t(cfg.CandidateBlockSize)
+	c.candidate_topk_blocks = C.int32_t(cfg.CandidateTopkBlocks)
+	c.indexer_kv_mxfp4 = cBool(cfg.IndexerKVMXFP4)
+	c.sparse_indexer_topk_backend = C.int32_t(cfg.SparseIndexerTopkBackend)
 	return c, nil
 }
 

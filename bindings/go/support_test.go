@@ -78,18 +78,25 @@ func kindSpecs() []attn.KVCacheSpec {
 
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the
 // backend accepts (attn_backend_info) and that it builds for, with the default cache dtype and
-// then FP8 (the backends whose caches are FP8 only, as TOKENSPEED_MLA): a spec per kind, not
-// per name. A plugin's backend accepts every kind as far as the library knows, so
-// ErrUnsupported moves on to the next kind. The builder is closed when the test ends.
+// then FP8 (the backends whose caches are FP8 only, as TOKENSPEED_MLA), then DeepSeek V4.1's
+// inputs on an SM100 GPU (DEEPSEEK_V41_SPARSE_INDEXER): a spec per kind, not per name. A
+// plugin's backend accepts every kind as far as the library knows, so ErrUnsupported moves on
+// to the next kind. The builder is closed when the test ends.
 func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability int32) (*attn.Builder, attn.KVCacheSpec) {
 	t.Helper()
 	for _, s := range kindSpecs() {
 		if !info.Accepts(s.Kind) {
 			continue
 		}
-		for _, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3} {
+		for attempt, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3, attn.KVDtypeAuto} {
 			cfg := config(capability)
 			cfg.CacheDtype = dtype
+			if attempt == 2 { // DeepSeek V4.1's two-level indexer, MXFP4 cache, SM100
+				cfg.DeviceCapability = 100
+				cfg.CandidateBlockSize, cfg.CandidateTopkBlocks = 64, 8
+				cfg.IndexerKVMXFP4 = true
+				cfg.BlockTableWidth = int32(width) // the demo batch's table
+			}
 			b, err := l.NewBuilder(info.Name, s, cfg)
 			var e *attn.Error
 			if errors.As(err, &e) && e.Code == attn.ErrUnsupported {

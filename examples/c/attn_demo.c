@@ -51,8 +51,9 @@ struct batch {
   int32_t block_table[kReqs][kWidth];
   int64_t slot_mapping[256];
   uint8_t is_prefilling[kReqs];
+  int64_t positions[256];
   int64_t qsl_shape[1], seq_shape[1], bt_shape[2], sm_shape[1];
-  attn_tensor_t qsl, seq, bt, sm, prefilling;
+  attn_tensor_t qsl, seq, bt, sm, prefilling, pos;
   attn_common_metadata_t common;
 };
 
@@ -70,7 +71,8 @@ static attn_tensor_t host_tensor(void* data, int32_t ndim, int64_t* shape, uint8
 }
 
 /* Three decodes, a chunked prefill (64 tokens cached, 32 scheduled) and a fresh prefill; the last
- * two are still in their prompts (vLLM 0.33's is_prefilling, which the Mamba family requires). */
+ * two are still in their prompts (vLLM 0.33's is_prefilling, which the Mamba family requires);
+ * the tokens' positions (which DEEPSEEK_V41_COMPRESSOR requires). */
 static void make_batch(struct batch* b) {
   static const int32_t context[kReqs] = {40, 99, 16, 64, 0};
   static const int32_t query[kReqs] = {1, 1, 1, 32, 20};
@@ -87,9 +89,11 @@ static void make_batch(struct batch* b) {
     b->seq_lens[r] = seq;
     b->query_start_loc[r + 1] = b->query_start_loc[r] + query[r];
     for (j = 0; j < blocks; ++j) b->block_table[r][j] = next_block++;
-    for (p = context[r]; p < seq; ++p)
+    for (p = context[r]; p < seq; ++p) {
+      b->positions[token] = p;
       b->slot_mapping[token++] =
           (int64_t)b->block_table[r][p / kBlockSize] * kBlockSize + p % kBlockSize;
+    }
   }
   b->qsl_shape[0] = kReqs + 1;
   b->seq_shape[0] = kReqs;
@@ -100,6 +104,7 @@ static void make_batch(struct batch* b) {
   b->seq = host_tensor(b->seq_lens, 1, b->seq_shape, 32);
   b->bt = host_tensor(b->block_table, 2, b->bt_shape, 32);
   b->sm = host_tensor(b->slot_mapping, 1, b->sm_shape, 64);
+  b->pos = host_tensor(b->positions, 1, b->sm_shape, 64);
   for (r = 0; r < kReqs; ++r) b->is_prefilling[r] = r >= 3;
   b->prefilling = host_tensor(b->is_prefilling, 1, b->seq_shape, 8);
   b->prefilling.dtype.code = ATTN_DTYPE_BOOL;
@@ -113,6 +118,7 @@ static void make_batch(struct batch* b) {
   b->common.block_table_tensor = &b->bt;
   b->common.slot_mapping = &b->sm;
   b->common.is_prefilling = &b->prefilling;
+  b->common.positions = &b->pos;
 }
 
 /* ---- printing --------------------------------------------------------------------------------- */
@@ -230,7 +236,8 @@ static const attn_kv_cache_spec_t* spec_of_kind(int32_t kind, const attn_kv_cach
  * cache dtype and then FP8 (for the backends whose caches are FP8 only, as TOKENSPEED_MLA): a
  * spec per kind, no list of backend names. A plugin's backend accepts every kind as far as the
  * library knows, so its builder's ATTN_ERR_UNSUPPORTED moves on to the next kind. *cache_dtype
- * is the cache dtype the builder was made with. */
+ * is the cache dtype the builder was made with. Returns 2 when every attempt is unsupported (a
+ * backend that needs its model's settings, as DEEPSEEK_V41_SPARSE_INDEXER). */
 static int backend_builder(size_t index, const attn_kv_cache_spec_t* full,
                            const attn_builder_config_t* config, attn_backend_info_t* info,
                            const attn_kv_cache_spec_t** out_spec, int32_t* cache_dtype,
@@ -256,9 +263,7 @@ static int backend_builder(size_t index, const attn_kv_cache_spec_t* full,
       A->attn_error_destroy(err);
     }
   }
-  fprintf(stderr, "attn_demo: %s builds on none of the demo's specs (kinds 0x%x)\n", info->name,
-          (unsigned)info->kv_cache_kinds);
-  return 1;
+  return 2;
 }
 
 static int list_backends(const attn_kv_cache_spec_t* spec) {
@@ -276,7 +281,12 @@ static int list_backends(const attn_kv_cache_spec_t* spec) {
     int32_t levels[3] = {-1, -1, -1}, threshold = 0, update = 0, cache_dtype = 0;
     attn_builder_t* builder = NULL;
     char reorder[16];
-    if (backend_builder(i, spec, &hopper, &info, &backend_spec, &cache_dtype, &builder)) return 1;
+    k = backend_builder(i, spec, &hopper, &info, &backend_spec, &cache_dtype, &builder);
+    if (k == 2) {
+      printf("  %-16s (refused on the demo's specs and configs: it needs its model's settings)\n", info.name);
+      continue;
+    }
+    if (k != 0) return 1;
     name = info.name;
     for (k = 0; k < 3; ++k) {
       attn_builder_config_t c = demo_config(capabilities[k]);

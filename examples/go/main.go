@@ -84,7 +84,7 @@ func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheS
 // and a fresh prefill; block 0 is vLLM's null block.
 type batch struct {
 	queryStartLoc, seqLens, blockTable []int32
-	slotMapping                        []int64
+	slotMapping, positions             []int64
 }
 
 func makeBatch() *batch {
@@ -103,19 +103,22 @@ func makeBatch() *batch {
 		for p := context[r]; p < seq; p++ {
 			block := int64(b.blockTable[r*width+int(p/blockSize)])
 			b.slotMapping = append(b.slotMapping, block*blockSize+int64(p%blockSize))
+			b.positions = append(b.positions, int64(p))
 		}
 	}
 	return b
 }
 
 // common is the batch as vLLM 0.33 describes it: the last two requests are still in their
-// prompts (is_prefilling, which the Mamba family requires).
+// prompts (is_prefilling, which the Mamba family requires); the tokens' positions (which
+// DEEPSEEK_V41_COMPRESSOR requires).
 func (b *batch) common() (*attn.CommonMetadata, error) {
 	c, err := attn.NewCommonMetadata(b.queryStartLoc, b.seqLens, b.blockTable, width, b.slotMapping)
 	if err != nil {
 		return nil, err
 	}
 	c.IsPrefilling = attn.Slice([]int32{0, 0, 0, 1, 1})
+	c.Positions = attn.Slice(b.positions)
 	return c, nil
 }
 
@@ -274,6 +277,12 @@ func listBackends(lib *attn.Library, spec attn.KVCacheSpec) error {
 	for _, info := range infos {
 		name := info.Name
 		kindSpec, cacheDtype, b, err := backendBuilder(lib, info, spec, demoConfig(90))
+		var unsupported *attn.Error
+		if err != nil && errors.As(err, &unsupported) && unsupported.Code == attn.ErrUnsupported {
+			// a backend that needs its model's settings (DEEPSEEK_V41_SPARSE_INDEXER)
+			fmt.Printf("  %-16s (refused on the demo's specs and configs: it needs its model's settings)\n", name)
+			continue
+		}
 		if err != nil {
 			return err
 		}

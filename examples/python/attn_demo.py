@@ -31,7 +31,7 @@ def config(capability, cache_dtype=libattn.KvDtype.AUTO):
 def sample_batch():
     """Three decodes, a chunked prefill (64 cached + 32 new) and a fresh prefill (20 tokens); the
     last two are still in their prompts (vLLM 0.33's is_prefilling, which the Mamba family
-    requires)."""
+    requires); the tokens' positions (which DEEPSEEK_V41_COMPRESSOR requires)."""
     context, query = [40, 99, 16, 64, 0], [1, 1, 1, 32, 20]
     seq = np.add(context, query).astype(np.int32)
     table = np.zeros((5, MAX_LEN // BLOCK), np.int32)
@@ -41,7 +41,9 @@ def sample_batch():
              for r in range(5) for p in range(context[r], seq[r])]
     return dict(query_start_loc=np.cumsum([0] + query, dtype=np.int32), seq_lens=seq,
                 block_table=table, slot_mapping=np.array(slots, np.int64),
-                is_prefilling=[False, False, False, True, True])
+                is_prefilling=[False, False, False, True, True],
+                positions=np.array([p for r in range(5) for p in range(context[r], seq[r])],
+                                   np.int64))
 
 
 def show(name, value):
@@ -71,7 +73,8 @@ def backend_builder(lib, info, spec, capability):
     cache dtype and then FP8 (the backends whose caches are FP8 only, as TOKENSPEED_MLA): a spec
     per kind, no list of backend names. A plugin's backend accepts every kind as far as the
     library knows, so its builder's Unsupported moves on to the next kind. Returns the spec, the
-    cache dtype and the builder."""
+    cache dtype and the builder, or None when every attempt is unsupported (a backend that needs
+    its model's settings, as DEEPSEEK_V41_SPARSE_INDEXER)."""
     kinds = libattn.KvCacheKind
     for kind, kind_spec in ((kinds.FULL_ATTENTION, spec), (kinds.MLA, MLA_SPEC),
                             (kinds.MAMBA, MAMBA_SPEC)):
@@ -83,7 +86,7 @@ def backend_builder(lib, info, spec, capability):
                         lib.builder(info.name, kind_spec, config(capability, cache_dtype)))
             except libattn.Unsupported:
                 continue
-    raise SystemExit(f"attn_demo: {info.name} builds on none of the demo's specs")
+    return None
 
 
 def build_and_show(lib, backend, spec, cfg, batch, fields):
@@ -112,7 +115,11 @@ def main():
     print(f"  {'backend':<16} {'cudagraph (sm90)':<29} {'cudagraph (sm80)':<29} "
           f"{'cudagraph (sm100)':<29} {'reorder':<8} update_block_table")
     for info in lib.backend_infos():
-        backend_spec, cache_dtype, builder = backend_builder(lib, info, spec, 90)
+        got = backend_builder(lib, info, spec, 90)
+        if got is None:
+            print(f"  {info.name:<16} (refused on the demo's specs and configs: it needs its model's settings)")
+            continue
+        backend_spec, cache_dtype, builder = got
         with builder as b:
             reorder, update = b.reorder_batch_threshold, b.supports_update_block_table
         levels = [lib.backend_cudagraph_support(info.name, backend_spec,

@@ -55,8 +55,11 @@
   ROW(kAmxMlaBackend)                                         \
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
   ROW(kUltraQuantBackend)                                     \
-  ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */         \
-  ROW(kRocmAiterMlaBackend)  /* mla.cc */
+  ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */           \
+  ROW(kRocmAiterMlaBackend)  /* mla.cc */                     \
+  ROW(kDeepseekV4CompressorBackend) /* compressor.cc */       \
+  ROW(kDeepseekV41CompressorBackend)                          \
+  ROW(kDeepseekV41SparseIndexerBackend) /* sparse_indexer.cc */
 
 namespace attn::backends {
 

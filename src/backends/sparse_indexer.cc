@@ -77,11 +77,25 @@ constexpr int64_t kMaxLogitsMb = 512;      // VLLM_SPARSE_INDEXER_MAX_LOGITS_MB'
   X(kPrefillChunkMaxSeqlenK, "prefill_chunk_max_seqlen_k")                         \
   X(kPrefillChunkSkipKvGather, "prefill_chunk_skip_kv_gather")                     \
   X(kPrefillChunkLocalTotalSeqLens, "prefill_chunk_local_total_seq_lens")          \
-  X(kPrefillChunkMaxLocalTotalSeqLens, "prefill_chunk_max_local_total_seq_lens")
+  X(kPrefillChunkMaxLocalTotalSeqLens, "prefill_chunk_max_local_total_seq_lens")   \
+  /* DEEPSEEK_V41_SPARSE_INDEXER's DeepseekV41SparseIndexerMetadata additions */  \
+  X(kSparseBlockKv, "sparse_block_kv")                                             \
+  X(kSparseDecodeRowKs, "sparse_decode_row_ks")                                    \
+  X(kSparseDecodeSparseIndices, "sparse_decode_sparse_indices")                    \
+  X(kSparseDecodeEnd, "sparse_decode_end")                                         \
+  X(kSparseDecodeColIndices, "sparse_decode_col_indices")                          \
+  X(kSparsePrefillSparseIndices, "sparse_prefill_sparse_indices")                  \
+  X(kSparsePrefillEnd, "sparse_prefill_end")                                       \
+  X(kSparsePrefillColIndices, "sparse_prefill_col_indices")
 ATTN_NAMED_LIST(Field, INDEXER_FIELDS);
 
+/// DEEPSEEK_V32_INDEXER's fields: those before the sparse additions.
+constexpr size_t kV32FieldCount = kSparseBlockKv;
 /// The per-chunk host lists, in field order from kPrefillChunkTokenStart.
-constexpr size_t kChunkListCount = kFieldCount - kPrefillChunkTokenStart;
+constexpr size_t kChunkListCount = kV32FieldCount - kPrefillChunkTokenStart;
+
+enum Variant : int32_t { kV32 = 0, kV41Sparse = 1 };
+constexpr const char* kV41SparseName = "DEEPSEEK_V41_SPARSE_INDEXER";
 
 #define INDEXER_BUFFERS(X)                                          \
   X(kBufDecodeSeqLens, "decode_seq_lens_buffer")                    \
@@ -96,6 +110,10 @@ constexpr size_t kChunkListCount = kFieldCount - kPrefillChunkTokenStart;
   X(kBufRowStart, "prefill row starts")                             \
   X(kBufKs, "prefill cu_seqlen_ks")                                 \
   X(kBufKe, "prefill cu_seqlen_ke")                                 \
+  X(kBufSparseIndices, "sparse_indices_buffer")                     \
+  X(kBufSparseEnd, "end_buffer")                                    \
+  X(kBufSparseColIndices, "col_indices_buffer")                     \
+  X(kBufZeroRowKs, "zero_row_ks")                                   \
   /* host */                                                        \
   X(kBufArange, "arange_buffer")                                    \
   X(kBufChunkLists, "the prefill chunks' lists")
@@ -157,8 +175,37 @@ bool may_expand(const BuilderConfig& c) {
   return d.supports_varlen || d.use_flattening || d.next_n >= 3;
 }
 
-std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+/// DEEPSEEK_V41_SPARSE_INDEXER's construction-time numbers (vLLM 0.33's
+/// DeepseekV41SparseIndexerMetadataBuilder.__init__).
+struct SparseGeometry {
+  int32_t block_kv = 0;           ///< pick_sparse_block_kv(candidate_block_size): 16 or 8.
+  int64_t num_blocks = 0;         ///< candidate_topk_blocks * (candidate_block_size / block_kv).
+  int64_t min_split_seq_len = 0;  ///< (num_sparse_cols * 2 + 3) / 4.
+  int64_t topk = 0;               ///< the model's index_topk.
+};
+
+/// pick_sparse_block_kv: the largest of SPARSE_BLOCK_KV_CHOICES (16, 8) dividing the candidate
+/// block size; 0 when none does.
+int32_t pick_sparse_block_kv(int32_t candidate_block_size) {
+  for (const int32_t sbk : {16, 8})
+    if (candidate_block_size > 0 && candidate_block_size % sbk == 0) return sbk;
+  return 0;
+}
+
+SparseGeometry sparse_geometry(const KvCacheSpec& spec, const BuilderConfig& c) {
+  SparseGeometry g;
+  g.block_kv = pick_sparse_block_kv(c.candidate_block_size);
+  if (g.block_kv == 0) return g;
+  g.num_blocks = int64_t{c.candidate_topk_blocks} * (c.candidate_block_size / g.block_kv);
+  g.min_split_seq_len = (g.num_blocks * g.block_kv * 2 + 3) / 4;
+  g.topk = sparse_index_topk(spec);
+  return g;
+}
+
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c, Variant v) {
   const int64_t rows = decode_rows(c), tokens = c.max_num_batched_tokens;
+  const SparseGeometry g = v == kV41Sparse ? sparse_geometry(spec, c) : SparseGeometry{};
+  const int64_t sparse_rows = v == kV41Sparse ? rows : 0;
   const int64_t i32 = sizeof(int32_t);
   const bool dcp = c.decode_context_parallel_size > 1;
   BufferPlan p(kBufferNames);
@@ -179,6 +226,11 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufRowStart, buffer_bytes("prefill row starts", {c.max_num_seqs, i32}));
   p.set(kBufKs, buffer_bytes("prefill cu_seqlen_ks", {tokens, i32}));
   p.set(kBufKe, buffer_bytes("prefill cu_seqlen_ke", {tokens, i32}));
+  p.set(kBufSparseIndices,
+        buffer_bytes("sparse_indices_buffer", {sparse_rows, g.num_blocks, i32}));
+  p.set(kBufSparseEnd, buffer_bytes("end_buffer", {sparse_rows, i32}));
+  p.set(kBufSparseColIndices, buffer_bytes("col_indices_buffer", {sparse_rows, g.topk, i32}));
+  p.set(kBufZeroRowKs, buffer_bytes("zero_row_ks", {sparse_rows, i32}));
   p.set(kBufArange, buffer_bytes("arange_buffer", {rows + 1, i32}));
   p.set(kBufChunkLists,
         buffer_bytes("the prefill chunks' lists",
@@ -190,15 +242,28 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
 class IndexerBuilder final : public Builder {
  public:
   IndexerBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-                 const BuilderConfig& config)
+                 const BuilderConfig& config, Variant variant)
       : Builder(std::move(backend), spec, config),
+        variant_(variant),
         paths_(decode_paths(config)),
         width_(table_width(spec, config)),
+        sparse_(variant == kV41Sparse ? sparse_geometry(spec, config) : SparseGeometry{}),
         groups_(static_cast<size_t>(config.max_num_seqs)),
-        buffers_(kName, config.device, plan(spec, config), config.allocator, config.workspace,
+        buffers_(variant == kV41Sparse ? kV41SparseName : kName, config.device,
+                 plan(spec, config, variant), config.allocator, config.workspace,
                  config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    init_metadata(variant == kV41Sparse ? name_vector(kFieldNames)
+                                        : name_vector(kFieldNames, kV32FieldCount));
     ops::iota_i32(exec(nullptr), buffers_.as<int32_t>(kBufArange), decode_rows(config) + 1);
+    if (variant == kV41Sparse) {  // torch.zeros: the layers fill them, build() only slices
+      const int64_t rows = decode_rows(config);
+      ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufSparseIndices),
+                    rows * sparse_.num_blocks, 0);
+      ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufSparseEnd), rows, 0);
+      ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufSparseColIndices), rows * sparse_.topk,
+                    0);
+      ops::fill_i32(exec(nullptr), buffers_.as<int32_t>(kBufZeroRowKs), rows, 0);
+    }
     // the indexer opts out of the reorder vote: None (its split uses 1 + k itself)
     set_reorder_batch_threshold(std::nullopt);
   }
@@ -228,6 +293,10 @@ class IndexerBuilder final : public Builder {
     m.set_none(kPositions);
     for (const size_t f : {kNumDecodes, kNumDecodeTokens, kNumPrefills, kNumPrefillTokens})
       m.set_int(f, 0);
+    if (variant_ == kV41Sparse) {
+      m.set_int(kSparseBlockKv, sparse_.block_kv);
+      for (size_t f = kSparseDecodeRowKs; f < kFieldCount; ++f) m.set_none(f);
+    }
     if (T == 0) return;  // vLLM returns the counts 0 and no parts (block_table None too)
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     m.set_int(kNumDecodes, nd);
@@ -239,6 +308,7 @@ class IndexerBuilder final : public Builder {
     const int32_t* lens = exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
     if (np > 0) build_prefill(c, nd, np, qsl, lens, exec);
     if (nd > 0) build_decode(c, nd, s.num_decode_tokens, qsl, lens, exec);
+    if (variant_ == kV41Sparse) build_sparse_rows(c, nd, s.num_decode_tokens, np);
   }
 
   /// vLLM 0.33's update_draft_decode_metadata (decode-only, one token per request, no DCP):
@@ -250,7 +320,7 @@ class IndexerBuilder final : public Builder {
     const int64_t ndt = md.field(kNumDecodeTokens).int_value;
     if (nd == 0 || ndt == 0) return;
     if (md.field(kNumPrefills).int_value != 0 || nd != ndt)
-      invalid(kName, "'s update_draft_decode_metadata needs a decode-only batch of one token "
+      invalid(own_name(), "'s update_draft_decode_metadata needs a decode-only batch of one token "
               "per request (vLLM asserts it), got num_decodes=", nd, ", num_decode_tokens=",
               ndt, ", num_prefills=", md.field(kNumPrefills).int_value);
     const attn::Field& bt_in = md.field(kBlockTable);
@@ -282,6 +352,8 @@ class IndexerBuilder final : public Builder {
   }
 
  private:
+  const char* own_name() const { return variant_ == kV41Sparse ? kV41SparseName : kName; }
+
   /// The decodes' longest and shortest queries.
   std::pair<int32_t, int32_t> decode_query_range(const CommonMetadata& c, int64_t nd) const {
     int32_t max_len = 0, min_len = 0;
@@ -304,13 +376,13 @@ class IndexerBuilder final : public Builder {
   /// What build() refuses, checked before the metadata changes.
   void check_batch(const CommonMetadata& c, const ops::BatchSplit& s) const {
     if (s.num_prefills > 0 && c.seq_lens_host == nullptr)
-      invalid("common->seq_lens_cpu is NULL; ", kName,
+      invalid("common->seq_lens_cpu is NULL; ", own_name(),
               " plans its prefill chunks from the host lengths (vLLM's "
               "seq_lens_cpu_upper_bound)");
     if (s.num_decodes > 0 && per_token_decode(decode_query_range(c, s.num_decodes).first) &&
         c.block_table_tensor->shape[1] > width_)
       invalid("common->block_table_tensor has ", c.block_table_tensor->shape[1], " columns; ",
-              kName, " was created with block_table_width=", width_,
+              own_name(), " was created with block_table_width=", width_,
               " (config->block_table_width: its per-token decode table)");
   }
 
@@ -338,14 +410,17 @@ class IndexerBuilder final : public Builder {
     std::vector<int32_t> qlens(static_cast<size_t>(np));
     for (int64_t k = 0; k < np; ++k) qlens[k] = hq[k + 1] - hq[k];
     const int64_t W = prefill_buffer_rows(cfg), L = kMaxLogitsMb * 1024 * 1024 / 4;
-    const int64_t G = ops::indexer_prefill_groups(qlens.data(), hs, np, W, L, groups_.data());
+    const int64_t G = ops::indexer_prefill_groups(qlens.data(), hs, np, W, L,
+                                                  sparse_.min_split_seq_len, groups_.data());
     const int32_t world = cfg.decode_context_parallel_size;
     int64_t chunks = 0, longest = 0;
     for (int64_t k = 0; k < np; ++k) longest = std::max<int64_t>(longest, hs[k]);
     for (int64_t g = 0; g < G; ++g) {
       const ops::IndexerGroup& gr = groups_[g];
-      if (gr.n == 0) continue;  // build_prefill_chunk_metadata returns None
-      int64_t max_k = 0, local_total = 0, max_local = 0;
+      // the group's K rows (gr.n is the split's sum, clamped by min_split_seq_len)
+      int64_t total = 0, max_k = 0, local_total = 0, max_local = 0;
+      for (int64_t k = gr.start; k < gr.end; ++k) total += hs[k];
+      if (total == 0) continue;  // build_prefill_chunk_metadata returns None
       for (int64_t k = gr.start; k < gr.end; ++k) max_k = std::max<int64_t>(max_k, hs[k]);
       if (world > 1) {
         for (int32_t r = 0; r < world; ++r) {
@@ -355,7 +430,7 @@ class IndexerBuilder final : public Builder {
           max_local = std::max(max_local, sum);
         }
       } else {
-        local_total = max_local = gr.n;
+        local_total = max_local = total;
       }
       const int64_t max_q = std::max<int64_t>(1, L / gr.n);
       const int64_t base = hq[gr.start];
@@ -367,7 +442,7 @@ class IndexerBuilder final : public Builder {
         chunk_list(kPrefillChunkReqStart)[k] = static_cast<int32_t>(nd + gr.start);
         chunk_list(kPrefillChunkReqEnd)[k] = static_cast<int32_t>(nd + gr.end);
         chunk_list(kPrefillChunkCuOffset)[k] = static_cast<int32_t>(gr.start + g);
-        chunk_list(kPrefillChunkTotalSeqLens)[k] = static_cast<int32_t>(gr.n);
+        chunk_list(kPrefillChunkTotalSeqLens)[k] = static_cast<int32_t>(total);
         chunk_list(kPrefillChunkMaxSeqlenK)[k] = static_cast<int32_t>(max_k);
         chunk_list(kPrefillChunkSkipKvGather)[k] = off > 0;
         chunk_list(kPrefillChunkLocalTotalSeqLens)[k] = static_cast<int32_t>(local_total);
@@ -382,6 +457,7 @@ class IndexerBuilder final : public Builder {
     p.dcp_size = world;
     p.dcp_rank = cfg.dcp_rank;
     p.interleave = cfg.cp_kv_cache_interleave_size;
+    p.min_split_seq_len = sparse_.min_split_seq_len;
     ops::IndexerPrefillArrays out;
     out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
     out.local_cu_seq_lens = world > 1 ? buffers_.as<int32_t>(kBufLocalCuSeqLens) : nullptr;
@@ -398,7 +474,7 @@ class IndexerBuilder final : public Builder {
     m.set_tensor(kPrefillCuSeqLens, device_vector(kBufCuSeqLens, np + G), true);
     m.set_tensor(kPrefillLocalCuSeqLens,
                  device_vector(world > 1 ? kBufLocalCuSeqLens : kBufCuSeqLens, np + G), true);
-    for (size_t f = kPrefillChunkTokenStart; f < kFieldCount; ++f)
+    for (size_t f = kPrefillChunkTokenStart; f < kV32FieldCount; ++f)
       m.set_tensor(f, make_vector(chunk_list(f), Device{}, kInt32, chunks), true);
   }
 
@@ -495,8 +571,37 @@ class IndexerBuilder final : public Builder {
       m.set_none(kDecodeIndices);
   }
 
+  /// DEEPSEEK_V41_SPARSE_INDEXER's rows: the decode rows [0, num_decode_tokens) (the varlen
+  /// layout: one row per decode token) and the prefill tokens' rows, views of the builder's
+  /// zeroed scratch (sparse_indices, end, col_indices) and, for the decodes, zero_row_ks. The
+  /// other row fields alias the base metadata's (docs/backends/sparse_mla.md).
+  void build_sparse_rows(const CommonMetadata& c, int64_t nd, int64_t ndt, int64_t np) {
+    Metadata& m = metadata();
+    const Device dev = config().device;
+    const int64_t nsb = sparse_.num_blocks, topk = sparse_.topk;
+    auto rows = [&](Buffer b, int64_t start, int64_t stop, int64_t width) {
+      int32_t* base = buffers_.as<int32_t>(b) + start * width;
+      return width == 1 ? make_vector(base, dev, kInt32, stop - start)
+                        : make_matrix(base, dev, kInt32, stop - start, width, width);
+    };
+    if (nd > 0) {
+      m.set_tensor(kSparseDecodeRowKs, rows(kBufZeroRowKs, 0, ndt, 1), true);
+      m.set_tensor(kSparseDecodeSparseIndices, rows(kBufSparseIndices, 0, ndt, nsb), true);
+      m.set_tensor(kSparseDecodeEnd, rows(kBufSparseEnd, 0, ndt, 1), true);
+      m.set_tensor(kSparseDecodeColIndices, rows(kBufSparseColIndices, 0, ndt, topk), true);
+    }
+    if (np > 0) {
+      const int64_t first = c.qsl_host[nd], last = c.qsl_host[nd + np];
+      m.set_tensor(kSparsePrefillSparseIndices, rows(kBufSparseIndices, first, last, nsb), true);
+      m.set_tensor(kSparsePrefillEnd, rows(kBufSparseEnd, first, last, 1), true);
+      m.set_tensor(kSparsePrefillColIndices, rows(kBufSparseColIndices, first, last, topk), true);
+    }
+  }
+
+  Variant variant_;
   DecodePaths paths_;
   int64_t width_ = 0;
+  SparseGeometry sparse_;
   std::vector<ops::IndexerGroup> groups_;
   PersistentBuffers buffers_;
 };
@@ -513,14 +618,86 @@ void check_indexer(const BackendDescriptor& d, const KvCacheSpec& spec, const Bu
   // split by the worker); nothing libattn computes reads the block size, so a multiple of 64
   // is taken as that cache block.
   if (spec.block_size <= 0 || spec.block_size % kIndexerBlockSize != 0)
-    fail(Status::kUnsupported, kName, " runs kernel block size 64 (vLLM 0.33 on CUDA): "
+    fail(Status::kUnsupported, d.name, " runs kernel block size 64 (vLLM 0.33 on CUDA): "
          "kv_cache_spec->block_size=", spec.block_size, " is not a multiple of it");
   if (c.attn_type != kAttnDecoder)
-    fail(Status::kUnsupported, kName,
+    fail(Status::kUnsupported, d.name,
          " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
   if (c.decode_context_parallel_size > 1 && c.cp_kv_cache_interleave_size <= 0)
     invalid("config->cp_kv_cache_interleave_size=", c.cp_kv_cache_interleave_size,
             " must be positive");
+  if (c.platform_rocm)
+    fail(Status::kUnsupported, d.name, " builds vLLM 0.33's CUDA paths (config->platform_rocm="
+         "1: ROCm's kernel block sizes and MXFP4 cache are not covered)");
+  if (c.prefill_context_parallel_size > 1)
+    fail(Status::kUnsupported, d.name, " builds one rank without prefill context parallelism "
+         "(config->prefill_context_parallel_size=", c.prefill_context_parallel_size, ")");
+  // dsa_indexer_uses_fp4: the MXFP4 indexer cache needs compute capability 10.x on CUDA
+  if (c.indexer_kv_mxfp4 && resolved_device_capability(c) / 10 != 10)
+    fail(Status::kUnsupported, "indexer_kv_dtype='mxfp4' requires Blackwell datacenter GPUs "
+         "(sm_10x, e.g. B200/GB200); sm_120 (consumer Blackwell) and earlier architectures are "
+         "not supported (config->indexer_kv_mxfp4=1, device capability ",
+         resolved_device_capability(c), ")");
+}
+
+/// DeepseekV41SparseIndexerMetadataBuilder.__init__'s refusals, in its order, after the base
+/// builder's. libattn cannot probe the kernel libraries: with compute capability 10.x it takes
+/// DeepGEMM >= 2.8 (fp8_fp4_sparse_mqa_logits), the varlen paged MQA logits layout and
+/// DeepSelect (whose SM100 stride alignment is 1024 B in, 32 B out) as installed.
+void check_v41_sparse(const BackendDescriptor& d, const KvCacheSpec& spec,
+                      const BuilderConfig& c) {
+  check_indexer(d, spec, c);
+  const char* prefix = "attention_config.indexer_sparse_logits";
+  if (c.candidate_block_size <= 0 || c.candidate_topk_blocks <= 0)
+    fail(Status::kUnsupported, prefix, " requires a two-level (candidate block) indexer model such as "
+            "DeepSeek-V4.1 (config->candidate_block_size=", c.candidate_block_size,
+            ", config->candidate_topk_blocks=", c.candidate_topk_blocks, ")");
+  if (!c.indexer_kv_mxfp4)
+    fail(Status::kUnsupported, prefix, " requires the MXFP4 indexer cache (attention_config.indexer_kv_dtype="
+            "'mxfp4'): the sparse kernels take UE8M0-packed granularity-32 scales "
+            "(config->indexer_kv_mxfp4=0)");
+  if (resolved_device_capability(c) / 10 != 10)
+    fail(Status::kUnsupported, prefix, " requires an SM100-class GPU (device capability ",
+         resolved_device_capability(c), ")");
+  if (c.decode_context_parallel_size > 1)
+    fail(Status::kUnsupported, prefix, " is not supported with decode/prefill context parallel "
+         "(config->decode_context_parallel_size=", c.decode_context_parallel_size, ")");
+  if (c.sparse_indexer_topk_backend != kSparseIndexerTopkAuto &&
+      c.sparse_indexer_topk_backend != kSparseIndexerTopkDeepSelect)
+    invalid(prefix, " uses DeepSelect for the top-k; config->sparse_indexer_topk_backend=",
+            c.sparse_indexer_topk_backend, " (neither AUTO nor DEEP_SELECT) is not supported "
+            "with it");
+  const SparseGeometry g = sparse_geometry(spec, c);
+  if (g.block_kv == 0)
+    invalid("config->candidate_block_size=", c.candidate_block_size, " is not a multiple of any "
+            "supported sparse_block_kv (16, 8)");
+  // DeepseekV41IndexerBackend's kernel block size on SM100
+  if (spec.block_size % 128 != 0)
+    fail(Status::kUnsupported, d.name, " runs kernel block size 128 on SM100 (vLLM 0.33): "
+         "kv_cache_spec->block_size=", spec.block_size, " is not a multiple of it");
+  if (spec.block_size % g.block_kv != 0)
+    invalid(prefix, ": indexer cache pages (", spec.block_size, " tokens) must be a multiple "
+            "of ", g.block_kv, " tokens");
+  const int64_t cols = g.num_blocks * g.block_kv;
+  if (cols >= (int64_t{1} << 23) || (cols * 2) % 1024 != 0)
+    invalid("DeepSelect needs the sparse logits row (", cols, " bf16 columns, ", cols * 2,
+            " B) to be 1024B-aligned (candidate_topk_blocks=", c.candidate_topk_blocks,
+            ", candidate_block_size=", c.candidate_block_size, ")");
+  if (g.topk > 4096 || (g.topk * 4) % 32 != 0)
+    invalid("DeepSelect needs topk <= 4096 with a 32B-aligned int32 output row, got topk=",
+            g.topk, " (kv_cache_spec->index_topk)");
+}
+
+std::vector<BufferRequest> indexer_plan(const BackendDescriptor& d, const KvCacheSpec& spec,
+                                        const BuilderConfig& c) {
+  return plan(spec, c, static_cast<Variant>(d.variant));
+}
+
+std::unique_ptr<Builder> create_indexer(const BackendDescriptor& d,
+                                        std::shared_ptr<const Backend> backend,
+                                        const KvCacheSpec& spec, const BuilderConfig& c) {
+  return std::make_unique<IndexerBuilder>(std::move(backend), spec, c,
+                                          static_cast<Variant>(d.variant));
 }
 
 }  // namespace
@@ -530,11 +707,23 @@ const BackendDescriptor kDeepseekV32IndexerBackend{
     kName,
     kVllmRelease,
     kv_kind_bit(kKvMla),
-    0,
+    kV32,
     indexer_cudagraph_support,
     check_indexer,
-    buffer_plan_of<plan>,
-    create_builder_of<IndexerBuilder>,
+    indexer_plan,
+    create_indexer,
+};
+
+extern const BackendDescriptor kDeepseekV41SparseIndexerBackend;
+const BackendDescriptor kDeepseekV41SparseIndexerBackend{
+    kV41SparseName,
+    kVllmRelease,
+    kv_kind_bit(kKvMla),
+    kV41Sparse,
+    indexer_cudagraph_support,
+    check_v41_sparse,
+    indexer_plan,
+    create_indexer,
 };
 
 }  // namespace attn::backends

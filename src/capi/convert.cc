@@ -353,6 +353,19 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   // ABI 1.7
   b.block_table_width = c.block_table_width;
   if (c.reserved_1_7 != 0) invalid("config->reserved_1_7=", c.reserved_1_7, " must be 0");
+  static_assert(static_cast<int>(ATTN_SPARSE_INDEXER_TOPK_DEEP_SELECT) ==
+                        static_cast<int>(kSparseIndexerTopkDeepSelect) &&
+                    static_cast<int>(ATTN_SPARSE_INDEXER_TOPK_AITER) ==
+                        static_cast<int>(kSparseIndexerTopkAiter),
+                "kSparseIndexerTopk* follow the ABI's numbering");
+  // ABI 1.7: DeepSeek V4 / V4.1 (the INIT defaults when the caller's struct_size stops earlier)
+  b.platform_rocm = c.platform_rocm != 0;
+  b.prefill_context_parallel_size =
+      c.prefill_context_parallel_size == 0 ? 1 : c.prefill_context_parallel_size;
+  b.candidate_block_size = c.candidate_block_size;
+  b.candidate_topk_blocks = c.candidate_topk_blocks;
+  b.indexer_kv_mxfp4 = c.indexer_kv_mxfp4 != 0;
+  b.sparse_indexer_topk_backend = c.sparse_indexer_topk_backend;
   validate(b, spec);
   return b;
 }
@@ -552,6 +565,12 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.mla_prefill_backend = b.mla_prefill_backend;
   c.use_prefill_query_quantization = b.use_prefill_query_quantization;
   c.block_table_width = b.block_table_width;
+  c.platform_rocm = b.platform_rocm;
+  c.prefill_context_parallel_size = b.prefill_context_parallel_size;
+  c.candidate_block_size = b.candidate_block_size;
+  c.candidate_topk_blocks = b.candidate_topk_blocks;
+  c.indexer_kv_mxfp4 = b.indexer_kv_mxfp4;
+  c.sparse_indexer_topk_backend = b.sparse_indexer_topk_backend;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

@@ -94,6 +94,17 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   if (c.block_table_width < 0)
     invalid("config->block_table_width=", c.block_table_width,
             " is negative (0 means the worker's width)");
+  if (c.prefill_context_parallel_size < 1)
+    invalid("config->prefill_context_parallel_size=", c.prefill_context_parallel_size,
+            " must be positive (0 means 1)");
+  if (c.candidate_block_size < 0)
+    invalid("config->candidate_block_size=", c.candidate_block_size,
+            " is negative (0 means absent)");
+  if (c.candidate_topk_blocks < 0)
+    invalid("config->candidate_topk_blocks=", c.candidate_topk_blocks,
+            " is negative (0 means absent)");
+  expect_range(c.sparse_indexer_topk_backend, kSparseIndexerTopkAuto, kSparseIndexerTopkAiter,
+               "sparse_indexer_topk_backend", "an ATTN_SPARSE_INDEXER_TOPK_* value (0..7)");
   expect_range(c.gdn_prefill_backend, kGdnPrefillAuto, kGdnPrefillFlashInfer,
                "gdn_prefill_backend", "an ATTN_GDN_PREFILL_* value (0..2)");
   expect_range(c.mla_prefill_backend, kMlaPrefillAuto, kMlaPrefillTokenspeedMla,

@@ -54,6 +54,14 @@ enum MlaPrefillChoice : int32_t {
   kMlaPrefillTokenspeedMla = 4,
 };
 
+/// Numbered as the ABI's ATTN_SPARSE_INDEXER_TOPK_* values (ABI 1.7): vLLM 0.33's
+/// SparseIndexerTopkBackend in its Literal's order.
+enum SparseIndexerTopkBackend : int32_t {
+  kSparseIndexerTopkAuto = 0,
+  kSparseIndexerTopkDeepSelect = 1,
+  kSparseIndexerTopkAiter = 7,
+};
+
 /// vLLM's CUDAGraphMode.has_full_cudagraphs().
 bool has_full_cudagraphs(int32_t mode);
 
@@ -132,6 +140,13 @@ struct BuilderConfig {
   int32_t mla_prefill_backend = 0;            ///< kMlaPrefill* (0 = None: automatic).
   bool use_prefill_query_quantization = false;  ///< attention_config's flag of that name.
   int32_t block_table_width = 0;  ///< ABI 1.7: the requires_block_table_width argument; 0 = the worker's.
+  // ABI 1.7: DeepSeek V4 / V4.1 (the compressors and the V4.1 sparse indexer)
+  bool platform_rocm = false;                 ///< current_platform.is_rocm().
+  int32_t prefill_context_parallel_size = 1;  ///< parallel_config's PCP world size (>= 1).
+  int32_t candidate_block_size = 0;           ///< hf_text_config.candidate_block_size; 0 = absent.
+  int32_t candidate_topk_blocks = 0;          ///< hf_text_config.candidate_topk_blocks; 0 = absent.
+  bool indexer_kv_mxfp4 = false;              ///< resolve_indexer_kv_dtype("fp8") == "mxfp4".
+  int32_t sparse_indexer_topk_backend = 0;    ///< kSparseIndexerTopk* (kernel_config's value).
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

@@ -658,11 +658,13 @@ struct IndexerGroup {
 /// _split_indexer_prefill_chunks' greedy request groups (host; the chunks then split each
 /// group's m queries into sub-chunks of max(1, max_logits_elems / n)): a request joins the
 /// group while n + s <= workspace_size and (m + q) * (n + s) <= max_logits_elems; a request
-/// that fits nowhere is a group of its own. Returns the number of groups written (at most
-/// num_prefills).
+/// that fits nowhere is a group of its own. Each s is clamped below at min_split_seq_len
+/// (DEEPSEEK_V41_SPARSE_INDEXER's _prefill_split_seq_lens; 0 = none), and n is the clamped
+/// sum. Returns the number of groups written (at most num_prefills).
 int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_lens,
                                int64_t num_prefills, int64_t workspace_size,
-                               int64_t max_logits_elems, IndexerGroup* groups);
+                               int64_t max_logits_elems, int64_t min_split_seq_len,
+                               IndexerGroup* groups);
 
 /// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group,
 /// compress ratio 1): per group g of prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the
@@ -701,6 +703,20 @@ void kpool_tail_slot_mapping(const Exec& exec, const int32_t* query_start_loc, i
 /// positions[t] mod kpool (Python's floor division and remainder) for t < n, in place.
 void kpool_tail_draft_update(const Exec& exec, int64_t* slot_mapping, const int64_t* positions,
                              int64_t n, int32_t kpool);
+
+/// DEEPSEEK_V4_COMPRESSOR's block_table.clamp_(min=0) (vLLM 0.33, deepseek_v4/compressor.py):
+/// every negative entry of the rows x cols int32 table (rows `stride` apart) set to 0, in place.
+void compressor_clamp_block_table(const Exec& exec, int32_t* block_table, int64_t rows,
+                                  int64_t cols, int64_t stride);
+
+/// DEEPSEEK_V41_COMPRESSOR's _ring_slot_mapping_kernel (vLLM 0.33, deepseek_v41/compressor.py):
+/// for t < num_actual_tokens, block = block_table[token_to_req[t]][0] (the request's ring
+/// block) and out[t] = block * capacity + positions[t] % capacity (C's remainder, as Triton's),
+/// or -1 when block is 0 (the null block); out[t] = -1 for t in [num_actual_tokens, num_tokens).
+void compressor_ring_slot_mapping(const Exec& exec, const int32_t* token_to_req,
+                                  const int32_t* block_table, int64_t block_table_stride,
+                                  const int64_t* positions, int64_t num_actual_tokens,
+                                  int64_t num_tokens, int32_t capacity, int64_t* out);
 
 using kernels::SwaIndicesParams;
 

@@ -31,13 +31,15 @@ int64_t token_request(const int32_t* qsl, int64_t n, int64_t t) {
 
 int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_lens,
                                int64_t num_prefills, int64_t workspace_size,
-                               int64_t max_logits_elems, IndexerGroup* groups) {
+                               int64_t max_logits_elems, int64_t min_split_seq_len,
+                               IndexerGroup* groups) {
+  auto split_len = [&](int64_t k) { return std::max<int64_t>(seq_lens[k], min_split_seq_len); };
   int64_t count = 0, end = 0;
   while (end < num_prefills) {
     IndexerGroup g;
     g.start = end;
     while (end < num_prefills) {
-      const int64_t m = g.m + query_lens[end], n = g.n + seq_lens[end];
+      const int64_t m = g.m + query_lens[end], n = g.n + split_len(end);
       if (n > workspace_size || m * n > max_logits_elems) break;
       g.m = m;
       g.n = n;
@@ -45,7 +47,7 @@ int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_len
     }
     if (end == g.start) {  // one request over the budget: a group of its own
       g.m = query_lens[end];
-      g.n = seq_lens[end];
+      g.n = split_len(end);
       ++end;
     }
     g.end = end;
@@ -67,7 +69,8 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* qsl, const int32_t*
     int64_t m = 0, n = 0;
     while (end < np) {
       const int64_t r = nd + end;
-      const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + seq_lens[r];
+      const int64_t s = std::max<int64_t>(seq_lens[r], p.min_split_seq_len);
+      const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + s;
       if (n2 > p.workspace_size || m2 * n2 > p.max_logits_elems) break;
       m = m2;
       n = n2;

@@ -59,12 +59,21 @@ typedef struct {
 /* Extra inputs some wrappers read, pointing into `batch`. */
 typedef struct {
   int32_t enc[kMaxReqs], logits[kMaxReqs];
-  int64_t enc_shape[1], logits_shape[1];
-  attn_tensor_t enc_t, logits_t;
+  int64_t pos[kMaxReqs * 20];
+  int64_t enc_shape[1], logits_shape[1], pos_shape[1];
+  attn_tensor_t enc_t, logits_t, pos_t;
 } extras;
 
 static void add_extras(const scenario* sc, ts_batch* b, extras* x) {
-  int64_t r;
+  int64_t r, t = 0;
+  /* the tokens' positions (DEEPSEEK_V41_COMPRESSOR requires them) */
+  for (r = 0; r < b->num_reqs; ++r) {
+    int64_t p;
+    for (p = b->seq[r] - (b->qsl[r + 1] - b->qsl[r]); p < b->seq[r]; ++p) x->pos[t++] = p;
+  }
+  x->pos_shape[0] = t;
+  x->pos_t = ts_host_tensor(x->pos, 1, x->pos_shape, ATTN_DTYPE_INT, 64);
+  b->common.positions = &x->pos_t;
   if (sc->kind == ATTN_KV_CROSS_ATTENTION) {
     for (r = 0; r < b->num_reqs; ++r) x->enc[r] = (int32_t)(16 + r % 40);
     x->enc_shape[0] = b->num_reqs;

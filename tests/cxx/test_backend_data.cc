@@ -68,7 +68,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 46, "%zu built-in backends, expected 46", r.count());
+  CHECK(r.count() == 49, "%zu built-in backends, expected 49", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
@@ -80,6 +80,12 @@ void test_builtin_kinds_match_create() {
       attn::KvCacheSpec spec = spec_for(name, kind);
       attn::BuilderConfig config = small_config();
       if (name == "TOKENSPEED_MLA") config.cache_dtype = attn::kKvDtypeFp8E4m3;  // fp8 only
+      if (name == "DEEPSEEK_V41_SPARSE_INDEXER") {  // DeepSeek V4.1's inputs, SM100 only
+        config.device_capability = 100;
+        config.candidate_block_size = 64;
+        config.candidate_topk_blocks = 8;
+        config.indexer_kv_mxfp4 = true;
+      }
       const bool accepted = attn::accepts_spec_kind(mask, kind);
       std::string error;
       attn::Status status = attn::Status::kOk;

@@ -9,8 +9,9 @@
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
- * (test_rocm_aiter_mla:
- * kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and varlen rows).
+ * (test_rocm_aiter_mla: kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and
+ * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
+ * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -479,6 +480,113 @@ static void test_sparse_swa(void** state) {
   }
 }
 
+/* DEEPSEEK_V4_COMPRESSOR / DEEPSEEK_V41_COMPRESSOR, host vs CUDA (kernels/compressor_metadata.cu:
+ * V4's in-place clamp of the block table, V4.1's ring slot mapping; token_to_req_indices):
+ * random batches with -1 table entries (V4), requests on the null block and padded token tails
+ * (V4.1), the host seq_lens as the upper bound (c128_boundary). */
+static void test_compressors(void** state) {
+  uint64_t seed = 61;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DEEPSEEK_V4/V41_COMPRESSOR builds")) skip();
+  for (iter = 0; iter < 80; ++iter) {
+    const int v41 = iter % 2;
+    const char* name = v41 ? "DEEPSEEK_V41_COMPRESSOR" : "DEEPSEEK_V4_COMPRESSOR";
+    attn_kv_cache_spec_t spec = v41 ? ts_spec() : ts_mla_spec(4 << ts_rand_range(&seed, 0, 1));
+    attn_builder_config_t c = ts_config(), dc;
+    int32_t q[32], s[32];
+    int64_t pos[4096], shape[1], nshape[1], n = ts_rand_range(&seed, 1, 32), r, t = 0, tokens = 0;
+    attn_builder_t *hb, *db;
+    attn_metadata_t *hm = NULL, *dm = NULL;
+    attn_tensor_t ph, pd, ub;
+    tg_device_batch d;
+    ts_batch* b;
+    if (v41) spec.block_size = 8 << ts_rand_range(&seed, 0, 1);
+    c.platform_rocm = (int32_t)ts_rand_range(&seed, 0, 1);
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 1, 100);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 2000);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + (v41 ? ts_rand_range(&seed, 0, 7) : 0));
+    b->common.num_actual_tokens = tokens;
+    for (r = 0; r < n; ++r) {
+      int32_t k;
+      if (v41 && ts_rand_range(&seed, 0, 4) == 0) b->bt[r * b->width] = 0;
+      for (k = 0; !v41 && k < b->width; ++k)
+        if (b->bt[r * b->width + k] == 0) b->bt[r * b->width + k] = -1;
+      for (k = 0; k < q[r]; ++k) pos[t++] = s[r] - q[r] + k;
+    }
+    while (t < b->num_tokens) pos[t++] = 0;
+    shape[0] = b->num_tokens;
+    nshape[0] = n;
+    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+    ub = ts_host_tensor(b->seq, 1, nshape, ATTN_DTYPE_INT, 32);
+    pd = ph;
+    pd.device.device_type = ATTN_DEVICE_CUDA;
+    pd.data = tg_to_device(pos, (size_t)b->num_tokens * 8);
+    dc = c;
+    dc.device.device_type = ATTN_DEVICE_CUDA;
+    hb = ts_builder(name, &spec, &c);
+    db = ts_builder(name, &spec, &dc);
+    tg_device_batch_make(b, &d);
+    d.common.num_actual_tokens = tokens;
+    b->common.positions = &ph;
+    d.common.positions = &pd;
+    b->common.seq_lens_cpu_upper_bound = &ub;
+    d.common.seq_lens_cpu_upper_bound = &ub;
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+    tg_expect_same_metadata(hm, dm, name);
+    cudaFree(pd.data);
+    tg_device_batch_free(&d);
+    attn_builder_destroy(hb);
+    attn_builder_destroy(db);
+    ts_batch_free(b);
+  }
+}
+
+/* DEEPSEEK_V41_SPARSE_INDEXER host vs CUDA (kernels/sparse_indexer_metadata.cu's prefill arrays
+ * with the chunker's min_split_seq_len clamp, the SM100 varlen decode tensors, the zeroed sparse
+ * row scratch): random decode/prefill batches, candidates 8 x 64 to 32 x 256, short
+ * max_model_len so that the clamp splits the prefills into several groups. */
+static void test_v41_sparse_indexer(void** state) {
+  static const int32_t cands[4][2] = {{64, 8}, {8, 64}, {128, 16}, {256, 32}};
+  uint64_t seed = 67;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DEEPSEEK_V41_SPARSE_INDEXER builds")) skip();
+  for (iter = 0; iter < 60; ++iter) {
+    const int32_t* cd = cands[ts_rand_range(&seed, 0, 3)];
+    attn_kv_cache_spec_t spec = ts_mla_spec(128);
+    attn_builder_config_t c = ts_config();
+    int32_t q[16], s[16];
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    int64_t n = ts_rand_range(&seed, 1, 16), nd = ts_rand_range(&seed, 0, n), r;
+    ts_batch* b;
+    spec.head_size = 132;
+    spec.dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    spec.index_topk = 512;
+    c.max_num_seqs = 16;
+    c.max_num_batched_tokens = 4096;
+    c.max_model_len = 1024 << ts_rand_range(&seed, 0, 2);
+    c.device_capability = 100;
+    c.num_sms = 8;
+    c.num_speculative_tokens = k;
+    c.candidate_block_size = cd[0];
+    c.candidate_topk_blocks = cd[1];
+    c.indexer_kv_mxfp4 = 1;
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, 100);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, c.max_model_len - 128 - q[r]);
+    }
+    b = ts_batch_make(q, s, n, 128, 0, -1);
+    compare("DEEPSEEK_V41_SPARSE_INDEXER", &spec, &c, b, NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
@@ -489,6 +597,8 @@ int main(void) {
       cmocka_unit_test(test_indexer),
       cmocka_unit_test(test_kpool_tail),
       cmocka_unit_test(test_sparse_swa),
+      cmocka_unit_test(test_compressors),
+      cmocka_unit_test(test_v41_sparse_indexer),
       cmocka_unit_test(test_cpu_platform_mla),
       cmocka_unit_test(test_rocm_aiter_mla),
   };

@@ -62,6 +62,14 @@ ATTN_MLA_PREFILL_FLASH_ATTN = 1
 ATTN_MLA_PREFILL_FLASHINFER = 2
 ATTN_MLA_PREFILL_TRTLLM_RAGGED = 3
 ATTN_MLA_PREFILL_TOKENSPEED_MLA = 4
+ATTN_SPARSE_INDEXER_TOPK_AUTO = 0
+ATTN_SPARSE_INDEXER_TOPK_DEEP_SELECT = 1
+ATTN_SPARSE_INDEXER_TOPK_COOPERATIVE = 2
+ATTN_SPARSE_INDEXER_TOPK_PERSISTENT = 3
+ATTN_SPARSE_INDEXER_TOPK_PER_ROW = 4
+ATTN_SPARSE_INDEXER_TOPK_FLASHINFER = 5
+ATTN_SPARSE_INDEXER_TOPK_TORCH = 6
+ATTN_SPARSE_INDEXER_TOPK_AITER = 7
 ATTN_CUDAGRAPH_MODE_NONE = 0
 ATTN_CUDAGRAPH_MODE_PIECEWISE = 1
 ATTN_CUDAGRAPH_MODE_FULL = 2
@@ -178,6 +186,18 @@ class MlaPrefillBackend(IntEnum):
     FLASHINFER = 2
     TRTLLM_RAGGED = 3
     TOKENSPEED_MLA = 4
+
+
+class SparseIndexerTopkBackend(IntEnum):
+    """``attn_sparse_indexer_topk_backend_t``."""
+    AUTO = 0
+    DEEP_SELECT = 1
+    COOPERATIVE = 2
+    PERSISTENT = 3
+    PER_ROW = 4
+    FLASHINFER = 5
+    TORCH = 6
+    AITER = 7
 
 
 class CudagraphMode(IntEnum):
@@ -502,6 +522,12 @@ attn_builder_config_t._fields_ = [
     ("use_prefill_query_quantization", c_int32),
     ("block_table_width", c_int32),
     ("reserved_1_7", c_int32),
+    ("platform_rocm", c_int32),
+    ("prefill_context_parallel_size", c_int32),
+    ("candidate_block_size", c_int32),
+    ("candidate_topk_blocks", c_int32),
+    ("indexer_kv_mxfp4", c_int32),
+    ("sparse_indexer_topk_backend", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -831,7 +857,7 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset 
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7.offset + attn_builder_config_t.reserved_1_7.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.sparse_indexer_topk_backend.offset + attn_builder_config_t.sparse_indexer_topk_backend.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -1008,6 +1034,7 @@ ENUMS = (
     "FlashinferDecodeKernel",
     "GdnPrefillBackend",
     "MlaPrefillBackend",
+    "SparseIndexerTopkBackend",
     "CudagraphMode",
     "KvCacheKind",
     "KvDtype",

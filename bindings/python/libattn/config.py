@@ -197,6 +197,16 @@ class BuilderConfig:
     # ABI 1.7: the requires_block_table_width construction argument (DEEPSEEK_V32_INDEXER);
     # 0 = the worker's width
     block_table_width: int = 0
+    # ABI 1.7: DeepSeek V4 / V4.1 (DEEPSEEK_V4_COMPRESSOR, DEEPSEEK_V41_COMPRESSOR,
+    # DEEPSEEK_V41_SPARSE_INDEXER): current_platform.is_rocm(), the PCP world size (0 = 1), the
+    # model's candidate_block_size / candidate_topk_blocks (0 = absent), the MXFP4 indexer cache
+    # and kernel_config.sparse_indexer_topk_backend (SparseIndexerTopkBackend)
+    platform_rocm: int = 0
+    prefill_context_parallel_size: int = 0
+    candidate_block_size: int = 0
+    candidate_topk_blocks: int = 0
+    indexer_kv_mxfp4: int = 0
+    sparse_indexer_topk_backend: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

@@ -107,6 +107,19 @@ pub struct BuilderConfig {
     /// ABI 1.7: the `block_table_width` construction argument of vLLM's builders that require
     /// it (DEEPSEEK_V32_INDEXER); 0 = the worker's width.
     pub block_table_width: i32,
+    /// ABI 1.7: `current_platform.is_rocm()` (DEEPSEEK_V4_COMPRESSOR's `num_decode_tokens`).
+    pub platform_rocm: bool,
+    /// ABI 1.7: the PCP world size (0 = 1); the V4.1 compressor and sparse indexer refuse PCP.
+    pub prefill_context_parallel_size: i32,
+    /// ABI 1.7: the model's `candidate_block_size` (0 = absent; DEEPSEEK_V41_SPARSE_INDEXER).
+    pub candidate_block_size: i32,
+    /// ABI 1.7: the model's `candidate_topk_blocks` (0 = absent; DEEPSEEK_V41_SPARSE_INDEXER).
+    pub candidate_topk_blocks: i32,
+    /// ABI 1.7: the MXFP4 indexer K cache (`indexer_kv_dtype` "mxfp4").
+    pub indexer_kv_mxfp4: bool,
+    /// ABI 1.7: `kernel_config.sparse_indexer_topk_backend`, one of the
+    /// `ATTN_SPARSE_INDEXER_TOPK_*` values (0 = AUTO).
+    pub sparse_indexer_topk_backend: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -190,6 +203,12 @@ impl BuilderConfig {
             mla_prefill_backend: 0,
             use_prefill_query_quantization: false,
             block_table_width: 0,
+            platform_rocm: false,
+            prefill_context_parallel_size: 0,
+            candidate_block_size: 0,
+            candidate_topk_blocks: 0,
+            indexer_kv_mxfp4: false,
+            sparse_indexer_topk_backend: 0,
         }
     }
 
@@ -262,6 +281,12 @@ impl BuilderConfig {
             mla_prefill_backend: self.mla_prefill_backend,
             use_prefill_query_quantization: i32::from(self.use_prefill_query_quantization),
             block_table_width: self.block_table_width,
+            platform_rocm: i32::from(self.platform_rocm),
+            prefill_context_parallel_size: self.prefill_context_parallel_size,
+            candidate_block_size: self.candidate_block_size,
+            candidate_topk_blocks: self.candidate_topk_blocks,
+            indexer_kv_mxfp4: i32::from(self.indexer_kv_mxfp4),
+            sparse_indexer_topk_backend: self.sparse_indexer_topk_backend,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

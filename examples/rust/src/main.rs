@@ -73,13 +73,20 @@ struct Batch {
     seq_lens: Vec<i32>,
     block_table: Vec<i32>,
     slot_mapping: Vec<i64>,
+    positions: Vec<i64>,
 }
 
 fn make_batch() -> Batch {
     const CONTEXT: [i32; REQS] = [40, 99, 16, 64, 0];
     const QUERY: [i32; REQS] = [1, 1, 1, 32, 20];
     let mut b =
-        Batch { query_start_loc: vec![0], seq_lens: vec![], block_table: vec![0; REQS * WIDTH], slot_mapping: vec![] };
+        Batch {
+            query_start_loc: vec![0],
+            seq_lens: vec![],
+            block_table: vec![0; REQS * WIDTH],
+            slot_mapping: vec![],
+            positions: vec![],
+        };
     let mut next_block = 1;
     for r in 0..REQS {
         let seq = CONTEXT[r] + QUERY[r];
@@ -92,6 +99,7 @@ fn make_batch() -> Batch {
         for p in CONTEXT[r]..seq {
             let block = b.block_table[r * WIDTH + (p / BLOCK_SIZE) as usize] as i64;
             b.slot_mapping.push(block * BLOCK_SIZE as i64 + (p % BLOCK_SIZE) as i64);
+            b.positions.push(p as i64);
         }
     }
     b
@@ -99,11 +107,13 @@ fn make_batch() -> Batch {
 
 impl Batch {
     /// The batch as vLLM 0.33 describes it: the last two requests are still in their prompts
-    /// (is_prefilling, which the Mamba family requires).
+    /// (is_prefilling, which the Mamba family requires); the tokens' positions (which
+    /// DEEPSEEK_V41_COMPRESSOR requires).
     fn common(&self) -> Result<CommonMetadata<'_>> {
         let mut c =
             CommonMetadata::new(&self.query_start_loc, &self.seq_lens, &self.block_table, WIDTH, &self.slot_mapping)?;
         c.is_prefilling = Some(TensorArg::new(&IS_PREFILLING[..]));
+        c.positions = Some(TensorArg::new(&self.positions[..]));
         Ok(c)
     }
 }
@@ -184,7 +194,15 @@ fn list_backends(lib: &Library, spec: &KvCacheSpec) -> Result<()> {
     );
     for info in &infos {
         let name = &info.name;
-        let (backend_spec, built_with, builder) = backend_builder(lib, info, spec, &demo_config(90))?;
+        let (backend_spec, built_with, builder) = match backend_builder(lib, info, spec, &demo_config(90)) {
+            Ok(built) => built,
+            Err(e) if e.code == ErrorCode::Unsupported => {
+                // a backend that needs its model's settings (DEEPSEEK_V41_SPARSE_INDEXER)
+                println!("  {name:<16} (refused on the demo's specs and configs: it needs its model's settings)");
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let levels: Vec<CudagraphSupport> = [90, 80, 100]
             .iter()
             .map(|&c| {

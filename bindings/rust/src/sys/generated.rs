@@ -294,6 +294,33 @@ pub enum attn_mla_prefill_backend {
 #[doc = "  which is this value minus one. ABI 1.7."]
 pub use self::attn_mla_prefill_backend as attn_mla_prefill_backend_t;
 #[repr(u32)]
+#[doc = " vLLM 0.33's `kernel_config.sparse_indexer_topk_backend` (SparseIndexerTopkBackend, in its"]
+#[doc = "  Literal's order). DEEPSEEK_V41_SPARSE_INDEXER runs its top-k with DeepSelect and refuses"]
+#[doc = "  every value but AUTO and DEEP_SELECT, as vLLM does. ABI 1.7."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub enum attn_sparse_indexer_topk_backend {
+    #[doc = "< \"auto\" (default)."]
+    ATTN_SPARSE_INDEXER_TOPK_AUTO = 0,
+    #[doc = "< \"deep_select\"."]
+    ATTN_SPARSE_INDEXER_TOPK_DEEP_SELECT = 1,
+    #[doc = "< \"cooperative\"."]
+    ATTN_SPARSE_INDEXER_TOPK_COOPERATIVE = 2,
+    #[doc = "< \"persistent\"."]
+    ATTN_SPARSE_INDEXER_TOPK_PERSISTENT = 3,
+    #[doc = "< \"per_row\"."]
+    ATTN_SPARSE_INDEXER_TOPK_PER_ROW = 4,
+    #[doc = "< \"flashinfer\"."]
+    ATTN_SPARSE_INDEXER_TOPK_FLASHINFER = 5,
+    #[doc = "< \"torch\"."]
+    ATTN_SPARSE_INDEXER_TOPK_TORCH = 6,
+    #[doc = "< \"aiter\"."]
+    ATTN_SPARSE_INDEXER_TOPK_AITER = 7,
+}
+#[doc = " vLLM 0.33's `kernel_config.sparse_indexer_topk_backend` (SparseIndexerTopkBackend, in its"]
+#[doc = "  Literal's order). DEEPSEEK_V41_SPARSE_INDEXER runs its top-k with DeepSelect and refuses"]
+#[doc = "  every value but AUTO and DEEP_SELECT, as vLLM does. ABI 1.7."]
+pub use self::attn_sparse_indexer_topk_backend as attn_sparse_indexer_topk_backend_t;
+#[repr(u32)]
 #[doc = " The runtime's CUDA graph mode (vLLM's `CUDAGraphMode`); FULL_DECODE_ONLY and"]
 #[doc = "  FULL_AND_PIECEWISE, tuples in vLLM, get numbers of their own here."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -893,6 +920,36 @@ pub struct attn_builder_config {
     #[doc = "< Reserved (keeps the struct free of tail padding);"]
     #[doc = "must be 0."]
     pub reserved_1_7: i32,
+    #[doc = "< ABI 1.7. Non-zero when vLLM's `current_platform` is"]
+    #[doc = "ROCm: DEEPSEEK_V4_COMPRESSOR then returns"]
+    #[doc = "`num_decode_tokens` (vLLM's"]
+    #[doc = "_prefer_two_stage_compressor). 0 (default) = CUDA."]
+    pub platform_rocm: i32,
+    #[doc = "< ABI 1.7. `parallel_config."]
+    #[doc = "prefill_context_parallel_size` (PCP world size); 0"]
+    #[doc = "(default) or 1 = no PCP. DEEPSEEK_V41_COMPRESSOR and"]
+    #[doc = "DEEPSEEK_V41_SPARSE_INDEXER refuse PCP (> 1)."]
+    pub prefill_context_parallel_size: i32,
+    #[doc = "< ABI 1.7. The model's `hf_text_config."]
+    #[doc = "candidate_block_size` (DeepSeek V4.1's two-level"]
+    #[doc = "indexer: tokens per candidate block); 0 (default) ="]
+    #[doc = "absent. DEEPSEEK_V41_SPARSE_INDEXER requires > 0."]
+    pub candidate_block_size: i32,
+    #[doc = "< ABI 1.7. The model's `hf_text_config."]
+    #[doc = "candidate_topk_blocks` (candidate blocks per query);"]
+    #[doc = "0 (default) = absent. DEEPSEEK_V41_SPARSE_INDEXER"]
+    #[doc = "requires > 0."]
+    pub candidate_topk_blocks: i32,
+    #[doc = "< ABI 1.7. Non-zero when vLLM's"]
+    #[doc = "`attention_config.resolve_indexer_kv_dtype(\"fp8\")` is"]
+    #[doc = "\"mxfp4\" (the MXFP4 indexer K cache, compute capability"]
+    #[doc = "10.x only); 0 (default) = \"fp8\"."]
+    #[doc = "DEEPSEEK_V41_SPARSE_INDEXER requires it."]
+    pub indexer_kv_mxfp4: i32,
+    #[doc = "< ABI 1.7. One of"]
+    #[doc = "::attn_sparse_indexer_topk_backend_t (`kernel_config."]
+    #[doc = "sparse_indexer_topk_backend`); default AUTO."]
+    pub sparse_indexer_topk_backend: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]

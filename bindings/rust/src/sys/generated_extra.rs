@@ -41,7 +41,8 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4: usize =
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6: usize =
     offset_of!(attn_builder_config_t, reserved_1_6) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_7) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
+    offset_of!(attn_builder_config_t, sparse_indexer_topk_backend) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -211,6 +212,12 @@ impl attn_builder_config_t {
         use_prefill_query_quantization: 0,
         block_table_width: 0,
         reserved_1_7: 0,
+        platform_rocm: 0,
+        prefill_context_parallel_size: 0,
+        candidate_block_size: 0,
+        candidate_topk_blocks: 0,
+        indexer_kv_mxfp4: 0,
+        sparse_indexer_topk_backend: attn_sparse_indexer_topk_backend::ATTN_SPARSE_INDEXER_TOPK_AUTO as i32,
     };
 }
 
@@ -548,6 +555,19 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
             ("ATTN_MLA_PREFILL_FLASHINFER", 2),
             ("ATTN_MLA_PREFILL_TRTLLM_RAGGED", 3),
             ("ATTN_MLA_PREFILL_TOKENSPEED_MLA", 4),
+        ],
+    ),
+    (
+        "attn_sparse_indexer_topk_backend_t",
+        &[
+            ("ATTN_SPARSE_INDEXER_TOPK_AUTO", 0),
+            ("ATTN_SPARSE_INDEXER_TOPK_DEEP_SELECT", 1),
+            ("ATTN_SPARSE_INDEXER_TOPK_COOPERATIVE", 2),
+            ("ATTN_SPARSE_INDEXER_TOPK_PERSISTENT", 3),
+            ("ATTN_SPARSE_INDEXER_TOPK_PER_ROW", 4),
+            ("ATTN_SPARSE_INDEXER_TOPK_FLASHINFER", 5),
+            ("ATTN_SPARSE_INDEXER_TOPK_TORCH", 6),
+            ("ATTN_SPARSE_INDEXER_TOPK_AITER", 7),
         ],
     ),
     (

@@ -1,6 +1,6 @@
 //! Drop order: handles keep the library loaded, clones outlive builders, and everything may be
 //! dropped in any order.
-use libattn::{BackendOrigin, Builder, ErrorCode, KvCacheKind, Library};
+use libattn::{BackendOrigin, Builder, ErrorCode, KvCacheKind, Library, TensorArg};
 
 use crate::support::{config, library, spec, Sample};
 
@@ -67,7 +67,14 @@ fn builders_move_between_threads() {
         .map(|mut b| {
             std::thread::spawn(move || {
                 let sample = Sample::new();
-                let common = sample.common();
+                // the tokens' positions (DEEPSEEK_V41_COMPRESSOR requires them)
+                let positions: Vec<i64> = crate::support::CONTEXT
+                    .iter()
+                    .zip(crate::support::QUERY.iter())
+                    .flat_map(|(&c, &q)| (c..c + q).map(i64::from))
+                    .collect();
+                let mut common = sample.common();
+                common.positions = Some(TensorArg::new(&positions[..]));
                 for _ in 0..50 {
                     let md = b.build(0, &common, false).unwrap();
                     match md.tensor("seq_lens") {
