@@ -56,7 +56,13 @@
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
   ROW(kUltraQuantBackend)                                     \
   ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */         \
-  ROW(kRocmAiterMlaBackend)  /* mla.cc */
+  ROW(kRocmAiterMlaBackend)  /* mla.cc */                     \
+  ROW(kFlashmlaSparseDsv4Backend) /* v4_sparse_mla.cc */     \
+  ROW(kFlashinferMlaSparseDsv4Backend)                        \
+  ROW(kCpuV4MlaSparseBackend)                                 \
+  ROW(kFlashmlaSparseDsv41Backend)                            \
+  ROW(kFlashmlaMegaAttnDsv41Backend)                          \
+  ROW(kFlashinferMlaSparseDsv41Backend)
 
 namespace attn::backends {
 
