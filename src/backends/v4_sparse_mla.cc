@@ -218,13 +218,8 @@ class V4SparseMlaBuilder final : public Builder {
     Metadata& m = metadata();
     if (ndt > 0) {
       // global_decode.view(num_decode_tokens, 1, -1): rows c128a_max_ apart
-      Tensor t = make_matrix(dec, dev, kInt32, ndt, width, c128a_max_);
-      t.ndim = 3;
-      t.shape[2] = width;
-      t.strides[2] = 1;
-      t.shape[1] = 1;
-      t.strides[1] = width;
-      m.set_tensor(kC128aGlobalDecodeTopkIndices, t, true);
+      m.set_tensor(kC128aGlobalDecodeTopkIndices,
+                   make_row_blocks(dec, dev, kInt32, ndt, width, c128a_max_), true);
       m.set_tensor(kC128aDecodeTopkLens, make_vector(lens, dev, kInt32, ndt), true);
     }
     if (npt > 0)
