@@ -166,6 +166,11 @@ static void test_c128a(void** state) {
   ts_expect_i32(m, "c128a_decode_topk_lens", lens, 2);
   expect_rows(m, "c128a_prefill_topk_indices", pre, 2, 128);
   expect_i64(m, "slot_mapping", slots, 4);
+  /* build_for_cudagraph_capture: the base class's build (level ALWAYS), the same rows */
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  expect_rows(m, "c128a_global_decode_topk_indices", dec, 2, 128);
+  ts_expect_i32(m, "c128a_decode_topk_lens", lens, 2);
+  expect_rows(m, "c128a_prefill_topk_indices", pre, 2, 128);
   /* missing positions: vLLM asserts */
   batch->common.positions = NULL;
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
