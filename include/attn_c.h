@@ -560,6 +560,14 @@ typedef struct attn_kv_cache_spec {
   int32_t head_size_v; /**< `AttentionSpec.head_size_v`: the value head dimension; 0 (default)
                             = `head_size`. TRITON_ATTN_DIFFKV sizes its scratch by it; other
                             backends' metadata does not depend on it (as in vLLM). */
+  /* ---- ABI 1.7 (DeepSeek V4 / V4.1 sparse MLA): vLLM 0.33's MLAAttentionSpec.tokens_per_state,
+   *      read by the DeepSeek V4 sparse MLA backends (FLASHMLA_SPARSE_DSV4 and the others named
+   *      in docs/backends/sparse_mla.md), range-checked for every kind. ---- */
+  int32_t tokens_per_state; /**< `MLAAttentionSpec.tokens_per_state`: the layer's compress ratio
+                                 (tokens folded into one cached state; the cache holds
+                                 `block_size / tokens_per_state` states a block); 0 (default) = 1
+                                 (no compression). Must divide `block_size`. */
+  int32_t reserved_1_7;     /**< Reserved; must be 0 (keeps the struct free of tail padding). */
 } attn_kv_cache_spec_t;
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
@@ -573,12 +581,12 @@ typedef struct attn_kv_cache_spec {
   (offsetof(attn_kv_cache_spec_t, mamba_num_heads) + sizeof(int32_t))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
-  (offsetof(attn_kv_cache_spec_t, head_size_v) + sizeof(int32_t))
+  (offsetof(attn_kv_cache_spec_t, reserved_1_7) + sizeof(int32_t))
 /** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set), no Mamba
  *  parameters. */
 #define ATTN_KV_CACHE_SPEC_INIT                                                                 \
   { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, \
-    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
 typedef struct attn_per_layer_params {

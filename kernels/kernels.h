@@ -290,4 +290,21 @@ int sparse_swa_prefill_gather_lens(int device_id, void* stream, const int32_t* q
                                    int64_t num_decodes, int64_t num_prefills,
                                    int32_t window_size, int32_t* out) noexcept;
 
+/// See ops::clamp_block_table. One launch, one thread per entry.
+int clamp_block_table(int device_id, void* stream, int32_t* block_table, int64_t rows,
+                      int64_t cols, int64_t stride) noexcept;
+
+/// See ops::v4_compressed_slot_mapping. One launch, one block per request.
+int v4_compressed_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
+                               const int32_t* seq_lens, const void* slot_mapping,
+                               const int32_t* block_table, const V4CompressedSlotsParams& params,
+                               int64_t num_tokens, int64_t* out) noexcept;
+
+/// See ops::v4_c128a_topk_metadata. One launch, one block per row (its threads over the row).
+int v4_c128a_topk_metadata(int device_id, void* stream, const int64_t* positions,
+                           const int32_t* token_to_req, const int32_t* block_table,
+                           const void* slot_mapping, const C128aTopkParams& params,
+                           int32_t* decode_indices, int32_t* decode_lens,
+                           int32_t* prefill_indices) noexcept;
+
 }  // namespace attn::kernels

@@ -155,6 +155,32 @@ struct SwaIndicesParams {
   int64_t block_table_extent = 0;
 };
 
+/// See ops::v4_compressed_slot_mapping: one call of vLLM 0.33's CompressedSlotMappingKernel
+/// (get_compressed_slot_mapping without DCP) for DeepSeek V4's sparse MLA builders.
+struct V4CompressedSlotsParams {
+  int64_t num_reqs = 0;            ///< Requests (the kernel's grid: the block table's rows).
+  int32_t compress_ratio = 0;      ///< tokens_per_state (> 1).
+  int32_t num_states = 0;          ///< States a block: block_size / compress_ratio.
+  int64_t block_table_stride = 0;  ///< Elements between block table rows.
+  /// Elements of the block table from its start, (rows - 1) * stride + columns: a state past
+  /// them maps to -1 (vLLM reads outside the tensor).
+  int64_t block_table_extent = 0;
+  bool slots_int64 = true;         ///< The slot mapping's dtype (int64, else int32).
+};
+
+/// See ops::v4_c128a_topk_metadata: one call of vLLM 0.33's build_c128a_topk_metadata.
+struct C128aTopkParams {
+  int64_t num_decode_tokens = 0;   ///< Rows 0 .. num_decode_tokens - 1 are decode rows.
+  int64_t num_prefill_tokens = 0;  ///< The next rows are prefill rows.
+  int32_t compress_ratio = 0;      ///< 128.
+  int32_t width = 0;               ///< max_compressed_tokens: entries written per row.
+  int32_t row_stride = 0;          ///< Elements between output rows (the buffers' width).
+  int32_t block_size = 0;          ///< Compressed states a block: block_size / compress_ratio.
+  int64_t block_table_stride = 0;  ///< Elements between block table rows.
+  int64_t block_table_extent = 0;  ///< As in V4CompressedSlotsParams.
+  bool slots_int64 = true;         ///< The slot mapping's dtype (int64, else int32).
+};
+
 /// See ops::aiter_mla_decode_tables: vLLM 0.33's AiterMLAMetadataBuilder._build_decode index
 /// math for `num_reqs` decodes (inputs, then outputs; an output may be null).
 struct AiterMlaDecodeArgs {

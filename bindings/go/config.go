@@ -35,6 +35,9 @@ type KVCacheSpec struct {
 	// AttentionSpec.head_size_v (0 = HeadSize; the diff-KV backends).
 	SinkLen   int32
 	HeadSizeV int32
+	// ABI 1.7: MLAAttentionSpec.tokens_per_state (DeepSeek V4 sparse MLA's compress ratio;
+	// 0 = 1).
+	TokensPerState int32
 }
 
 // NewKVCacheSpec is a full-attention bfloat16 spec (ATTN_KV_CACHE_SPEC_INIT) with the three
@@ -55,6 +58,7 @@ func NewKVCacheSpec(blockSize, numKVHeads, headSize int32) KVCacheSpec {
 		TopkBufferWidth:            int32(c.topk_buffer_width),
 		SinkLen:                    int32(c.sink_len),
 		HeadSizeV:                  int32(c.head_size_v),
+		TokensPerState:             int32(c.tokens_per_state),
 	}
 }
 
@@ -79,6 +83,7 @@ func (s *KVCacheSpec) toC() C.attn_kv_cache_spec_t {
 	c.topk_buffer_width = C.int32_t(s.TopkBufferWidth)
 	c.sink_len = C.int32_t(s.SinkLen)
 	c.head_size_v = C.int32_t(s.HeadSizeV)
+	c.tokens_per_state = C.int32_t(s.TokensPerState)
 	return c
 }
 

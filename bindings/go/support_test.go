@@ -65,15 +65,18 @@ var (
 func spec() attn.KVCacheSpec { return attn.NewKVCacheSpec(blockSize, 8, 128) }
 
 // kindSpecs are the demo batch's KV cache specs, one per kind a backend may accept: spec(),
-// vLLM's MLAAttentionSpec (one 576-wide latent head; block 128 suits every MLA kernel) and
-// MambaSpec (a state slot per request; Mamba2 scans 16-token chunks).
+// vLLM's MLAAttentionSpec (one 576-wide latent head; block 128 suits every MLA kernel, then
+// block 256 for DeepSeek V4's sparse MLA kernels) and MambaSpec (a state slot per request;
+// Mamba2 scans 16-token chunks).
 func kindSpecs() []attn.KVCacheSpec {
 	mla := attn.NewKVCacheSpec(128, 1, 576)
 	mla.Kind = attn.KVMLA
+	mla256 := mla
+	mla256.BlockSize = 256
 	mamba := attn.NewKVCacheSpec(blockSize, 1, 1)
 	mamba.Kind = attn.KVMamba
 	mamba.MambaChunkSize = 16
-	return []attn.KVCacheSpec{spec(), mla, mamba}
+	return []attn.KVCacheSpec{spec(), mla, mla256, mamba}
 }
 
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the

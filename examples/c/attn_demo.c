@@ -216,6 +216,7 @@ static attn_builder_config_t demo_config(int32_t capability) {
 static const attn_kv_cache_spec_t* spec_of_kind(int32_t kind, const attn_kv_cache_spec_t* full) {
   static attn_kv_cache_spec_t mamba_spec = ATTN_KV_CACHE_SPEC_INIT;
   static attn_kv_cache_spec_t mla_spec = ATTN_KV_CACHE_SPEC_INIT;
+  static attn_kv_cache_spec_t mla256_spec = ATTN_KV_CACHE_SPEC_INIT;
   mamba_spec.kind = ATTN_KV_MAMBA;
   mamba_spec.block_size = kBlockSize;
   mamba_spec.num_kv_heads = mamba_spec.head_size = 1; /* MambaSpec has no heads */
@@ -224,8 +225,11 @@ static const attn_kv_cache_spec_t* spec_of_kind(int32_t kind, const attn_kv_cach
   mla_spec.block_size = 128;
   mla_spec.num_kv_heads = 1;
   mla_spec.head_size = 576;
+  mla256_spec = mla_spec;
+  mla256_spec.block_size = 256;
   switch (kind) {
     case ATTN_KV_MLA: return &mla_spec;
+    case -ATTN_KV_MLA: return &mla256_spec; /* DeepSeek V4's sparse MLA: kernel block 256 */
     case ATTN_KV_MAMBA: return &mamba_spec;
     default: return full;
   }
@@ -242,13 +246,15 @@ static int backend_builder(size_t index, const attn_kv_cache_spec_t* full,
                            const attn_builder_config_t* config, attn_backend_info_t* info,
                            const attn_kv_cache_spec_t** out_spec, int32_t* cache_dtype,
                            attn_builder_t** out) {
-  static const int32_t kinds[3] = {ATTN_KV_FULL_ATTENTION, ATTN_KV_MLA, ATTN_KV_MAMBA};
+  /* -ATTN_KV_MLA: the MLA spec again with block 256 (DeepSeek V4's sparse MLA kernels) */
+  static const int32_t kinds[4] = {ATTN_KV_FULL_ATTENTION, ATTN_KV_MLA, -ATTN_KV_MLA,
+                                   ATTN_KV_MAMBA};
   const int32_t cache_dtypes[2] = {config->cache_dtype, ATTN_KV_DTYPE_FP8_E4M3};
   int k, d;
   if (report(A->attn_backend_info(index, info), "attn_backend_info")) return 1;
-  for (k = 0; k < 3; ++k) {
+  for (k = 0; k < 4; ++k) {
     const attn_kv_cache_spec_t* spec = spec_of_kind(kinds[k], full);
-    if ((info->kv_cache_kinds & (1u << kinds[k])) == 0) continue;
+    if ((info->kv_cache_kinds & (1u << spec->kind)) == 0) continue;
     for (d = 0; d < 2; ++d) {
       attn_builder_config_t c = *config;
       attn_error_t* err;

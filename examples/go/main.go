@@ -35,6 +35,13 @@ func mlaSpec() attn.KVCacheSpec {
 	return s
 }
 
+// mla256Spec is mlaSpec with block 256 (DeepSeek V4's sparse MLA kernels), tried after it.
+func mla256Spec() attn.KVCacheSpec {
+	s := mlaSpec()
+	s.BlockSize = 256
+	return s
+}
+
 // mambaSpec is "none" cache mode; Mamba2 scans 16-token chunks.
 func mambaSpec() attn.KVCacheSpec {
 	s := attn.NewKVCacheSpec(blockSize, 1, 1)
@@ -54,7 +61,8 @@ func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheS
 	candidates := []struct {
 		kind attn.KVCacheKind
 		spec attn.KVCacheSpec
-	}{{attn.KVFullAttention, spec}, {attn.KVMLA, mlaSpec()}, {attn.KVMamba, mambaSpec()}}
+	}{{attn.KVFullAttention, spec}, {attn.KVMLA, mlaSpec()}, {attn.KVMLA, mla256Spec()},
+		{attn.KVMamba, mambaSpec()}}
 	var last error
 	for _, c := range candidates {
 		if !info.Accepts(c.kind) {

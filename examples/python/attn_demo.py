@@ -62,6 +62,9 @@ def show(name, value):
 # vLLM's MLAAttentionSpec: one latent head of 512 + 64; block 128 suits every MLA kernel.
 MLA_SPEC = libattn.KvCacheSpec(block_size=128, num_kv_heads=1, head_size=576,
                                kind=libattn.KvCacheKind.MLA)
+# The same with block 256 (DeepSeek V4's sparse MLA kernels), tried after it.
+MLA256_SPEC = libattn.KvCacheSpec(block_size=256, num_kv_heads=1, head_size=576,
+                                  kind=libattn.KvCacheKind.MLA)
 # vLLM's MambaSpec: a state slot per request ("none" cache mode); Mamba2 scans 16-token chunks.
 MAMBA_SPEC = libattn.KvCacheSpec(block_size=BLOCK, num_kv_heads=1, head_size=1,
                                  kind=libattn.KvCacheKind.MAMBA, mamba_chunk_size=16)
@@ -77,7 +80,7 @@ def backend_builder(lib, info, spec, capability):
     its model's settings, as DEEPSEEK_V41_SPARSE_INDEXER)."""
     kinds = libattn.KvCacheKind
     for kind, kind_spec in ((kinds.FULL_ATTENTION, spec), (kinds.MLA, MLA_SPEC),
-                            (kinds.MAMBA, MAMBA_SPEC)):
+                            (kinds.MLA, MLA256_SPEC), (kinds.MAMBA, MAMBA_SPEC)):
         if not info.accepts(kind):
             continue
         for cache_dtype in (libattn.KvDtype.AUTO, libattn.KvDtype.FP8_E4M3):

@@ -59,7 +59,13 @@
   ROW(kRocmAiterMlaBackend)  /* mla.cc */                     \
   ROW(kDeepseekV4CompressorBackend) /* compressor.cc */       \
   ROW(kDeepseekV41CompressorBackend)                          \
-  ROW(kDeepseekV41SparseIndexerBackend) /* sparse_indexer.cc */
+  ROW(kDeepseekV41SparseIndexerBackend) /* sparse_indexer.cc */ \
+  ROW(kFlashmlaSparseDsv4Backend) /* v4_sparse_mla.cc */     \
+  ROW(kFlashinferMlaSparseDsv4Backend)                        \
+  ROW(kCpuV4MlaSparseBackend)                                 \
+  ROW(kFlashmlaSparseDsv41Backend)                            \
+  ROW(kFlashmlaMegaAttnDsv41Backend)                          \
+  ROW(kFlashinferMlaSparseDsv41Backend)
 
 namespace attn::backends {
 

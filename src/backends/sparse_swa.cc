@@ -108,13 +108,7 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
 
 /// A (rows, 1, width) view of int32 rows `width` apart (vLLM's [:rows] of a (max, 1, w) buffer).
 Tensor index_rows(void* data, Device dev, int64_t rows, int64_t width) {
-  Tensor t = make_matrix(data, dev, kInt32, rows, width, width);
-  t.ndim = 3;
-  t.shape[2] = width;
-  t.strides[2] = 1;
-  t.shape[1] = 1;
-  t.strides[1] = width;
-  return t;
+  return make_row_blocks(data, dev, kInt32, rows, width, width);
 }
 
 class SparseSwaBuilder final : public Builder {

@@ -217,6 +217,9 @@ KvCacheSpec to_spec(const attn_kv_cache_spec_t* spec) {
   // ABI 1.7 (attention variants)
   k.sink_len = s.sink_len;
   k.head_size_v = s.head_size_v;
+  // ABI 1.7 (DeepSeek V4 sparse MLA)
+  k.tokens_per_state = s.tokens_per_state;
+  k.reserved_1_7 = s.reserved_1_7;
   validate(k);
   return k;
 }
@@ -502,6 +505,9 @@ attn_kv_cache_spec_t from_spec(const KvCacheSpec& k) {
   // ABI 1.7 (attention variants)
   s.sink_len = k.sink_len;
   s.head_size_v = k.head_size_v;
+  // ABI 1.7 (DeepSeek V4 sparse MLA)
+  s.tokens_per_state = k.tokens_per_state;
+  s.reserved_1_7 = k.reserved_1_7;
   return s;
 }
 

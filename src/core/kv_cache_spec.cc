@@ -132,6 +132,15 @@ void validate(const KvCacheSpec& s) {
             s.block_size, " (vLLM's StaticSink keeps sink_len / block_size whole sink blocks)");
   if (s.head_size_v < 0)
     invalid("kv_cache_spec->head_size_v=", s.head_size_v, " is negative (0 means head_size)");
+  // ABI 1.7 (DeepSeek V4 sparse MLA).
+  if (s.tokens_per_state < 0)
+    invalid("kv_cache_spec->tokens_per_state=", s.tokens_per_state, " is negative (0 means 1)");
+  if (s.tokens_per_state > 1 && s.block_size % s.tokens_per_state != 0)
+    invalid("kv_cache_spec->tokens_per_state=", s.tokens_per_state,
+            " does not divide kv_cache_spec->block_size=", s.block_size,
+            " (vLLM's num_states = block_size / tokens_per_state)");
+  if (s.reserved_1_7 != 0)
+    invalid("kv_cache_spec->reserved_1_7=", s.reserved_1_7, " must be 0");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

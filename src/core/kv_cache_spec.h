@@ -79,6 +79,11 @@ struct KvCacheSpec {
   // ABI 1.7 (attention variants).
   int32_t sink_len = 0;     ///< SinkFullAttentionSpec.sink_len; 0 = None (no StaticSink wrapper).
   int32_t head_size_v = 0;  ///< AttentionSpec.head_size_v; 0 = head_size.
+  // ABI 1.7 (DeepSeek V4 sparse MLA).
+  int32_t tokens_per_state = 0;  ///< MLAAttentionSpec.tokens_per_state; 0 = 1.
+  int32_t reserved_1_7 = 0;      ///< Must be 0.
+  /// vLLM's tokens_per_state (the compress ratio; 1 when not given).
+  int32_t compress_ratio() const { return tokens_per_state > 0 ? tokens_per_state : 1; }
   /// vLLM's head_size_v after __post_init__ (head_size when not given).
   int32_t value_head_size() const { return head_size_v > 0 ? head_size_v : head_size; }
 };

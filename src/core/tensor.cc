@@ -96,6 +96,17 @@ Tensor make_matrix(void* data, Device device, DType dtype, int64_t rows, int64_t
   return t;
 }
 
+Tensor make_row_blocks(void* data, Device device, DType dtype, int64_t rows, int64_t cols,
+                       int64_t row_stride) {
+  Tensor t = make_matrix(data, device, dtype, rows, cols, row_stride);
+  t.ndim = 3;
+  t.shape[1] = 1;
+  t.strides[1] = cols;
+  t.shape[2] = cols;
+  t.strides[2] = 1;
+  return t;
+}
+
 Tensor slice_rows(const Tensor& t, int64_t rows) {
   Tensor s = t;
   if (s.ndim > 0) s.shape[0] = rows;

@@ -78,6 +78,10 @@ Tensor make_vector(void* data, Device device, DType dtype, int64_t n);
 /// A 2-D view whose rows are `row_stride` elements apart.
 Tensor make_matrix(void* data, Device device, DType dtype, int64_t rows, int64_t cols,
                    int64_t row_stride);
+/// A (rows, 1, cols) view whose rows are `row_stride` elements apart (vLLM's
+/// buffer[:rows, :cols].view(rows, 1, -1); dim 1 has stride cols).
+Tensor make_row_blocks(void* data, Device device, DType dtype, int64_t rows, int64_t cols,
+                       int64_t row_stride);
 /// Rows [0, rows) of a tensor (dim 0 cut to `rows`).
 Tensor slice_rows(const Tensor& t, int64_t rows);
 /// Rows [start, stop) of a tensor with ndim >= 1 (a view; 0 <= start <= stop <= shape[0]).

@@ -746,4 +746,36 @@ void sparse_swa_prefill_gather_lens(const Exec& exec, const int32_t* query_start
                                     int64_t num_decodes, int64_t num_prefills,
                                     int32_t window_size, int32_t* out);
 
+using kernels::C128aTopkParams;
+using kernels::V4CompressedSlotsParams;
+
+/// vLLM's block_table.clamp_(min=0) on a (rows, cols) int32 table `stride` elements a row, in
+/// place (DeepSeek V4's sparse MLA builders clamp the batch's block table so).
+void clamp_block_table(const Exec& exec, int32_t* block_table, int64_t rows, int64_t cols,
+                       int64_t stride);
+
+/// DeepSeek V4 sparse MLA's compressed slot mapping (vLLM 0.33's get_compressed_slot_mapping,
+/// CompressedSlotMappingKernel, no DCP): out[t] = -1 for t < num_tokens, then per request r <
+/// num_reqs with query q = qsl[r+1] - qsl[r] and token t = qsl[r] + i (i < q) at position pos =
+/// seq_lens[r] - q + i: when (pos + 1) % compress_ratio == 0 and slot_mapping[t] != -1, out[t] =
+/// block_table[r][s / num_states] * num_states + s % num_states with s = pos / compress_ratio
+/// (int64; -1 for a cell past the table's extent).
+void v4_compressed_slot_mapping(const Exec& exec, const int32_t* query_start_loc,
+                                const int32_t* seq_lens, const void* slot_mapping,
+                                const int32_t* block_table, const V4CompressedSlotsParams& params,
+                                int64_t num_tokens, int64_t* out);
+
+/// DeepSeek V4's C128A top-k metadata (vLLM 0.33's build_c128a_topk_metadata, its Triton kernel
+/// _build_c128a_topk_metadata_kernel): row t of num_decode_tokens + num_prefill_tokens, n =
+/// min((positions[t] + 1) / compress_ratio, width) (C division). A decode row t: entry j < width
+/// of decode_indices row t is block_table[token_to_req[t]][j / block_size] * block_size + j %
+/// block_size (int32) when j < n, else -1; decode_lens[t] = max(n, 0) when slot_mapping[t] >= 0,
+/// else 0. A prefill row i (token num_decode_tokens + i): entry j of prefill_indices row i is j
+/// when j < n, else -1. Rows are row_stride apart.
+void v4_c128a_topk_metadata(const Exec& exec, const int64_t* positions,
+                            const int32_t* token_to_req, const int32_t* block_table,
+                            const void* slot_mapping, const C128aTopkParams& params,
+                            int32_t* decode_indices, int32_t* decode_lens,
+                            int32_t* prefill_indices);
+
 }  // namespace attn::ops

@@ -11,7 +11,8 @@
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
  * (test_rocm_aiter_mla: kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and
  * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
- * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer).
+ * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the DeepSeek V4 / V4.1 sparse MLA
+ * builders (test_v4_sparse_mla).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -587,6 +588,71 @@ static void test_v41_sparse_indexer(void** state) {
   }
 }
 
+/* DeepSeek V4 / V4.1 sparse MLA host vs CUDA (kernels/v4_sparse_mla_metadata.cu: the block
+ * table clamp, the compressed slot mapping, the C128A decode and prefill rows): random batches
+ * with positions, negative block table entries and padded slots, compress ratios 1, 2, 4, 128,
+ * on FLASHMLA_SPARSE_DSV4 (and FLASHMLA_SPARSE_DSV41 at ratios 1 and 2). */
+static void test_v4_sparse_mla(void** state) {
+  static const int32_t ratios[4] = {1, 2, 4, 128};
+  uint64_t seed = 71;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DeepSeek V4 sparse MLA builds")) skip();
+  for (iter = 0; iter < 80; ++iter) {
+    const int32_t ratio = ratios[iter % 4], k = (int32_t)ts_rand_range(&seed, 0, 3);
+    const char* name =
+        ratio <= 2 && iter % 8 < 4 ? "FLASHMLA_SPARSE_DSV41" : "FLASHMLA_SPARSE_DSV4";
+    attn_kv_cache_spec_t spec = ts_mla_spec(256);
+    attn_builder_config_t c = ts_config(), dc;
+    int32_t q[32], s[32];
+    int64_t pos[8192], shape[1], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
+    attn_builder_t *hb, *db;
+    attn_metadata_t *hm = NULL, *dm = NULL;
+    attn_tensor_t ph, pd;
+    tg_device_batch d;
+    ts_batch* b;
+    spec.head_size = 512;
+    spec.tokens_per_state = ratio;
+    c.num_speculative_tokens = k;
+    c.max_model_len = 16384;
+    nd = ts_rand_range(&seed, 0, n);
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, 200);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 12000);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, 256, 0, -1);
+    for (r = 0; r < n; ++r) {
+      int32_t j;
+      for (j = 0; j < q[r]; ++j) pos[t++] = s[r] - q[r] + j;
+      if (ts_rand_range(&seed, 0, 4) == 0) b->bt[r * b->width + b->width - 1] = -1;
+    }
+    for (r = 0; r < tokens; ++r)
+      if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
+    shape[0] = tokens;
+    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+    pd = ph;
+    pd.device.device_type = ATTN_DEVICE_CUDA;
+    pd.data = tg_to_device(pos, (size_t)tokens * 8);
+    dc = c;
+    dc.device.device_type = ATTN_DEVICE_CUDA;
+    hb = ts_builder(name, &spec, &c);
+    db = ts_builder(name, &spec, &dc);
+    tg_device_batch_make(b, &d);
+    b->common.positions = &ph;
+    d.common.positions = &pd;
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+    tg_expect_same_metadata(hm, dm, name);
+    cudaFree(pd.data);
+    tg_device_batch_free(&d);
+    attn_builder_destroy(hb);
+    attn_builder_destroy(db);
+    ts_batch_free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_batches),
@@ -599,6 +665,7 @@ int main(void) {
       cmocka_unit_test(test_sparse_swa),
       cmocka_unit_test(test_compressors),
       cmocka_unit_test(test_v41_sparse_indexer),
+      cmocka_unit_test(test_v4_sparse_mla),
       cmocka_unit_test(test_cpu_platform_mla),
       cmocka_unit_test(test_rocm_aiter_mla),
   };

@@ -434,6 +434,8 @@ attn_kv_cache_spec_t._fields_ = [
     ("topk_buffer_width", c_int32),
     ("sink_len", c_int32),
     ("head_size_v", c_int32),
+    ("tokens_per_state", c_int32),
+    ("reserved_1_7", c_int32),
 ]
 attn_per_layer_params_t._fields_ = [
     ("struct_size", c_size_t),
@@ -849,7 +851,7 @@ attn_api_t._fields_ = [
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 = attn_kv_cache_spec_t.extension.offset + attn_kv_cache_spec_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 = attn_kv_cache_spec_t.num_speculative_blocks.offset + attn_kv_cache_spec_t.num_speculative_blocks.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6 = attn_kv_cache_spec_t.mamba_num_heads.offset + attn_kv_cache_spec_t.mamba_num_heads.size
-ATTN_KV_CACHE_SPEC_STRUCT_SIZE = attn_kv_cache_spec_t.head_size_v.offset + attn_kv_cache_spec_t.head_size_v.size
+ATTN_KV_CACHE_SPEC_STRUCT_SIZE = attn_kv_cache_spec_t.reserved_1_7.offset + attn_kv_cache_spec_t.reserved_1_7.size
 ATTN_PER_LAYER_PARAMS_STRUCT_SIZE = attn_per_layer_params_t.extension.offset + attn_per_layer_params_t.extension.size
 ATTN_ALLOCATOR_STRUCT_SIZE = attn_allocator_t.extension.offset + attn_allocator_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + attn_builder_config_t.extension.size

@@ -64,6 +64,8 @@ class KvCacheSpec:
     # AttentionSpec.head_size_v (0 = head_size; FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV)
     sink_len: int = 0
     head_size_v: int = 0
+    # ABI 1.7: MLAAttentionSpec.tokens_per_state (DeepSeek V4 sparse MLA's compress ratio; 0 = 1)
+    tokens_per_state: int = 0
 
     def to_struct(self) -> attn_kv_cache_spec_t:
         return new(attn_kv_cache_spec_t, kind=int(self.kind), block_size=self.block_size,
@@ -78,7 +80,8 @@ class KvCacheSpec:
                    mamba_replayssm_ngroups=self.mamba_replayssm_ngroups,
                    mamba_num_heads=self.mamba_num_heads, index_topk=self.index_topk,
                    topk_buffer_width=self.topk_buffer_width,
-                   sink_len=self.sink_len, head_size_v=self.head_size_v)
+                   sink_len=self.sink_len, head_size_v=self.head_size_v,
+                   tokens_per_state=self.tokens_per_state)
 
 
 @dataclass

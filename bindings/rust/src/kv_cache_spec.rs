@@ -39,6 +39,9 @@ pub struct KvCacheSpec {
     pub sink_len: i32,
     /// ABI 1.7: `AttentionSpec.head_size_v` (the diff-KV backends); 0 = `head_size`.
     pub head_size_v: i32,
+    /// ABI 1.7: `MLAAttentionSpec.tokens_per_state` (DeepSeek V4 sparse MLA's compress ratio);
+    /// 0 = 1.
+    pub tokens_per_state: i32,
 }
 
 impl Default for KvCacheSpec {
@@ -61,6 +64,7 @@ impl Default for KvCacheSpec {
             mamba_num_heads: 0,
             sink_len: 0,
             head_size_v: 0,
+            tokens_per_state: 0,
         }
     }
 }
@@ -91,6 +95,7 @@ impl KvCacheSpec {
             mamba_num_heads: self.mamba_num_heads,
             sink_len: self.sink_len,
             head_size_v: self.head_size_v,
+            tokens_per_state: self.tokens_per_state,
             ..sys::attn_kv_cache_spec_t::INIT
         }
     }

@@ -42,8 +42,14 @@ fn backend_builder(
     spec: &KvCacheSpec,
     config: &BuilderConfig,
 ) -> Result<(KvCacheSpec, BuilderConfig, Builder)> {
-    let candidates =
-        [(KvCacheKind::FullAttention, *spec), (KvCacheKind::Mla, mla_spec()), (KvCacheKind::Mamba, mamba_spec())];
+    // the MLA spec again with block 256: DeepSeek V4's sparse MLA kernels
+    let mla256 = KvCacheSpec { block_size: 256, ..mla_spec() };
+    let candidates = [
+        (KvCacheKind::FullAttention, *spec),
+        (KvCacheKind::Mla, mla_spec()),
+        (KvCacheKind::Mla, mla256),
+        (KvCacheKind::Mamba, mamba_spec()),
+    ];
     let mut last = None;
     for (kind, kind_spec) in candidates {
         if !info.accepts(kind) {

@@ -577,6 +577,13 @@ pub struct attn_kv_cache_spec {
     #[doc = "= `head_size`. TRITON_ATTN_DIFFKV sizes its scratch by it; other"]
     #[doc = "backends' metadata does not depend on it (as in vLLM)."]
     pub head_size_v: i32,
+    #[doc = "< `MLAAttentionSpec.tokens_per_state`: the layer's compress ratio"]
+    #[doc = "(tokens folded into one cached state; the cache holds"]
+    #[doc = "`block_size / tokens_per_state` states a block); 0 (default) = 1"]
+    #[doc = "(no compression). Must divide `block_size`."]
+    pub tokens_per_state: i32,
+    #[doc = "< Reserved; must be 0 (keeps the struct free of tail padding)."]
+    pub reserved_1_7: i32,
 }
 #[doc = " A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT."]
 pub type attn_kv_cache_spec_t = attn_kv_cache_spec;

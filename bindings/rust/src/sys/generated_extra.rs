@@ -19,7 +19,7 @@ pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2: usize =
 pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6: usize =
     offset_of!(attn_kv_cache_spec_t, mamba_num_heads) + size_of::<i32>();
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE`.
-pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, head_size_v) + size_of::<i32>();
+pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, reserved_1_7) + size_of::<i32>();
 /// `ATTN_PER_LAYER_PARAMS_STRUCT_SIZE`.
 pub const ATTN_PER_LAYER_PARAMS_STRUCT_SIZE: usize =
     offset_of!(attn_per_layer_params_t, extension) + size_of::<*mut c_void>();
@@ -114,6 +114,8 @@ impl attn_kv_cache_spec_t {
         topk_buffer_width: 0,
         sink_len: 0,
         head_size_v: 0,
+        tokens_per_state: 0,
+        reserved_1_7: 0,
     };
 }
 

@@ -1,0 +1,228 @@
+"""DeepSeek V4 / V4.1 sparse MLA: vLLM 0.33's DeepseekV4SparseMLAMetadataBuilder family against
+libattn's builders of the same names, on the lane's random batches: every field of vLLM's
+DeepseekV4FlashMLAMetadata (V4: 13 fields, the C128A ones included; V4.1: 10) and the builder's
+answers (level, threshold, ...).
+
+The names and vLLM's builder classes: FLASHMLA_SPARSE_DSV4 (models/deepseek_v4/sparse_mla.py's
+DeepseekV4FlashMLAMetadataBuilder), FLASHINFER_MLA_SPARSE_DSV4 (deepseek_v4/nvidia/
+flashinfer_sparse.py), CPU_V4_MLA_SPARSE (deepseek_v4/cpu/cpu_mla.py), FLASHMLA_SPARSE_DSV41 and
+FLASHMLA_MEGA_ATTN_DSV41 (deepseek_v41/sparse_mla.py: one builder class),
+FLASHINFER_MLA_SPARSE_DSV41 (deepseek_v41/nvidia/flashinfer_sparse.py); each builder is the one
+its backend's get_builder_cls() returns, the name its get_name().
+
+vLLM's side is the indexer item's VllmConfig (the DeepSeek-V3.2-shaped model of
+sparse_mla_items: index_topk 2048, max_model_len 131072, no DCP/PCP) and a real
+MLAAttentionSpec (block 256: the kernels' block size, head 512, bf16) with tokens_per_state the
+batch's compress ratio: 1, 4 or 128 for V4 (C128A metadata at 128), 1 or 2 for V4.1; libattn
+takes an ATTN_KV_MLA spec with tokens_per_state the same. Speculative tokens k <= 3 (the split at
+1 + k for the C128A rows); on one batch in four some slots are -1 (``invalid_slots``: the
+compressed slot mapping's and the C128A decode lengths' PAD rule).
+
+What a CPU cannot run: the build's two Triton kernels (CompressedSlotMappingKernel of
+get_compressed_slot_mapping, BuildC128ATopkMetadataKernel of build_c128a_topk_metadata) and
+compute_token_to_req_indices run in Triton's CPU interpreter on about one small batch in
+``TRITON_EVERY``; on the others a numpy restatement of each (``_compressed_slots_numpy``,
+``_c128a_numpy``, sparse_mla_items' ``token_to_req_numpy``) stands in, called by vLLM's own
+wrappers (the fill of -1, the buffer views, the widths are vLLM's). current_platform is the real
+CPU one: get_device_capability() is None, the SM90/SM100 width of the C128A decode rows.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import types
+from typing import Any, List
+
+import numpy as np
+
+from .batches import Batch
+from .compare import MISSING, Pair, builder_answer_pairs
+from .item import Item, choice_rng
+from .mla_items import LAYER, zlib_crc
+from .sides import lib_common, vllm_common
+from .sparse_indexer_items import Settings, _vllm_config
+from .sparse_mla_items import token_to_req_numpy
+
+TOKEN_BUDGET = 8192
+TRITON_EVERY = 40
+BLOCK_SIZE = 256
+V4_RATIOS = (1, 4, 128, 128)
+V41_RATIOS = (1, 2)
+COMPRESSOR = "vllm.v1.attention.backends.mla.compressor_utils"
+V4_MLA = "vllm.models.deepseek_v4.sparse_mla"
+
+#: name -> (module of the backend class, backend class, ratios)
+BACKENDS = {
+    "FLASHMLA_SPARSE_DSV4": (V4_MLA, "DeepseekV4FlashMLABackend", V4_RATIOS),
+    "FLASHINFER_MLA_SPARSE_DSV4": ("vllm.models.deepseek_v4.nvidia.flashinfer_sparse",
+                                   "DeepseekV4FlashInferMLASparseBackend", V4_RATIOS),
+    "CPU_V4_MLA_SPARSE": ("vllm.models.deepseek_v4.cpu.cpu_mla", "DeepseekV4CPUSparseBackend",
+                          V4_RATIOS),
+    "FLASHMLA_SPARSE_DSV41": ("vllm.models.deepseek_v41.sparse_mla", "DeepseekV4FlashMLABackend",
+                              V41_RATIOS),
+    "FLASHMLA_MEGA_ATTN_DSV41": ("vllm.models.deepseek_v41.sparse_mla", "FlashMLAMegaAttnBackend",
+                                 V41_RATIOS),
+    "FLASHINFER_MLA_SPARSE_DSV41": ("vllm.models.deepseek_v41.nvidia.flashinfer_sparse",
+                                    "DeepseekV4FlashInferMLASparseBackend", V41_RATIOS),
+}
+
+
+def ratio_of(name: str, b: Batch) -> int:
+    r = np.random.default_rng([zlib_crc(name), int(choice_rng(b, 60).integers(0, 1 << 30))])
+    return int(r.choice(BACKENDS[name][2]))
+
+
+def invalid_slots(b: Batch) -> None:
+    """On one batch in four, about one slot in eight set to -1 (PAD_SLOT_ID), the same on both
+    sides: idempotent, applied before each side builds (the batch is this item's own)."""
+    if b.tokens and int(choice_rng(b, 62).integers(0, 4)) == 0:
+        pick = choice_rng(b, 63).random(b.tokens) < 0.125
+        b.slots[pick] = -1
+
+
+def triton_batch(b: Batch) -> bool:
+    return (b.n <= 8 and b.tokens <= 2048 and
+            int(choice_rng(b, 61).integers(0, TRITON_EVERY)) == 0)
+
+
+# ---- stand-ins ---------------------------------------------------------------------------
+
+def _compressed_slots_numpy(compressed_slot_mapping: Any, slot_mapping: Any,
+                            query_start_loc: Any, seq_lens: Any, block_table: Any,
+                            block_size: int, compress_ratio: int, dcp_world_size: int,
+                            cp_interleave: int) -> None:
+    """CompressedSlotMappingKernel restated (one program per block table row r): token qsl[r] +
+    i at position seq - q + i writes the slot of state pos // R (block pos // R // block_size,
+    offset pos // R % block_size) when (pos + 1) % R == 0 and its own slot is not -1."""
+    assert dcp_world_size == 1 and cp_interleave == 1
+    qsl = query_start_loc.numpy().astype(np.int64)
+    seq = seq_lens.numpy().astype(np.int64)
+    slots = slot_mapping.numpy()
+    bt = block_table.numpy().astype(np.int64)
+    out = compressed_slot_mapping.numpy()
+    for r in range(bt.shape[0]):
+        q = qsl[r + 1] - qsl[r]
+        pos = seq[r] - q + np.arange(q)
+        t = qsl[r] + np.arange(q)
+        ok = ((pos + 1) % compress_ratio == 0) & (slots[t] != -1)
+        st = pos[ok] // compress_ratio
+        out[t[ok]] = bt[r, st // block_size] * block_size + st % block_size
+
+
+def _c128a_numpy(global_decode_buffer: Any, decode_lens_buffer: Any, prefill_buffer: Any,
+                 positions: Any, compress_ratio: int, max_compressed_tokens: int,
+                 num_decode_tokens: int, token_to_req_indices: Any, block_table: Any,
+                 block_size: int, slot_mapping: Any) -> None:
+    """BuildC128ATopkMetadataKernel restated: n = min((pos + 1) // R, width); decode row t: the
+    global slots of entries j < n (block table row token_to_req[t]), -1 after, lens n (0 for a
+    -1 slot); prefill row: j for j < n, -1 after; width entries written a row."""
+    pos = positions.numpy().astype(np.int64)
+    t2r = token_to_req_indices.numpy().astype(np.int64)
+    bt = block_table.numpy().astype(np.int64)
+    slots = slot_mapping.numpy()
+    dec, lens, pre = (global_decode_buffer.numpy(), decode_lens_buffer.numpy(),
+                      prefill_buffer.numpy())
+    w = max_compressed_tokens
+    nd = num_decode_tokens
+    j = np.arange(w)
+    n = np.minimum((pos + 1) // compress_ratio, w)  # positions >= 0 here: // is Triton's
+    if nd:
+        cols = np.minimum(j // block_size, bt.shape[1] - 1)
+        rows = bt[t2r[:nd, None], cols[None, :]] * block_size + j % block_size
+        dec[:nd, :w] = np.where(j[None, :] < n[:nd, None], rows, -1)
+        lens[:nd] = np.where(slots[:nd] >= 0, np.maximum(n[:nd], 0), 0)
+    if pos.shape[0] > nd:
+        pre[:pos.shape[0] - nd, :w] = np.where(j[None, :] < n[nd:, None], j, -1)
+
+
+def patched(real_triton: bool) -> Any:
+    """The build's replacements (module doc), undone on exit."""
+    from unittest import mock
+    stack = contextlib.ExitStack()
+    if not real_triton:
+        stack.enter_context(mock.patch.object(importlib.import_module(COMPRESSOR),
+                                              "_COMPRESSED_SLOT_MAPPING_KERNEL",
+                                              _compressed_slots_numpy))
+        stack.enter_context(mock.patch.object(importlib.import_module(V4_MLA),
+                                              "_BUILD_C128A_TOPK_METADATA_KERNEL", _c128a_numpy))
+    return stack
+
+
+# ---- the two sides -------------------------------------------------------------------------
+
+def builders(ctx: Any, name: str, ratio: int, k: int) -> Any:
+    cache = ctx.__dict__.setdefault("v4_sparse_mla_builders", {})
+    key = (name, ratio, k)
+    if key in cache:
+        return cache[key]
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.v1.kv_cache_interface import MLAAttentionSpec
+    vc = _vllm_config(ctx, Settings(k, 1, 0, 1, 0, 90))  # the indexer's: no DCP
+    spec = MLAAttentionSpec(block_size=BLOCK_SIZE, num_kv_heads=1, head_size=512,
+                            dtype=torch.bfloat16, tokens_per_state=ratio)
+    module, backend, _ = BACKENDS[name]
+    bcls = getattr(importlib.import_module(module), backend)
+    assert bcls.get_name() == name, (bcls.get_name(), name)
+    with set_current_vllm_config(vc), patched(False):
+        vb = bcls.get_builder_cls()(spec, [LAYER], vc, torch.device("cpu"))
+    libattn = ctx.libattn
+    sc = vc.scheduler_config
+    cfg = libattn.BuilderConfig(sc.max_num_seqs, sc.max_num_batched_tokens,
+                                vc.model_config.max_model_len, 16,
+                                num_speculative_tokens=k, device_capability=90)
+    lspec = libattn.KvCacheSpec(BLOCK_SIZE, 1, 512, kind=libattn.KvCacheKind.MLA,
+                                index_topk=int(vc.model_config.hf_config.index_topk),
+                                tokens_per_state=ratio)
+    cache[key] = (vb, vc, ctx.lib.builder(name, lspec, cfg))
+    return cache[key]
+
+
+def v4_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
+    import dataclasses
+    lib = {n: lmd[n] for n in lmd.fields()}
+    out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, MISSING))
+                       for f in dataclasses.fields(vmd)]
+    out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
+    out += builder_answer_pairs(vb, vc, lb, patched(False))
+    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
+            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+
+
+def v4_sparse_mla_item(name: str) -> Item:
+    def v(ctx: Any, b: Batch) -> Any:
+        from vllm.config import set_current_vllm_config
+        vb, vc, _ = builders(ctx, name, ratio_of(name, b), b.spec)
+        invalid_slots(b)
+        cm = vllm_common(ctx, b)
+        real = triton_batch(b)
+        if not real:
+            cm._token_to_req_indices_cache = token_to_req_numpy(b)
+        with set_current_vllm_config(vc), patched(real):
+            return vb.build(0, cm)
+
+    def l(ctx: Any, b: Batch) -> Any:
+        invalid_slots(b)
+        return builders(ctx, name, ratio_of(name, b), b.spec)[2].build(lib_common(ctx, b))
+
+    def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        vb, vc, lb = builders(ctx, name, ratio_of(name, b), b.spec)
+        return v4_pairs(vmd, lmd, vb, vc, lb)
+
+    def path(ctx: Any, b: Batch, vmd: Any) -> str:
+        parts = ["triton" if triton_batch(b) else "numpy stand-ins",
+                 f"compress ratio {ratio_of(name, b)}"]
+        if getattr(vmd, "c128a_global_decode_topk_indices", None) is not None:
+            parts.append("C128A decode rows")
+        if getattr(vmd, "c128a_prefill_topk_indices", None) is not None:
+            parts.append("C128A prefill rows")
+        if b.tokens and bool((b.slots[:b.tokens] < 0).any()):
+            parts.append("invalid slots")
+        return ", ".join(parts)
+
+    return Item(name, "builder", v, l, pairs, block_sizes=(BLOCK_SIZE,), max_spec=3,
+                max_requests=256, token_budget=TOKEN_BUDGET, path=path)
+
+
+def v4_sparse_mla_items() -> List[Item]:
+    return [v4_sparse_mla_item(n) for n in BACKENDS]
