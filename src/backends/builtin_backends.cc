@@ -56,6 +56,12 @@
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
   ROW(kUltraQuantBackend)                                     \
   ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */         \
+  ROW(kDeepseekSparseSwaFlashMlaBackend)                      \
+  ROW(kDeepseekSparseSwaFlashInferBackend)                    \
+  ROW(kDeepseekSparseSwaCpuBackend)                           \
+  ROW(kDeepseekV41SparseSwaBackend)                           \
+  ROW(kDeepseekV41SparseSwaFlashMlaBackend)                   \
+  ROW(kDeepseekV41SparseSwaFlashInferBackend)                 \
   ROW(kRocmAiterMlaBackend)  /* mla.cc */
 
 namespace attn::backends {
