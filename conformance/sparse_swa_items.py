@@ -44,15 +44,14 @@ NAME = "DEEPSEEK_SPARSE_SWA"
 MODULE = "vllm.v1.attention.backends.mla.sparse_swa"
 # The family (src/backends/sparse_swa.cc): libattn's name -> vLLM 0.33's builder class (module,
 # class), whose backend's get_name() is DEEPSEEK_SPARSE_SWA for all, and whether it plans
-# FlashMLA's tile scheduler (the CPU builder's build_tile_scheduler answers None always).
+# FlashMLA's tile scheduler. Not a member: the V4 CPU builder (its build raises KeyError('c1a')
+# in 0.33 on every batch; sparse_mla.md).
 MEMBERS = {
     NAME: (MODULE, "DeepseekSparseSWAMetadataBuilder", True),
     "DEEPSEEK_SPARSE_SWA_FLASHMLA": ("vllm.models.deepseek_v4.nvidia.flashmla",
                                      "DeepseekSparseSWAFlashMLAMetadataBuilder", True),
     "DEEPSEEK_SPARSE_SWA_FLASHINFER": ("vllm.models.deepseek_v4.nvidia.flashinfer_sparse",
                                        "DeepseekSparseSWAFlashInferMetadataBuilder", True),
-    "DEEPSEEK_SPARSE_SWA_CPU": ("vllm.models.deepseek_v4.cpu.cpu_mla",
-                                "DeepseekV4CPUSparseSWAMetadataBuilder", False),
     "DEEPSEEK_V41_SPARSE_SWA": ("vllm.models.deepseek_v41.sparse_mla",
                                 "DeepseekV41SparseSWAMetadataBuilder", True),
     "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA": ("vllm.models.deepseek_v41.nvidia.flashmla",

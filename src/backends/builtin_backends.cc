@@ -58,7 +58,6 @@
   ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */         \
   ROW(kDeepseekSparseSwaFlashMlaBackend)                      \
   ROW(kDeepseekSparseSwaFlashInferBackend)                    \
-  ROW(kDeepseekSparseSwaCpuBackend)                           \
   ROW(kDeepseekV41SparseSwaBackend)                           \
   ROW(kDeepseekV41SparseSwaFlashMlaBackend)                   \
   ROW(kDeepseekV41SparseSwaFlashInferBackend)                 \

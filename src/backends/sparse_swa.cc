@@ -20,8 +20,6 @@
 // are the base's; they differ in the level (_cudagraph_support):
 //   DEEPSEEK_SPARSE_SWA_FLASHMLA        deepseek_v4/nvidia/flashmla.py           ALWAYS
 //   DEEPSEEK_SPARSE_SWA_FLASHINFER      deepseek_v4/nvidia/flashinfer_sparse.py  ALWAYS
-//   DEEPSEEK_SPARSE_SWA_CPU             deepseek_v4/cpu/cpu_mla.py (tile scheduler always None,
-//                                       which libattn does not return)           UNIFORM_BATCH
 //   DEEPSEEK_V41_SPARSE_SWA             deepseek_v41/sparse_mla.py (V4.1's layer types pick the
 //                                       tile-scheduler plans; PCP slicing only with a prefill
 //                                       context parallel size > 1, which libattn has not)
@@ -30,6 +28,9 @@
 //   DEEPSEEK_V41_SPARSE_SWA_FLASHINFER  deepseek_v41/nvidia/flashinfer_sparse.py (fills
 //                                       flashinfer_decode_* on non-causal decodes only, which
 //                                       every member refuses)                    ALWAYS
+// Not offered: deepseek_v4/cpu/cpu_mla.py's DeepseekV4CPUSparseSWAMetadataBuilder, whose build
+// raises KeyError('c1a') in vLLM 0.33 on every batch (its build_tile_scheduler answers three of
+// the five layer types the base build reads).
 // V4.1's bounded replay (SlidingWindowMLASpec.bounded_replay) reaches the builders only as
 // build()'s replay_start, which libattn does not take (the persistent zeros, as above).
 #include <algorithm>
@@ -340,7 +341,6 @@ constexpr BackendDescriptor sparse_swa_descriptor(const char* name) {
   X(kDeepseekSparseSwaBackend, kName, kCgUniformBatch)                                   \
   X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCgAlways)        \
   X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCgAlways)    \
-  X(kDeepseekSparseSwaCpuBackend, "DEEPSEEK_SPARSE_SWA_CPU", kCgUniformBatch)            \
   X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCgUniformBatch)            \
   X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCgAlways) \
   X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCgAlways)
