@@ -199,6 +199,8 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     key = (name, s.window, s.mla_kind, s.spec, s.block_size)
     if key in cache:
         return cache[key]
+    for k in [k for k in cache if k[0] != name]:  # one member's builders at a time (memory)
+        del cache[k]
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import SlidingWindowMLASpec
