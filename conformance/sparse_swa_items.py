@@ -42,6 +42,23 @@ from .sparse_mla_items import _Platform, token_to_req_numpy
 
 NAME = "DEEPSEEK_SPARSE_SWA"
 MODULE = "vllm.v1.attention.backends.mla.sparse_swa"
+# The family (src/backends/sparse_swa.cc): libattn's name -> vLLM 0.33's builder class (module,
+# class), whose backend's get_name() is DEEPSEEK_SPARSE_SWA for all, and whether it plans
+# FlashMLA's tile scheduler. Not a member: the V4 CPU builder (its build raises KeyError('c1a')
+# in 0.33 on every batch; sparse_mla.md).
+MEMBERS = {
+    NAME: (MODULE, "DeepseekSparseSWAMetadataBuilder", True),
+    "DEEPSEEK_SPARSE_SWA_FLASHMLA": ("vllm.models.deepseek_v4.nvidia.flashmla",
+                                     "DeepseekSparseSWAFlashMLAMetadataBuilder", True),
+    "DEEPSEEK_SPARSE_SWA_FLASHINFER": ("vllm.models.deepseek_v4.nvidia.flashinfer_sparse",
+                                       "DeepseekSparseSWAFlashInferMetadataBuilder", True),
+    "DEEPSEEK_V41_SPARSE_SWA": ("vllm.models.deepseek_v41.sparse_mla",
+                                "DeepseekV41SparseSWAMetadataBuilder", True),
+    "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA": ("vllm.models.deepseek_v41.nvidia.flashmla",
+                                         "DeepseekSparseSWAFlashMLAMetadataBuilder", True),
+    "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER": ("vllm.models.deepseek_v41.nvidia.flashinfer_sparse",
+                                           "DeepseekSparseSWAFlashInferMetadataBuilder", True),
+}
 TOKEN_BUDGET = 8192
 TRITON_EVERY = 40
 WINDOWS = (4, 64, 128, 128)
@@ -53,8 +70,8 @@ LEFT_OUT = {
 _SCHED = "FlashMLASchedMeta"
 
 
-def settings(b: Batch) -> Any:
-    r = np.random.default_rng([zlib_crc(NAME), int(choice_rng(b, 50).integers(0, 1 << 30))])
+def settings(b: Batch, name: str = NAME) -> Any:
+    r = np.random.default_rng([zlib_crc(name), int(choice_rng(b, 50).integers(0, 1 << 30))])
     window = int(r.choice(WINDOWS))
     mla_kind = window == 128 and r.random() < 0.5
     return types.SimpleNamespace(window=window, mla_kind=mla_kind, spec=b.spec,
@@ -177,11 +194,13 @@ def patched(real_triton: bool) -> Any:
 
 # ---- the two sides -------------------------------------------------------------------------
 
-def builders(ctx: Any, s: Any) -> Any:
+def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     cache = ctx.__dict__.setdefault("sparse_swa_builders", {})
-    key = (s.window, s.mla_kind, s.spec, s.block_size)
+    key = (name, s.window, s.mla_kind, s.spec, s.block_size)
     if key in cache:
         return cache[key]
+    for k in [k for k in cache if k[0] != name]:  # one member's builders at a time (memory)
+        del cache[k]
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import SlidingWindowMLASpec
@@ -192,7 +211,8 @@ def builders(ctx: Any, s: Any) -> Any:
     old = getattr(hf, "sliding_window", _ABSENT)
     hf.sliding_window = s.window
     try:
-        cls = importlib.import_module(MODULE).DeepseekSparseSWAMetadataBuilder
+        module, cls_name, _ = MEMBERS[name]
+        cls = getattr(importlib.import_module(module), cls_name)
         with set_current_vllm_config(vc), patched(False):
             vb = cls(spec, [LAYER], vc, torch.device("cpu"))
     finally:
@@ -208,13 +228,13 @@ def builders(ctx: Any, s: Any) -> Any:
     kind = libattn.KvCacheKind.MLA if s.mla_kind else libattn.KvCacheKind.SLIDING_WINDOW
     lspec = libattn.KvCacheSpec(s.block_size, 1, 512, kind=kind,
                                 sliding_window=0 if s.mla_kind else s.window)
-    cache[key] = (vb, vc, ctx.lib.builder(NAME, lspec, cfg))
+    cache[key] = (vb, vc, ctx.lib.builder(name, lspec, cfg))
     return cache[key]
 
 
 # ---- the comparison ------------------------------------------------------------------------
 
-def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
+def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True) -> List[Pair]:
     import dataclasses
     lib = {n: lmd[n] for n in lmd.fields()}
     out: List[Pair] = []
@@ -222,7 +242,8 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
         val = getattr(vmd, f.name)
         if f.name.startswith("tile_sched_"):
             # present (the marker) for the SWA-only type with decode tokens, else None
-            want = _SCHED if (f.name == "tile_sched_swaonly" and vmd.num_decode_tokens) else None
+            want = (_SCHED if (sched and f.name == "tile_sched_swaonly" and vmd.num_decode_tokens)
+                    else None)
             out.append((f"{f.name} (FlashMLA's; not returned: vLLM's presence)", val, want))
             out.append((f"{f.name} (libattn leaves out)", MISSING, lib.pop(f.name, MISSING)))
             continue
@@ -237,11 +258,11 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
             if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
 
 
-def sparse_swa_item() -> Item:
+def sparse_swa_item(name: str = NAME) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
-        s = settings(b)
-        vb, vc, _ = builders(ctx, s)
+        s = settings(b, name)
+        vb, vc, _ = builders(ctx, s, name)
         invalid_slots(b)
         cm = vllm_common(ctx, b)
         real = triton_batch(b)
@@ -252,20 +273,20 @@ def sparse_swa_item() -> Item:
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b)
-        return builders(ctx, settings(b))[2].build(lib_common(ctx, b))
+        return builders(ctx, settings(b, name), name)[2].build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         from vllm.config import set_current_vllm_config
-        vb, vc, lb = builders(ctx, settings(b))
+        vb, vc, lb = builders(ctx, settings(b, name), name)
         if draft_update(b, vmd):
             advance(b, vmd)
             with set_current_vllm_config(vc), patched(False):
                 vb.update_draft_decode_metadata(vmd)
             lb.update_draft_decode_metadata(lmd)
-        return swa_pairs(vmd, lmd, vb, vc, lb)
+        return swa_pairs(vmd, lmd, vb, vc, lb, MEMBERS[name][2])
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
-        s = settings(b)
+        s = settings(b, name)
         parts = ["triton" if triton_batch(b) else "numpy stand-ins",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills",
@@ -276,10 +297,10 @@ def sparse_swa_item() -> Item:
             parts.append("draft decode update")
         return ", ".join(parts)
 
-    return Item(NAME, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,
+    return Item(name, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,
                 max_requests=256, token_budget=TOKEN_BUDGET, path=path,
                 notes=[f"not comparable: {k}: {why}" for k, why in LEFT_OUT.items()])
 
 
 def sparse_swa_items() -> List[Item]:
-    return [sparse_swa_item()]
+    return [sparse_swa_item(name) for name in MEMBERS]

@@ -65,7 +65,12 @@
   ROW(kCpuV4MlaSparseBackend)                                 \
   ROW(kFlashmlaSparseDsv41Backend)                            \
   ROW(kFlashmlaMegaAttnDsv41Backend)                          \
-  ROW(kFlashinferMlaSparseDsv41Backend)
+  ROW(kFlashinferMlaSparseDsv41Backend)                       \
+  ROW(kDeepseekSparseSwaFlashMlaBackend) /* sparse_swa.cc */  \
+  ROW(kDeepseekSparseSwaFlashInferBackend)                    \
+  ROW(kDeepseekV41SparseSwaBackend)                           \
+  ROW(kDeepseekV41SparseSwaFlashMlaBackend)                   \
+  ROW(kDeepseekV41SparseSwaFlashInferBackend)
 
 namespace attn::backends {
 

@@ -13,6 +13,26 @@
 // (prefill_left/right_visible None, prefill index width = window), DSpark's non-causal decode
 // rows (a non-causal batch with decode tokens is refused). tile_sched_* (FlashMLA's scheduler
 // objects) and flashinfer_sparse_index_cache (an empty dict) are not returned.
+//
+// The family: vLLM 0.33's subclasses of that builder, each reached through a DeepseekSparseSWA
+// backend class whose get_name() is still "DEEPSEEK_SPARSE_SWA", so libattn names them (the
+// mapping in docs/backends/sparse_mla.md). On the batches libattn builds their fields and split
+// are the base's; they differ in the level (_cudagraph_support):
+//   DEEPSEEK_SPARSE_SWA_FLASHMLA        deepseek_v4/nvidia/flashmla.py           ALWAYS
+//   DEEPSEEK_SPARSE_SWA_FLASHINFER      deepseek_v4/nvidia/flashinfer_sparse.py  ALWAYS
+//   DEEPSEEK_V41_SPARSE_SWA             deepseek_v41/sparse_mla.py (V4.1's layer types pick the
+//                                       tile-scheduler plans; PCP slicing only with a prefill
+//                                       context parallel size > 1, which libattn has not)
+//                                                                                UNIFORM_BATCH
+//   DEEPSEEK_V41_SPARSE_SWA_FLASHMLA    deepseek_v41/nvidia/flashmla.py          ALWAYS
+//   DEEPSEEK_V41_SPARSE_SWA_FLASHINFER  deepseek_v41/nvidia/flashinfer_sparse.py (fills
+//                                       flashinfer_decode_* on non-causal decodes only, which
+//                                       every member refuses)                    ALWAYS
+// Not offered: deepseek_v4/cpu/cpu_mla.py's DeepseekV4CPUSparseSWAMetadataBuilder, whose build
+// raises KeyError('c1a') in vLLM 0.33 on every batch (its build_tile_scheduler answers three of
+// the five layer types the base build reads).
+// V4.1's bounded replay (SlidingWindowMLASpec.bounded_replay) reaches the builders only as
+// build()'s replay_start, which libattn does not take (the persistent zeros, as above).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -118,7 +138,7 @@ class SparseSwaBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         window_(window_of(spec)),
         threshold_(attn::max_decode_query_len(config)),
-        buffers_(kName, config.device, plan(spec, config), config.allocator, config.workspace,
+        buffers_(this->backend().name().c_str(), config.device, plan(spec, config), config.allocator, config.workspace,
                  config.workspace_size) {
     init_metadata(name_vector(kFieldNames));
     set_reorder_batch_threshold(std::nullopt);  // set to None in __init__
@@ -234,12 +254,12 @@ class SparseSwaBuilder final : public Builder {
     if (slots.numel() > config().max_num_batched_tokens)
       invalid("common->slot_mapping has ", slots.numel(), " entries, more than "
               "config->max_num_batched_tokens=", config().max_num_batched_tokens,
-              " (", kName, "'s is_valid_token buffer)");
+              " (", backend().name(), "'s is_valid_token buffer)");
     if (np > 0 && c.host_seq_lens() == nullptr)
-      invalid("common->seq_lens_cpu is NULL; ", kName, " returns the prefills' host lengths "
+      invalid("common->seq_lens_cpu is NULL; ", backend().name(), " returns the prefills' host lengths "
               "(vLLM's seq_lens_cpu_upper_bound)");
     if (!c.causal && ndt > 0)
-      fail(Status::kUnsupported, kName, " builds non-causal decode rows only for DSpark "
+      fail(Status::kUnsupported, backend().name(), " builds non-causal decode rows only for DSpark "
            "speculation (vLLM asserts it), which libattn does not configure: common->causal=0 "
            "with num_decode_tokens=", ndt);
   }
@@ -285,25 +305,43 @@ class SparseSwaBuilder final : public Builder {
 void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   check_spec_kind(d, spec);
   if (spec.block_size <= 0 || spec.block_size % kBlockMultiple != 0)
-    fail(Status::kUnsupported, kName, " takes block sizes that are multiples of 32 (vLLM 0.33): "
+    fail(Status::kUnsupported, d.name, " takes block sizes that are multiples of 32 (vLLM 0.33): "
          "kv_cache_spec->block_size=", spec.block_size);
   if (c.attn_type != kAttnDecoder)
-    fail(Status::kUnsupported, kName,
+    fail(Status::kUnsupported, d.name,
          " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
 }
 
 }  // namespace
 
-extern const BackendDescriptor kDeepseekSparseSwaBackend;
-const BackendDescriptor kDeepseekSparseSwaBackend{
-    kName,
-    kVllmRelease,
-    kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
-    0,
-    fixed_cudagraph_support<kCgUniformBatch>,
-    check_sparse_swa,
-    buffer_plan_of<plan>,
-    create_builder_of<SparseSwaBuilder>,
-};
+/// One descriptor of the family: vLLM's subclasses of DeepseekSparseSWAMetadataBuilder differ
+/// from it only in their _cudagraph_support class attribute on the batches libattn builds (see
+/// the head of this file), so they share its check, buffers and builder.
+template <int32_t Level>
+constexpr BackendDescriptor sparse_swa_descriptor(const char* name) {
+  return BackendDescriptor{
+      name,
+      kVllmRelease,
+      kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
+      0,
+      fixed_cudagraph_support<Level>,
+      check_sparse_swa,
+      buffer_plan_of<plan>,
+      create_builder_of<SparseSwaBuilder>,
+  };
+}
+
+#define SWA_VARIANTS(X)                                                                  \
+  X(kDeepseekSparseSwaBackend, kName, kCgUniformBatch)                                   \
+  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCgAlways)        \
+  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCgAlways)    \
+  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCgUniformBatch)            \
+  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCgAlways) \
+  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCgAlways)
+#define SWA_DESCRIPTOR_(descriptor, name, level) \
+  extern const BackendDescriptor descriptor;     \
+  const BackendDescriptor descriptor = sparse_swa_descriptor<level>(name);
+SWA_VARIANTS(SWA_DESCRIPTOR_)
+#undef SWA_DESCRIPTOR_
 
 }  // namespace attn::backends

@@ -3,10 +3,23 @@
  * (_compute_swa_indices_and_lens_kernel), the validity mask, token_to_req_indices, the prefill
  * fields (ComputePrefillMetadataKernel's gather lengths), update_draft_decode_metadata, the
  * refusals, and seeded random batches against a naive restatement. Hand-checked values are
- * worked out in the comments. */
+ * worked out in the comments. Every test runs once per member of the family (sparse_swa.cc:
+ * vLLM's subclasses of the builder, named by libattn), which differ only in the level. */
 #include "test_support.h"
 
-#define NAME "DEEPSEEK_SPARSE_SWA"
+static const struct {
+  const char* name;
+  int32_t level;
+} kFamily[] = {
+    {"DEEPSEEK_SPARSE_SWA", ATTN_CG_UNIFORM_BATCH},
+    {"DEEPSEEK_SPARSE_SWA_FLASHMLA", ATTN_CG_ALWAYS},
+    {"DEEPSEEK_SPARSE_SWA_FLASHINFER", ATTN_CG_ALWAYS},
+    {"DEEPSEEK_V41_SPARSE_SWA", ATTN_CG_UNIFORM_BATCH},
+    {"DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", ATTN_CG_ALWAYS},
+    {"DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", ATTN_CG_ALWAYS},
+};
+static size_t g_member; /* the member main() runs the tests for */
+#define NAME (kFamily[g_member].name)
 
 /* vLLM's SlidingWindowMLASpec: one latent head of 512, a window. */
 static attn_kv_cache_spec_t swa_spec(int32_t block_size, int32_t window) {
@@ -53,7 +66,7 @@ static void test_levels(void** state) {
   int32_t level = -1, th = -1, supported = 0;
   (void)state;
   ASSERT_OK(attn_backend_cudagraph_support(NAME, &spec, &c, &level));
-  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  assert_int_equal(level, kFamily[g_member].level);
   b = ts_builder(NAME, &spec, &c);
   ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
   assert_int_equal(th, ATTN_NO_REORDER);
@@ -179,6 +192,7 @@ static void test_refusals(void** state) {
   (void)state;
   ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "kv_cache_spec->block_size=48");
+  ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED, NAME);
   spec = swa_spec(32, 4);
   spec.kind = ATTN_KV_FULL_ATTENTION;
   ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED, "kind");
@@ -192,6 +206,7 @@ static void test_refusals(void** state) {
   batch->common.causal = 0; /* DSpark's non-causal rows: not configurable */
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
                "common->causal=0");
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED, NAME);
   ts_batch_free(batch);
   batch = ts_batch_make(q + 1, s + 1, 1, 32, 0, -1); /* prefill only: builds, width 0 */
   batch->common.causal = 0;
@@ -310,5 +325,8 @@ int main(void) {
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_random),
   };
-  return cmocka_run_group_tests_name("sparse_swa", tests, NULL, NULL);
+  int failed = 0;
+  for (g_member = 0; g_member < sizeof(kFamily) / sizeof(kFamily[0]); ++g_member)
+    failed += cmocka_run_group_tests_name(kFamily[g_member].name, tests, NULL, NULL);
+  return failed;
 }

@@ -445,11 +445,15 @@ static void test_kpool_tail(void** state) {
   }
 }
 
-/* DEEPSEEK_SPARSE_SWA host vs CUDA (kernels/sparse_swa_metadata.cu: is_valid_token, the decode
- * and prefill window rows, the prefill gather lengths): random decode/prefill batches with
- * padded slots and padding tokens, windows 4 to 256, block sizes 32 to 256. */
+/* DEEPSEEK_SPARSE_SWA and its family (sparse_swa.cc) host vs CUDA (kernels/sparse_swa_metadata.cu:
+ * is_valid_token, the decode and prefill window rows, the prefill gather lengths): random
+ * decode/prefill batches with padded slots and padding tokens, windows 4 to 256, block sizes 32
+ * to 256, the family's members in turn. */
 static void test_sparse_swa(void** state) {
   static const int32_t windows[4] = {4, 64, 128, 256}, blocks[3] = {32, 64, 256};
+  static const char* const names[6] = {
+      "DEEPSEEK_SPARSE_SWA",     "DEEPSEEK_SPARSE_SWA_FLASHMLA",     "DEEPSEEK_SPARSE_SWA_FLASHINFER",
+      "DEEPSEEK_V41_SPARSE_SWA", "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER"};
   uint64_t seed = 45;
   int iter;
   (void)state;
@@ -476,7 +480,7 @@ static void test_sparse_swa(void** state) {
     b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 4));
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
-    compare("DEEPSEEK_SPARSE_SWA", &spec, &c, b, NULL, iter % 5 == 0);
+    compare(names[iter % 6], &spec, &c, b, NULL, iter % 5 == 0);
     ts_batch_free(b);
   }
 }
