@@ -50,6 +50,8 @@ std::vector<Workload> workloads() {
   w.push_back({"local8192_256x32k", repeat(256, {1, 32767}), 16, 8192});
   w.push_back({"decode_256x4k_bs64", repeat(256, {1, 4095}), 64});
   w.push_back({"long_64x128k_bs64", repeat(64, {1, 131071}), 64});
+  // DeepSeek V4 / V4.1's sparse MLA kernels take block sizes that are multiples of 256
+  w.push_back({"decode_256x4k_bs256", repeat(256, {1, 4095}), 256});
   return w;
 }
 
@@ -57,10 +59,10 @@ std::vector<Workload> workloads() {
 struct Batch {
   int64_t n = 0, tokens = 0, width = 0;
   std::vector<int32_t> qsl, seq, bt;
-  std::vector<int64_t> slots;
+  std::vector<int64_t> slots, positions;  // each token's position (vLLM 0.33's `positions`)
   std::vector<uint8_t> prefilling;  // vLLM 0.33's is_prefilling (the Mamba family requires it)
   std::vector<int64_t> shapes = std::vector<int64_t>(5);
-  attn_tensor_t qsl_t{}, seq_t{}, bt_t{}, sm_t{}, prefilling_t{};
+  attn_tensor_t qsl_t{}, seq_t{}, bt_t{}, sm_t{}, pos_t{}, prefilling_t{};
   attn_common_metadata_t common = ATTN_COMMON_METADATA_INIT;
 
   static attn_tensor_t view(void* data, int32_t ndim, int64_t* shape, uint8_t bits) {
@@ -87,8 +89,10 @@ struct Batch {
       seq[i] = r.query + r.context;
       max_q = std::max(max_q, r.query);
       for (int64_t j = 0; j < (seq[i] + w.block_size - 1) / w.block_size; ++j) bt[i * width + j] = next++;
-      for (int32_t p = r.context; p < seq[i]; ++p)
+      for (int32_t p = r.context; p < seq[i]; ++p) {
         slots.push_back(int64_t{bt[i * width + p / w.block_size]} * w.block_size + p % w.block_size);
+        positions.push_back(p);
+      }
     }
     tokens = qsl[n];
     shapes = {n + 1, n, n, width, tokens};
@@ -96,6 +100,7 @@ struct Batch {
     seq_t = view(seq.data(), 1, &shapes[1], 32);
     bt_t = view(bt.data(), 2, &shapes[2], 32);
     sm_t = view(slots.data(), 1, &shapes[4], 64);
+    pos_t = view(positions.data(), 1, &shapes[4], 64);
     common.query_start_loc = &qsl_t;
     common.query_start_loc_cpu = &qsl_t;
     common.seq_lens = &seq_t;
@@ -106,6 +111,7 @@ struct Batch {
     common.max_seq_len = max_s;
     common.block_table_tensor = &bt_t;
     common.slot_mapping = &sm_t;
+    common.positions = &pos_t;
     // Prefills and chunked prefills (more tokens than a decode of the workload takes) are in
     // their prompts; decodes, spec decodes included, are past them.
     prefilling.assign(n, 0);
@@ -122,7 +128,8 @@ struct Batch {
       return p >= b && p < b + bytes;
     };
     return inside(qsl.data(), qsl.size() * 4) || inside(seq.data(), seq.size() * 4) ||
-           inside(bt.data(), bt.size() * 4) || inside(slots.data(), slots.size() * 8);
+           inside(bt.data(), bt.size() * 4) || inside(slots.data(), slots.size() * 8) ||
+           inside(positions.data(), positions.size() * 8);
   }
 };
 

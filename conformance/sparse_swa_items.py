@@ -78,12 +78,12 @@ def settings(b: Batch, name: str = NAME) -> Any:
                                  block_size=b.block_size)
 
 
-def invalid_slots(b: Batch) -> None:
+def invalid_slots(b: Batch, salt: int = 52) -> None:
     """On one batch in four, about one slot in eight set to -1 (PAD_SLOT_ID: the invalid-token
     rows), the same on both sides: idempotent, applied before each side builds (the batch is
-    this item's own)."""
-    if b.tokens and int(choice_rng(b, 52).integers(0, 4)) == 0:
-        pick = choice_rng(b, 53).random(b.tokens) < 0.125
+    this item's own). ``salt`` (and salt + 1) pick the batch's choices; each module its own."""
+    if b.tokens and int(choice_rng(b, salt).integers(0, 4)) == 0:
+        pick = choice_rng(b, salt + 1).random(b.tokens) < 0.125
         b.slots[pick] = -1
 
 
@@ -103,9 +103,32 @@ def advance(b: Batch, vmd: Any) -> None:
     b.slots[:ndt][pick] = -1
 
 
-def triton_batch(b: Batch) -> bool:
+def triton_batch(b: Batch, salt: int = 51) -> bool:
+    """Whether vLLM's own Triton kernels run (in Triton's interpreter) on this small batch: one
+    in TRITON_EVERY; the others take the numpy restatements."""
     return (b.n <= 8 and b.tokens <= 2048 and
-            int(choice_rng(b, 51).integers(0, TRITON_EVERY)) == 0)
+            int(choice_rng(b, salt).integers(0, TRITON_EVERY)) == 0)
+
+
+def vllm_build(ctx: Any, b: Batch, vb: Any, vc: Any, patch: Any, salts: tuple = (52, 51)) -> Any:
+    """vLLM's build of ``b`` by ``vb`` under ``patch(real_triton)`` (the module's stand-ins),
+    with the invalid slots applied and, off the Triton batches, the token-to-request map given
+    as the numpy one."""
+    from vllm.config import set_current_vllm_config
+    invalid_slots(b, salts[0])
+    cm = vllm_common(ctx, b)
+    real = triton_batch(b, salts[1])
+    if not real:
+        cm._token_to_req_indices_cache = token_to_req_numpy(b)
+    with set_current_vllm_config(vc), patch(real):
+        return vb.build(0, cm)
+
+
+def finish_pairs(out: List[Pair], vb: Any, vc: Any, lb: Any, patch: Any) -> List[Pair]:
+    """``out`` plus the builders' class answers, a field one side lacks shown as "absent"."""
+    out = out + builder_answer_pairs(vb, vc, lb, patch(False))
+    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
+            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
 
 
 # ---- stand-ins ---------------------------------------------------------------------------
@@ -253,23 +276,13 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True)
             continue
         out.append((f.name, val, lib.pop(f.name, MISSING)))
     out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
-    out += builder_answer_pairs(vb, vc, lb, patched(False))
-    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
-            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+    return finish_pairs(out, vb, vc, lb, patched)
 
 
 def sparse_swa_item(name: str = NAME) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
-        from vllm.config import set_current_vllm_config
-        s = settings(b, name)
-        vb, vc, _ = builders(ctx, s, name)
-        invalid_slots(b)
-        cm = vllm_common(ctx, b)
-        real = triton_batch(b)
-        if not real:
-            cm._token_to_req_indices_cache = token_to_req_numpy(b)
-        with set_current_vllm_config(vc), patched(real):
-            return vb.build(0, cm)
+        vb, vc, _ = builders(ctx, settings(b, name), name)
+        return vllm_build(ctx, b, vb, vc, patched)
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b)

@@ -21,8 +21,8 @@ compressed slot mapping's and the C128A decode lengths' PAD rule).
 What a CPU cannot run: the build's two Triton kernels (CompressedSlotMappingKernel of
 get_compressed_slot_mapping, BuildC128ATopkMetadataKernel of build_c128a_topk_metadata) and
 compute_token_to_req_indices run in Triton's CPU interpreter on about one small batch in
-``TRITON_EVERY``; on the others a numpy restatement of each (``_compressed_slots_numpy``,
-``_c128a_numpy``, sparse_mla_items' ``token_to_req_numpy``) stands in, called by vLLM's own
+sparse_swa_items' ``TRITON_EVERY``; on the others a numpy restatement of each
+(``_compressed_slots_numpy``, ``_c128a_numpy``, sparse_mla_items' ``token_to_req_numpy``) stands in, called by vLLM's own
 wrappers (the fill of -1, the buffer views, the widths are vLLM's). current_platform is the real
 CPU one: get_device_capability() is None, the SM90/SM100 width of the C128A decode rows.
 """
@@ -30,21 +30,21 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import types
 from typing import Any, List
 
 import numpy as np
 
 from .batches import Batch
-from .compare import MISSING, Pair, builder_answer_pairs
+from .compare import MISSING, Pair
 from .item import Item, choice_rng
 from .mla_items import LAYER, zlib_crc
-from .sides import lib_common, vllm_common
+from .sides import lib_common
 from .sparse_indexer_items import Settings, _vllm_config
-from .sparse_mla_items import token_to_req_numpy
+from .sparse_swa_items import finish_pairs, invalid_slots, triton_batch, vllm_build
 
 TOKEN_BUDGET = 8192
-TRITON_EVERY = 40
+#: choice_rng salts of invalid_slots and triton_batch (sparse_swa_items') for this module's batches
+SALTS = (62, 61)
 BLOCK_SIZE = 256
 V4_RATIOS = (1, 4, 128, 128)
 V41_RATIOS = (1, 2)
@@ -70,19 +70,6 @@ BACKENDS = {
 def ratio_of(name: str, b: Batch) -> int:
     r = np.random.default_rng([zlib_crc(name), int(choice_rng(b, 60).integers(0, 1 << 30))])
     return int(r.choice(BACKENDS[name][2]))
-
-
-def invalid_slots(b: Batch) -> None:
-    """On one batch in four, about one slot in eight set to -1 (PAD_SLOT_ID), the same on both
-    sides: idempotent, applied before each side builds (the batch is this item's own)."""
-    if b.tokens and int(choice_rng(b, 62).integers(0, 4)) == 0:
-        pick = choice_rng(b, 63).random(b.tokens) < 0.125
-        b.slots[pick] = -1
-
-
-def triton_batch(b: Batch) -> bool:
-    return (b.n <= 8 and b.tokens <= 2048 and
-            int(choice_rng(b, 61).integers(0, TRITON_EVERY)) == 0)
 
 
 # ---- stand-ins ---------------------------------------------------------------------------
@@ -184,25 +171,16 @@ def v4_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
     out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, MISSING))
                        for f in dataclasses.fields(vmd)]
     out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
-    out += builder_answer_pairs(vb, vc, lb, patched(False))
-    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
-            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+    return finish_pairs(out, vb, vc, lb, patched)
 
 
 def v4_sparse_mla_item(name: str) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
-        from vllm.config import set_current_vllm_config
         vb, vc, _ = builders(ctx, name, ratio_of(name, b), b.spec)
-        invalid_slots(b)
-        cm = vllm_common(ctx, b)
-        real = triton_batch(b)
-        if not real:
-            cm._token_to_req_indices_cache = token_to_req_numpy(b)
-        with set_current_vllm_config(vc), patched(real):
-            return vb.build(0, cm)
+        return vllm_build(ctx, b, vb, vc, patched, SALTS)
 
     def l(ctx: Any, b: Batch) -> Any:
-        invalid_slots(b)
+        invalid_slots(b, SALTS[0])
         return builders(ctx, name, ratio_of(name, b), b.spec)[2].build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
@@ -210,7 +188,7 @@ def v4_sparse_mla_item(name: str) -> Item:
         return v4_pairs(vmd, lmd, vb, vc, lb)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
-        parts = ["triton" if triton_batch(b) else "numpy stand-ins",
+        parts = ["triton" if triton_batch(b, SALTS[1]) else "numpy stand-ins",
                  f"compress ratio {ratio_of(name, b)}"]
         if getattr(vmd, "c128a_global_decode_topk_indices", None) is not None:
             parts.append("C128A decode rows")
