@@ -272,15 +272,7 @@ static void test_random(void** state) {
       tokens += q[r];
     }
     /* decodes first, as the reorder leaves them */
-    for (r = 0; r < n; ++r)
-      if (q[r] <= th) {
-        int32_t tq = q[r], ts = s[r];
-        q[r] = q[nd];
-        s[r] = s[nd];
-        q[nd] = tq;
-        s[nd] = ts;
-        ++nd;
-      }
+    nd = ts_decodes_first(q, s, n, th);
     batch = ts_batch_make(q, s, n, bs, 0, tokens + ts_rand_range(&rng, 0, 3));
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&rng, 0, 9) == 0) batch->slots[r] = ATTN_PAD_SLOT_ID;

@@ -250,15 +250,7 @@ static void test_random(void** state) {
       s[r] = q[r] + (int32_t)ts_rand_range(&rng, 0, 3000);
       tokens += q[r];
     }
-    for (r = 0; r < n; ++r)
-      if (q[r] <= th) {
-        int32_t tq = q[r], ts = s[r];
-        q[r] = q[nd];
-        s[r] = s[nd];
-        q[nd] = tq;
-        s[nd] = ts;
-        ++nd;
-      }
+    nd = ts_decodes_first(q, s, n, th);
     batch = ts_batch_make(q, s, n, 256, 0, -1);
     for (t = 0; t < tokens; ++t)
       if (ts_rand_range(&rng, 0, 9) == 0) batch->slots[t] = ATTN_PAD_SLOT_ID;

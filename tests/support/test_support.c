@@ -183,6 +183,21 @@ uint64_t ts_rand(uint64_t* s) {
   return z ^ (z >> 31);
 }
 
+int32_t ts_decodes_first(int32_t* q, int32_t* s, int64_t n, int32_t threshold) {
+  int32_t nd = 0;
+  int64_t r;
+  for (r = 0; r < n; ++r)
+    if (q[r] <= threshold) {
+      const int32_t tq = q[r], ts = s[r];
+      q[r] = q[nd];
+      s[r] = s[nd];
+      q[nd] = tq;
+      s[nd] = ts;
+      ++nd;
+    }
+  return nd;
+}
+
 int64_t ts_rand_range(uint64_t* s, int64_t lo, int64_t hi) {
   return lo + (int64_t)(ts_rand(s) % (uint64_t)(hi - lo + 1));
 }

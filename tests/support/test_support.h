@@ -89,6 +89,11 @@ int32_t ts_kind(const attn_metadata_t* m, const char* name);
 /* Asserts a 1-D int32 tensor field equals `expected` (n entries). */
 void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n);
 
+/* Moves the requests whose query length is <= `threshold` to the front, each swapped into the
+ * next decode place (decodes first, as a reorder leaves them); returns how many there are. */
+int32_t ts_decodes_first(int32_t* query_lens, int32_t* seq_lens, int64_t num_reqs,
+                         int32_t threshold);
+
 /* Deterministic pseudo-random numbers (splitmix64). */
 uint64_t ts_rand(uint64_t* state);
 int64_t ts_rand_range(uint64_t* state, int64_t lo, int64_t hi); /* inclusive */
