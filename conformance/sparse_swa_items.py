@@ -12,7 +12,11 @@ profile in three with window 128 an ATTN_KV_MLA spec without one (0 = DeepSeek V
 Speculative tokens k <= 3 (the split at 1 + k); on one batch in four some slots are -1 (the
 invalid-token rows, ``invalid_slots``); on one decode-only batch in three both sides'
 ``update_draft_decode_metadata`` run after the decodes' seq_lens and slots changed in place
-(``advance``) and the updated metadata is compared.
+(``advance``) and the updated metadata is compared. On one batch in two build() gets
+``replay_start`` (V4.1's SWA bounded replay; libattn's ``common->replay_start``, ABI 1.7):
+``replay_starts`` draws a start in [0, prefix] per prefill and, on one of those batches in
+four, in [0, prefix - 1] per decode too (vLLM's model state passes 0 there; the builders read
+whatever they are given).
 
 What a CPU cannot run is replaced around the build only (``patched``): ``current_platform`` (a
 proxy answering is_cuda() True and capability 9.0) and FlashMLA's ``get_mla_metadata`` (the
@@ -103,6 +107,24 @@ def advance(b: Batch, vmd: Any) -> None:
     b.slots[:ndt][pick] = -1
 
 
+def replay_starts(b: Batch) -> Any:
+    """build()'s ``replay_start`` for ``b`` (module doc), an int32 array, or None (vLLM's None:
+    the builders' zeros) on one batch in two."""
+    if int(choice_rng(b, 56).integers(0, 2)) == 0:
+        return None
+    r = choice_rng(b, 57)
+    q = np.diff(b.qsl_cpu[:b.n + 1]).astype(np.int64)
+    prefix = b.seq_cpu[:b.n].astype(np.int64) - q
+    starts = (r.random(b.n) * (prefix + 1)).astype(np.int64)  # [0, prefix]
+    decode = q <= 1 + b.spec
+    if int(r.integers(0, 4)) == 0:  # decodes too, below their prefix (draft updates shorten it)
+        starts[decode] = (r.random(int(decode.sum())) * np.maximum(prefix[decode], 1)).astype(
+            np.int64)
+    else:
+        starts[decode] = 0
+    return np.minimum(starts, np.maximum(prefix, 0)).astype(np.int32)
+
+
 def triton_batch(b: Batch, salt: int = 51) -> bool:
     """Whether vLLM's own Triton kernels run (in Triton's interpreter) on this small batch: one
     in TRITON_EVERY; the others take the numpy restatements."""
@@ -110,18 +132,23 @@ def triton_batch(b: Batch, salt: int = 51) -> bool:
             int(choice_rng(b, salt).integers(0, TRITON_EVERY)) == 0)
 
 
-def vllm_build(ctx: Any, b: Batch, vb: Any, vc: Any, patch: Any, salts: tuple = (52, 51)) -> Any:
+def vllm_build(ctx: Any, b: Batch, vb: Any, vc: Any, patch: Any, salts: tuple = (52, 51),
+               replay: Any = None) -> Any:
     """vLLM's build of ``b`` by ``vb`` under ``patch(real_triton)`` (the module's stand-ins),
     with the invalid slots applied and, off the Triton batches, the token-to-request map given
-    as the numpy one."""
+    as the numpy one; ``replay``: build()'s ``replay_start`` (None: not passed)."""
     from vllm.config import set_current_vllm_config
     invalid_slots(b, salts[0])
     cm = vllm_common(ctx, b)
     real = triton_batch(b, salts[1])
     if not real:
         cm._token_to_req_indices_cache = token_to_req_numpy(b)
+    kwargs = {}
+    if replay is not None:
+        import torch
+        kwargs["replay_start"] = torch.from_numpy(replay.copy())
     with set_current_vllm_config(vc), patch(real):
-        return vb.build(0, cm)
+        return vb.build(0, cm, **kwargs)
 
 
 def finish_pairs(out: List[Pair], vb: Any, vc: Any, lb: Any, patch: Any) -> List[Pair]:
@@ -282,11 +309,13 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True)
 def sparse_swa_item(name: str = NAME) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         vb, vc, _ = builders(ctx, settings(b, name), name)
-        return vllm_build(ctx, b, vb, vc, patched)
+        return vllm_build(ctx, b, vb, vc, patched, replay=replay_starts(b))
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b)
-        return builders(ctx, settings(b, name), name)[2].build(lib_common(ctx, b))
+        replay = replay_starts(b)
+        extra = {} if replay is None else {"replay_start": replay}
+        return builders(ctx, settings(b, name), name)[2].build(lib_common(ctx, b, **extra))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         from vllm.config import set_current_vllm_config
@@ -308,6 +337,9 @@ def sparse_swa_item(name: str = NAME) -> Item:
             parts.append("invalid slots")
         if draft_update(b, vmd):
             parts.append("draft decode update")
+        replay = replay_starts(b)
+        if replay is not None:
+            parts.append("replay_start" + (" on decodes" if replay[:vmd.num_decodes].any() else ""))
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,

@@ -1043,6 +1043,23 @@ typedef struct attn_common_metadata {
                                                   vLLM 0.33's `replayssm_decode_base_cpu`
                                                   (Mamba2 ReplaySSM decode ring origin); values
                                                   >= 0. */
+  /* ---- ABI 1.7 (DeepSeek V4.1's SWA bounded replay) ---- */
+  const attn_tensor_t* replay_start;        /**< ABI 1.7. Optional (num_reqs,) int32 where the
+                                                  batch lives: vLLM 0.33's build() keyword
+                                                  `replay_start` of the sparse SWA builders
+                                                  (DEEPSEEK_SPARSE_SWA and its family): the
+                                                  position from which each request holds window
+                                                  KV (SWA bounded replay, `Request.replay_start`;
+                                                  0 = no lower bound). NULL = vLLM's None (a
+                                                  capture, a group that does not replay): the
+                                                  builders' persistent zeros. Values in host
+                                                  memory are checked: >= 0 and, in the builders
+                                                  that read it, <= the request's first scheduled
+                                                  position (seq_len - query_len).
+                                                  attn_common_metadata_unpadded() keeps
+                                                  num_actual_reqs rows; micro-batch slicing does
+                                                  not carry it (a build keyword, as
+                                                  `num_accepted_tokens`). */
 } attn_common_metadata_t;
 
 /** Size of ::attn_common_metadata_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -1054,14 +1071,17 @@ typedef struct attn_common_metadata {
 /** Size of ::attn_common_metadata_t in ABI 1.2 and 1.3 (1.3 left it unchanged). */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 \
   (offsetof(attn_common_metadata_t, is_prefilling) + sizeof(void*))
+/** Size of ::attn_common_metadata_t in ABI 1.4 to 1.6 (1.5 and 1.6 left it unchanged). */
+#define ATTN_COMMON_METADATA_STRUCT_SIZE_1_6 \
+  (offsetof(attn_common_metadata_t, replayssm_decode_base_cpu) + sizeof(void*))
 /** Size of ::attn_common_metadata_t in this header version. */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE \
-  (offsetof(attn_common_metadata_t, replayssm_decode_base_cpu) + sizeof(void*))
+  (offsetof(attn_common_metadata_t, replay_start) + sizeof(void*))
 /** Initializer: everything NULL or 0, causal, max_logits_per_req -1 (None). */
 #define ATTN_COMMON_METADATA_INIT                                                             \
   { ATTN_COMMON_METADATA_STRUCT_SIZE, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 1, NULL, \
     0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,                            \
-    NULL, NULL, NULL, NULL, -1, NULL, NULL, NULL, NULL }
+    NULL, NULL, NULL, NULL, -1, NULL, NULL, NULL, NULL, NULL }
 
 /**
  * @brief vLLM's `CommonAttentionMetadata.unpadded`: the batch cut to its real requests/tokens.
@@ -1071,7 +1091,8 @@ typedef struct attn_common_metadata {
  * `num_actual_tokens`; max_query_len, max_seq_len, causal and the logits fields are kept.
  * As vLLM 0.33.0's unpadded(): the per-request 1.4 fields (`seq_lens_cpu_upper_bound`,
  * `dcp_local_seq_lens_cpu_upper_bound`, `causal_per_request`, `req_idx`, `rswa_prefix_lens`,
- * `replayssm_decode_base_cpu`) and `is_prefilling` keep `num_actual_reqs` rows,
+ * `replayssm_decode_base_cpu`), 1.7's `replay_start` and `is_prefilling` keep `num_actual_reqs`
+ * rows,
  * `max_logits_per_req` is kept, and `positions` and `mm_req_doc_ranges` are dropped (None).
  * The result's tensors are views of the input's memory (nothing is copied).
  * @param[in] common The padded batch; validated as for a build.

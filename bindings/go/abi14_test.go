@@ -39,6 +39,7 @@ func TestCommonMetadata033Fields(t *testing.T) {
 	c.CausalPerRequest = attn.Slice(causal)
 	c.ReqIdx = attn.Slice(reqIdx)
 	c.RSWAPrefixLens = attn.Slice(rswa)
+	c.ReplayStart = attn.Slice([]int32{0, 3, 0, 7}) // ABI 1.7
 	c.MaxLogitsPerReq = &maxLogits
 	c.MMReqDocRanges = attn.DocRanges(map[int32][][2]int32{2: {{3, 9}}, 0: {{1, 4}, {6, 8}}})
 	u := get(l.CommonMetadataUnpadded(c, 6, 3))(t)
@@ -47,11 +48,15 @@ func TestCommonMetadata033Fields(t *testing.T) {
 	equal(t, "causal", get(u.Int32s("causal_per_request"))(t), []int32{1, 0, 1})
 	equal(t, "req_idx", get(u.Int64s("req_idx"))(t), []int64{3, 2, 1})
 	equal(t, "rswa", get(u.Int32s("rswa_prefix_lens"))(t), []int32{4, 8, 0})
+	equal(t, "replay_start", get(u.Int32s("replay_start"))(t), []int32{0, 3, 0})
 	is(t, "max_logits_per_req", get(u.Int("max_logits_per_req"))(t), int64(2))
 	if v := get(u.Tensor("positions"))(t); v != nil {
 		t.Errorf("positions survived unpadded: %v", v)
 	}
 	back := get(u.ToCommon())(t)
+	if s := back.ReplayStart.Shape(); len(s) != 1 || s[0] != 3 {
+		t.Errorf("ReplayStart has shape %v after ToCommon, want [3]", s)
+	}
 	if back.MaxLogitsPerReq == nil || *back.MaxLogitsPerReq != 2 {
 		t.Errorf("MaxLogitsPerReq = %v, want 2", back.MaxLogitsPerReq)
 	}

@@ -54,6 +54,7 @@ type CommonMetadata struct {
 	MMReqDocRanges               Tensor // (num_ranges, 3) int32 rows (request, start, end), host; see DocRanges
 	RSWAPrefixLens               Tensor // (num_reqs,) int32, host or where the batch lives
 	ReplaySSMDecodeBaseCPU       Tensor // (num_reqs,) int32, host
+	ReplayStart                  Tensor // ABI 1.7: (num_reqs,) int32 where the batch lives (sparse SWA's build(replay_start=...))
 
 	keep any // the metadata whose memory the tensors view (Metadata.ToCommon)
 }
@@ -139,6 +140,7 @@ func (m *CommonMetadata) toC(a *arena, what string, seqLensOut bool) (*C.attn_co
 		{&c.mm_req_doc_ranges, &m.MMReqDocRanges, "mm_req_doc_ranges", false},
 		{&c.rswa_prefix_lens, &m.RSWAPrefixLens, "rswa_prefix_lens", false},
 		{&c.replayssm_decode_base_cpu, &m.ReplaySSMDecodeBaseCPU, "replayssm_decode_base_cpu", false},
+		{&c.replay_start, &m.ReplayStart, "replay_start", false},
 	}
 	for _, f := range tensors {
 		t, err := a.tensor(f.t, what+"."+f.name, f.out)
@@ -190,6 +192,7 @@ func commonFromC(c *C.attn_common_metadata_t, owner any) *CommonMetadata {
 		MMReqDocRanges:               view(c.mm_req_doc_ranges),
 		RSWAPrefixLens:               view(c.rswa_prefix_lens),
 		ReplaySSMDecodeBaseCPU:       view(c.replayssm_decode_base_cpu),
+		ReplayStart:                  view(c.replay_start),
 		QueryStartLoc:                view(c.query_start_loc),
 		QueryStartLocCPU:             view(c.query_start_loc_cpu),
 		SeqLens:                      view(c.seq_lens),

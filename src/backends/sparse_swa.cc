@@ -8,8 +8,10 @@
 // vLLM's selector, is not read). Level UNIFORM_BATCH (class attribute),
 // reorder_batch_threshold None, the split at max_decode_query_len (1 + k), draft decode updates.
 //
-// Not inputs of libattn, so at vLLM's values for a text-only, causal, non-replaying batch:
-// replay_start (build()'s keyword; the persistent zeros), the vision variant's image spans
+// build()'s keyword replay_start (SWA bounded replay) is common->replay_start (ABI 1.7): no
+// window slot below it in the rows and the prefills' gather lengths, returned as given; NULL
+// is vLLM's None (the persistent zeros of max_num_seqs + 1). Not inputs of libattn, so at
+// vLLM's values for a text-only, causal batch: the vision variant's image spans
 // (prefill_left/right_visible None, prefill index width = window), DSpark's non-causal decode
 // rows (a non-causal batch with decode tokens is refused). tile_sched_* (FlashMLA's scheduler
 // objects) and flashinfer_sparse_index_cache (an empty dict) are not returned.
@@ -31,8 +33,6 @@
 // Not offered: deepseek_v4/cpu/cpu_mla.py's DeepseekV4CPUSparseSWAMetadataBuilder, whose build
 // raises KeyError('c1a') in vLLM 0.33 on every batch (its build_tile_scheduler answers three of
 // the five layer types the base build reads).
-// V4.1's bounded replay (SlidingWindowMLASpec.bounded_replay) reaches the builders only as
-// build()'s replay_start, which libattn does not take (the persistent zeros, as above).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -167,7 +167,9 @@ class SparseSwaBuilder final : public Builder {
     ops::compute_token_to_req_indices(exec, qsl, n, mapped, std::max(mapped, T), t2r);
     uint8_t* valid = buffers_.as<uint8_t>(kBufIsValid);
     ops::sparse_swa_valid_tokens(exec, slots.data, slots.dtype == kInt64, S, valid);
-    const int32_t* replay = buffers_.as<const int32_t>(kBufReplayStart);
+    // build(replay_start=...): the caller's starts, else vLLM's persistent zeros
+    const int32_t* replay = c.replay_start ? c.replay_start->as<const int32_t>()
+                                           : buffers_.as<const int32_t>(kBufReplayStart);
     ops::SwaIndicesParams p = indices_params(*c.block_table_tensor, ndt, 0);
     ops::sparse_swa_indices(exec, qsl, lens, t2r, valid, c.block_table_tensor->as<int32_t>(),
                             replay, p, buffers_.as<int32_t>(kBufDecodeIndices),
@@ -201,9 +203,12 @@ class SparseSwaBuilder final : public Builder {
     for (const Field f : {kPrefillLeftVisible, kPrefillRightVisible, kCacheSlotMapping,
                           kCachePositions, kFlashinferDecodeTopkLens, kFlashinferDecodeSeqLens})
       m.set_none(f);
-    m.set_tensor(kReplayStart,
-                 make_vector(buffers_.get(kBufReplayStart), dev, kInt32, cfg.max_num_seqs + 1),
-                 true);
+    if (c.replay_start)
+      m.set_tensor(kReplayStart, *c.replay_start);
+    else
+      m.set_tensor(kReplayStart,
+                   make_vector(buffers_.get(kBufReplayStart), dev, kInt32, cfg.max_num_seqs + 1),
+                   true);
     m.set_int(kNumDecodes, nd);
     m.set_int(kNumPrefills, np);
     m.set_int(kNumDecodeTokens, ndt);
@@ -258,6 +263,18 @@ class SparseSwaBuilder final : public Builder {
     if (np > 0 && c.host_seq_lens() == nullptr)
       invalid("common->seq_lens_cpu is NULL; ", backend().name(), " returns the prefills' host lengths "
               "(vLLM's seq_lens_cpu_upper_bound)");
+    if (c.replay_start && c.replay_start->host_accessible() && c.host_seq_lens() != nullptr) {
+      // no window KV below a request's start, and its scheduled tokens are computed from it on
+      const int32_t* start = c.replay_start->as<const int32_t>();
+      const int32_t* lens = c.host_seq_lens();
+      for (int64_t r = 0; r < c.num_reqs; ++r) {
+        const int64_t first = int64_t{lens[r]} - (c.qsl_host[r + 1] - c.qsl_host[r]);
+        if (start[r] > first)
+          invalid("common->replay_start[", r, "]=", start[r], " is past request ", r,
+                  "'s first scheduled position ", first, " (seq_len - query_len); ",
+                  backend().name(), " reads window KV from it on");
+      }
+    }
     if (!c.causal && ndt > 0)
       fail(Status::kUnsupported, backend().name(), " builds non-causal decode rows only for DSpark "
            "speculation (vLLM asserts it), which libattn does not configure: common->causal=0 "

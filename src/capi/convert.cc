@@ -449,6 +449,8 @@ void fill_common(const attn_common_metadata_t* common, CommonMetadata& m) {
   fill_optional(c.rswa_prefix_lens, "common->rswa_prefix_lens", m.rswa_prefix_lens);
   fill_optional(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu",
                 m.replayssm_decode_base_cpu);
+  // ABI 1.7 (NULL when the caller's struct_size stops at 1.6)
+  fill_optional(c.replay_start, "common->replay_start", m.replay_start);
 }
 
 CascadeQuery to_cascade_query(const attn_cascade_query_t* query) {

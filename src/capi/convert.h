@@ -38,7 +38,8 @@ inline constexpr size_t kBuilderConfigSizes[] = {ATTN_BUILDER_CONFIG_STRUCT_SIZE
                                                  ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6};
 inline constexpr size_t kCommonMetadataSizes[] = {ATTN_COMMON_METADATA_STRUCT_SIZE_1_0,
                                                   ATTN_COMMON_METADATA_STRUCT_SIZE_1_1,
-                                                  ATTN_COMMON_METADATA_STRUCT_SIZE_1_3};
+                                                  ATTN_COMMON_METADATA_STRUCT_SIZE_1_3,
+                                                  ATTN_COMMON_METADATA_STRUCT_SIZE_1_6};
 inline constexpr size_t kKvCacheSpecSizes[] = {ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0,
                                                ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2,
                                                ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6};

@@ -182,6 +182,7 @@ ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
   c.mm_req_doc_ranges = tensor(i++);
   c.rswa_prefix_lens = tensor(i++);
   c.replayssm_decode_base_cpu = tensor(i++);
+  c.replay_start = tensor(i++);  // ABI 1.7
   if (i != m.size())  // this list and common_field_names() must name the same fields
     attn::fail(attn::Status::kInternal, "attn_metadata_to_common read ", i, " of the ", m.size(),
                " fields of 'common'");

@@ -150,6 +150,7 @@ void validate_0_33_fields(const CommonMetadata& c, const Device& where, bool val
   check_host_or_device(c.rswa_prefix_lens, "common->rswa_prefix_lens", kInt32, c.num_reqs, where);
   check_mirror(c.replayssm_decode_base_cpu, "common->replayssm_decode_base_cpu", kInt32,
                c.num_reqs);
+  check_vector(c.replay_start, "common->replay_start", kInt32, c.num_reqs, where);
   if (!values) return;  // ATTN_VALIDATE_TRUSTED: the checks below read values
   if (c.rswa_prefix_lens && c.rswa_prefix_lens->host_accessible()) {
     const int32_t* v = c.rswa_prefix_lens->as<const int32_t>();
@@ -160,6 +161,11 @@ void validate_0_33_fields(const CommonMetadata& c, const Device& where, bool val
     const int32_t* v = c.replayssm_decode_base_cpu->as<const int32_t>();
     for (int64_t i = 0; i < c.num_reqs; ++i)
       if (v[i] < 0) invalid("common->replayssm_decode_base_cpu[", i, "]=", v[i], " is negative");
+  }
+  if (c.replay_start && c.replay_start->host_accessible()) {
+    const int32_t* v = c.replay_start->as<const int32_t>();
+    for (int64_t i = 0; i < c.num_reqs; ++i)
+      if (v[i] < 0) invalid("common->replay_start[", i, "]=", v[i], " is negative");
   }
 }
 
@@ -553,6 +559,7 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   u.req_idx = reqs(c.req_idx);
   u.rswa_prefix_lens = reqs(c.rswa_prefix_lens);
   u.replayssm_decode_base_cpu = reqs(c.replayssm_decode_base_cpu);
+  u.replay_start = reqs(c.replay_start);  // ABI 1.7 (a build keyword: cut like the others)
   CommonLimits lim;
   lim.device = c.query_start_loc->device;
   lim.require_tables = false;
@@ -574,7 +581,9 @@ const std::vector<std::string>& common_field_names() {
       // ABI 1.4 (vLLM 0.33.0)
       "seq_lens_cpu_upper_bound", "dcp_local_seq_lens_cpu_upper_bound", "positions",
       "causal_per_request", "max_logits_per_req", "req_idx", "mm_req_doc_ranges",
-      "rswa_prefix_lens", "replayssm_decode_base_cpu"};
+      "rswa_prefix_lens", "replayssm_decode_base_cpu",
+      // ABI 1.7
+      "replay_start"};
   return names;
 }
 
@@ -615,6 +624,7 @@ Metadata to_metadata(const CommonMetadata& c) {
   m.set_tensor(i++, c.mm_req_doc_ranges);
   m.set_tensor(i++, c.rswa_prefix_lens);
   m.set_tensor(i++, c.replayssm_decode_base_cpu);
+  m.set_tensor(i++, c.replay_start);
   m.info.num_reqs = c.num_reqs;
   m.info.host_max_seq_len = c.host_max_seq_len;
   return m;

@@ -47,6 +47,8 @@ struct CommonMetadata {
   std::optional<Tensor> mm_req_doc_ranges;   ///< (num_ranges, 3) int32 rows (req, start, end), host.
   std::optional<Tensor> rswa_prefix_lens;    ///< (num_reqs,) int32, host or device.
   std::optional<Tensor> replayssm_decode_base_cpu;  ///< (num_reqs,) int32, host.
+  // ABI 1.7: the sparse SWA builders' build() keyword (DeepSeek V4.1's bounded replay).
+  std::optional<Tensor> replay_start;        ///< (num_reqs,) int32, where the batch lives.
 
   // Set by validate(): host views, never a device sync.
   const int32_t* qsl_host = nullptr;       ///< query_start_loc_cpu, or query_start_loc on host.

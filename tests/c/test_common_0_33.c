@@ -1,6 +1,7 @@
 /* ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields in attn_common_metadata_t (accepted,
  * refused with a named error, sliced by attn_common_metadata_unpadded and by micro-batch
- * slicing, defaulted for an old struct_size) and attn_get_vllm_release. */
+ * slicing, defaulted for an old struct_size) and attn_get_vllm_release; ABI 1.7's
+ * replay_start (the sparse SWA builders' build() keyword) the same way. */
 #include "test_support.h"
 
 /* A padded batch: three requests plus one padding request, 8 tokens of which 6 are real. */
@@ -9,13 +10,13 @@ static const int32_t kS[4] = {10, 20, 30, 40};
 
 /* The 1.4 inputs of one batch, in host memory (a CPU batch: "where the batch lives" is host). */
 typedef struct fields {
-  int32_t bound[4], dcp[4], dcp_bound[4], causal[4], rswa[4], replay[4];
+  int32_t bound[4], dcp[4], dcp_bound[4], causal[4], rswa[4], replay[4], start[4];
   int64_t req_idx[4];
   int64_t positions[8];
   int32_t ranges[3][3];
   int64_t n4[1], n8[1], rshape[2];
-  attn_tensor_t bound_t, dcp_t, dcp_bound_t, causal_t, rswa_t, replay_t, req_idx_t, positions_t,
-      ranges_t;
+  attn_tensor_t bound_t, dcp_t, dcp_bound_t, causal_t, rswa_t, replay_t, start_t, req_idx_t,
+      positions_t, ranges_t;
 } fields;
 
 static void fields_init(fields* f) {
@@ -25,6 +26,7 @@ static void fields_init(fields* f) {
   static const int32_t causal[4] = {1, 0, 1, 1};
   static const int32_t rswa[4] = {4, 8, 0, 2};
   static const int32_t replay[4] = {0, 16, 24, 0};
+  static const int32_t start[4] = {0, 3, 0, 7};
   static const int32_t ranges[3][3] = {{0, 1, 4}, {0, 6, 8}, {2, 3, 9}};
   int k;
   memcpy(f->bound, bound, sizeof bound);
@@ -33,6 +35,7 @@ static void fields_init(fields* f) {
   memcpy(f->causal, causal, sizeof causal);
   memcpy(f->rswa, rswa, sizeof rswa);
   memcpy(f->replay, replay, sizeof replay);
+  memcpy(f->start, start, sizeof start);
   memcpy(f->ranges, ranges, sizeof ranges);
   for (k = 0; k < 4; ++k) f->req_idx[k] = 7 - k;
   for (k = 0; k < 8; ++k) f->positions[k] = 100 + k;
@@ -46,6 +49,7 @@ static void fields_init(fields* f) {
   f->causal_t = ts_host_tensor(f->causal, 1, f->n4, ATTN_DTYPE_INT, 32);
   f->rswa_t = ts_host_tensor(f->rswa, 1, f->n4, ATTN_DTYPE_INT, 32);
   f->replay_t = ts_host_tensor(f->replay, 1, f->n4, ATTN_DTYPE_INT, 32);
+  f->start_t = ts_host_tensor(f->start, 1, f->n4, ATTN_DTYPE_INT, 32);
   f->req_idx_t = ts_host_tensor(f->req_idx, 1, f->n4, ATTN_DTYPE_INT, 64);
   f->positions_t = ts_host_tensor(f->positions, 1, f->n8, ATTN_DTYPE_INT, 64);
   f->ranges_t = ts_host_tensor(f->ranges, 2, f->rshape, ATTN_DTYPE_INT, 32);
@@ -63,6 +67,7 @@ static void fields_attach(fields* f, attn_common_metadata_t* c) {
   c->mm_req_doc_ranges = &f->ranges_t;
   c->rswa_prefix_lens = &f->rswa_t;
   c->replayssm_decode_base_cpu = &f->replay_t;
+  c->replay_start = &f->start_t;  /* ABI 1.7 */
 }
 
 static ts_batch* padded_batch(void) {
@@ -112,6 +117,7 @@ static void test_fields_accepted_and_unpadded(void** state) {
   attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
   static const int32_t bound3[3] = {12, 20, 33}, dcp_bound3[3] = {6, 10, 17};
   static const int32_t causal3[3] = {1, 0, 1}, rswa3[3] = {4, 8, 0}, replay3[3] = {0, 16, 24};
+  static const int32_t start3[3] = {0, 3, 0};
   (void)state;
   fields_init(&f);
   fields_attach(&f, &b->common);
@@ -121,6 +127,7 @@ static void test_fields_accepted_and_unpadded(void** state) {
   ts_expect_i32(u, "causal_per_request", causal3, 3);
   ts_expect_i32(u, "rswa_prefix_lens", rswa3, 3);
   ts_expect_i32(u, "replayssm_decode_base_cpu", replay3, 3);
+  ts_expect_i32(u, "replay_start", start3, 3);
   assert_int_equal(ts_tensor(u, "req_idx")->shape[0], 3);
   assert_ptr_equal(ts_tensor(u, "req_idx")->data, f.req_idx); /* a view */
   assert_int_equal(ts_int(u, "max_logits_per_req"), 3);       /* kept */
@@ -200,6 +207,7 @@ static void test_fields_refused(void** state) {
       {"common->rswa_prefix_lens", offsetof(attn_common_metadata_t, rswa_prefix_lens)},
       {"common->replayssm_decode_base_cpu",
        offsetof(attn_common_metadata_t, replayssm_decode_base_cpu)},
+      {"common->replay_start", offsetof(attn_common_metadata_t, replay_start)},
   };
   size_t k;
   (void)state;
@@ -236,7 +244,8 @@ static void test_fields_refused(void** state) {
         case 4: good = &f.req_idx_t; break;
         case 5: good = &f.ranges_t; break;
         case 6: good = &f.rswa_t; break;
-        default: good = &f.replay_t; break;
+        case 7: good = &f.replay_t; break;
+        default: good = &f.start_t; break;
       }
       bad = *good;
       if (bad.ndim == 2) {
@@ -344,6 +353,9 @@ static void test_field_values_refused(void** state) {
   f.replay[1] = -5;
   expect_refused(b, "common->replayssm_decode_base_cpu[1]=-5 is negative");
   f.replay[1] = 16;
+  f.start[3] = -2;
+  expect_refused(b, "common->replay_start[3]=-2 is negative");
+  f.start[3] = 7;
   {
     attn_metadata_t* u = NULL;
     ASSERT_OK(attn_common_metadata_unpadded(&b->common, 6, 3, &u)); /* all restored */
@@ -418,6 +430,33 @@ static void test_old_struct_size(void** state) {
   ASSERT_ERROR(attn_common_metadata_unpadded(&b->common, 6, 3, &u), ATTN_ERR_INVALID_ARGUMENT,
                "struct_size");
   assert_ptr_equal(u, UNTOUCHED_PTR);
+  ts_batch_free(b);
+}
+
+/* A caller compiled against ABI 1.4-1.6: struct_size stops at replayssm_decode_base_cpu, the
+ * 1.7 replay_start beyond it is neither read nor written. */
+static void test_struct_size_1_6(void** state) {
+  ts_batch* b = padded_batch();
+  fields f;
+  attn_metadata_t* u = NULL;
+  attn_common_metadata_t c;
+  static const int32_t replay3[3] = {0, 16, 24};
+  (void)state;
+  assert_int_equal(ATTN_COMMON_METADATA_STRUCT_SIZE_1_6 + sizeof(void*),
+                   ATTN_COMMON_METADATA_STRUCT_SIZE);
+  fields_init(&f);
+  fields_attach(&f, &b->common);
+  b->common.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE_1_6;
+  b->common.replay_start = (const attn_tensor_t*)UNTOUCHED_PTR; /* past the struct */
+  ASSERT_OK(attn_common_metadata_unpadded(&b->common, 6, 3, &u));
+  ts_expect_i32(u, "replayssm_decode_base_cpu", replay3, 3); /* 1.4's fields read */
+  assert_null(ts_tensor(u, "replay_start"));
+  memset(&c, 0xab, sizeof c);
+  c.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE_1_6;
+  ASSERT_OK(attn_metadata_to_common(u, &c));
+  assert_non_null(c.replayssm_decode_base_cpu);
+  assert_ptr_equal(c.replay_start, (const attn_tensor_t*)(uintptr_t)0xababababababababULL);
+  attn_metadata_destroy(u);
   ts_batch_free(b);
 }
 
@@ -546,6 +585,7 @@ int main(void) {
       cmocka_unit_test(test_field_values_refused),
       cmocka_unit_test(test_bound_alone_is_the_host_lengths),
       cmocka_unit_test(test_old_struct_size),
+      cmocka_unit_test(test_struct_size_1_6),
       cmocka_unit_test(test_ubatch_slice),
       cmocka_unit_test(test_transforms_carry_the_bound),
   };

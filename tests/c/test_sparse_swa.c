@@ -1,8 +1,9 @@
 /* DEEPSEEK_SPARSE_SWA at vLLM 0.33 (DeepseekSparseSWAMetadataBuilder): UNIFORM_BATCH, threshold
  * None, the split at max_decode_query_len, the window rows of the decode and prefill tokens
  * (_compute_swa_indices_and_lens_kernel), the validity mask, token_to_req_indices, the prefill
- * fields (ComputePrefillMetadataKernel's gather lengths), update_draft_decode_metadata, the
- * refusals, and seeded random batches against a naive restatement. Hand-checked values are
+ * fields (ComputePrefillMetadataKernel's gather lengths), update_draft_decode_metadata, build()'s
+ * replay_start (common->replay_start, ABI 1.7), the refusals, and seeded random batches against
+ * a naive restatement. Hand-checked values are
  * worked out in the comments. Every test runs once per member of the family (sparse_swa.cc:
  * vLLM's subclasses of the builder, named by libattn), which differ only in the level. */
 #include "test_support.h"
@@ -223,9 +224,82 @@ static void test_refusals(void** state) {
   attn_builder_destroy(b);
 }
 
-/* The naive restatement of build(): every token's window row. */
-static void naive_rows(const ts_batch* b, int64_t first, int64_t count, int32_t window,
-                       int32_t* rows, int32_t* lens) {
+/* SWA bounded replay: decode [1] onto 40 and a prefill of 3 onto a prefix of 7 (positions 7, 8,
+ * 9), window 8, block 32, request 1 in block id 3 (slots 96 + position); replay_start {0, 5}.
+ * Request 1's windows start at max(pos - 7, 0) = 0, 1, 2, raised to 5: lengths 3, 4, 5, slots
+ * 101.. (without replay: 8 each from 96, 97, 98). Its gather length: 3 + min(max(7 - 5, 0),
+ * 7) = 5 (10 without). Request 0 (replay 0): [32, 40), slots 64 + 0..7 = 64..71. The metadata
+ * returns the caller's replay_start. A start past the first scheduled position is refused. */
+static void test_replay_start(void** state) {
+  static const int32_t q[2] = {1, 3}, s[2] = {40, 10};
+  static const int32_t drows[8] = {64, 65, 66, 67, 68, 69, 70, 71}, eight[1] = {8};
+  static const int32_t prows[24] = {101, 102, 103, -1,  -1,  -1,  -1,  -1,
+                                    101, 102, 103, 104, -1,  -1,  -1,  -1,
+                                    101, 102, 103, 104, 105, -1,  -1,  -1};
+  static const int32_t plens[3] = {3, 4, 5}, five[1] = {5};
+  int32_t start[2] = {0, 5};
+  int64_t n2[1] = {2};
+  attn_tensor_t start_t = ts_host_tensor(start, 1, n2, ATTN_DTYPE_INT, 32);
+  attn_kv_cache_spec_t spec = swa_spec(32, 8);
+  attn_builder_config_t c = swa_config(0);
+  attn_builder_t* b = ts_builder(NAME, &spec, &c);
+  ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  assert_int_equal(batch->bt[1 * batch->width], 3);
+  batch->common.replay_start = &start_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_rows(m, "decode_swa_indices", drows, 1, 8);
+  ts_expect_i32(m, "decode_swa_lens", eight, 1);
+  expect_rows(m, "prefill_swa_indices", prows, 3, 8);
+  ts_expect_i32(m, "prefill_swa_lens", plens, 3);
+  ts_expect_i32(m, "prefill_gather_lens", five, 1);
+  assert_ptr_equal(ts_tensor(m, "replay_start")->data, start);
+  assert_int_equal(ts_tensor(m, "replay_start")->shape[0], 2);
+  /* the first scheduled position of request 1 is 7: a start of 7 builds, 8 is refused */
+  start[1] = 7;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  start[1] = 8;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->replay_start[1]=8 is past request 1's first scheduled position 7");
+  start[1] = -1;
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->replay_start[1]=-1 is negative");
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
+/* The draft update reads the replay_start the build was given: decodes [1, 1] onto [40, 6],
+ * window 4, replay_start {38, 0}: token 0's window [max(36, 38), 40) = slots 70, 71; advanced
+ * to 41, [38, 41) = 70..72 (without the start: 69..72). */
+static void test_draft_update_replay_start(void** state) {
+  static const int32_t q[2] = {1, 1}, s[2] = {40, 6};
+  static const int32_t built[8] = {70, 71, -1, -1, 98, 99, 100, 101};
+  static const int32_t updated[8] = {70, 71, 72, -1, 99, 100, 101, 102};
+  int32_t start[2] = {38, 0};
+  int64_t n2[1] = {2};
+  attn_tensor_t start_t = ts_host_tensor(start, 1, n2, ATTN_DTYPE_INT, 32);
+  attn_kv_cache_spec_t spec = swa_spec(32, 4);
+  attn_builder_config_t c = swa_config(1);
+  attn_builder_t* b = ts_builder(NAME, &spec, &c);
+  ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  batch->common.replay_start = &start_t;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_rows(m, "decode_swa_indices", built, 2, 4);
+  batch->seq[0] = 41;
+  batch->seq[1] = 7;
+  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+  expect_rows(m, "decode_swa_indices", updated, 2, 4);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
+/* The naive restatement of build(): every token's window row (`replay`: per-request starts,
+ * NULL for none). */
+static void naive_rows(const ts_batch* b, const int32_t* replay, int64_t first, int64_t count,
+                       int32_t window, int32_t* rows, int32_t* lens) {
   int64_t i, j;
   for (i = 0; i < count; ++i) {
     const int64_t t = first + i;
@@ -238,6 +312,7 @@ static void naive_rows(const ts_batch* b, int64_t first, int64_t count, int32_t 
     while (r + 1 < b->num_reqs && b->qsl[r + 1] <= t) ++r;
     pos = b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + t - b->qsl[r];
     start = pos - (window - 1) > 0 ? pos - (window - 1) : 0;
+    if (replay != NULL && replay[r] > start) start = replay[r];
     lens[i] = (int32_t)(pos + 1 - start);
     for (j = 0; j < window; ++j) {
       const int64_t p = start + j;
@@ -263,7 +338,10 @@ static void test_random(void** state) {
     int32_t q[12], s[12], nd = 0, ndt = 0, max_q = 0;
     const int64_t n = ts_rand_range(&rng, 1, 12);
     int64_t r, tokens = 0, np, actual;
-    int32_t *rows, *lens;
+    int32_t *rows, *lens, replay[12];
+    int64_t n_t[1];
+    attn_tensor_t replay_t;
+    const int32_t* replay_of = NULL;
     ts_batch* batch;
     attn_metadata_t* m = NULL;
     for (r = 0; r < n; ++r) {
@@ -276,6 +354,13 @@ static void test_random(void** state) {
     batch = ts_batch_make(q, s, n, bs, 0, tokens + ts_rand_range(&rng, 0, 3));
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&rng, 0, 9) == 0) batch->slots[r] = ATTN_PAD_SLOT_ID;
+    if (it % 2 == 1) { /* bounded replay: a start in [0, prefix] per request */
+      for (r = 0; r < n; ++r) replay[r] = (int32_t)ts_rand_range(&rng, 0, s[r] - q[r]);
+      n_t[0] = n;
+      replay_t = ts_host_tensor(replay, 1, n_t, ATTN_DTYPE_INT, 32);
+      batch->common.replay_start = &replay_t;
+      replay_of = replay;
+    }
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     if (q[0] > th) nd = 0; /* the first query over the threshold: all prefills */
     for (r = 0; r < nd; ++r) ndt += q[r];
@@ -289,15 +374,17 @@ static void test_random(void** state) {
     assert_int_equal(ts_int(m, "max_decode_query_len"), max_q < th ? max_q : th);
     rows = (int32_t*)malloc(sizeof(int32_t) * (size_t)((tokens + 3) * window));
     lens = (int32_t*)malloc(sizeof(int32_t) * (size_t)(tokens + 3));
-    naive_rows(batch, 0, ndt, window, rows, lens);
+    naive_rows(batch, replay_of, 0, ndt, window, rows, lens);
     expect_rows(m, "decode_swa_indices", rows, ndt, window);
     ts_expect_i32(m, "decode_swa_lens", lens, ndt);
     if (nd < n) {
-      naive_rows(batch, ndt, actual - ndt, window, rows, lens);
+      naive_rows(batch, replay_of, ndt, actual - ndt, window, rows, lens);
       expect_rows(m, "prefill_swa_indices", rows, actual - ndt, window);
       ts_expect_i32(m, "prefill_swa_lens", lens, actual - ndt);
       for (r = 0; r < np; ++r) {
-        const int32_t ql = q[nd + r], prefix = s[nd + r] - ql;
+        const int32_t ql = q[nd + r];
+        int32_t prefix = s[nd + r] - ql;
+        if (replay_of != NULL) prefix = prefix > replay_of[nd + r] ? prefix - replay_of[nd + r] : 0;
         lens[r] = ql + (prefix < window - 1 ? prefix : window - 1);
       }
       ts_expect_i32(m, "prefill_gather_lens", lens, np);
@@ -315,7 +402,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels),       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_random),
+      cmocka_unit_test(test_random),       cmocka_unit_test(test_replay_start),
+      cmocka_unit_test(test_draft_update_replay_start),
   };
   int failed = 0;
   for (g_member = 0; g_member < sizeof(kFamily) / sizeof(kFamily[0]); ++g_member)

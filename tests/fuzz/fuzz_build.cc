@@ -278,6 +278,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (in.one_in(6))
       c.replayssm_decode_base_cpu =
           fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
+    if (in.one_in(6))  // ABI 1.7: the sparse SWA builders' replay_start
+      c.replay_start =
+          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
     if (in.one_in(32)) c.struct_size = in.u8();
 
     attn_metadata_t* m = nullptr;

@@ -68,6 +68,7 @@ Batch make_batch(fuzz::Reader& in, fuzz::Arena& a) {
     });
     b.c.rswa_prefix_lens = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
     b.c.replayssm_decode_base_cpu = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
+    b.c.replay_start = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
   }
   return b;
 }

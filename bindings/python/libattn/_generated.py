@@ -565,6 +565,7 @@ attn_common_metadata_t._fields_ = [
     ("mm_req_doc_ranges", POINTER(attn_tensor_t)),
     ("rswa_prefix_lens", POINTER(attn_tensor_t)),
     ("replayssm_decode_base_cpu", POINTER(attn_tensor_t)),
+    ("replay_start", POINTER(attn_tensor_t)),
 ]
 PFN_attn_common_metadata_unpadded = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int64, c_int64, POINTER(c_void_p))
 attn_batch_split_t._fields_ = [
@@ -863,7 +864,8 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.sparse_indexer_topk_back
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
-ATTN_COMMON_METADATA_STRUCT_SIZE = attn_common_metadata_t.replayssm_decode_base_cpu.offset + attn_common_metadata_t.replayssm_decode_base_cpu.size
+ATTN_COMMON_METADATA_STRUCT_SIZE_1_6 = attn_common_metadata_t.replayssm_decode_base_cpu.offset + attn_common_metadata_t.replayssm_decode_base_cpu.size
+ATTN_COMMON_METADATA_STRUCT_SIZE = attn_common_metadata_t.replay_start.offset + attn_common_metadata_t.replay_start.size
 ATTN_BATCH_SPLIT_STRUCT_SIZE = attn_batch_split_t.num_prefill_tokens.offset + attn_batch_split_t.num_prefill_tokens.size
 ATTN_SPLIT_OPTIONS_STRUCT_SIZE = attn_split_options_t.reserved.offset + attn_split_options_t.reserved.size
 ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE = attn_slot_mapping_args_t.extension.offset + attn_slot_mapping_args_t.extension.size
@@ -1163,6 +1165,7 @@ STRUCT_SIZES = (
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_0",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_1",
     "ATTN_COMMON_METADATA_STRUCT_SIZE_1_3",
+    "ATTN_COMMON_METADATA_STRUCT_SIZE_1_6",
     "ATTN_COMMON_METADATA_STRUCT_SIZE",
     "ATTN_BATCH_SPLIT_STRUCT_SIZE",
     "ATTN_SPLIT_OPTIONS_STRUCT_SIZE",

@@ -101,7 +101,8 @@ class CommonMetadata:
     ``causal`` as a per-request int32 tensor (or ``causal_per_request``),
     ``max_logits_per_req`` (None by default), ``req_idx``, ``mm_req_doc_ranges`` (vLLM's dict
     ``{request: [(start, end), ...]}`` or the ABI's (n, 3) int32 rows), ``rswa_prefix_lens``,
-    ``replayssm_decode_base_cpu``.
+    ``replayssm_decode_base_cpu``. ABI 1.7: ``replay_start`` (the sparse SWA builders' build()
+    keyword, DeepSeek V4.1's bounded replay: per request the position window KV starts from).
 
     vLLM's own name ``block_table_tensor`` is accepted for ``block_table``. Without
     ``num_reqs`` the request count is ``len(seq_lens)``; a ``query_start_loc`` that is not one
@@ -148,6 +149,7 @@ class CommonMetadata:
                  mm_req_doc_ranges: Any = None,
                  rswa_prefix_lens: Optional[ArrayLike] = None,
                  replayssm_decode_base_cpu: Optional[ArrayLike] = None,
+                 replay_start: Optional[ArrayLike] = None,
                  block_table_tensor: Optional[ArrayLike] = None) -> None:
         # vLLM's name of the block table (CommonAttentionMetadata.block_table_tensor)
         if block_table_tensor is not None:
@@ -187,6 +189,8 @@ class CommonMetadata:
             "mm_req_doc_ranges": _doc_ranges(mm_req_doc_ranges),
             "rswa_prefix_lens": rswa_prefix_lens,
             "replayssm_decode_base_cpu": replayssm_decode_base_cpu,
+            # ABI 1.7: the sparse SWA builders' build() keyword
+            "replay_start": replay_start,
         }
         if query_start_loc is None or seq_lens is None:
             tensor_arg(None)  # raises what a list of None does, as these two always did

@@ -82,6 +82,7 @@ PERSISTENT_INPUTS: Dict[str, Tuple[int, Any]] = {
     "causal_per_request": (_REQ, np.int32),
     "req_idx": (_REQ, np.int64),
     "rswa_prefix_lens": (_REQ, np.int32),
+    "replay_start": (_REQ, np.int32),
 }
 _REQUIRED = ("query_start_loc", "seq_lens", "block_table", "slot_mapping")
 _CELLS = struct.Struct("=3q")  # num_actual_tokens, num_reqs + 1, num_reqs (width stays)

@@ -26,7 +26,8 @@ def test_fields_sliced_by_unpadded(lib):
                    causal=np.array([1, 0, 1, 1], np.int32),  # vLLM's name for the tensor
                    max_logits_per_req=3, req_idx=np.arange(4)[::-1].copy(),
                    mm_req_doc_ranges={2: [(3, 9)], 0: [(1, 4), (6, 8)]},
-                   rswa_prefix_lens=[4, 8, 0, 2], replayssm_decode_base_cpu=[0, 16, 24, 0])
+                   rswa_prefix_lens=[4, 8, 0, 2], replayssm_decode_base_cpu=[0, 16, 24, 0],
+                   replay_start=[0, 3, 0, 7])  # ABI 1.7
     assert batch.max_seq_len == 41  # from the bound, as 0.33's runner does
     assert batch.struct.max_logits_per_req == 3
     u = lib.common_metadata_unpadded(batch, 6, 3)
@@ -36,6 +37,7 @@ def test_fields_sliced_by_unpadded(lib):
     np.testing.assert_array_equal(u["req_idx"], [3, 2, 1])
     np.testing.assert_array_equal(u["rswa_prefix_lens"], [4, 8, 0])
     np.testing.assert_array_equal(u["replayssm_decode_base_cpu"], [0, 16, 24])
+    np.testing.assert_array_equal(u["replay_start"], [0, 3, 0])
     assert u["max_logits_per_req"] == 3
     assert u["positions"] is None and u["mm_req_doc_ranges"] is None  # as 0.33's unpadded
     assert u["causal"] in (1, True)
@@ -66,6 +68,8 @@ def test_doc_ranges_rows(lib):
     (dict(mm_req_doc_ranges={5: [(0, 1)]}), "common->mm_req_doc_ranges[0] names request 5"),
     (dict(replayssm_decode_base_cpu=[0, -1, 0, 0]), "common->replayssm_decode_base_cpu[1]=-1"),
     (dict(max_logits_per_req=-3), "common->max_logits_per_req=-3"),
+    (dict(replay_start=[0, 0, -4, 0]), "common->replay_start[2]=-4 is negative"),
+    (dict(replay_start=[0, 0]), "common->replay_start"),
 ])
 def test_bad_fields_named(lib, kwargs, message):
     batch = _batch(**kwargs)

@@ -19,7 +19,7 @@ from libattn.dlpack import DLManagedTensor
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
     "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 104,
     "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 344,
-    "attn_common_metadata_t": 264, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
+    "attn_common_metadata_t": 272, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
     "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
     "attn_backend_info_t": 40,
@@ -40,7 +40,8 @@ def test_offsets_that_the_abi_promises():
     assert structs.attn_common_metadata_t.logits_indices_padded_cpu.offset + 8 == 160
     # ..._STRUCT_SIZE_1_3 (1.2's, unchanged in 1.3), then 1.4's nine 8-byte fields
     assert structs.attn_common_metadata_t.is_prefilling.offset + 8 == 192
-    assert structs.attn_common_metadata_t.replayssm_decode_base_cpu.offset + 8 == 264
+    assert structs.attn_common_metadata_t.replayssm_decode_base_cpu.offset + 8 == 264  # 1.4-1.6
+    assert structs.attn_common_metadata_t.replay_start.offset + 8 == 272  # 1.7
     assert structs.attn_kv_cache_spec_t.extension.offset + 8 == 48  # ATTN_KV_CACHE_SPEC_..._1_0
     # ABI 1.6: four int32 after num_speculative_blocks (..._1_2 = 64) and eight after
     # enable_adaptive_verification (ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = 264)

@@ -76,6 +76,9 @@ pub struct CommonMetadata<'a> {
     pub rswa_prefix_lens: Option<TensorArg<'a>>,
     /// Optional (num_reqs,) host int32 ReplaySSM decode ring origins (ABI 1.4).
     pub replayssm_decode_base_cpu: Option<TensorArg<'a>>,
+    /// Optional (num_reqs,) int32 where the batch lives: the sparse SWA builders' build()
+    /// keyword `replay_start` (DeepSeek V4.1's bounded replay; ABI 1.7).
+    pub replay_start: Option<TensorArg<'a>>,
 }
 
 /// num_actual_tokens, max_query_len, max_seq_len of host slices.
@@ -143,6 +146,7 @@ impl<'a> CommonMetadata<'a> {
             mm_req_doc_ranges: None,
             rswa_prefix_lens: None,
             replayssm_decode_base_cpu: None,
+            replay_start: None,
         }
     }
 
@@ -206,6 +210,7 @@ impl<'a> CommonMetadata<'a> {
         out.mm_req_doc_ranges = arg(c.mm_req_doc_ranges)?;
         out.rswa_prefix_lens = arg(c.rswa_prefix_lens)?;
         out.replayssm_decode_base_cpu = arg(c.replayssm_decode_base_cpu)?;
+        out.replay_start = arg(c.replay_start)?;
         Ok(out)
     }
 
@@ -228,6 +233,7 @@ impl<'a> CommonMetadata<'a> {
         let (positions, causal) = (raw_opt(&self.positions), raw_opt(&self.causal_per_request));
         let (req_idx, ranges) = (raw_opt(&self.req_idx), raw_opt(&self.mm_req_doc_ranges));
         let (rswa, replay) = (raw_opt(&self.rswa_prefix_lens), raw_opt(&self.replayssm_decode_base_cpu));
+        let replay_start = raw_opt(&self.replay_start);
         let raw = sys::attn_common_metadata_t {
             query_start_loc: &qsl,
             query_start_loc_cpu: ptr_opt(&qsl_cpu),
@@ -260,6 +266,7 @@ impl<'a> CommonMetadata<'a> {
             mm_req_doc_ranges: ptr_opt(&ranges),
             rswa_prefix_lens: ptr_opt(&rswa),
             replayssm_decode_base_cpu: ptr_opt(&replay),
+            replay_start: ptr_opt(&replay_start),
             ..sys::attn_common_metadata_t::INIT
         };
         f(&raw)

@@ -1112,6 +1112,23 @@ pub struct attn_common_metadata {
     #[doc = "(Mamba2 ReplaySSM decode ring origin); values"]
     #[doc = ">= 0."]
     pub replayssm_decode_base_cpu: *const attn_tensor_t,
+    #[doc = "< ABI 1.7. Optional (num_reqs,) int32 where the"]
+    #[doc = "batch lives: vLLM 0.33's build() keyword"]
+    #[doc = "`replay_start` of the sparse SWA builders"]
+    #[doc = "(DEEPSEEK_SPARSE_SWA and its family): the"]
+    #[doc = "position from which each request holds window"]
+    #[doc = "KV (SWA bounded replay, `Request.replay_start`;"]
+    #[doc = "0 = no lower bound). NULL = vLLM's None (a"]
+    #[doc = "capture, a group that does not replay): the"]
+    #[doc = "builders' persistent zeros. Values in host"]
+    #[doc = "memory are checked: >= 0 and, in the builders"]
+    #[doc = "that read it, <= the request's first scheduled"]
+    #[doc = "position (seq_len - query_len)."]
+    #[doc = "attn_common_metadata_unpadded() keeps"]
+    #[doc = "num_actual_reqs rows; micro-batch slicing does"]
+    #[doc = "not carry it (a build keyword, as"]
+    #[doc = "`num_accepted_tokens`)."]
+    pub replay_start: *const attn_tensor_t,
 }
 #[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
 pub type attn_common_metadata_t = attn_common_metadata;

@@ -52,9 +52,12 @@ pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_1: usize =
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_3`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_3: usize =
     offset_of!(attn_common_metadata_t, is_prefilling) + size_of::<*const attn_tensor_t>();
+/// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_6`.
+pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_6: usize =
+    offset_of!(attn_common_metadata_t, replayssm_decode_base_cpu) + size_of::<*const attn_tensor_t>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE: usize =
-    offset_of!(attn_common_metadata_t, replayssm_decode_base_cpu) + size_of::<*const attn_tensor_t>();
+    offset_of!(attn_common_metadata_t, replay_start) + size_of::<*const attn_tensor_t>();
 /// `ATTN_BATCH_SPLIT_STRUCT_SIZE`.
 pub const ATTN_BATCH_SPLIT_STRUCT_SIZE: usize = offset_of!(attn_batch_split_t, num_prefill_tokens) + size_of::<i64>();
 /// `ATTN_SPLIT_OPTIONS_STRUCT_SIZE`.
@@ -259,6 +262,7 @@ impl attn_common_metadata_t {
         mm_req_doc_ranges: null(),
         rswa_prefix_lens: null(),
         replayssm_decode_base_cpu: null(),
+        replay_start: null(),
     };
 }
 

@@ -28,6 +28,7 @@ fn the_0_33_fields_are_sliced_by_unpadded() {
     assert_eq!(ranges, vec![1, 2, 5, 3, 0, 4, 3, 6, 9]);
     let rswa: Vec<i32> = vec![3; n];
     let replay: Vec<i32> = vec![0; n];
+    let replay_start: Vec<i32> = (0..n as i32).collect(); // ABI 1.7
     let low: Vec<i32> = sample.seq_lens.iter().map(|s| s - 1).collect();
     let wrong: Vec<i32> = vec![0; tokens];
     let mut c = sample.common();
@@ -40,18 +41,21 @@ fn the_0_33_fields_are_sliced_by_unpadded() {
     c.mm_req_doc_ranges = Some(TensorArg::matrix(&ranges, 3).unwrap());
     c.rswa_prefix_lens = Some(TensorArg::new(&rswa));
     c.replayssm_decode_base_cpu = Some(TensorArg::new(&replay));
+    c.replay_start = Some(TensorArg::new(&replay_start));
     {
         let u = lib.common_metadata_unpadded(&c, 3, 3).unwrap();
         assert_eq!(u.tensor("seq_lens_cpu_upper_bound").unwrap().unwrap().to_vec::<i32>().unwrap(), bound[..3]);
         assert_eq!(u.tensor("causal_per_request").unwrap().unwrap().to_vec::<i32>().unwrap(), causal[..3]);
         assert_eq!(u.tensor("req_idx").unwrap().unwrap().to_vec::<i64>().unwrap(), req_idx[..3]);
         assert_eq!(u.int("max_logits_per_req").unwrap(), 4);
+        assert_eq!(u.tensor("replay_start").unwrap().unwrap().to_vec::<i32>().unwrap(), replay_start[..3]);
         assert!(u.tensor("positions").unwrap().is_none(), "0.33's unpadded drops positions");
         assert!(u.tensor("mm_req_doc_ranges").unwrap().is_none());
         let back = u.to_common().unwrap();
         assert_eq!(back.max_logits_per_req, Some(4));
         assert!(back.seq_lens_cpu_upper_bound.is_some());
         assert!(back.positions.is_none());
+        assert!(back.replay_start.is_some());
     }
 
     // a bound below the exact lengths is refused, naming the field

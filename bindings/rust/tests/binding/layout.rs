@@ -23,7 +23,7 @@ fn struct_sizes_match_the_header() {
         attn_per_layer_params_t => 48, 8;
         attn_allocator_t => 40, 8;
         attn_builder_config_t => 344, 8;
-        attn_common_metadata_t => 264, 8;
+        attn_common_metadata_t => 272, 8;
         attn_batch_split_t => 56, 8;
         attn_slot_mapping_args_t => 88, 8;
         attn_conv1d_info_t => 24, 8;
@@ -61,7 +61,8 @@ fn struct_size_constants_match_the_header() {
         ("COMMON_METADATA_1_0", ATTN_COMMON_METADATA_STRUCT_SIZE_1_0, 152),
         ("COMMON_METADATA_1_1", ATTN_COMMON_METADATA_STRUCT_SIZE_1_1, 160),
         ("COMMON_METADATA_1_3", ATTN_COMMON_METADATA_STRUCT_SIZE_1_3, 192),
-        ("COMMON_METADATA", ATTN_COMMON_METADATA_STRUCT_SIZE, 264),
+        ("COMMON_METADATA_1_6", ATTN_COMMON_METADATA_STRUCT_SIZE_1_6, 264),
+        ("COMMON_METADATA", ATTN_COMMON_METADATA_STRUCT_SIZE, 272),
         ("BATCH_SPLIT", ATTN_BATCH_SPLIT_STRUCT_SIZE, 56),
         ("SLOT_MAPPING_ARGS", ATTN_SLOT_MAPPING_ARGS_STRUCT_SIZE, 88),
         ("CONV1D_INFO", ATTN_CONV1D_INFO_STRUCT_SIZE, 24),
@@ -79,7 +80,7 @@ fn struct_size_constants_match_the_header() {
     // the INIT constants carry them
     assert_eq!(attn_builder_config_t::INIT.struct_size, 344);
     assert_eq!(attn_builder_config_t::INIT.replayssm_buffer_len, 16); // vLLM's default
-    assert_eq!(attn_common_metadata_t::INIT.struct_size, 264);
+    assert_eq!(attn_common_metadata_t::INIT.struct_size, 272);
     assert_eq!(attn_common_metadata_t::INIT.max_logits_per_req, -1); // None
     assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 104);
     assert_eq!(attn_field_t::INIT.struct_size, 48);
