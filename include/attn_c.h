@@ -881,6 +881,18 @@ typedef struct attn_builder_config {
   int32_t sparse_indexer_topk_backend; /**< ABI 1.7. One of
                                           ::attn_sparse_indexer_topk_backend_t (`kernel_config.
                                           sparse_indexer_topk_backend`); default AUTO. */
+  /* ---- ABI 1.7 (DeepSeek V4 / V4.1's DSpark drafts) ---- */
+  int32_t speculative_dspark;        /**< ABI 1.7. Non-zero when vLLM's
+                                          `speculative_config.method` is "dspark"
+                                          (`use_dspark()`): the sparse SWA builders
+                                          (DEEPSEEK_SPARSE_SWA and its family) then build the
+                                          decode rows of a non-causal batch (common->causal =
+                                          0: the draft block) as DSpark's, each token seeing the
+                                          trailing window before the block and the whole block,
+                                          `align_up(window + num_speculative_tokens, 64)` wide.
+                                          0 (default): such a batch is refused, as vLLM asserts. */
+  int32_t reserved_1_7_b;            /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 } attn_builder_config_t;
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -900,7 +912,7 @@ typedef struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, sparse_indexer_topk_backend) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, reserved_1_7_b) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
@@ -908,7 +920,7 @@ typedef struct attn_builder_config {
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
-    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO }
+    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO, 0, 0 }
 
 /** @} */
 

@@ -148,6 +148,9 @@ struct SwaIndicesParams {
   int32_t window_size = 0;
   int32_t index_width = 0;         ///< Entries a row holds (the output's row stride).
   int32_t block_size = 0;
+  /// Non-zero: DSpark's non-causal rows (vLLM's ComputeDSparkNoncausalSWAIndicesKernel: the
+  /// window before the request's block and the whole block, replay_start not read).
+  int32_t noncausal = 0;
   int64_t block_table_stride = 0;  ///< Elements between block table rows.
   /// Elements of the block table from its start, (rows - 1) * stride + columns: a position
   /// past them (a padded token's, whose slot is not -1) reads as slot -1 (vLLM reads outside

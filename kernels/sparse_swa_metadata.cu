@@ -34,11 +34,18 @@ __global__ void __launch_bounds__(kBlock)
     int64_t len = 0, start = 0, r = 0;
     if (valid[t] && t2r[t] >= 0) {
       r = t2r[t];
-      const int64_t pos = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]) + t - qsl[r];
-      start = pos - (p.window_size - 1);
-      if (start < 0) start = 0;
-      if (start < replay[r]) start = replay[r];
-      len = pos + 1 - start;
+      const int64_t prefix = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]);
+      const int64_t pos = prefix + t - qsl[r];
+      if (p.noncausal) {  // DSpark: the window before the block and the whole block
+        start = prefix - p.window_size;
+        if (start < 0) start = 0;
+        len = seq_lens[r] - start;
+      } else {
+        start = pos - (p.window_size - 1);
+        if (start < 0) start = 0;
+        if (start < replay[r]) start = replay[r];
+        len = pos + 1 - start;
+      }
     }
     if (threadIdx.x == 0) lens[i] = static_cast<int32_t>(len);
     for (int64_t j = threadIdx.x; j < p.index_width; j += kBlock) {

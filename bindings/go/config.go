@@ -225,6 +225,9 @@ type BuilderConfig struct {
 	CandidateTopkBlocks        int32
 	IndexerKVMXFP4             bool
 	SparseIndexerTopkBackend   int32
+	// ABI 1.7: speculative_config.method == "dspark" (the sparse SWA builders' non-causal
+	// DSpark decode rows).
+	SpeculativeDSpark bool
 }
 
 // DefaultBuilderConfig is ATTN_BUILDER_CONFIG_INIT: vLLM's defaults, the four required sizes 0.
@@ -292,6 +295,7 @@ func DefaultBuilderConfig() BuilderConfig {
 		CandidateTopkBlocks:               int32(c.candidate_topk_blocks),
 		IndexerKVMXFP4:                    c.indexer_kv_mxfp4 != 0,
 		SparseIndexerTopkBackend:          int32(c.sparse_indexer_topk_backend),
+		SpeculativeDSpark:                 c.speculative_dspark != 0,
 	}
 }
 
@@ -413,6 +417,7 @@ func (cfg *BuilderConfig) toC(a *arena) (*C.attn_builder_config_t, error) {
 	c.candidate_topk_blocks = C.int32_t(cfg.CandidateTopkBlocks)
 	c.indexer_kv_mxfp4 = cBool(cfg.IndexerKVMXFP4)
 	c.sparse_indexer_topk_backend = C.int32_t(cfg.SparseIndexerTopkBackend)
+	c.speculative_dspark = cBool(cfg.SpeculativeDSpark)
 	return c, nil
 }
 

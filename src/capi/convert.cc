@@ -369,6 +369,8 @@ BuilderConfig to_config(const attn_builder_config_t* config, const KvCacheSpec& 
   b.candidate_topk_blocks = c.candidate_topk_blocks;
   b.indexer_kv_mxfp4 = c.indexer_kv_mxfp4 != 0;
   b.sparse_indexer_topk_backend = c.sparse_indexer_topk_backend;
+  b.speculative_dspark = c.speculative_dspark != 0;
+  if (c.reserved_1_7_b != 0) invalid("config->reserved_1_7_b=", c.reserved_1_7_b, " must be 0");
   validate(b, spec);
   return b;
 }
@@ -579,6 +581,7 @@ attn_builder_config_t from_config(const BuilderConfig& b,
   c.candidate_topk_blocks = b.candidate_topk_blocks;
   c.indexer_kv_mxfp4 = b.indexer_kv_mxfp4;
   c.sparse_indexer_topk_backend = b.sparse_indexer_topk_backend;
+  c.speculative_dspark = b.speculative_dspark;
   layer_storage.clear();
   for (const PerLayerParams& p : b.layers) {
     attn_per_layer_params_t q = ATTN_PER_LAYER_PARAMS_INIT;

@@ -105,6 +105,9 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
             " is negative (0 means absent)");
   expect_range(c.sparse_indexer_topk_backend, kSparseIndexerTopkAuto, kSparseIndexerTopkAiter,
                "sparse_indexer_topk_backend", "an ATTN_SPARSE_INDEXER_TOPK_* value (0..7)");
+  if (c.speculative_dspark && c.num_speculative_tokens == 0)
+    invalid("config->speculative_dspark=1 with config->num_speculative_tokens=0 (DSpark is a "
+            "speculative method: its drafts need speculative tokens)");
   expect_range(c.gdn_prefill_backend, kGdnPrefillAuto, kGdnPrefillFlashInfer,
                "gdn_prefill_backend", "an ATTN_GDN_PREFILL_* value (0..2)");
   expect_range(c.mla_prefill_backend, kMlaPrefillAuto, kMlaPrefillTokenspeedMla,

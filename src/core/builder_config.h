@@ -147,6 +147,7 @@ struct BuilderConfig {
   int32_t candidate_topk_blocks = 0;          ///< hf_text_config.candidate_topk_blocks; 0 = absent.
   bool indexer_kv_mxfp4 = false;              ///< resolve_indexer_kv_dtype("fp8") == "mxfp4".
   int32_t sparse_indexer_topk_backend = 0;    ///< kSparseIndexerTopk* (kernel_config's value).
+  bool speculative_dspark = false;  ///< ABI 1.7: speculative_config.use_dspark().
 
   /// cdiv(max_model_len, block_size): the widest block table row a request can need.
   int64_t max_blocks_per_req(int32_t block_size) const;

@@ -733,6 +733,9 @@ void sparse_swa_valid_tokens(const Exec& exec, const void* slot_mapping, bool sl
 /// entry j of the row (index_width entries) the slot block_table[r][p / block_size] * block_size
 /// + p % block_size of position p = start + j while j < lens[i], else -1 (and -1 for an entry
 /// past the block table's extent: vLLM reads outside the tensor there).
+/// With params.noncausal (DSpark's draft block, ComputeDSparkNoncausalSWAIndicesKernel) every
+/// token of request r gets the same window: start = max(seq_lens[r] - q - window, 0), end =
+/// seq_lens[r] (replay_start is not read and may be null).
 void sparse_swa_indices(const Exec& exec, const int32_t* query_start_loc, const int32_t* seq_lens,
                         const int32_t* token_to_req, const uint8_t* is_valid,
                         const int32_t* block_table, const int32_t* replay_start,

@@ -37,10 +37,14 @@ void sparse_swa_indices(const Exec& exec, const int32_t* qsl, const int32_t* seq
       std::fill(row, row + p.index_width, -1);
       continue;
     }
-    const int64_t pos = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]) + t - qsl[r];
+    const int64_t prefix = static_cast<int64_t>(seq_lens[r]) - (qsl[r + 1] - qsl[r]);
+    const int64_t pos = prefix + t - qsl[r];
+    // causal: [max(pos - (w - 1), 0, replay), pos + 1); DSpark: [max(prefix - w, 0), seq_len)
     const int64_t start =
-        std::max<int64_t>(std::max<int64_t>(pos - (p.window_size - 1), 0), replay_start[r]);
-    const int64_t len = pos + 1 - start;
+        p.noncausal ? std::max<int64_t>(prefix - p.window_size, 0)
+                    : std::max<int64_t>(std::max<int64_t>(pos - (p.window_size - 1), 0),
+                                        replay_start[r]);
+    const int64_t len = (p.noncausal ? int64_t{seq_lens[r]} : pos + 1) - start;
     lens[i] = static_cast<int32_t>(len);
     // The window's entries walk the block table: one division for the first, then a block and
     // an offset carried along (the same values as at / block_size and at % block_size).

@@ -530,6 +530,8 @@ attn_builder_config_t._fields_ = [
     ("candidate_topk_blocks", c_int32),
     ("indexer_kv_mxfp4", c_int32),
     ("sparse_indexer_topk_backend", c_int32),
+    ("speculative_dspark", c_int32),
+    ("reserved_1_7_b", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -860,7 +862,7 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset 
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.sparse_indexer_topk_backend.offset + attn_builder_config_t.sparse_indexer_topk_backend.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7_b.offset + attn_builder_config_t.reserved_1_7_b.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size

@@ -210,6 +210,9 @@ class BuilderConfig:
     candidate_topk_blocks: int = 0
     indexer_kv_mxfp4: int = 0
     sparse_indexer_topk_backend: int = 0
+    # ABI 1.7: speculative_config.method == "dspark" (the sparse SWA builders' non-causal
+    # DSpark rows)
+    speculative_dspark: int = 0
 
     _SPECIAL = ("device", "layers", "workspace", "cudagraph_capture_sizes",
                 "speculative_token_tree")

@@ -120,6 +120,9 @@ pub struct BuilderConfig {
     /// ABI 1.7: `kernel_config.sparse_indexer_topk_backend`, one of the
     /// `ATTN_SPARSE_INDEXER_TOPK_*` values (0 = AUTO).
     pub sparse_indexer_topk_backend: i32,
+    /// ABI 1.7: `speculative_config.method == "dspark"` (the sparse SWA builders' non-causal
+    /// DSpark decode rows).
+    pub speculative_dspark: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -209,6 +212,7 @@ impl BuilderConfig {
             candidate_topk_blocks: 0,
             indexer_kv_mxfp4: false,
             sparse_indexer_topk_backend: 0,
+            speculative_dspark: false,
         }
     }
 
@@ -287,6 +291,7 @@ impl BuilderConfig {
             candidate_topk_blocks: self.candidate_topk_blocks,
             indexer_kv_mxfp4: i32::from(self.indexer_kv_mxfp4),
             sparse_indexer_topk_backend: self.sparse_indexer_topk_backend,
+            speculative_dspark: i32::from(self.speculative_dspark),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

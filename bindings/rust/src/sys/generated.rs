@@ -957,6 +957,19 @@ pub struct attn_builder_config {
     #[doc = "::attn_sparse_indexer_topk_backend_t (`kernel_config."]
     #[doc = "sparse_indexer_topk_backend`); default AUTO."]
     pub sparse_indexer_topk_backend: i32,
+    #[doc = "< ABI 1.7. Non-zero when vLLM's"]
+    #[doc = "`speculative_config.method` is \"dspark\""]
+    #[doc = "(`use_dspark()`): the sparse SWA builders"]
+    #[doc = "(DEEPSEEK_SPARSE_SWA and its family) then build the"]
+    #[doc = "decode rows of a non-causal batch (common->causal ="]
+    #[doc = "0: the draft block) as DSpark's, each token seeing the"]
+    #[doc = "trailing window before the block and the whole block,"]
+    #[doc = "`align_up(window + num_speculative_tokens, 64)` wide."]
+    #[doc = "0 (default): such a batch is refused, as vLLM asserts."]
+    pub speculative_dspark: i32,
+    #[doc = "< Reserved (keeps the struct free of tail padding);"]
+    #[doc = "must be 0."]
+    pub reserved_1_7_b: i32,
 }
 #[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
 #[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]
