@@ -16,7 +16,10 @@ invalid-token rows, ``invalid_slots``); on one decode-only batch in three both s
 ``replay_start`` (V4.1's SWA bounded replay; libattn's ``common->replay_start``, ABI 1.7):
 ``replay_starts`` draws a start in [0, prefix] per prefill and, on one of those batches in
 four, in [0, prefix - 1] per decode too (vLLM's model state passes 0 there; the builders read
-whatever they are given).
+whatever they are given). DSpark: in about three builders in five with speculative tokens, vLLM's
+speculative config says ``dspark`` (``use_dspark()``; libattn ``speculative_dspark``) and half of
+their batches are non-causal (``causal=False``: the draft block's rows, and V4.1 FlashInfer's
+``flashinfer_decode_*``).
 
 What a CPU cannot run is replaced around the build only (``patched``): ``current_platform`` (a
 proxy answering is_cuda() True and capability 9.0) and FlashMLA's ``get_mla_metadata`` (the
@@ -24,8 +27,8 @@ kernel library's scheduler object: a marker; libattn does not return tile_sched_
 Triton kernels of the build (ComputeSWAIndicesAndLensKernel, ComputePrefillMetadataKernel) and
 ``compute_token_to_req_indices`` run in Triton's CPU interpreter on about one small batch in
 ``TRITON_EVERY``; on the others a numpy restatement of each (``_swa_rows_numpy``,
-``_gather_lens_numpy``, sparse_mla_items' ``token_to_req_numpy`` as the documented
-``_token_to_req_indices_cache``) stands in.
+``_gather_lens_numpy``, ``_dspark_rows_numpy``, sparse_mla_items' ``token_to_req_numpy`` as the
+documented ``_token_to_req_indices_cache``) stands in.
 """
 from __future__ import annotations
 
@@ -78,8 +81,15 @@ def settings(b: Batch, name: str = NAME) -> Any:
     r = np.random.default_rng([zlib_crc(name), int(choice_rng(b, 50).integers(0, 1 << 30))])
     window = int(r.choice(WINDOWS))
     mla_kind = window == 128 and r.random() < 0.5
+    dspark = b.spec > 0 and r.random() < 0.6
     return types.SimpleNamespace(window=window, mla_kind=mla_kind, spec=b.spec,
-                                 block_size=b.block_size)
+                                 block_size=b.block_size, dspark=dspark)
+
+
+def noncausal(b: Batch, s: Any) -> bool:
+    """Whether ``b`` is a DSpark draft block (causal=False): half the batches of a DSpark
+    builder."""
+    return bool(s.dspark) and int(choice_rng(b, 58).integers(0, 2)) == 0
 
 
 def invalid_slots(b: Batch, salt: int = 52) -> None:
@@ -133,13 +143,14 @@ def triton_batch(b: Batch, salt: int = 51) -> bool:
 
 
 def vllm_build(ctx: Any, b: Batch, vb: Any, vc: Any, patch: Any, salts: tuple = (52, 51),
-               replay: Any = None) -> Any:
+               replay: Any = None, causal: bool = True) -> Any:
     """vLLM's build of ``b`` by ``vb`` under ``patch(real_triton)`` (the module's stand-ins),
     with the invalid slots applied and, off the Triton batches, the token-to-request map given
-    as the numpy one; ``replay``: build()'s ``replay_start`` (None: not passed)."""
+    as the numpy one; ``replay``: build()'s ``replay_start`` (None: not passed); ``causal``:
+    the common metadata's."""
     from vllm.config import set_current_vllm_config
     invalid_slots(b, salts[0])
-    cm = vllm_common(ctx, b)
+    cm = vllm_common(ctx, b) if causal else vllm_common(ctx, b, causal=False)
     real = triton_batch(b, salts[1])
     if not real:
         cm._token_to_req_indices_cache = token_to_req_numpy(b)
@@ -210,6 +221,38 @@ def _gather_lens_numpy(prefill_gather_lens: Any, seq_lens: Any, query_start_loc:
     prefill_gather_lens.numpy()[:num_prefills] = q + np.minimum(vis, window_size - 1)
 
 
+def _dspark_rows_numpy(swa_indices: Any, swa_lens: Any, window_size: int, index_width: int,
+                      query_start_loc: Any, seq_lens: Any, token_to_req_indices: Any,
+                      is_valid_token: Any, block_table: Any, block_size: int, *,
+                      num_tokens: int, token_offset: int) -> None:
+    """ComputeDSparkNoncausalSWAIndicesKernel restated: every valid token of request r gets
+    [max(prefix - w, 0), seq_len) as paged slots (prefix = seq_len - q), -1 past its length;
+    an invalid token length 0 and a row of -1."""
+    qsl = query_start_loc.numpy().astype(np.int64)
+    seq = seq_lens.numpy().astype(np.int64)
+    t2r = token_to_req_indices.numpy().astype(np.int64)
+    valid = is_valid_token.numpy()
+    bt = block_table.numpy().astype(np.int64)
+    rows = swa_indices.numpy().reshape(swa_indices.shape[0], -1)
+    lens = swa_lens.numpy()
+    j = np.arange(index_width)
+    for i in range(num_tokens):
+        t = token_offset + i
+        if not valid[t]:
+            lens[i] = 0
+            rows[i, :index_width] = -1
+            continue
+        r = t2r[t]
+        start = max(seq[r] - (qsl[r + 1] - qsl[r]) - window_size, 0)
+        n = seq[r] - start
+        lens[i] = n
+        p = start + j
+        inside = j < n
+        slots = np.full(index_width, -1, dtype=np.int64)
+        slots[inside] = bt[r, p[inside] // block_size] * block_size + p[inside] % block_size
+        rows[i, :index_width] = slots
+
+
 def _token_to_req_indices_numpy(query_start_loc: Any, out: Any, num_mapped_tokens: int,
                                 num_tokens: int) -> Any:
     """compute_token_to_req_indices restated: t < num_mapped_tokens maps to the first r with
@@ -236,6 +279,7 @@ def patched(real_triton: bool) -> Any:
     if not real_triton:
         swaps["_COMPUTE_SWA_INDICES_AND_LENS_KERNEL"] = _swa_rows_numpy
         swaps["_COMPUTE_PREFILL_METADATA_KERNEL"] = _gather_lens_numpy
+        swaps["_COMPUTE_DSPARK_NONCAUSAL_SWA_INDICES_KERNEL"] = _dspark_rows_numpy
         swaps["compute_token_to_req_indices"] = _token_to_req_indices_numpy
     for name, value in swaps.items():
         stack.enter_context(mock.patch.object(mod, name, value))
@@ -246,7 +290,7 @@ def patched(real_triton: bool) -> Any:
 
 def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     cache = ctx.__dict__.setdefault("sparse_swa_builders", {})
-    key = (name, s.window, s.mla_kind, s.spec, s.block_size)
+    key = (name, s.window, s.mla_kind, s.spec, s.block_size, s.dspark)
     if key in cache:
         return cache[key]
     for k in [k for k in cache if k[0] != name]:  # one member's builders at a time (memory)
@@ -260,12 +304,17 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     hf = vc.model_config.hf_config
     old = getattr(hf, "sliding_window", _ABSENT)
     hf.sliding_window = s.window
+    spec_config = vc.speculative_config
+    if s.dspark:  # speculative_config.method "dspark", read by the builder's __init__
+        object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
+            **{**vars(spec_config), "method": "dspark", "use_dspark": lambda: True}))
     try:
         module, cls_name, _ = MEMBERS[name]
         cls = getattr(importlib.import_module(module), cls_name)
         with set_current_vllm_config(vc), patched(False):
             vb = cls(spec, [LAYER], vc, torch.device("cpu"))
     finally:
+        object.__setattr__(vc, "speculative_config", spec_config)
         if old is _ABSENT:
             delattr(hf, "sliding_window")
         else:
@@ -274,7 +323,8 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     sc = vc.scheduler_config  # VllmConfig raises max_num_batched_tokens to max_model_len
     cfg = libattn.BuilderConfig(sc.max_num_seqs, sc.max_num_batched_tokens,
                                 vc.model_config.max_model_len, 16,
-                                num_speculative_tokens=s.spec, device_capability=90)
+                                num_speculative_tokens=s.spec, device_capability=90,
+                                speculative_dspark=int(s.dspark))
     kind = libattn.KvCacheKind.MLA if s.mla_kind else libattn.KvCacheKind.SLIDING_WINDOW
     lspec = libattn.KvCacheSpec(s.block_size, 1, 512, kind=kind,
                                 sliding_window=0 if s.mla_kind else s.window)
@@ -308,14 +358,19 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True)
 
 def sparse_swa_item(name: str = NAME) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
-        vb, vc, _ = builders(ctx, settings(b, name), name)
-        return vllm_build(ctx, b, vb, vc, patched, replay=replay_starts(b))
+        s = settings(b, name)
+        vb, vc, _ = builders(ctx, s, name)
+        return vllm_build(ctx, b, vb, vc, patched, replay=replay_starts(b),
+                          causal=not noncausal(b, s))
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b)
+        s = settings(b, name)
         replay = replay_starts(b)
         extra = {} if replay is None else {"replay_start": replay}
-        return builders(ctx, settings(b, name), name)[2].build(lib_common(ctx, b, **extra))
+        if noncausal(b, s):
+            extra["causal"] = False
+        return builders(ctx, s, name)[2].build(lib_common(ctx, b, **extra))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         from vllm.config import set_current_vllm_config
@@ -335,6 +390,8 @@ def sparse_swa_item(name: str = NAME) -> Item:
                  f"window {s.window}" + (" (MLA spec)" if s.mla_kind else "")]
         if vmd.is_valid_token is not None and not bool(vmd.is_valid_token.all()):
             parts.append("invalid slots")
+        if s.dspark:
+            parts.append("DSpark, non-causal" if noncausal(b, s) else "DSpark, causal")
         if draft_update(b, vmd):
             parts.append("draft decode update")
         replay = replay_starts(b)

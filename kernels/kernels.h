@@ -290,6 +290,12 @@ int sparse_swa_prefill_gather_lens(int device_id, void* stream, const int32_t* q
                                    int64_t num_decodes, int64_t num_prefills,
                                    int32_t window_size, int32_t* out) noexcept;
 
+/// See ops::sparse_swa_flashinfer_decode_lens. One launch, one thread per decode token.
+int sparse_swa_flashinfer_decode_lens(int device_id, void* stream, const int32_t* decode_swa_lens,
+                                      const int32_t* seq_lens, const int32_t* token_to_req,
+                                      int64_t n, int32_t window_size, int32_t* topk_lens,
+                                      int32_t* decode_seq_lens) noexcept;
+
 /// See ops::clamp_block_table. One launch, one thread per entry.
 int clamp_block_table(int device_id, void* stream, int32_t* block_table, int64_t rows,
                       int64_t cols, int64_t stride) noexcept;

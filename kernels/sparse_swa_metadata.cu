@@ -1,6 +1,7 @@
 // CUDA implementation of DEEPSEEK_SPARSE_SWA's ops (ops::sparse_swa_valid_tokens,
-// ops::sparse_swa_indices, ops::sparse_swa_prefill_gather_lens): one thread per token, one
-// block per index row, one thread per prefill.
+// ops::sparse_swa_indices, ops::sparse_swa_prefill_gather_lens,
+// ops::sparse_swa_flashinfer_decode_lens): one thread per token, one block per index row, one
+// thread per prefill, one thread per decode token.
 #include <cuda_runtime.h>
 
 #include "device_guard.cuh"
@@ -73,6 +74,18 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+__global__ void __launch_bounds__(kBlock)
+    flashinfer_lens_kernel(const int32_t* __restrict__ swa_lens,
+                           const int32_t* __restrict__ seq_lens, const int32_t* __restrict__ t2r,
+                           int64_t n, int32_t window, int32_t* __restrict__ topk,
+                           int32_t* __restrict__ seq) {
+  for (int64_t t = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x; t < n;
+       t += static_cast<int64_t>(gridDim.x) * kBlock) {
+    topk[t] = swa_lens[t] > window ? swa_lens[t] : window;
+    seq[t] = seq_lens[t2r[t]];
+  }
+}
+
 }  // namespace
 
 int sparse_swa_valid_tokens(int device_id, void* stream, const void* slot_mapping,
@@ -107,6 +120,17 @@ int sparse_swa_prefill_gather_lens(int device_id, void* stream, const int32_t* q
   if (guard.status() != cudaSuccess) return guard.status();
   gather_kernel<<<grid_for(num_prefills), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       query_start_loc, seq_lens, replay_start, num_decodes, num_prefills, window_size, out);
+  return cudaGetLastError();
+}
+
+int sparse_swa_flashinfer_decode_lens(int device_id, void* stream, const int32_t* decode_swa_lens,
+                                      const int32_t* seq_lens, const int32_t* token_to_req,
+                                      int64_t n, int32_t window_size, int32_t* topk_lens,
+                                      int32_t* decode_seq_lens) noexcept {
+  DeviceGuard guard(device_id);
+  if (guard.status() != cudaSuccess) return guard.status();
+  flashinfer_lens_kernel<<<grid_for(n), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      decode_swa_lens, seq_lens, token_to_req, n, window_size, topk_lens, decode_seq_lens);
   return cudaGetLastError();
 }
 

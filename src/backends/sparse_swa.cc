@@ -11,9 +11,12 @@
 // build()'s keyword replay_start (SWA bounded replay) is common->replay_start (ABI 1.7): no
 // window slot below it in the rows and the prefills' gather lengths, returned as given; NULL
 // is vLLM's None (the persistent zeros of max_num_seqs + 1). Not inputs of libattn, so at
-// vLLM's values for a text-only, causal batch: the vision variant's image spans
-// (prefill_left/right_visible None, prefill index width = window), DSpark's non-causal decode
-// rows (a non-causal batch with decode tokens is refused). tile_sched_* (FlashMLA's scheduler
+// vLLM's values for a text-only batch: the vision variant's image spans
+// (prefill_left/right_visible None, prefill index width = window). DSpark (config->
+// speculative_dspark, vLLM's speculative_config.use_dspark()): a non-causal batch's decode rows
+// are DSpark's (every token of a request: the window before its block and the whole block) in
+// their own buffer, noncausal_index_width = align_up(window + k, 64) wide; without DSpark such a
+// batch with decode tokens is refused, as vLLM asserts. tile_sched_* (FlashMLA's scheduler
 // objects) and flashinfer_sparse_index_cache (an empty dict) are not returned.
 //
 // The family: vLLM 0.33's subclasses of that builder, each reached through a DeepseekSparseSWA
@@ -28,8 +31,8 @@
 //                                                                                UNIFORM_BATCH
 //   DEEPSEEK_V41_SPARSE_SWA_FLASHMLA    deepseek_v41/nvidia/flashmla.py          ALWAYS
 //   DEEPSEEK_V41_SPARSE_SWA_FLASHINFER  deepseek_v41/nvidia/flashinfer_sparse.py (fills
-//                                       flashinfer_decode_* on non-causal decodes only, which
-//                                       every member refuses)                    ALWAYS
+//                                       flashinfer_decode_* on non-causal decodes: DSpark's)
+//                                                                                ALWAYS
 // Not offered: deepseek_v4/cpu/cpu_mla.py's DeepseekV4CPUSparseSWAMetadataBuilder, whose build
 // raises KeyError('c1a') in vLLM 0.33 on every batch (its build_tile_scheduler answers three of
 // the five layer types the base build reads).
@@ -53,6 +56,9 @@ constexpr const char* kName = "DEEPSEEK_SPARSE_SWA";
 constexpr int32_t kDefaultWindow = 128;  // DeepSeek V4's hf_config.sliding_window
 constexpr int32_t kBlockMultiple = 32;   // get_supported_kernel_block_sizes: MultipleOf(32)
 constexpr DType kBoolDtype{6, 8, 1};     // DLPack's kDLBool
+constexpr int64_t kDsparkAlignment = 64; // compressor_utils' _DSPARK_SWA_INDEX_ALIGNMENT
+/// BackendDescriptor::variant of the member that fills flashinfer_decode_* (V4.1 FlashInfer).
+constexpr int32_t kV41FlashInfer = 2;
 
 #define SWA_FIELDS(X)                                                      \
   X(kBlockTable, "block_table")                                            \
@@ -97,6 +103,9 @@ ATTN_NAMED_LIST(Field, SWA_FIELDS);
   X(kBufPrefillIndices, "prefill_swa_indices")           \
   X(kBufPrefillLens, "prefill_swa_lens")                 \
   X(kBufReplayStart, "no_replay_start")                  \
+  X(kBufDecodeIndicesNoncausal, "decode_swa_indices_noncausal") \
+  X(kBufFiTopkLens, "_decode_topk_lens")                 \
+  X(kBufFiSeqLens, "_decode_seq_lens")                   \
   X(kBufGatherLens, "prefill_gather_lens")               \
   /* host */                                             \
   X(kBufQueryLensCpu, "prefill_query_lens_cpu")
@@ -109,8 +118,18 @@ int32_t window_of(const KvCacheSpec& spec) {
   return spec.sliding_window > 0 ? spec.sliding_window : kDefaultWindow;
 }
 
-std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
-  const int64_t window = window_of(spec);
+/// noncausal_index_width: DSpark's row width, get_dspark_swa_index_width = align_up(window + k,
+/// 64); 0 without DSpark (vLLM's value then).
+int32_t noncausal_width_of(const KvCacheSpec& spec, const BuilderConfig& c) {
+  if (!c.speculative_dspark) return 0;
+  const int64_t w = window_of(spec) + int64_t{c.num_speculative_tokens};
+  return static_cast<int32_t>((w + kDsparkAlignment - 1) / kDsparkAlignment * kDsparkAlignment);
+}
+
+std::vector<BufferRequest> plan(const BackendDescriptor& d, const KvCacheSpec& spec,
+                                const BuilderConfig& c) {
+  const int64_t window = window_of(spec), noncausal = noncausal_width_of(spec, c);
+  const int64_t fi = d.variant == kV41FlashInfer ? 1 : 0;
   const int64_t tokens = c.max_num_batched_tokens, seqs = c.max_num_seqs, i32 = sizeof(int32_t);
   BufferPlan p(kBufferNames);
   p.set(kBufTokenToReq, buffer_bytes("token_to_req_indices", {tokens, i32}));
@@ -121,6 +140,12 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
         buffer_bytes("prefill_swa_indices", {tokens, window, i32}));
   p.set(kBufPrefillLens, buffer_bytes("prefill_swa_lens", {tokens, i32}));
   p.set(kBufReplayStart, buffer_bytes("no_replay_start", {seqs + 1, i32}));  // zeros
+  // DSpark's rows (vLLM allocates them on the first non-causal build; here with the builder)
+  p.set(kBufDecodeIndicesNoncausal,
+        buffer_bytes("decode_swa_indices_noncausal", {tokens, noncausal, i32}));
+  // the V4.1 FlashInfer member's _decode_topk_lens / _decode_seq_lens
+  p.set(kBufFiTopkLens, buffer_bytes("_decode_topk_lens", {fi * tokens, i32}));
+  p.set(kBufFiSeqLens, buffer_bytes("_decode_seq_lens", {fi * tokens, i32}));
   p.set(kBufGatherLens, buffer_bytes("prefill_gather_lens", {seqs, i32}));
   p.set(kBufQueryLensCpu, buffer_bytes("prefill_query_lens_cpu", {seqs, i32}), /*host=*/true);
   return p.requests();
@@ -133,13 +158,15 @@ Tensor index_rows(void* data, Device dev, int64_t rows, int64_t width) {
 
 class SparseSwaBuilder final : public Builder {
  public:
-  SparseSwaBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-                   const BuilderConfig& config)
+  SparseSwaBuilder(std::shared_ptr<const Backend> backend, const BackendDescriptor& d,
+                   const KvCacheSpec& spec, const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
+        fi_decode_lens_(d.variant == kV41FlashInfer),
         window_(window_of(spec)),
+        noncausal_width_(noncausal_width_of(spec, config)),
         threshold_(attn::max_decode_query_len(config)),
-        buffers_(this->backend().name().c_str(), config.device, plan(spec, config), config.allocator, config.workspace,
-                 config.workspace_size) {
+        buffers_(this->backend().name().c_str(), config.device, plan(d, spec, config),
+                 config.allocator, config.workspace, config.workspace_size) {
     init_metadata(name_vector(kFieldNames));
     set_reorder_batch_threshold(std::nullopt);  // set to None in __init__
   }
@@ -170,11 +197,16 @@ class SparseSwaBuilder final : public Builder {
     // build(replay_start=...): the caller's starts, else vLLM's persistent zeros
     const int32_t* replay = c.replay_start ? c.replay_start->as<const int32_t>()
                                            : buffers_.as<const int32_t>(kBufReplayStart);
-    ops::SwaIndicesParams p = indices_params(*c.block_table_tensor, ndt, 0);
+    // decode rows: DSpark's in their own buffer for a non-causal batch (check_batch refused it
+    // without DSpark), else the causal window
+    const bool dspark_rows = !c.causal && ndt > 0;
+    const Buffer decode_buf = dspark_rows ? kBufDecodeIndicesNoncausal : kBufDecodeIndices;
+    const int32_t decode_width = dspark_rows ? noncausal_width_ : window_;
+    ops::SwaIndicesParams p = indices_params(*c.block_table_tensor, ndt, 0, dspark_rows);
     ops::sparse_swa_indices(exec, qsl, lens, t2r, valid, c.block_table_tensor->as<int32_t>(),
-                            replay, p, buffers_.as<int32_t>(kBufDecodeIndices),
+                            replay, p, buffers_.as<int32_t>(decode_buf),
                             buffers_.as<int32_t>(kBufDecodeLens));
-    p = indices_params(*c.block_table_tensor, npt, ndt);
+    p = indices_params(*c.block_table_tensor, npt, ndt, false);
     ops::sparse_swa_indices(exec, qsl, lens, t2r, valid, c.block_table_tensor->as<int32_t>(),
                             replay, p, buffers_.as<int32_t>(kBufPrefillIndices),
                             buffers_.as<int32_t>(kBufPrefillLens));
@@ -187,10 +219,10 @@ class SparseSwaBuilder final : public Builder {
     m.set_tensor(kQueryStartLocCpu, c.query_start_loc_cpu);
     m.set_tensor(kIsValidToken, make_vector(valid, dev, kBoolDtype, S), true);
     m.set_tensor(kTokenToReqIndices, make_vector(t2r, dev, kInt32, T), true);
-    m.set_tensor(kDecodeSwaIndices, index_rows(buffers_.get(kBufDecodeIndices), dev, ndt, window_),
+    m.set_tensor(kDecodeSwaIndices, index_rows(buffers_.get(decode_buf), dev, ndt, decode_width),
                  true);
     m.set_tensor(kDecodeSwaLens, make_vector(buffers_.get(kBufDecodeLens), dev, kInt32, ndt), true);
-    m.set_int(kDecodeSwaWidth, c.causal ? window_ : 0);  // non-causal: noncausal_index_width, 0
+    m.set_int(kDecodeSwaWidth, c.causal ? window_ : noncausal_width_);
     if (npt > 0) {
       m.set_tensor(kPrefillSwaIndices,
                    index_rows(buffers_.get(kBufPrefillIndices), dev, npt, window_), true);
@@ -203,6 +235,7 @@ class SparseSwaBuilder final : public Builder {
     for (const Field f : {kPrefillLeftVisible, kPrefillRightVisible, kCacheSlotMapping,
                           kCachePositions, kFlashinferDecodeTopkLens, kFlashinferDecodeSeqLens})
       m.set_none(f);
+    if (fi_decode_lens_ && dspark_rows) fill_flashinfer_decode_lens(ndt, lens, t2r, exec);
     if (c.replay_start)
       m.set_tensor(kReplayStart, *c.replay_start);
     else
@@ -231,22 +264,29 @@ class SparseSwaBuilder final : public Builder {
                                  valid.as<uint8_t>());
     ops::compute_token_to_req_indices(exec, qsl.as<const int32_t>(), qsl.numel() - 1, ndt, ndt,
                                       t2r.as<int32_t>());
-    const ops::SwaIndicesParams p = indices_params(bt, ndt, 0);
-    ops::sparse_swa_indices(exec, qsl.as<const int32_t>(),
-                            md.field(kSeqLens).tensor.as<const int32_t>(), t2r.as<int32_t>(),
+    // the rows build() put in DSpark's buffer are DSpark's again (vLLM compares the pointers)
+    int32_t* rows = md.field(kDecodeSwaIndices).tensor.as<int32_t>();
+    const bool dspark_rows = rows == buffers_.as<int32_t>(kBufDecodeIndicesNoncausal);
+    const ops::SwaIndicesParams p = indices_params(bt, ndt, 0, dspark_rows);
+    const int32_t* lens = md.field(kSeqLens).tensor.as<const int32_t>();
+    ops::sparse_swa_indices(exec, qsl.as<const int32_t>(), lens, t2r.as<int32_t>(),
                             valid.as<uint8_t>(), bt.as<int32_t>(),
-                            md.field(kReplayStart).tensor.as<const int32_t>(), p,
-                            md.field(kDecodeSwaIndices).tensor.as<int32_t>(),
+                            md.field(kReplayStart).tensor.as<const int32_t>(), p, rows,
                             md.field(kDecodeSwaLens).tensor.as<int32_t>());
+    // V4.1 FlashInfer: the lengths again when the build filled them
+    if (md.field(kFlashinferDecodeTopkLens).kind != FieldKind::kNone)
+      fill_flashinfer_decode_lens(ndt, lens, t2r.as<const int32_t>(), exec);
   }
 
  private:
-  ops::SwaIndicesParams indices_params(const Tensor& bt, int64_t rows, int64_t offset) const {
+  ops::SwaIndicesParams indices_params(const Tensor& bt, int64_t rows, int64_t offset,
+                                       bool dspark) const {
     ops::SwaIndicesParams p;
     p.num_tokens = rows;
     p.token_offset = offset;
     p.window_size = window_;
-    p.index_width = window_;
+    p.index_width = dspark ? noncausal_width_ : window_;
+    p.noncausal = dspark ? 1 : 0;
     p.block_size = spec().block_size;
     p.block_table_stride = bt.strides[0];
     p.block_table_extent = bt.shape[0] > 0 ? (bt.shape[0] - 1) * bt.strides[0] + bt.shape[1] : 0;
@@ -275,10 +315,25 @@ class SparseSwaBuilder final : public Builder {
                   backend().name(), " reads window KV from it on");
       }
     }
-    if (!c.causal && ndt > 0)
+    if (!c.causal && ndt > 0 && noncausal_width_ == 0)
       fail(Status::kUnsupported, backend().name(), " builds non-causal decode rows only for DSpark "
-           "speculation (vLLM asserts it), which libattn does not configure: common->causal=0 "
-           "with num_decode_tokens=", ndt);
+           "speculation (vLLM asserts it): common->causal=0 with num_decode_tokens=", ndt,
+           " needs config->speculative_dspark=1");
+  }
+
+  /// V4.1 FlashInfer's _fill_noncausal_decode_lens: flashinfer_decode_topk_lens =
+  /// max(decode_swa_lens, window), flashinfer_decode_seq_lens = seq_lens[token_to_req], over the
+  /// decode tokens, in the builder's persistent buffers.
+  void fill_flashinfer_decode_lens(int64_t ndt, const int32_t* seq_lens, const int32_t* t2r,
+                                   const ops::Exec& exec) {
+    Metadata& m = metadata();
+    const Device dev = config().device;
+    int32_t* topk = buffers_.as<int32_t>(kBufFiTopkLens);
+    int32_t* seq = buffers_.as<int32_t>(kBufFiSeqLens);
+    ops::sparse_swa_flashinfer_decode_lens(exec, buffers_.as<const int32_t>(kBufDecodeLens),
+                                           seq_lens, t2r, ndt, window_, topk, seq);
+    m.set_tensor(kFlashinferDecodeTopkLens, make_vector(topk, dev, kInt32, ndt), true);
+    m.set_tensor(kFlashinferDecodeSeqLens, make_vector(seq, dev, kInt32, ndt), true);
   }
 
   /// _build_deepseek_v4_metadata: the prefills' fields (None and zeros without prefills).
@@ -314,10 +369,17 @@ class SparseSwaBuilder final : public Builder {
     m.set_int(kPrefillMaxNumBatchedTokens, cfg.max_num_batched_tokens);
   }
 
+  bool fi_decode_lens_;      ///< The V4.1 FlashInfer member (flashinfer_decode_*).
   int32_t window_;
+  int32_t noncausal_width_;  ///< DSpark's row width; 0 without DSpark.
   int32_t threshold_;
   PersistentBuffers buffers_;
 };
+
+std::unique_ptr<Builder> create(const BackendDescriptor& d, std::shared_ptr<const Backend> backend,
+                                const KvCacheSpec& spec, const BuilderConfig& config) {
+  return std::make_unique<SparseSwaBuilder>(std::move(backend), d, spec, config);
+}
 
 void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   check_spec_kind(d, spec);
@@ -335,29 +397,30 @@ void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const
 /// from it only in their _cudagraph_support class attribute on the batches libattn builds (see
 /// the head of this file), so they share its check, buffers and builder.
 template <int32_t Level>
-constexpr BackendDescriptor sparse_swa_descriptor(const char* name) {
+constexpr BackendDescriptor sparse_swa_descriptor(const char* name, int32_t variant) {
   return BackendDescriptor{
       name,
       kVllmRelease,
       kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
-      0,
+      variant,
       fixed_cudagraph_support<Level>,
       check_sparse_swa,
-      buffer_plan_of<plan>,
-      create_builder_of<SparseSwaBuilder>,
+      plan,
+      create,
   };
 }
 
-#define SWA_VARIANTS(X)                                                                  \
-  X(kDeepseekSparseSwaBackend, kName, kCgUniformBatch)                                   \
-  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCgAlways)        \
-  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCgAlways)    \
-  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCgUniformBatch)            \
-  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCgAlways) \
-  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCgAlways)
-#define SWA_DESCRIPTOR_(descriptor, name, level) \
-  extern const BackendDescriptor descriptor;     \
-  const BackendDescriptor descriptor = sparse_swa_descriptor<level>(name);
+#define SWA_VARIANTS(X)                                                                     \
+  X(kDeepseekSparseSwaBackend, kName, kCgUniformBatch, 0)                                   \
+  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCgAlways, 0)        \
+  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCgAlways, 0)    \
+  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCgUniformBatch, 0)            \
+  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCgAlways, 0) \
+  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCgAlways,  \
+    kV41FlashInfer)
+#define SWA_DESCRIPTOR_(descriptor, name, level, variant) \
+  extern const BackendDescriptor descriptor;              \
+  const BackendDescriptor descriptor = sparse_swa_descriptor<level>(name, variant);
 SWA_VARIANTS(SWA_DESCRIPTOR_)
 #undef SWA_DESCRIPTOR_
 

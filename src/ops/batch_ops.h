@@ -749,6 +749,14 @@ void sparse_swa_prefill_gather_lens(const Exec& exec, const int32_t* query_start
                                     int64_t num_decodes, int64_t num_prefills,
                                     int32_t window_size, int32_t* out);
 
+/// DEEPSEEK_V41_SPARSE_SWA_FLASHINFER's _fill_noncausal_decode_lens (DSpark's decode tokens):
+/// for t < n, topk_lens[t] = max(decode_swa_lens[t], window_size) and decode_seq_lens[t] =
+/// seq_lens[token_to_req[t]].
+void sparse_swa_flashinfer_decode_lens(const Exec& exec, const int32_t* decode_swa_lens,
+                                       const int32_t* seq_lens, const int32_t* token_to_req,
+                                       int64_t n, int32_t window_size, int32_t* topk_lens,
+                                       int32_t* decode_seq_lens);
+
 using kernels::C128aTopkParams;
 using kernels::V4CompressedSlotsParams;
 

@@ -82,4 +82,18 @@ void sparse_swa_prefill_gather_lens(const Exec& exec, const int32_t* qsl, const 
   }
 }
 
+void sparse_swa_flashinfer_decode_lens(const Exec& exec, const int32_t* decode_swa_lens,
+                                       const int32_t* seq_lens, const int32_t* token_to_req,
+                                       int64_t n, int32_t window_size, int32_t* topk_lens,
+                                       int32_t* decode_seq_lens) {
+  if (n <= 0) return;
+  if (exec.on_cuda)
+    return ATTN_CUDA_LAUNCH(exec, sparse_swa_flashinfer_decode_lens, decode_swa_lens, seq_lens,
+                            token_to_req, n, window_size, topk_lens, decode_seq_lens);
+  for (int64_t t = 0; t < n; ++t) {
+    topk_lens[t] = std::max(decode_swa_lens[t], window_size);
+    decode_seq_lens[t] = seq_lens[token_to_req[t]];
+  }
+}
+
 }  // namespace attn::ops

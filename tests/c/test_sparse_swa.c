@@ -204,9 +204,11 @@ static void test_refusals(void** state) {
   c = swa_config(0);
   b = ts_builder(NAME, &spec, &c);
   batch = ts_batch_make(q, s, 2, 32, 0, -1);
-  batch->common.causal = 0; /* DSpark's non-causal rows: not configurable */
+  batch->common.causal = 0; /* without config->speculative_dspark: refused */
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
                "common->causal=0");
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "config->speculative_dspark=1");
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED, NAME);
   ts_batch_free(batch);
   batch = ts_batch_make(q + 1, s + 1, 1, 32, 0, -1); /* prefill only: builds, width 0 */
@@ -294,6 +296,84 @@ static void test_draft_update_replay_start(void** state) {
   expect_rows(m, "decode_swa_indices", updated, 2, 4);
   attn_builder_destroy(b);
   ts_batch_free(batch);
+}
+
+/* DSpark (config->speculative_dspark, k = 2, window 8: rows align_up(8 + 2, 64) = 64 wide): a
+ * non-causal batch of decodes [3, 3] onto [40, 6], block 32 (request 0 in blocks 1, 2; request
+ * 1 in block 3). Every token of a request sees the window before its block and the block:
+ * request 0 [max(37 - 8, 0), 40) = [29, 40): slots 61..63, 64..71 (11); request 1 [0, 6): slots
+ * 96..101 (6). V4.1 FlashInfer also returns max(len, 8) = 11, 11, 11, 8, 8, 8 and the requests'
+ * seq_lens per token. Advanced to [41, 7] (draft update): [30, 41) = 62..72 and [0, 7) =
+ * 96..102. A causal batch keeps the window rows; a non-causal prefill-only batch has width 64. */
+static void test_dspark(void** state) {
+  static const int32_t q[2] = {3, 3}, s[2] = {40, 6};
+  static const int32_t lens[6] = {11, 11, 11, 6, 6, 6}, topk[6] = {11, 11, 11, 8, 8, 8};
+  static const int32_t seqs[6] = {40, 40, 40, 6, 6, 6}, seqs2[6] = {41, 41, 41, 7, 7, 7};
+  int32_t rows[6 * 64], rows2[6 * 64];
+  const int fi = strcmp(NAME, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER") == 0;
+  attn_kv_cache_spec_t spec = swa_spec(32, 8);
+  attn_builder_config_t c = swa_config(2);
+  attn_builder_t* b = NULL;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  int i, j;
+  (void)state;
+  for (i = 0; i < 6; ++i)
+    for (j = 0; j < 64; ++j) {
+      const int r0 = i < 3;
+      rows[i * 64 + j] = r0 ? (j < 3 ? 61 + j : j < 11 ? 64 + j - 3 : -1) : (j < 6 ? 96 + j : -1);
+      rows2[i * 64 + j] = r0 ? (j < 2 ? 62 + j : j < 11 ? 64 + j - 2 : -1) : (j < 7 ? 96 + j : -1);
+    }
+  c.speculative_dspark = 1;
+  b = ts_builder(NAME, &spec, &c);
+  batch = ts_batch_make(q, s, 2, 32, 0, -1);
+  batch->common.causal = 0;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
+  assert_int_equal(ts_int(m, "decode_swa_width"), 64);
+  expect_rows(m, "decode_swa_indices", rows, 6, 64);
+  ts_expect_i32(m, "decode_swa_lens", lens, 6);
+  if (fi) {
+    ts_expect_i32(m, "flashinfer_decode_topk_lens", topk, 6);
+    ts_expect_i32(m, "flashinfer_decode_seq_lens", seqs, 6);
+  } else {
+    expect_none(m, "flashinfer_decode_topk_lens");
+    expect_none(m, "flashinfer_decode_seq_lens");
+  }
+  batch->seq[0] = 41;
+  batch->seq[1] = 7;
+  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+  expect_rows(m, "decode_swa_indices", rows2, 6, 64);
+  if (fi) ts_expect_i32(m, "flashinfer_decode_seq_lens", seqs2, 6);
+  /* causal: the window rows, 8 wide */
+  batch->seq[0] = 40;
+  batch->seq[1] = 6;
+  batch->common.causal = 1;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "decode_swa_width"), 8);
+  assert_int_equal(ts_tensor(m, "decode_swa_indices")->shape[2], 8);
+  expect_none(m, "flashinfer_decode_topk_lens");
+  ts_batch_free(batch);
+  /* non-causal without decode tokens: DSpark's width, no rows */
+  {
+    static const int32_t pq[1] = {20}, ps[1] = {30};
+    batch = ts_batch_make(pq, ps, 1, 32, 0, -1);
+    batch->common.causal = 0;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "decode_swa_width"), 64);
+    assert_int_equal(ts_int(m, "num_decode_tokens"), 0);
+    ts_batch_free(batch);
+  }
+  attn_builder_destroy(b);
+  /* DSpark drafts need speculative tokens */
+  c = swa_config(0);
+  c.speculative_dspark = 1;
+  ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->speculative_dspark=1 with config->num_speculative_tokens=0");
+  c = swa_config(1);
+  c.reserved_1_7_b = 3;
+  ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->reserved_1_7_b=3 must be 0");
 }
 
 /* The naive restatement of build(): every token's window row (`replay`: per-request starts,
@@ -404,6 +484,7 @@ int main(void) {
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_random),       cmocka_unit_test(test_replay_start),
       cmocka_unit_test(test_draft_update_replay_start),
+      cmocka_unit_test(test_dspark),
   };
   int failed = 0;
   for (g_member = 0; g_member < sizeof(kFamily) / sizeof(kFamily[0]); ++g_member)
