@@ -171,22 +171,17 @@ def finish_pairs(out: List[Pair], vb: Any, vc: Any, lb: Any, patch: Any) -> List
 
 # ---- stand-ins ---------------------------------------------------------------------------
 
-def _swa_rows_numpy(swa_indices: Any, swa_lens: Any, window_size: int, index_width: int,
-                    left_visible: Any, right_visible: Any, query_start_loc: Any, seq_lens: Any,
-                    token_to_req_indices: Any, is_valid_token: Any, block_table: Any,
-                    block_size: int, replay_start: Any, *, num_tokens: int, token_offset: int,
-                    has_image: bool = False) -> None:
-    """_compute_swa_indices_and_lens_kernel restated (causal, no image spans): row i is token
-    t = token_offset + i of r = token_to_req[t]; invalid: len 0, a row of -1; else pos =
-    seq - q + t - qsl[r], the window [max(pos - w + 1, 0, replay[r]), pos + 1) as paged slots,
-    -1 past its length."""
-    assert not has_image
+def _rows_numpy(swa_indices: Any, swa_lens: Any, index_width: int, query_start_loc: Any,
+                seq_lens: Any, token_to_req_indices: Any, is_valid_token: Any, block_table: Any,
+                block_size: int, num_tokens: int, token_offset: int, window: Any) -> None:
+    """The two row kernels' shared part: row i is token t = token_offset + i of r =
+    token_to_req[t]; invalid: len 0, a row of -1; else ``window(r, t, qsl, seq)`` = [start,
+    end) as paged slots, -1 past its length."""
     qsl = query_start_loc.numpy().astype(np.int64)
     seq = seq_lens.numpy().astype(np.int64)
     t2r = token_to_req_indices.numpy().astype(np.int64)
     valid = is_valid_token.numpy()
     bt = block_table.numpy().astype(np.int64)
-    rep = replay_start.numpy().astype(np.int64)
     rows = swa_indices.numpy().reshape(swa_indices.shape[0], -1)
     lens = swa_lens.numpy()
     j = np.arange(index_width)
@@ -197,15 +192,33 @@ def _swa_rows_numpy(swa_indices: Any, swa_lens: Any, window_size: int, index_wid
             rows[i, :index_width] = -1
             continue
         r = t2r[t]
-        pos = seq[r] - (qsl[r + 1] - qsl[r]) + t - qsl[r]
-        start = max(pos - (window_size - 1), 0, rep[r])
-        n = pos + 1 - start
+        start, end = window(r, t, qsl, seq)
+        n = end - start
         lens[i] = n
         p = start + j
         inside = j < n
         slots = np.full(index_width, -1, dtype=np.int64)
         slots[inside] = bt[r, p[inside] // block_size] * block_size + p[inside] % block_size
         rows[i, :index_width] = slots
+
+
+def _swa_rows_numpy(swa_indices: Any, swa_lens: Any, window_size: int, index_width: int,
+                    left_visible: Any, right_visible: Any, query_start_loc: Any, seq_lens: Any,
+                    token_to_req_indices: Any, is_valid_token: Any, block_table: Any,
+                    block_size: int, replay_start: Any, *, num_tokens: int, token_offset: int,
+                    has_image: bool = False) -> None:
+    """_compute_swa_indices_and_lens_kernel restated (causal, no image spans): pos = seq - q +
+    t - qsl[r], the window [max(pos - w + 1, 0, replay[r]), pos + 1)."""
+    assert not has_image
+    rep = replay_start.numpy().astype(np.int64)
+
+    def window(r: int, t: int, qsl: Any, seq: Any) -> Any:
+        pos = seq[r] - (qsl[r + 1] - qsl[r]) + t - qsl[r]
+        return max(pos - (window_size - 1), 0, rep[r]), pos + 1
+
+    _rows_numpy(swa_indices, swa_lens, index_width, query_start_loc, seq_lens,
+                token_to_req_indices, is_valid_token, block_table, block_size, num_tokens,
+                token_offset, window)
 
 
 def _gather_lens_numpy(prefill_gather_lens: Any, seq_lens: Any, query_start_loc: Any,
@@ -226,31 +239,14 @@ def _dspark_rows_numpy(swa_indices: Any, swa_lens: Any, window_size: int, index_
                       is_valid_token: Any, block_table: Any, block_size: int, *,
                       num_tokens: int, token_offset: int) -> None:
     """ComputeDSparkNoncausalSWAIndicesKernel restated: every valid token of request r gets
-    [max(prefix - w, 0), seq_len) as paged slots (prefix = seq_len - q), -1 past its length;
-    an invalid token length 0 and a row of -1."""
-    qsl = query_start_loc.numpy().astype(np.int64)
-    seq = seq_lens.numpy().astype(np.int64)
-    t2r = token_to_req_indices.numpy().astype(np.int64)
-    valid = is_valid_token.numpy()
-    bt = block_table.numpy().astype(np.int64)
-    rows = swa_indices.numpy().reshape(swa_indices.shape[0], -1)
-    lens = swa_lens.numpy()
-    j = np.arange(index_width)
-    for i in range(num_tokens):
-        t = token_offset + i
-        if not valid[t]:
-            lens[i] = 0
-            rows[i, :index_width] = -1
-            continue
-        r = t2r[t]
-        start = max(seq[r] - (qsl[r + 1] - qsl[r]) - window_size, 0)
-        n = seq[r] - start
-        lens[i] = n
-        p = start + j
-        inside = j < n
-        slots = np.full(index_width, -1, dtype=np.int64)
-        slots[inside] = bt[r, p[inside] // block_size] * block_size + p[inside] % block_size
-        rows[i, :index_width] = slots
+    [max(prefix - w, 0), seq_len) (prefix = seq_len - q)."""
+
+    def window(r: int, t: int, qsl: Any, seq: Any) -> Any:
+        return max(seq[r] - (qsl[r + 1] - qsl[r]) - window_size, 0), seq[r]
+
+    _rows_numpy(swa_indices, swa_lens, index_width, query_start_loc, seq_lens,
+                token_to_req_indices, is_valid_token, block_table, block_size, num_tokens,
+                token_offset, window)
 
 
 def _token_to_req_indices_numpy(query_start_loc: Any, out: Any, num_mapped_tokens: int,

@@ -164,23 +164,34 @@ static void test_hand_checked(void** state) {
 
 /* Draft update: decodes [1, 1] onto [40, 6] (window 4); the speculator advances seq_lens to
  * [41, 7]: token 0's window [37, 41): block 1 (id 2), 64 + 5..8 = 69..72; token 1's [3, 7):
- * id 3, 99..102. */
+ * id 3, 99..102. Again with replay_start {38, 0}, which the update reads from the metadata:
+ * built [max(36, 38), 40) = 70, 71; advanced [38, 41) = 70..72. */
 static void test_draft_update(void** state) {
   static const int32_t q[2] = {1, 1}, s[2] = {40, 6};
   static const int32_t rows[8] = {69, 70, 71, 72, 99, 100, 101, 102};
+  static const int32_t built[8] = {70, 71, -1, -1, 98, 99, 100, 101};
+  static const int32_t updated[8] = {70, 71, 72, -1, 99, 100, 101, 102};
+  int32_t start[2] = {38, 0};
+  int64_t n2[1] = {2};
+  attn_tensor_t start_t = ts_host_tensor(start, 1, n2, ATTN_DTYPE_INT, 32);
   attn_kv_cache_spec_t spec = swa_spec(32, 4);
   attn_builder_config_t c = swa_config(1);
   attn_builder_t* b = ts_builder(NAME, &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
   attn_metadata_t* m = NULL;
+  int replay;
   (void)state;
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  batch->seq[0] = 41;
-  batch->seq[1] = 7;
-  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
-  expect_rows(m, "decode_swa_indices", rows, 2, 4);
+  for (replay = 0; replay < 2; ++replay) {
+    ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
+    if (replay) batch->common.replay_start = &start_t;
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    if (replay) expect_rows(m, "decode_swa_indices", built, 2, 4);
+    batch->seq[0] = 41;
+    batch->seq[1] = 7;
+    ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
+    expect_rows(m, "decode_swa_indices", replay ? updated : rows, 2, 4);
+    ts_batch_free(batch);
+  }
   attn_builder_destroy(b);
-  ts_batch_free(batch);
 }
 
 static void test_refusals(void** state) {
@@ -269,33 +280,6 @@ static void test_replay_start(void** state) {
                "common->replay_start[1]=-1 is negative");
   ts_batch_free(batch);
   attn_builder_destroy(b);
-}
-
-/* The draft update reads the replay_start the build was given: decodes [1, 1] onto [40, 6],
- * window 4, replay_start {38, 0}: token 0's window [max(36, 38), 40) = slots 70, 71; advanced
- * to 41, [38, 41) = 70..72 (without the start: 69..72). */
-static void test_draft_update_replay_start(void** state) {
-  static const int32_t q[2] = {1, 1}, s[2] = {40, 6};
-  static const int32_t built[8] = {70, 71, -1, -1, 98, 99, 100, 101};
-  static const int32_t updated[8] = {70, 71, 72, -1, 99, 100, 101, 102};
-  int32_t start[2] = {38, 0};
-  int64_t n2[1] = {2};
-  attn_tensor_t start_t = ts_host_tensor(start, 1, n2, ATTN_DTYPE_INT, 32);
-  attn_kv_cache_spec_t spec = swa_spec(32, 4);
-  attn_builder_config_t c = swa_config(1);
-  attn_builder_t* b = ts_builder(NAME, &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
-  attn_metadata_t* m = NULL;
-  (void)state;
-  batch->common.replay_start = &start_t;
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_rows(m, "decode_swa_indices", built, 2, 4);
-  batch->seq[0] = 41;
-  batch->seq[1] = 7;
-  ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
-  expect_rows(m, "decode_swa_indices", updated, 2, 4);
-  attn_builder_destroy(b);
-  ts_batch_free(batch);
 }
 
 /* DSpark (config->speculative_dspark, k = 2, window 8: rows align_up(8 + 2, 64) = 64 wide): a
@@ -483,7 +467,6 @@ int main(void) {
       cmocka_unit_test(test_levels),       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_random),       cmocka_unit_test(test_replay_start),
-      cmocka_unit_test(test_draft_update_replay_start),
       cmocka_unit_test(test_dspark),
   };
   int failed = 0;
