@@ -67,6 +67,9 @@ MEMBERS = {
                                            "DeepseekSparseSWAFlashInferMetadataBuilder", True),
 }
 TOKEN_BUDGET = 8192
+#: builder pairs kept per member (least recently used dropped): each vLLM builder holds
+#: max_num_batched_tokens (raised to max_model_len) rows of every index buffer
+CACHED_BUILDERS = 16
 TRITON_EVERY = 40
 WINDOWS = (4, 64, 128, 128)
 LEFT_OUT = {
@@ -288,9 +291,12 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     cache = ctx.__dict__.setdefault("sparse_swa_builders", {})
     key = (name, s.window, s.mla_kind, s.spec, s.block_size, s.dspark)
     if key in cache:
+        cache[key] = cache.pop(key)  # most recently used last
         return cache[key]
     for k in [k for k in cache if k[0] != name]:  # one member's builders at a time (memory)
         del cache[k]
+    while len(cache) >= CACHED_BUILDERS:  # vLLM's persistent buffers are max_model_len long
+        del cache[next(iter(cache))]
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import SlidingWindowMLASpec
