@@ -33,6 +33,20 @@
 // the five layer types the base build reads).
 // V4.1's bounded replay (SlidingWindowMLASpec.bounded_replay) reaches the builders only as
 // build()'s replay_start, which libattn does not take (the persistent zeros, as above).
+//
+// ROCm (config->platform_rocm required; rocm_ragged_rows.h for what libattn assumes of the GPU):
+//   DEEPSEEK_SPARSE_SWA_ROCM_AITER      deepseek_v4/amd/rocm.py  (on ROCm vLLM's
+//                                       DEEPSEEK_SPARSE_SWA backend builds with it, so the
+//                                       base name refuses platform_rocm)
+//   DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER  deepseek_v41/amd/rocm.py
+// UNIFORM_BATCH, ALWAYS under adaptive verification; no draft decode update
+// (supports_draft_decode_metadata_update = False); the decode rows in ragged form
+// (decode_swa_ragged_indices / _indptr, persistent buffers of max_num_batched_tokens *
+// max(window, noncausal_index_width) and max_num_batched_tokens + 1 entries; libattn builds no
+// DSpark rows, whose noncausal_index_width is 0 without DSpark, so window wide) and
+// prefill_swa_ragged_* (None: aiter's Triton sparse MLA is gfx950 only and off by default).
+// V4.1's gfx942 --monokernel decode path (swa_decode_meta.build) is not modelled (monokernel off,
+// vLLM's default).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -40,6 +54,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/rocm_ragged_rows.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -86,8 +101,16 @@ constexpr DType kBoolDtype{6, 8, 1};     // DLPack's kDLBool
   X(kPrefillQueryLensCpu, "prefill_query_lens_cpu")                        \
   X(kPrefillWindowSize, "prefill_window_size")                             \
   X(kPrefillMaxModelLen, "prefill_max_model_len")                          \
-  X(kPrefillMaxNumBatchedTokens, "prefill_max_num_batched_tokens")
+  X(kPrefillMaxNumBatchedTokens, "prefill_max_num_batched_tokens")        \
+  X(kDecodeSwaRaggedIndices, "decode_swa_ragged_indices")                  \
+  X(kDecodeSwaRaggedIndptr, "decode_swa_ragged_indptr")                    \
+  X(kPrefillSwaRaggedIndices, "prefill_swa_ragged_indices")                \
+  X(kPrefillSwaRaggedIndptr, "prefill_swa_ragged_indptr")
 ATTN_NAMED_LIST(Field, SWA_FIELDS);
+constexpr size_t kBaseFieldCount = kDecodeSwaRaggedIndices;  // the rest are the ROCm builders'
+
+/// The family's builders: the CUDA ones (one builder) and the ROCm ones (ragged rows added).
+enum Variant : int32_t { kCuda = 0, kRocm = 1 };
 
 #define SWA_BUFFERS(X)                                   \
   X(kBufTokenToReq, "token_to_req_indices")              \
@@ -98,6 +121,8 @@ ATTN_NAMED_LIST(Field, SWA_FIELDS);
   X(kBufPrefillLens, "prefill_swa_lens")                 \
   X(kBufReplayStart, "no_replay_start")                  \
   X(kBufGatherLens, "prefill_gather_lens")               \
+  X(kBufDecodeRagged, "decode_swa_ragged_indices")       \
+  X(kBufDecodeRaggedIndptr, "decode_swa_ragged_indptr")  \
   /* host */                                             \
   X(kBufQueryLensCpu, "prefill_query_lens_cpu")
 ATTN_NAMED_LIST(Buffer, SWA_BUFFERS);
@@ -109,7 +134,7 @@ int32_t window_of(const KvCacheSpec& spec) {
   return spec.sliding_window > 0 ? spec.sliding_window : kDefaultWindow;
 }
 
-std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
+std::vector<BufferRequest> plan(int32_t variant, const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t window = window_of(spec);
   const int64_t tokens = c.max_num_batched_tokens, seqs = c.max_num_seqs, i32 = sizeof(int32_t);
   BufferPlan p(kBufferNames);
@@ -122,6 +147,11 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c)
   p.set(kBufPrefillLens, buffer_bytes("prefill_swa_lens", {tokens, i32}));
   p.set(kBufReplayStart, buffer_bytes("no_replay_start", {seqs + 1, i32}));  // zeros
   p.set(kBufGatherLens, buffer_bytes("prefill_gather_lens", {seqs, i32}));
+  // ROCm: max_tokens * max(window, noncausal_index_width = 0 without DSpark), max_tokens + 1
+  const int64_t rocm = variant == kRocm ? 1 : 0;
+  p.set(kBufDecodeRagged, buffer_bytes("decode_swa_ragged_indices", {rocm * tokens, window, i32}));
+  p.set(kBufDecodeRaggedIndptr,
+        buffer_bytes("decode_swa_ragged_indptr", {rocm * (tokens + 1), i32}));
   p.set(kBufQueryLensCpu, buffer_bytes("prefill_query_lens_cpu", {seqs, i32}), /*host=*/true);
   return p.requests();
 }
@@ -133,18 +163,25 @@ Tensor index_rows(void* data, Device dev, int64_t rows, int64_t width) {
 
 class SparseSwaBuilder final : public Builder {
  public:
-  SparseSwaBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-                   const BuilderConfig& config)
+  SparseSwaBuilder(std::shared_ptr<const Backend> backend, int32_t variant,
+                   const KvCacheSpec& spec, const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
+        rocm_(variant == kRocm),
         window_(window_of(spec)),
         threshold_(attn::max_decode_query_len(config)),
-        buffers_(this->backend().name().c_str(), config.device, plan(spec, config), config.allocator, config.workspace,
-                 config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+        buffers_(this->backend().name().c_str(), config.device, plan(variant, spec, config),
+                 config.allocator, config.workspace, config.workspace_size) {
+    std::vector<std::string> names = name_vector(kFieldNames);
+    if (!rocm_) names.resize(kBaseFieldCount);
+    init_metadata(names);
     set_reorder_batch_threshold(std::nullopt);  // set to None in __init__
   }
 
-  std::string draft_decode_update_refusal() const override { return ""; }
+  std::string draft_decode_update_refusal() const override {
+    return rocm_ ? "vLLM 0.33's ROCm builder keeps it off (supports_draft_decode_metadata_update "
+                   "= False: the update would not refresh the ragged SWA rows)"
+                 : "";
+  }
 
  protected:
   void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
@@ -210,6 +247,7 @@ class SparseSwaBuilder final : public Builder {
     m.set_int(kNumPrefillTokens, npt);
     m.set_int(kMaxDecodeQueryLen, std::min<int64_t>(c.max_query_len, threshold_));
     build_prefill(c, nd, np, qsl, lens, replay, exec);
+    if (rocm_) build_ragged(ndt, exec);
   }
 
   /// update_draft_decode_metadata: the mask, the decode tokens' requests and their window rows
@@ -297,6 +335,22 @@ class SparseSwaBuilder final : public Builder {
     m.set_int(kPrefillMaxNumBatchedTokens, cfg.max_num_batched_tokens);
   }
 
+  /// The ROCm builders' ragged rows: the decode rows (window wide) when there are decode
+  /// tokens, else None; prefill_swa_ragged_* None (rocm_ragged_rows.h).
+  void build_ragged(int64_t ndt, const ops::Exec& exec) {
+    Metadata& m = metadata();
+    for (const Field f : {kDecodeSwaRaggedIndices, kDecodeSwaRaggedIndptr,
+                          kPrefillSwaRaggedIndices, kPrefillSwaRaggedIndptr})
+      m.set_none(f);
+    if (ndt == 0) return;
+    set_ragged_rows(m, kDecodeSwaRaggedIndices, kDecodeSwaRaggedIndptr,
+                    buffers_.as<const int32_t>(kBufDecodeIndices), ndt, window_, window_,
+                    buffers_.as<const int32_t>(kBufDecodeLens), window_,
+                    buffers_.as<int32_t>(kBufDecodeRagged),
+                    buffers_.as<int32_t>(kBufDecodeRaggedIndptr), config().device, exec);
+  }
+
+  bool rocm_;
   int32_t window_;
   int32_t threshold_;
   PersistentBuffers buffers_;
@@ -304,6 +358,11 @@ class SparseSwaBuilder final : public Builder {
 
 void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   check_spec_kind(d, spec);
+  if (d.variant == kRocm) check_rocm_platform(d, c);
+  if (c.platform_rocm && std::string(d.name) == kName)
+    fail(Status::kUnsupported, d.name, " on ROCm is vLLM 0.33's DeepseekV4ROCMAiterSparseSWA"
+         "MetadataBuilder (DeepseekSparseSWABackend.get_builder_cls): build it as "
+         "DEEPSEEK_SPARSE_SWA_ROCM_AITER (config->platform_rocm=1)");
   if (spec.block_size <= 0 || spec.block_size % kBlockMultiple != 0)
     fail(Status::kUnsupported, d.name, " takes block sizes that are multiples of 32 (vLLM 0.33): "
          "kv_cache_spec->block_size=", spec.block_size);
@@ -314,33 +373,49 @@ void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const
 
 }  // namespace
 
+std::vector<BufferRequest> plan_of(const BackendDescriptor& d, const KvCacheSpec& spec,
+                                   const BuilderConfig& c) {
+  return plan(d.variant, spec, c);
+}
+
+std::unique_ptr<Builder> create(const BackendDescriptor& d, std::shared_ptr<const Backend> backend,
+                                const KvCacheSpec& spec, const BuilderConfig& config) {
+  return std::make_unique<SparseSwaBuilder>(std::move(backend), d.variant, spec, config);
+}
+
 /// One descriptor of the family: vLLM's subclasses of DeepseekSparseSWAMetadataBuilder differ
-/// from it only in their _cudagraph_support class attribute on the batches libattn builds (see
-/// the head of this file), so they share its check, buffers and builder.
-template <int32_t Level>
-constexpr BackendDescriptor sparse_swa_descriptor(const char* name) {
+/// from it only in their level on the batches libattn builds, the ROCm ones also in their
+/// ragged rows and draft decode update (see the head of this file), so they share its check,
+/// buffers and builder.
+constexpr BackendDescriptor sparse_swa_descriptor(const char* name, int32_t variant,
+                                                  decltype(BackendDescriptor::cudagraph_support)
+                                                      support) {
   return BackendDescriptor{
-      name,
-      kVllmRelease,
-      kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
-      0,
-      fixed_cudagraph_support<Level>,
-      check_sparse_swa,
-      buffer_plan_of<plan>,
-      create_builder_of<SparseSwaBuilder>,
+      name,     kVllmRelease,     kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
+      variant,  support,          check_sparse_swa,
+      plan_of,  create,
   };
 }
 
-#define SWA_VARIANTS(X)                                                                  \
-  X(kDeepseekSparseSwaBackend, kName, kCgUniformBatch)                                   \
-  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCgAlways)        \
-  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCgAlways)    \
-  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCgUniformBatch)            \
-  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCgAlways) \
-  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCgAlways)
-#define SWA_DESCRIPTOR_(descriptor, name, level) \
-  extern const BackendDescriptor descriptor;     \
-  const BackendDescriptor descriptor = sparse_swa_descriptor<level>(name);
+#define SWA_VARIANTS(X)                                                                         \
+  X(kDeepseekSparseSwaBackend, kName, kCuda, fixed_cudagraph_support<kCgUniformBatch>)          \
+  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCuda,                   \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCuda,               \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCuda,                             \
+    fixed_cudagraph_support<kCgUniformBatch>)                                                   \
+  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCuda,            \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCuda,        \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekSparseSwaRocmAiterBackend, "DEEPSEEK_SPARSE_SWA_ROCM_AITER", kRocm,                \
+    rocm_cudagraph_support<kCgUniformBatch>)                                                    \
+  X(kDeepseekV41SparseSwaRocmAiterBackend, "DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER", kRocm,         \
+    rocm_cudagraph_support<kCgUniformBatch>)
+#define SWA_DESCRIPTOR_(descriptor, name, variant, support) \
+  extern const BackendDescriptor descriptor;                \
+  const BackendDescriptor descriptor = sparse_swa_descriptor(name, variant, support);
 SWA_VARIANTS(SWA_DESCRIPTOR_)
 #undef SWA_DESCRIPTOR_
 
