@@ -22,10 +22,18 @@ Triton kernels of the build (ComputeSWAIndicesAndLensKernel, ComputePrefillMetad
 ``TRITON_EVERY``; on the others a numpy restatement of each (``_swa_rows_numpy``,
 ``_gather_lens_numpy``, sparse_mla_items' ``token_to_req_numpy`` as the documented
 ``_token_to_req_indices_cache``) stands in.
+
+ROCm members (DEEPSEEK_SPARSE_SWA_ROCM_AITER, DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER: vLLM's
+models/deepseek_v4/amd/rocm.py and models/deepseek_v41/amd/rocm.py builders, libattn's with
+config.platform_rocm=1): current_platform answers is_rocm() (rocm_ragged.RocmPlatform: no
+tile-scheduler objects), the modules are imported under the gfx942 answer, the ragged rows are
+compared as rocm_ragged says, get_cudagraph_support under adaptive verification too, and no
+draft decode update runs (both refuse it: supports_draft_decode_metadata_update False).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import types
 from typing import Any, List
@@ -38,6 +46,8 @@ from .item import Item, choice_rng
 from .mla_items import LAYER, _ABSENT, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import Settings, _vllm_config
+from .rocm_ragged import (RAGGED_NAMES, RocmPlatform, adaptive_level_pair, import_rocm,
+                          ragged_kernels, ragged_pairs)
 from .sparse_mla_items import _Platform, token_to_req_numpy
 
 NAME = "DEEPSEEK_SPARSE_SWA"
@@ -58,7 +68,15 @@ MEMBERS = {
                                          "DeepseekSparseSWAFlashMLAMetadataBuilder", True),
     "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER": ("vllm.models.deepseek_v41.nvidia.flashinfer_sparse",
                                            "DeepseekSparseSWAFlashInferMetadataBuilder", True),
+    "DEEPSEEK_SPARSE_SWA_ROCM_AITER": ("vllm.models.deepseek_v4.amd.rocm",
+                                       "DeepseekV4ROCMAiterSparseSWAMetadataBuilder", False),
+    "DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER": ("vllm.models.deepseek_v41.amd.rocm",
+                                           "DeepseekV41ROCMAiterSparseSWAMetadataBuilder", False),
 }
+
+
+def is_rocm(name: str) -> bool:
+    return name.endswith("_ROCM_AITER")
 TOKEN_BUDGET = 8192
 TRITON_EVERY = 40
 WINDOWS = (4, 64, 128, 128)
@@ -197,14 +215,16 @@ def _token_to_req_indices_numpy(query_start_loc: Any, out: Any, num_mapped_token
     return out[:num_tokens]
 
 
-def patched(real_triton: bool) -> Any:
+def patched(real_triton: bool, rocm: bool = False) -> Any:
     """The build's replacements (module doc), undone on exit."""
     from unittest import mock
     mod = importlib.import_module(MODULE)
     real = mod.current_platform
-    real = real._real if isinstance(real, _Platform) else real
+    real = real._real if isinstance(real, (_Platform, RocmPlatform)) else real
     stack = contextlib.ExitStack()
-    swaps = {"current_platform": _Platform(real),
+    if rocm:
+        stack.enter_context(ragged_kernels(real_triton))
+    swaps = {"current_platform": RocmPlatform(real) if rocm else _Platform(real),
              "get_mla_metadata": lambda *a, **k: (_SCHED, None)}
     if not real_triton:
         swaps["_COMPUTE_SWA_INDICES_AND_LENS_KERNEL"] = _swa_rows_numpy
@@ -235,8 +255,9 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     hf.sliding_window = s.window
     try:
         module, cls_name, _ = MEMBERS[name]
-        cls = getattr(importlib.import_module(module), cls_name)
-        with set_current_vllm_config(vc), patched(False):
+        cls = getattr(import_rocm(module) if is_rocm(name) else importlib.import_module(module),
+                      cls_name)
+        with set_current_vllm_config(vc), patched(False, is_rocm(name)):
             vb = cls(spec, [LAYER], vc, torch.device("cpu"))
     finally:
         if old is _ABSENT:
@@ -247,7 +268,8 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     sc = vc.scheduler_config  # VllmConfig raises max_num_batched_tokens to max_model_len
     cfg = libattn.BuilderConfig(sc.max_num_seqs, sc.max_num_batched_tokens,
                                 vc.model_config.max_model_len, 16,
-                                num_speculative_tokens=s.spec, device_capability=90)
+                                num_speculative_tokens=s.spec, device_capability=90,
+                                platform_rocm=int(is_rocm(name)))
     kind = libattn.KvCacheKind.MLA if s.mla_kind else libattn.KvCacheKind.SLIDING_WINDOW
     lspec = libattn.KvCacheSpec(s.block_size, 1, 512, kind=kind,
                                 sliding_window=0 if s.mla_kind else s.window)
@@ -257,7 +279,8 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
 
 # ---- the comparison ------------------------------------------------------------------------
 
-def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True) -> List[Pair]:
+def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True,
+              patch: Any = patched) -> List[Pair]:
     import dataclasses
     lib = {n: lmd[n] for n in lmd.fields()}
     out: List[Pair] = []
@@ -274,15 +297,21 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True)
             out.append((f"{f.name} (an empty dict; not returned)", len(val), 0))
             out.append((f"{f.name} (libattn leaves out)", MISSING, lib.pop(f.name, MISSING)))
             continue
+        if f.name in RAGGED_NAMES:
+            continue
         out.append((f.name, val, lib.pop(f.name, MISSING)))
+    out += ragged_pairs(vmd, lib)
     out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
-    return finish_pairs(out, vb, vc, lb, patched)
+    return finish_pairs(out, vb, vc, lb, patch)
 
 
 def sparse_swa_item(name: str = NAME) -> Item:
+    rocm = is_rocm(name)
+    patch = functools.partial(patched, rocm=rocm)
+
     def v(ctx: Any, b: Batch) -> Any:
         vb, vc, _ = builders(ctx, settings(b, name), name)
-        return vllm_build(ctx, b, vb, vc, patched)
+        return vllm_build(ctx, b, vb, vc, patch)
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b)
@@ -291,12 +320,15 @@ def sparse_swa_item(name: str = NAME) -> Item:
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         from vllm.config import set_current_vllm_config
         vb, vc, lb = builders(ctx, settings(b, name), name)
-        if draft_update(b, vmd):
+        if not rocm and draft_update(b, vmd):
             advance(b, vmd)
             with set_current_vllm_config(vc), patched(False):
                 vb.update_draft_decode_metadata(vmd)
             lb.update_draft_decode_metadata(lmd)
-        return swa_pairs(vmd, lmd, vb, vc, lb, MEMBERS[name][2])
+        out = swa_pairs(vmd, lmd, vb, vc, lb, MEMBERS[name][2], patch)
+        if rocm:
+            out.append(adaptive_level_pair(ctx, vb, vc, lb, name, patch(False)))
+        return out
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(b, name)
@@ -306,8 +338,10 @@ def sparse_swa_item(name: str = NAME) -> Item:
                  f"window {s.window}" + (" (MLA spec)" if s.mla_kind else "")]
         if vmd.is_valid_token is not None and not bool(vmd.is_valid_token.all()):
             parts.append("invalid slots")
-        if draft_update(b, vmd):
+        if not rocm and draft_update(b, vmd):
             parts.append("draft decode update")
+        if getattr(vmd, "decode_swa_ragged_indices", None) is not None:
+            parts.append("ragged decode rows")
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,

@@ -592,6 +592,43 @@ static void test_v41_sparse_indexer(void** state) {
   }
 }
 
+/* Host vs CUDA of `name` on `b` with the tokens' positions `pos` (`tokens` of them, host memory;
+ * a device copy for the CUDA builder), through build or (`capture`) build_for_cudagraph_capture. */
+static void compare_with_positions(const char* name, const attn_kv_cache_spec_t* spec,
+                                   const attn_builder_config_t* config, ts_batch* b,
+                                   int64_t* pos, int64_t tokens, int capture) {
+  attn_builder_config_t dc = *config;
+  attn_builder_t *hb, *db;
+  attn_metadata_t *hm = NULL, *dm = NULL;
+  attn_tensor_t ph, pd;
+  tg_device_batch d;
+  int64_t shape[1];
+  shape[0] = tokens;
+  ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+  pd = ph;
+  pd.device.device_type = ATTN_DEVICE_CUDA;
+  pd.data = tg_to_device(pos, (size_t)tokens * 8);
+  dc.device.device_type = ATTN_DEVICE_CUDA;
+  hb = ts_builder(name, spec, config);
+  db = ts_builder(name, spec, &dc);
+  tg_device_batch_make(b, &d);
+  b->common.positions = &ph;
+  d.common.positions = &pd;
+  if (capture) {
+    ASSERT_OK(attn_build_for_cudagraph_capture(hb, &b->common, &hm, NULL));
+    ASSERT_OK(attn_build_for_cudagraph_capture(db, &d.common, &dm, NULL));
+  } else {
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+  }
+  tg_expect_same_metadata(hm, dm, name);
+  b->common.positions = NULL;
+  cudaFree(pd.data);
+  tg_device_batch_free(&d);
+  attn_builder_destroy(hb);
+  attn_builder_destroy(db);
+}
+
 /* DeepSeek V4 / V4.1 sparse MLA host vs CUDA (kernels/v4_sparse_mla_metadata.cu: the block
  * table clamp, the compressed slot mapping, the C128A decode and prefill rows): random batches
  * with positions, negative block table entries and padded slots, compress ratios 1, 2, 4, 128,
@@ -607,13 +644,9 @@ static void test_v4_sparse_mla(void** state) {
     const char* name =
         ratio <= 2 && iter % 8 < 4 ? "FLASHMLA_SPARSE_DSV41" : "FLASHMLA_SPARSE_DSV4";
     attn_kv_cache_spec_t spec = ts_mla_spec(256);
-    attn_builder_config_t c = ts_config(), dc;
+    attn_builder_config_t c = ts_config();
     int32_t q[32], s[32];
-    int64_t pos[8192], shape[1], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
-    attn_builder_t *hb, *db;
-    attn_metadata_t *hm = NULL, *dm = NULL;
-    attn_tensor_t ph, pd;
-    tg_device_batch d;
+    int64_t pos[8192], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
     ts_batch* b;
     spec.head_size = 512;
     spec.tokens_per_state = ratio;
@@ -634,25 +667,7 @@ static void test_v4_sparse_mla(void** state) {
     }
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
-    shape[0] = tokens;
-    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-    pd = ph;
-    pd.device.device_type = ATTN_DEVICE_CUDA;
-    pd.data = tg_to_device(pos, (size_t)tokens * 8);
-    dc = c;
-    dc.device.device_type = ATTN_DEVICE_CUDA;
-    hb = ts_builder(name, &spec, &c);
-    db = ts_builder(name, &spec, &dc);
-    tg_device_batch_make(b, &d);
-    b->common.positions = &ph;
-    d.common.positions = &pd;
-    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
-    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
-    tg_expect_same_metadata(hm, dm, name);
-    cudaFree(pd.data);
-    tg_device_batch_free(&d);
-    attn_builder_destroy(hb);
-    attn_builder_destroy(db);
+    compare_with_positions(name, &spec, &c, b, pos, tokens, 0);
     ts_batch_free(b);
   }
 }
@@ -675,13 +690,9 @@ static void test_rocm_dsv4(void** state) {
     const int which = iter % 4, capture = iter % 16 >= 12;
     const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
     attn_kv_cache_spec_t spec = ts_mla_spec(which == 1 ? 64 : 256);
-    attn_builder_config_t c = ts_config(), dc;
+    attn_builder_config_t c = ts_config();
     int32_t q[32], s[32];
-    int64_t pos[8192], shape[1], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
-    attn_builder_t *hb, *db;
-    attn_metadata_t *hm = NULL, *dm = NULL;
-    attn_tensor_t ph, pd;
-    tg_device_batch d;
+    int64_t pos[8192], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
     ts_batch* b;
     spec.head_size = 512;
     if (which == 0) spec.tokens_per_state = iter % 8 < 4 ? 128 : 4;
@@ -709,30 +720,7 @@ static void test_rocm_dsv4(void** state) {
     }
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
-    shape[0] = tokens;
-    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-    pd = ph;
-    pd.device.device_type = ATTN_DEVICE_CUDA;
-    pd.data = tg_to_device(pos, (size_t)tokens * 8);
-    dc = c;
-    dc.device.device_type = ATTN_DEVICE_CUDA;
-    hb = ts_builder(names[which], &spec, &c);
-    db = ts_builder(names[which], &spec, &dc);
-    tg_device_batch_make(b, &d);
-    b->common.positions = &ph;
-    d.common.positions = &pd;
-    if (capture) {
-      ASSERT_OK(attn_build_for_cudagraph_capture(hb, &b->common, &hm, NULL));
-      ASSERT_OK(attn_build_for_cudagraph_capture(db, &d.common, &dm, NULL));
-    } else {
-      ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
-      ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
-    }
-    tg_expect_same_metadata(hm, dm, names[which]);
-    cudaFree(pd.data);
-    tg_device_batch_free(&d);
-    attn_builder_destroy(hb);
-    attn_builder_destroy(db);
+    compare_with_positions(names[which], &spec, &c, b, pos, tokens, capture);
     ts_batch_free(b);
   }
 }
