@@ -145,9 +145,10 @@ class RocmPlatform:
         return getattr(self._real, name)
 
 
-def adaptive_level_pair(ctx: Any, vb: Any, vc: Any, lb: Any, name: str, patches: Any) -> Pair:
+def adaptive_level_pair(ctx: Any, vb: Any, vc: Any, lb: Any, name: str, patch: Any) -> Pair:
     """get_cudagraph_support with adaptive verification on (speculative decoding only: without
-    it vLLM has no speculative_config), vLLM's against libattn's."""
+    it vLLM has no speculative_config), vLLM's (asked inside ``patch(False)``, the item's
+    replacements) against libattn's."""
     from vllm.config import set_current_vllm_config
     sc = vc.speculative_config
     if sc is None:
@@ -156,7 +157,7 @@ def adaptive_level_pair(ctx: Any, vb: Any, vc: Any, lb: Any, name: str, patches:
     old = sc.enable_adaptive_verification
     sc.enable_adaptive_verification = True
     try:
-        with set_current_vllm_config(vc), patches:
+        with set_current_vllm_config(vc), patch(False):
             level = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec).name
     finally:
         sc.enable_adaptive_verification = old

@@ -79,6 +79,9 @@ def is_rocm(name: str) -> bool:
     return name.endswith("_ROCM_AITER")
 TOKEN_BUDGET = 8192
 TRITON_EVERY = 40
+#: builder pairs kept (of up to 64 profiles a member; both sides' persistent buffers are sized for
+#: the VllmConfig's 131,072 tokens: up to ~400 MB a pair, ~13 GB for all 64)
+CACHED_BUILDERS = 16
 WINDOWS = (4, 64, 128, 128)
 LEFT_OUT = {
     "tile_sched_": "FlashMLA's scheduler objects (get_mla_metadata, filled by the kernel library "
@@ -241,9 +244,12 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     cache = ctx.__dict__.setdefault("sparse_swa_builders", {})
     key = (name, s.window, s.mla_kind, s.spec, s.block_size)
     if key in cache:
+        cache[key] = cache.pop(key)  # most recently used last
         return cache[key]
     for k in [k for k in cache if k[0] != name]:  # one member's builders at a time (memory)
         del cache[k]
+    while len(cache) >= CACHED_BUILDERS:  # the least recently used first
+        del cache[next(iter(cache))]
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import SlidingWindowMLASpec
@@ -327,7 +333,7 @@ def sparse_swa_item(name: str = NAME) -> Item:
             lb.update_draft_decode_metadata(lmd)
         out = swa_pairs(vmd, lmd, vb, vc, lb, MEMBERS[name][2], patch)
         if rocm:
-            out.append(adaptive_level_pair(ctx, vb, vc, lb, name, patch(False)))
+            out.append(adaptive_level_pair(ctx, vb, vc, lb, name, patch))
         return out
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:

@@ -44,7 +44,7 @@
 // (decode_swa_ragged_indices / _indptr, persistent buffers of max_num_batched_tokens *
 // max(window, noncausal_index_width) and max_num_batched_tokens + 1 entries; libattn builds no
 // DSpark rows, whose noncausal_index_width is 0 without DSpark, so window wide) and
-// prefill_swa_ragged_* (None: aiter's Triton sparse MLA is gfx950 only and off by default).
+// prefill_swa_ragged_* (None: aiter's Triton sparse MLA is an environment switch, off by default).
 // V4.1's gfx942 --monokernel decode path (swa_decode_meta.build) is not modelled (monokernel off,
 // vLLM's default).
 #include <algorithm>
@@ -345,7 +345,7 @@ class SparseSwaBuilder final : public Builder {
     if (ndt == 0) return;
     set_ragged_rows(m, kDecodeSwaRaggedIndices, kDecodeSwaRaggedIndptr,
                     buffers_.as<const int32_t>(kBufDecodeIndices), ndt, window_, window_,
-                    buffers_.as<const int32_t>(kBufDecodeLens), window_,
+                    buffers_.as<const int32_t>(kBufDecodeLens), window_, rocm_gfx950(config()),
                     buffers_.as<int32_t>(kBufDecodeRagged),
                     buffers_.as<int32_t>(kBufDecodeRaggedIndptr), config().device, exec);
   }

@@ -23,7 +23,8 @@
 // base builder (level UNIFORM_BATCH), ALWAYS under adaptive verification. V4's adds the C128A
 // decode rows in ragged form (c128a_decode_topk_ragged_indices / _indptr, persistent buffers of
 // max_num_batched_tokens * c128a_max_compressed and max_num_batched_tokens + 1 entries; None
-// without C128A decode rows) and for_cudagraph_capture (False: gfx950 only, rocm_ragged_rows.h);
+// without C128A decode rows) and for_cudagraph_capture (False; in build_for_cudagraph_capture
+// True on gfx950: rocm_ragged_rows.h);
 // V4.1's adds nothing but the level and block sizes (multiples of 64: [64, 128]).
 #include <algorithm>
 #include <string>
@@ -197,9 +198,15 @@ class V4SparseMlaBuilder final : public Builder {
     if (variant_ == kV4Rocm) {
       m.set_none(kC128aDecodeTopkRaggedIndices);
       m.set_none(kC128aDecodeTopkRaggedIndptr);
-      m.set_bool(kForCudagraphCapture, false);  // build_for_cudagraph_capture's too: not gfx950
+      m.set_bool(kForCudagraphCapture, false);  // the dataclass default; do_capture below
     }
     if (width > 0) build_c128a(c, ndt, npt, width, t2r, exec);
+  }
+
+  /// build_for_cudagraph_capture: the build; ROCm V4's sets for_cudagraph_capture = _ON_GFX950.
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    do_build(0, c, false, exec);
+    if (variant_ == kV4Rocm) metadata().set_bool(kForCudagraphCapture, rocm_gfx950(config()));
   }
 
  private:
@@ -255,7 +262,8 @@ class V4SparseMlaBuilder final : public Builder {
       m.set_tensor(kC128aDecodeTopkLens, make_vector(lens, dev, kInt32, ndt), true);
       if (variant_ == kV4Rocm)
         set_ragged_rows(m, kC128aDecodeTopkRaggedIndices, kC128aDecodeTopkRaggedIndptr, dec, ndt,
-                        width, c128a_max_, lens, c128a_max_, buffers_.as<int32_t>(kBufC128aRagged),
+                        width, c128a_max_, lens, c128a_max_, rocm_gfx950(config()),
+                        buffers_.as<int32_t>(kBufC128aRagged),
                         buffers_.as<int32_t>(kBufC128aRaggedIndptr), dev, exec);
     }
     if (npt > 0)

@@ -161,6 +161,28 @@ static void test_mla_ragged(void** state) {
                 flat, 256);
   assert_ptr_equal(ts_tensor(m, "c128a_decode_topk_ragged_indices")->data, stable);
   assert_int_equal(bool_field(m, "for_cudagraph_capture"), 0);
+  attn_builder_destroy(b);
+  /* gfx950 (platform_rocm with device capability 9.5) and max_model_len 131072: buffer rows
+   * c128a_max_compressed = 1024 apart, W = 128. Off gfx950 the indices are max(2 * 1024, 1) =
+   * 2048 long; on gfx950 cut to the dense source, max(2 * 128, 1) = 256, and the capture build
+   * sets for_cudagraph_capture. */
+  c.max_model_len = 131072;
+  b = ts_builder(MLA_V4, &spec, &c);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  expect_ragged(m, "c128a_decode_topk_ragged_indices", "c128a_decode_topk_ragged_indptr", ptr, 2,
+                flat, 2048);
+  assert_int_equal(bool_field(m, "for_cudagraph_capture"), 0);
+  attn_builder_destroy(b);
+  c.device_capability = 95;
+  b = ts_builder(MLA_V4, &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_ragged(m, "c128a_decode_topk_ragged_indices", "c128a_decode_topk_ragged_indptr", ptr, 2,
+                flat, 256);
+  assert_int_equal(bool_field(m, "for_cudagraph_capture"), 0); /* build: the default */
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  assert_int_equal(bool_field(m, "for_cudagraph_capture"), 1);
+  c.device_capability = 90;
+  c.max_model_len = 8192;
   /* no decode rows (one prefill): None */
   {
     static const int32_t q1[1] = {2}, s1[1] = {256};
