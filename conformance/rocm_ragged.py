@@ -5,7 +5,8 @@ DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER in sparse_swa_items) share.
 
 - The modules import vllm.platforms.rocm, which reads the GPU's GCN arch at import time: they
   are imported while torch answers gfx942 (attn_variant_items._rocm_arch_query), so _ON_GFX950
-  is False, as libattn assumes (src/backends/rocm_ragged_rows.h). No builder reads more of it.
+  is False, libattn's answer for device_capability 90 (src/backends/rocm_ragged_rows.h); the
+  gfx950 batches of ROCM_FLASHMLA_SPARSE_DSV4 patch the module's _ON_GFX950 (v4_sparse_mla_items).
 - build_ragged_indices_from_dense's two Triton kernels (_count_valid_row_entries_kernel,
   _compact_dense_row_to_ragged_kernel) run in Triton's interpreter on the items' Triton batches
   and as numpy restatements (``_count_numpy``, ``_compact_numpy``, launched by vLLM's own
