@@ -29,10 +29,18 @@ Triton kernels of the build (ComputeSWAIndicesAndLensKernel, ComputePrefillMetad
 ``TRITON_EVERY``; on the others a numpy restatement of each (``_swa_rows_numpy``,
 ``_gather_lens_numpy``, ``_dspark_rows_numpy``, sparse_mla_items' ``token_to_req_numpy`` as the
 documented ``_token_to_req_indices_cache``) stands in.
+
+ROCm members (DEEPSEEK_SPARSE_SWA_ROCM_AITER, DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER: vLLM's
+models/deepseek_v4/amd/rocm.py and models/deepseek_v41/amd/rocm.py builders, libattn's with
+config.platform_rocm=1): current_platform answers is_rocm() (rocm_ragged.RocmPlatform: no
+tile-scheduler objects), the modules are imported under the gfx942 answer, the ragged rows are
+compared as rocm_ragged says, get_cudagraph_support under adaptive verification too, and no
+draft decode update runs (both refuse it: supports_draft_decode_metadata_update False).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import types
 from typing import Any, List
@@ -45,6 +53,8 @@ from .item import Item, choice_rng
 from .mla_items import LAYER, _ABSENT, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import Settings, _vllm_config
+from .rocm_ragged import (RAGGED_NAMES, RocmPlatform, adaptive_level_pair, import_rocm,
+                          ragged_kernels, ragged_pairs)
 from .sparse_mla_items import _Platform, token_to_req_numpy
 
 NAME = "DEEPSEEK_SPARSE_SWA"
@@ -65,12 +75,23 @@ MEMBERS = {
                                          "DeepseekSparseSWAFlashMLAMetadataBuilder", True),
     "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER": ("vllm.models.deepseek_v41.nvidia.flashinfer_sparse",
                                            "DeepseekSparseSWAFlashInferMetadataBuilder", True),
+    "DEEPSEEK_SPARSE_SWA_ROCM_AITER": ("vllm.models.deepseek_v4.amd.rocm",
+                                       "DeepseekV4ROCMAiterSparseSWAMetadataBuilder", False),
+    "DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER": ("vllm.models.deepseek_v41.amd.rocm",
+                                           "DeepseekV41ROCMAiterSparseSWAMetadataBuilder", False),
 }
+
+
+def is_rocm(name: str) -> bool:
+    return name.endswith("_ROCM_AITER")
+
+
 TOKEN_BUDGET = 8192
-#: builder pairs kept per member (least recently used dropped): each vLLM builder holds
-#: max_num_batched_tokens (raised to max_model_len) rows of every index buffer
-CACHED_BUILDERS = 16
 TRITON_EVERY = 40
+#: builder pairs kept per member, least recently used dropped (of up to 128 profiles a member,
+#: DSpark's included; both sides' persistent buffers are sized for the VllmConfig's 131,072
+#: tokens: up to ~400 MB a pair)
+CACHED_BUILDERS = 16
 WINDOWS = (4, 64, 128, 128)
 LEFT_OUT = {
     "tile_sched_": "FlashMLA's scheduler objects (get_mla_metadata, filled by the kernel library "
@@ -266,14 +287,16 @@ def _token_to_req_indices_numpy(query_start_loc: Any, out: Any, num_mapped_token
     return out[:num_tokens]
 
 
-def patched(real_triton: bool) -> Any:
+def patched(real_triton: bool, rocm: bool = False) -> Any:
     """The build's replacements (module doc), undone on exit."""
     from unittest import mock
     mod = importlib.import_module(MODULE)
     real = mod.current_platform
-    real = real._real if isinstance(real, _Platform) else real
+    real = real._real if isinstance(real, (_Platform, RocmPlatform)) else real
     stack = contextlib.ExitStack()
-    swaps = {"current_platform": _Platform(real),
+    if rocm:
+        stack.enter_context(ragged_kernels(real_triton))
+    swaps = {"current_platform": RocmPlatform(real) if rocm else _Platform(real),
              "get_mla_metadata": lambda *a, **k: (_SCHED, None)}
     if not real_triton:
         swaps["_COMPUTE_SWA_INDICES_AND_LENS_KERNEL"] = _swa_rows_numpy
@@ -295,7 +318,7 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
         return cache[key]
     for k in [k for k in cache if k[0] != name]:  # one member's builders at a time (memory)
         del cache[k]
-    while len(cache) >= CACHED_BUILDERS:  # vLLM's persistent buffers are max_model_len long
+    while len(cache) >= CACHED_BUILDERS:  # the least recently used first
         del cache[next(iter(cache))]
     import torch
     from vllm.config import set_current_vllm_config
@@ -312,8 +335,9 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
             **{**vars(spec_config), "method": "dspark", "use_dspark": lambda: True}))
     try:
         module, cls_name, _ = MEMBERS[name]
-        cls = getattr(importlib.import_module(module), cls_name)
-        with set_current_vllm_config(vc), patched(False):
+        cls = getattr(import_rocm(module) if is_rocm(name) else importlib.import_module(module),
+                      cls_name)
+        with set_current_vllm_config(vc), patched(False, is_rocm(name)):
             vb = cls(spec, [LAYER], vc, torch.device("cpu"))
     finally:
         object.__setattr__(vc, "speculative_config", spec_config)
@@ -326,7 +350,8 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
     cfg = libattn.BuilderConfig(sc.max_num_seqs, sc.max_num_batched_tokens,
                                 vc.model_config.max_model_len, 16,
                                 num_speculative_tokens=s.spec, device_capability=90,
-                                speculative_dspark=int(s.dspark))
+                                speculative_dspark=int(s.dspark),
+                                platform_rocm=int(is_rocm(name)))
     kind = libattn.KvCacheKind.MLA if s.mla_kind else libattn.KvCacheKind.SLIDING_WINDOW
     lspec = libattn.KvCacheSpec(s.block_size, 1, 512, kind=kind,
                                 sliding_window=0 if s.mla_kind else s.window)
@@ -336,7 +361,8 @@ def builders(ctx: Any, s: Any, name: str = NAME) -> Any:
 
 # ---- the comparison ------------------------------------------------------------------------
 
-def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True) -> List[Pair]:
+def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True,
+              patch: Any = patched) -> List[Pair]:
     import dataclasses
     lib = {n: lmd[n] for n in lmd.fields()}
     out: List[Pair] = []
@@ -353,16 +379,22 @@ def swa_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, sched: bool = True)
             out.append((f"{f.name} (an empty dict; not returned)", len(val), 0))
             out.append((f"{f.name} (libattn leaves out)", MISSING, lib.pop(f.name, MISSING)))
             continue
+        if f.name in RAGGED_NAMES:
+            continue
         out.append((f.name, val, lib.pop(f.name, MISSING)))
+    out += ragged_pairs(vmd, lib)
     out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
-    return finish_pairs(out, vb, vc, lb, patched)
+    return finish_pairs(out, vb, vc, lb, patch)
 
 
 def sparse_swa_item(name: str = NAME) -> Item:
+    rocm = is_rocm(name)
+    patch = functools.partial(patched, rocm=rocm)
+
     def v(ctx: Any, b: Batch) -> Any:
         s = settings(b, name)
         vb, vc, _ = builders(ctx, s, name)
-        return vllm_build(ctx, b, vb, vc, patched, replay=replay_starts(b),
+        return vllm_build(ctx, b, vb, vc, patch, replay=replay_starts(b),
                           causal=not noncausal(b, s))
 
     def l(ctx: Any, b: Batch) -> Any:
@@ -377,12 +409,15 @@ def sparse_swa_item(name: str = NAME) -> Item:
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         from vllm.config import set_current_vllm_config
         vb, vc, lb = builders(ctx, settings(b, name), name)
-        if draft_update(b, vmd):
+        if not rocm and draft_update(b, vmd):
             advance(b, vmd)
             with set_current_vllm_config(vc), patched(False):
                 vb.update_draft_decode_metadata(vmd)
             lb.update_draft_decode_metadata(lmd)
-        return swa_pairs(vmd, lmd, vb, vc, lb, MEMBERS[name][2])
+        out = swa_pairs(vmd, lmd, vb, vc, lb, MEMBERS[name][2], patch)
+        if rocm:
+            out.append(adaptive_level_pair(ctx, vb, vc, lb, name, patch))
+        return out
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(b, name)
@@ -394,11 +429,13 @@ def sparse_swa_item(name: str = NAME) -> Item:
             parts.append("invalid slots")
         if s.dspark:
             parts.append("DSpark, non-causal" if noncausal(b, s) else "DSpark, causal")
-        if draft_update(b, vmd):
+        if not rocm and draft_update(b, vmd):
             parts.append("draft decode update")
         replay = replay_starts(b)
         if replay is not None:
             parts.append("replay_start" + (" on decodes" if replay[:vmd.num_decodes].any() else ""))
+        if getattr(vmd, "decode_swa_ragged_indices", None) is not None:
+            parts.append("ragged decode rows")
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,

@@ -25,10 +25,19 @@ sparse_swa_items' ``TRITON_EVERY``; on the others a numpy restatement of each
 (``_compressed_slots_numpy``, ``_c128a_numpy``, sparse_mla_items' ``token_to_req_numpy``) stands in, called by vLLM's own
 wrappers (the fill of -1, the buffer views, the widths are vLLM's). current_platform is the real
 CPU one: get_device_capability() is None, the SM90/SM100 width of the C128A decode rows.
+
+ROCm: ROCM_FLASHMLA_SPARSE_DSV4 (models/deepseek_v4/amd/rocm.py's
+DeepseekV4ROCMAiterMLASparseMetadataBuilder) and ROCM_FLASHMLA_SPARSE_DSV41
+(models/deepseek_v41/amd/rocm.py), libattn's with config.platform_rocm=1: their modules imported
+under the gfx942 answer, the ragged C128A decode rows compared as rocm_ragged says (the
+build_ragged_indices_from_dense kernels in the interpreter on the Triton batches, restated
+otherwise), and get_cudagraph_support under adaptive verification as well; half of
+ROCM_FLASHMLA_SPARSE_DSV4's batches without speculative tokens as on gfx950 (``gfx950_of``).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 from typing import Any, List
 
@@ -40,9 +49,14 @@ from .item import Item, choice_rng
 from .mla_items import LAYER, zlib_crc
 from .sides import lib_common
 from .sparse_indexer_items import Settings, _vllm_config
+from .rocm_ragged import (RAGGED_NAMES, adaptive_level_pair, import_rocm, ragged_kernels,
+                          ragged_pairs)
 from .sparse_swa_items import finish_pairs, invalid_slots, triton_batch, vllm_build
 
 TOKEN_BUDGET = 8192
+#: builder pairs kept (at ratio 128 both sides' C128A buffers are sized for 131,072 tokens x 1,024:
+#: 1.5-2.5 GB a pair)
+CACHED_BUILDERS = 6
 #: choice_rng salts of invalid_slots and triton_batch (sparse_swa_items') for this module's batches
 SALTS = (62, 61)
 BLOCK_SIZE = 256
@@ -64,7 +78,25 @@ BACKENDS = {
                                  V41_RATIOS),
     "FLASHINFER_MLA_SPARSE_DSV41": ("vllm.models.deepseek_v41.nvidia.flashinfer_sparse",
                                     "DeepseekV4FlashInferMLASparseBackend", V41_RATIOS),
+    "ROCM_FLASHMLA_SPARSE_DSV4": ("vllm.models.deepseek_v4.amd.rocm",
+                                  "DeepseekV4ROCMAiterMLASparseBackend", V4_RATIOS),
+    "ROCM_FLASHMLA_SPARSE_DSV41": ("vllm.models.deepseek_v41.amd.rocm",
+                                   "DeepseekV41ROCMAiterMLASparseBackend", V41_RATIOS),
 }
+
+
+ROCM_V4 = "ROCM_FLASHMLA_SPARSE_DSV4"
+
+
+def is_rocm(name: str) -> bool:
+    return name.startswith("ROCM_")
+
+
+def gfx950_of(name: str, b: Batch) -> bool:
+    """ROCM_FLASHMLA_SPARSE_DSV4 as on gfx950 (libattn: device_capability 95; vLLM: the rocm
+    module's _ON_GFX950 True while it builds) on half its batches without speculative tokens."""
+    return name == "ROCM_FLASHMLA_SPARSE_DSV4" and b.spec == 0 and \
+        choice_rng(b, 63).random() < 0.5
 
 
 def ratio_of(name: str, b: Batch) -> int:
@@ -122,10 +154,15 @@ def _c128a_numpy(global_decode_buffer: Any, decode_lens_buffer: Any, prefill_buf
         pre[:pos.shape[0] - nd, :w] = np.where(j[None, :] < n[nd:, None], j, -1)
 
 
-def patched(real_triton: bool) -> Any:
+def patched(real_triton: bool, rocm: bool = False, gfx950: bool = False) -> Any:
     """The build's replacements (module doc), undone on exit."""
     from unittest import mock
     stack = contextlib.ExitStack()
+    if rocm:
+        stack.enter_context(ragged_kernels(real_triton))
+    if gfx950:
+        stack.enter_context(mock.patch.object(import_rocm(BACKENDS[ROCM_V4][0]), "_ON_GFX950",
+                                              True))
     if not real_triton:
         stack.enter_context(mock.patch.object(importlib.import_module(COMPRESSOR),
                                               "_COMPRESSED_SLOT_MAPPING_KERNEL",
@@ -137,11 +174,14 @@ def patched(real_triton: bool) -> Any:
 
 # ---- the two sides -------------------------------------------------------------------------
 
-def builders(ctx: Any, name: str, ratio: int, k: int) -> Any:
+def builders(ctx: Any, name: str, ratio: int, k: int, gfx950: bool = False) -> Any:
     cache = ctx.__dict__.setdefault("v4_sparse_mla_builders", {})
-    key = (name, ratio, k)
+    key = (name, ratio, k, gfx950)
     if key in cache:
+        cache[key] = cache.pop(key)  # most recently used last
         return cache[key]
+    while len(cache) >= CACHED_BUILDERS:  # the least recently used first
+        del cache[next(iter(cache))]
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import MLAAttentionSpec
@@ -149,7 +189,8 @@ def builders(ctx: Any, name: str, ratio: int, k: int) -> Any:
     spec = MLAAttentionSpec(block_size=BLOCK_SIZE, num_kv_heads=1, head_size=512,
                             dtype=torch.bfloat16, tokens_per_state=ratio)
     module, backend, _ = BACKENDS[name]
-    bcls = getattr(importlib.import_module(module), backend)
+    bcls = getattr(import_rocm(module) if is_rocm(name) else importlib.import_module(module),
+                   backend)
     assert bcls.get_name() == name, (bcls.get_name(), name)
     with set_current_vllm_config(vc), patched(False):
         vb = bcls.get_builder_cls()(spec, [LAYER], vc, torch.device("cpu"))
@@ -157,7 +198,8 @@ def builders(ctx: Any, name: str, ratio: int, k: int) -> Any:
     sc = vc.scheduler_config
     cfg = libattn.BuilderConfig(sc.max_num_seqs, sc.max_num_batched_tokens,
                                 vc.model_config.max_model_len, 16,
-                                num_speculative_tokens=k, device_capability=90)
+                                num_speculative_tokens=k, device_capability=95 if gfx950 else 90,
+                                platform_rocm=int(is_rocm(name)))
     lspec = libattn.KvCacheSpec(BLOCK_SIZE, 1, 512, kind=libattn.KvCacheKind.MLA,
                                 index_topk=int(vc.model_config.hf_config.index_topk),
                                 tokens_per_state=ratio)
@@ -165,35 +207,52 @@ def builders(ctx: Any, name: str, ratio: int, k: int) -> Any:
     return cache[key]
 
 
-def v4_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
+def v4_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any, patch: Any = patched) -> List[Pair]:
     import dataclasses
     lib = {n: lmd[n] for n in lmd.fields()}
     out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, MISSING))
-                       for f in dataclasses.fields(vmd)]
+                       for f in dataclasses.fields(vmd) if f.name not in RAGGED_NAMES]
+    out += ragged_pairs(vmd, lib)
     out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
-    return finish_pairs(out, vb, vc, lb, patched)
+    return finish_pairs(out, vb, vc, lb, patch)
 
 
 def v4_sparse_mla_item(name: str) -> Item:
+    rocm = is_rocm(name)
+
+    def patch_of(b: Batch) -> Any:
+        return functools.partial(patched, rocm=rocm, gfx950=gfx950_of(name, b))
+
+    def mine(ctx: Any, b: Batch) -> Any:
+        return builders(ctx, name, ratio_of(name, b), b.spec, gfx950_of(name, b))
+
     def v(ctx: Any, b: Batch) -> Any:
-        vb, vc, _ = builders(ctx, name, ratio_of(name, b), b.spec)
-        return vllm_build(ctx, b, vb, vc, patched, SALTS)
+        vb, vc, _ = mine(ctx, b)
+        return vllm_build(ctx, b, vb, vc, patch_of(b), SALTS)
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b, SALTS[0])
-        return builders(ctx, name, ratio_of(name, b), b.spec)[2].build(lib_common(ctx, b))
+        return mine(ctx, b)[2].build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        vb, vc, lb = builders(ctx, name, ratio_of(name, b), b.spec)
-        return v4_pairs(vmd, lmd, vb, vc, lb)
+        vb, vc, lb = mine(ctx, b)
+        patch = patch_of(b)
+        out = v4_pairs(vmd, lmd, vb, vc, lb, patch)
+        if rocm:
+            out.append(adaptive_level_pair(ctx, vb, vc, lb, name, patch))
+        return out
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         parts = ["triton" if triton_batch(b, SALTS[1]) else "numpy stand-ins",
                  f"compress ratio {ratio_of(name, b)}"]
+        if gfx950_of(name, b):
+            parts.append("gfx950")
         if getattr(vmd, "c128a_global_decode_topk_indices", None) is not None:
             parts.append("C128A decode rows")
         if getattr(vmd, "c128a_prefill_topk_indices", None) is not None:
             parts.append("C128A prefill rows")
+        if getattr(vmd, "c128a_decode_topk_ragged_indices", None) is not None:
+            parts.append("ragged C128A decode rows")
         if b.tokens and bool((b.slots[:b.tokens] < 0).any()):
             parts.append("invalid slots")
         return ", ".join(parts)

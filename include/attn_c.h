@@ -667,7 +667,10 @@ typedef struct attn_builder_config {
   int32_t device_capability;         /**< CUDA compute capability as major*10+minor (90 for
                                           Hopper); 0 = ask the device (CUDA builds) or unknown.
                                           GDN_ATTN: 90 is vLLM's FlashInfer GDN prefill (no
-                                          chunk_indices / chunk_offsets), others Triton's. */
+                                          chunk_indices / chunk_offsets), others Triton's. With
+                                          platform_rocm: vLLM's get_device_capability() of the
+                                          AMD GPU (gfx942 = 94, gfx950 = 95); DeepSeek V4's ROCm
+                                          builders read 95 as gfx950. */
   int32_t flash_attn_version;        /**< 2, 3 or 4; 0 = vLLM's choice from the capability
                                           (3 on 9.x, 4 on 10.x, else 2). */
   int32_t flash_attn_max_num_splits_for_cuda_graph; /**< vLLM's attention config (default 32). */

@@ -313,4 +313,10 @@ int v4_c128a_topk_metadata(int device_id, void* stream, const int64_t* positions
                            int32_t* decode_indices, int32_t* decode_lens,
                            int32_t* prefill_indices) noexcept;
 
+/// See ops::ragged_from_dense. Three launches: one block per row counts its entries, one block
+/// scans the counts into indptr, one block per row compacts it (a block scan per tile).
+int ragged_from_dense(int device_id, void* stream, const int32_t* indices, int64_t rows,
+                      int64_t width, int64_t row_stride, const int32_t* lengths, int32_t* indptr,
+                      int32_t* out) noexcept;
+
 }  // namespace attn::kernels

@@ -91,7 +91,7 @@ func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability
 		if !info.Accepts(s.Kind) {
 			continue
 		}
-		for attempt, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3, attn.KVDtypeAuto} {
+		for attempt, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3, attn.KVDtypeAuto, attn.KVDtypeAuto} {
 			cfg := config(capability)
 			cfg.CacheDtype = dtype
 			if attempt == 2 { // DeepSeek V4.1's two-level indexer, MXFP4 cache, SM100
@@ -99,6 +99,9 @@ func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability
 				cfg.CandidateBlockSize, cfg.CandidateTopkBlocks = 64, 8
 				cfg.IndexerKVMXFP4 = true
 				cfg.BlockTableWidth = int32(width) // the demo batch's table
+			}
+			if attempt == 3 { // DeepSeek V4 / V4.1's ROCm builders
+				cfg.PlatformROCm = true
 			}
 			b, err := l.NewBuilder(info.Name, s, cfg)
 			var e *attn.Error

@@ -70,7 +70,11 @@
   ROW(kDeepseekSparseSwaFlashInferBackend)                    \
   ROW(kDeepseekV41SparseSwaBackend)                           \
   ROW(kDeepseekV41SparseSwaFlashMlaBackend)                   \
-  ROW(kDeepseekV41SparseSwaFlashInferBackend)
+  ROW(kDeepseekV41SparseSwaFlashInferBackend)                 \
+  ROW(kRocmFlashmlaSparseDsv4Backend) /* v4_sparse_mla.cc */  \
+  ROW(kRocmFlashmlaSparseDsv41Backend)                        \
+  ROW(kDeepseekSparseSwaRocmAiterBackend) /* sparse_swa.cc */ \
+  ROW(kDeepseekV41SparseSwaRocmAiterBackend)
 
 namespace attn::backends {
 

@@ -36,6 +36,19 @@
 // Not offered: deepseek_v4/cpu/cpu_mla.py's DeepseekV4CPUSparseSWAMetadataBuilder, whose build
 // raises KeyError('c1a') in vLLM 0.33 on every batch (its build_tile_scheduler answers three of
 // the five layer types the base build reads).
+//
+// ROCm (config->platform_rocm required; rocm_ragged_rows.h for what libattn assumes of the GPU):
+//   DEEPSEEK_SPARSE_SWA_ROCM_AITER      deepseek_v4/amd/rocm.py  (on ROCm vLLM's
+//                                       DEEPSEEK_SPARSE_SWA backend builds with it, so the
+//                                       base name refuses platform_rocm)
+//   DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER  deepseek_v41/amd/rocm.py
+// UNIFORM_BATCH, ALWAYS under adaptive verification; no draft decode update
+// (supports_draft_decode_metadata_update = False); the decode rows in ragged form
+// (decode_swa_ragged_indices / _indptr, persistent buffers of max_num_batched_tokens *
+// max(window, noncausal_index_width) and max_num_batched_tokens + 1 entries; the rows are
+// decode_swa_width wide: DSpark's on a non-causal batch) and prefill_swa_ragged_* (None: aiter's
+// Triton sparse MLA is an environment switch, off by default). V4.1's gfx942 --monokernel
+// decode path (swa_decode_meta.build) is not modelled (monokernel off, vLLM's default).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -43,6 +56,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/rocm_ragged_rows.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -57,8 +71,6 @@ constexpr int32_t kDefaultWindow = 128;  // DeepSeek V4's hf_config.sliding_wind
 constexpr int32_t kBlockMultiple = 32;   // get_supported_kernel_block_sizes: MultipleOf(32)
 constexpr DType kBoolDtype{6, 8, 1};     // DLPack's kDLBool
 constexpr int64_t kDsparkAlignment = 64; // compressor_utils' _DSPARK_SWA_INDEX_ALIGNMENT
-/// BackendDescriptor::variant of the member that fills flashinfer_decode_* (V4.1 FlashInfer).
-constexpr int32_t kV41FlashInfer = 2;
 
 #define SWA_FIELDS(X)                                                      \
   X(kBlockTable, "block_table")                                            \
@@ -92,8 +104,18 @@ constexpr int32_t kV41FlashInfer = 2;
   X(kPrefillQueryLensCpu, "prefill_query_lens_cpu")                        \
   X(kPrefillWindowSize, "prefill_window_size")                             \
   X(kPrefillMaxModelLen, "prefill_max_model_len")                          \
-  X(kPrefillMaxNumBatchedTokens, "prefill_max_num_batched_tokens")
+  X(kPrefillMaxNumBatchedTokens, "prefill_max_num_batched_tokens")        \
+  X(kDecodeSwaRaggedIndices, "decode_swa_ragged_indices")                  \
+  X(kDecodeSwaRaggedIndptr, "decode_swa_ragged_indptr")                    \
+  X(kPrefillSwaRaggedIndices, "prefill_swa_ragged_indices")                \
+  X(kPrefillSwaRaggedIndptr, "prefill_swa_ragged_indptr")
 ATTN_NAMED_LIST(Field, SWA_FIELDS);
+constexpr size_t kBaseFieldCount = kDecodeSwaRaggedIndices;  // the rest are the ROCm builders'
+
+/// The family's builders: the CUDA ones (one builder) and the ROCm ones (ragged rows added).
+/// The family's builders (BackendDescriptor::variant): the CUDA ones (one builder), the V4.1
+/// FlashInfer one (DSpark's flashinfer_decode_* added) and the ROCm ones (ragged rows added).
+enum Variant : int32_t { kCuda = 0, kRocm = 1, kV41FlashInfer = 2 };
 
 #define SWA_BUFFERS(X)                                   \
   X(kBufTokenToReq, "token_to_req_indices")              \
@@ -107,6 +129,8 @@ ATTN_NAMED_LIST(Field, SWA_FIELDS);
   X(kBufFiTopkLens, "_decode_topk_lens")                 \
   X(kBufFiSeqLens, "_decode_seq_lens")                   \
   X(kBufGatherLens, "prefill_gather_lens")               \
+  X(kBufDecodeRagged, "decode_swa_ragged_indices")       \
+  X(kBufDecodeRaggedIndptr, "decode_swa_ragged_indptr")  \
   /* host */                                             \
   X(kBufQueryLensCpu, "prefill_query_lens_cpu")
 ATTN_NAMED_LIST(Buffer, SWA_BUFFERS);
@@ -147,6 +171,12 @@ std::vector<BufferRequest> plan(const BackendDescriptor& d, const KvCacheSpec& s
   p.set(kBufFiTopkLens, buffer_bytes("_decode_topk_lens", {fi * tokens, i32}));
   p.set(kBufFiSeqLens, buffer_bytes("_decode_seq_lens", {fi * tokens, i32}));
   p.set(kBufGatherLens, buffer_bytes("prefill_gather_lens", {seqs, i32}));
+  // ROCm: max_tokens * max(window, noncausal_index_width = 0 without DSpark), max_tokens + 1
+  const int64_t rocm = d.variant == kRocm ? 1 : 0;
+  p.set(kBufDecodeRagged, buffer_bytes("decode_swa_ragged_indices",
+                                       {rocm * tokens, std::max(window, noncausal), i32}));
+  p.set(kBufDecodeRaggedIndptr,
+        buffer_bytes("decode_swa_ragged_indptr", {rocm * (tokens + 1), i32}));
   p.set(kBufQueryLensCpu, buffer_bytes("prefill_query_lens_cpu", {seqs, i32}), /*host=*/true);
   return p.requests();
 }
@@ -161,17 +191,24 @@ class SparseSwaBuilder final : public Builder {
   SparseSwaBuilder(std::shared_ptr<const Backend> backend, const BackendDescriptor& d,
                    const KvCacheSpec& spec, const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
+        rocm_(d.variant == kRocm),
         fi_decode_lens_(d.variant == kV41FlashInfer),
         window_(window_of(spec)),
         noncausal_width_(noncausal_width_of(spec, config)),
         threshold_(attn::max_decode_query_len(config)),
         buffers_(this->backend().name().c_str(), config.device, plan(d, spec, config),
                  config.allocator, config.workspace, config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+    std::vector<std::string> names = name_vector(kFieldNames);
+    if (!rocm_) names.resize(kBaseFieldCount);
+    init_metadata(names);
     set_reorder_batch_threshold(std::nullopt);  // set to None in __init__
   }
 
-  std::string draft_decode_update_refusal() const override { return ""; }
+  std::string draft_decode_update_refusal() const override {
+    return rocm_ ? "vLLM 0.33's ROCm builder keeps it off (supports_draft_decode_metadata_update "
+                   "= False: the update would not refresh the ragged SWA rows)"
+                 : "";
+  }
 
  protected:
   void do_build(int64_t, const CommonMetadata& c, bool, const ops::Exec& exec) override {
@@ -248,6 +285,7 @@ class SparseSwaBuilder final : public Builder {
     m.set_int(kNumPrefillTokens, npt);
     m.set_int(kMaxDecodeQueryLen, std::min<int64_t>(c.max_query_len, threshold_));
     build_prefill(c, nd, np, qsl, lens, replay, exec);
+    if (rocm_) build_ragged(ndt, buffers_.as<const int32_t>(decode_buf), decode_width, exec);
   }
 
   /// update_draft_decode_metadata: the mask, the decode tokens' requests and their window rows
@@ -369,6 +407,22 @@ class SparseSwaBuilder final : public Builder {
     m.set_int(kPrefillMaxNumBatchedTokens, cfg.max_num_batched_tokens);
   }
 
+  /// The ROCm builders' ragged rows: the decode rows (`width` wide: the window, or DSpark's
+  /// noncausal_index_width) when there are decode tokens, else None; prefill_swa_ragged_* None
+  /// (rocm_ragged_rows.h).
+  void build_ragged(int64_t ndt, const int32_t* rows, int32_t width, const ops::Exec& exec) {
+    Metadata& m = metadata();
+    for (const Field f : {kDecodeSwaRaggedIndices, kDecodeSwaRaggedIndptr,
+                          kPrefillSwaRaggedIndices, kPrefillSwaRaggedIndptr})
+      m.set_none(f);
+    if (ndt == 0) return;
+    set_ragged_rows(m, kDecodeSwaRaggedIndices, kDecodeSwaRaggedIndptr, rows, ndt, width, width,
+                    buffers_.as<const int32_t>(kBufDecodeLens), width, rocm_gfx950(config()),
+                    buffers_.as<int32_t>(kBufDecodeRagged),
+                    buffers_.as<int32_t>(kBufDecodeRaggedIndptr), config().device, exec);
+  }
+
+  bool rocm_;                ///< The ROCm members (the ragged rows).
   bool fi_decode_lens_;      ///< The V4.1 FlashInfer member (flashinfer_decode_*).
   int32_t window_;
   int32_t noncausal_width_;  ///< DSpark's row width; 0 without DSpark.
@@ -383,6 +437,11 @@ std::unique_ptr<Builder> create(const BackendDescriptor& d, std::shared_ptr<cons
 
 void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   check_spec_kind(d, spec);
+  if (d.variant == kRocm) check_rocm_platform(d, c);
+  if (c.platform_rocm && std::string(d.name) == kName)
+    fail(Status::kUnsupported, d.name, " on ROCm is vLLM 0.33's DeepseekV4ROCMAiterSparseSWA"
+         "MetadataBuilder (DeepseekSparseSWABackend.get_builder_cls): build it as "
+         "DEEPSEEK_SPARSE_SWA_ROCM_AITER (config->platform_rocm=1)");
   if (spec.block_size <= 0 || spec.block_size % kBlockMultiple != 0)
     fail(Status::kUnsupported, d.name, " takes block sizes that are multiples of 32 (vLLM 0.33): "
          "kv_cache_spec->block_size=", spec.block_size);
@@ -394,33 +453,38 @@ void check_sparse_swa(const BackendDescriptor& d, const KvCacheSpec& spec, const
 }  // namespace
 
 /// One descriptor of the family: vLLM's subclasses of DeepseekSparseSWAMetadataBuilder differ
-/// from it only in their _cudagraph_support class attribute on the batches libattn builds (see
-/// the head of this file), so they share its check, buffers and builder.
-template <int32_t Level>
-constexpr BackendDescriptor sparse_swa_descriptor(const char* name, int32_t variant) {
+/// from it only in their level on the batches libattn builds, the V4.1 FlashInfer one also in
+/// its DSpark lengths, the ROCm ones also in their ragged rows and draft decode update (see the
+/// head of this file), so they share its check, buffers and builder.
+constexpr BackendDescriptor sparse_swa_descriptor(const char* name, int32_t variant,
+                                                  decltype(BackendDescriptor::cudagraph_support)
+                                                      support) {
   return BackendDescriptor{
-      name,
-      kVllmRelease,
-      kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
-      variant,
-      fixed_cudagraph_support<Level>,
-      check_sparse_swa,
-      plan,
-      create,
+      name,     kVllmRelease,     kv_kind_bit(kKvSlidingWindow) | kv_kind_bit(kKvMla),
+      variant,  support,          check_sparse_swa,
+      plan,     create,
   };
 }
 
-#define SWA_VARIANTS(X)                                                                     \
-  X(kDeepseekSparseSwaBackend, kName, kCgUniformBatch, 0)                                   \
-  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCgAlways, 0)        \
-  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCgAlways, 0)    \
-  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCgUniformBatch, 0)            \
-  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCgAlways, 0) \
-  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kCgAlways,  \
-    kV41FlashInfer)
-#define SWA_DESCRIPTOR_(descriptor, name, level, variant) \
-  extern const BackendDescriptor descriptor;              \
-  const BackendDescriptor descriptor = sparse_swa_descriptor<level>(name, variant);
+#define SWA_VARIANTS(X)                                                                         \
+  X(kDeepseekSparseSwaBackend, kName, kCuda, fixed_cudagraph_support<kCgUniformBatch>)          \
+  X(kDeepseekSparseSwaFlashMlaBackend, "DEEPSEEK_SPARSE_SWA_FLASHMLA", kCuda,                   \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekSparseSwaFlashInferBackend, "DEEPSEEK_SPARSE_SWA_FLASHINFER", kCuda,               \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekV41SparseSwaBackend, "DEEPSEEK_V41_SPARSE_SWA", kCuda,                             \
+    fixed_cudagraph_support<kCgUniformBatch>)                                                   \
+  X(kDeepseekV41SparseSwaFlashMlaBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHMLA", kCuda,            \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekV41SparseSwaFlashInferBackend, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER", kV41FlashInfer, \
+    fixed_cudagraph_support<kCgAlways>)                                                         \
+  X(kDeepseekSparseSwaRocmAiterBackend, "DEEPSEEK_SPARSE_SWA_ROCM_AITER", kRocm,                \
+    rocm_cudagraph_support<kCgUniformBatch>)                                                    \
+  X(kDeepseekV41SparseSwaRocmAiterBackend, "DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER", kRocm,         \
+    rocm_cudagraph_support<kCgUniformBatch>)
+#define SWA_DESCRIPTOR_(descriptor, name, variant, support) \
+  extern const BackendDescriptor descriptor;                \
+  const BackendDescriptor descriptor = sparse_swa_descriptor(name, variant, support);
 SWA_VARIANTS(SWA_DESCRIPTOR_)
 #undef SWA_DESCRIPTOR_
 

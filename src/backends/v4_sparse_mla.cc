@@ -16,6 +16,16 @@
 // whose columns past that width the kernel does not write (uninitialized), and is not modelled.
 // V4.1's prefill context parallelism (pcp_size > 1: a chunk of the slots and an all-gather) is
 // not a libattn input (pcp_size 1).
+//
+// ROCm (models/deepseek_v4/amd/rocm.py, models/deepseek_v41/amd/rocm.py; config->platform_rocm
+// required): ROCM_FLASHMLA_SPARSE_DSV4 (DeepseekV4ROCMAiterMLASparseMetadataBuilder) and
+// ROCM_FLASHMLA_SPARSE_DSV41 (DeepseekV41ROCMAiterMLASparseMetadataBuilder) extend the V4 / V4.1
+// base builder (level UNIFORM_BATCH), ALWAYS under adaptive verification. V4's adds the C128A
+// decode rows in ragged form (c128a_decode_topk_ragged_indices / _indptr, persistent buffers of
+// max_num_batched_tokens * c128a_max_compressed and max_num_batched_tokens + 1 entries; None
+// without C128A decode rows) and for_cudagraph_capture (False; in build_for_cudagraph_capture
+// True on gfx950: rocm_ragged_rows.h);
+// V4.1's adds nothing but the level and block sizes (multiples of 64: [64, 128]).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -23,6 +33,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/rocm_ragged_rows.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -33,12 +44,16 @@ namespace attn::backends {
 namespace {
 
 constexpr int32_t kKernelBlockSize = 256;  // get_supported_kernel_block_sizes
+constexpr int32_t kRocmV41KernelBlockSize = 64;  // ROCM_FLASHMLA_SPARSE_DSV41's: [64, 128]
 constexpr int32_t kC128aRatio = 128;       // compress_ratio of the C128A layers
 constexpr int64_t kC128aAlignment = 128;   // _C128A_TOPK_ALIGNMENT
 
 /// Which builder: V4's (C128A metadata at ratio 128, any ratio), V4's CPU one (no C128A
 /// metadata), V4.1's (ratio 1 or 2, no C128A fields).
-enum Variant : int32_t { kV4 = 0, kV4Cpu = 1, kV41 = 2 };
+/// The ROCm builders: V4's (kV4's fields and the ragged C128A decode rows) and V4.1's.
+enum Variant : int32_t { kV4 = 0, kV4Cpu = 1, kV41 = 2, kV4Rocm = 3, kV41Rocm = 4 };
+
+bool is_v41(int32_t variant) { return variant == kV41 || variant == kV41Rocm; }
 
 #define V4_FIELDS(X)                                                   \
   X(kNumReqs, "num_reqs")                                              \
@@ -53,20 +68,26 @@ enum Variant : int32_t { kV4 = 0, kV4Cpu = 1, kV41 = 2 };
   X(kTopkTokens, "topk_tokens")                                        \
   X(kC128aGlobalDecodeTopkIndices, "c128a_global_decode_topk_indices") \
   X(kC128aDecodeTopkLens, "c128a_decode_topk_lens")                    \
-  X(kC128aPrefillTopkIndices, "c128a_prefill_topk_indices")
+  X(kC128aPrefillTopkIndices, "c128a_prefill_topk_indices")            \
+  X(kC128aDecodeTopkRaggedIndices, "c128a_decode_topk_ragged_indices") \
+  X(kC128aDecodeTopkRaggedIndptr, "c128a_decode_topk_ragged_indptr")   \
+  X(kForCudagraphCapture, "for_cudagraph_capture")
 ATTN_NAMED_LIST(Field, V4_FIELDS);
 constexpr size_t kV41FieldCount = kC128aGlobalDecodeTopkIndices;  // V4.1 has no C128A fields
+constexpr size_t kV4FieldCount = kC128aDecodeTopkRaggedIndices;   // the ROCm ones are kV4Rocm's
 
 #define V4_BUFFERS(X)                               \
   X(kBufReqIdPerToken, "req_id_per_token")          \
   X(kBufCompressedSlots, "compressed_slot_mapping") \
   X(kBufC128aDecode, "c128a_global_decode")         \
   X(kBufC128aDecodeLens, "c128a_decode_lens")       \
-  X(kBufC128aPrefill, "c128a_prefill")
+  X(kBufC128aPrefill, "c128a_prefill")              \
+  X(kBufC128aRagged, "c128a_decode_topk_ragged_indices") \
+  X(kBufC128aRaggedIndptr, "c128a_decode_topk_ragged_indptr")
 ATTN_NAMED_LIST(Buffer, V4_BUFFERS);
 
 bool builds_c128a(int32_t variant, const KvCacheSpec& spec) {
-  return variant == kV4 && spec.compress_ratio() == kC128aRatio;
+  return (variant == kV4 || variant == kV4Rocm) && spec.compress_ratio() == kC128aRatio;
 }
 
 /// __init__'s c128a_max_compressed: cdiv(max_model_len, 128) rounded up to the alignment.
@@ -87,6 +108,12 @@ std::vector<BufferRequest> plan_variant(int32_t variant, const KvCacheSpec& spec
   p.set(kBufC128aDecode, c128a ? buffer_bytes("c128a_global_decode", {tokens, width, i32}) : 0);
   p.set(kBufC128aDecodeLens, c128a ? buffer_bytes("c128a_decode_lens", {tokens, i32}) : 0);
   p.set(kBufC128aPrefill, c128a ? buffer_bytes("c128a_prefill", {tokens, width, i32}) : 0);
+  // ROCm's ragged decode rows: max_tokens * c128a_max_compressed and max_tokens + 1 entries
+  const bool ragged = c128a && variant == kV4Rocm;
+  p.set(kBufC128aRagged,
+        ragged ? buffer_bytes("c128a_decode_topk_ragged_indices", {tokens, width, i32}) : 0);
+  p.set(kBufC128aRaggedIndptr,
+        ragged ? buffer_bytes("c128a_decode_topk_ragged_indptr", {tokens + 1, i32}) : 0);
   return p.requests();
 }
 
@@ -114,7 +141,8 @@ class V4SparseMlaBuilder final : public Builder {
         buffers_(backend().name().c_str(), config.device, plan_variant(variant, spec, config),
                  config.allocator, config.workspace, config.workspace_size) {
     std::vector<std::string> names = name_vector(kFieldNames);
-    if (variant == kV41) names.resize(kV41FieldCount);
+    if (is_v41(variant)) names.resize(kV41FieldCount);
+    if (variant == kV4 || variant == kV4Cpu) names.resize(kV4FieldCount);
     init_metadata(names);
     init_reorder_batch_threshold(1, /*supports_spec_as_decode=*/true);
   }
@@ -163,11 +191,22 @@ class V4SparseMlaBuilder final : public Builder {
     m.set_tensor(kReqIdPerToken, make_vector(t2r, dev, kInt32, T), true);
     m.set_int(kBlockSize, spec().block_size);
     m.set_int(kTopkTokens, sparse_index_topk(spec()));
-    if (variant_ == kV41) return;
+    if (is_v41(variant_)) return;
     for (const Field f :
          {kC128aGlobalDecodeTopkIndices, kC128aDecodeTopkLens, kC128aPrefillTopkIndices})
       m.set_none(f);
+    if (variant_ == kV4Rocm) {
+      m.set_none(kC128aDecodeTopkRaggedIndices);
+      m.set_none(kC128aDecodeTopkRaggedIndptr);
+      m.set_bool(kForCudagraphCapture, false);  // the dataclass default; do_capture below
+    }
     if (width > 0) build_c128a(c, ndt, npt, width, t2r, exec);
+  }
+
+  /// build_for_cudagraph_capture: the build; ROCm V4's sets for_cudagraph_capture = _ON_GFX950.
+  void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
+    do_build(0, c, false, exec);
+    if (variant_ == kV4Rocm) metadata().set_bool(kForCudagraphCapture, rocm_gfx950(config()));
   }
 
  private:
@@ -221,6 +260,11 @@ class V4SparseMlaBuilder final : public Builder {
       m.set_tensor(kC128aGlobalDecodeTopkIndices,
                    make_row_blocks(dec, dev, kInt32, ndt, width, c128a_max_), true);
       m.set_tensor(kC128aDecodeTopkLens, make_vector(lens, dev, kInt32, ndt), true);
+      if (variant_ == kV4Rocm)
+        set_ragged_rows(m, kC128aDecodeTopkRaggedIndices, kC128aDecodeTopkRaggedIndptr, dec, ndt,
+                        width, c128a_max_, lens, c128a_max_, rocm_gfx950(config()),
+                        buffers_.as<int32_t>(kBufC128aRagged),
+                        buffers_.as<int32_t>(kBufC128aRaggedIndptr), dev, exec);
     }
     if (npt > 0)
       m.set_tensor(kC128aPrefillTopkIndices, make_matrix(pre, dev, kInt32, npt, width, c128a_max_),
@@ -242,15 +286,16 @@ std::unique_ptr<Builder> create(const BackendDescriptor& d, std::shared_ptr<cons
 void check_v4_sparse_mla(const BackendDescriptor& d, const KvCacheSpec& spec,
                          const BuilderConfig& c) {
   check_spec_kind(d, spec);
-  if (spec.block_size <= 0 || spec.block_size % kKernelBlockSize != 0)
-    fail(Status::kUnsupported, d.name,
-         " takes block sizes that are multiples of 256 (vLLM 0.33's "
-         "kernel block size): kv_cache_spec->block_size=",
-         spec.block_size);
+  if (d.variant == kV4Rocm || d.variant == kV41Rocm) check_rocm_platform(d, c);
+  // ROCM_FLASHMLA_SPARSE_DSV41's kernel block sizes are [64, 128]: multiples of 64
+  const int32_t kernel_block = d.variant == kV41Rocm ? kRocmV41KernelBlockSize : kKernelBlockSize;
+  if (spec.block_size <= 0 || spec.block_size % kernel_block != 0)
+    fail(Status::kUnsupported, d.name, " takes block sizes that are multiples of ", kernel_block,
+         " (vLLM 0.33's kernel block size): kv_cache_spec->block_size=", spec.block_size);
   if (c.attn_type != kAttnDecoder)
     fail(Status::kUnsupported, d.name,
          " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
-  if (d.variant == kV41 && spec.compress_ratio() > 2)
+  if (is_v41(d.variant) && spec.compress_ratio() > 2)
     invalid(d.name,
             " (DeepSeek V4.1) compresses at ratio 1 or 2 (vLLM raises ValueError): "
             "kv_cache_spec->tokens_per_state=",
@@ -262,16 +307,18 @@ void check_v4_sparse_mla(const BackendDescriptor& d, const KvCacheSpec& spec,
 
 }  // namespace
 
-#define V4_SPARSE_MLA_BACKEND(symbol, name, variant, level)      \
-  extern const BackendDescriptor symbol;                         \
-  const BackendDescriptor symbol{name,                           \
-                                 kVllmRelease,                   \
-                                 kv_kind_bit(kKvMla),            \
-                                 variant,                        \
-                                 fixed_cudagraph_support<level>, \
-                                 check_v4_sparse_mla,            \
-                                 plan,                           \
+#define V4_SPARSE_MLA_BACKEND_(symbol, name, variant, support) \
+  extern const BackendDescriptor symbol;                        \
+  const BackendDescriptor symbol{name,                          \
+                                 kVllmRelease,                  \
+                                 kv_kind_bit(kKvMla),           \
+                                 variant,                       \
+                                 support,                       \
+                                 check_v4_sparse_mla,           \
+                                 plan,                          \
                                  create};
+#define V4_SPARSE_MLA_BACKEND(symbol, name, variant, level) \
+  V4_SPARSE_MLA_BACKEND_(symbol, name, variant, fixed_cudagraph_support<level>)
 
 V4_SPARSE_MLA_BACKEND(kFlashmlaSparseDsv4Backend, "FLASHMLA_SPARSE_DSV4", kV4, kCgAlways)
 V4_SPARSE_MLA_BACKEND(kFlashinferMlaSparseDsv4Backend, "FLASHINFER_MLA_SPARSE_DSV4", kV4, kCgAlways)
@@ -280,5 +327,10 @@ V4_SPARSE_MLA_BACKEND(kFlashmlaSparseDsv41Backend, "FLASHMLA_SPARSE_DSV41", kV41
 V4_SPARSE_MLA_BACKEND(kFlashmlaMegaAttnDsv41Backend, "FLASHMLA_MEGA_ATTN_DSV41", kV41, kCgAlways)
 V4_SPARSE_MLA_BACKEND(kFlashinferMlaSparseDsv41Backend, "FLASHINFER_MLA_SPARSE_DSV41", kV41,
                       kCgAlways)
+// ROCm: the base builders' UNIFORM_BATCH, ALWAYS under adaptive verification
+V4_SPARSE_MLA_BACKEND_(kRocmFlashmlaSparseDsv4Backend, "ROCM_FLASHMLA_SPARSE_DSV4", kV4Rocm,
+                       rocm_cudagraph_support<kCgUniformBatch>)
+V4_SPARSE_MLA_BACKEND_(kRocmFlashmlaSparseDsv41Backend, "ROCM_FLASHMLA_SPARSE_DSV41", kV41Rocm,
+                       rocm_cudagraph_support<kCgUniformBatch>)
 
 }  // namespace attn::backends

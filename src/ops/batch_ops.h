@@ -789,4 +789,14 @@ void v4_c128a_topk_metadata(const Exec& exec, const int64_t* positions,
                             int32_t* decode_indices, int32_t* decode_lens,
                             int32_t* prefill_indices);
 
+/// DeepSeek V4 / V4.1 on ROCm: vLLM 0.33's build_ragged_indices_from_dense
+/// (v1/attention/ops/rocm_aiter_mla_sparse.py, its two Triton kernels, no num_rows limit): row
+/// r < rows of `indices` (rows `row_stride` entries apart, `width` read a row) keeps its entries
+/// j < min(lengths[r], width) whose value is >= 0, in order. indptr[0] = 0, indptr[r + 1] =
+/// indptr[r] + the entries row r keeps (rows + 1 entries written); out[indptr[r] + k] = the k-th
+/// kept entry of row r (indptr[rows] entries written, at most rows * width). A negative length
+/// keeps nothing.
+void ragged_from_dense(const Exec& exec, const int32_t* indices, int64_t rows, int64_t width,
+                       int64_t row_stride, const int32_t* lengths, int32_t* indptr, int32_t* out);
+
 }  // namespace attn::ops

@@ -70,7 +70,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 60, "%zu built-in backends, expected 60", r.count());
+  CHECK(r.count() == 64, "%zu built-in backends, expected 64", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
@@ -82,6 +82,9 @@ void test_builtin_kinds_match_create() {
       attn::KvCacheSpec spec = spec_for(name, kind);
       attn::BuilderConfig config = small_config();
       if (name == "TOKENSPEED_MLA") config.cache_dtype = attn::kKvDtypeFp8E4m3;  // fp8 only
+      // DeepSeek V4 / V4.1's ROCm builders are vLLM's on ROCm only
+      if (has(name, "ROCM_FLASHMLA_SPARSE") || has(name, "SPARSE_SWA_ROCM"))
+        config.platform_rocm = true;
       if (name == "DEEPSEEK_V41_SPARSE_INDEXER") {  // DeepSeek V4.1's inputs, SM100 only
         config.device_capability = 100;
         config.candidate_block_size = 64;

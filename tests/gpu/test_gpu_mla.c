@@ -12,7 +12,7 @@
  * (test_rocm_aiter_mla: kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and
  * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
  * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the DeepSeek V4 / V4.1 sparse MLA
- * builders (test_v4_sparse_mla).
+ * builders (test_v4_sparse_mla) and their ROCm builders' ragged rows (test_rocm_dsv4).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -592,6 +592,43 @@ static void test_v41_sparse_indexer(void** state) {
   }
 }
 
+/* Host vs CUDA of `name` on `b` with the tokens' positions `pos` (`tokens` of them, host memory;
+ * a device copy for the CUDA builder), through build or (`capture`) build_for_cudagraph_capture. */
+static void compare_with_positions(const char* name, const attn_kv_cache_spec_t* spec,
+                                   const attn_builder_config_t* config, ts_batch* b,
+                                   int64_t* pos, int64_t tokens, int capture) {
+  attn_builder_config_t dc = *config;
+  attn_builder_t *hb, *db;
+  attn_metadata_t *hm = NULL, *dm = NULL;
+  attn_tensor_t ph, pd;
+  tg_device_batch d;
+  int64_t shape[1];
+  shape[0] = tokens;
+  ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+  pd = ph;
+  pd.device.device_type = ATTN_DEVICE_CUDA;
+  pd.data = tg_to_device(pos, (size_t)tokens * 8);
+  dc.device.device_type = ATTN_DEVICE_CUDA;
+  hb = ts_builder(name, spec, config);
+  db = ts_builder(name, spec, &dc);
+  tg_device_batch_make(b, &d);
+  b->common.positions = &ph;
+  d.common.positions = &pd;
+  if (capture) {
+    ASSERT_OK(attn_build_for_cudagraph_capture(hb, &b->common, &hm, NULL));
+    ASSERT_OK(attn_build_for_cudagraph_capture(db, &d.common, &dm, NULL));
+  } else {
+    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
+    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
+  }
+  tg_expect_same_metadata(hm, dm, name);
+  b->common.positions = NULL;
+  cudaFree(pd.data);
+  tg_device_batch_free(&d);
+  attn_builder_destroy(hb);
+  attn_builder_destroy(db);
+}
+
 /* DeepSeek V4 / V4.1 sparse MLA host vs CUDA (kernels/v4_sparse_mla_metadata.cu: the block
  * table clamp, the compressed slot mapping, the C128A decode and prefill rows): random batches
  * with positions, negative block table entries and padded slots, compress ratios 1, 2, 4, 128,
@@ -607,13 +644,9 @@ static void test_v4_sparse_mla(void** state) {
     const char* name =
         ratio <= 2 && iter % 8 < 4 ? "FLASHMLA_SPARSE_DSV41" : "FLASHMLA_SPARSE_DSV4";
     attn_kv_cache_spec_t spec = ts_mla_spec(256);
-    attn_builder_config_t c = ts_config(), dc;
+    attn_builder_config_t c = ts_config();
     int32_t q[32], s[32];
-    int64_t pos[8192], shape[1], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
-    attn_builder_t *hb, *db;
-    attn_metadata_t *hm = NULL, *dm = NULL;
-    attn_tensor_t ph, pd;
-    tg_device_batch d;
+    int64_t pos[8192], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
     ts_batch* b;
     spec.head_size = 512;
     spec.tokens_per_state = ratio;
@@ -634,25 +667,60 @@ static void test_v4_sparse_mla(void** state) {
     }
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
-    shape[0] = tokens;
-    ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-    pd = ph;
-    pd.device.device_type = ATTN_DEVICE_CUDA;
-    pd.data = tg_to_device(pos, (size_t)tokens * 8);
-    dc = c;
-    dc.device.device_type = ATTN_DEVICE_CUDA;
-    hb = ts_builder(name, &spec, &c);
-    db = ts_builder(name, &spec, &dc);
-    tg_device_batch_make(b, &d);
-    b->common.positions = &ph;
-    d.common.positions = &pd;
-    ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
-    ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
-    tg_expect_same_metadata(hm, dm, name);
-    cudaFree(pd.data);
-    tg_device_batch_free(&d);
-    attn_builder_destroy(hb);
-    attn_builder_destroy(db);
+    compare_with_positions(name, &spec, &c, b, pos, tokens, 0);
+    ts_batch_free(b);
+  }
+}
+
+/* DeepSeek V4 / V4.1's ROCm builders (ROCM_FLASHMLA_SPARSE_DSV4 / _DSV41,
+ * DEEPSEEK_SPARSE_SWA_ROCM_AITER, DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER; config->platform_rocm) host
+ * vs CUDA (kernels/ragged_from_dense.cu: the ragged C128A decode rows and SWA decode rows and
+ * their indptr, on top of the base builders' kernels): random batches with positions and padded
+ * slots; one in four all decodes of one query length through build_for_cudagraph_capture. */
+static void test_rocm_dsv4(void** state) {
+  static const char* const names[4] = {"ROCM_FLASHMLA_SPARSE_DSV4", "ROCM_FLASHMLA_SPARSE_DSV41",
+                                       "DEEPSEEK_SPARSE_SWA_ROCM_AITER",
+                                       "DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER"};
+  static const int32_t windows[4] = {4, 64, 128, 256};
+  uint64_t seed = 83;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA DeepSeek V4 ROCm builds")) skip();
+  for (iter = 0; iter < 96; ++iter) {
+    const int which = iter % 4, capture = iter % 16 >= 12;
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    attn_kv_cache_spec_t spec = ts_mla_spec(which == 1 ? 64 : 256);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32];
+    int64_t pos[8192], n = ts_rand_range(&seed, 1, 32), nd, r, t = 0, tokens = 0;
+    ts_batch* b;
+    spec.head_size = 512;
+    if (which == 0) spec.tokens_per_state = iter % 8 < 4 ? 128 : 4;
+    if (which == 1) spec.tokens_per_state = 2;
+    if (which >= 2) {
+      spec.kind = ATTN_KV_SLIDING_WINDOW;
+      spec.block_size = 32 << ts_rand_range(&seed, 0, 3);
+      spec.sliding_window = windows[ts_rand_range(&seed, 0, 3)];
+    }
+    c.platform_rocm = 1;
+    c.num_speculative_tokens = k;
+    c.max_model_len = 16384;
+    nd = capture ? n : ts_rand_range(&seed, 0, n);
+    for (r = 0; r < n; ++r) {
+      q[r] = capture ? 1 + k
+             : r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                      : 2 + k + (int32_t)ts_rand_range(&seed, 0, 200);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 12000);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, spec.block_size, 0, -1);
+    for (r = 0; r < n; ++r) {
+      int32_t j;
+      for (j = 0; j < q[r]; ++j) pos[t++] = s[r] - q[r] + j;
+    }
+    for (r = 0; r < tokens; ++r)
+      if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
+    compare_with_positions(names[which], &spec, &c, b, pos, tokens, capture);
     ts_batch_free(b);
   }
 }
@@ -670,6 +738,7 @@ int main(void) {
       cmocka_unit_test(test_compressors),
       cmocka_unit_test(test_v41_sparse_indexer),
       cmocka_unit_test(test_v4_sparse_mla),
+      cmocka_unit_test(test_rocm_dsv4),
       cmocka_unit_test(test_cpu_platform_mla),
       cmocka_unit_test(test_rocm_aiter_mla),
   };

@@ -698,7 +698,10 @@ pub struct attn_builder_config {
     #[doc = "< CUDA compute capability as major*10+minor (90 for"]
     #[doc = "Hopper); 0 = ask the device (CUDA builds) or unknown."]
     #[doc = "GDN_ATTN: 90 is vLLM's FlashInfer GDN prefill (no"]
-    #[doc = "chunk_indices / chunk_offsets), others Triton's."]
+    #[doc = "chunk_indices / chunk_offsets), others Triton's. With"]
+    #[doc = "platform_rocm: vLLM's get_device_capability() of the"]
+    #[doc = "AMD GPU (gfx942 = 94, gfx950 = 95); DeepSeek V4's ROCm"]
+    #[doc = "builders read 95 as gfx950."]
     pub device_capability: i32,
     #[doc = "< 2, 3 or 4; 0 = vLLM's choice from the capability"]
     #[doc = "(3 on 9.x, 4 on 10.x, else 2)."]
