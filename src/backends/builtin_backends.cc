@@ -70,7 +70,10 @@
   ROW(kDeepseekSparseSwaFlashInferBackend)                    \
   ROW(kDeepseekV41SparseSwaBackend)                           \
   ROW(kDeepseekV41SparseSwaFlashMlaBackend)                   \
-  ROW(kDeepseekV41SparseSwaFlashInferBackend)
+  ROW(kDeepseekV41SparseSwaFlashInferBackend)                \
+  ROW(kDeepseekV4IndexerBackend) /* sparse_indexer.cc */      \
+  ROW(kDeepseekV41IndexerBackend)                             \
+  ROW(kCpuV4IndexerBackend)
 
 namespace attn::backends {
 
