@@ -287,7 +287,10 @@ def _i32(x: Any) -> Any:
 
 
 def indexer_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, vb: Any, vc: Any,
-                  lb: Any) -> List[Pair]:
+                  lb: Any, patches: Any = None) -> List[Pair]:
+    """Every field of vLLM's DeepseekV32IndexerMetadata ``v`` against libattn's ``md`` and the
+    builders' answers, vLLM's classmethods inside ``patches`` (default: ``patched(s, False)``,
+    the CUDA platform proxy)."""
     torch = ctx.torch
     lib = {n: md[n] for n in md.fields()}
     seen = set()
@@ -327,7 +330,8 @@ def indexer_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, vb: Any, vc:
         pairs.append(("prefill (optimistic bound rows: chunk plan not compared)", None, None))
     else:
         pairs += _prefill_pairs(p, lib, int(v.num_decodes), b)
-    pairs += builder_answer_pairs(vb, vc, lb, patched(s, False))
+    pairs += builder_answer_pairs(vb, vc, lb, patches if patches is not None else
+                                  patched(s, False))
     for name in lib:
         if name not in seen:
             pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))

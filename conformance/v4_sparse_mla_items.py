@@ -79,9 +79,10 @@ def _compressed_slots_numpy(compressed_slot_mapping: Any, slot_mapping: Any,
                             block_size: int, compress_ratio: int, dcp_world_size: int,
                             cp_interleave: int) -> None:
     """CompressedSlotMappingKernel restated (one program per block table row r): token qsl[r] +
-    i at position seq - q + i writes the slot of state pos // R (block pos // R // block_size,
-    offset pos // R % block_size) when (pos + 1) % R == 0 and its own slot is not -1."""
-    assert dcp_world_size == 1 and cp_interleave == 1
+    i at position seq - q + i writes the slot of state local // R (block local // R //
+    block_size, offset local // R % block_size) when (pos + 1) % R == 0 and its own slot is not
+    -1, local = pos // (cp_interleave * dcp_world_size) * cp_interleave + pos % cp_interleave
+    (the rank-local position; pos itself without DCP; positions >= 0 here, so // is Triton's)."""
     qsl = query_start_loc.numpy().astype(np.int64)
     seq = seq_lens.numpy().astype(np.int64)
     slots = slot_mapping.numpy()
@@ -92,7 +93,8 @@ def _compressed_slots_numpy(compressed_slot_mapping: Any, slot_mapping: Any,
         pos = seq[r] - q + np.arange(q)
         t = qsl[r] + np.arange(q)
         ok = ((pos + 1) % compress_ratio == 0) & (slots[t] != -1)
-        st = pos[ok] // compress_ratio
+        local = pos // (cp_interleave * dcp_world_size) * cp_interleave + pos % cp_interleave
+        st = local[ok] // compress_ratio
         out[t[ok]] = bt[r, st // block_size] * block_size + st % block_size
 
 
