@@ -1,7 +1,8 @@
 /* The compressed form of vLLM 0.33's DeepseekV32IndexerMetadataBuilder (kv_cache_spec->
  * tokens_per_state = 4, DeepSeek V4 / V4.1's C4 indexer) under DEEPSEEK_V4_INDEXER (kernel block
  * 256), DEEPSEEK_V41_INDEXER (64 on 9.x, else 128), CPU_V4_INDEXER (the CPU platform's paths,
- * one prefill chunk a step) and DEEPSEEK_V32_INDEXER itself: the compressed slot mapping, the
+ * one prefill chunk a step), DEEPSEEK_V32_INDEXER itself and DEEPSEEK_V41_SPARSE_INDEXER on the
+ * C4 cache: the compressed slot mapping, the
  * compressed prefill K rows (cu_seq_lens, ks/ke, the chunk plan), the decode lengths // 4, the
  * DCP interleave in states, update_draft_decode_metadata, the refusals, and seeded random
  * batches against a naive restatement. Hand-checked values are worked out in the comments. */
@@ -331,6 +332,43 @@ static void test_refusals(void** state) {
   attn_builder_destroy(b);
 }
 
+/* DEEPSEEK_V41_SPARSE_INDEXER on V4.1's C4 indexer cache (SM100, block 128: 32 states a block;
+ * candidates 8 x 64, MXFP4): decodes [1, 1] onto [9, 17] and a prefill of 4 onto 40 (blocks 1,
+ * 2, 3). The varlen decode lengths [9 // 4, 17 // 4] = [2, 4], also the sparse decode rows'
+ * row_ke (two rows of the zeroed scratch); the prefill's K rows 10: cu_seq_lens [0, 10], ke
+ * contexts 37..40 // 4 = [9, 9, 9, 10], four sparse prefill rows; slots: the prefill's position
+ * 39, state 9 of block 3 (3 * 32 + 9 = 105), the rest -1. The cache block must be 128. */
+static void test_v41_sparse(void** state) {
+  static const int32_t q[3] = {1, 1, 4}, s[3] = {9, 17, 40};
+  static const int64_t slots[6] = {-1, -1, -1, -1, -1, 105};
+  attn_kv_cache_spec_t spec = v4_spec(128);
+  attn_builder_config_t c = v4_config(100, 0);
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 128, 8, -1);
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* t;
+  (void)state;
+  spec.index_topk = 512;
+  c.candidate_block_size = 64;
+  c.candidate_topk_blocks = 8;
+  c.indexer_kv_mxfp4 = 1;
+  b = ts_builder("DEEPSEEK_V41_SPARSE_INDEXER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_slots(m, slots, 6);
+  expect_flat(m, "decode_seq_lens", (int32_t[]){2, 4}, 2);
+  ts_expect_i32(m, "decode_indices", (int32_t[]){0, 1}, 2);
+  ts_expect_i32(m, "sparse_decode_end", (int32_t[]){0, 0}, 2);
+  ts_expect_i32(m, "prefill_cu_seq_lens", (int32_t[]){0, 10}, 2);
+  ts_expect_i32(m, "prefill_cu_seqlen_ke", (int32_t[]){9, 9, 9, 10}, 4);
+  t = ts_tensor(m, "sparse_prefill_end");
+  assert_int_equal(t->shape[0], 4);
+  attn_builder_destroy(b);
+  spec.block_size = 256;
+  ASSERT_ERROR(attn_builder_create("DEEPSEEK_V41_SPARSE_INDEXER", &spec, &c, &b),
+               ATTN_ERR_UNSUPPORTED, "kv_cache_spec->block_size=256");
+  ts_batch_free(batch);
+}
+
 static int32_t local_len(int64_t len, int32_t dcp, int32_t rank, int32_t inter) {
   const int64_t base = len / inter / dcp * inter;
   int64_t rem = len - base * dcp - (int64_t)rank * inter;
@@ -444,7 +482,8 @@ int main(void) {
       cmocka_unit_test(test_levels),     cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_dcp),        cmocka_unit_test(test_chunks),
       cmocka_unit_test(test_cpu_decode), cmocka_unit_test(test_draft_update),
-      cmocka_unit_test(test_refusals),   cmocka_unit_test(test_random),
+      cmocka_unit_test(test_refusals),   cmocka_unit_test(test_v41_sparse),
+      cmocka_unit_test(test_random),
   };
   return cmocka_run_group_tests_name("sparse_indexer_v4", tests, NULL, NULL);
 }
