@@ -2,10 +2,10 @@
  * tokens_per_state = 4, DeepSeek V4 / V4.1's C4 indexer) under DEEPSEEK_V4_INDEXER (kernel block
  * 256), DEEPSEEK_V41_INDEXER (64 on 9.x, else 128), CPU_V4_INDEXER (the CPU platform's paths,
  * one prefill chunk a step), DEEPSEEK_V32_INDEXER itself and DEEPSEEK_V41_SPARSE_INDEXER on the
- * C4 cache: the compressed slot mapping, the
- * compressed prefill K rows (cu_seq_lens, ks/ke, the chunk plan), the decode lengths // 4, the
- * DCP interleave in states, update_draft_decode_metadata, the refusals, and seeded random
- * batches against a naive restatement. Hand-checked values are worked out in the comments. */
+ * C4 cache: the compressed slot mapping, the compressed prefill K rows (cu_seq_lens, ks/ke, the
+ * chunk plan), the decode lengths // 4, the DCP interleave in states,
+ * update_draft_decode_metadata, the refusals, and seeded random batches against a naive
+ * restatement. Hand-checked values are worked out in the comments. */
 #include "test_support.h"
 
 #define V4 "DEEPSEEK_V4_INDEXER"
