@@ -54,7 +54,7 @@ def settings(b: Batch) -> Any:
 @contextlib.contextmanager
 def sparse_patched(s: Settings, real_triton: bool) -> Any:
     from unittest import mock
-    from .v4_sparse_mla_items import COMPRESSOR, _compressed_slots_numpy
+    from .v4_sparse_mla_items import compressed_slots_stand_in
     mod = importlib.import_module(MODULE)
     smq = importlib.import_module(SMQ)
     real = mod.current_platform
@@ -62,9 +62,7 @@ def sparse_patched(s: Settings, real_triton: bool) -> Any:
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(s, real_triton))
         if not real_triton:
-            stack.enter_context(mock.patch.object(importlib.import_module(COMPRESSOR),
-                                                  "_COMPRESSED_SLOT_MAPPING_KERNEL",
-                                                  _compressed_slots_numpy))
+            stack.enter_context(compressed_slots_stand_in())
         for obj, name, value in ((mod, "current_platform", _Platform100(real)),
                                  (mod, "has_deep_gemm_sparse_mqa", lambda: True),
                                  (mod, "has_deep_select", lambda: True),

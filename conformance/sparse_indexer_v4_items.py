@@ -37,8 +37,9 @@ from .item import Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, MODULE, TOKEN_BUDGET,
-                                   Settings, _vllm_config, indexer_pairs, patched, triton_batch)
-from .v4_sparse_mla_items import COMPRESSOR, _compressed_slots_numpy
+                                   Settings, _vllm_config, indexer_pairs, path_parts, patched,
+                                   triton_batch)
+from .v4_sparse_mla_items import compressed_slots_stand_in
 
 RATIO = 4
 PROFILES = 24
@@ -73,9 +74,7 @@ def build_patched(name: str, s: Settings, real_triton: bool) -> Any:
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(s, real_triton))
         if not real_triton:
-            stack.enter_context(mock.patch.object(importlib.import_module(COMPRESSOR),
-                                                  "_COMPRESSED_SLOT_MAPPING_KERNEL",
-                                                  _compressed_slots_numpy))
+            stack.enter_context(compressed_slots_stand_in())
         if name == "CPU_V4_INDEXER":
             mod = importlib.import_module(MODULE)
             stack.enter_context(mock.patch.object(mod, "current_platform",
@@ -161,25 +160,7 @@ def compressed_item(name: str) -> Item:
         parts = ["triton" if triton_batch(b) else "numpy stand-ins", f"block {b.block_size}",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills"]
-        d = vmd.decode
-        if d is not None:
-            if d.indices is not None:
-                parts.append("varlen decode")
-            elif d.block_table.shape[0] != vmd.num_decodes or d.decode_lens.numel() != \
-                    vmd.num_decodes:
-                parts.append("flattened decode")
-            elif d.seq_lens.dim() == 2 and d.seq_lens.shape[1] > 1:
-                parts.append("native MTP decode")
-            else:
-                parts.append("native decode")
-        if vmd.prefill is not None:
-            c = vmd.prefill.chunks
-            if len(c) > 1:
-                parts.append("several chunks")
-            if any(x.skip_kv_gather for x in c):
-                parts.append("query sub-chunks")
-            if not c:
-                parts.append("no chunk (no compressed K row)")
+        parts += path_parts(vmd)
         if s.dcp > 1:
             parts.append(f"dcp {s.dcp}/{s.interleave}")
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):

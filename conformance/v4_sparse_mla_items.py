@@ -124,14 +124,20 @@ def _c128a_numpy(global_decode_buffer: Any, decode_lens_buffer: Any, prefill_buf
         pre[:pos.shape[0] - nd, :w] = np.where(j[None, :] < n[nd:, None], j, -1)
 
 
+def compressed_slots_stand_in() -> Any:
+    """get_compressed_slot_mapping's Triton kernel replaced by ``_compressed_slots_numpy``
+    (a context manager; the compressed indexer items use it too)."""
+    from unittest import mock
+    return mock.patch.object(importlib.import_module(COMPRESSOR),
+                             "_COMPRESSED_SLOT_MAPPING_KERNEL", _compressed_slots_numpy)
+
+
 def patched(real_triton: bool) -> Any:
     """The build's replacements (module doc), undone on exit."""
     from unittest import mock
     stack = contextlib.ExitStack()
     if not real_triton:
-        stack.enter_context(mock.patch.object(importlib.import_module(COMPRESSOR),
-                                              "_COMPRESSED_SLOT_MAPPING_KERNEL",
-                                              _compressed_slots_numpy))
+        stack.enter_context(compressed_slots_stand_in())
         stack.enter_context(mock.patch.object(importlib.import_module(V4_MLA),
                                               "_BUILD_C128A_TOPK_METADATA_KERNEL", _c128a_numpy))
     return stack

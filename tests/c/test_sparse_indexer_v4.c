@@ -4,8 +4,9 @@
  * one prefill chunk a step), DEEPSEEK_V32_INDEXER itself and DEEPSEEK_V41_SPARSE_INDEXER on the
  * C4 cache: the compressed slot mapping, the compressed prefill K rows (cu_seq_lens, ks/ke, the
  * chunk plan), the decode lengths // 4, the DCP interleave in states,
- * update_draft_decode_metadata, the refusals, and seeded random batches against a naive
- * restatement. Hand-checked values are worked out in the comments. */
+ * update_draft_decode_metadata and the refusals (the seeded random batches against a naive
+ * restatement: test_sparse_indexer.c's test_random_compressed). Hand-checked values are worked
+ * out in the comments. */
 #include "test_support.h"
 
 #define V4 "DEEPSEEK_V4_INDEXER"
@@ -369,121 +370,12 @@ static void test_v41_sparse(void** state) {
   ts_batch_free(batch);
 }
 
-static int32_t local_len(int64_t len, int32_t dcp, int32_t rank, int32_t inter) {
-  const int64_t base = len / inter / dcp * inter;
-  int64_t rem = len - base * dcp - (int64_t)rank * inter;
-  if (rem < 0) rem = 0;
-  if (rem > inter) rem = inter;
-  return (int32_t)(dcp > 1 ? base + rem : len);
-}
-
-/* Seeded random batches (V4 on SM90/SM100 and CPU_V4_INDEXER, k 0..3, DCP 1/2/4 with interleave
- * 4/8/16) against a naive restatement: the slot mapping, the decode lengths (local, then // 4)
- * and the prefill ks/ke and cu_seq_lens in compressed rows (one group: the batches stay far
- * below the budgets). */
-static void test_random(void** state) {
-  uint64_t rng = 0xc4a11u;
-  int iter;
-  (void)state;
-  for (iter = 0; iter < 300; ++iter) {
-    int32_t q[16], s[16];
-    static int32_t ks[4096], ke[4096], dl[4096], cu[17];
-    static int64_t sm[4096];
-    const int cpu = ts_rand_range(&rng, 0, 4) == 0;
-    const int32_t cap = ts_rand_range(&rng, 0, 3) == 0 ? 100 : 90;
-    const int32_t k = (int32_t)ts_rand_range(&rng, 0, 3);
-    const int32_t dcp = (int32_t[]){1, 1, 2, 4}[ts_rand_range(&rng, 0, 3)];
-    const int32_t rank = (int32_t)ts_rand_range(&rng, 0, dcp - 1);
-    const int32_t inter = (int32_t[]){4, 8, 16}[ts_rand_range(&rng, 0, 2)];
-    const int64_t n = ts_rand_range(&rng, 1, 16);
-    const int64_t ndec = ts_rand_range(&rng, 0, n);
-    const int uniform = (int)ts_rand_range(&rng, 0, 1);
-    attn_kv_cache_spec_t spec = v4_spec(256);
-    attn_builder_config_t c = v4_config(cap, k);
-    attn_builder_t* b;
-    ts_batch* batch;
-    attn_metadata_t* m = NULL;
-    int64_t i, t, nd, np, ndt = 0, tok = 0, maxq = 0;
-    const attn_tensor_t* sl;
-    c.decode_context_parallel_size = dcp;
-    c.dcp_rank = rank;
-    c.cp_kv_cache_interleave_size = inter;
-    c.block_table_width = 0;
-    for (i = 0; i < n; ++i) {
-      q[i] = i < ndec ? (uniform ? 1 + k : 1 + (int32_t)ts_rand_range(&rng, 0, k))
-                      : 2 + k + (int32_t)ts_rand_range(&rng, 0, 200);
-      s[i] = q[i] + (int32_t)ts_rand_range(&rng, 0, 2000);
-    }
-    b = ts_builder(cpu ? CPU : V4, &spec, &c);
-    batch = ts_batch_make(q, s, n, 256, 0, -1);
-    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-    for (i = 0, t = 0; i < n; ++i)
-      for (tok = 0; tok < q[i]; ++tok, ++t) {
-        const int64_t pos = s[i] - q[i] + tok;
-        const int64_t local = pos / ((int64_t)inter * dcp) * inter + pos % inter;
-        const int64_t st = (dcp > 1 ? local : pos) / RATIO;
-        sm[t] = (pos + 1) % RATIO ? -1
-                                  : (int64_t)batch->bt[i * batch->width + st / 64] * 64 + st % 64;
-      }
-    expect_slots(m, sm, t);
-    nd = ts_int(m, "num_decodes");
-    np = ts_int(m, "num_prefills");
-    assert_int_equal(nd + np, n);
-    for (i = 0; i < nd; ++i) {
-      ndt += q[i];
-      if (q[i] > maxq) maxq = q[i];
-    }
-    if (nd > 0) {
-      sl = ts_tensor(m, "decode_seq_lens");
-      if (sl->shape[0] == ndt && sl->shape[1] == 1 && (ndt != nd || maxq > 1)) {
-        for (i = 0, t = 0; i < nd; ++i) /* one row per token */
-          for (tok = 0; tok < q[i]; ++tok, ++t)
-            dl[t] = local_len(s[i] - q[i] + tok + 1, dcp, rank, inter) / RATIO;
-        expect_flat(m, "decode_seq_lens", dl, ndt);
-      } else if (sl->shape[1] == 1) { /* native next_n 1 */
-        for (i = 0; i < nd; ++i) dl[i] = local_len(s[i], dcp, rank, inter) / RATIO;
-        expect_flat(m, "decode_seq_lens", dl, nd);
-      } else { /* native MTP: (nd, max_decode_len) */
-        assert_int_equal(sl->shape[1], maxq);
-        for (i = 0, t = 0; i < nd; ++i)
-          for (tok = 0; tok < maxq; ++tok, ++t) {
-            const int64_t v = s[i] - maxq + 1 + tok;
-            dl[t] = local_len(v < 0 ? 0 : v, dcp, rank, inter) / RATIO;
-          }
-        expect_flat(m, "decode_seq_lens", dl, nd * maxq);
-      }
-    }
-    if (np > 0) {
-      int64_t row = 0, local = 0;
-      assert_int_equal(ts_int(m, "prefill_num_chunks"), 1);
-      for (i = nd, t = 0; i < n; ++i) {
-        cu[i - nd] = (int32_t)row;
-        for (tok = 0; tok < q[i]; ++tok, ++t) {
-          ks[t] = (int32_t)(dcp > 1 ? local : row);
-          ke[t] = ks[t] + local_len((s[i] - q[i] + 1 + tok) / RATIO, dcp, rank, inter / RATIO);
-        }
-        row += s[i] / RATIO;
-        local += local_len(s[i] / RATIO, dcp, rank, inter / RATIO);
-      }
-      cu[np] = (int32_t)row;
-      ts_expect_i32(m, "prefill_cu_seqlen_ks", ks, t);
-      ts_expect_i32(m, "prefill_cu_seqlen_ke", ke, t);
-      ts_expect_i32(m, "prefill_cu_seq_lens", cu, np + 1);
-    } else {
-      expect_none(m, "prefill_num_chunks");
-    }
-    attn_builder_destroy(b);
-    ts_batch_free(batch);
-  }
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels),     cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_dcp),        cmocka_unit_test(test_chunks),
       cmocka_unit_test(test_cpu_decode), cmocka_unit_test(test_draft_update),
       cmocka_unit_test(test_refusals),   cmocka_unit_test(test_v41_sparse),
-      cmocka_unit_test(test_random),
   };
   return cmocka_run_group_tests_name("sparse_indexer_v4", tests, NULL, NULL);
 }
