@@ -67,19 +67,6 @@ static void expect_flat(const attn_metadata_t* m, const char* name, const int32_
     }
 }
 
-/* The int64 slot_mapping field against `expected` (n entries). */
-static void expect_slots(const attn_metadata_t* m, const int64_t* expected, int64_t n) {
-  const attn_tensor_t* t = ts_tensor(m, "slot_mapping");
-  int64_t i;
-  assert_non_null(t);
-  assert_int_equal(t->ndim, 1);
-  assert_int_equal(t->shape[0], n);
-  for (i = 0; i < n; ++i)
-    if (((const int64_t*)t->data)[i] != expected[i])
-      fail_msg("slot_mapping[%lld] = %lld, expected %lld", (long long)i,
-               (long long)((const int64_t*)t->data)[i], (long long)expected[i]);
-}
-
 static int32_t level_of(int32_t capability, int32_t k, int adaptive) {
   attn_kv_cache_spec_t spec = ix_spec();
   attn_builder_config_t c = ix_config(capability, k);
@@ -430,7 +417,7 @@ static void check_random(uint64_t rng, int32_t ratio) {
                                     : (int64_t)batch->bt[i * batch->width + st / states] * states +
                                           st % states;
         }
-      expect_slots(m, sm, t);
+      ts_expect_i64(m, "slot_mapping", sm, t);
     }
     nd = ts_int(m, "num_decodes");
     np = ts_int(m, "num_prefills");

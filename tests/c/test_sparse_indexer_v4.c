@@ -60,18 +60,6 @@ static void expect_flat(const attn_metadata_t* m, const char* name, const int32_
   }
 }
 
-static void expect_slots(const attn_metadata_t* m, const int64_t* expected, int64_t n) {
-  const attn_tensor_t* t = ts_tensor(m, "slot_mapping");
-  int64_t i;
-  assert_non_null(t);
-  assert_int_equal(t->ndim, 1);
-  assert_int_equal(t->shape[0], n);
-  for (i = 0; i < n; ++i)
-    if (((const int64_t*)t->data)[i] != expected[i])
-      fail_msg("slot_mapping[%lld] = %lld, expected %lld", (long long)i,
-               (long long)((const int64_t*)t->data)[i], (long long)expected[i]);
-}
-
 static int32_t level_of(const char* name, int32_t block, int32_t capability, int32_t k) {
   attn_kv_cache_spec_t spec = v4_spec(block);
   attn_builder_config_t c = v4_config(capability, k);
@@ -130,7 +118,7 @@ static void test_hand_checked(void** state) {
   const attn_tensor_t* t;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_slots(m, slots, 10);
+  ts_expect_i64(m, "slot_mapping", slots, 10);
   assert_int_equal(ts_int(m, "num_decodes"), 2);
   assert_int_equal(ts_int(m, "num_prefills"), 2);
   t = ts_tensor(m, "decode_seq_lens");
@@ -158,7 +146,7 @@ static void test_hand_checked(void** state) {
   b = ts_builder("DEEPSEEK_V32_INDEXER", &spec, &c);
   batch = ts_batch_make(q, s, 4, 64, 8, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_slots(m, slots64, 10);
+  ts_expect_i64(m, "slot_mapping", slots64, 10);
   expect_flat(m, "decode_seq_lens", (int32_t[]){2, 5}, 2);
   ts_expect_i32(m, "prefill_cu_seqlen_ke", (int32_t[]){6, 6, 7, 7, 7, 16, 16, 17}, 8);
   attn_builder_destroy(b);
@@ -185,7 +173,7 @@ static void test_dcp(void** state) {
   c.cp_kv_cache_interleave_size = 8;
   b = ts_builder(V4, &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_slots(m, slots, 5);
+  ts_expect_i64(m, "slot_mapping", slots, 5);
   expect_flat(m, "decode_seq_lens", (int32_t[]){3}, 1);
   ts_expect_i32(m, "decode_global_seq_lens", (int32_t[]){21}, 1);
   ts_expect_i32(m, "prefill_cu_seq_lens", (int32_t[]){0, 10}, 2);
@@ -281,12 +269,12 @@ static void test_draft_update(void** state) {
   int i;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_slots(m, built, 3);
+  ts_expect_i64(m, "slot_mapping", built, 3);
   expect_flat(m, "decode_seq_lens", (int32_t[]){2, 1, 2}, 3);
   for (i = 0; i < 3; ++i) batch->seq[i] += 1;
   ASSERT_OK(attn_update_draft_decode_metadata(b, m, NULL));
   expect_flat(m, "decode_seq_lens", (int32_t[]){3, 2, 2}, 3);
-  expect_slots(m, updated, 3);
+  ts_expect_i64(m, "slot_mapping", updated, 3);
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -355,7 +343,7 @@ static void test_v41_sparse(void** state) {
   c.indexer_kv_mxfp4 = 1;
   b = ts_builder("DEEPSEEK_V41_SPARSE_INDEXER", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_slots(m, slots, 6);
+  ts_expect_i64(m, "slot_mapping", slots, 6);
   expect_flat(m, "decode_seq_lens", (int32_t[]){2, 4}, 2);
   ts_expect_i32(m, "decode_indices", (int32_t[]){0, 1}, 2);
   ts_expect_i32(m, "sparse_decode_end", (int32_t[]){0, 0}, 2);
