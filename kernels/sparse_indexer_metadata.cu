@@ -1,6 +1,7 @@
 // CUDA implementation of DEEPSEEK_V32_INDEXER's ops (ops::indexer_prefill_arrays,
-// ops::indexer_decode_tensors; any compress ratio): the prefill groups planned again by one thread of one block, then
-// its threads over the prefill tokens; the decode tensors one thread per output row.
+// ops::indexer_decode_tensors; any compress ratio): the prefill groups planned again by one
+// thread of one block, then its threads over the prefill tokens; the decode tensors one thread
+// per output row.
 #include <cuda_runtime.h>
 
 #include "device_guard.cuh"

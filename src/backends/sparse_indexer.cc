@@ -254,7 +254,8 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c,
   p.set(kBufDecodeLens, buffer_bytes("decode_lens_buffer", {rows, i32}));
   p.set(kBufPerReqDecodeLens, buffer_bytes("per_req_decode_lens_buffer", {rows, i32}));
   p.set(kBufDecodeIndices,
-        buffer_bytes("decode_indices_buffer", {decode_paths(c, v).supports_varlen ? rows : 0, i32}));
+        buffer_bytes("decode_indices_buffer",
+                     {decode_paths(c, v).supports_varlen ? rows : 0, i32}));
   p.set(kBufSchedule, buffer_bytes("scheduler_metadata_buffer",
                                    {std::max<int64_t>(c.num_sms, 0) + 1, 2, i32}));
   p.set(kBufCuSeqLens, buffer_bytes("prefill cu_seq_lens", {2 * int64_t{c.max_num_seqs} + 1, i32}));
@@ -504,8 +505,9 @@ class IndexerBuilder final : public Builder {
     const int32_t* hs = klens.data();
     // CPU_V4_INDEXER plans one chunk of every prefill (no workspace or logits budget)
     const bool one_chunk = variant_ == kCpuV4;
-    const int64_t W = one_chunk ? std::numeric_limits<int64_t>::max() : prefill_buffer_rows(cfg, ratio_);
-    const int64_t L = one_chunk ? std::numeric_limits<int64_t>::max() : kMaxLogitsMb * 1024 * 1024 / 4;
+    constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
+    const int64_t W = one_chunk ? kNoBudget : prefill_buffer_rows(cfg, ratio_);
+    const int64_t L = one_chunk ? kNoBudget : kMaxLogitsMb * 1024 * 1024 / 4;
     const int64_t G = ops::indexer_prefill_groups(qlens.data(), hs, np, W, L,
                                                   sparse_.min_split_seq_len, groups_.data());
     const int32_t world = cfg.decode_context_parallel_size;

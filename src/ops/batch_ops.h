@@ -672,8 +672,8 @@ int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_len
 /// local_cu_seq_lens the same of the DCP-local k, interleave in compressed states); per prefill
 /// token t of request r, cu_seqlen_ks[t - qsl[nd]] = the row start of r (local under DCP) and
 /// cu_seqlen_ke = that + (the token's causal context seq_len[r] - query_len[r] + 1 + (t -
-/// qsl[r])) // compress_ratio (its DCP-local length under DCP). The groups read k too. The query sub-chunks of a group are consecutive token
-/// ranges of these arrays.
+/// qsl[r])) // compress_ratio (its DCP-local length under DCP). The groups read k too. The query
+/// sub-chunks of a group are consecutive token ranges of these arrays.
 void indexer_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
                             const int32_t* seq_lens, const IndexerPrefillParams& params,
                             const IndexerPrefillArrays& out);
