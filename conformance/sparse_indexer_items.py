@@ -287,7 +287,10 @@ def _i32(x: Any) -> Any:
 
 
 def indexer_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, vb: Any, vc: Any,
-                  lb: Any) -> List[Pair]:
+                  lb: Any, patches: Any = None) -> List[Pair]:
+    """Every field of vLLM's DeepseekV32IndexerMetadata ``v`` against libattn's ``md`` and the
+    builders' answers, vLLM's classmethods inside ``patches`` (default: ``patched(s, False)``,
+    the CUDA platform proxy)."""
     torch = ctx.torch
     lib = {n: md[n] for n in md.fields()}
     seen = set()
@@ -327,7 +330,8 @@ def indexer_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, vb: Any, vc:
         pairs.append(("prefill (optimistic bound rows: chunk plan not compared)", None, None))
     else:
         pairs += _prefill_pairs(p, lib, int(v.num_decodes), b)
-    pairs += builder_answer_pairs(vb, vc, lb, patched(s, False))
+    pairs += builder_answer_pairs(vb, vc, lb, patches if patches is not None else
+                                  patched(s, False))
     for name in lib:
         if name not in seen:
             pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
@@ -386,6 +390,34 @@ def _prefill_pairs(p: Any, lib: Dict[str, Any], nd: int, b: Batch) -> List[Pair]
     return out
 
 
+def path_parts(vmd: Any) -> List[str]:
+    """The decode path vLLM took (varlen, flattened, native MTP, native) and the prefill plan's
+    shape (several chunks, query sub-chunks, none at all), for an item's ``path``."""
+    parts: List[str] = []
+    d = vmd.decode
+    if d is not None:
+        if d.indices is not None:
+            parts.append("varlen decode")
+        elif d.block_table.shape[0] != vmd.num_decodes or d.decode_lens.numel() != \
+                vmd.num_decodes:
+            parts.append("flattened decode")
+        elif d.seq_lens.dim() == 2 and d.seq_lens.shape[1] > 1:
+            parts.append("native MTP decode")
+        else:
+            parts.append("native decode")
+        if d.requires_padding:
+            parts.append("requires_padding")
+    if vmd.prefill is not None:
+        c = vmd.prefill.chunks
+        if len(c) > 1:
+            parts.append("several chunks")
+        if any(x.skip_kv_gather for x in c):
+            parts.append("query sub-chunks")
+        if not c:
+            parts.append("no chunk (no K row)")
+    return parts
+
+
 def indexer_item() -> Item:
     def common_extra(ctx: Any, b: Batch, s: Settings) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
@@ -427,25 +459,7 @@ def indexer_item() -> Item:
         parts = ["triton" if triton_batch(b) else "numpy stand-ins",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills"]
-        d = vmd.decode
-        if d is not None:
-            if s.cap == 100:
-                parts.append("varlen decode")
-            elif d.block_table.shape[0] != vmd.num_decodes or d.decode_lens.numel() != \
-                    vmd.num_decodes:
-                parts.append("flattened decode")
-            elif d.seq_lens.dim() == 2 and d.seq_lens.shape[1] > 1:
-                parts.append("native MTP decode")
-            else:
-                parts.append("native decode")
-            if d.requires_padding:
-                parts.append("requires_padding")
-        if vmd.prefill is not None:
-            c = vmd.prefill.chunks
-            if len(c) > 1:
-                parts.append("several chunks")
-            if any(x.skip_kv_gather for x in c):
-                parts.append("query sub-chunks")
+        parts += path_parts(vmd)
         if s.dcp > 1:
             parts.append(f"dcp {s.dcp}/{s.interleave}")
         if s.cap == 100:

@@ -8,8 +8,9 @@ against libattn's sparse_* fields and the base fields they alias (docs/backends/
 vLLM's side: sparse_indexer_items' DeepSeek-V3.2-shaped model with the profile's index_topk,
 its hf_text_config given candidate_block_size / candidate_topk_blocks while the builder is made,
 attention_config.indexer_kv_dtype "mxfp4", a real MLAAttentionSpec of block size 128 (the V4.1
-indexer's SM100 kernel block) and compress ratio 1 (tokens_per_state 1: libattn's indexer builds
-no compressed indexer cache). Profiles: four (candidate_block_size, candidate_topk_blocks,
+indexer's SM100 kernel block) and compress ratio 1 (item DEEPSEEK_V41_SPARSE_INDEXER) or 4
+(item DEEPSEEK_V41_SPARSE_INDEXER_C4: tokens_per_state 4, V4.1's C4 indexer cache; libattn's
+spec the same). Profiles: four (candidate_block_size, candidate_topk_blocks,
 index_topk) triples with sparse_block_kv 16 and 8 and min_split_seq_len 256 to 4096 (the
 prefill chunker's clamp), speculative tokens k <= 3, no DCP, SM100 (the varlen decode path).
 
@@ -18,7 +19,8 @@ platform proxy at capability 10.0, has_deep_gemm, the DCP group, the SM count, D
 schedule, the Triton kernels' numpy restatements on most batches), and in sparse_indexer.py the
 library probes has_deep_gemm_sparse_mqa and has_deep_select (True), current_platform (the 10.0
 proxy), and DeepSelect's get_deep_select_stride_requirement ((1024, 32): SM100's documented
-alignment, which libattn takes as given).
+alignment, which libattn takes as given); at ratio 4 also v4_sparse_mla_items' numpy restatement
+of CompressedSlotMappingKernel on the batches the Triton interpreter does not run.
 """
 from __future__ import annotations
 
@@ -52,12 +54,15 @@ def settings(b: Batch) -> Any:
 @contextlib.contextmanager
 def sparse_patched(s: Settings, real_triton: bool) -> Any:
     from unittest import mock
+    from .v4_sparse_mla_items import compressed_slots_stand_in
     mod = importlib.import_module(MODULE)
     smq = importlib.import_module(SMQ)
     real = mod.current_platform
     real = real._real if isinstance(real, _Platform100) else real
     with contextlib.ExitStack() as stack:
         stack.enter_context(patched(s, real_triton))
+        if not real_triton:
+            stack.enter_context(compressed_slots_stand_in())
         for obj, name, value in ((mod, "current_platform", _Platform100(real)),
                                  (mod, "has_deep_gemm_sparse_mqa", lambda: True),
                                  (mod, "has_deep_select", lambda: True),
@@ -79,8 +84,9 @@ def _config(ctx: Any, spec: int, topk: int) -> Any:
     return cache[(spec, topk)]
 
 
-def builders(ctx: Any, b: Batch) -> Any:
-    """Both builders, made per batch (the block_table_width argument is the batch's width)."""
+def builders(ctx: Any, b: Batch, ratio: int = 1) -> Any:
+    """Both builders, made per batch (the block_table_width argument is the batch's width), on
+    an indexer cache of compress ratio ``ratio`` (tokens_per_state)."""
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.v1.kv_cache_interface import MLAAttentionSpec, SparseCacheRole
@@ -88,7 +94,8 @@ def builders(ctx: Any, b: Batch) -> Any:
     vc = _config(ctx, s.spec, topk)
     hf = vc.model_config.hf_text_config
     spec = MLAAttentionSpec(block_size=128, num_kv_heads=1, max_tp_shards=1, head_size=132,
-                            dtype=torch.uint8, cache_role=SparseCacheRole.INDEXER)
+                            dtype=torch.uint8, cache_role=SparseCacheRole.INDEXER,
+                            tokens_per_state=ratio)
     hf.candidate_block_size, hf.candidate_topk_blocks = cbs, ctb
     try:
         cls = importlib.import_module(MODULE).DeepseekV41SparseIndexerMetadataBuilder
@@ -104,7 +111,8 @@ def builders(ctx: Any, b: Batch) -> Any:
         block_table_width=s.width, candidate_block_size=cbs, candidate_topk_blocks=ctb,
         indexer_kv_mxfp4=1)
     lspec = libattn.KvCacheSpec(128, 1, 132, kind=libattn.KvCacheKind.MLA,
-                                dtype=libattn.KvDtype.FP8_E4M3, index_topk=topk)
+                                dtype=libattn.KvDtype.FP8_E4M3, index_topk=topk,
+                                tokens_per_state=ratio)
     return s, vb, vc, ctx.lib.builder(NAME, lspec, cfg)
 
 
@@ -163,27 +171,31 @@ def sparse_pairs(v: Any, lmd: Any, b: Batch) -> List[Pair]:
     return out
 
 
-def v41_sparse_item() -> Item:
+def v41_sparse_item(ratio: int = 1) -> Item:
+    name = NAME if ratio == 1 else f"{NAME}_C{ratio}"
+    key = "v41_last" if ratio == 1 else f"v41_last_c{ratio}"
+
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
-        s, vb, vc, lb = builders(ctx, b)
-        ctx.__dict__["v41_last"] = (b, s, vb, vc, lb)
+        s, vb, vc, lb = builders(ctx, b, ratio)
+        ctx.__dict__[key] = (b, s, vb, vc, lb)
         cm = vllm_common(ctx, b)
         with set_current_vllm_config(vc), sparse_patched(s, triton_batch(b)):
             return vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
-        last = ctx.__dict__.get("v41_last")
-        lb = last[4] if last is not None and last[0] is b else builders(ctx, b)[3]
+        last = ctx.__dict__.get(key)
+        lb = last[4] if last is not None and last[0] is b else builders(ctx, b, ratio)[3]
         return lb.build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        last = ctx.__dict__.get("v41_last")
+        last = ctx.__dict__.get(key)
         if last is not None and last[0] is b:
             _, s, vb, vc, lb = last
         else:
-            s, vb, vc, lb = builders(ctx, b)
-        base = [p for p in indexer_pairs(ctx, s, b, vmd, lmd, vb, vc, lb)
+            s, vb, vc, lb = builders(ctx, b, ratio)
+        base = [p for p in indexer_pairs(ctx, s, b, vmd, lmd, vb, vc, lb,
+                                         patches=sparse_patched(s, False))
                 if "sparse_" not in p[0]]
         return base + sparse_pairs(vmd, lmd, b)
 
@@ -197,7 +209,7 @@ def v41_sparse_item() -> Item:
             parts.append("several chunks")
         return ", ".join(parts)
 
-    return Item(NAME, "builder", v, l, pairs, block_sizes=(128,), max_spec=3, max_requests=256,
+    return Item(name, "builder", v, l, pairs, block_sizes=(128,), max_spec=3, max_requests=256,
                 token_budget=TOKEN_BUDGET, path=path,
                 notes=["not comparable: decode.schedule_metadata: DeepGEMM's (shape compared)",
                        "sparse_*.kernel_metadata: None at build (the first consumer layer "
@@ -205,4 +217,4 @@ def v41_sparse_item() -> Item:
 
 
 def sparse_indexer_v41_items() -> List[Item]:
-    return [v41_sparse_item()]
+    return [v41_sparse_item(), v41_sparse_item(4)]

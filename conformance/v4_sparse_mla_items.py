@@ -111,9 +111,10 @@ def _compressed_slots_numpy(compressed_slot_mapping: Any, slot_mapping: Any,
                             block_size: int, compress_ratio: int, dcp_world_size: int,
                             cp_interleave: int) -> None:
     """CompressedSlotMappingKernel restated (one program per block table row r): token qsl[r] +
-    i at position seq - q + i writes the slot of state pos // R (block pos // R // block_size,
-    offset pos // R % block_size) when (pos + 1) % R == 0 and its own slot is not -1."""
-    assert dcp_world_size == 1 and cp_interleave == 1
+    i at position seq - q + i writes the slot of state local // R (block local // R //
+    block_size, offset local // R % block_size) when (pos + 1) % R == 0 and its own slot is not
+    -1, local = pos // (cp_interleave * dcp_world_size) * cp_interleave + pos % cp_interleave
+    (the rank-local position; pos itself without DCP; positions >= 0 here, so // is Triton's)."""
     qsl = query_start_loc.numpy().astype(np.int64)
     seq = seq_lens.numpy().astype(np.int64)
     slots = slot_mapping.numpy()
@@ -124,7 +125,8 @@ def _compressed_slots_numpy(compressed_slot_mapping: Any, slot_mapping: Any,
         pos = seq[r] - q + np.arange(q)
         t = qsl[r] + np.arange(q)
         ok = ((pos + 1) % compress_ratio == 0) & (slots[t] != -1)
-        st = pos[ok] // compress_ratio
+        local = pos // (cp_interleave * dcp_world_size) * cp_interleave + pos % cp_interleave
+        st = local[ok] // compress_ratio
         out[t[ok]] = bt[r, st // block_size] * block_size + st % block_size
 
 
@@ -154,6 +156,14 @@ def _c128a_numpy(global_decode_buffer: Any, decode_lens_buffer: Any, prefill_buf
         pre[:pos.shape[0] - nd, :w] = np.where(j[None, :] < n[nd:, None], j, -1)
 
 
+def compressed_slots_stand_in() -> Any:
+    """get_compressed_slot_mapping's Triton kernel replaced by ``_compressed_slots_numpy``
+    (a context manager; the compressed indexer items use it too)."""
+    from unittest import mock
+    return mock.patch.object(importlib.import_module(COMPRESSOR),
+                             "_COMPRESSED_SLOT_MAPPING_KERNEL", _compressed_slots_numpy)
+
+
 def patched(real_triton: bool, rocm: bool = False, gfx950: bool = False) -> Any:
     """The build's replacements (module doc), undone on exit."""
     from unittest import mock
@@ -164,9 +174,7 @@ def patched(real_triton: bool, rocm: bool = False, gfx950: bool = False) -> Any:
         stack.enter_context(mock.patch.object(import_rocm(BACKENDS[ROCM_V4][0]), "_ON_GFX950",
                                               True))
     if not real_triton:
-        stack.enter_context(mock.patch.object(importlib.import_module(COMPRESSOR),
-                                              "_COMPRESSED_SLOT_MAPPING_KERNEL",
-                                              _compressed_slots_numpy))
+        stack.enter_context(compressed_slots_stand_in())
         stack.enter_context(mock.patch.object(importlib.import_module(V4_MLA),
                                               "_BUILD_C128A_TOPK_METADATA_KERNEL", _c128a_numpy))
     return stack

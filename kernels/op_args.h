@@ -90,10 +90,13 @@ struct IndexerPrefillParams {
   int64_t max_logits_elems = 0; ///< VLLM_SPARSE_INDEXER_MAX_LOGITS_MB * 2^20 / 4.
   int32_t dcp_size = 1;
   int32_t dcp_rank = 0;
-  int32_t interleave = 1;       ///< cp_kv_cache_interleave_size (compress ratio 1).
+  int32_t interleave = 1;       ///< The DCP interleave in compressed states:
+                                ///< cp_kv_cache_interleave_size / compress_ratio under DCP.
   int64_t min_split_seq_len = 0; ///< The groups' lower clamp of each request's K length
                                  ///< (DEEPSEEK_V41_SPARSE_INDEXER's _prefill_split_seq_lens);
                                  ///< 0 = none.
+  int32_t compress_ratio = 1;   ///< tokens_per_state: K rows are seq_len / compress_ratio.
+  int32_t reserved = 0;
 };
 
 /// See ops::indexer_prefill_arrays. local_cu_seq_lens is written under DCP only.
@@ -127,6 +130,9 @@ struct IndexerDecodeParams {
   int64_t bt_stride = 0;
   int64_t bt_width = 0;
   int64_t out_width = 0;          ///< Columns of the expanded table (block_table_width).
+  int32_t compress_ratio = 1;     ///< > 1: every seq_lens entry written is floor-divided by it
+                                  ///< (after the DCP localization); global_seq_lens is not.
+  int32_t reserved = 0;
 };
 
 /// See ops::indexer_decode_tensors. Null outputs are not written.
@@ -159,7 +165,8 @@ struct SwaIndicesParams {
 };
 
 /// See ops::v4_compressed_slot_mapping: one call of vLLM 0.33's CompressedSlotMappingKernel
-/// (get_compressed_slot_mapping without DCP) for DeepSeek V4's sparse MLA builders.
+/// (get_compressed_slot_mapping) for DeepSeek V4's sparse MLA builders (no DCP) and the
+/// compressed indexer builders (with their DCP setting).
 struct V4CompressedSlotsParams {
   int64_t num_reqs = 0;            ///< Requests (the kernel's grid: the block table's rows).
   int32_t compress_ratio = 0;      ///< tokens_per_state (> 1).
@@ -169,6 +176,8 @@ struct V4CompressedSlotsParams {
   /// them maps to -1 (vLLM reads outside the tensor).
   int64_t block_table_extent = 0;
   bool slots_int64 = true;         ///< The slot mapping's dtype (int64, else int32).
+  int32_t dcp_world_size = 1;      ///< > 1: positions become rank-local (cp_interleave).
+  int32_t cp_interleave = 1;       ///< cp_kv_cache_interleave_size (uncompressed tokens).
 };
 
 /// See ops::v4_c128a_topk_metadata: one call of vLLM 0.33's build_c128a_topk_metadata.

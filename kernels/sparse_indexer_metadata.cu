@@ -1,6 +1,7 @@
 // CUDA implementation of DEEPSEEK_V32_INDEXER's ops (ops::indexer_prefill_arrays,
-// ops::indexer_decode_tensors): the prefill groups planned again by one thread of one block, then
-// its threads over the prefill tokens; the decode tensors one thread per output row.
+// ops::indexer_decode_tensors; any compress ratio): the prefill groups planned again by one
+// thread of one block, then its threads over the prefill tokens; the decode tensors one thread
+// per output row.
 #include <cuda_runtime.h>
 
 #include "device_guard.cuh"
@@ -12,13 +13,21 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kPrefillBlock = 1024;
 
+/// Python's floor division.
+__device__ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 __device__ int32_t local_len(int64_t len, int32_t dcp_size, int32_t dcp_rank, int32_t interleave) {
   if (dcp_size <= 1) return static_cast<int32_t>(len);
-  auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
   const int64_t base = floor_div(floor_div(len, interleave), dcp_size) * interleave;
   int64_t rem = len - base * dcp_size - static_cast<int64_t>(dcp_rank) * interleave;
   rem = rem < 0 ? 0 : (rem > interleave ? interleave : rem);
   return static_cast<int32_t>(base + rem);
+}
+
+/// A decode length as written: DCP-local, then in compressed states.
+__device__ int32_t decode_len(int64_t len, const IndexerDecodeParams& p) {
+  return static_cast<int32_t>(
+      floor_div(local_len(len, p.dcp_size, p.dcp_rank, p.interleave), p.compress_ratio));
 }
 
 /// The first b < n with qsl[b + 1] > t, at most n - 1.
@@ -39,6 +48,7 @@ __global__ void __launch_bounds__(kPrefillBlock)
                            IndexerPrefillParams p, IndexerPrefillArrays out) {
   const int64_t nd = p.num_decodes, np = p.num_prefills;
   const bool dcp = p.dcp_size > 1;
+  const int64_t ratio = p.compress_ratio;
   if (threadIdx.x == 0) {
     int64_t end = 0, g = 0;
     while (end < np) {
@@ -46,7 +56,8 @@ __global__ void __launch_bounds__(kPrefillBlock)
       int64_t m = 0, n = 0;
       while (end < np) {
         const int64_t r = nd + end;
-        const int64_t s = lens[r] > p.min_split_seq_len ? lens[r] : p.min_split_seq_len;
+        const int64_t k_rows = floor_div(lens[r], ratio);
+        const int64_t s = k_rows > p.min_split_seq_len ? k_rows : p.min_split_seq_len;
         const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + s;
         if (n2 > p.workspace_size || m2 * n2 > p.max_logits_elems) break;
         m = m2;
@@ -60,8 +71,9 @@ __global__ void __launch_bounds__(kPrefillBlock)
         if (dcp) out.local_cu_seq_lens[k + g] = static_cast<int32_t>(local);
         if (k == end) break;
         out.row_start[k] = static_cast<int32_t>(dcp ? local : cu);
-        cu += lens[nd + k];
-        if (dcp) local += local_len(lens[nd + k], p.dcp_size, p.dcp_rank, p.interleave);
+        const int64_t k_rows = floor_div(lens[nd + k], ratio);
+        cu += k_rows;
+        if (dcp) local += local_len(k_rows, p.dcp_size, p.dcp_rank, p.interleave);
       }
       ++g;
     }
@@ -74,7 +86,8 @@ __global__ void __launch_bounds__(kPrefillBlock)
     const int64_t ctx = static_cast<int64_t>(lens[r]) - (qsl[r + 1] - qsl[r]) + 1 + (t - qsl[r]);
     const int32_t row = out.row_start[k];
     out.cu_seqlen_ks[t - first] = row;
-    out.cu_seqlen_ke[t - first] = row + local_len(ctx, p.dcp_size, p.dcp_rank, p.interleave);
+    out.cu_seqlen_ke[t - first] =
+        row + local_len(floor_div(ctx, ratio), p.dcp_size, p.dcp_rank, p.interleave);
   }
 }
 
@@ -88,12 +101,12 @@ __global__ void __launch_bounds__(kBlock)
       if (out.per_req_decode_lens) out.per_req_decode_lens[i] = qsl[i + 1] - qsl[i];
       if (p.mode <= kIndexerNative2D && out.decode_lens) out.decode_lens[i] = qsl[i + 1] - qsl[i];
       if (p.mode == kIndexerNative1 && out.seq_lens)
-        out.seq_lens[i] = local_len(lens[i], p.dcp_size, p.dcp_rank, p.interleave);
+        out.seq_lens[i] = decode_len(lens[i], p);
     }
     if (p.mode == kIndexerNative2D && i < nd * p.max_decode_len) {
       const int64_t w = p.max_decode_len;
       int64_t v = static_cast<int64_t>(lens[i / w]) - w + 1 + i % w;
-      out.seq_lens[i] = local_len(v < 0 ? 0 : v, p.dcp_size, p.dcp_rank, p.interleave);
+      out.seq_lens[i] = decode_len(v < 0 ? 0 : v, p);
     }
     if (p.mode >= kIndexerFlatten && i < p.num_decode_tokens) {
       const bool varlen = p.mode == kIndexerVarlen;
@@ -104,7 +117,7 @@ __global__ void __launch_bounds__(kBlock)
       if (valid) v = static_cast<int64_t>(lens[b]) - (qsl[b + 1] - qsl[b]) + (i - qsl[b]) + 1;
       if (out.global_seq_lens) out.global_seq_lens[i] = static_cast<int32_t>(v);
       if (p.uniform_kernel && v < 0) v = 0;
-      out.seq_lens[i] = local_len(v, p.dcp_size, p.dcp_rank, p.interleave);
+      out.seq_lens[i] = decode_len(v, p);
       if (out.decode_lens) out.decode_lens[i] = 1;
       if (out.indices) out.indices[i] = static_cast<int32_t>(valid ? b : nd + i - actual);
       if (out.block_table) {

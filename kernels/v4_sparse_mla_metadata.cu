@@ -46,7 +46,9 @@ __global__ void __launch_bounds__(kBlock)
       const int64_t pos = first + i;
       if ((pos + 1) % p.compress_ratio != 0 || slot_at(slots, p.slots_int64, start + i) == -1)
         continue;
-      const int64_t state = pos / p.compress_ratio;
+      const int64_t span = static_cast<int64_t>(p.cp_interleave) * p.dcp_world_size;
+      const int64_t local = pos / span * p.cp_interleave + pos % p.cp_interleave;
+      const int64_t state = local / p.compress_ratio;
       const int64_t cell = r * p.block_table_stride + state / p.num_states;
       out[start + i] = cell < p.block_table_extent
                            ? static_cast<int64_t>(bt[cell]) * p.num_states + state % p.num_states

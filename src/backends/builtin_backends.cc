@@ -74,7 +74,10 @@
   ROW(kRocmFlashmlaSparseDsv4Backend) /* v4_sparse_mla.cc */  \
   ROW(kRocmFlashmlaSparseDsv41Backend)                        \
   ROW(kDeepseekSparseSwaRocmAiterBackend) /* sparse_swa.cc */ \
-  ROW(kDeepseekV41SparseSwaRocmAiterBackend)
+  ROW(kDeepseekV41SparseSwaRocmAiterBackend)                  \
+  ROW(kDeepseekV4IndexerBackend) /* sparse_indexer.cc */      \
+  ROW(kDeepseekV41IndexerBackend)                             \
+  ROW(kCpuV4IndexerBackend)
 
 namespace attn::backends {
 

@@ -1,8 +1,20 @@
 // DEEPSEEK_V32_INDEXER: vLLM 0.33's DeepseekV32IndexerMetadataBuilder (mla/indexer.py), the
-// lightning indexer of DeepSeek V3.2's sparse attention (compress ratio 1, no prefill context
-// parallelism, one tensor-parallel rank's rows: row_shard_sizes None). It reads an MLA-kind spec
-// (vLLM's MLAAttentionSpec with cache_role INDEXER: 132 uint8 a token, block size 64) and the
-// `block_table_width` construction argument (config->block_table_width, ABI 1.7).
+// lightning indexer of DeepSeek V3.2's sparse attention (no prefill context parallelism, one
+// tensor-parallel rank's rows: row_shard_sizes None). It reads an MLA-kind spec (vLLM's
+// MLAAttentionSpec with cache_role INDEXER: 132 uint8 a token, block size 64) and the
+// `block_table_width` construction argument (config->block_table_width, ABI 1.7). The same
+// builder serves DEEPSEEK_V4_INDEXER (kernel block 256), DEEPSEEK_V41_INDEXER (64 on 9.x, else
+// 128), CPU_V4_INDEXER (DeepseekV4CPUIndexerMetadataBuilder: the CPU platform's paths and one
+// prefill chunk a step) and DEEPSEEK_V41_SPARSE_INDEXER (below).
+//
+// Compressed caches (kv_cache_spec->tokens_per_state = R > 1, DeepSeek V4 / V4.1's C4 indexer):
+// slot_mapping is get_compressed_slot_mapping's (op v4_compressed_slot_mapping, with the DCP
+// setting), the prefill K rows are seq_lens // R (chunk plan, workspace max_prefill_buffer_size
+// // R, cu_seq_lens, total / max_seqlen_k, the DCP-local sums with the interleave in states:
+// cp_kv_cache_interleave_size // R) and each token's ke (its causal length // R); the decode
+// seq_lens are divided by R after the DCP localization (global_seq_lens are not), on native
+// next_n = 1 into expanded_seq_lens_buffer (num_decode_tokens rows). Under DCP the interleave
+// must be a multiple of R (vLLM's NotImplementedError).
 //
 // The decode path follows vLLM's platform checks with DeepGEMM installed (the indexer's paged
 // MQA logits need it on CUDA): compute capability 10.x runs the varlen kernel
@@ -21,6 +33,7 @@
 // block_table. token_to_seq (cu_seq_lens expanded: K row k belongs to the r with cu[r] <= k <
 // cu[r + 1]) is not returned (docs/backends/sparse_mla.md).
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -94,8 +107,13 @@ constexpr size_t kV32FieldCount = kSparseBlockKv;
 /// The per-chunk host lists, in field order from kPrefillChunkTokenStart.
 constexpr size_t kChunkListCount = kV32FieldCount - kPrefillChunkTokenStart;
 
-enum Variant : int32_t { kV32 = 0, kV41Sparse = 1 };
-constexpr const char* kV41SparseName = "DEEPSEEK_V41_SPARSE_INDEXER";
+/// Which builder: vLLM's DeepseekV32IndexerMetadataBuilder under the V3.2, V4 (kernel block
+/// 256) and V4.1 (64 on 9.x, else 128) indexer backends, its CPU subclass (one prefill chunk a
+/// step, CPU platform paths) and DeepseekV41SparseIndexerMetadataBuilder.
+enum Variant : int32_t { kV32 = 0, kV41Sparse = 1, kV4 = 2, kV41 = 3, kCpuV4 = 4 };
+constexpr const char* kVariantNames[] = {kName, "DEEPSEEK_V41_SPARSE_INDEXER",
+                                         "DEEPSEEK_V4_INDEXER", "DEEPSEEK_V41_INDEXER",
+                                         "CPU_V4_INDEXER"};
 
 #define INDEXER_BUFFERS(X)                                          \
   X(kBufDecodeSeqLens, "decode_seq_lens_buffer")                    \
@@ -114,6 +132,9 @@ constexpr const char* kV41SparseName = "DEEPSEEK_V41_SPARSE_INDEXER";
   X(kBufSparseEnd, "end_buffer")                                    \
   X(kBufSparseColIndices, "col_indices_buffer")                     \
   X(kBufZeroRowKs, "zero_row_ks")                                   \
+  /* compress ratio > 1 */                                          \
+  X(kBufCompressedSlots, "compressed_slot_mapping_buffer")          \
+  X(kBufExpandedSeqLens, "expanded_seq_lens_buffer")                \
   /* host */                                                        \
   X(kBufArange, "arange_buffer")                                    \
   X(kBufChunkLists, "the prefill chunks' lists")
@@ -134,9 +155,15 @@ bool native_decode(int32_t capability, int64_t next_n) {
   return next_n == 1 || next_n == 2;
 }
 
-DecodePaths decode_paths(const BuilderConfig& c) {
+/// The platform's compute capability as the builder asks it: 0 on CPU_V4_INDEXER (vLLM's CPU
+/// platform: no CUDA, no DeepGEMM, so native next_n 1 and 2 and no varlen kernel).
+int32_t capability(const BuilderConfig& c, int32_t variant) {
+  return variant == kCpuV4 ? 0 : resolved_device_capability(c);
+}
+
+DecodePaths decode_paths(const BuilderConfig& c, int32_t variant) {
   DecodePaths d;
-  d.capability = resolved_device_capability(c);
+  d.capability = capability(c, variant);
   d.next_n = 1 + c.num_speculative_tokens;
   d.supports_varlen = d.capability / 10 == 10;
   // adaptive verification flattens where the flattened device query lengths exist (9.x)
@@ -157,11 +184,20 @@ int64_t table_width(const KvCacheSpec& spec, const BuilderConfig& c) {
   return (blocks + align - 1) / align * align;
 }
 
-/// get_max_prefill_buffer_size: max_model_len * (576 * 2 // 132) * factor, the factor vLLM
-/// resolves (5 up to 256K tokens, else 2).
-int64_t prefill_buffer_rows(const BuilderConfig& c) {
+/// max_prefill_buffer_size: get_max_prefill_buffer_size (max_model_len * (576 * 2 // 132) *
+/// factor, the factor vLLM resolves: 5 up to 256K tokens, else 2) // compress_ratio.
+int64_t prefill_buffer_rows(const BuilderConfig& c, int32_t ratio) {
   const int64_t factor = c.max_model_len <= 256 * 1024 ? 5 : 2;
-  return static_cast<int64_t>(c.max_model_len) * (576 * 2 / 132) * factor;
+  return static_cast<int64_t>(c.max_model_len) * (576 * 2 / 132) * factor / ratio;
+}
+
+/// The backend's kernel block size (get_supported_kernel_block_sizes on CUDA): V3.2's 64, V4's
+/// 256, V4.1's 64 on compute capability 9.x and 128 otherwise.
+int32_t kernel_block_size(int32_t variant, const BuilderConfig& c) {
+  if (variant == kV4 || variant == kCpuV4) return 256;
+  if (variant == kV41 || variant == kV41Sparse)
+    return resolved_device_capability(c) / 10 == 9 ? 64 : 128;
+  return kIndexerBlockSize;
 }
 
 int64_t decode_rows(const BuilderConfig& c) {
@@ -170,8 +206,8 @@ int64_t decode_rows(const BuilderConfig& c) {
 }
 
 /// Whether a batch can take a per-token decode path (the expanded block table).
-bool may_expand(const BuilderConfig& c) {
-  const DecodePaths d = decode_paths(c);
+bool may_expand(const BuilderConfig& c, int32_t variant) {
+  const DecodePaths d = decode_paths(c, variant);
   return d.supports_varlen || d.use_flattening || d.next_n >= 3;
 }
 
@@ -208,16 +244,18 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c,
   const int64_t sparse_rows = v == kV41Sparse ? rows : 0;
   const int64_t i32 = sizeof(int32_t);
   const bool dcp = c.decode_context_parallel_size > 1;
+  const bool compressed = spec.compress_ratio() > 1;
   BufferPlan p(kBufferNames);
   p.set(kBufDecodeSeqLens, buffer_bytes("decode_seq_lens_buffer", {rows, i32}));
   p.set(kBufGlobalSeqLens, buffer_bytes("global_decode_seq_lens_buffer", {dcp ? rows : 0, i32}));
   p.set(kBufExpandedBlockTable,
         buffer_bytes("expanded_block_table_buffer",
-                     {may_expand(c) ? tokens : 0, table_width(spec, c), i32}));
+                     {may_expand(c, v) ? tokens : 0, table_width(spec, c), i32}));
   p.set(kBufDecodeLens, buffer_bytes("decode_lens_buffer", {rows, i32}));
   p.set(kBufPerReqDecodeLens, buffer_bytes("per_req_decode_lens_buffer", {rows, i32}));
   p.set(kBufDecodeIndices,
-        buffer_bytes("decode_indices_buffer", {decode_paths(c).supports_varlen ? rows : 0, i32}));
+        buffer_bytes("decode_indices_buffer",
+                     {decode_paths(c, v).supports_varlen ? rows : 0, i32}));
   p.set(kBufSchedule, buffer_bytes("scheduler_metadata_buffer",
                                    {std::max<int64_t>(c.num_sms, 0) + 1, 2, i32}));
   p.set(kBufCuSeqLens, buffer_bytes("prefill cu_seq_lens", {2 * int64_t{c.max_num_seqs} + 1, i32}));
@@ -231,6 +269,10 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c,
   p.set(kBufSparseEnd, buffer_bytes("end_buffer", {sparse_rows, i32}));
   p.set(kBufSparseColIndices, buffer_bytes("col_indices_buffer", {sparse_rows, g.topk, i32}));
   p.set(kBufZeroRowKs, buffer_bytes("zero_row_ks", {sparse_rows, i32}));
+  p.set(kBufCompressedSlots,
+        buffer_bytes("compressed_slot_mapping_buffer", {compressed ? tokens : 0, 8}));
+  p.set(kBufExpandedSeqLens,
+        buffer_bytes("expanded_seq_lens_buffer", {compressed ? rows : 0, i32}));
   p.set(kBufArange, buffer_bytes("arange_buffer", {rows + 1, i32}));
   p.set(kBufChunkLists,
         buffer_bytes("the prefill chunks' lists",
@@ -245,11 +287,12 @@ class IndexerBuilder final : public Builder {
                  const BuilderConfig& config, Variant variant)
       : Builder(std::move(backend), spec, config),
         variant_(variant),
-        paths_(decode_paths(config)),
+        paths_(decode_paths(config, variant)),
+        ratio_(spec.compress_ratio()),
         width_(table_width(spec, config)),
         sparse_(variant == kV41Sparse ? sparse_geometry(spec, config) : SparseGeometry{}),
         groups_(static_cast<size_t>(config.max_num_seqs)),
-        buffers_(variant == kV41Sparse ? kV41SparseName : kName, config.device,
+        buffers_(kVariantNames[variant], config.device,
                  plan(spec, config, variant), config.allocator, config.workspace,
                  config.workspace_size) {
     init_metadata(variant == kV41Sparse ? name_vector(kFieldNames)
@@ -286,10 +329,15 @@ class IndexerBuilder final : public Builder {
       s = ops::split_decodes_and_prefills(c.qsl_host, n, T, c.max_query_len, o);
       check_batch(c, s);  // a refused batch leaves the previous metadata as it was
     }
+    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+    const int32_t* lens = exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
     m.reset();
     m.set_tensor(kSeqLens, *c.seq_lens);
     m.set_int(kMaxSeqLen, c.max_seq_len);
-    m.set_tensor(kSlotMapping, *c.slot_mapping);
+    if (ratio_ > 1)
+      m.set_tensor(kSlotMapping, compressed_slot_mapping(c, qsl, lens, exec), true);
+    else
+      m.set_tensor(kSlotMapping, *c.slot_mapping);
     m.set_none(kPositions);
     for (const size_t f : {kNumDecodes, kNumDecodeTokens, kNumPrefills, kNumPrefillTokens})
       m.set_int(f, 0);
@@ -304,8 +352,6 @@ class IndexerBuilder final : public Builder {
     m.set_int(kNumPrefills, np);
     m.set_int(kNumPrefillTokens, s.num_prefill_tokens);
     m.set_tensor(kBlockTable, *c.block_table_tensor);
-    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
-    const int32_t* lens = exec.on_cuda ? c.seq_lens->as<const int32_t>() : c.seq_lens_host;
     if (np > 0) build_prefill(c, nd, np, qsl, lens, exec);
     if (nd > 0) build_decode(c, nd, s.num_decode_tokens, qsl, lens, exec);
     if (variant_ == kV41Sparse) build_sparse_rows(c, nd, s.num_decode_tokens, np);
@@ -338,6 +384,7 @@ class IndexerBuilder final : public Builder {
     p.bt_stride = bt_in.tensor.strides[0];
     p.bt_width = bt_in.tensor.shape[1];
     p.out_width = md.field(kDecodeBlockTable).tensor.shape[1];
+    p.compress_ratio = ratio_;  // decode.seq_lens = seq_lens // compress_ratio
     ops::IndexerDecodeOut out;
     out.seq_lens = target(kDecodeSeqLens);
     out.block_table = target(kDecodeBlockTable);
@@ -347,12 +394,22 @@ class IndexerBuilder final : public Builder {
     // the native next_n = 1 path returns the input's own seq_lens (nothing to refresh): the
     // op writes its lengths into the unreturned buffer
     if (out.seq_lens == nullptr) out.seq_lens = buffers_.as<int32_t>(kBufDecodeSeqLens);
-    ops::indexer_decode_tensors(exec, buffers_.as<int32_t>(kBufArange),
-                                lens_in.tensor.as<const int32_t>(), p, out);
+    const int32_t* arange = buffers_.as<int32_t>(kBufArange);
+    ops::indexer_decode_tensors(exec, arange, lens_in.tensor.as<const int32_t>(), p, out);
+    if (ratio_ > 1) {
+      // get_compressed_slot_mapping again over the refreshed decode block table, the arange as
+      // both query_start_loc and the tokens' slots (never PAD), into metadata.slot_mapping
+      const Tensor& bt = md.field(kDecodeBlockTable).tensor;
+      ops::V4CompressedSlotsParams sp = slot_params(bt, ndt);
+      sp.slots_int64 = false;
+      ops::v4_compressed_slot_mapping(exec, arange, lens_in.tensor.as<const int32_t>(), arange,
+                                      bt.as<const int32_t>(), sp, ndt,
+                                      md.field(kSlotMapping).tensor.as<int64_t>());
+    }
   }
 
  private:
-  const char* own_name() const { return variant_ == kV41Sparse ? kV41SparseName : kName; }
+  const char* own_name() const { return kVariantNames[variant_]; }
 
   /// The decodes' longest and shortest queries.
   std::pair<int32_t, int32_t> decode_query_range(const CommonMetadata& c, int64_t nd) const {
@@ -387,10 +444,42 @@ class IndexerBuilder final : public Builder {
   }
 
   bool dcp() const { return config().decode_context_parallel_size > 1; }
-  int32_t local(int64_t len, int32_t rank) const {
+
+  /// get_compressed_slot_mapping's parameters for a (rows, stride) block table.
+  ops::V4CompressedSlotsParams slot_params(const Tensor& bt, int64_t num_reqs) const {
+    ops::V4CompressedSlotsParams p;
+    p.num_reqs = std::min<int64_t>(bt.shape[0], num_reqs);
+    p.compress_ratio = ratio_;
+    p.num_states = spec().block_size / ratio_;  // kv_cache_spec.num_states (check_indexer)
+    p.block_table_stride = bt.strides[0];
+    p.block_table_extent = bt.shape[0] > 0 ? (bt.shape[0] - 1) * bt.strides[0] + bt.shape[1] : 0;
+    p.dcp_world_size = std::max<int32_t>(config().decode_context_parallel_size, 1);
+    p.cp_interleave = config().cp_kv_cache_interleave_size;
+    return p;
+  }
+
+  /// build()'s compressed slot mapping (compress ratio > 1): the batch's tokens' states in the
+  /// compressed indexer cache, into compressed_slot_mapping_buffer.
+  Tensor compressed_slot_mapping(const CommonMetadata& c, const int32_t* qsl, const int32_t* lens,
+                                 const ops::Exec& exec) {
+    const Tensor& bt = *c.block_table_tensor;
+    ops::V4CompressedSlotsParams p = slot_params(bt, c.num_reqs);
+    p.slots_int64 = c.slot_mapping->dtype == kInt64;
+    int64_t* out = buffers_.as<int64_t>(kBufCompressedSlots);
+    ops::v4_compressed_slot_mapping(exec, qsl, lens, c.slot_mapping->data, bt.as<const int32_t>(),
+                                    p, c.num_actual_tokens, out);
+    return make_vector(out, config().device, kInt64, c.num_actual_tokens);
+  }
+  /// compressed_cp_interleave_size: the DCP interleave in compressed states.
+  int32_t prefill_interleave() const {
     const BuilderConfig& c = config();
-    return ops::dcp_local_len(len, c.decode_context_parallel_size, rank,
-                              c.cp_kv_cache_interleave_size);
+    return dcp() && ratio_ > 1 ? c.cp_kv_cache_interleave_size / ratio_
+                               : c.cp_kv_cache_interleave_size;
+  }
+  /// A compressed K length's part on DCP rank `rank`.
+  int32_t local(int64_t len, int32_t rank) const {
+    return ops::dcp_local_len(len, config().decode_context_parallel_size, rank,
+                              prefill_interleave());
   }
   Tensor device_vector(Buffer b, int64_t len) const {
     return make_vector(buffers_.get(b), config().device, kInt32, len);
@@ -406,15 +495,24 @@ class IndexerBuilder final : public Builder {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
     const int32_t* hq = c.qsl_host + nd;
-    const int32_t* hs = c.host_seq_lens() + nd;  // checked by check_batch
-    std::vector<int32_t> qlens(static_cast<size_t>(np));
-    for (int64_t k = 0; k < np; ++k) qlens[k] = hq[k + 1] - hq[k];
-    const int64_t W = prefill_buffer_rows(cfg), L = kMaxLogitsMb * 1024 * 1024 / 4;
+    const int32_t* full = c.host_seq_lens() + nd;  // checked by check_batch
+    // the K rows: compressed_seq_lens_cpu (seq_lens // compress_ratio)
+    std::vector<int32_t> qlens(static_cast<size_t>(np)), klens(static_cast<size_t>(np));
+    for (int64_t k = 0; k < np; ++k) {
+      qlens[k] = hq[k + 1] - hq[k];
+      klens[k] = full[k] / ratio_;
+    }
+    const int32_t* hs = klens.data();
+    // CPU_V4_INDEXER plans one chunk of every prefill (no workspace or logits budget)
+    const bool one_chunk = variant_ == kCpuV4;
+    constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
+    const int64_t W = one_chunk ? kNoBudget : prefill_buffer_rows(cfg, ratio_);
+    const int64_t L = one_chunk ? kNoBudget : kMaxLogitsMb * 1024 * 1024 / 4;
     const int64_t G = ops::indexer_prefill_groups(qlens.data(), hs, np, W, L,
                                                   sparse_.min_split_seq_len, groups_.data());
     const int32_t world = cfg.decode_context_parallel_size;
     int64_t chunks = 0, longest = 0;
-    for (int64_t k = 0; k < np; ++k) longest = std::max<int64_t>(longest, hs[k]);
+    for (int64_t k = 0; k < np; ++k) longest = std::max<int64_t>(longest, full[k]);
     for (int64_t g = 0; g < G; ++g) {
       const ops::IndexerGroup& gr = groups_[g];
       // the group's K rows (gr.n is the split's sum, clamped by min_split_seq_len)
@@ -456,8 +554,9 @@ class IndexerBuilder final : public Builder {
     p.max_logits_elems = L;
     p.dcp_size = world;
     p.dcp_rank = cfg.dcp_rank;
-    p.interleave = cfg.cp_kv_cache_interleave_size;
+    p.interleave = prefill_interleave();
     p.min_split_seq_len = sparse_.min_split_seq_len;
+    p.compress_ratio = ratio_;
     ops::IndexerPrefillArrays out;
     out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
     out.local_cu_seq_lens = world > 1 ? buffers_.as<int32_t>(kBufLocalCuSeqLens) : nullptr;
@@ -519,7 +618,14 @@ class IndexerBuilder final : public Builder {
       out.block_table = buffers_.as<int32_t>(kBufExpandedBlockTable);
       if (paths_.supports_varlen) out.indices = buffers_.as<int32_t>(kBufDecodeIndices);
     }
-    if (seq_in_buffer) out.seq_lens = buffers_.as<int32_t>(kBufDecodeSeqLens);
+    // compress ratio > 1 on the native next_n = 1 path (not a buffer view in vLLM): the
+    // compressed lengths go to expanded_seq_lens_buffer, num_decode_tokens rows of them
+    const bool compressed_copy = ratio_ > 1 && p.mode == kernels::kIndexerNative1;
+    p.compress_ratio = ratio_;
+    if (compressed_copy)
+      out.seq_lens = buffers_.as<int32_t>(kBufExpandedSeqLens);
+    else if (seq_in_buffer)
+      out.seq_lens = buffers_.as<int32_t>(kBufDecodeSeqLens);
     // the expanded global lengths: DCP on a per-token path with queries longer than 1
     const bool global_expanded = dcp() && expanded && max_len > 1;
     if (global_expanded) out.global_seq_lens = buffers_.as<int32_t>(kBufGlobalSeqLens);
@@ -530,7 +636,10 @@ class IndexerBuilder final : public Builder {
     int64_t rows = nd, cols = 1;
     if (expanded) rows = ndt;
     if (p.mode == kernels::kIndexerNative2D) cols = max_len;
-    if (seq_in_buffer)
+    if (compressed_copy)
+      m.set_tensor(kDecodeSeqLens,
+                   make_matrix(buffers_.get(kBufExpandedSeqLens), dev, kInt32, ndt, 1, 1), true);
+    else if (seq_in_buffer)
       m.set_tensor(kDecodeSeqLens,
                    make_matrix(buffers_.get(kBufDecodeSeqLens), dev, kInt32, rows, cols, cols),
                    true);
@@ -547,7 +656,14 @@ class IndexerBuilder final : public Builder {
       m.set_tensor(kDecodeDecodeLens, device_vector(kBufDecodeLens, nd), true);
     }
     m.set_bool(kDecodeRequiresPadding, !expanded && min_len != max_len);
-    if (cfg.num_sms > 0) {
+    if (variant_ == kCpuV4) {
+      // no DeepGEMM on the CPU platform: vLLM returns the whole (num_sms + 1, 2) buffer
+      // (torch.empty, never written)
+      m.set_tensor(kDecodeScheduleMetadata,
+                   make_matrix(buffers_.get(kBufSchedule), dev, kInt32,
+                               std::max<int64_t>(cfg.num_sms, 0) + 1, 2, 2),
+                   true);
+    } else if (cfg.num_sms > 0) {
       // get_paged_mqa_logits_metadata's (slots + 1, 2) rows of the persistent buffer (DeepGEMM
       // fills them); SM90's next_n = 4 schedules one task per 2-CTA cluster
       const int64_t slots = cfg.num_sms / (cols == 4 && paths_.capability / 10 == 9 ? 2 : 1);
@@ -600,44 +716,64 @@ class IndexerBuilder final : public Builder {
 
   Variant variant_;
   DecodePaths paths_;
+  int32_t ratio_ = 1;  ///< kv_cache_spec.tokens_per_state (vLLM's compress_ratio)
   int64_t width_ = 0;
   SparseGeometry sparse_;
   std::vector<ops::IndexerGroup> groups_;
   PersistentBuffers buffers_;
 };
 
-int32_t indexer_cudagraph_support(const BackendDescriptor&, const KvCacheSpec&,
+int32_t indexer_cudagraph_support(const BackendDescriptor& desc, const KvCacheSpec&,
                                   const BuilderConfig& c) {
-  const DecodePaths d = decode_paths(c);
+  const DecodePaths d = decode_paths(c, desc.variant);
   return d.supports_varlen || d.use_flattening ? kCgAlways : kCgUniformBatch;
 }
 
 void check_indexer(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig& c) {
   check_spec_kind(d, spec);
-  // vLLM 0.33 on CUDA runs the indexer on 64-token kernel blocks (a larger cache block is
-  // split by the worker); nothing libattn computes reads the block size, so a multiple of 64
-  // is taken as that cache block.
-  if (spec.block_size <= 0 || spec.block_size % kIndexerBlockSize != 0)
-    fail(Status::kUnsupported, d.name, " runs kernel block size 64 (vLLM 0.33 on CUDA): "
-         "kv_cache_spec->block_size=", spec.block_size, " is not a multiple of it");
+  // vLLM 0.33 runs the indexer on the backend's kernel blocks (a larger cache block is split by
+  // the worker, whose builder sees the kernel block). At compress ratio 1 nothing libattn
+  // computes reads the block size, so a multiple is taken as that cache block; a compressed
+  // cache's slots count kv_cache_spec.num_states = block_size // ratio states a block, so the
+  // block size must be the kernel block itself.
+  const int32_t kernel_block = kernel_block_size(d.variant, c);
+  const int32_t ratio = spec.compress_ratio();
+  if (spec.block_size <= 0 || spec.block_size % kernel_block != 0)
+    fail(Status::kUnsupported, d.name, " runs kernel block size ", kernel_block,
+         " (vLLM 0.33): kv_cache_spec->block_size=", spec.block_size,
+         " is not a multiple of it");
+  if (ratio > 1 && spec.block_size != kernel_block)
+    fail(Status::kUnsupported, d.name, " builds a compressed indexer cache (kv_cache_spec->"
+         "tokens_per_state=", ratio, ") on its kernel blocks of ", kernel_block,
+         " tokens: kv_cache_spec->block_size=", spec.block_size, " must be that block");
+  if (ratio > spec.block_size)
+    invalid("kv_cache_spec->tokens_per_state=", ratio, " exceeds kv_cache_spec->block_size=",
+            spec.block_size, " (a block would hold no compressed state)");
   if (c.attn_type != kAttnDecoder)
     fail(Status::kUnsupported, d.name,
          " runs decoder self-attention only (config->attn_type=", c.attn_type, ")");
   if (c.decode_context_parallel_size > 1 && c.cp_kv_cache_interleave_size <= 0)
     invalid("config->cp_kv_cache_interleave_size=", c.cp_kv_cache_interleave_size,
             " must be positive");
+  // each compressed state must live on one rank (vLLM raises NotImplementedError)
+  if (c.decode_context_parallel_size > 1 && ratio > 1 &&
+      c.cp_kv_cache_interleave_size % ratio != 0)
+    fail(Status::kUnsupported, "DCP with sparse indexer KV compression (kv_cache_spec->"
+         "tokens_per_state=", ratio, ") requires config->cp_kv_cache_interleave_size to be a "
+         "multiple of it, got ", c.cp_kv_cache_interleave_size);
   if (c.platform_rocm)
     fail(Status::kUnsupported, d.name, " builds vLLM 0.33's CUDA paths (config->platform_rocm="
          "1: ROCm's kernel block sizes and MXFP4 cache are not covered)");
   if (c.prefill_context_parallel_size > 1)
     fail(Status::kUnsupported, d.name, " builds one rank without prefill context parallelism "
          "(config->prefill_context_parallel_size=", c.prefill_context_parallel_size, ")");
-  // dsa_indexer_uses_fp4: the MXFP4 indexer cache needs compute capability 10.x on CUDA
-  if (c.indexer_kv_mxfp4 && resolved_device_capability(c) / 10 != 10)
+  // dsa_indexer_uses_fp4: the MXFP4 indexer cache needs compute capability 10.x on CUDA (and
+  // the CPU platform has none)
+  if (c.indexer_kv_mxfp4 && capability(c, d.variant) / 10 != 10)
     fail(Status::kUnsupported, "indexer_kv_dtype='mxfp4' requires Blackwell datacenter GPUs "
          "(sm_10x, e.g. B200/GB200); sm_120 (consumer Blackwell) and earlier architectures are "
          "not supported (config->indexer_kv_mxfp4=1, device capability ",
-         resolved_device_capability(c), ")");
+         capability(c, d.variant), ")");
 }
 
 /// DeepseekV41SparseIndexerMetadataBuilder.__init__'s refusals, in its order, after the base
@@ -671,10 +807,6 @@ void check_v41_sparse(const BackendDescriptor& d, const KvCacheSpec& spec,
   if (g.block_kv == 0)
     invalid("config->candidate_block_size=", c.candidate_block_size, " is not a multiple of any "
             "supported sparse_block_kv (16, 8)");
-  // DeepseekV41IndexerBackend's kernel block size on SM100
-  if (spec.block_size % 128 != 0)
-    fail(Status::kUnsupported, d.name, " runs kernel block size 128 on SM100 (vLLM 0.33): "
-         "kv_cache_spec->block_size=", spec.block_size, " is not a multiple of it");
   if (spec.block_size % g.block_kv != 0)
     invalid(prefix, ": indexer cache pages (", spec.block_size, " tokens) must be a multiple "
             "of ", g.block_kv, " tokens");
@@ -702,28 +834,17 @@ std::unique_ptr<Builder> create_indexer(const BackendDescriptor& d,
 
 }  // namespace
 
-extern const BackendDescriptor kDeepseekV32IndexerBackend;
-const BackendDescriptor kDeepseekV32IndexerBackend{
-    kName,
-    kVllmRelease,
-    kv_kind_bit(kKvMla),
-    kV32,
-    indexer_cudagraph_support,
-    check_indexer,
-    indexer_plan,
-    create_indexer,
-};
+#define INDEXER_BACKEND(symbol, variant, check)                                            \
+  extern const BackendDescriptor symbol;                                                    \
+  const BackendDescriptor symbol{kVariantNames[variant], kVllmRelease, kv_kind_bit(kKvMla), \
+                                 variant,                indexer_cudagraph_support,         \
+                                 check,                  indexer_plan,                      \
+                                 create_indexer};
 
-extern const BackendDescriptor kDeepseekV41SparseIndexerBackend;
-const BackendDescriptor kDeepseekV41SparseIndexerBackend{
-    kV41SparseName,
-    kVllmRelease,
-    kv_kind_bit(kKvMla),
-    kV41Sparse,
-    indexer_cudagraph_support,
-    check_v41_sparse,
-    indexer_plan,
-    create_indexer,
-};
+INDEXER_BACKEND(kDeepseekV32IndexerBackend, kV32, check_indexer)
+INDEXER_BACKEND(kDeepseekV41SparseIndexerBackend, kV41Sparse, check_v41_sparse)
+INDEXER_BACKEND(kDeepseekV4IndexerBackend, kV4, check_indexer)
+INDEXER_BACKEND(kDeepseekV41IndexerBackend, kV41, check_indexer)
+INDEXER_BACKEND(kCpuV4IndexerBackend, kCpuV4, check_indexer)
 
 }  // namespace attn::backends

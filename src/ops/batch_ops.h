@@ -666,13 +666,14 @@ int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_len
                                int64_t max_logits_elems, int64_t min_split_seq_len,
                                IndexerGroup* groups);
 
-/// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group,
-/// compress ratio 1): per group g of prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the
-/// running sum of seq_lens (and local_cu_seq_lens the same of the DCP-local lengths); per prefill
+/// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group):
+/// with K rows k[r] = seq_lens[r] // compress_ratio (the compressed lengths), per group g of
+/// prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the running sum of k (and
+/// local_cu_seq_lens the same of the DCP-local k, interleave in compressed states); per prefill
 /// token t of request r, cu_seqlen_ks[t - qsl[nd]] = the row start of r (local under DCP) and
-/// cu_seqlen_ke = that + the token's causal context seq_len[r] - query_len[r] + 1 + (t - qsl[r])
-/// (its DCP-local length under DCP). The query sub-chunks of a group are consecutive token
-/// ranges of these arrays.
+/// cu_seqlen_ke = that + (the token's causal context seq_len[r] - query_len[r] + 1 + (t -
+/// qsl[r])) // compress_ratio (its DCP-local length under DCP). The groups read k too. The query
+/// sub-chunks of a group are consecutive token ranges of these arrays.
 void indexer_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
                             const int32_t* seq_lens, const IndexerPrefillParams& params,
                             const IndexerPrefillArrays& out);
@@ -684,6 +685,7 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
 /// an invalid varlen token); decode_lens 1; varlen indices b (nd + i - qsl[nd] past the real
 /// tokens). Native 2D: seq_lens[b][j] = max(seq_len[b] - max_decode_len + 1 + j, 0), DCP-local;
 /// native 1: DCP-local seq_len[b]; decode_lens the query lengths. per_req_decode_lens always.
+/// Every seq_lens entry (not global_seq_lens) is then floor-divided by compress_ratio.
 void indexer_decode_tensors(const Exec& exec, const int32_t* query_start_loc,
                             const int32_t* seq_lens, const IndexerDecodeParams& params,
                             const IndexerDecodeOut& out);
@@ -765,12 +767,14 @@ using kernels::V4CompressedSlotsParams;
 void clamp_block_table(const Exec& exec, int32_t* block_table, int64_t rows, int64_t cols,
                        int64_t stride);
 
-/// DeepSeek V4 sparse MLA's compressed slot mapping (vLLM 0.33's get_compressed_slot_mapping,
-/// CompressedSlotMappingKernel, no DCP): out[t] = -1 for t < num_tokens, then per request r <
-/// num_reqs with query q = qsl[r+1] - qsl[r] and token t = qsl[r] + i (i < q) at position pos =
-/// seq_lens[r] - q + i: when (pos + 1) % compress_ratio == 0 and slot_mapping[t] != -1, out[t] =
-/// block_table[r][s / num_states] * num_states + s % num_states with s = pos / compress_ratio
-/// (int64; -1 for a cell past the table's extent).
+/// The compressed slot mapping of DeepSeek V4's sparse MLA builders and of the compressed
+/// indexer builders (vLLM 0.33's get_compressed_slot_mapping, CompressedSlotMappingKernel):
+/// out[t] = -1 for t < num_tokens, then per request r < num_reqs with query q = qsl[r+1] -
+/// qsl[r] and token t = qsl[r] + i (i < q) at position pos = seq_lens[r] - q + i: when (pos + 1)
+/// % compress_ratio == 0 and slot_mapping[t] != -1, out[t] = block_table[r][s / num_states] *
+/// num_states + s % num_states with s = local / compress_ratio, local = pos / (cp_interleave *
+/// dcp_world_size) * cp_interleave + pos % cp_interleave (C division as Triton's; pos without
+/// DCP) (int64; -1 for a cell past the table's extent).
 void v4_compressed_slot_mapping(const Exec& exec, const int32_t* query_start_loc,
                                 const int32_t* seq_lens, const void* slot_mapping,
                                 const int32_t* block_table, const V4CompressedSlotsParams& params,

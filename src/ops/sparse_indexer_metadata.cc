@@ -14,6 +14,15 @@ int32_t local_or_global(int64_t len, int32_t dcp_size, int32_t dcp_rank, int32_t
                       : static_cast<int32_t>(len);
 }
 
+/// Python's floor division (torch's `//` on int tensors).
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// A decode length as written: DCP-local, then in compressed states.
+int32_t decode_len(int64_t len, const IndexerDecodeParams& p) {
+  return static_cast<int32_t>(
+      floor_div(local_or_global(len, p.dcp_size, p.dcp_rank, p.interleave), p.compress_ratio));
+}
+
 /// The first b < n with qsl[b + 1] > t, at most n - 1 (vLLM's _token_request).
 int64_t token_request(const int32_t* qsl, int64_t n, int64_t t) {
   int64_t lo = 0, hi = n;
@@ -62,6 +71,9 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* qsl, const int32_t*
   if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, indexer_prefill_arrays, qsl, seq_lens, p, out);
   const int64_t nd = p.num_decodes, np = p.num_prefills;
   const bool dcp = p.dcp_size > 1;
+  const int64_t ratio = p.compress_ratio;
+  // the K rows of request r: its compressed length (seq_lens // compress_ratio)
+  auto rows = [&](int64_t r) { return floor_div(seq_lens[r], ratio); };
   // the greedy groups, as indexer_prefill_groups (inline: the kernel's thread 0 does the same)
   int64_t end = 0, g = 0;
   while (end < np) {
@@ -69,7 +81,7 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* qsl, const int32_t*
     int64_t m = 0, n = 0;
     while (end < np) {
       const int64_t r = nd + end;
-      const int64_t s = std::max<int64_t>(seq_lens[r], p.min_split_seq_len);
+      const int64_t s = std::max<int64_t>(rows(r), p.min_split_seq_len);
       const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + s;
       if (n2 > p.workspace_size || m2 * n2 > p.max_logits_elems) break;
       m = m2;
@@ -83,8 +95,8 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* qsl, const int32_t*
       if (dcp) out.local_cu_seq_lens[k + g] = static_cast<int32_t>(local);
       if (k == end) break;
       out.row_start[k] = static_cast<int32_t>(dcp ? local : cu);
-      cu += seq_lens[nd + k];
-      if (dcp) local += dcp_local_len(seq_lens[nd + k], p.dcp_size, p.dcp_rank, p.interleave);
+      cu += rows(nd + k);
+      if (dcp) local += dcp_local_len(rows(nd + k), p.dcp_size, p.dcp_rank, p.interleave);
     }
     ++g;
   }
@@ -96,7 +108,8 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* qsl, const int32_t*
       const int64_t ctx = start_pos + 1 + (t - qsl[r]);
       out.cu_seqlen_ks[t - first] = out.row_start[k];
       out.cu_seqlen_ke[t - first] =
-          out.row_start[k] + local_or_global(ctx, p.dcp_size, p.dcp_rank, p.interleave);
+          out.row_start[k] +
+          local_or_global(floor_div(ctx, ratio), p.dcp_size, p.dcp_rank, p.interleave);
     }
   }
 }
@@ -114,14 +127,14 @@ void indexer_decode_tensors(const Exec& exec, const int32_t* qsl, const int32_t*
   if (p.mode == kernels::kIndexerNative1) {
     if (out.seq_lens)
       for (int64_t b = 0; b < nd; ++b)
-        out.seq_lens[b] = local_or_global(seq_lens[b], p.dcp_size, p.dcp_rank, p.interleave);
+        out.seq_lens[b] = decode_len(seq_lens[b], p);
     return;
   }
   if (p.mode == kernels::kIndexerNative2D) {
     const int64_t w = p.max_decode_len;
     for (int64_t i = 0; i < nd * w; ++i) {
       const int64_t v = std::max<int64_t>(seq_lens[i / w] - w + 1 + i % w, 0);
-      out.seq_lens[i] = local_or_global(v, p.dcp_size, p.dcp_rank, p.interleave);
+      out.seq_lens[i] = decode_len(v, p);
     }
     return;
   }
@@ -134,7 +147,7 @@ void indexer_decode_tensors(const Exec& exec, const int32_t* qsl, const int32_t*
     if (valid) v = static_cast<int64_t>(seq_lens[b]) - (qsl[b + 1] - qsl[b]) + (i - qsl[b]) + 1;
     if (out.global_seq_lens) out.global_seq_lens[i] = static_cast<int32_t>(v);
     if (p.uniform_kernel) v = std::max<int64_t>(v, 0);
-    out.seq_lens[i] = local_or_global(v, p.dcp_size, p.dcp_rank, p.interleave);
+    out.seq_lens[i] = decode_len(v, p);
     if (out.decode_lens) out.decode_lens[i] = 1;
     if (out.indices) out.indices[i] = static_cast<int32_t>(valid ? b : nd + i - actual);
     if (out.block_table) {

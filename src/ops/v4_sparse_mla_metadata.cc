@@ -42,7 +42,10 @@ void v4_compressed_slot_mapping(const Exec& exec, const int32_t* qsl, const int3
       if ((pos + 1) % p.compress_ratio != 0 ||
           slot_at(slot_mapping, p.slots_int64, start + i) == -1)
         continue;
-      const int64_t state = pos / p.compress_ratio;
+      // the rank-local position (C division, as Triton's): pos itself without DCP
+      const int64_t span = static_cast<int64_t>(p.cp_interleave) * p.dcp_world_size;
+      const int64_t local = pos / span * p.cp_interleave + pos % p.cp_interleave;
+      const int64_t state = local / p.compress_ratio;
       const int64_t cell = r * p.block_table_stride + state / p.num_states;
       out[start + i] =
           cell < p.block_table_extent

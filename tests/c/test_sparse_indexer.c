@@ -3,8 +3,9 @@
  * field block_table_width, the prefill request groups and query sub-chunks with their arrays
  * (cu_seqlen_ks/ke, cu_seq_lens, DCP-local ones), the decode paths (native, native MTP,
  * flattened, varlen, DCP-local lengths), update_draft_decode_metadata, the refusals, and seeded
- * random batches against a naive restatement. Hand-checked values are worked out in the
- * comments. */
+ * random batches against a naive restatement, also on the compressed cache (tokens_per_state 4:
+ * DEEPSEEK_V4_INDEXER, CPU_V4_INDEXER; their hand-checked cases: test_sparse_indexer_v4.c).
+ * Hand-checked values are worked out in the comments. */
 #include "test_support.h"
 
 #define NAME "DEEPSEEK_V32_INDEXER"
@@ -363,21 +364,26 @@ static int32_t local_len(int64_t len, int32_t dcp, int32_t rank, int32_t inter) 
   return (int32_t)(dcp > 1 ? base + rem : len);
 }
 
-/* Seeded random batches (SM90/SM100, k 0..3, DCP 1/2/4 with interleave 1/8) against a naive
- * restatement: the flattened or native decode lengths and the prefill ks/ke (one group: the
- * batches stay far below the logits budget) and cu_seq_lens. */
-static void test_random(void** state) {
-  uint64_t rng = 0x1dec5u;
+/* Seeded random batches against a naive restatement: the decode lengths (one row per token,
+ * native next_n 1, native MTP; DCP-local, then // ratio) and the prefill ks/ke and cu_seq_lens in
+ * K rows seq_len // ratio (one group: the batches stay far below the budgets; the DCP interleave
+ * in states). Ratio 1: DEEPSEEK_V32_INDEXER, block 64, interleave 1/8. Ratio 4 (the compressed
+ * cache): DEEPSEEK_V4_INDEXER or, one batch in five, CPU_V4_INDEXER, block 256, interleave
+ * 4/8/16, and the compressed slot mapping too. SM90/SM100, k 0..3, DCP 1/2/4. */
+static void check_random(uint64_t rng, int32_t ratio) {
   int iter;
-  (void)state;
   for (iter = 0; iter < 300; ++iter) {
     int32_t q[16], s[16];
     static int32_t ks[4096], ke[4096], dl[4096], cu[17];
+    static int64_t sm[4096];
+    const int cpu = ratio > 1 && ts_rand_range(&rng, 0, 4) == 0;
     const int32_t cap = ts_rand_range(&rng, 0, 3) == 0 ? 100 : 90;
     const int32_t k = (int32_t)ts_rand_range(&rng, 0, 3);
     const int32_t dcp = (int32_t[]){1, 1, 2, 4}[ts_rand_range(&rng, 0, 3)];
     const int32_t rank = (int32_t)ts_rand_range(&rng, 0, dcp - 1);
-    const int32_t inter = ts_rand_range(&rng, 0, 1) ? 8 : 1;
+    const int32_t inter = ratio > 1 ? (int32_t[]){4, 8, 16}[ts_rand_range(&rng, 0, 2)]
+                                    : ts_rand_range(&rng, 0, 1) ? 8 : 1;
+    const int32_t block = ratio > 1 ? 256 : 64, states = block / ratio;
     const int64_t n = ts_rand_range(&rng, 1, 16);
     const int64_t ndec = ts_rand_range(&rng, 0, n);
     const int uniform = (int)ts_rand_range(&rng, 0, 1);
@@ -388,6 +394,8 @@ static void test_random(void** state) {
     attn_metadata_t* m = NULL;
     int64_t i, t, nd, np, ndt = 0, tok = 0, maxq = 0;
     const attn_tensor_t* sl;
+    spec.block_size = block;
+    spec.tokens_per_state = ratio;
     c.decode_context_parallel_size = dcp;
     c.dcp_rank = rank;
     c.cp_kv_cache_interleave_size = inter;
@@ -397,9 +405,20 @@ static void test_random(void** state) {
                       : 2 + k + (int32_t)ts_rand_range(&rng, 0, 200);
       s[i] = q[i] + (int32_t)ts_rand_range(&rng, 0, 2000);
     }
-    b = ts_builder(NAME, &spec, &c);
-    batch = ts_batch_make(q, s, n, 64, 0, -1);
+    b = ts_builder(ratio == 1 ? NAME : cpu ? "CPU_V4_INDEXER" : "DEEPSEEK_V4_INDEXER", &spec, &c);
+    batch = ts_batch_make(q, s, n, block, 0, -1);
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    if (ratio > 1) { /* a state's slot, written by its last token, at the rank-local position */
+      for (i = 0, t = 0; i < n; ++i)
+        for (tok = 0; tok < q[i]; ++tok, ++t) {
+          const int64_t pos = s[i] - q[i] + tok;
+          const int64_t st = (pos / ((int64_t)inter * dcp) * inter + pos % inter) / ratio;
+          sm[t] = (pos + 1) % ratio ? -1
+                                    : (int64_t)batch->bt[i * batch->width + st / states] * states +
+                                          st % states;
+        }
+      ts_expect_i64(m, "slot_mapping", sm, t);
+    }
     nd = ts_int(m, "num_decodes");
     np = ts_int(m, "num_prefills");
     assert_int_equal(nd + np, n);
@@ -409,20 +428,20 @@ static void test_random(void** state) {
     }
     if (nd > 0) {
       sl = ts_tensor(m, "decode_seq_lens");
-      if (sl->shape[0] == ndt && sl->shape[1] == 1) { /* one row per token */
+      if (sl->shape[0] == ndt && sl->shape[1] == 1) { /* one row per token (or native 1) */
         for (i = 0, t = 0; i < nd; ++i)
           for (tok = 0; tok < q[i]; ++tok, ++t)
-            dl[t] = local_len(s[i] - q[i] + tok + 1, dcp, rank, inter);
+            dl[t] = local_len(s[i] - q[i] + tok + 1, dcp, rank, inter) / ratio;
         expect_flat(m, "decode_seq_lens", dl, ndt);
       } else if (sl->shape[1] == 1) { /* native next_n 1 */
-        for (i = 0; i < nd; ++i) dl[i] = local_len(s[i], dcp, rank, inter);
+        for (i = 0; i < nd; ++i) dl[i] = local_len(s[i], dcp, rank, inter) / ratio;
         expect_flat(m, "decode_seq_lens", dl, nd);
       } else { /* native MTP: (nd, max_decode_len) */
         assert_int_equal(sl->shape[1], maxq);
         for (i = 0, t = 0; i < nd; ++i)
           for (tok = 0; tok < maxq; ++tok, ++t) {
             const int64_t v = s[i] - maxq + 1 + tok;
-            dl[t] = local_len(v < 0 ? 0 : v, dcp, rank, inter);
+            dl[t] = local_len(v < 0 ? 0 : v, dcp, rank, inter) / ratio;
           }
         expect_flat(m, "decode_seq_lens", dl, nd * maxq);
       }
@@ -434,10 +453,10 @@ static void test_random(void** state) {
         cu[i - nd] = (int32_t)row;
         for (tok = 0; tok < q[i]; ++tok, ++t) {
           ks[t] = (int32_t)(dcp > 1 ? local : row);
-          ke[t] = ks[t] + local_len(s[i] - q[i] + 1 + tok, dcp, rank, inter);
+          ke[t] = ks[t] + local_len((s[i] - q[i] + 1 + tok) / ratio, dcp, rank, inter / ratio);
         }
-        row += s[i];
-        local += local_len(s[i], dcp, rank, inter);
+        row += s[i] / ratio;
+        local += local_len(s[i] / ratio, dcp, rank, inter / ratio);
       }
       cu[np] = (int32_t)row;
       ts_expect_i32(m, "prefill_cu_seqlen_ks", ks, t);
@@ -449,6 +468,16 @@ static void test_random(void** state) {
     attn_builder_destroy(b);
     ts_batch_free(batch);
   }
+}
+
+static void test_random(void** state) {
+  (void)state;
+  check_random(0x1dec5u, 1);
+}
+
+static void test_random_compressed(void** state) {
+  (void)state;
+  check_random(0xc4a11u, 4);
 }
 
 /* KPOOL_TAIL (KpoolTailMetadataBuilder): ALWAYS, threshold None, draft updates. kpool 16,
@@ -531,7 +560,8 @@ int main(void) {
       cmocka_unit_test(test_levels),       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_decode_paths), cmocka_unit_test(test_prefill_chunks),
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_random),       cmocka_unit_test(test_kpool_tail),
+      cmocka_unit_test(test_random),       cmocka_unit_test(test_random_compressed),
+      cmocka_unit_test(test_kpool_tail),
   };
   return cmocka_run_group_tests_name("sparse_indexer", tests, NULL, NULL);
 }

@@ -46,8 +46,9 @@ attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
     s.head_size = 576;
     s.block_size = 128;  // a multiple of every MLA kernel's block size (CUTLASS_MLA's 128)
   }
-  // DeepSeek V4 / V4.1 sparse MLA: kernel block size 256
-  if (has(backend, "DSV4") || has(backend, "V4_MLA")) s.block_size = 256;
+  // DeepSeek V4 / V4.1 sparse MLA and the V4 indexer: kernel block size 256
+  if (has(backend, "DSV4") || has(backend, "V4_MLA") || has(backend, "V4_INDEXER"))
+    s.block_size = 256;
   s.mamba_chunk_size = 256;  // MAMBA2 needs one; read by ATTN_KV_MAMBA specs only
   if (kind == attn::kKvSlidingWindow) s.sliding_window = 64;
   if (kind == attn::kKvChunkedLocalAttention) s.attention_chunk_size = 256;
@@ -70,7 +71,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 64, "%zu built-in backends, expected 64", r.count());
+  CHECK(r.count() == 67, "%zu built-in backends, expected 67", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();

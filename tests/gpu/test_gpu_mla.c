@@ -11,8 +11,9 @@
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
  * (test_rocm_aiter_mla: kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and
  * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
- * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the DeepSeek V4 / V4.1 sparse MLA
- * builders (test_v4_sparse_mla) and their ROCm builders' ragged rows (test_rocm_dsv4).
+ * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the compressed indexers
+ * (test_compressed_indexer); the DeepSeek V4 / V4.1 sparse MLA builders (test_v4_sparse_mla)
+ * and their ROCm builders' ragged rows (test_rocm_dsv4).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -629,6 +630,62 @@ static void compare_with_positions(const char* name, const attn_kv_cache_spec_t*
   attn_builder_destroy(db);
 }
 
+/* The compressed indexer (tokens_per_state 4) host vs CUDA: DEEPSEEK_V4_INDEXER (block 256),
+ * DEEPSEEK_V41_INDEXER (64 on SM90, 128 on SM100) and DEEPSEEK_V41_SPARSE_INDEXER (128): the
+ * compressed slot mapping with DCP positions (kernels/v4_sparse_mla_metadata.cu), the prefill
+ * arrays in compressed rows with the interleave in states and the decode lengths // 4
+ * (kernels/sparse_indexer_metadata.cu); random decode/prefill batches, DCP 2/4 with interleave
+ * 4/16 on the dense ones. */
+static void test_compressed_indexer(void** state) {
+  uint64_t seed = 404;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA compressed indexer builds")) skip();
+  for (iter = 0; iter < 90; ++iter) {
+    const int which = iter % 3; /* V4, V4.1, V4.1 sparse */
+    const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    const int32_t cap = which == 2 || ts_rand_range(&seed, 0, 1) ? 100 : 90;
+    const int32_t block = which == 0 ? 256 : cap == 90 ? 64 : 128;
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
+    attn_builder_config_t c = ts_config();
+    int32_t q[16], s[16], local[16];
+    int64_t n = ts_rand_range(&seed, 1, 16), nd = ts_rand_range(&seed, 0, n), r;
+    ts_batch* b;
+    spec.head_size = 132;
+    spec.dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    spec.tokens_per_state = 4;
+    spec.index_topk = 512;
+    c.max_num_seqs = 16;
+    c.max_num_batched_tokens = 8192;
+    c.max_model_len = 16384;
+    c.device_capability = cap;
+    c.num_sms = 8;
+    c.num_speculative_tokens = k;
+    if (which == 2) {
+      c.candidate_block_size = 64;
+      c.candidate_topk_blocks = 8;
+      c.indexer_kv_mxfp4 = 1;
+    } else if (ts_rand_range(&seed, 0, 2) == 0) {
+      c.decode_context_parallel_size = (int32_t)(2 * ts_rand_range(&seed, 1, 2));
+      c.dcp_rank = (int32_t)ts_rand_range(&seed, 0, c.decode_context_parallel_size - 1);
+      c.cp_kv_cache_interleave_size = ts_rand_range(&seed, 0, 1) ? 16 : 4;
+    }
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, 300);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 16000 - q[r]);
+      local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank,
+                           c.cp_kv_cache_interleave_size);
+    }
+    b = ts_batch_make(q, s, n, block, 0, -1);
+    c.block_table_width = (int32_t)b->width;
+    compare(which == 0 ? "DEEPSEEK_V4_INDEXER" : which == 1 ? "DEEPSEEK_V41_INDEXER"
+                                                             : "DEEPSEEK_V41_SPARSE_INDEXER",
+            &spec, &c, b, c.decode_context_parallel_size > 1 ? local : NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 /* DeepSeek V4 / V4.1 sparse MLA host vs CUDA (kernels/v4_sparse_mla_metadata.cu: the block
  * table clamp, the compressed slot mapping, the C128A decode and prefill rows): random batches
  * with positions, negative block table entries and padded slots, compress ratios 1, 2, 4, 128,
@@ -737,6 +794,7 @@ int main(void) {
       cmocka_unit_test(test_sparse_swa),
       cmocka_unit_test(test_compressors),
       cmocka_unit_test(test_v41_sparse_indexer),
+      cmocka_unit_test(test_compressed_indexer),
       cmocka_unit_test(test_v4_sparse_mla),
       cmocka_unit_test(test_rocm_dsv4),
       cmocka_unit_test(test_cpu_platform_mla),

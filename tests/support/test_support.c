@@ -176,6 +176,22 @@ void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* ex
   }
 }
 
+void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n) {
+  const attn_tensor_t* t = ts_tensor(m, name);
+  int64_t i;
+  if (t == NULL) fail_msg("field %s is None", name);
+  assert_int_equal(t->ndim, 1);
+  assert_int_equal(t->shape[0], n);
+  assert_int_equal(t->dtype.code, ATTN_DTYPE_INT);
+  assert_int_equal(t->dtype.bits, 64);
+  for (i = 0; i < n; ++i) {
+    const int64_t got = ((const int64_t*)((const char*)t->data + t->byte_offset))[i * t->strides[0]];
+    if (got != expected[i])
+      fail_msg("%s[%lld] = %lld, expected %lld", name, (long long)i, (long long)got,
+               (long long)expected[i]);
+  }
+}
+
 uint64_t ts_rand(uint64_t* s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

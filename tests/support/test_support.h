@@ -88,6 +88,8 @@ const attn_tensor_t* ts_tensor(const attn_metadata_t* m, const char* name); /* N
 int32_t ts_kind(const attn_metadata_t* m, const char* name);
 /* Asserts a 1-D int32 tensor field equals `expected` (n entries). */
 void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n);
+/* The same for a 1-D int64 tensor field (a slot mapping). */
+void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n);
 
 /* Moves the requests whose query length is <= `threshold` to the front, each swapped into the
  * next decode place (decodes first, as a reorder leaves them); returns how many there are. */
