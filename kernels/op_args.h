@@ -94,6 +94,10 @@ struct IndexerPrefillParams {
   int64_t min_split_seq_len = 0; ///< The groups' lower clamp of each request's K length
                                  ///< (DEEPSEEK_V41_SPARSE_INDEXER's _prefill_split_seq_lens);
                                  ///< 0 = none.
+  /// The lengths the groups are planned from, indexed as seq_lens and in the same memory
+  /// (vLLM 0.33's seq_lens_cpu_upper_bound, which exceeds seq_lens on an async spec-decode row
+  /// a uniform split made a prefill); null = seq_lens. The arrays' values always read seq_lens.
+  const int32_t* plan_seq_lens = nullptr;
 };
 
 /// See ops::indexer_prefill_arrays. local_cu_seq_lens is written under DCP only.

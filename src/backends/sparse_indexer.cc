@@ -28,6 +28,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -114,9 +115,11 @@ constexpr const char* kV41SparseName = "DEEPSEEK_V41_SPARSE_INDEXER";
   X(kBufSparseEnd, "end_buffer")                                    \
   X(kBufSparseColIndices, "col_indices_buffer")                     \
   X(kBufZeroRowKs, "zero_row_ks")                                   \
+  X(kBufPlanLens, "prefill seq_lens_cpu_upper_bound")               \
   /* host */                                                        \
   X(kBufArange, "arange_buffer")                                    \
-  X(kBufChunkLists, "the prefill chunks' lists")
+  X(kBufChunkLists, "the prefill chunks' lists")                    \
+  X(kBufPlanLensCpu, "prefill seq_lens_cpu_upper_bound staging")
 ATTN_NAMED_LIST(Buffer, INDEXER_BUFFERS);
 
 /// The paths vLLM 0.33 picks from the platform (with DeepGEMM).
@@ -232,6 +235,9 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c,
   p.set(kBufSparseColIndices, buffer_bytes("col_indices_buffer", {sparse_rows, g.topk, i32}));
   p.set(kBufZeroRowKs, buffer_bytes("zero_row_ks", {sparse_rows, i32}));
   p.set(kBufArange, buffer_bytes("arange_buffer", {rows + 1, i32}));
+  p.set(kBufPlanLens, buffer_bytes("prefill seq_lens_cpu_upper_bound", {c.max_num_seqs, i32}));
+  p.set(kBufPlanLensCpu, buffer_bytes("prefill seq_lens_cpu_upper_bound", {c.max_num_seqs, i32}),
+        /*host=*/true);
   p.set(kBufChunkLists,
         buffer_bytes("the prefill chunks' lists",
                      {static_cast<int64_t>(kChunkListCount), tokens, i32}),
@@ -406,7 +412,11 @@ class IndexerBuilder final : public Builder {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
     const int32_t* hq = c.qsl_host + nd;
-    const int32_t* hs = c.host_seq_lens() + nd;  // checked by check_batch
+    // vLLM 0.33 plans the chunks from seq_lens_cpu_upper_bound (exact for a prefilling row,
+    // optimistic for an async spec row a uniform split made a prefill); the DCP-local sums come
+    // from the exact device lengths (hx: the host's exact lengths, else the bound)
+    const int32_t* hs = c.seq_lens_upper_bound() + nd;  // checked by check_batch
+    const int32_t* hx = c.host_seq_lens() + nd;
     std::vector<int32_t> qlens(static_cast<size_t>(np));
     for (int64_t k = 0; k < np; ++k) qlens[k] = hq[k + 1] - hq[k];
     const int64_t W = prefill_buffer_rows(cfg), L = kMaxLogitsMb * 1024 * 1024 / 4;
@@ -425,7 +435,7 @@ class IndexerBuilder final : public Builder {
       if (world > 1) {
         for (int32_t r = 0; r < world; ++r) {
           int64_t sum = 0;
-          for (int64_t k = gr.start; k < gr.end; ++k) sum += local(hs[k], r);
+          for (int64_t k = gr.start; k < gr.end; ++k) sum += local(hx[k], r);
           if (r == cfg.dcp_rank) local_total = sum;
           max_local = std::max(max_local, sum);
         }
@@ -458,6 +468,8 @@ class IndexerBuilder final : public Builder {
     p.dcp_rank = cfg.dcp_rank;
     p.interleave = cfg.cp_kv_cache_interleave_size;
     p.min_split_seq_len = sparse_.min_split_seq_len;
+    p.plan_seq_lens = upper_bound_where_run(exec, c, nd, np, buffers_.as<int32_t>(kBufPlanLensCpu),
+                                            buffers_.as<int32_t>(kBufPlanLens));
     ops::IndexerPrefillArrays out;
     out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
     out.local_cu_seq_lens = world > 1 ? buffers_.as<int32_t>(kBufLocalCuSeqLens) : nullptr;
