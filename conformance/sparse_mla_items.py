@@ -378,10 +378,16 @@ def _sm90_layer(layer: Any, vc: Any, s: Settings) -> None:
 
 def _cache(ctx: Any, key: Any, make: Any) -> Any:
     cache = ctx.__dict__.setdefault("sparse_mla_builders", {})
+    # PROFILES builders at most (vLLM's and libattn's): each holds persistent buffers (the
+    # chunked-prefill workspace; FLASHINFER_MLA_SPARSE_SM90's _SM90State kv_indices,
+    # max_num_batched_tokens x top-k int32, and its 128 MiB workspace), and the spec-heavy
+    # batches (OPTIMISTIC_SPEC) make more settings live at once; both sides' builders still
+    # live and die together
+    cap = PROFILES
     if key in cache:
         cache[key] = cache.pop(key)
     else:
-        while len(cache) >= 4 * PROFILES:
+        while len(cache) >= cap:
             cache.pop(next(iter(cache)))
         try:
             cache[key] = (make(), None)
