@@ -30,7 +30,11 @@ class Batch:
     """One step's requests. ``q`` query (scheduled) tokens, ``ctx`` computed tokens, ``prompt``
     prompt length (for the reorder's short-extend region), all int32 of length n; ``spec`` the
     speculative tokens k (decode threshold 1 + k), ``dcp``/``interleave`` the DCP world and
-    interleave, ``chunk`` a local-attention chunk (a multiple of the block size)."""
+    interleave, ``chunk`` a local-attention chunk (a multiple of the block size). ``optimistic``
+    is the chance that sides.step_inputs raises seq_lens_cpu_upper_bound above the exact
+    lengths on the batch's spec-decode rows (its item's; subset keeps it)."""
+
+    optimistic = 0.25
 
     def __init__(self, q: Sequence[int], ctx: Sequence[int], prompt: Sequence[int],
                  block_size: int = 16, spec: int = 0, kind: str = "mixed", dcp: int = 1,
@@ -76,8 +80,10 @@ class Batch:
     def subset(self, keep: Sequence[int]) -> "Batch":
         """The batch of the requests ``keep`` (for shrinking a failing batch)."""
         k = np.asarray(keep, np.int64)
-        return Batch(self.q[k], self.ctx[k], self.prompt[k], self.block_size, self.spec,
-                     self.kind, self.dcp, self.interleave, self.chunk, self.extra_cols)
+        b = Batch(self.q[k], self.ctx[k], self.prompt[k], self.block_size, self.spec,
+                  self.kind, self.dcp, self.interleave, self.chunk, self.extra_cols)
+        b.optimistic = self.optimistic
+        return b
 
     def describe(self, limit: int = 16) -> str:
         def arr(a: np.ndarray) -> str:
@@ -111,10 +117,12 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int, size: int) -> np.nd
 
 def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = UTILITY_BLOCK_SIZES,
                  kinds: Sequence[str] = KINDS, max_spec: int = 7, max_requests: int = 1024,
-                 table_budget: int = TABLE_BUDGET, token_budget: int = TOKEN_BUDGET) -> Batch:
+                 table_budget: int = TABLE_BUDGET, token_budget: int = TOKEN_BUDGET,
+                 ragged_spec: float = 0.2) -> Batch:
     """One seeded random batch (see the module doc for what it covers). ``max_requests`` and
     ``table_budget`` (about the sum of the contexts) bound it for the builders whose persistent
-    tables grow with the KV cache (FLEX_ATTENTION)."""
+    tables grow with the KV cache (FLEX_ATTENTION). ``ragged_spec``: the chance that a spec
+    batch gives some requests fewer drafts (a uniform split makes them prefills)."""
     kind = str(rng.choice(kinds))
     bs = int(rng.choice(block_sizes))
     n = _count(rng, max_requests)
@@ -130,7 +138,7 @@ def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = UTILI
         q[:] = 1
     elif kind == "spec":
         q[:] = thr
-        if rng.random() < 0.2:  # some requests with fewer drafts
+        if rng.random() < ragged_spec:  # some requests with fewer drafts
             m = rng.random(n) < 0.3
             q[m] = rng.integers(1, thr + 1, int(m.sum()))
     elif kind == "prefill":

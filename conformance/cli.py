@@ -89,7 +89,8 @@ def main(argv: List[str] = None) -> int:
                    help=f"batches per utility (default {DEFAULT_BATCHES})")
     p.add_argument("--builder-batches", type=int, default=None,
                    help=f"batches per builder (default {DEFAULT_BUILDER_BATCHES})")
-    p.add_argument("--only", default="", help="comma-separated substrings of item names")
+    p.add_argument("--only", default="", help="comma-separated substrings of item names "
+                   "(=NAME: that name exactly)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--markdown", default="", help="also write the table as Markdown here")
     p.add_argument("--self-test", action="store_true",
@@ -117,7 +118,8 @@ def main(argv: List[str] = None) -> int:
     if a.self_test:
         nu, nb = min(nu, 20), min(nb, 5)
     wanted = [w for w in a.only.split(",") if w]
-    items = [it for it in all_items() if not wanted or any(w in it.name for w in wanted)]
+    items = [it for it in all_items() if not wanted or any(
+        it.name == w[1:] if w.startswith("=") else w in it.name for w in wanted)]
     if not items:
         print(f"conformance: --only {a.only!r} selects nothing (see --list)", file=sys.stderr)
         return 2

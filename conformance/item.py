@@ -32,6 +32,11 @@ class Item:
     max_spec: int = 7
     table_budget: int = TABLE_BUDGET
     token_budget: int = TOKEN_BUDGET
+    #: the chance that a spec batch gives some requests fewer drafts (random_batch)
+    ragged_spec: float = 0.2
+    #: the chance that seq_lens_cpu_upper_bound exceeds the exact lengths on a spec batch's
+    #: spec-decode rows (Batch.optimistic, sides.step_inputs)
+    optimistic: float = 0.25
     #: at most this many batches whatever the count (0: no cap): vLLM's Triton kernels run in
     #: Triton's interpreter, a Python loop per program, ~0.1-0.5 s a batch
     max_batches: int = 0
@@ -42,6 +47,14 @@ class Item:
     #: not compared, and why (the table says it)
     pending: str = ""
     notes: List[str] = dataclasses.field(default_factory=list)
+
+
+#: Item options for the items whose builders read seq_lens_cpu_upper_bound where a uniform
+#: split may count an async spec-decode row as a prefill (the sparse MLA family, the indexers):
+#: spec batches four times as likely as another kind, most of them ragged (fewer drafts on
+#: some rows, which a uniform split makes prefills) and optimistic (the bound above the exact
+#: lengths on their spec rows)
+OPTIMISTIC_SPEC = dict(kinds=tuple(KINDS) + ("spec",) * 3, ragged_spec=0.6, optimistic=0.6)
 
 
 def choice_rng(b: Batch, salt: int) -> np.random.Generator:

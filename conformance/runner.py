@@ -99,8 +99,10 @@ class Runner:
         rng = np.random.default_rng([self.seed, salt, i])
         b = random_batch(rng, block_sizes=item.block_sizes, kinds=item.kinds,
                          max_requests=item.max_requests, table_budget=item.table_budget,
-                         max_spec=item.max_spec, token_budget=item.token_budget)
+                         max_spec=item.max_spec, token_budget=item.token_budget,
+                         ragged_spec=item.ragged_spec)
         b.seed = (self.seed, salt, i)
+        b.optimistic = item.optimistic
         return b
 
     @staticmethod

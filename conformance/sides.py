@@ -2,8 +2,9 @@
 batch's arrays) and libattn's CommonMetadata (the binding over the same numpy arrays).
 
 Both get vLLM 0.33's step inputs (``step_inputs``): positions, is_prefilling and
-seq_lens_cpu_upper_bound, which in one batch of four exceeds the exact length on spec-decode
-rows (0.33's async scheduling assumes every draft accepted; prefill rows stay exact), with
+seq_lens_cpu_upper_bound, which in one spec batch of four (the item's Batch.optimistic)
+exceeds the exact length on spec-decode rows (0.33's async scheduling assumes every draft
+accepted; prefill rows stay exact), with
 max_seq_len the bound's maximum as 0.33's runner computes it.
 """
 from __future__ import annotations
@@ -24,7 +25,7 @@ def step_inputs(b: Batch) -> Dict[str, Any]:
     if s is None:
         ub = b.seq_cpu.copy()
         r = choice_rng(b, 8)
-        if b.spec and r.random() < 0.25:
+        if b.spec and r.random() < b.optimistic:
             rows = (b.q > 1) & (b.q <= b.threshold) & ~b.is_prefilling
             if rows.any():
                 extra = r.integers(0, np.maximum(b.q[rows], 1))  # up to q - 1 drafts rejected

@@ -35,7 +35,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs
-from .item import Item, choice_rng
+from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, _ABSENT, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_mla_items import _Platform, _model
@@ -324,11 +324,7 @@ def indexer_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, vb: Any, vc:
     seen.update(pnames)
     if p is None:
         pairs += [(f"{n} (prefill is None)", None, lib[n]) for n in pnames]
-    elif optimistic_prefill_rows(b, v):
-        # vLLM plans the chunks from seq_lens_cpu_upper_bound (docs: the optimistic spec rows
-        # a uniform split made prefills); only the device-exact arrays are compared
-        pairs.append(("prefill (optimistic bound rows: chunk plan not compared)", None, None))
-    else:
+    else:  # every batch: both plan the chunks from seq_lens_cpu_upper_bound
         pairs += _prefill_pairs(p, lib, int(v.num_decodes), b)
     pairs += builder_answer_pairs(vb, vc, lb, patches if patches is not None else
                                   patched(s, False))
@@ -365,6 +361,9 @@ def _prefill_pairs(p: Any, lib: Dict[str, Any], nd: int, b: Batch) -> List[Pair]
         lib_cu = cu[off:off + k + 1]
         expanded = np.repeat(np.arange(k, dtype=np.int32), np.diff(lib_cu)) if k else \
             np.zeros(0, np.int32)
+        # token_to_seq has total_seq_lens rows (seq_lens_cpu_upper_bound's sum); the kernel
+        # writes those of the exact lengths (cu_seq_lens), the rest stays torch.empty's
+        t2s = c.token_to_seq.numpy()
         out += [(f"{n}.token_start", int(c.token_start), ts),
                 (f"{n}.token_end", int(c.token_end), te),
                 (f"{n}.num_reqs ~ req_end - req_start", int(c.num_reqs), k),
@@ -378,7 +377,9 @@ def _prefill_pairs(p: Any, lib: Dict[str, Any], nd: int, b: Batch) -> List[Pair]
                  c.cu_seq_lens.numpy(), lib_cu),
                 (f"{n}.local_cu_seq_lens ~ prefill_local_cu_seq_lens[cu_offset:...]",
                  c.local_cu_seq_lens.numpy(), lcu[off:off + k + 1]),
-                (f"{n}.token_to_seq ~ cu_seq_lens expanded", c.token_to_seq.numpy(), expanded),
+                (f"{n}.token_to_seq[:cu_seq_lens[-1]] ~ cu_seq_lens expanded",
+                 t2s[:len(expanded)], expanded),
+                (f"{n}.len(token_to_seq) ~ total_seq_lens", len(t2s), L["total_seq_lens"][i]),
                 (f"{n}.total_seq_lens", int(c.total_seq_lens), L["total_seq_lens"][i]),
                 (f"{n}.max_seqlen_k", int(c.max_seqlen_k), L["max_seqlen_k"][i]),
                 (f"{n}.skip_kv_gather", bool(c.skip_kv_gather), bool(L["skip_kv_gather"][i])),
@@ -465,11 +466,11 @@ def indexer_item() -> Item:
         if s.cap == 100:
             parts.append("SM100")
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
-            parts.append("optimistic prefill bounds: chunk plan not compared")
+            parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
     return Item(NAME, "builder", v, l, pairs, block_sizes=(64,), max_spec=3, max_requests=256,
-                token_budget=TOKEN_BUDGET, path=path,
+                token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
                 notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()])
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair
-from .item import Item, choice_rng
+from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import (MAX_MODEL_LEN, MAX_TOKENS, TOKEN_BUDGET, Settings,
@@ -148,10 +148,7 @@ def sparse_pairs(v: Any, lmd: Any, b: Batch) -> List[Pair]:
     names = ("sparse_prefill_sparse_indices", "sparse_prefill_end", "sparse_prefill_col_indices")
     if p is None:
         out += [(f"{n} (sparse_prefill is None)", None, lib.get(n)) for n in names]
-    elif optimistic_prefill_rows(b, v):
-        out.append(("sparse_prefill (optimistic bound rows: chunk plan not compared)", None,
-                    None))
-    else:
+    else:  # every batch: both plan the chunks from seq_lens_cpu_upper_bound
         nd = int(v.num_decodes)
         first = int(b.qsl[nd])
         starts = np.asarray(lib["prefill_chunk_token_start"]).reshape(-1)
@@ -207,10 +204,12 @@ def v41_sparse_item(ratio: int = 1) -> Item:
                  "prefills" if vmd.num_prefills else "no prefills"]
         if vmd.prefill is not None and len(vmd.prefill.chunks) > 1:
             parts.append("several chunks")
+        if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
+            parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(128,), max_spec=3, max_requests=256,
-                token_budget=TOKEN_BUDGET, path=path,
+                token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
                 notes=["not comparable: decode.schedule_metadata: DeepGEMM's (shape compared)",
                        "sparse_*.kernel_metadata: None at build (the first consumer layer "
                        "fills it); libattn does not return it"])

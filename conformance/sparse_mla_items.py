@@ -39,7 +39,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
-from .item import Item, choice_rng
+from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import (LAYER, MLA_DIMS, NUM_SMS, MAX_CAPTURE, PREFILL_BACKENDS, _ABSENT,
                         _PrefillBackendStandIn, _chunk_pairs, optimistic_prefill_rows, zlib_crc)
 from .sides import lib_common, vllm_common
@@ -378,10 +378,16 @@ def _sm90_layer(layer: Any, vc: Any, s: Settings) -> None:
 
 def _cache(ctx: Any, key: Any, make: Any) -> Any:
     cache = ctx.__dict__.setdefault("sparse_mla_builders", {})
+    # PROFILES builders at most (vLLM's and libattn's): each holds persistent buffers (the
+    # chunked-prefill workspace; FLASHINFER_MLA_SPARSE_SM90's _SM90State kv_indices,
+    # max_num_batched_tokens x top-k int32, and its 128 MiB workspace), and the spec-heavy
+    # batches (OPTIMISTIC_SPEC) make more settings live at once; both sides' builders still
+    # live and die together
+    cap = PROFILES
     if key in cache:
         cache[key] = cache.pop(key)
     else:
-        while len(cache) >= 4 * PROFILES:
+        while len(cache) >= cap:
             cache.pop(next(iter(cache)))
         try:
             cache[key] = (make(), None)
@@ -480,17 +486,11 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
     pairs: List[Pair] = []
     seen = set()
     F = "fp8_extra_metadata"
-    # vLLM 0.33 reads seq_lens_cpu_upper_bound ("exact for prefill rows") for these; libattn the
-    # exact host lengths (docs/backends/mla.md, the dense family's same difference). On batches
-    # whose uniform split made an optimistic spec-decode row a prefill they are not compared
-    # (counted in the item's paths).
-    optimistic = v.prefill is not None and optimistic_prefill_rows(b, v)
-    bound_fields = ("prefill_max_seq_len", "prefill.use_dense_mha",
-                    F + ".prefill.workspace_starts")
+    # every batch, including those whose uniform split made an async spec-decode row (an
+    # optimistic seq_lens_cpu_upper_bound) a prefill: both sides read the bound for
+    # prefill_max_seq_len, use_dense_mha, the chunked context and the fp8 chunks (counted in
+    # the item's paths)
     for name, value in flatten_vllm(v):
-        if optimistic and name in bound_fields:
-            seen.add(name.replace(".", "_"))
-            continue
         if name in ("decode", "prefill", F) and value is None:
             # a None part: every libattn field of it is None (the sparse metadata's decode part
             # is always None; its top-level decode_max_query_len and prefill_max_seq_len are
@@ -530,15 +530,11 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
             pairs.append((f"{name} (None in vLLM 0.33; no libattn field)", None, None))
             continue
         pairs.append((name, value, got))
-    if optimistic:
-        seen.update(n for n in lib if n.startswith("prefill_chunked_context_"))
-    elif v.prefill is not None:
+    if v.prefill is not None:
         pairs += _chunk_pairs(v.prefill.chunked_context, md, lib, seen, vb)
     fp8 = getattr(v, "fp8_extra_metadata", None)
     prefill8 = getattr(fp8, "prefill", None)
-    if prefill8 is not None and optimistic:
-        seen.update(n for n in lib if n.startswith(F + "_prefill_"))
-    elif prefill8 is not None:
+    if prefill8 is not None:
         pairs += _fp8_chunk_pairs(v, prefill8, lib, seen, b)
     seen.add("chunked_prefill_workspace_size")
     pairs.append(("builder.chunked_prefill_workspace_size ~ chunked_prefill_workspace_size",
@@ -665,13 +661,12 @@ def sparse_item(variant: str) -> Item:
             parts.append("SM90 plan " + ("made" if st.wrapper.plans !=
                                          getattr(st, "_lane_seen_plans", 0) else "reused"))
         if vmd.num_prefills and optimistic_prefill_rows(b, vmd):
-            parts.append("optimistic prefill bounds: chunked context, prefill_max_seq_len, "
-                         "use_dense_mha and the fp8 prefill chunks not compared")
+            parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
     return Item(variant, "builder", v, l, pairs,
                 block_sizes=VARIANT_BLOCKS.get(variant, BLOCK_SIZES), max_spec=3,
-                max_requests=256, path=path,
+                max_requests=256, path=path, **OPTIMISTIC_SPEC,
                 notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()])
 
 

@@ -97,6 +97,10 @@ struct IndexerPrefillParams {
                                  ///< 0 = none.
   int32_t compress_ratio = 1;   ///< tokens_per_state: K rows are seq_len / compress_ratio.
   int32_t reserved = 0;
+  /// The lengths the groups are planned from, indexed as seq_lens and in the same memory
+  /// (vLLM 0.33's seq_lens_cpu_upper_bound, which exceeds seq_lens on an async spec-decode row
+  /// a uniform split made a prefill); null = seq_lens. The arrays' values always read seq_lens.
+  const int32_t* plan_seq_lens = nullptr;
 };
 
 /// See ops::indexer_prefill_arrays. local_cu_seq_lens is written under DCP only.

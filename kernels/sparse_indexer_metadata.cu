@@ -50,13 +50,15 @@ __global__ void __launch_bounds__(kPrefillBlock)
   const bool dcp = p.dcp_size > 1;
   const int64_t ratio = p.compress_ratio;
   if (threadIdx.x == 0) {
+    const int32_t* plan = p.plan_seq_lens ? p.plan_seq_lens : lens;
     int64_t end = 0, g = 0;
     while (end < np) {
       const int64_t start = end;
       int64_t m = 0, n = 0;
       while (end < np) {
         const int64_t r = nd + end;
-        const int64_t k_rows = floor_div(lens[r], ratio);
+        // the groups plan K rows from plan_seq_lens (vLLM's bound) // compress_ratio
+        const int64_t k_rows = floor_div(plan[r], ratio);
         const int64_t s = k_rows > p.min_split_seq_len ? k_rows : p.min_split_seq_len;
         const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + s;
         if (n2 > p.workspace_size || m2 * n2 > p.max_logits_elems) break;

@@ -694,6 +694,7 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufDummyBlockTable, "fp8_extra_metadata dummy_block_table")                        \
   X(kBufFp8RequestIds, "fp8_extra_metadata_prefill_request_ids")                        \
   X(kBufFp8WorkspaceStarts, "fp8_extra_metadata_prefill_workspace_starts")              \
+  X(kBufFp8PlanLens, "the fp8 prefill chunks' seq_lens_cpu_upper_bound")                 \
   X(kBufAiterSeqLens, "decode_seq_lens (ROCM_AITER_MLA)")                               \
   X(kBufAiterIndptr, "decode_paged_kv_indptr")                                          \
   X(kBufAiterIndices, "decode_paged_kv_indices")                                        \
@@ -709,6 +710,7 @@ void check_supported(const VariantInfo& v, const KvCacheSpec& spec, const Builde
   X(kBufChunkLists, "the per-chunk lists")                                              \
   X(kBufEntryLists, "the per-entry lists")                                               \
   X(kBufFp8ChunkLists, "the fp8 prefill chunks' lists")                                  \
+  X(kBufFp8PlanLensCpu, "the fp8 prefill chunks' seq_lens_cpu_upper_bound staging")       \
   X(kBufSm90Plan, "FLASHINFER_MLA_SPARSE_SM90's plan staging")
 ATTN_NAMED_LIST(Buffer, MLA_BUFFERS);
 
@@ -827,6 +829,12 @@ std::vector<BufferRequest> plan(const VariantInfo& v, const KvCacheSpec& spec,
             ? buffer_bytes("the fp8 prefill chunks' lists", {kFp8ChunkListCount, seqs, i32})
             : 0,
         true);
+  for (const bool host : {false, true})
+    p.set(host ? kBufFp8PlanLensCpu : kBufFp8PlanLens,
+          fp8_separate ? buffer_bytes("the fp8 prefill chunks' seq_lens_cpu_upper_bound",
+                                      {seqs, i32})
+                       : 0,
+          host);
   p.set(kBufSm90Plan,
         v.variant == Variant::kFlashInferMlaSparseSm90
             ? buffer_bytes("FLASHINFER_MLA_SPARSE_SM90's plan staging", {3 * tokens + 2, i32})
@@ -1203,9 +1211,7 @@ class MlaBuilder final : public Builder {
     // prefill rows", no sync), even where a uniform split counts an async spec-decode row, whose
     // bound assumes every draft accepted, as a prefill; without the bound, the exact host
     // lengths (libattn's pre-1.4 callers).
-    const int32_t* prefill_seq_lens = c.seq_lens_cpu_upper_bound
-                                          ? c.seq_lens_cpu_upper_bound->as<const int32_t>()
-                                          : c.seq_lens_host;
+    const int32_t* prefill_seq_lens = c.seq_lens_upper_bound();
     if (np > 0 && prefill_seq_lens == nullptr)
       invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens is given); ",
               v_.name, " reads the context lengths of the prefills on the host (vLLM 0.33 "
@@ -1816,18 +1822,19 @@ class MlaBuilder final : public Builder {
     return buffers_.as<int32_t>(kBufFp8ChunkLists) + static_cast<int64_t>(l) * config().max_num_seqs;
   }
 
-  /// The prefills' longest sequence (vLLM reads seq_lens_cpu_upper_bound, exact for prefill rows;
-  /// libattn the host lengths it is given).
+  /// The prefills' longest sequence, from seq_lens_cpu_upper_bound as vLLM 0.33 reads it ("exact
+  /// for prefill rows"; optimistic for an async spec-decode row a uniform split made a prefill);
+  /// the host lengths without the bound.
   int64_t sparse_prefill_max_seq_len(const CommonMetadata& c, int64_t nd, int64_t np) const {
     int64_t longest = 0;
     for (int64_t i = nd; i < nd + np; ++i)
-      longest = std::max<int64_t>(longest, c.host_seq_lens()[i]);
+      longest = std::max<int64_t>(longest, c.seq_lens_upper_bound()[i]);
     return longest;
   }
 
   /// vLLM 0.33's _build_fp8_separate_prefill_decode, its host part: the decodes' uniform query
-  /// length and split_prefill_chunks over the prefills' seq_lens (chunk lists in
-  /// kBufFp8ChunkLists). Refuses what vLLM asserts.
+  /// length and split_prefill_chunks over the prefills' seq_lens_cpu_upper_bound (else the host
+  /// lengths; chunk lists in kBufFp8ChunkLists). Refuses what vLLM asserts.
   Fp8Plan plan_sparse_fp8(const CommonMetadata& c, int64_t nd, int64_t np,
                           int64_t num_decode_tokens) {
     Fp8Plan p;
@@ -1849,7 +1856,7 @@ class MlaBuilder final : public Builder {
     }
     if (np > 0) {
       const int64_t limit = sparse_prefill_workspace_size(config());
-      const int32_t* lens = c.host_seq_lens() + nd;
+      const int32_t* lens = c.seq_lens_upper_bound() + nd;
       const int32_t* qsl = c.qsl_host + nd;
       int64_t i = 0;
       while (i < np) {
@@ -1857,7 +1864,8 @@ class MlaBuilder final : public Builder {
         int64_t total = 0;
         while (i < np && total + lens[i] <= limit) total += lens[i++];
         if (i == start)
-          invalid("seq_lens[", nd + i, "]=", lens[i], " exceeds FLASHMLA_SPARSE's prefill "
+          invalid(c.seq_lens_cpu_upper_bound ? "common->seq_lens_cpu_upper_bound[" : "seq_lens[",
+                  nd + i, "]=", lens[i], " exceeds FLASHMLA_SPARSE's prefill "
                   "workspace of ", limit, " rows (max_model_len * 5; vLLM asserts it)");
         const int64_t k = p.num_chunks++;
         fp8_chunk_list(kFp8TokenStart)[k] = qsl[start];
@@ -1926,7 +1934,12 @@ class MlaBuilder final : public Builder {
     m.set_int(at(f_fp8_num_prefill_tokens), T - num_decode_tokens);
     m.set_int(at(f_fp8_num_decode_tokens), num_decode_tokens);
     if (np > 0) {
-      ops::sparse_mla_fp8_prefill_metadata(exec, qsl, lens, nd, np, T,
+      // the workspace starts restart where the host's chunks do: from seq_lens_cpu_upper_bound
+      // (vLLM 0.33's workspace_rows), staged where the op runs; else the batch's lengths
+      const int32_t* bound =
+          upper_bound_where_run(exec, c, nd, np, buffers_.as<int32_t>(kBufFp8PlanLensCpu),
+                                buffers_.as<int32_t>(kBufFp8PlanLens));
+      ops::sparse_mla_fp8_prefill_metadata(exec, qsl, bound ? bound : lens, nd, np, T,
                                            sparse_prefill_workspace_size(cfg),
                                            buffers_.as<int32_t>(kBufFp8RequestIds),
                                            buffers_.as<int32_t>(kBufFp8WorkspaceStarts));

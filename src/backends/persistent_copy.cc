@@ -33,4 +33,14 @@ void copy_u8_into_buffer(const ops::Exec& exec, const uint8_t* src, bool src_on_
   }
 }
 
+const int32_t* upper_bound_where_run(const ops::Exec& exec, const CommonMetadata& c,
+                                     int64_t first, int64_t n, int32_t* staging, int32_t* dst) {
+  if (!c.seq_lens_cpu_upper_bound) return nullptr;
+  const int32_t* bound = c.seq_lens_cpu_upper_bound->as<const int32_t>();
+  if (!exec.on_cuda) return bound;
+  std::copy(bound + first, bound + first + n, staging + first);
+  copy_i32_into_buffer(exec, staging + first, true, n, dst + first);
+  return dst;
+}
+
 }  // namespace attn::backends

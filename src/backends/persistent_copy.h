@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/common_metadata.h"
 #include "core/tensor.h"
 #include "ops/exec.h"
 
@@ -20,5 +21,14 @@ void copy_i32_into_buffer(const ops::Exec& exec, const int32_t* src, bool src_on
 /// The same for bytes (int8/bool flags; Mamba's ReplaySSM is_flush_d).
 void copy_u8_into_buffer(const ops::Exec& exec, const uint8_t* src, bool src_on_host, int64_t n,
                          uint8_t* dst);
+
+/// vLLM 0.33's seq_lens_cpu_upper_bound rows [first, first + n) where `exec` runs, for a
+/// kernel that plans from them (the sparse MLA fp8 workspace starts, the indexer's prefill
+/// groups): on the host the caller's bound itself; on CUDA the rows staged in `staging` (a host
+/// buffer of the builder) and copied into the same rows of `dst` (a device buffer of the
+/// builder; copy_i32_into_buffer). Indexed by request: only rows [first, first + n) are set.
+/// Null without the bound.
+const int32_t* upper_bound_where_run(const ops::Exec& exec, const CommonMetadata& c,
+                                     int64_t first, int64_t n, int32_t* staging, int32_t* dst);
 
 }  // namespace attn::backends

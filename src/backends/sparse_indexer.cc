@@ -41,6 +41,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/persistent_copy.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -135,9 +136,11 @@ constexpr const char* kVariantNames[] = {kName, "DEEPSEEK_V41_SPARSE_INDEXER",
   /* compress ratio > 1 */                                          \
   X(kBufCompressedSlots, "compressed_slot_mapping_buffer")          \
   X(kBufExpandedSeqLens, "expanded_seq_lens_buffer")                \
+  X(kBufPlanLens, "prefill seq_lens_cpu_upper_bound")               \
   /* host */                                                        \
   X(kBufArange, "arange_buffer")                                    \
-  X(kBufChunkLists, "the prefill chunks' lists")
+  X(kBufChunkLists, "the prefill chunks' lists")                    \
+  X(kBufPlanLensCpu, "prefill seq_lens_cpu_upper_bound staging")
 ATTN_NAMED_LIST(Buffer, INDEXER_BUFFERS);
 
 /// The paths vLLM 0.33 picks from the platform (with DeepGEMM).
@@ -274,6 +277,9 @@ std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c,
   p.set(kBufExpandedSeqLens,
         buffer_bytes("expanded_seq_lens_buffer", {compressed ? rows : 0, i32}));
   p.set(kBufArange, buffer_bytes("arange_buffer", {rows + 1, i32}));
+  p.set(kBufPlanLens, buffer_bytes("prefill seq_lens_cpu_upper_bound", {c.max_num_seqs, i32}));
+  p.set(kBufPlanLensCpu, buffer_bytes("prefill seq_lens_cpu_upper_bound", {c.max_num_seqs, i32}),
+        /*host=*/true);
   p.set(kBufChunkLists,
         buffer_bytes("the prefill chunks' lists",
                      {static_cast<int64_t>(kChunkListCount), tokens, i32}),
@@ -495,14 +501,21 @@ class IndexerBuilder final : public Builder {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
     const int32_t* hq = c.qsl_host + nd;
-    const int32_t* full = c.host_seq_lens() + nd;  // checked by check_batch
-    // the K rows: compressed_seq_lens_cpu (seq_lens // compress_ratio)
-    std::vector<int32_t> qlens(static_cast<size_t>(np)), klens(static_cast<size_t>(np));
+    // vLLM 0.33 plans the chunks from seq_lens_cpu_upper_bound // compress_ratio (the bound is
+    // exact for a prefilling row, optimistic for an async spec row a uniform split made a
+    // prefill); the DCP-local sums come from the exact lengths (the host's exact lengths, else
+    // the bound), compressed the same way
+    const int32_t* bound = c.seq_lens_upper_bound() + nd;  // checked by check_batch
+    const int32_t* exact = c.host_seq_lens() + nd;
+    std::vector<int32_t> qlens(static_cast<size_t>(np)), klens(static_cast<size_t>(np)),
+        kexact(static_cast<size_t>(np));
     for (int64_t k = 0; k < np; ++k) {
       qlens[k] = hq[k + 1] - hq[k];
-      klens[k] = full[k] / ratio_;
+      klens[k] = bound[k] / ratio_;
+      kexact[k] = exact[k] / ratio_;
     }
     const int32_t* hs = klens.data();
+    const int32_t* hx = kexact.data();
     // CPU_V4_INDEXER plans one chunk of every prefill (no workspace or logits budget)
     const bool one_chunk = variant_ == kCpuV4;
     constexpr int64_t kNoBudget = std::numeric_limits<int64_t>::max();
@@ -512,7 +525,8 @@ class IndexerBuilder final : public Builder {
                                                   sparse_.min_split_seq_len, groups_.data());
     const int32_t world = cfg.decode_context_parallel_size;
     int64_t chunks = 0, longest = 0;
-    for (int64_t k = 0; k < np; ++k) longest = std::max<int64_t>(longest, full[k]);
+    // max_prefill_seq_len: the bound's longest (uncompressed)
+    for (int64_t k = 0; k < np; ++k) longest = std::max<int64_t>(longest, bound[k]);
     for (int64_t g = 0; g < G; ++g) {
       const ops::IndexerGroup& gr = groups_[g];
       // the group's K rows (gr.n is the split's sum, clamped by min_split_seq_len)
@@ -523,7 +537,7 @@ class IndexerBuilder final : public Builder {
       if (world > 1) {
         for (int32_t r = 0; r < world; ++r) {
           int64_t sum = 0;
-          for (int64_t k = gr.start; k < gr.end; ++k) sum += local(hs[k], r);
+          for (int64_t k = gr.start; k < gr.end; ++k) sum += local(hx[k], r);
           if (r == cfg.dcp_rank) local_total = sum;
           max_local = std::max(max_local, sum);
         }
@@ -557,6 +571,8 @@ class IndexerBuilder final : public Builder {
     p.interleave = prefill_interleave();
     p.min_split_seq_len = sparse_.min_split_seq_len;
     p.compress_ratio = ratio_;
+    p.plan_seq_lens = upper_bound_where_run(exec, c, nd, np, buffers_.as<int32_t>(kBufPlanLensCpu),
+                                            buffers_.as<int32_t>(kBufPlanLens));
     ops::IndexerPrefillArrays out;
     out.cu_seq_lens = buffers_.as<int32_t>(kBufCuSeqLens);
     out.local_cu_seq_lens = world > 1 ? buffers_.as<int32_t>(kBufLocalCuSeqLens) : nullptr;

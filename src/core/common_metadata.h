@@ -69,6 +69,14 @@ struct CommonMetadata {
   /// device value on async spec-decode rows; a builder that needs exact decode lengths, as
   /// 0.33's FlashInfer does with spec tokens, must read the device seq_lens instead).
   bool seq_lens_exact() const { return seq_lens_host != nullptr && seq_lens_host_exact; }
+  /// vLLM 0.33's seq_lens_cpu_upper_bound (host) when given, else host_seq_lens() (a caller
+  /// without the bound: its exact lengths bound themselves). For the host reads 0.33 makes from
+  /// the bound (prefill plans: exact for a prefilling row, optimistic for an async spec-decode
+  /// row a uniform split counts as a prefill). Null when neither exists.
+  const int32_t* seq_lens_upper_bound() const {
+    return seq_lens_cpu_upper_bound ? seq_lens_cpu_upper_bound->as<const int32_t>()
+                                    : seq_lens_host;
+  }
   /// The host DCP-local lengths a builder should use (exact mirror, else the bound); null when
   /// none is given.
   const int32_t* host_dcp_local_seq_lens() const { return dcp_local_seq_lens_host; }

@@ -506,7 +506,8 @@ void mla_prefill_metadata(const Exec& exec, const int32_t* query_start_loc, int6
 /// [qsl[num_decodes + p], qsl[num_decodes + p + 1]), -1 for every other token (the decodes');
 /// workspace_starts (num_prefills) = the exclusive prefix sum of the prefills' seq_lens,
 /// restarted at each chunk of split_prefill_chunks(seq_lens[num_decodes:], workspace_size)
-/// (each seq_len at most workspace_size, as vLLM asserts).
+/// (each seq_len at most workspace_size, as vLLM asserts). `seq_lens` are the lengths vLLM
+/// plans from: its seq_lens_cpu_upper_bound (the builder passes the bound where given).
 void sparse_mla_fp8_prefill_metadata(const Exec& exec, const int32_t* query_start_loc,
                                      const int32_t* seq_lens, int64_t num_decodes,
                                      int64_t num_prefills, int64_t num_tokens,
@@ -666,9 +667,10 @@ int64_t indexer_prefill_groups(const int32_t* query_lens, const int32_t* seq_len
                                int64_t max_logits_elems, int64_t min_split_seq_len,
                                IndexerGroup* groups);
 
-/// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group):
-/// with K rows k[r] = seq_lens[r] // compress_ratio (the compressed lengths), per group g of
-/// prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the running sum of k (and
+/// DEEPSEEK_V32_INDEXER's prefill chunk arrays (build_prefill_chunk_metadata over each group;
+/// the groups indexer_prefill_groups' over params.plan_seq_lens, else seq_lens, each //
+/// compress_ratio): with K rows k[r] = seq_lens[r] // compress_ratio (the compressed lengths),
+/// per group g of prefills [s, e), cu_seq_lens[s + g .. e + g] = 0 and the running sum of k (and
 /// local_cu_seq_lens the same of the DCP-local k, interleave in compressed states); per prefill
 /// token t of request r, cu_seqlen_ks[t - qsl[nd]] = the row start of r (local under DCP) and
 /// cu_seqlen_ke = that + (the token's causal context seq_len[r] - query_len[r] + 1 + (t -

@@ -75,13 +75,15 @@ void indexer_prefill_arrays(const Exec& exec, const int32_t* qsl, const int32_t*
   // the K rows of request r: its compressed length (seq_lens // compress_ratio)
   auto rows = [&](int64_t r) { return floor_div(seq_lens[r], ratio); };
   // the greedy groups, as indexer_prefill_groups (inline: the kernel's thread 0 does the same)
+  const int32_t* plan = p.plan_seq_lens ? p.plan_seq_lens : seq_lens;
   int64_t end = 0, g = 0;
   while (end < np) {
     const int64_t start = end;
     int64_t m = 0, n = 0;
     while (end < np) {
       const int64_t r = nd + end;
-      const int64_t s = std::max<int64_t>(rows(r), p.min_split_seq_len);
+      // the groups plan K rows from plan_seq_lens (vLLM's bound) // compress_ratio
+      const int64_t s = std::max<int64_t>(floor_div(plan[r], ratio), p.min_split_seq_len);
       const int64_t m2 = m + (qsl[r + 1] - qsl[r]), n2 = n + s;
       if (n2 > p.workspace_size || m2 * n2 > p.max_logits_elems) break;
       m = m2;

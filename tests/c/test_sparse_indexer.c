@@ -2,8 +2,9 @@
  * platform (native decode widths, flattening, SM100 varlen), threshold None, the ABI 1.7 config
  * field block_table_width, the prefill request groups and query sub-chunks with their arrays
  * (cu_seqlen_ks/ke, cu_seq_lens, DCP-local ones), the decode paths (native, native MTP,
- * flattened, varlen, DCP-local lengths), update_draft_decode_metadata, the refusals, and seeded
- * random batches against a naive restatement, also on the compressed cache (tokens_per_state 4:
+ * flattened, varlen, DCP-local lengths), update_draft_decode_metadata, the refusals, the chunk
+ * plan from seq_lens_cpu_upper_bound (optimistic async spec-decode rows), and seeded random
+ * batches against a naive restatement, also on the compressed cache (tokens_per_state 4:
  * DEEPSEEK_V4_INDEXER, CPU_V4_INDEXER; their hand-checked cases: test_sparse_indexer_v4.c).
  * Hand-checked values are worked out in the comments. */
 #include "test_support.h"
@@ -555,13 +556,85 @@ static void test_kpool_tail(void** state) {
   ts_batch_free(batch);
 }
 
+/* seq_lens_cpu_upper_bound: vLLM 0.33 plans the prefill chunks from the bound (exact for a
+ * prefilling row; above the exact length on an async spec-decode row that the uniform split
+ * counts as a prefill), while cu_seq_lens and cu_seqlen_ks/ke stay the exact device lengths'.
+ * SM90 k = 3 (native next_n 4: uniform split), max_model_len 64 (prefill workspace 64 x 8 x 5 =
+ * 2560 rows): queries [4, 3 x41] onto exact [64, 62 x41], bound [64, 64 x41]: one decode, 41
+ * prefills. The bound's 41 x 64 = 2624 rows exceed the workspace: groups [0, 40) (2560 rows)
+ * and [40, 41) (64): two chunks, tokens [4, 124) and [124, 127), requests [1, 41) and [41, 42),
+ * cu offsets 0 and 41, total_seq_lens (and local totals, no DCP) 2560 and 64, max_seqlen_k 64,
+ * max_prefill_seq_len 64. cu_seq_lens from the exact lengths: 0, 62, ..., 2480 (41 entries),
+ * then 0, 62; the last prefill's tokens: ks 0, ke 60, 61, 62. With the exact lengths (no bound)
+ * the 2542 rows fit one chunk, max_prefill_seq_len 62. */
+static void test_upper_bound(void** state) {
+  enum { N = 42 };
+  int32_t q[N], s[N], ub[N];
+  int64_t shape[1] = {N};
+  attn_tensor_t ubt = ts_host_tensor(ub, 1, shape, ATTN_DTYPE_INT, 32);
+  attn_kv_cache_spec_t spec = ix_spec();
+  attn_builder_config_t c = ix_config(90, 3);
+  attn_builder_t* b;
+  ts_batch* batch;
+  attn_metadata_t* m = NULL;
+  const attn_tensor_t* cu;
+  int i;
+  (void)state;
+  c.max_num_seqs = 64;
+  c.max_model_len = 64;
+  for (i = 0; i < N; ++i) {
+    q[i] = i == 0 ? 4 : 3;
+    s[i] = i == 0 ? 64 : 62;
+    ub[i] = 64;
+  }
+  b = ts_builder(NAME, &spec, &c);
+  batch = ts_batch_make(q, s, N, 64, 8, -1);
+  batch->common.seq_lens_cpu_upper_bound = &ubt;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  assert_int_equal(ts_int(m, "num_prefills"), 41);
+  assert_int_equal(ts_int(m, "prefill_max_prefill_seq_len"), 64);
+  assert_int_equal(ts_int(m, "prefill_num_chunks"), 2);
+  ts_expect_i32(m, "prefill_chunk_token_start", (int32_t[]){4, 124}, 2);
+  ts_expect_i32(m, "prefill_chunk_token_end", (int32_t[]){124, 127}, 2);
+  ts_expect_i32(m, "prefill_chunk_req_start", (int32_t[]){1, 41}, 2);
+  ts_expect_i32(m, "prefill_chunk_req_end", (int32_t[]){41, 42}, 2);
+  ts_expect_i32(m, "prefill_chunk_cu_offset", (int32_t[]){0, 41}, 2);
+  ts_expect_i32(m, "prefill_chunk_total_seq_lens", (int32_t[]){2560, 64}, 2);
+  ts_expect_i32(m, "prefill_chunk_max_seqlen_k", (int32_t[]){64, 64}, 2);
+  ts_expect_i32(m, "prefill_chunk_local_total_seq_lens", (int32_t[]){2560, 64}, 2);
+  ts_expect_i32(m, "prefill_chunk_max_local_total_seq_lens", (int32_t[]){2560, 64}, 2);
+  cu = ts_tensor(m, "prefill_cu_seq_lens");
+  assert_int_equal(cu->shape[0], 43);
+  for (i = 0; i <= 40; ++i) assert_int_equal(((const int32_t*)cu->data)[i], 62 * i);
+  assert_int_equal(((const int32_t*)cu->data)[41], 0);
+  assert_int_equal(((const int32_t*)cu->data)[42], 62);
+  {
+    const attn_tensor_t* ks = ts_tensor(m, "prefill_cu_seqlen_ks");
+    const attn_tensor_t* ke = ts_tensor(m, "prefill_cu_seqlen_ke");
+    assert_int_equal(ks->shape[0], 123);
+    for (i = 0; i < 3; ++i) {
+      assert_int_equal(((const int32_t*)ks->data)[120 + i], 0);
+      assert_int_equal(((const int32_t*)ke->data)[120 + i], 60 + i);
+      assert_int_equal(((const int32_t*)ks->data)[117 + i], 62 * 39);
+    }
+  }
+  batch->common.seq_lens_cpu_upper_bound = NULL;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "prefill_max_prefill_seq_len"), 62);
+  assert_int_equal(ts_int(m, "prefill_num_chunks"), 1);
+  ts_expect_i32(m, "prefill_chunk_total_seq_lens", (int32_t[]){2542}, 1);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels),       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_decode_paths), cmocka_unit_test(test_prefill_chunks),
       cmocka_unit_test(test_draft_update), cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_random),       cmocka_unit_test(test_random_compressed),
-      cmocka_unit_test(test_kpool_tail),
+      cmocka_unit_test(test_kpool_tail),   cmocka_unit_test(test_upper_bound),
   };
   return cmocka_run_group_tests_name("sparse_indexer", tests, NULL, NULL);
 }

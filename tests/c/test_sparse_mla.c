@@ -3,7 +3,8 @@
  * (req_id_per_token, seq_lens, topk_tokens, decode_max_query_len, prefill_max_seq_len, the
  * dense-MHA prefill flag), its fp8 paths (the mixed batch below 32 heads; the separate prefill
  * and decode from 32 on, with the prefill request ids, chunk-relative workspace starts and
- * split_prefill_chunks' chunks), the ABI 1.7 spec field index_topk, the refusals, and seeded
+ * split_prefill_chunks' chunks), the ABI 1.7 spec field index_topk, the refusals, the prefill
+ * plan from seq_lens_cpu_upper_bound (an optimistic async spec-decode row), and seeded
  * random batches against a naive restatement. Hand-checked values are worked out in the
  * comments. */
 #include "test_support.h"
@@ -525,12 +526,89 @@ static void test_sm90(void** state) {
   ts_batch_free(batch);
 }
 
+/* seq_lens_cpu_upper_bound: vLLM 0.33 reads the bound (not the exact lengths) for the prefills'
+ * host plan; on an async spec-decode batch a uniform split counts the ragged spec rows as
+ * prefills, whose bound exceeds the exact length by their rejected drafts. k = 3, queries
+ * [4, 2, 3] onto exact [100, 50, 64], bound [100, 51, 66] (one decode, two prefills), index_topk
+ * 64: prefill_max_seq_len 66 (exact 64), use_dense_mha off (66 > 64; exact 64 <= 64 would be
+ * on), contexts 51 - 2 = 49 and 66 - 3 = 63. fp8, 64 heads, max_model_len 40 (workspace 5 x
+ * 40 = 200 rows): queries [4, 3, 2, 1, 1, 1, 1] onto exact [40, 33 x6], bound [40, 35, 34,
+ * 33 x4]: split_prefill_chunks over the bound's prefill rows [35, 34, 33, 33, 33, 33]: 168 rows,
+ * then 201 > 200 starts a second chunk: chunks [0, 5) (tokens [4, 12), 168 rows) and [5, 6)
+ * (tokens [12, 13), 33 rows), workspace starts [0, 35, 69, 102, 135, 0] (the exact 198 rows
+ * would fit one chunk, starts [0, 33, 66, 99, 132, 165]); prefill_max_seq_len 35. Without the
+ * bound the exact lengths plan. */
+static void test_upper_bound(void** state) {
+  static const int32_t q[3] = {4, 2, 3}, s[3] = {100, 50, 64};
+  static const int32_t q2[7] = {4, 3, 2, 1, 1, 1, 1}, s2[7] = {40, 33, 33, 33, 33, 33, 33};
+  int32_t ub[3] = {100, 51, 66}, ub2[7] = {40, 35, 34, 33, 33, 33, 33};
+  int64_t shape[1] = {3}, shape2[1] = {7};
+  attn_tensor_t ubt = ts_host_tensor(ub, 1, shape, ATTN_DTYPE_INT, 32);
+  attn_tensor_t ubt2 = ts_host_tensor(ub2, 1, shape2, ATTN_DTYPE_INT, 32);
+  attn_kv_cache_spec_t spec = sparse_spec(64, 64);
+  attn_builder_config_t c = sparse_config(16, 0);
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 3, 64, 0, -1);
+  attn_metadata_t* m = NULL;
+  (void)state;
+  c.num_speculative_tokens = 3;
+  b = ts_builder("FLASHMLA_SPARSE", &spec, &c);
+  batch->common.seq_lens_cpu_upper_bound = &ubt;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  assert_int_equal(ts_int(m, "num_prefills"), 2);
+  ts_expect_i32(m, "seq_lens", s, 3);
+  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 66);
+  assert_int_equal(ts_int(m, "prefill_use_dense_mha"), 0);
+  ts_expect_i32(m, "prefill_chunked_context_context_lens_list", (int32_t[]){49, 63}, 2);
+  batch->common.seq_lens_cpu_upper_bound = NULL; /* the exact lengths plan */
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 64);
+  assert_int_equal(ts_int(m, "prefill_use_dense_mha"), 1);
+  ts_expect_i32(m, "prefill_chunked_context_context_lens_list", (int32_t[]){48, 61}, 2);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+
+  spec = sparse_spec(64, 0);
+  c = sparse_config(64, 1);
+  c.num_speculative_tokens = 3;
+  c.max_model_len = 40;
+  b = ts_builder("FLASHMLA_SPARSE", &spec, &c);
+  batch = ts_batch_make(q2, s2, 7, 64, 0, -1);
+  batch->common.seq_lens_cpu_upper_bound = &ubt2;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  assert_int_equal(ts_int(m, "fp8_use_mixed_batch"), 0);
+  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 35);
+  assert_int_equal(ts_int(m, "fp8_extra_metadata_prefill_num_chunks"), 2);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_workspace_starts",
+                (int32_t[]){0, 35, 69, 102, 135, 0}, 6);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_chunk_token_start", (int32_t[]){4, 12}, 2);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_chunk_token_end", (int32_t[]){12, 13}, 2);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_chunk_req_start_idx", (int32_t[]){0, 5}, 2);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_chunk_req_end_idx", (int32_t[]){5, 6}, 2);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_chunk_chunk_tot_seqlen", (int32_t[]){168, 33},
+                2);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_request_ids",
+                (int32_t[]){-1, -1, -1, -1, 0, 0, 0, 1, 1, 2, 3, 4, 5}, 13);
+  batch->common.seq_lens_cpu_upper_bound = NULL;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 33);
+  assert_int_equal(ts_int(m, "fp8_extra_metadata_prefill_num_chunks"), 1);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_workspace_starts",
+                (int32_t[]){0, 33, 66, 99, 132, 165}, 6);
+  ts_expect_i32(m, "fp8_extra_metadata_prefill_chunk_chunk_tot_seqlen", (int32_t[]){198}, 1);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds), cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_fp8_mixed),             cmocka_unit_test(test_fp8_separate),
       cmocka_unit_test(test_refusals),              cmocka_unit_test(test_random),
       cmocka_unit_test(test_fa_and_flashinfer),     cmocka_unit_test(test_sm90),
+      cmocka_unit_test(test_upper_bound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

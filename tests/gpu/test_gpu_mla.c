@@ -227,14 +227,34 @@ static void test_decode_0_33(void** state) {
   }
 }
 
+/* seq_lens_cpu_upper_bound as vLLM 0.33's async spec decoding gives it, on one batch in two:
+ * one row in three exceeds its exact length by 1-3 (at most `cap`), max_seq_len the bound's
+ * maximum; the host plans (and, on CUDA, stages and uploads) from it. Drawn from its own seed,
+ * so the batches stay those drawn before the bound was added. */
+static void optimistic_bound(ts_batch* b, const int32_t* s, int32_t cap, uint64_t* seed,
+                             int32_t* bound, int64_t* shape, attn_tensor_t* t) {
+  int64_t r;
+  if (ts_rand_range(seed, 0, 1) == 0) return;
+  for (r = 0; r < b->num_reqs; ++r) {
+    bound[r] = s[r];
+    if (ts_rand_range(seed, 0, 2) == 0) bound[r] += (int32_t)ts_rand_range(seed, 1, 3);
+    if (bound[r] > cap) bound[r] = cap;
+    if (bound[r] > b->common.max_seq_len) b->common.max_seq_len = bound[r];
+  }
+  shape[0] = b->num_reqs;
+  *t = ts_host_tensor(bound, 1, shape, ATTN_DTYPE_INT, 32);
+  b->common.seq_lens_cpu_upper_bound = t;
+}
+
 /* FLASHMLA_SPARSE host vs CUDA: req_id_per_token (compute_token_to_req_indices), the prefill
  * part and its chunked context, and the fp8 paths: the mixed batch (16 heads: max_model_len
  * tensor filled at create) and the separate prefill/decode (64 heads:
  * kernels/sparse_mla_metadata.cu's prefill request ids and chunk-relative workspace starts,
  * with max_model_len 256 so that the 5 x 256-row workspace splits into several chunks), with
- * spec decode, DCP on 16 heads and capture builds. */
+ * spec decode, DCP on 16 heads, capture builds and optimistic upper bounds (the fp8 workspace
+ * starts' kernel reads the bound's uploaded rows). */
 static void test_sparse(void** state) {
-  uint64_t seed = 19;
+  uint64_t seed = 19, bseed = 1919;
   int iter;
   (void)state;
   if (!tg_have_gpu("the host-vs-CUDA FLASHMLA_SPARSE builds")) skip();
@@ -243,8 +263,9 @@ static void test_sparse(void** state) {
     const int32_t mml = ts_rand_range(&seed, 0, 1) ? 256 : 4096;
     attn_kv_cache_spec_t spec = ts_mla_spec(64);
     attn_builder_config_t c = ts_config();
-    int32_t q[32], s[32], local[32], dq;
-    int64_t n, nd, r;
+    int32_t q[32], s[32], local[32], dq, bound[32];
+    int64_t n, nd, r, bshape[1];
+    attn_tensor_t bound_t;
     ts_batch* b;
     spec.index_topk = ts_rand_range(&seed, 0, 1) ? 0 : 128;
     c.max_num_seqs = 32;
@@ -267,6 +288,7 @@ static void test_sparse(void** state) {
       local[r] = dcp_local(s[r], c.decode_context_parallel_size, c.dcp_rank, 1);
     }
     b = ts_batch_make(q, s, n, 64, 0, -1);
+    optimistic_bound(b, s, mml, &bseed, bound, bshape, &bound_t);
     compare("FLASHMLA_SPARSE", &spec, &c, b, c.decode_context_parallel_size > 1 ? local : NULL,
             nd == n && ts_rand_range(&seed, 0, 1));
     ts_batch_free(b);
@@ -276,17 +298,19 @@ static void test_sparse(void** state) {
 /* DEEPSEEK_V32_INDEXER, host vs CUDA (kernels/sparse_indexer_metadata.cu: the prefill groups
  * planned again by one thread, cu_seq_lens, DCP-local cu_seq_lens, cu_seqlen_ks/ke; the decode
  * tensors on the native, native MTP, flattened and SM100 varlen paths), with speculative tokens,
- * DCP and logits budgets that split a group into query sub-chunks. */
+ * DCP, logits budgets that split a group into query sub-chunks and optimistic upper bounds (the
+ * groups planned from the bound's uploaded rows). */
 static void test_indexer(void** state) {
-  uint64_t seed = 32;
+  uint64_t seed = 32, bseed = 3232;
   int iter;
   (void)state;
   if (!tg_have_gpu("the host-vs-CUDA DEEPSEEK_V32_INDEXER builds")) skip();
   for (iter = 0; iter < 120; ++iter) {
     attn_kv_cache_spec_t spec = ts_mla_spec(64);
     attn_builder_config_t c = ts_config();
-    int32_t q[32], s[32], local[32];
-    int64_t n, nd, r;
+    int32_t q[32], s[32], local[32], bound[32];
+    int64_t n, nd, r, bshape[1];
+    attn_tensor_t bound_t;
     const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
     const int uniform = (int)ts_rand_range(&seed, 0, 1);
     ts_batch* b;
@@ -313,6 +337,7 @@ static void test_indexer(void** state) {
     }
     b = ts_batch_make(q, s, n, 64, 0, -1);
     c.block_table_width = (int32_t)b->width;
+    optimistic_bound(b, s, c.max_model_len, &bseed, bound, bshape, &bound_t);
     compare("DEEPSEEK_V32_INDEXER", &spec, &c, b,
             c.decode_context_parallel_size > 1 ? local : NULL, 0);
     ts_batch_free(b);
