@@ -22,14 +22,6 @@ static attn_kv_cache_spec_t mla_spec(int32_t block_size, int32_t ratio) {
   return s;
 }
 
-static attn_kv_cache_spec_t swa_spec(int32_t block_size, int32_t window) {
-  attn_kv_cache_spec_t s = ts_mla_spec(block_size);
-  s.kind = ATTN_KV_SLIDING_WINDOW;
-  s.head_size = 512;
-  s.sliding_window = window;
-  return s;
-}
-
 static attn_builder_config_t rocm_config(int32_t k) {
   attn_builder_config_t c = ts_config();
   c.platform_rocm = 1;
@@ -97,7 +89,7 @@ static void test_levels(void** state) {
   (void)state;
   for (i = 0; i < 4; ++i)
     for (adaptive = 0; adaptive < 2; ++adaptive) {
-      attn_kv_cache_spec_t spec = i < 2 ? mla_spec(256, i == 0 ? 4 : 2) : swa_spec(64, 128);
+      attn_kv_cache_spec_t spec = i < 2 ? mla_spec(256, i == 0 ? 4 : 2) : ts_swa_spec(64, 128);
       int32_t level = -1, th = -2, draft = -1;
       attn_builder_t* b;
       c = rocm_config(2);
@@ -114,7 +106,7 @@ static void test_levels(void** state) {
     }
   /* adaptive verification without speculative decoding: no speculative_config */
   {
-    attn_kv_cache_spec_t spec = swa_spec(64, 128);
+    attn_kv_cache_spec_t spec = ts_swa_spec(64, 128);
     int32_t level = -1;
     c = rocm_config(0);
     c.enable_adaptive_verification = 1;
@@ -230,7 +222,7 @@ static void test_swa_ragged(void** state) {
   int i;
   (void)state;
   for (i = 0; i < 2; ++i) {
-    attn_kv_cache_spec_t spec = swa_spec(32, 4);
+    attn_kv_cache_spec_t spec = ts_swa_spec(32, 4);
     attn_builder_config_t c = rocm_config(0);
     attn_builder_t* b = ts_builder(names[i], &spec, &c);
     ts_batch* batch = ts_batch_make(q, s, 3, 32, 0, -1);
@@ -266,13 +258,13 @@ static void test_refusals(void** state) {
   int i;
   (void)state;
   for (i = 0; i < 4; ++i) { /* ROCm builders off ROCm */
-    spec = i < 2 ? mla_spec(256, 1) : swa_spec(64, 128);
+    spec = i < 2 ? mla_spec(256, 1) : ts_swa_spec(64, 128);
     ASSERT_ERROR(attn_builder_create(names[i], &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                  "config->platform_rocm=0");
   }
   /* on ROCm vLLM's DEEPSEEK_SPARSE_SWA builds with the ROCm builder */
   c = rocm_config(0);
-  spec = swa_spec(64, 128);
+  spec = ts_swa_spec(64, 128);
   ASSERT_ERROR(attn_builder_create("DEEPSEEK_SPARSE_SWA", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "DEEPSEEK_SPARSE_SWA_ROCM_AITER");
   /* block sizes: V4's multiples of 256, V4.1's of 64 ([64, 128]), SWA's of 32 */
@@ -285,7 +277,7 @@ static void test_refusals(void** state) {
   spec = mla_spec(128, 4);
   ASSERT_ERROR(attn_builder_create(MLA_V41, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "kv_cache_spec->tokens_per_state=4");
-  spec = swa_spec(48, 128);
+  spec = ts_swa_spec(48, 128);
   ASSERT_ERROR(attn_builder_create(SWA_V41, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "kv_cache_spec->block_size=48");
   /* ratio 128 without positions: vLLM asserts */
@@ -305,7 +297,7 @@ static void test_refusals(void** state) {
     static const int32_t q[1] = {1}, s[1] = {30};
     ts_batch* batch = ts_batch_make(q, s, 1, 64, 0, -1);
     attn_metadata_t* m = NULL;
-    spec = swa_spec(64, 128);
+    spec = ts_swa_spec(64, 128);
     b = ts_builder(SWA_V4, &spec, &c);
     batch->common.causal = 0;
     ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_UNSUPPORTED,
@@ -326,7 +318,7 @@ static void test_random(void** state) {
     const int32_t k = (int32_t)ts_rand_range(&rng, 0, 2), th = 1 + k;
     const int32_t block = mla ? 256 : 32 << ts_rand_range(&rng, 0, 3);
     const int32_t window = (int32_t)(ts_rand_range(&rng, 0, 1) ? 128 : ts_rand_range(&rng, 1, 64));
-    attn_kv_cache_spec_t spec = mla ? mla_spec(256, 128) : swa_spec(block, window);
+    attn_kv_cache_spec_t spec = mla ? mla_spec(256, 128) : ts_swa_spec(block, window);
     attn_builder_config_t c = rocm_config(k);
     attn_builder_t* b;
     int32_t q[10], s[10];

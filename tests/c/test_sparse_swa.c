@@ -22,15 +22,6 @@ static const struct {
 static size_t g_member; /* the member main() runs the tests for */
 #define NAME (kFamily[g_member].name)
 
-/* vLLM's SlidingWindowMLASpec: one latent head of 512, a window. */
-static attn_kv_cache_spec_t swa_spec(int32_t block_size, int32_t window) {
-  attn_kv_cache_spec_t s = ts_mla_spec(block_size);
-  s.kind = ATTN_KV_SLIDING_WINDOW;
-  s.head_size = 512;
-  s.sliding_window = window;
-  return s;
-}
-
 static attn_builder_config_t swa_config(int32_t k) {
   attn_builder_config_t c = ts_config();
   c.num_speculative_tokens = k;
@@ -61,7 +52,7 @@ static void expect_rows(const attn_metadata_t* m, const char* name, const int32_
 }
 
 static void test_levels(void** state) {
-  attn_kv_cache_spec_t spec = swa_spec(64, 128);
+  attn_kv_cache_spec_t spec = ts_swa_spec(64, 128);
   attn_builder_config_t c = swa_config(0);
   attn_builder_t* b;
   int32_t level = -1, th = -1, supported = 0;
@@ -97,7 +88,7 @@ static void test_hand_checked(void** state) {
   static const int32_t drows[12] = {68, 69, 70, 71, -1, -1, -1, -1, 98, 99, 100, 101};
   static const int32_t prows[12] = {128, -1, -1, -1, 128, 129, -1, -1, 128, 129, 130, -1};
   static const int32_t three[1] = {3}, zero_replay[257] = {0};
-  attn_kv_cache_spec_t spec = swa_spec(32, 4);
+  attn_kv_cache_spec_t spec = ts_swa_spec(32, 4);
   attn_builder_config_t c = swa_config(1);
   attn_builder_t* b = ts_builder(NAME, &spec, &c);
   ts_batch* batch = ts_batch_make(q, s, 3, 32, 0, -1);
@@ -174,7 +165,7 @@ static void test_draft_update(void** state) {
   int32_t start[2] = {38, 0};
   int64_t n2[1] = {2};
   attn_tensor_t start_t = ts_host_tensor(start, 1, n2, ATTN_DTYPE_INT, 32);
-  attn_kv_cache_spec_t spec = swa_spec(32, 4);
+  attn_kv_cache_spec_t spec = ts_swa_spec(32, 4);
   attn_builder_config_t c = swa_config(1);
   attn_builder_t* b = ts_builder(NAME, &spec, &c);
   attn_metadata_t* m = NULL;
@@ -196,7 +187,7 @@ static void test_draft_update(void** state) {
 
 static void test_refusals(void** state) {
   static const int32_t q[2] = {1, 3}, s[2] = {10, 3};
-  attn_kv_cache_spec_t spec = swa_spec(48, 4);
+  attn_kv_cache_spec_t spec = ts_swa_spec(48, 4);
   attn_builder_config_t c = swa_config(0);
   attn_builder_t* b = NULL;
   ts_batch* batch;
@@ -205,10 +196,10 @@ static void test_refusals(void** state) {
   ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "kv_cache_spec->block_size=48");
   ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED, NAME);
-  spec = swa_spec(32, 4);
+  spec = ts_swa_spec(32, 4);
   spec.kind = ATTN_KV_FULL_ATTENTION;
   ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED, "kind");
-  spec = swa_spec(32, 4);
+  spec = ts_swa_spec(32, 4);
   c.attn_type = ATTN_TYPE_ENCODER;
   ASSERT_ERROR(attn_builder_create(NAME, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "config->attn_type=1");
@@ -253,7 +244,7 @@ static void test_replay_start(void** state) {
   int32_t start[2] = {0, 5};
   int64_t n2[1] = {2};
   attn_tensor_t start_t = ts_host_tensor(start, 1, n2, ATTN_DTYPE_INT, 32);
-  attn_kv_cache_spec_t spec = swa_spec(32, 8);
+  attn_kv_cache_spec_t spec = ts_swa_spec(32, 8);
   attn_builder_config_t c = swa_config(0);
   attn_builder_t* b = ts_builder(NAME, &spec, &c);
   ts_batch* batch = ts_batch_make(q, s, 2, 32, 0, -1);
@@ -295,7 +286,7 @@ static void test_dspark(void** state) {
   static const int32_t seqs[6] = {40, 40, 40, 6, 6, 6}, seqs2[6] = {41, 41, 41, 7, 7, 7};
   int32_t rows[6 * 64], rows2[6 * 64];
   const int fi = strcmp(NAME, "DEEPSEEK_V41_SPARSE_SWA_FLASHINFER") == 0;
-  attn_kv_cache_spec_t spec = swa_spec(32, 8);
+  attn_kv_cache_spec_t spec = ts_swa_spec(32, 8);
   attn_builder_config_t c = swa_config(2);
   attn_builder_t* b = NULL;
   ts_batch* batch;
@@ -396,7 +387,7 @@ static void test_random(void** state) {
   for (it = 0; it < 150; ++it) {
     const int32_t window = windows[it % 3], bs = blocks[(it / 3) % 3];
     const int32_t k = (int32_t)ts_rand_range(&rng, 0, 3), th = 1 + k;
-    attn_kv_cache_spec_t spec = swa_spec(bs, window);
+    attn_kv_cache_spec_t spec = ts_swa_spec(bs, window);
     attn_builder_config_t c = swa_config(k);
     attn_builder_t* b = ts_builder(NAME, &spec, &c);
     int32_t q[12], s[12], nd = 0, ndt = 0, max_q = 0;

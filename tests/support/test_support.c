@@ -17,6 +17,14 @@ attn_kv_cache_spec_t ts_mla_spec(int32_t block_size) {
   return s;
 }
 
+attn_kv_cache_spec_t ts_swa_spec(int32_t block_size, int32_t window) {
+  attn_kv_cache_spec_t s = ts_mla_spec(block_size);
+  s.kind = ATTN_KV_SLIDING_WINDOW;
+  s.head_size = 512;
+  s.sliding_window = window;
+  return s;
+}
+
 attn_builder_config_t ts_config(void) {
   attn_builder_config_t c = ATTN_BUILDER_CONFIG_INIT;
   c.max_num_seqs = 256;
@@ -161,35 +169,33 @@ int32_t ts_kind(const attn_metadata_t* m, const char* name) {
   return f.kind;
 }
 
-void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n) {
+/* A 1-D int field of `bits` bits (32 or 64) against `expected` (n values of that width). */
+static void expect_ints(const attn_metadata_t* m, const char* name, int bits, const void* expected,
+                        int64_t n) {
   const attn_tensor_t* t = ts_tensor(m, name);
   int64_t i;
   if (t == NULL) fail_msg("field %s is None", name);
   assert_int_equal(t->ndim, 1);
   assert_int_equal(t->shape[0], n);
   assert_int_equal(t->dtype.code, ATTN_DTYPE_INT);
-  assert_int_equal(t->dtype.bits, 32);
+  assert_int_equal(t->dtype.bits, bits);
   for (i = 0; i < n; ++i) {
-    const int32_t got = ((const int32_t*)((const char*)t->data + t->byte_offset))[i * t->strides[0]];
-    if (got != expected[i])
-      fail_msg("%s[%lld] = %d, expected %d", name, (long long)i, got, expected[i]);
+    const char* base = (const char*)t->data + t->byte_offset;
+    const int64_t at = i * t->strides[0];
+    const int64_t got = bits == 32 ? ((const int32_t*)base)[at] : ((const int64_t*)base)[at];
+    const int64_t want = bits == 32 ? ((const int32_t*)expected)[i] : ((const int64_t*)expected)[i];
+    if (got != want)
+      fail_msg("%s[%lld] = %lld, expected %lld", name, (long long)i, (long long)got,
+               (long long)want);
   }
 }
 
+void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n) {
+  expect_ints(m, name, 32, expected, n);
+}
+
 void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n) {
-  const attn_tensor_t* t = ts_tensor(m, name);
-  int64_t i;
-  if (t == NULL) fail_msg("field %s is None", name);
-  assert_int_equal(t->ndim, 1);
-  assert_int_equal(t->shape[0], n);
-  assert_int_equal(t->dtype.code, ATTN_DTYPE_INT);
-  assert_int_equal(t->dtype.bits, 64);
-  for (i = 0; i < n; ++i) {
-    const int64_t got = ((const int64_t*)((const char*)t->data + t->byte_offset))[i * t->strides[0]];
-    if (got != expected[i])
-      fail_msg("%s[%lld] = %lld, expected %lld", name, (long long)i, (long long)got,
-               (long long)expected[i]);
-  }
+  expect_ints(m, name, 64, expected, n);
 }
 
 uint64_t ts_rand(uint64_t* s) {

@@ -44,6 +44,8 @@
 
 attn_kv_cache_spec_t ts_spec(void);     /* full attention, block 16, 8 heads, 128, bf16 */
 attn_kv_cache_spec_t ts_mla_spec(int32_t block_size); /* MLA: 1 kv head, 576 (kv_lora_rank 512 + rope 64) */
+/* vLLM's SlidingWindowMLASpec of DeepSeek V4's SWA cache: one latent head of 512, a window. */
+attn_kv_cache_spec_t ts_swa_spec(int32_t block_size, int32_t window);
 attn_builder_config_t ts_config(void);  /* host, 256 seqs, 8192 tokens, len 4096, 32 heads, sm90 */
 attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec,
                            const attn_builder_config_t* config);
