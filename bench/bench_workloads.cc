@@ -257,6 +257,13 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
     config.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
     create_err = attn_builder_create(backend.c_str(), &spec, &config, &builder);
   }
+  if (create_err != nullptr && attn_error_code(create_err) == ATTN_ERR_UNSUPPORTED &&
+      std::strstr(attn_error_message(create_err), "config->platform_rocm=0") != nullptr) {
+    // A ROCm-only builder (DeepSeek V4's ROCm ones): the workload as on ROCm.
+    attn_error_destroy(create_err);
+    config.platform_rocm = 1;
+    create_err = attn_builder_create(backend.c_str(), &spec, &config, &builder);
+  }
   if (create_err != nullptr) {
     state.SkipWithError(attn_error_message(create_err));
     attn_error_destroy(create_err);
