@@ -311,9 +311,12 @@ class SparseSwaBuilder final : public Builder {
                             valid.as<uint8_t>(), bt.as<int32_t>(),
                             md.field(kReplayStart).tensor.as<const int32_t>(), p, rows,
                             md.field(kDecodeSwaLens).tensor.as<int32_t>());
-    // V4.1 FlashInfer: the lengths again when the build filled them
+    // V4.1 FlashInfer: the lengths again, in the tensors `md` holds, when its build filled them
     if (md.field(kFlashinferDecodeTopkLens).kind != FieldKind::kNone)
-      fill_flashinfer_decode_lens(ndt, lens, t2r.as<const int32_t>(), exec);
+      ops::sparse_swa_flashinfer_decode_lens(
+          exec, md.field(kDecodeSwaLens).tensor.as<const int32_t>(), lens, t2r.as<const int32_t>(),
+          ndt, window_, md.field(kFlashinferDecodeTopkLens).tensor.as<int32_t>(),
+          md.field(kFlashinferDecodeSeqLens).tensor.as<int32_t>());
   }
 
  private:
@@ -359,9 +362,10 @@ class SparseSwaBuilder final : public Builder {
            " needs config->speculative_dspark=1");
   }
 
-  /// V4.1 FlashInfer's _fill_noncausal_decode_lens: flashinfer_decode_topk_lens =
+  /// V4.1 FlashInfer's _fill_noncausal_decode_lens at build: flashinfer_decode_topk_lens =
   /// max(decode_swa_lens, window), flashinfer_decode_seq_lens = seq_lens[token_to_req], over the
-  /// decode tokens, in the builder's persistent buffers.
+  /// decode tokens, in the builder's persistent buffers (the draft update refills the tensors
+  /// of the metadata it is given).
   void fill_flashinfer_decode_lens(int64_t ndt, const int32_t* seq_lens, const int32_t* t2r,
                                    const ops::Exec& exec) {
     Metadata& m = metadata();
