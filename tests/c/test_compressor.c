@@ -26,10 +26,6 @@ static attn_kv_cache_spec_t ring_spec(int32_t capacity) {
   return s;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static void expect_bool(const attn_metadata_t* m, const char* name, int want) {
   if (ts_kind(m, name) == ATTN_FIELD_NONE) fail_msg("%s is None", name);
   assert_int_equal(ts_int(m, name) != 0, want);
@@ -96,14 +92,14 @@ static void test_v4_hand_checked(void** state) {
   assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
   assert_int_equal(ts_int(m, "block_size"), 8);
   ts_expect_i32(m, "token_to_req_indices", t2r, 4);
-  expect_none(m, "num_decode_tokens");
+  ts_expect_none(m, "num_decode_tokens");
   expect_bool(m, "c128_boundary", 1);
   bound[1] = 100;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   expect_bool(m, "c128_boundary", 0);
   batch->common.seq_lens_cpu_upper_bound = NULL;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "c128_boundary");
+  ts_expect_none(m, "c128_boundary");
   attn_builder_destroy(b);
   /* ROCm: num_decode_tokens */
   c.platform_rocm = 1;
@@ -118,7 +114,7 @@ static void test_v4_hand_checked(void** state) {
   batch->common.seq_lens_cpu_upper_bound = &bound_t;
   b = ts_builder(V4, &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "c128_boundary");
+  ts_expect_none(m, "c128_boundary");
   attn_builder_destroy(b);
   /* block size 4 (C4): none either */
   c = ts_config();
@@ -128,7 +124,7 @@ static void test_v4_hand_checked(void** state) {
   batch = ts_batch_make(q, s, 2, 4, 0, -1);
   batch->common.seq_lens_cpu_upper_bound = &bound_t;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "c128_boundary");
+  ts_expect_none(m, "c128_boundary");
   assert_int_equal(ts_int(m, "block_size"), 4);
   attn_builder_destroy(b);
   ts_batch_free(batch);
@@ -167,9 +163,9 @@ static void test_v41_hand_checked(void** state) {
   }
   assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
   ts_expect_i32(m, "token_to_req_indices", t2r, 6);
-  expect_none(m, "gather_tokens");
-  expect_none(m, "ring_write_slots");
-  expect_none(m, "prev_row_indices");
+  ts_expect_none(m, "gather_tokens");
+  ts_expect_none(m, "ring_write_slots");
+  ts_expect_none(m, "prev_row_indices");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -253,7 +249,7 @@ static void test_random_vs_naive(void** state) {
       if (bs == 8)
         expect_bool(m, "c128_boundary", crosses);
       else
-        expect_none(m, "c128_boundary");
+        ts_expect_none(m, "c128_boundary");
       if (c.platform_rocm) {
         /* split_decodes_and_prefills at threshold 1: the tokens before the first query
          * longer than 1 (all of them when none is) */
@@ -261,7 +257,7 @@ static void test_random_vs_naive(void** state) {
         while (first < n && q[first] <= 1) ++first;
         assert_int_equal(ts_int(m, "num_decode_tokens"), batch->qsl[first]);
       } else {
-        expect_none(m, "num_decode_tokens");
+        ts_expect_none(m, "num_decode_tokens");
       }
     }
     free(before);

@@ -21,10 +21,6 @@ static attn_builder_t* builder_for(const attn_builder_config_t* c) {
 
 static ts_batch* sample(void) { return ts_batch_make(kQ, kS, 5, 16, 64, -1); }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 /* vLLM 0.33 removed cascade attention: a field a build without common_prefix_len lacks. */
 static void expect_absent(const attn_metadata_t* m, const char* name) {
   attn_field_t f = ATTN_FIELD_INIT;
@@ -62,7 +58,7 @@ static void expect_schedule_none(const attn_metadata_t* m, const char* prefix) {
   char name[64];
   for (i = 0; i < sizeof kScheduleSuffixes / sizeof kScheduleSuffixes[0]; ++i) {
     snprintf(name, sizeof name, "%s%s", prefix, kScheduleSuffixes[i]);
-    expect_none(m, name);
+    ts_expect_none(m, name);
   }
 }
 
@@ -114,12 +110,12 @@ static void test_plain_build(void** state) {
   assert_int_equal(t->shape[0], 55);
   expect_no_cascade_fields(m);
   assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 0);
-  expect_none(m, "dcp_context_kv_lens");
+  ts_expect_none(m, "dcp_context_kv_lens");
   assert_int_equal(ts_int(m, "num_decode_reqs"), 0);
   assert_int_equal(ts_int(m, "num_prefill_reqs"), 0);
   assert_int_equal(ts_int(m, "num_decode_tokens"), 0);
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 0);
-  expect_none(m, "scheduler_metadata");
+  ts_expect_none(m, "scheduler_metadata");
   assert_int_equal(ts_int(m, "max_num_splits"), 0); /* no capture size: FA3's own heuristics */
   expect_bool(m, "causal", 1);
   /* FA3 ahead-of-time scheduling inputs */
@@ -181,10 +177,10 @@ static void test_mm_prefix_rswa_causal(void** state) {
   batch->common.mm_req_doc_ranges = &ranges_t;
   batch->common.rswa_prefix_lens = &rswa_t;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "mm_prefix_query_range_tensor");
-  expect_none(m, "rswa_prefix_lens");
-  expect_none(m, "rswa_window");
-  expect_none(m, "rswa_window_tensor");
+  ts_expect_none(m, "mm_prefix_query_range_tensor");
+  ts_expect_none(m, "rswa_prefix_lens");
+  ts_expect_none(m, "rswa_window");
+  ts_expect_none(m, "rswa_window_tensor");
   attn_builder_destroy(b);
 
   c.is_mm_prefix_lm = 1;
@@ -228,12 +224,12 @@ static void test_mm_prefix_rswa_causal(void** state) {
   ranges[1][1] = 20, ranges[1][2] = 30;
   ranges[2][0] = 3, ranges[2][1] = 40, ranges[2][2] = 50;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "mm_prefix_query_range_tensor");
+  ts_expect_none(m, "mm_prefix_query_range_tensor");
   /* without prefix lengths, no R-SWA fields */
   batch->common.rswa_prefix_lens = NULL;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "rswa_prefix_lens");
-  expect_none(m, "rswa_window");
+  ts_expect_none(m, "rswa_prefix_lens");
+  ts_expect_none(m, "rswa_window");
   attn_builder_destroy(b);
   /* a negative window is refused, naming it */
   c.rswa_window = -1;
@@ -325,7 +321,7 @@ static void test_num_splits(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "max_num_splits"), 0);
   expect_bool(m, "aot_schedule", 1);
-  expect_none(m, "scheduler_metadata_buffer"); /* no full graphs: no persistent buffer */
+  ts_expect_none(m, "scheduler_metadata_buffer"); /* no full graphs: no persistent buffer */
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -343,7 +339,7 @@ static void test_fa2_and_fast_build(void** state) {
   assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
   expect_bool(m, "aot_schedule", 0);
-  expect_none(m, "scheduler_metadata_buffer");
+  ts_expect_none(m, "scheduler_metadata_buffer");
   expect_schedule_none(m, "scheduler_");
   expect_schedule_none(m, "prefix_scheduler_");
   assert_int_equal(ts_int(m, "max_num_splits"), 0); /* FA2 never sets a split bound */
@@ -396,8 +392,8 @@ static void check_dcp(int32_t size, int32_t rank, int32_t interleave, const int3
   /* with DCP a common prefix sets use_cascade but no cascade tensors (vLLM's elif) */
   ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
   expect_bool(m, "use_cascade", 1);
-  expect_none(m, "cu_prefix_query_lens");
-  expect_none(m, "suffix_kv_lens");
+  ts_expect_none(m, "cu_prefix_query_lens");
+  ts_expect_none(m, "suffix_kv_lens");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -418,8 +414,8 @@ static void test_dcp_skip(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "max_dcp_context_kv_len"), 0);
   ts_expect_i32(m, "dcp_context_kv_lens", (int32_t[]){0}, 1);
-  expect_none(m, "scheduler_batch_size");
-  expect_none(m, "scheduler_cache_seqlens");
+  ts_expect_none(m, "scheduler_batch_size");
+  ts_expect_none(m, "scheduler_cache_seqlens");
   assert_int_equal(ts_int(m, "num_decode_reqs"), 0);
   assert_int_equal(ts_int(m, "num_prefill_reqs"), 0);
   assert_int_equal(ts_int(m, "num_decode_tokens"), 0);
@@ -815,14 +811,14 @@ static void test_random_batches(void** state) {
                        any_context ? (batch->common.max_seq_len + parts - 1) / parts *
                                          c.cp_kv_cache_interleave_size
                                    : 0);
-      if (prefix > 0) expect_none(m, "suffix_kv_lens");
+      if (prefix > 0) ts_expect_none(m, "suffix_kv_lens");
     } else if (prefix > 0) {
       const attn_tensor_t* t = ts_tensor(m, "suffix_kv_lens");
       for (r = 0; r < n; ++r) assert_int_equal(((int32_t*)t->data)[r], s[r] - prefix);
       assert_int_equal(((int32_t*)ts_tensor(m, "cu_prefix_query_lens")->data)[1], batch->num_tokens);
       assert_int_equal(((int32_t*)ts_tensor(m, "prefix_kv_lens")->data)[0], prefix);
     } else {
-      expect_none(m, "dcp_context_kv_lens");
+      ts_expect_none(m, "dcp_context_kv_lens");
     }
     if (c.device_capability == 90 && c.max_cudagraph_capture_size > 0 && batch->num_tokens <= 512)
       assert_int_equal(ts_int(m, "max_num_splits"), 32);

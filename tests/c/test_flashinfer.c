@@ -26,10 +26,6 @@ static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
   assert_int_equal(f.int_value, value);
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 /* Asserts a uint16 tensor field: its shape and its first n values (compact). */
 static void expect_u16(const attn_metadata_t* m, const char* name, int32_t ndim,
                        const int64_t* shape, const uint16_t* values, int64_t n) {
@@ -94,7 +90,7 @@ static void test_worked_example(void** state) {
   assert_int_equal(ts_int(m, "q_data_type_prefill"), ATTN_KV_DTYPE_BFLOAT16);
   assert_int_equal(ts_int(m, "q_data_type_decode"), ATTN_KV_DTYPE_BFLOAT16);
   assert_int_equal(ts_int(m, "kv_cache_layout"), ATTN_KV_CACHE_LAYOUT_NHD);
-  expect_none(m, "decode_kernel"); /* FIDecode */
+  ts_expect_none(m, "decode_kernel"); /* FIDecode */
   {  /* 0.13's single query dtype is gone */
     attn_field_t f = ATTN_FIELD_INIT;
     attn_error_t* e = attn_metadata_get(m, "q_data_type", &f);
@@ -121,8 +117,8 @@ static void test_worked_example(void** state) {
   assert_int_equal(ts_int(m, "decode_num_qo_heads"), 32);
   assert_int_equal(ts_int(m, "decode_q_len_per_req"), 1);
   expect_bool(m, "decode_use_cudagraph", 0); /* a prefill is in the batch */
-  expect_none(m, "prefill_block_tables");
-  expect_none(m, "decode_block_tables");
+  ts_expect_none(m, "prefill_block_tables");
+  ts_expect_none(m, "decode_block_tables");
   /* plan scalars */
   assert_int_equal(ts_int(m, "num_qo_heads"), 32);
   assert_int_equal(ts_int(m, "num_kv_heads"), 8);
@@ -131,7 +127,7 @@ static void test_worked_example(void** state) {
   assert_int_equal(ts_int(m, "window_left"), -1);
   assert_int_equal(ts_int(m, "prefill_fixed_split_size"), -1);
   expect_bool(m, "disable_split_kv", 0);
-  expect_none(m, "logits_soft_cap");
+  ts_expect_none(m, "logits_soft_cap");
   {
     attn_field_t f = ATTN_FIELD_INIT;
     ASSERT_OK(attn_metadata_get(m, "sm_scale", &f));
@@ -159,7 +155,7 @@ static void test_pure_decode_and_capture(void** state) {
   ts_expect_i32(m, "decode_paged_kv_indptr_cpu", (int32_t[]){0, 1, 3, 5, 6}, 5);
   ts_expect_i32(m, "decode_paged_kv_last_page_len_cpu", (int32_t[]){5, 1, 16, 1}, 4);
   expect_bool(m, "decode_use_cudagraph", 1);
-  expect_none(m, "prefill_qo_indptr_cpu");
+  ts_expect_none(m, "prefill_qo_indptr_cpu");
   {
     /* a captured graph replays with new contents at the same addresses */
     static const int32_t q3[3] = {1, 1, 1}, s3[3] = {70, 2, 18};
@@ -215,7 +211,7 @@ static void test_trtllm_paths(void** state) {
   assert_int_equal(data_of(t)[0], batch->bt[2 * 8]);
   ts_expect_i32(m, "prefill_seq_lens", (int32_t[]){50}, 1);
   ts_expect_i32(m, "prefill_cum_seq_lens_q", (int32_t[]){0, 9}, 2);
-  expect_none(m, "prefill_qo_indptr_cpu"); /* FIPrefill's plan() input only */
+  ts_expect_none(m, "prefill_qo_indptr_cpu"); /* FIPrefill's plan() input only */
   /* rebased, as vLLM 0.33 (0.13 passed the indptr tail [5, 9]); paged_kv_indptr stays whole */
   ts_expect_i32(m, "prefill_cum_seq_lens_kv", (int32_t[]){0, 4}, 2);
   assert_int_equal(ts_int(m, "prefill_max_q_len"), 9);
@@ -223,11 +219,11 @@ static void test_trtllm_paths(void** state) {
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){20, 40}, 2);
   assert_int_equal(ts_tensor(m, "decode_block_tables")->shape[0], 2);
   assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
-  expect_none(m, "decode_paged_kv_indptr_cpu");
+  ts_expect_none(m, "decode_paged_kv_indptr_cpu");
   /* TRT-LLM decode only: no paged KV layout at all, no host work */
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &decodes->common, &m, NULL));
-  expect_none(m, "paged_kv_indptr");
-  expect_none(m, "paged_kv_indices");
+  ts_expect_none(m, "paged_kv_indptr");
+  ts_expect_none(m, "paged_kv_indices");
   expect_bool(m, "decode_use_trtllm", 1);
   assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
   attn_builder_destroy(b);
@@ -254,8 +250,8 @@ static void test_trtllm_paths(void** state) {
   expect_bool(m, "prefill_use_trtllm", 1);
   assert_int_equal(ts_int(m, "decode_kernel"), ATTN_FLASHINFER_DECODE_TRTLLM_GEN);
   assert_int_equal(ts_int(m, "kv_cache_layout"), ATTN_KV_CACHE_LAYOUT_HND);
-  expect_none(m, "decode_q_cu_seq_lens"); /* uniform */
-  expect_none(m, "decode_dcp_query_start_loc");
+  ts_expect_none(m, "decode_q_cu_seq_lens"); /* uniform */
+  ts_expect_none(m, "decode_dcp_query_start_loc");
   attn_builder_destroy(b);
 
   /* fp8 KV cache: the query is quantized too while every part runs on TRT-LLM */
@@ -314,8 +310,8 @@ static void test_cascade(void** state) {
     for (j = 2; j < (s[r] + 15) / 16; ++j) indices[k++] = batch->bt[r * 8 + j];
   ts_expect_i32(m, "paged_kv_indices", indices, k);
   ts_expect_i32(m, "paged_kv_last_page_len_cpu", (int32_t[]){8, 1, 4}, 3);
-  expect_none(m, "prefill_qo_indptr_cpu"); /* the whole batch runs through the cascade */
-  expect_none(m, "decode_paged_kv_indptr_cpu");
+  ts_expect_none(m, "prefill_qo_indptr_cpu"); /* the whole batch runs through the cascade */
+  ts_expect_none(m, "decode_paged_kv_indptr_cpu");
   ASSERT_ERROR(attn_build(b, 8, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common_prefix_len=8 is not a multiple of block_size=16");
   ASSERT_ERROR(attn_build(b, 48, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
@@ -624,7 +620,7 @@ static void test_xqa_ragged_and_non_causal(void** state) {
   assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
   ts_expect_i32(m, "decode_q_cu_seq_lens", (int32_t[]){0, 3, 5}, 3);
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){10, 12}, 2);
-  expect_none(m, "decode_paged_kv_indptr_cpu");
+  ts_expect_none(m, "decode_paged_kv_indptr_cpu");
   /* XQA's packed ragged draft mask: a row per decode token, bit kv set for kv <= q < len */
   expect_u16(m, "decode_mask", 2, (int64_t[]){5, 2},
              (uint16_t[]){1, 0, 3, 0, 7, 0, 1, 0, 3, 0}, 10);
@@ -643,7 +639,7 @@ static void test_xqa_ragged_and_non_causal(void** state) {
     ts_batch* uniform = ts_batch_make(qu, su, 2, 16, 4, -1);
     ASSERT_OK(attn_build(b, 0, &uniform->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "decode_q_len_per_req"), 3);
-    expect_none(m, "decode_q_cu_seq_lens");
+    ts_expect_none(m, "decode_q_cu_seq_lens");
     expect_u16(m, "decode_mask", 3, (int64_t[]){2, 3, 2},
                (uint16_t[]){1, 0, 3, 0, 7, 0, 1, 0, 3, 0, 7, 0}, 12);
     ts_batch_free(uniform);
@@ -652,7 +648,7 @@ static void test_xqa_ragged_and_non_causal(void** state) {
     static const int32_t q1[2] = {1, 1}, s1[2] = {10, 12};
     ts_batch* single = ts_batch_make(q1, s1, 2, 16, 4, -1);
     ASSERT_OK(attn_build(b, 0, &single->common, 0, &m, NULL));
-    expect_none(m, "decode_mask");
+    ts_expect_none(m, "decode_mask");
     ts_batch_free(single);
   }
   batch->common.causal = 0;

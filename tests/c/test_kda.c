@@ -52,10 +52,6 @@ static void expect_vec(const attn_metadata_t* m, const char* name, int bits,
                (long long)expected[i]);
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 typedef struct {
   int32_t v[256];
   uint8_t b[256];
@@ -133,10 +129,10 @@ static void test_spec_split(void** state) {
   assert_int_equal(ts_int(m, "num_decodes"), 1);
   assert_int_equal(ts_int(m, "num_decode_tokens"), 1);
   assert_int_equal(ts_int(m, "num_prefills"), 0);
-  expect_none(m, "non_spec_query_start_loc");
-  expect_none(m, "has_initial_state");
-  expect_none(m, "spec_token_start");
-  expect_none(m, "non_spec_token_start");
+  ts_expect_none(m, "non_spec_query_start_loc");
+  ts_expect_none(m, "has_initial_state");
+  ts_expect_none(m, "spec_token_start");
+  ts_expect_none(m, "non_spec_token_start");
   expect_vec(m, "spec_query_start_loc", 32, sqsl, 3);
   expect_vec(m, "num_accepted_tokens", 32, sacc, 2);
   expect_vec(m, "spec_token_indx", 64, stok, 5);
@@ -151,8 +147,8 @@ static void test_spec_split(void** state) {
     assert_int_equal(elem(t, 0, j), batch->bt[0 * batch->width + j]);
     assert_int_equal(elem(t, 1, j), batch->bt[3 * batch->width + j]);
   }
-  expect_none(m, "recoverssm_commit_state_indices");
-  expect_none(m, "flashinfer_prefill_query_start_loc");
+  ts_expect_none(m, "recoverssm_commit_state_indices");
+  ts_expect_none(m, "flashinfer_prefill_query_start_loc");
   /* request 1 prefilling: a prefill, with its query_start_loc and initial state */
   batch->common.is_prefilling = vec_bool(&pf, prefilling1, 4);
   m = build(b, &batch->common);
@@ -231,7 +227,7 @@ static void test_recoverssm(void** state) {
   expect_vec(m, "recoverssm_commit_request_indices", 32, ridx, 2);
   expect_vec(m, "recoverssm_commit_query_start_loc", 32, sqsl, 3);
   assert_int_equal(ts_tensor(m, "recoverssm_commit_state_indices")->shape[1], 1);
-  expect_none(m, "recoverssm_commit_align_block_table");
+  ts_expect_none(m, "recoverssm_commit_align_block_table");
   attn_builder_destroy(b);
   /* "align": the commit carries the raw block table, computed tokens and the block size */
   spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
@@ -272,9 +268,9 @@ static void test_all_spec_staged(void** state) {
   batch->common.is_prefilling = vec_bool(&pf, prefilling, 3);
   m = build(b, &batch->common);
   assert_int_equal(ts_int(m, "num_spec_decodes"), 2);
-  expect_none(m, "spec_token_indx");
-  expect_none(m, "non_spec_token_indx");
-  expect_none(m, "non_spec_state_indices_tensor");
+  ts_expect_none(m, "spec_token_indx");
+  ts_expect_none(m, "non_spec_token_indx");
+  ts_expect_none(m, "non_spec_state_indices_tensor");
   expect_vec(m, "spec_query_start_loc", 32, sqsl, 4);
   expect_vec(m, "num_accepted_tokens", 32, sacc, 3);
   t = ts_tensor(m, "spec_state_indices_tensor");
@@ -314,8 +310,8 @@ static void test_flashinfer_prefill(void** state) {
   c.gdn_prefill_backend = ATTN_GDN_PREFILL_AUTO;
   b = ts_builder("KIMI_K3_KDA", &spec, &c);
   m = build(b, &batch->common);
-  expect_none(m, "flashinfer_prefill_query_start_loc");
-  expect_none(m, "flashinfer_prefill_seq_order");
+  ts_expect_none(m, "flashinfer_prefill_query_start_loc");
+  ts_expect_none(m, "flashinfer_prefill_seq_order");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }

@@ -35,10 +35,6 @@ static int32_t at2(const attn_tensor_t* t, int64_t r, int64_t c) {
   return ((const int32_t*)base(t))[r * t->strides[0] + c * t->strides[1]];
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static void expect_bool_field(const attn_metadata_t* m, const char* name, int value) {
   attn_field_t f = ATTN_FIELD_INIT;
   ASSERT_OK(attn_metadata_get(m, name, &f));
@@ -343,7 +339,7 @@ static void test_mamba2_worked_example(void** state) {
         "checkpoint_meta_offsets", "checkpoint_meta_query_lens", "checkpoint_meta_request_rows",
         "checkpoint_meta_block_cols"};
     size_t k;
-    for (k = 0; k < sizeof none / sizeof none[0]; ++k) expect_none(m, none[k]);
+    for (k = 0; k < sizeof none / sizeof none[0]; ++k) ts_expect_none(m, none[k]);
   }
   /* vLLM 0.33 dropped "all" mode's fields */
   {
@@ -361,8 +357,8 @@ static void test_mamba2_worked_example(void** state) {
     assert_int_equal(attn_metadata_field_count(sm), 27);
     expect_i32(sm, "query_start_loc_p", qsl_p, 4);
     expect_i32(sm, "state_indices_tensor_p", p, 3);
-    expect_none(sm, "cu_chunk_seqlen_p");
-    expect_none(sm, "last_chunk_indices_p");
+    ts_expect_none(sm, "cu_chunk_seqlen_p");
+    ts_expect_none(sm, "last_chunk_indices_p");
     assert_int_equal(ts_int(sm, "nums_dict_tot"), 6);
     attn_builder_destroy(sc);
   }
@@ -372,11 +368,11 @@ static void test_mamba2_worked_example(void** state) {
     ts_batch* db = mbatch(dq, ds, 2, 16, 0, NULL);
     m = build(b, &db->common);
     assert_int_equal(ts_int(m, "num_prefills"), 0);
-    expect_none(m, "query_start_loc_p");
-    expect_none(m, "has_initial_states_p");
-    expect_none(m, "cu_chunk_seqlen_p");
-    expect_none(m, "batch_ptr");
-    expect_none(m, "nums_dict_tot");
+    ts_expect_none(m, "query_start_loc_p");
+    ts_expect_none(m, "has_initial_states_p");
+    ts_expect_none(m, "cu_chunk_seqlen_p");
+    ts_expect_none(m, "batch_ptr");
+    ts_expect_none(m, "nums_dict_tot");
     expect_bool_field(m, "prep_initial_states", 0);
     ts_batch_free(db);
   }
@@ -428,7 +424,7 @@ static void test_is_prefilling(void** state) {
       m = build(x, &one->common);
       assert_int_equal(ts_int(m, "num_decodes"), 1);
       assert_int_equal(ts_int(m, "num_prefills"), 0);
-      expect_none(m, "query_start_loc_p");
+      ts_expect_none(m, "query_start_loc_p");
       attn_builder_destroy(x);
     }
     ts_batch_free(one);
@@ -495,7 +491,7 @@ static void test_padded_prompt_tail(void** state) {
     m = build(b, &batch->common);
     if (k == 2) {
       assert_int_equal(ts_int(m, "num_decodes"), 0);
-      expect_none(m, "num_accepted_tokens");
+      ts_expect_none(m, "num_accepted_tokens");
     } else {
       assert_int_equal(ts_int(m, "num_decodes"), 2);
       assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
@@ -581,7 +577,7 @@ static void test_spec_decode(void** state) {
   vec_make(&accepted, acc, 4);
   m = build(b, &batch->common); /* no num_accepted_tokens: threshold 1, all prefills */
   assert_int_equal(ts_int(m, "num_decodes"), 0);
-  expect_none(m, "query_start_loc_d");
+  ts_expect_none(m, "query_start_loc_d");
   batch->common.num_accepted_tokens = &accepted.t;
   m = build(b, &batch->common);
   assert_int_equal(ts_int(m, "num_decodes"), 3);
@@ -596,8 +592,8 @@ static void test_spec_decode(void** state) {
   b = ts_builder("MAMBA1", &spec, &c);
   m = build(b, &batch->common);
   assert_int_equal(ts_int(m, "num_decodes"), 0);
-  expect_none(m, "query_start_loc_d");
-  expect_none(m, "num_accepted_tokens");
+  ts_expect_none(m, "query_start_loc_d");
+  ts_expect_none(m, "num_accepted_tokens");
   attn_builder_destroy(b);
   /* vLLM 0.33: decodes under spec decode without num_accepted_tokens (one-token rows; MAMBA1,
    * whose build drops the argument) get diff(query_start_loc_d): every token accepted */
@@ -869,8 +865,8 @@ static void test_replayssm_triton(void** state) {
   for (k = 0; k < 4; ++k) assert_int_equal(at1_i8(ts_tensor(m, "is_flush_d"), k), flush[k]);
   expect_shape(m, "is_flush_d", ATTN_DTYPE_INT, 8, 1, bc_shape);
   expect_shape(m, "bc_pre_scratch", ATTN_DTYPE_FLOAT, 32, 3, bc_shape);
-  expect_none(m, "replayssm_scratch_cb_scaled");
-  expect_none(m, "replayssm_state_indices_d");
+  ts_expect_none(m, "replayssm_scratch_cb_scaled");
+  ts_expect_none(m, "replayssm_state_indices_d");
   attn_builder_destroy(b);
   /* async scheduling with spec decode: refused as vLLM refuses it */
   c.async_scheduling = 1;
@@ -937,8 +933,8 @@ static void test_replayssm_flashinfer(void** state) {
   col0[0] = bt_at(batch, 0, 0), col0[1] = bt_at(batch, 1, 0);
   expect_i32(m, "replayssm_state_indices_d", col0, 2);
   assert_int_equal(ts_tensor(m, "replayssm_state_indices_d")->strides[0], 1);
-  expect_none(m, "write_pos_d");
-  expect_none(m, "bc_pre_scratch");
+  ts_expect_none(m, "write_pos_d");
+  ts_expect_none(m, "bc_pre_scratch");
   attn_builder_destroy(b);
   /* update_block_table (no spec decode) takes column 0 of the new table */
   {
@@ -996,8 +992,8 @@ static void test_prefill_checkpoints(void** state) {
   /* without the config's hash sizes (vLLM's profiling KV cache): none */
   b = ts_builder("MAMBA2", &spec, &c);
   m = build(b, &batch->common);
-  expect_none(m, "checkpoint_chunk_idx");
-  expect_none(m, "checkpoint_meta_state_indices");
+  ts_expect_none(m, "checkpoint_chunk_idx");
+  ts_expect_none(m, "checkpoint_meta_state_indices");
   attn_builder_destroy(b);
   c.hash_block_size = 16;
   c.cache_hit_alignment_tokens = 16;
@@ -1039,7 +1035,7 @@ static void test_prefill_checkpoints(void** state) {
     spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_NONE;
     x = ts_builder("MAMBA2", &spec, &c);
     m = build(x, &batch->common);
-    expect_none(m, "checkpoint_chunk_idx");
+    ts_expect_none(m, "checkpoint_chunk_idx");
     attn_builder_destroy(x);
   }
   /* spec validation */
@@ -1118,11 +1114,11 @@ static void test_gdn_no_spec(void** state) {
   expect_bools(m, "has_initial_state", has_initial, 4);
   expect_i32(m, "nums_dict_nums", nums, 4);
   assert_int_equal(ts_int(m, "nums_dict_tot"), 5);
-  expect_none(m, "spec_query_start_loc");
-  expect_none(m, "spec_state_indices_tensor");
-  expect_none(m, "spec_sequence_masks");
-  expect_none(m, "spec_token_indx");
-  expect_none(m, "num_accepted_tokens");
+  ts_expect_none(m, "spec_query_start_loc");
+  ts_expect_none(m, "spec_state_indices_tensor");
+  ts_expect_none(m, "spec_sequence_masks");
+  ts_expect_none(m, "spec_token_indx");
+  ts_expect_none(m, "num_accepted_tokens");
   ts_batch_free(batch);
   attn_builder_destroy(b);
 }
@@ -1235,9 +1231,9 @@ static void test_gdn_all_spec_and_capture(void** state) {
     for (k = 0; k < 3; ++k) st[r * 3 + k] = r < 3 ? bt_at(batch, r, k) : 0; /* NULL_BLOCK_ID */
   expect_i32_2d(m, "spec_state_indices_tensor", st, 4, 3);
   expect_i32(m, "num_accepted_tokens", acc_cg, 4);
-  expect_none(m, "non_spec_state_indices_tensor");
-  expect_none(m, "non_spec_query_start_loc");
-  expect_none(m, "has_initial_state");
+  ts_expect_none(m, "non_spec_state_indices_tensor");
+  ts_expect_none(m, "non_spec_query_start_loc");
+  ts_expect_none(m, "has_initial_state");
   /* capture: num_accepted_tokens = diff(query_start_loc) = [3, 3, 3, 0], drafts = that - 1 */
   batch->common.num_accepted_tokens = NULL;
   batch->common.num_decode_draft_tokens_cpu = NULL;
@@ -1399,7 +1395,7 @@ static void test_random_mamba(void** state) {
       }
     }
     if (np == 0) {
-      expect_none(m, "query_start_loc_p");
+      ts_expect_none(m, "query_start_loc_p");
     } else {
       int has[12];
       qsl_p[0] = 0;
@@ -1434,7 +1430,7 @@ static void test_random_mamba(void** state) {
         expect_i32(m, "last_chunk_indices_p", last, np);
         expect_i32(m, "seq_idx_p", seq_idx, num_chunks);
       } else {
-        expect_none(m, "cu_chunk_seqlen_p");
+        ts_expect_none(m, "cu_chunk_seqlen_p");
       }
       if (v == 0) {
         int any = 0;
@@ -1484,7 +1480,7 @@ static void test_random_gdn(void** state) {
     m = build(b, &batch->common);
     if (drafts_sum == 0) { /* no request marked: the plain split */
       assert_int_equal(ts_int(m, "num_spec_decodes"), 0);
-      expect_none(m, "spec_sequence_masks");
+      ts_expect_none(m, "spec_sequence_masks");
       ts_batch_free(batch);
       attn_builder_destroy(b);
       continue;
@@ -1538,7 +1534,7 @@ static void test_random_gdn(void** state) {
       for (j = 0; j < size; ++j) arange[j] = (int32_t)j;
       expect_i32(m, "spec_token_indx", arange, size);
       expect_i32(m, "spec_query_start_loc", batch->qsl, ns + 1);
-      expect_none(m, "non_spec_query_start_loc");
+      ts_expect_none(m, "non_spec_query_start_loc");
     } else {
       expect_i64(m, "spec_token_indx", spec_tok, nsdt);
       expect_i64(m, "non_spec_token_indx", non_tok, npt + ndt);
@@ -1552,7 +1548,7 @@ static void test_random_gdn(void** state) {
       for (r = 0; r < non; ++r) nums[r] = (non_qsl[r + 1] - non_qsl[r] + 7) / 8;
       expect_i32(m, "nums_dict_nums", nums, non);
     } else {
-      expect_none(m, "has_initial_state");
+      ts_expect_none(m, "has_initial_state");
     }
     ts_batch_free(batch);
     attn_builder_destroy(b);

@@ -28,10 +28,6 @@ static const int32_t* data_of(const attn_tensor_t* t) {
   return (const int32_t*)((const char*)t->data + t->byte_offset);
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static void expect_bool(const attn_metadata_t* m, const char* name, int value) {
   attn_field_t f = ATTN_FIELD_INIT;
   ASSERT_OK(attn_metadata_get(m, name, &f));
@@ -202,13 +198,13 @@ static void test_hand_checked(void** state) {
   expect_rows_of(m, "decode_block_table", batch, 0, 2);
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){10, 33}, 2);
   assert_ptr_equal(ts_tensor(m, "decode_seq_lens")->data, batch->seq);
-  expect_none(m, "decode_dcp_tot_seq_lens");
+  ts_expect_none(m, "decode_dcp_tot_seq_lens");
   /* prefill */
   expect_rows_of(m, "prefill_block_table", batch, 2, 3);
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 4, 7, 12}, 4);
   assert_int_equal(ts_int(m, "prefill_max_query_len"), 5);
-  expect_none(m, "prefill_query_seq_lens");
-  expect_none(m, "prefill_num_qo_heads");
+  ts_expect_none(m, "prefill_query_seq_lens");
+  ts_expect_none(m, "prefill_num_qo_heads");
   /* the chunked context */
   assert_int_equal(ts_int(m, "prefill_chunked_context_num_chunks"), 2);
   ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 100, 0, 40}, 4);
@@ -222,10 +218,10 @@ static void test_hand_checked(void** state) {
   ts_expect_i32(m, "prefill_chunked_context_chunk_token_to_seq", tts, 140);
   assert_int_equal(ts_tensor(m, "prefill_chunked_context_chunk_seq_lens")->device.device_type,
                    ATTN_DEVICE_CPU);
-  expect_none(m, "prefill_chunked_context_chunk_padded_local_seq_lens");
-  expect_none(m, "prefill_chunked_context_chunk_local_context_lens_allranks");
-  expect_none(m, "prefill_chunked_context_chunk_padded_local_cu_seq_lens");
-  expect_none(m, "prefill_chunked_context_chunk_local_starts");
+  ts_expect_none(m, "prefill_chunked_context_chunk_padded_local_seq_lens");
+  ts_expect_none(m, "prefill_chunked_context_chunk_local_context_lens_allranks");
+  ts_expect_none(m, "prefill_chunked_context_chunk_padded_local_cu_seq_lens");
+  ts_expect_none(m, "prefill_chunked_context_chunk_local_starts");
   expect_mla_chunks(m, batch->qsl + 2, batch->seq + 2, 3, 128, 16, 1, 1);
   {
     /* drafting is build(fast_build=True): the same metadata for MLA */
@@ -245,7 +241,7 @@ static void test_hand_checked(void** state) {
     ASSERT_OK(attn_metadata_clone(m, &kept));
     ASSERT_OK(attn_build(b, 0, &next->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "num_prefills"), 0);
-    expect_none(m, "prefill_chunked_context_chunk_cu_seq_lens");
+    ts_expect_none(m, "prefill_chunked_context_chunk_cu_seq_lens");
     ts_expect_i32(kept, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 100, 0, 40}, 4);
     ts_expect_i32(kept, "prefill_chunked_context_chunk_seq_lens", (int32_t[]){100, 40}, 2);
     attn_metadata_destroy(kept);
@@ -322,7 +318,7 @@ static void test_flash_attn_mla(void** state) {
   assert_int_equal(ts_int(m, "decode_max_query_len"), 3);
   assert_int_equal(ts_int(m, "decode_max_seq_len"), 700);
   assert_int_equal(ts_int(m, "decode_max_num_splits"), 32);
-  expect_none(m, "decode_scheduler_metadata"); /* FA3's output */
+  ts_expect_none(m, "decode_scheduler_metadata"); /* FA3's output */
   buf = ts_tensor(m, "decode_scheduler_metadata_buffer");
   assert_non_null(buf);
   /* 1 + round_up(max(max_num_seqs 4, largest capture size 8), 4) * 4 */
@@ -350,8 +346,8 @@ static void test_flash_attn_mla(void** state) {
   b = ts_builder("FLASH_ATTN_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "decode_max_num_splits"), 0);
-  expect_none(m, "decode_scheduler_batch_size");
-  expect_none(m, "decode_scheduler_metadata_buffer");
+  ts_expect_none(m, "decode_scheduler_batch_size");
+  ts_expect_none(m, "decode_scheduler_metadata_buffer");
   attn_builder_destroy(b);
   /* batch invariance: one split */
   c.device_capability = 90;
@@ -367,7 +363,7 @@ static void test_flash_attn_mla(void** state) {
   b = ts_builder("FLASH_ATTN_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "decode_max_num_splits"), 0);
-  expect_none(m, "decode_scheduler_metadata_buffer");
+  ts_expect_none(m, "decode_scheduler_metadata_buffer");
   assert_int_equal(ts_int(m, "decode_scheduler_batch_size"), 3);
   attn_builder_destroy(b);
   ts_batch_free(batch);
@@ -393,9 +389,9 @@ static void test_flashmla(void** state) {
   assert_int_equal(ts_int(m, "decode_scheduler_num_q_tokens_per_head_k"), 64);
   assert_int_equal(ts_int(m, "decode_scheduler_num_heads_k"), 1);
   expect_bool(m, "decode_scheduler_is_fp8_kvcache", 0);
-  expect_none(m, "decode_scheduler_metadata");
-  expect_none(m, "decode_tile_scheduler_metadata");
-  expect_none(m, "decode_num_splits");
+  ts_expect_none(m, "decode_scheduler_metadata");
+  ts_expect_none(m, "decode_tile_scheduler_metadata");
+  ts_expect_none(m, "decode_num_splits");
   ts_expect_i32(m, "prefill_chunked_context_chunk_cu_seq_lens", (int32_t[]){0, 170}, 2);
   attn_builder_destroy(b);
 
@@ -418,7 +414,7 @@ static void test_flashmla(void** state) {
   b = ts_builder("FLASHMLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   expect_bool(m, "decode_scheduler_is_fp8_kvcache", 1);
-  expect_none(m, "decode_tile_scheduler_metadata");
+  ts_expect_none(m, "decode_tile_scheduler_metadata");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -439,7 +435,7 @@ static void test_flashinfer_mla_spec_decode(void** state) {
   assert_int_equal(ts_int(m, "num_decode_tokens"), 8);
   assert_int_equal(ts_int(m, "num_prefills"), 1);
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){40, 12}, 2);
-  expect_none(m, "prefill_chunked_context_chunk_cu_seq_lens"); /* the prefill is fresh */
+  ts_expect_none(m, "prefill_chunked_context_chunk_cu_seq_lens"); /* the prefill is fresh */
   attn_builder_destroy(b);
   /* without speculative tokens the threshold is 1: all three are prefills */
   c.num_speculative_tokens = 0;
@@ -473,8 +469,8 @@ static void test_prefill_paths(void** state) {
   b = ts_builder("CUTLASS_MLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "prefill_prefill_backend"), 0);
-  expect_none(m, "prefill_num_qo_heads");
-  expect_none(m, "prefill_query_seq_lens");
+  ts_expect_none(m, "prefill_num_qo_heads");
+  ts_expect_none(m, "prefill_query_seq_lens");
   attn_builder_destroy(b);
   /* FLASHINFER (1): its ragged prefill's plan() inputs */
   c.mla_prefill_backend = ATTN_MLA_PREFILL_FLASHINFER;
@@ -487,11 +483,11 @@ static void test_prefill_paths(void** state) {
   assert_int_equal(ts_int(m, "prefill_head_dim_vo"), 128);
   assert_int_equal(ts_int(m, "prefill_window_left"), -1);
   assert_int_equal(ts_int(m, "prefill_q_data_type"), ATTN_KV_DTYPE_BFLOAT16);
-  expect_none(m, "prefill_logits_soft_cap");
+  ts_expect_none(m, "prefill_logits_soft_cap");
   ASSERT_OK(attn_metadata_get(m, "prefill_sm_scale", &f));
   assert_int_equal(f.kind, ATTN_FIELD_FLOAT);
   assert_true(f.float_value > 0.07216 && f.float_value < 0.07217); /* 192^-0.5 */
-  expect_none(m, "prefill_query_seq_lens");
+  ts_expect_none(m, "prefill_query_seq_lens");
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 5, 12}, 3);
   attn_builder_destroy(b);
   /* TRTLLM_RAGGED (2) and TOKENSPEED_MLA (3): the prefills' query lengths on the device */
@@ -501,7 +497,7 @@ static void test_prefill_paths(void** state) {
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "prefill_prefill_backend"), 2 + k);
     ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){5, 7}, 2);
-    expect_none(m, "prefill_num_qo_heads");
+    ts_expect_none(m, "prefill_num_qo_heads");
     attn_builder_destroy(b);
   }
   /* FP8 prefill queries: an fp8 cache, 10.x, one of FLASHINFER / TRTLLM_RAGGED /
@@ -602,7 +598,7 @@ static void test_capture_and_update(void** state) {
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &ones->common, &m, NULL));
   assert_int_equal(ts_int(m, "num_decodes"), 3);
   assert_int_equal(ts_int(m, "num_prefills"), 0);
-  expect_none(m, "prefill_query_start_loc");
+  ts_expect_none(m, "prefill_query_start_loc");
   ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &twos->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
                "CUTLASS_MLA has CUDA graph support UNIFORM_SINGLE_TOKEN_DECODE: request 0 has "
                "query length 2");
@@ -836,14 +832,14 @@ static void check_random_batch(const char* backend, const attn_builder_config_t*
       assert_int_equal(ts_int(m, "max_seq_len"),
                        (b->common.max_seq_len + dcp * il - 1) / (dcp * il) * il);
     } else {
-      expect_none(m, "decode_dcp_tot_seq_lens");
+      ts_expect_none(m, "decode_dcp_tot_seq_lens");
       assert_int_equal(ts_int(m, "max_seq_len"), b->common.max_seq_len);
     }
   } else {
-    expect_none(m, "decode_seq_lens");
+    ts_expect_none(m, "decode_seq_lens");
   }
   if (np == 0) {
-    expect_none(m, "prefill_query_start_loc");
+    ts_expect_none(m, "prefill_query_start_loc");
     return;
   }
   for (i = 0; i <= np; ++i) row[i] = b->qsl[nd + i] - b->qsl[nd];
@@ -1034,8 +1030,8 @@ static void check_amx(const attn_metadata_t* m, const ts_batch* b, int64_t nd, i
     for (i = 0; i < nd; ++i) assert_int_equal(at64(t, i, 0), i);
     assert_int_equal(ts_int(m, "decode_num_kv_splits"), splits);
   } else {
-    expect_none(m, "decode_req_to_token");
-    expect_none(m, "decode_num_kv_splits");
+    ts_expect_none(m, "decode_req_to_token");
+    ts_expect_none(m, "decode_num_kv_splits");
   }
   if (np > 0) {
     const attn_tensor_t* t = ts_tensor(m, "prefill_req_to_token");
@@ -1058,8 +1054,8 @@ static void check_amx(const attn_metadata_t* m, const ts_batch* b, int64_t nd, i
     }
     assert_int_equal(ts_int(m, "prefill_max_len_extend"), longest);
   } else {
-    expect_none(m, "prefill_req_to_token");
-    expect_none(m, "prefill_max_len_extend");
+    ts_expect_none(m, "prefill_req_to_token");
+    ts_expect_none(m, "prefill_max_len_extend");
   }
 }
 

@@ -20,10 +20,6 @@ static const int32_t* data_of(const attn_tensor_t* t) {
   return (const int32_t*)((const char*)t->data + t->byte_offset);
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static void expect_split(const attn_metadata_t* m, int64_t nd, int64_t ndt, int64_t np) {
   assert_int_equal(ts_int(m, "num_decodes"), nd);
   assert_int_equal(ts_int(m, "num_decode_tokens"), ndt);
@@ -63,9 +59,9 @@ static void test_flashinfer_mla_decode(void** state) {
   assert_ptr_equal(data_of(ts_tensor(m, "decode_query_start_loc")), batch->qsl);
   assert_int_equal(ts_int(m, "decode_max_query_len"), 4);
   assert_int_equal(ts_int(m, "decode_query_len"), 0);
-  expect_none(m, "decode_flattened_block_table");
-  expect_none(m, "decode_flattened_seq_lens");
-  expect_none(m, "decode_flattened_row_req");
+  ts_expect_none(m, "decode_flattened_block_table");
+  ts_expect_none(m, "decode_flattened_seq_lens");
+  ts_expect_none(m, "decode_flattened_row_req");
   ts_expect_i32(m, "decode_seq_lens", (int32_t[]){40, 12, 30}, 3);
   ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL),
                ATTN_ERR_UNSUPPORTED, "max_query_len=9 exceeds reorder_batch_threshold=4");
@@ -200,19 +196,19 @@ static void test_flashmla_fp8_buffers(void** state) {
   first = data_of(tile);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_ptr_equal(data_of(ts_tensor(m, "decode_tile_scheduler_metadata_buffer")), first);
-  expect_none(m, "decode_tile_scheduler_metadata");
+  ts_expect_none(m, "decode_tile_scheduler_metadata");
   attn_builder_destroy(b);
   c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_PIECEWISE;
   b = ts_builder("FLASHMLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "decode_tile_scheduler_metadata_buffer");
-  expect_none(m, "decode_num_splits_buffer");
+  ts_expect_none(m, "decode_tile_scheduler_metadata_buffer");
+  ts_expect_none(m, "decode_num_splits_buffer");
   attn_builder_destroy(b);
   c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
   c.cache_dtype = ATTN_KV_DTYPE_BFLOAT16; /* 0.33 accepts 16-bit caches too */
   b = ts_builder("FLASHMLA", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "decode_tile_scheduler_metadata_buffer");
+  ts_expect_none(m, "decode_tile_scheduler_metadata_buffer");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -353,7 +349,7 @@ static void test_random_decode(void** state) {
       if (v == 0)
         assert_int_equal(ts_int(m, "decode_scheduler_num_q_tokens_per_head_k"), measured * 32);
     } else {
-      expect_none(m, "decode_block_table");
+      ts_expect_none(m, "decode_block_table");
     }
     ts_batch_free(batch);
     attn_builder_destroy(b);

@@ -31,10 +31,6 @@ static void expect_vec(const attn_metadata_t* m, const char* name, int bits,
                (long long)expected[i]);
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static attn_kv_cache_spec_t pspec(void) {
   attn_kv_cache_spec_t s = ts_spec();
   s.kind = ATTN_KV_MAMBA;
@@ -122,16 +118,16 @@ static void test_non_spec(void** state) {
   expect_vec(m, "has_initial_states_p", 8, hip, 2);
   expect_vec(m, "non_spec_query_start_loc", 32, qsl, 5);
   expect_vec(m, "query_start_loc", 32, qsl, 5);
-  expect_none(m, "nums_dict_nums");
-  expect_none(m, "nums_dict_tot");
-  expect_none(m, "batch_ptr");
-  expect_none(m, "token_chunk_offset_ptr");
-  expect_none(m, "spec_query_start_loc");
-  expect_none(m, "spec_state_indices_tensor");
-  expect_none(m, "spec_sequence_masks");
-  expect_none(m, "spec_token_indx");
-  expect_none(m, "non_spec_token_indx");
-  expect_none(m, "num_decode_draft_tokens_cpu");
+  ts_expect_none(m, "nums_dict_nums");
+  ts_expect_none(m, "nums_dict_tot");
+  ts_expect_none(m, "batch_ptr");
+  ts_expect_none(m, "token_chunk_offset_ptr");
+  ts_expect_none(m, "spec_query_start_loc");
+  ts_expect_none(m, "spec_state_indices_tensor");
+  ts_expect_none(m, "spec_sequence_masks");
+  ts_expect_none(m, "spec_token_indx");
+  ts_expect_none(m, "non_spec_token_indx");
+  ts_expect_none(m, "num_decode_draft_tokens_cpu");
   /* prefills only: state_indices_tensor is state_indices_tensor_p; no has_initial_states_d */
   {
     static const int32_t q1[] = {4, 3}, s1[] = {4, 13};
@@ -142,7 +138,7 @@ static void test_non_spec(void** state) {
     st[0] = slot(b1, 0);
     st[1] = slot(b1, 1);
     expect_vec(m, "state_indices_tensor", 32, st, 2);
-    expect_none(m, "has_initial_states_d");
+    ts_expect_none(m, "has_initial_states_d");
     assert_int_equal(ts_int(m, "max_prefill_query_len"), 4);
     ts_batch_free(b1);
   }
@@ -237,8 +233,8 @@ static void test_spec_mixed(void** state) {
   expect_vec(m, "query_start_loc_d", 32, qd, 2);
   expect_vec(m, "query_start_loc_p", 32, qp, 2);
   expect_vec(m, "spec_sequence_masks", 8, masks, 5);
-  expect_none(m, "nums_dict_nums");
-  expect_none(m, "cu_chunk_seqlen_p");
+  ts_expect_none(m, "nums_dict_nums");
+  ts_expect_none(m, "cu_chunk_seqlen_p");
   assert_int_equal(ts_tensor(m, "num_decode_draft_tokens_cpu")->shape[0], 5);
   attn_builder_destroy(b);
   ts_batch_free(batch);
@@ -273,11 +269,11 @@ static void test_spec_all(void** state) {
   expect_vec(m, "spec_query_start_loc", 32, sq2, 3);
   expect_vec(m, "num_accepted_tokens", 32, acc2, 2);
   assert_int_equal(ts_tensor(m, "state_indices_tensor")->shape[0], 0);
-  expect_none(m, "spec_token_indx");
-  expect_none(m, "non_spec_token_indx");
-  expect_none(m, "non_spec_query_start_loc");
-  expect_none(m, "state_indices_tensor_d");
-  expect_none(m, "has_initial_states_d");
+  ts_expect_none(m, "spec_token_indx");
+  ts_expect_none(m, "non_spec_token_indx");
+  ts_expect_none(m, "non_spec_query_start_loc");
+  ts_expect_none(m, "state_indices_tensor_d");
+  ts_expect_none(m, "has_initial_states_d");
   attn_builder_destroy(b);
   c = pconfig(2, 1);
   b = ts_builder("PLE_SHORT_CONV_ATTN", &spec, &c);
@@ -324,7 +320,7 @@ static void test_capture(void** state) {
     batch->common.is_prefilling = vec_bool(&p, pf, 2);
     ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
     assert_int_equal(ts_int(m, "num_decodes"), 2);
-    expect_none(m, "spec_state_indices_tensor");
+    ts_expect_none(m, "spec_state_indices_tensor");
     attn_builder_destroy(b);
     ts_batch_free(batch);
   }
@@ -423,7 +419,7 @@ static void test_random(void** state) {
       if (nd > 0) expect_vec(m, "has_initial_states_d", 8, hi, nd);
       if (np > 0) expect_vec(m, "has_initial_states_p", 8, hi + nd, np);
     } else {
-      expect_none(m, "spec_token_indx");
+      ts_expect_none(m, "spec_token_indx");
       assert_int_equal(ts_tensor(m, "spec_state_indices_tensor")->shape[0],
                        iter % 2 && nsd <= 256 ? n : nsd);
     }
@@ -500,7 +496,7 @@ static void test_checkpoints(void** state) {
   batch = ts_batch_make(q1, s1, 2, 16, 0, -1); /* no prefills: no checkpoint */
   batch->common.is_prefilling = vec_bool(&p, pf1, 2);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "checkpoint_offsets");
+  ts_expect_none(m, "checkpoint_offsets");
   ts_batch_free(batch);
   attn_builder_destroy(b);
 }

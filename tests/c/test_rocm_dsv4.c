@@ -29,10 +29,6 @@ static attn_builder_config_t rocm_config(int32_t k) {
   return c;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static int64_t bool_field(const attn_metadata_t* m, const char* name) {
   attn_field_t f = ATTN_FIELD_INIT;
   ASSERT_OK(attn_metadata_get(m, name, &f));
@@ -183,8 +179,8 @@ static void test_mla_ragged(void** state) {
     attn_tensor_t pt1 = ts_host_tensor(p1, 1, ps1, ATTN_DTYPE_INT, 64);
     pre->common.positions = &pt1;
     ASSERT_OK(attn_build(b, 0, &pre->common, 0, &m, NULL));
-    expect_none(m, "c128a_decode_topk_ragged_indices");
-    expect_none(m, "c128a_decode_topk_ragged_indptr");
+    ts_expect_none(m, "c128a_decode_topk_ragged_indices");
+    ts_expect_none(m, "c128a_decode_topk_ragged_indptr");
     assert_non_null(ts_tensor(m, "c128a_prefill_topk_indices"));
     ts_batch_free(pre);
   }
@@ -193,8 +189,8 @@ static void test_mla_ragged(void** state) {
   spec = mla_spec(256, 4);
   b = ts_builder(MLA_V4, &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "c128a_decode_topk_ragged_indices");
-  expect_none(m, "c128a_decode_topk_ragged_indptr");
+  ts_expect_none(m, "c128a_decode_topk_ragged_indices");
+  ts_expect_none(m, "c128a_decode_topk_ragged_indptr");
   attn_builder_destroy(b);
   spec = mla_spec(64, 2); /* ROCM_FLASHMLA_SPARSE_DSV41: kernel blocks [64, 128] */
   b = ts_builder(MLA_V41, &spec, &c);
@@ -231,8 +227,8 @@ static void test_swa_ragged(void** state) {
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
     expect_ragged(m, "decode_swa_ragged_indices", "decode_swa_ragged_indptr", ptr, 2, flat, 8);
-    expect_none(m, "prefill_swa_ragged_indices");
-    expect_none(m, "prefill_swa_ragged_indptr");
+    ts_expect_none(m, "prefill_swa_ragged_indices");
+    ts_expect_none(m, "prefill_swa_ragged_indptr");
     assert_non_null(ts_tensor(m, "prefill_swa_indices"));
     stable = ts_tensor(m, "decode_swa_ragged_indices")->data;
     ts_batch_free(batch);
@@ -347,14 +343,14 @@ static void test_random(void** state) {
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     if (mla) {
       if (ts_kind(m, "c128a_global_decode_topk_indices") == ATTN_FIELD_NONE)
-        expect_none(m, "c128a_decode_topk_ragged_indices");
+        ts_expect_none(m, "c128a_decode_topk_ragged_indices");
       else /* rows 128 apart: cdiv(4096, 128) = 32 aligned to 128 */
         expect_compacted(m, "c128a_global_decode_topk_indices", "c128a_decode_topk_lens",
                          "c128a_decode_topk_ragged_indices", "c128a_decode_topk_ragged_indptr",
                          128);
     } else if (ts_int(m, "num_decode_tokens") == 0) {
-      expect_none(m, "decode_swa_ragged_indices");
-      expect_none(m, "decode_swa_ragged_indptr");
+      ts_expect_none(m, "decode_swa_ragged_indices");
+      ts_expect_none(m, "decode_swa_ragged_indptr");
     } else {
       expect_compacted(m, "decode_swa_indices", "decode_swa_lens", "decode_swa_ragged_indices",
                        "decode_swa_ragged_indptr", window);

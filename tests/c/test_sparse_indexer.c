@@ -32,10 +32,6 @@ static attn_kv_cache_spec_t ix_spec(void) {
   return s;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static void expect_shape(const attn_metadata_t* m, const char* name, int64_t rows, int64_t cols) {
   const attn_tensor_t* t = ts_tensor(m, name);
   if (t == NULL) fail_msg("%s is None", name);
@@ -130,7 +126,7 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_int(m, "num_prefills"), 2);
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 8);
   assert_int_equal(ts_int(m, "max_seq_len"), 40);
-  expect_none(m, "positions");
+  ts_expect_none(m, "positions");
   expect_shape(m, "decode_seq_lens", 2, 1);
   expect_flat(m, "decode_seq_lens", (int32_t[]){10, 20}, 2);
   expect_shape(m, "decode_block_table", 2, 8);
@@ -140,10 +136,10 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_int(m, "decode_decode_is_uniform"), 1);
   assert_int_equal(ts_int(m, "decode_write_max_decode_len"), 1);
   expect_shape(m, "decode_schedule_metadata", 5, 2);
-  expect_none(m, "decode_global_seq_lens");
-  expect_none(m, "decode_indices");
+  ts_expect_none(m, "decode_global_seq_lens");
+  ts_expect_none(m, "decode_indices");
   assert_int_equal(ts_int(m, "prefill_max_prefill_seq_len"), 40);
-  expect_none(m, "prefill_row_shard_sizes");
+  ts_expect_none(m, "prefill_row_shard_sizes");
   assert_int_equal(ts_int(m, "prefill_num_chunks"), 1);
   ts_expect_i32(m, "prefill_chunk_token_start", (int32_t[]){2}, 1);
   ts_expect_i32(m, "prefill_chunk_token_end", (int32_t[]){10}, 1);
@@ -163,8 +159,8 @@ static void test_hand_checked(void** state) {
   ts_batch_free(batch);
   batch = ts_batch_make(q, s, 2, 64, 8, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "prefill_num_chunks");
-  expect_none(m, "prefill_cu_seqlen_ks");
+  ts_expect_none(m, "prefill_num_chunks");
+  ts_expect_none(m, "prefill_cu_seqlen_ks");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -464,7 +460,7 @@ static void check_random(uint64_t rng, int32_t ratio) {
       ts_expect_i32(m, "prefill_cu_seqlen_ke", ke, t);
       ts_expect_i32(m, "prefill_cu_seq_lens", cu, np + 1);
     } else {
-      expect_none(m, "prefill_num_chunks");
+      ts_expect_none(m, "prefill_num_chunks");
     }
     attn_builder_destroy(b);
     ts_batch_free(batch);
@@ -518,8 +514,8 @@ static void test_kpool_tail(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "num_decodes"), 0); /* the first query (2) is over threshold 1 */
   assert_int_equal(ts_int(m, "num_prefills"), 3);
-  expect_none(m, "decode");
-  expect_none(m, "block_table");
+  ts_expect_none(m, "decode");
+  ts_expect_none(m, "block_table");
   t = ts_tensor(m, "slot_mapping");
   assert_int_equal(t->shape[0], 8);
   {
@@ -534,7 +530,7 @@ static void test_kpool_tail(void** state) {
   batch->common.positions = NULL;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
-  expect_none(m, "positions");
+  ts_expect_none(m, "positions");
   ts_batch_free(batch);
   /* draft update */
   batch = ts_batch_make(qd, s, 2, 16, 0, -1);

@@ -36,10 +36,6 @@ static attn_kv_cache_spec_t v4_spec(int32_t block) {
   return s;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 /* A 1-D or 2-D (rows x 1 or rows x cols, contiguous) int32 field against `expected`. */
 static void expect_flat(const attn_metadata_t* m, const char* name, const int32_t* expected,
                         int64_t n) {
@@ -126,7 +122,7 @@ static void test_hand_checked(void** state) {
   assert_int_equal(t->shape[1], 1);
   expect_flat(m, "decode_seq_lens", (int32_t[]){2, 5}, 2);
   ts_expect_i32(m, "decode_decode_lens", (int32_t[]){1, 1}, 2);
-  expect_none(m, "decode_global_seq_lens");
+  ts_expect_none(m, "decode_global_seq_lens");
   assert_int_equal(ts_int(m, "prefill_max_prefill_seq_len"), 40);
   assert_int_equal(ts_int(m, "prefill_num_chunks"), 1);
   ts_expect_i32(m, "prefill_chunk_token_start", (int32_t[]){2}, 1);
@@ -245,7 +241,7 @@ static void test_cpu_decode(void** state) {
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   expect_flat(m, "decode_seq_lens", (int32_t[]){2, 4}, 2);
-  expect_none(m, "decode_indices");
+  ts_expect_none(m, "decode_indices");
   t = ts_tensor(m, "decode_schedule_metadata");
   assert_int_equal(t->shape[0], 5);
   assert_int_equal(t->shape[1], 2);

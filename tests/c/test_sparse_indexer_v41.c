@@ -34,10 +34,6 @@ static attn_kv_cache_spec_t v41_spec(void) {
   return s;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 /* A zeroed int32 view of `rows` x `cols` (cols 0: 1-D); returns its data. */
 static const int32_t* expect_zero_rows(const attn_metadata_t* m, const char* name, int64_t rows,
                                        int64_t cols) {
@@ -100,15 +96,15 @@ static void test_hand_checked(void** state) {
   ts_batch_free(batch);
   batch = ts_batch_make(q, s, 2, 128, 8, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "sparse_prefill_sparse_indices");
-  expect_none(m, "sparse_prefill_end");
+  ts_expect_none(m, "sparse_prefill_sparse_indices");
+  ts_expect_none(m, "sparse_prefill_end");
   expect_zero_rows(m, "sparse_decode_end", 2, 0);
   ts_batch_free(batch);
   batch = ts_batch_make(q, s, 0, 128, 8, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "sparse_block_kv"), 16);
-  expect_none(m, "sparse_decode_row_ks");
-  expect_none(m, "sparse_prefill_col_indices");
+  ts_expect_none(m, "sparse_decode_row_ks");
+  ts_expect_none(m, "sparse_prefill_col_indices");
   ts_batch_free(batch);
   attn_builder_destroy(b);
   /* candidate blocks of 8 tokens: sparse_block_kv 8 */
@@ -271,7 +267,7 @@ static void test_random_vs_naive(void** state) {
     assert_int_equal(ts_int(m, "num_decodes"), nd);
     if (nd > 0) expect_zero_rows(m, "sparse_decode_end", ndt, 0);
     if (nd == n) {
-      expect_none(m, "sparse_prefill_end");
+      ts_expect_none(m, "sparse_prefill_end");
       attn_builder_destroy(b);
       ts_batch_free(batch);
       continue;

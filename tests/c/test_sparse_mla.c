@@ -27,10 +27,6 @@ static attn_kv_cache_spec_t sparse_spec(int32_t block_size, int32_t topk) {
   return s;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 static int32_t threshold_of(attn_builder_t* b) {
   int32_t t = -1;
   ASSERT_OK(attn_builder_reorder_batch_threshold(b, &t));
@@ -105,9 +101,9 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_int(m, "fp8_use_mixed_batch"), 1);
   ts_expect_i32(m, "prefill_query_start_loc", (int32_t[]){0, 5, 8}, 3);
   ts_expect_i32(m, "prefill_chunked_context_context_lens_list", (int32_t[]){25, 37}, 2);
-  expect_none(m, "head_dim");
-  expect_none(m, "fp8_extra_metadata_cache_lens");
-  expect_none(m, "fp8_extra_metadata_num_decodes");
+  ts_expect_none(m, "head_dim");
+  ts_expect_none(m, "fp8_extra_metadata_cache_lens");
+  ts_expect_none(m, "fp8_extra_metadata_num_decodes");
   /* min(max(8 x 1024, 4 x 8 x 64), 65536, 8 x 2048) = 8192 */
   assert_int_equal(ts_int(m, "chunked_prefill_workspace_size"), 8192);
   /* a decode-only batch: decode_max_query_len is the batch's max_query_len, no prefill part */
@@ -116,7 +112,7 @@ static void test_hand_checked(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "decode_max_query_len"), 1);
   assert_int_equal(ts_int(m, "prefill_max_seq_len"), 0);
-  expect_none(m, "prefill_block_table");
+  ts_expect_none(m, "prefill_block_table");
   attn_builder_destroy(b);
   ts_batch_free(batch);
   /* index_topk 32: the workspace is min(8192, 8 x 32) = 256, dense MHA off */
@@ -149,9 +145,9 @@ static void test_fp8_mixed(void** state) {
   assert_int_equal(t->ndim, 2);
   assert_int_equal(t->shape[0], 1);
   assert_int_equal(t->shape[1], 1);
-  expect_none(m, "fp8_extra_metadata_scheduler_metadata");
-  expect_none(m, "fp8_extra_metadata_num_prefills");
-  expect_none(m, "fp8_extra_metadata_prefill_request_ids");
+  ts_expect_none(m, "fp8_extra_metadata_scheduler_metadata");
+  ts_expect_none(m, "fp8_extra_metadata_num_prefills");
+  ts_expect_none(m, "fp8_extra_metadata_prefill_request_ids");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -198,8 +194,8 @@ static void test_fp8_separate(void** state) {
   assert_int_equal(t->shape[0], 2);
   assert_int_equal(t->shape[1], 1);
   assert_int_equal(ts_int(m, "fp8_extra_metadata_decode_decode_query_len"), 2);
-  expect_none(m, "fp8_extra_metadata_decode_kernel_metadata_scheduler_metadata");
-  expect_none(m, "fp8_extra_metadata_cache_lens");
+  ts_expect_none(m, "fp8_extra_metadata_decode_kernel_metadata_scheduler_metadata");
+  ts_expect_none(m, "fp8_extra_metadata_cache_lens");
   attn_builder_destroy(b);
   ts_batch_free(batch);
   /* max_model_len 64: one decode (q 1), prefills onto 64, 60, 30 -> 320 rows a chunk:
@@ -311,7 +307,7 @@ static void test_random(void** state) {
       }
       ts_expect_i32(m, "fp8_extra_metadata_prefill_workspace_starts", expect_ws, np);
     } else {
-      expect_none(m, "fp8_extra_metadata_prefill_request_ids");
+      ts_expect_none(m, "fp8_extra_metadata_prefill_request_ids");
     }
     attn_builder_destroy(b);
     ts_batch_free(batch);

@@ -28,10 +28,6 @@ static attn_builder_config_t swa_config(int32_t k) {
   return c;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
 /* A (rows, 1, width) int32 field against `expected` (rows * width values). */
 static void expect_rows(const attn_metadata_t* m, const char* name, const int32_t* expected,
                         int64_t rows, int64_t width) {
@@ -129,23 +125,23 @@ static void test_hand_checked(void** state) {
   assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
   assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
   assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
-  expect_none(m, "prefill_left_visible");
-  expect_none(m, "prefill_right_visible");
-  expect_none(m, "cache_slot_mapping");
-  expect_none(m, "cache_positions");
-  expect_none(m, "flashinfer_decode_topk_lens");
-  expect_none(m, "flashinfer_decode_seq_lens");
+  ts_expect_none(m, "prefill_left_visible");
+  ts_expect_none(m, "prefill_right_visible");
+  ts_expect_none(m, "cache_slot_mapping");
+  ts_expect_none(m, "cache_positions");
+  ts_expect_none(m, "flashinfer_decode_topk_lens");
+  ts_expect_none(m, "flashinfer_decode_seq_lens");
   ts_batch_free(batch);
   /* decode-only: no prefill part */
   batch = ts_batch_make(q, s, 2, 32, 0, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "num_prefills"), 0);
-  expect_none(m, "prefill_swa_indices");
-  expect_none(m, "prefill_swa_lens");
-  expect_none(m, "prefill_seq_lens");
-  expect_none(m, "prefill_seq_lens_cpu");
-  expect_none(m, "prefill_gather_lens");
-  expect_none(m, "prefill_query_lens_cpu");
+  ts_expect_none(m, "prefill_swa_indices");
+  ts_expect_none(m, "prefill_swa_lens");
+  ts_expect_none(m, "prefill_seq_lens");
+  ts_expect_none(m, "prefill_seq_lens_cpu");
+  ts_expect_none(m, "prefill_gather_lens");
+  ts_expect_none(m, "prefill_query_lens_cpu");
   assert_int_equal(ts_int(m, "prefill_window_size"), 0);
   assert_int_equal(ts_int(m, "prefill_max_model_len"), 0);
   assert_int_equal(ts_int(m, "max_decode_query_len"), 2);
@@ -312,8 +308,8 @@ static void test_dspark(void** state) {
     ts_expect_i32(m, "flashinfer_decode_topk_lens", topk, 6);
     ts_expect_i32(m, "flashinfer_decode_seq_lens", seqs, 6);
   } else {
-    expect_none(m, "flashinfer_decode_topk_lens");
-    expect_none(m, "flashinfer_decode_seq_lens");
+    ts_expect_none(m, "flashinfer_decode_topk_lens");
+    ts_expect_none(m, "flashinfer_decode_seq_lens");
   }
   batch->seq[0] = 41;
   batch->seq[1] = 7;
@@ -327,7 +323,7 @@ static void test_dspark(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "decode_swa_width"), 8);
   assert_int_equal(ts_tensor(m, "decode_swa_indices")->shape[2], 8);
-  expect_none(m, "flashinfer_decode_topk_lens");
+  ts_expect_none(m, "flashinfer_decode_topk_lens");
   ts_batch_free(batch);
   /* non-causal without decode tokens: DSpark's width, no rows */
   {
@@ -444,7 +440,7 @@ static void test_random(void** state) {
       }
       ts_expect_i32(m, "prefill_gather_lens", lens, np);
     } else {
-      expect_none(m, "prefill_gather_lens");
+      ts_expect_none(m, "prefill_gather_lens");
     }
     free(rows);
     free(lens);

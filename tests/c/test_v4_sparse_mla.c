@@ -16,24 +16,6 @@ static attn_kv_cache_spec_t v4_spec(int32_t block_size, int32_t ratio) {
   return s;
 }
 
-static void expect_none(const attn_metadata_t* m, const char* name) {
-  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
-}
-
-static void expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected,
-                       int64_t n) {
-  const attn_tensor_t* t = ts_tensor(m, name);
-  int64_t i;
-  if (t == NULL) fail_msg("%s is None", name);
-  assert_int_equal(t->ndim, 1);
-  assert_int_equal(t->shape[0], n);
-  assert_int_equal(t->dtype.bits, 64);
-  for (i = 0; i < n; ++i)
-    if (((const int64_t*)t->data)[i] != expected[i])
-      fail_msg("%s[%lld] = %lld, expected %lld", name, (long long)i,
-               (long long)((const int64_t*)t->data)[i], (long long)expected[i]);
-}
-
 /* rows x width int32 entries of a 2-D (prefill) or (rows, 1, width) (decode) field. */
 static void expect_rows(const attn_metadata_t* m, const char* name, const int32_t* expected,
                         int64_t rows, int64_t width) {
@@ -98,7 +80,7 @@ static void test_compressed_slots(void** state) {
   batch->bt[1] = -3;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(batch->bt[1], 0); /* vLLM's block_table_tensor.clamp_(min=0) */
-  expect_i64(m, "slot_mapping", expected, 6);
+  ts_expect_i64(m, "slot_mapping", expected, 6);
   ts_expect_i32(m, "req_id_per_token", t2r, 6);
   assert_int_equal(ts_int(m, "num_reqs"), 2);
   assert_int_equal(ts_int(m, "max_query_len"), 5);
@@ -108,13 +90,13 @@ static void test_compressed_slots(void** state) {
   assert_int_equal(ts_int(m, "topk_tokens"), 512);
   assert_ptr_equal(ts_tensor(m, "block_table")->data, batch->bt);
   assert_ptr_equal(ts_tensor(m, "query_start_loc")->data, batch->qsl);
-  expect_none(m, "c128a_global_decode_topk_indices");
-  expect_none(m, "c128a_decode_topk_lens");
-  expect_none(m, "c128a_prefill_topk_indices");
+  ts_expect_none(m, "c128a_global_decode_topk_indices");
+  ts_expect_none(m, "c128a_decode_topk_lens");
+  ts_expect_none(m, "c128a_prefill_topk_indices");
   assert_int_equal(attn_metadata_field_count(m), 13);
   batch->slots[4] = ATTN_PAD_SLOT_ID; /* a replayed token: its state is cached already */
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_i64(m, "slot_mapping", padded, 6);
+  ts_expect_i64(m, "slot_mapping", padded, 6);
   attn_builder_destroy(b);
   /* ratio 1: the batch's own slots, the table untouched */
   spec = v4_spec(256, 0);
@@ -165,7 +147,7 @@ static void test_c128a(void** state) {
   expect_rows(m, "c128a_global_decode_topk_indices", dec, 2, 128);
   ts_expect_i32(m, "c128a_decode_topk_lens", lens, 2);
   expect_rows(m, "c128a_prefill_topk_indices", pre, 2, 128);
-  expect_i64(m, "slot_mapping", slots, 4);
+  ts_expect_i64(m, "slot_mapping", slots, 4);
   /* build_for_cudagraph_capture: the base class's build (level ALWAYS), the same rows */
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
   expect_rows(m, "c128a_global_decode_topk_indices", dec, 2, 128);
@@ -179,8 +161,8 @@ static void test_c128a(void** state) {
   /* the CPU builder skips the C128A metadata (and needs no positions) */
   b = ts_builder("CPU_V4_MLA_SPARSE", &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  expect_none(m, "c128a_global_decode_topk_indices");
-  expect_none(m, "c128a_prefill_topk_indices");
+  ts_expect_none(m, "c128a_global_decode_topk_indices");
+  ts_expect_none(m, "c128a_prefill_topk_indices");
   attn_builder_destroy(b);
   ts_batch_free(batch);
 }
@@ -264,7 +246,7 @@ static void test_random(void** state) {
     slots = (int64_t*)malloc(sizeof(int64_t) * (size_t)tokens);
     if (ratio > 1) {
       for (t = 0; t < tokens; ++t) slots[t] = naive_slot(batch, t, ratio);
-      expect_i64(m, "slot_mapping", slots, tokens);
+      ts_expect_i64(m, "slot_mapping", slots, tokens);
     }
     if (ratio == 128) {
       if (q[0] > th) nd = 0;
@@ -297,12 +279,12 @@ static void test_random(void** state) {
         expect_rows(m, "c128a_global_decode_topk_indices", rows, ndt, width);
         ts_expect_i32(m, "c128a_decode_topk_lens", lens, ndt);
       } else {
-        expect_none(m, "c128a_global_decode_topk_indices");
+        ts_expect_none(m, "c128a_global_decode_topk_indices");
       }
       if (tokens > ndt)
         expect_rows(m, "c128a_prefill_topk_indices", rows + ndt * width, tokens - ndt, width);
       else
-        expect_none(m, "c128a_prefill_topk_indices");
+        ts_expect_none(m, "c128a_prefill_topk_indices");
       free(rows);
       free(lens);
     }

@@ -169,6 +169,10 @@ int32_t ts_kind(const attn_metadata_t* m, const char* name) {
   return f.kind;
 }
 
+void ts_expect_none(const attn_metadata_t* m, const char* name) {
+  if (ts_kind(m, name) != ATTN_FIELD_NONE) fail_msg("%s is not None", name);
+}
+
 /* A 1-D int field of `bits` bits (32 or 64) against `expected` (n values of that width). */
 static void expect_ints(const attn_metadata_t* m, const char* name, int bits, const void* expected,
                         int64_t n) {

@@ -89,6 +89,8 @@ int64_t ts_int(const attn_metadata_t* m, const char* name);
 const attn_tensor_t* ts_tensor(const attn_metadata_t* m, const char* name); /* NULL for None */
 int32_t ts_kind(const attn_metadata_t* m, const char* name);
 /* Asserts a 1-D int32 tensor field equals `expected` (n entries). */
+/* Fails unless field `name` of `m` is None. */
+void ts_expect_none(const attn_metadata_t* m, const char* name);
 void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n);
 /* The same for a 1-D int64 tensor field (a slot mapping). */
 void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n);
