@@ -31,9 +31,6 @@ int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noex
 int copy_to_device_async(int device_id, void* dst, const void* src, size_t bytes,
                          void* stream) noexcept;
 
-/// See ops::fill_i32. One launch.
-int fill_i32(int device_id, void* stream, int32_t* out, int64_t n, int32_t value) noexcept;
-
 /// See ops::copy_submatrix_f32. One launch.
 int copy_submatrix_f32(int device_id, void* stream, const float* src, int64_t src_stride,
                        int64_t row0, int64_t col0, int64_t rows, int64_t cols,
@@ -90,33 +87,14 @@ int cascade_split(int device_id, void* stream, const int32_t* seq_lens, int64_t 
                   int32_t* cu_prefix_query_lens, int32_t* prefix_kv_lens,
                   int32_t* suffix_kv_lens) noexcept;
 
-/// See ops::dcp_context_kv_lens. One launch; asynchronous on `stream`.
-int dcp_context_kv_lens(int device_id, void* stream, const int32_t* query_start_loc,
-                        const int32_t* seq_lens, int64_t num_reqs, int32_t dcp_size,
-                        int32_t dcp_rank, int32_t interleave, int32_t* out) noexcept;
 
-/// See ops::dcp_local_seq_lens. One launch.
-int dcp_local_seq_lens(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
-                       int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
-                       int32_t* out) noexcept;
 
 /// See ops::xqa_draft_mask. One launch (a block per request).
 int xqa_draft_mask(int device_id, void* stream, const int32_t* query_start_loc, int64_t num_reqs,
                    int32_t num_packed, bool causal, uint32_t* out) noexcept;
 
-/// See ops::slice_query_start_locs. One launch.
-int slice_query_start_locs(int device_id, void* stream, const int32_t* qsl, int64_t start,
-                           int64_t stop, int32_t skip_first, int32_t skip_last,
-                           int32_t* out) noexcept;
 
-/// See ops::compute_token_to_req_indices. One launch (one thread per token).
-int compute_token_to_req_indices(int device_id, void* stream, const int32_t* qsl,
-                                 int64_t num_reqs, int64_t num_mapped_tokens, int64_t num_tokens,
-                                 int32_t* out) noexcept;
 
-/// See ops::copy_trim_last. One launch.
-int copy_trim_last(int device_id, void* stream, const int32_t* in, int64_t n, int32_t skip_last,
-                   int32_t* out) noexcept;
 
 /// See ops::compute_slot_mapping. One launch (one block per request, one for the padding).
 int compute_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
@@ -125,12 +103,6 @@ int compute_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_
                          int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
                          int64_t* slot_mapping, int64_t max_num_tokens) noexcept;
 
-/// See ops::paged_kv_metadata. One fused launch: each block sums the pages of the requests
-/// before its own (a block reduction), then writes its indptr, last page length and indices.
-int paged_kv_metadata(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
-                      const int32_t* block_table, int64_t bt_stride, int64_t width,
-                      int32_t page_size, int32_t* indptr, int32_t* indices, int64_t capacity,
-                      int32_t* last_page_len) noexcept;
 
 /// See ops::causal_conv1d_metadata. One single-block launch (a block scan over requests).
 int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,

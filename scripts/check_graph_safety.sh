@@ -6,8 +6,10 @@
 # storage and may synchronize), no device-wide CUB algorithm (it needs temporary storage; the
 # block-level cub::Block* primitives are fine). docs/cuda_graphs.md has the contract.
 #
-#   1. kernels/: those runtime calls appear only in kernels/device_runtime.cu, the wrappers that
-#      src/ops/device_runtime.h exposes for create time, clones and validate-full mode.
+#   1. kernels/ (the executors) and src/ops/ (the ops, whose device path is the same code): those
+#      runtime calls appear only in kernels/device_runtime.cc, the wrappers that
+#      src/ops/device_runtime.h exposes for create time, clones and validate-full mode. The
+#      simulated device (kernels/sim) is a runtime, not a caller, and is not scanned.
 #   2. src/: those wrappers (ops::cuda_malloc, cuda_free, cuda_memset_zero, cuda_copy_*), core's
 #      exact_host_seq_lens (a synchronous seq_lens.cpu()) and
 #      Allocator::allocate are called only from the files listed below, each for a reason that
@@ -23,11 +25,12 @@ status=0
 # 1. CUDA runtime calls that allocate or synchronize, outside the runtime wrappers.
 runtime='cuda(Malloc|MallocHost|MallocManaged|MallocAsync|MallocPitch|Malloc3D|MallocArray|HostAlloc|HostRegister|Free|FreeHost|FreeAsync|FreeArray|Memcpy|Memcpy2D|Memcpy3D|MemcpyPeer|MemcpyToSymbol|MemcpyFromSymbol|Memset|Memset2D|Memset3D|DeviceSynchronize|StreamSynchronize|EventSynchronize|ThreadSynchronize|StreamQuery|EventQuery|DeviceReset|GraphLaunch)[[:space:]]*\('
 libraries='thrust::|#[[:space:]]*include[[:space:]]*<thrust/|cub::Device[A-Za-z]*|#[[:space:]]*include[[:space:]]*<cub/device/'
-hits=$(grep -nE "$runtime|$libraries" kernels/*.cu kernels/*.cuh kernels/*.h 2>/dev/null \
-         | grep -v '^kernels/device_runtime\.cu:' | grep -vE ':[0-9]+:[[:space:]]*//' || true)
+hits=$(grep -nE "$runtime|$libraries" kernels/*.cu kernels/*.cuh kernels/*.h kernels/*.cc \
+         src/ops/*.cc src/ops/*.h 2>/dev/null \
+         | grep -vE '^(kernels|src/ops)/device_runtime\.cc:' | grep -vE ':[0-9]+:[[:space:]]*//' || true)
 if [ -n "$hits" ]; then
-  echo "FAIL: allocation, synchronous copy/memset, synchronization, Thrust or device-wide CUB in a kernel file"
-  echo "      (only kernels/device_runtime.cu may call these; builds launch kernels only):"
+  echo "FAIL: allocation, synchronous copy/memset, synchronization, Thrust or device-wide CUB in an op"
+  echo "      or kernel file (only kernels/device_runtime.cc may call these; builds launch kernels only):"
   echo "$hits" | sed 's/^/  /'
   status=1
 fi
@@ -71,7 +74,7 @@ if [ -n "$hits" ]; then
 fi
 
 if [ "$status" -eq 0 ]; then
-  n=$(ls kernels/*.cu | wc -l)
-  echo "graph-safety lint: OK ($n kernel files, src/ call sites of the synchronous wrappers and the allocator all in their create-time files)"
+  n=$(ls kernels/*.cu kernels/*.cuh kernels/*.h kernels/*.cc src/ops/*.cc src/ops/*.h 2>/dev/null | wc -l)
+  echo "graph-safety lint: OK ($n op and kernel files, src/ call sites of the synchronous wrappers and the allocator all in their create-time files)"
 fi
 exit "$status"

@@ -20,7 +20,8 @@
 
 #include <cstdint>
 
-#include "op_args.h"  // kernels/: the structs an op and its kernel share
+#include "index_math.h"  // kernels/: the integer helpers of every op
+#include "op_args.h"    // kernels/: the structs an op and its kernel share
 #include "ops/exec.h"
 
 namespace attn::ops {
@@ -294,19 +295,9 @@ void dcp_context_kv_lens(const Exec& exec, const int32_t* query_start_loc,
 void dcp_local_seq_lens(const Exec& exec, const int32_t* seq_lens, int64_t num_reqs,
                         int32_t dcp_size, int32_t dcp_rank, int32_t interleave, int32_t* out);
 
-/// Host reference of get_dcp_local_seq_lens for one length (shared by ops and tests of ops):
-/// base = len // interleave // dcp_size * interleave; remainder = len - base * dcp_size;
-/// local = base + clip(remainder - dcp_rank * interleave, 0, interleave).
-inline int32_t dcp_local_len(int64_t len, int32_t dcp_size, int32_t dcp_rank,
-                             int32_t interleave) {
-  // Python floor division; lengths are non-negative after validation, but keep floor semantics.
-  auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
-  const int64_t base = floor_div(floor_div(len, interleave), dcp_size) * interleave;
-  int64_t rem = len - base * dcp_size - static_cast<int64_t>(dcp_rank) * interleave;
-  if (rem < 0) rem = 0;
-  if (rem > interleave) rem = interleave;
-  return static_cast<int32_t>(base + rem);
-}
+/// get_dcp_local_seq_lens for one length and one rank (kernels/index_math.h; shared by ops,
+/// backends and tests of ops).
+using kernels::dcp_local_len;
 
 /// ubatch_utils' slice_query_start_locs plus _make_metadata_with_slice's split adjustments:
 /// out[k] = qsl[start + k] - qsl[start] for k in [0, stop - start]; then out[1:] -= skip_first

@@ -22,12 +22,13 @@
 #include <type_traits>
 
 #include "kernels.h"
+#include "ops/device_runtime.h"
 #include "ops/error.h"
 #include "ops/exec.h"
 
 namespace attn::ops::detail {
 
-#if ATTN_WITH_CUDA
+#if ATTN_WITH_CUDA && !ATTN_DEVICE_SIM
 inline constexpr bool kWithCuda = true;
 #else
 inline constexpr bool kWithCuda = false;
@@ -41,9 +42,10 @@ struct KernelOf<void(const Exec&, P...)> {
   using type = int(int device_id, void* stream, P...) noexcept;
 };
 
-/// Throws Error(kCuda, "<op>: <error text>") when status != 0 (defined in device_runtime.cc,
-/// CUDA builds only: without CUDA nothing calls it).
-void check_launch(int status, const char* op);
+/// Throws Error(kCuda, "<op>: <error text>") when status != 0.
+inline void check_launch(int status, const char* op) {
+  if (status != 0) device_error(op, status);
+}
 
 [[noreturn]] inline void no_cuda(const char* op) {
   fail(Status::kUnsupported, op, ": libattn was built without CUDA support");

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "ops/cuda_dispatch.h"
+#include "kernels.h"
 #include "ops/error.h"
 
 namespace attn::ops {
@@ -24,8 +24,8 @@ void check(int status, const char* what) {
 }
 }  // namespace
 
-void detail::check_launch(int status, const char* op) {
-  if (status != 0) fail(Status::kCuda, op, ": ", kernels::error_text(status));
+void detail::device_error(const char* op, int status) {
+  fail(Status::kCuda, op, ": ", kernels::error_text(status));
 }
 
 bool cuda_compiled() noexcept { return true; }

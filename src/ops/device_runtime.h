@@ -40,4 +40,10 @@ void cuda_copy_to_device(int32_t device_id, void* dst_device, const void* src_ho
 void cuda_copy_to_device_async(int32_t device_id, void* dst_device, const void* src_host,
                                size_t bytes, void* stream);
 
+namespace detail {
+/// Throws Error(kCuda, "<op>: <cudaGetErrorName>: <text>") for a failed launch or copy of an op
+/// (src/ops/launch.h). Device builds only: without CUDA nothing calls it.
+[[noreturn]] void device_error(const char* op, int status);
+}  // namespace detail
+
 }  // namespace attn::ops
