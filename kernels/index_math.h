@@ -38,6 +38,18 @@ ATTN_HD_INLINE int64_t upper_bound(const T* v, int64_t n, X x) {
   return lo;
 }
 
+/// The first index k in [0, n) with v[k] >= x (n when none): searchsorted(v, x) on a
+/// non-decreasing array. Reads only v[0 .. n).
+template <class T, class X>
+ATTN_HD_INLINE int64_t lower_bound(const T* v, int64_t n, X x) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < x) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 /// The request whose query holds token t: the first r < num_reqs with qsl[r + 1] > t, at most
 /// num_reqs - 1 (the last request for a token at or past qsl[num_reqs]); -1 when num_reqs is 0.
 ATTN_HD_INLINE int64_t request_of_token(const int32_t* qsl, int64_t num_reqs, int64_t t) {

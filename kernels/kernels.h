@@ -31,16 +31,6 @@ int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noex
 int copy_to_device_async(int device_id, void* dst, const void* src, size_t bytes,
                          void* stream) noexcept;
 
-/// See ops::copy_submatrix_f32. One launch.
-int copy_submatrix_f32(int device_id, void* stream, const float* src, int64_t src_stride,
-                       int64_t row0, int64_t col0, int64_t rows, int64_t cols,
-                       float* out) noexcept;
-
-/// See ops::query_key_maps. One launch.
-int query_key_maps(int device_id, void* stream, const int32_t* query_start_loc,
-                   const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
-                   int32_t* q_to_req, int32_t* q_to_klen) noexcept;
-
 /// See ops::aiter_mla_decode_tables. Up to four launches (reset, tables, varlen rows).
 int aiter_mla_decode_tables(int device_id, void* stream, const AiterMlaDecodeArgs& a) noexcept;
 
@@ -51,85 +41,10 @@ int swa_decode_tables(int device_id, void* stream, const int32_t* block_table,
                       int64_t num_window_blocks, int32_t* swa_block_table,
                       int32_t* swa_seq_lens) noexcept;
 
-/// See ops::static_sink_seq_lens, static_sink_prefix, static_sink_block_table. One launch each.
-int static_sink_seq_lens(int device_id, void* stream, const int32_t* seq_lens, int64_t n,
-                         int32_t sink_len, int32_t* out) noexcept;
-int static_sink_prefix(int device_id, void* stream, int32_t* table, int64_t rows, int64_t stride,
-                       int64_t num_sink_blocks) noexcept;
-int static_sink_block_table(int device_id, void* stream, const int32_t* block_table,
-                            int64_t block_table_stride, int64_t block_table_col_stride,
-                            int64_t rows, int64_t cols, int64_t num_sink_blocks, int32_t* out,
-                            int64_t out_stride) noexcept;
-
-/// See ops::cross_attention_slot_mapping. One launch (a single block).
-int cross_attention_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
-                                 const int32_t* seq_lens, const int32_t* encoder_seq_lens,
-                                 int64_t num_reqs, const int32_t* block_table,
-                                 int64_t block_table_stride, int64_t block_table_width,
-                                 int32_t block_size, int64_t* out, int64_t total) noexcept;
-
-/// See ops::flex_request_arrays (one launch, a block per request) and ops::flex_kv_indices
-/// (one launch, a block per query group) (FLEX_ATTENTION).
-int flex_request_arrays(int device_id, void* stream, const int32_t* query_start_loc,
-                        const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
-                        int32_t block_size, const int32_t* block_table,
-                        int64_t block_table_stride, int64_t block_table_width,
-                        int64_t num_gpu_blocks, int32_t* num_blocks_per_seq,
-                        int32_t* decode_offset, int32_t* doc_ids, int64_t* physical_to_logical,
-                        int64_t p2l_stride, int32_t* qsl_out, int32_t* seq_lens_out) noexcept;
-int flex_kv_indices(int device_id, void* stream, const FlexBlockMaskIn& in, int64_t num_groups,
-                    int32_t* kv_indices, int64_t out_stride, int32_t* kv_num_blocks,
-                    void* scratch, int64_t scratch_per_group) noexcept;
-
-/// See ops::cascade_split. One launch; asynchronous on `stream`.
-int cascade_split(int device_id, void* stream, const int32_t* seq_lens, int64_t num_reqs,
-                  int64_t num_actual_tokens, int64_t common_prefix_len,
-                  int32_t* cu_prefix_query_lens, int32_t* prefix_kv_lens,
-                  int32_t* suffix_kv_lens) noexcept;
-
-
-
-/// See ops::xqa_draft_mask. One launch (a block per request).
-int xqa_draft_mask(int device_id, void* stream, const int32_t* query_start_loc, int64_t num_reqs,
-                   int32_t num_packed, bool causal, uint32_t* out) noexcept;
-
-
-
-
-/// See ops::compute_slot_mapping. One launch (one block per request, one for the padding).
-int compute_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
-                         const int64_t* positions, int64_t num_tokens, const int32_t* block_table,
-                         int64_t bt_stride, int64_t bt_width, int32_t block_size,
-                         int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
-                         int64_t* slot_mapping, int64_t max_num_tokens) noexcept;
-
-
 /// See ops::causal_conv1d_metadata. One single-block launch (a block scan over requests).
 int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,
                            int64_t num_prefills, int64_t num_programs, int32_t* batch_ptr,
                            int32_t* token_chunk_offset_ptr) noexcept;
-
-/// See ops::fast_prefill_query_start_loc. One launch (a binary search per request).
-int fast_prefill_query_start_loc(int device_id, void* stream, const int32_t* qsl,
-                                 int64_t num_reqs, const void* logits_indices, int32_t index_bits,
-                                 int64_t num_logits_indices, int32_t* out) noexcept;
-
-/// See ops::local_attention_virtual_batches. Two launches: a single-block plan (block scan of
-/// each request's local block count) and the block-table gather.
-int local_attention_virtual_batches(int device_id, void* stream, const int32_t* qsl,
-                                    const int32_t* seq_lens, int64_t num_reqs, int32_t chunk,
-                                    int32_t block_size, const int32_t* block_table,
-                                    int64_t bt_rows, int64_t bt_stride, int64_t bt_width,
-                                    int32_t* qsl_local,
-                                    int32_t* seq_lens_local, int32_t* bt_local,
-                                    int64_t out_stride, int32_t* virtual_req,
-                                    int32_t* virtual_block_start, int64_t num_virtual) noexcept;
-
-/// See ops::remap_block_table. One launch. Reads num_virtual from the host.
-int remap_block_table(int device_id, void* stream, const int32_t* block_table, int64_t bt_rows,
-                      int64_t bt_stride, int64_t bt_width, const int32_t* virtual_req,
-                      const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
-                      int32_t* out, int64_t out_stride) noexcept;
 
 /// See ops::mla_prefill_metadata. One launch.
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,

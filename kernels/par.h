@@ -122,6 +122,16 @@ ATTN_HD_INLINE uint64_t atomic_min_u64(uint64_t* p, uint64_t v) {
 #endif
 }
 
+ATTN_HD_INLINE int64_t atomic_max_i64(int64_t* p, int64_t v) {
+#if ATTN_ON_DEVICE
+  return atomicMax(reinterpret_cast<long long*>(p), static_cast<long long>(v));
+#else
+  const int64_t old = *p;
+  if (old < v) *p = v;
+  return old;
+#endif
+}
+
 /// The host executor: every primitive runs at once on the calling thread.
 struct HostPar {
   static constexpr bool kOnDevice = false;

@@ -1,19 +1,26 @@
-// ops::copy_submatrix_f32: host reference and CUDA dispatch.
-#include <cstring>
-
+// ops::copy_submatrix_f32, written once (src/ops/launch.h): one row per output row.
 #include "ops/batch_ops.h"
-#include "ops/cuda_dispatch.h"
+#include "ops/launch.h"
 
 namespace attn::ops {
+namespace {
+
+template <class P>
+void submatrix_on(P& p, const float* src, int64_t src_stride, int64_t row0, int64_t col0,
+                  int64_t rows, int64_t cols, float* out) {
+  p.for_each_row(rows, [=] ATTN_HD(int64_t i, kernels::Lanes lanes) {
+    const float* from = src + (row0 + i) * src_stride + col0;
+    float* to = out + i * cols;
+    lanes.for_each(cols, [&](int64_t j) { to[j] = from[j]; });
+  });
+}
+
+}  // namespace
 
 void copy_submatrix_f32(const Exec& exec, const float* src, int64_t src_stride, int64_t row0,
                         int64_t col0, int64_t rows, int64_t cols, float* out) {
   if (rows <= 0 || cols <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, copy_submatrix_f32, src, src_stride, row0, col0, rows, cols, out);
-  for (int64_t i = 0; i < rows; ++i)
-    std::memcpy(out + i * cols, src + (row0 + i) * src_stride + col0,
-                static_cast<size_t>(cols) * sizeof(float));
+  ATTN_LAUNCH(exec, submatrix_on, src, src_stride, row0, col0, rows, cols, out);
 }
 
 }  // namespace attn::ops
