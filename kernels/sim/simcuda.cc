@@ -82,6 +82,7 @@ struct Allocation {
 struct State {
   std::recursive_mutex mu;
   std::map<uintptr_t, Allocation> allocations;  // by user address
+  std::map<uintptr_t, size_t> pinned;            // page-locked host ranges, by address
   std::deque<std::pair<cudaStream_t, std::shared_ptr<Item>>> queue;
   CUstream_st legacy_stream;
   int device_access = 0;  // > 0 while the device runs something
@@ -202,8 +203,10 @@ void run_item(State& s, Item& item) {
   item.run();
 }
 
-// Runs everything queued, in order.
+// Runs everything queued, in order (device memory opened once for the whole queue).
 void drain(State& s) {
+  if (s.queue.empty()) return;
+  DeviceAccess access(s);
   while (!s.queue.empty()) {
     auto item = std::move(s.queue.front().second);
     s.queue.pop_front();
@@ -242,6 +245,14 @@ cudaError_t check_copy(State& s, void* dst, const void* src, size_t bytes, cudaM
   if (want_src_dev ? !src_dev : touches_device(s, src, bytes)) return cudaErrorInvalidValue;
   *resolved = kind;
   return cudaSuccess;
+}
+
+bool is_pinned(State& s, const void* p, size_t bytes) {
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  auto it = s.pinned.upper_bound(addr);
+  if (it == s.pinned.begin()) return false;
+  --it;
+  return addr >= it->first && addr - it->first <= it->second && bytes <= it->second - (addr - it->first);
 }
 
 std::shared_ptr<Item> copy_item(void* dst, const void* src, size_t bytes) {
@@ -434,6 +445,12 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, enum cudaM
   cudaMemcpyKind k;
   if (const cudaError_t st = check_copy(s, dst, src, bytes, kind, &k); st != cudaSuccess)
     return note(st);
+  CUstream_st* st = stream_of(s, stream);
+  const void* host = k == cudaMemcpyHostToDevice ? src : (k == cudaMemcpyDeviceToHost ? dst : nullptr);
+  if (st->capturing && host != nullptr && bytes > 0 && !is_pinned(s, host, bytes)) {
+    st->invalidated = true;  // CUDA cannot capture a copy from or to pageable host memory
+    return note(cudaErrorStreamCaptureUnsupported);
+  }
   return enqueue(s, stream, copy_item(dst, src, bytes));
 }
 
@@ -454,6 +471,49 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t bytes, cudaStream_t str
   std::lock_guard<std::recursive_mutex> lock(s.mu);
   if (bytes > 0 && find_allocation(s, ptr, bytes) == nullptr) return note(cudaErrorInvalidValue);
   return enqueue(s, stream, memset_item(ptr, value, bytes));
+}
+
+cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags) {
+  if (ptr == nullptr || flags != 0) return note(cudaErrorInvalidValue);
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (unsafe_during_capture(s)) return note(cudaErrorStreamCaptureUnsupported);
+  void* p = std::malloc(bytes == 0 ? 1 : bytes);
+  if (p == nullptr) return note(cudaErrorMemoryAllocation);
+  s.pinned[reinterpret_cast<uintptr_t>(p)] = bytes;
+  *ptr = p;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void** ptr, size_t bytes) { return cudaHostAlloc(ptr, bytes, 0); }
+
+cudaError_t cudaFreeHost(void* ptr) {
+  if (ptr == nullptr) return cudaSuccess;
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (unsafe_during_capture(s)) return note(cudaErrorStreamCaptureUnsupported);
+  drain(s);
+  auto it = s.pinned.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == s.pinned.end()) return note(cudaErrorInvalidValue);
+  s.pinned.erase(it);
+  std::free(ptr);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void* ptr, size_t bytes, unsigned int flags) {
+  if (ptr == nullptr || bytes == 0 || flags != 0) return note(cudaErrorInvalidValue);
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  if (touches_device(s, ptr, bytes)) return note(cudaErrorInvalidValue);
+  s.pinned[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostUnregister(void* ptr) {
+  State& s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mu);
+  drain(s);
+  return s.pinned.erase(reinterpret_cast<uintptr_t>(ptr)) ? cudaSuccess : note(cudaErrorInvalidValue);
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t* stream) { return cudaStreamCreateWithFlags(stream, 0); }

@@ -117,6 +117,17 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, enum cudaM
 cudaError_t cudaMemset(void* ptr, int value, size_t bytes);
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t bytes, cudaStream_t stream);
 
+/* Page-locked host memory: ordinary host memory that the simulated device records as pinned.
+ * Inside a capture an asynchronous copy must use pinned host memory (CUDA's rule: a copy from
+ * pageable memory cannot be captured); outside one any host memory works. */
+#define cudaHostAllocDefault 0x00
+#define cudaHostRegisterDefault 0x00
+cudaError_t cudaMallocHost(void** ptr, size_t bytes);
+cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags);
+cudaError_t cudaFreeHost(void* ptr);
+cudaError_t cudaHostRegister(void* ptr, size_t bytes, unsigned int flags);
+cudaError_t cudaHostUnregister(void* ptr);
+
 /* Streams: work runs in the order it was queued, when something waits for it (a stream,
  * event or device synchronization, a synchronous copy) or at once when
  * ATTN_SIM_EAGER=1. */
