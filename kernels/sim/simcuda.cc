@@ -52,6 +52,8 @@ struct Item {  // one queued or recorded piece of device work
   cudaGraphNodeType type = cudaGraphNodeTypeKernel;
   std::string name;
   std::function<void()> run;
+  const void* touches[2] = {nullptr, nullptr};  // a copy's or memset's memory (not a kernel's)
+  size_t bytes = 0;
 };
 
 }  // namespace
@@ -126,20 +128,39 @@ void protect_all(State& s, int prot) {
   }
 }
 
-// Device memory is readable and writable while the device runs something.
+// Device memory is readable and writable while the device runs something: every allocation
+// for a kernel (which may touch any), only the pages a copy or memset touches for those (cheap:
+// an allocation may be a builder's whole persistent block).
 class DeviceAccess {
  public:
-  explicit DeviceAccess(State& s) : s_(s) {
+  explicit DeviceAccess(State& s) : s_(s), all_(true) {
     if (s_.device_access++ == 0) protect_all(s_, PROT_READ | PROT_WRITE);
   }
+  DeviceAccess(State& s, const void* a, const void* b, size_t bytes) : s_(s) {
+    if (s_.device_access > 0 || bytes == 0) return;  // open already, or nothing to open
+    ranges_[0] = page_range(a, bytes);
+    ranges_[1] = page_range(b, bytes);
+    for (auto& r : ranges_)
+      if (r.second > 0) mprotect(r.first, r.second, PROT_READ | PROT_WRITE);
+  }
   ~DeviceAccess() {
-    if (--s_.device_access == 0) protect_all(s_, PROT_NONE);
+    if (all_) {
+      if (--s_.device_access == 0) protect_all(s_, PROT_NONE);
+      return;
+    }
+    for (auto& r : ranges_)
+      if (r.second > 0) mprotect(r.first, r.second, PROT_NONE);
   }
   DeviceAccess(const DeviceAccess&) = delete;
   DeviceAccess& operator=(const DeviceAccess&) = delete;
 
  private:
+  // The whole pages of [p, p + bytes) when it lies in a device allocation (else none: host
+  // memory stays as it is).
+  std::pair<char*, size_t> page_range(const void* p, size_t bytes);
   State& s_;
+  bool all_ = false;
+  std::pair<char*, size_t> ranges_[2] = {{nullptr, 0}, {nullptr, 0}};
 };
 
 CUstream_st* stream_of(State& s, cudaStream_t stream) {
@@ -156,6 +177,14 @@ const Allocation* find_allocation(State& s, const void* p, size_t bytes) {
   const size_t size = it->second.bytes;
   if (addr < base || addr - base > size || bytes > size - (addr - base)) return nullptr;
   return &it->second;
+}
+
+std::pair<char*, size_t> DeviceAccess::page_range(const void* p, size_t bytes) {
+  if (p == nullptr || find_allocation(s_, p, bytes) == nullptr) return {nullptr, 0};
+  const auto page = static_cast<uintptr_t>(page_size());
+  const auto lo = reinterpret_cast<uintptr_t>(p) / page * page;
+  const auto hi = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) / page * page;
+  return {reinterpret_cast<char*>(lo), hi - lo};
 }
 
 bool touches_device(State& s, const void* p, size_t bytes) {
@@ -198,15 +227,23 @@ bool unsafe_during_capture(State& s) {
 }
 
 void run_item(State& s, Item& item) {
-  DeviceAccess access(s);
-  if (item.type == cudaGraphNodeTypeKernel) ++s.counters.launches;
-  item.run();
+  if (item.type == cudaGraphNodeTypeKernel) {
+    ++s.counters.launches;
+    DeviceAccess access(s);  // a kernel may touch any allocation
+    item.run();
+  } else {
+    DeviceAccess access(s, item.touches[0], item.touches[1], item.bytes);
+    item.run();
+  }
 }
 
-// Runs everything queued, in order (device memory opened once for the whole queue).
+// Runs everything queued, in order (device memory opened once for all when a kernel is queued).
 void drain(State& s) {
   if (s.queue.empty()) return;
-  DeviceAccess access(s);
+  bool kernels = false;
+  for (const auto& q : s.queue) kernels = kernels || q.second->type == cudaGraphNodeTypeKernel;
+  std::unique_ptr<DeviceAccess> all;
+  if (kernels) all = std::make_unique<DeviceAccess>(s);
   while (!s.queue.empty()) {
     auto item = std::move(s.queue.front().second);
     s.queue.pop_front();
@@ -259,6 +296,9 @@ std::shared_ptr<Item> copy_item(void* dst, const void* src, size_t bytes) {
   auto item = std::make_shared<Item>();
   item->type = cudaGraphNodeTypeMemcpy;
   item->name = "memcpy";
+  item->touches[0] = dst;
+  item->touches[1] = src;
+  item->bytes = bytes;
   item->run = [dst, src, bytes] {
     if (bytes > 0) std::memmove(dst, src, bytes);
   };
@@ -269,6 +309,8 @@ std::shared_ptr<Item> memset_item(void* ptr, int value, size_t bytes) {
   auto item = std::make_shared<Item>();
   item->type = cudaGraphNodeTypeMemset;
   item->name = "memset";
+  item->touches[0] = ptr;
+  item->bytes = bytes;
   item->run = [ptr, value, bytes] {
     if (bytes > 0) std::memset(ptr, value, bytes);
   };
@@ -433,7 +475,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, enum cudaMemcpy
   if (unsafe_during_capture(s)) return note(cudaErrorStreamCaptureUnsupported);
   drain(s);  // a synchronous copy waits for the work queued before it
   if (bytes == 0) return cudaSuccess;
-  DeviceAccess access(s);
+  DeviceAccess access(s, dst, src, bytes);
   std::memmove(dst, src, bytes);
   return cudaSuccess;
 }
@@ -461,7 +503,7 @@ cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
   if (unsafe_during_capture(s)) return note(cudaErrorStreamCaptureUnsupported);
   drain(s);
   if (bytes == 0) return cudaSuccess;
-  DeviceAccess access(s);
+  DeviceAccess access(s, ptr, nullptr, bytes);
   std::memset(ptr, value, bytes);
   return cudaSuccess;
 }

@@ -88,6 +88,60 @@ void tg_expect_same_metadata(const attn_metadata_t* h, const attn_metadata_t* d,
   }
 }
 
+int tg_host_fields_equal(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n) {
+  size_t i, count = attn_metadata_field_count(a);
+  if (count != attn_metadata_field_count(b)) {
+    snprintf(why, n, "field counts %zu and %zu", count, attn_metadata_field_count(b));
+    return 0;
+  }
+  for (i = 0; i < count; ++i) {
+    attn_field_t fa = ATTN_FIELD_INIT, fb = ATTN_FIELD_INIT;
+    int k;
+    ASSERT_OK(attn_metadata_field(a, i, &fa));
+    ASSERT_OK(attn_metadata_field(b, i, &fb));
+    if (fa.kind != fb.kind || strcmp(fa.name, fb.name) != 0) {
+      snprintf(why, n, "field %zu: %s (kind %d) and %s (kind %d)", i, fa.name, fa.kind, fb.name, fb.kind);
+      return 0;
+    }
+    if (fa.kind == ATTN_FIELD_INT || fa.kind == ATTN_FIELD_BOOL) {
+      if (fa.int_value != fb.int_value) {
+        snprintf(why, n, "%s = %lld and %lld", fa.name, (long long)fa.int_value, (long long)fb.int_value);
+        return 0;
+      }
+    } else if (fa.kind == ATTN_FIELD_FLOAT) {
+      if (!(fa.float_value == fb.float_value)) {
+        snprintf(why, n, "%s = %g and %g", fa.name, fa.float_value, fb.float_value);
+        return 0;
+      }
+    } else if (fa.kind == ATTN_FIELD_TENSOR) {
+      if (fa.tensor->ndim != fb.tensor->ndim) {
+        snprintf(why, n, "%s has %d and %d dimensions", fa.name, fa.tensor->ndim, fb.tensor->ndim);
+        return 0;
+      }
+      for (k = 0; k < fa.tensor->ndim; ++k)
+        if (fa.tensor->shape[k] != fb.tensor->shape[k]) {
+          snprintf(why, n, "%s has shape[%d] %lld and %lld", fa.name, k,
+                   (long long)fa.tensor->shape[k], (long long)fb.tensor->shape[k]);
+          return 0;
+        }
+      if (fa.tensor->device.device_type != ATTN_DEVICE_CUDA &&
+          fb.tensor->device.device_type != ATTN_DEVICE_CUDA && fa.tensor->ndim <= 2) {
+        size_t ba = 0, bb = 0;
+        unsigned char* ca = tg_contents(fa.tensor, &ba);
+        unsigned char* cb = tg_contents(fb.tensor, &bb);
+        const int same = ba == bb && memcmp(ca, cb, ba) == 0;
+        free(ca);
+        free(cb);
+        if (!same) {
+          snprintf(why, n, "host tensor %s differs", fa.name);
+          return 0;
+        }
+      }
+    }
+  }
+  return 1;
+}
+
 void tg_mirrors_make(const ts_batch* b, tg_mirrors* m) {
   memset(m, 0, sizeof *m);
   m->qsl = (int32_t*)calloc((size_t)b->num_reqs + 1, sizeof(int32_t));

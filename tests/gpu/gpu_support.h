@@ -35,6 +35,11 @@ unsigned char* tg_contents(const attn_tensor_t* t, size_t* out_bytes);
  * only. */
 void tg_expect_same_metadata(const attn_metadata_t* h, const attn_metadata_t* d, const char* what);
 
+/* 1 when the host side of `a` and `b` agree: the same fields, kinds, scalars, tensor shapes and
+ * the contents of host tensors (what a CUDA graph replay keeps from its capture); else 0 with
+ * the first difference in why[0 .. n). */
+int tg_host_fields_equal(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n);
+
 /* Host mirrors of a batch's query_start_loc and seq_lens: copies in memory of their own, as a
  * runtime keeps them (a host build that writes into seq_lens, as TRITON_ATTN's capture does,
  * leaves them alone). */

@@ -7,17 +7,23 @@
  * that invalidates the capture, so a capture that ends cleanly proves the build path enqueues
  * device work only; the graph must hold kernel nodes only (no copy, memset or allocation node),
  * and their count is the build's launches, printed as a CG_NODES line. Then the graph is
- * replayed for several seeded random batches of the captured size written into the same device
- * buffers and host mirrors (the runtime's persistent inputs, as vLLM rewrites them every step);
- * after each replay every field is compared with a fresh host build of the same batch, and,
- * where the backend supports it, attn_update_block_table() on a second builder (another KV cache
- * group) is compared too. The allocator must not be called after create.
+ * replayed for kReplays (100) seeded random batches of the captured size written into the same
+ * device buffers and host mirrors (the runtime's persistent inputs, as vLLM rewrites them every
+ * step); after each replay every field is compared with a fresh host build of the same batch,
+ * and, where the backend supports it, attn_update_block_table() on a second builder (another KV
+ * cache group) is compared too. Each builder is captured at every padded size of kSizes. The
+ * allocator must not be called after create.
  *
- * What a replay can change (docs/cuda_graphs.md): device contents. Host scalars and host
- * tensors a build computes are those of the captured batch, so the replayed batches keep them:
- * the same num_reqs, num_actual_tokens, max_query_len and max_seq_len (a bound one request
- * reaches); ALWAYS backends also get new query lengths (same total), all but FLASHINFER new
- * sequence lengths (its plan inputs are host arrays computed from seq_lens_cpu).
+ * What a replay can change (docs/cuda_graphs.md): device contents. Host scalars, host tensors
+ * and tensor shapes a build computes are those of the captured batch, so a replayed batch must
+ * give the same host fields: the same num_reqs, num_actual_tokens, max_query_len and max_seq_len
+ * (a bound one request reaches), and per backend whatever else it computes on the host (the
+ * split, FLASHINFER's plan inputs, ...). Each replay first tries new query lengths (same total;
+ * ALWAYS levels) and new sequence lengths, then new sequence lengths only, then new block tables
+ * and slot mappings only, and takes the first whose fresh host build has the captured build's
+ * host fields (tg_host_fields_equal); the device fields are then compared in full, so a host
+ * value baked into a captured launch shows up as a difference. The counts of each kind of replay
+ * and the backends covered are printed (CAPTURE_REPLAY lines).
  *
  * Two graphs per builder: build_for_cudagraph_capture (what vLLM calls while capturing;
  * TRITON_ATTN's writes 1 into seq_lens) and attn_build (the per-step build itself).
@@ -31,15 +37,35 @@
 #include "gpu_support.h"
 
 enum {
-  kReqs = 24,       /* the captured size */
+  kMaxReqs = 24,    /* the largest captured size */
   kBlock = 16,
   kMaxQ = 40,       /* ALWAYS batches: every query at most this long, one this long */
   kMaxSeq = 700,    /* every batch: one sequence this long (the max_seq_len bound) */
   kWidth = (kMaxSeq + kBlock - 1) / kBlock,
   kGpuBlocks = 2048,
   kUniformQ = 3,    /* UNIFORM_BATCH captures: spec decode, 2 speculative tokens (the config's) */
-  kReplays = 6
+  kReplays = 100    /* replays compared per capture */
 };
+
+/* The padded sizes (number of requests) every builder is captured at. */
+static const int32_t kSizes[] = {1, 7, kMaxReqs};
+
+/* What the run covered (printed at the end). */
+static struct {
+  int captures;
+  long replays[3]; /* by kind: new query and sequence lengths, new sequence lengths, new tables */
+  int backends;
+  char names[4096];
+  int finished; /* the two capture tests that reached their end (no difference failed them) */
+} g_cover;
+
+static void note_backend(const char* name) {
+  char key[80];
+  snprintf(key, sizeof key, " %s,", name);
+  if (strstr(g_cover.names, key) != NULL) return;
+  if (strlen(g_cover.names) + strlen(key) + 1 < sizeof g_cover.names) strcat(g_cover.names, key);
+  g_cover.backends++;
+}
 
 /* ---- the allocator: counts calls, CUDA memory for CUDA requests ---------------------------- */
 
@@ -72,16 +98,17 @@ static void counting_free(void* user, void* ptr, size_t bytes, attn_device_t dev
  * and the slot mapping they give. */
 /* vLLM 0.33's is_prefilling of every batch here: no request is in its prompt (the Mamba family
  * requires the input; the other builders read it as absent). Host memory, shared by all. */
-static uint8_t g_not_prefilling[kReqs];
-static int64_t g_prefilling_shape[1] = {kReqs};
+static uint8_t g_not_prefilling[kMaxReqs];
+static int64_t g_prefilling_shape[1];
 static attn_tensor_t g_prefilling;
 
-static ts_batch* batch_of(uint64_t* seed, const int32_t* q, const int32_t* s) {
-  ts_batch* b = ts_batch_make(q, s, kReqs, kBlock, kWidth, -1);
+static ts_batch* batch_of(uint64_t* seed, int32_t n, const int32_t* q, const int32_t* s) {
+  ts_batch* b = ts_batch_make(q, s, n, kBlock, kWidth, -1);
+  int64_t r, j, p, t = 0;
+  g_prefilling_shape[0] = n;
   g_prefilling = ts_host_tensor(g_not_prefilling, 1, g_prefilling_shape, ATTN_DTYPE_BOOL, 8);
   b->common.is_prefilling = &g_prefilling;
-  int64_t r, j, p, t = 0;
-  for (r = 0; r < kReqs; ++r) {
+  for (r = 0; r < n; ++r) {
     const int64_t blocks = (s[r] + kBlock - 1) / kBlock;
     for (j = 0; j < blocks; ++j) b->bt[r * kWidth + j] = (int32_t)ts_rand_range(seed, 1, kGpuBlocks - 1);
     for (p = s[r] - q[r]; p < s[r]; ++p, ++t)
@@ -91,22 +118,22 @@ static ts_batch* batch_of(uint64_t* seed, const int32_t* q, const int32_t* s) {
 }
 
 /* Query lengths: uniform (> 0) or mixed (half decodes, the rest up to kMaxQ, the last kMaxQ). */
-static void capture_query_lens(uint64_t* seed, int32_t uniform, int32_t* q) {
+static void capture_query_lens(uint64_t* seed, int32_t n, int32_t uniform, int32_t* q) {
   int64_t r;
-  for (r = 0; r < kReqs; ++r)
-    q[r] = uniform > 0 ? uniform : (r < kReqs / 2 ? 1 : (int32_t)ts_rand_range(seed, 2, kMaxQ));
-  if (uniform == 0) q[kReqs - 1] = kMaxQ;
+  for (r = 0; r < n; ++r)
+    q[r] = uniform > 0 ? uniform : (r < n / 2 ? 1 : (int32_t)ts_rand_range(seed, 2, kMaxQ));
+  if (uniform == 0) q[n - 1] = kMaxQ;
 }
 
 /* New mixed query lengths with the same total, each in [1, kMaxQ], one of them kMaxQ. */
-static void reshuffle_query_lens(uint64_t* seed, const int32_t* old, int32_t* q) {
+static void reshuffle_query_lens(uint64_t* seed, int32_t n, const int32_t* old, int32_t* q) {
   int64_t r, total = 0, left;
-  for (r = 0; r < kReqs; ++r) total += old[r];
-  for (r = 0; r < kReqs; ++r) q[r] = 1;
-  q[ts_rand_range(seed, 0, kReqs - 1)] = kMaxQ;
-  left = total - (kReqs - 1) - kMaxQ;
+  for (r = 0; r < n; ++r) total += old[r];
+  for (r = 0; r < n; ++r) q[r] = 1;
+  q[ts_rand_range(seed, 0, n - 1)] = kMaxQ;
+  left = total - (n - 1) - kMaxQ;
   while (left > 0) {
-    const int64_t i = ts_rand_range(seed, 0, kReqs - 1);
+    const int64_t i = ts_rand_range(seed, 0, n - 1);
     int64_t add;
     if (q[i] >= kMaxQ) continue;
     add = ts_rand_range(seed, 1, kMaxQ - q[i]);
@@ -117,10 +144,10 @@ static void reshuffle_query_lens(uint64_t* seed, const int32_t* old, int32_t* q)
 }
 
 /* Sequence lengths: each at least its query (and some context), one of them kMaxSeq. */
-static void random_seq_lens(uint64_t* seed, const int32_t* q, int32_t* s) {
+static void random_seq_lens(uint64_t* seed, int32_t n, const int32_t* q, int32_t* s) {
   int64_t r;
-  for (r = 0; r < kReqs; ++r) s[r] = q[r] + (int32_t)ts_rand_range(seed, 0, kMaxSeq - q[r]);
-  s[ts_rand_range(seed, 0, kReqs - 1)] = kMaxSeq;
+  for (r = 0; r < n; ++r) s[r] = q[r] + (int32_t)ts_rand_range(seed, 0, kMaxSeq - q[r]);
+  s[ts_rand_range(seed, 0, n - 1)] = kMaxSeq;
 }
 
 /* ---- the cases --------------------------------------------------------------------------------- */
@@ -208,13 +235,13 @@ static cudaGraph_t capture(attn_builder_t* db, const attn_common_metadata_t* com
 
 /* A capture of a batch the level refuses: ATTN_ERR_UNSUPPORTED naming the level, and the capture
  * ends cleanly (nothing was enqueued). */
-static void expect_refused(attn_builder_t* db, const int32_t* q, const int32_t* s, int32_t level,
-                           cudaStream_t stream, uint64_t* seed) {
-  ts_batch* b = batch_of(seed, q, s);
+static void expect_refused(attn_builder_t* db, int32_t n, const int32_t* q, const int32_t* s,
+                           int32_t level, cudaStream_t stream, uint64_t* seed) {
+  ts_batch* b = batch_of(seed, n, q, s);
   tg_device_batch d;
   attn_metadata_t* md = (attn_metadata_t*)UNTOUCHED_PTR;
   cudaGraph_t graph = NULL;
-  size_t n = 1;
+  size_t nodes = 1;
   tg_device_batch_make(b, &d);
   CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
   {
@@ -227,14 +254,15 @@ static void expect_refused(attn_builder_t* db, const int32_t* q, const int32_t* 
     attn_error_destroy(err);
   }
   assert_ptr_equal(md, UNTOUCHED_PTR);
-  CUDA_OK(cudaGraphGetNodes(graph, NULL, &n));
-  assert_int_equal(n, 0);
+  CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
+  assert_int_equal(nodes, 0);
   CUDA_OK(cudaGraphDestroy(graph));
   tg_device_batch_free(&d);
   ts_batch_free(b);
 }
 
 typedef struct {
+  int32_t n;                  /* the captured size */
   attn_builder_t *hb, *db;    /* the host reference and the CUDA builder */
   attn_builder_t *hb2, *db2;  /* a second KV cache group for update_block_table */
   int32_t supports_update;
@@ -243,31 +271,33 @@ typedef struct {
   int64_t bt2_shape[2], sm2_shape[1];
 } rig;
 
-/* Replays `exec` (NULL: an empty graph) for the batch (q, s) written into the persistent inputs,
- * compares with a fresh host build, then update_block_table. */
-static void replay_and_compare(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm, int variant,
-                               const int32_t* q, const int32_t* s, cudaStream_t stream,
-                               uint64_t* seed, const char* label) {
-  ts_batch* b = batch_of(seed, q, s);
-  tg_mirrors mirrors;
-  attn_metadata_t* hm = NULL;
+/* The fresh host build of batch b (host mirrors of its own), in *hm. */
+static void host_build(rig* g, ts_batch* b, tg_mirrors* mirrors, int variant, attn_metadata_t** hm) {
+  tg_mirrors_make(b, mirrors);
+  tg_add_mirrors(b, mirrors);
+  if (variant == 0)
+    ASSERT_OK(attn_build_for_cudagraph_capture(g->hb, &b->common, hm, NULL));
+  else
+    ASSERT_OK(attn_build(g->hb, 0, &b->common, 0, hm, NULL));
+}
+
+/* Replays `exec` (NULL: an empty graph) for batch b written into the persistent inputs (whose
+ * fresh host build hm has the captured host fields), compares every field, then
+ * update_block_table. */
+static void replay_and_compare(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm, ts_batch* b,
+                               const int32_t* q, const int32_t* s, attn_metadata_t* hm,
+                               cudaStream_t stream, uint64_t* seed, const char* label) {
   tg_device_batch_upload(b, &g->d, stream);
   if (exec != NULL) CUDA_OK(cudaGraphLaunch(exec, stream));
   CUDA_OK(cudaStreamSynchronize(stream));
-  tg_mirrors_make(b, &mirrors);
-  tg_add_mirrors(b, &mirrors);
-  if (variant == 0)
-    ASSERT_OK(attn_build_for_cudagraph_capture(g->hb, &b->common, &hm, NULL));
-  else
-    ASSERT_OK(attn_build(g->hb, 0, &b->common, 0, &hm, NULL));
   tg_expect_same_metadata(hm, dm, label);
 
   if (g->supports_update) {
     /* Another group's tables for the same requests, on both sides. */
-    ts_batch* other = batch_of(seed, q, s);
+    ts_batch* other = batch_of(seed, g->n, q, s);
     attn_metadata_t *hu = NULL, *du = NULL;
     char what[320];
-    CUDA_OK(cudaMemcpy(g->bt2.data, other->bt, (size_t)kReqs * kWidth * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(g->bt2.data, other->bt, (size_t)g->n * kWidth * 4, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(g->sm2.data, other->slots, (size_t)other->num_tokens * 8, cudaMemcpyHostToDevice));
     assert_int_equal(g->sm2_shape[0], other->num_tokens);
     ASSERT_OK(attn_update_block_table(g->db2, dm, &g->bt2, &g->sm2, &du, (attn_stream_t)stream));
@@ -286,8 +316,123 @@ static void replay_and_compare(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm
     ASSERT_ERROR(attn_update_block_table(g->db, dm, &g->d.bt, &g->d.sm, &du, (attn_stream_t)stream),
                  ATTN_ERR_UNSUPPORTED, "update_block_table");
   }
-  tg_mirrors_free(&mirrors);
-  ts_batch_free(b);
+}
+
+/* kReplays replays of one captured graph: each the first candidate batch (see the top of this
+ * file) whose fresh host build has the captured host fields. */
+static void replays(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm, int variant,
+                    const cg_case* c, int32_t level, const int32_t* q0, const int32_t* s0,
+                    cudaStream_t stream, uint64_t* seed, const char* label) {
+  int k, kind;
+  for (k = 0; k < kReplays; ++k) {
+    for (kind = 0; kind < 3; ++kind) {
+      int32_t q[kMaxReqs], s[kMaxReqs];
+      ts_batch* b;
+      tg_mirrors mirrors;
+      attn_metadata_t* hm = NULL;
+      char why[256], what[360];
+      memcpy(q, q0, sizeof q);
+      memcpy(s, s0, sizeof s);
+      if (kind == 0 && !(c->vary_seq_lens || (level == ATTN_CG_ALWAYS && c->vary_query_lens))) continue;
+      if (kind == 1 && !c->vary_seq_lens) continue;
+      if (kind == 0 && level == ATTN_CG_ALWAYS && c->vary_query_lens) reshuffle_query_lens(seed, g->n, q0, q);
+      if (kind <= 1 && c->vary_seq_lens) random_seq_lens(seed, g->n, q, s);
+      b = batch_of(seed, g->n, q, s);
+      host_build(g, b, &mirrors, variant, &hm);
+      if (!tg_host_fields_equal(hm, dm, why, sizeof why)) {
+        if (kind == 2)
+          fail_msg("%s, replay %d: new block tables alone change a host field (%s): no replay "
+                   "of this capture is valid", label, k, why);
+      } else {
+        snprintf(what, sizeof what, "%s, replay %d (%s)", label, k,
+                 kind == 0 ? "new query and sequence lengths" : kind == 1 ? "new sequence lengths" : "new tables");
+        replay_and_compare(g, exec, dm, b, q, s, hm, stream, seed, what);
+        g_cover.replays[kind]++;
+        kind = 3; /* done with this replay */
+      }
+      tg_mirrors_free(&mirrors);
+      ts_batch_free(b);
+    }
+  }
+}
+
+static void run_size(const cg_case* c, rig* g, int32_t level, attn_allocator_t* alloc,
+                     counting* count, const attn_kv_cache_spec_t* spec,
+                     const attn_builder_config_t* hc, const attn_builder_config_t* dc,
+                     cudaStream_t stream, uint64_t seed) {
+  int32_t uniform, q0[kMaxReqs], s0[kMaxReqs];
+  int created_allocs, variant;
+  ts_batch* b0;
+  char label[240];
+  (void)alloc;
+  /* The captured batch and the persistent inputs. */
+  uniform = level == ATTN_CG_ALWAYS ? 0 : (level == ATTN_CG_UNIFORM_BATCH ? kUniformQ : 1);
+  if (level == ATTN_CG_UNIFORM_BATCH) {
+    /* vLLM captures uniform batches of 1 + num_speculative_tokens where the builder treats them
+     * as decodes; a builder that reorders below that captures what it calls a decode. */
+    int32_t threshold = ATTN_NO_REORDER;
+    ASSERT_OK(attn_builder_reorder_batch_threshold(g->db, &threshold));
+    if (threshold != ATTN_NO_REORDER && threshold >= 1 && threshold < uniform) uniform = threshold;
+  }
+  memset(q0, 0, sizeof q0);
+  memset(s0, 0, sizeof s0);
+  capture_query_lens(&seed, g->n, uniform, q0);
+  random_seq_lens(&seed, g->n, q0, s0);
+  b0 = batch_of(&seed, g->n, q0, s0);
+  tg_device_batch_make(b0, &g->d);
+  if (g->supports_update) {
+    g->hb2 = ts_builder(c->backend, spec, hc);
+    g->db2 = ts_builder(c->backend, spec, dc);
+    g->bt2 = g->d.bt;
+    g->bt2_shape[0] = g->n;
+    g->bt2_shape[1] = kWidth;
+    g->bt2.shape = g->bt2_shape;
+    g->bt2.data = tg_to_device(b0->bt, (size_t)g->n * kWidth * 4);
+    g->sm2 = g->d.sm;
+    g->sm2_shape[0] = b0->num_tokens;
+    g->sm2.shape = g->sm2_shape;
+    g->sm2.data = tg_to_device(b0->slots, (size_t)b0->num_tokens * 8);
+  }
+  created_allocs = count->allocs;
+
+  for (variant = 0; variant < 2; ++variant) {
+    attn_metadata_t* dm = NULL;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec = NULL;
+    size_t nodes = 0;
+    uint64_t replay_seed = seed + 1000u * (uint64_t)variant;
+    snprintf(label, sizeof label, "backend=%s sm=%d kind=%d dcp=%d level=%s size=%d variant=%s",
+             c->backend, c->capability, spec->kind, c->dcp, level_name(level), g->n,
+             variant == 0 ? "build_for_cudagraph_capture" : "attn_build");
+    /* Warm up as vLLM does before capturing: one eager build of the same kind loads the
+     * kernels' modules (CUDA's lazy loading) outside the capture. */
+    tg_device_batch_upload(b0, &g->d, stream);
+    if (variant == 0)
+      ASSERT_OK(attn_build_for_cudagraph_capture(g->db, &g->d.common, &dm, (attn_stream_t)stream));
+    else
+      ASSERT_OK(attn_build(g->db, 0, &g->d.common, 0, &dm, (attn_stream_t)stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    tg_device_batch_upload(b0, &g->d, stream); /* TRITON_ATTN's capture wrote seq_lens */
+    graph = capture(g->db, &g->d.common, variant, stream, &dm, label);
+    g_cover.captures++;
+    CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
+    if (nodes > 0) CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    replays(g, exec, dm, variant, c, level, q0, s0, stream, &replay_seed, label);
+    if (exec != NULL) CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+  }
+  if (count->allocs != created_allocs)
+    fail_msg("%s: the allocator was called %d times after create (builds, captures, replays, "
+             "update_block_table must allocate nothing)", c->backend, count->allocs - created_allocs);
+  ts_batch_free(b0);
+  tg_device_batch_free(&g->d);
+  if (g->supports_update) {
+    cudaFree(g->bt2.data);
+    cudaFree(g->sm2.data);
+    attn_builder_destroy(g->hb2);
+    attn_builder_destroy(g->db2);
+    g->hb2 = g->db2 = NULL;
+  }
 }
 
 static void run_case(const cg_case* c, uint64_t seed) {
@@ -295,12 +440,10 @@ static void run_case(const cg_case* c, uint64_t seed) {
   attn_builder_config_t hc, dc;
   attn_allocator_t alloc = ATTN_ALLOCATOR_INIT;
   counting count = {0, 0};
-  int32_t level = -1, uniform, q[kReqs], s[kReqs], q0[kReqs], s0[kReqs];
-  int created_allocs = 0, variant, k;
+  int32_t level = -1, q[kMaxReqs], s[kMaxReqs];
+  size_t z;
   cudaStream_t stream;
   rig g;
-  ts_batch* b0;
-  char label[200];
   memset(&g, 0, sizeof g);
   configure(c, &spec, &hc);
   dc = hc;
@@ -321,99 +464,26 @@ static void run_case(const cg_case* c, uint64_t seed) {
          spec.kind, c->dcp, level_name(level), g.supports_update ? "yes" : "no");
 
   /* The batches each level refuses, inside an open capture. */
-  capture_query_lens(&seed, 0, q);
-  random_seq_lens(&seed, q, s);
+  capture_query_lens(&seed, kMaxReqs, 0, q);
+  random_seq_lens(&seed, kMaxReqs, q, s);
   if (level == ATTN_CG_NEVER) {
-    expect_refused(g.db, q, s, level, stream, &seed);
-    goto done;
-  }
-  if (level < ATTN_CG_ALWAYS) expect_refused(g.db, q, s, level, stream, &seed); /* mixed */
-  if (level == ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE) {
-    capture_query_lens(&seed, 2, q); /* uniform, but not single-token */
-    random_seq_lens(&seed, q, s);
-    expect_refused(g.db, q, s, level, stream, &seed);
-  }
-  created_allocs = count.allocs;
-
-  /* The captured batch and the persistent inputs. */
-  uniform = level == ATTN_CG_ALWAYS ? 0 : (level == ATTN_CG_UNIFORM_BATCH ? kUniformQ : 1);
-  if (level == ATTN_CG_UNIFORM_BATCH) {
-    /* vLLM captures uniform batches of 1 + num_speculative_tokens where the builder treats them
-     * as decodes; a builder that reorders below that captures what it calls a decode. */
-    int32_t threshold = ATTN_NO_REORDER;
-    ASSERT_OK(attn_builder_reorder_batch_threshold(g.db, &threshold));
-    if (threshold != ATTN_NO_REORDER && threshold >= 1 && threshold < uniform) uniform = threshold;
-  }
-  capture_query_lens(&seed, uniform, q0);
-  random_seq_lens(&seed, q0, s0);
-  b0 = batch_of(&seed, q0, s0);
-  tg_device_batch_make(b0, &g.d);
-  if (g.supports_update) {
-    g.hb2 = ts_builder(c->backend, &spec, &hc);
-    g.db2 = ts_builder(c->backend, &spec, &dc);
-    created_allocs = count.allocs;
-    g.bt2 = g.d.bt;
-    g.bt2_shape[0] = kReqs;
-    g.bt2_shape[1] = kWidth;
-    g.bt2.shape = g.bt2_shape;
-    g.bt2.data = tg_to_device(b0->bt, (size_t)kReqs * kWidth * 4);
-    g.sm2 = g.d.sm;
-    g.sm2_shape[0] = b0->num_tokens;
-    g.sm2.shape = g.sm2_shape;
-    g.sm2.data = tg_to_device(b0->slots, (size_t)b0->num_tokens * 8);
-  }
-
-  for (variant = 0; variant < 2; ++variant) {
-    attn_metadata_t* dm = NULL;
-    cudaGraph_t graph;
-    cudaGraphExec_t exec = NULL;
-    size_t nodes = 0;
-    uint64_t replay_seed = seed + 1000u * (uint64_t)variant;
-    snprintf(label, sizeof label, "backend=%s sm=%d kind=%d dcp=%d level=%s variant=%s", c->backend,
-             c->capability, spec.kind, c->dcp, level_name(level),
-             variant == 0 ? "build_for_cudagraph_capture" : "attn_build");
-    /* Warm up as vLLM does before capturing: one eager build of the same kind loads the
-     * kernels' modules (CUDA's lazy loading) outside the capture. */
-    tg_device_batch_upload(b0, &g.d, stream);
-    if (variant == 0)
-      ASSERT_OK(attn_build_for_cudagraph_capture(g.db, &g.d.common, &dm, (attn_stream_t)stream));
-    else
-      ASSERT_OK(attn_build(g.db, 0, &g.d.common, 0, &dm, (attn_stream_t)stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
-    tg_device_batch_upload(b0, &g.d, stream); /* TRITON_ATTN's capture wrote seq_lens */
-    graph = capture(g.db, &g.d.common, variant, stream, &dm, label);
-    CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
-    if (nodes > 0) CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    for (k = 0; k <= kReplays; ++k) {
-      char what[260];
-      memcpy(q, q0, sizeof q);
-      memcpy(s, s0, sizeof s);
-      if (k > 0) { /* replay 0 is the captured batch itself */
-        if (level == ATTN_CG_ALWAYS && c->vary_query_lens) reshuffle_query_lens(&replay_seed, q0, q);
-        if (c->vary_seq_lens) random_seq_lens(&replay_seed, q, s);
-      }
-      snprintf(what, sizeof what, "%s, replay %d", label, k);
-      replay_and_compare(&g, exec, dm, variant, q, s, stream, &replay_seed, what);
+    expect_refused(g.db, kMaxReqs, q, s, level, stream, &seed);
+  } else {
+    if (level < ATTN_CG_ALWAYS) expect_refused(g.db, kMaxReqs, q, s, level, stream, &seed); /* mixed */
+    if (level == ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE) {
+      capture_query_lens(&seed, kMaxReqs, 2, q); /* uniform, but not single-token */
+      random_seq_lens(&seed, kMaxReqs, q, s);
+      expect_refused(g.db, kMaxReqs, q, s, level, stream, &seed);
     }
-    if (exec != NULL) CUDA_OK(cudaGraphExecDestroy(exec));
-    CUDA_OK(cudaGraphDestroy(graph));
+    for (z = 0; z < sizeof kSizes / sizeof kSizes[0]; ++z) {
+      g.n = kSizes[z];
+      run_size(c, &g, level, &alloc, &count, &spec, &hc, &dc, stream, seed + 17u * z);
+    }
+    note_backend(c->backend);
   }
-  if (count.allocs != created_allocs)
-    fail_msg("%s: the allocator was called %d times after create (builds, captures, replays, "
-             "update_block_table must allocate nothing)", c->backend, count.allocs - created_allocs);
-  assert_int_equal(count.frees, 0);
-  ts_batch_free(b0);
-  tg_device_batch_free(&g.d);
-  if (g.supports_update) {
-    cudaFree(g.bt2.data);
-    cudaFree(g.sm2.data);
-  }
-done:
   CUDA_OK(cudaStreamDestroy(stream));
   attn_builder_destroy(g.hb);
   attn_builder_destroy(g.db);
-  attn_builder_destroy(g.hb2);
-  attn_builder_destroy(g.db2);
   assert_int_equal(count.frees, count.allocs);
 }
 
@@ -435,6 +505,21 @@ static void test_capture_and_replay(void** state) {
   (void)state;
   if (!tg_have_gpu("the CUDA graph capture and replay of builds")) skip();
   for (i = 0; i < sizeof kCases / sizeof kCases[0]; ++i) run_case(&kCases[i], 1234 + i);
+  g_cover.finished++;
+}
+
+/* The totals: what a reader of the CI log checks (docs/reliability.md). */
+static void test_report(void** state) {
+  (void)state;
+  if (!tg_have_gpu("the CUDA graph capture report")) skip();
+  printf("CAPTURE_REPLAY backends with a capture build: %d (%s)\n", g_cover.backends, g_cover.names);
+  printf("CAPTURE_REPLAY captures: %d; replays compared: %ld (new query and sequence lengths %ld, "
+         "new sequence lengths %ld, new tables only %ld); differences: 0\n", g_cover.captures,
+         g_cover.replays[0] + g_cover.replays[1] + g_cover.replays[2], g_cover.replays[0],
+         g_cover.replays[1], g_cover.replays[2]);
+  if (g_cover.finished != 2) fail_msg("a capture test above failed: no totals to report");
+  assert_true(g_cover.backends > 0);
+  assert_true(g_cover.replays[0] + g_cover.replays[1] + g_cover.replays[2] >= (long)kReplays * g_cover.captures);
 }
 
 /* Every other registered backend (the MLA and Mamba families, a plugin's): the first spec a
@@ -474,12 +559,14 @@ static void test_other_backends(void** state) {
       break;
     }
   }
+  g_cover.finished++;
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_capture_and_replay),
       cmocka_unit_test(test_other_backends),
+      cmocka_unit_test(test_report),
   };
   return cmocka_run_group_tests_name("gpu_capture", tests, NULL, NULL);
 }
