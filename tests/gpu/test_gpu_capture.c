@@ -356,53 +356,92 @@ static void replays(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm, int varia
   }
 }
 
-static void run_size(const cg_case* c, rig* g, int32_t level, attn_allocator_t* alloc,
-                     counting* count, const attn_kv_cache_spec_t* spec,
-                     const attn_builder_config_t* hc, const attn_builder_config_t* dc,
-                     cudaStream_t stream, uint64_t seed) {
-  int32_t uniform, q0[kMaxReqs], s0[kMaxReqs];
-  int created_allocs, variant;
-  ts_batch* b0;
-  char label[240];
-  (void)alloc;
-  /* The captured batch and the persistent inputs. */
-  uniform = level == ATTN_CG_ALWAYS ? 0 : (level == ATTN_CG_UNIFORM_BATCH ? kUniformQ : 1);
+/* The query length of the batches a capture of `variant` takes at `level`: 0 (mixed) for ALWAYS,
+ * 1 + num_speculative_tokens (or the builder's decode threshold below it) for UNIFORM_BATCH, 1
+ * for single-token decodes; a builder that refuses mixed batches in build_for_cudagraph_capture
+ * although its level is ALWAYS (vLLM 0.33's MLA builders capture decode-only batches) gets its
+ * decode batches. */
+static int32_t capture_query_len(rig* g, int32_t level, int variant, uint64_t seed) {
+  int32_t threshold = ATTN_NO_REORDER, uniform;
+  ASSERT_OK(attn_builder_reorder_batch_threshold(g->db, &threshold));
+  const int32_t decode = threshold != ATTN_NO_REORDER && threshold >= 1 ? threshold : 1;
   if (level == ATTN_CG_UNIFORM_BATCH) {
     /* vLLM captures uniform batches of 1 + num_speculative_tokens where the builder treats them
      * as decodes; a builder that reorders below that captures what it calls a decode. */
-    int32_t threshold = ATTN_NO_REORDER;
-    ASSERT_OK(attn_builder_reorder_batch_threshold(g->db, &threshold));
+    uniform = kUniformQ;
     if (threshold != ATTN_NO_REORDER && threshold >= 1 && threshold < uniform) uniform = threshold;
+    return uniform;
   }
-  memset(q0, 0, sizeof q0);
-  memset(s0, 0, sizeof s0);
-  capture_query_lens(&seed, g->n, uniform, q0);
-  random_seq_lens(&seed, g->n, q0, s0);
-  b0 = batch_of(&seed, g->n, q0, s0);
-  tg_device_batch_make(b0, &g->d);
+  if (level != ATTN_CG_ALWAYS) return 1;
+  if (variant == 0) {
+    int32_t q[kMaxReqs], s[kMaxReqs];
+    ts_batch* b;
+    tg_mirrors mirrors;
+    attn_metadata_t* m = NULL;
+    attn_error_t* err;
+    capture_query_lens(&seed, g->n, 0, q);
+    random_seq_lens(&seed, g->n, q, s);
+    b = batch_of(&seed, g->n, q, s);
+    tg_mirrors_make(b, &mirrors);
+    tg_add_mirrors(b, &mirrors);
+    err = attn_build_for_cudagraph_capture(g->hb, &b->common, &m, NULL);
+    tg_mirrors_free(&mirrors);
+    ts_batch_free(b);
+    if (err != NULL) {
+      const int refused = attn_error_code(err) == ATTN_ERR_UNSUPPORTED &&
+                          strstr(attn_error_message(err), "decode-only") != NULL;
+      if (!refused)
+        fail_msg("build_for_cudagraph_capture of a mixed batch: [%d] %s", attn_error_code(err),
+                 attn_error_message(err));
+      attn_error_destroy(err);
+      return decode;
+    }
+  }
+  return 0;
+}
+
+static void run_size(const cg_case* c, rig* g, int32_t level, counting* count,
+                     const attn_kv_cache_spec_t* spec, const attn_builder_config_t* hc,
+                     const attn_builder_config_t* dc, cudaStream_t stream, uint64_t seed) {
+  int variant;
+  char label[240];
   if (g->supports_update) {
     g->hb2 = ts_builder(c->backend, spec, hc);
     g->db2 = ts_builder(c->backend, spec, dc);
-    g->bt2 = g->d.bt;
-    g->bt2_shape[0] = g->n;
-    g->bt2_shape[1] = kWidth;
-    g->bt2.shape = g->bt2_shape;
-    g->bt2.data = tg_to_device(b0->bt, (size_t)g->n * kWidth * 4);
-    g->sm2 = g->d.sm;
-    g->sm2_shape[0] = b0->num_tokens;
-    g->sm2.shape = g->sm2_shape;
-    g->sm2.data = tg_to_device(b0->slots, (size_t)b0->num_tokens * 8);
   }
-  created_allocs = count->allocs;
-
   for (variant = 0; variant < 2; ++variant) {
+    int32_t q0[kMaxReqs], s0[kMaxReqs];
+    const int32_t uniform = capture_query_len(g, level, variant, seed);
     attn_metadata_t* dm = NULL;
     cudaGraph_t graph;
     cudaGraphExec_t exec = NULL;
     size_t nodes = 0;
     uint64_t replay_seed = seed + 1000u * (uint64_t)variant;
-    snprintf(label, sizeof label, "backend=%s sm=%d kind=%d dcp=%d level=%s size=%d variant=%s",
-             c->backend, c->capability, spec->kind, c->dcp, level_name(level), g->n,
+    int created_allocs;
+    ts_batch* b0;
+    /* The captured batch and the persistent inputs. */
+    memset(q0, 0, sizeof q0);
+    memset(s0, 0, sizeof s0);
+    capture_query_lens(&seed, g->n, uniform, q0);
+    random_seq_lens(&seed, g->n, q0, s0);
+    b0 = batch_of(&seed, g->n, q0, s0);
+    tg_device_batch_make(b0, &g->d);
+    if (g->supports_update) {
+      g->bt2 = g->d.bt;
+      g->bt2_shape[0] = g->n;
+      g->bt2_shape[1] = kWidth;
+      g->bt2.shape = g->bt2_shape;
+      g->bt2.data = tg_to_device(b0->bt, (size_t)g->n * kWidth * 4);
+      g->sm2 = g->d.sm;
+      g->sm2_shape[0] = b0->num_tokens;
+      g->sm2.shape = g->sm2_shape;
+      g->sm2.data = tg_to_device(b0->slots, (size_t)b0->num_tokens * 8);
+    }
+    created_allocs = count->allocs;
+    snprintf(label, sizeof label,
+             "backend=%s sm=%d kind=%d dcp=%d level=%s size=%d query=%s variant=%s", c->backend,
+             c->capability, spec->kind, c->dcp, level_name(level), g->n,
+             uniform == 0 ? "mixed" : (uniform == 1 ? "1" : "uniform"),
              variant == 0 ? "build_for_cudagraph_capture" : "attn_build");
     /* Warm up as vLLM does before capturing: one eager build of the same kind loads the
      * kernels' modules (CUDA's lazy loading) outside the capture. */
@@ -420,15 +459,17 @@ static void run_size(const cg_case* c, rig* g, int32_t level, attn_allocator_t* 
     replays(g, exec, dm, variant, c, level, q0, s0, stream, &replay_seed, label);
     if (exec != NULL) CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
+    if (count->allocs != created_allocs)
+      fail_msg("%s: the allocator was called %d times after create (builds, captures, replays, "
+               "update_block_table must allocate nothing)", label, count->allocs - created_allocs);
+    ts_batch_free(b0);
+    tg_device_batch_free(&g->d);
+    if (g->supports_update) {
+      cudaFree(g->bt2.data);
+      cudaFree(g->sm2.data);
+    }
   }
-  if (count->allocs != created_allocs)
-    fail_msg("%s: the allocator was called %d times after create (builds, captures, replays, "
-             "update_block_table must allocate nothing)", c->backend, count->allocs - created_allocs);
-  ts_batch_free(b0);
-  tg_device_batch_free(&g->d);
   if (g->supports_update) {
-    cudaFree(g->bt2.data);
-    cudaFree(g->sm2.data);
     attn_builder_destroy(g->hb2);
     attn_builder_destroy(g->db2);
     g->hb2 = g->db2 = NULL;
@@ -477,7 +518,7 @@ static void run_case(const cg_case* c, uint64_t seed) {
     }
     for (z = 0; z < sizeof kSizes / sizeof kSizes[0]; ++z) {
       g.n = kSizes[z];
-      run_size(c, &g, level, &alloc, &count, &spec, &hc, &dc, stream, seed + 17u * z);
+      run_size(c, &g, level, &count, &spec, &hc, &dc, stream, seed + 17u * z);
     }
     note_backend(c->backend);
   }
