@@ -2,11 +2,14 @@
 
     python -m conformance [--quick] [--batches N] [--builder-batches N] [--only NAME[,NAME]]
                           [--seed S] [--markdown FILE] [--lib PATH] [--self-test] [--list]
+                          [--device-sim]
 
 Runs vLLM 0.33.0's own Python (CPU tensors) and libattn (the Python binding) on the same seeded
 random batches, compares every field and scalar, prints a table and exits 1 on any mismatch
 (or libattn raising where vLLM succeeded). --self-test plants a difference in libattn's values
-and exits 0 only if the comparison catches it in every item.
+and exits 0 only if the comparison catches it in every item. --device-sim runs the builder
+items only, with libattn's builders on the simulated device (conformance/device_sim.py; --lib
+must be an ATTN_DEVICE_SIM=ON build).
 """
 from __future__ import annotations
 
@@ -29,11 +32,15 @@ DEFAULT_BATCHES, DEFAULT_BUILDER_BATCHES = 100_000, 10_000
 class Ctx:
     """What the items use: vLLM's modules, the libattn library, the vLLM configs."""
 
-    def __init__(self, lib_path: str, torch_threads: int) -> None:
+    def __init__(self, lib_path: str, torch_threads: int, device_sim: bool = False) -> None:
         sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
         import libattn
         self.libattn = libattn
         self.lib = libattn.Library(lib_path)
+        self.device_counts = None
+        if device_sim:
+            from .device_sim import enable
+            self.device_counts = enable(lib_path)
         self.env = vllm_env(torch_threads)
         self.torch, self.vu = self.env["torch"], self.env["utils"]
         self.configs = VllmConfigs(self.env)
@@ -97,6 +104,9 @@ def main(argv: List[str] = None) -> int:
                    help="plant a difference in libattn's values; pass only if every item sees it")
     p.add_argument("--list", action="store_true", help="list the items and exit")
     p.add_argument("--torch-threads", type=int, default=1)
+    p.add_argument("--device-sim", action="store_true",
+                   help="the builder items only, libattn's builders on the simulated device "
+                        "(an ATTN_DEVICE_SIM=ON build as --lib)")
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes, each importing vLLM once and running whole items "
                         "(default 1: this process)")
@@ -120,6 +130,8 @@ def main(argv: List[str] = None) -> int:
     wanted = [w for w in a.only.split(",") if w]
     items = [it for it in all_items() if not wanted or any(
         it.name == w[1:] if w.startswith("=") else w in it.name for w in wanted)]
+    if a.device_sim:
+        items = [it for it in items if it.kind == "builder"]
     if not items:
         print(f"conformance: --only {a.only!r} selects nothing (see --list)", file=sys.stderr)
         return 2
@@ -142,14 +154,14 @@ def main(argv: List[str] = None) -> int:
     if a.jobs > 1:
         from .parallel import run_parallel
         results, t_import, config_notes = run_parallel(
-            items, counts, a.jobs, lambda: Ctx(a.lib, a.torch_threads), a.seed, a.self_test,
+            items, counts, a.jobs, lambda: Ctx(a.lib, a.torch_threads, a.device_sim), a.seed, a.self_test,
             report)
         sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
         import libattn
         lib_version = libattn.Library(a.lib).version
     else:
         t_import = time.perf_counter()
-        ctx = Ctx(a.lib, a.torch_threads)
+        ctx = Ctx(a.lib, a.torch_threads, a.device_sim)
         t_import = time.perf_counter() - t_import
         from .runner import Runner
         runner = Runner(ctx, a.seed, perturb=a.self_test)
@@ -170,6 +182,8 @@ def main(argv: List[str] = None) -> int:
             f"machine: {platform.node()}, {os.cpu_count()} CPUs; Python "
             f"{platform.python_version()}, torch {torch.__version__}, numpy {np.__version__}; "
             f"libattn {'.'.join(map(str, lib_version))} ({a.lib}); source at the start: {source}",
+            *([f"libattn's builders on the simulated device (--device-sim): builder items only"]
+              if a.device_sim else []),
             f"seed {a.seed}; {nu} batches per utility, {nb} per builder; {total:.0f} s "
             f"(+{t_import:.0f} s importing vLLM){f'; {a.jobs} jobs' if a.jobs > 1 else ''}"]
     notes = [f"note: {it.name}: {n}" for it in items for n in it.notes]

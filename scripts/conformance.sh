@@ -4,9 +4,11 @@
 # and scalar compared; a table; exit status 1 on any mismatch. Not part of scripts/test.sh.
 #
 #   scripts/conformance.sh [--quick] [--batches N] [--builder-batches N] [--only NAME[,NAME]]
-#                          [--seed S] [--markdown FILE] [--self-test] [--list]
+#                          [--seed S] [--markdown FILE] [--self-test] [--list] [--device-sim]
 #
-# 1. libattn built host-only (Release, ATTN_CUDA=OFF) in build-conformance/ (git-ignored).
+# 1. libattn built host-only (Release, ATTN_CUDA=OFF) in build-conformance/ (git-ignored); with
+#    --device-sim on the simulated device (ATTN_DEVICE_SIM=ON) in build-conformance-sim/, and the
+#    lane runs its builder items with libattn's builders there (conformance/device_sim.py).
 # 2. The virtual environment with vllm==0.33.0 and torch from PyPI (scripts/vllm_venv.sh, the
 #    same one scripts/bench_vllm.sh uses: build-bench/vllm-venv, made once); the installed vLLM
 #    must be 0.33.0 exactly.
@@ -18,13 +20,20 @@ pinned=0.33.0
 # shellcheck source=scripts/vllm_venv.sh
 . scripts/vllm_venv.sh
 
+device=(-DATTN_CUDA=OFF)
 build=${ATTN_CONFORMANCE_BUILD:-build-conformance}
+for a in "$@"; do
+  if [ "$a" = --device-sim ]; then
+    device=(-DATTN_DEVICE_SIM=ON)
+    build=${ATTN_CONFORMANCE_BUILD:-build-conformance-sim}
+  fi
+done
 if [ "${ATTN_CONFORMANCE_SKIP_BUILD:-0}" != 1 ]; then
   launcher=()
   if command -v ccache > /dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTN_CUDA=OFF \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${device[@]}" \
         -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_EXAMPLES=OFF -DATTN_BUILD_BENCHMARKS=OFF \
         "${launcher[@]}" > /dev/null
   cmake --build "$build" --target attn > /dev/null

@@ -1,0 +1,161 @@
+"""``--device-sim``: the builder items with libattn's builders on the simulated device.
+
+libattn is built with ATTN_DEVICE_SIM=ON (scripts/conformance.sh --device-sim builds it in
+build-conformance-sim/): its device path runs on libsimcuda, a CUDA runtime in host memory whose
+device allocations are out of the host's reach (docs/architecture.md, "The simulated device").
+``enable`` changes three things in the libattn Python binding, for the whole process, so that
+every builder item runs unchanged:
+
+- every ``BuilderConfig`` is a CUDA builder's (``device="cuda"``);
+- every ``CommonMetadata`` gets its device inputs (the tensors vLLM keeps on the GPU:
+  query_start_loc, seq_lens, the block table, the slot mapping, positions, ...) copied into
+  simulated device memory (the ``*_cpu`` mirrors and the host-only inputs stay on the host), and
+  ``Builder.update_block_table`` its block table and slot mapping;
+- a tensor field read from a metadata (``md[name]``) on the device is copied back (a
+  synchronous copy, which first runs the queued device work).
+
+vLLM's side is unchanged, so a mismatch is a difference between libattn's device path and
+vLLM 0.33.0's builder.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import weakref
+from typing import Any, Dict, List
+
+import numpy as np
+
+# The CommonMetadata inputs vLLM 0.33 keeps on the GPU (CommonAttentionMetadata and the build()
+# keywords): on the simulated device here. Everything else (the *_cpu mirrors, the host-only
+# inputs) stays on the host.
+DEVICE_INPUTS = ("query_start_loc", "seq_lens", "block_table", "block_table_tensor",
+                 "slot_mapping", "logits_indices_padded", "encoder_seq_lens",
+                 "dcp_local_seq_lens", "num_accepted_tokens", "num_decode_draft_tokens",
+                 "positions", "causal_per_request", "replay_start")
+POSITIONAL = ("query_start_loc", "seq_lens", "block_table", "slot_mapping")
+H2D, D2H = 1, 2
+CUDA = 2
+
+_sim: Any = None
+_counts = {"inputs": 0, "readbacks": 0}
+
+
+class _Buffer:
+    """A simulated device allocation holding a copy of a host array."""
+
+    def __init__(self, host: np.ndarray) -> None:
+        self.ptr = ctypes.c_void_p()
+        _check(_sim.cudaMalloc(ctypes.byref(self.ptr), ctypes.c_size_t(max(host.nbytes, 4))))
+        if host.nbytes:
+            _check(_sim.cudaMemcpy(self.ptr, host.ctypes.data_as(ctypes.c_void_p),
+                                   ctypes.c_size_t(host.nbytes), H2D))
+        weakref.finalize(self, _sim.cudaFree, self.ptr)
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        name = _sim.cudaGetErrorName(status)
+        raise RuntimeError(f"simulated device: {name.decode() if name else status}")
+
+
+def _to_device(value: Any) -> Any:
+    """A device TensorView over a copy of `value` (numpy array or list); other values as they are."""
+    if value is None or hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+        return value
+    import libattn
+    from libattn._generated import attn_tensor_t
+    from libattn.dlpack import TensorView
+    arr = np.ascontiguousarray(value if isinstance(value, np.ndarray) else np.asarray(value))
+    if arr.dtype == np.float64 or arr.dtype.kind not in "iub":
+        return value  # not an index tensor: leave it to the library to judge
+    buf = _Buffer(arr)
+    t = attn_tensor_t()
+    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+    t.data = buf.ptr.value
+    t.device.device_type, t.device.device_id = CUDA, 0
+    t.ndim = arr.ndim
+    t.dtype.code = {"i": 0, "u": 1, "b": 6}[arr.dtype.kind]
+    t.dtype.bits = 8 if arr.dtype.kind == "b" else arr.dtype.itemsize * 8
+    t.dtype.lanes = 1
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    t.strides = None
+    t.byte_offset = 0
+    _counts["inputs"] += 1
+    del libattn
+    return TensorView(t, buf)
+
+
+def _to_host(view: Any) -> np.ndarray:
+    """A numpy copy of a device TensorView."""
+    code, bits, lanes = view.dtype
+    dtype = np.dtype({0: "i", 1: "u", 2: "f", 6: "b"}.get(code, "u") + str(max(bits // 8, 1)))
+    if code == 6:
+        dtype = np.dtype(bool)
+    n = 1
+    for d in view.shape:
+        n *= d
+    item = dtype.itemsize
+    # the span the view covers, then its elements by stride
+    if n == 0:
+        return np.zeros(view.shape, dtype)
+    span = 1 + sum((s - 1) * st for s, st in zip(view.shape, view.strides))
+    raw = np.empty(span, dtype)
+    _check(_sim.cudaMemcpy(raw.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(view.data_ptr),
+                           ctypes.c_size_t(span * item), D2H))
+    _counts["readbacks"] += 1
+    return np.lib.stride_tricks.as_strided(raw, view.shape, [s * item for s in view.strides]).copy()
+
+
+def enable(lib_path: str) -> Dict[str, int]:
+    """Loads libsimcuda beside `lib_path` and patches the binding (see the module's text).
+    Returns the live counters (device inputs made, tensors read back)."""
+    global _sim
+    import libattn
+    from libattn.dlpack import TensorView
+    _sim = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(lib_path)), "libsimcuda.so"))
+    _sim.cudaGetErrorName.restype = ctypes.c_char_p
+    if libattn.Library(lib_path).device_count() < 1:
+        raise RuntimeError(f"{lib_path} sees no simulated device: build it with ATTN_DEVICE_SIM=ON")
+
+    config_init = libattn.BuilderConfig.__init__
+
+    def cuda_config(self: Any, *a: Any, **kw: Any) -> None:
+        config_init(self, *a, **kw)
+        self.device = "cuda"
+
+    common_init = libattn.CommonMetadata.__init__
+
+    def device_common(self: Any, *a: Any, **kw: Any) -> None:
+        args: List[Any] = list(a)
+        for i, name in enumerate(POSITIONAL[:len(args)]):
+            args[i] = _to_device(args[i])
+        # a runtime keeps a host mirror of what the library reads on the host (vLLM's *_cpu)
+        for name, mirror in (("logits_indices_padded", "logits_indices_padded_cpu"),):
+            if kw.get(name) is not None and kw.get(mirror) is None:
+                kw[mirror] = kw[name]
+        # vLLM 0.33 passes the per-request causal tensor as `causal` itself
+        if "causal" in kw and not isinstance(kw["causal"], (bool, int, np.bool_, np.integer)):
+            kw["causal"] = _to_device(kw["causal"])
+        for name in DEVICE_INPUTS:
+            if name in kw:
+                kw[name] = _to_device(kw[name])
+        common_init(self, *args, **kw)
+
+    getitem = libattn.Metadata.__getitem__
+
+    def host_item(self: Any, name: str) -> Any:
+        v = getitem(self, name)
+        return _to_host(v) if isinstance(v, TensorView) and v.device[0] == CUDA else v
+
+    update = libattn.Builder.update_block_table
+
+    def device_update(self: Any, metadata: Any, block_table: Any, slot_mapping: Any, *a: Any,
+                      **kw: Any) -> Any:
+        return update(self, metadata, _to_device(block_table), _to_device(slot_mapping), *a, **kw)
+
+    libattn.BuilderConfig.__init__ = cuda_config
+    libattn.CommonMetadata.__init__ = device_common
+    libattn.Metadata.__getitem__ = host_item
+    libattn.Builder.update_block_table = device_update
+    return _counts
