@@ -241,7 +241,7 @@ BENCHMARK(BM_flash_attn_build)->Args({256, 4096})->Args({1024, 32768});
 
 // ---- a build of every other built-in backend (decodes of the same sizes) ------------------------
 
-void backend_build(benchmark::State& state, const char* backend) {
+void backend_build_at(benchmark::State& state, const char* backend, int32_t validate) {
   const int64_t n = state.range(0);
   Batch b(n, n, 1, static_cast<int32_t>(state.range(1)) - 1, 16);
   attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
@@ -255,6 +255,7 @@ void backend_build(benchmark::State& state, const char* backend) {
   config.num_attention_heads = 32;
   config.device_capability = 90;
   config.num_gpu_blocks = n * (state.range(1) / 16 + 1) + 1;  // FLEX_ATTENTION's inverse table
+  config.validate = validate;
   attn_builder_t* builder = nullptr;
   check(attn_builder_create(backend, &spec, &config, &builder), state);
   attn_metadata_t* m = nullptr;
@@ -266,10 +267,20 @@ void backend_build(benchmark::State& state, const char* backend) {
   state.SetItemsProcessed(state.iterations() * n);
 }
 
+void backend_build(benchmark::State& state, const char* backend) {
+  backend_build_at(state, backend, ATTN_VALIDATE_HOST);
+}
+// The O(1) builds of a runtime that trusts its scheduler (ATTN_VALIDATE_TRUSTED, ABI 1.7).
+void trusted_build(benchmark::State& state, const char* backend) {
+  backend_build_at(state, backend, ATTN_VALIDATE_TRUSTED);
+}
+
 BENCHMARK_CAPTURE(backend_build, FLASHINFER, "FLASHINFER")->Args({256, 4096})->Args({1024, 32768});
 BENCHMARK_CAPTURE(backend_build, TRITON_ATTN, "TRITON_ATTN")->Args({256, 4096})->Args({1024, 32768});
 BENCHMARK_CAPTURE(backend_build, FLEX_ATTENTION, "FLEX_ATTENTION")->Args({256, 4096});
 BENCHMARK_CAPTURE(backend_build, TREE_ATTN, "TREE_ATTN")->Args({256, 4096})->Args({1024, 32768});
 BENCHMARK_CAPTURE(backend_build, CPU_ATTN, "CPU_ATTN")->Args({256, 4096})->Args({1024, 32768});
+BENCHMARK_CAPTURE(trusted_build, FLASH_ATTN, "FLASH_ATTN")->Args({256, 4096});
+BENCHMARK_CAPTURE(trusted_build, TRITON_ATTN, "TRITON_ATTN")->Args({256, 4096});
 
 BENCHMARK_MAIN();
