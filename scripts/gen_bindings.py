@@ -27,9 +27,10 @@ scripts/gen_bindings.sh runs all of them and bindgen; `--check` there regenerate
 temporary directory and fails on any difference (the ctest test_bindings_generated).
 
 The parser reads the header's regular subset of C99: object-like #defines, `typedef struct X Y;`
-(opaque handles), `typedef struct X* Y;`, `typedef enum X {...} Y;`, `typedef struct X {...} Y;`
-(fields, inline function-pointer fields), `typedef R (*Y)(...);` and `ATTN_API R name(...)`
-declarations. A declaration it does not understand is an error naming it, never skipped.
+(opaque handles, or a struct defined later by `struct X {...};`), `typedef struct X* Y;`,
+`typedef enum X {...} Y;`, `typedef struct X {...} Y;` (fields, inline function-pointer fields),
+`typedef R (*Y)(...);` and `ATTN_API R name(...)` declarations. A declaration it does not
+understand is an error naming it, never skipped.
 The fields of the three growing structs (attn_kv_cache_spec_t, attn_builder_config_t,
 attn_common_metadata_t) are also read from src/core/abi_fields.h, the list of each field's kind
 that the library itself is derived from; a list that does not name exactly the header's fields,
@@ -341,6 +342,16 @@ def _parse_decl_top(h: Header, decl: str) -> None:
         del h.opaque[alias]
         fields = [parse_decl("size_t struct_size")]
         fields += [parse_decl(f"PFN_{f} {f}") for f in _expand_fn_list(h, m.group(2))]
+        h.structs.append(Struct(m.group(1), alias, fields))
+        h.order.append(("struct", alias))
+        return
+    m = re.fullmatch(r"struct (\w+) \{(.*)\}", decl)
+    if m:  # the definition of a struct an earlier `typedef struct X Y;` named
+        alias = next((a for a, tag in h.opaque.items() if tag == m.group(1)), None)
+        if alias is None:
+            raise ParseError(f"struct {m.group(1)}: no typedef names it")
+        del h.opaque[alias]
+        fields = [parse_decl(f) for f in _split_top(m.group(2), ";")]
         h.structs.append(Struct(m.group(1), alias, fields))
         h.order.append(("struct", alias))
         return
