@@ -55,61 +55,44 @@ constexpr bool strictly_increasing(const size_t (&offsets)[N]) {
 }
 
 #define ROW_COUNT(...) +1
-#define ROW_OFFSET(...) offsetof(STRUCT, ATTN_FIELD_NAME(__VA_ARGS__)),
+#define ROW_OFFSET(...) offsetof(S, ATTN_FIELD_NAME(__VA_ARGS__)),
 
-// The *_INIT value of each row, against the row's default.
+// The *_INIT value of each row (`init`), against the row's default.
 #define INIT_IS(kind, ...) INIT_IS_##kind(__VA_ARGS__)
 #define INIT_IS_SIZE(name)
-#define INIT_IS_EXT(name) static_assert(INIT.name == nullptr, #name " is NULL");
-#define INIT_IS_RESERVED(name) static_assert(INIT.name == 0, #name " is 0");
-#define INIT_IS_REMOVED(name) static_assert(INIT.name == 0, #name " is 0");
+#define INIT_IS_EXT(name) static_assert(init.name == nullptr, #name " is NULL");
+#define INIT_IS_RESERVED(name) static_assert(init.name == 0, #name " is 0");
+#define INIT_IS_REMOVED(name) static_assert(init.name == 0, #name " is 0");
 #define INIT_IS_SPECIAL(name)
-#define INIT_IS_I32(name, value) static_assert(INIT.name == (value), #name "'s default");
+#define INIT_IS_I32(name, value) static_assert(init.name == (value), #name "'s default");
 #define INIT_IS_I32Z(name, value) \
-  static_assert(INIT.name == 0 || INIT.name == (value), #name "'s default");
-#define INIT_IS_I64(name, value) static_assert(INIT.name == (value), #name "'s default");
-#define INIT_IS_BOOL(name, value) static_assert(INIT.name == ((value) ? 1 : 0), #name "'s default");
-#define INIT_IS_OPT_I64(name) static_assert(INIT.name == -1, #name " is -1 (None)");
-#define INIT_IS_TENSOR(name, ...) static_assert(INIT.name == nullptr, #name " is NULL");
+  static_assert(init.name == 0 || init.name == (value), #name "'s default");
+#define INIT_IS_I64(name, value) static_assert(init.name == (value), #name "'s default");
+#define INIT_IS_BOOL(name, value) static_assert(init.name == ((value) ? 1 : 0), #name "'s default");
+#define INIT_IS_OPT_I64(name) static_assert(init.name == -1, #name " is -1 (None)");
+#define INIT_IS_TENSOR(name, ...) static_assert(init.name == nullptr, #name " is NULL");
 
-#define STRUCT attn_kv_cache_spec_t
-#define INIT kSpecInit
-constexpr STRUCT INIT = ATTN_KV_CACHE_SPEC_INIT;
-constexpr size_t kSpecOffsets[] = {ATTN_KV_CACHE_SPEC_FIELDS(ROW_OFFSET)};
-static_assert(field_count<STRUCT>() == 0 ATTN_KV_CACHE_SPEC_FIELDS(ROW_COUNT),
-              "ATTN_KV_CACHE_SPEC_FIELDS (core/abi_fields.h) must list every field of "
-              "attn_kv_cache_spec_t");
-static_assert(strictly_increasing(kSpecOffsets),
-              "ATTN_KV_CACHE_SPEC_FIELDS must list the fields in attn_c.h's order");
-ATTN_KV_CACHE_SPEC_FIELDS(INIT_IS)
-#undef INIT
-#undef STRUCT
+template <class S>
+struct Rows;
 
-#define STRUCT attn_builder_config_t
-#define INIT kConfigInit
-constexpr STRUCT INIT = ATTN_BUILDER_CONFIG_INIT;
-constexpr size_t kConfigOffsets[] = {ATTN_BUILDER_CONFIG_FIELDS(ROW_OFFSET)};
-static_assert(field_count<STRUCT>() == 0 ATTN_BUILDER_CONFIG_FIELDS(ROW_COUNT),
-              "ATTN_BUILDER_CONFIG_FIELDS (core/abi_fields.h) must list every field of "
-              "attn_builder_config_t");
-static_assert(strictly_increasing(kConfigOffsets),
-              "ATTN_BUILDER_CONFIG_FIELDS must list the fields in attn_c.h's order");
-ATTN_BUILDER_CONFIG_FIELDS(INIT_IS)
-#undef INIT
-#undef STRUCT
+// The checks of one list against its struct S and S's *_INIT value.
+#define CHECK_LIST(S_, INIT_VALUE, LIST)                                       \
+  template <>                                                                  \
+  struct Rows<S_> {                                                            \
+    using S = S_;                                                              \
+    static constexpr S init = INIT_VALUE;                                      \
+    static constexpr size_t offsets[] = {LIST(ROW_OFFSET)};                    \
+    static_assert(field_count<S>() == 0 LIST(ROW_COUNT),                       \
+                  #LIST " (core/abi_fields.h) must list every field of " #S_); \
+    static_assert(strictly_increasing(offsets), #LIST                          \
+                  " must list the fields in attn_c.h's "                       \
+                  "order");                                                    \
+    LIST(INIT_IS)                                                              \
+  };
 
-#define STRUCT attn_common_metadata_t
-#define INIT kCommonInit
-constexpr STRUCT INIT = ATTN_COMMON_METADATA_INIT;
-constexpr size_t kCommonOffsets[] = {ATTN_COMMON_METADATA_FIELDS(ROW_OFFSET)};
-static_assert(field_count<STRUCT>() == 0 ATTN_COMMON_METADATA_FIELDS(ROW_COUNT),
-              "ATTN_COMMON_METADATA_FIELDS (core/abi_fields.h) must list every field of "
-              "attn_common_metadata_t");
-static_assert(strictly_increasing(kCommonOffsets),
-              "ATTN_COMMON_METADATA_FIELDS must list the fields in attn_c.h's order");
-ATTN_COMMON_METADATA_FIELDS(INIT_IS)
-#undef INIT
-#undef STRUCT
+CHECK_LIST(attn_kv_cache_spec_t, ATTN_KV_CACHE_SPEC_INIT, ATTN_KV_CACHE_SPEC_FIELDS)
+CHECK_LIST(attn_builder_config_t, ATTN_BUILDER_CONFIG_INIT, ATTN_BUILDER_CONFIG_FIELDS)
+CHECK_LIST(attn_common_metadata_t, ATTN_COMMON_METADATA_INIT, ATTN_COMMON_METADATA_FIELDS)
 
 }  // namespace
 }  // namespace attn::capi
