@@ -773,6 +773,17 @@ _GO_SPECIAL = {
 _GO_TRAILING = {"attn_common_metadata_t": [("keep", "any", "The metadata whose memory the tensors view (Metadata.ToCommon).")]}
 
 
+# A Go field type's conversions (to C, from C; {go} the Go field, {c} the C one, {type} the Go
+# type): an int32 field's are those of every named int32 type.
+_GO_CONVERT = {
+    "bool": ("{c} = cBool({go})", "{go} = {c} != 0"),
+    "int64": ("{c} = C.int64_t({go})", "{go} = int64({c})"),
+    "int32": ("{c} = C.int32_t({go})", "{go} = {type}({c})"),
+    "*int64": ("if {go} != nil {{\n\t{c} = C.int64_t(*{go})\n}}",
+               "{go} = nil\nif {c} >= 0 {{\n\tv := int64({c})\n\t{go} = &v\n}}"),
+}
+
+
 def _go_name(struct: str, name: str) -> str:
     return _GO_NAMES.get((struct, name)) or "".join(
         _GO_WORDS.get(w, w[:1].upper() + w[1:]) for w in name.split("_"))
@@ -856,38 +867,25 @@ def gen_go_fields(h: Header) -> str:
         plain = [(row, name, gt) for row, name, gt, _ in fields if row is not None]
         scalars = [(row, name, gt) for row, name, gt in plain if gt != "Tensor"]
         tensors = [(row, name) for row, name, gt in plain if gt == "Tensor"]
-        recv = "s"
         out.append(f"// plainToC writes the plain fields (every field but the special ones) into c.")
-        out.append(f"func ({recv} *{go}) plainToC(c *C.{struct}) {{")
-        for row, name, gt in scalars:
-            if gt == "bool":
-                out.append(f"\tc.{row.name} = cBool({recv}.{name})")
-            elif gt == "*int64":
-                out += [f"\tif {recv}.{name} != nil {{", f"\t\tc.{row.name} = C.int64_t(*{recv}.{name})",
-                        "\t}"]
-            elif gt == "int64":
-                out.append(f"\tc.{row.name} = C.int64_t({recv}.{name})")
-            else:
-                out.append(f"\tc.{row.name} = C.int32_t({recv}.{name})")
+        out.append(f"func (s *{go}) plainToC(c *C.{struct}) {{")
+        out += [f"\t{line}" for row, name, gt in scalars
+                for line in _GO_CONVERT.get(gt, _GO_CONVERT["int32"])[0].format(
+                    c=f"c.{row.name}", go=f"s.{name}", type=gt).split("\n")]
         out += ["}", ""]
         out.append(f"// plainFromC reads the plain fields (every field but the special ones and the "
                    f"tensors) from c.")
-        out.append(f"func ({recv} *{go}) plainFromC(c *C.{struct}) {{")
-        for row, name, gt in scalars:
-            if gt == "bool":
-                out.append(f"\t{recv}.{name} = c.{row.name} != 0")
-            elif gt == "*int64":
-                out += [f"\t{recv}.{name} = nil", f"\tif c.{row.name} >= 0 {{",
-                        f"\t\tv := int64(c.{row.name})", f"\t\t{recv}.{name} = &v", "\t}"]
-            else:
-                out.append(f"\t{recv}.{name} = {gt}(c.{row.name})")
+        out.append(f"func (s *{go}) plainFromC(c *C.{struct}) {{")
+        out += [f"\t{line}" for row, name, gt in scalars
+                for line in _GO_CONVERT.get(gt, _GO_CONVERT["int32"])[1].format(
+                    c=f"c.{row.name}", go=f"s.{name}", type=gt).split("\n")]
         out += ["}", ""]
         if tensors:
             out += ["// tensorFields pairs each tensor field of c with the Go field it is made from, "
                     "in the header's order.",
-                    f"func ({recv} *{go}) tensorFields(c *C.{struct}) []tensorField {{",
+                    f"func (s *{go}) tensorFields(c *C.{struct}) []tensorField {{",
                     "\treturn []tensorField{"]
-            out += [f'\t\t{{&c.{row.name}, &{recv}.{name}, "{row.name}"}},' for row, name in tensors]
+            out += [f'\t\t{{&c.{row.name}, &s.{name}, "{row.name}"}},' for row, name in tensors]
             out += ["\t}", "}", ""]
     out += ["// tensorField is a tensor field of a C struct and the Go field it is made from.",
             "type tensorField struct {", "\tdst  **C.attn_tensor_t", "\tt    *Tensor",

@@ -77,12 +77,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.mamba_replayssm_ngroups = static_cast<int32_t>(in.u8() % 5) - in.one_in(16);
     spec.mamba_num_heads = static_cast<int32_t>(in.u8() % 9) - in.one_in(16);
   }
-  fuzz::mutate(in, spec);  // any field of the list, the ones above included
+  fuzz::mutate(in, arena, {}, spec);  // any field of the list, the ones above included
   if (in.one_in(32)) spec.struct_size = in.u8();
 
   // Any field of the list first; the values set below win (they keep buffers fuzzer-sized).
   attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
-  fuzz::mutate(in, config);
+  fuzz::mutate(in, arena, {}, config);
   // Sizes stay where every backend's persistent buffers fit in the fuzzer's memory (vLLM sizes
   // them from the config); negative ones test the validation. Size overflow is a cmocka test.
   auto sized = [&](int32_t typical, int32_t limit) {

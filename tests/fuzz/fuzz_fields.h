@@ -111,35 +111,22 @@ inline attn_tensor_t* batch_tensor(Reader& in, Arena& a, const BatchShape& b, ch
 #define FUZZ_COUNT_OPT_I64 +1
 #define FUZZ_COUNT_TENSOR +1
 
-/// Up to three fields of the spec, each any field of the list, given a value of its kind.
-inline void mutate(Reader& in, attn_kv_cache_spec_t& s) {
-  constexpr uint32_t kFields = 0 ATTN_KV_CACHE_SPEC_FIELDS(FUZZ_COUNT);
-  for (int round = in.u8() % 4; round > 0; --round) {
-    const uint32_t pick = in.u8() % kFields;
-    uint32_t k = 0;
-    ATTN_KV_CACHE_SPEC_FIELDS(FUZZ_MUTATE)
+/// Up to three fields of `s`, each any field of its list, given a value of its kind (a tensor
+/// field: a tensor of its rows, mostly plausible, or NULL; `a` and `b` serve only those).
+#define FUZZ_DEFINE_MUTATE(T, LIST)                                                 \
+  inline void mutate(Reader& in, Arena& a, const BatchShape& b, T& s) {             \
+    constexpr uint32_t kFields = 0 LIST(FUZZ_COUNT);                                \
+    (void)a;                                                                         \
+    (void)b;                                                                         \
+    for (int round = in.u8() % 4; round > 0; --round) {                             \
+      const uint32_t pick = in.u8() % kFields;                                      \
+      uint32_t k = 0;                                                               \
+      LIST(FUZZ_MUTATE)                                                             \
+    }                                                                               \
   }
-}
-
-/// The same for the config.
-inline void mutate(Reader& in, attn_builder_config_t& s) {
-  constexpr uint32_t kFields = 0 ATTN_BUILDER_CONFIG_FIELDS(FUZZ_COUNT);
-  for (int round = in.u8() % 4; round > 0; --round) {
-    const uint32_t pick = in.u8() % kFields;
-    uint32_t k = 0;
-    ATTN_BUILDER_CONFIG_FIELDS(FUZZ_MUTATE)
-  }
-}
-
-/// The same for a batch (a tensor field gets a tensor of its rows, mostly plausible, or NULL).
-inline void mutate(Reader& in, Arena& a, const BatchShape& b, attn_common_metadata_t& s) {
-  constexpr uint32_t kFields = 0 ATTN_COMMON_METADATA_FIELDS(FUZZ_COUNT);
-  for (int round = in.u8() % 4; round > 0; --round) {
-    const uint32_t pick = in.u8() % kFields;
-    uint32_t k = 0;
-    ATTN_COMMON_METADATA_FIELDS(FUZZ_MUTATE)
-  }
-}
+FUZZ_DEFINE_MUTATE(attn_kv_cache_spec_t, ATTN_KV_CACHE_SPEC_FIELDS)
+FUZZ_DEFINE_MUTATE(attn_builder_config_t, ATTN_BUILDER_CONFIG_FIELDS)
+FUZZ_DEFINE_MUTATE(attn_common_metadata_t, ATTN_COMMON_METADATA_FIELDS)
 
 #define FUZZ_POPULATE(kind, ...) FUZZ_POPULATE_##kind(__VA_ARGS__)
 #define FUZZ_POPULATE_SIZE(name)
