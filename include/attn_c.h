@@ -33,6 +33,26 @@
  * ::ATTN_VERSION_MAJOR and whose minor version is at least ::ATTN_VERSION_MINOR. Check it at
  * start-up with `ATTN_CHECK_VERSION()`.
  *
+ * @par Contents, in this order
+ * - @ref version "Versions": ATTN_VERSION_MAJOR / MINOR / PATCH and the rule above, then the
+ *   export macros.
+ * - @ref handles "Handles and types": the opaque handles, and the structs the core calls take
+ *   (each defined with its topic below).
+ * - @ref errors "Errors": attn_error_code(), attn_error_message(), attn_error_destroy(), and
+ *   the version functions: attn_get_version(), attn_check_version().
+ * - The core calls: @ref builder "Builders" (attn_builder_create(), attn_builder_destroy(), what
+ *   a builder supports), @ref build "Builds" (attn_build(), attn_update_block_table(), the
+ *   capture and drafting builds, attn_use_cascade_attention()), @ref metadata
+ *   "Metadata accessors" (fields by index and by name, clones), @ref backends
+ *   "Backend registry" (the backends and what each supports, without a builder).
+ * - Their inputs: @ref tensors "Tensors and devices" (::attn_tensor_t, DLPack's `DLTensor`),
+ *   @ref enums "Enumerations mirrored from vLLM", @ref config "Configuration structs"
+ *   (::attn_kv_cache_spec_t, ::attn_builder_config_t, the allocator, per-layer parameters),
+ *   @ref common "Common attention metadata" (::attn_common_metadata_t, the batch).
+ * - @ref utilities "Batch utilities": vLLM's utils.py functions on a batch.
+ * - @ref hyper "Per-layer hyperparameters", @ref plugins "Plugins", and the @ref api_table
+ *   "Function table" (attn_get_api(), ::ATTN_API_FUNCTIONS).
+ *
  * @par Loading with dlopen
  * Every function can be found by name with `dlsym`, or (ABI 1.3) all at once: resolve
  * attn_get_api() alone and call through the const ::attn_api_t it returns, whose members are
@@ -101,8 +121,9 @@
 ATTN_BEGIN_DECL
 
 /* ------------------------------------------------------------------------------------------ */
-/** @defgroup handles Opaque handles
- *  @brief Objects created and destroyed only by the library.
+/** @defgroup handles Handles and types
+ *  @brief Objects created and destroyed only by the library, and the structs the calls take
+ *  (defined with their topic below).
  *  @{ */
 
 /** An error: a frozen code and a UTF-8 message. NULL stands for success. */
@@ -116,6 +137,14 @@ typedef struct attn_plugin attn_plugin_t;
 /** A CUDA stream; binary-identical to `cudaStream_t` and `CUstream`. NULL is the default
  *  stream. Host builds ignore it. */
 typedef struct CUstream_st* attn_stream_t;
+/** A borrowed tensor view, layout-identical to DLPack's `DLTensor` (@ref tensors). */
+typedef struct attn_tensor attn_tensor_t;
+/** A KV cache spec, vLLM's `AttentionSpec` (@ref config). */
+typedef struct attn_kv_cache_spec attn_kv_cache_spec_t;
+/** The engine-side configuration of a builder, from vLLM's `VllmConfig` (@ref config). */
+typedef struct attn_builder_config attn_builder_config_t;
+/** The batch a build reads, vLLM's `CommonAttentionMetadata` (@ref common). */
+typedef struct attn_common_metadata attn_common_metadata_t;
 
 /** @} */
 
@@ -239,6 +268,766 @@ typedef attn_error_t* (*PFN_attn_get_vllm_release)(const char** release, uint32_
 /** @} */
 
 /* ------------------------------------------------------------------------------------------ */
+/** @defgroup builder Builders
+ *  @brief A builder per (backend, KV cache spec, config), as vLLM has one per KV cache group.
+ *
+ * A builder allocates its persistent buffers once, in attn_builder_create(); builds allocate
+ * nothing, so the addresses they return are stable and safe to capture in a CUDA graph.
+ * @par Thread safety
+ * One builder is used by one thread at a time: a call that finds another call in progress on
+ * the same builder returns ::ATTN_ERR_BUSY. Distinct builders may be used concurrently.
+ *  @{ */
+
+/**
+ * @brief The bytes of caller workspace a builder needs (two-phase, as CUB does): pass that many
+ * bytes as `config->workspace` to have the builder place its persistent buffers there.
+ * @param[in] backend A registered backend name.
+ * @param[in] kv_cache_spec The KV cache spec.
+ * @param[in] config The builder config (its `workspace` fields are ignored).
+ * @param[out] out_bytes Receives the size in bytes (0 when the builder needs no buffers).
+ * @return NULL on success; errors as attn_builder_create().
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_builder_workspace_size(const char* backend,
+                                                   const attn_kv_cache_spec_t* kv_cache_spec,
+                                                   const attn_builder_config_t* config,
+                                                   size_t* out_bytes) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_workspace_size(). */
+typedef attn_error_t* (*PFN_attn_builder_workspace_size)(const char* backend,
+                                                         const attn_kv_cache_spec_t* kv_cache_spec,
+                                                         const attn_builder_config_t* config,
+                                                         size_t* out_bytes);
+
+/**
+ * @brief Creates a builder and its persistent buffers.
+ * @param[in] backend A registered backend name, e.g. "FLASH_ATTN".
+ * @param[in] kv_cache_spec The KV cache spec; copied.
+ * @param[in] config The config; copied (the `layers` array too). An allocator or workspace
+ *            named in it must outlive the builder.
+ * @param[out] out Receives the builder, owned by the caller; release with
+ *             attn_builder_destroy().
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND (unknown backend), ::ATTN_ERR_INVALID_ARGUMENT
+ *         (malformed spec or config), ::ATTN_ERR_UNSUPPORTED (spec, device or dtype the backend
+ *         does not handle; CUDA device without CUDA support), ::ATTN_ERR_OUT_OF_MEMORY,
+ *         ::ATTN_ERR_CUDA.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_builder_create(const char* backend,
+                                           const attn_kv_cache_spec_t* kv_cache_spec,
+                                           const attn_builder_config_t* config,
+                                           attn_builder_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_create(). */
+typedef attn_error_t* (*PFN_attn_builder_create)(const char* backend,
+                                                 const attn_kv_cache_spec_t* kv_cache_spec,
+                                                 const attn_builder_config_t* config,
+                                                 attn_builder_t** out);
+
+/**
+ * @brief Destroys a builder, its buffers and the metadata it owns.
+ * @param[in] builder The builder; NULL is accepted and ignored.
+ * @par Thread safety
+ * No other call may be using `builder`.
+ */
+ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_destroy(). */
+typedef void (*PFN_attn_builder_destroy)(attn_builder_t* builder);
+
+/**
+ * @brief The backend name of a builder.
+ * @param[in] builder The builder.
+ * @return The name, valid for the builder's lifetime; "" when `builder` is NULL.
+ */
+ATTN_API const char* attn_builder_backend_name(const attn_builder_t* builder) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_backend_name(). */
+typedef const char* (*PFN_attn_builder_backend_name)(const attn_builder_t* builder);
+
+/**
+ * @brief The CUDA graph support level of this builder (the runtime's view of
+ * `builder.get_cudagraph_support(...)`).
+ * @param[in] builder The builder.
+ * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_cudagraph_support(const attn_builder_t* builder,
+                                                      int32_t* out_level) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_cudagraph_support(). */
+typedef attn_error_t* (*PFN_attn_builder_cudagraph_support)(const attn_builder_t* builder,
+                                                            int32_t* out_level);
+
+/**
+ * @brief The query length this builder pulls to the front of the batch (vLLM's
+ * `reorder_batch_threshold`).
+ * @param[in] builder The builder.
+ * @param[out] out_threshold Receives the threshold, or ::ATTN_NO_REORDER (None in vLLM).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_reorder_batch_threshold(const attn_builder_t* builder,
+                                                            int32_t* out_threshold) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_reorder_batch_threshold(). */
+typedef attn_error_t* (*PFN_attn_builder_reorder_batch_threshold)(const attn_builder_t* builder,
+                                                                  int32_t* out_threshold);
+
+/**
+ * @brief Whether attn_update_block_table() works with this builder.
+ * @param[in] builder The builder.
+ * @param[out] out Receives 1 or 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_supports_update_block_table(const attn_builder_t* builder,
+                                                                int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_supports_update_block_table(). */
+typedef attn_error_t* (*PFN_attn_builder_supports_update_block_table)(const attn_builder_t* builder,
+                                                                      int32_t* out);
+
+/**
+ * @brief The lowest CUDA graph support over several builders: the reduction vLLM's model runner
+ * does over its KV cache groups to pick its CUDA graph mode.
+ * @param[in] builders `num_builders` builders (none may be NULL).
+ * @param[in] num_builders May be 0: the answer is then ::ATTN_CG_ALWAYS, as in vLLM.
+ * @param[out] out_level Receives the minimum level.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming a NULL entry.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy() of one of the builders.
+ */
+ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* builders,
+                                                  size_t num_builders,
+                                                  int32_t* out_level) ATTN_NOEXCEPT;
+/** Pointer type of attn_min_cudagraph_support(). */
+typedef attn_error_t* (*PFN_attn_min_cudagraph_support)(const attn_builder_t* const* builders,
+                                                        size_t num_builders, int32_t* out_level);
+
+/**
+ * @brief vLLM 0.33's `get_varlen_cudagraph_max_query_len(vllm_config, kv_cache_spec)` of this
+ * builder (ABI 1.4): the largest per-request query length L of the variable-length decode
+ * batches (each real request 1..L query tokens, each padding request 0) that a FULL cudagraph of
+ * this builder replays. Model runner V2's adaptive verification needs L ≥ 1 + k from every
+ * builder whose level is not ::ATTN_CG_ALWAYS (see attn_resolve_cudagraph_mode_and_sizes()).
+ *
+ * None (`*out_has_value` = 0, `*out_value` = -1) for the base class, as in vLLM: ALWAYS builders
+ * replay any batch, and the others cannot replay varlen batches. MAMBA2 reports
+ * max_decode_query_len (1 + num_speculative_tokens, + num_speculative_tokens more with
+ * `parallel_drafting` on model runner V1); FLASHINFER reports 1 + k when its decode uses
+ * trtllm-gen's varlen kernel. A wrapper reports its inner builder's value.
+ * @param[in] builder The builder.
+ * @param[out] out_value Receives L, or -1 for None.
+ * @param[out] out_has_value Receives 1 when there is a bound, 0 for None.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments (outputs untouched).
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_varlen_cudagraph_max_query_len(
+    const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_varlen_cudagraph_max_query_len(). */
+typedef attn_error_t* (*PFN_attn_builder_varlen_cudagraph_max_query_len)(
+    const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value);
+
+/** The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's
+ *  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it
+ *  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays
+ *  of `num_groups` entries, one per attention group (builder) of every KV cache group. */
+typedef struct attn_cudagraph_resolve_args {
+  size_t struct_size;       /**< ::ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE. */
+  int32_t cudagraph_mode;   /**< The configured ::attn_cudagraph_mode_t (default
+                                 ::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE; vLLM's None is NONE). */
+  int32_t uniform_decode_query_len; /**< 1 + num_speculative_tokens (≥ 1; default 1). */
+  size_t num_groups;        /**< Attention groups; 0: the minimum level is ALWAYS, as in vLLM. */
+  const int32_t* group_cudagraph_support; /**< `num_groups` ::attn_cudagraph_support_t levels
+                                               (attn_builder_cudagraph_support()); NULL only
+                                               when `num_groups` is 0. */
+  const char* const* group_backend_names; /**< NULL, or `num_groups` names for the messages
+                                               (attn_builder_backend_name(); NULL entries read
+                                               as vLLM's None). */
+  const int32_t* group_varlen_max_query_len; /**< NULL (all None), or `num_groups` bounds from
+                                                  attn_builder_varlen_cudagraph_max_query_len(),
+                                                  -1 for None; read only with
+                                                  `adaptive_verification`. */
+  const int32_t* cudagraph_capture_sizes; /**< The configured capture sizes, as vLLM holds them
+                                               after its config's post-init (sorted); may be
+                                               NULL when `num_cudagraph_capture_sizes` is 0. */
+  size_t num_cudagraph_capture_sizes; /**< Entries in `cudagraph_capture_sizes`. */
+  int32_t max_cudagraph_capture_size; /**< The configured maximum; 0 for None. */
+  int32_t use_v2_model_runner;        /**< 1: model runner V2 (no size rounding). */
+  int32_t piecewise_capture_available; /**< 0: the model has neither a compiled submodule nor
+                                            breakable graphs (MRV2); default 1. */
+  int32_t splitting_ops_contain_attention; /**< vLLM's `splitting_ops_contain_attention()`;
+                                                default 1 (vLLM's default config). */
+  int32_t vllm_compile;                /**< compilation `mode` is VLLM_COMPILE; default 1. */
+  int32_t use_inductor_graph_partition; /**< default 0. */
+  int32_t has_mamba_layers;            /**< `kv_cache_config.has_mamba_layers` (0 without a
+                                            KV cache config). */
+  int32_t is_profiling;                /**< The profiling run (skips the Mamba check). */
+  int32_t adaptive_verification;       /**< MRV2 adaptive verification: check the varlen
+                                            bounds, then pick its decode route first. */
+  int64_t num_blocks;                  /**< `kv_cache_config.num_blocks`. */
+  int64_t max_num_reqs;                /**< max_num_seqs; 0 for None. */
+} attn_cudagraph_resolve_args_t;
+
+/** The size of ::attn_cudagraph_resolve_args_t in this header. */
+#define ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE \
+  (offsetof(attn_cudagraph_resolve_args_t, max_num_reqs) + sizeof(int64_t))
+/** Defaults of ::attn_cudagraph_resolve_args_t: vLLM's default config, no groups, no sizes. */
+#define ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT                                                     \
+  { ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 1, 0, NULL, \
+    NULL, NULL, NULL, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 }
+
+/**
+ * @brief vLLM 0.33's CUDA graph mode resolution (ABI 1.4): the model runner's reduction over its
+ * attention groups (`_check_and_update_cudagraph_mode` on V1, `get_attn_cg_support` on V2), then
+ * `CompilationConfig.resolve_cudagraph_mode_and_sizes`; with `adaptive_verification`, V2's
+ * varlen bound check and `resolve_adaptive_cudagraph_mode` first.
+ *
+ * Let `min` be the lowest group level (the first group having it names the backend). NONE stays
+ * NONE. A mode whose mixed batches run FULL (FULL) needs ALWAYS: below it, FULL_AND_PIECEWISE
+ * when `splitting_ops_contain_attention`, else FULL_DECODE_ONLY. FULL decode graphs with a
+ * NEVER group fall back to PIECEWISE (VLLM_COMPILE with attention split or inductor
+ * partitioning) or NONE; with spec decode (`uniform_decode_query_len` > 1) and `min` below
+ * UNIFORM_BATCH to PIECEWISE (`splitting_ops_contain_attention`) or NONE. Without
+ * `piecewise_capture_available`, PIECEWISE becomes NONE and FULL_AND_PIECEWISE
+ * FULL_DECODE_ONLY. On model runner V1 only, FULL decode graphs with spec decode round the
+ * capture sizes up to multiples of `uniform_decode_query_len`, dropping those above the maximum
+ * (sorted, unique; `[1 + k]` if none is left but it fits), and the maximum becomes the largest.
+ *
+ * Sizes, CUB-style: with `out_sizes` NULL, `*inout_num_sizes` receives the number of resolved
+ * sizes (and the mode and maximum are written); otherwise `*inout_num_sizes` is the capacity of
+ * `out_sizes` and receives the count.
+ * @param[in] args The inputs (see ::attn_cudagraph_resolve_args_t).
+ * @param[out] out_mode Receives the resolved ::attn_cudagraph_mode_t.
+ * @param[out] out_max_capture_size Receives the resolved `max_cudagraph_capture_size` (0: None).
+ * @param[out] out_sizes NULL (size query), or `*inout_num_sizes` entries for the sizes.
+ * @param[in,out] inout_num_sizes Capacity in, count out.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL/malformed arguments (a mode or
+ *         level out of range, `uniform_decode_query_len` < 1, sizes < 1, a capacity below the
+ *         count, `adaptive_verification` without model runner V2 or without FULL graphs, sizes
+ *         to round with no maximum: vLLM's assertions); ::ATTN_ERR_UNSUPPORTED for vLLM's
+ *         ValueErrors: FULL graphs with a NEVER group ("please try cudagraph_mode=PIECEWISE"),
+ *         no capture size left after rounding, `max_num_reqs` above `num_blocks` with Mamba
+ *         layers and FULL graphs (outside profiling), an adaptive verification bound below
+ *         `uniform_decode_query_len` (or None) on a non-ALWAYS group (NEVER counts as None).
+ *         Outputs are untouched on failure.
+ * @par Thread safety
+ * Safe to call from any thread (no state).
+ */
+ATTN_API attn_error_t* attn_resolve_cudagraph_mode_and_sizes(
+    const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size,
+    int32_t* out_sizes, size_t* inout_num_sizes) ATTN_NOEXCEPT;
+/** Pointer type of attn_resolve_cudagraph_mode_and_sizes(). */
+typedef attn_error_t* (*PFN_attn_resolve_cudagraph_mode_and_sizes)(
+    const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size,
+    int32_t* out_sizes, size_t* inout_num_sizes);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup build Builds
+ *  @brief Per-step metadata builds (vLLM's `build`, `update_block_table`,
+ *  `build_for_cudagraph_capture`, `build_for_drafting`, `use_cascade_attention`).
+ *
+ * @par Ownership of the result
+ * The metadata a build returns is owned by the builder: it stays valid until the next build or
+ * update on the same builder, or until the builder is destroyed. Its tensors either view the
+ * caller's input tensors (which must stay alive while it is used) or the builder's persistent
+ * buffers. Keep it longer with attn_metadata_clone(). attn_metadata_destroy() on it does nothing.
+ * Each successful build, capture, drafting build or update returns a new handle; a handle read
+ * after its builder's next result is stale: every accessor that returns an error
+ * (attn_metadata_field(), attn_metadata_get*(), attn_metadata_clone(),
+ * attn_metadata_to_common(), attn_update_block_table()) then fails with
+ * ::ATTN_ERR_INVALID_ARGUMENT ("metadata is stale: ...") instead of returning the newer data;
+ * attn_metadata_kind() and attn_metadata_field_count() still answer (they never change). An
+ * update_block_table() result also goes stale with the next result of the builder whose
+ * metadata it shares. Detection covers the next 63 results of a builder (handles are reused
+ * after 64); a handle of a destroyed builder must not be used at all.
+ * @par Stream semantics
+ * On a CUDA builder every device write is enqueued on `stream` and nothing synchronizes (unless
+ * `config->validate` is ::ATTN_VALIDATE_FULL); outputs are ready in stream order. Host builds
+ * finish before returning and ignore `stream`.
+ * @par Failure
+ * A build that fails validation leaves the builder's previous metadata as it was.
+ *  @{ */
+
+/**
+ * @brief Builds the backend's metadata for one batch (vLLM's `build(common_prefix_len,
+ * common_attn_metadata, fast_build)`).
+ * @param[in] builder The builder.
+ * @param[in] common_prefix_len Tokens shared by every request (0 = no cascade); >= 0.
+ * @param[in] common The batch; validated against the builder's config and device.
+ * @param[in] fast_build Non-zero to favour build speed over kernel speed (spec-decode drafting).
+ * @param[out] out Receives the metadata, owned by the builder (see above).
+ * @param[in] stream The CUDA stream for device work; ignored on the host.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field and value;
+ *         ::ATTN_ERR_BUSY; ::ATTN_ERR_CUDA.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build(attn_builder_t* builder, int64_t common_prefix_len,
+                                  const attn_common_metadata_t* common, int32_t fast_build,
+                                  attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build(). */
+typedef attn_error_t* (*PFN_attn_build)(attn_builder_t* builder, int64_t common_prefix_len,
+                                        const attn_common_metadata_t* common, int32_t fast_build,
+                                        attn_metadata_t** out, attn_stream_t stream);
+
+/**
+ * @brief vLLM's `update_block_table`: metadata equal to `metadata` but for `block_table` and
+ * `slot_mapping`, for KV cache groups whose metadata is otherwise identical.
+ *
+ * The result shares every other field with `metadata` (as vLLM's `copy.copy` does), so it stays
+ * valid only while `metadata` does. `metadata` may come from another builder of the same backend.
+ * @param[in] builder A builder whose backend supports it
+ *            (attn_builder_supports_update_block_table()).
+ * @param[in] metadata Metadata built by the same backend.
+ * @param[in] block_table The new (num_reqs, max_blocks) int32 block table.
+ * @param[in] slot_mapping The new slot mapping, same shape and dtype as the old one.
+ * @param[out] out Receives the metadata, owned by `builder`.
+ * @param[in] stream The CUDA stream; no device work is done today.
+ * @return NULL on success; ::ATTN_ERR_UNSUPPORTED when the backend does not support it;
+ *         ::ATTN_ERR_INVALID_ARGUMENT for a mismatched backend, shape, dtype or device;
+ *         ::ATTN_ERR_BUSY.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
+                                               const attn_metadata_t* metadata,
+                                               const attn_tensor_t* block_table,
+                                               const attn_tensor_t* slot_mapping,
+                                               attn_metadata_t** out,
+                                               attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_update_block_table(). */
+typedef attn_error_t* (*PFN_attn_update_block_table)(attn_builder_t* builder,
+                                                     const attn_metadata_t* metadata,
+                                                     const attn_tensor_t* block_table,
+                                                     const attn_tensor_t* slot_mapping,
+                                                     attn_metadata_t** out, attn_stream_t stream);
+
+/**
+ * @brief vLLM 0.33's `supports_draft_decode_metadata_update` of this builder (ABI 1.5): whether
+ * attn_update_draft_decode_metadata() refreshes its draft decode metadata with capture-safe work
+ * only, so that a speculator can record the refresh inside its draft decode CUDA graph and
+ * skip the eager build between draft steps.
+ *
+ * As in vLLM 0.33: FLASH_ATTN without DCP; TRITON_ATTN without R-SWA (`config->rswa_window`);
+ * FLASHINFER when its decode runs on trtllm-gen, without DCP; TRITON_MLA without DCP; a wrapper
+ * (chunked local, cross, encoder-only, fast prefill) answers as its inner builder; every other
+ * builder, plugin backends included, answers 0.
+ * @param[in] builder The builder.
+ * @param[out] out Receives 1 or 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments (`*out` untouched).
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_builder_supports_draft_decode_metadata_update(
+    const attn_builder_t* builder, int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_builder_supports_draft_decode_metadata_update(). */
+typedef attn_error_t* (*PFN_attn_builder_supports_draft_decode_metadata_update)(
+    const attn_builder_t* builder, int32_t* out);
+
+/**
+ * @brief vLLM 0.33's `update_draft_decode_metadata(metadata)` (ABI 1.5): refresh, in place and
+ * with capture-safe work only, the metadata of a draft decode step whose persistent inputs
+ * (`seq_lens`, `query_start_loc`, the block table, the slot mapping) the speculator advanced on
+ * the device since the build.
+ *
+ * libattn's metadata of the supporting builders holds views of those inputs, so nothing is
+ * rewritten: the call checks the builder and the metadata and returns (vLLM's TRITON_ATTN,
+ * FLASHINFER and TRITON_MLA updates are no-ops too). FLASH_ATTN with an AOT schedule
+ * (`aot_schedule` = 1): vLLM's update re-runs FA3's `get_scheduler_metadata`, FlashAttention's
+ * code, which libattn never calls; the runtime re-runs it with the metadata's `scheduler_*`
+ * fields (unchanged: views of the advanced inputs and the build's scalars), as after a build.
+ * @param[in] builder A builder for which attn_builder_supports_draft_decode_metadata_update()
+ *            answers 1.
+ * @param[in] metadata Metadata this builder's backend built (the draft decode batch's build).
+ * @param[in] stream The CUDA stream the refresh would run on; no device work is done today.
+ * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the backend and vLLM 0.33's reason
+ *         when the builder does not support it; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments,
+ *         metadata of another backend or never built, or stale metadata; ::ATTN_ERR_BUSY.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_update_draft_decode_metadata(attn_builder_t* builder,
+                                                         attn_metadata_t* metadata,
+                                                         attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_update_draft_decode_metadata(). */
+typedef attn_error_t* (*PFN_attn_update_draft_decode_metadata)(attn_builder_t* builder,
+                                                               attn_metadata_t* metadata,
+                                                               attn_stream_t stream);
+
+/**
+ * @brief vLLM's `build_for_cudagraph_capture(common)` = `build(0, common)`, after checking that
+ * the batch is one the builder's level allows in a captured graph.
+ *
+ * ::ATTN_CG_NEVER refuses every batch; ::ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE refuses batches with
+ * a query longer than 1; ::ATTN_CG_UNIFORM_BATCH refuses batches whose query lengths differ
+ * (all must equal max_query_len, except that the last may be shorter, as in vLLM's capture
+ * batches); ::ATTN_CG_ALWAYS accepts any batch. Query lengths are read from the host mirror.
+ *
+ * Backends that override vLLM's capture build do what vLLM does: TRITON_ATTN writes 1 into every
+ * entry of `common->seq_lens` (the runtime's tensor the graph reads at replay, so that capture
+ * does not run long sequences; refill it before replaying), FLEX_ATTENTION builds with
+ * max_seq_len = the host maximum of seq_lens. The Mamba family (MAMBA2, MAMBA1, SHORT_CONV,
+ * GDN_ATTN) captures decode-only batches only (max_query_len == 1 + num_speculative_tokens, at
+ * most decode_cudagraph_max_bs requests; GDN_ATTN: requests and tokens at most that); with spec
+ * decode MAMBA2, SHORT_CONV and GDN_ATTN build them with num_accepted_tokens =
+ * diff(query_start_loc) (GDN_ATTN also num_decode_draft_tokens = that - 1), whatever the caller
+ * passes (docs/backends/mamba.md).
+ * @param[in] builder The builder.
+ * @param[in] common The capture batch (TRITON_ATTN writes its seq_lens, see above).
+ * @param[out] out Receives the metadata, owned by the builder.
+ * @param[in] stream The stream being captured.
+ * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the level and the offending query
+ *         length; other errors as attn_build().
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build_for_cudagraph_capture(attn_builder_t* builder,
+                                                        const attn_common_metadata_t* common,
+                                                        attn_metadata_t** out,
+                                                        attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build_for_cudagraph_capture(). */
+typedef attn_error_t* (*PFN_attn_build_for_cudagraph_capture)(attn_builder_t* builder,
+                                                              const attn_common_metadata_t* common,
+                                                              attn_metadata_t** out,
+                                                              attn_stream_t stream);
+
+/**
+ * @brief vLLM's `build_for_drafting(common, draft_index)` = `build(0, common, fast_build=True)`.
+ * @param[in] builder The builder.
+ * @param[in] common The draft batch.
+ * @param[in] draft_index Index of the draft step (>= 0).
+ * @param[out] out Receives the metadata, owned by the builder.
+ * @param[in] stream The CUDA stream.
+ * @return As attn_build(); ::ATTN_ERR_INVALID_ARGUMENT for a negative `draft_index`.
+ * @par Thread safety
+ * One call per builder at a time (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build_for_drafting(attn_builder_t* builder,
+                                               const attn_common_metadata_t* common,
+                                               int32_t draft_index, attn_metadata_t** out,
+                                               attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build_for_drafting(). */
+typedef attn_error_t* (*PFN_attn_build_for_drafting)(attn_builder_t* builder,
+                                                     const attn_common_metadata_t* common,
+                                                     int32_t draft_index, attn_metadata_t** out,
+                                                     attn_stream_t stream);
+
+/** The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT. */
+typedef struct attn_cascade_query {
+  size_t struct_size;          /**< ::ATTN_CASCADE_QUERY_STRUCT_SIZE. */
+  int64_t common_prefix_len;   /**< Tokens shared by every request (>= 0). */
+  const int32_t* query_lens;   /**< Host array of `num_reqs` query lengths. */
+  int64_t num_reqs;            /**< Entries in `query_lens` (>= 0). */
+  int32_t num_query_heads;     /**< Query heads (> 0). */
+  int32_t num_kv_heads;        /**< KV heads (> 0). */
+  int32_t use_alibi;           /**< Non-zero with ALiBi. */
+  int32_t use_sliding_window;  /**< Non-zero with a sliding window. */
+  int32_t use_local_attention; /**< Non-zero with chunked local attention. */
+  int32_t num_sms;             /**< Streaming multiprocessors of the GPU (> 0). */
+  int32_t dcp_world_size;      /**< DCP world size (>= 1). */
+  void* extension;             /**< Reserved; must be NULL. */
+} attn_cascade_query_t;
+
+/** Size of ::attn_cascade_query_t in this header version. */
+#define ATTN_CASCADE_QUERY_STRUCT_SIZE \
+  (offsetof(attn_cascade_query_t, extension) + sizeof(void*))
+/** Initializer: no prefix, no requests, DCP size 1 (heads and SMs must be set). */
+#define ATTN_CASCADE_QUERY_INIT { ATTN_CASCADE_QUERY_STRUCT_SIZE, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 1, NULL }
+
+/**
+ * @brief Whether this builder would use cascade attention for a batch (vLLM's
+ * `use_cascade_attention`): false for most backends; FLASH_ATTN applies vLLM's heuristic (no
+ * cascade below a 256-token prefix, below 8 requests, with ALiBi, sliding window, local
+ * attention or DCP; then a cost model of cascade against FlashDecoding).
+ * @param[in] builder The builder.
+ * @param[in] query The batch description.
+ * @param[out] out Receives 1 (use cascade) or 0.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field.
+ * @par Thread safety
+ * Safe to call concurrently with anything but attn_builder_destroy().
+ */
+ATTN_API attn_error_t* attn_use_cascade_attention(const attn_builder_t* builder,
+                                                  const attn_cascade_query_t* query,
+                                                  int32_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_use_cascade_attention(). */
+typedef attn_error_t* (*PFN_attn_use_cascade_attention)(const attn_builder_t* builder,
+                                                        const attn_cascade_query_t* query,
+                                                        int32_t* out);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup metadata Metadata accessors
+ *  @brief Named fields of built metadata, with vLLM's field names.
+ *
+ * Every backend has a fixed list of fields; a field is a tensor, an integer, a float, a boolean,
+ * or None (an Optional that is unset for this batch). Metadata is immutable to readers: any
+ * number of threads may read the same metadata while nothing rebuilds it.
+ *  @{ */
+
+/** What a field holds. */
+typedef enum attn_field_kind {
+  ATTN_FIELD_NONE = 0,   /**< Unset (None in vLLM). */
+  ATTN_FIELD_TENSOR = 1, /**< A tensor view: `tensor`. */
+  ATTN_FIELD_INT = 2,    /**< An integer: `int_value`. */
+  ATTN_FIELD_FLOAT = 3,  /**< A float: `float_value`. */
+  ATTN_FIELD_BOOL = 4    /**< A boolean: `int_value` is 0 or 1. */
+} attn_field_kind_t;
+
+/** One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the
+ *  call; the library writes only what fits. */
+typedef struct attn_field {
+  size_t struct_size;          /**< Set by the caller: ::ATTN_FIELD_STRUCT_SIZE. */
+  const char* name;            /**< Field name, valid as long as the metadata. */
+  int32_t kind;                /**< One of ::attn_field_kind_t. */
+  const attn_tensor_t* tensor; /**< For ::ATTN_FIELD_TENSOR: the view, valid as long as the
+                                    metadata; else NULL. Its `strides` are always set. */
+  int64_t int_value;           /**< For ::ATTN_FIELD_INT and ::ATTN_FIELD_BOOL. */
+  double float_value;          /**< For ::ATTN_FIELD_FLOAT. */
+} attn_field_t;
+
+/** Size of ::attn_field_t in this header version. */
+#define ATTN_FIELD_STRUCT_SIZE (offsetof(attn_field_t, float_value) + sizeof(double))
+/** Initializer for an output field. */
+#define ATTN_FIELD_INIT { ATTN_FIELD_STRUCT_SIZE, NULL, ATTN_FIELD_NONE, NULL, 0, 0.0 }
+
+/**
+ * @brief The kind of metadata: the backend name that built it, or "common" for the results of
+ * batch utilities such as attn_common_metadata_unpadded().
+ * @param[in] metadata The metadata.
+ * @return The kind, valid as long as the metadata; "" for NULL.
+ */
+ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_kind(). */
+typedef const char* (*PFN_attn_metadata_kind)(const attn_metadata_t* metadata);
+
+/**
+ * @brief The number of fields.
+ * @param[in] metadata The metadata.
+ * @return The count; 0 for NULL.
+ */
+ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_field_count(). */
+typedef size_t (*PFN_attn_metadata_field_count)(const attn_metadata_t* metadata);
+
+/**
+ * @brief A field by index.
+ * @param[in] metadata The metadata.
+ * @param[in] index 0 <= index < attn_metadata_field_count().
+ * @param[in,out] out A field whose `struct_size` is set; filled on success.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
+ *         ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments or a too-small `out->struct_size`.
+ */
+ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size_t index,
+                                           attn_field_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_field(). */
+typedef attn_error_t* (*PFN_attn_metadata_field)(const attn_metadata_t* metadata, size_t index,
+                                                 attn_field_t* out);
+
+/**
+ * @brief A field by name.
+ * @param[in] metadata The metadata.
+ * @param[in] name A field name such as "query_start_loc".
+ * @param[in,out] out A field whose `struct_size` is set; filled on success.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND naming the field and the metadata kind.
+ */
+ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const char* name,
+                                         attn_field_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_get(). */
+typedef attn_error_t* (*PFN_attn_metadata_get)(const attn_metadata_t* metadata, const char* name,
+                                               attn_field_t* out);
+
+/**
+ * @brief A tensor field by name.
+ * @param[in] metadata The metadata.
+ * @param[in] name The field name.
+ * @param[out] out Receives the view (valid as long as the metadata), or NULL when the field
+ *             is None.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND; ::ATTN_ERR_INVALID_ARGUMENT when the field is
+ *         a scalar.
+ */
+ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
+                                                const char* name,
+                                                const attn_tensor_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_get_tensor(). */
+typedef attn_error_t* (*PFN_attn_metadata_get_tensor)(const attn_metadata_t* metadata,
+                                                      const char* name, const attn_tensor_t** out);
+
+/**
+ * @brief An integer or boolean field by name.
+ * @param[in] metadata The metadata.
+ * @param[in] name The field name.
+ * @param[out] out Receives the value.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND; ::ATTN_ERR_INVALID_ARGUMENT when the field is
+ *         None, a tensor or a float.
+ */
+ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, const char* name,
+                                             int64_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_get_int(). */
+typedef attn_error_t* (*PFN_attn_metadata_get_int)(const attn_metadata_t* metadata,
+                                                   const char* name, int64_t* out);
+
+/**
+ * @brief Copies metadata so that it outlives the next build ("keep").
+ *
+ * Tensors that live in the builder's persistent buffers are copied into memory owned by the
+ * clone (allocated with the builder's allocator on the same device; on a CUDA device the copy
+ * synchronizes the device). Tensors that view the caller's inputs keep viewing them.
+ * @param[in] metadata The metadata.
+ * @param[out] out Receives the clone, owned by the caller; release with attn_metadata_destroy().
+ * @return NULL on success; ::ATTN_ERR_OUT_OF_MEMORY; ::ATTN_ERR_CUDA.
+ * @par Thread safety
+ * May run while other threads read `metadata`, not while its builder rebuilds it.
+ */
+ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
+                                           attn_metadata_t** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_clone(). */
+typedef attn_error_t* (*PFN_attn_metadata_clone)(const attn_metadata_t* metadata,
+                                                 attn_metadata_t** out);
+
+/**
+ * @brief Releases metadata owned by the caller (from attn_metadata_clone() or a batch utility).
+ * @param[in] metadata The metadata; NULL, and metadata owned by a builder, are ignored.
+ */
+ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_destroy(). */
+typedef void (*PFN_attn_metadata_destroy)(attn_metadata_t* metadata);
+
+/**
+ * @brief Views metadata of kind "common" as an input batch for a build.
+ * @param[in] metadata Metadata of kind "common".
+ * @param[in,out] out A struct whose `struct_size` is set; its tensor pointers point into
+ *                `metadata` and are valid as long as it.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT when the kind is not "common".
+ */
+ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
+                                               attn_common_metadata_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_metadata_to_common(). */
+typedef attn_error_t* (*PFN_attn_metadata_to_common)(const attn_metadata_t* metadata,
+                                                     attn_common_metadata_t* out);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
+/** @defgroup backends Backend registry
+ *  @brief The backends this library (and its loaded plugins) can build for, queried without a
+ *  builder. Built-in backends come first, in a fixed order (FLASH_ATTN, FLASHINFER,
+ *  TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN, then the families: the MLA backends
+ *  FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, which build for
+ *  ::ATTN_KV_MLA specs only); plugin backends follow in load order.
+ *  Indices shift when a plugin is unloaded.
+ *
+ * vLLM's builder wrappers apply to every backend and are asked for by the spec and the config,
+ * not by name: an ::ATTN_KV_CHUNKED_LOCAL_ATTENTION spec builds on the local-attention virtual
+ * batches (CUDA graph support NEVER), an ::ATTN_KV_CROSS_ATTENTION spec builds cross attention
+ * over `encoder_seq_lens`, an ::ATTN_KV_ENCODER_ONLY spec builds with causal = false, and
+ * `config->kv_sharing_fast_prefill` wraps all of these in KV-sharing fast prefill. The
+ * metadata kind names the wrappers ("FastPrefillChunkedLocalAttention_8192_FLASH_ATTN"); its
+ * fields are the backend's, then the wrappers' (docs/backends/wrappers.md).
+ *  @{ */
+
+/**
+ * @brief The number of registered backends (built-in and plugins).
+ * @return The count.
+ * @par Thread safety
+ * Safe to call from any thread; a concurrent plugin load or unload may change the answer.
+ */
+ATTN_API size_t attn_backend_count(void) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_count(). */
+typedef size_t (*PFN_attn_backend_count)(void);
+
+/**
+ * @brief The name of a registered backend, as vLLM's backend enum spells it ("FLASH_ATTN").
+ * @param[in] index 0 <= index < attn_backend_count().
+ * @param[out] out Receives the name: static for built-in backends; for a plugin's backends,
+ *             valid until that plugin is unloaded.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_backend_name(size_t index, const char** out) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_name(). */
+typedef attn_error_t* (*PFN_attn_backend_name)(size_t index, const char** out);
+
+/**
+ * @brief The CUDA graph support a backend's builder would have for this spec and config,
+ * without creating one (vLLM's classmethod `get_cudagraph_support`).
+ * @param[in] backend A registered backend name.
+ * @param[in] kv_cache_spec The KV cache spec.
+ * @param[in] config The builder config.
+ * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND for an unknown backend;
+ *         ::ATTN_ERR_INVALID_ARGUMENT for a malformed spec or config.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_backend_cudagraph_support(const char* backend,
+                                                      const attn_kv_cache_spec_t* kv_cache_spec,
+                                                      const attn_builder_config_t* config,
+                                                      int32_t* out_level) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_cudagraph_support(). */
+typedef attn_error_t* (*PFN_attn_backend_cudagraph_support)(
+    const char* backend, const attn_kv_cache_spec_t* kv_cache_spec,
+    const attn_builder_config_t* config, int32_t* out_level);
+
+/** Where a registered backend comes from (ABI 1.3). */
+typedef enum attn_backend_origin {
+  ATTN_BACKEND_BUILTIN = 0, /**< Compiled into libattn. */
+  ATTN_BACKEND_PLUGIN = 1   /**< Registered by a plugin loaded with attn_plugin_load(). */
+} attn_backend_origin_t;
+
+/** What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`
+ *  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than
+ *  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for
+ *  a plugin's backends valid until that plugin is unloaded. */
+typedef struct attn_backend_info_s {
+  size_t struct_size;         /**< Set by the caller: ::ATTN_BACKEND_INFO_STRUCT_SIZE. */
+  const char* name;           /**< As attn_backend_name() gives it ("FLASH_ATTN"). */
+  uint32_t kv_cache_kinds;    /**< The KV cache spec kinds it builds for: bit k set when it
+                                   accepts the ::attn_kv_cache_kind_t whose value is k
+                                   (`1u << ATTN_KV_MLA`). Wrapper kinds (chunked local, cross,
+                                   encoder-only) are included when the backend builds under
+                                   those wrappers. */
+  int32_t origin;             /**< One of ::attn_backend_origin_t. */
+  const char* vllm_release;   /**< The vLLM release whose builder it matches ("0.33.0"); "" when
+                                   unknown, "plugin" for a plugin's backends. */
+  void* extension;            /**< Written as NULL; reserved. */
+} attn_backend_info_t;
+
+/** Size of ::attn_backend_info_t in this header version (ABI 1.3, the smallest accepted). */
+#define ATTN_BACKEND_INFO_STRUCT_SIZE \
+  (offsetof(attn_backend_info_t, extension) + sizeof(void*))
+/** Initializer: sets `struct_size`; the library fills the rest. */
+#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL }
+
+/**
+ * @brief Describes a registered backend: its name, the KV cache spec kinds it accepts, whether
+ * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3).
+ *
+ * Enumerate with `for (i = 0; i < attn_backend_count(); ++i)` and pick a spec per accepted
+ * kind, instead of keeping a list of backend names.
+ * @param[in] index 0 <= index < attn_backend_count().
+ * @param[in,out] out A struct whose `struct_size` the caller has set (::ATTN_BACKEND_INFO_INIT);
+ *                the library writes at most `struct_size` bytes and leaves `struct_size` as it
+ *                was. The strings it receives are owned by the library (see
+ *                ::attn_backend_info_t).
+ * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
+ *         ::ATTN_ERR_INVALID_ARGUMENT when `out` is NULL or its `struct_size` is smaller than
+ *         ::ATTN_BACKEND_INFO_STRUCT_SIZE. On failure `*out` is left untouched.
+ * @par Thread safety
+ * Safe to call from any thread; a concurrent plugin unload may shift the indices.
+ */
+ATTN_API attn_error_t* attn_backend_info(size_t index, attn_backend_info_t* out) ATTN_NOEXCEPT;
+/** Pointer type of attn_backend_info(). */
+typedef attn_error_t* (*PFN_attn_backend_info)(size_t index, attn_backend_info_t* out);
+
+/** @} */
+
+/* ------------------------------------------------------------------------------------------ */
 /** @defgroup tensors Tensors and devices
  *  @brief Borrowed tensor views with DLPack's `DLTensor` layout.
  *
@@ -292,7 +1081,7 @@ typedef struct attn_dtype {
  * aligned to the element size (1, 2, 4, 8 or 16 bytes). A view whose memory is smaller than its
  * declared extent is the caller's bug: no library can detect it.
  */
-typedef struct attn_tensor {
+struct attn_tensor {
   void* data;              /**< Base address (host or device); `byte_offset` is added to it. */
   attn_device_t device;    /**< Where `data` lives. */
   int32_t ndim;            /**< Number of dimensions (at most 8). */
@@ -301,7 +1090,7 @@ typedef struct attn_tensor {
   int64_t* strides;        /**< `ndim` strides in elements, or NULL for compact row-major
                               (ignored for a view with no elements). */
   uint64_t byte_offset;    /**< Bytes from `data` to the first element. */
-} attn_tensor_t;
+};
 
 /**
  * @brief The number of devices of a type that this library can use.
@@ -502,7 +1291,7 @@ typedef enum attn_mamba_cache_mode {
  *  @{ */
 
 /** A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT. */
-typedef struct attn_kv_cache_spec {
+struct attn_kv_cache_spec {
   size_t struct_size;           /**< ::ATTN_KV_CACHE_SPEC_STRUCT_SIZE. */
   int32_t kind;                 /**< One of ::attn_kv_cache_kind_t. */
   int32_t block_size;           /**< Tokens per KV cache block (> 0). */
@@ -568,7 +1357,7 @@ typedef struct attn_kv_cache_spec {
                                  `block_size / tokens_per_state` states a block); 0 (default) = 1
                                  (no compression). Must divide `block_size`. */
   int32_t reserved_1_7;     /**< Reserved; must be 0 (keeps the struct free of tail padding). */
-} attn_kv_cache_spec_t;
+};
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 \
@@ -645,7 +1434,7 @@ typedef struct attn_allocator {
  * read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least
  * `max_num_seqs`, `max_num_batched_tokens`, `max_model_len` and `num_attention_heads`.
  */
-typedef struct attn_builder_config {
+struct attn_builder_config {
   size_t struct_size;                /**< ::ATTN_BUILDER_CONFIG_STRUCT_SIZE. */
   attn_device_t device;              /**< Where builds run: {ATTN_DEVICE_CPU, 0} (default) or
                                           {ATTN_DEVICE_CUDA, n}. */
@@ -896,7 +1685,7 @@ typedef struct attn_builder_config {
                                           0 (default): such a batch is refused, as vLLM asserts. */
   int32_t reserved_1_7_b;            /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
-} attn_builder_config_t;
+};
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 \
@@ -937,7 +1726,7 @@ typedef struct attn_builder_config {
  *  @{ */
 
 /** The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT. */
-typedef struct attn_common_metadata {
+struct attn_common_metadata {
   size_t struct_size;                        /**< ::ATTN_COMMON_METADATA_STRUCT_SIZE. */
   const attn_tensor_t* query_start_loc;      /**< (num_reqs + 1,) int32: start of each request's
                                                   query tokens; [0] = 0, non-decreasing. */
@@ -1075,7 +1864,7 @@ typedef struct attn_common_metadata {
                                                   num_actual_reqs rows; micro-batch slicing does
                                                   not carry it (a build keyword, as
                                                   `num_accepted_tokens`). */
-} attn_common_metadata_t;
+};
 
 /** Size of ::attn_common_metadata_t in ABI 1.0 (the smallest `struct_size` accepted). */
 #define ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 \
@@ -1966,766 +2755,6 @@ typedef attn_error_t* (*PFN_attn_split_attn_metadata)(const attn_common_metadata
                                                       size_t num_slices,
                                                       const attn_ubatch_out_t* outputs,
                                                       attn_metadata_t** out, attn_stream_t stream);
-
-/** @} */
-
-/* ------------------------------------------------------------------------------------------ */
-/** @defgroup backends Backend registry
- *  @brief The backends this library (and its loaded plugins) can build for, queried without a
- *  builder. Built-in backends come first, in a fixed order (FLASH_ATTN, FLASHINFER,
- *  TRITON_ATTN, FLEX_ATTENTION, TREE_ATTN, CPU_ATTN, then the families: the MLA backends
- *  FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA, TRITON_MLA, which build for
- *  ::ATTN_KV_MLA specs only); plugin backends follow in load order.
- *  Indices shift when a plugin is unloaded.
- *
- * vLLM's builder wrappers apply to every backend and are asked for by the spec and the config,
- * not by name: an ::ATTN_KV_CHUNKED_LOCAL_ATTENTION spec builds on the local-attention virtual
- * batches (CUDA graph support NEVER), an ::ATTN_KV_CROSS_ATTENTION spec builds cross attention
- * over `encoder_seq_lens`, an ::ATTN_KV_ENCODER_ONLY spec builds with causal = false, and
- * `config->kv_sharing_fast_prefill` wraps all of these in KV-sharing fast prefill. The
- * metadata kind names the wrappers ("FastPrefillChunkedLocalAttention_8192_FLASH_ATTN"); its
- * fields are the backend's, then the wrappers' (docs/backends/wrappers.md).
- *  @{ */
-
-/**
- * @brief The number of registered backends (built-in and plugins).
- * @return The count.
- * @par Thread safety
- * Safe to call from any thread; a concurrent plugin load or unload may change the answer.
- */
-ATTN_API size_t attn_backend_count(void) ATTN_NOEXCEPT;
-/** Pointer type of attn_backend_count(). */
-typedef size_t (*PFN_attn_backend_count)(void);
-
-/**
- * @brief The name of a registered backend, as vLLM's backend enum spells it ("FLASH_ATTN").
- * @param[in] index 0 <= index < attn_backend_count().
- * @param[out] out Receives the name: static for built-in backends; for a plugin's backends,
- *             valid until that plugin is unloaded.
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range.
- * @par Thread safety
- * Safe to call from any thread.
- */
-ATTN_API attn_error_t* attn_backend_name(size_t index, const char** out) ATTN_NOEXCEPT;
-/** Pointer type of attn_backend_name(). */
-typedef attn_error_t* (*PFN_attn_backend_name)(size_t index, const char** out);
-
-/**
- * @brief The CUDA graph support a backend's builder would have for this spec and config,
- * without creating one (vLLM's classmethod `get_cudagraph_support`).
- * @param[in] backend A registered backend name.
- * @param[in] kv_cache_spec The KV cache spec.
- * @param[in] config The builder config.
- * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND for an unknown backend;
- *         ::ATTN_ERR_INVALID_ARGUMENT for a malformed spec or config.
- * @par Thread safety
- * Safe to call from any thread.
- */
-ATTN_API attn_error_t* attn_backend_cudagraph_support(const char* backend,
-                                                      const attn_kv_cache_spec_t* kv_cache_spec,
-                                                      const attn_builder_config_t* config,
-                                                      int32_t* out_level) ATTN_NOEXCEPT;
-/** Pointer type of attn_backend_cudagraph_support(). */
-typedef attn_error_t* (*PFN_attn_backend_cudagraph_support)(
-    const char* backend, const attn_kv_cache_spec_t* kv_cache_spec,
-    const attn_builder_config_t* config, int32_t* out_level);
-
-/** Where a registered backend comes from (ABI 1.3). */
-typedef enum attn_backend_origin {
-  ATTN_BACKEND_BUILTIN = 0, /**< Compiled into libattn. */
-  ATTN_BACKEND_PLUGIN = 1   /**< Registered by a plugin loaded with attn_plugin_load(). */
-} attn_backend_origin_t;
-
-/** What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`
- *  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than
- *  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for
- *  a plugin's backends valid until that plugin is unloaded. */
-typedef struct attn_backend_info_s {
-  size_t struct_size;         /**< Set by the caller: ::ATTN_BACKEND_INFO_STRUCT_SIZE. */
-  const char* name;           /**< As attn_backend_name() gives it ("FLASH_ATTN"). */
-  uint32_t kv_cache_kinds;    /**< The KV cache spec kinds it builds for: bit k set when it
-                                   accepts the ::attn_kv_cache_kind_t whose value is k
-                                   (`1u << ATTN_KV_MLA`). Wrapper kinds (chunked local, cross,
-                                   encoder-only) are included when the backend builds under
-                                   those wrappers. */
-  int32_t origin;             /**< One of ::attn_backend_origin_t. */
-  const char* vllm_release;   /**< The vLLM release whose builder it matches ("0.33.0"); "" when
-                                   unknown, "plugin" for a plugin's backends. */
-  void* extension;            /**< Written as NULL; reserved. */
-} attn_backend_info_t;
-
-/** Size of ::attn_backend_info_t in this header version (ABI 1.3, the smallest accepted). */
-#define ATTN_BACKEND_INFO_STRUCT_SIZE \
-  (offsetof(attn_backend_info_t, extension) + sizeof(void*))
-/** Initializer: sets `struct_size`; the library fills the rest. */
-#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL }
-
-/**
- * @brief Describes a registered backend: its name, the KV cache spec kinds it accepts, whether
- * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3).
- *
- * Enumerate with `for (i = 0; i < attn_backend_count(); ++i)` and pick a spec per accepted
- * kind, instead of keeping a list of backend names.
- * @param[in] index 0 <= index < attn_backend_count().
- * @param[in,out] out A struct whose `struct_size` the caller has set (::ATTN_BACKEND_INFO_INIT);
- *                the library writes at most `struct_size` bytes and leaves `struct_size` as it
- *                was. The strings it receives are owned by the library (see
- *                ::attn_backend_info_t).
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
- *         ::ATTN_ERR_INVALID_ARGUMENT when `out` is NULL or its `struct_size` is smaller than
- *         ::ATTN_BACKEND_INFO_STRUCT_SIZE. On failure `*out` is left untouched.
- * @par Thread safety
- * Safe to call from any thread; a concurrent plugin unload may shift the indices.
- */
-ATTN_API attn_error_t* attn_backend_info(size_t index, attn_backend_info_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_backend_info(). */
-typedef attn_error_t* (*PFN_attn_backend_info)(size_t index, attn_backend_info_t* out);
-
-/** @} */
-
-/* ------------------------------------------------------------------------------------------ */
-/** @defgroup builder Builders
- *  @brief A builder per (backend, KV cache spec, config), as vLLM has one per KV cache group.
- *
- * A builder allocates its persistent buffers once, in attn_builder_create(); builds allocate
- * nothing, so the addresses they return are stable and safe to capture in a CUDA graph.
- * @par Thread safety
- * One builder is used by one thread at a time: a call that finds another call in progress on
- * the same builder returns ::ATTN_ERR_BUSY. Distinct builders may be used concurrently.
- *  @{ */
-
-/**
- * @brief The bytes of caller workspace a builder needs (two-phase, as CUB does): pass that many
- * bytes as `config->workspace` to have the builder place its persistent buffers there.
- * @param[in] backend A registered backend name.
- * @param[in] kv_cache_spec The KV cache spec.
- * @param[in] config The builder config (its `workspace` fields are ignored).
- * @param[out] out_bytes Receives the size in bytes (0 when the builder needs no buffers).
- * @return NULL on success; errors as attn_builder_create().
- * @par Thread safety
- * Safe to call from any thread.
- */
-ATTN_API attn_error_t* attn_builder_workspace_size(const char* backend,
-                                                   const attn_kv_cache_spec_t* kv_cache_spec,
-                                                   const attn_builder_config_t* config,
-                                                   size_t* out_bytes) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_workspace_size(). */
-typedef attn_error_t* (*PFN_attn_builder_workspace_size)(const char* backend,
-                                                         const attn_kv_cache_spec_t* kv_cache_spec,
-                                                         const attn_builder_config_t* config,
-                                                         size_t* out_bytes);
-
-/**
- * @brief Creates a builder and its persistent buffers.
- * @param[in] backend A registered backend name, e.g. "FLASH_ATTN".
- * @param[in] kv_cache_spec The KV cache spec; copied.
- * @param[in] config The config; copied (the `layers` array too). An allocator or workspace
- *            named in it must outlive the builder.
- * @param[out] out Receives the builder, owned by the caller; release with
- *             attn_builder_destroy().
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND (unknown backend), ::ATTN_ERR_INVALID_ARGUMENT
- *         (malformed spec or config), ::ATTN_ERR_UNSUPPORTED (spec, device or dtype the backend
- *         does not handle; CUDA device without CUDA support), ::ATTN_ERR_OUT_OF_MEMORY,
- *         ::ATTN_ERR_CUDA.
- * @par Thread safety
- * Safe to call from any thread.
- */
-ATTN_API attn_error_t* attn_builder_create(const char* backend,
-                                           const attn_kv_cache_spec_t* kv_cache_spec,
-                                           const attn_builder_config_t* config,
-                                           attn_builder_t** out) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_create(). */
-typedef attn_error_t* (*PFN_attn_builder_create)(const char* backend,
-                                                 const attn_kv_cache_spec_t* kv_cache_spec,
-                                                 const attn_builder_config_t* config,
-                                                 attn_builder_t** out);
-
-/**
- * @brief Destroys a builder, its buffers and the metadata it owns.
- * @param[in] builder The builder; NULL is accepted and ignored.
- * @par Thread safety
- * No other call may be using `builder`.
- */
-ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_destroy(). */
-typedef void (*PFN_attn_builder_destroy)(attn_builder_t* builder);
-
-/**
- * @brief The backend name of a builder.
- * @param[in] builder The builder.
- * @return The name, valid for the builder's lifetime; "" when `builder` is NULL.
- */
-ATTN_API const char* attn_builder_backend_name(const attn_builder_t* builder) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_backend_name(). */
-typedef const char* (*PFN_attn_builder_backend_name)(const attn_builder_t* builder);
-
-/**
- * @brief The CUDA graph support level of this builder (the runtime's view of
- * `builder.get_cudagraph_support(...)`).
- * @param[in] builder The builder.
- * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy().
- */
-ATTN_API attn_error_t* attn_builder_cudagraph_support(const attn_builder_t* builder,
-                                                      int32_t* out_level) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_cudagraph_support(). */
-typedef attn_error_t* (*PFN_attn_builder_cudagraph_support)(const attn_builder_t* builder,
-                                                            int32_t* out_level);
-
-/**
- * @brief The query length this builder pulls to the front of the batch (vLLM's
- * `reorder_batch_threshold`).
- * @param[in] builder The builder.
- * @param[out] out_threshold Receives the threshold, or ::ATTN_NO_REORDER (None in vLLM).
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy().
- */
-ATTN_API attn_error_t* attn_builder_reorder_batch_threshold(const attn_builder_t* builder,
-                                                            int32_t* out_threshold) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_reorder_batch_threshold(). */
-typedef attn_error_t* (*PFN_attn_builder_reorder_batch_threshold)(const attn_builder_t* builder,
-                                                                  int32_t* out_threshold);
-
-/**
- * @brief Whether attn_update_block_table() works with this builder.
- * @param[in] builder The builder.
- * @param[out] out Receives 1 or 0.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments.
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy().
- */
-ATTN_API attn_error_t* attn_builder_supports_update_block_table(const attn_builder_t* builder,
-                                                                int32_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_supports_update_block_table(). */
-typedef attn_error_t* (*PFN_attn_builder_supports_update_block_table)(const attn_builder_t* builder,
-                                                                      int32_t* out);
-
-/**
- * @brief The lowest CUDA graph support over several builders: the reduction vLLM's model runner
- * does over its KV cache groups to pick its CUDA graph mode.
- * @param[in] builders `num_builders` builders (none may be NULL).
- * @param[in] num_builders May be 0: the answer is then ::ATTN_CG_ALWAYS, as in vLLM.
- * @param[out] out_level Receives the minimum level.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming a NULL entry.
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy() of one of the builders.
- */
-ATTN_API attn_error_t* attn_min_cudagraph_support(const attn_builder_t* const* builders,
-                                                  size_t num_builders,
-                                                  int32_t* out_level) ATTN_NOEXCEPT;
-/** Pointer type of attn_min_cudagraph_support(). */
-typedef attn_error_t* (*PFN_attn_min_cudagraph_support)(const attn_builder_t* const* builders,
-                                                        size_t num_builders, int32_t* out_level);
-
-/**
- * @brief vLLM 0.33's `get_varlen_cudagraph_max_query_len(vllm_config, kv_cache_spec)` of this
- * builder (ABI 1.4): the largest per-request query length L of the variable-length decode
- * batches (each real request 1..L query tokens, each padding request 0) that a FULL cudagraph of
- * this builder replays. Model runner V2's adaptive verification needs L ≥ 1 + k from every
- * builder whose level is not ::ATTN_CG_ALWAYS (see attn_resolve_cudagraph_mode_and_sizes()).
- *
- * None (`*out_has_value` = 0, `*out_value` = -1) for the base class, as in vLLM: ALWAYS builders
- * replay any batch, and the others cannot replay varlen batches. MAMBA2 reports
- * max_decode_query_len (1 + num_speculative_tokens, + num_speculative_tokens more with
- * `parallel_drafting` on model runner V1); FLASHINFER reports 1 + k when its decode uses
- * trtllm-gen's varlen kernel. A wrapper reports its inner builder's value.
- * @param[in] builder The builder.
- * @param[out] out_value Receives L, or -1 for None.
- * @param[out] out_has_value Receives 1 when there is a bound, 0 for None.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments (outputs untouched).
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy().
- */
-ATTN_API attn_error_t* attn_builder_varlen_cudagraph_max_query_len(
-    const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_varlen_cudagraph_max_query_len(). */
-typedef attn_error_t* (*PFN_attn_builder_varlen_cudagraph_max_query_len)(
-    const attn_builder_t* builder, int32_t* out_value, int32_t* out_has_value);
-
-/** The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's
- *  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it
- *  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays
- *  of `num_groups` entries, one per attention group (builder) of every KV cache group. */
-typedef struct attn_cudagraph_resolve_args {
-  size_t struct_size;       /**< ::ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE. */
-  int32_t cudagraph_mode;   /**< The configured ::attn_cudagraph_mode_t (default
-                                 ::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE; vLLM's None is NONE). */
-  int32_t uniform_decode_query_len; /**< 1 + num_speculative_tokens (≥ 1; default 1). */
-  size_t num_groups;        /**< Attention groups; 0: the minimum level is ALWAYS, as in vLLM. */
-  const int32_t* group_cudagraph_support; /**< `num_groups` ::attn_cudagraph_support_t levels
-                                               (attn_builder_cudagraph_support()); NULL only
-                                               when `num_groups` is 0. */
-  const char* const* group_backend_names; /**< NULL, or `num_groups` names for the messages
-                                               (attn_builder_backend_name(); NULL entries read
-                                               as vLLM's None). */
-  const int32_t* group_varlen_max_query_len; /**< NULL (all None), or `num_groups` bounds from
-                                                  attn_builder_varlen_cudagraph_max_query_len(),
-                                                  -1 for None; read only with
-                                                  `adaptive_verification`. */
-  const int32_t* cudagraph_capture_sizes; /**< The configured capture sizes, as vLLM holds them
-                                               after its config's post-init (sorted); may be
-                                               NULL when `num_cudagraph_capture_sizes` is 0. */
-  size_t num_cudagraph_capture_sizes; /**< Entries in `cudagraph_capture_sizes`. */
-  int32_t max_cudagraph_capture_size; /**< The configured maximum; 0 for None. */
-  int32_t use_v2_model_runner;        /**< 1: model runner V2 (no size rounding). */
-  int32_t piecewise_capture_available; /**< 0: the model has neither a compiled submodule nor
-                                            breakable graphs (MRV2); default 1. */
-  int32_t splitting_ops_contain_attention; /**< vLLM's `splitting_ops_contain_attention()`;
-                                                default 1 (vLLM's default config). */
-  int32_t vllm_compile;                /**< compilation `mode` is VLLM_COMPILE; default 1. */
-  int32_t use_inductor_graph_partition; /**< default 0. */
-  int32_t has_mamba_layers;            /**< `kv_cache_config.has_mamba_layers` (0 without a
-                                            KV cache config). */
-  int32_t is_profiling;                /**< The profiling run (skips the Mamba check). */
-  int32_t adaptive_verification;       /**< MRV2 adaptive verification: check the varlen
-                                            bounds, then pick its decode route first. */
-  int64_t num_blocks;                  /**< `kv_cache_config.num_blocks`. */
-  int64_t max_num_reqs;                /**< max_num_seqs; 0 for None. */
-} attn_cudagraph_resolve_args_t;
-
-/** The size of ::attn_cudagraph_resolve_args_t in this header. */
-#define ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE \
-  (offsetof(attn_cudagraph_resolve_args_t, max_num_reqs) + sizeof(int64_t))
-/** Defaults of ::attn_cudagraph_resolve_args_t: vLLM's default config, no groups, no sizes. */
-#define ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT                                                     \
-  { ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE, ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE, 1, 0, NULL, \
-    NULL, NULL, NULL, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0 }
-
-/**
- * @brief vLLM 0.33's CUDA graph mode resolution (ABI 1.4): the model runner's reduction over its
- * attention groups (`_check_and_update_cudagraph_mode` on V1, `get_attn_cg_support` on V2), then
- * `CompilationConfig.resolve_cudagraph_mode_and_sizes`; with `adaptive_verification`, V2's
- * varlen bound check and `resolve_adaptive_cudagraph_mode` first.
- *
- * Let `min` be the lowest group level (the first group having it names the backend). NONE stays
- * NONE. A mode whose mixed batches run FULL (FULL) needs ALWAYS: below it, FULL_AND_PIECEWISE
- * when `splitting_ops_contain_attention`, else FULL_DECODE_ONLY. FULL decode graphs with a
- * NEVER group fall back to PIECEWISE (VLLM_COMPILE with attention split or inductor
- * partitioning) or NONE; with spec decode (`uniform_decode_query_len` > 1) and `min` below
- * UNIFORM_BATCH to PIECEWISE (`splitting_ops_contain_attention`) or NONE. Without
- * `piecewise_capture_available`, PIECEWISE becomes NONE and FULL_AND_PIECEWISE
- * FULL_DECODE_ONLY. On model runner V1 only, FULL decode graphs with spec decode round the
- * capture sizes up to multiples of `uniform_decode_query_len`, dropping those above the maximum
- * (sorted, unique; `[1 + k]` if none is left but it fits), and the maximum becomes the largest.
- *
- * Sizes, CUB-style: with `out_sizes` NULL, `*inout_num_sizes` receives the number of resolved
- * sizes (and the mode and maximum are written); otherwise `*inout_num_sizes` is the capacity of
- * `out_sizes` and receives the count.
- * @param[in] args The inputs (see ::attn_cudagraph_resolve_args_t).
- * @param[out] out_mode Receives the resolved ::attn_cudagraph_mode_t.
- * @param[out] out_max_capture_size Receives the resolved `max_cudagraph_capture_size` (0: None).
- * @param[out] out_sizes NULL (size query), or `*inout_num_sizes` entries for the sizes.
- * @param[in,out] inout_num_sizes Capacity in, count out.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL/malformed arguments (a mode or
- *         level out of range, `uniform_decode_query_len` < 1, sizes < 1, a capacity below the
- *         count, `adaptive_verification` without model runner V2 or without FULL graphs, sizes
- *         to round with no maximum: vLLM's assertions); ::ATTN_ERR_UNSUPPORTED for vLLM's
- *         ValueErrors: FULL graphs with a NEVER group ("please try cudagraph_mode=PIECEWISE"),
- *         no capture size left after rounding, `max_num_reqs` above `num_blocks` with Mamba
- *         layers and FULL graphs (outside profiling), an adaptive verification bound below
- *         `uniform_decode_query_len` (or None) on a non-ALWAYS group (NEVER counts as None).
- *         Outputs are untouched on failure.
- * @par Thread safety
- * Safe to call from any thread (no state).
- */
-ATTN_API attn_error_t* attn_resolve_cudagraph_mode_and_sizes(
-    const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size,
-    int32_t* out_sizes, size_t* inout_num_sizes) ATTN_NOEXCEPT;
-/** Pointer type of attn_resolve_cudagraph_mode_and_sizes(). */
-typedef attn_error_t* (*PFN_attn_resolve_cudagraph_mode_and_sizes)(
-    const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size,
-    int32_t* out_sizes, size_t* inout_num_sizes);
-
-/** @} */
-
-/* ------------------------------------------------------------------------------------------ */
-/** @defgroup build Builds
- *  @brief Per-step metadata builds (vLLM's `build`, `update_block_table`,
- *  `build_for_cudagraph_capture`, `build_for_drafting`, `use_cascade_attention`).
- *
- * @par Ownership of the result
- * The metadata a build returns is owned by the builder: it stays valid until the next build or
- * update on the same builder, or until the builder is destroyed. Its tensors either view the
- * caller's input tensors (which must stay alive while it is used) or the builder's persistent
- * buffers. Keep it longer with attn_metadata_clone(). attn_metadata_destroy() on it does nothing.
- * Each successful build, capture, drafting build or update returns a new handle; a handle read
- * after its builder's next result is stale: every accessor that returns an error
- * (attn_metadata_field(), attn_metadata_get*(), attn_metadata_clone(),
- * attn_metadata_to_common(), attn_update_block_table()) then fails with
- * ::ATTN_ERR_INVALID_ARGUMENT ("metadata is stale: ...") instead of returning the newer data;
- * attn_metadata_kind() and attn_metadata_field_count() still answer (they never change). An
- * update_block_table() result also goes stale with the next result of the builder whose
- * metadata it shares. Detection covers the next 63 results of a builder (handles are reused
- * after 64); a handle of a destroyed builder must not be used at all.
- * @par Stream semantics
- * On a CUDA builder every device write is enqueued on `stream` and nothing synchronizes (unless
- * `config->validate` is ::ATTN_VALIDATE_FULL); outputs are ready in stream order. Host builds
- * finish before returning and ignore `stream`.
- * @par Failure
- * A build that fails validation leaves the builder's previous metadata as it was.
- *  @{ */
-
-/**
- * @brief Builds the backend's metadata for one batch (vLLM's `build(common_prefix_len,
- * common_attn_metadata, fast_build)`).
- * @param[in] builder The builder.
- * @param[in] common_prefix_len Tokens shared by every request (0 = no cascade); >= 0.
- * @param[in] common The batch; validated against the builder's config and device.
- * @param[in] fast_build Non-zero to favour build speed over kernel speed (spec-decode drafting).
- * @param[out] out Receives the metadata, owned by the builder (see above).
- * @param[in] stream The CUDA stream for device work; ignored on the host.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field and value;
- *         ::ATTN_ERR_BUSY; ::ATTN_ERR_CUDA.
- * @par Thread safety
- * One call per builder at a time (else ::ATTN_ERR_BUSY).
- */
-ATTN_API attn_error_t* attn_build(attn_builder_t* builder, int64_t common_prefix_len,
-                                  const attn_common_metadata_t* common, int32_t fast_build,
-                                  attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
-/** Pointer type of attn_build(). */
-typedef attn_error_t* (*PFN_attn_build)(attn_builder_t* builder, int64_t common_prefix_len,
-                                        const attn_common_metadata_t* common, int32_t fast_build,
-                                        attn_metadata_t** out, attn_stream_t stream);
-
-/**
- * @brief vLLM's `update_block_table`: metadata equal to `metadata` but for `block_table` and
- * `slot_mapping`, for KV cache groups whose metadata is otherwise identical.
- *
- * The result shares every other field with `metadata` (as vLLM's `copy.copy` does), so it stays
- * valid only while `metadata` does. `metadata` may come from another builder of the same backend.
- * @param[in] builder A builder whose backend supports it
- *            (attn_builder_supports_update_block_table()).
- * @param[in] metadata Metadata built by the same backend.
- * @param[in] block_table The new (num_reqs, max_blocks) int32 block table.
- * @param[in] slot_mapping The new slot mapping, same shape and dtype as the old one.
- * @param[out] out Receives the metadata, owned by `builder`.
- * @param[in] stream The CUDA stream; no device work is done today.
- * @return NULL on success; ::ATTN_ERR_UNSUPPORTED when the backend does not support it;
- *         ::ATTN_ERR_INVALID_ARGUMENT for a mismatched backend, shape, dtype or device;
- *         ::ATTN_ERR_BUSY.
- * @par Thread safety
- * One call per builder at a time (else ::ATTN_ERR_BUSY).
- */
-ATTN_API attn_error_t* attn_update_block_table(attn_builder_t* builder,
-                                               const attn_metadata_t* metadata,
-                                               const attn_tensor_t* block_table,
-                                               const attn_tensor_t* slot_mapping,
-                                               attn_metadata_t** out,
-                                               attn_stream_t stream) ATTN_NOEXCEPT;
-/** Pointer type of attn_update_block_table(). */
-typedef attn_error_t* (*PFN_attn_update_block_table)(attn_builder_t* builder,
-                                                     const attn_metadata_t* metadata,
-                                                     const attn_tensor_t* block_table,
-                                                     const attn_tensor_t* slot_mapping,
-                                                     attn_metadata_t** out, attn_stream_t stream);
-
-/**
- * @brief vLLM 0.33's `supports_draft_decode_metadata_update` of this builder (ABI 1.5): whether
- * attn_update_draft_decode_metadata() refreshes its draft decode metadata with capture-safe work
- * only, so that a speculator can record the refresh inside its draft decode CUDA graph and
- * skip the eager build between draft steps.
- *
- * As in vLLM 0.33: FLASH_ATTN without DCP; TRITON_ATTN without R-SWA (`config->rswa_window`);
- * FLASHINFER when its decode runs on trtllm-gen, without DCP; TRITON_MLA without DCP; a wrapper
- * (chunked local, cross, encoder-only, fast prefill) answers as its inner builder; every other
- * builder, plugin backends included, answers 0.
- * @param[in] builder The builder.
- * @param[out] out Receives 1 or 0.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments (`*out` untouched).
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy().
- */
-ATTN_API attn_error_t* attn_builder_supports_draft_decode_metadata_update(
-    const attn_builder_t* builder, int32_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_builder_supports_draft_decode_metadata_update(). */
-typedef attn_error_t* (*PFN_attn_builder_supports_draft_decode_metadata_update)(
-    const attn_builder_t* builder, int32_t* out);
-
-/**
- * @brief vLLM 0.33's `update_draft_decode_metadata(metadata)` (ABI 1.5): refresh, in place and
- * with capture-safe work only, the metadata of a draft decode step whose persistent inputs
- * (`seq_lens`, `query_start_loc`, the block table, the slot mapping) the speculator advanced on
- * the device since the build.
- *
- * libattn's metadata of the supporting builders holds views of those inputs, so nothing is
- * rewritten: the call checks the builder and the metadata and returns (vLLM's TRITON_ATTN,
- * FLASHINFER and TRITON_MLA updates are no-ops too). FLASH_ATTN with an AOT schedule
- * (`aot_schedule` = 1): vLLM's update re-runs FA3's `get_scheduler_metadata`, FlashAttention's
- * code, which libattn never calls; the runtime re-runs it with the metadata's `scheduler_*`
- * fields (unchanged: views of the advanced inputs and the build's scalars), as after a build.
- * @param[in] builder A builder for which attn_builder_supports_draft_decode_metadata_update()
- *            answers 1.
- * @param[in] metadata Metadata this builder's backend built (the draft decode batch's build).
- * @param[in] stream The CUDA stream the refresh would run on; no device work is done today.
- * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the backend and vLLM 0.33's reason
- *         when the builder does not support it; ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments,
- *         metadata of another backend or never built, or stale metadata; ::ATTN_ERR_BUSY.
- * @par Thread safety
- * One call per builder at a time (else ::ATTN_ERR_BUSY).
- */
-ATTN_API attn_error_t* attn_update_draft_decode_metadata(attn_builder_t* builder,
-                                                         attn_metadata_t* metadata,
-                                                         attn_stream_t stream) ATTN_NOEXCEPT;
-/** Pointer type of attn_update_draft_decode_metadata(). */
-typedef attn_error_t* (*PFN_attn_update_draft_decode_metadata)(attn_builder_t* builder,
-                                                               attn_metadata_t* metadata,
-                                                               attn_stream_t stream);
-
-/**
- * @brief vLLM's `build_for_cudagraph_capture(common)` = `build(0, common)`, after checking that
- * the batch is one the builder's level allows in a captured graph.
- *
- * ::ATTN_CG_NEVER refuses every batch; ::ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE refuses batches with
- * a query longer than 1; ::ATTN_CG_UNIFORM_BATCH refuses batches whose query lengths differ
- * (all must equal max_query_len, except that the last may be shorter, as in vLLM's capture
- * batches); ::ATTN_CG_ALWAYS accepts any batch. Query lengths are read from the host mirror.
- *
- * Backends that override vLLM's capture build do what vLLM does: TRITON_ATTN writes 1 into every
- * entry of `common->seq_lens` (the runtime's tensor the graph reads at replay, so that capture
- * does not run long sequences; refill it before replaying), FLEX_ATTENTION builds with
- * max_seq_len = the host maximum of seq_lens. The Mamba family (MAMBA2, MAMBA1, SHORT_CONV,
- * GDN_ATTN) captures decode-only batches only (max_query_len == 1 + num_speculative_tokens, at
- * most decode_cudagraph_max_bs requests; GDN_ATTN: requests and tokens at most that); with spec
- * decode MAMBA2, SHORT_CONV and GDN_ATTN build them with num_accepted_tokens =
- * diff(query_start_loc) (GDN_ATTN also num_decode_draft_tokens = that - 1), whatever the caller
- * passes (docs/backends/mamba.md).
- * @param[in] builder The builder.
- * @param[in] common The capture batch (TRITON_ATTN writes its seq_lens, see above).
- * @param[out] out Receives the metadata, owned by the builder.
- * @param[in] stream The stream being captured.
- * @return NULL on success; ::ATTN_ERR_UNSUPPORTED naming the level and the offending query
- *         length; other errors as attn_build().
- * @par Thread safety
- * One call per builder at a time (else ::ATTN_ERR_BUSY).
- */
-ATTN_API attn_error_t* attn_build_for_cudagraph_capture(attn_builder_t* builder,
-                                                        const attn_common_metadata_t* common,
-                                                        attn_metadata_t** out,
-                                                        attn_stream_t stream) ATTN_NOEXCEPT;
-/** Pointer type of attn_build_for_cudagraph_capture(). */
-typedef attn_error_t* (*PFN_attn_build_for_cudagraph_capture)(attn_builder_t* builder,
-                                                              const attn_common_metadata_t* common,
-                                                              attn_metadata_t** out,
-                                                              attn_stream_t stream);
-
-/**
- * @brief vLLM's `build_for_drafting(common, draft_index)` = `build(0, common, fast_build=True)`.
- * @param[in] builder The builder.
- * @param[in] common The draft batch.
- * @param[in] draft_index Index of the draft step (>= 0).
- * @param[out] out Receives the metadata, owned by the builder.
- * @param[in] stream The CUDA stream.
- * @return As attn_build(); ::ATTN_ERR_INVALID_ARGUMENT for a negative `draft_index`.
- * @par Thread safety
- * One call per builder at a time (else ::ATTN_ERR_BUSY).
- */
-ATTN_API attn_error_t* attn_build_for_drafting(attn_builder_t* builder,
-                                               const attn_common_metadata_t* common,
-                                               int32_t draft_index, attn_metadata_t** out,
-                                               attn_stream_t stream) ATTN_NOEXCEPT;
-/** Pointer type of attn_build_for_drafting(). */
-typedef attn_error_t* (*PFN_attn_build_for_drafting)(attn_builder_t* builder,
-                                                     const attn_common_metadata_t* common,
-                                                     int32_t draft_index, attn_metadata_t** out,
-                                                     attn_stream_t stream);
-
-/** The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT. */
-typedef struct attn_cascade_query {
-  size_t struct_size;          /**< ::ATTN_CASCADE_QUERY_STRUCT_SIZE. */
-  int64_t common_prefix_len;   /**< Tokens shared by every request (>= 0). */
-  const int32_t* query_lens;   /**< Host array of `num_reqs` query lengths. */
-  int64_t num_reqs;            /**< Entries in `query_lens` (>= 0). */
-  int32_t num_query_heads;     /**< Query heads (> 0). */
-  int32_t num_kv_heads;        /**< KV heads (> 0). */
-  int32_t use_alibi;           /**< Non-zero with ALiBi. */
-  int32_t use_sliding_window;  /**< Non-zero with a sliding window. */
-  int32_t use_local_attention; /**< Non-zero with chunked local attention. */
-  int32_t num_sms;             /**< Streaming multiprocessors of the GPU (> 0). */
-  int32_t dcp_world_size;      /**< DCP world size (>= 1). */
-  void* extension;             /**< Reserved; must be NULL. */
-} attn_cascade_query_t;
-
-/** Size of ::attn_cascade_query_t in this header version. */
-#define ATTN_CASCADE_QUERY_STRUCT_SIZE \
-  (offsetof(attn_cascade_query_t, extension) + sizeof(void*))
-/** Initializer: no prefix, no requests, DCP size 1 (heads and SMs must be set). */
-#define ATTN_CASCADE_QUERY_INIT { ATTN_CASCADE_QUERY_STRUCT_SIZE, 0, NULL, 0, 0, 0, 0, 0, 0, 0, 1, NULL }
-
-/**
- * @brief Whether this builder would use cascade attention for a batch (vLLM's
- * `use_cascade_attention`): false for most backends; FLASH_ATTN applies vLLM's heuristic (no
- * cascade below a 256-token prefix, below 8 requests, with ALiBi, sliding window, local
- * attention or DCP; then a cost model of cascade against FlashDecoding).
- * @param[in] builder The builder.
- * @param[in] query The batch description.
- * @param[out] out Receives 1 (use cascade) or 0.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad field.
- * @par Thread safety
- * Safe to call concurrently with anything but attn_builder_destroy().
- */
-ATTN_API attn_error_t* attn_use_cascade_attention(const attn_builder_t* builder,
-                                                  const attn_cascade_query_t* query,
-                                                  int32_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_use_cascade_attention(). */
-typedef attn_error_t* (*PFN_attn_use_cascade_attention)(const attn_builder_t* builder,
-                                                        const attn_cascade_query_t* query,
-                                                        int32_t* out);
-
-/** @} */
-
-/* ------------------------------------------------------------------------------------------ */
-/** @defgroup metadata Metadata accessors
- *  @brief Named fields of built metadata, with vLLM's field names.
- *
- * Every backend has a fixed list of fields; a field is a tensor, an integer, a float, a boolean,
- * or None (an Optional that is unset for this batch). Metadata is immutable to readers: any
- * number of threads may read the same metadata while nothing rebuilds it.
- *  @{ */
-
-/** What a field holds. */
-typedef enum attn_field_kind {
-  ATTN_FIELD_NONE = 0,   /**< Unset (None in vLLM). */
-  ATTN_FIELD_TENSOR = 1, /**< A tensor view: `tensor`. */
-  ATTN_FIELD_INT = 2,    /**< An integer: `int_value`. */
-  ATTN_FIELD_FLOAT = 3,  /**< A float: `float_value`. */
-  ATTN_FIELD_BOOL = 4    /**< A boolean: `int_value` is 0 or 1. */
-} attn_field_kind_t;
-
-/** One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the
- *  call; the library writes only what fits. */
-typedef struct attn_field {
-  size_t struct_size;          /**< Set by the caller: ::ATTN_FIELD_STRUCT_SIZE. */
-  const char* name;            /**< Field name, valid as long as the metadata. */
-  int32_t kind;                /**< One of ::attn_field_kind_t. */
-  const attn_tensor_t* tensor; /**< For ::ATTN_FIELD_TENSOR: the view, valid as long as the
-                                    metadata; else NULL. Its `strides` are always set. */
-  int64_t int_value;           /**< For ::ATTN_FIELD_INT and ::ATTN_FIELD_BOOL. */
-  double float_value;          /**< For ::ATTN_FIELD_FLOAT. */
-} attn_field_t;
-
-/** Size of ::attn_field_t in this header version. */
-#define ATTN_FIELD_STRUCT_SIZE (offsetof(attn_field_t, float_value) + sizeof(double))
-/** Initializer for an output field. */
-#define ATTN_FIELD_INIT { ATTN_FIELD_STRUCT_SIZE, NULL, ATTN_FIELD_NONE, NULL, 0, 0.0 }
-
-/**
- * @brief The kind of metadata: the backend name that built it, or "common" for the results of
- * batch utilities such as attn_common_metadata_unpadded().
- * @param[in] metadata The metadata.
- * @return The kind, valid as long as the metadata; "" for NULL.
- */
-ATTN_API const char* attn_metadata_kind(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_kind(). */
-typedef const char* (*PFN_attn_metadata_kind)(const attn_metadata_t* metadata);
-
-/**
- * @brief The number of fields.
- * @param[in] metadata The metadata.
- * @return The count; 0 for NULL.
- */
-ATTN_API size_t attn_metadata_field_count(const attn_metadata_t* metadata) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_field_count(). */
-typedef size_t (*PFN_attn_metadata_field_count)(const attn_metadata_t* metadata);
-
-/**
- * @brief A field by index.
- * @param[in] metadata The metadata.
- * @param[in] index 0 <= index < attn_metadata_field_count().
- * @param[in,out] out A field whose `struct_size` is set; filled on success.
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
- *         ::ATTN_ERR_INVALID_ARGUMENT for NULL arguments or a too-small `out->struct_size`.
- */
-ATTN_API attn_error_t* attn_metadata_field(const attn_metadata_t* metadata, size_t index,
-                                           attn_field_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_field(). */
-typedef attn_error_t* (*PFN_attn_metadata_field)(const attn_metadata_t* metadata, size_t index,
-                                                 attn_field_t* out);
-
-/**
- * @brief A field by name.
- * @param[in] metadata The metadata.
- * @param[in] name A field name such as "query_start_loc".
- * @param[in,out] out A field whose `struct_size` is set; filled on success.
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND naming the field and the metadata kind.
- */
-ATTN_API attn_error_t* attn_metadata_get(const attn_metadata_t* metadata, const char* name,
-                                         attn_field_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_get(). */
-typedef attn_error_t* (*PFN_attn_metadata_get)(const attn_metadata_t* metadata, const char* name,
-                                               attn_field_t* out);
-
-/**
- * @brief A tensor field by name.
- * @param[in] metadata The metadata.
- * @param[in] name The field name.
- * @param[out] out Receives the view (valid as long as the metadata), or NULL when the field
- *             is None.
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND; ::ATTN_ERR_INVALID_ARGUMENT when the field is
- *         a scalar.
- */
-ATTN_API attn_error_t* attn_metadata_get_tensor(const attn_metadata_t* metadata,
-                                                const char* name,
-                                                const attn_tensor_t** out) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_get_tensor(). */
-typedef attn_error_t* (*PFN_attn_metadata_get_tensor)(const attn_metadata_t* metadata,
-                                                      const char* name, const attn_tensor_t** out);
-
-/**
- * @brief An integer or boolean field by name.
- * @param[in] metadata The metadata.
- * @param[in] name The field name.
- * @param[out] out Receives the value.
- * @return NULL on success; ::ATTN_ERR_NOT_FOUND; ::ATTN_ERR_INVALID_ARGUMENT when the field is
- *         None, a tensor or a float.
- */
-ATTN_API attn_error_t* attn_metadata_get_int(const attn_metadata_t* metadata, const char* name,
-                                             int64_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_get_int(). */
-typedef attn_error_t* (*PFN_attn_metadata_get_int)(const attn_metadata_t* metadata,
-                                                   const char* name, int64_t* out);
-
-/**
- * @brief Copies metadata so that it outlives the next build ("keep").
- *
- * Tensors that live in the builder's persistent buffers are copied into memory owned by the
- * clone (allocated with the builder's allocator on the same device; on a CUDA device the copy
- * synchronizes the device). Tensors that view the caller's inputs keep viewing them.
- * @param[in] metadata The metadata.
- * @param[out] out Receives the clone, owned by the caller; release with attn_metadata_destroy().
- * @return NULL on success; ::ATTN_ERR_OUT_OF_MEMORY; ::ATTN_ERR_CUDA.
- * @par Thread safety
- * May run while other threads read `metadata`, not while its builder rebuilds it.
- */
-ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
-                                           attn_metadata_t** out) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_clone(). */
-typedef attn_error_t* (*PFN_attn_metadata_clone)(const attn_metadata_t* metadata,
-                                                 attn_metadata_t** out);
-
-/**
- * @brief Releases metadata owned by the caller (from attn_metadata_clone() or a batch utility).
- * @param[in] metadata The metadata; NULL, and metadata owned by a builder, are ignored.
- */
-ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_destroy(). */
-typedef void (*PFN_attn_metadata_destroy)(attn_metadata_t* metadata);
-
-/**
- * @brief Views metadata of kind "common" as an input batch for a build.
- * @param[in] metadata Metadata of kind "common".
- * @param[in,out] out A struct whose `struct_size` is set; its tensor pointers point into
- *                `metadata` and are valid as long as it.
- * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT when the kind is not "common".
- */
-ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
-                                               attn_common_metadata_t* out) ATTN_NOEXCEPT;
-/** Pointer type of attn_metadata_to_common(). */
-typedef attn_error_t* (*PFN_attn_metadata_to_common)(const attn_metadata_t* metadata,
-                                                     attn_common_metadata_t* out);
 
 /** @} */
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The header as the only schema of libattn's functions: checks that include/attn_c.h declares
 each exported function once with ATTN_API, gives it a PFN_ pointer type right after its
-declaration, and lists it once in ATTN_API_FUNCTIONS (the order of attn_api_t), and that these
-agree with the exported symbols of abi/symbols.txt. The signatures themselves are checked by the
+declaration, and lists it once in ATTN_API_FUNCTIONS (the order of attn_api_t, whose released
+members keep the order of the baseline abi/attn.abi.xml), and that these agree with the
+exported symbols of abi/symbols.txt. The signatures themselves are checked by the
 compilers (tests/abi/header_c99.c, header_cxx.cpp, src/capi/api_table.cc).
 
 Usage: scripts/check_api_list.py include/attn_c.h abi/symbols.txt
 """
+import os
 import re
 import sys
 
@@ -16,6 +18,15 @@ def x_list(header, macro):
     if m is None:
         sys.exit("FAIL: no #define %s(X) in the header" % macro)
     return re.findall(r"\bX\((attn_[a-z0-9_]+)\)", m.group(1))
+
+
+def released_table(xml_path):
+    """The members of attn_api (the function table) in the ABI baseline, in order."""
+    xml = open(xml_path).read()
+    m = re.search(r"<class-decl name='attn_api' .*?</class-decl>", xml, re.S)
+    if m is None:
+        sys.exit("FAIL: no class-decl attn_api in %s" % xml_path)
+    return [n for n in re.findall(r"<var-decl name='(\w+)'", m.group(0)) if n != "struct_size"]
 
 
 def main(header_path, symbols_path):
@@ -67,11 +78,16 @@ def main(header_path, symbols_path):
     for n in exported:
         if n not in declared:
             problems.append("%s is exported but not declared with ATTN_API" % n)
-    # The 1.0 list keeps the header's order of those functions (the table's frozen order).
-    first = per_version.get("1_0", [])
-    in_header = [n for n in declared if n in first]
-    if first != in_header:
-        problems.append("ATTN_API_FUNCTIONS_1_0 is not in the header's declaration order")
+    # The released members of attn_api_t keep their places: the lists start with the members of
+    # attn_api in the ABI baseline (abi/attn.abi.xml, beside the symbol list), in its order. (The
+    # header declares the functions in the order a reader wants them, not the table's.)
+    baseline = released_table(os.path.join(os.path.dirname(symbols_path), "attn.abi.xml"))
+    if listed[:len(baseline)] != baseline:
+        i = next(i for i, (a, b) in enumerate(zip(listed + [""] * len(baseline), baseline))
+                 if a != b)
+        problems.append("ATTN_API_FUNCTIONS moves a released member of attn_api_t: member %d is "
+                        "%s in abi/attn.abi.xml, %s in the header"
+                        % (i + 1, baseline[i], (listed + ["(nothing)"] * len(baseline))[i]))
     if problems:
         print("FAIL: the header's function list is inconsistent:")
         for p in problems:

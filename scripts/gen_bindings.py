@@ -8,7 +8,11 @@ WHAT is any of:
                                                       *_STRUCT_SIZE, signatures, version
   go         bindings/go/capi_gen.h                  the function list, the table, one
                                                       static inline trampoline per function,
-                                                      the *_INIT initializers, the version
+                                                      the *_INIT initializers, the version;
+             bindings/go/fields_gen.go               the Go structs of the growing C structs
+                                                      (KVCacheSpec, BuilderConfig,
+                                                      CommonMetadata) and their plain fields'
+                                                      conversions
   rust-pfn   (stdout) a C header for bindgen: PFN_<name> for every function the header does
              not type itself, and the list of functions
   rust-extra bindings/rust/src/sys/generated_extra.rs  what bindgen cannot translate: the
@@ -23,9 +27,14 @@ scripts/gen_bindings.sh runs all of them and bindgen; `--check` there regenerate
 temporary directory and fails on any difference (the ctest test_bindings_generated).
 
 The parser reads the header's regular subset of C99: object-like #defines, `typedef struct X Y;`
-(opaque handles), `typedef struct X* Y;`, `typedef enum X {...} Y;`, `typedef struct X {...} Y;`
-(fields, inline function-pointer fields), `typedef R (*Y)(...);` and `ATTN_API R name(...)`
-declarations. A declaration it does not understand is an error naming it, never skipped.
+(opaque handles, or a struct defined later by `struct X {...};`), `typedef struct X* Y;`,
+`typedef enum X {...} Y;`, `typedef struct X {...} Y;` (fields, inline function-pointer fields),
+`typedef R (*Y)(...);` and `ATTN_API R name(...)` declarations. A declaration it does not
+understand is an error naming it, never skipped.
+The fields of the three growing structs (attn_kv_cache_spec_t, attn_builder_config_t,
+attn_common_metadata_t) are also read from src/core/abi_fields.h, the list of each field's kind
+that the library itself is derived from; a list that does not name exactly the header's fields,
+in order, is an error (the ctest test_bindings_generated fails).
 Standard library only; Python 3.8+.
 """
 from __future__ import annotations
@@ -38,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 HEADER = "include/attn_c.h"
+FIELD_LISTS = "src/core/abi_fields.h"
 GENERATOR = "scripts/gen_bindings.py"
 
 # ------------------------------------------------------------------------------------------------
@@ -98,6 +108,14 @@ class Function:
 
 
 @dataclass
+class Row:
+    """One row of a field list of src/core/abi_fields.h: X(kind, name, args...)."""
+    kind: str
+    name: str
+    args: List[str]
+
+
+@dataclass
 class Header:
     defines: Dict[str, str] = field(default_factory=dict)          # object-like, in order
     ints: Dict[str, int] = field(default_factory=dict)             # integer #defines
@@ -112,6 +130,8 @@ class Header:
     inits: Dict[str, str] = field(default_factory=dict)            # ATTN_X_INIT -> its value
     order: List[Tuple[str, str]] = field(default_factory=list)     # ("struct"|"fn", name)
     fn_lists: Dict[str, List[str]] = field(default_factory=dict)   # ATTN_API_FUNCTIONS* tokens
+    field_lists: Dict[str, List[Row]] = field(default_factory=dict)  # struct -> abi_fields.h rows
+    field_docs: Dict[str, Dict[str, str]] = field(default_factory=dict)  # struct -> field -> doc
 
     @property
     def version(self) -> Tuple[int, int, int]:
@@ -325,6 +345,16 @@ def _parse_decl_top(h: Header, decl: str) -> None:
         h.structs.append(Struct(m.group(1), alias, fields))
         h.order.append(("struct", alias))
         return
+    m = re.fullmatch(r"struct (\w+) \{(.*)\}", decl)
+    if m:  # the definition of a struct an earlier `typedef struct X Y;` named
+        alias = next((a for a, tag in h.opaque.items() if tag == m.group(1)), None)
+        if alias is None:
+            raise ParseError(f"struct {m.group(1)}: no typedef names it")
+        del h.opaque[alias]
+        fields = [parse_decl(f) for f in _split_top(m.group(2), ";")]
+        h.structs.append(Struct(m.group(1), alias, fields))
+        h.order.append(("struct", alias))
+        return
     m = re.fullmatch(r"typedef struct (\w+) \{(.*)\} (\w+)", decl)
     if m:
         fields = [parse_decl(f) for f in _split_top(m.group(2), ";")]
@@ -359,6 +389,58 @@ def _expand_fn_list(h: Header, name: str) -> List[str]:
         elif tok != "X":
             out.append(tok)
     return out
+
+
+_ROW_KINDS = {"SIZE": 0, "EXT": 0, "RESERVED": 0, "REMOVED": 0, "SPECIAL": 0, "I32": 1, "I32Z": 1,
+              "I64": 1, "BOOL": 1, "OPT_I64": 0, "TENSOR": 3}  # kind -> arguments after the name
+
+
+def parse_field_lists(h: Header, path: str) -> None:
+    """The X-macro lists ATTN_<STRUCT>_FIELDS(X) of src/core/abi_fields.h into h.field_lists,
+    each checked against the header's struct: the same fields in the same order."""
+    with open(path, encoding="utf-8") as f:
+        text = re.sub(r"\\\n", " ", _strip_comments(f.read()))
+    for m in re.finditer(r"^\s*#\s*define\s+ATTN_(\w+)_FIELDS\(X\)(.*)$", text, re.M):
+        struct = "attn_" + m.group(1).lower() + "_t"
+        rows = []
+        for item in re.findall(r"\bX\(([^()]*)\)", m.group(2)):
+            kind, name, *args = [a.strip() for a in item.split(",")]
+            if _ROW_KINDS.get(kind) != len(args):
+                raise ParseError(f"{FIELD_LISTS}: ATTN_{m.group(1)}_FIELDS: the row X({item}) is not "
+                                 f"one of the kinds the file describes")
+            rows.append(Row(kind, name, args))
+        s = h.struct(struct)
+        if s is None:
+            raise ParseError(f"{FIELD_LISTS}: ATTN_{m.group(1)}_FIELDS names no struct of {HEADER} "
+                             f"({struct})")
+        header = [f.name for f in s.fields]
+        listed = [r.name for r in rows]
+        if header != listed:
+            i = next((i for i, (a, b) in enumerate(zip(header, listed)) if a != b),
+                     min(len(header), len(listed)))
+            have = lambda names: names[i] if i < len(names) else "(the end)"
+            raise ParseError(f"{FIELD_LISTS}: ATTN_{m.group(1)}_FIELDS does not list the fields of "
+                             f"{struct} in {HEADER}: field {i} is {have(header)} in the header, "
+                             f"{have(listed)} in the list (add the row of every field, in order)")
+        h.field_lists[struct] = rows
+    if not h.field_lists:
+        raise ParseError(f"{FIELD_LISTS}: no ATTN_<STRUCT>_FIELDS(X) list")
+
+
+def parse_field_docs(h: Header, path: str) -> None:
+    """The first sentence of each field's `/**< ... */` of the structs that have a field list."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    for struct in h.field_lists:
+        tag = h.struct(struct).tag
+        m = re.search(r"struct %s \{(.*?)\n\}" % tag, text, re.S)
+        docs = {}
+        for fm in re.finditer(r"(\w+)\s*;\s*/\*\*<(.*?)\*/", m.group(1) if m else "", re.S):
+            doc = " ".join(fm.group(2).split()).replace("::", "")
+            doc = re.sub(r"^ABI 1\.\d+(?: \([^)]*\))?\. ", "", doc)
+            cut = re.search(r"(?<!e\.g)(?<!i\.e)\.(?= [A-Z(`])", doc)
+            docs[fm.group(1)] = doc[:cut.end()] if cut else doc
+        h.field_docs[struct] = docs
 
 
 def _struct_of_init(h: Header, init_macro: str) -> Optional[str]:
@@ -491,6 +573,17 @@ def gen_python(h: Header) -> str:
     out += ["", "# ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size"]
     for name, (struct, last, _) in h.struct_sizes.items():
         out.append(f"{name} = {struct}.{last}.offset + {struct}.{last}.size")
+    out += ["", "# ---- the fields of the growing structs as src/core/abi_fields.h lists them: (name, kind,",
+            "# a tensor's (dtype, rows, unpadded), the *_INIT value: an int, an enum member or None)",
+            "FIELDS = {"]
+    for struct, rows in h.field_lists.items():
+        init = _init_of(h, struct)
+        out.append(f'    "{struct}": (')
+        for row, value in zip(rows, init):
+            args = tuple(row.args) if row.kind == "TENSOR" else ()
+            out.append(f'        ("{row.name}", "{row.kind}", {args!r}, {_py_value(h, value)}),')
+        out.append("    ),")
+    out.append("}")
     out += ["", "# ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p",
             "SIGNATURES = {"]
     for f in h.functions:
@@ -513,6 +606,34 @@ def gen_python(h: Header) -> str:
                          ("CALLBACKS", list(h.fn_types)), ("STRUCT_SIZES", list(h.struct_sizes))):
         out += [f"{group} = ("] + [f'    "{n}",' for n in names] + [")"]
     return "\n".join(out) + "\n"
+
+
+def _init_of(h: Header, struct: str) -> list:
+    """The values of the struct's *_INIT macro, one per field."""
+    macro = next((m for m in h.inits if _struct_of_init(h, m) == struct), None)
+    if macro is None:
+        raise ParseError(f"{struct} has no *_INIT macro")
+    values = parse_init(h.inits[macro])
+    if len(values) != len(h.struct(struct).fields):
+        raise ParseError(f"{macro} has {len(values)} values for the {len(h.struct(struct).fields)} "
+                         f"fields of {struct}")
+    return values
+
+
+def _py_value(h: Header, v) -> str:
+    """An *_INIT value for Python: an int, a member of the generated IntEnum, or None (NULL, a
+    struct size, a braced value)."""
+    if isinstance(v, list) or v == "NULL" or v in h.struct_sizes:
+        return "None"
+    if re.fullmatch(r"-?\d+", v):
+        return v
+    e = h.enum_of(v)
+    if e is not None:
+        name, members = py_enum_name(e)
+        return f"{name}.{dict(zip((m for m, _ in e.members), (m for m, _ in members)))[v]}"
+    if v in h.ints:
+        return str(h.ints[v])
+    raise ParseError(f"cannot translate the initializer value '{v}' for Python")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -585,6 +706,191 @@ def gen_go(h: Header) -> str:
                    f"return v; }}")
     out += ["", "#endif /* ATTN_GO_CAPI_GEN_H_ */"]
     return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------
+# Go: the structs of the growing C structs, from their field lists
+
+# The Go package's name of each struct with a field list, and its doc comment.
+_GO_STRUCTS = {
+    "attn_kv_cache_spec_t": (
+        "KVCacheSpec", "KVCacheSpec is a KV cache spec (attn_kv_cache_spec_t, vLLM's AttentionSpec "
+        "and subclasses). NewKVCacheSpec gives one with the header's defaults."),
+    "attn_builder_config_t": (
+        "BuilderConfig", "BuilderConfig is the engine-side configuration of a builder "
+        "(attn_builder_config_t): the parts of vLLM's VllmConfig that builders read, the device, "
+        "and memory options. Start from NewBuilderConfig or DefaultBuilderConfig, which carry the "
+        "header's defaults."),
+    "attn_common_metadata_t": (
+        "CommonMetadata", "CommonMetadata is a batch as the scheduler describes it "
+        "(attn_common_metadata_t, vLLM's CommonAttentionMetadata). NewCommonMetadata fills it from "
+        "Go slices; every field may then be changed (padding, host mirrors, the optional "
+        "tensors). A zero Tensor is None."),
+}
+# Words a Go name spells otherwise than capitalized (the package's initialisms).
+_GO_WORDS = {"cp": "CP", "cpu": "CPU", "dcp": "DCP", "dspark": "DSpark", "gdn": "GDN", "gpu": "GPU",
+             "isa": "ISA", "kv": "KV", "lm": "LM", "mla": "MLA", "mm": "MM", "mxfp4": "MXFP4",
+             "ngroups": "NGroups", "qk": "QK", "replayssm": "ReplaySSM", "rocm": "ROCm",
+             "rswa": "RSWA", "sms": "SMs", "trtllm": "TRTLLM"}
+# Fields whose Go name predates the rule above.
+_GO_NAMES = {("attn_kv_cache_spec_t", "dtype"): "DType",
+             ("attn_builder_config_t", "mamba_backend_flashinfer"): "MambaBackendFlashInfer",
+             ("attn_common_metadata_t", "block_table_tensor"): "BlockTable"}
+# int32 fields the package gives a named enum type (every other one is an int32).
+_GO_TYPES = {("attn_kv_cache_spec_t", "kind"): "KVCacheKind",
+             ("attn_kv_cache_spec_t", "dtype"): "KVDtype",
+             ("attn_kv_cache_spec_t", "mamba_type"): "MambaType",
+             ("attn_kv_cache_spec_t", "mamba_cache_mode"): "MambaCacheMode",
+             ("attn_builder_config_t", "cudagraph_mode"): "CudagraphMode",
+             ("attn_builder_config_t", "cache_dtype"): "KVDtype",
+             ("attn_builder_config_t", "attn_type"): "AttentionType",
+             ("attn_builder_config_t", "validate"): "ValidateMode",
+             ("attn_builder_config_t", "model_dtype"): "KVDtype",
+             ("attn_builder_config_t", "cpu_attn_isa"): "CPUISA"}
+# The Go fields of the SPECIAL rows that are not plain numbers (converted by hand in config.go),
+# at the row's place: (name, type, doc); an empty list: no Go field of its own.
+_GO_SPECIAL = {
+    ("attn_builder_config_t", "device"): [("Device", "Device", "Where builds run: CPU (default) or CUDA(n).")],
+    ("attn_builder_config_t", "layers"): [
+        ("Layers", "[]PerLayerParams", "The per-layer hyperparameters of the model's attention layers (may be empty).")],
+    ("attn_builder_config_t", "num_layers"): [],
+    ("attn_builder_config_t", "allocator"): [],
+    ("attn_builder_config_t", "workspace"): [
+        ("Workspace", "*HostBuffer", "Host memory for the builder's persistent buffers (size it with "
+         "Library.BuilderWorkspaceSize); the builder keeps it reachable. Nil: libattn allocates."),
+        ("ExternalWorkspace", "uintptr", "Device memory for the persistent buffers "
+         "(ExternalWorkspaceSize bytes, 256-byte aligned) that the caller keeps valid for the "
+         "builder's lifetime."),
+        ("ExternalWorkspaceSize", "uint64", "The bytes at ExternalWorkspace.")],
+    ("attn_builder_config_t", "workspace_size"): [],
+    ("attn_builder_config_t", "cudagraph_capture_sizes"): [
+        ("CudagraphCaptureSizes", "[]int32", "vLLM's cudagraph_capture_sizes; nil: vLLM's default list.")],
+    ("attn_builder_config_t", "num_cudagraph_capture_sizes"): [],
+    ("attn_builder_config_t", "speculative_token_tree"): [
+        ("SpeculativeTokenTree", "string", 'vLLM\'s speculative_token_tree; "" = None; e.g. "[(0,), (1,), (0, 0)]".')],
+}
+# Unexported Go fields after a struct's C fields.
+_GO_TRAILING = {"attn_common_metadata_t": [("keep", "any", "The metadata whose memory the tensors view (Metadata.ToCommon).")]}
+
+
+# A Go field type's conversions (to C, from C; {go} the Go field, {c} the C one, {type} the Go
+# type): an int32 field's are those of every named int32 type.
+_GO_CONVERT = {
+    "bool": ("{c} = cBool({go})", "{go} = {c} != 0"),
+    "int64": ("{c} = C.int64_t({go})", "{go} = int64({c})"),
+    "int32": ("{c} = C.int32_t({go})", "{go} = {type}({c})"),
+    "*int64": ("if {go} != nil {{\n\t{c} = C.int64_t(*{go})\n}}",
+               "{go} = nil\nif {c} >= 0 {{\n\tv := int64({c})\n\t{go} = &v\n}}"),
+}
+
+
+def _go_name(struct: str, name: str) -> str:
+    return _GO_NAMES.get((struct, name)) or "".join(
+        _GO_WORDS.get(w, w[:1].upper() + w[1:]) for w in name.split("_"))
+
+
+def _go_comment(doc: str, indent: str = "\t") -> List[str]:
+    lines, line = [], ""
+    for word in doc.split():
+        if line and len(indent) * 4 + 3 + len(line) + 1 + len(word) > 100:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    lines.append(line)
+    return [f"{indent}// {l}" for l in lines]
+
+
+def _go_fields(h: Header, struct: str):
+    """(row, Go name, Go type) of every field of `struct` the Go struct carries as a number, a
+    bool or a Tensor, and the special ones as (None, name, type, doc)."""
+    s = h.struct(struct)
+    ctypes = {f.name: f.type for f in s.fields}
+    out = []
+    for row in h.field_lists[struct]:
+        key = (struct, row.name)
+        ct = ctypes[row.name]
+        plain_int = not ct.pointers and ct.fn is None and ct.base in ("int32_t", "int64_t")
+        if row.kind in ("SIZE", "EXT", "RESERVED"):
+            continue
+        if row.kind == "SPECIAL" and not plain_int:
+            if key not in _GO_SPECIAL:
+                raise ParseError(f"{struct}.{row.name} is SPECIAL in {FIELD_LISTS}: give it its Go "
+                                 f"field(s) in {GENERATOR}'s _GO_SPECIAL (and convert it in the "
+                                 f"Go package)")
+            out += [(None, n, t, d) for n, t, d in _GO_SPECIAL[key]]
+            continue
+        if row.kind == "TENSOR":
+            gt = "Tensor"
+        elif row.kind in ("BOOL", "REMOVED"):
+            gt = "bool"
+        elif row.kind == "OPT_I64":
+            gt = "*int64"
+        elif ct.base == "int64_t":
+            gt = "int64"
+        else:
+            gt = _GO_TYPES.get(key, "int32")
+        out.append((row, _go_name(struct, row.name), gt, None))
+    return out
+
+
+def gen_go_fields(h: Header) -> str:
+    major, minor, _ = h.version
+    out = [f"// Code generated by {GENERATOR} from {HEADER} and {FIELD_LISTS}; DO NOT EDIT.",
+           "// (ABI %d.%d.) After a change to either, run scripts/gen_bindings.sh." % (major, minor),
+           "//",
+           "// The Go structs of the C structs whose fields src/core/abi_fields.h lists, one Go field",
+           "// per C field (the SPECIAL ones as the package spells them), and the conversions of the",
+           "// plain ones; config.go and common.go convert the rest.",
+           "",
+           "package attn",
+           "",
+           "/*",
+           '#include "capi.h"',
+           "*/",
+           'import "C"',
+           ""]
+    for struct in h.field_lists:
+        go, doc = _GO_STRUCTS[struct]
+        fields = _go_fields(h, struct)
+        docs = h.field_docs.get(struct, {})
+        out += _go_comment(doc, "")
+        out.append(f"type {go} struct {{")
+        for row, name, gt, special_doc in fields:
+            text = special_doc if row is None else (f"{row.name}: " + docs.get(row.name, "see attn_c.h."))
+            out += _go_comment(text)
+            out.append(f"\t{name} {gt}")
+        for name, gt, d in _GO_TRAILING.get(struct, []):
+            out += _go_comment(d)
+            out.append(f"\t{name} {gt}")
+        out += ["}", ""]
+        plain = [(row, name, gt) for row, name, gt, _ in fields if row is not None]
+        scalars = [(row, name, gt) for row, name, gt in plain if gt != "Tensor"]
+        tensors = [(row, name) for row, name, gt in plain if gt == "Tensor"]
+        out.append(f"// plainToC writes the plain fields (every field but the special ones) into c.")
+        out.append(f"func (s *{go}) plainToC(c *C.{struct}) {{")
+        out += [f"\t{line}" for row, name, gt in scalars
+                for line in _GO_CONVERT.get(gt, _GO_CONVERT["int32"])[0].format(
+                    c=f"c.{row.name}", go=f"s.{name}", type=gt).split("\n")]
+        out += ["}", ""]
+        out.append(f"// plainFromC reads the plain fields (every field but the special ones and the "
+                   f"tensors) from c.")
+        out.append(f"func (s *{go}) plainFromC(c *C.{struct}) {{")
+        out += [f"\t{line}" for row, name, gt in scalars
+                for line in _GO_CONVERT.get(gt, _GO_CONVERT["int32"])[1].format(
+                    c=f"c.{row.name}", go=f"s.{name}", type=gt).split("\n")]
+        out += ["}", ""]
+        if tensors:
+            out += ["// tensorFields pairs each tensor field of c with the Go field it is made from, "
+                    "in the header's order.",
+                    f"func (s *{go}) tensorFields(c *C.{struct}) []tensorField {{",
+                    "\treturn []tensorField{"]
+            out += [f'\t\t{{&c.{row.name}, &s.{name}, "{row.name}"}},' for row, name in tensors]
+            out += ["\t}", "}", ""]
+    out += ["// tensorField is a tensor field of a C struct and the Go field it is made from.",
+            "type tensorField struct {", "\tdst  **C.attn_tensor_t", "\tt    *Tensor",
+            "\tname string", "}", ""]
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -760,11 +1066,14 @@ def main() -> int:
     out_root = a.out or a.root
     try:
         h = parse_header(os.path.join(a.root, HEADER))
+        parse_field_lists(h, os.path.join(a.root, FIELD_LISTS))
+        parse_field_docs(h, os.path.join(a.root, HEADER))
         for what in a.what:
             if what == "python":
                 _write(out_root, "bindings/python/libattn/_generated.py", gen_python(h))
             elif what == "go":
                 _write(out_root, "bindings/go/capi_gen.h", gen_go(h))
+                _write(out_root, "bindings/go/fields_gen.go", gen_go_fields(h))
             elif what == "rust-pfn":
                 sys.stdout.write(gen_rust_pfn(h))
             elif what == "rust-extra":

@@ -9,6 +9,7 @@
 # What it writes (commit them with the header change):
 #   bindings/python/libattn/_generated.py     scripts/gen_bindings.py python
 #   bindings/go/capi_gen.h                    scripts/gen_bindings.py go
+#   bindings/go/fields_gen.go                 scripts/gen_bindings.py go (with src/core/abi_fields.h)
 #   bindings/rust/src/sys/generated.rs        bindgen (Debian's `bindgen`, 0.60) over attn_c.h
 #                                             plus the PFN_<function> types of gen_bindings.py
 #   bindings/rust/src/sys/generated_extra.rs  scripts/gen_bindings.py rust-extra (the macros
@@ -42,7 +43,7 @@ if [ "$mode" = check ]; then out="$work/out"; else out="$root"; fi
 files=""
 if [ "$python_go" = 1 ]; then
   "$PYTHON" "$root/scripts/gen_bindings.py" --root "$root" --out "$out" python go versions
-  files="bindings/python/libattn/_generated.py bindings/go/capi_gen.h
+  files="bindings/python/libattn/_generated.py bindings/go/capi_gen.h bindings/go/fields_gen.go
          bindings/python/pyproject.toml bindings/rust/Cargo.toml bindings/rust/Cargo.lock
          examples/rust/Cargo.toml examples/rust/Cargo.lock"
 fi

@@ -242,6 +242,10 @@ static inline attn_error_t* gattn_builder_supports_draft_decode_metadata_update(
 static inline attn_error_t* gattn_update_draft_decode_metadata(const gattn_api_t* a, attn_builder_t* builder, attn_metadata_t* metadata, uintptr_t stream) { return a->attn_update_draft_decode_metadata(builder, metadata, (attn_stream_t)stream); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
+static inline attn_cudagraph_resolve_args_t gattn_cudagraph_resolve_args_init(void) { attn_cudagraph_resolve_args_t v = ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; return v; }
+static inline attn_cascade_query_t gattn_cascade_query_init(void) { attn_cascade_query_t v = ATTN_CASCADE_QUERY_INIT; return v; }
+static inline attn_field_t gattn_field_init(void) { attn_field_t v = ATTN_FIELD_INIT; return v; }
+static inline attn_backend_info_t gattn_backend_info_init(void) { attn_backend_info_t v = ATTN_BACKEND_INFO_INIT; return v; }
 static inline attn_kv_cache_spec_t gattn_kv_cache_spec_init(void) { attn_kv_cache_spec_t v = ATTN_KV_CACHE_SPEC_INIT; return v; }
 static inline attn_per_layer_params_t gattn_per_layer_params_init(void) { attn_per_layer_params_t v = ATTN_PER_LAYER_PARAMS_INIT; return v; }
 static inline attn_allocator_t gattn_allocator_init(void) { attn_allocator_t v = ATTN_ALLOCATOR_INIT; return v; }
@@ -254,9 +258,5 @@ static inline attn_conv1d_info_t gattn_conv1d_info_init(void) { attn_conv1d_info
 static inline attn_local_attention_out_t gattn_local_attention_out_init(void) { attn_local_attention_out_t v = ATTN_LOCAL_ATTENTION_OUT_INIT; return v; }
 static inline attn_ubatch_slice_t gattn_ubatch_slice_init(void) { attn_ubatch_slice_t v = ATTN_UBATCH_SLICE_INIT; return v; }
 static inline attn_ubatch_out_t gattn_ubatch_out_init(void) { attn_ubatch_out_t v = ATTN_UBATCH_OUT_INIT; return v; }
-static inline attn_backend_info_t gattn_backend_info_init(void) { attn_backend_info_t v = ATTN_BACKEND_INFO_INIT; return v; }
-static inline attn_cudagraph_resolve_args_t gattn_cudagraph_resolve_args_init(void) { attn_cudagraph_resolve_args_t v = ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; return v; }
-static inline attn_cascade_query_t gattn_cascade_query_init(void) { attn_cascade_query_t v = ATTN_CASCADE_QUERY_INIT; return v; }
-static inline attn_field_t gattn_field_init(void) { attn_field_t v = ATTN_FIELD_INIT; return v; }
 
 #endif /* ATTN_GO_CAPI_GEN_H_ */

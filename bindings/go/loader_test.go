@@ -139,8 +139,8 @@ func TestDeviceCount(t *testing.T) {
 	}
 }
 
-// capi_gen.h is what scripts/gen_bindings.py makes of attn_c.h today (after a header change:
-// scripts/gen_bindings.sh, and commit).
+// capi_gen.h and fields_gen.go are what scripts/gen_bindings.py makes of attn_c.h (and of
+// src/core/abi_fields.h) today (after a header change: scripts/gen_bindings.sh, and commit).
 func TestGeneratedTrampolinesMatchTheHeader(t *testing.T) {
 	python, err := exec.LookPath("python3")
 	if err != nil {
@@ -151,15 +151,17 @@ func TestGeneratedTrampolinesMatchTheHeader(t *testing.T) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gen_bindings.py: %v\n%s", err, msg)
 	}
-	want, err := os.ReadFile(filepath.Join(out, "bindings", "go", "capi_gen.h"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile("capi_gen.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Fatal("capi_gen.h drifted from include/attn_c.h: run scripts/gen_bindings.sh")
+	for _, name := range []string{"capi_gen.h", "fields_gen.go"} {
+		want, err := os.ReadFile(filepath.Join(out, "bindings", "go", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("%s drifted from include/attn_c.h: run scripts/gen_bindings.sh", name)
+		}
 	}
 }

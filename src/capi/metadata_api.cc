@@ -5,6 +5,7 @@
 #include "capi/api_guard.h"
 #include "capi/convert.h"
 #include "capi/handles.h"
+#include "core/abi_fields.h"
 #include "core/common_metadata.h"
 
 namespace {
@@ -149,40 +150,18 @@ ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
   };
   auto integer = [&](size_t i) { return m.field(i).int_value; };
   attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
-  size_t i = 0;  // common_field_names() order
-  c.query_start_loc = tensor(i++);
-  c.query_start_loc_cpu = tensor(i++);
-  c.seq_lens = tensor(i++);
-  c.seq_lens_cpu = tensor(i++);
-  c.num_reqs = integer(i++);
-  c.num_actual_tokens = integer(i++);
-  c.max_query_len = integer(i++);
-  c.max_seq_len = integer(i++);
-  c.block_table_tensor = tensor(i++);
-  c.slot_mapping = tensor(i++);
-  c.causal = static_cast<int32_t>(integer(i++));
-  c.logits_indices_padded = tensor(i++);
-  c.num_logits_indices = integer(i++);
-  c.encoder_seq_lens = tensor(i++);
-  c.encoder_seq_lens_cpu = tensor(i++);
-  c.dcp_local_seq_lens = tensor(i++);
-  c.dcp_local_seq_lens_cpu = tensor(i++);
-  c.logits_indices_padded_cpu = tensor(i++);
-  c.num_accepted_tokens = tensor(i++);  // ABI 1.2
-  c.num_decode_draft_tokens_cpu = tensor(i++);
-  c.num_decode_draft_tokens = tensor(i++);
-  c.is_prefilling = tensor(i++);
-  c.seq_lens_cpu_upper_bound = tensor(i++);  // ABI 1.4
-  c.dcp_local_seq_lens_cpu_upper_bound = tensor(i++);
-  c.positions = tensor(i++);
-  c.causal_per_request = tensor(i++);
-  c.max_logits_per_req = m.field(i).kind == attn::FieldKind::kInt ? integer(i) : -1;
+  size_t i = 0;  // the order of common_field_names(): the rows of core/abi_fields.h
+#define TO_ABI(kind, ...) TO_ABI_##kind(__VA_ARGS__)
+#define TO_ABI_SIZE(name)
+#define TO_ABI_EXT(name)
+#define TO_ABI_I64(name, value) c.name = integer(i++);
+#define TO_ABI_BOOL(name, value) c.name = static_cast<int32_t>(integer(i++));
+#define TO_ABI_OPT_I64(name)                                                     \
+  c.name = m.field(i).kind == attn::FieldKind::kInt ? integer(i) : int64_t{-1}; \
   ++i;
-  c.req_idx = tensor(i++);
-  c.mm_req_doc_ranges = tensor(i++);
-  c.rswa_prefix_lens = tensor(i++);
-  c.replayssm_decode_base_cpu = tensor(i++);
-  c.replay_start = tensor(i++);  // ABI 1.7
+#define TO_ABI_TENSOR(name, ...) c.name = tensor(i++);
+  ATTN_COMMON_METADATA_FIELDS(TO_ABI)
+#undef TO_ABI
   if (i != m.size())  // this list and common_field_names() must name the same fields
     attn::fail(attn::Status::kInternal, "attn_metadata_to_common read ", i, " of the ", m.size(),
                " fields of 'common'");

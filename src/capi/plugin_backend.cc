@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "capi/abi_fields_io.h"
 #include "capi/convert.h"
 #include "core/builder.h"
 #include "core/error.h"
@@ -24,33 +25,14 @@ std::string message_of(const char* err) {
   return err[0] != '\0' ? std::string(err, strnlen(err, kErrSize)) : std::string("no message");
 }
 
-// ABI views of a validated batch, for the duration of one plugin call.
+// ABI views of a validated batch, for the duration of one plugin call: every field of
+// attn_common_metadata_t (core/abi_fields.h).
 class CommonView {
  public:
-  explicit CommonView(const CommonMetadata& m) {
-    c_ = ATTN_COMMON_METADATA_INIT;
-    c_.query_start_loc = view(m.query_start_loc);
-    c_.query_start_loc_cpu = view(m.query_start_loc_cpu);
-    c_.seq_lens = view(m.seq_lens);
-    c_.seq_lens_cpu = view(m.seq_lens_cpu);
-    c_.num_reqs = m.num_reqs;
-    c_.num_actual_tokens = m.num_actual_tokens;
-    c_.max_query_len = m.max_query_len;
-    c_.max_seq_len = m.max_seq_len;
-    c_.block_table_tensor = view(m.block_table_tensor);
-    c_.slot_mapping = view(m.slot_mapping);
-    c_.causal = m.causal;
-    c_.logits_indices_padded = view(m.logits_indices_padded);
-    c_.num_logits_indices = m.num_logits_indices;
-    c_.encoder_seq_lens = view(m.encoder_seq_lens);
-    c_.encoder_seq_lens_cpu = view(m.encoder_seq_lens_cpu);
-    c_.dcp_local_seq_lens = view(m.dcp_local_seq_lens);
-    c_.dcp_local_seq_lens_cpu = view(m.dcp_local_seq_lens_cpu);
-    c_.logits_indices_padded_cpu = view(m.logits_indices_padded_cpu);
-    c_.num_accepted_tokens = view(m.num_accepted_tokens);
-    c_.num_decode_draft_tokens_cpu = view(m.num_decode_draft_tokens_cpu);
-    c_.num_decode_draft_tokens = view(m.num_decode_draft_tokens);
-    c_.is_prefilling = view(m.is_prefilling);
+  explicit CommonView(const CommonMetadata& in) {
+    attn_common_metadata_t& out = c_;
+    out = ATTN_COMMON_METADATA_INIT;
+    ATTN_COMMON_METADATA_FIELDS(ATTN_WRITE_FIELD)
   }
   const attn_common_metadata_t* get() const { return &c_; }
 
@@ -87,9 +69,11 @@ class CommonView {
     const uint64_t item = t.dtype.itemsize();
     return {base - lo * item, base + (hi + 1) * item};
   }
-  Tensor inputs_[16] = {};
+  /// At least one view per tensor field (each is a pointer in the struct).
+  static constexpr size_t kTensors = sizeof(attn_common_metadata_t) / sizeof(attn_tensor_t*);
+  Tensor inputs_[kTensors] = {};
   attn_common_metadata_t c_;
-  attn_tensor_t views_[16] = {};
+  attn_tensor_t views_[kTensors] = {};
   size_t used_ = 0;
 };
 

@@ -523,43 +523,30 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   if (num_actual_tokens < 0 || num_actual_tokens > c.num_actual_tokens)
     invalid("num_actual_tokens=", num_actual_tokens, " is not in [0, common->num_actual_tokens=",
             c.num_actual_tokens, "]");
-  auto reqs = [&](const std::optional<Tensor>& t) -> std::optional<Tensor> {
+  // Every field of the list (core/abi_fields.h), each tensor as its `unpadded` column says:
+  // SLICE cuts it to its real rows, KEEP keeps it, DROP leaves it None (0.33 does not pass
+  // positions and mm_req_doc_ranges on).
+  auto cut = [](const std::optional<Tensor>& t, int64_t n) -> std::optional<Tensor> {
     if (!t) return std::nullopt;
-    return slice_rows(*t, num_actual_reqs);
+    return slice_rows(*t, n);
   };
+  const int64_t rows_QSL = num_actual_reqs + 1, rows_REQS = num_actual_reqs,
+                rows_TOKENS = num_actual_tokens;
   CommonMetadata u;
-  u.query_start_loc = slice_rows(*c.query_start_loc, num_actual_reqs + 1);
-  if (c.query_start_loc_cpu) u.query_start_loc_cpu = slice_rows(*c.query_start_loc_cpu, num_actual_reqs + 1);
-  u.seq_lens = reqs(c.seq_lens);
-  u.seq_lens_cpu = reqs(c.seq_lens_cpu);
+#define UNPAD(kind, ...) UNPAD_##kind(__VA_ARGS__)
+#define UNPAD_SIZE(name)
+#define UNPAD_EXT(name)
+#define UNPAD_I64(name, value) u.name = c.name;
+#define UNPAD_BOOL(name, value) u.name = c.name;
+#define UNPAD_OPT_I64(name) u.name = c.name;
+#define UNPAD_TENSOR(name, dtype, rows, rule) UNPAD_##rule(name, rows)
+#define UNPAD_SLICE(name, rows) u.name = cut(c.name, rows_##rows);
+#define UNPAD_KEEP(name, rows) u.name = c.name;
+#define UNPAD_DROP(name, rows)
+  ATTN_COMMON_METADATA_FIELDS(UNPAD)
+#undef UNPAD
   u.num_reqs = num_actual_reqs;
   u.num_actual_tokens = num_actual_tokens;
-  u.max_query_len = c.max_query_len;
-  u.max_seq_len = c.max_seq_len;
-  u.block_table_tensor = reqs(c.block_table_tensor);
-  if (c.slot_mapping) u.slot_mapping = slice_rows(*c.slot_mapping, num_actual_tokens);
-  u.causal = c.causal;
-  u.logits_indices_padded = c.logits_indices_padded;
-  u.num_logits_indices = c.num_logits_indices;
-  u.encoder_seq_lens = reqs(c.encoder_seq_lens);
-  u.encoder_seq_lens_cpu = reqs(c.encoder_seq_lens_cpu);
-  u.dcp_local_seq_lens = reqs(c.dcp_local_seq_lens);
-  u.dcp_local_seq_lens_cpu = reqs(c.dcp_local_seq_lens_cpu);
-  u.logits_indices_padded_cpu = c.logits_indices_padded_cpu;
-  u.num_accepted_tokens = reqs(c.num_accepted_tokens);
-  u.num_decode_draft_tokens_cpu = reqs(c.num_decode_draft_tokens_cpu);
-  u.num_decode_draft_tokens = reqs(c.num_decode_draft_tokens);
-  u.is_prefilling = reqs(c.is_prefilling);
-  // ABI 1.4, as vLLM 0.33.0's unpadded(): per-request rows cut, positions and
-  // mm_req_doc_ranges not carried over (None).
-  u.seq_lens_cpu_upper_bound = reqs(c.seq_lens_cpu_upper_bound);
-  u.dcp_local_seq_lens_cpu_upper_bound = reqs(c.dcp_local_seq_lens_cpu_upper_bound);
-  u.causal_per_request = reqs(c.causal_per_request);
-  u.max_logits_per_req = c.max_logits_per_req;
-  u.req_idx = reqs(c.req_idx);
-  u.rswa_prefix_lens = reqs(c.rswa_prefix_lens);
-  u.replayssm_decode_base_cpu = reqs(c.replayssm_decode_base_cpu);
-  u.replay_start = reqs(c.replay_start);  // ABI 1.7 (a build keyword: cut like the others)
   CommonLimits lim;
   lim.device = c.query_start_loc->device;
   lim.require_tables = false;
@@ -567,64 +554,37 @@ CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,
   return u;
 }
 
+// The rows of core/abi_fields.h as fields of kind "common": every row but struct_size and
+// extension, tensors as tensors (None when absent), max_logits_per_req None when -1.
+#define FIELD_NAME(kind, ...) FIELD_NAME_##kind(__VA_ARGS__)
+#define FIELD_NAME_SIZE(name)
+#define FIELD_NAME_EXT(name)
+#define FIELD_NAME_I64(name, value) #name,
+#define FIELD_NAME_BOOL(name, value) #name,
+#define FIELD_NAME_OPT_I64(name) #name,
+#define FIELD_NAME_TENSOR(name, ...) #name,
+
 const std::vector<std::string>& common_field_names() {
-  static const std::vector<std::string> names = {
-      "query_start_loc",  "query_start_loc_cpu",   "seq_lens",
-      "seq_lens_cpu",     "num_reqs",              "num_actual_tokens",
-      "max_query_len",    "max_seq_len",           "block_table_tensor",
-      "slot_mapping",     "causal",                "logits_indices_padded",
-      "num_logits_indices", "encoder_seq_lens",    "encoder_seq_lens_cpu",
-      "dcp_local_seq_lens", "dcp_local_seq_lens_cpu", "logits_indices_padded_cpu",
-      // ABI 1.2
-      "num_accepted_tokens", "num_decode_draft_tokens_cpu", "num_decode_draft_tokens",
-      "is_prefilling",
-      // ABI 1.4 (vLLM 0.33.0)
-      "seq_lens_cpu_upper_bound", "dcp_local_seq_lens_cpu_upper_bound", "positions",
-      "causal_per_request", "max_logits_per_req", "req_idx", "mm_req_doc_ranges",
-      "rswa_prefix_lens", "replayssm_decode_base_cpu",
-      // ABI 1.7
-      "replay_start"};
+  static const std::vector<std::string> names = {ATTN_COMMON_METADATA_FIELDS(FIELD_NAME)};
   return names;
 }
+
+#define SET_FIELD(kind, ...) SET_FIELD_##kind(__VA_ARGS__)
+#define SET_FIELD_SIZE(name)
+#define SET_FIELD_EXT(name)
+#define SET_FIELD_I64(name, value) m.set_int(i++, c.name);
+#define SET_FIELD_BOOL(name, value) m.set_bool(i++, c.name);
+#define SET_FIELD_OPT_I64(name) \
+  if (c.name >= 0)              \
+    m.set_int(i++, c.name);     \
+  else                          \
+    m.set_none(i++);
+#define SET_FIELD_TENSOR(name, ...) m.set_tensor(i++, c.name);
 
 Metadata to_metadata(const CommonMetadata& c) {
   Metadata m("common", common_field_names());
   size_t i = 0;
-  m.set_tensor(i++, c.query_start_loc);
-  m.set_tensor(i++, c.query_start_loc_cpu);
-  m.set_tensor(i++, c.seq_lens);
-  m.set_tensor(i++, c.seq_lens_cpu);
-  m.set_int(i++, c.num_reqs);
-  m.set_int(i++, c.num_actual_tokens);
-  m.set_int(i++, c.max_query_len);
-  m.set_int(i++, c.max_seq_len);
-  m.set_tensor(i++, c.block_table_tensor);
-  m.set_tensor(i++, c.slot_mapping);
-  m.set_bool(i++, c.causal);
-  m.set_tensor(i++, c.logits_indices_padded);
-  m.set_int(i++, c.num_logits_indices);
-  m.set_tensor(i++, c.encoder_seq_lens);
-  m.set_tensor(i++, c.encoder_seq_lens_cpu);
-  m.set_tensor(i++, c.dcp_local_seq_lens);
-  m.set_tensor(i++, c.dcp_local_seq_lens_cpu);
-  m.set_tensor(i++, c.logits_indices_padded_cpu);
-  m.set_tensor(i++, c.num_accepted_tokens);
-  m.set_tensor(i++, c.num_decode_draft_tokens_cpu);
-  m.set_tensor(i++, c.num_decode_draft_tokens);
-  m.set_tensor(i++, c.is_prefilling);
-  m.set_tensor(i++, c.seq_lens_cpu_upper_bound);
-  m.set_tensor(i++, c.dcp_local_seq_lens_cpu_upper_bound);
-  m.set_tensor(i++, c.positions);
-  m.set_tensor(i++, c.causal_per_request);
-  if (c.max_logits_per_req >= 0)
-    m.set_int(i++, c.max_logits_per_req);
-  else
-    m.set_none(i++);
-  m.set_tensor(i++, c.req_idx);
-  m.set_tensor(i++, c.mm_req_doc_ranges);
-  m.set_tensor(i++, c.rswa_prefix_lens);
-  m.set_tensor(i++, c.replayssm_decode_base_cpu);
-  m.set_tensor(i++, c.replay_start);
+  ATTN_COMMON_METADATA_FIELDS(SET_FIELD)
   m.info.num_reqs = c.num_reqs;
   m.info.host_max_seq_len = c.host_max_seq_len;
   return m;

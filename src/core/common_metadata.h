@@ -8,47 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "core/abi_fields.h"
 #include "core/metadata.h"
 #include "core/tensor.h"
 
 namespace attn {
 
+/// attn_common_metadata_t's fields (core/abi_fields.h lists them, attn_c.h documents them),
+/// then what validate() derives.
 struct CommonMetadata {
-  std::optional<Tensor> query_start_loc;
-  std::optional<Tensor> query_start_loc_cpu;
-  std::optional<Tensor> seq_lens;
-  std::optional<Tensor> seq_lens_cpu;
-  int64_t num_reqs = 0;
-  int64_t num_actual_tokens = 0;
-  int64_t max_query_len = 0;
-  int64_t max_seq_len = 0;
-  std::optional<Tensor> block_table_tensor;
-  std::optional<Tensor> slot_mapping;
-  bool causal = true;
-  std::optional<Tensor> logits_indices_padded;
-  int64_t num_logits_indices = 0;
-  std::optional<Tensor> encoder_seq_lens;
-  std::optional<Tensor> encoder_seq_lens_cpu;
-  std::optional<Tensor> dcp_local_seq_lens;
-  std::optional<Tensor> dcp_local_seq_lens_cpu;
-  std::optional<Tensor> logits_indices_padded_cpu;  ///< ABI 1.1: host mirror of the above.
-  // ABI 1.2: vLLM's build() keyword arguments for the Mamba family, and is_prefilling.
-  std::optional<Tensor> num_accepted_tokens;          ///< (num_reqs,) int32, device.
-  std::optional<Tensor> num_decode_draft_tokens_cpu;  ///< (num_reqs,) int32, host.
-  std::optional<Tensor> num_decode_draft_tokens;      ///< Its mirror on the device.
-  std::optional<Tensor> is_prefilling;                ///< (num_reqs,) bool/int8/uint8/int32, host.
-  // ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields (attn_c.h documents each).
-  std::optional<Tensor> seq_lens_cpu_upper_bound;            ///< (num_reqs,) int32, host.
-  std::optional<Tensor> dcp_local_seq_lens_cpu_upper_bound;  ///< (num_reqs,) int32, host.
-  std::optional<Tensor> positions;           ///< (>= num_actual_tokens,) int64, device.
-  std::optional<Tensor> causal_per_request;  ///< (num_reqs,) int32, device: 0.33's tensor causal.
-  int64_t max_logits_per_req = -1;           ///< -1 = None.
-  std::optional<Tensor> req_idx;             ///< (num_reqs,) int32/int64, host.
-  std::optional<Tensor> mm_req_doc_ranges;   ///< (num_ranges, 3) int32 rows (req, start, end), host.
-  std::optional<Tensor> rswa_prefix_lens;    ///< (num_reqs,) int32, host or device.
-  std::optional<Tensor> replayssm_decode_base_cpu;  ///< (num_reqs,) int32, host.
-  // ABI 1.7: the sparse SWA builders' build() keyword (DeepSeek V4.1's bounded replay).
-  std::optional<Tensor> replay_start;        ///< (num_reqs,) int32, where the batch lives.
+  ATTN_COMMON_METADATA_FIELDS(ATTN_CORE_MEMBER)
 
   // Set by validate(): host views, never a device sync.
   const int32_t* qsl_host = nullptr;       ///< query_start_loc_cpu, or query_start_loc on host.

@@ -139,8 +139,6 @@ void validate(const KvCacheSpec& s) {
     invalid("kv_cache_spec->tokens_per_state=", s.tokens_per_state,
             " does not divide kv_cache_spec->block_size=", s.block_size,
             " (vLLM's num_states = block_size / tokens_per_state)");
-  if (s.reserved_1_7 != 0)
-    invalid("kv_cache_spec->reserved_1_7=", s.reserved_1_7, " must be 0");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

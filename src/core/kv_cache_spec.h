@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "core/abi_fields.h"
+
 namespace attn {
 
 /// The most speculative blocks per request a Mamba-family spec may ask for (vLLM uses one per
@@ -55,33 +57,9 @@ enum MambaCacheMode : int32_t {
   kMambaCacheAlign = 2,
 };
 
+/// attn_kv_cache_spec_t's fields (core/abi_fields.h lists them, attn_c.h documents them).
 struct KvCacheSpec {
-  int32_t kind = kKvFullAttention;
-  int32_t block_size = 0;
-  int32_t num_kv_heads = 0;
-  int32_t head_size = 0;
-  int32_t dtype = kKvDtypeBfloat16;
-  int32_t sliding_window = 0;
-  int32_t attention_chunk_size = 0;
-  // ABI 1.2: MambaSpec's parameters (ATTN_KV_MAMBA specs only).
-  int32_t mamba_type = kMambaTypeAuto;
-  int32_t mamba_chunk_size = 0;  ///< model_config.get_mamba_chunk_size(); 0 = None.
-  int32_t mamba_cache_mode = kMambaCacheNone;
-  int32_t num_speculative_blocks = 0;  ///< At most kMaxSpeculativeBlocks.
-  // ABI 1.6: vLLM 0.33's MambaSpec additions.
-  int32_t num_prefill_checkpoint_blocks = 0;  ///< At most kMaxSpeculativeBlocks.
-  int32_t prefill_checkpoint_alignment = 0;   ///< 0 = None.
-  int32_t mamba_replayssm_ngroups = 0;        ///< shapes[4][0]; 0 = not given.
-  int32_t mamba_num_heads = 0;                ///< shapes[2][0]; 0 = not given.
-  // ABI 1.7: sparse MLA (MLA specs of DeepSeek V3.2's indexer layers).
-  int32_t index_topk = 0;         ///< hf_text_config.index_topk; 0 = 2048.
-  int32_t topk_buffer_width = 0;  ///< MLAAttentionSpec.topk_buffer_width; 0 = None.
-  // ABI 1.7 (attention variants).
-  int32_t sink_len = 0;     ///< SinkFullAttentionSpec.sink_len; 0 = None (no StaticSink wrapper).
-  int32_t head_size_v = 0;  ///< AttentionSpec.head_size_v; 0 = head_size.
-  // ABI 1.7 (DeepSeek V4 sparse MLA).
-  int32_t tokens_per_state = 0;  ///< MLAAttentionSpec.tokens_per_state; 0 = 1.
-  int32_t reserved_1_7 = 0;      ///< Must be 0.
+  ATTN_KV_CACHE_SPEC_FIELDS(ATTN_CORE_MEMBER)
   /// vLLM's tokens_per_state (the compress ratio; 1 when not given).
   int32_t compress_ratio() const { return tokens_per_state > 0 ? tokens_per_state : 1; }
   /// vLLM's head_size_v after __post_init__ (head_size when not given).

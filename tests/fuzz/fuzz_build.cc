@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn_c.h"
+#include "fuzz_fields.h"
 #include "fuzz_input.h"
 
 namespace {
@@ -76,9 +77,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.mamba_replayssm_ngroups = static_cast<int32_t>(in.u8() % 5) - in.one_in(16);
     spec.mamba_num_heads = static_cast<int32_t>(in.u8() % 9) - in.one_in(16);
   }
+  fuzz::mutate(in, arena, {}, spec);  // any field of the list, the ones above included
   if (in.one_in(32)) spec.struct_size = in.u8();
 
+  // Any field of the list first; the values set below win (they keep buffers fuzzer-sized).
   attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
+  fuzz::mutate(in, arena, {}, config);
   // Sizes stay where every backend's persistent buffers fit in the fuzzer's memory (vLLM sizes
   // them from the config); negative ones test the validation. Size overflow is a cmocka test.
   auto sized = [&](int32_t typical, int32_t limit) {
@@ -151,7 +155,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.kv_sharing_fast_prefill = in.one_in(4);
   config.max_encoder_len = in.one_in(2) ? in.u8() : 0;
   config.cpu_attn_isa = in.one_in(4) ? in.u8() % 9 : 0;
-  if (in.one_in(32)) config.reserved_1_1 = in.u8();
   // ABI 1.2: the MLA options. An MLA builder's chunked-context buffers grow with max_model_len
   // and max_num_seqs: keep them fuzzer-sized.
   if (in.one_in(8)) config.mla_kv_lora_rank = in.one_in(2) ? 448 : static_cast<int32_t>(in.u8()) * 4 - 8;
@@ -161,10 +164,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (in.one_in(4))
     config.mla_chunked_prefill_workspace_size =
         in.one_in(8) ? -static_cast<int32_t>(in.u8()) : static_cast<int32_t>(in.u8()) * 64;
-  // vLLM 0.13's flags, refused since 1.7 (0.33 removed them): rarely set
-  config.disable_flashinfer_prefill = in.one_in(16);
-  config.use_cudnn_prefill = in.one_in(16);
-  config.use_trtllm_ragged_deepseek_prefill = in.one_in(16);
   // ABI 1.7: the MLA prefill backend (5 is out of range) and FP8 prefill queries
   config.mla_prefill_backend = in.u8() % 6;
   config.use_prefill_query_quantization = in.one_in(2);
@@ -232,55 +231,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       c.encoder_seq_lens_cpu = c.encoder_seq_lens =
           fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 3; });
     if (c.logits_indices_padded && in.one_in(2)) c.logits_indices_padded_cpu = c.logits_indices_padded;
-    // ABI 1.2: the Mamba family's build inputs (spec decode, is_prefilling).
-    if (in.one_in(3))
-      c.num_accepted_tokens =
-          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return 1 + in.u8() % 4; });
-    if (in.one_in(3)) {
-      c.num_decode_draft_tokens_cpu = fuzz::make_tensor(
-          in, arena, num_reqs, -1, 32, [&](int64_t) { return static_cast<int32_t>(in.u8() % 5) - 1; });
-      if (in.one_in(2)) c.num_decode_draft_tokens = c.num_decode_draft_tokens_cpu;
-    }
-    if (in.one_in(4))
-      c.is_prefilling = fuzz::make_tensor(in, arena, num_reqs, -1, in.one_in(2) ? 8 : 32,
-                                          [&](int64_t) { return in.u8() % 2; });
-    // ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields, in the same hostile layouts.
-    if (in.one_in(3)) {
-      c.seq_lens_cpu_upper_bound = fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t i) {
-        return (i < (int64_t)seq.size() ? seq[i] : 0) + (in.one_in(4) ? in.u8() % 4 : 0) -
-               (in.one_in(16) ? 1 : 0);
-      });
-      if (in.one_in(2)) c.seq_lens_cpu = nullptr;  // the bound alone: builders read it
-    }
-    if (in.one_in(6))
-      c.dcp_local_seq_lens_cpu_upper_bound =
-          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 2; });
-    if (in.one_in(4))
-      c.positions = fuzz::make_tensor(in, arena, tokens, -1, in.one_in(8) ? 32 : 64,
-                                      [&](int64_t i) { return i + in.u8(); });
-    if (in.one_in(4))
-      c.causal_per_request = fuzz::make_tensor(in, arena, num_reqs, -1, 32,
-                                               [&](int64_t) { return in.u8() % 2; });
-    if (in.one_in(4)) c.max_logits_per_req = static_cast<int64_t>(in.u8()) - 2;
-    if (in.one_in(6))
-      c.req_idx = fuzz::make_tensor(in, arena, num_reqs, -1, in.one_in(2) ? 32 : 64,
-                                    [&](int64_t i) { return i; });
-    if (in.one_in(4)) {
-      int64_t req = 0;  // rows (request, start, end), mostly in request order
-      c.mm_req_doc_ranges = fuzz::make_tensor(in, arena, in.count(8), 3, 32, [&](int64_t k) {
-        if (k % 3 == 0) req += in.one_in(8) ? -1 : in.u8() % 2;
-        return k % 3 == 0 ? req : static_cast<int64_t>(in.u8()) - (in.one_in(16) ? 300 : 0);
-      });
-    }
-    if (in.one_in(6))
-      c.rswa_prefix_lens =
-          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
-    if (in.one_in(6))
-      c.replayssm_decode_base_cpu =
-          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
-    if (in.one_in(6))  // ABI 1.7: the sparse SWA builders' replay_start
-      c.replay_start =
-          fuzz::make_tensor(in, arena, num_reqs, -1, 32, [&](int64_t) { return in.u8() - 1; });
+    // Every other field of the list (the optional tensors of ABI 1.2 to 1.7 and any added
+    // later): now and then a plausible one, then any field a value of its kind.
+    const fuzz::BatchShape shape{num_reqs, tokens, &seq};
+    fuzz::populate(in, arena, shape, c, 4);
+    if (c.seq_lens_cpu_upper_bound && in.one_in(2)) c.seq_lens_cpu = nullptr;  // the bound alone
+    fuzz::mutate(in, arena, shape, c);
     if (in.one_in(32)) c.struct_size = in.u8();
 
     attn_metadata_t* m = nullptr;

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <vector>
 
 #include "attn_c.h"
+#include "fuzz_fields.h"
 
 #ifndef FUZZ_PLUGIN_PATH
 #error "FUZZ_PLUGIN_PATH must name the fuzz plugin library"
@@ -66,6 +68,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.max_seq_len = 9;
   c.block_table_tensor = &btt;
   c.slot_mapping = &smt;
+  // The other fields of the batch (core/abi_fields.h), now and then, as the plugin sees them.
+  fuzz::Reader in(data, size);
+  fuzz::Arena arena;
+  const std::vector<int64_t> seq_lens = {5, 9};
+  const fuzz::BatchShape shape{2, 3, &seq_lens};
+  fuzz::populate(in, arena, shape, c, 4);
+  fuzz::mutate(in, arena, shape, c);
   for (const char* name : {"FUZZ_A", "FUZZ_B"}) {
     int32_t level = -1;
     drop(attn_backend_cudagraph_support(name, &spec, &config, &level));

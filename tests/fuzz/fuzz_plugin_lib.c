@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attn_c.h"
+#include "core/abi_fields.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -104,13 +105,17 @@ static int32_t build(void* state, int64_t prefix, const attn_common_metadata_t* 
       case 1: out->set_bool(out->ctx, name, next()); break;
       case 2: out->set_float(out->ctx, name, next() / 7.0); break;
       case 3: out->set_none(out->ctx, name); break;
-      default: {
-        const uint8_t which = next() % 4;
-        out->set_tensor(out->ctx, name,
-                        which == 0   ? common->block_table_tensor
-                        : which == 1 ? common->seq_lens
-                        : which == 2 ? hostile_view()
-                                     : common->slot_mapping);
+      default: { /* any view of the batch (core/abi_fields.h), or a hostile one of its own */
+#define BATCH_VIEW(kind, ...) BATCH_VIEW_##kind(__VA_ARGS__)
+#define BATCH_VIEW_SIZE(name)
+#define BATCH_VIEW_EXT(name)
+#define BATCH_VIEW_I64(name, value)
+#define BATCH_VIEW_BOOL(name, value)
+#define BATCH_VIEW_OPT_I64(name)
+#define BATCH_VIEW_TENSOR(name, ...) common->name,
+        const attn_tensor_t* views[] = {ATTN_COMMON_METADATA_FIELDS(BATCH_VIEW) NULL};
+        const size_t last = sizeof views / sizeof views[0] - 1, which = next() % (last + 1);
+        out->set_tensor(out->ctx, name, which == last ? hostile_view() : views[which]);
       }
     }
   }

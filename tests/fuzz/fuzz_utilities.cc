@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "attn_c.h"
+#include "fuzz_fields.h"
 #include "fuzz_input.h"
 
 namespace {
@@ -47,29 +48,11 @@ Batch make_batch(fuzz::Reader& in, fuzz::Arena& a) {
                                                   [&](int64_t i) { return i * (1 + in.u8() % 3); });
     b.c.num_logits_indices = in.count(16);
   }
-  if (in.one_in(6)) {  // ABI 1.2: validated and sliced (unpadded) like the other per-request tensors
-    b.c.num_accepted_tokens = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return 1 + in.u8() % 4; });
-    b.c.num_decode_draft_tokens_cpu = fuzz::make_tensor(
-        in, a, n, -1, 32, [&](int64_t) { return static_cast<int32_t>(in.u8() % 5) - 1; });
-    b.c.is_prefilling = fuzz::make_tensor(in, a, n, -1, 8, [&](int64_t) { return in.u8() % 2; });
-  }
-  if (in.one_in(4)) {  // ABI 1.4 (vLLM 0.33.0's fields): validated, sliced by unpadded and ubatch
-    b.c.seq_lens_cpu_upper_bound = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t i) {
-      return (i < static_cast<int64_t>(b.seq.size()) ? b.seq[i] : 0) + in.u8() % 3;
-    });
-    b.c.dcp_local_seq_lens_cpu_upper_bound =
-        fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
-    b.c.positions = fuzz::make_tensor(in, a, tokens, -1, 64, [&](int64_t i) { return i; });
-    b.c.causal_per_request = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8() % 2; });
-    b.c.max_logits_per_req = static_cast<int64_t>(in.u8()) - 1;
-    b.c.req_idx = fuzz::make_tensor(in, a, n, -1, 64, [&](int64_t i) { return i; });
-    b.c.mm_req_doc_ranges = fuzz::make_tensor(in, a, in.count(6), 3, 32, [&](int64_t k) {
-      return k % 3 == 0 ? (k / 3) % (n > 0 ? n : 1) : static_cast<int64_t>(in.u8());
-    });
-    b.c.rswa_prefix_lens = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
-    b.c.replayssm_decode_base_cpu = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
-    b.c.replay_start = fuzz::make_tensor(in, a, n, -1, 32, [&](int64_t) { return in.u8(); });
-  }
+  // Every other field of the list (ABI 1.2 to 1.7 and any added later): validated and cut
+  // (unpadded, micro-batch slicing) like the others.
+  const fuzz::BatchShape shape{n, tokens, &b.seq};
+  fuzz::populate(in, a, shape, b.c, 6);
+  fuzz::mutate(in, a, shape, b.c);
   return b;
 }
 

@@ -8,6 +8,8 @@
  *   PLUGIN_UPDATE_NO_FIELDS     supports update_block_table without block_table/slot_mapping
  *   PLUGIN_MISBEHAVING          well-formed, with backends that fail, return garbage, return a
  *                               bad level, fail to create, or block until released
+ *   PLUGIN_RECORDING            a backend that keeps a copy of the batch its build is given,
+ *                               every field of attn_common_metadata_t (core/abi_fields.h)
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -15,6 +17,9 @@
 #include <string.h>
 
 #include "attn_c.h"
+#if defined(PLUGIN_RECORDING)
+#include "core/abi_fields.h"
+#endif
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -141,6 +146,44 @@ EXPORT void test_plugin_level_arm(void) {
 EXPORT int test_plugin_level_entered(void) { return atomic_load(&g_level_entered); }
 EXPORT void test_plugin_level_release(void) { atomic_store(&g_level_release, 1); }
 
+#if defined(PLUGIN_RECORDING)
+/* The last batch a build was given, its tensor views copied (they live for the call only). */
+static attn_common_metadata_t g_seen;
+static attn_tensor_t g_seen_tensors[64];
+static int64_t g_seen_shapes[64][8];
+static int g_builds;
+
+static const attn_tensor_t* keep(const attn_tensor_t* t, size_t k) {
+  int32_t d;
+  if (t == NULL || k >= 64) return NULL;
+  g_seen_tensors[k] = *t;
+  for (d = 0; d < t->ndim && d < 8; ++d) g_seen_shapes[k][d] = t->shape[d];
+  g_seen_tensors[k].shape = g_seen_shapes[k];
+  g_seen_tensors[k].strides = NULL; /* not kept */
+  return &g_seen_tensors[k];
+}
+
+static int32_t build_recording(void* state, int64_t prefix, const attn_common_metadata_t* c,
+                               int32_t fast, const attn_plugin_output_t* out, attn_stream_t stream) {
+  size_t k = 0;
+  (void)state; (void)prefix; (void)fast; (void)stream;
+  g_seen = *c;
+#define KEEP(kind, ...) KEEP_##kind(__VA_ARGS__)
+#define KEEP_SIZE(name)
+#define KEEP_EXT(name)
+#define KEEP_I64(name, value)
+#define KEEP_BOOL(name, value)
+#define KEEP_OPT_I64(name)
+#define KEEP_TENSOR(name, ...) g_seen.name = keep(c->name, k++);
+  ATTN_COMMON_METADATA_FIELDS(KEEP)
+  ++g_builds;
+  return out->set_int(out->ctx, "num_reqs", c->num_reqs);
+}
+
+/* The batch of the last build (NULL before the first). */
+EXPORT const attn_common_metadata_t* test_plugin_seen(void) { return g_builds ? &g_seen : NULL; }
+#endif
+
 static const char* const kFields[] = {"num_reqs"};
 static const char* const kDupFields[] = {"num_reqs", "num_reqs"};
 
@@ -157,6 +200,9 @@ BACKEND(kB0, "TEST_DUP_FIELD", kDupFields, 2, 0, level_ok, create_ok, build_ok);
 static const attn_plugin_backend_t* const kBackends[] = {&kB0};
 #elif defined(PLUGIN_UPDATE_NO_FIELDS)
 BACKEND(kB0, "TEST_UPDATE", kFields, 1, 1, level_ok, create_ok, build_ok);
+static const attn_plugin_backend_t* const kBackends[] = {&kB0};
+#elif defined(PLUGIN_RECORDING)
+BACKEND(kB0, "TEST_RECORDING", kFields, 1, 0, level_ok, create_ok, build_recording);
 static const attn_plugin_backend_t* const kBackends[] = {&kB0};
 #else
 BACKEND(kB0, "TEST_FAILING", kFields, 1, 0, level_ok, create_ok, build_fails);

@@ -37,6 +37,13 @@ ATTN_ERR_NOT_FOUND = 5
 ATTN_ERR_ABI_MISMATCH = 6
 ATTN_ERR_BUSY = 7
 ATTN_ERR_INTERNAL = 8
+ATTN_FIELD_NONE = 0
+ATTN_FIELD_TENSOR = 1
+ATTN_FIELD_INT = 2
+ATTN_FIELD_FLOAT = 3
+ATTN_FIELD_BOOL = 4
+ATTN_BACKEND_BUILTIN = 0
+ATTN_BACKEND_PLUGIN = 1
 ATTN_DEVICE_CPU = 1
 ATTN_DEVICE_CUDA = 2
 ATTN_DEVICE_CUDA_HOST = 3
@@ -113,13 +120,6 @@ ATTN_MAMBA_TYPE_GDN_ATTENTION = 5
 ATTN_MAMBA_CACHE_MODE_NONE = 0
 ATTN_MAMBA_CACHE_MODE_ALL = 1
 ATTN_MAMBA_CACHE_MODE_ALIGN = 2
-ATTN_BACKEND_BUILTIN = 0
-ATTN_BACKEND_PLUGIN = 1
-ATTN_FIELD_NONE = 0
-ATTN_FIELD_TENSOR = 1
-ATTN_FIELD_INT = 2
-ATTN_FIELD_FLOAT = 3
-ATTN_FIELD_BOOL = 4
 
 
 class Status(IntEnum):
@@ -133,6 +133,21 @@ class Status(IntEnum):
     ABI_MISMATCH = 6
     BUSY = 7
     INTERNAL = 8
+
+
+class FieldKind(IntEnum):
+    """``attn_field_kind_t``."""
+    NONE = 0
+    TENSOR = 1
+    INT = 2
+    FLOAT = 3
+    BOOL = 4
+
+
+class BackendOrigin(IntEnum):
+    """``attn_backend_origin_t``."""
+    BUILTIN = 0
+    PLUGIN = 1
 
 
 class DeviceType(IntEnum):
@@ -275,22 +290,23 @@ class MambaCacheMode(IntEnum):
     ALIGN = 2
 
 
-class BackendOrigin(IntEnum):
-    """``attn_backend_origin_t``."""
-    BUILTIN = 0
-    PLUGIN = 1
-
-
-class FieldKind(IntEnum):
-    """``attn_field_kind_t``."""
-    NONE = 0
-    TENSOR = 1
-    INT = 2
-    FLOAT = 3
-    BOOL = 4
-
-
 # ---- structs (declared first, so that fields may point at later ones)
+
+
+class attn_cudagraph_resolve_args_t(Structure):
+    pass
+
+
+class attn_cascade_query_t(Structure):
+    pass
+
+
+class attn_field_t(Structure):
+    pass
+
+
+class attn_backend_info_t(Structure):
+    pass
 
 
 class attn_device_t(Structure):
@@ -353,22 +369,6 @@ class attn_ubatch_out_t(Structure):
     pass
 
 
-class attn_backend_info_t(Structure):
-    pass
-
-
-class attn_cudagraph_resolve_args_t(Structure):
-    pass
-
-
-class attn_cascade_query_t(Structure):
-    pass
-
-
-class attn_field_t(Structure):
-    pass
-
-
 class attn_plugin_output_t(Structure):
     pass
 
@@ -393,6 +393,88 @@ PFN_attn_status_string = CFUNCTYPE(c_char_p, c_int32)
 PFN_attn_get_version = CFUNCTYPE(None, POINTER(c_uint32), POINTER(c_uint32), POINTER(c_uint32))
 PFN_attn_check_version = CFUNCTYPE(c_void_p, c_uint32, c_uint32)
 PFN_attn_get_vllm_release = CFUNCTYPE(c_void_p, POINTER(c_char_p), POINTER(c_uint32), POINTER(c_uint32), POINTER(c_uint32))
+PFN_attn_builder_workspace_size = CFUNCTYPE(c_void_p, c_char_p, POINTER(attn_kv_cache_spec_t), POINTER(attn_builder_config_t), POINTER(c_size_t))
+PFN_attn_builder_create = CFUNCTYPE(c_void_p, c_char_p, POINTER(attn_kv_cache_spec_t), POINTER(attn_builder_config_t), POINTER(c_void_p))
+PFN_attn_builder_destroy = CFUNCTYPE(None, c_void_p)
+PFN_attn_builder_backend_name = CFUNCTYPE(c_char_p, c_void_p)
+PFN_attn_builder_cudagraph_support = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
+PFN_attn_builder_reorder_batch_threshold = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
+PFN_attn_builder_supports_update_block_table = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
+PFN_attn_min_cudagraph_support = CFUNCTYPE(c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_int32))
+PFN_attn_builder_varlen_cudagraph_max_query_len = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32), POINTER(c_int32))
+attn_cudagraph_resolve_args_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("cudagraph_mode", c_int32),
+    ("uniform_decode_query_len", c_int32),
+    ("num_groups", c_size_t),
+    ("group_cudagraph_support", POINTER(c_int32)),
+    ("group_backend_names", POINTER(c_char_p)),
+    ("group_varlen_max_query_len", POINTER(c_int32)),
+    ("cudagraph_capture_sizes", POINTER(c_int32)),
+    ("num_cudagraph_capture_sizes", c_size_t),
+    ("max_cudagraph_capture_size", c_int32),
+    ("use_v2_model_runner", c_int32),
+    ("piecewise_capture_available", c_int32),
+    ("splitting_ops_contain_attention", c_int32),
+    ("vllm_compile", c_int32),
+    ("use_inductor_graph_partition", c_int32),
+    ("has_mamba_layers", c_int32),
+    ("is_profiling", c_int32),
+    ("adaptive_verification", c_int32),
+    ("num_blocks", c_int64),
+    ("max_num_reqs", c_int64),
+]
+PFN_attn_resolve_cudagraph_mode_and_sizes = CFUNCTYPE(c_void_p, POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t))
+PFN_attn_build = CFUNCTYPE(c_void_p, c_void_p, c_int64, POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
+PFN_attn_update_block_table = CFUNCTYPE(c_void_p, c_void_p, c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_void_p), c_void_p)
+PFN_attn_builder_supports_draft_decode_metadata_update = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
+PFN_attn_update_draft_decode_metadata = CFUNCTYPE(c_void_p, c_void_p, c_void_p, c_void_p)
+PFN_attn_build_for_cudagraph_capture = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p)
+PFN_attn_build_for_drafting = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
+attn_cascade_query_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("common_prefix_len", c_int64),
+    ("query_lens", POINTER(c_int32)),
+    ("num_reqs", c_int64),
+    ("num_query_heads", c_int32),
+    ("num_kv_heads", c_int32),
+    ("use_alibi", c_int32),
+    ("use_sliding_window", c_int32),
+    ("use_local_attention", c_int32),
+    ("num_sms", c_int32),
+    ("dcp_world_size", c_int32),
+    ("extension", c_void_p),
+]
+PFN_attn_use_cascade_attention = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_cascade_query_t), POINTER(c_int32))
+attn_field_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("name", c_char_p),
+    ("kind", c_int32),
+    ("tensor", POINTER(attn_tensor_t)),
+    ("int_value", c_int64),
+    ("float_value", c_double),
+]
+PFN_attn_metadata_kind = CFUNCTYPE(c_char_p, c_void_p)
+PFN_attn_metadata_field_count = CFUNCTYPE(c_size_t, c_void_p)
+PFN_attn_metadata_field = CFUNCTYPE(c_void_p, c_void_p, c_size_t, POINTER(attn_field_t))
+PFN_attn_metadata_get = CFUNCTYPE(c_void_p, c_void_p, c_char_p, POINTER(attn_field_t))
+PFN_attn_metadata_get_tensor = CFUNCTYPE(c_void_p, c_void_p, c_char_p, POINTER(POINTER(attn_tensor_t)))
+PFN_attn_metadata_get_int = CFUNCTYPE(c_void_p, c_void_p, c_char_p, POINTER(c_int64))
+PFN_attn_metadata_clone = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_void_p))
+PFN_attn_metadata_destroy = CFUNCTYPE(None, c_void_p)
+PFN_attn_metadata_to_common = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t))
+PFN_attn_backend_count = CFUNCTYPE(c_size_t)
+PFN_attn_backend_name = CFUNCTYPE(c_void_p, c_size_t, POINTER(c_char_p))
+PFN_attn_backend_cudagraph_support = CFUNCTYPE(c_void_p, c_char_p, POINTER(attn_kv_cache_spec_t), POINTER(attn_builder_config_t), POINTER(c_int32))
+attn_backend_info_t._fields_ = [
+    ("struct_size", c_size_t),
+    ("name", c_char_p),
+    ("kv_cache_kinds", c_uint32),
+    ("origin", c_int32),
+    ("vllm_release", c_char_p),
+    ("extension", c_void_p),
+]
+PFN_attn_backend_info = CFUNCTYPE(c_void_p, c_size_t, POINTER(attn_backend_info_t))
 attn_device_t._fields_ = [
     ("device_type", c_int32),
     ("device_id", c_int32),
@@ -658,88 +740,6 @@ attn_ubatch_out_t._fields_ = [
 ]
 PFN_attn_make_metadata_with_slice = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_out_t), POINTER(c_void_p), c_void_p)
 PFN_attn_split_attn_metadata = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_ubatch_slice_t), c_size_t, POINTER(attn_ubatch_out_t), POINTER(c_void_p), c_void_p)
-PFN_attn_backend_count = CFUNCTYPE(c_size_t)
-PFN_attn_backend_name = CFUNCTYPE(c_void_p, c_size_t, POINTER(c_char_p))
-PFN_attn_backend_cudagraph_support = CFUNCTYPE(c_void_p, c_char_p, POINTER(attn_kv_cache_spec_t), POINTER(attn_builder_config_t), POINTER(c_int32))
-attn_backend_info_t._fields_ = [
-    ("struct_size", c_size_t),
-    ("name", c_char_p),
-    ("kv_cache_kinds", c_uint32),
-    ("origin", c_int32),
-    ("vllm_release", c_char_p),
-    ("extension", c_void_p),
-]
-PFN_attn_backend_info = CFUNCTYPE(c_void_p, c_size_t, POINTER(attn_backend_info_t))
-PFN_attn_builder_workspace_size = CFUNCTYPE(c_void_p, c_char_p, POINTER(attn_kv_cache_spec_t), POINTER(attn_builder_config_t), POINTER(c_size_t))
-PFN_attn_builder_create = CFUNCTYPE(c_void_p, c_char_p, POINTER(attn_kv_cache_spec_t), POINTER(attn_builder_config_t), POINTER(c_void_p))
-PFN_attn_builder_destroy = CFUNCTYPE(None, c_void_p)
-PFN_attn_builder_backend_name = CFUNCTYPE(c_char_p, c_void_p)
-PFN_attn_builder_cudagraph_support = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
-PFN_attn_builder_reorder_batch_threshold = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
-PFN_attn_builder_supports_update_block_table = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
-PFN_attn_min_cudagraph_support = CFUNCTYPE(c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_int32))
-PFN_attn_builder_varlen_cudagraph_max_query_len = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32), POINTER(c_int32))
-attn_cudagraph_resolve_args_t._fields_ = [
-    ("struct_size", c_size_t),
-    ("cudagraph_mode", c_int32),
-    ("uniform_decode_query_len", c_int32),
-    ("num_groups", c_size_t),
-    ("group_cudagraph_support", POINTER(c_int32)),
-    ("group_backend_names", POINTER(c_char_p)),
-    ("group_varlen_max_query_len", POINTER(c_int32)),
-    ("cudagraph_capture_sizes", POINTER(c_int32)),
-    ("num_cudagraph_capture_sizes", c_size_t),
-    ("max_cudagraph_capture_size", c_int32),
-    ("use_v2_model_runner", c_int32),
-    ("piecewise_capture_available", c_int32),
-    ("splitting_ops_contain_attention", c_int32),
-    ("vllm_compile", c_int32),
-    ("use_inductor_graph_partition", c_int32),
-    ("has_mamba_layers", c_int32),
-    ("is_profiling", c_int32),
-    ("adaptive_verification", c_int32),
-    ("num_blocks", c_int64),
-    ("max_num_reqs", c_int64),
-]
-PFN_attn_resolve_cudagraph_mode_and_sizes = CFUNCTYPE(c_void_p, POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t))
-PFN_attn_build = CFUNCTYPE(c_void_p, c_void_p, c_int64, POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
-PFN_attn_update_block_table = CFUNCTYPE(c_void_p, c_void_p, c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_void_p), c_void_p)
-PFN_attn_builder_supports_draft_decode_metadata_update = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
-PFN_attn_update_draft_decode_metadata = CFUNCTYPE(c_void_p, c_void_p, c_void_p, c_void_p)
-PFN_attn_build_for_cudagraph_capture = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p)
-PFN_attn_build_for_drafting = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
-attn_cascade_query_t._fields_ = [
-    ("struct_size", c_size_t),
-    ("common_prefix_len", c_int64),
-    ("query_lens", POINTER(c_int32)),
-    ("num_reqs", c_int64),
-    ("num_query_heads", c_int32),
-    ("num_kv_heads", c_int32),
-    ("use_alibi", c_int32),
-    ("use_sliding_window", c_int32),
-    ("use_local_attention", c_int32),
-    ("num_sms", c_int32),
-    ("dcp_world_size", c_int32),
-    ("extension", c_void_p),
-]
-PFN_attn_use_cascade_attention = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_cascade_query_t), POINTER(c_int32))
-attn_field_t._fields_ = [
-    ("struct_size", c_size_t),
-    ("name", c_char_p),
-    ("kind", c_int32),
-    ("tensor", POINTER(attn_tensor_t)),
-    ("int_value", c_int64),
-    ("float_value", c_double),
-]
-PFN_attn_metadata_kind = CFUNCTYPE(c_char_p, c_void_p)
-PFN_attn_metadata_field_count = CFUNCTYPE(c_size_t, c_void_p)
-PFN_attn_metadata_field = CFUNCTYPE(c_void_p, c_void_p, c_size_t, POINTER(attn_field_t))
-PFN_attn_metadata_get = CFUNCTYPE(c_void_p, c_void_p, c_char_p, POINTER(attn_field_t))
-PFN_attn_metadata_get_tensor = CFUNCTYPE(c_void_p, c_void_p, c_char_p, POINTER(POINTER(attn_tensor_t)))
-PFN_attn_metadata_get_int = CFUNCTYPE(c_void_p, c_void_p, c_char_p, POINTER(c_int64))
-PFN_attn_metadata_clone = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_void_p))
-PFN_attn_metadata_destroy = CFUNCTYPE(None, c_void_p)
-PFN_attn_metadata_to_common = CFUNCTYPE(c_void_p, c_void_p, POINTER(attn_common_metadata_t))
 PFN_attn_infer_global_hyperparameters = CFUNCTYPE(c_void_p, POINTER(attn_per_layer_params_t), c_size_t, POINTER(attn_per_layer_params_t), POINTER(c_int32), POINTER(c_int32))
 attn_plugin_output_t._fields_ = [
     ("struct_size", c_size_t),
@@ -851,6 +851,10 @@ attn_api_t._fields_ = [
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
+ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE = attn_cudagraph_resolve_args_t.max_num_reqs.offset + attn_cudagraph_resolve_args_t.max_num_reqs.size
+ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_cascade_query_t.extension.size
+ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
+ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 = attn_kv_cache_spec_t.extension.offset + attn_kv_cache_spec_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 = attn_kv_cache_spec_t.num_speculative_blocks.offset + attn_kv_cache_spec_t.num_speculative_blocks.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6 = attn_kv_cache_spec_t.mamba_num_heads.offset + attn_kv_cache_spec_t.mamba_num_heads.size
@@ -875,13 +879,153 @@ ATTN_CONV1D_INFO_STRUCT_SIZE = attn_conv1d_info_t.num_programs.offset + attn_con
 ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE = attn_local_attention_out_t.extension.offset + attn_local_attention_out_t.extension.size
 ATTN_UBATCH_SLICE_STRUCT_SIZE = attn_ubatch_slice_t.token_stop.offset + attn_ubatch_slice_t.token_stop.size
 ATTN_UBATCH_OUT_STRUCT_SIZE = attn_ubatch_out_t.extension.offset + attn_ubatch_out_t.extension.size
-ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
-ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE = attn_cudagraph_resolve_args_t.max_num_reqs.offset + attn_cudagraph_resolve_args_t.max_num_reqs.size
-ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_cascade_query_t.extension.size
-ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
 ATTN_API_STRUCT_SIZE = attn_api_t.attn_update_draft_decode_metadata.offset + attn_api_t.attn_update_draft_decode_metadata.size
+
+# ---- the fields of the growing structs as src/core/abi_fields.h lists them: (name, kind,
+# a tensor's (dtype, rows, unpadded), the *_INIT value: an int, an enum member or None)
+FIELDS = {
+    "attn_kv_cache_spec_t": (
+        ("struct_size", "SIZE", (), None),
+        ("kind", "I32", (), KvCacheKind.FULL_ATTENTION),
+        ("block_size", "I32", (), 0),
+        ("num_kv_heads", "I32", (), 0),
+        ("head_size", "I32", (), 0),
+        ("dtype", "I32", (), KvDtype.BFLOAT16),
+        ("sliding_window", "I32", (), 0),
+        ("attention_chunk_size", "I32", (), 0),
+        ("extension", "EXT", (), None),
+        ("mamba_type", "I32", (), MambaType.AUTO),
+        ("mamba_chunk_size", "I32", (), 0),
+        ("mamba_cache_mode", "I32", (), MambaCacheMode.NONE),
+        ("num_speculative_blocks", "I32", (), 0),
+        ("num_prefill_checkpoint_blocks", "I32", (), 0),
+        ("prefill_checkpoint_alignment", "I32", (), 0),
+        ("mamba_replayssm_ngroups", "I32", (), 0),
+        ("mamba_num_heads", "I32", (), 0),
+        ("index_topk", "I32", (), 0),
+        ("topk_buffer_width", "I32", (), 0),
+        ("sink_len", "I32", (), 0),
+        ("head_size_v", "I32", (), 0),
+        ("tokens_per_state", "I32", (), 0),
+        ("reserved_1_7", "RESERVED", (), 0),
+    ),
+    "attn_builder_config_t": (
+        ("struct_size", "SIZE", (), None),
+        ("device", "SPECIAL", (), None),
+        ("max_num_seqs", "I32", (), 0),
+        ("max_num_batched_tokens", "I32", (), 0),
+        ("max_model_len", "I32", (), 0),
+        ("num_attention_heads", "I32", (), 0),
+        ("num_speculative_tokens", "I32", (), 0),
+        ("parallel_drafting", "BOOL", (), 0),
+        ("decode_context_parallel_size", "I32", (), 1),
+        ("dcp_rank", "I32", (), 0),
+        ("cp_kv_cache_interleave_size", "I32", (), 1),
+        ("cudagraph_mode", "I32", (), CudagraphMode.FULL_AND_PIECEWISE),
+        ("max_cudagraph_capture_size", "I32", (), 0),
+        ("cache_dtype", "I32", (), KvDtype.AUTO),
+        ("attn_type", "I32", (), AttentionType.DECODER),
+        ("device_capability", "I32", (), 0),
+        ("flash_attn_version", "I32", (), 0),
+        ("flash_attn_max_num_splits_for_cuda_graph", "I32", (), 32),
+        ("batch_invariant", "BOOL", (), 0),
+        ("validate", "SPECIAL", (), ValidateMode.HOST),
+        ("layers", "SPECIAL", (), None),
+        ("num_layers", "SPECIAL", (), 0),
+        ("allocator", "SPECIAL", (), None),
+        ("workspace", "SPECIAL", (), None),
+        ("workspace_size", "SPECIAL", (), 0),
+        ("extension", "EXT", (), None),
+        ("model_dtype", "I32", (), KvDtype.AUTO),
+        ("use_trtllm_attention", "I32", (), -1),
+        ("kv_transfer_enabled", "BOOL", (), 0),
+        ("disable_flashinfer_q_quantization", "BOOL", (), 0),
+        ("cudagraph_capture_sizes", "SPECIAL", (), None),
+        ("num_cudagraph_capture_sizes", "SPECIAL", (), 0),
+        ("num_gpu_blocks", "I64", (), 0),
+        ("flex_attn_q_block_size", "I32", (), 0),
+        ("flex_attn_kv_block_size", "I32", (), 0),
+        ("speculative_token_tree", "SPECIAL", (), None),
+        ("kv_sharing_fast_prefill", "BOOL", (), 0),
+        ("max_encoder_len", "I32", (), 0),
+        ("cpu_attn_isa", "I32", (), CpuIsa.DETECT),
+        ("reserved_1_1", "RESERVED", (), 0),
+        ("mla_kv_lora_rank", "I32", (), 0),
+        ("mla_qk_rope_head_dim", "I32", (), 0),
+        ("mla_qk_nope_head_dim", "I32", (), 0),
+        ("mla_v_head_dim", "I32", (), 0),
+        ("mla_chunked_prefill_workspace_size", "I32", (), 0),
+        ("disable_flashinfer_prefill", "REMOVED", (), 0),
+        ("use_cudnn_prefill", "REMOVED", (), 0),
+        ("use_trtllm_ragged_deepseek_prefill", "REMOVED", (), 0),
+        ("use_v2_model_runner", "BOOL", (), 0),
+        ("num_sms", "I32", (), 0),
+        ("rswa_window", "I32", (), 0),
+        ("is_mm_prefix_lm", "BOOL", (), 0),
+        ("use_non_causal", "BOOL", (), 0),
+        ("enable_adaptive_verification", "BOOL", (), 0),
+        ("use_replayssm", "BOOL", (), 0),
+        ("replayssm_buffer_len", "I32Z", (), 16),
+        ("mamba_backend_flashinfer", "BOOL", (), 0),
+        ("async_scheduling", "BOOL", (), 0),
+        ("hash_block_size", "I32", (), 0),
+        ("cache_hit_alignment_tokens", "I32", (), 0),
+        ("num_hash_lookahead_tokens", "I32", (), 0),
+        ("use_eagle_block_drop", "BOOL", (), 0),
+        ("gdn_prefill_backend", "I32", (), GdnPrefillBackend.AUTO),
+        ("reserved_1_6", "RESERVED", (), 0),
+        ("mla_prefill_backend", "I32", (), MlaPrefillBackend.AUTO),
+        ("use_prefill_query_quantization", "BOOL", (), 0),
+        ("block_table_width", "I32", (), 0),
+        ("reserved_1_7", "RESERVED", (), 0),
+        ("platform_rocm", "BOOL", (), 0),
+        ("prefill_context_parallel_size", "I32Z", (), 0),
+        ("candidate_block_size", "I32", (), 0),
+        ("candidate_topk_blocks", "I32", (), 0),
+        ("indexer_kv_mxfp4", "BOOL", (), 0),
+        ("sparse_indexer_topk_backend", "I32", (), SparseIndexerTopkBackend.AUTO),
+        ("speculative_dspark", "BOOL", (), 0),
+        ("reserved_1_7_b", "RESERVED", (), 0),
+    ),
+    "attn_common_metadata_t": (
+        ("struct_size", "SIZE", (), None),
+        ("query_start_loc", "TENSOR", ('I32', 'QSL', 'SLICE'), None),
+        ("query_start_loc_cpu", "TENSOR", ('I32', 'QSL', 'SLICE'), None),
+        ("seq_lens", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("seq_lens_cpu", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("num_reqs", "I64", (), 0),
+        ("num_actual_tokens", "I64", (), 0),
+        ("max_query_len", "I64", (), 0),
+        ("max_seq_len", "I64", (), 0),
+        ("block_table_tensor", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("slot_mapping", "TENSOR", ('I64', 'TOKENS', 'SLICE'), None),
+        ("causal", "BOOL", (), 1),
+        ("logits_indices_padded", "TENSOR", ('I32', 'ANY', 'KEEP'), None),
+        ("num_logits_indices", "I64", (), 0),
+        ("encoder_seq_lens", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("encoder_seq_lens_cpu", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("dcp_local_seq_lens", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("dcp_local_seq_lens_cpu", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("extension", "EXT", (), None),
+        ("logits_indices_padded_cpu", "TENSOR", ('I32', 'ANY', 'KEEP'), None),
+        ("num_accepted_tokens", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("num_decode_draft_tokens_cpu", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("num_decode_draft_tokens", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("is_prefilling", "TENSOR", ('BOOL', 'REQS', 'SLICE'), None),
+        ("seq_lens_cpu_upper_bound", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("dcp_local_seq_lens_cpu_upper_bound", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("positions", "TENSOR", ('I64', 'TOKENS', 'DROP'), None),
+        ("causal_per_request", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("max_logits_per_req", "OPT_I64", (), -1),
+        ("req_idx", "TENSOR", ('I64', 'REQS', 'SLICE'), None),
+        ("mm_req_doc_ranges", "TENSOR", ('I32', 'RANGES', 'DROP'), None),
+        ("rswa_prefix_lens", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("replayssm_decode_base_cpu", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+        ("replay_start", "TENSOR", ('I32', 'REQS', 'SLICE'), None),
+    ),
+}
 
 # ---- every ATTN_API function: name -> (restype, argtypes); handles are c_void_p
 SIGNATURES = {
@@ -1033,6 +1177,8 @@ SINCE = {
 # ---- what each hand-written module re-exports
 ENUMS = (
     "Status",
+    "FieldKind",
+    "BackendOrigin",
     "DeviceType",
     "DTypeCode",
     "CudagraphSupport",
@@ -1049,10 +1195,12 @@ ENUMS = (
     "CpuIsa",
     "MambaType",
     "MambaCacheMode",
-    "BackendOrigin",
-    "FieldKind",
 )
 STRUCTS = (
+    "attn_cudagraph_resolve_args_t",
+    "attn_cascade_query_t",
+    "attn_field_t",
+    "attn_backend_info_t",
     "attn_device_t",
     "attn_dtype_t",
     "attn_tensor_t",
@@ -1068,10 +1216,6 @@ STRUCTS = (
     "attn_local_attention_out_t",
     "attn_ubatch_slice_t",
     "attn_ubatch_out_t",
-    "attn_backend_info_t",
-    "attn_cudagraph_resolve_args_t",
-    "attn_cascade_query_t",
-    "attn_field_t",
     "attn_plugin_output_t",
     "attn_plugin_backend_t",
     "attn_plugin_table_t",
@@ -1085,6 +1229,36 @@ CALLBACKS = (
     "PFN_attn_get_version",
     "PFN_attn_check_version",
     "PFN_attn_get_vllm_release",
+    "PFN_attn_builder_workspace_size",
+    "PFN_attn_builder_create",
+    "PFN_attn_builder_destroy",
+    "PFN_attn_builder_backend_name",
+    "PFN_attn_builder_cudagraph_support",
+    "PFN_attn_builder_reorder_batch_threshold",
+    "PFN_attn_builder_supports_update_block_table",
+    "PFN_attn_min_cudagraph_support",
+    "PFN_attn_builder_varlen_cudagraph_max_query_len",
+    "PFN_attn_resolve_cudagraph_mode_and_sizes",
+    "PFN_attn_build",
+    "PFN_attn_update_block_table",
+    "PFN_attn_builder_supports_draft_decode_metadata_update",
+    "PFN_attn_update_draft_decode_metadata",
+    "PFN_attn_build_for_cudagraph_capture",
+    "PFN_attn_build_for_drafting",
+    "PFN_attn_use_cascade_attention",
+    "PFN_attn_metadata_kind",
+    "PFN_attn_metadata_field_count",
+    "PFN_attn_metadata_field",
+    "PFN_attn_metadata_get",
+    "PFN_attn_metadata_get_tensor",
+    "PFN_attn_metadata_get_int",
+    "PFN_attn_metadata_clone",
+    "PFN_attn_metadata_destroy",
+    "PFN_attn_metadata_to_common",
+    "PFN_attn_backend_count",
+    "PFN_attn_backend_name",
+    "PFN_attn_backend_cudagraph_support",
+    "PFN_attn_backend_info",
     "PFN_attn_device_count",
     "attn_alloc_fn",
     "attn_free_fn",
@@ -1114,36 +1288,6 @@ CALLBACKS = (
     "PFN_attn_maybe_create_ubatch_slices_ex",
     "PFN_attn_make_metadata_with_slice",
     "PFN_attn_split_attn_metadata",
-    "PFN_attn_backend_count",
-    "PFN_attn_backend_name",
-    "PFN_attn_backend_cudagraph_support",
-    "PFN_attn_backend_info",
-    "PFN_attn_builder_workspace_size",
-    "PFN_attn_builder_create",
-    "PFN_attn_builder_destroy",
-    "PFN_attn_builder_backend_name",
-    "PFN_attn_builder_cudagraph_support",
-    "PFN_attn_builder_reorder_batch_threshold",
-    "PFN_attn_builder_supports_update_block_table",
-    "PFN_attn_min_cudagraph_support",
-    "PFN_attn_builder_varlen_cudagraph_max_query_len",
-    "PFN_attn_resolve_cudagraph_mode_and_sizes",
-    "PFN_attn_build",
-    "PFN_attn_update_block_table",
-    "PFN_attn_builder_supports_draft_decode_metadata_update",
-    "PFN_attn_update_draft_decode_metadata",
-    "PFN_attn_build_for_cudagraph_capture",
-    "PFN_attn_build_for_drafting",
-    "PFN_attn_use_cascade_attention",
-    "PFN_attn_metadata_kind",
-    "PFN_attn_metadata_field_count",
-    "PFN_attn_metadata_field",
-    "PFN_attn_metadata_get",
-    "PFN_attn_metadata_get_tensor",
-    "PFN_attn_metadata_get_int",
-    "PFN_attn_metadata_clone",
-    "PFN_attn_metadata_destroy",
-    "PFN_attn_metadata_to_common",
     "PFN_attn_infer_global_hyperparameters",
     "attn_plugin_entry_fn",
     "PFN_attn_plugin_load",
@@ -1152,6 +1296,10 @@ CALLBACKS = (
     "PFN_attn_get_api",
 )
 STRUCT_SIZES = (
+    "ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE",
+    "ATTN_CASCADE_QUERY_STRUCT_SIZE",
+    "ATTN_FIELD_STRUCT_SIZE",
+    "ATTN_BACKEND_INFO_STRUCT_SIZE",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6",
@@ -1176,10 +1324,6 @@ STRUCT_SIZES = (
     "ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE",
     "ATTN_UBATCH_SLICE_STRUCT_SIZE",
     "ATTN_UBATCH_OUT_STRUCT_SIZE",
-    "ATTN_BACKEND_INFO_STRUCT_SIZE",
-    "ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE",
-    "ATTN_CASCADE_QUERY_STRUCT_SIZE",
-    "ATTN_FIELD_STRUCT_SIZE",
     "ATTN_PLUGIN_BACKEND_STRUCT_SIZE",
     "ATTN_PLUGIN_TABLE_STRUCT_SIZE",
     "ATTN_API_STRUCT_SIZE",

@@ -7,6 +7,7 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from ._generated import FIELDS
 from .structs import attn_common_metadata_t
 from .tensors import ArrayLike, TensorArg, TensorFields, tensor_arg, to_numpy
 
@@ -19,9 +20,14 @@ _COUNTS_AT = attn_common_metadata_t.num_reqs.offset
 assert [getattr(attn_common_metadata_t, n).offset for n in
         ("num_actual_tokens", "max_query_len", "max_seq_len")] == [_COUNTS_AT + 8 * i
                                                                     for i in (1, 2, 3)]
-#: the dtype a list becomes for a field (int32 for every other field)
-_LIST_DTYPES: Dict[str, Any] = {"slot_mapping": np.int64, "is_prefilling": np.bool_,
-                                 "positions": np.int64, "req_idx": np.int64}
+#: the tensor fields of the struct (from its field list: src/core/abi_fields.h)
+_ABSENT: Dict[str, Any] = {name: None for name, kind, _, _ in FIELDS["attn_common_metadata_t"]
+                           if kind == "TENSOR"}
+#: the dtype a list becomes for a field: the list's element type (int32 for every other field)
+_LIST_DTYPES: Dict[str, Any] = {
+    name: {"I64": np.int64, "BOOL": np.bool_}[args[0]]
+    for name, kind, args, _ in FIELDS["attn_common_metadata_t"]
+    if kind == "TENSOR" and args[0] != "I32"}
 #: the keyword argument of a struct field, where they differ (named by the input checks' errors)
 _LABELS: Dict[str, str] = {"block_table_tensor": "block_table"}
 
@@ -95,14 +101,15 @@ class CommonMetadata:
     ``num_actual_tokens = query_start_loc[-1]``, ``max_query_len`` and ``max_seq_len`` from the
     lengths; pass them explicitly for device tensors without ``*_cpu`` mirrors.
 
-    vLLM 0.33.0's fields (ABI 1.4) are keyword arguments under vLLM's names:
+    Every other tensor field of ``attn_common_metadata_t`` is a keyword argument of the same
+    name (the fields of its list, src/core/abi_fields.h: a field added to the header is one
+    here), e.g. the host mirrors ``query_start_loc_cpu`` and ``seq_lens_cpu``, vLLM 0.33.0's
     ``seq_lens_cpu_upper_bound`` (0.33's host lengths, an upper bound; ``max_seq_len`` defaults
-    to its maximum), ``dcp_local_seq_lens_cpu_upper_bound``, ``positions`` (int64),
-    ``causal`` as a per-request int32 tensor (or ``causal_per_request``),
-    ``max_logits_per_req`` (None by default), ``req_idx``, ``mm_req_doc_ranges`` (vLLM's dict
-    ``{request: [(start, end), ...]}`` or the ABI's (n, 3) int32 rows), ``rswa_prefix_lens``,
-    ``replayssm_decode_base_cpu``. ABI 1.7: ``replay_start`` (the sparse SWA builders' build()
-    keyword, DeepSeek V4.1's bounded replay: per request the position window KV starts from).
+    to its maximum), ``positions`` (int64), ``replay_start`` (ABI 1.7, the sparse SWA builders'
+    build() keyword). ``causal`` may be a per-request int32 tensor (vLLM 0.33's, or
+    ``causal_per_request``), ``max_logits_per_req`` is None by default, and
+    ``mm_req_doc_ranges`` is vLLM's dict ``{request: [(start, end), ...]}`` or the ABI's (n, 3)
+    int32 rows.
 
     vLLM's own name ``block_table_tensor`` is accepted for ``block_table``. Without
     ``num_reqs`` the request count is ``len(seq_lens)``; a ``query_start_loc`` that is not one
@@ -128,29 +135,11 @@ class CommonMetadata:
                  block_table: Optional[ArrayLike] = None, slot_mapping: Optional[ArrayLike] = None,
                  *, num_reqs: Optional[int] = None, num_actual_tokens: Optional[int] = None,
                  max_query_len: Optional[int] = None, max_seq_len: Optional[int] = None,
-                 query_start_loc_cpu: Optional[ArrayLike] = None,
-                 seq_lens_cpu: Optional[ArrayLike] = None, causal: Any = True,
-                 logits_indices_padded: Optional[ArrayLike] = None, num_logits_indices: int = 0,
-                 logits_indices_padded_cpu: Optional[ArrayLike] = None,
-                 encoder_seq_lens: Optional[ArrayLike] = None,
-                 encoder_seq_lens_cpu: Optional[ArrayLike] = None,
-                 dcp_local_seq_lens: Optional[ArrayLike] = None,
-                 dcp_local_seq_lens_cpu: Optional[ArrayLike] = None,
-                 num_accepted_tokens: Optional[ArrayLike] = None,
-                 num_decode_draft_tokens_cpu: Optional[ArrayLike] = None,
-                 num_decode_draft_tokens: Optional[ArrayLike] = None,
-                 is_prefilling: Optional[ArrayLike] = None,
-                 seq_lens_cpu_upper_bound: Optional[ArrayLike] = None,
-                 dcp_local_seq_lens_cpu_upper_bound: Optional[ArrayLike] = None,
-                 positions: Optional[ArrayLike] = None,
+                 causal: Any = True, num_logits_indices: int = 0,
                  causal_per_request: Optional[ArrayLike] = None,
-                 max_logits_per_req: Optional[int] = None,
-                 req_idx: Optional[ArrayLike] = None,
-                 mm_req_doc_ranges: Any = None,
-                 rswa_prefix_lens: Optional[ArrayLike] = None,
-                 replayssm_decode_base_cpu: Optional[ArrayLike] = None,
-                 replay_start: Optional[ArrayLike] = None,
-                 block_table_tensor: Optional[ArrayLike] = None) -> None:
+                 max_logits_per_req: Optional[int] = None, mm_req_doc_ranges: Any = None,
+                 block_table_tensor: Optional[ArrayLike] = None,
+                 **tensors: Optional[ArrayLike]) -> None:
         # vLLM's name of the block table (CommonAttentionMetadata.block_table_tensor)
         if block_table_tensor is not None:
             if block_table is not None:
@@ -162,36 +151,16 @@ class CommonMetadata:
             if causal_per_request is not None:
                 raise TypeError("causal is a tensor and causal_per_request is given too")
             causal_per_request, causal = causal, True
-        values: Dict[str, Any] = {
-            "query_start_loc": query_start_loc,
-            "query_start_loc_cpu": query_start_loc_cpu,
-            "seq_lens": seq_lens,
-            "seq_lens_cpu": seq_lens_cpu,
-            "block_table_tensor": block_table,
-            "slot_mapping": slot_mapping,
-            "logits_indices_padded": logits_indices_padded,
-            "logits_indices_padded_cpu": logits_indices_padded_cpu,
-            "encoder_seq_lens": encoder_seq_lens,
-            "encoder_seq_lens_cpu": encoder_seq_lens_cpu,
-            "dcp_local_seq_lens": dcp_local_seq_lens,
-            "dcp_local_seq_lens_cpu": dcp_local_seq_lens_cpu,
-            # ABI 1.2: vLLM's build() keyword arguments for the Mamba family
-            "num_accepted_tokens": num_accepted_tokens,
-            "num_decode_draft_tokens_cpu": num_decode_draft_tokens_cpu,
-            "num_decode_draft_tokens": num_decode_draft_tokens,
-            "is_prefilling": is_prefilling,
-            # ABI 1.4: vLLM 0.33.0's CommonAttentionMetadata fields
-            "seq_lens_cpu_upper_bound": seq_lens_cpu_upper_bound,
-            "dcp_local_seq_lens_cpu_upper_bound": dcp_local_seq_lens_cpu_upper_bound,
-            "positions": positions,
-            "causal_per_request": causal_per_request,
-            "req_idx": req_idx,
-            "mm_req_doc_ranges": _doc_ranges(mm_req_doc_ranges),
-            "rswa_prefix_lens": rswa_prefix_lens,
-            "replayssm_decode_base_cpu": replayssm_decode_base_cpu,
-            # ABI 1.7: the sparse SWA builders' build() keyword
-            "replay_start": replay_start,
-        }
+        values: Dict[str, Any] = {**_ABSENT, **tensors}  # every tensor field, in struct order
+        if len(values) != len(_ABSENT):
+            unknown = next(name for name in tensors if name not in _ABSENT)
+            raise TypeError(f"CommonMetadata() got an unexpected keyword argument {unknown!r}")
+        values["query_start_loc"] = query_start_loc
+        values["seq_lens"] = seq_lens
+        values["block_table_tensor"] = block_table
+        values["slot_mapping"] = slot_mapping
+        values["causal_per_request"] = causal_per_request
+        values["mm_req_doc_ranges"] = _doc_ranges(mm_req_doc_ranges)
         if query_start_loc is None or seq_lens is None:
             tensor_arg(None)  # raises what a list of None does, as these two always did
         fields = TensorFields(attn_common_metadata_t, values, _LIST_DTYPES, labels=_LABELS)

@@ -48,6 +48,7 @@ from .enums import Status, ValidateMode
 from .errors import InvalidArgument
 from .metadata import (Metadata, StaleMetadata, _BOOL, _FIELD, _FIELD_SIZE, _FLOAT, _INT, _NONE,
                        _TENSOR)
+from ._generated import FIELDS
 from .structs import attn_common_metadata_t, attn_tensor_t
 from .tensors import _TENSOR as _TENSOR_HEAD, _view, array_address, tensor_arg
 
@@ -60,30 +61,15 @@ __all__ = ["PersistentBatch", "BoundBatch", "PersistentMetadata", "PERSISTENT_IN
 # + 1, "req" num_reqs, "table" (num_reqs, width). Index = its shape cell (the block table's
 # shape is the two cells from "req" on: num_reqs, width).
 _TOK, _REQ1, _REQ, _WIDTH = 0, 1, 2, 3
-#: input name -> (shape cell, dtype of the array the batch allocates)
+#: input name -> (shape cell, dtype of the array the batch allocates): every tensor field of
+#: attn_common_metadata_t measured in tokens or requests (its field list, src/core/abi_fields.h;
+#: the block table under its binding name), in the header's order
 PERSISTENT_INPUTS: Dict[str, Tuple[int, Any]] = {
-    "query_start_loc": (_REQ1, np.int32),
-    "seq_lens": (_REQ, np.int32),
-    "block_table": (_REQ, np.int32),  # 2-D: (num_reqs, width)
-    "slot_mapping": (_TOK, np.int64),
-    "query_start_loc_cpu": (_REQ1, np.int32),
-    "seq_lens_cpu": (_REQ, np.int32),
-    "seq_lens_cpu_upper_bound": (_REQ, np.int32),
-    "encoder_seq_lens": (_REQ, np.int32),
-    "encoder_seq_lens_cpu": (_REQ, np.int32),
-    "dcp_local_seq_lens": (_REQ, np.int32),
-    "dcp_local_seq_lens_cpu": (_REQ, np.int32),
-    "dcp_local_seq_lens_cpu_upper_bound": (_REQ, np.int32),
-    "num_accepted_tokens": (_REQ, np.int32),
-    "num_decode_draft_tokens": (_REQ, np.int32),
-    "num_decode_draft_tokens_cpu": (_REQ, np.int32),
-    "is_prefilling": (_REQ, np.bool_),
-    "positions": (_TOK, np.int64),
-    "causal_per_request": (_REQ, np.int32),
-    "req_idx": (_REQ, np.int64),
-    "rswa_prefix_lens": (_REQ, np.int32),
-    "replay_start": (_REQ, np.int32),
-}
+    ("block_table" if name == "block_table_tensor" else name):
+        ({"TOKENS": _TOK, "QSL": _REQ1, "REQS": _REQ}[args[1]],
+         {"I32": np.int32, "I64": np.int64, "BOOL": np.bool_}[args[0]])
+    for name, kind, args, _ in FIELDS["attn_common_metadata_t"]
+    if kind == "TENSOR" and args[1] in ("TOKENS", "QSL", "REQS")}
 _REQUIRED = ("query_start_loc", "seq_lens", "block_table", "slot_mapping")
 _CELLS = struct.Struct("=3q")  # num_actual_tokens, num_reqs + 1, num_reqs (width stays)
 _COUNTS = struct.Struct("=4q")

@@ -113,3 +113,38 @@ def test_an_unknown_declaration_is_an_error(tmp_path):
                                    "union attn_u { int a; };\nATTN_END_DECL\n#endif"))
     with pytest.raises(gen.ParseError, match="union attn_u"):
         gen.parse_header(str(path))
+
+
+LIST = """
+#define ATTN_BACKEND_INFO_FIELDS(X) \\
+  X(SIZE, struct_size)              \\
+  X(SPECIAL, name)                  \\
+  X(SPECIAL, probe)                 \\
+  X(I32, weight, 1) /* a comment */ \\
+  X(I32, color, 0)
+"""
+
+
+def test_a_field_list_is_read_and_checked_against_the_header(header, tmp_path):
+    lists = tmp_path / "abi_fields.h"
+    lists.write_text(LIST)
+    gen.parse_field_lists(header, str(lists))
+    rows = header.field_lists["attn_backend_info_t"]
+    assert [(r.kind, r.name, r.args) for r in rows][-2:] == [("I32", "weight", ["1"]),
+                                                             ("I32", "color", ["0"])]
+    ns = {}
+    exec(compile(gen.gen_python(header), "_generated.py", "exec"), ns)  # noqa: S102
+    assert ns["FIELDS"]["attn_backend_info_t"][-1] == ("color", "I32", (), ns["Color"].RED)
+
+
+@pytest.mark.parametrize("edit", [
+    ("  X(I32, weight, 1) /* a comment */ \\\n", ""),                     # a header field missing
+    ("X(I32, color, 0)", "X(I32, color, 0) X(I32, shade, 0)"),           # a field the header lacks
+    ("X(SPECIAL, name)                  \\\n  X(SPECIAL, probe)",
+     "X(SPECIAL, probe)                 \\\n  X(SPECIAL, name)"),         # two fields swapped
+])
+def test_a_field_list_that_differs_from_the_header_is_an_error(header, tmp_path, edit):
+    lists = tmp_path / "abi_fields.h"
+    lists.write_text(LIST.replace(*edit))
+    with pytest.raises(gen.ParseError, match="does not list the fields of attn_backend_info_t"):
+        gen.parse_field_lists(header, str(lists))

@@ -57,6 +57,25 @@ pub struct CUstream_st {
 #[doc = " A CUDA stream; binary-identical to `cudaStream_t` and `CUstream`. NULL is the default"]
 #[doc = "  stream. Host builds ignore it."]
 pub type attn_stream_t = *mut CUstream_st;
+#[doc = " A borrowed n-dimensional view: layout of DLPack's `DLTensor`."]
+#[doc = ""]
+#[doc = " Every view an entry point receives (and every view a plugin hands back) is refused with"]
+#[doc = " ::ATTN_ERR_INVALID_ARGUMENT, naming the argument, before any address is computed from it when:"]
+#[doc = " `ndim` is outside 0..8 or `shape` is NULL with `ndim` > 0; a size or stride is negative; the"]
+#[doc = " element type is not whole bytes; its byte extent (`byte_offset` + sum over dimensions of"]
+#[doc = " (shape - 1) * stride * itemsize + itemsize) exceeds 2^62 bytes or `data` + extent wraps the"]
+#[doc = " address space; `data` is NULL while the view has elements; `data` + `byte_offset` is not"]
+#[doc = " aligned to the element size (1, 2, 4, 8 or 16 bytes). A view whose memory is smaller than its"]
+#[doc = " declared extent is the caller's bug: no library can detect it."]
+pub type attn_tensor_t = attn_tensor;
+#[doc = " A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT."]
+pub type attn_kv_cache_spec_t = attn_kv_cache_spec;
+#[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
+#[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]
+#[doc = " `max_num_seqs`, `max_num_batched_tokens`, `max_model_len` and `num_attention_heads`."]
+pub type attn_builder_config_t = attn_builder_config;
+#[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
+pub type attn_common_metadata_t = attn_common_metadata;
 #[repr(u32)]
 #[doc = " Status codes. The numbers are frozen: they are never renumbered or reused."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -106,6 +125,365 @@ pub type PFN_attn_get_vllm_release = ::core::option::Option<
         patch: *mut u32,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_builder_workspace_size()."]
+pub type PFN_attn_builder_workspace_size = ::core::option::Option<
+    unsafe extern "C" fn(
+        backend: *const core::ffi::c_char,
+        kv_cache_spec: *const attn_kv_cache_spec_t,
+        config: *const attn_builder_config_t,
+        out_bytes: *mut usize,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_builder_create()."]
+pub type PFN_attn_builder_create = ::core::option::Option<
+    unsafe extern "C" fn(
+        backend: *const core::ffi::c_char,
+        kv_cache_spec: *const attn_kv_cache_spec_t,
+        config: *const attn_builder_config_t,
+        out: *mut *mut attn_builder_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_builder_destroy()."]
+pub type PFN_attn_builder_destroy = ::core::option::Option<unsafe extern "C" fn(builder: *mut attn_builder_t)>;
+#[doc = " Pointer type of attn_builder_backend_name()."]
+pub type PFN_attn_builder_backend_name =
+    ::core::option::Option<unsafe extern "C" fn(builder: *const attn_builder_t) -> *const core::ffi::c_char>;
+#[doc = " Pointer type of attn_builder_cudagraph_support()."]
+pub type PFN_attn_builder_cudagraph_support = ::core::option::Option<
+    unsafe extern "C" fn(builder: *const attn_builder_t, out_level: *mut i32) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_builder_reorder_batch_threshold()."]
+pub type PFN_attn_builder_reorder_batch_threshold = ::core::option::Option<
+    unsafe extern "C" fn(builder: *const attn_builder_t, out_threshold: *mut i32) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_builder_supports_update_block_table()."]
+pub type PFN_attn_builder_supports_update_block_table =
+    ::core::option::Option<unsafe extern "C" fn(builder: *const attn_builder_t, out: *mut i32) -> *mut attn_error_t>;
+#[doc = " Pointer type of attn_min_cudagraph_support()."]
+pub type PFN_attn_min_cudagraph_support = ::core::option::Option<
+    unsafe extern "C" fn(
+        builders: *const *const attn_builder_t,
+        num_builders: usize,
+        out_level: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_builder_varlen_cudagraph_max_query_len()."]
+pub type PFN_attn_builder_varlen_cudagraph_max_query_len = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *const attn_builder_t,
+        out_value: *mut i32,
+        out_has_value: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's"]
+#[doc = "  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it"]
+#[doc = "  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays"]
+#[doc = "  of `num_groups` entries, one per attention group (builder) of every KV cache group."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_cudagraph_resolve_args {
+    #[doc = "< ::ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< The configured ::attn_cudagraph_mode_t (default"]
+    #[doc = "::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE; vLLM's None is NONE)."]
+    pub cudagraph_mode: i32,
+    #[doc = "< 1 + num_speculative_tokens (≥ 1; default 1)."]
+    pub uniform_decode_query_len: i32,
+    #[doc = "< Attention groups; 0: the minimum level is ALWAYS, as in vLLM."]
+    pub num_groups: usize,
+    #[doc = "< `num_groups` ::attn_cudagraph_support_t levels"]
+    #[doc = "(attn_builder_cudagraph_support()); NULL only"]
+    #[doc = "when `num_groups` is 0."]
+    pub group_cudagraph_support: *const i32,
+    #[doc = "< NULL, or `num_groups` names for the messages"]
+    #[doc = "(attn_builder_backend_name(); NULL entries read"]
+    #[doc = "as vLLM's None)."]
+    pub group_backend_names: *const *const core::ffi::c_char,
+    #[doc = "< NULL (all None), or `num_groups` bounds from"]
+    #[doc = "attn_builder_varlen_cudagraph_max_query_len(),"]
+    #[doc = "-1 for None; read only with"]
+    #[doc = "`adaptive_verification`."]
+    pub group_varlen_max_query_len: *const i32,
+    #[doc = "< The configured capture sizes, as vLLM holds them"]
+    #[doc = "after its config's post-init (sorted); may be"]
+    #[doc = "NULL when `num_cudagraph_capture_sizes` is 0."]
+    pub cudagraph_capture_sizes: *const i32,
+    #[doc = "< Entries in `cudagraph_capture_sizes`."]
+    pub num_cudagraph_capture_sizes: usize,
+    #[doc = "< The configured maximum; 0 for None."]
+    pub max_cudagraph_capture_size: i32,
+    #[doc = "< 1: model runner V2 (no size rounding)."]
+    pub use_v2_model_runner: i32,
+    #[doc = "< 0: the model has neither a compiled submodule nor"]
+    #[doc = "breakable graphs (MRV2); default 1."]
+    pub piecewise_capture_available: i32,
+    #[doc = "< vLLM's `splitting_ops_contain_attention()`;"]
+    #[doc = "default 1 (vLLM's default config)."]
+    pub splitting_ops_contain_attention: i32,
+    #[doc = "< compilation `mode` is VLLM_COMPILE; default 1."]
+    pub vllm_compile: i32,
+    #[doc = "< default 0."]
+    pub use_inductor_graph_partition: i32,
+    #[doc = "< `kv_cache_config.has_mamba_layers` (0 without a"]
+    #[doc = "KV cache config)."]
+    pub has_mamba_layers: i32,
+    #[doc = "< The profiling run (skips the Mamba check)."]
+    pub is_profiling: i32,
+    #[doc = "< MRV2 adaptive verification: check the varlen"]
+    #[doc = "bounds, then pick its decode route first."]
+    pub adaptive_verification: i32,
+    #[doc = "< `kv_cache_config.num_blocks`."]
+    pub num_blocks: i64,
+    #[doc = "< max_num_seqs; 0 for None."]
+    pub max_num_reqs: i64,
+}
+#[doc = " The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's"]
+#[doc = "  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it"]
+#[doc = "  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays"]
+#[doc = "  of `num_groups` entries, one per attention group (builder) of every KV cache group."]
+pub type attn_cudagraph_resolve_args_t = attn_cudagraph_resolve_args;
+#[doc = " Pointer type of attn_resolve_cudagraph_mode_and_sizes()."]
+pub type PFN_attn_resolve_cudagraph_mode_and_sizes = ::core::option::Option<
+    unsafe extern "C" fn(
+        args: *const attn_cudagraph_resolve_args_t,
+        out_mode: *mut i32,
+        out_max_capture_size: *mut i32,
+        out_sizes: *mut i32,
+        inout_num_sizes: *mut usize,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_build()."]
+pub type PFN_attn_build = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *mut attn_builder_t,
+        common_prefix_len: i64,
+        common: *const attn_common_metadata_t,
+        fast_build: i32,
+        out: *mut *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_update_block_table()."]
+pub type PFN_attn_update_block_table = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *mut attn_builder_t,
+        metadata: *const attn_metadata_t,
+        block_table: *const attn_tensor_t,
+        slot_mapping: *const attn_tensor_t,
+        out: *mut *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_builder_supports_draft_decode_metadata_update()."]
+pub type PFN_attn_builder_supports_draft_decode_metadata_update =
+    ::core::option::Option<unsafe extern "C" fn(builder: *const attn_builder_t, out: *mut i32) -> *mut attn_error_t>;
+#[doc = " Pointer type of attn_update_draft_decode_metadata()."]
+pub type PFN_attn_update_draft_decode_metadata = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *mut attn_builder_t,
+        metadata: *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_build_for_cudagraph_capture()."]
+pub type PFN_attn_build_for_cudagraph_capture = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *mut attn_builder_t,
+        common: *const attn_common_metadata_t,
+        out: *mut *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_build_for_drafting()."]
+pub type PFN_attn_build_for_drafting = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *mut attn_builder_t,
+        common: *const attn_common_metadata_t,
+        draft_index: i32,
+        out: *mut *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_cascade_query {
+    #[doc = "< ::ATTN_CASCADE_QUERY_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< Tokens shared by every request (>= 0)."]
+    pub common_prefix_len: i64,
+    #[doc = "< Host array of `num_reqs` query lengths."]
+    pub query_lens: *const i32,
+    #[doc = "< Entries in `query_lens` (>= 0)."]
+    pub num_reqs: i64,
+    #[doc = "< Query heads (> 0)."]
+    pub num_query_heads: i32,
+    #[doc = "< KV heads (> 0)."]
+    pub num_kv_heads: i32,
+    #[doc = "< Non-zero with ALiBi."]
+    pub use_alibi: i32,
+    #[doc = "< Non-zero with a sliding window."]
+    pub use_sliding_window: i32,
+    #[doc = "< Non-zero with chunked local attention."]
+    pub use_local_attention: i32,
+    #[doc = "< Streaming multiprocessors of the GPU (> 0)."]
+    pub num_sms: i32,
+    #[doc = "< DCP world size (>= 1)."]
+    pub dcp_world_size: i32,
+    #[doc = "< Reserved; must be NULL."]
+    pub extension: *mut core::ffi::c_void,
+}
+#[doc = " The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT."]
+pub type attn_cascade_query_t = attn_cascade_query;
+#[doc = " Pointer type of attn_use_cascade_attention()."]
+pub type PFN_attn_use_cascade_attention = ::core::option::Option<
+    unsafe extern "C" fn(
+        builder: *const attn_builder_t,
+        query: *const attn_cascade_query_t,
+        out: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[repr(u32)]
+#[doc = " What a field holds."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub enum attn_field_kind {
+    #[doc = "< Unset (None in vLLM)."]
+    ATTN_FIELD_NONE = 0,
+    #[doc = "< A tensor view: `tensor`."]
+    ATTN_FIELD_TENSOR = 1,
+    #[doc = "< An integer: `int_value`."]
+    ATTN_FIELD_INT = 2,
+    #[doc = "< A float: `float_value`."]
+    ATTN_FIELD_FLOAT = 3,
+    #[doc = "< A boolean: `int_value` is 0 or 1."]
+    ATTN_FIELD_BOOL = 4,
+}
+#[doc = " What a field holds."]
+pub use self::attn_field_kind as attn_field_kind_t;
+#[doc = " One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the"]
+#[doc = "  call; the library writes only what fits."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_field {
+    #[doc = "< Set by the caller: ::ATTN_FIELD_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< Field name, valid as long as the metadata."]
+    pub name: *const core::ffi::c_char,
+    #[doc = "< One of ::attn_field_kind_t."]
+    pub kind: i32,
+    #[doc = "< For ::ATTN_FIELD_TENSOR: the view, valid as long as the"]
+    #[doc = "metadata; else NULL. Its `strides` are always set."]
+    pub tensor: *const attn_tensor_t,
+    #[doc = "< For ::ATTN_FIELD_INT and ::ATTN_FIELD_BOOL."]
+    pub int_value: i64,
+    #[doc = "< For ::ATTN_FIELD_FLOAT."]
+    pub float_value: f64,
+}
+#[doc = " One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the"]
+#[doc = "  call; the library writes only what fits."]
+pub type attn_field_t = attn_field;
+#[doc = " Pointer type of attn_metadata_kind()."]
+pub type PFN_attn_metadata_kind =
+    ::core::option::Option<unsafe extern "C" fn(metadata: *const attn_metadata_t) -> *const core::ffi::c_char>;
+#[doc = " Pointer type of attn_metadata_field_count()."]
+pub type PFN_attn_metadata_field_count =
+    ::core::option::Option<unsafe extern "C" fn(metadata: *const attn_metadata_t) -> usize>;
+#[doc = " Pointer type of attn_metadata_field()."]
+pub type PFN_attn_metadata_field = ::core::option::Option<
+    unsafe extern "C" fn(metadata: *const attn_metadata_t, index: usize, out: *mut attn_field_t) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_metadata_get()."]
+pub type PFN_attn_metadata_get = ::core::option::Option<
+    unsafe extern "C" fn(
+        metadata: *const attn_metadata_t,
+        name: *const core::ffi::c_char,
+        out: *mut attn_field_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_metadata_get_tensor()."]
+pub type PFN_attn_metadata_get_tensor = ::core::option::Option<
+    unsafe extern "C" fn(
+        metadata: *const attn_metadata_t,
+        name: *const core::ffi::c_char,
+        out: *mut *const attn_tensor_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_metadata_get_int()."]
+pub type PFN_attn_metadata_get_int = ::core::option::Option<
+    unsafe extern "C" fn(
+        metadata: *const attn_metadata_t,
+        name: *const core::ffi::c_char,
+        out: *mut i64,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_metadata_clone()."]
+pub type PFN_attn_metadata_clone = ::core::option::Option<
+    unsafe extern "C" fn(metadata: *const attn_metadata_t, out: *mut *mut attn_metadata_t) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_metadata_destroy()."]
+pub type PFN_attn_metadata_destroy = ::core::option::Option<unsafe extern "C" fn(metadata: *mut attn_metadata_t)>;
+#[doc = " Pointer type of attn_metadata_to_common()."]
+pub type PFN_attn_metadata_to_common = ::core::option::Option<
+    unsafe extern "C" fn(metadata: *const attn_metadata_t, out: *mut attn_common_metadata_t) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_backend_count()."]
+pub type PFN_attn_backend_count = ::core::option::Option<unsafe extern "C" fn() -> usize>;
+#[doc = " Pointer type of attn_backend_name()."]
+pub type PFN_attn_backend_name =
+    ::core::option::Option<unsafe extern "C" fn(index: usize, out: *mut *const core::ffi::c_char) -> *mut attn_error_t>;
+#[doc = " Pointer type of attn_backend_cudagraph_support()."]
+pub type PFN_attn_backend_cudagraph_support = ::core::option::Option<
+    unsafe extern "C" fn(
+        backend: *const core::ffi::c_char,
+        kv_cache_spec: *const attn_kv_cache_spec_t,
+        config: *const attn_builder_config_t,
+        out_level: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[repr(u32)]
+#[doc = " Where a registered backend comes from (ABI 1.3)."]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub enum attn_backend_origin {
+    #[doc = "< Compiled into libattn."]
+    ATTN_BACKEND_BUILTIN = 0,
+    #[doc = "< Registered by a plugin loaded with attn_plugin_load()."]
+    ATTN_BACKEND_PLUGIN = 1,
+}
+#[doc = " Where a registered backend comes from (ABI 1.3)."]
+pub use self::attn_backend_origin as attn_backend_origin_t;
+#[doc = " What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`"]
+#[doc = "  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than"]
+#[doc = "  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for"]
+#[doc = "  a plugin's backends valid until that plugin is unloaded."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct attn_backend_info_s {
+    #[doc = "< Set by the caller: ::ATTN_BACKEND_INFO_STRUCT_SIZE."]
+    pub struct_size: usize,
+    #[doc = "< As attn_backend_name() gives it (\"FLASH_ATTN\")."]
+    pub name: *const core::ffi::c_char,
+    #[doc = "< The KV cache spec kinds it builds for: bit k set when it"]
+    #[doc = "accepts the ::attn_kv_cache_kind_t whose value is k"]
+    #[doc = "(`1u << ATTN_KV_MLA`). Wrapper kinds (chunked local, cross,"]
+    #[doc = "encoder-only) are included when the backend builds under"]
+    #[doc = "those wrappers."]
+    pub kv_cache_kinds: u32,
+    #[doc = "< One of ::attn_backend_origin_t."]
+    pub origin: i32,
+    #[doc = "< The vLLM release whose builder it matches (\"0.33.0\"); \"\" when"]
+    #[doc = "unknown, \"plugin\" for a plugin's backends."]
+    pub vllm_release: *const core::ffi::c_char,
+    #[doc = "< Written as NULL; reserved."]
+    pub extension: *mut core::ffi::c_void,
+}
+#[doc = " What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`"]
+#[doc = "  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than"]
+#[doc = "  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for"]
+#[doc = "  a plugin's backends valid until that plugin is unloaded."]
+pub type attn_backend_info_t = attn_backend_info_s;
+#[doc = " Pointer type of attn_backend_info()."]
+pub type PFN_attn_backend_info =
+    ::core::option::Option<unsafe extern "C" fn(index: usize, out: *mut attn_backend_info_t) -> *mut attn_error_t>;
 #[repr(u32)]
 #[doc = " Device types, numbered as DLPack's `DLDeviceType`."]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -191,17 +569,6 @@ pub struct attn_tensor {
     #[doc = "< Bytes from `data` to the first element."]
     pub byte_offset: u64,
 }
-#[doc = " A borrowed n-dimensional view: layout of DLPack's `DLTensor`."]
-#[doc = ""]
-#[doc = " Every view an entry point receives (and every view a plugin hands back) is refused with"]
-#[doc = " ::ATTN_ERR_INVALID_ARGUMENT, naming the argument, before any address is computed from it when:"]
-#[doc = " `ndim` is outside 0..8 or `shape` is NULL with `ndim` > 0; a size or stride is negative; the"]
-#[doc = " element type is not whole bytes; its byte extent (`byte_offset` + sum over dimensions of"]
-#[doc = " (shape - 1) * stride * itemsize + itemsize) exceeds 2^62 bytes or `data` + extent wraps the"]
-#[doc = " address space; `data` is NULL while the view has elements; `data` + `byte_offset` is not"]
-#[doc = " aligned to the element size (1, 2, 4, 8 or 16 bytes). A view whose memory is smaller than its"]
-#[doc = " declared extent is the caller's bug: no library can detect it."]
-pub type attn_tensor_t = attn_tensor;
 #[doc = " Pointer type of attn_device_count()."]
 pub type PFN_attn_device_count =
     ::core::option::Option<unsafe extern "C" fn(device_type: i32, out: *mut i32) -> *mut attn_error_t>;
@@ -585,8 +952,6 @@ pub struct attn_kv_cache_spec {
     #[doc = "< Reserved; must be 0 (keeps the struct free of tail padding)."]
     pub reserved_1_7: i32,
 }
-#[doc = " A KV cache spec (vLLM's `AttentionSpec` and subclasses). Fill with ::ATTN_KV_CACHE_SPEC_INIT."]
-pub type attn_kv_cache_spec_t = attn_kv_cache_spec;
 #[doc = " Hyperparameters of one attention layer (vLLM's `PerLayerParameters`)."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -974,10 +1339,6 @@ pub struct attn_builder_config {
     #[doc = "must be 0."]
     pub reserved_1_7_b: i32,
 }
-#[doc = " The engine-side configuration of a builder: the parts of vLLM's `VllmConfig` that builders"]
-#[doc = " read, the device, and memory options. Fill with ::ATTN_BUILDER_CONFIG_INIT, then set at least"]
-#[doc = " `max_num_seqs`, `max_num_batched_tokens`, `max_model_len` and `num_attention_heads`."]
-pub type attn_builder_config_t = attn_builder_config;
 #[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -1146,8 +1507,6 @@ pub struct attn_common_metadata {
     #[doc = "`num_accepted_tokens`)."]
     pub replay_start: *const attn_tensor_t,
 }
-#[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
-pub type attn_common_metadata_t = attn_common_metadata;
 #[doc = " Pointer type of attn_common_metadata_unpadded()."]
 pub type PFN_attn_common_metadata_unpadded = ::core::option::Option<
     unsafe extern "C" fn(
@@ -1579,365 +1938,6 @@ pub type PFN_attn_split_attn_metadata = ::core::option::Option<
         out: *mut *mut attn_metadata_t,
         stream: attn_stream_t,
     ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_backend_count()."]
-pub type PFN_attn_backend_count = ::core::option::Option<unsafe extern "C" fn() -> usize>;
-#[doc = " Pointer type of attn_backend_name()."]
-pub type PFN_attn_backend_name =
-    ::core::option::Option<unsafe extern "C" fn(index: usize, out: *mut *const core::ffi::c_char) -> *mut attn_error_t>;
-#[doc = " Pointer type of attn_backend_cudagraph_support()."]
-pub type PFN_attn_backend_cudagraph_support = ::core::option::Option<
-    unsafe extern "C" fn(
-        backend: *const core::ffi::c_char,
-        kv_cache_spec: *const attn_kv_cache_spec_t,
-        config: *const attn_builder_config_t,
-        out_level: *mut i32,
-    ) -> *mut attn_error_t,
->;
-#[repr(u32)]
-#[doc = " Where a registered backend comes from (ABI 1.3)."]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
-pub enum attn_backend_origin {
-    #[doc = "< Compiled into libattn."]
-    ATTN_BACKEND_BUILTIN = 0,
-    #[doc = "< Registered by a plugin loaded with attn_plugin_load()."]
-    ATTN_BACKEND_PLUGIN = 1,
-}
-#[doc = " Where a registered backend comes from (ABI 1.3)."]
-pub use self::attn_backend_origin as attn_backend_origin_t;
-#[doc = " What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`"]
-#[doc = "  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than"]
-#[doc = "  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for"]
-#[doc = "  a plugin's backends valid until that plugin is unloaded."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct attn_backend_info_s {
-    #[doc = "< Set by the caller: ::ATTN_BACKEND_INFO_STRUCT_SIZE."]
-    pub struct_size: usize,
-    #[doc = "< As attn_backend_name() gives it (\"FLASH_ATTN\")."]
-    pub name: *const core::ffi::c_char,
-    #[doc = "< The KV cache spec kinds it builds for: bit k set when it"]
-    #[doc = "accepts the ::attn_kv_cache_kind_t whose value is k"]
-    #[doc = "(`1u << ATTN_KV_MLA`). Wrapper kinds (chunked local, cross,"]
-    #[doc = "encoder-only) are included when the backend builds under"]
-    #[doc = "those wrappers."]
-    pub kv_cache_kinds: u32,
-    #[doc = "< One of ::attn_backend_origin_t."]
-    pub origin: i32,
-    #[doc = "< The vLLM release whose builder it matches (\"0.33.0\"); \"\" when"]
-    #[doc = "unknown, \"plugin\" for a plugin's backends."]
-    pub vllm_release: *const core::ffi::c_char,
-    #[doc = "< Written as NULL; reserved."]
-    pub extension: *mut core::ffi::c_void,
-}
-#[doc = " What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`"]
-#[doc = "  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than"]
-#[doc = "  `struct_size` bytes. The strings are owned by the library: static for built-in backends, for"]
-#[doc = "  a plugin's backends valid until that plugin is unloaded."]
-pub type attn_backend_info_t = attn_backend_info_s;
-#[doc = " Pointer type of attn_backend_info()."]
-pub type PFN_attn_backend_info =
-    ::core::option::Option<unsafe extern "C" fn(index: usize, out: *mut attn_backend_info_t) -> *mut attn_error_t>;
-#[doc = " Pointer type of attn_builder_workspace_size()."]
-pub type PFN_attn_builder_workspace_size = ::core::option::Option<
-    unsafe extern "C" fn(
-        backend: *const core::ffi::c_char,
-        kv_cache_spec: *const attn_kv_cache_spec_t,
-        config: *const attn_builder_config_t,
-        out_bytes: *mut usize,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_builder_create()."]
-pub type PFN_attn_builder_create = ::core::option::Option<
-    unsafe extern "C" fn(
-        backend: *const core::ffi::c_char,
-        kv_cache_spec: *const attn_kv_cache_spec_t,
-        config: *const attn_builder_config_t,
-        out: *mut *mut attn_builder_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_builder_destroy()."]
-pub type PFN_attn_builder_destroy = ::core::option::Option<unsafe extern "C" fn(builder: *mut attn_builder_t)>;
-#[doc = " Pointer type of attn_builder_backend_name()."]
-pub type PFN_attn_builder_backend_name =
-    ::core::option::Option<unsafe extern "C" fn(builder: *const attn_builder_t) -> *const core::ffi::c_char>;
-#[doc = " Pointer type of attn_builder_cudagraph_support()."]
-pub type PFN_attn_builder_cudagraph_support = ::core::option::Option<
-    unsafe extern "C" fn(builder: *const attn_builder_t, out_level: *mut i32) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_builder_reorder_batch_threshold()."]
-pub type PFN_attn_builder_reorder_batch_threshold = ::core::option::Option<
-    unsafe extern "C" fn(builder: *const attn_builder_t, out_threshold: *mut i32) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_builder_supports_update_block_table()."]
-pub type PFN_attn_builder_supports_update_block_table =
-    ::core::option::Option<unsafe extern "C" fn(builder: *const attn_builder_t, out: *mut i32) -> *mut attn_error_t>;
-#[doc = " Pointer type of attn_min_cudagraph_support()."]
-pub type PFN_attn_min_cudagraph_support = ::core::option::Option<
-    unsafe extern "C" fn(
-        builders: *const *const attn_builder_t,
-        num_builders: usize,
-        out_level: *mut i32,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_builder_varlen_cudagraph_max_query_len()."]
-pub type PFN_attn_builder_varlen_cudagraph_max_query_len = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *const attn_builder_t,
-        out_value: *mut i32,
-        out_has_value: *mut i32,
-    ) -> *mut attn_error_t,
->;
-#[doc = " The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's"]
-#[doc = "  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it"]
-#[doc = "  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays"]
-#[doc = "  of `num_groups` entries, one per attention group (builder) of every KV cache group."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct attn_cudagraph_resolve_args {
-    #[doc = "< ::ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE."]
-    pub struct_size: usize,
-    #[doc = "< The configured ::attn_cudagraph_mode_t (default"]
-    #[doc = "::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE; vLLM's None is NONE)."]
-    pub cudagraph_mode: i32,
-    #[doc = "< 1 + num_speculative_tokens (≥ 1; default 1)."]
-    pub uniform_decode_query_len: i32,
-    #[doc = "< Attention groups; 0: the minimum level is ALWAYS, as in vLLM."]
-    pub num_groups: usize,
-    #[doc = "< `num_groups` ::attn_cudagraph_support_t levels"]
-    #[doc = "(attn_builder_cudagraph_support()); NULL only"]
-    #[doc = "when `num_groups` is 0."]
-    pub group_cudagraph_support: *const i32,
-    #[doc = "< NULL, or `num_groups` names for the messages"]
-    #[doc = "(attn_builder_backend_name(); NULL entries read"]
-    #[doc = "as vLLM's None)."]
-    pub group_backend_names: *const *const core::ffi::c_char,
-    #[doc = "< NULL (all None), or `num_groups` bounds from"]
-    #[doc = "attn_builder_varlen_cudagraph_max_query_len(),"]
-    #[doc = "-1 for None; read only with"]
-    #[doc = "`adaptive_verification`."]
-    pub group_varlen_max_query_len: *const i32,
-    #[doc = "< The configured capture sizes, as vLLM holds them"]
-    #[doc = "after its config's post-init (sorted); may be"]
-    #[doc = "NULL when `num_cudagraph_capture_sizes` is 0."]
-    pub cudagraph_capture_sizes: *const i32,
-    #[doc = "< Entries in `cudagraph_capture_sizes`."]
-    pub num_cudagraph_capture_sizes: usize,
-    #[doc = "< The configured maximum; 0 for None."]
-    pub max_cudagraph_capture_size: i32,
-    #[doc = "< 1: model runner V2 (no size rounding)."]
-    pub use_v2_model_runner: i32,
-    #[doc = "< 0: the model has neither a compiled submodule nor"]
-    #[doc = "breakable graphs (MRV2); default 1."]
-    pub piecewise_capture_available: i32,
-    #[doc = "< vLLM's `splitting_ops_contain_attention()`;"]
-    #[doc = "default 1 (vLLM's default config)."]
-    pub splitting_ops_contain_attention: i32,
-    #[doc = "< compilation `mode` is VLLM_COMPILE; default 1."]
-    pub vllm_compile: i32,
-    #[doc = "< default 0."]
-    pub use_inductor_graph_partition: i32,
-    #[doc = "< `kv_cache_config.has_mamba_layers` (0 without a"]
-    #[doc = "KV cache config)."]
-    pub has_mamba_layers: i32,
-    #[doc = "< The profiling run (skips the Mamba check)."]
-    pub is_profiling: i32,
-    #[doc = "< MRV2 adaptive verification: check the varlen"]
-    #[doc = "bounds, then pick its decode route first."]
-    pub adaptive_verification: i32,
-    #[doc = "< `kv_cache_config.num_blocks`."]
-    pub num_blocks: i64,
-    #[doc = "< max_num_seqs; 0 for None."]
-    pub max_num_reqs: i64,
-}
-#[doc = " The inputs of attn_resolve_cudagraph_mode_and_sizes() (ABI 1.4): what vLLM 0.33's"]
-#[doc = "  `CompilationConfig.resolve_cudagraph_mode_and_sizes` and the model runner's calls of it"]
-#[doc = "  read. Fill with ::ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; the per-group arrays are parallel arrays"]
-#[doc = "  of `num_groups` entries, one per attention group (builder) of every KV cache group."]
-pub type attn_cudagraph_resolve_args_t = attn_cudagraph_resolve_args;
-#[doc = " Pointer type of attn_resolve_cudagraph_mode_and_sizes()."]
-pub type PFN_attn_resolve_cudagraph_mode_and_sizes = ::core::option::Option<
-    unsafe extern "C" fn(
-        args: *const attn_cudagraph_resolve_args_t,
-        out_mode: *mut i32,
-        out_max_capture_size: *mut i32,
-        out_sizes: *mut i32,
-        inout_num_sizes: *mut usize,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_build()."]
-pub type PFN_attn_build = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *mut attn_builder_t,
-        common_prefix_len: i64,
-        common: *const attn_common_metadata_t,
-        fast_build: i32,
-        out: *mut *mut attn_metadata_t,
-        stream: attn_stream_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_update_block_table()."]
-pub type PFN_attn_update_block_table = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *mut attn_builder_t,
-        metadata: *const attn_metadata_t,
-        block_table: *const attn_tensor_t,
-        slot_mapping: *const attn_tensor_t,
-        out: *mut *mut attn_metadata_t,
-        stream: attn_stream_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_builder_supports_draft_decode_metadata_update()."]
-pub type PFN_attn_builder_supports_draft_decode_metadata_update =
-    ::core::option::Option<unsafe extern "C" fn(builder: *const attn_builder_t, out: *mut i32) -> *mut attn_error_t>;
-#[doc = " Pointer type of attn_update_draft_decode_metadata()."]
-pub type PFN_attn_update_draft_decode_metadata = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *mut attn_builder_t,
-        metadata: *mut attn_metadata_t,
-        stream: attn_stream_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_build_for_cudagraph_capture()."]
-pub type PFN_attn_build_for_cudagraph_capture = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *mut attn_builder_t,
-        common: *const attn_common_metadata_t,
-        out: *mut *mut attn_metadata_t,
-        stream: attn_stream_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_build_for_drafting()."]
-pub type PFN_attn_build_for_drafting = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *mut attn_builder_t,
-        common: *const attn_common_metadata_t,
-        draft_index: i32,
-        out: *mut *mut attn_metadata_t,
-        stream: attn_stream_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct attn_cascade_query {
-    #[doc = "< ::ATTN_CASCADE_QUERY_STRUCT_SIZE."]
-    pub struct_size: usize,
-    #[doc = "< Tokens shared by every request (>= 0)."]
-    pub common_prefix_len: i64,
-    #[doc = "< Host array of `num_reqs` query lengths."]
-    pub query_lens: *const i32,
-    #[doc = "< Entries in `query_lens` (>= 0)."]
-    pub num_reqs: i64,
-    #[doc = "< Query heads (> 0)."]
-    pub num_query_heads: i32,
-    #[doc = "< KV heads (> 0)."]
-    pub num_kv_heads: i32,
-    #[doc = "< Non-zero with ALiBi."]
-    pub use_alibi: i32,
-    #[doc = "< Non-zero with a sliding window."]
-    pub use_sliding_window: i32,
-    #[doc = "< Non-zero with chunked local attention."]
-    pub use_local_attention: i32,
-    #[doc = "< Streaming multiprocessors of the GPU (> 0)."]
-    pub num_sms: i32,
-    #[doc = "< DCP world size (>= 1)."]
-    pub dcp_world_size: i32,
-    #[doc = "< Reserved; must be NULL."]
-    pub extension: *mut core::ffi::c_void,
-}
-#[doc = " The inputs of vLLM's `use_cascade_attention`. Fill with ::ATTN_CASCADE_QUERY_INIT."]
-pub type attn_cascade_query_t = attn_cascade_query;
-#[doc = " Pointer type of attn_use_cascade_attention()."]
-pub type PFN_attn_use_cascade_attention = ::core::option::Option<
-    unsafe extern "C" fn(
-        builder: *const attn_builder_t,
-        query: *const attn_cascade_query_t,
-        out: *mut i32,
-    ) -> *mut attn_error_t,
->;
-#[repr(u32)]
-#[doc = " What a field holds."]
-#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
-pub enum attn_field_kind {
-    #[doc = "< Unset (None in vLLM)."]
-    ATTN_FIELD_NONE = 0,
-    #[doc = "< A tensor view: `tensor`."]
-    ATTN_FIELD_TENSOR = 1,
-    #[doc = "< An integer: `int_value`."]
-    ATTN_FIELD_INT = 2,
-    #[doc = "< A float: `float_value`."]
-    ATTN_FIELD_FLOAT = 3,
-    #[doc = "< A boolean: `int_value` is 0 or 1."]
-    ATTN_FIELD_BOOL = 4,
-}
-#[doc = " What a field holds."]
-pub use self::attn_field_kind as attn_field_kind_t;
-#[doc = " One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the"]
-#[doc = "  call; the library writes only what fits."]
-#[repr(C)]
-#[derive(Debug, Copy, Clone)]
-pub struct attn_field {
-    #[doc = "< Set by the caller: ::ATTN_FIELD_STRUCT_SIZE."]
-    pub struct_size: usize,
-    #[doc = "< Field name, valid as long as the metadata."]
-    pub name: *const core::ffi::c_char,
-    #[doc = "< One of ::attn_field_kind_t."]
-    pub kind: i32,
-    #[doc = "< For ::ATTN_FIELD_TENSOR: the view, valid as long as the"]
-    #[doc = "metadata; else NULL. Its `strides` are always set."]
-    pub tensor: *const attn_tensor_t,
-    #[doc = "< For ::ATTN_FIELD_INT and ::ATTN_FIELD_BOOL."]
-    pub int_value: i64,
-    #[doc = "< For ::ATTN_FIELD_FLOAT."]
-    pub float_value: f64,
-}
-#[doc = " One field, filled by the library. Set `struct_size` (::ATTN_FIELD_STRUCT_SIZE) before the"]
-#[doc = "  call; the library writes only what fits."]
-pub type attn_field_t = attn_field;
-#[doc = " Pointer type of attn_metadata_kind()."]
-pub type PFN_attn_metadata_kind =
-    ::core::option::Option<unsafe extern "C" fn(metadata: *const attn_metadata_t) -> *const core::ffi::c_char>;
-#[doc = " Pointer type of attn_metadata_field_count()."]
-pub type PFN_attn_metadata_field_count =
-    ::core::option::Option<unsafe extern "C" fn(metadata: *const attn_metadata_t) -> usize>;
-#[doc = " Pointer type of attn_metadata_field()."]
-pub type PFN_attn_metadata_field = ::core::option::Option<
-    unsafe extern "C" fn(metadata: *const attn_metadata_t, index: usize, out: *mut attn_field_t) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_metadata_get()."]
-pub type PFN_attn_metadata_get = ::core::option::Option<
-    unsafe extern "C" fn(
-        metadata: *const attn_metadata_t,
-        name: *const core::ffi::c_char,
-        out: *mut attn_field_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_metadata_get_tensor()."]
-pub type PFN_attn_metadata_get_tensor = ::core::option::Option<
-    unsafe extern "C" fn(
-        metadata: *const attn_metadata_t,
-        name: *const core::ffi::c_char,
-        out: *mut *const attn_tensor_t,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_metadata_get_int()."]
-pub type PFN_attn_metadata_get_int = ::core::option::Option<
-    unsafe extern "C" fn(
-        metadata: *const attn_metadata_t,
-        name: *const core::ffi::c_char,
-        out: *mut i64,
-    ) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_metadata_clone()."]
-pub type PFN_attn_metadata_clone = ::core::option::Option<
-    unsafe extern "C" fn(metadata: *const attn_metadata_t, out: *mut *mut attn_metadata_t) -> *mut attn_error_t,
->;
-#[doc = " Pointer type of attn_metadata_destroy()."]
-pub type PFN_attn_metadata_destroy = ::core::option::Option<unsafe extern "C" fn(metadata: *mut attn_metadata_t)>;
-#[doc = " Pointer type of attn_metadata_to_common()."]
-pub type PFN_attn_metadata_to_common = ::core::option::Option<
-    unsafe extern "C" fn(metadata: *const attn_metadata_t, out: *mut attn_common_metadata_t) -> *mut attn_error_t,
 >;
 #[doc = " Pointer type of attn_infer_global_hyperparameters()."]
 pub type PFN_attn_infer_global_hyperparameters = ::core::option::Option<

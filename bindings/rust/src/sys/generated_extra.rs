@@ -9,6 +9,16 @@ use core::ptr::{null, null_mut};
 
 use super::generated::*;
 
+/// `ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE`.
+pub const ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE: usize =
+    offset_of!(attn_cudagraph_resolve_args_t, max_num_reqs) + size_of::<i64>();
+/// `ATTN_CASCADE_QUERY_STRUCT_SIZE`.
+pub const ATTN_CASCADE_QUERY_STRUCT_SIZE: usize =
+    offset_of!(attn_cascade_query_t, extension) + size_of::<*mut c_void>();
+/// `ATTN_FIELD_STRUCT_SIZE`.
+pub const ATTN_FIELD_STRUCT_SIZE: usize = offset_of!(attn_field_t, float_value) + size_of::<f64>();
+/// `ATTN_BACKEND_INFO_STRUCT_SIZE`.
+pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize = offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0`.
 pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_kv_cache_spec_t, extension) + size_of::<*mut c_void>();
@@ -73,16 +83,6 @@ pub const ATTN_LOCAL_ATTENTION_OUT_STRUCT_SIZE: usize =
 pub const ATTN_UBATCH_SLICE_STRUCT_SIZE: usize = offset_of!(attn_ubatch_slice_t, token_stop) + size_of::<i64>();
 /// `ATTN_UBATCH_OUT_STRUCT_SIZE`.
 pub const ATTN_UBATCH_OUT_STRUCT_SIZE: usize = offset_of!(attn_ubatch_out_t, extension) + size_of::<*mut c_void>();
-/// `ATTN_BACKEND_INFO_STRUCT_SIZE`.
-pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize = offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
-/// `ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE`.
-pub const ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE: usize =
-    offset_of!(attn_cudagraph_resolve_args_t, max_num_reqs) + size_of::<i64>();
-/// `ATTN_CASCADE_QUERY_STRUCT_SIZE`.
-pub const ATTN_CASCADE_QUERY_STRUCT_SIZE: usize =
-    offset_of!(attn_cascade_query_t, extension) + size_of::<*mut c_void>();
-/// `ATTN_FIELD_STRUCT_SIZE`.
-pub const ATTN_FIELD_STRUCT_SIZE: usize = offset_of!(attn_field_t, float_value) + size_of::<f64>();
 /// `ATTN_PLUGIN_BACKEND_STRUCT_SIZE`.
 pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
     offset_of!(attn_plugin_backend_t, extension) + size_of::<*mut c_void>();
@@ -91,6 +91,74 @@ pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t,
 /// `ATTN_API_STRUCT_SIZE`.
 pub const ATTN_API_STRUCT_SIZE: usize =
     offset_of!(attn_api_t, attn_update_draft_decode_metadata) + size_of::<PFN_attn_update_draft_decode_metadata>();
+
+impl attn_cudagraph_resolve_args_t {
+    /// `ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE,
+        cudagraph_mode: attn_cudagraph_mode::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE as i32,
+        uniform_decode_query_len: 1,
+        num_groups: 0,
+        group_cudagraph_support: null(),
+        group_backend_names: null(),
+        group_varlen_max_query_len: null(),
+        cudagraph_capture_sizes: null(),
+        num_cudagraph_capture_sizes: 0,
+        max_cudagraph_capture_size: 0,
+        use_v2_model_runner: 0,
+        piecewise_capture_available: 1,
+        splitting_ops_contain_attention: 1,
+        vllm_compile: 1,
+        use_inductor_graph_partition: 0,
+        has_mamba_layers: 0,
+        is_profiling: 0,
+        adaptive_verification: 0,
+        num_blocks: 0,
+        max_num_reqs: 0,
+    };
+}
+
+impl attn_cascade_query_t {
+    /// `ATTN_CASCADE_QUERY_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_CASCADE_QUERY_STRUCT_SIZE,
+        common_prefix_len: 0,
+        query_lens: null(),
+        num_reqs: 0,
+        num_query_heads: 0,
+        num_kv_heads: 0,
+        use_alibi: 0,
+        use_sliding_window: 0,
+        use_local_attention: 0,
+        num_sms: 0,
+        dcp_world_size: 1,
+        extension: null_mut(),
+    };
+}
+
+impl attn_field_t {
+    /// `ATTN_FIELD_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_FIELD_STRUCT_SIZE,
+        name: null(),
+        kind: attn_field_kind::ATTN_FIELD_NONE as i32,
+        tensor: null(),
+        int_value: 0,
+        float_value: 0.0,
+    };
+}
+
+impl attn_backend_info_t {
+    /// `ATTN_BACKEND_INFO_INIT`.
+    pub const INIT: Self = Self {
+        struct_size: ATTN_BACKEND_INFO_STRUCT_SIZE,
+        name: null(),
+        kv_cache_kinds: 0,
+        origin: 0,
+        vllm_release: null(),
+        extension: null_mut(),
+    };
+}
 
 impl attn_kv_cache_spec_t {
     /// `ATTN_KV_CACHE_SPEC_INIT`.
@@ -354,75 +422,27 @@ impl attn_ubatch_out_t {
     };
 }
 
-impl attn_backend_info_t {
-    /// `ATTN_BACKEND_INFO_INIT`.
-    pub const INIT: Self = Self {
-        struct_size: ATTN_BACKEND_INFO_STRUCT_SIZE,
-        name: null(),
-        kv_cache_kinds: 0,
-        origin: 0,
-        vllm_release: null(),
-        extension: null_mut(),
-    };
-}
-
-impl attn_cudagraph_resolve_args_t {
-    /// `ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT`.
-    pub const INIT: Self = Self {
-        struct_size: ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE,
-        cudagraph_mode: attn_cudagraph_mode::ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE as i32,
-        uniform_decode_query_len: 1,
-        num_groups: 0,
-        group_cudagraph_support: null(),
-        group_backend_names: null(),
-        group_varlen_max_query_len: null(),
-        cudagraph_capture_sizes: null(),
-        num_cudagraph_capture_sizes: 0,
-        max_cudagraph_capture_size: 0,
-        use_v2_model_runner: 0,
-        piecewise_capture_available: 1,
-        splitting_ops_contain_attention: 1,
-        vllm_compile: 1,
-        use_inductor_graph_partition: 0,
-        has_mamba_layers: 0,
-        is_profiling: 0,
-        adaptive_verification: 0,
-        num_blocks: 0,
-        max_num_reqs: 0,
-    };
-}
-
-impl attn_cascade_query_t {
-    /// `ATTN_CASCADE_QUERY_INIT`.
-    pub const INIT: Self = Self {
-        struct_size: ATTN_CASCADE_QUERY_STRUCT_SIZE,
-        common_prefix_len: 0,
-        query_lens: null(),
-        num_reqs: 0,
-        num_query_heads: 0,
-        num_kv_heads: 0,
-        use_alibi: 0,
-        use_sliding_window: 0,
-        use_local_attention: 0,
-        num_sms: 0,
-        dcp_world_size: 1,
-        extension: null_mut(),
-    };
-}
-
-impl attn_field_t {
-    /// `ATTN_FIELD_INIT`.
-    pub const INIT: Self = Self {
-        struct_size: ATTN_FIELD_STRUCT_SIZE,
-        name: null(),
-        kind: attn_field_kind::ATTN_FIELD_NONE as i32,
-        tensor: null(),
-        int_value: 0,
-        float_value: 0.0,
-    };
-}
-
 // `Default` is the header's initializer.
+impl Default for attn_cudagraph_resolve_args_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
+impl Default for attn_cascade_query_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
+impl Default for attn_field_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
+impl Default for attn_backend_info_t {
+    fn default() -> Self {
+        Self::INIT
+    }
+}
 impl Default for attn_kv_cache_spec_t {
     fn default() -> Self {
         Self::INIT
@@ -483,26 +503,6 @@ impl Default for attn_ubatch_out_t {
         Self::INIT
     }
 }
-impl Default for attn_backend_info_t {
-    fn default() -> Self {
-        Self::INIT
-    }
-}
-impl Default for attn_cudagraph_resolve_args_t {
-    fn default() -> Self {
-        Self::INIT
-    }
-}
-impl Default for attn_cascade_query_t {
-    fn default() -> Self {
-        Self::INIT
-    }
-}
-impl Default for attn_field_t {
-    fn default() -> Self {
-        Self::INIT
-    }
-}
 
 /// Every enumeration of attn_c.h: its type name and its constants with their numbers.
 pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
@@ -520,6 +520,17 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
             ("ATTN_ERR_INTERNAL", 8),
         ],
     ),
+    (
+        "attn_field_kind_t",
+        &[
+            ("ATTN_FIELD_NONE", 0),
+            ("ATTN_FIELD_TENSOR", 1),
+            ("ATTN_FIELD_INT", 2),
+            ("ATTN_FIELD_FLOAT", 3),
+            ("ATTN_FIELD_BOOL", 4),
+        ],
+    ),
+    ("attn_backend_origin_t", &[("ATTN_BACKEND_BUILTIN", 0), ("ATTN_BACKEND_PLUGIN", 1)]),
     (
         "attn_device_type_t",
         &[
@@ -648,17 +659,6 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
     (
         "attn_mamba_cache_mode_t",
         &[("ATTN_MAMBA_CACHE_MODE_NONE", 0), ("ATTN_MAMBA_CACHE_MODE_ALL", 1), ("ATTN_MAMBA_CACHE_MODE_ALIGN", 2)],
-    ),
-    ("attn_backend_origin_t", &[("ATTN_BACKEND_BUILTIN", 0), ("ATTN_BACKEND_PLUGIN", 1)]),
-    (
-        "attn_field_kind_t",
-        &[
-            ("ATTN_FIELD_NONE", 0),
-            ("ATTN_FIELD_TENSOR", 1),
-            ("ATTN_FIELD_INT", 2),
-            ("ATTN_FIELD_FLOAT", 3),
-            ("ATTN_FIELD_BOOL", 4),
-        ],
     ),
 ];
 
