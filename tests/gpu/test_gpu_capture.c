@@ -296,7 +296,7 @@ static void replay_and_compare(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm
     /* Another group's tables for the same requests, on both sides. */
     ts_batch* other = batch_of(seed, g->n, q, s);
     attn_metadata_t *hu = NULL, *du = NULL;
-    char what[320];
+    char what[420];
     CUDA_OK(cudaMemcpy(g->bt2.data, other->bt, (size_t)g->n * kWidth * 4, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(g->sm2.data, other->slots, (size_t)other->num_tokens * 8, cudaMemcpyHostToDevice));
     assert_int_equal(g->sm2_shape[0], other->num_tokens);
