@@ -53,8 +53,8 @@ void MlaCommonBuilder::do_build(int64_t, const CommonMetadata& c,
             " decodes with "
             "decode_context_parallel_size=",
             dcp(), " read this rank's lengths from it");
-  const ops::MlaChunkCounts chunks = plan_chunks(c, nd, np);
   check_batch(c, s, !non_causal);
+  const ops::MlaChunkCounts chunks = plan_chunks(c, nd, np);
   // Past every check: a refused batch leaves the previous metadata as it was.
 
   int64_t max_seq_len = c.max_seq_len;

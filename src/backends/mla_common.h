@@ -60,8 +60,8 @@ class MlaCommonBuilder : public MlaBuilder {
   // ---- hooks ----
   /// Whether the split requires uniform decodes (vLLM: query_len_support != VARLEN).
   virtual bool require_uniform_decodes() const;
-  /// Refusals of a batch the backend cannot build (after the chunk plan, before the metadata
-  /// changes).
+  /// Refusals of a batch the backend cannot build, before the metadata (or any buffer a field
+  /// views) changes.
   virtual void check_batch(const CommonMetadata&, const ops::BatchSplit&, bool /*causal*/) {}
   /// The backend's _build_decode additions (after the decode part's own fields).
   virtual void build_decode(const MlaDecode&, const ops::Exec&) {}
