@@ -17,24 +17,24 @@
   ROW(kFlexAttentionBackend) /* flex_attention.cc */          \
   ROW(kTreeAttnBackend)      /* tree_attn.cc */               \
   ROW(kCpuAttnBackend)       /* cpu_attn.cc */                \
-  ROW(kFlashMlaBackend)      /* mla.cc: the MLA family */     \
-  ROW(kFlashAttnMlaBackend)                                   \
-  ROW(kCutlassMlaBackend)                                     \
-  ROW(kFlashInferMlaBackend)                                  \
-  ROW(kTritonMlaBackend)                                      \
+  ROW(kFlashMlaBackend)      /* mla_flashmla.cc: the MLA family (mla_common.h) */ \
+  ROW(kFlashAttnMlaBackend)  /* mla_flash_attn.cc */          \
+  ROW(kCutlassMlaBackend)    /* mla_cutlass.cc */             \
+  ROW(kFlashInferMlaBackend) /* mla_flashinfer.cc */          \
+  ROW(kTritonMlaBackend)     /* mla_triton.cc */              \
   ROW(kMamba2Backend)        /* mamba.cc: the Mamba family */ \
   ROW(kMamba1Backend)                                         \
   ROW(kShortConvBackend)                                      \
   ROW(kLinearAttnBackend)    /* linear_attn.cc */             \
   ROW(kGdnAttnBackend)       /* gdn_attn.cc */                \
-  ROW(kFlashMlaSparseBackend) /* mla.cc: the sparse MLA family */ \
-  ROW(kFlashAttnMlaSparseBackend)                             \
-  ROW(kFlashInferMlaSparseBackend)                            \
+  ROW(kFlashMlaSparseBackend) /* mla_flashmla_sparse.cc: sparse_mla_common.h */ \
+  ROW(kFlashAttnMlaSparseBackend) /* mla_flash_attn_sparse.cc */ \
+  ROW(kFlashInferMlaSparseBackend) /* mla_flashinfer_sparse.cc */ \
   ROW(kFlashInferMlaSparseSm120Backend)                       \
   ROW(kFlashAttnMlaSparseFa4Backend)                          \
   ROW(kKimiK3KdaBackend)     /* kimi_k3_kda.cc */             \
   ROW(kBailingLinearAttnBackend) /* bailing_linear_attn.cc */ \
-  ROW(kTokenspeedMlaBackend) /* mla.cc */                     \
+  ROW(kTokenspeedMlaBackend) /* mla_tokenspeed.cc */          \
   ROW(kFlashAttnDiffKvBackend)  /* flash_attn.cc */           \
   ROW(kTritonAttnDiffKvBackend) /* triton_attn.cc */          \
   ROW(kB12xBackend)             /* b12x.cc */                 \
@@ -48,15 +48,15 @@
   ROW(kRocmSegmentedAttnBackend)                              \
   ROW(kRocmAiterFaBackend)      /* rocm_aiter_fa.cc */      \
   ROW(kDeepseekV32IndexerBackend) /* sparse_indexer.cc */     \
-  ROW(kFlashInferMlaSparseSm90Backend) /* mla.cc */           \
+  ROW(kFlashInferMlaSparseSm90Backend) /* mla_flashinfer_sparse_sm90.cc */ \
   ROW(kKpoolTailBackend)     /* kpool_tail.cc */            \
   ROW(kPleShortConvAttnBackend) /* ple_short_conv_attn.cc */ \
-  ROW(kCpuMlaBackend)        /* mla.cc */                     \
-  ROW(kAmxMlaBackend)                                         \
+  ROW(kCpuMlaBackend)        /* mla_cpu.cc */                 \
+  ROW(kAmxMlaBackend)        /* mla_amx.cc */                 \
   ROW(kTurboQuantBackend)    /* turboquant_attn.cc */         \
   ROW(kUltraQuantBackend)                                     \
   ROW(kDeepseekSparseSwaBackend) /* sparse_swa.cc */           \
-  ROW(kRocmAiterMlaBackend)  /* mla.cc */                     \
+  ROW(kRocmAiterMlaBackend)  /* mla_rocm_aiter.cc */          \
   ROW(kDeepseekV4CompressorBackend) /* compressor.cc */       \
   ROW(kDeepseekV41CompressorBackend)                          \
   ROW(kDeepseekV41SparseIndexerBackend) /* sparse_indexer.cc */ \

@@ -1122,6 +1122,40 @@ static void test_amx_mla(void** state) {
   attn_builder_destroy(b);
 }
 
+/* A batch AMX_MLA refuses (its req_to_token would not fit) leaves the previous metadata as it
+ * was: the refusal comes before the chunk plan rewrites the host lists that metadata views. */
+static void test_amx_mla_refusal_keeps_metadata(void** state) {
+  static const int32_t q[] = {1, 1, 3}, kept_lens[] = {100, 90, 67};
+  static const int32_t refused_lens[] = {100, 90, 1003};
+  attn_kv_cache_spec_t spec = ts_mla_spec(32);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  attn_metadata_t* refused = (attn_metadata_t*)UNTOUCHED_PTR;
+  ts_batch* batch;
+  const int32_t contexts[] = {64};
+  (void)state;
+  c.max_model_len = 4096;
+  c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+  c.num_sms = 3;
+  b = ts_builder("AMX_MLA", &spec, &c);
+  batch = ts_batch_make(q, kept_lens, 3, 32, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  ts_expect_i32(m, "prefill_chunked_context_context_lens_list", contexts, 1);
+  ts_batch_free(batch);
+  /* a context of 1000 tokens, in a table of 257 columns: 2 x 4 + 8 bytes a position, more
+   * than 4 seqs x 128 blocks x 32 x 8 bytes */
+  batch = ts_batch_make(q, refused_lens, 3, 32, 257, -1);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &refused, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "AMX_MLA's req_to_token");
+  assert_ptr_equal(refused, UNTOUCHED_PTR);
+  ts_expect_i32(m, "prefill_chunked_context_context_lens_list", contexts, 1);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_num_context_tokens", contexts, 1);
+  ts_expect_i32(m, "prefill_chunked_context_chunk_seq_lens", contexts, 1);
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds),
@@ -1138,6 +1172,7 @@ int main(void) {
       cmocka_unit_test(test_tokenspeed_mla),
       cmocka_unit_test(test_cpu_mla),
       cmocka_unit_test(test_amx_mla),
+      cmocka_unit_test(test_amx_mla_refusal_keeps_metadata),
   };
   return cmocka_run_group_tests_name("mla", tests, NULL, NULL);
 }

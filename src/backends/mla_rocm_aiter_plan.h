@@ -1,7 +1,7 @@
 // ROCM_AITER_MLA's decode plan: the host decisions of vLLM 0.33's
 // AiterMLAMetadataBuilder._build_decode (the query length aiter runs at, uniform-MTP padding,
 // adaptive varlen rows, the qo_indptr form, whether get_mla_metadata_v1 runs), for the MLA
-// family's builder (mla.cc) to turn into ops::aiter_mla_decode_tables and metadata fields.
+// builder (mla_rocm_aiter.cc) to turn into ops::aiter_mla_decode_tables and metadata fields.
 #pragma once
 
 #include <cstdint>
