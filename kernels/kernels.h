@@ -41,16 +41,6 @@ int query_key_maps(int device_id, void* stream, const int32_t* query_start_loc,
                    const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
                    int32_t* q_to_req, int32_t* q_to_klen) noexcept;
 
-/// See ops::aiter_mla_decode_tables. Up to four launches (reset, tables, varlen rows).
-int aiter_mla_decode_tables(int device_id, void* stream, const AiterMlaDecodeArgs& a) noexcept;
-
-/// See ops::swa_decode_tables. One launch.
-int swa_decode_tables(int device_id, void* stream, const int32_t* block_table,
-                      int64_t bt_row_stride, int64_t bt_width, const int32_t* seq_lens,
-                      int64_t num_decodes, int32_t window, int32_t block_size,
-                      int64_t num_window_blocks, int32_t* swa_block_table,
-                      int32_t* swa_seq_lens) noexcept;
-
 /// See ops::static_sink_seq_lens, static_sink_prefix, static_sink_block_table. One launch each.
 int static_sink_seq_lens(int device_id, void* stream, const int32_t* seq_lens, int64_t n,
                          int32_t sink_len, int32_t* out) noexcept;
