@@ -125,14 +125,6 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,
                          const MlaPrefillOut& out) noexcept;
 
-/// See ops::sparse_mla_fp8_prefill_metadata. One launch: a grid over the tokens (binary search
-/// over the prefills' query_start_loc) whose block 0 thread 0 also redoes the greedy chunk pass.
-int sparse_mla_fp8_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
-                                    const int32_t* seq_lens, int64_t num_decodes,
-                                    int64_t num_prefills, int64_t num_tokens,
-                                    int64_t workspace_size, int32_t* request_ids,
-                                    int32_t* workspace_starts) noexcept;
-
 /// See ops::mla_context_chunk_tensors. Two launches: one thread plans the chunks again from the
 /// device query_start_loc and the context lengths the host uploaded (a sequential greedy pass,
 /// as vLLM's on the CPU) and writes the per-entry and per-boundary arrays; then a grid over
@@ -202,27 +194,5 @@ int gdn_masked_state_gather(int device_id, void* stream, const uint8_t* masks, i
                             const int32_t* block_table, int64_t block_table_stride,
                             int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
                             int32_t* non_spec_state) noexcept;
-
-/// See ops::indexer_prefill_arrays. One launch of one block: thread 0 redoes the greedy groups
-/// (the cu arrays and each prefill's row start), then the block maps the prefill tokens.
-int indexer_prefill_arrays(int device_id, void* stream, const int32_t* query_start_loc,
-                           const int32_t* seq_lens, const IndexerPrefillParams& params,
-                           const IndexerPrefillArrays& out) noexcept;
-
-/// See ops::indexer_decode_tensors. One launch, one thread per output row.
-int indexer_decode_tensors(int device_id, void* stream, const int32_t* query_start_loc,
-                           const int32_t* seq_lens, const IndexerDecodeParams& params,
-                           const IndexerDecodeOut& out) noexcept;
-
-/// See ops::kpool_tail_slot_mapping. One launch, one thread per token.
-int kpool_tail_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
-                            int64_t num_reqs, const int32_t* block_table,
-                            int64_t block_table_stride, const int64_t* positions,
-                            const int64_t* slot_mapping, int64_t num_actual_tokens,
-                            int64_t num_tokens, int32_t kpool, int64_t* out) noexcept;
-
-/// See ops::kpool_tail_draft_update. One launch, one thread per token.
-int kpool_tail_draft_update(int device_id, void* stream, int64_t* slot_mapping,
-                            const int64_t* positions, int64_t n, int32_t kpool) noexcept;
 
 }  // namespace attn::kernels
