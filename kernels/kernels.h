@@ -31,15 +31,6 @@ int copy_to_device(int device_id, void* dst, const void* src, size_t bytes) noex
 int copy_to_device_async(int device_id, void* dst, const void* src, size_t bytes,
                          void* stream) noexcept;
 
-/// See ops::aiter_mla_decode_tables. Up to four launches (reset, tables, varlen rows).
-int aiter_mla_decode_tables(int device_id, void* stream, const AiterMlaDecodeArgs& a) noexcept;
-
-/// See ops::swa_decode_tables. One launch.
-int swa_decode_tables(int device_id, void* stream, const int32_t* block_table,
-                      int64_t bt_row_stride, int64_t bt_width, const int32_t* seq_lens,
-                      int64_t num_decodes, int32_t window, int32_t block_size,
-                      int64_t num_window_blocks, int32_t* swa_block_table,
-                      int32_t* swa_seq_lens) noexcept;
 
 /// See ops::causal_conv1d_metadata. One single-block launch (a block scan over requests).
 int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,
@@ -49,14 +40,6 @@ int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,
 /// See ops::mla_prefill_metadata. One launch.
 int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,
                          const MlaPrefillOut& out) noexcept;
-
-/// See ops::sparse_mla_fp8_prefill_metadata. One launch: a grid over the tokens (binary search
-/// over the prefills' query_start_loc) whose block 0 thread 0 also redoes the greedy chunk pass.
-int sparse_mla_fp8_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
-                                    const int32_t* seq_lens, int64_t num_decodes,
-                                    int64_t num_prefills, int64_t num_tokens,
-                                    int64_t workspace_size, int32_t* request_ids,
-                                    int32_t* workspace_starts) noexcept;
 
 /// See ops::mla_context_chunk_tensors. Two launches: one thread plans the chunks again from the
 /// device query_start_loc and the context lengths the host uploaded (a sequential greedy pass,
@@ -127,83 +110,5 @@ int gdn_masked_state_gather(int device_id, void* stream, const uint8_t* masks, i
                             const int32_t* block_table, int64_t block_table_stride,
                             int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
                             int32_t* non_spec_state) noexcept;
-
-/// See ops::indexer_prefill_arrays. One launch of one block: thread 0 redoes the greedy groups
-/// (the cu arrays and each prefill's row start), then the block maps the prefill tokens.
-int indexer_prefill_arrays(int device_id, void* stream, const int32_t* query_start_loc,
-                           const int32_t* seq_lens, const IndexerPrefillParams& params,
-                           const IndexerPrefillArrays& out) noexcept;
-
-/// See ops::indexer_decode_tensors. One launch, one thread per output row.
-int indexer_decode_tensors(int device_id, void* stream, const int32_t* query_start_loc,
-                           const int32_t* seq_lens, const IndexerDecodeParams& params,
-                           const IndexerDecodeOut& out) noexcept;
-
-/// See ops::kpool_tail_slot_mapping. One launch, one thread per token.
-int kpool_tail_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
-                            int64_t num_reqs, const int32_t* block_table,
-                            int64_t block_table_stride, const int64_t* positions,
-                            const int64_t* slot_mapping, int64_t num_actual_tokens,
-                            int64_t num_tokens, int32_t kpool, int64_t* out) noexcept;
-
-/// See ops::compressor_clamp_block_table. One launch, one thread per entry.
-int compressor_clamp_block_table(int device_id, void* stream, int32_t* block_table, int64_t rows,
-                                 int64_t cols, int64_t stride) noexcept;
-
-/// See ops::compressor_ring_slot_mapping. One launch, one thread per token.
-int compressor_ring_slot_mapping(int device_id, void* stream, const int32_t* token_to_req,
-                                 const int32_t* block_table, int64_t block_table_stride,
-                                 const int64_t* positions, int64_t num_actual_tokens,
-                                 int64_t num_tokens, int32_t capacity, int64_t* out) noexcept;
-
-/// See ops::kpool_tail_draft_update. One launch, one thread per token.
-int kpool_tail_draft_update(int device_id, void* stream, int64_t* slot_mapping,
-                            const int64_t* positions, int64_t n, int32_t kpool) noexcept;
-
-/// See ops::sparse_swa_valid_tokens. One launch, one thread per token.
-int sparse_swa_valid_tokens(int device_id, void* stream, const void* slot_mapping,
-                            bool slots_int64, int64_t n, uint8_t* out) noexcept;
-
-/// See ops::sparse_swa_indices. One launch, one block per row (its threads over the row).
-int sparse_swa_indices(int device_id, void* stream, const int32_t* query_start_loc,
-                       const int32_t* seq_lens, const int32_t* token_to_req,
-                       const uint8_t* is_valid, const int32_t* block_table,
-                       const int32_t* replay_start, const SwaIndicesParams& params,
-                       int32_t* indices, int32_t* lens) noexcept;
-
-/// See ops::sparse_swa_prefill_gather_lens. One launch, one thread per prefill.
-int sparse_swa_prefill_gather_lens(int device_id, void* stream, const int32_t* query_start_loc,
-                                   const int32_t* seq_lens, const int32_t* replay_start,
-                                   int64_t num_decodes, int64_t num_prefills,
-                                   int32_t window_size, int32_t* out) noexcept;
-
-/// See ops::sparse_swa_flashinfer_decode_lens. One launch, one thread per decode token.
-int sparse_swa_flashinfer_decode_lens(int device_id, void* stream, const int32_t* decode_swa_lens,
-                                      const int32_t* seq_lens, const int32_t* token_to_req,
-                                      int64_t n, int32_t window_size, int32_t* topk_lens,
-                                      int32_t* decode_seq_lens) noexcept;
-
-/// See ops::clamp_block_table. One launch, one thread per entry.
-int clamp_block_table(int device_id, void* stream, int32_t* block_table, int64_t rows,
-                      int64_t cols, int64_t stride) noexcept;
-
-/// See ops::v4_compressed_slot_mapping. One launch, one block per request.
-int v4_compressed_slot_mapping(int device_id, void* stream, const int32_t* query_start_loc,
-                               const int32_t* seq_lens, const void* slot_mapping,
-                               const int32_t* block_table, const V4CompressedSlotsParams& params,
-                               int64_t num_tokens, int64_t* out) noexcept;
-
-/// See ops::v4_c128a_topk_metadata. One launch, one block per row (its threads over the row).
-int v4_c128a_topk_metadata(int device_id, void* stream, const int64_t* positions,
-                           const int32_t* token_to_req, const int32_t* block_table,
-                           const void* slot_mapping, const C128aTopkParams& params,
-                           int32_t* decode_indices, int32_t* decode_lens,
-                           int32_t* prefill_indices) noexcept;
-
-/// See ops::ragged_from_dense. Three launches: one block per row counts its entries, one block
-/// scans the counts into indptr, one block per row compacts it (a block scan per tile).
-int ragged_from_dense(int device_id, void* stream, const int32_t* indices, int64_t rows,
-                      int64_t width, int64_t row_stride, const int32_t* lengths, int32_t* indptr,
-                      int32_t* out) noexcept;
 
 }  // namespace attn::kernels

@@ -121,6 +121,15 @@ ATTN_HD_INLINE uint64_t atomic_min_u64(uint64_t* p, uint64_t v) {
   return old;
 #endif
 }
+ATTN_HD_INLINE uint64_t atomic_max_u64(uint64_t* p, uint64_t v) {
+#if ATTN_ON_DEVICE
+  return atomicMax(reinterpret_cast<unsigned long long*>(p), v);
+#else
+  const uint64_t old = *p;
+  if (old < v) *p = v;
+  return old;
+#endif
+}
 
 ATTN_HD_INLINE int64_t atomic_max_i64(int64_t* p, int64_t v) {
 #if ATTN_ON_DEVICE

@@ -9,7 +9,8 @@
 
 /* One backend (or wrapper) built from the same batch on both sides. Both sides get host
  * mirrors of query_start_loc and seq_lens in memory of their own, as a runtime passes them (the
- * *_cpu fields some backends return are then tensors on both sides). */
+ * *_cpu fields some backends return are then tensors on both sides), and the tokens' positions
+ * (DEEPSEEK_V41_COMPRESSOR maps every token by its position; 0 for padding tokens). */
 static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
                     const attn_builder_config_t* config, ts_batch* b, int mode) {
   attn_builder_config_t dc = *config;
@@ -18,11 +19,24 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   attn_metadata_t *hm = NULL, *dm = NULL;
   tg_device_batch d;
   tg_mirrors mirrors;
+  int64_t* pos = (int64_t*)calloc((size_t)b->num_tokens + 1, sizeof(int64_t));
+  int64_t pos_shape[1] = {b->num_tokens}, r, t;
+  attn_tensor_t ph, pd;
+  assert_non_null(pos);
+  for (r = 0; r < b->num_reqs; ++r)
+    for (t = b->qsl[r]; t < b->qsl[r + 1]; ++t)
+      pos[t] = b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+  ph = ts_host_tensor(pos, 1, pos_shape, ATTN_DTYPE_INT, 64);
+  pd = ph;
+  pd.device.device_type = ATTN_DEVICE_CUDA;
+  pd.data = tg_to_device(pos, (size_t)b->num_tokens * 8);
   dc.device.device_type = ATTN_DEVICE_CUDA;
   db = ts_builder(backend, spec, &dc);
   tg_device_batch_make(b, &d);
   tg_mirrors_make(b, &mirrors);
   tg_add_mirrors(b, &mirrors);
+  b->common.positions = &ph;
+  d.common.positions = &pd;
   if (mode == 0) {
     ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
     ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
@@ -36,6 +50,9 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   tg_expect_same_metadata(hm, dm, backend);
   b->common.query_start_loc_cpu = NULL;
   b->common.seq_lens_cpu = NULL;
+  b->common.positions = NULL;
+  cudaFree(pd.data);
+  free(pos);
   tg_mirrors_free(&mirrors);
   tg_device_batch_free(&d);
   attn_builder_destroy(hb);

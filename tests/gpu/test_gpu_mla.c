@@ -9,7 +9,7 @@
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
- * (test_rocm_aiter_mla: kernels/aiter_mla_decode_tables.cu's one-token pages, qo_indptr and
+ * (test_rocm_aiter_mla: src/ops/aiter_mla_decode_tables.cc's one-token pages, qo_indptr and
  * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
  * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the compressed indexers
  * (test_compressed_indexer); the DeepSeek V4 / V4.1 sparse MLA builders (test_v4_sparse_mla)
@@ -38,6 +38,7 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   attn_builder_t *hb, *db;
   attn_metadata_t *hm = NULL, *dm = NULL;
   tg_device_batch d;
+  tg_mirrors mirrors;
   int64_t shape[1] = {b->num_reqs};
   attn_tensor_t local_h, local_d;
   char what[64];
@@ -45,6 +46,10 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   hb = ts_builder(backend, spec, config);
   db = ts_builder(backend, spec, &dc);
   tg_device_batch_make(b, &d);
+  /* the host batch carries the same host mirrors as the device batch (fields that view them,
+   * such as query_start_loc_cpu, are then set on both) */
+  tg_mirrors_make(b, &mirrors);
+  tg_add_mirrors(b, &mirrors);
   local_d.data = NULL;
   if (local != NULL) {
     local_h = ts_host_tensor((void*)local, 1, shape, ATTN_DTYPE_INT, 32);
@@ -65,6 +70,9 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   snprintf(what, sizeof what, "%s (mode %d)", backend, mode);
   tg_expect_same_metadata(hm, dm, what);
   b->common.dcp_local_seq_lens = NULL;
+  b->common.query_start_loc_cpu = NULL;
+  b->common.seq_lens_cpu = NULL;
+  tg_mirrors_free(&mirrors);
   if (local_d.data != NULL) cudaFree(local_d.data);
   tg_device_batch_free(&d);
   attn_builder_destroy(hb);
@@ -249,7 +257,7 @@ static void optimistic_bound(ts_batch* b, const int32_t* s, int32_t cap, uint64_
 /* FLASHMLA_SPARSE host vs CUDA: req_id_per_token (compute_token_to_req_indices), the prefill
  * part and its chunked context, and the fp8 paths: the mixed batch (16 heads: max_model_len
  * tensor filled at create) and the separate prefill/decode (64 heads:
- * kernels/sparse_mla_metadata.cu's prefill request ids and chunk-relative workspace starts,
+ * src/ops/sparse_mla_metadata.cc's prefill request ids and chunk-relative workspace starts,
  * with max_model_len 256 so that the 5 x 256-row workspace splits into several chunks), with
  * spec decode, DCP on 16 heads, capture builds and optimistic upper bounds (the fp8 workspace
  * starts' kernel reads the bound's uploaded rows). */
@@ -295,7 +303,7 @@ static void test_sparse(void** state) {
   }
 }
 
-/* DEEPSEEK_V32_INDEXER, host vs CUDA (kernels/sparse_indexer_metadata.cu: the prefill groups
+/* DEEPSEEK_V32_INDEXER, host vs CUDA (src/ops/sparse_indexer_metadata.cc: the prefill groups
  * planned again by one thread, cu_seq_lens, DCP-local cu_seq_lens, cu_seqlen_ks/ke; the decode
  * tensors on the native, native MTP, flattened and SM100 varlen paths), with speculative tokens,
  * DCP, logits budgets that split a group into query sub-chunks and optimistic upper bounds (the
@@ -420,7 +428,7 @@ static void test_rocm_aiter_mla(void** state) {
   }
 }
 
-/* KPOOL_TAIL, host vs CUDA (kernels/sparse_indexer_metadata.cu's kpool tail slot mapping):
+/* KPOOL_TAIL, host vs CUDA (src/ops/sparse_indexer_metadata.cc's kpool tail slot mapping):
  * random batches with positions, some requests on the null block, padded token tails. */
 static void test_kpool_tail(void** state) {
   uint64_t seed = 53;
@@ -440,6 +448,7 @@ static void test_kpool_tail(void** state) {
     for (r = 0; r < n; ++r) {
       q[r] = (int32_t)ts_rand_range(&seed, 1, 100);
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 2000);
+      tokens += q[r];
     }
     b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 7));
     for (r = 0; r < n; ++r) {
@@ -471,7 +480,7 @@ static void test_kpool_tail(void** state) {
   }
 }
 
-/* DEEPSEEK_SPARSE_SWA and its family (sparse_swa.cc) host vs CUDA (kernels/sparse_swa_metadata.cu:
+/* DEEPSEEK_SPARSE_SWA and its family (sparse_swa.cc) host vs CUDA (src/ops/sparse_swa_metadata.cc:
  * is_valid_token, the decode and prefill window rows, the prefill gather lengths): random
  * decode/prefill batches with padded slots and padding tokens, windows 4 to 256, block sizes 32
  * to 256, the family's members in turn. */
@@ -490,28 +499,31 @@ static void test_sparse_swa(void** state) {
     int32_t q[32], s[32];
     int64_t n, nd, r, tokens = 0;
     const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
+    const int capture = iter % 5 == 0;
     ts_batch* b;
     spec.kind = ATTN_KV_SLIDING_WINDOW;
     spec.head_size = 512;
     spec.sliding_window = windows[ts_rand_range(&seed, 0, 3)];
     c.num_speculative_tokens = k;
     n = ts_rand_range(&seed, 1, 32);
-    nd = ts_rand_range(&seed, 0, n);
+    /* a capture build takes a uniform batch (UNIFORM_BATCH): all decodes of 1 + k tokens */
+    nd = capture ? n : ts_rand_range(&seed, 0, n);
     for (r = 0; r < n; ++r) {
-      q[r] = r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
-                    : 2 + k + (int32_t)ts_rand_range(&seed, 0, 200);
+      q[r] = capture ? 1 + k
+             : r < nd ? 1 + (int32_t)ts_rand_range(&seed, 0, k)
+                      : 2 + k + (int32_t)ts_rand_range(&seed, 0, 200);
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 3000);
       tokens += q[r];
     }
     b = ts_batch_make(q, s, n, spec.block_size, 0, tokens + ts_rand_range(&seed, 0, 4));
     for (r = 0; r < tokens; ++r)
       if (ts_rand_range(&seed, 0, 15) == 0) b->slots[r] = ATTN_PAD_SLOT_ID;
-    compare(names[iter % 6], &spec, &c, b, NULL, iter % 5 == 0);
+    compare(names[iter % 6], &spec, &c, b, NULL, capture);
     ts_batch_free(b);
   }
 }
 
-/* DEEPSEEK_V4_COMPRESSOR / DEEPSEEK_V41_COMPRESSOR, host vs CUDA (kernels/compressor_metadata.cu:
+/* DEEPSEEK_V4_COMPRESSOR / DEEPSEEK_V41_COMPRESSOR, host vs CUDA (src/ops/compressor_metadata.cc:
  * V4's in-place clamp of the block table, V4.1's ring slot mapping; token_to_req_indices):
  * random batches with -1 table entries (V4), requests on the null block and padded token tails
  * (V4.1), the host seq_lens as the upper bound (c128_boundary). */
@@ -577,7 +589,7 @@ static void test_compressors(void** state) {
   }
 }
 
-/* DEEPSEEK_V41_SPARSE_INDEXER host vs CUDA (kernels/sparse_indexer_metadata.cu's prefill arrays
+/* DEEPSEEK_V41_SPARSE_INDEXER host vs CUDA (src/ops/sparse_indexer_metadata.cc's prefill arrays
  * with the chunker's min_split_seq_len clamp, the SM100 varlen decode tensors, the zeroed sparse
  * row scratch): random decode/prefill batches, candidates 8 x 64 to 32 x 256, short
  * max_model_len so that the clamp splits the prefills into several groups. */
@@ -628,6 +640,7 @@ static void compare_with_positions(const char* name, const attn_kv_cache_spec_t*
   attn_metadata_t *hm = NULL, *dm = NULL;
   attn_tensor_t ph, pd;
   tg_device_batch d;
+  tg_mirrors mirrors;
   int64_t shape[1];
   shape[0] = tokens;
   ph = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
@@ -638,6 +651,8 @@ static void compare_with_positions(const char* name, const attn_kv_cache_spec_t*
   hb = ts_builder(name, spec, config);
   db = ts_builder(name, spec, &dc);
   tg_device_batch_make(b, &d);
+  tg_mirrors_make(b, &mirrors); /* as in compare() */
+  tg_add_mirrors(b, &mirrors);
   b->common.positions = &ph;
   d.common.positions = &pd;
   if (capture) {
@@ -649,6 +664,9 @@ static void compare_with_positions(const char* name, const attn_kv_cache_spec_t*
   }
   tg_expect_same_metadata(hm, dm, name);
   b->common.positions = NULL;
+  b->common.query_start_loc_cpu = NULL;
+  b->common.seq_lens_cpu = NULL;
+  tg_mirrors_free(&mirrors);
   cudaFree(pd.data);
   tg_device_batch_free(&d);
   attn_builder_destroy(hb);
@@ -657,9 +675,9 @@ static void compare_with_positions(const char* name, const attn_kv_cache_spec_t*
 
 /* The compressed indexer (tokens_per_state 4) host vs CUDA: DEEPSEEK_V4_INDEXER (block 256),
  * DEEPSEEK_V41_INDEXER (64 on SM90, 128 on SM100) and DEEPSEEK_V41_SPARSE_INDEXER (128): the
- * compressed slot mapping with DCP positions (kernels/v4_sparse_mla_metadata.cu), the prefill
+ * compressed slot mapping with DCP positions (src/ops/v4_sparse_mla_metadata.cc), the prefill
  * arrays in compressed rows with the interleave in states and the decode lengths // 4
- * (kernels/sparse_indexer_metadata.cu); random decode/prefill batches, DCP 2/4 with interleave
+ * (src/ops/sparse_indexer_metadata.cc); random decode/prefill batches, DCP 2/4 with interleave
  * 4/16 on the dense ones. */
 static void test_compressed_indexer(void** state) {
   uint64_t seed = 404;
@@ -711,7 +729,7 @@ static void test_compressed_indexer(void** state) {
   }
 }
 
-/* DeepSeek V4 / V4.1 sparse MLA host vs CUDA (kernels/v4_sparse_mla_metadata.cu: the block
+/* DeepSeek V4 / V4.1 sparse MLA host vs CUDA (src/ops/v4_sparse_mla_metadata.cc: the block
  * table clamp, the compressed slot mapping, the C128A decode and prefill rows): random batches
  * with positions, negative block table entries and padded slots, compress ratios 1, 2, 4, 128,
  * on FLASHMLA_SPARSE_DSV4 (and FLASHMLA_SPARSE_DSV41 at ratios 1 and 2). */
@@ -756,7 +774,7 @@ static void test_v4_sparse_mla(void** state) {
 
 /* DeepSeek V4 / V4.1's ROCm builders (ROCM_FLASHMLA_SPARSE_DSV4 / _DSV41,
  * DEEPSEEK_SPARSE_SWA_ROCM_AITER, DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER; config->platform_rocm) host
- * vs CUDA (kernels/ragged_from_dense.cu: the ragged C128A decode rows and SWA decode rows and
+ * vs CUDA (src/ops/ragged_from_dense.cc: the ragged C128A decode rows and SWA decode rows and
  * their indptr, on top of the base builders' kernels): random batches with positions and padded
  * slots; one in four all decodes of one query length through build_for_cudagraph_capture. */
 static void test_rocm_dsv4(void** state) {
