@@ -1957,12 +1957,16 @@ class MlaBuilder final : public Builder {
         m.set_tensor(at(f), host_list(fp8_chunk_list(l), fp8.num_chunks), true);
     }
     if (nd > 0) {
+      // vLLM 0.33 slices [:active_num_decodes]: a padded batch's count (num_decode_tokens
+      // counts the padding) stops at the end of seq_lens (num_reqs) and of the persistent
+      // buffers (max_num_seqs), as torch's slices do
       const int64_t k = fp8.active_decodes;
-      m.set_tensor(at(f_fp8_decode_seq_lens), rows_between(*c.seq_lens, 0, k));
+      const int64_t k_buf = std::min<int64_t>(k, cfg.max_num_seqs);
+      m.set_tensor(at(f_fp8_decode_seq_lens), rows_between(*c.seq_lens, 0, std::min(k, c.num_reqs)));
       m.set_tensor(at(f_fp8_decode_dummy_block_table),
-                   make_matrix(buffers_.get(kBufDummyBlockTable), cfg.device, kInt32, k, 1, 1),
+                   make_matrix(buffers_.get(kBufDummyBlockTable), cfg.device, kInt32, k_buf, 1, 1),
                    true);
-      m.set_tensor(at(f_fp8_decode_cache_lens), device_vector(kBufMaxModelLen, k), true);
+      m.set_tensor(at(f_fp8_decode_cache_lens), device_vector(kBufMaxModelLen, k_buf), true);
       m.set_int(at(f_fp8_decode_query_len), fp8.decode_query_len);
     }
   }

@@ -322,20 +322,23 @@ static void test_padded_decodes(void** state) {
   (void)state;
   for (i = 0; i < g_num_setups; ++i) {
     const setup_t* su = &g_setups[i];
-    int cap, t, k, p, spec_tokens;
-    /* every capability with TRT-LLM auto and off; two speculative tokens (spec-as-decode
-     * thresholds) with the setup's own capability */
+    int cap, t, k, p, spec_tokens, fp8;
+    /* every capability with TRT-LLM auto and off; with the setup's own capability also two
+     * speculative tokens (spec-as-decode thresholds) and an fp8 cache (the fp8 paths) */
     for (cap = -1; cap < 4; ++cap)
       for (t = 0; t < 2; ++t)
-        for (spec_tokens = 0; spec_tokens <= 2; spec_tokens += 2) {
+        for (spec_tokens = 0; spec_tokens <= 2; spec_tokens += 2)
+          for (fp8 = 0; fp8 < 2; ++fp8) {
           attn_builder_config_t c = su->config;
           attn_builder_t* b = NULL;
           attn_error_t* e;
-          if (spec_tokens > 0 && (cap >= 0 || t > 0)) continue;
+          if ((spec_tokens > 0 || fp8) && (cap >= 0 || t > 0)) continue;
+          if (fp8 && su->config.cache_dtype == ATTN_KV_DTYPE_FP8_E4M3) continue;
           if (cap >= 0) c.device_capability = caps[cap]; /* -1: the setup's own */
           if (su->config.platform_rocm && cap >= 0) continue;
           c.use_trtllm_attention = trtllm[t];
           c.num_speculative_tokens = spec_tokens;
+          if (fp8) c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
           e = attn_builder_create(su->name, &su->spec, &c, &b);
           if (e != NULL) { /* not every backend takes every capability / switch */
             attn_error_destroy(e);
