@@ -26,6 +26,10 @@ TABLE_BUDGET = 400_000  # sum over requests of context tokens, roughly (keeps ar
 TOKEN_BUDGET = 32768  # scheduled tokens of the extends and prefills, roughly
 
 
+#: attributes an item's Item.adjust sets on a batch, kept by Batch.subset (shrinking)
+ITEM_ATTRS = ("pad_tokens", "max_seqs", "fi_settings")
+
+
 class Batch:
     """One step's requests. ``q`` query (scheduled) tokens, ``ctx`` computed tokens, ``prompt``
     prompt length (for the reorder's short-extend region), all int32 of length n; ``spec`` the
@@ -35,6 +39,9 @@ class Batch:
     lengths on the batch's spec-decode rows (its item's; subset keeps it)."""
 
     optimistic = 0.25
+    #: tokens past the scheduled ones (vLLM's runner pads num_actual_tokens to a CUDA graph
+    #: size: slot_mapping PAD_SLOT_ID, positions 0 there); 0 for the generator's batches
+    pad_tokens = 0
 
     def __init__(self, q: Sequence[int], ctx: Sequence[int], prompt: Sequence[int],
                  block_size: int = 16, spec: int = 0, kind: str = "mixed", dcp: int = 1,
@@ -83,6 +90,9 @@ class Batch:
         b = Batch(self.q[k], self.ctx[k], self.prompt[k], self.block_size, self.spec,
                   self.kind, self.dcp, self.interleave, self.chunk, self.extra_cols)
         b.optimistic = self.optimistic
+        for attr in ITEM_ATTRS:  # an item's per-batch choices (Item.adjust) stay with it
+            if attr in self.__dict__:
+                setattr(b, attr, self.__dict__[attr])
         return b
 
     def describe(self, limit: int = 16) -> str:
@@ -92,6 +102,8 @@ class Batch:
         extra = "".join([f" k={self.spec}" if self.spec else "",
                          f" dcp={self.dcp}/{self.interleave}" if self.dcp > 1 else "",
                          f" extra_cols={self.extra_cols}" if self.extra_cols else ""])
+        if self.pad_tokens:
+            extra += f" num_actual_tokens={self.tokens + self.pad_tokens}"
         return (f"{self.kind} n={self.n} bs={self.block_size}{extra} q={arr(self.q)} "
                 f"ctx={arr(self.ctx)} prompt={arr(self.prompt)}")
 

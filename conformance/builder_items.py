@@ -130,9 +130,11 @@ def _item_batch(wrapper: str, b: Batch) -> Batch:
     return c
 
 
-def _sizes(backend: str) -> Tuple[int, int, int, int]:
+def _sizes(backend: str, b: Any = None) -> Tuple[int, int, int, int]:
     """max_num_seqs, num_gpu_blocks, max_num_batched_tokens, max_model_len of a backend's
-    config."""
+    config; a batch's ``max_seqs`` (FLASHINFER's padded-decode item) replaces max_num_seqs."""
+    if getattr(b, "max_seqs", None):
+        return (int(b.max_seqs),) + _sizes(backend)[1:]
     if backend == "FLEX_ATTENTION":
         f = FLEX_LIMITS
         return f["max_seqs"], f["num_gpu_blocks"], f["max_tokens"], f["max_model_len"]
@@ -156,6 +158,8 @@ def _settings(backend: str, wrapper: str, b: Batch) -> Any:
     (flashinfer_plans.flashinfer_settings); None for the other builders."""
     if backend != "FLASHINFER" or wrapper:
         return None
+    if getattr(b, "fi_settings", None) is not None:  # the padded-decode item's own choice
+        return b.fi_settings
     from .flashinfer_plans import flashinfer_settings
     return flashinfer_settings(b, _dcp(backend, wrapper, b)[0])
 
@@ -238,7 +242,7 @@ def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
     return (backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b),
             _settings(backend, wrapper, b), _model(backend, wrapper, b),
-            _fa_version(backend, wrapper, b))
+            _fa_version(backend, wrapper, b), getattr(b, "max_seqs", None))
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -285,7 +289,7 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
         from vllm.v1.kv_cache_interface import (ChunkedLocalAttentionSpec, CrossAttentionSpec,
                                                 EncoderOnlyAttentionSpec, FullAttentionSpec)
-        max_seqs, blocks, max_tokens, max_len = _sizes(backend)
+        max_seqs, blocks, max_tokens, max_len = _sizes(backend, b)
         world, _, inter = _dcp(backend, wrapper, b)
         settings = _settings(backend, wrapper, b)
         model = _model(backend, wrapper, b)
@@ -348,7 +352,7 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         cg = int(libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name])
         # libattn with the settings vLLM resolved here: no CUDA graphs (vLLM's CPU platform),
         # FlashAttention 2 (vLLM finds no FA3 without a GPU)
-        max_seqs, blocks, max_tokens, max_len = _sizes(backend)
+        max_seqs, blocks, max_tokens, max_len = _sizes(backend, b)
         world, rank, inter = _dcp(backend, wrapper, b)
         settings = _settings(backend, wrapper, b)
         extra = {}

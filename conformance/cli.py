@@ -60,6 +60,7 @@ def all_items() -> List[Any]:
     from .builder_items import builder_items
     from .composite_items import composite_items
     from .diffkv_items import diffkv_items
+    from .flashinfer_padded_items import flashinfer_padded_items
     from .gdn_items import gdn_items
     from .kda_items import kda_items
     from .mamba_items import mamba_items
@@ -78,7 +79,8 @@ def all_items() -> List[Any]:
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
-    return (utility_items() + abi14_items() + triton_items() + builder_items() + mla_items()
+    return (utility_items() + abi14_items() + triton_items() + builder_items()
+            + flashinfer_padded_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
             + kda_items() + bailing_items() + static_sink_items()
             + diffkv_items() + attn_variant_items() + composite_items()

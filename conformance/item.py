@@ -44,6 +44,9 @@ class Item:
     #: vLLM's result: counted per item and printed under the table, so a run shows what its
     #: batches exercised
     path: Optional[Callable[[Any, Batch, Any], str]] = None
+    #: a last step on each generated batch (seeded by the batch, as choice_rng): an item that
+    #: needs batches random_batch does not make (FLASHINFER's padded decodes)
+    adjust: Optional[Callable[[Batch], Batch]] = None
     #: not compared, and why (the table says it)
     pending: str = ""
     notes: List[str] = dataclasses.field(default_factory=list)

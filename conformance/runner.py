@@ -103,6 +103,8 @@ class Runner:
                          ragged_spec=item.ragged_spec)
         b.seed = (self.seed, salt, i)
         b.optimistic = item.optimistic
+        if item.adjust is not None:
+            b = item.adjust(b)
         return b
 
     @staticmethod

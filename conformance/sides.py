@@ -36,22 +36,38 @@ def step_inputs(b: Batch) -> Dict[str, Any]:
     return s
 
 
-def vllm_common(ctx: Any, b: Batch, **extra: Any) -> Any:
+def padded(b: Batch) -> Dict[str, Any]:
+    """num_actual_tokens, slot_mapping and positions of the batch: the scheduled tokens', then
+    Batch.pad_tokens more as vLLM's runner pads a batch (PAD_SLOT_ID slots, position 0)."""
     s = step_inputs(b)
+    if not b.pad_tokens:
+        return dict(tokens=b.tokens, slots=b.slots, positions=s["positions"])
+    p = getattr(b, "_padded", None)
+    if p is None:
+        p = dict(tokens=b.tokens + b.pad_tokens,
+                 slots=np.concatenate([b.slots, np.full(b.pad_tokens, -1, np.int64)]),
+                 positions=np.concatenate([s["positions"], np.zeros(b.pad_tokens, np.int64)]))
+        b._padded = p
+    return p
+
+
+def vllm_common(ctx: Any, b: Batch, **extra: Any) -> Any:
+    s, p = step_inputs(b), padded(b)
     return common_metadata(ctx.env, query_start_loc=b.qsl, query_start_loc_cpu=b.qsl_cpu,
                            seq_lens=b.seq, seq_lens_cpu=s["seq_lens_cpu_upper_bound"],
-                           block_table=b.bt, slot_mapping=b.slots, num_reqs=b.n,
-                           num_actual_tokens=b.tokens, max_query_len=b.max_q,
-                           max_seq_len=s["max_seq_len"], positions=s["positions"],
+                           block_table=b.bt, slot_mapping=p["slots"], num_reqs=b.n,
+                           num_actual_tokens=p["tokens"], max_query_len=b.max_q,
+                           max_seq_len=s["max_seq_len"], positions=p["positions"],
                            is_prefilling=s["is_prefilling"], **extra)
 
 
 def lib_common(ctx: Any, b: Batch, **extra: Any) -> Any:
     import libattn
-    s = step_inputs(b)
+    s, p = step_inputs(b), padded(b)
     return libattn.CommonMetadata(query_start_loc=b.qsl, seq_lens=b.seq, block_table=b.bt,
-                                  slot_mapping=b.slots, query_start_loc_cpu=b.qsl_cpu,
-                                  seq_lens_cpu=b.seq_cpu, num_reqs=b.n, num_actual_tokens=b.tokens,
-                                  max_query_len=b.max_q, max_seq_len=s["max_seq_len"],
-                                  positions=s["positions"], is_prefilling=s["is_prefilling"],
+                                  slot_mapping=p["slots"], query_start_loc_cpu=b.qsl_cpu,
+                                  seq_lens_cpu=b.seq_cpu, num_reqs=b.n,
+                                  num_actual_tokens=p["tokens"], max_query_len=b.max_q,
+                                  max_seq_len=s["max_seq_len"], positions=p["positions"],
+                                  is_prefilling=s["is_prefilling"],
                                   seq_lens_cpu_upper_bound=s["seq_lens_cpu_upper_bound"], **extra)

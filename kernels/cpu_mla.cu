@@ -17,7 +17,10 @@ __global__ void expand_kernel(const int32_t* __restrict__ bt, int64_t stride, in
                               int64_t cols, int32_t bs, T* __restrict__ out) {
   ATTN_GRID_STRIDE(i, rows * cols * bs) {
     const int64_t o = i % bs, rc = i / bs, j = rc % cols, r = rc / cols;
-    out[i] = static_cast<T>(bt[r * stride + j]) * bs + o;
+    // int32 arithmetic as torch's (wrapping, through uint32), then widened: the host op's
+    out[i] = static_cast<T>(static_cast<int32_t>(static_cast<uint32_t>(bt[r * stride + j]) *
+                                                     static_cast<uint32_t>(bs) +
+                                                 static_cast<uint32_t>(o)));
   }
 }
 

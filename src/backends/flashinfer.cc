@@ -636,8 +636,22 @@ class FlashInferBuilder final : public Builder {
         }
         const bool use_cudagraph = enable_cuda_graph_ && s.num_prefills == 0 &&
                                    s.num_decode_tokens <= decode_cudagraph_max_bs_;
+        // vLLM 0.33 slices its persistent buffers, paged_kv_indptr.cpu[:rows + 1] and
+        // paged_kv_last_page_len.cpu[:rows]: a slice past their max_num_seqs (+ 1) entries stops
+        // at their end, and the rows past num_reqs hold what earlier builds left there (an
+        // all-decode batch padded past num_reqs plans them). So do libattn's buffers, written
+        // on the same rows; the lengths are FlashInfer's get_seq_lens of the two, in int32.
+        rows = std::min<int64_t>(rows, cfg.max_num_seqs);
+        const auto* indptr_cpu = buffers_.as<const int32_t>(kBufIndptrCpu);
+        const auto* last_cpu = buffers_.as<const int32_t>(kBufLastPageLenCpu);
         auto* kv_lens = buffers_.as<int32_t>(kBufDecodeSeqLensCpu);
-        for (int64_t i = 0; i < rows; ++i) kv_lens[i] = lens[i];  // get_seq_lens(indptr, last)
+        for (int64_t i = 0; i < rows; ++i) {
+          const uint32_t pages = static_cast<uint32_t>(indptr_cpu[i + 1]) -
+                                 static_cast<uint32_t>(indptr_cpu[i]) - 1u;
+          const uint32_t full = static_cast<int32_t>(pages) > 0 ? pages : 0u;  // clamp(min=0)
+          kv_lens[i] = static_cast<int32_t>(full * static_cast<uint32_t>(ps) +
+                                            static_cast<uint32_t>(last_cpu[i]));
+        }
         m.set_tensor(kDecodePagedKvIndptrCpu,
                      make_vector(buffers_.get(kBufIndptrCpu), host, kInt32, rows + 1), true);
         m.set_tensor(kDecodePagedKvLastPageLenCpu,

@@ -228,12 +228,16 @@ class FlashMlaSparseBuilder final : public SparseMlaCommonBuilder {
         m.set_tensor(at(f), host_list(chunk_list(l), fp8_.num_chunks), true);
     }
     if (nd > 0) {
+      // vLLM 0.33 slices [:active_num_decodes]: a padded batch's count (num_decode_tokens
+      // counts the padding) stops at the end of seq_lens (num_reqs) and of the persistent
+      // buffers (max_num_seqs), as torch's slices do
       const int64_t k = fp8_.active_decodes;
-      m.set_tensor(at(kDecodeSeqLens), rows_between(*c.seq_lens, 0, k));
+      const int64_t k_buf = std::min<int64_t>(k, cfg.max_num_seqs);
+      m.set_tensor(at(kDecodeSeqLens), rows_between(*c.seq_lens, 0, std::min(k, c.num_reqs)));
       m.set_tensor(at(kDecodeDummyBlockTable),
-                   make_matrix(buf32(kBufDummyBlockTable), cfg.device, kInt32, k, 1, 1), true);
-      m.set_tensor(at(kDecodeCacheLens), device_vector(kSparseOwnBuffers + kBufMaxModelLen, k),
-                   true);
+                   make_matrix(buf32(kBufDummyBlockTable), cfg.device, kInt32, k_buf, 1, 1), true);
+      m.set_tensor(at(kDecodeCacheLens),
+                   device_vector(kSparseOwnBuffers + kBufMaxModelLen, k_buf), true);
       m.set_int(at(kDecodeQueryLen), fp8_.decode_query_len);
     }
   }

@@ -155,8 +155,9 @@ class RocmAiterFaBuilder final : public Builder {
       s.num_decodes = c.num_reqs;
       s.num_decode_tokens = c.num_actual_tokens;
     } else {
-      lens = exec.on_cuda ? exact_host_seq_lens(c, buffers_.as<int32_t>(kBufExactLensCpu))
-                          : c.seq_lens->as<const int32_t>();
+      // the exact lengths, checked: the host mirror, or the device values copied and checked
+      // as a mirror (they size the chunked-context plan below)
+      lens = exact_host_seq_lens(c, buffers_.as<int32_t>(kBufExactLensCpu));
       s = ops::split_decodes_prefills_and_extends(qsl, lens, c.num_reqs, c.num_actual_tokens,
                                                   c.max_query_len, threshold);
       if (s.num_prefills == 0 && s.num_extends == 0) lens = nullptr;

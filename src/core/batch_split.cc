@@ -11,10 +11,16 @@ void check_threshold(int32_t t) {
 }
 }  // namespace
 
-ops::BatchSplit split_decodes_and_prefills(CommonMetadata& common, const SplitRequest& request) {
+ops::BatchSplit split_decodes_and_prefills(CommonMetadata& batch, const SplitRequest& request) {
   check_threshold(request.decode_threshold);
+  // vLLM's split reads the scalars, query_start_loc_cpu and (short extends as prefills)
+  // is_prefilling: only they are checked (a padded batch's short slot mapping is not read).
+  if (!batch.seq_lens) invalid("common->seq_lens is NULL");
+  CommonMetadata common =
+      utility_view(batch, /*seq_lens=*/false, !request.treat_short_extends_as_decodes);
   CommonLimits lim;
   lim.require_tables = false;
+  lim.reads_seq_lens = false;
   validate(common, lim);
   ops::SplitOptions o;
   o.decode_threshold = request.decode_threshold;
@@ -33,9 +39,11 @@ ops::BatchSplit split_decodes_and_prefills(CommonMetadata& common, const SplitRe
                                          common.num_actual_tokens, common.max_query_len, o);
 }
 
-ops::BatchSplit split_decodes_prefills_and_extends(CommonMetadata& common,
+ops::BatchSplit split_decodes_prefills_and_extends(CommonMetadata& batch,
                                                    int32_t decode_threshold) {
   check_threshold(decode_threshold);
+  // reads the scalars, query_start_loc_cpu and the host seq_lens: only they are checked
+  CommonMetadata common = utility_view(batch, /*seq_lens=*/true, /*is_prefilling=*/false);
   CommonLimits lim;
   lim.require_tables = false;
   lim.require_host_seq_lens = true;

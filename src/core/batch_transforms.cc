@@ -137,9 +137,13 @@ CommonLimits local_limits() {
 }
 }  // namespace
 
-int64_t local_attention_num_virtual_batches(int32_t chunk, CommonMetadata& c) {
+int64_t local_attention_num_virtual_batches(int32_t chunk, CommonMetadata& batch) {
   if (chunk <= 0) invalid("attn_chunk_size=", chunk, " must be positive");
-  validate(c, local_limits());
+  // a count from query_start_loc and the exact seq_lens: only they are checked
+  CommonMetadata c = utility_view(batch, /*seq_lens=*/true, /*is_prefilling=*/false);
+  CommonLimits lim = local_limits();
+  lim.require_tables = false;
+  validate(c, lim);
   // vLLM 0.33 syncs the device seq_lens here (not seq_lens_cpu_upper_bound).
   std::vector<int32_t> storage;
   const int32_t* seq = exact_host_seq_lens(c, storage);

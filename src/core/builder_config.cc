@@ -37,6 +37,12 @@ void expect_positive(int64_t v, const char* field) {
   if (v <= 0) invalid("config->", field, "=", v, " must be positive");
 }
 
+void expect_at_most(int64_t v, int64_t limit, const char* field) {
+  if (v > limit)
+    invalid("config->", field, "=", v, " exceeds libattn's create-time limit of ", limit,
+            " (docs/architecture.md, Limits)");
+}
+
 void expect_range(int64_t v, int64_t lo, int64_t hi, const char* field, const char* what) {
   if (v < lo || v > hi) invalid("config->", field, "=", v, " is not ", what);
 }
@@ -53,11 +59,19 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   expect_positive(c.max_num_seqs, "max_num_seqs");
   expect_positive(c.max_num_batched_tokens, "max_num_batched_tokens");
   expect_positive(c.max_model_len, "max_model_len");
+  // libattn's create-time limits (the buffers made at create grow with these)
+  expect_at_most(c.max_num_seqs, kMaxNumSeqs, "max_num_seqs");
+  expect_at_most(c.max_num_batched_tokens, kMaxNumBatchedTokens, "max_num_batched_tokens");
+  expect_at_most(c.max_model_len, kMaxModelLen, "max_model_len");
+  expect_at_most(c.max_cudagraph_capture_size, kMaxNumBatchedTokens, "max_cudagraph_capture_size");
+  expect_at_most(c.max_encoder_len, kMaxModelLen, "max_encoder_len");
   expect_positive(c.num_attention_heads, "num_attention_heads");
   if (c.num_speculative_tokens < 0 || c.num_speculative_tokens > kMaxSpeculativeTokens)
     invalid("config->num_speculative_tokens=", c.num_speculative_tokens, " is not in [0, ",
             kMaxSpeculativeTokens, "]");
   expect_positive(c.decode_context_parallel_size, "decode_context_parallel_size");
+  expect_at_most(c.decode_context_parallel_size, kMaxContextParallelSize,
+                 "decode_context_parallel_size");
   if (c.dcp_rank < 0 || c.dcp_rank >= c.decode_context_parallel_size)
     invalid("config->dcp_rank=", c.dcp_rank, " is not in [0, decode_context_parallel_size=",
             c.decode_context_parallel_size, ")");
@@ -76,6 +90,7 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   expect_range(c.attn_type, kAttnDecoder, kAttnEncoderDecoder, "attn_type",
                "an ATTN_TYPE_* value (0..3)");
   if (c.num_sms < 0) invalid("config->num_sms=", c.num_sms, " is negative");
+  expect_at_most(c.num_sms, kMaxNumSms, "num_sms");
   if (c.rswa_window < 0)
     invalid("config->rswa_window=", c.rswa_window, " is negative (0 means None)");
   // ABI 1.6
@@ -97,6 +112,8 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
   if (c.prefill_context_parallel_size < 1)
     invalid("config->prefill_context_parallel_size=", c.prefill_context_parallel_size,
             " must be positive (0 means 1)");
+  expect_at_most(c.prefill_context_parallel_size, kMaxContextParallelSize,
+                 "prefill_context_parallel_size");
   if (c.candidate_block_size < 0)
     invalid("config->candidate_block_size=", c.candidate_block_size,
             " is negative (0 means absent)");
@@ -130,8 +147,13 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
     if (c.cudagraph_capture_sizes[i] <= 0)
       invalid("config->cudagraph_capture_sizes[", i, "]=", c.cudagraph_capture_sizes[i],
               " must be positive");
+    else if (c.cudagraph_capture_sizes[i] > kMaxNumBatchedTokens)
+      invalid("config->cudagraph_capture_sizes[", i, "]=", c.cudagraph_capture_sizes[i],
+              " exceeds libattn's create-time limit of ", kMaxNumBatchedTokens,
+              " (docs/architecture.md, Limits)");
   if (c.num_gpu_blocks < 0 || c.num_gpu_blocks > (int64_t{1} << 31) - 1)
     invalid("config->num_gpu_blocks=", c.num_gpu_blocks, " is not in [0, 2^31-1] (block ids are int32)");
+  expect_at_most(c.num_gpu_blocks, kMaxNumGpuBlocks, "num_gpu_blocks");
   expect_range(c.flex_attn_q_block_size, 0, 1 << 16, "flex_attn_q_block_size",
                "in [0, 65536] (0 for the default)");
   expect_range(c.flex_attn_kv_block_size, 0, 1 << 16, "flex_attn_kv_block_size",

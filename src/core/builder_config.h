@@ -21,6 +21,17 @@ namespace attn {
 /// (parallel drafting) and its products with request counts stay far from int32/int64 limits.
 inline constexpr int32_t kMaxSpeculativeTokens = 1 << 16;
 
+/// Create-time limits (docs/architecture.md, "Limits"): every buffer a builder allocates when it
+/// is created grows with these config values, so a config past one is refused by name before
+/// anything is allocated (vLLM runs 256-1024 sequences, batches of up to a few 100k tokens and
+/// models of up to 10M tokens).
+inline constexpr int32_t kMaxNumSeqs = 1 << 20;           ///< config->max_num_seqs
+inline constexpr int32_t kMaxNumBatchedTokens = 1 << 24;  ///< max_num_batched_tokens, capture sizes
+inline constexpr int32_t kMaxModelLen = 1 << 24;          ///< max_model_len, max_encoder_len
+inline constexpr int64_t kMaxNumGpuBlocks = int64_t{1} << 26;  ///< num_gpu_blocks (FLEX's tables)
+inline constexpr int32_t kMaxContextParallelSize = 1 << 10;  ///< DCP and PCP world sizes
+inline constexpr int32_t kMaxNumSms = 1 << 16;  ///< num_sms (GPU SMs or CPU compute units)
+
 /// Numbered as the ABI's ATTN_CG_* levels (vLLM's AttentionCGSupport).
 enum CudagraphSupport : int32_t {
   kCgNever = 0,

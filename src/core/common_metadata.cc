@@ -79,6 +79,31 @@ void check_host_or_device(const std::optional<Tensor>& t, const char* name, DTyp
             where.to_string());
 }
 
+// A tensor in host memory beside its *_cpu mirror (a host build's "device" tensors are host
+// memory): they must hold the same values. Builders and ops on the host path read the tensor
+// itself where vLLM reads the device tensor, and only the mirror's values were checked; a
+// tensor that disagrees ("mirror right, tensor garbage") is refused here, with no sync.
+// Device tensors are compared by ATTN_VALIDATE_FULL only (compare_with_mirror).
+void compare_host_pair(const std::optional<Tensor>& t, const std::optional<Tensor>& mirror,
+                       int64_t n, const char* name, const char* mirror_name) {
+  if (!t || !mirror || n == 0 || t->device.type != kDeviceCPU) return;
+  if (t->data == mirror->data && t->strides[0] == mirror->strides[0]) return;
+  const int64_t size = t->dtype.bits / 8;
+  const auto* a = static_cast<const char*>(t->data);
+  const auto* b = static_cast<const char*>(mirror->data);
+  const int64_t sa = t->strides[0] * size, sb = mirror->strides[0] * size;
+  if (sa == size && sb == size && std::memcmp(a, b, static_cast<size_t>(n * size)) == 0) return;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::memcmp(a + i * sa, b + i * sb, static_cast<size_t>(size)) == 0) continue;
+    const auto value = [size](const char* p) -> int64_t {
+      if (size == 8) return *reinterpret_cast<const int64_t*>(p);
+      return *reinterpret_cast<const int32_t*>(p);
+    };
+    invalid(name, "[", i, "]=", value(a + i * sa), " differs from its host mirror ", mirror_name,
+            "[", i, "]=", value(b + i * sb));
+  }
+}
+
 // validate-full mode: a device tensor read back must not exceed its host upper bound.
 void compare_with_bound(const Tensor& dev, const int32_t* bound, int64_t n, const char* dev_name,
                         const char* bound_name) {
@@ -301,7 +326,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
 
   // Required tensors.
   if (!c.query_start_loc) invalid("common->query_start_loc is NULL");
-  if (!c.seq_lens) invalid("common->seq_lens is NULL");
+  if (!c.seq_lens && lim.reads_seq_lens) invalid("common->seq_lens is NULL");
   if (lim.require_tables && !c.block_table_tensor) invalid("common->block_table_tensor is NULL");
   if (lim.require_tables && !c.slot_mapping) invalid("common->slot_mapping is NULL");
 
@@ -398,7 +423,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   c.seq_lens_host_exact = true;
   if (c.seq_lens_cpu)
     c.seq_lens_host = c.seq_lens_cpu->as<const int32_t>();
-  else if (c.seq_lens->host_accessible())
+  else if (c.seq_lens && c.seq_lens->host_accessible())
     c.seq_lens_host = c.seq_lens->as<const int32_t>();
   else
     c.seq_lens_host = nullptr;
@@ -409,7 +434,8 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   }
   if (c.seq_lens_host == nullptr && lim.require_host_seq_lens)
     invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
-            c.seq_lens->device.to_string(), " (or vLLM 0.33's common->seq_lens_cpu_upper_bound)");
+            c.seq_lens ? c.seq_lens->device.to_string() : std::string("no device (NULL)"),
+            " (or vLLM 0.33's common->seq_lens_cpu_upper_bound)");
   if (c.dcp_local_seq_lens_cpu)
     c.dcp_local_seq_lens_host = c.dcp_local_seq_lens_cpu->as<const int32_t>();
   else if (c.dcp_local_seq_lens && c.dcp_local_seq_lens->host_accessible())
@@ -418,6 +444,10 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     c.dcp_local_seq_lens_host = c.dcp_local_seq_lens_cpu_upper_bound->as<const int32_t>();
   else
     c.dcp_local_seq_lens_host = nullptr;
+
+  c.checked_max_model_len = lim.max_model_len;
+  c.checked_block_size = lim.block_size;
+  c.checked_encoder_lens = lim.seq_lens_are_encoder_lens;
 
   // Values, from host memory only (none under ATTN_VALIDATE_TRUSTED for a build that reads
   // none: the caller vouches for them, and that build only passes the views on).
@@ -487,6 +517,20 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     c.host_max_seq_len = longest;
   }
   validate_bounds(c, lim, exact_seq_lens);
+  compare_host_pair(c.query_start_loc, c.query_start_loc_cpu, c.num_reqs + 1,
+                    "common->query_start_loc", "common->query_start_loc_cpu");
+  compare_host_pair(c.seq_lens, c.seq_lens_cpu, c.num_reqs, "common->seq_lens",
+                    "common->seq_lens_cpu");
+  compare_host_pair(c.encoder_seq_lens, c.encoder_seq_lens_cpu, c.num_reqs,
+                    "common->encoder_seq_lens", "common->encoder_seq_lens_cpu");
+  compare_host_pair(c.dcp_local_seq_lens, c.dcp_local_seq_lens_cpu, c.num_reqs,
+                    "common->dcp_local_seq_lens", "common->dcp_local_seq_lens_cpu");
+  compare_host_pair(c.num_decode_draft_tokens, c.num_decode_draft_tokens_cpu, c.num_reqs,
+                    "common->num_decode_draft_tokens", "common->num_decode_draft_tokens_cpu");
+  if (c.logits_indices_padded)
+    compare_host_pair(c.logits_indices_padded, c.logits_indices_padded_cpu,
+                      c.logits_indices_padded->shape[0], "common->logits_indices_padded",
+                      "common->logits_indices_padded_cpu");
   if (c.encoder_seq_lens_cpu) {
     const int32_t* enc = c.encoder_seq_lens_cpu->as<const int32_t>();
     for (int64_t i = 0; i < c.num_reqs; ++i)
@@ -496,10 +540,10 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   if (lim.full) {
     compare_with_mirror(*c.query_start_loc, qsl, c.num_reqs + 1, "common->query_start_loc",
                         "common->query_start_loc_cpu");
-    if (c.seq_lens_cpu)
+    if (c.seq_lens_cpu && c.seq_lens)
       compare_with_mirror(*c.seq_lens, c.seq_lens_host, c.num_reqs, "common->seq_lens",
                           "common->seq_lens_cpu");
-    if (c.seq_lens_cpu_upper_bound && !c.seq_lens->host_accessible())
+    if (c.seq_lens_cpu_upper_bound && c.seq_lens && !c.seq_lens->host_accessible())
       compare_with_bound(*c.seq_lens, c.seq_lens_cpu_upper_bound->as<const int32_t>(),
                          c.num_reqs, "common->seq_lens", "common->seq_lens_cpu_upper_bound");
     if (c.dcp_local_seq_lens && c.dcp_local_seq_lens_cpu_upper_bound &&
@@ -513,6 +557,51 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
                           c.num_decode_draft_tokens_cpu->as<const int32_t>(), c.num_reqs,
                           "common->num_decode_draft_tokens", "common->num_decode_draft_tokens_cpu");
   }
+}
+
+void check_device_seq_lens(const CommonMetadata& c, const int32_t* v) {
+  const char* name = "common->seq_lens";
+  const int32_t* bound = c.seq_lens_cpu_upper_bound
+                             ? c.seq_lens_cpu_upper_bound->as<const int32_t>() : nullptr;
+  const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
+  const int32_t bs = c.checked_block_size;
+  for (int64_t i = 0; i < c.num_reqs; ++i) {
+    const int64_t q = c.qsl_host != nullptr ? c.query_len(i) : 0;
+    if (v[i] < 0) invalid(name, "[", i, "]=", v[i], " (read from the device) is negative");
+    if (v[i] < q && !c.checked_encoder_lens)
+      invalid(name, "[", i, "]=", v[i], " (read from the device) is less than its query length ",
+              q);
+    if (v[i] > c.max_seq_len)
+      invalid(name, "[", i, "]=", v[i], " (read from the device) exceeds common->max_seq_len=",
+              c.max_seq_len);
+    if (c.checked_max_model_len >= 0 && v[i] > c.checked_max_model_len)
+      invalid(name, "[", i, "]=", v[i], " (read from the device) exceeds config->max_model_len=",
+              c.checked_max_model_len);
+    if (bound != nullptr && v[i] > bound[i])
+      invalid(name, "[", i, "]=", v[i], " (read from the device) exceeds its upper bound "
+              "common->seq_lens_cpu_upper_bound[", i, "]=", bound[i]);
+    if (bs > 0 && c.block_table_tensor && (static_cast<int64_t>(v[i]) + bs - 1) / bs > width)
+      invalid("common->block_table_tensor has ", width, " columns but request ", i, " needs cdiv(",
+              name, "[", i, "]=", v[i], " (read from the device), block_size=", bs, ") blocks");
+  }
+}
+
+CommonMetadata utility_view(const CommonMetadata& c, bool seq_lens, bool is_prefilling) {
+  CommonMetadata v;
+  v.query_start_loc = c.query_start_loc;
+  v.query_start_loc_cpu = c.query_start_loc_cpu;
+  v.num_reqs = c.num_reqs;
+  v.num_actual_tokens = c.num_actual_tokens;
+  v.max_query_len = c.max_query_len;
+  v.max_seq_len = c.max_seq_len;
+  v.causal = c.causal;
+  if (seq_lens) {
+    v.seq_lens = c.seq_lens;
+    v.seq_lens_cpu = c.seq_lens_cpu;
+    v.seq_lens_cpu_upper_bound = c.seq_lens_cpu_upper_bound;
+  }
+  if (is_prefilling) v.is_prefilling = c.is_prefilling;
+  return v;
 }
 
 CommonMetadata unpadded(const CommonMetadata& c, int64_t num_actual_tokens,

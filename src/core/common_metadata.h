@@ -30,6 +30,11 @@ struct CommonMetadata {
   /// The same for dcp_local_seq_lens: dcp_local_seq_lens_cpu, or dcp_local_seq_lens in host
   /// memory, else dcp_local_seq_lens_cpu_upper_bound; null when none is given.
   const int32_t* dcp_local_seq_lens_host = nullptr;
+  /// The limits validate() checked the host lengths against (CommonLimits), kept for the
+  /// lengths a builder later copies from the device (check_device_seq_lens).
+  int64_t checked_max_model_len = -1;
+  int32_t checked_block_size = 0;
+  bool checked_encoder_lens = false;
 
   /// The host sequence lengths a builder should use (vLLM 0.33's choice; see seq_lens_host):
   /// exact when seq_lens_exact(), else the upper bound. Null when there is none.
@@ -76,14 +81,31 @@ struct CommonLimits {
   bool values = true;
   bool require_tables = true;      ///< block_table_tensor and slot_mapping must be given.
   bool require_host_seq_lens = false;  ///< seq_lens must be readable on the host (or mirrored).
+  /// false: a utility that never reads the sequence lengths (vLLM's split_decodes_and_prefills):
+  /// seq_lens is not required (a utility_view without them holds none).
+  bool reads_seq_lens = true;
   /// Cross attention: seq_lens are encoder lengths, which may be shorter than the decoder's
   /// query (no seq_len >= query_len check).
   bool seq_lens_are_encoder_lens = false;
 };
 
+/// The part of `common` a batch utility that returns only host scalars or lists reads (a
+/// utility checks what it reads, no more: vLLM's split never looks at the slot mapping or the
+/// block table): the scalars, causal, query_start_loc and its mirror; with `seq_lens` also
+/// seq_lens, seq_lens_cpu and seq_lens_cpu_upper_bound; with `is_prefilling` that tensor.
+/// Validate the result with CommonLimits::require_tables false (and reads_seq_lens as given).
+CommonMetadata utility_view(const CommonMetadata& common, bool seq_lens, bool is_prefilling);
+
 /// Checks shapes, dtypes, devices and (from host memory) values; fills the host views.
 /// Throws Error(kInvalidArgument) naming "common-><field>" and the value.
 void validate(CommonMetadata& common, const CommonLimits& limits);
+
+/// The checks validate() makes on the host lengths, for `values` (num_reqs entries) a builder
+/// copied from the device seq_lens (vLLM 0.33's seq_lens.cpu()): not negative, at least the
+/// query length, at most max_seq_len, config->max_model_len and seq_lens_cpu_upper_bound, the
+/// block table wide enough. A value that reaches the host from a device buffer sizes and
+/// indexes host work: Error(kInvalidArgument) names common->seq_lens, the row and the value.
+void check_device_seq_lens(const CommonMetadata& common, const int32_t* values);
 
 /// vLLM's CommonAttentionMetadata.unpadded(num_actual_tokens, num_actual_reqs) of a validated
 /// batch: views sliced to the real requests and tokens; the result is validated again. As 0.33:

@@ -11,7 +11,9 @@ bool should_skip_dcp_context_attention(const Tensor& context_kv_lens) {
                                                 context_kv_lens.shape[0]);
 }
 
-ops::DcpContextSplit split_dcp_context_queries(CommonMetadata& common) {
+ops::DcpContextSplit split_dcp_context_queries(CommonMetadata& batch) {
+  // reads the scalars, query_start_loc_cpu and the host seq_lens: only they are checked
+  CommonMetadata common = utility_view(batch, /*seq_lens=*/true, /*is_prefilling=*/false);
   CommonLimits lim;
   lim.require_tables = false;
   validate(common, lim);

@@ -14,6 +14,7 @@ const int32_t* exact_host_seq_lens(const CommonMetadata& c, int32_t* storage) {
   if (c.num_reqs == 0) return storage;
   if (s.host_accessible()) {  // validate() makes this exact already; kept for completeness
     for (int64_t i = 0; i < c.num_reqs; ++i) storage[i] = s.as<const int32_t>()[i * s.strides[0]];
+    check_device_seq_lens(c, storage);
     return storage;
   }
   if (s.strides[0] != 1)
@@ -23,6 +24,9 @@ const int32_t* exact_host_seq_lens(const CommonMetadata& c, int32_t* storage) {
   // writes of seq_lens (vLLM's .cpu() orders after its current stream).
   ops::cuda_copy_to_host(s.device.id, storage, s.data,
                          static_cast<size_t>(c.num_reqs) * sizeof(int32_t));
+  // Values from a device buffer are checked like a mirror's before they size or index anything
+  // (the builders read them for page counts, chunk plans and host loops).
+  check_device_seq_lens(c, storage);
   return storage;
 }
 

@@ -94,6 +94,30 @@ void validate(const KvCacheSpec& s) {
             " must be positive for an ATTN_KV_SLIDING_WINDOW spec");
   if (s.attention_chunk_size < 0)
     invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size, " is negative");
+  // libattn's create-time limits (docs/architecture.md, Limits)
+  const struct {
+    int64_t value, limit;
+    const char* name;
+  } limits[] = {
+      {s.block_size, kMaxSpecTokens, "block_size"},
+      {s.sliding_window, kMaxSpecTokens, "sliding_window"},
+      {s.attention_chunk_size, kMaxSpecTokens, "attention_chunk_size"},
+      {s.mamba_chunk_size, kMaxSpecTokens, "mamba_chunk_size"},
+      {s.prefill_checkpoint_alignment, kMaxSpecTokens, "prefill_checkpoint_alignment"},
+      {s.index_topk, kMaxSpecTokens, "index_topk"},
+      {s.topk_buffer_width, kMaxSpecTokens, "topk_buffer_width"},
+      {s.sink_len, kMaxSpecTokens, "sink_len"},
+      {s.num_kv_heads, kMaxSpecWidth, "num_kv_heads"},
+      {s.head_size, kMaxSpecWidth, "head_size"},
+      {s.head_size_v, kMaxSpecWidth, "head_size_v"},
+      {s.mamba_replayssm_ngroups, kMaxSpecWidth, "mamba_replayssm_ngroups"},
+      {s.mamba_num_heads, kMaxSpecWidth, "mamba_num_heads"},
+      {s.tokens_per_state, kMaxSpecWidth, "tokens_per_state"},
+  };
+  for (const auto& l : limits)
+    if (l.value > l.limit)
+      invalid("kv_cache_spec->", l.name, "=", l.value, " exceeds libattn's create-time limit of ",
+              l.limit, " (docs/architecture.md, Limits)");
   // ABI 1.2 (MambaSpec): range-checked for every kind, read only for ATTN_KV_MAMBA specs.
   if (s.mamba_type < kMambaTypeAuto || s.mamba_type > kMambaTypeGdnAttention)
     invalid("kv_cache_spec->mamba_type=", s.mamba_type, " is not an ATTN_MAMBA_TYPE_* value (0..5)");

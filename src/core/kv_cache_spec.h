@@ -10,6 +10,12 @@ namespace attn {
 /// The most speculative blocks per request a Mamba-family spec may ask for (vLLM uses one per
 /// speculative token).
 inline constexpr int32_t kMaxSpeculativeBlocks = 1 << 16;
+/// Create-time limits on a spec's sizes (docs/architecture.md, "Limits"): lengths in tokens (block
+/// size, windows, chunks, sink, top-k widths) at most 2^24, widths in elements (heads, head
+/// sizes, Mamba groups, tokens per state) at most 2^16, so that sums and products of them with
+/// the config's sizes stay in range; a spec past one is refused by name.
+inline constexpr int32_t kMaxSpecTokens = 1 << 24;
+inline constexpr int32_t kMaxSpecWidth = 1 << 16;
 
 /// Numbered as the ABI's ATTN_KV_* kinds.
 enum KvCacheKind : int32_t {

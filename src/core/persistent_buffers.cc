@@ -24,9 +24,17 @@ size_t buffer_bytes(const char* what, std::initializer_list<int64_t> factors) {
 }
 
 size_t workspace_bytes(const std::vector<BufferRequest>& requests, Device device) {
-  size_t total = 0;
-  for (const BufferRequest& r : requests)
+  size_t total = 0, all = 0;
+  const BufferRequest* largest = nullptr;
+  for (const BufferRequest& r : requests) {
     if (!r.host || !device.is_cuda()) total += align_up(r.bytes);
+    all += align_up(r.bytes);  // each <= 2^56 (buffer_bytes), a few dozen: no wrap
+    if (largest == nullptr || r.bytes > largest->bytes) largest = &r;
+  }
+  if (all > kMaxPersistentBytes)
+    invalid("the config asks for ", all, " bytes of persistent buffers (the largest, ",
+            largest->name, ", ", largest->bytes, " bytes), more than libattn's create-time limit "
+            "of 2^40 bytes (docs/architecture.md, Limits)");
   return total;
 }
 

@@ -28,8 +28,14 @@ struct BufferRequest {
 /// memory than any machine has, or the product would overflow).
 size_t buffer_bytes(const char* what, std::initializer_list<int64_t> factors);
 
+/// The most persistent memory (device and host blocks together) one builder's plan may ask
+/// for: 2^40 bytes (1 TiB; docs/architecture.md, Limits). A plan past it is refused by name.
+inline constexpr size_t kMaxPersistentBytes = size_t{1} << 40;
+
 /// Bytes of the block a builder on `device` places in a caller's workspace: every request on a
 /// host builder, the device requests on a CUDA one, at kBufferAlignment offsets.
+/// Error(kInvalidArgument) when the plan's device and host blocks together exceed
+/// kMaxPersistentBytes.
 size_t workspace_bytes(const std::vector<BufferRequest>& requests, Device device);
 
 class PersistentBuffers {

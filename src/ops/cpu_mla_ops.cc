@@ -8,13 +8,18 @@ namespace attn::ops {
 
 namespace {
 
+// vLLM 0.33's _expand_block_table: table * block_size + arange in the table's int32, then (the
+// prefills') .to(torch.int64). torch's int32 arithmetic wraps; so does this one, through
+// uint32 (no signed overflow on any block id, INT32_MAX and INT32_MIN included).
 template <class T>
 void expand_host(const int32_t* bt, int64_t stride, int64_t rows, int64_t cols, int32_t bs,
                  T* out) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < cols; ++j)
       for (int32_t o = 0; o < bs; ++o)
-        out[(r * cols + j) * bs + o] = static_cast<T>(bt[r * stride + j]) * bs + o;
+        out[(r * cols + j) * bs + o] = static_cast<T>(static_cast<int32_t>(
+            static_cast<uint32_t>(bt[r * stride + j]) * static_cast<uint32_t>(bs) +
+            static_cast<uint32_t>(o)));
 }
 
 }  // namespace

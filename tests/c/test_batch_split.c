@@ -332,6 +332,63 @@ static void test_split_ex_vllm_cases(void** state) {
   }
 }
 
+/* vLLM 0.33's test_split_decodes_and_prefills_uniform_padded_batch_all_same: three requests of
+ * 2 tokens and a padding request, num_actual_tokens padded to 8 with a 6-entry slot_mapping;
+ * vLLM's split answers (4, 0, 8, 0). A utility checks what it reads (issue 32): the splits, the
+ * DCP context split and the local-attention count read query_start_loc (and the host seq_lens),
+ * never the slot mapping or the block table, so neither is checked; what they read still is. */
+static void test_utilities_check_what_they_read(void** state) {
+  static const int32_t q[4] = {2, 2, 2, 0}, s[4] = {10, 12, 14, 0};
+  ts_batch* b = ts_batch_make(q, s, 4, 16, 0, 8);
+  attn_batch_split_t r = ATTN_BATCH_SPLIT_INIT;
+  attn_split_options_t o = ATTN_SPLIT_OPTIONS_INIT;
+  int64_t d = 0, p = 0, dt = 0, pt = 0, v = 0;
+  int64_t bad_shape[2] = {3, 1};
+  attn_tensor_t bad_table;
+  (void)state;
+  b->sm_shape[0] = 6; /* the scheduled tokens only */
+  ASSERT_OK(attn_split_decodes_and_prefills(&b->common, 2, 1, &r));
+  expect_split(r, 4, 0, 8, 0);
+  o.decode_threshold = 2;
+  o.require_uniform = 1;
+  ASSERT_OK(attn_split_decodes_and_prefills_ex(&b->common, &o, &r));
+  expect_split(r, 4, 0, 8, 0);
+  /* a block table of the wrong rows and dtype: not read either */
+  bad_table = ts_host_tensor(b->bt, 2, bad_shape, ATTN_DTYPE_FLOAT, 32);
+  b->common.block_table_tensor = &bad_table;
+  ASSERT_OK(attn_split_decodes_and_prefills(&b->common, 2, 1, &r));
+  expect_split(r, 4, 0, 8, 0);
+  ASSERT_OK(attn_split_decodes_prefills_and_extends(&b->common, 2, &r));
+  expect_split(r, 4, 0, 8, 0);
+  ASSERT_OK(attn_split_dcp_context_queries(&b->common, &d, &p, &dt, &pt));
+  ASSERT_OK(attn_local_attention_num_virtual_batches(32, &b->common, &v));
+  assert_int_equal(v, 4);
+  /* what they read is still checked: seq_lens for the 3-way split, the query starts for all */
+  b->seq[1] = 1;
+  ASSERT_ERROR(attn_split_decodes_prefills_and_extends(&b->common, 2, &r),
+               ATTN_ERR_INVALID_ARGUMENT, "common->seq_lens[1]=1 is less than its query length 2");
+  ASSERT_ERROR(attn_split_dcp_context_queries(&b->common, &d, &p, &dt, &pt),
+               ATTN_ERR_INVALID_ARGUMENT, "common->seq_lens[1]=1 is less than its query length 2");
+  ASSERT_OK(attn_split_decodes_and_prefills(&b->common, 2, 1, &r)); /* the split: not read */
+  b->seq[1] = 12;
+  b->qsl[2] = 1;
+  ASSERT_ERROR(attn_split_decodes_and_prefills(&b->common, 2, 1, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "common->query_start_loc[2]=1 is less than common->query_start_loc[1]=2");
+  b->qsl[2] = 4;
+  b->common.num_actual_tokens = 5;
+  ASSERT_ERROR(attn_split_decodes_and_prefills(&b->common, 2, 1, &r), ATTN_ERR_INVALID_ARGUMENT,
+               "common->query_start_loc[4]=6 exceeds common->num_actual_tokens=5");
+  /* a batch utility that returns a batch forwards the slot mapping: checked there */
+  b->common.num_actual_tokens = 8;
+  b->common.block_table_tensor = &b->bt_t;
+  {
+    attn_metadata_t* m = NULL;
+    ASSERT_ERROR(attn_common_metadata_unpadded(&b->common, 8, 4, &m), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->slot_mapping has shape (6,), fewer than common->num_actual_tokens=8");
+  }
+  ts_batch_free(b);
+}
+
 static void test_split_ex_bad_input(void** state) {
   static const int32_t q[3] = {1, 1, 4}, s[3] = {5, 9, 4};
   ts_batch* b = ts_batch_make(q, s, 3, 16, 0, -1);
@@ -423,6 +480,7 @@ int main(void) {
       cmocka_unit_test(test_edge_cases),     cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_random_batches), cmocka_unit_test(test_random_split3),
       cmocka_unit_test(test_split_ex_vllm_cases), cmocka_unit_test(test_split_ex_bad_input),
+      cmocka_unit_test(test_utilities_check_what_they_read),
   };
   return cmocka_run_group_tests_name("batch_split", tests, NULL, NULL);
 }

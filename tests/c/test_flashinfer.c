@@ -439,8 +439,9 @@ static void test_hyperparameters_and_bad_input(void** state) {
     ts_batch_free(padded);
   }
   {
-    /* a host mirror that disagrees with the tensor: the host path computes from the validated
-     * mirror, never from the unchecked values (they would overrun the indices) */
+    /* a host mirror that disagrees with the tensor in host memory: refused, naming the tensor
+     * (the host path must never compute from the unchecked values, which would overrun the
+     * indices) */
     static const int32_t q2[2] = {1, 1}, s2[2] = {2, 2};
     ts_batch* lying = ts_batch_make(q2, s2, 2, 16, 1, -1);
     int32_t huge[2] = {4000, 4000};
@@ -448,8 +449,8 @@ static void test_hyperparameters_and_bad_input(void** state) {
     attn_tensor_t huge_t = ts_host_tensor(huge, 1, shape, ATTN_DTYPE_INT, 32);
     lying->common.seq_lens_cpu = &lying->seq_t;
     lying->common.seq_lens = &huge_t;
-    ASSERT_OK(attn_build(b, 0, &lying->common, 0, &m, NULL));
-    ts_expect_i32(m, "paged_kv_indptr", (int32_t[]){0, 1, 2}, 3);
+    ASSERT_ERROR(attn_build(b, 0, &lying->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->seq_lens[0]=4000 differs from its host mirror common->seq_lens_cpu[0]=2");
     ts_batch_free(lying);
   }
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
@@ -458,6 +459,72 @@ static void test_hyperparameters_and_bad_input(void** state) {
                ATTN_ERR_UNSUPPORTED, "FLASHINFER does not support update_block_table");
   attn_builder_destroy(b);
   ts_batch_free(batch);
+}
+
+/* vLLM 0.33's get_seq_lens of a decode plan's indptr and last-page lengths (int32). */
+static void expect_decode_plan(const attn_metadata_t* m, const int32_t* indptr,
+                               const int32_t* last, int64_t rows, int32_t page) {
+  int32_t lens[8];
+  int64_t i;
+  assert_true(rows <= 8);
+  for (i = 0; i < rows; ++i) {
+    const int32_t pages = indptr[i + 1] - indptr[i] - 1;
+    lens[i] = (pages > 0 ? pages : 0) * page + last[i];
+  }
+  ts_expect_i32(m, "decode_paged_kv_indptr_cpu", indptr, rows + 1);
+  ts_expect_i32(m, "decode_paged_kv_last_page_len_cpu", last, rows);
+  ts_expect_i32(m, "decode_seq_lens_cpu", lens, rows);
+}
+
+/* Issues 37 and 34: an all-decode batch whose num_actual_tokens is padded far past num_reqs
+ * and max_num_seqs (5,000 and 60,000 tokens, one request, max_num_seqs 4), FlashInfer-native
+ * decode on SM 9.0, 10.0 and 12.0. vLLM 0.33 plans num_decode_tokens rows from its persistent
+ * buffers: paged_kv_indptr.cpu[:rows + 1] and paged_kv_last_page_len.cpu[:rows] stop at the
+ * buffers' ends (max_num_seqs + 1 and max_num_seqs entries), and the rows past num_reqs keep
+ * what earlier builds wrote (zeros on a fresh builder). libattn read lens[i] for every row: past
+ * the caller's seq_lens and past its own max_num_seqs buffer (a crash under 60,000 tokens, a
+ * length no request has with fewer). Run under ASan, this reads and writes nothing outside. */
+static void test_padded_all_decode(void** state) {
+  static const int32_t caps[3] = {90, 100, 120};
+  static const int32_t q1[1] = {1}, s1[1] = {37}, s100[1] = {100};
+  static const int32_t q4[4] = {1, 1, 1, 1}, s4[4] = {40, 50, 60, 70};
+  static const int64_t padded[2] = {5000, 60000};
+  (void)state;
+  for (int k = 0; k < 3; ++k) {
+    for (int p = 0; p < 2; ++p) {
+      attn_kv_cache_spec_t spec = ts_spec();
+      attn_builder_config_t c = config_for(caps[k]);
+      attn_metadata_t* m = NULL;
+      c.use_trtllm_attention = 0; /* FlashInfer-native decode (fast_plan_decode) */
+      c.max_num_seqs = 4;
+      c.max_num_batched_tokens = 65536;
+      attn_builder_t* b = ts_builder("FLASHINFER", &spec, &c);
+      ts_batch* one = ts_batch_make(q1, s1, 1, 16, 8, padded[p]);
+      ts_batch* four = ts_batch_make(q4, s4, 4, 16, 8, -1);
+      ts_batch* longer = ts_batch_make(q1, s100, 1, 16, 8, padded[p]);
+      /* a fresh builder: the rows past the request are zeros, as vLLM's torch.zeros buffers */
+      ASSERT_OK(attn_build(b, 0, &one->common, 0, &m, NULL));
+      assert_int_equal(ts_int(m, "num_decodes"), 1);
+      assert_int_equal(ts_int(m, "num_decode_tokens"), padded[p]);
+      expect_bool(m, "decode_use_trtllm", 0);
+      assert_int_equal(ts_int(m, "decode_q_len_per_req"), 1);
+      expect_decode_plan(m, (int32_t[]){0, 3, 0, 0, 0}, (int32_t[]){5, 0, 0, 0}, 4, 16);
+      /* four requests fill every row; the padded batch after them plans their leftovers */
+      ASSERT_OK(attn_build(b, 0, &four->common, 0, &m, NULL));
+      expect_decode_plan(m, (int32_t[]){0, 3, 7, 11, 16}, (int32_t[]){8, 2, 12, 6}, 4, 16);
+      ASSERT_OK(attn_build(b, 0, &one->common, 0, &m, NULL));
+      expect_decode_plan(m, (int32_t[]){0, 3, 7, 11, 16}, (int32_t[]){5, 2, 12, 6}, 4, 16);
+      /* a first row longer than the leftover second: indptr decreases, the clamp holds */
+      ASSERT_OK(attn_build(b, 0, &longer->common, 0, &m, NULL));
+      expect_decode_plan(m, (int32_t[]){0, 7, 7, 11, 16}, (int32_t[]){4, 2, 12, 6}, 4, 16);
+      /* the host lengths are read for the request only: the row past it is the buffer's */
+      assert_int_equal(data_of(ts_tensor(m, "decode_seq_lens_cpu"))[0], 100);
+      ts_batch_free(one);
+      ts_batch_free(four);
+      ts_batch_free(longer);
+      attn_builder_destroy(b);
+    }
+  }
 }
 
 /* Seeded random batches (decodes first) against a direct computation of the split and of
@@ -761,6 +828,7 @@ int main(void) {
       cmocka_unit_test(test_cascade),
       cmocka_unit_test(test_hyperparameters_and_bad_input),
       cmocka_unit_test(test_random_batches),
+      cmocka_unit_test(test_padded_all_decode),
       cmocka_unit_test(test_levels_and_thresholds),
       cmocka_unit_test(test_query_dtypes),
       cmocka_unit_test(test_xqa_ragged_and_non_causal),

@@ -360,7 +360,18 @@ static void test_bad_input(void** state) {
   c.max_num_seqs = 2147483647;
   ASSERT_ERROR(attn_builder_workspace_size("FLEX_ATTENTION", &spec, &c, &(size_t){0}),
                ATTN_ERR_INVALID_ARGUMENT,
-               "asks for a persistent_physical_to_logical buffer of more than 2^56 bytes");
+               "config->max_num_seqs=2147483647 exceeds libattn's create-time limit of 1048576");
+  c.max_num_seqs = 16;
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "config->num_gpu_blocks=2147483647 exceeds libattn's create-time limit of 67108864");
+  /* within the field limits, 2^20 x 2^26 x 8 bytes of physical_to_logical: past the 2^40-byte
+   * plan limit, refused by name at the size query and at create */
+  c.max_num_seqs = 1 << 20;
+  c.num_gpu_blocks = (int64_t)1 << 26;
+  ASSERT_ERROR(attn_builder_workspace_size("FLEX_ATTENTION", &spec, &c, &(size_t){0}),
+               ATTN_ERR_INVALID_ARGUMENT, "(the largest, persistent_physical_to_logical, ");
+  ASSERT_ERROR(attn_builder_create("FLEX_ATTENTION", &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
+               "more than libattn's create-time limit of 2^40 bytes");
   c.max_num_seqs = 16;
   c.num_gpu_blocks = kGpuBlocks;
   c.flex_attn_q_block_size = 12;

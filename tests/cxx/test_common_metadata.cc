@@ -2,6 +2,7 @@
 // reads (host_seq_lens(): the exact mirror when known, else 0.33's upper bound), the DCP
 // counterpart and causal_for(), on batches built directly (no ABI in between).
 #include <cstdio>
+#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -108,11 +109,89 @@ void test_dcp_and_causal() {
   CHECK(c.causal_for(0) && !c.causal_for(1) && c.causal_for(2), "per-request causal not read");
 }
 
+// What check_device_seq_lens refuses: lengths a builder copied from the device (vLLM 0.33's
+// seq_lens.cpu(): FLASHINFER with speculative tokens, ROCM_AITER_FA, the local-attention virtual
+// batches) are checked as a mirror before they size anything; and a tensor in host memory that
+// disagrees with its mirror is refused by validate (issue 32: "mirror right, tensor garbage").
+std::string refusal(void (*f)(attn::CommonMetadata&), attn::CommonMetadata& c) {
+  try {
+    f(c);
+  } catch (const attn::Error& e) {
+    return e.message();
+  }
+  return "";
+}
+
+int32_t copied[3];
+
+void check_copied(attn::CommonMetadata& c) { attn::check_device_seq_lens(c, copied); }
+
+void test_device_values_checked() {
+  attn::CommonMetadata c = batch(true);
+  c.seq_lens_cpu_upper_bound = attn::make_vector(bound, kHost, attn::kInt32, 3);
+  attn::CommonLimits lim = utility_limits();
+  lim.max_model_len = 64;
+  attn::validate(c, lim);
+  copied[0] = 10, copied[1] = 20, copied[2] = 5;
+  CHECK(refusal(check_copied, c).empty(), "exact values refused: %s", refusal(check_copied, c).c_str());
+  const struct {
+    int32_t row, value;
+    const char* message;
+  } cases[] = {
+      {0, INT32_MAX, "common->seq_lens[0]=2147483647 (read from the device) exceeds common->max_seq_len=20"},
+      {1, -3, "common->seq_lens[1]=-3 (read from the device) is negative"},
+      {1, 1, "common->seq_lens[1]=1 (read from the device) is less than its query length 2"},
+      {0, 13, "common->seq_lens[0]=13 (read from the device) exceeds its upper bound common->seq_lens_cpu_upper_bound[0]=12"},
+  };
+  for (const auto& k : cases) {
+    copied[0] = 10, copied[1] = 20, copied[2] = 5;
+    copied[k.row] = k.value;
+    const std::string m = refusal(check_copied, c);
+    CHECK(m.find(k.message) != std::string::npos, "copied %d at row %d: \"%s\"", k.value, k.row,
+          m.c_str());
+  }
+  // the block table and max_model_len a builder's validation checked against
+  int32_t table[3 * 2] = {1, 2, 3, 4, 5, 6};
+  c.block_table_tensor = attn::make_matrix(table, kCuda, attn::kInt32, 3, 2, 2);
+  c.max_seq_len = 100;
+  c.seq_lens_cpu_upper_bound.reset();
+  lim.block_size = 16;
+  lim.require_tables = false;
+  attn::validate(c, lim);
+  copied[0] = 33, copied[1] = 20, copied[2] = 5;
+  std::string m = refusal(check_copied, c);
+  CHECK(m.find("common->block_table_tensor has 2 columns but request 0 needs cdiv(common->seq_lens[0]=33 (read from the device), block_size=16) blocks") != std::string::npos, "%s", m.c_str());
+  copied[0] = 65;
+  m = refusal(check_copied, c);
+  CHECK(m.find("exceeds config->max_model_len=64") != std::string::npos, "%s", m.c_str());
+
+  // a host batch whose tensor disagrees with its mirror
+  int32_t garbage[3] = {10, INT32_MAX, 5};
+  attn::CommonMetadata h = batch(false);
+  h.seq_lens = attn::make_vector(garbage, kHost, attn::kInt32, 3);
+  h.seq_lens_cpu = attn::make_vector(seq, kHost, attn::kInt32, 3);
+  m = refusal([](attn::CommonMetadata& x) { attn::validate(x, utility_limits()); }, h);
+  CHECK(m == "common->seq_lens[1]=2147483647 differs from its host mirror common->seq_lens_cpu[1]=20",
+        "%s", m.c_str());
+  int32_t qsl_garbage[4] = {0, 2, 3, 5};
+  h = batch(false);
+  h.query_start_loc = attn::make_vector(qsl_garbage, kHost, attn::kInt32, 4);
+  m = refusal([](attn::CommonMetadata& x) { attn::validate(x, utility_limits()); }, h);
+  CHECK(m == "common->query_start_loc[2]=3 differs from its host mirror common->query_start_loc_cpu[2]=4",
+        "%s", m.c_str());
+  // the same memory for both, or a tensor on a device: nothing to compare here
+  h = batch(false);
+  h.seq_lens_cpu = h.seq_lens;
+  CHECK(refusal([](attn::CommonMetadata& x) { attn::validate(x, utility_limits()); }, h).empty(),
+        "one memory for tensor and mirror refused");
+}
+
 }  // namespace
 
 int main() {
   test_host_seq_lens();
   test_dcp_and_causal();
+  test_device_values_checked();
   if (failures != 0) std::fprintf(stderr, "%d check(s) failed\n", failures);
   return failures == 0 ? 0 : 1;
 }
