@@ -103,12 +103,6 @@ int compute_slot_mapping(int device_id, void* stream, const int32_t* qsl, int64_
                          int32_t dcp_size, int32_t dcp_rank, int32_t interleave,
                          int64_t* slot_mapping, int64_t max_num_tokens) noexcept;
 
-
-/// See ops::causal_conv1d_metadata. One single-block launch (a block scan over requests).
-int causal_conv1d_metadata(int device_id, void* stream, const int32_t* qsl_p,
-                           int64_t num_prefills, int64_t num_programs, int32_t* batch_ptr,
-                           int32_t* token_chunk_offset_ptr) noexcept;
-
 /// See ops::fast_prefill_query_start_loc. One launch (a binary search per request).
 int fast_prefill_query_start_loc(int device_id, void* stream, const int32_t* qsl,
                                  int64_t num_reqs, const void* logits_indices, int32_t index_bits,
