@@ -153,41 +153,6 @@ int flashmla_fixed_tile_schedule(int device_id, void* stream, int64_t num_decode
 
 // ---- the Mamba family (kernels/mamba_metadata.cu, kernels/gdn_metadata.cu) -----------------
 
-/// See ops::mamba_gather_state_indices. One launch.
-int mamba_gather_state_indices(int device_id, void* stream, const int32_t* block_table,
-                               int64_t bt_stride, int64_t bt_width, const int32_t* seq_lens,
-                               int64_t num_reqs, int32_t block_size, int64_t num_cols,
-                               int32_t* out, int64_t out_stride) noexcept;
-
-/// See ops::mamba_prefill_metadata. One launch.
-int mamba_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
-                           const int32_t* seq_lens, int64_t first, int64_t count, int32_t* qsl_p,
-                           uint8_t* has_initial) noexcept;
-
-/// See ops::mamba_chunk_metadata. One single-block launch (a block scan of the chunk counts).
-int mamba_chunk_metadata(int device_id, void* stream, const int32_t* qsl_p,
-                         const int32_t* seq_lens_p, int64_t num_prefills, int32_t chunk_size,
-                         int64_t capacity, int32_t* cu_chunk_seqlen, int32_t* seq_idx,
-                         int32_t* last_chunk_indices, const int32_t* checkpoint_offsets,
-                         int64_t* checkpoint_chunk_idx) noexcept;
-
-/// See ops::mamba_checkpoint_state_indices. One launch.
-int mamba_checkpoint_state_indices(int device_id, void* stream, const int32_t* block_table,
-                                   int64_t bt_stride, const int64_t* rows, const int64_t* cols,
-                                   int64_t n, int32_t* out) noexcept;
-
-/// See ops::copy_pad_i32 and ops::copy_pad_u8. One launch each.
-int copy_pad_i32(int device_id, void* stream, const int32_t* src, int64_t src_stride,
-                 int64_t rows, int64_t cols, int32_t* dst, int64_t dst_stride, int64_t total_rows,
-                 int32_t pad, bool pad_with_last) noexcept;
-int copy_pad_u8(int device_id, void* stream, const uint8_t* src, int64_t n, uint8_t* dst,
-                int64_t total, uint8_t pad) noexcept;
-
-/// See ops::iota_i32 and ops::query_lens_i32. One launch each.
-int iota_i32(int device_id, void* stream, int32_t* out, int64_t n) noexcept;
-int query_lens_i32(int device_id, void* stream, const int32_t* qsl, int64_t num_reqs,
-                   int32_t offset, int32_t* out) noexcept;
-
 /// See ops::gdn_spec_split. One single-block launch (block scans of the spec/non-spec ranks and
 /// token offsets; each request's thread writes its rows and tokens).
 int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
