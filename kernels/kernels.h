@@ -151,27 +151,6 @@ int flashmla_fixed_tile_schedule(int device_id, void* stream, int64_t num_decode
                                  int32_t end_block_idx, int32_t* tile,
                                  int32_t* num_splits) noexcept;
 
-// ---- the Mamba family (kernels/mamba_metadata.cu, kernels/gdn_metadata.cu) -----------------
-
-/// See ops::gdn_spec_split. One single-block launch (block scans of the spec/non-spec ranks and
-/// token offsets; each request's thread writes its rows and tokens).
-int gdn_spec_split(int device_id, void* stream, const int32_t* qsl, const int32_t* seq_lens,
-                   int64_t num_reqs, const int32_t* draft_tokens, const int32_t* block_table,
-                   int64_t bt_stride, int64_t bt_width, int64_t num_cols,
-                   const int32_t* num_accepted_tokens, int64_t token_capacity,
-                   const GdnSplitOut& out) noexcept;
-
-/// See ops::gdn_chunk_metadata. One single-block launch (block scans of the chunk counts and of
-/// the non-empty sequences; each sequence's thread writes its offset and its chunk rows).
-int gdn_chunk_metadata(int device_id, void* stream, const int32_t* cu_seqlens, int64_t num_seqs,
-                       int32_t chunk_size, int32_t* chunk_indices, int64_t* chunk_offsets) noexcept;
-
-/// See ops::gdn_masked_state_gather. One single-block launch (a block scan of the spec ranks).
-int gdn_masked_state_gather(int device_id, void* stream, const uint8_t* masks, int64_t num_reqs,
-                            const int32_t* block_table, int64_t block_table_stride,
-                            int64_t block_table_width, int64_t num_cols, int32_t* spec_state,
-                            int32_t* non_spec_state) noexcept;
-
 /// See ops::indexer_prefill_arrays. One launch of one block: thread 0 redoes the greedy groups
 /// (the cu arrays and each prefill's row start), then the block maps the prefill tokens.
 int indexer_prefill_arrays(int device_id, void* stream, const int32_t* query_start_loc,
