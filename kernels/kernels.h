@@ -125,10 +125,6 @@ int remap_block_table(int device_id, void* stream, const int32_t* block_table, i
                       const int32_t* virtual_block_start, int64_t num_virtual, int64_t pages,
                       int32_t* out, int64_t out_stride) noexcept;
 
-/// See ops::mla_prefill_metadata. One launch.
-int mla_prefill_metadata(int device_id, void* stream, const int32_t* qsl, int64_t num_prefills,
-                         const MlaPrefillOut& out) noexcept;
-
 /// See ops::sparse_mla_fp8_prefill_metadata. One launch: a grid over the tokens (binary search
 /// over the prefills' query_start_loc) whose block 0 thread 0 also redoes the greedy chunk pass.
 int sparse_mla_fp8_prefill_metadata(int device_id, void* stream, const int32_t* qsl,
@@ -136,20 +132,6 @@ int sparse_mla_fp8_prefill_metadata(int device_id, void* stream, const int32_t* 
                                     int64_t num_prefills, int64_t num_tokens,
                                     int64_t workspace_size, int32_t* request_ids,
                                     int32_t* workspace_starts) noexcept;
-
-/// See ops::mla_context_chunk_tensors. Two launches: one thread plans the chunks again from the
-/// device query_start_loc and the context lengths the host uploaded (a sequential greedy pass,
-/// as vLLM's on the CPU) and writes the per-entry and per-boundary arrays; then a grid over
-/// max(T, T_local) rows maps each row to its entry by two binary searches.
-int mla_context_chunk_tensors(int device_id, void* stream, const int32_t* qsl,
-                              const int32_t* context_lens, int64_t num_prefills,
-                              const MlaChunkParams& params, const MlaChunkCounts& counts,
-                              const MlaChunkTensors& out) noexcept;
-
-/// See ops::flashmla_fixed_tile_schedule. One launch.
-int flashmla_fixed_tile_schedule(int device_id, void* stream, int64_t num_decodes,
-                                 int32_t end_block_idx, int32_t* tile,
-                                 int32_t* num_splits) noexcept;
 
 /// See ops::indexer_prefill_arrays. One launch of one block: thread 0 redoes the greedy groups
 /// (the cu arrays and each prefill's row start), then the block maps the prefill tokens.

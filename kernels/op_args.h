@@ -29,7 +29,7 @@ struct MlaChunkCounts {
 };
 
 /// See ops::mla_context_chunk_tensors. Any output may be null; the plan arrays are the op's
-/// scratch (the CUDA path plans again on the device into them) and are all needed.
+/// scratch (it plans again into them, where it runs) and are all needed.
 struct MlaChunkTensors {
   int32_t* starts = nullptr;                   ///< (E,) gather offsets (local with DCP).
   int32_t* query_start_loc = nullptr;          ///< (E + C,) per chunk n + 1 entries.

@@ -464,8 +464,8 @@ MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t
                                       int64_t num_prefills, const MlaChunkParams& params,
                                       const MlaChunkHostOut& out, const char* who = nullptr);
 
-/// The chunked context's device tensors (host reference; on CUDA two launches that plan again on
-/// the device, then fill), from the prefills' query_start_loc (P + 1, any base) and their
+/// The chunked context's device tensors (the plan made again where the op runs, on the host or in
+/// one device thread, then a row per chunk: two launches on CUDA), from the prefills' query_start_loc (P + 1, any base) and their
 /// context lengths (P; vLLM 0.33's context_lens_cpu, which it derives from
 /// seq_lens_cpu_upper_bound: the caller computes them on the host and, on CUDA, uploads them
 /// where the op runs), for a batch whose host plan had `counts` (the grid sizes; the device
