@@ -6,7 +6,7 @@
 #include <string>
 
 #include "device_guard.cuh"
-#include "kernels.h"
+#include "runtime.h"
 
 namespace attn::kernels {
 

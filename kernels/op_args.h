@@ -1,7 +1,6 @@
-// The argument structs that an op (src/ops/batch_ops.h, which documents them and names them
-// ops::MlaChunkTensors, ...) and its CUDA kernel (kernels.h) both take: plain pointers and sizes,
-// no CUDA header. They live here, in the lowest layer, so that an op passes its arguments to its
-// kernel as they are (src/ops/cuda_dispatch.h checks that the two signatures agree).
+// The argument structs of the ops with many parameters (src/ops/batch_ops.h documents them and
+// names them ops::MlaChunkTensors, ...): plain pointers and sizes, no CUDA header. They live in
+// the lowest layer so that the shared helpers of kernels/ may take them too.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +28,7 @@ struct MlaChunkCounts {
 };
 
 /// See ops::mla_context_chunk_tensors. Any output may be null; the plan arrays are the op's
-/// scratch (the CUDA path plans again on the device into them) and are all needed.
+/// scratch (it plans again into them, where it runs) and are all needed.
 struct MlaChunkTensors {
   int32_t* starts = nullptr;                   ///< (E,) gather offsets (local with DCP).
   int32_t* query_start_loc = nullptr;          ///< (E + C,) per chunk n + 1 entries.

@@ -6,16 +6,17 @@
 //  - host-only: ops whose results are host scalars or small host lists that steer the
 //    runtime's control flow (splits, the reorder swap list, prefill chunks, local-attention
 //    planning). vLLM computes them on the CPU from the *_cpu mirrors; so does libattn.
-//  - tensor ops: they take an Exec and run on the host (the reference) or as CUDA kernels
-//    (kernels/), writing caller-provided buffers; tests compare the two wherever a GPU exists.
-//    Pointers are host pointers for a host Exec and device pointers for a CUDA one.
+//  - tensor ops: they take an Exec and run on the host or on a device, writing caller-provided
+//    buffers. Each is written once, in src/ops/<op>.cc, against an executor (src/ops/launch.h,
+//    kernels/par.h): the same source is the host path and the CUDA kernels; tests compare the
+//    two on the simulated device and wherever a GPU exists. Pointers are host pointers for a
+//    host Exec and device pointers for a CUDA one.
 //
 // Ops trust their callers (src/core validates first); a precondition vLLM asserts is checked
 // here too and reported as Error(kInvalidArgument) (src/ops/error.h).
 //
-// A tensor op's kernel (kernels/kernels.h) takes the op's parameters as they are, with
-// (int device_id, void* stream) in place of the Exec: src/ops/cuda_dispatch.h checks it at
-// compile time, in every build. Structs they share are in kernels/op_args.h.
+// The argument structs of the ops with many parameters are in kernels/op_args.h (the lowest
+// layer, so that kernels/ headers may name them too).
 #pragma once
 
 #include <cstdint>
@@ -464,8 +465,8 @@ MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t
                                       int64_t num_prefills, const MlaChunkParams& params,
                                       const MlaChunkHostOut& out, const char* who = nullptr);
 
-/// The chunked context's device tensors (host reference; on CUDA two launches that plan again on
-/// the device, then fill), from the prefills' query_start_loc (P + 1, any base) and their
+/// The chunked context's device tensors (the plan made again where the op runs, on the host or in
+/// one device thread, then a row per chunk: two launches on CUDA), from the prefills' query_start_loc (P + 1, any base) and their
 /// context lengths (P; vLLM 0.33's context_lens_cpu, which it derives from
 /// seq_lens_cpu_upper_bound: the caller computes them on the host and, on CUDA, uploads them
 /// where the op runs), for a batch whose host plan had `counts` (the grid sizes; the device

@@ -1,7 +1,7 @@
 // Ops of vLLM 0.33's AMX_MLA builder (vllm/v1/attention/backends/mla/amx_mla.py): the flat
 // per-(request, position) KV rows its decode and extend kernels read, and the int64 copies and
-// ranges it adds to the MLA base's decode and prefill parts. Host reference implementations and
-// CUDA dispatch (kernels/cpu_mla.cu).
+// ranges it adds to the MLA base's decode and prefill parts, each written once for the host and
+// the device (src/ops/cpu_mla_ops.cc).
 #pragma once
 
 #include <cstdint>

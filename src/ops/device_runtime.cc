@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "kernels.h"
+#include "runtime.h"
 #include "ops/error.h"
 
 namespace attn::ops {

@@ -1,14 +1,169 @@
 // The Mamba family's tensor ops (vLLM's mamba_attn.py, mamba2_attn.py, utils.py
-// mamba_get_block_table_tensor): host references and CUDA dispatch.
-#include <algorithm>
-
+// mamba_get_block_table_tensor), written once (src/ops/launch.h): one item per request (or
+// element) for the gathers, copies and ranges; the chunked-scan metadata is one row whose lanes
+// scan the requests' chunk and token counts (kernels::row_scan), each request writing its chunks,
+// then the closing cu_chunk_seqlen entry. mamba_num_chunks (host only: the buffers' sizes) counts
+// with the same segment_chunks.
+#include "index_math.h"
 #include "ops/batch_ops.h"
-#include "ops/cuda_dispatch.h"
+#include "ops/launch.h"
+#include "row_scan.h"
 
 namespace attn::ops {
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+using kernels::cdiv;
+using kernels::imax;
+using kernels::imin;
+using kernels::Lanes;
+using Sums2 = kernels::Sums<2>;
+
+template <class P>
+void gather_state_indices_on(P& p, const int32_t* block_table, int64_t bt_stride,
+                             int64_t bt_width, const int32_t* seq_lens, int64_t num_reqs,
+                             int32_t block_size, int64_t num_cols, int32_t* out,
+                             int64_t out_stride) {
+  p.for_each(num_reqs, [=] ATTN_HD(int64_t r) {
+    // (seq_len - 1) // block_size with Python's floor: -1 for seq_len 0, clamped to 0.
+    const int64_t start = imax<int64_t>((int64_t{seq_lens[r]} - 1) / block_size, 0);
+    const int32_t* row = block_table + r * bt_stride;
+    int32_t* dst = out + r * out_stride;
+    for (int64_t j = 0; j < num_cols; ++j) {
+      const int64_t col = imin(start + j, bt_width - 1);  // never past the table
+      dst[j] = col < 0 ? 0 : row[col];
+    }
+  });
+}
+
+template <class P>
+void prefill_on(P& p, const int32_t* qsl, const int32_t* seq_lens, int64_t first, int64_t count,
+                int32_t* qsl_p, uint8_t* has_initial) {
+  p.for_each(count + 1, [=] ATTN_HD(int64_t k) {
+    const int64_t r = first + k;
+    if (qsl_p != nullptr) qsl_p[k] = qsl[r] - qsl[first];
+    if (has_initial != nullptr && k < count)
+      has_initial[k] = seq_lens[r] - (int64_t{qsl[r + 1]} - qsl[r]) > 0 ? 1 : 0;
+  });
+}
+
+/// One segment's chunks (a request, or one side of its checkpoint): an optional partial first
+/// chunk (`first_len` tokens, -1: none) finishing the chunk `computed` left open, then whole ones.
+struct Segment {
+  int64_t count = 0, first_len = -1;
+};
+
+ATTN_HD_INLINE Segment segment_chunks(int64_t computed, int64_t tokens, int64_t chunk) {
+  Segment s;
+  int64_t rest = tokens;
+  if (computed % chunk != 0) {
+    s.first_len = imin(cdiv(computed, chunk) * chunk - computed, tokens);
+    s.count = 1;
+    rest -= s.first_len;
+  }
+  s.count += cdiv(rest, chunk);
+  return s;
+}
+
+/// A request's two segments: [0, ckpt) and [ckpt, q) with a checkpoint k in (0, q) (vLLM 0.33
+/// ends a chunk there), else one segment [0, q) (`a.count` 0, `ckpt` 0).
+struct RequestChunks {
+  Segment a, b;
+  int64_t q = 0, ckpt = 0, computed = 0;
+};
+
+ATTN_HD_INLINE RequestChunks chunks_of(const int32_t* qsl_p, const int32_t* seq_lens_p,
+                                       const int32_t* ckpt, int64_t r, int64_t chunk) {
+  RequestChunks c;
+  // device offsets that disagree with the validated host copy count no tokens
+  c.q = imax<int64_t>(int64_t{qsl_p[r + 1]} - qsl_p[r], 0);
+  c.computed = imax<int64_t>(seq_lens_p[r] - c.q, 0);
+  const int64_t k = ckpt != nullptr ? ckpt[r] : 0;
+  c.ckpt = k > 0 && k < c.q ? k : 0;
+  if (c.ckpt > 0) c.a = segment_chunks(c.computed, c.ckpt, chunk);
+  c.b = segment_chunks(c.computed + c.ckpt, c.q - c.ckpt, chunk);
+  return c;
+}
+
+/// Writes a segment's chunks from chunk index `first` (none at or past `capacity`), the segment
+/// starting `pos` tokens into the prefills.
+ATTN_HD_INLINE void emit_segment(const Segment& s, int64_t tokens, int64_t first, int64_t pos,
+                                 int64_t chunk, int64_t r, int64_t capacity, int32_t* cu,
+                                 int32_t* seq_idx) {
+  int64_t rest = tokens;
+  for (int64_t j = 0; j < s.count && first + j < capacity; ++j) {
+    const int64_t len = j == 0 && s.first_len >= 0 ? s.first_len : imin(chunk, rest);
+    seq_idx[first + j] = static_cast<int32_t>(r);
+    cu[first + j] = static_cast<int32_t>(pos);
+    pos += len;
+    rest -= len;
+  }
+}
+
+template <class P>
+void chunk_metadata_on(P& p, const int32_t* qsl_p, const int32_t* seq_lens_p, int64_t n,
+                       int32_t chunk_size, int64_t capacity, int32_t* cu, int32_t* seq_idx,
+                       int32_t* last, const int32_t* ckpt, int64_t* ckpt_idx) {
+  p.for_each_row(1, [=] ATTN_HD(int64_t, Lanes lanes) {
+    // the sums: chunks and tokens of the requests before
+    const Sums2 total = kernels::row_scan<2>(
+        lanes, n,
+        [&](int64_t r) {
+          const RequestChunks c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk_size);
+          return Sums2{{c.a.count + c.b.count, c.q}};
+        },
+        [&](int64_t r, const Sums2& before, const Sums2& own) {
+          const RequestChunks c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk_size);
+          const int64_t first = before[0], pos = before[1];
+          emit_segment(c.a, c.ckpt, first, pos, chunk_size, r, capacity, cu, seq_idx);
+          emit_segment(c.b, c.q - c.ckpt, first + c.a.count, pos + c.ckpt, chunk_size, r,
+                       capacity, cu, seq_idx);
+          if (ckpt_idx != nullptr) ckpt_idx[r] = c.ckpt > 0 ? first + c.a.count - 1 : 0;
+          last[r] = static_cast<int32_t>(first + own[0] - 1);
+        });
+    if (lanes.leader() && total[0] <= capacity) cu[total[0]] = static_cast<int32_t>(total[1]);
+  });
+}
+
+template <class P>
+void checkpoint_state_on(P& p, const int32_t* bt, int64_t bt_stride, const int64_t* rows,
+                         const int64_t* cols, int64_t n, int32_t* out) {
+  p.for_each(n, [=] ATTN_HD(int64_t i) {
+    out[i] = cols[i] >= 0 ? bt[rows[i] * bt_stride + cols[i]] : 0;
+  });
+}
+
+template <class P>
+void copy_pad_i32_on(P& p, const int32_t* src, int64_t src_stride, int64_t rows, int64_t cols,
+                     int32_t* dst, int64_t dst_stride, int64_t total_rows, int32_t pad,
+                     bool pad_with_last) {
+  p.for_each(total_rows, [=] ATTN_HD(int64_t r) {
+    int32_t* d = dst + r * dst_stride;
+    if (r < rows) {
+      const int32_t* s = src + r * src_stride;
+      for (int64_t c = 0; c < cols; ++c) d[c] = s[c];
+    } else {
+      const int32_t fill =
+          pad_with_last && rows > 0 ? src[(rows - 1) * src_stride + cols - 1] : pad;
+      for (int64_t c = 0; c < cols; ++c) d[c] = fill;
+    }
+  });
+}
+
+template <class P>
+void copy_pad_u8_on(P& p, const uint8_t* src, int64_t n, uint8_t* dst, int64_t total,
+                    uint8_t pad) {
+  p.for_each(total, [=] ATTN_HD(int64_t i) { dst[i] = i < n ? src[i] : pad; });
+}
+
+template <class P>
+void iota_i32_on(P& p, int32_t* out, int64_t n) {
+  p.for_each(n, [=] ATTN_HD(int64_t i) { out[i] = static_cast<int32_t>(i); });
+}
+
+template <class P>
+void query_lens_on(P& p, const int32_t* qsl, int64_t num_reqs, int32_t offset, int32_t* out) {
+  p.for_each(num_reqs, [=] ATTN_HD(int64_t i) { out[i] = qsl[i + 1] - qsl[i] + offset; });
+}
 
 }  // namespace
 
@@ -17,69 +172,22 @@ void mamba_gather_state_indices(const Exec& exec, const int32_t* block_table, in
                                 int32_t block_size, int64_t num_cols, int32_t* out,
                                 int64_t out_stride) {
   if (num_reqs <= 0 || num_cols <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_gather_state_indices, block_table, bt_stride, bt_width,
-                            seq_lens, num_reqs, block_size, num_cols, out, out_stride);
-  for (int64_t r = 0; r < num_reqs; ++r) {
-    // (seq_len - 1) // block_size with Python's floor: -1 for seq_len 0, clamped to 0.
-    const int64_t start = std::max<int64_t>((static_cast<int64_t>(seq_lens[r]) - 1) / block_size, 0);
-    for (int64_t j = 0; j < num_cols; ++j) {
-      const int64_t col = std::min(start + j, bt_width - 1);
-      out[r * out_stride + j] = col < 0 ? 0 : block_table[r * bt_stride + col];
-    }
-  }
+  ATTN_LAUNCH(exec, gather_state_indices_on, block_table, bt_stride, bt_width, seq_lens, num_reqs,
+              block_size, num_cols, out, out_stride);
 }
 
 void mamba_prefill_metadata(const Exec& exec, const int32_t* qsl, const int32_t* seq_lens,
                             int64_t first, int64_t count, int32_t* qsl_p, uint8_t* has_initial) {
   if (count < 0 || (qsl_p == nullptr && has_initial == nullptr)) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_prefill_metadata, qsl, seq_lens, first, count, qsl_p,
-                            has_initial);
-  if (qsl_p != nullptr)
-    for (int64_t k = 0; k <= count; ++k) qsl_p[k] = qsl[first + k] - qsl[first];
-  if (has_initial != nullptr)
-    for (int64_t k = 0; k < count; ++k) {
-      const int64_t r = first + k;
-      has_initial[k] = seq_lens[r] - (static_cast<int64_t>(qsl[r + 1]) - qsl[r]) > 0 ? 1 : 0;
-    }
+  ATTN_LAUNCH(exec, prefill_on, qsl, seq_lens, first, count, qsl_p, has_initial);
 }
-
-namespace {
-/// One segment's chunks (see batch_ops.h): the partial first chunk's length (-1: none) and the
-/// count.
-struct Segment {
-  int64_t count = 0, first_len = -1;
-};
-
-Segment segment_chunks(int64_t computed, int64_t tokens, int64_t chunk) {
-  Segment s;
-  int64_t rest = tokens;
-  if (computed % chunk != 0) {
-    s.first_len = std::min<int64_t>(cdiv(computed, chunk) * chunk - computed, tokens);
-    s.count = 1;
-    rest -= s.first_len;
-  }
-  s.count += cdiv(rest, chunk);
-  return s;
-}
-
-/// The checkpoint of request r, or 0 when it has none (or none that splits its query).
-int64_t checkpoint_of(const int32_t* ckpt, int64_t r, int64_t q) {
-  const int64_t k = ckpt != nullptr ? ckpt[r] : 0;
-  return k > 0 && k < q ? k : 0;
-}
-}  // namespace
 
 int64_t mamba_num_chunks(const int32_t* qsl_p, const int32_t* seq_lens_p, int64_t num_prefills,
                          int32_t chunk_size, const int32_t* ckpt) {
   int64_t total = 0;
   for (int64_t r = 0; r < num_prefills; ++r) {
-    const int64_t q = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
-    const int64_t computed = std::max<int64_t>(seq_lens_p[r] - q, 0);
-    const int64_t k = checkpoint_of(ckpt, r, q);
-    if (k > 0) total += segment_chunks(computed, k, chunk_size).count;
-    total += segment_chunks(computed + k, q - k, chunk_size).count;
+    const RequestChunks c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk_size);
+    total += c.a.count + c.b.count;
   }
   return total;
 }
@@ -89,46 +197,15 @@ void mamba_chunk_metadata(const Exec& exec, const int32_t* qsl_p, const int32_t*
                           int32_t* cu_chunk_seqlen, int32_t* seq_idx, int32_t* last_chunk_indices,
                           const int32_t* ckpt, int64_t* ckpt_idx) {
   if (num_prefills <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_chunk_metadata, qsl_p, seq_lens_p, num_prefills,
-                            chunk_size, capacity, cu_chunk_seqlen, seq_idx, last_chunk_indices,
-                            ckpt, ckpt_idx);
-  // vLLM's loop over segments: one chunk finishing the chunk the computed tokens left open,
-  // then whole chunks; a request never shares a chunk with another, a checkpoint ends one.
-  int64_t pos = 0, k = 0;
-  auto emit_segment = [&](int64_t r, int64_t computed, int64_t tokens) {
-    const Segment s = segment_chunks(computed, tokens, chunk_size);
-    int64_t rest = tokens;
-    for (int64_t j = 0; j < s.count; ++j) {
-      const int64_t len = j == 0 && s.first_len >= 0 ? s.first_len : std::min<int64_t>(chunk_size, rest);
-      if (k < capacity) {
-        seq_idx[k] = static_cast<int32_t>(r);
-        cu_chunk_seqlen[k] = static_cast<int32_t>(pos);
-      }
-      ++k;
-      pos += len;
-      rest -= len;
-    }
-  };
-  for (int64_t r = 0; r < num_prefills; ++r) {
-    const int64_t q = static_cast<int64_t>(qsl_p[r + 1]) - qsl_p[r];
-    const int64_t computed = std::max<int64_t>(seq_lens_p[r] - q, 0);
-    const int64_t c = checkpoint_of(ckpt, r, q);
-    if (c > 0) emit_segment(r, computed, c);
-    if (ckpt_idx != nullptr) ckpt_idx[r] = c > 0 ? k - 1 : 0;
-    emit_segment(r, computed + c, q - c);
-    last_chunk_indices[r] = static_cast<int32_t>(k - 1);
-  }
-  if (k <= capacity) cu_chunk_seqlen[k] = static_cast<int32_t>(pos);
+  ATTN_LAUNCH(exec, chunk_metadata_on, qsl_p, seq_lens_p, num_prefills, chunk_size, capacity,
+              cu_chunk_seqlen, seq_idx, last_chunk_indices, ckpt, ckpt_idx);
 }
 
 void mamba_checkpoint_state_indices(const Exec& exec, const int32_t* bt, int64_t bt_stride,
                                     const int64_t* rows, const int64_t* cols, int64_t n,
                                     int32_t* out) {
   if (n <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mamba_checkpoint_state_indices, bt, bt_stride, rows, cols, n, out);
-  for (int64_t i = 0; i < n; ++i) out[i] = cols[i] >= 0 ? bt[rows[i] * bt_stride + cols[i]] : 0;
+  ATTN_LAUNCH(exec, checkpoint_state_on, bt, bt_stride, rows, cols, n, out);
 }
 
 void copy_pad_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int64_t rows,
@@ -136,36 +213,26 @@ void copy_pad_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int6
                   int32_t pad, bool pad_with_last) {
   if (total_rows <= 0 || cols <= 0) return;
   if (rows > total_rows) rows = total_rows;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, copy_pad_i32, src, src_stride, rows, cols, dst, dst_stride,
-                            total_rows, pad, pad_with_last);
-  const int32_t fill = pad_with_last && rows > 0 ? src[(rows - 1) * src_stride + cols - 1] : pad;
-  for (int64_t r = 0; r < rows; ++r)
-    std::copy(src + r * src_stride, src + r * src_stride + cols, dst + r * dst_stride);
-  for (int64_t r = rows; r < total_rows; ++r)
-    std::fill(dst + r * dst_stride, dst + r * dst_stride + cols, fill);
+  ATTN_LAUNCH(exec, copy_pad_i32_on, src, src_stride, rows, cols, dst, dst_stride, total_rows,
+              pad, pad_with_last);
 }
 
 void copy_pad_u8(const Exec& exec, const uint8_t* src, int64_t n, uint8_t* dst, int64_t total,
                  uint8_t pad) {
   if (total <= 0) return;
   if (n > total) n = total;
-  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, copy_pad_u8, src, n, dst, total, pad);
-  std::copy(src, src + n, dst);
-  std::fill(dst + n, dst + total, pad);
+  ATTN_LAUNCH(exec, copy_pad_u8_on, src, n, dst, total, pad);
 }
 
 void iota_i32(const Exec& exec, int32_t* out, int64_t n) {
   if (n <= 0) return;
-  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, iota_i32, out, n);
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(i);
+  ATTN_LAUNCH(exec, iota_i32_on, out, n);
 }
 
 void query_lens_i32(const Exec& exec, const int32_t* qsl, int64_t num_reqs, int32_t offset,
                     int32_t* out) {
   if (num_reqs <= 0) return;
-  if (exec.on_cuda) return ATTN_CUDA_LAUNCH(exec, query_lens_i32, qsl, num_reqs, offset, out);
-  for (int64_t i = 0; i < num_reqs; ++i) out[i] = qsl[i + 1] - qsl[i] + offset;
+  ATTN_LAUNCH(exec, query_lens_on, qsl, num_reqs, offset, out);
 }
 
 }  // namespace attn::ops

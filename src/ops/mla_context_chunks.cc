@@ -1,27 +1,43 @@
 // vLLM 0.33's MLA chunked context (mla_attention.py: plan_mla_context_chunks and
-// build_mla_chunked_context_metadata): the host planner, the host lists and the host reference
-// of the device tensors, with their CUDA dispatch.
+// build_mla_chunked_context_metadata), written once (src/ops/launch.h): the planner, the host
+// lists and the device tensors.
+//
+// Planner decision: the plan is a sequential greedy pass (vLLM runs it on the CPU), written once
+// as plan_chunks (ATTN_HD). The host runs it for the host lists (mla_context_chunk_plan, which
+// also refuses what does not fit the capacities); the tensors op runs it again where its tensors
+// are, on the host or in one device thread (p.single), from the prefills' query_start_loc and
+// the context lengths the builder uploads there (vLLM 0.33's context_lens_cpu). Planning on the
+// device rather than uploading the host's plan keeps the op's inputs two small device arrays,
+// so a captured build plans again from whatever they hold when it is replayed, and needs no
+// upload of the plan's several per-entry arrays. Then one row per chunk (p.for_each_row), whose
+// lanes fill the chunk's token_to_seq (and padded_local_token_to_seq) rows entry by entry.
 #include <algorithm>
 #include <numeric>
 
+#include "index_math.h"
 #include "ops/batch_ops.h"
-#include "ops/cuda_dispatch.h"
 #include "ops/error.h"
+#include "ops/launch.h"
 
 namespace attn::ops {
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_down(int64_t a, int64_t b) { return a / b * b; }
+using kernels::cdiv;
+using kernels::imin;
+using kernels::Lanes;
 
-/// The settings build_mla_chunked_context_metadata derives from its arguments.
+/// The settings build_mla_chunked_context_metadata derives from its arguments (on the host:
+/// the device gets them by value).
 struct Geometry {
   bool dcp = false;
   int64_t virtual_block = 1, interleave = 1;
   int64_t budget = 0;     ///< row_budget
   int64_t alignment = 1;  ///< chunk_alignment
   int64_t max_chunk = 0;  ///< max_context_chunk
-  int64_t padded(int64_t rows) const { return dcp ? cdiv(rows, virtual_block) * interleave : rows; }
+  /// padded_rows: the rows a piece of `rows` context tokens takes in this rank's workspace.
+  ATTN_HD_INLINE int64_t padded(int64_t rows) const {
+    return dcp ? cdiv(rows, virtual_block) * interleave : rows;
+  }
 };
 
 Geometry geometry(const MlaChunkParams& p) {
@@ -35,14 +51,15 @@ Geometry geometry(const MlaChunkParams& p) {
     g.budget = p.workspace_size / p.dcp_size;
     g.alignment = std::lcm(g.alignment, g.virtual_block);
   }
-  g.max_chunk = round_down(p.workspace_size, g.alignment);
+  g.max_chunk = p.workspace_size / g.alignment * g.alignment;  // round_down
   return g;
 }
 
 /// plan_mla_context_chunks' aligned_split_len: the longest aligned piece from `start` whose
 /// padded rows fit in `available`, at most max_context_chunk and shorter than `remaining`.
-int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining, int64_t available) {
-  const int64_t max_split = std::min(g.max_chunk, round_down(remaining - 1, g.alignment));
+ATTN_HD_INLINE int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining,
+                                         int64_t available) {
+  const int64_t max_split = imin(g.max_chunk, (remaining - 1) / g.alignment * g.alignment);
   int64_t low = 0, high = max_split / g.alignment;
   while (low < high) {
     const int64_t mid = (low + high + 1) / 2;
@@ -55,6 +72,79 @@ int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining, i
   return low * g.alignment;
 }
 
+/// What plan_chunks stopped on.
+enum PlanStatus : int {
+  kPlanned = 0,
+  kTooManyChunks,
+  kTooManyEntries,
+  kTooManyTokens,       ///< (planned: the token arrays are not the planner's)
+  kTooManyLocalTokens,  ///< (planned)
+};
+
+/// The plan: chunk c holds entries [chunk_entry_offsets[c], [c + 1]), each a piece (request,
+/// start, len) of one request's context. Writes chunk_entry_offsets[c] for c < C (the caller
+/// closes it), the entries, and those per-chunk, per-entry and per-boundary arrays of `out`
+/// that are not null (query_start_loc reads `qsl`; mla_context_chunk_tensors documents them).
+/// Counts into `n`. Never writes past the chunk and entry capacities of `p`: stops at the first
+/// chunk or entry beyond them; the token capacities are checked at the end.
+ATTN_HD_INLINE PlanStatus plan_chunks(const int32_t* context_lens, const int32_t* qsl, int64_t P,
+                                      const Geometry& g, const MlaChunkParams& p,
+                                      const MlaChunkTensors& out, MlaChunkCounts& n) {
+  int64_t request = 0, start = 0;
+  while (request < P) {
+    if (context_lens[request] <= 0) {
+      ++request;
+      continue;
+    }
+    if (n.num_chunks >= p.max_chunks) return kTooManyChunks;
+    const int64_t e0 = n.num_entries, b0 = e0 + n.num_chunks, rs = request;
+    out.chunk_entry_offsets[n.num_chunks] = static_cast<int32_t>(e0);
+    if (out.chunk_token_offsets) out.chunk_token_offsets[n.num_chunks] = static_cast<int32_t>(n.num_tokens);
+    if (out.chunk_local_token_offsets)
+      out.chunk_local_token_offsets[n.num_chunks] = static_cast<int32_t>(n.num_local_tokens);
+    if (out.cu_seq_lens) out.cu_seq_lens[b0] = 0;
+    if (out.query_start_loc) out.query_start_loc[b0] = 0;
+    if (g.dcp && out.padded_local_cu_seq_lens) out.padded_local_cu_seq_lens[b0] = 0;
+    int64_t rows = 0, cu = 0, local_cu = 0;
+    while (request < P && context_lens[request] > 0) {
+      const int64_t remaining = context_lens[request] - start;
+      const int64_t request_rows = g.padded(start + remaining) - g.padded(start);
+      const bool split = rows + request_rows > g.budget;
+      const int64_t len = split ? aligned_split_len(g, start, remaining, g.budget - rows) : remaining;
+      if (len == 0) break;  // (split) the rest goes to the next chunk
+      if (n.num_entries >= p.max_entries) return kTooManyEntries;
+      const int64_t e = n.num_entries, j = e - e0;  // j: the entry's index in its chunk
+      const int64_t local_start = g.padded(start), local_len = g.padded(start + len) - local_start;
+      out.entry_request[e] = static_cast<int32_t>(request);
+      out.entry_start[e] = static_cast<int32_t>(start);
+      out.entry_len[e] = static_cast<int32_t>(len);
+      if (out.starts) out.starts[e] = static_cast<int32_t>(g.dcp ? local_start : start);
+      if (out.query_start_loc) out.query_start_loc[b0 + j + 1] = qsl[request + 1] - qsl[rs];
+      cu += len;
+      local_cu += local_len;
+      if (out.cu_seq_lens) out.cu_seq_lens[b0 + j + 1] = static_cast<int32_t>(cu);
+      if (g.dcp && out.padded_local_cu_seq_lens)
+        out.padded_local_cu_seq_lens[b0 + j + 1] = static_cast<int32_t>(local_cu);
+      ++n.num_entries;
+      n.num_tokens += len;
+      n.num_local_tokens += local_len;
+      if (split) {
+        start += len;
+        break;
+      }
+      rows += request_rows;
+      ++request;
+      start = 0;
+    }
+    // Nothing fitted an empty chunk: not for a geometry that plans (vLLM would loop forever).
+    if (n.num_entries == e0) return kTooManyChunks;
+    ++n.num_chunks;
+  }
+  if (n.num_tokens > p.max_tokens) return kTooManyTokens;
+  if (g.dcp && n.num_local_tokens > p.max_local_tokens) return kTooManyLocalTokens;
+  return kPlanned;
+}
+
 [[noreturn]] void too_small(const char* who, const char* what, int64_t cap) {
   const char* prefix = who ? who : "";
   const char* colon = who ? ": " : "";
@@ -62,61 +152,51 @@ int64_t aligned_split_len(const Geometry& g, int64_t start, int64_t remaining, i
        cap, " ", what, " the builder's buffers hold (sized from max_num_seqs and max_model_len)");
 }
 
-/// The plan as entries: chunk c holds entries [chunk_entry_offsets[c], [c + 1]), each a piece
-/// (request, start, len) of one request's context. Returns C and E (T and T_local too).
-MlaChunkCounts plan_entries(const int32_t* context_lens, int64_t num_prefills, const Geometry& g,
-                            const MlaChunkParams& p, int32_t* chunk_entry_offsets,
-                            int32_t* entry_request, int32_t* entry_start, int32_t* entry_len,
-                            const char* who) {
-  MlaChunkCounts n;
-  int64_t request = 0, start = 0;
-  auto push = [&](int64_t r, int64_t s, int64_t len) {
-    if (n.num_entries >= p.max_entries) too_small(who, "entries", p.max_entries);
-    entry_request[n.num_entries] = static_cast<int32_t>(r);
-    entry_start[n.num_entries] = static_cast<int32_t>(s);
-    entry_len[n.num_entries] = static_cast<int32_t>(len);
-    ++n.num_entries;
-    n.num_tokens += len;
-    n.num_local_tokens += g.padded(s + len) - g.padded(s);
-  };
-  while (request < num_prefills) {
-    if (context_lens[request] == 0) {
-      ++request;
-      continue;
-    }
-    if (n.num_chunks >= p.max_chunks) too_small(who, "chunks", p.max_chunks);
-    chunk_entry_offsets[n.num_chunks] = static_cast<int32_t>(n.num_entries);
-    int64_t rows = 0;
-    while (request < num_prefills && context_lens[request] > 0) {
-      const int64_t remaining = context_lens[request] - start;
-      const int64_t request_rows = g.padded(start + remaining) - g.padded(start);
-      if (rows + request_rows > g.budget) {
-        const int64_t split = aligned_split_len(g, start, remaining, g.budget - rows);
-        if (split > 0) {
-          push(request, start, split);
-          rows += g.padded(start + split) - g.padded(start);
-          start += split;
-        }
-        break;
-      }
-      rows += request_rows;
-      push(request, start, remaining);
-      ++request;
-      start = 0;
-    }
-    ++n.num_chunks;
-  }
-  chunk_entry_offsets[n.num_chunks] = static_cast<int32_t>(n.num_entries);
-  if (n.num_tokens > p.max_tokens) too_small(who, "context rows", p.max_tokens);
-  if (g.dcp && n.num_local_tokens > p.max_local_tokens)
-    too_small(who, "padded local rows", p.max_local_tokens);
-  return n;
-}
-
 bool any_context(const int32_t* context_lens, int64_t num_prefills) {
   for (int64_t i = 0; i < num_prefills; ++i)
     if (context_lens[i] > 0) return true;
   return false;
+}
+
+/// rows [row, row + len) of `dst` (none at or past `capacity`) = j, over the lanes.
+ATTN_HD_INLINE void fill_rows(const Lanes& lanes, int32_t* dst, int64_t row, int64_t len,
+                              int64_t capacity, int32_t j) {
+  lanes.for_each(imin(len, capacity - row), [&](int64_t t) { dst[row + t] = j; });
+}
+
+/// The device tensors: the plan where the tensors are (one thread), then a row per chunk.
+/// `chunks`: the host plan's C (at most max_chunks), the rows launched; past the plan made here
+/// (the same as the host's: both plan from the host's context lengths) the offsets repeat the
+/// totals, so every row reads what was written.
+template <class P>
+void chunk_tensors_on(P& p, const int32_t* qsl, const int32_t* context_lens, int64_t num_prefills,
+                      Geometry g, MlaChunkParams params, int64_t chunks, MlaChunkTensors out) {
+  p.single([=] ATTN_HD() {
+    MlaChunkCounts n;
+    plan_chunks(context_lens, qsl, num_prefills, g, params, out, n);
+    for (int64_t c = n.num_chunks; c <= chunks; ++c) {
+      out.chunk_entry_offsets[c] = static_cast<int32_t>(n.num_entries);
+      out.chunk_token_offsets[c] = static_cast<int32_t>(n.num_tokens);
+      out.chunk_local_token_offsets[c] = static_cast<int32_t>(n.num_local_tokens);
+    }
+  });
+  p.for_each_row(chunks, [=] ATTN_HD(int64_t c, Lanes lanes) {
+    const int64_t e0 = out.chunk_entry_offsets[c], e1 = out.chunk_entry_offsets[c + 1];
+    int64_t row = out.chunk_token_offsets[c], local_row = out.chunk_local_token_offsets[c];
+    for (int64_t e = e0; e < e1; ++e) {
+      const auto j = static_cast<int32_t>(e - e0);
+      const int64_t s = out.entry_start[e], len = out.entry_len[e];
+      if (out.token_to_seq) fill_rows(lanes, out.token_to_seq, row, len, params.max_tokens, j);
+      row += len;
+      if (g.dcp) {
+        const int64_t local_len = g.padded(s + len) - g.padded(s);
+        if (out.padded_local_token_to_seq)
+          fill_rows(lanes, out.padded_local_token_to_seq, local_row, local_len,
+                    params.max_local_tokens, j);
+        local_row += local_len;
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -136,8 +216,20 @@ MlaChunkCounts mla_context_chunk_plan(const int32_t* context_lens, const int32_t
   }
   if (!out.chunk_entry_offsets || !out.entry_request || !out.entry_start || !out.entry_len)
     fail(Status::kInternal, "mla_context_chunk_plan: the plan scratch is NULL");
-  const MlaChunkCounts n = plan_entries(context_lens, P, g, params, out.chunk_entry_offsets,
-                                        out.entry_request, out.entry_start, out.entry_len, who);
+  MlaChunkTensors plan;
+  plan.chunk_entry_offsets = out.chunk_entry_offsets;
+  plan.entry_request = out.entry_request;
+  plan.entry_start = out.entry_start;
+  plan.entry_len = out.entry_len;
+  MlaChunkCounts n;
+  switch (plan_chunks(context_lens, qsl, P, g, params, plan, n)) {
+    case kTooManyChunks: too_small(who, "chunks", params.max_chunks);
+    case kTooManyEntries: too_small(who, "entries", params.max_entries);
+    case kTooManyTokens: too_small(who, "context rows", params.max_tokens);
+    case kTooManyLocalTokens: too_small(who, "padded local rows", params.max_local_tokens);
+    case kPlanned: break;
+  }
+  out.chunk_entry_offsets[n.num_chunks] = static_cast<int32_t>(n.num_entries);
   const int32_t* off = out.chunk_entry_offsets;
   auto set = [](int32_t* a, int64_t i, int64_t v) {
     if (a) a[i] = static_cast<int32_t>(v);
@@ -212,51 +304,10 @@ void mla_context_chunk_tensors(const Exec& exec, const int32_t* qsl, const int32
     invalid("mla_context_chunk_tensors: the plan scratch arrays must not be NULL");
   if (!context_lens) invalid("mla_context_chunk_tensors: context_lens must not be NULL");
   if (num_prefills <= 0) return;
-  if (exec.on_cuda)
-    return ATTN_CUDA_LAUNCH(exec, mla_context_chunk_tensors, qsl, context_lens, num_prefills,
-                            params, counts, out);
-  const int64_t P = num_prefills;
-  if (counts.num_chunks == 0) return;
-  const Geometry g = geometry(params);
-  const MlaChunkCounts n = plan_entries(context_lens, P, g, params, out.chunk_entry_offsets,
-                                        out.entry_request, out.entry_start, out.entry_len, nullptr);
-  const int32_t* off = out.chunk_entry_offsets;
-  int64_t tokens = 0, local_tokens = 0;
-  for (int64_t c = 0; c < n.num_chunks; ++c) {
-    const int64_t e0 = off[c], e1 = off[c + 1], b0 = e0 + c;
-    const int64_t rs = out.entry_request[e0];
-    out.chunk_token_offsets[c] = static_cast<int32_t>(tokens);
-    out.chunk_local_token_offsets[c] = static_cast<int32_t>(local_tokens);
-    int64_t cu = 0, local_cu = 0;
-    if (out.cu_seq_lens) out.cu_seq_lens[b0] = 0;
-    if (out.padded_local_cu_seq_lens && g.dcp) out.padded_local_cu_seq_lens[b0] = 0;
-    if (out.query_start_loc) out.query_start_loc[b0] = 0;
-    for (int64_t e = e0; e < e1; ++e) {
-      const int64_t s = out.entry_start[e], len = out.entry_len[e];
-      const int64_t local_start = g.padded(s), local_len = g.padded(s + len) - local_start;
-      const int64_t j = e - e0;  // the entry's index in its chunk
-      const int64_t r = out.entry_request[e];
-      if (out.starts) out.starts[e] = static_cast<int32_t>(g.dcp ? local_start : s);
-      if (out.query_start_loc) out.query_start_loc[b0 + j + 1] = qsl[r + 1] - qsl[rs];
-      if (out.token_to_seq)
-        for (int64_t t = 0; t < len; ++t)
-          out.token_to_seq[tokens + cu + t] = static_cast<int32_t>(j);
-      cu += len;
-      if (out.cu_seq_lens) out.cu_seq_lens[b0 + j + 1] = static_cast<int32_t>(cu);
-      if (g.dcp) {
-        if (out.padded_local_token_to_seq)
-          for (int64_t t = 0; t < local_len; ++t)
-            out.padded_local_token_to_seq[local_tokens + local_cu + t] = static_cast<int32_t>(j);
-        local_cu += local_len;
-        if (out.padded_local_cu_seq_lens)
-          out.padded_local_cu_seq_lens[b0 + j + 1] = static_cast<int32_t>(local_cu);
-      }
-    }
-    tokens += cu;
-    local_tokens += g.dcp ? local_cu : cu;
-  }
-  out.chunk_token_offsets[n.num_chunks] = static_cast<int32_t>(tokens);
-  out.chunk_local_token_offsets[n.num_chunks] = static_cast<int32_t>(local_tokens);
+  const int64_t chunks = std::min(counts.num_chunks, params.max_chunks);
+  if (chunks <= 0) return;  // no prefill has context: nothing to write
+  ATTN_LAUNCH(exec, chunk_tensors_on, qsl, context_lens, num_prefills, geometry(params), params,
+              chunks, out);
 }
 
 }  // namespace attn::ops

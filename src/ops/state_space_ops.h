@@ -1,6 +1,6 @@
 // Ops of the state-space variants of vLLM 0.33 (KIMI_K3_KDA, BAILING_LINEAR_ATTN,
-// PLE_SHORT_CONV_ATTN): host
-// reference implementations and CUDA dispatch (kernels/state_space.cu, kernels/gdn_metadata.cu).
+// PLE_SHORT_CONV_ATTN), each written once for the host and the device (src/ops/state_space_ops.cc,
+// src/ops/gdn_metadata.cc).
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,8 @@
  * compared, in the cache modes vLLM 0.33 keeps ("none", "align"), with is_prefilling (one-token
  * stateful prefills and padded prompt tails become decodes), with and without spec decode, the decode-only batches of
  * the persistent CUDA-graph buffers, build_for_cudagraph_capture and update_block_table. This
- * runs every kernel of kernels/mamba_metadata.cu and kernels/gdn_metadata.cu against the host
- * references. Skips, saying so, when no CUDA device is visible. */
+ * runs the device path of every op of src/ops/mamba_metadata.cc and src/ops/gdn_metadata.cc
+ * against their host paths. Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
 static attn_kv_cache_spec_t mspec(int32_t mode, int32_t chunk, int32_t nsb) {

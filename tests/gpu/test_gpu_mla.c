@@ -1,11 +1,11 @@
 /* Host vs CUDA for the MLA family (FLASHMLA, FLASH_ATTN_MLA, CUTLASS_MLA, FLASHINFER_MLA,
  * TRITON_MLA): the same seeded random batches through a CPU builder and a CUDA builder (device
  * tensors + host mirrors, and a device copy of dcp_local_seq_lens under DCP), every field
- * compared. This runs kernels/mla_prefill_metadata.cu (prefill query_start_loc and query
- * lengths), kernels/mla_context_chunks.cu (vLLM 0.33's chunked context planned again on the
- * device: context_lens, the chunks' concatenated query_start_loc, cu_seq_lens, starts,
- * token_to_seq and the DCP padded-local arrays) and kernels/flashmla_tile_schedule.cu against
- * the host references, with several context chunks and continuation chunks, with DCP and
+ * compared. This runs the device paths of src/ops/mla_prefill_metadata.cc (prefill
+ * query_start_loc and query lengths), src/ops/mla_context_chunks.cc (vLLM 0.33's chunked context
+ * planned again on the device: context_lens, the chunks' concatenated query_start_loc,
+ * cu_seq_lens, starts, token_to_seq and the DCP padded-local arrays) and
+ * src/ops/flashmla_tile_schedule.cc against their host paths, with several context chunks and continuation chunks, with DCP and
  * interleave, with speculative tokens and fp8 caches, on the 10.x prefill paths, in
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
@@ -353,7 +353,7 @@ static void test_indexer(void** state) {
 }
 
 /* CPU_MLA and AMX_MLA host vs CUDA: the MLA base on the CPU platform's prefill backend, and
- * AMX_MLA's attributes (kernels/cpu_mla.cu: the expanded int32/int64 req_to_token, the int64
+ * AMX_MLA's attributes (src/ops/cpu_mla_ops.cc: the expanded int32/int64 req_to_token, the int64
  * arange indices, extend lengths and starts), random decode/prefill batches with DCP. */
 static void test_cpu_platform_mla(void** state) {
   uint64_t seed = 93;
