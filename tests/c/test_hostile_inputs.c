@@ -1,8 +1,9 @@
 /* Hostile batches and configs through every registered backend (issues 37 and 32 part 4). The
  * backends are enumerated (attn_backend_count / attn_backend_info), never listed by name: each
- * built-in backend is set up on every KV cache spec of the candidates below whose kind it
+ * built-in backend is set up on every KV cache spec of the candidates (tests/support,
+ * ts_candidate_specs / ts_candidate_configs) whose kind it
  * accepts, with the first candidate config it builds for, and the test fails when a backend
- * finds none (a new backend that needs settings of its own gets a candidate here).
+ * finds none (a new backend that needs settings of its own gets a candidate there).
  *
  *  - an all-decode batch whose num_actual_tokens is padded far past num_reqs and max_num_seqs
  *    (4): 5,000 and 60,000 tokens, zero-length padding rows, a uniform spec-decode row, on
@@ -52,49 +53,9 @@ static void capped_free(void* user, void* p, size_t bytes, attn_device_t device)
   free(p);
 }
 
-/* ---- the candidate specs and configs ------------------------------------------------------- */
+/* ---- the setups: every backend on each kind it accepts (ts_candidate_specs/configs) ------- */
 
-enum { kMaxSpecs = 16, kMaxSetups = 512 };
-
-/* KV cache specs of every kind a built-in backend accepts: the plain attention kinds, vLLM's
- * MLA spec at the MLA kernels' block sizes, DeepSeek V4's compressed MLA cache and V4.1's
- * indexer cache, DeepSeek's sliding-window MLA cache, a Mamba state. */
-static size_t candidate_specs(attn_kv_cache_spec_t* out) {
-  size_t n = 0;
-  attn_kv_cache_spec_t s = ts_spec();
-  out[n++] = s; /* FULL_ATTENTION, block 16 */
-  s.kind = ATTN_KV_SLIDING_WINDOW;
-  s.sliding_window = 64;
-  out[n++] = s;
-  s = ts_spec();
-  s.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
-  s.attention_chunk_size = 64;
-  out[n++] = s;
-  s = ts_spec();
-  s.kind = ATTN_KV_CROSS_ATTENTION;
-  out[n++] = s;
-  s.kind = ATTN_KV_ENCODER_ONLY;
-  out[n++] = s;
-  out[n++] = ts_mla_spec(64);
-  out[n++] = ts_mla_spec(128);
-  out[n++] = ts_mla_spec(256);
-  s = ts_mla_spec(256); /* DeepSeek V4: a 512-wide latent, 4 tokens a state */
-  s.head_size = 512;
-  s.tokens_per_state = 4;
-  out[n++] = s;
-  s = ts_mla_spec(128); /* DeepSeek V4.1's indexer cache: fp8, 132 bytes a token */
-  s.head_size = 132;
-  s.dtype = ATTN_KV_DTYPE_FP8_E4M3;
-  s.index_topk = 512;
-  out[n++] = s;
-  out[n++] = ts_swa_spec(64, 128);
-  s = ts_spec();
-  s.kind = ATTN_KV_MAMBA;
-  s.num_kv_heads = s.head_size = 1;
-  s.mamba_chunk_size = 16;
-  out[n++] = s;
-  return n;
-}
+enum { kMaxSetups = 512 };
 
 /* The hostile tests' base config: 4 sequences, 65,536 batched tokens (room for 60,000 padded
  * ones), model length 4096; the inputs some backends need (KV cache blocks, encoder length). */
@@ -108,24 +69,6 @@ static attn_builder_config_t base_config(void) {
   return c;
 }
 
-/* Config candidates: the base; ROCm (the ROCm-only builders); DeepSeek V4.1's sparse indexer
- * settings (SM 10.0, candidate blocks, MXFP4 indexer cache). */
-static size_t candidate_configs(attn_builder_config_t* out) {
-  size_t n = 0;
-  attn_builder_config_t c = base_config();
-  out[n++] = c;
-  c.platform_rocm = 1;
-  out[n++] = c;
-  c = base_config();
-  c.device_capability = 100;
-  c.num_sms = 4;
-  c.candidate_block_size = 64;
-  c.candidate_topk_blocks = 8;
-  c.indexer_kv_mxfp4 = 1;
-  out[n++] = c;
-  return n;
-}
-
 typedef struct setup {
   const char* name;
   attn_kv_cache_spec_t spec;
@@ -136,14 +79,13 @@ static setup_t g_setups[kMaxSetups];
 static size_t g_num_setups;
 
 /* Every built-in backend on each kind of KV cache spec it accepts: the first candidate spec of
- * that kind, with the first candidate config (cache dtype AUTO, then FP8), it builds for. */
+ * that kind, with the first candidate config (cache dtype AUTO, then FP8), it builds for
+ * (ts_backend_setup). */
 static int find_setups(void** state) {
-  attn_kv_cache_spec_t specs[kMaxSpecs];
-  attn_builder_config_t configs[4];
-  const size_t ns = candidate_specs(specs), nc = candidate_configs(configs);
-  const int32_t dtypes[2] = {ATTN_KV_DTYPE_AUTO, ATTN_KV_DTYPE_FP8_E4M3};
+  const attn_builder_config_t base = base_config();
   const size_t count = attn_backend_count();
-  size_t i, s, k, d;
+  size_t i;
+  int32_t kind;
   (void)state;
   g_num_setups = 0;
   for (i = 0; i < count; ++i) {
@@ -151,35 +93,18 @@ static int find_setups(void** state) {
     int found = 0;
     ASSERT_OK(attn_backend_info(i, &info));
     if (info.origin != ATTN_BACKEND_BUILTIN) continue;
-    uint32_t kinds_done = 0;
-    for (s = 0; s < ns; ++s) {
-      int spec_done = 0;
-      if ((info.kv_cache_kinds & (1u << specs[s].kind)) == 0) continue;
-      if (kinds_done & (1u << specs[s].kind)) continue;
-      for (k = 0; k < nc && !spec_done; ++k)
-        for (d = 0; d < 2 && !spec_done; ++d) {
-          attn_builder_config_t c = configs[k];
-          attn_builder_t* b = NULL;
-          attn_error_t* e;
-          c.cache_dtype = dtypes[d];
-          e = attn_builder_create(info.name, &specs[s], &c, &b);
-          if (e != NULL) {
-            attn_error_destroy(e);
-            continue;
-          }
-          attn_builder_destroy(b);
-          assert_true(g_num_setups < kMaxSetups);
-          g_setups[g_num_setups].name = info.name;
-          g_setups[g_num_setups].spec = specs[s];
-          g_setups[g_num_setups].config = c;
-          ++g_num_setups;
-          spec_done = found = 1;
-          kinds_done |= 1u << specs[s].kind;
-        }
+    for (kind = 0; kind < 32; ++kind) {
+      if ((info.kv_cache_kinds & (1u << kind)) == 0) continue;
+      assert_true(g_num_setups < kMaxSetups);
+      if (!ts_backend_setup(i, kind, &base, &g_setups[g_num_setups].spec,
+                            &g_setups[g_num_setups].config))
+        continue;
+      g_setups[g_num_setups++].name = info.name;
+      found = 1;
     }
     if (!found)
       fail_msg("backend %s builds for none of the candidate specs and configs: give it one in "
-               "candidate_specs / candidate_configs", info.name);
+               "ts_candidate_specs / ts_candidate_configs (tests/support)", info.name);
   }
   return 0;
 }

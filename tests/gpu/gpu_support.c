@@ -77,10 +77,25 @@ void tg_expect_same_metadata(const attn_metadata_t* h, const attn_metadata_t* d,
       hc = tg_contents(hf.tensor, &hb);
       dc = tg_contents(df.tensor, &db);
       if (hb != db || memcmp(hc, dc, hb) != 0) {
-        size_t at = 0;
+        size_t at = 0, item = hf.tensor->dtype.bits / 8, e, k2;
+        char values[512] = "";
         while (at < hb && at < db && hc[at] == dc[at]) ++at;
-        fail_msg("%s: tensor %s differs between host and CUDA (first at byte %zu of %zu)", what,
-                 hf.name, at, hb);
+        if (item == 4 || item == 8) { /* the elements around the first difference, both sides */
+          const size_t first = at / item >= 4 ? at / item - 4 : 0, n = hb / item;
+          int len = 0;
+          for (k2 = 0; k2 < 2; ++k2) {
+            const unsigned char* side = k2 == 0 ? hc : dc;
+            len += snprintf(values + len, sizeof values - (size_t)len, k2 == 0 ? "; host [%zu..]:" : "; CUDA:", first);
+            for (e = first; e < n && e < first + 10 && len < (int)sizeof values - 24; ++e) {
+              long long v = 0;
+              if (item == 4) { int32_t x; memcpy(&x, side + e * 4, 4); v = x; }
+              else { int64_t x; memcpy(&x, side + e * 8, 8); v = (long long)x; }
+              len += snprintf(values + len, sizeof values - (size_t)len, " %lld", v);
+            }
+          }
+        }
+        fail_msg("%s: tensor %s differs between host and CUDA (first at byte %zu of %zu%s)", what,
+                 hf.name, at, hb, values);
       }
       free(hc);
       free(dc);
@@ -171,6 +186,26 @@ void tg_add_mirrors(ts_batch* b, tg_mirrors* m) {
   b->common.seq_lens_cpu = &m->seq_t;
 }
 
+void tg_positions_make(ts_batch* b, tg_positions* p) {
+  int64_t r, t;
+  memset(p, 0, sizeof *p);
+  p->data = (int64_t*)calloc((size_t)b->num_tokens + 1, sizeof(int64_t));
+  assert_non_null(p->data);
+  for (r = 0; r < b->num_reqs; ++r) {
+    const int64_t q = b->qsl[r + 1] - b->qsl[r];
+    for (t = b->qsl[r]; t < b->qsl[r + 1] && t < b->num_tokens; ++t)
+      p->data[t] = b->seq[r] - q + (t - b->qsl[r]);
+  }
+  p->shape[0] = b->num_tokens;
+  p->t = ts_host_tensor(p->data, 1, p->shape, ATTN_DTYPE_INT, 64);
+  b->common.positions = &p->t;
+}
+
+void tg_positions_free(tg_positions* p) {
+  free(p->data);
+  p->data = NULL;
+}
+
 static attn_tensor_t device_tensor(const attn_tensor_t* host, int64_t* shape, void* data) {
   attn_tensor_t t = *host;
   int k;
@@ -190,6 +225,9 @@ void tg_device_batch_make(const ts_batch* b, tg_device_batch* d) {
   d->seq = device_tensor(&b->seq_t, d->seq_shape, tg_to_device(b->seq, (size_t)b->num_reqs * 4));
   d->bt = device_tensor(&b->bt_t, d->bt_shape, tg_to_device(b->bt, (size_t)(b->num_reqs * b->width) * 4));
   d->sm = device_tensor(&b->sm_t, d->sm_shape, tg_to_device(b->slots, (size_t)b->num_tokens * 8));
+  if (b->common.positions != NULL)
+    d->pos = device_tensor(b->common.positions, d->pos_shape,
+                           tg_to_device(b->common.positions->data, (size_t)b->num_tokens * 8));
   tg_mirrors_make(b, &d->mirrors);
   d->common = b->common;
   d->common.query_start_loc = &d->qsl;
@@ -198,6 +236,7 @@ void tg_device_batch_make(const ts_batch* b, tg_device_batch* d) {
   d->common.seq_lens_cpu = &d->mirrors.seq_t;
   d->common.block_table_tensor = &d->bt;
   d->common.slot_mapping = &d->sm;
+  d->common.positions = d->pos.data != NULL ? &d->pos : NULL;
 }
 
 void tg_device_batch_upload(const ts_batch* b, tg_device_batch* d, cudaStream_t stream) {
@@ -209,6 +248,11 @@ void tg_device_batch_upload(const ts_batch* b, tg_device_batch* d, cudaStream_t 
   CUDA_OK(cudaMemcpyAsync(d->bt.data, b->bt, (size_t)(b->num_reqs * b->width) * 4, cudaMemcpyHostToDevice,
                           stream));
   CUDA_OK(cudaMemcpyAsync(d->sm.data, b->slots, (size_t)b->num_tokens * 8, cudaMemcpyHostToDevice, stream));
+  if (d->pos.data != NULL) {
+    assert_non_null(b->common.positions);
+    CUDA_OK(cudaMemcpyAsync(d->pos.data, b->common.positions->data, (size_t)b->num_tokens * 8,
+                            cudaMemcpyHostToDevice, stream));
+  }
   CUDA_OK(cudaStreamSynchronize(stream)); /* the host arrays may change right after */
   tg_mirrors_copy(b, &d->mirrors);
   d->common.num_reqs = b->common.num_reqs;
@@ -223,5 +267,6 @@ void tg_device_batch_free(tg_device_batch* d) {
   cudaFree(d->seq.data);
   cudaFree(d->bt.data);
   cudaFree(d->sm.data);
+  cudaFree(d->pos.data);
   tg_mirrors_free(&d->mirrors);
 }

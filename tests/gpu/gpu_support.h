@@ -55,11 +55,23 @@ void tg_mirrors_free(tg_mirrors* m);
 /* Points b->common's query_start_loc_cpu / seq_lens_cpu at `m` (made from `b`). */
 void tg_add_mirrors(ts_batch* b, tg_mirrors* m);
 
-/* A batch on the device: query_start_loc, seq_lens, block table and slot mapping in CUDA memory
- * (shapes owned here), host mirrors of its own; `common` points at them. */
+/* The tokens' positions of a host batch (vLLM 0.33's CommonAttentionMetadata.positions, int64:
+ * seq_len - query_len + i for the i-th query token of a request, 0 for padded tokens), host
+ * memory of its own; tg_positions_make points b->common.positions at it. */
 typedef struct {
-  int64_t qsl_shape[1], seq_shape[1], bt_shape[2], sm_shape[1];
-  attn_tensor_t qsl, seq, bt, sm;
+  int64_t* data;
+  int64_t shape[1];
+  attn_tensor_t t;
+} tg_positions;
+void tg_positions_make(ts_batch* b, tg_positions* p);
+void tg_positions_free(tg_positions* p);
+
+/* A batch on the device: query_start_loc, seq_lens, block table, slot mapping and, when the host
+ * batch has them, positions in CUDA memory (shapes owned here), host mirrors of its own;
+ * `common` points at them. */
+typedef struct {
+  int64_t qsl_shape[1], seq_shape[1], bt_shape[2], sm_shape[1], pos_shape[1];
+  attn_tensor_t qsl, seq, bt, sm, pos;
   tg_mirrors mirrors;
   attn_common_metadata_t common;
 } tg_device_batch;

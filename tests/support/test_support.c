@@ -43,6 +43,91 @@ attn_builder_t* ts_builder(const char* backend, const attn_kv_cache_spec_t* spec
   return b;
 }
 
+size_t ts_candidate_specs(attn_kv_cache_spec_t* out) {
+  size_t n = 0;
+  attn_kv_cache_spec_t s = ts_spec();
+  out[n++] = s; /* FULL_ATTENTION, block 16 */
+  s.kind = ATTN_KV_SLIDING_WINDOW;
+  s.sliding_window = 64;
+  out[n++] = s;
+  s = ts_spec();
+  s.kind = ATTN_KV_CHUNKED_LOCAL_ATTENTION;
+  s.attention_chunk_size = 64;
+  out[n++] = s;
+  s = ts_spec();
+  s.kind = ATTN_KV_CROSS_ATTENTION;
+  out[n++] = s;
+  s.kind = ATTN_KV_ENCODER_ONLY;
+  out[n++] = s;
+  out[n++] = ts_mla_spec(64);
+  out[n++] = ts_mla_spec(128);
+  out[n++] = ts_mla_spec(256);
+  s = ts_mla_spec(256); /* DeepSeek V4: a 512-wide latent, 4 tokens a state */
+  s.head_size = 512;
+  s.tokens_per_state = 4;
+  out[n++] = s;
+  s = ts_mla_spec(128); /* DeepSeek V4.1's indexer cache: fp8, 132 bytes a token */
+  s.head_size = 132;
+  s.dtype = ATTN_KV_DTYPE_FP8_E4M3;
+  s.index_topk = 512;
+  out[n++] = s;
+  out[n++] = ts_swa_spec(64, 128);
+  s = ts_spec();
+  s.kind = ATTN_KV_MAMBA;
+  s.num_kv_heads = s.head_size = 1;
+  s.mamba_chunk_size = 16;
+  out[n++] = s;
+  return n;
+}
+
+size_t ts_candidate_configs(const attn_builder_config_t* base, attn_builder_config_t* out) {
+  size_t n = 0;
+  attn_builder_config_t c = *base;
+  out[n++] = c;
+  c.platform_rocm = 1;
+  out[n++] = c;
+  c = *base;
+  c.device_capability = 100;
+  c.num_sms = 4;
+  c.candidate_block_size = 64;
+  c.candidate_topk_blocks = 8;
+  c.indexer_kv_mxfp4 = 1;
+  out[n++] = c;
+  return n;
+}
+
+int ts_backend_setup(size_t index, int32_t kind, const attn_builder_config_t* base,
+                     attn_kv_cache_spec_t* spec, attn_builder_config_t* config) {
+  attn_kv_cache_spec_t specs[kTsMaxCandidates];
+  attn_builder_config_t configs[kTsMaxCandidates];
+  const size_t ns = ts_candidate_specs(specs), nc = ts_candidate_configs(base, configs);
+  const int32_t dtypes[2] = {ATTN_KV_DTYPE_AUTO, ATTN_KV_DTYPE_FP8_E4M3};
+  attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
+  size_t s, k, d;
+  ASSERT_OK(attn_backend_info(index, &info));
+  for (s = 0; s < ns; ++s) {
+    if ((info.kv_cache_kinds & (1u << specs[s].kind)) == 0) continue;
+    if (kind >= 0 && specs[s].kind != kind) continue;
+    for (k = 0; k < nc; ++k)
+      for (d = 0; d < 2; ++d) {
+        attn_builder_config_t c = configs[k];
+        attn_builder_t* b = NULL;
+        attn_error_t* e;
+        c.cache_dtype = dtypes[d];
+        e = attn_builder_create(info.name, &specs[s], &c, &b);
+        if (e != NULL) {
+          attn_error_destroy(e);
+          continue;
+        }
+        attn_builder_destroy(b);
+        *spec = specs[s];
+        *config = c;
+        return 1;
+      }
+  }
+  return 0;
+}
+
 int ts_backend_builds(size_t index, int32_t origin, const attn_kv_cache_spec_t* spec,
                       const attn_builder_config_t* config, const char** name) {
   attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;

@@ -61,6 +61,21 @@ int ts_backend_builds(size_t index, int32_t origin, const attn_kv_cache_spec_t* 
 size_t ts_backends_building(int32_t origin, const attn_kv_cache_spec_t* spec,
                             const attn_builder_config_t* config, const char** out, size_t cap);
 
+/* The KV cache specs and configs that set up every built-in backend (tests that go through all
+ * of them: test_hostile_inputs, test_gpu_capture). ts_candidate_specs: one or more spec of every
+ * kind a built-in backend accepts (the attention kinds, vLLM's MLA spec at the MLA kernels'
+ * block sizes, DeepSeek V4's compressed cache, V4.1's indexer cache, the sliding-window MLA
+ * cache, a Mamba state); ts_candidate_configs: `base`, then the same on ROCm, then DeepSeek
+ * V4.1's sparse indexer settings. Each returns how many it wrote (at most kTsMaxCandidates). */
+enum { kTsMaxCandidates = 16 };
+size_t ts_candidate_specs(attn_kv_cache_spec_t* out);
+size_t ts_candidate_configs(const attn_builder_config_t* base, attn_builder_config_t* out);
+/* The first candidate spec of kind `kind` (-1: any kind the backend accepts, in candidate
+ * order) and candidate config (cache dtype AUTO, then FP8_E4M3) backend `index` builds for, with
+ * `base` as the config's base: 1 and *spec / *config set, or 0. */
+int ts_backend_setup(size_t index, int32_t kind, const attn_builder_config_t* base,
+                     attn_kv_cache_spec_t* spec, attn_builder_config_t* config);
+
 /* A host batch: query_start_loc, seq_lens, block table (ids from 1, padding 0) and an int64
  * slot mapping (PAD_SLOT_ID for padded tokens). */
 typedef struct ts_batch {
