@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it:
-#   1. the regular build (CUDA kernels compiled when nvcc exists; GPU tests run when a GPU is
-#      visible and are reported as skipped otherwise) and every ctest test;
+#   1. the regular build (the device path compiled by nvcc when it exists; the GPU tests run when
+#      a GPU is visible and are reported as skipped otherwise) and every ctest test;
 #   2. every cmocka test of that build under valgrind memcheck;
-#   3. the suite under AddressSanitizer + UndefinedBehaviorSanitizer (host build);
+#   3. the suite under AddressSanitizer + UndefinedBehaviorSanitizer on the simulated device
+#      (ATTN_DEVICE_SIM=ON: the device path built with the host compiler and run on libsimcuda,
+#      docs/architecture.md): the GPU tests run here, none skipped, with the capture/replay check
+#      of every backend and the planted-bug test of the simulated device's mechanisms;
 #   4. the thread tests under ThreadSanitizer (host build);
 #   5. a short libFuzzer run of each fuzz target (clang, ASan + UBSan; scripts/fuzz.sh).
 # Build directories: build/, build-asan/, build-tsan/, build-fuzz/. ATTN_CUDA_ARCHITECTURES
@@ -30,12 +33,13 @@ lane "regular build" build "" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTN_CUDA_ARCHITECTURES="${ATTN_CUDA_ARCHITECTURES:-90}"
 echo "=== valgrind memcheck (regular build)"
 scripts/valgrind.sh build
-# Sanitizers: the host path (CUDA off); the install check links an unsanitized consumer, the
-# docs are the same as above, and the bindings load libattn into python3, cargo's and go's
-# unsanitized programs, so those run in the regular lane only.
+# Sanitizers: the host path and the device path on the simulated device (no nvcc); the install
+# check links an unsanitized consumer, the docs are the same as above, and the bindings load
+# libattn into python3, cargo's and go's unsanitized programs, so those run in the regular lane
+# only.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-lane "ASan+UBSan build" build-asan "test_install|test_docs|test_binding_|test_example_|test_python_install" \
-  -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=address,undefined
+lane "ASan+UBSan build on the simulated device" build-asan "test_install|test_docs|test_binding_|test_example_|test_python_install" \
+  -DCMAKE_BUILD_TYPE=Debug -DATTN_DEVICE_SIM=ON -DATTN_SANITIZE=address,undefined
 TSAN_OPTIONS=halt_on_error=1 \
 lane "TSan build" build-tsan "" \
   -DCMAKE_BUILD_TYPE=Debug -DATTN_CUDA=OFF -DATTN_SANITIZE=thread -DATTN_TSAN_ONLY_THREAD_TESTS=ON
