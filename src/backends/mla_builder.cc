@@ -186,10 +186,11 @@ MlaBuilder::MlaBuilder(const MlaArgs& a, std::vector<BufferRequest> buffers, int
   decode_[0] = add(blocks.decode[0]);
   decode_[1] = add(blocks.decode[1]);
   prefill_ = add(field_block(kPrefillFieldNames));
-  has_plan_ = blocks.prefill_plan;
-  plan_ = has_plan_ ? add(field_block(kPlanFieldNames)) : kAbsent;
+  has_plan_ = blocks.prefill_plan || blocks.prefill_plan_last;
+  plan_ = blocks.prefill_plan ? add(field_block(kPlanFieldNames)) : kAbsent;
   chunked_ = add(field_block(kChunkFieldNames));
   tail_ = add(blocks.tail);
+  if (blocks.prefill_plan_last) plan_ = add(field_block(kPlanFieldNames));
   init_metadata(names);
   const BuilderConfig& c = this->config();
   workspace_ = workspace;

@@ -157,6 +157,9 @@ struct MlaFieldBlocks {
   FieldBlock decode[2];
   bool prefill_plan = false;  ///< The dense prefill part's plan inputs (MLA_PREFILL_PLAN_FIELDS).
   FieldBlock tail;
+  /// The plan inputs after the tail instead (the sparse builders: appended to their lists in
+  /// ABI 1.7's field order, as their prefills run the same prefill backends).
+  bool prefill_plan_last = false;
 };
 
 namespace mla {

@@ -19,7 +19,7 @@ std::vector<BufferRequest> MlaCommonBuilder::buffer_plan(const KvCacheSpec& spec
 MlaCommonBuilder::MlaCommonBuilder(const MlaArgs& a, FieldBlock decode, FieldBlock tail,
                                    std::vector<BufferRequest> buffers)
     : MlaBuilder(a, std::move(buffers), workspace_size(a.spec, a.config),
-                 MlaFieldBlocks{{field_block(kDecodeFieldNames), decode}, true, tail}) {
+                 MlaFieldBlocks{{field_block(kDecodeFieldNames), decode}, true, tail, false}) {
   init_reorder_batch_threshold(a.cls.reorder_batch_threshold,
                                a.cls.query_len_support != QueryLenSupport::kSingleOnly,
                                supports_dcp_with_varlen(a.cls, config()));

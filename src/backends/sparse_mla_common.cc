@@ -41,7 +41,7 @@ std::vector<BufferRequest> SparseMlaCommonBuilder::buffer_plan(const KvCacheSpec
 SparseMlaCommonBuilder::SparseMlaCommonBuilder(const MlaArgs& a, FieldBlock tail,
                                                std::vector<BufferRequest> buffers)
     : MlaBuilder(a, std::move(buffers), workspace_size(a.spec, a.config),
-                 MlaFieldBlocks{{field_block(kSparseFieldNames), {}}, false, tail}),
+                 MlaFieldBlocks{{field_block(kSparseFieldNames), {}}, false, tail, true}),
       topk_tokens_(sparse_index_topk(a.spec)) {
   init_reorder_batch_threshold(sparse_reorder_threshold(a.cls.sparse_thresholds, config()),
                                /*supports_spec_as_decode=*/true,

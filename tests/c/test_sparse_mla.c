@@ -127,6 +127,44 @@ static void test_hand_checked(void** state) {
   ts_batch_free(batch);
 }
 
+/* The sparse builders' prefills run the dense prefill backends too (vLLM 0.33's
+ * SparseMLACommonMetadataBuilder calls the layer's prefill backend's prepare_metadata): on 10.x
+ * with TRTLLM_RAGGED or TOKENSPEED_MLA their metadata carries the prefills' query lengths, the
+ * plan inputs appended after each sparse builder's own fields. Every sparse builder refused the
+ * first prefill with an internal error ("has no field prefill_query_seq_lens") before. */
+static void test_prefill_backend_inputs(void** state) {
+  /* prefills longer than every sparse builder's decode threshold (up to 1024 on 10.x) */
+  static const int32_t q[4] = {1, 1, 600, 400}, s[4] = {10, 20, 900, 700};
+  static const char* const names[] = {"FLASHMLA_SPARSE", "FLASH_ATTN_MLA_SPARSE",
+                                      "FLASHINFER_MLA_SPARSE"};
+  attn_kv_cache_spec_t spec = sparse_spec(64, 0);
+  ts_batch* batch = ts_batch_make(q, s, 4, 64, 0, -1);
+  size_t i;
+  int k;
+  (void)state;
+  for (i = 0; i < sizeof names / sizeof names[0]; ++i)
+    for (k = 0; k < 2; ++k) {
+      attn_builder_config_t c = sparse_config(16, 0);
+      attn_builder_t* b = NULL;
+      attn_metadata_t* m = NULL;
+      attn_error_t* err;
+      c.device_capability = 100;
+      c.mla_prefill_backend = k ? ATTN_MLA_PREFILL_TOKENSPEED_MLA : ATTN_MLA_PREFILL_TRTLLM_RAGGED;
+      err = attn_builder_create(names[i], &spec, &c, &b);
+      if (err != NULL) { /* a backend the platform or prefill backend rules out, named */
+        assert_int_equal(attn_error_code(err), ATTN_ERR_UNSUPPORTED);
+        attn_error_destroy(err);
+        continue;
+      }
+      ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+      assert_int_equal(ts_int(m, "prefill_prefill_backend"), 2 + k);
+      ts_expect_i32(m, "prefill_query_seq_lens", (int32_t[]){600, 400}, 2);
+      ts_expect_none(m, "prefill_num_qo_heads");
+      attn_builder_destroy(b);
+    }
+  ts_batch_free(batch);
+}
+
 /* fp8 cache, 16 heads: the mixed batch: fp8_extra_metadata is FP8KernelMetadata with one row of
  * the max_model_len tensor and of the dummy table, the scheduler None (FlashMLA's object). */
 static void test_fp8_mixed(void** state) {
@@ -601,6 +639,7 @@ static void test_upper_bound(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_levels_and_thresholds), cmocka_unit_test(test_hand_checked),
+      cmocka_unit_test(test_prefill_backend_inputs),
       cmocka_unit_test(test_fp8_mixed),             cmocka_unit_test(test_fp8_separate),
       cmocka_unit_test(test_refusals),              cmocka_unit_test(test_random),
       cmocka_unit_test(test_fa_and_flashinfer),     cmocka_unit_test(test_sm90),
