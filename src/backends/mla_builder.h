@@ -87,6 +87,15 @@ struct MlaClass {
   constexpr MlaClass(const char* n, int32_t level, QueryLenSupport queries)
       : name(n), cudagraph_support(level), query_len_support(queries) {}
 
+  /// A copy with one attribute set (public and defined before the setters that use it: clang 14
+  /// cannot evaluate a member template in a constant expression before its definition).
+  template <class T>
+  constexpr MlaClass with(T MlaClass::*member, T value) const {
+    MlaClass c = *this;
+    c.*member = value;
+    return c;
+  }
+
   // The named setters (each returns a copy with the attribute set).
   constexpr MlaClass named(const char* n) const { return with(&MlaClass::name, n); }
   constexpr MlaClass release(const char* r) const { return with(&MlaClass::vllm_release, r); }
@@ -120,13 +129,6 @@ struct MlaClass {
     return with(&MlaClass::varlen_cudagraph_max_query_len, true);
   }
 
- private:
-  template <class T>
-  constexpr MlaClass with(T MlaClass::*member, T value) const {
-    MlaClass c = *this;
-    c.*member = value;
-    return c;
-  }
 };
 
 /// The refusals every MLA backend shares, before its own (vLLM refuses these at backend
