@@ -20,6 +20,13 @@ pinned=0.33.0
 # shellcheck source=scripts/vllm_venv.sh
 . scripts/vllm_venv.sh
 
+for a in "$@"; do  # --help before anything is built or installed
+  if [ "$a" = -h ] || [ "$a" = --help ]; then
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+  fi
+done
+
 device=(-DATTN_CUDA=OFF)
 build=${ATTN_CONFORMANCE_BUILD:-build-conformance}
 for a in "$@"; do
