@@ -281,7 +281,7 @@ typedef attn_error_t* (*PFN_attn_get_vllm_release)(const char** release, uint32_
 /**
  * @brief The bytes of caller workspace a builder needs (two-phase, as CUB does): pass that many
  * bytes as `config->workspace` to have the builder place its persistent buffers there.
- * @param[in] backend A registered backend name.
+ * @param[in] backend A registered backend name, or one of its vLLM names (as attn_builder_create()).
  * @param[in] kv_cache_spec The KV cache spec.
  * @param[in] config The builder config (its `workspace` fields are ignored).
  * @param[out] out_bytes Receives the size in bytes (0 when the builder needs no buffers).
@@ -301,7 +301,12 @@ typedef attn_error_t* (*PFN_attn_builder_workspace_size)(const char* backend,
 
 /**
  * @brief Creates a builder and its persistent buffers.
- * @param[in] backend A registered backend name, e.g. "FLASH_ATTN".
+ * @param[in] backend A registered backend name, e.g. "FLASH_ATTN", or (since ABI 1.7) any name
+ *            vLLM 0.33.0 uses for it, as ::attn_backend_info_t's `vllm_names` lists them: the
+ *            backend enum member or the class's `get_name()` ("MAMBA2_ATTN" and "MAMBA2" both
+ *            give MAMBA2; "LINEAR" gives LINEAR_ATTN; "ROCM_AITER_TRITON_MLA" and
+ *            "AITER_TRITON_MLA" give ROCM_AITER_MLA). Exact and case-sensitive, as vLLM's enum
+ *            lookup is. attn_builder_backend_name() gives the backend's own name.
  * @param[in] kv_cache_spec The KV cache spec; copied.
  * @param[in] config The config; copied (the `layers` array too). An allocator or workspace
  *            named in it must outlive the builder.
@@ -335,7 +340,8 @@ ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
 typedef void (*PFN_attn_builder_destroy)(attn_builder_t* builder);
 
 /**
- * @brief The backend name of a builder.
+ * @brief The backend name of a builder: the backend's own name (attn_backend_name()), also when
+ * the builder was created under one of its vLLM names.
  * @param[in] builder The builder.
  * @return The name, valid for the builder's lifetime; "" when `builder` is NULL.
  */
@@ -956,7 +962,7 @@ typedef attn_error_t* (*PFN_attn_backend_name)(size_t index, const char** out);
 /**
  * @brief The CUDA graph support a backend's builder would have for this spec and config,
  * without creating one (vLLM's classmethod `get_cudagraph_support`).
- * @param[in] backend A registered backend name.
+ * @param[in] backend A registered backend name, or one of its vLLM names (as attn_builder_create()).
  * @param[in] kv_cache_spec The KV cache spec.
  * @param[in] config The builder config.
  * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
@@ -996,17 +1002,35 @@ typedef struct attn_backend_info_s {
   const char* vllm_release;   /**< The vLLM release whose builder it matches ("0.33.0"); "" when
                                    unknown, "plugin" for a plugin's backends. */
   void* extension;            /**< Written as NULL; reserved. */
+  /* ABI 1.7 */
+  const char* vllm_names;     /**< Every name vLLM 0.33.0 uses for this backend, comma-separated,
+                                   no spaces: its member of vLLM's backend enums and the
+                                   `get_name()` of its class and of the classes that build with its
+                                   builder ("MAMBA2,MAMBA2_ATTN", "LINEAR_ATTN,LINEAR"). Each one
+                                   is accepted wherever a backend name is (attn_builder_create(),
+                                   attn_builder_workspace_size(),
+                                   attn_backend_cudagraph_support()). "" when vLLM 0.33.0 has no
+                                   name of its own for the backend (TREE_ATTN; the compressors and
+                                   sparse SWA subclasses, which vLLM names alike) and for a
+                                   plugin's backends. Owned by the library, as `name`. Not
+                                   written when `struct_size` is
+                                   ::ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 (a library older than 1.7
+                                   leaves it as the caller set it: NULL from the INIT macro). */
 } attn_backend_info_t;
 
-/** Size of ::attn_backend_info_t in this header version (ABI 1.3, the smallest accepted). */
+/** Size of ::attn_backend_info_t in this header version (ABI 1.7). */
 #define ATTN_BACKEND_INFO_STRUCT_SIZE \
+  (offsetof(attn_backend_info_t, vllm_names) + sizeof(const char*))
+/** Size of ::attn_backend_info_t in ABI 1.3 to 1.6 (up to `extension`), the smallest accepted. */
+#define ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 \
   (offsetof(attn_backend_info_t, extension) + sizeof(void*))
 /** Initializer: sets `struct_size`; the library fills the rest. */
-#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL }
+#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL, NULL }
 
 /**
  * @brief Describes a registered backend: its name, the KV cache spec kinds it accepts, whether
- * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3).
+ * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3); since ABI 1.7 also
+ * the names vLLM uses for it (`vllm_names`).
  *
  * Enumerate with `for (i = 0; i < attn_backend_count(); ++i)` and pick a spec per accepted
  * kind, instead of keeping a list of backend names.
@@ -1017,7 +1041,8 @@ typedef struct attn_backend_info_s {
  *                ::attn_backend_info_t).
  * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
  *         ::ATTN_ERR_INVALID_ARGUMENT when `out` is NULL or its `struct_size` is smaller than
- *         ::ATTN_BACKEND_INFO_STRUCT_SIZE. On failure `*out` is left untouched.
+ *         ::ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 or lies between a released size and the next.
+ *         On failure `*out` is left untouched.
  * @par Thread safety
  * Safe to call from any thread; a concurrent plugin unload may shift the indices.
  */

@@ -473,6 +473,7 @@ attn_backend_info_t._fields_ = [
     ("origin", c_int32),
     ("vllm_release", c_char_p),
     ("extension", c_void_p),
+    ("vllm_names", c_char_p),
 ]
 PFN_attn_backend_info = CFUNCTYPE(c_void_p, c_size_t, POINTER(attn_backend_info_t))
 attn_device_t._fields_ = [
@@ -854,7 +855,8 @@ attn_api_t._fields_ = [
 ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE = attn_cudagraph_resolve_args_t.max_num_reqs.offset + attn_cudagraph_resolve_args_t.max_num_reqs.size
 ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_cascade_query_t.extension.size
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
-ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
+ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.vllm_names.offset + attn_backend_info_t.vllm_names.size
+ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 = attn_kv_cache_spec_t.extension.offset + attn_kv_cache_spec_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 = attn_kv_cache_spec_t.num_speculative_blocks.offset + attn_kv_cache_spec_t.num_speculative_blocks.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6 = attn_kv_cache_spec_t.mamba_num_heads.offset + attn_kv_cache_spec_t.mamba_num_heads.size
@@ -1300,6 +1302,7 @@ STRUCT_SIZES = (
     "ATTN_CASCADE_QUERY_STRUCT_SIZE",
     "ATTN_FIELD_STRUCT_SIZE",
     "ATTN_BACKEND_INFO_STRUCT_SIZE",
+    "ATTN_BACKEND_INFO_STRUCT_SIZE_1_3",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6",

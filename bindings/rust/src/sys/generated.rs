@@ -475,6 +475,20 @@ pub struct attn_backend_info_s {
     pub vllm_release: *const core::ffi::c_char,
     #[doc = "< Written as NULL; reserved."]
     pub extension: *mut core::ffi::c_void,
+    #[doc = "< Every name vLLM 0.33.0 uses for this backend, comma-separated,"]
+    #[doc = "no spaces: its member of vLLM's backend enums and the"]
+    #[doc = "`get_name()` of its class and of the classes that build with its"]
+    #[doc = "builder (\"MAMBA2,MAMBA2_ATTN\", \"LINEAR_ATTN,LINEAR\"). Each one"]
+    #[doc = "is accepted wherever a backend name is (attn_builder_create(),"]
+    #[doc = "attn_builder_workspace_size(),"]
+    #[doc = "attn_backend_cudagraph_support()). \"\" when vLLM 0.33.0 has no"]
+    #[doc = "name of its own for the backend (TREE_ATTN; the compressors and"]
+    #[doc = "sparse SWA subclasses, which vLLM names alike) and for a"]
+    #[doc = "plugin's backends. Owned by the library, as `name`. Not"]
+    #[doc = "written when `struct_size` is"]
+    #[doc = "::ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 (a library older than 1.7"]
+    #[doc = "leaves it as the caller set it: NULL from the INIT macro)."]
+    pub vllm_names: *const core::ffi::c_char,
 }
 #[doc = " What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`"]
 #[doc = "  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than"]

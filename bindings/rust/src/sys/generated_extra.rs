@@ -18,7 +18,11 @@ pub const ATTN_CASCADE_QUERY_STRUCT_SIZE: usize =
 /// `ATTN_FIELD_STRUCT_SIZE`.
 pub const ATTN_FIELD_STRUCT_SIZE: usize = offset_of!(attn_field_t, float_value) + size_of::<f64>();
 /// `ATTN_BACKEND_INFO_STRUCT_SIZE`.
-pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize = offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
+pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize =
+    offset_of!(attn_backend_info_t, vllm_names) + size_of::<*const c_char>();
+/// `ATTN_BACKEND_INFO_STRUCT_SIZE_1_3`.
+pub const ATTN_BACKEND_INFO_STRUCT_SIZE_1_3: usize =
+    offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0`.
 pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_kv_cache_spec_t, extension) + size_of::<*mut c_void>();
@@ -157,6 +161,7 @@ impl attn_backend_info_t {
         origin: 0,
         vllm_release: null(),
         extension: null_mut(),
+        vllm_names: null(),
     };
 }
 
