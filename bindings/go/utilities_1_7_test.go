@@ -1,7 +1,7 @@
 package attn_test
 
 import (
-	"slices"
+	"reflect"
 	"testing"
 
 	"libattn.dev/attn"
@@ -25,8 +25,8 @@ func TestABI17Utilities(t *testing.T) {
 	x, err := attn.Shaped(make([]float32, 2*3*4*5), 2, 3, 4, 5)
 	ok(t, err)
 	v := get(l.ReshapeAttnOutputForSpecDecode(x))(t)
-	is(t, "shape", slices.Equal(v.Shape(), []int64{6, 4, 5}), true)
-	is(t, "strides", slices.Equal(v.Strides(), []int64{20, 5, 1}), true)
+	is(t, "shape", reflect.DeepEqual(v.Shape(), []int64{6, 4, 5}), true)
+	is(t, "strides", reflect.DeepEqual(v.Strides(), []int64{20, 5, 1}), true)
 	flat, err := attn.Shaped(make([]float32, 6), 2, 3)
 	ok(t, err)
 	_, err = l.ReshapeAttnOutputForSpecDecode(flat)
