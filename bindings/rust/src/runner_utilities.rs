@@ -33,7 +33,12 @@ impl Library {
         let (mut shape, mut strides) = ([0i64; 3], [0i64; 3]);
         // SAFETY: `raw` describes attn_output (not read: a view); three-entry out arrays.
         let err = unsafe {
-            (self.api().attn_reshape_attn_output_for_spec_decode)(&raw, &mut out, shape.as_mut_ptr(), strides.as_mut_ptr())
+            (self.api().attn_reshape_attn_output_for_spec_decode)(
+                &raw,
+                &mut out,
+                shape.as_mut_ptr(),
+                strides.as_mut_ptr(),
+            )
         };
         self.check(err)?;
         Ok((shape, strides))
@@ -93,10 +98,17 @@ impl Library {
     }
 
     /// `attn_is_last_ubatch_empty`: vLLM 0.33's `is_last_ubatch_empty`.
-    pub fn is_last_ubatch_empty(&self, orig_num_tokens: i64, padded_num_tokens: i64, num_ubatches: i32) -> Result<bool> {
+    pub fn is_last_ubatch_empty(
+        &self,
+        orig_num_tokens: i64,
+        padded_num_tokens: i64,
+        num_ubatches: i32,
+    ) -> Result<bool> {
         let mut out = 0i32;
         // SAFETY: scalars and a valid out-pointer.
-        let err = unsafe { (self.api().attn_is_last_ubatch_empty)(orig_num_tokens, padded_num_tokens, num_ubatches, &mut out) };
+        let err = unsafe {
+            (self.api().attn_is_last_ubatch_empty)(orig_num_tokens, padded_num_tokens, num_ubatches, &mut out)
+        };
         self.check(err)?;
         Ok(out != 0)
     }

@@ -31,7 +31,14 @@ fn naive_query_lens_and_attn_output_view() {
     // a transposed output: torch's view refuses, so does libattn
     // SAFETY: the (2, 3, 4, 5) transpose of a (3, 2, 4, 5) tensor over the same 120 floats.
     let t = unsafe {
-        TensorArg::from_raw_parts(data.as_mut_ptr().cast(), Device::CPU, DType::FLOAT32, &[2, 3, 4, 5], Some(&[20, 40, 5, 1]), 0)
+        TensorArg::from_raw_parts(
+            data.as_mut_ptr().cast(),
+            Device::CPU,
+            DType::FLOAT32,
+            &[2, 3, 4, 5],
+            Some(&[20, 40, 5, 1]),
+            0,
+        )
     }
     .unwrap();
     let e = lib.reshape_attn_output_for_spec_decode(&t).expect_err("not mergeable");
