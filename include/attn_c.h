@@ -1944,6 +1944,33 @@ typedef attn_error_t* (*PFN_attn_common_metadata_unpadded)(const attn_common_met
                                                            int64_t num_actual_reqs,
                                                            attn_metadata_t** out);
 
+/**
+ * @brief vLLM 0.33's `CommonAttentionMetadata.naive_query_lens()`: `query_start_loc[1:] -
+ * query_start_loc[:-1]`, each request's query length assuming a query ends where the next one
+ * starts (ABI 1.7).
+ *
+ * Reads only `common->query_start_loc` (and, for validation, the scalars and the host mirror
+ * `query_start_loc_cpu`, as a split does); block table, slot mapping and lengths are not read.
+ * Runs where `query_start_loc` lives: host code for host memory, one CUDA kernel on `stream`
+ * for CUDA memory (no synchronization, capture-safe). vLLM's `batch_size()` (the rows of
+ * `seq_lens`) is `common->num_reqs`: libattn requires `seq_lens` to have exactly that many rows,
+ * so it has no function of its own (docs/batch_utilities.md).
+ * @param[in] common The batch; validated as a split validates it (query_start_loc and its
+ *            mirror, the scalars).
+ * @param[in] out int32, 1-D compact, at least num_reqs entries, on the device of
+ *            `common->query_start_loc`; the first num_reqs are written, the rest untouched.
+ * @param[in] stream CUDA stream for CUDA memory (NULL: the default stream); ignored on the host.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument or field.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_common_metadata_naive_query_lens(const attn_common_metadata_t* common,
+                                                             const attn_tensor_t* out,
+                                                             attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_common_metadata_naive_query_lens(). */
+typedef attn_error_t* (*PFN_attn_common_metadata_naive_query_lens)(
+    const attn_common_metadata_t* common, const attn_tensor_t* out, attn_stream_t stream);
+
 /** @} */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2287,6 +2314,68 @@ typedef attn_error_t* (*PFN_attn_split_dcp_context_queries)(const attn_common_me
                                                             int64_t* out_num_decode_tokens,
                                                             int64_t* out_num_prefill_tokens);
 
+/** Value of `fa_version` in attn_should_split_fa2_dcp_context_attention() for vLLM's None. */
+#define ATTN_FA_VERSION_NONE 0
+
+/**
+ * @brief vLLM 0.33's should_split_fa2_dcp_context_attention (v1/worker/cp_utils.py): whether
+ * FLASH_ATTN under decode context parallelism runs the context attention of a mixed batch as
+ * two FlashAttention-2 calls (decode rows, then context-bearing extend rows) (ABI 1.7).
+ *
+ * With num_prefills = num_reqs - num_decode_reqs: true when fa_version == 2, max_query_len > 1,
+ * num_prefills > 0 and (num_decode_reqs > 0 or num_context_prefill_reqs < num_prefills). The
+ * counts are those of attn_split_dcp_context_queries() (`num_context_prefill_reqs` is its
+ * `out_num_prefill_reqs`).
+ * @param[in] fa_version The FlashAttention version (2, 3, 4), or ::ATTN_FA_VERSION_NONE (vLLM's
+ *            None); >= 0.
+ * @param[in] max_query_len The batch's max_query_len (>= 0).
+ * @param[in] num_reqs Requests in the batch (>= 0).
+ * @param[in] num_decode_reqs Decode requests (0 <= n <= num_reqs).
+ * @param[in] num_context_prefill_reqs Context-bearing extend requests
+ *            (0 <= n <= num_reqs - num_decode_reqs).
+ * @param[out] out_split 1 to split, 0 otherwise; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_should_split_fa2_dcp_context_attention(
+    int32_t fa_version, int64_t max_query_len, int64_t num_reqs, int64_t num_decode_reqs,
+    int64_t num_context_prefill_reqs, int32_t* out_split) ATTN_NOEXCEPT;
+/** Pointer type of attn_should_split_fa2_dcp_context_attention(). */
+typedef attn_error_t* (*PFN_attn_should_split_fa2_dcp_context_attention)(
+    int32_t fa_version, int64_t max_query_len, int64_t num_reqs, int64_t num_decode_reqs,
+    int64_t num_context_prefill_reqs, int32_t* out_split);
+
+/**
+ * @brief vLLM 0.33's get_dcp_dummy_context_len (v1/worker/cp_utils.py): the context length the
+ * runner gives the dummy requests of a warm-up or CUDA graph capture run under decode context
+ * parallelism, so that the context attention path runs (ABI 1.7).
+ *
+ * 0 when dcp_world_size <= 1, without a KV cache config, or unless create_mixed_batch or
+ * (is_graph_capturing and uniform_decode); else dcp_world_size * cp_kv_cache_interleave_size.
+ * vLLM's prepare_dcp_dummy_context_metadata, which uses it, is not exported: it fills the
+ * runner's own block tables (docs/batch_utilities.md gives the recipe with
+ * attn_compute_slot_mapping()).
+ * @param[in] dcp_world_size DCP world size (>= 1).
+ * @param[in] cp_kv_cache_interleave_size Interleave (>= 1).
+ * @param[in] has_kv_cache_config 0 or 1 (vLLM: `kv_cache_config is not None`).
+ * @param[in] create_mixed_batch 0 or 1.
+ * @param[in] is_graph_capturing 0 or 1.
+ * @param[in] uniform_decode 0 or 1.
+ * @param[out] out_len The length; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_get_dcp_dummy_context_len(int32_t dcp_world_size,
+                                                      int32_t cp_kv_cache_interleave_size,
+                                                      int32_t has_kv_cache_config,
+                                                      int32_t create_mixed_batch,
+                                                      int32_t is_graph_capturing,
+                                                      int32_t uniform_decode,
+                                                      int64_t* out_len) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_dcp_dummy_context_len(). */
+typedef attn_error_t* (*PFN_attn_get_dcp_dummy_context_len)(
+    int32_t dcp_world_size, int32_t cp_kv_cache_interleave_size, int32_t has_kv_cache_config,
+    int32_t create_mixed_batch, int32_t is_graph_capturing, int32_t uniform_decode,
+    int64_t* out_len);
+
 /**
  * @brief vLLM's get_dcp_local_seq_lens: the KV tokens each decode-context-parallel rank stores.
  *
@@ -2364,6 +2453,31 @@ typedef attn_error_t* (*PFN_attn_reshape_query_for_spec_decode)(const attn_tenso
                                                                 attn_tensor_t* out,
                                                                 int64_t* out_shape,
                                                                 int64_t* out_strides);
+
+/**
+ * @brief vLLM's reshape_attn_output_for_spec_decode: the inverse of
+ * attn_reshape_query_for_spec_decode(), a (batch_size * seq_len, heads, dim) view of a
+ * (batch_size, seq_len, heads, dim) attention output; a 3-D output is returned as it is
+ * (ABI 1.7). Nothing is copied and the data is not read.
+ *
+ * As torch's `view`, the two leading dimensions must be mergeable: strides[0] ==
+ * strides[1] * shape[1] unless one of them has size 1 (a view of a transposed tensor is refused).
+ * @param[in] attn_output A 3-D or 4-D tensor (any device, dtype).
+ * @param[out] out Receives the view: attn_output's data, byte_offset, device and dtype; shape
+ *             and strides point to `out_shape` and `out_strides`.
+ * @param[out] out_shape 3 entries, owned by the caller.
+ * @param[out] out_strides 3 entries, owned by the caller.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT ("attn_output must be 4D, got 2D", a view
+ *         torch refuses, a NULL argument).
+ */
+ATTN_API attn_error_t* attn_reshape_attn_output_for_spec_decode(const attn_tensor_t* attn_output,
+                                                                attn_tensor_t* out,
+                                                                int64_t* out_shape,
+                                                                int64_t* out_strides) ATTN_NOEXCEPT;
+/** Pointer type of attn_reshape_attn_output_for_spec_decode(). */
+typedef attn_error_t* (*PFN_attn_reshape_attn_output_for_spec_decode)(
+    const attn_tensor_t* attn_output, attn_tensor_t* out, int64_t* out_shape,
+    int64_t* out_strides);
 
 /** The inputs of compute_slot_mapping. Fill with ::ATTN_SLOT_MAPPING_ARGS_INIT. */
 typedef struct attn_slot_mapping_args {
@@ -2706,6 +2820,69 @@ typedef attn_error_t* (*PFN_attn_maybe_create_ubatch_slices_ex)(
     int64_t num_split_points, attn_ubatch_slice_t* out_slices,
     attn_ubatch_slice_t* out_padded_slices);
 
+/**
+ * @brief vLLM 0.33's is_last_ubatch_empty (v1/worker/ubatch_utils.py): whether the last of
+ * `num_ubatches` equal micro-batches of `padded_num_tokens` tokens holds none of the
+ * `orig_num_tokens` real ones: (padded_num_tokens // num_ubatches) * (num_ubatches - 1) >=
+ * orig_num_tokens (ABI 1.7). The runner then does not micro-batch the step.
+ * @param[in] orig_num_tokens Tokens before padding (>= 0).
+ * @param[in] padded_num_tokens Tokens after padding (>= 0).
+ * @param[in] num_ubatches Micro-batches (>= 1; vLLM divides by it).
+ * @param[out] out_empty 1 when the last micro-batch is empty, else 0; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_is_last_ubatch_empty(int64_t orig_num_tokens, int64_t padded_num_tokens,
+                                                 int32_t num_ubatches,
+                                                 int32_t* out_empty) ATTN_NOEXCEPT;
+/** Pointer type of attn_is_last_ubatch_empty(). */
+typedef attn_error_t* (*PFN_attn_is_last_ubatch_empty)(int64_t orig_num_tokens,
+                                                       int64_t padded_num_tokens,
+                                                       int32_t num_ubatches, int32_t* out_empty);
+
+/**
+ * @brief vLLM 0.33's get_num_ubatches (v1/worker/ubatch_utils.py) on the two ParallelConfig
+ * fields it derives from: how many micro-batches a step is split into (ABI 1.7).
+ *
+ * ParallelConfig's `use_ubatching` is `enable_dbo or ubatch_size > 1` and its `num_ubatches` is
+ * `2 if enable_dbo else ubatch_size`; the result is num_ubatches when ubatching is used, else 1.
+ * @param[in] enable_dbo 0 or 1 (`parallel_config.enable_dbo`).
+ * @param[in] ubatch_size `parallel_config.ubatch_size` (>= 0; vLLM's default is 0).
+ * @param[out] out_num_ubatches The count (>= 1); untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_get_num_ubatches(int32_t enable_dbo, int32_t ubatch_size,
+                                             int32_t* out_num_ubatches) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_num_ubatches(). */
+typedef attn_error_t* (*PFN_attn_get_num_ubatches)(int32_t enable_dbo, int32_t ubatch_size,
+                                                   int32_t* out_num_ubatches);
+
+/**
+ * @brief vLLM 0.33's check_ubatch_thresholds (v1/worker/ubatch_utils.py) on the ParallelConfig
+ * fields it reads: whether a step of `num_tokens` tokens is large enough to micro-batch (ABI 1.7).
+ *
+ * False when ubatching is off (`enable_dbo` 0 and `ubatch_size` <= 1); else num_tokens >=
+ * dbo_decode_token_threshold for a uniform decode batch, num_tokens >=
+ * dbo_prefill_token_threshold otherwise.
+ * @param[in] enable_dbo 0 or 1 (`parallel_config.enable_dbo`).
+ * @param[in] ubatch_size `parallel_config.ubatch_size` (>= 0).
+ * @param[in] dbo_decode_token_threshold `parallel_config.dbo_decode_token_threshold` (>= 0).
+ * @param[in] dbo_prefill_token_threshold `parallel_config.dbo_prefill_token_threshold` (>= 0).
+ * @param[in] num_tokens Tokens of the step (>= 0).
+ * @param[in] uniform_decode 0 or 1.
+ * @param[out] out_ubatch 1 when the step passes the threshold, else 0; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_check_ubatch_thresholds(int32_t enable_dbo, int32_t ubatch_size,
+                                                    int64_t dbo_decode_token_threshold,
+                                                    int64_t dbo_prefill_token_threshold,
+                                                    int64_t num_tokens, int32_t uniform_decode,
+                                                    int32_t* out_ubatch) ATTN_NOEXCEPT;
+/** Pointer type of attn_check_ubatch_thresholds(). */
+typedef attn_error_t* (*PFN_attn_check_ubatch_thresholds)(
+    int32_t enable_dbo, int32_t ubatch_size, int64_t dbo_decode_token_threshold,
+    int64_t dbo_prefill_token_threshold, int64_t num_tokens, int32_t uniform_decode,
+    int32_t* out_ubatch);
+
 /** Output tensors of one micro-batch's metadata (n = its requests). */
 typedef struct attn_ubatch_out {
   size_t struct_size;                       /**< ::ATTN_UBATCH_OUT_STRUCT_SIZE. */
@@ -3044,9 +3221,21 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_builder_supports_draft_decode_metadata_update)     \
   X(attn_update_draft_decode_metadata)
 
+/** The functions ABI 1.7 added (vLLM 0.33's remaining batch utilities, docs/batch_utilities.md);
+ *  frozen like the 1.0 list once 1.7 is released.
+ *  @param X A macro taking one function name. */
+#define ATTN_API_FUNCTIONS_1_7(X)                           \
+  X(attn_common_metadata_naive_query_lens)                  \
+  X(attn_reshape_attn_output_for_spec_decode)               \
+  X(attn_get_dcp_dummy_context_len)                         \
+  X(attn_should_split_fa2_dcp_context_attention)            \
+  X(attn_is_last_ubatch_empty)                              \
+  X(attn_get_num_ubatches)                                  \
+  X(attn_check_ubatch_thresholds)
+
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
-#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X) ATTN_API_FUNCTIONS_1_5(X)
+#define ATTN_API_FUNCTIONS(X) ATTN_API_FUNCTIONS_1_0(X) ATTN_API_FUNCTIONS_1_3(X) ATTN_API_FUNCTIONS_1_4(X) ATTN_API_FUNCTIONS_1_5(X) ATTN_API_FUNCTIONS_1_7(X)
 
 /** The function table: `struct_size`, then one member per function of ::ATTN_API_FUNCTIONS, in
  *  that order, named as the function and typed as its `PFN_` pointer type
@@ -3092,7 +3281,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_update_draft_decode_metadata) + sizeof(PFN_attn_update_draft_decode_metadata))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_check_ubatch_thresholds) + sizeof(PFN_attn_check_ubatch_thresholds))
 
 /** @} */
 

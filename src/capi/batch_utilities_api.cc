@@ -262,6 +262,40 @@ ATTN_API attn_error_t* attn_reshape_query_for_spec_decode(const attn_tensor_t* q
   ATTN_API_CATCH
 }
 
+ATTN_API attn_error_t* attn_reshape_attn_output_for_spec_decode(const attn_tensor_t* attn_output,
+                                                                attn_tensor_t* out,
+                                                                int64_t* out_shape,
+                                                                int64_t* out_strides) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out, "out");
+  attn::capi::require(out_shape, "out_shape");
+  attn::capi::require(out_strides, "out_strides");
+  const attn::Tensor t = attn::capi::to_required_tensor(attn_output, "attn_output");
+  const attn::Tensor v = attn::reshape_attn_output_for_spec_decode(t);
+  for (int d = 0; d < 3; ++d) {
+    out_shape[d] = v.shape[d];
+    out_strides[d] = v.strides[d];
+  }
+  attn_tensor_t r = *attn_output;
+  r.ndim = 3;
+  r.shape = out_shape;
+  r.strides = out_strides;
+  *out = r;  // data and byte_offset as the output's
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_common_metadata_naive_query_lens(const attn_common_metadata_t* common,
+                                                             const attn_tensor_t* out,
+                                                             attn_stream_t stream) noexcept {
+  ATTN_API_TRY
+  attn::CommonMetadata c = attn::capi::to_common(common);
+  const attn::Tensor o = attn::capi::to_required_tensor(out, "out");
+  attn::naive_query_lens(c, o, stream);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
 ATTN_API attn_error_t* attn_compute_slot_mapping(const attn_slot_mapping_args_t* args,
                                                  attn_stream_t stream) noexcept {
   ATTN_API_TRY

@@ -94,7 +94,7 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
 pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_update_draft_decode_metadata) + size_of::<PFN_attn_update_draft_decode_metadata>();
+    offset_of!(attn_api_t, attn_check_ubatch_thresholds) + size_of::<PFN_attn_check_ubatch_thresholds>();
 
 impl attn_cudagraph_resolve_args_t {
     /// `ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT`.
@@ -740,6 +740,13 @@ macro_rules! with_attn_functions {
             attn_resolve_cudagraph_mode_and_sizes: PFN_attn_resolve_cudagraph_mode_and_sizes,
             attn_builder_supports_draft_decode_metadata_update: PFN_attn_builder_supports_draft_decode_metadata_update,
             attn_update_draft_decode_metadata: PFN_attn_update_draft_decode_metadata,
+            attn_common_metadata_naive_query_lens: PFN_attn_common_metadata_naive_query_lens,
+            attn_reshape_attn_output_for_spec_decode: PFN_attn_reshape_attn_output_for_spec_decode,
+            attn_get_dcp_dummy_context_len: PFN_attn_get_dcp_dummy_context_len,
+            attn_should_split_fa2_dcp_context_attention: PFN_attn_should_split_fa2_dcp_context_attention,
+            attn_is_last_ubatch_empty: PFN_attn_is_last_ubatch_empty,
+            attn_get_num_ubatches: PFN_attn_get_num_ubatches,
+            attn_check_ubatch_thresholds: PFN_attn_check_ubatch_thresholds,
         }
     };
 }
