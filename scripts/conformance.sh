@@ -43,7 +43,11 @@ if [ "${ATTN_CONFORMANCE_SKIP_BUILD:-0}" != 1 ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${device[@]}" \
         -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_EXAMPLES=OFF -DATTN_BUILD_BENCHMARKS=OFF \
         "${launcher[@]}" > /dev/null
-  cmake --build "$build" --target attn > /dev/null
+  if ! cmake --build "$build" --target attn > "$build.build.log" 2>&1; then
+    tail -40 "$build.build.log" >&2
+    echo "error: building libattn in $build failed (log: $build.build.log)" >&2
+    exit 1
+  fi
 fi
 
 ensure_vllm_venv "vllm==$pinned" "$pinned"
