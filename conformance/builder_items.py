@@ -197,6 +197,9 @@ def _model_inputs(backend: str, wrapper: str, b: Batch) -> Dict[str, Any]:
     r = choice_rng(b, 17)
     out: Dict[str, Any] = {}
     u = r.random()
+    layer = _layer(b)
+    if layer is not None and layer.non_causal:  # a third each: False, a tensor, causal
+        u = (0.05, 0.2, 0.5)[min(int(u * 3), 2)]
     if u < 0.1:
         out["causal"] = False
     elif u < 0.3 and backend in CAUSAL_TENSOR_BACKENDS and b.n:
@@ -231,18 +234,50 @@ def _fa_version(backend: str, wrapper: str, b: Batch) -> int:
 
 def _patches(backend: str, wrapper: str, b: Batch) -> Any:
     """patches.patched with the batch's builder settings (DCP group, FLASHINFER's capability,
-    FLASH_ATTN's FlashAttention version): around the construction, the builds and the
-    builder class queries alike."""
+    FLASH_ATTN's FlashAttention version, the layer variant's sliding window): around the
+    construction, the builds and the builder class queries alike."""
     world, rank, _ = _dcp(backend, wrapper, b)
+    layer = _layer(b)
     return patched(backend, (world, rank), _capability(backend, wrapper, b),
-                   _fa_version(backend, wrapper, b))
+                   _fa_version(backend, wrapper, b),
+                   window=layer.window if layer is not None else 0)
+
+
+def _layer(b: Any) -> Any:
+    """The batch's layer variant (layer_variant_items.LayerVariant: the layer's sliding window,
+    full CUDA graphs, capture builds), set by a layer-variant item's Item.adjust; None for the
+    other items (full attention, no CUDA graphs)."""
+    return getattr(b, "layer", None)
+
+
+def capture(ctx: Any, backend: str, wrapper: str, b: Batch) -> bool:
+    """build_for_cudagraph_capture instead of build (layer-variant items with full CUDA graphs,
+    layer_variant_items.capture_batch, by the level vLLM's builder class answers)."""
+    layer = _layer(b)
+    if layer is None or not layer.full:
+        return False
+    from .layer_variant_items import capture_batch
+    levels = ctx.__dict__.setdefault("capture_levels", {})
+    key = _key(backend, wrapper, b)
+    if key not in levels:  # asked once per builder setting, before its first build
+        from vllm.config import set_current_vllm_config
+        from . import patches
+        vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        # the recorders' last calls are what the comparison reads: kept across the query
+        kept = dict(patches.FA3_SCHEDULER_ARGS), dict(patches.CPU_SCHEDULER_ARGS)
+        with set_current_vllm_config(vc), _patches(backend, wrapper, b):
+            levels[key] = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec).name
+        for rec, old in zip((patches.FA3_SCHEDULER_ARGS, patches.CPU_SCHEDULER_ARGS), kept):
+            rec.clear()
+            rec.update(old)
+    return capture_batch(levels[key], b)
 
 
 def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
     return (backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b),
             _settings(backend, wrapper, b), _model(backend, wrapper, b),
-            _fa_version(backend, wrapper, b), getattr(b, "max_seqs", None))
+            _fa_version(backend, wrapper, b), getattr(b, "max_seqs", None), _layer(b))
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -293,10 +328,17 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         world, _, inter = _dcp(backend, wrapper, b)
         settings = _settings(backend, wrapper, b)
         model = _model(backend, wrapper, b)
+        layer = _layer(b)
         vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size,
-                             (blocks, world, inter, settings, model), max_len)
+                             (blocks, world, inter, settings, model, layer), max_len)
         if model != (None, False):
             _with_model_features(vc, *model)
+        if layer is not None and layer.full:
+            # a GPU engine's full CUDA graphs (vLLM's CPU platform has none): the mode and the
+            # largest capture size the builders read
+            from vllm.config.compilation import CUDAGraphMode
+            vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
+            vc.compilation_config.max_cudagraph_capture_size = layer.max_capture
         vc.parallel_config.decode_context_parallel_size = world
         vc.parallel_config.cp_kv_cache_interleave_size = inter
         # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
@@ -312,14 +354,21 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
             with _patches(backend, wrapper, b):
                 configure_vllm(vc, settings)
             full_kw = vllm_spec_kwargs(settings)
-        from vllm.v1.kv_cache_interface import SinkFullAttentionSpec
+        from vllm.v1.kv_cache_interface import SinkFullAttentionSpec, SlidingWindowSpec
+        if layer is not None and layer.window:  # the layer variant's sliding window
+            full_spec = lambda: SlidingWindowSpec(**kw, **full_kw,  # noqa: E731
+                                                  sliding_window=layer.window,
+                                                  dcp_sharded=world > 1)
+        else:
+            full_spec = lambda: FullAttentionSpec(**kw, **full_kw,  # noqa: E731
+                                                  dcp_sharded=world > 1)
         spec = {"ChunkedLocal": lambda: ChunkedLocalAttentionSpec(attention_chunk_size=b.chunk,
                                                                   **kw),
                 "StaticSink": lambda: SinkFullAttentionSpec(sink_len=sink_len(b), **kw),
                 "DiffKV": lambda: FullAttentionSpec(**kw, head_size_v=head_size_v(b)),
                 "Cross": lambda: CrossAttentionSpec(**kw),
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
-                    wrapper, lambda: FullAttentionSpec(**kw, **full_kw, dcp_sharded=world > 1))()
+                    wrapper, full_spec)()
         def make() -> Any:
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
                 fav = _fa_version(backend, wrapper, b)
@@ -359,6 +408,9 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         if settings is not None:
             from .flashinfer_plans import libattn_config_kwargs
             extra = libattn_config_kwargs(settings)
+        layer = _layer(b)
+        if layer is not None and layer.full:
+            extra["max_cudagraph_capture_size"] = layer.max_capture
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,
@@ -374,7 +426,10 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                 "Cross": libattn.KvCacheKind.CROSS_ATTENTION,
                 "EncoderOnly": libattn.KvCacheKind.ENCODER_ONLY}.get(
                     wrapper, libattn.KvCacheKind.FULL_ATTENTION)
-        spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind,
+        window = layer.window if layer is not None and not wrapper else 0
+        if window:
+            kind = libattn.KvCacheKind.SLIDING_WINDOW
+        spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind, sliding_window=window,
                                    attention_chunk_size=b.chunk if wrapper == "ChunkedLocal" else 0,
                                    sink_len=sink_len(b) if wrapper == "StaticSink" else 0,
                                    head_size_v=head_size_v(b) if wrapper == "DiffKV" else 0)
@@ -592,6 +647,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
             cm.seq_lens = cm.seq_lens.clone()
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
             try:
+                if capture(ctx, backend, wrapper, b):
+                    return vb.build_for_cudagraph_capture(cm)
                 return vb.build(0, cm)
             except Exception:
                 if wrapper == "StaticSink":
@@ -602,8 +659,11 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         try:
-            return lib_builder(ctx, backend, wrapper, b, vc).build(
-                lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
+            lb = lib_builder(ctx, backend, wrapper, b, vc)
+            common = lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend)))
+            if capture(ctx, backend, wrapper, b):
+                return lb.build_for_cudagraph_capture(common)
+            return lb.build(common)
         finally:
             # StaticSink's persistent table after a batch vLLM refused: vLLM copies the batch's
             # table before its wrapped builder refuses, libattn validates the batch before it

@@ -64,6 +64,7 @@ def all_items() -> List[Any]:
     from .flashinfer_padded_items import flashinfer_padded_items
     from .gdn_items import gdn_items
     from .kda_items import kda_items
+    from .layer_variant_items import layer_variant_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
     from .ple_items import ple_items
@@ -81,7 +82,7 @@ def all_items() -> List[Any]:
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
     return (utility_items() + abi14_items() + abi17_items() + triton_items() + builder_items()
-            + flashinfer_padded_items() + mla_items()
+            + flashinfer_padded_items() + layer_variant_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
             + kda_items() + bailing_items() + static_sink_items()
             + diffkv_items() + attn_variant_items() + composite_items()
