@@ -8,6 +8,7 @@ KV-sharing fast prefill, cross, encoder-only.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 from typing import Any, Dict, List, Tuple
 
@@ -637,7 +638,29 @@ def _fa_path(b: Batch, wrapper: str) -> str:
             f"{'scheduled' if FA3_SCHEDULER_ARGS else 'no schedule'}, {dcp}")
 
 
-def builder_item(backend: str, wrapper: str = "") -> Item:
+CROSS_UPDATE_NOTE = (
+    "slot_mapping is compared with vLLM's fresh build on the new block table, not with its "
+    "update_block_table: vLLM 0.33's (FLASH_ATTN's, inherited by the cross wrapper) puts the "
+    "decoder's slot_mapping argument into the cross metadata, libattn recomputes the encoder "
+    "tokens' cross slot mapping for the new table as a build does (docs/backends/wrappers.md); "
+    "every other field against vLLM's update")
+
+
+def other_group(b: Batch) -> Tuple[np.ndarray, np.ndarray]:
+    """Another KV cache group's block table and slot mapping for the batch (the arguments of
+    update_block_table): every block id b moved to 3b + 1 (0, the null block, stays), each
+    slot moved with its block, PAD_SLOT_ID (-1) kept."""
+    table = np.where(b.bt > 0, b.bt * 3 + 1, 0).astype(np.int32)
+    s = b.slots.astype(np.int64)
+    bs = b.block_size
+    slots = np.where(s >= 0, (s // bs * 3 + 1) * bs + s % bs, s).astype(np.int64)
+    return table, slots
+
+
+def builder_item(backend: str, wrapper: str = "", update: bool = False) -> Item:
+    """``update``: the item of update_block_table (FLASH_ATTN's builder supports it): both
+    sides build, then update their own result with other_group's table and slot mapping, and
+    the updated metadata is compared field by field."""
     def v(ctx, b):
         b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
@@ -648,8 +671,19 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
             try:
                 if capture(ctx, backend, wrapper, b):
-                    return vb.build_for_cudagraph_capture(cm)
-                return vb.build(0, cm)
+                    md = vb.build_for_cudagraph_capture(cm)
+                else:
+                    md = vb.build(0, cm)
+                if update:
+                    table, slots = other_group(b)
+                    md = vb.update_block_table(md, ctx.torch.from_numpy(table),
+                                               ctx.torch.from_numpy(slots))
+                    if wrapper == "Cross":  # CROSS_UPDATE_NOTE: a fresh build's slot mapping
+                        fresh = copy.copy(b)
+                        fresh.bt, fresh.slots = table, slots
+                        md.slot_mapping = vb.build(0, vllm_common(
+                            ctx, fresh, **_inputs(fresh, wrapper, backend))).slot_mapping
+                return md
             except Exception:
                 if wrapper == "StaticSink":
                     ctx.sink_refused = True
@@ -662,8 +696,13 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
             lb = lib_builder(ctx, backend, wrapper, b, vc)
             common = lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend)))
             if capture(ctx, backend, wrapper, b):
-                return lb.build_for_cudagraph_capture(common)
-            return lb.build(common)
+                md = lb.build_for_cudagraph_capture(common)
+            else:
+                md = lb.build(common)
+            if update:
+                table, slots = other_group(b)
+                md = lb.update_block_table(md, table, slots)
+            return md
         finally:
             # StaticSink's persistent table after a batch vLLM refused: vLLM copies the batch's
             # table before its wrapped builder refuses, libattn validates the batch before it
@@ -677,6 +716,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
                         old.close()
 
     name = f"{wrapper} over {backend}" if wrapper else backend
+    if update:
+        name += " (update_block_table)"
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \
         if backend == "FLEX_ATTENTION" else {}
     if backend == "FLASHINFER" and not wrapper:
@@ -687,11 +728,13 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         path = lambda ctx, b, v: build_path(v, _settings(backend, wrapper, b))  # noqa: E731
     if backend == "FLASH_ATTN":
         path = lambda ctx, b, v: _fa_path(b, wrapper)  # noqa: E731
+    notes = [CROSS_UPDATE_NOTE] if update and wrapper == "Cross" else []
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper,
                                                                   _item_batch(wrapper, b), v, md,
                                                                   ctx)),
-                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path, **limits)
+                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path,
+                notes=notes, **limits)
 
 
 def builder_items() -> List[Item]:
@@ -700,4 +743,9 @@ def builder_items() -> List[Item]:
                                                        "EncoderOnly")]
     items += [builder_item("FLASH_ATTN", w) for w in ("ChunkedLocal", "FastPrefill", "Cross",
                                                       "EncoderOnly")]
+    # update_block_table: FLASH_ATTN's builder supports it, and so do vLLM's wrappers of it
+    # (subclasses; the chunked local one re-gathers the new table with its remap first)
+    items += [builder_item("FLASH_ATTN", w, update=True) for w in ("", "ChunkedLocal",
+                                                                  "FastPrefill", "Cross",
+                                                                  "EncoderOnly")]
     return items

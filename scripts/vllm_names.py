@@ -69,9 +69,15 @@ class ClassInfo:
         self.defines_name = False
         self.builders: List[ast.expr] = []  # what get_builder_cls() returns, when defined
         self.defines_builder = False
+        self.default_builder: Optional[ast.expr] = None
+        self.methods: Dict[str, bool] = {}  # every method it defines: whether @abstractmethod
         if node is None:
             return
         for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.methods[item.name] = any(
+                    getattr(d, "id", getattr(d, "attr", None)) == "abstractmethod"
+                    for d in item.decorator_list)
             if isinstance(item, ast.FunctionDef) and item.name == "get_name":
                 self.defines_name = True
                 for r in ast.walk(item):
@@ -82,6 +88,10 @@ class ClassInfo:
                 self.defines_builder = True
                 self.builders = [r.value for r in ast.walk(item)
                                  if isinstance(r, ast.Return) and r.value is not None]
+                # the builder returned unconditionally (the others are a platform's)
+                self.default_builder = next(
+                    (r.value for r in reversed(item.body)
+                     if isinstance(r, ast.Return) and r.value is not None), None)
 
     @property
     def key(self) -> Key:
@@ -209,12 +219,15 @@ class Source:
         d = self._inherited(c, "defines_name", set())
         return d.own_name if d is not None else None
 
-    def builders(self, c: ClassInfo) -> Tuple[str, ...]:
+    def builders(self, c: ClassInfo, default_only: bool = False) -> Tuple[str, ...]:
+        """What c's get_builder_cls() returns ("module.Class"); default_only: only the return
+        that no platform check guards."""
         d = self._inherited(c, "defines_builder", set())
         if d is None:
             return ()
         out = []
-        for e in d.builders:
+        for e in ([d.default_builder] if default_only and d.default_builder is not None
+                  else d.builders):
             b = self.resolve(d.module, e)
             out.append(f"{b.module}.{b.name}" if b is not None else ast.unparse(e)
                        if hasattr(ast, "unparse") else getattr(e, "id", "?"))
@@ -253,27 +266,12 @@ def libattn_names(library: str) -> List[str]:
     return [i.name for i in lib.backend_infos() if i.origin == libattn.BackendOrigin.BUILTIN]
 
 
-def derive(src: Source, backends: List[str]) -> str:
-    canonical = set(backends)
+def backend_targets(src: Source, backends: List[str]) -> Tuple[
+        List[ClassInfo], List[Tuple[str, str, Optional[ClassInfo], str]], Dict[Key, str]]:
+    """vLLM's backend classes, its enum members, and the libattn backend of each class that is
+    one's (the rule in the module's docstring; scripts/coverage_vllm.py maps builders with it)."""
     backend_classes = [c for c in src.classes.values() if src.is_backend(c) and c.key != BASE]
     members = enum_members(src)
-    # names of each class; where each name comes from
-    names: Dict[Key, Set[str]] = {}
-    origin: Dict[str, List[str]] = {}
-    carriers: Dict[str, List[Optional[ClassInfo]]] = {}
-    for enum, member, cls, value in members:
-        origin.setdefault(member, []).append(
-            f"{enum}.{member}" + (f" ({cls.where()})" if cls else f" (value {value}: no class)"))
-        carriers.setdefault(member, []).append(cls)
-        if cls is not None:
-            names.setdefault(cls.key, set()).add(member)
-    for c in sorted(backend_classes, key=lambda c: c.where()):
-        n = src.get_name(c)
-        if n is None:
-            continue  # abstract: no get_name()
-        names.setdefault(c.key, set()).add(n)
-        origin.setdefault(n, []).append(f"get_name() of {c.where()}")
-        carriers.setdefault(n, []).append(c)
     # the class(es) of each libattn backend
     anchors: Dict[str, List[ClassInfo]] = {}
     member_class = {m: cls for _, m, cls, _ in members}
@@ -300,6 +298,29 @@ def derive(src: Source, backends: List[str]) -> str:
             owners = by_builder.get(src.builders(c), set())
             if len(owners) == 1:
                 target[c.key] = next(iter(owners))
+    return backend_classes, members, target
+
+
+def derive(src: Source, backends: List[str]) -> str:
+    canonical = set(backends)
+    backend_classes, members, target = backend_targets(src, backends)
+    # names of each class; where each name comes from
+    names: Dict[Key, Set[str]] = {}
+    origin: Dict[str, List[str]] = {}
+    carriers: Dict[str, List[Optional[ClassInfo]]] = {}
+    for enum, member, cls, value in members:
+        origin.setdefault(member, []).append(
+            f"{enum}.{member}" + (f" ({cls.where()})" if cls else f" (value {value}: no class)"))
+        carriers.setdefault(member, []).append(cls)
+        if cls is not None:
+            names.setdefault(cls.key, set()).add(member)
+    for c in sorted(backend_classes, key=lambda c: c.where()):
+        n = src.get_name(c)
+        if n is None:
+            continue  # abstract: no get_name()
+        names.setdefault(c.key, set()).add(n)
+        origin.setdefault(n, []).append(f"get_name() of {c.where()}")
+        carriers.setdefault(n, []).append(c)
     # each name
     resolved: List[Tuple[str, str, str]] = []
     refused: List[Tuple[str, str, str]] = []
