@@ -52,6 +52,14 @@ fi
 
 ensure_vllm_venv "vllm==$pinned" "$pinned"
 
+# The files derived from vLLM's source (they need it, so they are checked here, not in ctest):
+# vLLM's backend names (test_vllm_names resolves each) and the coverage audit README quotes.
+vllm_src=$("$venv/bin/python" -c 'import importlib.util as u, os; print(os.path.dirname(u.find_spec("vllm").origin))')
+python3 scripts/vllm_names.py "$build/libattn.so.1" --vllm "$vllm_src" \
+  --check tests/data/vllm_backend_names.txt
+python3 scripts/coverage_vllm.py "$build/libattn.so.1" --vllm "$vllm_src" \
+  --check tests/data/vllm_coverage.txt --readme README.md
+
 export VLLM_TARGET_DEVICE=${VLLM_TARGET_DEVICE:-cpu}
 # vLLM's Triton kernels run in Triton's CPU interpreter (see conformance/vllm_env.py)
 export TRITON_INTERPRET=${TRITON_INTERPRET:-1} CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-}

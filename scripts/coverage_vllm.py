@@ -17,8 +17,8 @@ figures README quotes cannot drift from the audit; --write-readme rewrites that 
 
 The vLLM source is found as scripts/vllm_names.py finds it (--vllm DIR, $ATTN_VLLM_SRC,
 /work/vllm-src/vllm, the `vllm` package of $ATTN_VLLM_VENV's python); --check exits 77 (ctest's
-skip) when there is none, 1 when the report differs from FILE (ctest test_vllm_coverage keeps
-tests/data/vllm_coverage.txt, and so README's quoted figures, current).
+skip) when there is none, 1 when the report differs from FILE (scripts/conformance.sh runs it
+first, keeping tests/data/vllm_coverage.txt, and so README's quoted figures, current).
 
 Builders. Every class descending from vLLM's `AttentionMetadataBuilder` (through any chain of
 bases, resolved through imports), plus the builder classes vLLM's wrapper factories define

@@ -32,7 +32,7 @@ The rule (written once, here):
 The file lists every name vLLM 0.33.0 uses, resolved or not. tests/c/test_vllm_names.c checks the
 library against it (each resolved name builds with its backend's builder, attn_backend_info's
 vllm_names of every backend is exactly its names here, every other name is refused) and runs
-without vLLM; `--check` (ctest test_vllm_names_current) keeps the file vLLM's.
+without vLLM; `--check` (run first by scripts/conformance.sh) keeps the file vLLM's.
 Standard library only; Python 3.8+.
 """
 from __future__ import annotations
