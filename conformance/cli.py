@@ -135,7 +135,12 @@ def main(argv: List[str] = None) -> int:
     items = [it for it in all_items() if not wanted or any(
         it.name == w[1:] if w.startswith("=") else w in it.name for w in wanted)]
     if a.device_sim:
-        items = [it for it in items if it.kind == "builder"]
+        from .device_sim import HOST_ONLY_ITEMS
+        host_only = [it.name for it in items if it.name in HOST_ONLY_ITEMS]
+        if host_only:
+            print(f"--device-sim: skipped {', '.join(host_only)} (builds for the host only; "
+                  "the host lane compares it)")
+        items = [it for it in items if it.kind == "builder" and it.name not in HOST_ONLY_ITEMS]
     if not items:
         print(f"conformance: --only {a.only!r} selects nothing (see --list)", file=sys.stderr)
         return 2

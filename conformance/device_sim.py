@@ -34,6 +34,10 @@ DEVICE_INPUTS = ("query_start_loc", "seq_lens", "block_table", "block_table_tens
                  "dcp_local_seq_lens", "num_accepted_tokens", "num_decode_draft_tokens",
                  "positions", "causal_per_request", "replay_start")
 POSITIONAL = ("query_start_loc", "seq_lens", "block_table", "slot_mapping")
+# Builder items whose backend builds metadata for the host only (libattn refuses a CUDA device:
+# CPU_ATTN's check in src/backends/cpu_attn.cc): the host lane covers them; --device-sim lists
+# them as skipped.
+HOST_ONLY_ITEMS = ("CPU_ATTN",)
 H2D, D2H = 1, 2
 CUDA = 2
 
@@ -111,6 +115,10 @@ def enable(lib_path: str) -> Dict[str, int]:
     """Loads libsimcuda beside `lib_path` and patches the binding (see the module's text).
     Returns the live counters (device inputs made, tensors read back)."""
     global _sim
+    # device_capability 0 means the platform's own answer: the CPU platform's (none) on vLLM's
+    # side, so the simulated device reports 0.0 (kernels/sim/simcuda.cc); items that simulate a
+    # GPU pass their capability explicitly. Read once, before the first call into libsimcuda.
+    os.environ["ATTN_SIM_CAPABILITY"] = "0"
     import libattn
     from libattn.dlpack import TensorView
     _sim = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(lib_path)), "libsimcuda.so"))

@@ -90,6 +90,7 @@ struct State {
   int device_access = 0;  // > 0 while the device runs something
   bool eager = false;
   bool no_device = false;
+  int capability = 90;  // major * 10 + minor (ATTN_SIM_CAPABILITY; 0: the device reports 0.0)
   SimcudaCounters counters;
 };
 
@@ -101,6 +102,14 @@ State& state() {
     st->eager = e != nullptr && std::strcmp(e, "1") == 0;
     const char* n = std::getenv("ATTN_SIM_NO_DEVICE");
     st->no_device = n != nullptr && std::strcmp(n, "1") == 0;
+    // The compute capability the device reports, as major * 10 + minor (default 90). 0 makes
+    // libattn's "the device's own capability" (config device_capability 0) resolve to 0, as on
+    // the host: the conformance lane's --device-sim sets it so that both sides see one platform.
+    if (const char* c = std::getenv("ATTN_SIM_CAPABILITY")) {
+      char* end = nullptr;
+      const long v = std::strtol(c, &end, 10);
+      if (end != c && *end == '\0' && v >= 0 && v < 1000) st->capability = static_cast<int>(v);
+    }
     return st;
   }();
   return *s;
@@ -392,8 +401,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
   if (value == nullptr) return note(cudaErrorInvalidValue);
   if (device != 0 || state().no_device) return note(cudaErrorInvalidDevice);
   switch (attr) {
-    case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
-    case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = state().capability / 10; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = state().capability % 10; break;
     case cudaDevAttrMultiProcessorCount: *value = 132; break;
     case cudaDevAttrMemoryClockRate: *value = 0; break;  // nothing is timed: no bandwidth
     case cudaDevAttrGlobalMemoryBusWidth: *value = 0; break;
@@ -406,10 +415,11 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device) {
   if (prop == nullptr) return note(cudaErrorInvalidValue);
   if (device != 0 || state().no_device) return note(cudaErrorInvalidDevice);
   std::memset(prop, 0, sizeof *prop);
-  std::snprintf(prop->name, sizeof prop->name, "libattn simulated device (SM 9.0)");
+  std::snprintf(prop->name, sizeof prop->name, "libattn simulated device (SM %d.%d)",
+                state().capability / 10, state().capability % 10);
   prop->totalGlobalMem = size_t{1} << 36;
-  prop->major = 9;
-  prop->minor = 0;
+  prop->major = state().capability / 10;
+  prop->minor = state().capability % 10;
   prop->multiProcessorCount = 132;
   return cudaSuccess;
 }
