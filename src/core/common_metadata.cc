@@ -91,7 +91,10 @@ void compare_host_pair(const std::optional<Tensor>& t, const std::optional<Tenso
   const int64_t size = t->dtype.bits / 8;
   const auto* a = static_cast<const char*>(t->data);
   const auto* b = static_cast<const char*>(mirror->data);
-  const int64_t sa = t->strides[0] * size, sb = mirror->strides[0] * size;
+  // A dimension of size 1 may have any stride (even one whose byte stride overflows): only
+  // n > 1 rows step by it, and then the view's validated extent bounds it.
+  const int64_t sa = n > 1 ? t->strides[0] * size : size;
+  const int64_t sb = n > 1 ? mirror->strides[0] * size : size;
   if (sa == size && sb == size && std::memcmp(a, b, static_cast<size_t>(n * size)) == 0) return;
   for (int64_t i = 0; i < n; ++i) {
     if (std::memcmp(a + i * sa, b + i * sb, static_cast<size_t>(size)) == 0) continue;

@@ -453,6 +453,23 @@ static void test_hyperparameters_and_bad_input(void** state) {
                  "common->seq_lens[0]=4000 differs from its host mirror common->seq_lens_cpu[0]=2");
     ts_batch_free(lying);
   }
+  {
+    /* one request: a dimension of size 1 may have any stride, even one whose byte stride
+     * overflows int64 (the fuzzer's find: the mirror comparison multiplied it, UB) */
+    static const int32_t q1[1] = {1}, s1[1] = {2};
+    ts_batch* one = ts_batch_make(q1, s1, 1, 16, 1, -1);
+    int32_t copy[1] = {2};
+    int64_t shape[1] = {1}, strides[1] = {(int64_t)1 << 62};
+    attn_tensor_t copy_t = ts_host_tensor(copy, 1, shape, ATTN_DTYPE_INT, 32);
+    copy_t.strides = strides;
+    one->common.seq_lens_cpu = &one->seq_t;
+    one->common.seq_lens = &copy_t;
+    ASSERT_OK(attn_build(b, 0, &one->common, 0, &m, NULL));
+    copy[0] = 3; /* and a different value is still found */
+    ASSERT_ERROR(attn_build(b, 0, &one->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->seq_lens[0]=3 differs from its host mirror common->seq_lens_cpu[0]=2");
+    ts_batch_free(one);
+  }
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   ASSERT_ERROR(attn_update_block_table(b, m, batch->common.block_table_tensor,
                                        batch->common.slot_mapping, &m, NULL),
