@@ -307,8 +307,8 @@ void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
     out[i] = static_cast<int32_t>(seq_lens_host[i] - query_len(i));
 }
 
-void validate(CommonMetadata& c, const CommonLimits& lim) {
-  // Scalars first: they size every shape check below.
+void validate_scalars(const CommonScalars& c, const CommonLimits& lim) {
+  // Scalars first: they size every shape check of validate().
   if (c.num_reqs < 0) invalid("common->num_reqs=", c.num_reqs, " is negative");
   if (c.num_reqs > kMaxIndex) invalid("common->num_reqs=", c.num_reqs, " exceeds 2^31-1");
   if (lim.max_num_seqs >= 0 && c.num_reqs > lim.max_num_seqs)
@@ -325,10 +325,35 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   if (c.max_seq_len > kMaxIndex) invalid("common->max_seq_len=", c.max_seq_len, " exceeds 2^31-1");
 
   // Required tensors.
-  if (!c.query_start_loc) invalid("common->query_start_loc is NULL");
-  if (!c.seq_lens && lim.reads_seq_lens) invalid("common->seq_lens is NULL");
-  if (lim.require_tables && !c.block_table_tensor) invalid("common->block_table_tensor is NULL");
-  if (lim.require_tables && !c.slot_mapping) invalid("common->slot_mapping is NULL");
+  if (!c.has_query_start_loc) invalid("common->query_start_loc is NULL");
+  if (!c.has_seq_lens && lim.reads_seq_lens) invalid("common->seq_lens is NULL");
+  if (lim.require_tables && !c.has_block_table) invalid("common->block_table_tensor is NULL");
+  if (lim.require_tables && !c.has_slot_mapping) invalid("common->slot_mapping is NULL");
+
+  if (!c.has_logits_indices) {
+    if (c.has_logits_indices_cpu)
+      invalid(
+          "common->logits_indices_padded_cpu is given but common->logits_indices_padded is NULL");
+    if (c.num_logits_indices != 0)
+      invalid("common->num_logits_indices=", c.num_logits_indices,
+              " but common->logits_indices_padded is NULL");
+  }
+}
+
+void validate(CommonMetadata& c, const CommonLimits& lim) {
+  CommonScalars s;
+  s.num_reqs = c.num_reqs;
+  s.num_actual_tokens = c.num_actual_tokens;
+  s.max_query_len = c.max_query_len;
+  s.max_seq_len = c.max_seq_len;
+  s.num_logits_indices = c.num_logits_indices;
+  s.has_query_start_loc = c.query_start_loc.has_value();
+  s.has_seq_lens = c.seq_lens.has_value();
+  s.has_block_table = c.block_table_tensor.has_value();
+  s.has_slot_mapping = c.slot_mapping.has_value();
+  s.has_logits_indices = c.logits_indices_padded.has_value();
+  s.has_logits_indices_cpu = c.logits_indices_padded_cpu.has_value();
+  validate_scalars(s, lim);
 
   const Device where = lim.device ? *lim.device : c.query_start_loc->device;
   check_vector(c.query_start_loc, "common->query_start_loc", kInt32, c.num_reqs + 1, where);
@@ -379,12 +404,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
         invalid("common->logits_indices_padded_cpu is on ", m.device.to_string(),
                 "; a *_cpu mirror must be in host memory");
     }
-  } else if (c.logits_indices_padded_cpu) {
-    invalid("common->logits_indices_padded_cpu is given but common->logits_indices_padded is NULL");
-  } else if (c.num_logits_indices != 0) {
-    invalid("common->num_logits_indices=", c.num_logits_indices,
-            " but common->logits_indices_padded is NULL");
-  }
+  }  // (without logits indices: validate_scalars checked the mirror and the count)
   check_vector(c.encoder_seq_lens, "common->encoder_seq_lens", kInt32, c.num_reqs, where);
   check_mirror(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu", kInt32, c.num_reqs);
   check_vector(c.dcp_local_seq_lens, "common->dcp_local_seq_lens", kInt32, c.num_reqs, where);
@@ -670,12 +690,19 @@ const std::vector<std::string>& common_field_names() {
     m.set_none(i++);
 #define SET_FIELD_TENSOR(name, ...) m.set_tensor(i++, c.name);
 
-Metadata to_metadata(const CommonMetadata& c) {
-  Metadata m("common", common_field_names());
+void assign_metadata(const CommonMetadata& c, Metadata& m) {
+  if (m.kind() != "common" || m.size() != common_field_names().size())
+    fail(Status::kInternal, "assign_metadata on metadata of kind '", m.kind(), "'");
   size_t i = 0;
   ATTN_COMMON_METADATA_FIELDS(SET_FIELD)
+  m.info = BuildInfo{};
   m.info.num_reqs = c.num_reqs;
   m.info.host_max_seq_len = c.host_max_seq_len;
+}
+
+Metadata to_metadata(const CommonMetadata& c) {
+  Metadata m("common", common_field_names());
+  assign_metadata(c, m);
   return m;
 }
 

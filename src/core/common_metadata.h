@@ -100,6 +100,25 @@ CommonMetadata utility_view(const CommonMetadata& common, bool seq_lens, bool is
 /// Throws Error(kInvalidArgument) naming "common-><field>" and the value.
 void validate(CommonMetadata& common, const CommonLimits& limits);
 
+/// What validate() checks before it reads any tensor descriptor: the scalars, that the required
+/// tensors are given and that the logits fields come together. Given as plain values so that a
+/// caller holding only the ABI struct can run them (fast prefill's pass-through, O(1)).
+struct CommonScalars {
+  int64_t num_reqs = 0;
+  int64_t num_actual_tokens = 0;
+  int64_t max_query_len = 0;
+  int64_t max_seq_len = 0;
+  int64_t num_logits_indices = 0;
+  bool has_query_start_loc = false;
+  bool has_seq_lens = false;
+  bool has_block_table = false;
+  bool has_slot_mapping = false;
+  bool has_logits_indices = false;
+  bool has_logits_indices_cpu = false;
+};
+/// The first checks of validate(), with its messages (validate() calls it).
+void validate_scalars(const CommonScalars& scalars, const CommonLimits& limits);
+
 /// The checks validate() makes on the host lengths, for `values` (num_reqs entries) a builder
 /// copied from the device seq_lens (vLLM 0.33's seq_lens.cpu()): not negative, at least the
 /// query length, at most max_seq_len, config->max_model_len and seq_lens_cpu_upper_bound, the
@@ -117,5 +136,8 @@ CommonMetadata unpadded(const CommonMetadata& common, int64_t num_actual_tokens,
 const std::vector<std::string>& common_field_names();
 /// A batch as metadata of kind "common" (tensor views, scalars; absent tensors are None).
 Metadata to_metadata(const CommonMetadata& common);
+/// to_metadata into metadata that to_metadata made before (same kind and fields): every field
+/// and the build info assigned, nothing allocated.
+void assign_metadata(const CommonMetadata& common, Metadata& out);
 
 }  // namespace attn
