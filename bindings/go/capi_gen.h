@@ -94,7 +94,8 @@
   X(attn_builder_varlen_cudagraph_max_query_len) \
   X(attn_resolve_cudagraph_mode_and_sizes) \
   X(attn_builder_supports_draft_decode_metadata_update) \
-  X(attn_update_draft_decode_metadata)
+  X(attn_update_draft_decode_metadata) \
+  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -168,6 +169,7 @@ typedef struct gattn_api {
   __typeof__(&attn_resolve_cudagraph_mode_and_sizes) attn_resolve_cudagraph_mode_and_sizes;
   __typeof__(&attn_builder_supports_draft_decode_metadata_update) attn_builder_supports_draft_decode_metadata_update;
   __typeof__(&attn_update_draft_decode_metadata) attn_update_draft_decode_metadata;
+  __typeof__(&attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex;
 } gattn_api_t;
 
 /* Trampolines: gattn_<name without attn_>(api, the arguments). */
@@ -240,6 +242,7 @@ static inline attn_error_t* gattn_builder_varlen_cudagraph_max_query_len(const g
 static inline attn_error_t* gattn_resolve_cudagraph_mode_and_sizes(const gattn_api_t* a, const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size, int32_t* out_sizes, size_t* inout_num_sizes) { return a->attn_resolve_cudagraph_mode_and_sizes(args, out_mode, out_max_capture_size, out_sizes, inout_num_sizes); }
 static inline attn_error_t* gattn_builder_supports_draft_decode_metadata_update(const gattn_api_t* a, const attn_builder_t* builder, int32_t* out) { return a->attn_builder_supports_draft_decode_metadata_update(builder, out); }
 static inline attn_error_t* gattn_update_draft_decode_metadata(const gattn_api_t* a, attn_builder_t* builder, attn_metadata_t* metadata, uintptr_t stream) { return a->attn_update_draft_decode_metadata(builder, metadata, (attn_stream_t)stream); }
+static inline attn_error_t* gattn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(const gattn_api_t* a, const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu, const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu, attn_common_metadata_t* out_batch, attn_metadata_t** out_owned, uintptr_t stream) { return a->attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(common, logits_indices_cpu, out_query_start_loc, out_query_start_loc_cpu, out_batch, out_owned, (attn_stream_t)stream); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
 static inline attn_cudagraph_resolve_args_t gattn_cudagraph_resolve_args_init(void) { attn_cudagraph_resolve_args_t v = ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; return v; }

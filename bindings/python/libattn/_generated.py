@@ -705,6 +705,7 @@ attn_conv1d_info_t._fields_ = [
 ]
 PFN_attn_compute_causal_conv1d_metadata = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_conv1d_info_t), c_void_p)
 PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_void_p), c_void_p)
+PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p)
 attn_local_attention_out_t._fields_ = [
     ("struct_size", c_size_t),
     ("query_start_loc", POINTER(attn_tensor_t)),
@@ -848,6 +849,7 @@ attn_api_t._fields_ = [
     ("attn_resolve_cudagraph_mode_and_sizes", PFN_attn_resolve_cudagraph_mode_and_sizes),
     ("attn_builder_supports_draft_decode_metadata_update", PFN_attn_builder_supports_draft_decode_metadata_update),
     ("attn_update_draft_decode_metadata", PFN_attn_update_draft_decode_metadata),
+    ("attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex", PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -881,7 +883,7 @@ ATTN_UBATCH_SLICE_STRUCT_SIZE = attn_ubatch_slice_t.token_stop.offset + attn_uba
 ATTN_UBATCH_OUT_STRUCT_SIZE = attn_ubatch_out_t.extension.offset + attn_ubatch_out_t.extension.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_update_draft_decode_metadata.offset + attn_api_t.attn_update_draft_decode_metadata.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex.offset + attn_api_t.attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex.size
 
 # ---- the fields of the growing structs as src/core/abi_fields.h lists them: (name, kind,
 # a tensor's (dtype, rows, unpadded), the *_INIT value: an int, an enum member or None)
@@ -1098,6 +1100,7 @@ SIGNATURES = {
     "attn_resolve_cudagraph_mode_and_sizes": (c_void_p, [POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t)]),
     "attn_builder_supports_draft_decode_metadata_update": (c_void_p, [c_void_p, POINTER(c_int32)]),
     "attn_update_draft_decode_metadata": (c_void_p, [c_void_p, c_void_p, c_void_p]),
+    "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -1172,6 +1175,7 @@ SINCE = {
     "attn_resolve_cudagraph_mode_and_sizes": (1, 4),
     "attn_builder_supports_draft_decode_metadata_update": (1, 5),
     "attn_update_draft_decode_metadata": (1, 5),
+    "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (1, 7),
 }
 
 # ---- what each hand-written module re-exports
@@ -1280,6 +1284,7 @@ CALLBACKS = (
     "PFN_attn_compute_flashinfer_kv_metadata",
     "PFN_attn_compute_causal_conv1d_metadata",
     "PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata",
+    "PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex",
     "PFN_attn_local_attention_num_virtual_batches",
     "PFN_attn_make_local_attention_virtual_batches",
     "PFN_attn_remap_local_block_table",

@@ -90,7 +90,8 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
 pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_update_draft_decode_metadata) + size_of::<PFN_attn_update_draft_decode_metadata>();
+    offset_of!(attn_api_t, attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
+        + size_of::<PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex>();
 
 impl attn_cudagraph_resolve_args_t {
     /// `ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT`.
@@ -735,6 +736,7 @@ macro_rules! with_attn_functions {
             attn_resolve_cudagraph_mode_and_sizes: PFN_attn_resolve_cudagraph_mode_and_sizes,
             attn_builder_supports_draft_decode_metadata_update: PFN_attn_builder_supports_draft_decode_metadata_update,
             attn_update_draft_decode_metadata: PFN_attn_update_draft_decode_metadata,
+            attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex: PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex,
         }
     };
 }
