@@ -194,6 +194,15 @@ func TestKVSharingFastPrefillEx(t *testing.T) {
 		t.Fatalf("pass-through: got (%p, %v), want (%p, nil)", same, md, c)
 	}
 	equal(t, "untouched", outQSLCPU, []int32{-9, -9, -9, -9})
+	// decodes of an armed step: the same batch too
+	d := get(attn.NewCommonMetadata([]int32{0, 1, 2, 3}, seqLens, table, 3, make([]int64, 3)))(t)
+	d.LogitsIndicesPadded = attn.Slice([]int32{0, 1, 2})
+	d.NumLogitsIndices = 3
+	same, md, err = l.MakeKVSharingFastPrefillCommonAttnMetadataEx(d, attn.Tensor{}, attn.Slice(outQSL), attn.Slice(outQSLCPU), 0)
+	ok(t, err)
+	if same != d || md != nil {
+		t.Fatalf("armed decodes: got (%p, %v), want (%p, nil)", same, md, d)
+	}
 	// armed: kv_sharing_fast_prefill.json's answer
 	c.LogitsIndicesPadded = attn.Slice([]int32{14, 18, 19, 27, 99})
 	c.NumLogitsIndices = 4

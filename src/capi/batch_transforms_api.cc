@@ -128,7 +128,7 @@ ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex
     sc.has_seq_lens = common->seq_lens != nullptr;
     sc.has_block_table = common->block_table_tensor != nullptr;
     sc.has_slot_mapping = common->slot_mapping != nullptr;
-    sc.has_logits_indices = false;
+    sc.has_logits_indices = common->logits_indices_padded != nullptr;  // decodes may have them
     sc.has_logits_indices_cpu = in_size >= ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 &&
                                 common->logits_indices_padded_cpu != nullptr;
     attn::validate_scalars(sc, attn::CommonLimits{});

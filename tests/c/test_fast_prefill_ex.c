@@ -170,6 +170,37 @@ static void test_pass_through_not_armed(void** state) {
   pass_through_case(4); /* prefills, but no logits indices: vLLM 0.33 returns the batch */
 }
 
+/* Decodes of an armed step (logits indices given, one per request: vLLM's decode steps with
+ * KV-sharing layers): passed through as well, the indices left in the batch. */
+static void test_pass_through_armed_decodes(void** state) {
+  fixture f;
+  int32_t idx[3] = {0, 1, 2};
+  int64_t is[1] = {3};
+  attn_tensor_t it = I32(idx, is);
+  attn_common_metadata_t batch = ATTN_COMMON_METADATA_INIT;
+  attn_metadata_t* owned = (attn_metadata_t*)UNTOUCHED_PTR;
+  attn_metadata_t* v1 = NULL;
+  long before;
+  (void)state;
+  fixture_make(&f, 3, 1);
+  f.b->common.logits_indices_padded = &it;
+  f.b->common.num_logits_indices = 3;
+  f.b->common.max_logits_per_req = 1;
+  before = alloc_count();
+  ASSERT_OK(fp_ex(&f, &f.b->common, &batch, &owned));
+  expect_no_allocation(before, "the pass-through of armed decodes");
+  assert_null(owned);
+  assert_memory_equal(&batch, &f.b->common, sizeof batch);
+  assert_int_equal(f.out[0], -9);
+  ASSERT_OK(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&f.b->common, NULL, &f.ot,
+                                                                   &f.oct, &v1, NULL));
+  assert_ptr_equal(ts_tensor(v1, "query_start_loc")->data, f.b->qsl);
+  assert_int_equal(ts_int(v1, "num_actual_tokens"), 3);
+  assert_int_equal(ts_int(v1, "num_logits_indices"), 3);
+  attn_metadata_destroy(v1);
+  ts_batch_free(f.b);
+}
+
 /* An armed batch: the ABI 1.0 function's batch, viewed in out_batch, owned by the caller. */
 static void test_new_batch_equals_v1(void** state) {
   fixture f;
@@ -447,6 +478,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pass_through_decodes),
       cmocka_unit_test(test_pass_through_not_armed),
+      cmocka_unit_test(test_pass_through_armed_decodes),
       cmocka_unit_test(test_new_batch_equals_v1),
       cmocka_unit_test(test_in_place),
       cmocka_unit_test(test_older_struct_sizes),

@@ -219,6 +219,9 @@ def test_fast_prefill_ex_returns_common_itself_or_a_new_batch(lib):
     from conftest import config, spec
     decodes = Batch([4, 5, 6], [1, 1, 1]).common()
     assert lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(decodes) is decodes
+    armed_decodes = Batch([4, 5, 6], [1, 1, 1]).common(logits_indices_padded=[0, 1, 2],
+                                                         num_logits_indices=3)
+    assert lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(armed_decodes) is armed_decodes
     not_armed = Batch([0, 0], [4, 6]).common()
     out = np.full(3, -9, np.int32)
     assert lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(
