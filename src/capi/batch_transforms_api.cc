@@ -134,7 +134,10 @@ ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex
     attn::validate_scalars(sc, attn::CommonLimits{});
     // out_batch = *common: its bytes up to its struct_size, the *_INIT defaults after them (an
     // older caller's batch), out_batch->struct_size kept.
-    if (out_batch != common) std::memcpy(static_cast<void*>(out_batch), common, copied);
+    if (out_batch != common && copied == sizeof(T))
+      *out_batch = *common;  // this header's size: a fixed-size copy
+    else if (out_batch != common)
+      std::memcpy(static_cast<void*>(out_batch), common, copied);
     if (out_size > copied) {
       static const T defaults = ATTN_COMMON_METADATA_INIT;
       std::memcpy(reinterpret_cast<char*>(out_batch) + copied,

@@ -11,7 +11,7 @@
 namespace attn {
 namespace {
 
-constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxIndex = kMaxBatchIndex;
 
 void expect_data(const Tensor& t, const char* name) {
   if (t.data == nullptr && t.numel() > 0) invalid(name, " has data=NULL and ", t.numel(), " elements");
@@ -305,39 +305,6 @@ void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
     invalid("num_computed_tokens_cpu needs common->seq_lens_cpu (seq_lens is not in host memory)");
   for (int64_t i = 0; i < num_reqs; ++i)
     out[i] = static_cast<int32_t>(seq_lens_host[i] - query_len(i));
-}
-
-void validate_scalars(const CommonScalars& c, const CommonLimits& lim) {
-  // Scalars first: they size every shape check of validate().
-  if (c.num_reqs < 0) invalid("common->num_reqs=", c.num_reqs, " is negative");
-  if (c.num_reqs > kMaxIndex) invalid("common->num_reqs=", c.num_reqs, " exceeds 2^31-1");
-  if (lim.max_num_seqs >= 0 && c.num_reqs > lim.max_num_seqs)
-    invalid("common->num_reqs=", c.num_reqs, " exceeds config->max_num_seqs=", lim.max_num_seqs);
-  if (c.num_actual_tokens < 0)
-    invalid("common->num_actual_tokens=", c.num_actual_tokens, " is negative");
-  if (c.num_actual_tokens > kMaxIndex)
-    invalid("common->num_actual_tokens=", c.num_actual_tokens, " exceeds 2^31-1");
-  if (lim.max_num_batched_tokens >= 0 && c.num_actual_tokens > lim.max_num_batched_tokens)
-    invalid("common->num_actual_tokens=", c.num_actual_tokens,
-            " exceeds config->max_num_batched_tokens=", lim.max_num_batched_tokens);
-  if (c.max_query_len < 0) invalid("common->max_query_len=", c.max_query_len, " is negative");
-  if (c.max_seq_len < 0) invalid("common->max_seq_len=", c.max_seq_len, " is negative");
-  if (c.max_seq_len > kMaxIndex) invalid("common->max_seq_len=", c.max_seq_len, " exceeds 2^31-1");
-
-  // Required tensors.
-  if (!c.has_query_start_loc) invalid("common->query_start_loc is NULL");
-  if (!c.has_seq_lens && lim.reads_seq_lens) invalid("common->seq_lens is NULL");
-  if (lim.require_tables && !c.has_block_table) invalid("common->block_table_tensor is NULL");
-  if (lim.require_tables && !c.has_slot_mapping) invalid("common->slot_mapping is NULL");
-
-  if (!c.has_logits_indices) {
-    if (c.has_logits_indices_cpu)
-      invalid(
-          "common->logits_indices_padded_cpu is given but common->logits_indices_padded is NULL");
-    if (c.num_logits_indices != 0)
-      invalid("common->num_logits_indices=", c.num_logits_indices,
-              " but common->logits_indices_padded is NULL");
-  }
 }
 
 void validate(CommonMetadata& c, const CommonLimits& lim) {
