@@ -30,7 +30,7 @@ import numpy as np
 
 from .batches import BLOCK_SIZES, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _leaf,
-                            _missing_safe)
+                            _missing_safe, other_group)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
@@ -163,18 +163,29 @@ def lib_builder(ctx: Any, name: str, b: Batch, vc: Any) -> Any:
     return ctx.builders[key]
 
 
-def variant_item(name: str) -> Item:
+def variant_item(name: str, update: bool = False) -> Item:
+    """``update``: the item of update_block_table (B12X supports it): the built metadata
+    updated with builder_items.other_group's table and slot mapping on both sides."""
     def v(ctx, b):
         vb, vc = vllm_builder(ctx, name, b)
         from vllm.config import set_current_vllm_config
         HPC_CALLS.clear()
         with set_current_vllm_config(vc), _hpc_recorder():
             out = vb.build(0, vllm_common(ctx, b, **_causal(name, b)))
+            if update:
+                table, slots = other_group(b)
+                out = vb.update_block_table(out, ctx.torch.from_numpy(table),
+                                            ctx.torch.from_numpy(slots))
         return out, list(HPC_CALLS)
 
     def l(ctx, b):
         _, vc = vllm_builder(ctx, name, b)
-        return lib_builder(ctx, name, b, vc).build(lib_common(ctx, b, **_causal(name, b)))
+        lb = lib_builder(ctx, name, b, vc)
+        md = lb.build(lib_common(ctx, b, **_causal(name, b)))
+        if update:
+            table, slots = other_group(b)
+            md = lb.update_block_table(md, table, slots)
+        return md
 
     def pairs(ctx, b, vv, md):
         v, calls = vv
@@ -207,7 +218,8 @@ def variant_item(name: str) -> Item:
                    f"{'prefills' if v.num_prefills else 'no prefills'}, q/decode {v.decode_query_len}"
         return "built"
 
-    return Item(name, "builder", v, l, pairs, max_spec=3, block_sizes=BLOCK_SIZES, path=path)
+    return Item(f"{name} (update_block_table)" if update else name, "builder", v, l, pairs,
+                max_spec=3, block_sizes=BLOCK_SIZES, path=path)
 
 
 def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],
@@ -242,4 +254,4 @@ def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],
 def attn_variant_items() -> List[Item]:
     return [variant_item(n) for n in ("B12X", "HPC_ATTN", "CACHE_ONLY_ATTN", "ROCM_ATTN",
                                       "ROCM_OCTAVE", "ROCM_AITER_UNIFIED_ATTN",
-                                      "ROCM_SEGMENTED_ATTN")]
+                                      "ROCM_SEGMENTED_ATTN")] + [variant_item("B12X", update=True)]

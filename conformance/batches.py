@@ -27,7 +27,7 @@ TOKEN_BUDGET = 32768  # scheduled tokens of the extends and prefills, roughly
 
 
 #: attributes an item's Item.adjust sets on a batch, kept by Batch.subset (shrinking)
-ITEM_ATTRS = ("pad_tokens", "max_seqs", "fi_settings")
+ITEM_ATTRS = ("pad_tokens", "max_seqs", "fi_settings", "layer")
 
 
 class Batch:

@@ -8,6 +8,7 @@ KV-sharing fast prefill, cross, encoder-only.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 from typing import Any, Dict, List, Tuple
 
@@ -197,6 +198,9 @@ def _model_inputs(backend: str, wrapper: str, b: Batch) -> Dict[str, Any]:
     r = choice_rng(b, 17)
     out: Dict[str, Any] = {}
     u = r.random()
+    layer = _layer(b)
+    if layer is not None and layer.non_causal:  # a third each: False, a tensor, causal
+        u = (0.05, 0.2, 0.5)[min(int(u * 3), 2)]
     if u < 0.1:
         out["causal"] = False
     elif u < 0.3 and backend in CAUSAL_TENSOR_BACKENDS and b.n:
@@ -231,18 +235,50 @@ def _fa_version(backend: str, wrapper: str, b: Batch) -> int:
 
 def _patches(backend: str, wrapper: str, b: Batch) -> Any:
     """patches.patched with the batch's builder settings (DCP group, FLASHINFER's capability,
-    FLASH_ATTN's FlashAttention version): around the construction, the builds and the
-    builder class queries alike."""
+    FLASH_ATTN's FlashAttention version, the layer variant's sliding window): around the
+    construction, the builds and the builder class queries alike."""
     world, rank, _ = _dcp(backend, wrapper, b)
+    layer = _layer(b)
     return patched(backend, (world, rank), _capability(backend, wrapper, b),
-                   _fa_version(backend, wrapper, b))
+                   _fa_version(backend, wrapper, b),
+                   window=layer.window if layer is not None else 0)
+
+
+def _layer(b: Any) -> Any:
+    """The batch's layer variant (layer_variant_items.LayerVariant: the layer's sliding window,
+    full CUDA graphs, capture builds), set by a layer-variant item's Item.adjust; None for the
+    other items (full attention, no CUDA graphs)."""
+    return getattr(b, "layer", None)
+
+
+def capture(ctx: Any, backend: str, wrapper: str, b: Batch) -> bool:
+    """build_for_cudagraph_capture instead of build (layer-variant items with full CUDA graphs,
+    layer_variant_items.capture_batch, by the level vLLM's builder class answers)."""
+    layer = _layer(b)
+    if layer is None or not layer.full:
+        return False
+    from .layer_variant_items import capture_batch
+    levels = ctx.__dict__.setdefault("capture_levels", {})
+    key = _key(backend, wrapper, b)
+    if key not in levels:  # asked once per builder setting, before its first build
+        from vllm.config import set_current_vllm_config
+        from . import patches
+        vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        # the recorders' last calls are what the comparison reads: kept across the query
+        kept = dict(patches.FA3_SCHEDULER_ARGS), dict(patches.CPU_SCHEDULER_ARGS)
+        with set_current_vllm_config(vc), _patches(backend, wrapper, b):
+            levels[key] = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec).name
+        for rec, old in zip((patches.FA3_SCHEDULER_ARGS, patches.CPU_SCHEDULER_ARGS), kept):
+            rec.clear()
+            rec.update(old)
+    return capture_batch(levels[key], b)
 
 
 def _key(backend: str, wrapper: str, b: Batch) -> Tuple[Any, ...]:
     chunk = b.chunk if wrapper == "ChunkedLocal" else 0
     return (backend, wrapper, b.block_size, b.spec, chunk, _dcp(backend, wrapper, b),
             _settings(backend, wrapper, b), _model(backend, wrapper, b),
-            _fa_version(backend, wrapper, b), getattr(b, "max_seqs", None))
+            _fa_version(backend, wrapper, b), getattr(b, "max_seqs", None), _layer(b))
 
 
 #: builders kept per item (least recently used dropped): FLASHINFER's hold large workspaces
@@ -293,10 +329,17 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         world, _, inter = _dcp(backend, wrapper, b)
         settings = _settings(backend, wrapper, b)
         model = _model(backend, wrapper, b)
+        layer = _layer(b)
         vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size,
-                             (blocks, world, inter, settings, model), max_len)
+                             (blocks, world, inter, settings, model, layer), max_len)
         if model != (None, False):
             _with_model_features(vc, *model)
+        if layer is not None and layer.full:
+            # a GPU engine's full CUDA graphs (vLLM's CPU platform has none): the mode and the
+            # largest capture size the builders read
+            from vllm.config.compilation import CUDAGraphMode
+            vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
+            vc.compilation_config.max_cudagraph_capture_size = layer.max_capture
         vc.parallel_config.decode_context_parallel_size = world
         vc.parallel_config.cp_kv_cache_interleave_size = inter
         # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
@@ -312,14 +355,21 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
             with _patches(backend, wrapper, b):
                 configure_vllm(vc, settings)
             full_kw = vllm_spec_kwargs(settings)
-        from vllm.v1.kv_cache_interface import SinkFullAttentionSpec
+        from vllm.v1.kv_cache_interface import SinkFullAttentionSpec, SlidingWindowSpec
+        if layer is not None and layer.window:  # the layer variant's sliding window
+            full_spec = lambda: SlidingWindowSpec(**kw, **full_kw,  # noqa: E731
+                                                  sliding_window=layer.window,
+                                                  dcp_sharded=world > 1)
+        else:
+            full_spec = lambda: FullAttentionSpec(**kw, **full_kw,  # noqa: E731
+                                                  dcp_sharded=world > 1)
         spec = {"ChunkedLocal": lambda: ChunkedLocalAttentionSpec(attention_chunk_size=b.chunk,
                                                                   **kw),
                 "StaticSink": lambda: SinkFullAttentionSpec(sink_len=sink_len(b), **kw),
                 "DiffKV": lambda: FullAttentionSpec(**kw, head_size_v=head_size_v(b)),
                 "Cross": lambda: CrossAttentionSpec(**kw),
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
-                    wrapper, lambda: FullAttentionSpec(**kw, **full_kw, dcp_sharded=world > 1))()
+                    wrapper, full_spec)()
         def make() -> Any:
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
                 fav = _fa_version(backend, wrapper, b)
@@ -359,6 +409,9 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         if settings is not None:
             from .flashinfer_plans import libattn_config_kwargs
             extra = libattn_config_kwargs(settings)
+        layer = _layer(b)
+        if layer is not None and layer.full:
+            extra["max_cudagraph_capture_size"] = layer.max_capture
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,
@@ -374,7 +427,10 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                 "Cross": libattn.KvCacheKind.CROSS_ATTENTION,
                 "EncoderOnly": libattn.KvCacheKind.ENCODER_ONLY}.get(
                     wrapper, libattn.KvCacheKind.FULL_ATTENTION)
-        spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind,
+        window = layer.window if layer is not None and not wrapper else 0
+        if window:
+            kind = libattn.KvCacheKind.SLIDING_WINDOW
+        spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind, sliding_window=window,
                                    attention_chunk_size=b.chunk if wrapper == "ChunkedLocal" else 0,
                                    sink_len=sink_len(b) if wrapper == "StaticSink" else 0,
                                    head_size_v=head_size_v(b) if wrapper == "DiffKV" else 0)
@@ -582,7 +638,29 @@ def _fa_path(b: Batch, wrapper: str) -> str:
             f"{'scheduled' if FA3_SCHEDULER_ARGS else 'no schedule'}, {dcp}")
 
 
-def builder_item(backend: str, wrapper: str = "") -> Item:
+CROSS_UPDATE_NOTE = (
+    "slot_mapping is compared with vLLM's fresh build on the new block table, not with its "
+    "update_block_table: vLLM 0.33's (FLASH_ATTN's, inherited by the cross wrapper) puts the "
+    "decoder's slot_mapping argument into the cross metadata, libattn recomputes the encoder "
+    "tokens' cross slot mapping for the new table as a build does (docs/backends/wrappers.md); "
+    "every other field against vLLM's update")
+
+
+def other_group(b: Batch) -> Tuple[np.ndarray, np.ndarray]:
+    """Another KV cache group's block table and slot mapping for the batch (the arguments of
+    update_block_table): every block id b moved to 3b + 1 (0, the null block, stays), each
+    slot moved with its block, PAD_SLOT_ID (-1) kept."""
+    table = np.where(b.bt > 0, b.bt * 3 + 1, 0).astype(np.int32)
+    s = b.slots.astype(np.int64)
+    bs = b.block_size
+    slots = np.where(s >= 0, (s // bs * 3 + 1) * bs + s % bs, s).astype(np.int64)
+    return table, slots
+
+
+def builder_item(backend: str, wrapper: str = "", update: bool = False) -> Item:
+    """``update``: the item of update_block_table (FLASH_ATTN's builder supports it): both
+    sides build, then update their own result with other_group's table and slot mapping, and
+    the updated metadata is compared field by field."""
     def v(ctx, b):
         b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
@@ -592,7 +670,20 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
             cm.seq_lens = cm.seq_lens.clone()
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
             try:
-                return vb.build(0, cm)
+                if capture(ctx, backend, wrapper, b):
+                    md = vb.build_for_cudagraph_capture(cm)
+                else:
+                    md = vb.build(0, cm)
+                if update:
+                    table, slots = other_group(b)
+                    md = vb.update_block_table(md, ctx.torch.from_numpy(table),
+                                               ctx.torch.from_numpy(slots))
+                    if wrapper == "Cross":  # CROSS_UPDATE_NOTE: a fresh build's slot mapping
+                        fresh = copy.copy(b)
+                        fresh.bt, fresh.slots = table, slots
+                        md.slot_mapping = vb.build(0, vllm_common(
+                            ctx, fresh, **_inputs(fresh, wrapper, backend))).slot_mapping
+                return md
             except Exception:
                 if wrapper == "StaticSink":
                     ctx.sink_refused = True
@@ -602,8 +693,16 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         b = _item_batch(wrapper, b)
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         try:
-            return lib_builder(ctx, backend, wrapper, b, vc).build(
-                lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend))))
+            lb = lib_builder(ctx, backend, wrapper, b, vc)
+            common = lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend)))
+            if capture(ctx, backend, wrapper, b):
+                md = lb.build_for_cudagraph_capture(common)
+            else:
+                md = lb.build(common)
+            if update:
+                table, slots = other_group(b)
+                md = lb.update_block_table(md, table, slots)
+            return md
         finally:
             # StaticSink's persistent table after a batch vLLM refused: vLLM copies the batch's
             # table before its wrapped builder refuses, libattn validates the batch before it
@@ -617,6 +716,8 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
                         old.close()
 
     name = f"{wrapper} over {backend}" if wrapper else backend
+    if update:
+        name += " (update_block_table)"
     limits = {k: FLEX_LIMITS[k] for k in ("max_requests", "table_budget", "token_budget")} \
         if backend == "FLEX_ATTENTION" else {}
     if backend == "FLASHINFER" and not wrapper:
@@ -627,11 +728,13 @@ def builder_item(backend: str, wrapper: str = "") -> Item:
         path = lambda ctx, b, v: build_path(v, _settings(backend, wrapper, b))  # noqa: E731
     if backend == "FLASH_ATTN":
         path = lambda ctx, b, v: _fa_path(b, wrapper)  # noqa: E731
+    notes = [CROSS_UPDATE_NOTE] if update and wrapper == "Cross" else []
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper,
                                                                   _item_batch(wrapper, b), v, md,
                                                                   ctx)),
-                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path, **limits)
+                shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path,
+                notes=notes, **limits)
 
 
 def builder_items() -> List[Item]:
@@ -640,4 +743,9 @@ def builder_items() -> List[Item]:
                                                        "EncoderOnly")]
     items += [builder_item("FLASH_ATTN", w) for w in ("ChunkedLocal", "FastPrefill", "Cross",
                                                       "EncoderOnly")]
+    # update_block_table: FLASH_ATTN's builder supports it, and so do vLLM's wrappers of it
+    # (subclasses; the chunked local one re-gathers the new table with its remap first)
+    items += [builder_item("FLASH_ATTN", w, update=True) for w in ("", "ChunkedLocal",
+                                                                  "FastPrefill", "Cross",
+                                                                  "EncoderOnly")]
     return items

@@ -55,6 +55,7 @@ class Ctx:
 
 def all_items() -> List[Any]:
     from .abi14_items import abi14_items
+    from .abi17_items import abi17_items
     from .bailing_items import bailing_items
     from .attn_variant_items import attn_variant_items
     from .builder_items import builder_items
@@ -63,6 +64,7 @@ def all_items() -> List[Any]:
     from .flashinfer_padded_items import flashinfer_padded_items
     from .gdn_items import gdn_items
     from .kda_items import kda_items
+    from .layer_variant_items import layer_variant_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
     from .ple_items import ple_items
@@ -79,8 +81,8 @@ def all_items() -> List[Any]:
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
-    return (utility_items() + abi14_items() + triton_items() + builder_items()
-            + flashinfer_padded_items() + mla_items()
+    return (utility_items() + abi14_items() + abi17_items() + triton_items() + builder_items()
+            + flashinfer_padded_items() + layer_variant_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
             + kda_items() + bailing_items() + static_sink_items()
             + diffkv_items() + attn_variant_items() + composite_items()

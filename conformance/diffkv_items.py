@@ -19,4 +19,8 @@ def diffkv_items() -> List[Item]:
         item = builder_item(backend, "DiffKV")
         item.name = f"{backend}_DIFFKV"
         items.append(item)
+    # FLASH_ATTN_DIFFKV builds with FLASH_ATTN's builder, which supports update_block_table
+    item = builder_item("FLASH_ATTN", "DiffKV", update=True)
+    item.name = "FLASH_ATTN_DIFFKV (update_block_table)"
+    items.append(item)
     return items

@@ -45,6 +45,7 @@ class PlanRecorder:
         import torch
         self.plan_kwargs = {k: v.clone() if isinstance(v, torch.Tensor) else v
                             for k, v in kwargs.items()}
+        self.fast_planned = False  # set by fast_decode_plan_recorder
 
     @property
     def kv_layout(self) -> Any:
@@ -52,8 +53,26 @@ class PlanRecorder:
         return self.init_args[1] if len(self.init_args) > 1 else self.init_kwargs.get("kv_layout")
 
 
-#: one recorder class per replaced name (vLLM's isinstance checks then still tell them apart)
-RECORDERS = {name: type(name, (PlanRecorder,), {}) for name in RECORDED}
+def fast_decode_plan_recorder(self: PlanRecorder, **kwargs: Any) -> None:
+    """Replaces FlashInfer's fast_decode_plan as vLLM's module imported it: vLLM's
+    fast_plan_decode calls it instead of plan() on a CUDA-graph decode wrapper's later plans
+    (full graphs), and FlashInfer's function reads the device state its real plan() left, so on
+    a CPU it cannot run. Recorded as plan() is, completed with what FlashInfer's fast path takes
+    from elsewhere: ``seq_lens`` derived from ``indptr`` and ``last_page_len`` by FlashInfer's
+    get_seq_lens (what vLLM computes and passes a plan() of the same rows) and ``o_data_type``
+    cached from the wrapper's first plan()."""
+    import vllm.v1.attention.backends.flashinfer as fi
+    first = self.plan_kwargs or {}
+    self.plan(**kwargs, seq_lens=fi.get_seq_lens(kwargs["indptr"], kwargs["last_page_len"],
+                                                  kwargs["page_size"]),
+              o_data_type=first.get("o_data_type"))
+    self.fast_planned = True
+
+
+#: one recorder class per replaced name (vLLM's isinstance checks then still tell them apart),
+#: and FlashInfer's fast_decode_plan function
+RECORDERS: Dict[str, Any] = {name: type(name, (PlanRecorder,), {}) for name in RECORDED}
+RECORDERS["fast_decode_plan"] = fast_decode_plan_recorder
 
 #: vLLM's plan() keyword -> libattn field, per planned wrapper
 PREFILL_PLAN = {

@@ -139,13 +139,35 @@ def device_capability(cap: Any) -> Any:
 _INHERITED = object()
 
 
+def sliding_window_configs(window: int) -> Any:
+    """Replaces flash_attn._get_sliding_window_configs (FLASH_ATTN, the layer-variant items):
+    vLLM collects impl.sliding_window of the model's instantiated Attention layers, which a
+    weightless config never creates. Answers the one window of the lane's layer as
+    FlashAttentionImpl sets it for a decoder layer of sliding_window ``window``:
+    (window - 1, 0)."""
+    return lambda vllm_config: {(window - 1, 0)}
+
+
+def per_layer_parameters_with_window(window: int) -> Any:
+    """per_layer_parameters_without_model (FLASHINFER) for a layer of sliding window ``window``:
+    window_left = window - 1, as FlashInferImpl derives it; the rest unchanged."""
+    import dataclasses
+
+    def get(vllm_config: Any, layer_names: List[str], cls_: Any) -> dict:
+        return {n: dataclasses.replace(p, window_left=window - 1)
+                for n, p in per_layer_parameters_without_model(vllm_config, layer_names,
+                                                                 cls_).items()}
+    return get
+
+
 @contextlib.contextmanager
 def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
-            fa_version: int = 0) -> Iterator[None]:
+            fa_version: int = 0, window: int = 0) -> Iterator[None]:
     """The patches a backend's construction and build() need, applied for the duration;
     ``dcp`` the (world, rank) of a DCP builder, ``capability`` the (major, minor) a FLASHINFER
     builder is for (None: the CPU platform's own answer), ``fa_version`` the FlashAttention
-    version a FLASH_ATTN builder is for (0: vLLM's own answer)."""
+    version a FLASH_ATTN builder is for (0: vLLM's own answer), ``window`` the sliding window
+    of the lane's layer (0: full attention)."""
     undo = []
 
     def put(obj: Any, name: str, value: Any) -> None:
@@ -159,7 +181,8 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
         if backend == "FLASHINFER":
             import vllm.v1.attention.backends.flashinfer as fi
             from .flashinfer_plans import RECORDERS
-            put(fi, "get_per_layer_parameters", per_layer_parameters_without_model)
+            put(fi, "get_per_layer_parameters", per_layer_parameters_with_window(window)
+                if window else per_layer_parameters_without_model)
             put(fi.FlashInferMetadataBuilder, "_get_workspace_buffer",
                 flashinfer_workspace_placeholder)
             from vllm.platforms import current_platform
@@ -173,6 +196,11 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
         if backend == "FLASH_ATTN" and fa_version:
             put(flash_attn_module(fa_version), "get_scheduler_metadata", fa3_scheduler_recorder)
             FA3_SCHEDULER_ARGS.clear()
+        if backend == "FLASH_ATTN" and window:
+            import importlib
+            module = flash_attn_module(fa_version) if fa_version \
+                else importlib.import_module(DCP_MODULES[backend])
+            put(module, "_get_sliding_window_configs", sliding_window_configs(window))
         if dcp[0] > 1 and backend in DCP_MODULES:
             import importlib
             module = flash_attn_module(fa_version) if backend == "FLASH_ATTN" and fa_version \

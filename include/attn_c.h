@@ -281,7 +281,7 @@ typedef attn_error_t* (*PFN_attn_get_vllm_release)(const char** release, uint32_
 /**
  * @brief The bytes of caller workspace a builder needs (two-phase, as CUB does): pass that many
  * bytes as `config->workspace` to have the builder place its persistent buffers there.
- * @param[in] backend A registered backend name.
+ * @param[in] backend A registered backend name, or one of its vLLM names (as attn_builder_create()).
  * @param[in] kv_cache_spec The KV cache spec.
  * @param[in] config The builder config (its `workspace` fields are ignored).
  * @param[out] out_bytes Receives the size in bytes (0 when the builder needs no buffers).
@@ -301,7 +301,12 @@ typedef attn_error_t* (*PFN_attn_builder_workspace_size)(const char* backend,
 
 /**
  * @brief Creates a builder and its persistent buffers.
- * @param[in] backend A registered backend name, e.g. "FLASH_ATTN".
+ * @param[in] backend A registered backend name, e.g. "FLASH_ATTN", or (since ABI 1.7) any name
+ *            vLLM 0.33.0 uses for it, as ::attn_backend_info_t's `vllm_names` lists them: the
+ *            backend enum member or the class's `get_name()` ("MAMBA2_ATTN" and "MAMBA2" both
+ *            give MAMBA2; "LINEAR" gives LINEAR_ATTN; "ROCM_AITER_TRITON_MLA" and
+ *            "AITER_TRITON_MLA" give ROCM_AITER_MLA). Exact and case-sensitive, as vLLM's enum
+ *            lookup is. attn_builder_backend_name() gives the backend's own name.
  * @param[in] kv_cache_spec The KV cache spec; copied.
  * @param[in] config The config; copied (the `layers` array too). An allocator or workspace
  *            named in it must outlive the builder.
@@ -335,7 +340,8 @@ ATTN_API void attn_builder_destroy(attn_builder_t* builder) ATTN_NOEXCEPT;
 typedef void (*PFN_attn_builder_destroy)(attn_builder_t* builder);
 
 /**
- * @brief The backend name of a builder.
+ * @brief The backend name of a builder: the backend's own name (attn_backend_name()), also when
+ * the builder was created under one of its vLLM names.
  * @param[in] builder The builder.
  * @return The name, valid for the builder's lifetime; "" when `builder` is NULL.
  */
@@ -956,7 +962,7 @@ typedef attn_error_t* (*PFN_attn_backend_name)(size_t index, const char** out);
 /**
  * @brief The CUDA graph support a backend's builder would have for this spec and config,
  * without creating one (vLLM's classmethod `get_cudagraph_support`).
- * @param[in] backend A registered backend name.
+ * @param[in] backend A registered backend name, or one of its vLLM names (as attn_builder_create()).
  * @param[in] kv_cache_spec The KV cache spec.
  * @param[in] config The builder config.
  * @param[out] out_level Receives one of ::attn_cudagraph_support_t.
@@ -996,17 +1002,35 @@ typedef struct attn_backend_info_s {
   const char* vllm_release;   /**< The vLLM release whose builder it matches ("0.33.0"); "" when
                                    unknown, "plugin" for a plugin's backends. */
   void* extension;            /**< Written as NULL; reserved. */
+  /* ABI 1.7 */
+  const char* vllm_names;     /**< Every name vLLM 0.33.0 uses for this backend, comma-separated,
+                                   no spaces: its member of vLLM's backend enums and the
+                                   `get_name()` of its class and of the classes that build with its
+                                   builder ("MAMBA2,MAMBA2_ATTN", "LINEAR_ATTN,LINEAR"). Each one
+                                   is accepted wherever a backend name is (attn_builder_create(),
+                                   attn_builder_workspace_size(),
+                                   attn_backend_cudagraph_support()). "" when vLLM 0.33.0 has no
+                                   name of its own for the backend (TREE_ATTN; the compressors and
+                                   sparse SWA subclasses, which vLLM names alike) and for a
+                                   plugin's backends. Owned by the library, as `name`. Not
+                                   written when `struct_size` is
+                                   ::ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 (a library older than 1.7
+                                   leaves it as the caller set it: NULL from the INIT macro). */
 } attn_backend_info_t;
 
-/** Size of ::attn_backend_info_t in this header version (ABI 1.3, the smallest accepted). */
+/** Size of ::attn_backend_info_t in this header version (ABI 1.7). */
 #define ATTN_BACKEND_INFO_STRUCT_SIZE \
+  (offsetof(attn_backend_info_t, vllm_names) + sizeof(const char*))
+/** Size of ::attn_backend_info_t in ABI 1.3 to 1.6 (up to `extension`), the smallest accepted. */
+#define ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 \
   (offsetof(attn_backend_info_t, extension) + sizeof(void*))
 /** Initializer: sets `struct_size`; the library fills the rest. */
-#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL }
+#define ATTN_BACKEND_INFO_INIT { ATTN_BACKEND_INFO_STRUCT_SIZE, NULL, 0u, 0, NULL, NULL, NULL }
 
 /**
  * @brief Describes a registered backend: its name, the KV cache spec kinds it accepts, whether
- * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3).
+ * it is built in or from a plugin, and the vLLM release it matches (ABI 1.3); since ABI 1.7 also
+ * the names vLLM uses for it (`vllm_names`).
  *
  * Enumerate with `for (i = 0; i < attn_backend_count(); ++i)` and pick a spec per accepted
  * kind, instead of keeping a list of backend names.
@@ -1017,7 +1041,8 @@ typedef struct attn_backend_info_s {
  *                ::attn_backend_info_t).
  * @return NULL on success; ::ATTN_ERR_NOT_FOUND when `index` is out of range;
  *         ::ATTN_ERR_INVALID_ARGUMENT when `out` is NULL or its `struct_size` is smaller than
- *         ::ATTN_BACKEND_INFO_STRUCT_SIZE. On failure `*out` is left untouched.
+ *         ::ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 or lies between a released size and the next.
+ *         On failure `*out` is left untouched.
  * @par Thread safety
  * Safe to call from any thread; a concurrent plugin unload may shift the indices.
  */
@@ -1919,6 +1944,33 @@ typedef attn_error_t* (*PFN_attn_common_metadata_unpadded)(const attn_common_met
                                                            int64_t num_actual_reqs,
                                                            attn_metadata_t** out);
 
+/**
+ * @brief vLLM 0.33's `CommonAttentionMetadata.naive_query_lens()`: `query_start_loc[1:] -
+ * query_start_loc[:-1]`, each request's query length assuming a query ends where the next one
+ * starts (ABI 1.7).
+ *
+ * Reads only `common->query_start_loc` (and, for validation, the scalars and the host mirror
+ * `query_start_loc_cpu`, as a split does); block table, slot mapping and lengths are not read.
+ * Runs where `query_start_loc` lives: host code for host memory, one CUDA kernel on `stream`
+ * for CUDA memory (no synchronization, capture-safe). vLLM's `batch_size()` (the rows of
+ * `seq_lens`) is `common->num_reqs`: libattn requires `seq_lens` to have exactly that many rows,
+ * so it has no function of its own (docs/batch_utilities.md).
+ * @param[in] common The batch; validated as a split validates it (query_start_loc and its
+ *            mirror, the scalars).
+ * @param[in] out int32, 1-D compact, at least num_reqs entries, on the device of
+ *            `common->query_start_loc`; the first num_reqs are written, the rest untouched.
+ * @param[in] stream CUDA stream for CUDA memory (NULL: the default stream); ignored on the host.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument or field.
+ * @par Thread safety
+ * Safe to call from any thread.
+ */
+ATTN_API attn_error_t* attn_common_metadata_naive_query_lens(const attn_common_metadata_t* common,
+                                                             const attn_tensor_t* out,
+                                                             attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_common_metadata_naive_query_lens(). */
+typedef attn_error_t* (*PFN_attn_common_metadata_naive_query_lens)(
+    const attn_common_metadata_t* common, const attn_tensor_t* out, attn_stream_t stream);
+
 /** @} */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -2262,6 +2314,68 @@ typedef attn_error_t* (*PFN_attn_split_dcp_context_queries)(const attn_common_me
                                                             int64_t* out_num_decode_tokens,
                                                             int64_t* out_num_prefill_tokens);
 
+/** Value of `fa_version` in attn_should_split_fa2_dcp_context_attention() for vLLM's None. */
+#define ATTN_FA_VERSION_NONE 0
+
+/**
+ * @brief vLLM 0.33's should_split_fa2_dcp_context_attention (v1/worker/cp_utils.py): whether
+ * FLASH_ATTN under decode context parallelism runs the context attention of a mixed batch as
+ * two FlashAttention-2 calls (decode rows, then context-bearing extend rows) (ABI 1.7).
+ *
+ * With num_prefills = num_reqs - num_decode_reqs: true when fa_version == 2, max_query_len > 1,
+ * num_prefills > 0 and (num_decode_reqs > 0 or num_context_prefill_reqs < num_prefills). The
+ * counts are those of attn_split_dcp_context_queries() (`num_context_prefill_reqs` is its
+ * `out_num_prefill_reqs`).
+ * @param[in] fa_version The FlashAttention version (2, 3, 4), or ::ATTN_FA_VERSION_NONE (vLLM's
+ *            None); >= 0.
+ * @param[in] max_query_len The batch's max_query_len (>= 0).
+ * @param[in] num_reqs Requests in the batch (>= 0).
+ * @param[in] num_decode_reqs Decode requests (0 <= n <= num_reqs).
+ * @param[in] num_context_prefill_reqs Context-bearing extend requests
+ *            (0 <= n <= num_reqs - num_decode_reqs).
+ * @param[out] out_split 1 to split, 0 otherwise; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_should_split_fa2_dcp_context_attention(
+    int32_t fa_version, int64_t max_query_len, int64_t num_reqs, int64_t num_decode_reqs,
+    int64_t num_context_prefill_reqs, int32_t* out_split) ATTN_NOEXCEPT;
+/** Pointer type of attn_should_split_fa2_dcp_context_attention(). */
+typedef attn_error_t* (*PFN_attn_should_split_fa2_dcp_context_attention)(
+    int32_t fa_version, int64_t max_query_len, int64_t num_reqs, int64_t num_decode_reqs,
+    int64_t num_context_prefill_reqs, int32_t* out_split);
+
+/**
+ * @brief vLLM 0.33's get_dcp_dummy_context_len (v1/worker/cp_utils.py): the context length the
+ * runner gives the dummy requests of a warm-up or CUDA graph capture run under decode context
+ * parallelism, so that the context attention path runs (ABI 1.7).
+ *
+ * 0 when dcp_world_size <= 1, without a KV cache config, or unless create_mixed_batch or
+ * (is_graph_capturing and uniform_decode); else dcp_world_size * cp_kv_cache_interleave_size.
+ * vLLM's prepare_dcp_dummy_context_metadata, which uses it, is not exported: it fills the
+ * runner's own block tables (docs/batch_utilities.md gives the recipe with
+ * attn_compute_slot_mapping()).
+ * @param[in] dcp_world_size DCP world size (>= 1).
+ * @param[in] cp_kv_cache_interleave_size Interleave (>= 1).
+ * @param[in] has_kv_cache_config 0 or 1 (vLLM: `kv_cache_config is not None`).
+ * @param[in] create_mixed_batch 0 or 1.
+ * @param[in] is_graph_capturing 0 or 1.
+ * @param[in] uniform_decode 0 or 1.
+ * @param[out] out_len The length; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_get_dcp_dummy_context_len(int32_t dcp_world_size,
+                                                      int32_t cp_kv_cache_interleave_size,
+                                                      int32_t has_kv_cache_config,
+                                                      int32_t create_mixed_batch,
+                                                      int32_t is_graph_capturing,
+                                                      int32_t uniform_decode,
+                                                      int64_t* out_len) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_dcp_dummy_context_len(). */
+typedef attn_error_t* (*PFN_attn_get_dcp_dummy_context_len)(
+    int32_t dcp_world_size, int32_t cp_kv_cache_interleave_size, int32_t has_kv_cache_config,
+    int32_t create_mixed_batch, int32_t is_graph_capturing, int32_t uniform_decode,
+    int64_t* out_len);
+
 /**
  * @brief vLLM's get_dcp_local_seq_lens: the KV tokens each decode-context-parallel rank stores.
  *
@@ -2339,6 +2453,31 @@ typedef attn_error_t* (*PFN_attn_reshape_query_for_spec_decode)(const attn_tenso
                                                                 attn_tensor_t* out,
                                                                 int64_t* out_shape,
                                                                 int64_t* out_strides);
+
+/**
+ * @brief vLLM's reshape_attn_output_for_spec_decode: the inverse of
+ * attn_reshape_query_for_spec_decode(), a (batch_size * seq_len, heads, dim) view of a
+ * (batch_size, seq_len, heads, dim) attention output; a 3-D output is returned as it is
+ * (ABI 1.7). Nothing is copied and the data is not read.
+ *
+ * As torch's `view`, the two leading dimensions must be mergeable: strides[0] ==
+ * strides[1] * shape[1] unless one of them has size 1 (a view of a transposed tensor is refused).
+ * @param[in] attn_output A 3-D or 4-D tensor (any device, dtype).
+ * @param[out] out Receives the view: attn_output's data, byte_offset, device and dtype; shape
+ *             and strides point to `out_shape` and `out_strides`.
+ * @param[out] out_shape 3 entries, owned by the caller.
+ * @param[out] out_strides 3 entries, owned by the caller.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT ("attn_output must be 4D, got 2D", a view
+ *         torch refuses, a NULL argument).
+ */
+ATTN_API attn_error_t* attn_reshape_attn_output_for_spec_decode(const attn_tensor_t* attn_output,
+                                                                attn_tensor_t* out,
+                                                                int64_t* out_shape,
+                                                                int64_t* out_strides) ATTN_NOEXCEPT;
+/** Pointer type of attn_reshape_attn_output_for_spec_decode(). */
+typedef attn_error_t* (*PFN_attn_reshape_attn_output_for_spec_decode)(
+    const attn_tensor_t* attn_output, attn_tensor_t* out, int64_t* out_shape,
+    int64_t* out_strides);
 
 /** The inputs of compute_slot_mapping. Fill with ::ATTN_SLOT_MAPPING_ARGS_INIT. */
 typedef struct attn_slot_mapping_args {
@@ -2747,6 +2886,69 @@ typedef attn_error_t* (*PFN_attn_maybe_create_ubatch_slices_ex)(
     int64_t num_split_points, attn_ubatch_slice_t* out_slices,
     attn_ubatch_slice_t* out_padded_slices);
 
+/**
+ * @brief vLLM 0.33's is_last_ubatch_empty (v1/worker/ubatch_utils.py): whether the last of
+ * `num_ubatches` equal micro-batches of `padded_num_tokens` tokens holds none of the
+ * `orig_num_tokens` real ones: (padded_num_tokens // num_ubatches) * (num_ubatches - 1) >=
+ * orig_num_tokens (ABI 1.7). The runner then does not micro-batch the step.
+ * @param[in] orig_num_tokens Tokens before padding (>= 0).
+ * @param[in] padded_num_tokens Tokens after padding (>= 0).
+ * @param[in] num_ubatches Micro-batches (>= 1; vLLM divides by it).
+ * @param[out] out_empty 1 when the last micro-batch is empty, else 0; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_is_last_ubatch_empty(int64_t orig_num_tokens, int64_t padded_num_tokens,
+                                                 int32_t num_ubatches,
+                                                 int32_t* out_empty) ATTN_NOEXCEPT;
+/** Pointer type of attn_is_last_ubatch_empty(). */
+typedef attn_error_t* (*PFN_attn_is_last_ubatch_empty)(int64_t orig_num_tokens,
+                                                       int64_t padded_num_tokens,
+                                                       int32_t num_ubatches, int32_t* out_empty);
+
+/**
+ * @brief vLLM 0.33's get_num_ubatches (v1/worker/ubatch_utils.py) on the two ParallelConfig
+ * fields it derives from: how many micro-batches a step is split into (ABI 1.7).
+ *
+ * ParallelConfig's `use_ubatching` is `enable_dbo or ubatch_size > 1` and its `num_ubatches` is
+ * `2 if enable_dbo else ubatch_size`; the result is num_ubatches when ubatching is used, else 1.
+ * @param[in] enable_dbo 0 or 1 (`parallel_config.enable_dbo`).
+ * @param[in] ubatch_size `parallel_config.ubatch_size` (>= 0; vLLM's default is 0).
+ * @param[out] out_num_ubatches The count (>= 1); untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_get_num_ubatches(int32_t enable_dbo, int32_t ubatch_size,
+                                             int32_t* out_num_ubatches) ATTN_NOEXCEPT;
+/** Pointer type of attn_get_num_ubatches(). */
+typedef attn_error_t* (*PFN_attn_get_num_ubatches)(int32_t enable_dbo, int32_t ubatch_size,
+                                                   int32_t* out_num_ubatches);
+
+/**
+ * @brief vLLM 0.33's check_ubatch_thresholds (v1/worker/ubatch_utils.py) on the ParallelConfig
+ * fields it reads: whether a step of `num_tokens` tokens is large enough to micro-batch (ABI 1.7).
+ *
+ * False when ubatching is off (`enable_dbo` 0 and `ubatch_size` <= 1); else num_tokens >=
+ * dbo_decode_token_threshold for a uniform decode batch, num_tokens >=
+ * dbo_prefill_token_threshold otherwise.
+ * @param[in] enable_dbo 0 or 1 (`parallel_config.enable_dbo`).
+ * @param[in] ubatch_size `parallel_config.ubatch_size` (>= 0).
+ * @param[in] dbo_decode_token_threshold `parallel_config.dbo_decode_token_threshold` (>= 0).
+ * @param[in] dbo_prefill_token_threshold `parallel_config.dbo_prefill_token_threshold` (>= 0).
+ * @param[in] num_tokens Tokens of the step (>= 0).
+ * @param[in] uniform_decode 0 or 1.
+ * @param[out] out_ubatch 1 when the step passes the threshold, else 0; untouched on failure.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the bad argument and its value.
+ */
+ATTN_API attn_error_t* attn_check_ubatch_thresholds(int32_t enable_dbo, int32_t ubatch_size,
+                                                    int64_t dbo_decode_token_threshold,
+                                                    int64_t dbo_prefill_token_threshold,
+                                                    int64_t num_tokens, int32_t uniform_decode,
+                                                    int32_t* out_ubatch) ATTN_NOEXCEPT;
+/** Pointer type of attn_check_ubatch_thresholds(). */
+typedef attn_error_t* (*PFN_attn_check_ubatch_thresholds)(
+    int32_t enable_dbo, int32_t ubatch_size, int64_t dbo_decode_token_threshold,
+    int64_t dbo_prefill_token_threshold, int64_t num_tokens, int32_t uniform_decode,
+    int32_t* out_ubatch);
+
 /** Output tensors of one micro-batch's metadata (n = its requests). */
 typedef struct attn_ubatch_out {
   size_t struct_size;                       /**< ::ATTN_UBATCH_OUT_STRUCT_SIZE. */
@@ -3085,9 +3287,17 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_builder_supports_draft_decode_metadata_update)     \
   X(attn_update_draft_decode_metadata)
 
-/** The functions ABI 1.7 added; frozen like the 1.0 list once 1.7 is released.
+/** The functions ABI 1.7 added (vLLM 0.33's remaining batch utilities, docs/batch_utilities.md);
+ *  frozen like the 1.0 list once 1.7 is released.
  *  @param X A macro taking one function name. */
 #define ATTN_API_FUNCTIONS_1_7(X)                           \
+  X(attn_common_metadata_naive_query_lens)                  \
+  X(attn_reshape_attn_output_for_spec_decode)               \
+  X(attn_get_dcp_dummy_context_len)                         \
+  X(attn_should_split_fa2_dcp_context_attention)            \
+  X(attn_is_last_ubatch_empty)                              \
+  X(attn_get_num_ubatches)                                  \
+  X(attn_check_ubatch_thresholds)                            \
   X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
 
 /** Every function of this header, in the order of ::attn_api_t's members.

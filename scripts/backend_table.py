@@ -2,7 +2,8 @@
 """README's table of built-in backends, written from the library itself.
 
 Every row comes from attn_backend_info (name, the vLLM release its builder matches, the KV cache
-spec kinds it builds for), so the table cannot drift from the registry:
+spec kinds it builds for, the names vLLM 0.33.0 uses for it), so the table cannot drift from the
+registry:
 
     python3 scripts/backend_table.py build/libattn.so             # print the table
     python3 scripts/backend_table.py build/libattn.so --write README.md
@@ -25,12 +26,14 @@ def table(library_path: str) -> str:
     import libattn  # noqa: E402 (the binding of this checkout)
 
     lib = libattn.Library(library_path)
-    rows = ["| backend | vLLM release its builder matches | KV cache spec kinds |", "|---|---|---|"]
+    rows = ["| backend | vLLM release its builder matches | KV cache spec kinds | vLLM names |",
+            "|---|---|---|---|"]
     for info in lib.backend_infos():
         if info.origin != libattn.BackendOrigin.BUILTIN:
             continue
         kinds = ", ".join(sorted(k.name for k in info.kinds))
-        rows.append(f"| {info.name} | {info.vllm_release or 'unknown'} | {kinds} |")
+        names = ", ".join(info.vllm_names) or "none"
+        rows.append(f"| {info.name} | {info.vllm_release or 'unknown'} | {kinds} | {names} |")
     return "\n".join(rows) + "\n"
 
 

@@ -20,6 +20,13 @@ pinned=0.33.0
 # shellcheck source=scripts/vllm_venv.sh
 . scripts/vllm_venv.sh
 
+for a in "$@"; do  # --help before anything is built or installed
+  if [ "$a" = -h ] || [ "$a" = --help ]; then
+    sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+    exit 0
+  fi
+done
+
 device=(-DATTN_CUDA=OFF)
 build=${ATTN_CONFORMANCE_BUILD:-build-conformance}
 for a in "$@"; do
@@ -36,10 +43,22 @@ if [ "${ATTN_CONFORMANCE_SKIP_BUILD:-0}" != 1 ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${device[@]}" \
         -DATTN_BUILD_TESTS=OFF -DATTN_BUILD_EXAMPLES=OFF -DATTN_BUILD_BENCHMARKS=OFF \
         "${launcher[@]}" > /dev/null
-  cmake --build "$build" --target attn > /dev/null
+  if ! cmake --build "$build" --target attn > "$build.build.log" 2>&1; then
+    tail -40 "$build.build.log" >&2
+    echo "error: building libattn in $build failed (log: $build.build.log)" >&2
+    exit 1
+  fi
 fi
 
 ensure_vllm_venv "vllm==$pinned" "$pinned"
+
+# The files derived from vLLM's source (they need it, so they are checked here, not in ctest):
+# vLLM's backend names (test_vllm_names resolves each) and the coverage audit README quotes.
+vllm_src=$("$venv/bin/python" -c 'import importlib.util as u, os; print(os.path.dirname(u.find_spec("vllm").origin))')
+python3 scripts/vllm_names.py "$build/libattn.so.1" --vllm "$vllm_src" \
+  --check tests/data/vllm_backend_names.txt
+python3 scripts/coverage_vllm.py "$build/libattn.so.1" --vllm "$vllm_src" \
+  --check tests/data/vllm_coverage.txt --readme README.md
 
 export VLLM_TARGET_DEVICE=${VLLM_TARGET_DEVICE:-cpu}
 # vLLM's Triton kernels run in Triton's CPU interpreter (see conformance/vllm_env.py)

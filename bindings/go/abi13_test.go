@@ -44,6 +44,7 @@ func TestAPluginBackendSaysSo(t *testing.T) {
 	is(t, "Name", info.Name, "EXAMPLE_PAGED")
 	is(t, "Origin", info.Origin, attn.BackendPlugin)
 	is(t, "VLLMRelease", info.VLLMRelease, "plugin")
+	is(t, "VLLMNames", len(info.VLLMNames), 0)
 	is(t, "Accepts(KVMamba)", info.Accepts(attn.KVMamba), true)
 	if err := plugin.Close(); err != nil {
 		t.Fatal(err)

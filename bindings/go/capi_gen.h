@@ -95,6 +95,13 @@
   X(attn_resolve_cudagraph_mode_and_sizes) \
   X(attn_builder_supports_draft_decode_metadata_update) \
   X(attn_update_draft_decode_metadata) \
+  X(attn_common_metadata_naive_query_lens) \
+  X(attn_reshape_attn_output_for_spec_decode) \
+  X(attn_get_dcp_dummy_context_len) \
+  X(attn_should_split_fa2_dcp_context_attention) \
+  X(attn_is_last_ubatch_empty) \
+  X(attn_get_num_ubatches) \
+  X(attn_check_ubatch_thresholds) \
   X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
 
 /* The function table of one loaded libattn. */
@@ -169,6 +176,13 @@ typedef struct gattn_api {
   __typeof__(&attn_resolve_cudagraph_mode_and_sizes) attn_resolve_cudagraph_mode_and_sizes;
   __typeof__(&attn_builder_supports_draft_decode_metadata_update) attn_builder_supports_draft_decode_metadata_update;
   __typeof__(&attn_update_draft_decode_metadata) attn_update_draft_decode_metadata;
+  __typeof__(&attn_common_metadata_naive_query_lens) attn_common_metadata_naive_query_lens;
+  __typeof__(&attn_reshape_attn_output_for_spec_decode) attn_reshape_attn_output_for_spec_decode;
+  __typeof__(&attn_get_dcp_dummy_context_len) attn_get_dcp_dummy_context_len;
+  __typeof__(&attn_should_split_fa2_dcp_context_attention) attn_should_split_fa2_dcp_context_attention;
+  __typeof__(&attn_is_last_ubatch_empty) attn_is_last_ubatch_empty;
+  __typeof__(&attn_get_num_ubatches) attn_get_num_ubatches;
+  __typeof__(&attn_check_ubatch_thresholds) attn_check_ubatch_thresholds;
   __typeof__(&attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex;
 } gattn_api_t;
 
@@ -242,6 +256,13 @@ static inline attn_error_t* gattn_builder_varlen_cudagraph_max_query_len(const g
 static inline attn_error_t* gattn_resolve_cudagraph_mode_and_sizes(const gattn_api_t* a, const attn_cudagraph_resolve_args_t* args, int32_t* out_mode, int32_t* out_max_capture_size, int32_t* out_sizes, size_t* inout_num_sizes) { return a->attn_resolve_cudagraph_mode_and_sizes(args, out_mode, out_max_capture_size, out_sizes, inout_num_sizes); }
 static inline attn_error_t* gattn_builder_supports_draft_decode_metadata_update(const gattn_api_t* a, const attn_builder_t* builder, int32_t* out) { return a->attn_builder_supports_draft_decode_metadata_update(builder, out); }
 static inline attn_error_t* gattn_update_draft_decode_metadata(const gattn_api_t* a, attn_builder_t* builder, attn_metadata_t* metadata, uintptr_t stream) { return a->attn_update_draft_decode_metadata(builder, metadata, (attn_stream_t)stream); }
+static inline attn_error_t* gattn_common_metadata_naive_query_lens(const gattn_api_t* a, const attn_common_metadata_t* common, const attn_tensor_t* out, uintptr_t stream) { return a->attn_common_metadata_naive_query_lens(common, out, (attn_stream_t)stream); }
+static inline attn_error_t* gattn_reshape_attn_output_for_spec_decode(const gattn_api_t* a, const attn_tensor_t* attn_output, attn_tensor_t* out, int64_t* out_shape, int64_t* out_strides) { return a->attn_reshape_attn_output_for_spec_decode(attn_output, out, out_shape, out_strides); }
+static inline attn_error_t* gattn_get_dcp_dummy_context_len(const gattn_api_t* a, int32_t dcp_world_size, int32_t cp_kv_cache_interleave_size, int32_t has_kv_cache_config, int32_t create_mixed_batch, int32_t is_graph_capturing, int32_t uniform_decode, int64_t* out_len) { return a->attn_get_dcp_dummy_context_len(dcp_world_size, cp_kv_cache_interleave_size, has_kv_cache_config, create_mixed_batch, is_graph_capturing, uniform_decode, out_len); }
+static inline attn_error_t* gattn_should_split_fa2_dcp_context_attention(const gattn_api_t* a, int32_t fa_version, int64_t max_query_len, int64_t num_reqs, int64_t num_decode_reqs, int64_t num_context_prefill_reqs, int32_t* out_split) { return a->attn_should_split_fa2_dcp_context_attention(fa_version, max_query_len, num_reqs, num_decode_reqs, num_context_prefill_reqs, out_split); }
+static inline attn_error_t* gattn_is_last_ubatch_empty(const gattn_api_t* a, int64_t orig_num_tokens, int64_t padded_num_tokens, int32_t num_ubatches, int32_t* out_empty) { return a->attn_is_last_ubatch_empty(orig_num_tokens, padded_num_tokens, num_ubatches, out_empty); }
+static inline attn_error_t* gattn_get_num_ubatches(const gattn_api_t* a, int32_t enable_dbo, int32_t ubatch_size, int32_t* out_num_ubatches) { return a->attn_get_num_ubatches(enable_dbo, ubatch_size, out_num_ubatches); }
+static inline attn_error_t* gattn_check_ubatch_thresholds(const gattn_api_t* a, int32_t enable_dbo, int32_t ubatch_size, int64_t dbo_decode_token_threshold, int64_t dbo_prefill_token_threshold, int64_t num_tokens, int32_t uniform_decode, int32_t* out_ubatch) { return a->attn_check_ubatch_thresholds(enable_dbo, ubatch_size, dbo_decode_token_threshold, dbo_prefill_token_threshold, num_tokens, uniform_decode, out_ubatch); }
 static inline attn_error_t* gattn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(const gattn_api_t* a, const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu, const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu, attn_common_metadata_t* out_batch, attn_metadata_t** out_owned, uintptr_t stream) { return a->attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(common, logits_indices_cpu, out_query_start_loc, out_query_start_loc_cpu, out_batch, out_owned, (attn_stream_t)stream); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */

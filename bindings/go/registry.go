@@ -5,6 +5,8 @@ package attn
 */
 import "C"
 
+import "strings"
+
 // BackendCount is the number of registered backends, built-in and from plugins
 // (attn_backend_count).
 func (l *Library) BackendCount() int { return int(C.gattn_backend_count(l.api)) }
@@ -41,6 +43,11 @@ type BackendInfo struct {
 	// VLLMRelease is the vLLM release whose builder it matches ("" when unknown, "plugin" for a
 	// plugin's backends).
 	VLLMRelease string
+	// VLLMNames are the names vLLM 0.33.0 uses for it (ABI 1.7 vllm_names): its backend enum
+	// member and its class's get_name(), e.g. ["MAMBA2" "MAMBA2_ATTN"]; each is accepted
+	// wherever a backend name is (NewBuilder, BackendCudagraphSupport, ...). Empty when vLLM has
+	// no name of its own for it, for a plugin's backends, and from a library older than 1.7.
+	VLLMNames []string
 }
 
 // Accepts says whether the backend builds for specs of this kind.
@@ -90,8 +97,14 @@ func (l *Library) BackendInfo(i int) (BackendInfo, error) {
 	if err := l.takeError(C.gattn_backend_info(l.api, C.size_t(i), &out)); err != nil {
 		return BackendInfo{}, err
 	}
+	// a library older than 1.7 writes only the 1.3 fields and leaves vllm_names NULL ("")
+	var names []string
+	if list := C.GoString(out.vllm_names); list != "" {
+		names = strings.Split(list, ",")
+	}
 	return BackendInfo{Index: i, Name: C.GoString(out.name), KVCacheKinds: uint32(out.kv_cache_kinds),
-		Origin: BackendOrigin(out.origin), VLLMRelease: C.GoString(out.vllm_release)}, nil
+		Origin: BackendOrigin(out.origin), VLLMRelease: C.GoString(out.vllm_release),
+		VLLMNames: names}, nil
 }
 
 // BackendInfos is BackendInfo of every registered backend, in registry order.

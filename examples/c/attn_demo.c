@@ -1,7 +1,7 @@
 /*
  * libattn demo: loads libattn with dlopen (no link-time dependency; one symbol, attn_get_api,
- * gives every function), lists every registered backend with its CUDA graph support and reorder
- * threshold, each on a spec of a kind it accepts (attn_backend_info), builds FLASH_ATTN metadata
+ * gives every function), lists every registered backend with its CUDA graph support, reorder
+ * threshold and vLLM names, each on a spec of a kind it accepts (attn_backend_info), builds FLASH_ATTN metadata
  * for a sample mixed batch (decodes, a chunked prefill, a fresh prefill) on the host and prints
  * it, then builds the same batch with every other built-in backend and with two of vLLM's
  * wrappers (chunked local attention, KV-sharing fast prefill), chosen by the spec's kind and a
@@ -278,18 +278,23 @@ static int list_backends(const attn_kv_cache_spec_t* spec) {
   size_t i, n = A->attn_backend_count();
   int k;
   printf("%zu backend(s):\n", n);
-  printf("  %-16s %-29s %-29s %-29s %-8s %s\n", "backend", "cudagraph (sm90)", "cudagraph (sm80)",
-         "cudagraph (sm100)", "reorder", "update_block_table");
+  printf("  %-16s %-29s %-29s %-29s %-8s %-18s %s\n", "backend", "cudagraph (sm90)",
+         "cudagraph (sm80)", "cudagraph (sm100)", "reorder", "update_block_table",
+         "vLLM names (ABI 1.7: each one is accepted as the backend name)");
   for (i = 0; i < n; ++i) {
     attn_backend_info_t info = ATTN_BACKEND_INFO_INIT;
     const attn_kv_cache_spec_t* backend_spec = NULL;
     const char* name;
+    const char* vllm_names;
     int32_t levels[3] = {-1, -1, -1}, threshold = 0, update = 0, cache_dtype = 0;
     attn_builder_t* builder = NULL;
     char reorder[16];
     k = backend_builder(i, spec, &hopper, &info, &backend_spec, &cache_dtype, &builder);
+    /* NULL from a library older than 1.7; "" where vLLM has no name of its own for it */
+    vllm_names = info.vllm_names != NULL && info.vllm_names[0] != '\0' ? info.vllm_names : "-";
     if (k == 2) {
-      printf("  %-16s (refused on the demo's specs and configs: it needs its model's settings)\n", info.name);
+      printf("  %-16s (refused on the demo's specs and configs: it needs its model's settings; "
+             "vLLM names: %s)\n", info.name, vllm_names);
       continue;
     }
     if (k != 0) return 1;
@@ -313,8 +318,9 @@ static int list_backends(const attn_kv_cache_spec_t* spec) {
       snprintf(reorder, sizeof reorder, "None");
     else
       snprintf(reorder, sizeof reorder, "%d", threshold);
-    printf("  %-16s %-29s %-29s %-29s %-8s %s\n", name, level_name(levels[0]),
-           level_name(levels[1]), level_name(levels[2]), reorder, update ? "yes" : "no");
+    printf("  %-16s %-29s %-29s %-29s %-8s %-18s %s\n", name, level_name(levels[0]),
+           level_name(levels[1]), level_name(levels[2]), reorder, update ? "yes" : "no",
+           vllm_names);
   }
   return 0;
 }
@@ -428,8 +434,9 @@ static int every_backend(struct batch* b, const attn_kv_cache_spec_t* spec,
     A->attn_builder_destroy(builder);
   }
   printf("\nThe Mamba family builds for a MAMBA spec (MambaSpec: state index = block table "
-         "column 0, 16-token scan chunks):\n");
-  if (build_and_show("MAMBA2", spec_of_kind(ATTN_KV_MAMBA, spec), &hopper, &b->common, mamba2))
+         "column 0, 16-token scan chunks),\nhere created under vLLM's name MAMBA2_ATTN "
+         "(Mamba2AttentionBackend.get_name()):\n");
+  if (build_and_show("MAMBA2_ATTN", spec_of_kind(ATTN_KV_MAMBA, spec), &hopper, &b->common, mamba2))
     return 1;
   printf("\nThe MLA family builds for an MLA spec (block 128, one 576-wide latent head): "
          "FLASHMLA\ntakes the three decodes, the prefills' context is gathered in chunks:\n");

@@ -10,9 +10,11 @@ namespace {
 
 class DescribedBackend final : public Backend {
  public:
-  explicit DescribedBackend(const BackendDescriptor& d) : d_(d), name_(d.name) {}
+  DescribedBackend(const BackendDescriptor& d, const char* vllm_names)
+      : d_(d), name_(d.name), vllm_names_(vllm_names) {}
 
   const std::string& name() const override { return name_; }
+  const char* vllm_names() const override { return vllm_names_; }
   uint32_t accepted_spec_kinds() const override { return d_.accepted_spec_kinds; }
   const char* vllm_release() const override { return d_.vllm_release; }
 
@@ -40,12 +42,13 @@ class DescribedBackend final : public Backend {
 
   const BackendDescriptor& d_;
   const std::string name_;
+  const char* const vllm_names_;
 };
 
 }  // namespace
 
-std::shared_ptr<const Backend> make_backend(const BackendDescriptor& d) {
-  return std::make_shared<DescribedBackend>(d);
+std::shared_ptr<const Backend> make_backend(const BackendDescriptor& d, const char* vllm_names) {
+  return std::make_shared<DescribedBackend>(d, vllm_names != nullptr ? vllm_names : "");
 }
 
 void check_spec_kind(const BackendDescriptor& d, const KvCacheSpec& spec) {

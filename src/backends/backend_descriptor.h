@@ -66,8 +66,11 @@ inline std::vector<BufferRequest> no_buffers(const BackendDescriptor&, const KvC
   return {};
 }
 
-/// The Backend of a descriptor (which must outlive it: descriptors are static).
-std::shared_ptr<const Backend> make_backend(const BackendDescriptor& d);
+/// The Backend of a descriptor (which must outlive it: descriptors are static), known in vLLM as
+/// `vllm_names` (Backend::vllm_names(): static, comma-separated; builtin_backends.cc's table;
+/// nullptr, as "", for a backend that is not registered, such as a composite's children).
+std::shared_ptr<const Backend> make_backend(const BackendDescriptor& d,
+                                            const char* vllm_names = nullptr);
 
 /// Error(kUnsupported) "<name> does not build metadata for <KIND> KV cache specs
 /// (kv_cache_spec->kind=<k>)" unless `d` accepts the spec's kind.

@@ -79,6 +79,38 @@
   ROW(kDeepseekV41IndexerBackend)                             \
   ROW(kCpuV4IndexerBackend)
 
+// vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
+// implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
+// of its class, and of the classes that build with its builder), comma-separated. The registry
+// resolves each to its backend wherever a backend name is taken, and attn_backend_info() lists
+// them as `vllm_names`. A backend's names are its own name alone unless this table, the one place
+// they are written, says otherwise. tests/data/vllm_backend_names.txt, which
+// scripts/vllm_names.py derives from vLLM's source, is checked against it (test_vllm_names).
+#define ATTN_VLLM_NAMES(NAMES)                                                                \
+  /* enum member, then the class's get_name() */                                            \
+  NAMES(kMamba2Backend, "MAMBA2,MAMBA2_ATTN")                                               \
+  NAMES(kMamba1Backend, "MAMBA1,MAMBA1_ATTN")                                               \
+  NAMES(kShortConvBackend, "SHORT_CONV,SHORT_CONV_ATTN")                                    \
+  /* the enum member LINEAR; LinearAttentionBackend.get_name() is LINEAR_ATTN */            \
+  NAMES(kLinearAttnBackend, "LINEAR_ATTN,LINEAR")                                           \
+  /* AiterTritonMLABackend (enum ROCM_AITER_TRITON_MLA, get_name AITER_TRITON_MLA) builds    \
+     with AiterMLAMetadataBuilder */                                                        \
+  NAMES(kRocmAiterMlaBackend, "ROCM_AITER_MLA,ROCM_AITER_TRITON_MLA,AITER_TRITON_MLA")      \
+  /* dots3's Dots3NotePaddedSparseBackend builds with FlashAttnMLASparseMetadataBuilder */   \
+  NAMES(kFlashAttnMlaSparseBackend, "FLASH_ATTN_MLA_SPARSE,DOTS3_NOTE_PADDED_MLA_SPARSE")   \
+  /* no vLLM 0.33.0 name of their own: TREE_ATTN left vLLM after 0.20.2; vLLM calls both    \
+     compressors "CompressorBackend" and every sparse SWA builder DEEPSEEK_SPARSE_SWA */     \
+  NAMES(kTreeAttnBackend, "")                                                               \
+  NAMES(kDeepseekV4CompressorBackend, "")                                                   \
+  NAMES(kDeepseekV41CompressorBackend, "")                                                  \
+  NAMES(kDeepseekSparseSwaFlashMlaBackend, "")                                              \
+  NAMES(kDeepseekSparseSwaFlashInferBackend, "")                                            \
+  NAMES(kDeepseekV41SparseSwaBackend, "")                                                   \
+  NAMES(kDeepseekV41SparseSwaFlashMlaBackend, "")                                           \
+  NAMES(kDeepseekV41SparseSwaFlashInferBackend, "")                                         \
+  NAMES(kDeepseekSparseSwaRocmAiterBackend, "")                                             \
+  NAMES(kDeepseekV41SparseSwaRocmAiterBackend, "")
+
 namespace attn::backends {
 
 #define ATTN_DECLARE_BACKEND_(descriptor) extern const BackendDescriptor descriptor;
@@ -91,13 +123,29 @@ namespace {
 const BackendDescriptor* const kBuiltinBackends[] = {ATTN_BUILTIN_BACKENDS(ATTN_BACKEND_ADDRESS_)};
 #undef ATTN_BACKEND_ADDRESS_
 
+struct VllmNames {
+  const BackendDescriptor* descriptor;
+  const char* names;
+};
+#define ATTN_VLLM_NAMES_ROW_(descriptor, names) {&descriptor, names},
+const VllmNames kVllmNames[] = {ATTN_VLLM_NAMES(ATTN_VLLM_NAMES_ROW_)};
+#undef ATTN_VLLM_NAMES_ROW_
+
+/// A built-in backend's vLLM names: its row of ATTN_VLLM_NAMES, else its own name.
+const char* vllm_names_of(const BackendDescriptor& d) {
+  for (const VllmNames& row : kVllmNames)
+    if (row.descriptor == &d) return row.names;
+  return d.name;
+}
+
 }  // namespace
 
 void register_builtin_backends() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::vector<std::shared_ptr<const Backend>> backends;
-    for (const BackendDescriptor* d : kBuiltinBackends) backends.push_back(make_backend(*d));
+    for (const BackendDescriptor* d : kBuiltinBackends)
+      backends.push_back(make_backend(*d, vllm_names_of(*d)));
     Registry::instance().add(backends, nullptr);
   });
 }

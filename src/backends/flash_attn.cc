@@ -125,6 +125,17 @@ std::pair<int32_t, int32_t> layer_window(int32_t window_left, int32_t attn_type)
   return {window_left, attn_type == kAttnEncoderOnly ? window_left : 0};
 }
 
+// vLLM 0.33's _maybe_symmetrize_window, applied to the window of every get_scheduler_metadata
+// call (and to the layer's own call): a causal sliding window (w, 0) becomes (w, w) when the call
+// is non-causal (causal False, or a per-request causal tensor whatever it holds), so that
+// bidirectional queries attend both ways; full attention (-1, -1) and windows already
+// symmetric (an encoder-only layer's) stay as they are.
+std::pair<int32_t, int32_t> maybe_symmetrize_window(std::pair<int32_t, int32_t> window,
+                                                    bool non_causal) {
+  if (window.first >= 0 && window.second == 0 && non_causal) return {window.first, window.first};
+  return window;
+}
+
 struct ScheduleArgs {
   int64_t batch_size;
   Tensor cu_seqlens_q;
@@ -373,8 +384,12 @@ class FlashAttnBuilder final : public Builder {
       m.set_tensor(base + kSchedCausal, *a.causal_tensor);
     else
       m.set_bool(base + kSchedCausal, a.causal);
-    m.set_int(base + kSchedWindowLeft, aot_window_.first);
-    m.set_int(base + kSchedWindowRight, aot_window_.second);
+    // The builder's one AOT window, symmetrized for a non-causal call: the per-request tensor,
+    // causal=false, and DCP's context pass, which vLLM 0.33 schedules with causal=False.
+    const std::pair<int32_t, int32_t> window =
+        maybe_symmetrize_window(aot_window_, a.causal_tensor.has_value() || !a.causal);
+    m.set_int(base + kSchedWindowLeft, window.first);
+    m.set_int(base + kSchedWindowRight, window.second);
     m.set_int(base + kSchedNumSplits, num_splits);
   }
 

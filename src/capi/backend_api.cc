@@ -8,8 +8,9 @@
 
 namespace {
 
-/// The smallest attn_backend_info_t a caller may pass: its size in ABI 1.3, which added it.
-constexpr size_t kBackendInfoSizeV1 = ATTN_BACKEND_INFO_STRUCT_SIZE;
+/// The released sizes of attn_backend_info_t before this header's (ATTN_BACKEND_INFO_STRUCT_SIZE,
+/// 1.7, which appended `vllm_names`): ABI 1.3's, which added it, the smallest accepted.
+constexpr size_t kBackendInfoSizes[] = {ATTN_BACKEND_INFO_STRUCT_SIZE_1_3};
 static_assert(ATTN_BACKEND_INFO_STRUCT_SIZE == sizeof(attn_backend_info_t),
               "ATTN_BACKEND_INFO_STRUCT_SIZE must end at the last field");
 static_assert(offsetof(attn_backend_info_t, name) == sizeof(size_t));
@@ -17,6 +18,8 @@ static_assert(offsetof(attn_backend_info_t, kv_cache_kinds) == 2 * sizeof(void*)
 static_assert(offsetof(attn_backend_info_t, origin) == 2 * sizeof(void*) + 4);
 static_assert(offsetof(attn_backend_info_t, vllm_release) == 3 * sizeof(void*));
 static_assert(offsetof(attn_backend_info_t, extension) == 4 * sizeof(void*));
+static_assert(ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 == 5 * sizeof(void*), "the ABI 1.3 size");
+static_assert(offsetof(attn_backend_info_t, vllm_names) == 5 * sizeof(void*));
 
 }  // namespace
 
@@ -60,7 +63,7 @@ ATTN_API attn_error_t* attn_backend_info(size_t index, attn_backend_info_t* out)
   ATTN_API_TRY
   attn::capi::require(out, "out");
   // Checked before the lookup, so that a bad struct_size is reported whatever the index.
-  attn::capi::check_struct_size<attn_backend_info_t>(out->struct_size, kBackendInfoSizeV1, "out");
+  attn::capi::check_struct_size<attn_backend_info_t>(out->struct_size, kBackendInfoSizes, "out");
   auto b = attn::capi::registry().at(index);
   if (!b)
     attn::fail(attn::Status::kNotFound, "backend index ", index, " is out of range (",
@@ -72,7 +75,9 @@ ATTN_API attn_error_t* attn_backend_info(size_t index, attn_backend_info_t* out)
   const char* release = b->vllm_release();
   info.vllm_release = release != nullptr ? release : "";
   info.extension = nullptr;
-  attn::capi::write_struct(out, info, kBackendInfoSizeV1, "out");
+  const char* vllm_names = b->vllm_names();
+  info.vllm_names = vllm_names != nullptr ? vllm_names : "";
+  attn::capi::write_struct(out, info, kBackendInfoSizes, "out");  // no further than struct_size
   return nullptr;
   ATTN_API_CATCH
 }

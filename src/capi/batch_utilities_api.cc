@@ -79,6 +79,21 @@ bool split_shortcut(const attn_common_metadata_t* common, int32_t threshold,
   return true;
 }
 
+
+/// `*out` = `src` viewed as `v` (the same data and byte offset; v's shape and strides written
+/// into the caller's arrays, which the view points to).
+void write_view(const attn_tensor_t& src, const attn::Tensor& v, attn_tensor_t* out,
+                int64_t* out_shape, int64_t* out_strides) {
+  for (int d = 0; d < v.ndim; ++d) {
+    out_shape[d] = v.shape[d];
+    out_strides[d] = v.strides[d];
+  }
+  attn_tensor_t r = src;
+  r.ndim = v.ndim;
+  r.shape = out_shape;
+  r.strides = out_strides;
+  *out = r;
+}
 }  // namespace
 
 extern "C" {
@@ -248,16 +263,34 @@ ATTN_API attn_error_t* attn_reshape_query_for_spec_decode(const attn_tensor_t* q
   attn::capi::require(out_shape, "out_shape");
   attn::capi::require(out_strides, "out_strides");
   const attn::Tensor q = attn::capi::to_required_tensor(query, "query");
-  const attn::Tensor v = attn::reshape_query_for_spec_decode(q, batch_size);
-  for (int d = 0; d < 4; ++d) {
-    out_shape[d] = v.shape[d];
-    out_strides[d] = v.strides[d];
-  }
-  attn_tensor_t r = *query;
-  r.ndim = 4;
-  r.shape = out_shape;
-  r.strides = out_strides;
-  *out = r;  // data and byte_offset as the query's
+  write_view(*query, attn::reshape_query_for_spec_decode(q, batch_size), out, out_shape,
+             out_strides);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_reshape_attn_output_for_spec_decode(const attn_tensor_t* attn_output,
+                                                                attn_tensor_t* out,
+                                                                int64_t* out_shape,
+                                                                int64_t* out_strides) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(out, "out");
+  attn::capi::require(out_shape, "out_shape");
+  attn::capi::require(out_strides, "out_strides");
+  const attn::Tensor t = attn::capi::to_required_tensor(attn_output, "attn_output");
+  write_view(*attn_output, attn::reshape_attn_output_for_spec_decode(t), out, out_shape,
+             out_strides);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_common_metadata_naive_query_lens(const attn_common_metadata_t* common,
+                                                             const attn_tensor_t* out,
+                                                             attn_stream_t stream) noexcept {
+  ATTN_API_TRY
+  attn::CommonMetadata c = attn::capi::to_common(common);
+  const attn::Tensor o = attn::capi::to_required_tensor(out, "out");
+  attn::naive_query_lens(c, o, stream);
   return nullptr;
   ATTN_API_CATCH
 }

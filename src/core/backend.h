@@ -36,6 +36,12 @@ class Backend : public std::enable_shared_from_this<Backend> {
   /// plugin's backend.
   virtual const char* vllm_release() const = 0;
 
+  /// vLLM 0.33.0's names of this backend, comma-separated (its backend enum member, the
+  /// get_name() of its class and of the classes that build with its builder): "MAMBA2,MAMBA2_ATTN".
+  /// Static, or as long-lived as the backend. The registry resolves each of them to this backend
+  /// (Registry::find). "" when vLLM 0.33.0 has no name of its own for it, and for a plugin's.
+  virtual const char* vllm_names() const { return ""; }
+
   /// vLLM's classmethod get_cudagraph_support(vllm_config, kv_cache_spec), for a validated
   /// spec and config.
   virtual int32_t cudagraph_support(const KvCacheSpec& spec, const BuilderConfig& config) const = 0;

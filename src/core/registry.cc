@@ -11,6 +11,41 @@ Registry& Registry::instance() {
   return registry;
 }
 
+namespace {
+
+/// Calls f(name) for a backend's own name and each of its vLLM names (Backend::vllm_names(),
+/// comma-separated), until f returns true; whether one did.
+template <class F>
+bool any_name_of(const Backend& b, F&& f) {
+  if (f(std::string_view(b.name()))) return true;
+  const char* list = b.vllm_names();
+  std::string_view rest = list != nullptr ? std::string_view(list) : std::string_view();
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    if (!name.empty() && f(name)) return true;
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+bool answers_to(const Backend& b, std::string_view name) {
+  return any_name_of(b, [&](std::string_view n) { return n == name; });
+}
+
+/// Error(kInvalidArgument) when a name of `b` (its own or a vLLM name) is one of `other`'s.
+void check_distinct(const Backend& b, const Backend& other, const char* what) {
+  any_name_of(b, [&](std::string_view n) {
+    if (answers_to(other, n))
+      invalid("backend '", b.name(), "': the name '", n, "' ", what, " backend '", other.name(),
+              "' (its own name or one of its vLLM names)");
+    return false;
+  });
+}
+
+}  // namespace
+
 void Registry::add(const std::vector<std::shared_ptr<const Backend>>& backends,
                    const void* owner) {
   std::unique_lock lock(mutex_);
@@ -20,6 +55,9 @@ void Registry::add(const std::vector<std::shared_ptr<const Backend>>& backends,
       if (e.backend->name() == name) invalid("backend '", name, "' is already registered");
     for (size_t j = 0; j < i; ++j)
       if (backends[j]->name() == name) invalid("backend '", name, "' is listed twice");
+    // A name resolves to one backend: no name of one is a name of another.
+    for (const Entry& e : entries_) check_distinct(*backends[i], *e.backend, "is already a name of");
+    for (size_t j = 0; j < i; ++j) check_distinct(*backends[i], *backends[j], "is also a name of");
   }
   for (const auto& b : backends) entries_.push_back(Entry{b, owner});
 }
@@ -48,7 +86,7 @@ std::shared_ptr<const Backend> Registry::at(size_t index) const {
 
 const std::shared_ptr<const Backend>* Registry::find_locked(std::string_view name) const {
   for (const Entry& e : entries_)
-    if (e.backend->name() == name) return &e.backend;
+    if (answers_to(*e.backend, name)) return &e.backend;
   return nullptr;
 }
 

@@ -18,7 +18,8 @@ class Registry {
   static Registry& instance();
 
   /// Adds backends under an owner tag (nullptr for built-ins), all or none: Error(kInvalidArgument)
-  /// when a name is already registered or repeated.
+  /// when a name is already registered or repeated, or when a backend's name or one of its vLLM
+  /// names (Backend::vllm_names()) is a name of another backend.
   void add(const std::vector<std::shared_ptr<const Backend>>& backends, const void* owner);
   /// Removes every backend of `owner`; Error(kBusy) (and no change) while any has builders.
   void remove_owner(const void* owner);
@@ -26,7 +27,8 @@ class Registry {
   size_t count() const;
   /// nullptr when out of range.
   std::shared_ptr<const Backend> at(size_t index) const;
-  /// nullptr when not registered.
+  /// The backend whose name, or one of whose vLLM names, is `name` (exact, case-sensitive, as
+  /// vLLM's enum lookup is); nullptr when none is.
   std::shared_ptr<const Backend> find(std::string_view name) const;
 
   /// A backend counted as in use, as a live builder is, until the Pin is destroyed: an unload

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/common_metadata.h"
 #include "core/error.h"
 #include "core/tensor_args.h"
 #include "ops/batch_ops.h"
@@ -93,6 +94,98 @@ Tensor reshape_query_for_spec_decode(const Tensor& query, int64_t batch_size) {
   v.strides[2] = query.strides[1];
   v.strides[3] = query.strides[2];
   return v;
+}
+
+// torch's view stride rule (ATen's computeStride, restated): the strides of a view of
+// (old shape, old strides) with `new_shape`, false when no view exists (torch asks for
+// .reshape). Old dimensions are grouped into chunks that are contiguous with each other (a
+// size-1 dimension never breaks a chunk); each chunk must be covered by whole new dimensions.
+// (Products that overflow int64 are refused: hostile strides must not reach signed overflow.)
+static bool view_strides(const int64_t* old_shape, const int64_t* old_strides, int old_n,
+                         const int64_t* new_shape, int new_n, int64_t* new_strides) {
+  bool ok = true;
+  auto mul = [&ok](int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) ok = false;
+    return r;
+  };
+  int64_t numel = 1;
+  bool same = old_n == new_n;
+  for (int d = 0; d < old_n; ++d) {
+    numel = mul(numel, old_shape[d]);
+    if (same && old_shape[d] != new_shape[d]) same = false;
+  }
+  if (numel == 0) {
+    if (same) {
+      for (int d = 0; d < new_n; ++d) new_strides[d] = old_strides[d];
+      return true;
+    }
+    for (int d = new_n - 1; d >= 0; --d)
+      new_strides[d] = d == new_n - 1 ? 1 : mul(std::max<int64_t>(new_shape[d + 1], 1), new_strides[d + 1]);
+    return ok;
+  }
+  int view_d = new_n - 1;
+  int64_t chunk_base_stride = old_strides[old_n - 1];
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int tensor_d = old_n - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel = mul(tensor_numel, old_shape[tensor_d]);
+    if (tensor_d == 0 || (old_shape[tensor_d - 1] != 1 &&
+                          old_strides[tensor_d - 1] != mul(tensor_numel, chunk_base_stride))) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d] == 1)) {
+        new_strides[view_d] = mul(view_numel, chunk_base_stride);
+        view_numel = mul(view_numel, new_shape[view_d]);
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = old_strides[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return ok && view_d == -1;
+}
+
+Tensor reshape_attn_output_for_spec_decode(const Tensor& attn_output) {
+  if (attn_output.ndim == 3) return attn_output;  // already (tokens, heads, dim)
+  if (attn_output.ndim != 4) invalid("attn_output must be 4D, got ", attn_output.ndim, "D");
+  const int64_t* sh = attn_output.shape;
+  const int64_t* st = attn_output.strides;
+  int64_t tokens = 0, numel = 0;
+  if (__builtin_mul_overflow(sh[0], sh[1], &tokens) ||
+      __builtin_mul_overflow(tokens, sh[2], &numel) || __builtin_mul_overflow(numel, sh[3], &numel))
+    invalid("attn_output has shape [", sh[0], ", ", sh[1], ", ", sh[2], ", ", sh[3],
+            "]: its size overflows int64");
+  Tensor v = attn_output;
+  const int64_t new_shape[3] = {tokens, sh[2], sh[3]};
+  int64_t new_strides[3] = {};
+  if (!view_strides(sh, st, 4, new_shape, 3, new_strides))
+    invalid("attn_output (shape [", sh[0], ", ", sh[1], ", ", sh[2], ", ", sh[3], "], strides [",
+            st[0], ", ", st[1], ", ", st[2], ", ", st[3], "]) cannot be viewed as [", tokens,
+            ", ", sh[2], ", ", sh[3], "] (torch: view size is not compatible with input tensor's "
+            "size and stride)");
+  v.ndim = 3;
+  for (int d = 0; d < 3; ++d) {
+    v.shape[d] = new_shape[d];
+    v.strides[d] = new_strides[d];
+  }
+  v.shape[3] = 0;
+  v.strides[3] = 0;
+  return v;
+}
+
+void naive_query_lens(CommonMetadata& batch, const Tensor& out, void* stream) {
+  // reads query_start_loc only: the scalars, it and its mirror are checked, as a split checks
+  CommonMetadata common = utility_view(batch, /*seq_lens=*/false, /*is_prefilling=*/false);
+  CommonLimits lim;
+  lim.require_tables = false;
+  lim.reads_seq_lens = false;
+  validate(common, lim);
+  const Tensor& qsl = *common.query_start_loc;
+  const ops::Exec ex = exec_for(qsl, stream);
+  expect_output(out, "out", kInt32, common.num_reqs, ex);
+  ops::naive_query_lens(ex, qsl.as<const int32_t>(), common.num_reqs, out.as<int32_t>());
 }
 
 void compute_slot_mapping(const SlotMappingArgs& a, void* stream) {

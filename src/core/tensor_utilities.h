@@ -11,6 +11,8 @@
 
 namespace attn {
 
+struct CommonMetadata;
+
 /// vLLM's get_dcp_local_seq_lens into `out`: (n,) for one rank (dcp_rank >= 0), else
 /// (n, dcp_size) for every rank (dcp_rank < 0; (n,) also accepted when dcp_size == 1).
 void get_dcp_local_seq_lens(const Tensor& seq_lens, int32_t dcp_size, int32_t dcp_rank,
@@ -24,6 +26,15 @@ void compute_token_to_req_indices(const Tensor& query_start_loc, const Tensor& o
 /// vLLM's reshape_query_for_spec_decode: a (batch, tokens / batch, heads, dim) view of a
 /// (tokens, heads, dim) query.
 Tensor reshape_query_for_spec_decode(const Tensor& query, int64_t batch_size);
+
+/// vLLM's reshape_attn_output_for_spec_decode: a (batch * seq_len, heads, dim) view of a
+/// (batch, seq_len, heads, dim) attention output; a 3-D one is returned as it is. torch's view
+/// rule: the leading two dimensions must be mergeable.
+Tensor reshape_attn_output_for_spec_decode(const Tensor& attn_output);
+
+/// vLLM 0.33's CommonAttentionMetadata.naive_query_lens() into `out` ((num_reqs,) int32 on
+/// query_start_loc's device); the batch is validated as a split validates it.
+void naive_query_lens(CommonMetadata& common, const Tensor& out, void* stream);
 
 struct SlotMappingArgs {
   Tensor query_start_loc;

@@ -108,6 +108,36 @@ DcpContextSplit split_dcp_context_queries(const int32_t* query_start_loc, int64_
                                           const int32_t* seq_lens, int64_t max_query_len,
                                           int64_t num_actual_tokens);
 
+/// vLLM 0.33's should_split_fa2_dcp_context_attention (v1/worker/cp_utils.py): fa_version == 2,
+/// max_query_len > 1, num_prefills = num_reqs - num_decode_reqs > 0, and (num_decode_reqs > 0
+/// or num_context_prefill_reqs < num_prefills). fa_version 0 stands for None.
+bool should_split_fa2_dcp_context_attention(int32_t fa_version, int64_t max_query_len,
+                                            int64_t num_reqs, int64_t num_decode_reqs,
+                                            int64_t num_context_prefill_reqs);
+
+/// vLLM 0.33's get_dcp_dummy_context_len (v1/worker/cp_utils.py): 0 unless dcp_world_size > 1,
+/// a KV cache config exists and (create_mixed_batch or (is_graph_capturing and uniform_decode));
+/// then dcp_world_size * interleave.
+int64_t get_dcp_dummy_context_len(int32_t dcp_world_size, int32_t interleave,
+                                  bool has_kv_cache_config, bool create_mixed_batch,
+                                  bool is_graph_capturing, bool uniform_decode);
+
+/// vLLM 0.33's is_last_ubatch_empty (v1/worker/ubatch_utils.py), num_ubatches >= 1, token
+/// counts >= 0: (padded // num_ubatches) * (num_ubatches - 1) >= orig.
+bool is_last_ubatch_empty(int64_t orig_num_tokens, int64_t padded_num_tokens,
+                          int32_t num_ubatches);
+
+/// vLLM 0.33's get_num_ubatches on ParallelConfig's fields: use_ubatching = enable_dbo or
+/// ubatch_size > 1; num_ubatches = 2 if enable_dbo else ubatch_size; 1 without ubatching.
+int32_t get_num_ubatches(bool enable_dbo, int32_t ubatch_size);
+
+/// vLLM 0.33's check_ubatch_thresholds on ParallelConfig's fields: false without ubatching,
+/// else num_tokens >= the decode threshold (uniform_decode) or the prefill threshold.
+bool check_ubatch_thresholds(bool enable_dbo, int32_t ubatch_size,
+                             int64_t dbo_decode_token_threshold,
+                             int64_t dbo_prefill_token_threshold, int64_t num_tokens,
+                             bool uniform_decode);
+
 /// vLLM 0.33's reorder_batch_to_split_decodes_and_prefills, as the list of swap_states(src,
 /// dst) calls it makes, in order: swaps[2k] = src, swaps[2k+1] = dst. Regions, in the target
 /// order: decode (computed > 0, scheduled <= threshold, computed >= prompt), short extend
@@ -305,6 +335,11 @@ using kernels::dcp_local_len;
 /// and out[last] -= skip_last.
 void slice_query_start_locs(const Exec& exec, const int32_t* query_start_loc, int64_t start,
                             int64_t stop, int32_t skip_first, int32_t skip_last, int32_t* out);
+
+/// vLLM 0.33's CommonAttentionMetadata.naive_query_lens(): out[r] = query_start_loc[r + 1] -
+/// query_start_loc[r] for r < num_reqs (int32, wrapping as torch does).
+void naive_query_lens(const Exec& exec, const int32_t* query_start_loc, int64_t num_reqs,
+                      int32_t* out);
 
 /// vLLM 0.33's compute_token_to_req_indices (v1/attention/ops/metadata.py): for t < num_tokens,
 /// out[t] = the request whose query holds token t for t < num_mapped_tokens (a binary search

@@ -25,6 +25,9 @@ typedef char field_size_ok[ATTN_FIELD_STRUCT_SIZE == sizeof(attn_field_t) ? 1 : 
 typedef char backend_size_ok[ATTN_PLUGIN_BACKEND_STRUCT_SIZE == sizeof(attn_plugin_backend_t) ? 1 : -1];
 typedef char table_size_ok[ATTN_PLUGIN_TABLE_STRUCT_SIZE == sizeof(attn_plugin_table_t) ? 1 : -1];
 typedef char info_size_ok[ATTN_BACKEND_INFO_STRUCT_SIZE == sizeof(attn_backend_info_t) ? 1 : -1];
+/* 1.7 appended vllm_names after the 1.3 struct, which ended at `extension` */
+typedef char info_1_3_ok[ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 ==
+                                 offsetof(attn_backend_info_t, vllm_names) ? 1 : -1];
 typedef char api_size_ok[ATTN_API_STRUCT_SIZE == sizeof(attn_api_t) ? 1 : -1];
 
 /* Every function of ATTN_API_FUNCTIONS has a PFN_ pointer type whose signature is the

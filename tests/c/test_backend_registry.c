@@ -69,8 +69,11 @@ static void test_info_larger_struct(void** state) {
 }
 
 static void test_info_bad_input(void** state) {
-  static const size_t bad_sizes[] = {0, 1, sizeof(size_t), ATTN_BACKEND_INFO_STRUCT_SIZE - 1,
-                                     ATTN_BACKEND_INFO_STRUCT_SIZE - sizeof(void*)};
+  static const size_t bad_sizes[] = {0, 1, sizeof(size_t), ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 - 1,
+                                     ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 - sizeof(void*)};
+  /* between the 1.3 size and the 1.7 size: no published version of the struct */
+  static const size_t between[] = {ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 + 1,
+                                   ATTN_BACKEND_INFO_STRUCT_SIZE - 1};
   attn_backend_info_t info, before;
   char expected[128];
   size_t k;
@@ -87,11 +90,22 @@ static void test_info_bad_input(void** state) {
     info.struct_size = bad_sizes[k];
     before = info;
     snprintf(expected, sizeof expected, "out->struct_size=%zu is smaller than %zu", bad_sizes[k],
-             (size_t)ATTN_BACKEND_INFO_STRUCT_SIZE);
+             (size_t)ATTN_BACKEND_INFO_STRUCT_SIZE_1_3);
     ASSERT_ERROR(attn_backend_info(0, &info), ATTN_ERR_INVALID_ARGUMENT, expected);
     /* a bad size is reported before the index is looked at */
     ASSERT_ERROR(attn_backend_info(attn_backend_count(), &info), ATTN_ERR_INVALID_ARGUMENT,
                  expected);
+    assert_memory_equal(&info, &before, sizeof info);
+  }
+  for (k = 0; k < sizeof between / sizeof between[0]; ++k) {
+    info.struct_size = between[k];
+    before = info;
+    snprintf(expected, sizeof expected,
+             "out->struct_size=%zu is not the size of an ABI version of this struct (%zu, or %zu "
+             "for this version",
+             between[k], (size_t)ATTN_BACKEND_INFO_STRUCT_SIZE_1_3,
+             (size_t)ATTN_BACKEND_INFO_STRUCT_SIZE);
+    ASSERT_ERROR(attn_backend_info(0, &info), ATTN_ERR_INVALID_ARGUMENT, expected);
     assert_memory_equal(&info, &before, sizeof info);
   }
 }

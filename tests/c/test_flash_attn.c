@@ -493,6 +493,87 @@ static void test_sliding_windows(void** state) {
   check_window(ATTN_KV_FULL_ATTENTION, 0, ATTN_TYPE_DECODER, none, 2, 1, -1, -1);
 }
 
+/* Issue 34: vLLM 0.33's _get_scheduler_metadata hands FA3's scheduler
+ * _maybe_symmetrize_window(aot_sliding_window, causal): a causal window (w, 0) becomes (w, w) when
+ * the call is non-causal (causal=False, any per-request causal tensor, and DCP's context pass,
+ * which it schedules with causal=False), in build() and the capture build alike. libattn kept
+ * (w, 0): scheduler_window_right was 0 where vLLM passes w. */
+static void expect_window(attn_builder_t* b, ts_batch* batch, int capture, int64_t left,
+                          int64_t right) {
+  attn_metadata_t* m = NULL;
+  if (capture)
+    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+  else
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "aot_schedule", 1);
+  assert_int_equal(ts_int(m, "scheduler_window_left"), left);
+  assert_int_equal(ts_int(m, "scheduler_window_right"), right);
+}
+
+static void test_non_causal_windows(void** state) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(90); /* FA3: ahead-of-time scheduling */
+  attn_builder_t* b;
+  ts_batch* batch = sample();
+  int32_t causal[5] = {1, 1, 1, 1, 1};
+  int64_t n5[1] = {5};
+  attn_tensor_t causal_t = ts_host_tensor(causal, 1, n5, ATTN_DTYPE_INT, 32);
+  int capture;
+  (void)state;
+  c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
+  spec.kind = ATTN_KV_SLIDING_WINDOW;
+  spec.sliding_window = 128; /* impl.sliding_window (127, 0) */
+  b = ts_builder("FLASH_ATTN", &spec, &c);
+  for (capture = 0; capture < 2; ++capture) {
+    batch->common.causal = 1;
+    expect_window(b, batch, capture, 127, 0);
+    batch->common.causal = 0;
+    expect_window(b, batch, capture, 127, 127);
+    /* a tensor is non-causal to vLLM whatever it holds (isinstance(causal, torch.Tensor)) */
+    batch->common.causal = 1;
+    batch->common.causal_per_request = &causal_t;
+    expect_window(b, batch, capture, 127, 127);
+    causal[2] = 0;
+    expect_window(b, batch, capture, 127, 127);
+    causal[2] = 1;
+    batch->common.causal_per_request = NULL;
+    expect_window(b, batch, capture, 127, 0); /* the next causal build: (w, 0) again */
+  }
+  attn_builder_destroy(b);
+  /* per-layer windows, all the same: one AOT window, symmetrized likewise */
+  {
+    attn_per_layer_params_t layers[2] = {ATTN_PER_LAYER_PARAMS_INIT, ATTN_PER_LAYER_PARAMS_INIT};
+    attn_builder_config_t lc = c;
+    attn_kv_cache_spec_t full = ts_spec();
+    layers[0].window_left = layers[1].window_left = 511;
+    lc.layers = layers;
+    lc.num_layers = 2;
+    b = ts_builder("FLASH_ATTN", &full, &lc);
+    batch->common.causal = 0;
+    expect_window(b, batch, 0, 511, 511);
+    expect_window(b, batch, 1, 511, 511);
+    attn_builder_destroy(b);
+  }
+  /* full attention (-1, -1) and an encoder-only window (w, w) stay as they are */
+  {
+    attn_kv_cache_spec_t full = ts_spec();
+    b = ts_builder("FLASH_ATTN", &full, &c);
+    batch->common.causal = 0;
+    expect_window(b, batch, 0, -1, -1);
+    attn_builder_destroy(b);
+  }
+  /* DCP: vLLM schedules the context pass with causal=False, whatever the batch's causal */
+  c.decode_context_parallel_size = 2;
+  c.dcp_rank = 1;
+  c.cp_kv_cache_interleave_size = 1;
+  b = ts_builder("FLASH_ATTN", &spec, &c);
+  batch->common.causal = 1;
+  expect_window(b, batch, 0, 127, 127);
+  attn_builder_destroy(b);
+  batch->common.causal = 1;
+  ts_batch_free(batch);
+}
+
 static void test_qkv_dtype(void** state) {
   attn_kv_cache_spec_t spec = ts_spec();
   attn_builder_config_t c = config_for(90);
@@ -835,6 +916,7 @@ int main(void) {
       cmocka_unit_test(test_mm_prefix_rswa_causal),
       cmocka_unit_test(test_num_splits),           cmocka_unit_test(test_fa2_and_fast_build),
       cmocka_unit_test(test_dcp),                  cmocka_unit_test(test_dcp_skip),                  cmocka_unit_test(test_sliding_windows),
+      cmocka_unit_test(test_non_causal_windows),
       cmocka_unit_test(test_qkv_dtype),            cmocka_unit_test(test_update_block_table),
       cmocka_unit_test(test_capture_levels),       cmocka_unit_test(test_clone_outlives_rebuild),
       cmocka_unit_test(test_use_cascade_attention), cmocka_unit_test(test_random_batches),

@@ -527,6 +527,82 @@ static void test_padded_all_decode(void** state) {
   }
 }
 
+/* Issue 34: SM 10.0, FlashInfer-native decode (fast_plan_decode; its reorder threshold stays 1
+ * with k = 9), FULL_AND_PIECEWISE, two builds in a row on one builder: a long all-decode batch,
+ * then a shorter one padded as vLLM's runner pads a full decode graph (a zero-length request,
+ * num_actual_tokens 8 past the scheduled tokens). Every token is a decode token and the decode
+ * plan has num_decode_tokens rows, cut at max_num_seqs (8): the
+ * rows up to num_reqs are this build's (the padding request's length 0), the rows past it are
+ * what vLLM's persistent paged_kv_indptr / paged_kv_last_page_len hold: the first build's rows,
+ * zeros where no build wrote. The caller's seq_lens is a view of a longer buffer (a runtime's
+ * persistent one) whose tail holds an earlier batch's lengths: libattn read them for the rows
+ * past num_reqs (decode_seq_lens_cpu 12321 where vLLM has 0) before 1ba2e58. Checked on the
+ * plain build and on the capture build of the padded batch. */
+static void test_padding_rows_after_longer_build(void** state) {
+  static const int32_t q4[4] = {1, 1, 1, 1}, s4[4] = {12321, 700, 900, 33};
+  static const int32_t q2[2] = {1, 0}, s2[2] = {40, 0};
+  /* pages 771, 44, 57, 3; last pages 1, 12, 4, 1 */
+  static const int32_t indptr1[9] = {0, 771, 815, 872, 875, 0, 0, 0, 0};
+  static const int32_t last1[8] = {1, 12, 4, 1, 0, 0, 0, 0};
+  /* this build's rows 0-1 (3 pages, last 8; the padding request 0 pages, last 0) */
+  static const int32_t indptr2[9] = {0, 3, 3, 872, 875, 0, 0, 0, 0};
+  static const int32_t last2[8] = {8, 0, 4, 1, 0, 0, 0, 0};
+  /* what vLLM's get_seq_lens gives on those rows: the padding request and the rows no build
+   * wrote are 0 */
+  static const int32_t lens1[8] = {12321, 700, 900, 33, 0, 0, 0, 0};
+  static const int32_t lens2[8] = {40, 0, 868 * 16 + 4, 33, 0, 0, 0, 0};
+  int32_t store[8];
+  int64_t shape4[1] = {4}, shape2[1] = {2};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(100);
+  attn_builder_t* b;
+  ts_batch* longer = ts_batch_make(q4, s4, 4, 16, 0, 8);
+  ts_batch* padded = ts_batch_make(q2, s2, 2, 16, 0, 8);
+  attn_tensor_t seq4, seq2;
+  attn_metadata_t* m = NULL;
+  int capture;
+  (void)state;
+  c.use_trtllm_attention = 0; /* FlashInfer-native decode through fast_plan_decode */
+  c.max_num_seqs = 8;
+  c.max_model_len = 16384;
+  c.num_speculative_tokens = 9;
+  c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_FULL_AND_PIECEWISE;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  /* the caller's lengths: the batch's, then an earlier batch's left in its buffer */
+  memcpy(store, s4, sizeof s4);
+  store[4] = store[5] = store[6] = store[7] = 12321;
+  seq4 = ts_host_tensor(store, 1, shape4, ATTN_DTYPE_INT, 32);
+  longer->common.seq_lens = &seq4;
+  ASSERT_OK(attn_build(b, 0, &longer->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 4);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 8);
+  expect_bool(m, "decode_use_trtllm", 0);
+  expect_bool(m, "decode_use_cudagraph", 1);
+  expect_decode_plan(m, indptr1, last1, 8, 16);
+  ts_expect_i32(m, "decode_seq_lens_cpu", lens1, 8);
+  for (capture = 0; capture < 2; ++capture) {
+    store[0] = 40;
+    store[1] = 0;
+    store[2] = 900;
+    store[3] = 33; /* the buffer past num_reqs = 2: the first batch's lengths, then 12321 */
+    seq2 = ts_host_tensor(store, 1, shape2, ATTN_DTYPE_INT, 32);
+    padded->common.seq_lens = &seq2;
+    if (capture)
+      ASSERT_OK(attn_build_for_cudagraph_capture(b, &padded->common, &m, NULL));
+    else
+      ASSERT_OK(attn_build(b, 0, &padded->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_decodes"), 2); /* a padded uniform batch: all decodes */
+    assert_int_equal(ts_int(m, "num_decode_tokens"), 8);
+    expect_bool(m, "decode_use_cudagraph", 1);
+    assert_int_equal(ts_int(m, "decode_q_len_per_req"), 1);
+    expect_decode_plan(m, indptr2, last2, 8, 16);
+    ts_expect_i32(m, "decode_seq_lens_cpu", lens2, 8);
+  }
+  attn_builder_destroy(b);
+  ts_batch_free(longer);
+  ts_batch_free(padded);
+}
+
 /* Seeded random batches (decodes first) against a direct computation of the split and of
  * FlashInfer's paged KV layout. */
 static void test_random_batches(void** state) {
@@ -829,6 +905,7 @@ int main(void) {
       cmocka_unit_test(test_hyperparameters_and_bad_input),
       cmocka_unit_test(test_random_batches),
       cmocka_unit_test(test_padded_all_decode),
+      cmocka_unit_test(test_padding_rows_after_longer_build),
       cmocka_unit_test(test_levels_and_thresholds),
       cmocka_unit_test(test_query_dtypes),
       cmocka_unit_test(test_xqa_ragged_and_non_causal),

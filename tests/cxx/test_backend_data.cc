@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attn_c.h"
 #include "backends/builder_factory.h"
@@ -163,11 +164,87 @@ void test_plugin_accepts_any_kind() {
   if (attn_error_t* u = attn_plugin_unload(plugin)) attn_error_destroy(u);
 }
 
+/// A backend that is only names, for a registry of its own.
+class NamedBackend final : public attn::Backend {
+ public:
+  NamedBackend(const char* name, const char* vllm_names) : name_(name), vllm_names_(vllm_names) {}
+  const std::string& name() const override { return name_; }
+  const char* vllm_names() const override { return vllm_names_; }
+  uint32_t accepted_spec_kinds() const override { return attn::kAllKvKinds; }
+  const char* vllm_release() const override { return "test"; }
+  int32_t cudagraph_support(const attn::KvCacheSpec&, const attn::BuilderConfig&) const override {
+    return 0;
+  }
+  std::vector<attn::BufferRequest> buffer_plan(const attn::KvCacheSpec&,
+                                               const attn::BuilderConfig&) const override {
+    return {};
+  }
+  std::unique_ptr<attn::Builder> create(const attn::KvCacheSpec&,
+                                        const attn::BuilderConfig&) const override {
+    return nullptr;
+  }
+
+ private:
+  const std::string name_;
+  const char* const vllm_names_;
+};
+
+std::shared_ptr<const attn::Backend> named(const char* name, const char* vllm_names) {
+  return std::make_shared<NamedBackend>(name, vllm_names);
+}
+
+/// The message of the Error that `add` throws, or "" when it throws none.
+std::string add_error(attn::Registry& r, std::vector<std::shared_ptr<const attn::Backend>> bs,
+                      const void* owner) {
+  try {
+    r.add(bs, owner);
+  } catch (const attn::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// vLLM's names (Backend::vllm_names()) resolve to their backend; whole names only; no name may
+/// be two backends' (a plugin cannot take a built-in backend's vLLM name), all or nothing.
+void test_registry_vllm_names() {
+  attn::Registry r;
+  static const int kOwner = 0;
+  CHECK(add_error(r, {named("MAMBA2", "MAMBA2,MAMBA2_ATTN"), named("LINEAR_ATTN", "LINEAR_ATTN,LINEAR"),
+                      named("TREE_ATTN", "")},
+                  nullptr)
+            .empty(),
+        "adding distinct names failed");
+  auto b = r.find("MAMBA2_ATTN");
+  CHECK(b != nullptr && b->name() == "MAMBA2", "MAMBA2_ATTN does not resolve to MAMBA2");
+  b = r.find("LINEAR");
+  CHECK(b != nullptr && b->name() == "LINEAR_ATTN", "LINEAR does not resolve to LINEAR_ATTN");
+  CHECK(r.find("TREE_ATTN") != nullptr, "a backend without vLLM names is found by its own");
+  for (const char* near : {"MAMBA2,MAMBA2_ATTN", "MAMBA2_", "", ",", "LINEAR_"})
+    CHECK(r.find(near) == nullptr, "'%s' resolved", near);
+  {
+    auto pin = r.pin("MAMBA2_ATTN");
+    CHECK(pin && pin.backend()->name() == "MAMBA2", "pin(MAMBA2_ATTN)");
+  }
+  std::string e = add_error(r, {named("OK_ONE", ""), named("MAMBA2_ATTN", "")}, &kOwner);
+  CHECK(has(e, "backend 'MAMBA2_ATTN': the name 'MAMBA2_ATTN' is already a name of backend "
+               "'MAMBA2'"),
+        "a plugin named as a vLLM name: '%s'", e.c_str());
+  e = add_error(r, {named("PLUGIN_X", "PLUGIN_X,LINEAR")}, &kOwner);
+  CHECK(has(e, "the name 'LINEAR' is already a name of backend 'LINEAR_ATTN'"),
+        "a plugin's vLLM name taken: '%s'", e.c_str());
+  e = add_error(r, {named("A_ONE", "A_ONE,SHARED"), named("B_ONE", "SHARED")}, &kOwner);
+  CHECK(has(e, "backend 'B_ONE': the name 'SHARED' is also a name of backend 'A_ONE'"),
+        "two new backends sharing a name: '%s'", e.c_str());
+  CHECK(r.count() == 3 && r.find("OK_ONE") == nullptr && r.find("A_ONE") == nullptr,
+        "a refused add registered something (%zu backends)", r.count());
+}
+
 }  // namespace
 
 int main() {
   test_builtin_kinds_match_create();
   test_plugin_accepts_any_kind();
+  test_registry_vllm_names();
   if (failures != 0) std::fprintf(stderr, "%d check(s) failed\n", failures);
   return failures == 0 ? 0 : 1;
 }

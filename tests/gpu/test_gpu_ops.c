@@ -102,6 +102,45 @@ static void test_token_to_req_indices(void** state) {
   }
 }
 
+/* naive_query_lens (ABI 1.7): host vs CUDA on random batches; the device batch is the host one
+ * with query_start_loc on the device and query_start_loc_cpu as its mirror. */
+static void test_naive_query_lens(void** state) {
+  uint64_t seed = 17;
+  int iter;
+  (void)state;
+  if (!gpu_present()) skip();
+  for (iter = 0; iter < 100; ++iter) {
+    int32_t q[300], s[300], out[300], dout_host[300];
+    const int64_t n = ts_rand_range(&seed, 1, 300);
+    int64_t os[1] = {300}, r;
+    attn_tensor_t ot = I32(out, os), dqsl, dot;
+    attn_common_metadata_t dc;
+    ts_batch* b;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 0, 30);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 200);
+    }
+    for (r = 0; r < 300; ++r) out[r] = dout_host[r] = -3;
+    b = ts_batch_make(q, s, n, 16, 0, -1);
+    ASSERT_OK(attn_common_metadata_naive_query_lens(&b->common, &ot, NULL));
+    dqsl = dev_of(&b->qsl_t, (size_t)(n + 1) * 4);
+    dot = dev_of(&ot, sizeof dout_host);
+    assert_int_equal(cudaMemcpy(dot.data, dout_host, sizeof dout_host, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    dc = b->common;
+    dc.query_start_loc = &dqsl;
+    dc.query_start_loc_cpu = &b->qsl_t;
+    dc.seq_lens = NULL; /* not read */
+    dc.block_table_tensor = NULL;
+    dc.slot_mapping = NULL;
+    ASSERT_OK(attn_common_metadata_naive_query_lens(&dc, &dot, NULL));
+    expect_same(&dot, out, sizeof out, "common_metadata_naive_query_lens");
+    dev_free(&dqsl);
+    dev_free(&dot);
+    ts_batch_free(b);
+  }
+}
+
 static void test_slot_mapping_and_paged_kv(void** state) {
   uint64_t seed = 2;
   int iter;
@@ -322,6 +361,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dcp_and_slices),
       cmocka_unit_test(test_token_to_req_indices),
+      cmocka_unit_test(test_naive_query_lens),
       cmocka_unit_test(test_slot_mapping_and_paged_kv),
       cmocka_unit_test(test_conv1d_and_fast_prefill),
       cmocka_unit_test(test_local_attention),

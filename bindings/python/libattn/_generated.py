@@ -25,6 +25,7 @@ ATTN_VLLM_RELEASE_PATCH = 0
 ATTN_NO_REORDER = 0
 ATTN_PAD_SLOT_ID = -1
 ATTN_DCP_ALL_RANKS = -1
+ATTN_FA_VERSION_NONE = 0
 ATTN_PLUGIN_ENTRY_NAME = 'attn_plugin_entry'
 
 # ---- enumerations: the raw constants, and one IntEnum per enum
@@ -473,6 +474,7 @@ attn_backend_info_t._fields_ = [
     ("origin", c_int32),
     ("vllm_release", c_char_p),
     ("extension", c_void_p),
+    ("vllm_names", c_char_p),
 ]
 PFN_attn_backend_info = CFUNCTYPE(c_void_p, c_size_t, POINTER(attn_backend_info_t))
 attn_device_t._fields_ = [
@@ -652,6 +654,7 @@ attn_common_metadata_t._fields_ = [
     ("replay_start", POINTER(attn_tensor_t)),
 ]
 PFN_attn_common_metadata_unpadded = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), c_int64, c_int64, POINTER(c_void_p))
+PFN_attn_common_metadata_naive_query_lens = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), c_void_p)
 attn_batch_split_t._fields_ = [
     ("struct_size", c_size_t),
     ("num_decodes", c_int64),
@@ -678,9 +681,12 @@ PFN_attn_compute_mm_prefix_range_tensor = CFUNCTYPE(c_void_p, POINTER(attn_tenso
 PFN_attn_fill_mm_prefix_query_ranges = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64))
 PFN_attn_should_skip_dcp_context_attention = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(c_int32))
 PFN_attn_split_dcp_context_queries = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64), POINTER(c_int64))
+PFN_attn_should_split_fa2_dcp_context_attention = CFUNCTYPE(c_void_p, c_int32, c_int64, c_int64, c_int64, c_int64, POINTER(c_int32))
+PFN_attn_get_dcp_dummy_context_len = CFUNCTYPE(c_void_p, c_int32, c_int32, c_int32, c_int32, c_int32, c_int32, POINTER(c_int64))
 PFN_attn_get_dcp_local_seq_lens = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int32, c_int32, c_int32, POINTER(attn_tensor_t), c_void_p)
 PFN_attn_compute_token_to_req_indices = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), c_int64, c_int64, c_void_p)
 PFN_attn_reshape_query_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), c_int64, POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
+PFN_attn_reshape_attn_output_for_spec_decode = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64))
 attn_slot_mapping_args_t._fields_ = [
     ("struct_size", c_size_t),
     ("query_start_loc", POINTER(attn_tensor_t)),
@@ -731,6 +737,9 @@ attn_ubatch_slice_t._fields_ = [
 ]
 PFN_attn_maybe_create_ubatch_slices = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t))
 PFN_attn_maybe_create_ubatch_slices_ex = CFUNCTYPE(c_void_p, POINTER(c_int32), c_int64, c_int64, c_int64, c_int32, POINTER(c_int64), c_int64, POINTER(attn_ubatch_slice_t), POINTER(attn_ubatch_slice_t))
+PFN_attn_is_last_ubatch_empty = CFUNCTYPE(c_void_p, c_int64, c_int64, c_int32, POINTER(c_int32))
+PFN_attn_get_num_ubatches = CFUNCTYPE(c_void_p, c_int32, c_int32, POINTER(c_int32))
+PFN_attn_check_ubatch_thresholds = CFUNCTYPE(c_void_p, c_int32, c_int32, c_int64, c_int64, c_int64, c_int32, POINTER(c_int32))
 attn_ubatch_out_t._fields_ = [
     ("struct_size", c_size_t),
     ("query_start_loc", POINTER(attn_tensor_t)),
@@ -849,6 +858,13 @@ attn_api_t._fields_ = [
     ("attn_resolve_cudagraph_mode_and_sizes", PFN_attn_resolve_cudagraph_mode_and_sizes),
     ("attn_builder_supports_draft_decode_metadata_update", PFN_attn_builder_supports_draft_decode_metadata_update),
     ("attn_update_draft_decode_metadata", PFN_attn_update_draft_decode_metadata),
+    ("attn_common_metadata_naive_query_lens", PFN_attn_common_metadata_naive_query_lens),
+    ("attn_reshape_attn_output_for_spec_decode", PFN_attn_reshape_attn_output_for_spec_decode),
+    ("attn_get_dcp_dummy_context_len", PFN_attn_get_dcp_dummy_context_len),
+    ("attn_should_split_fa2_dcp_context_attention", PFN_attn_should_split_fa2_dcp_context_attention),
+    ("attn_is_last_ubatch_empty", PFN_attn_is_last_ubatch_empty),
+    ("attn_get_num_ubatches", PFN_attn_get_num_ubatches),
+    ("attn_check_ubatch_thresholds", PFN_attn_check_ubatch_thresholds),
     ("attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex", PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex),
 ]
 
@@ -856,7 +872,8 @@ attn_api_t._fields_ = [
 ATTN_CUDAGRAPH_RESOLVE_ARGS_STRUCT_SIZE = attn_cudagraph_resolve_args_t.max_num_reqs.offset + attn_cudagraph_resolve_args_t.max_num_reqs.size
 ATTN_CASCADE_QUERY_STRUCT_SIZE = attn_cascade_query_t.extension.offset + attn_cascade_query_t.extension.size
 ATTN_FIELD_STRUCT_SIZE = attn_field_t.float_value.offset + attn_field_t.float_value.size
-ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
+ATTN_BACKEND_INFO_STRUCT_SIZE = attn_backend_info_t.vllm_names.offset + attn_backend_info_t.vllm_names.size
+ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 = attn_backend_info_t.extension.offset + attn_backend_info_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 = attn_kv_cache_spec_t.extension.offset + attn_kv_cache_spec_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 = attn_kv_cache_spec_t.num_speculative_blocks.offset + attn_kv_cache_spec_t.num_speculative_blocks.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6 = attn_kv_cache_spec_t.mamba_num_heads.offset + attn_kv_cache_spec_t.mamba_num_heads.size
@@ -1100,6 +1117,13 @@ SIGNATURES = {
     "attn_resolve_cudagraph_mode_and_sizes": (c_void_p, [POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t)]),
     "attn_builder_supports_draft_decode_metadata_update": (c_void_p, [c_void_p, POINTER(c_int32)]),
     "attn_update_draft_decode_metadata": (c_void_p, [c_void_p, c_void_p, c_void_p]),
+    "attn_common_metadata_naive_query_lens": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), c_void_p]),
+    "attn_reshape_attn_output_for_spec_decode": (c_void_p, [POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_int64), POINTER(c_int64)]),
+    "attn_get_dcp_dummy_context_len": (c_void_p, [c_int32, c_int32, c_int32, c_int32, c_int32, c_int32, POINTER(c_int64)]),
+    "attn_should_split_fa2_dcp_context_attention": (c_void_p, [c_int32, c_int64, c_int64, c_int64, c_int64, POINTER(c_int32)]),
+    "attn_is_last_ubatch_empty": (c_void_p, [c_int64, c_int64, c_int32, POINTER(c_int32)]),
+    "attn_get_num_ubatches": (c_void_p, [c_int32, c_int32, POINTER(c_int32)]),
+    "attn_check_ubatch_thresholds": (c_void_p, [c_int32, c_int32, c_int64, c_int64, c_int64, c_int32, POINTER(c_int32)]),
     "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p]),
 }
 
@@ -1175,6 +1199,13 @@ SINCE = {
     "attn_resolve_cudagraph_mode_and_sizes": (1, 4),
     "attn_builder_supports_draft_decode_metadata_update": (1, 5),
     "attn_update_draft_decode_metadata": (1, 5),
+    "attn_common_metadata_naive_query_lens": (1, 7),
+    "attn_reshape_attn_output_for_spec_decode": (1, 7),
+    "attn_get_dcp_dummy_context_len": (1, 7),
+    "attn_should_split_fa2_dcp_context_attention": (1, 7),
+    "attn_is_last_ubatch_empty": (1, 7),
+    "attn_get_num_ubatches": (1, 7),
+    "attn_check_ubatch_thresholds": (1, 7),
     "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (1, 7),
 }
 
@@ -1267,6 +1298,7 @@ CALLBACKS = (
     "attn_alloc_fn",
     "attn_free_fn",
     "PFN_attn_common_metadata_unpadded",
+    "PFN_attn_common_metadata_naive_query_lens",
     "PFN_attn_split_decodes_and_prefills",
     "PFN_attn_split_decodes_and_prefills_ex",
     "PFN_attn_split_decodes_prefills_and_extends",
@@ -1277,9 +1309,12 @@ CALLBACKS = (
     "PFN_attn_fill_mm_prefix_query_ranges",
     "PFN_attn_should_skip_dcp_context_attention",
     "PFN_attn_split_dcp_context_queries",
+    "PFN_attn_should_split_fa2_dcp_context_attention",
+    "PFN_attn_get_dcp_dummy_context_len",
     "PFN_attn_get_dcp_local_seq_lens",
     "PFN_attn_compute_token_to_req_indices",
     "PFN_attn_reshape_query_for_spec_decode",
+    "PFN_attn_reshape_attn_output_for_spec_decode",
     "PFN_attn_compute_slot_mapping",
     "PFN_attn_compute_flashinfer_kv_metadata",
     "PFN_attn_compute_causal_conv1d_metadata",
@@ -1291,6 +1326,9 @@ CALLBACKS = (
     "PFN_attn_slice_query_start_locs",
     "PFN_attn_maybe_create_ubatch_slices",
     "PFN_attn_maybe_create_ubatch_slices_ex",
+    "PFN_attn_is_last_ubatch_empty",
+    "PFN_attn_get_num_ubatches",
+    "PFN_attn_check_ubatch_thresholds",
     "PFN_attn_make_metadata_with_slice",
     "PFN_attn_split_attn_metadata",
     "PFN_attn_infer_global_hyperparameters",
@@ -1305,6 +1343,7 @@ STRUCT_SIZES = (
     "ATTN_CASCADE_QUERY_STRUCT_SIZE",
     "ATTN_FIELD_STRUCT_SIZE",
     "ATTN_BACKEND_INFO_STRUCT_SIZE",
+    "ATTN_BACKEND_INFO_STRUCT_SIZE_1_3",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2",
     "ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6",

@@ -28,6 +28,11 @@ class BackendInfo:
     origin: BackendOrigin
     #: The vLLM release whose builder it matches ("" when unknown, "plugin" for plugins).
     vllm_release: str
+    #: The names vLLM 0.33.0 uses for it (ABI 1.7 ``vllm_names``): its backend enum member and
+    #: its class's ``get_name()``, e.g. ``("MAMBA2", "MAMBA2_ATTN")``; each is accepted wherever a
+    #: backend name is. Empty when vLLM has no name of its own for it, for a plugin's backends,
+    #: and from a library older than 1.7.
+    vllm_names: Tuple[str, ...] = ()
 
     def accepts(self, kind: KvCacheKind) -> bool:
         """Whether it builds for specs of ``kind``."""
@@ -74,9 +79,12 @@ class RegistryMixin:
         out = new(attn_backend_info_t)
         self.check(self.optional_function("attn_backend_info")(index, ctypes.byref(out)))
         kinds = frozenset(k for k in KvCacheKind if out.kv_cache_kinds & (1 << int(k)))
+        # a library older than 1.7 writes only the 1.3 fields and leaves vllm_names NULL
+        names = (out.vllm_names or b"").decode()
         return BackendInfo(index=index, name=out.name.decode(), kinds=kinds,
                            origin=BackendOrigin(out.origin),
-                           vllm_release=(out.vllm_release or b"").decode())
+                           vllm_release=(out.vllm_release or b"").decode(),
+                           vllm_names=tuple(names.split(",")) if names else ())
 
     def vllm_release(self) -> Tuple[str, Tuple[int, int, int]]:
         """``attn_get_vllm_release`` (ABI 1.4): the vLLM release the loaded library matches, as

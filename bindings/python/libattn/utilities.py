@@ -486,6 +486,86 @@ class UtilitiesMixin:
                                                          stream_handle(stream)))
         return out
 
+    def reshape_attn_output_for_spec_decode(self, attn_output: ArrayLike) -> Any:
+        """``attn_reshape_attn_output_for_spec_decode`` (ABI 1.7): a (batch * seq_len, heads,
+        dim) view of a (batch, seq_len, heads, dim) attention output (a 3-D one as it is),
+        sharing its memory; refused where torch's ``view`` refuses."""
+        from .dlpack import TensorView
+        a = tensor_arg(attn_output, np.float32, "attn_output")
+        out = attn_tensor_t()
+        shape, strides = (ctypes.c_int64 * 3)(), (ctypes.c_int64 * 3)()
+        self.check(self.optional_function("attn_reshape_attn_output_for_spec_decode")(  # type: ignore[attr-defined]
+            a.struct, ctypes.byref(out), shape, strides))
+        keep = (a, shape, strides)
+        try:
+            return to_numpy(out, keep)
+        except TypeError:
+            return TensorView(out, keep)
+
+    def common_metadata_naive_query_lens(self, common: CommonMetadata, out: Any = None,
+                                         stream: Any = None) -> Any:
+        """``attn_common_metadata_naive_query_lens`` (ABI 1.7): vLLM 0.33's
+        ``CommonAttentionMetadata.naive_query_lens()``, query_start_loc[1:] -
+        query_start_loc[:-1], into ``out`` (a new int32 array by default); returns
+        ``out[:num_reqs]``."""
+        n = common.num_reqs
+        if out is None:
+            out = np.zeros(max(n, 1), dtype=np.int32)
+        o = output_arg(out, name="out")
+        self.check(self.optional_function("attn_common_metadata_naive_query_lens")(  # type: ignore[attr-defined]
+            common.struct, o.struct, stream_handle(stream)))
+        return out[:n]
+
+    def get_dcp_dummy_context_len(self, dcp_world_size: int, cp_kv_cache_interleave_size: int,
+                                  has_kv_cache_config: bool, create_mixed_batch: bool,
+                                  is_graph_capturing: bool, uniform_decode: bool) -> int:
+        """``attn_get_dcp_dummy_context_len`` (ABI 1.7): vLLM 0.33's get_dcp_dummy_context_len,
+        the context length of DCP warm-up and capture dummy requests."""
+        out = ctypes.c_int64(-1)
+        self.check(self.optional_function("attn_get_dcp_dummy_context_len")(  # type: ignore[attr-defined]
+            dcp_world_size, cp_kv_cache_interleave_size, int(has_kv_cache_config),
+            int(create_mixed_batch), int(is_graph_capturing), int(uniform_decode),
+            ctypes.byref(out)))
+        return out.value
+
+    def should_split_fa2_dcp_context_attention(self, fa_version: Optional[int], max_query_len: int,
+                                               num_reqs: int, num_decode_reqs: int,
+                                               num_context_prefill_reqs: int) -> bool:
+        """``attn_should_split_fa2_dcp_context_attention`` (ABI 1.7); ``fa_version`` None is
+        vLLM's None."""
+        out = ctypes.c_int32(-1)
+        self.check(self.optional_function("attn_should_split_fa2_dcp_context_attention")(  # type: ignore[attr-defined]
+            0 if fa_version is None else fa_version, max_query_len, num_reqs, num_decode_reqs,
+            num_context_prefill_reqs, ctypes.byref(out)))
+        return bool(out.value)
+
+    def is_last_ubatch_empty(self, orig_num_tokens: int, padded_num_tokens: int,
+                             num_ubatches: int) -> bool:
+        """``attn_is_last_ubatch_empty`` (ABI 1.7): vLLM 0.33's is_last_ubatch_empty."""
+        out = ctypes.c_int32(-1)
+        self.check(self.optional_function("attn_is_last_ubatch_empty")(  # type: ignore[attr-defined]
+            orig_num_tokens, padded_num_tokens, num_ubatches, ctypes.byref(out)))
+        return bool(out.value)
+
+    def get_num_ubatches(self, enable_dbo: bool, ubatch_size: int) -> int:
+        """``attn_get_num_ubatches`` (ABI 1.7): vLLM 0.33's get_num_ubatches on
+        ``parallel_config.enable_dbo`` and ``.ubatch_size``."""
+        out = ctypes.c_int32(-1)
+        self.check(self.optional_function("attn_get_num_ubatches")(  # type: ignore[attr-defined]
+            int(enable_dbo), ubatch_size, ctypes.byref(out)))
+        return out.value
+
+    def check_ubatch_thresholds(self, enable_dbo: bool, ubatch_size: int,
+                                dbo_decode_token_threshold: int, dbo_prefill_token_threshold: int,
+                                num_tokens: int, uniform_decode: bool) -> bool:
+        """``attn_check_ubatch_thresholds`` (ABI 1.7): vLLM 0.33's check_ubatch_thresholds on
+        the ParallelConfig fields it reads."""
+        out = ctypes.c_int32(-1)
+        self.check(self.optional_function("attn_check_ubatch_thresholds")(  # type: ignore[attr-defined]
+            int(enable_dbo), ubatch_size, dbo_decode_token_threshold, dbo_prefill_token_threshold,
+            num_tokens, int(uniform_decode), ctypes.byref(out)))
+        return bool(out.value)
+
     def slice_query_start_locs(self, query_start_loc: ArrayLike, request_start: int,
                                request_stop: int, out: Any = None, stream: Any = None) -> Any:
         """``attn_slice_query_start_locs``: query_start_loc of requests [start, stop), rebased."""

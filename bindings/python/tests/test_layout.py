@@ -22,7 +22,7 @@ SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail paddin
     "attn_common_metadata_t": 272, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
     "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
-    "attn_backend_info_t": 40,
+    "attn_backend_info_t": 48,
 }
 
 
@@ -43,6 +43,9 @@ def test_offsets_that_the_abi_promises():
     assert structs.attn_common_metadata_t.replayssm_decode_base_cpu.offset + 8 == 264  # 1.4-1.6
     assert structs.attn_common_metadata_t.replay_start.offset + 8 == 272  # 1.7
     assert structs.attn_kv_cache_spec_t.extension.offset + 8 == 48  # ATTN_KV_CACHE_SPEC_..._1_0
+    # ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 (1.3-1.6), then 1.7's vllm_names
+    assert structs.attn_backend_info_t.extension.offset + 8 == 40
+    assert structs.attn_backend_info_t.vllm_names.offset + 8 == 48
     # ABI 1.6: four int32 after num_speculative_blocks (..._1_2 = 64) and eight after
     # enable_adaptive_verification (ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = 264)
     assert structs.attn_kv_cache_spec_t.num_speculative_blocks.offset + 4 == 64

@@ -25,6 +25,31 @@ def test_every_backend_describes_itself(lib):
     assert frozenset().union(*(i.kinds for i in infos)) == frozenset(KvCacheKind)
 
 
+def test_vllm_names(lib):
+    """ABI 1.7: each backend's vLLM names, and each name builds with that backend's builder."""
+    infos = {i.name: i for i in lib.backend_infos()}
+    assert infos["MAMBA2"].vllm_names == ("MAMBA2", "MAMBA2_ATTN")
+    assert infos["LINEAR_ATTN"].vllm_names == ("LINEAR_ATTN", "LINEAR")
+    assert infos["ROCM_AITER_MLA"].vllm_names == ("ROCM_AITER_MLA", "ROCM_AITER_TRITON_MLA",
+                                                  "AITER_TRITON_MLA")
+    assert infos["FLASH_ATTN"].vllm_names == ("FLASH_ATTN",)
+    assert infos["TREE_ATTN"].vllm_names == ()
+    for info in infos.values():
+        assert all(n and "," not in n and " " not in n for n in info.vllm_names), info
+    spec = libattn.KvCacheSpec(block_size=16, num_kv_heads=1, head_size=1,
+                               kind=KvCacheKind.MAMBA, mamba_chunk_size=8)
+    cfg = libattn.BuilderConfig(256, 8192, 4096, 32)
+    for name, backend in (("MAMBA2_ATTN", "MAMBA2"), ("MAMBA1_ATTN", "MAMBA1"),
+                          ("SHORT_CONV_ATTN", "SHORT_CONV"), ("LINEAR", "LINEAR_ATTN")):
+        with lib.builder(name, spec, cfg) as b:
+            assert b.backend_name == backend
+        assert (lib.backend_cudagraph_support(name, spec, cfg)
+                == lib.backend_cudagraph_support(backend, spec, cfg))
+    with pytest.raises(libattn.NotFound) as e:
+        lib.builder("mamba2_attn", spec, cfg)
+    assert "unknown backend 'mamba2_attn'" in e.value.message
+
+
 def test_backend_info_past_the_end(lib):
     with pytest.raises(libattn.NotFound) as e:
         lib.backend_info(lib.backend_count())
@@ -36,6 +61,7 @@ def test_plugin_backends_say_so(lib, plugin_path):
         info = lib.backend_infos()[-1]
         assert info.name == "EXAMPLE_PAGED"
         assert info.origin == BackendOrigin.PLUGIN and info.vllm_release == "plugin"
+        assert info.vllm_names == ()
         assert info.accepts(KvCacheKind.FULL_ATTENTION) and info.kinds == frozenset(KvCacheKind)
 
 

@@ -310,3 +310,48 @@ def test_unpadded(lib, mixed):
     with pytest.raises(libattn.InvalidArgument) as e:
         lib.common_metadata_unpadded(mixed.common(), 3, 6)
     assert "num_actual_reqs=6" in e.value.message
+
+
+def test_naive_query_lens_and_reshape_attn_output_17(lib):
+    # ABI 1.7: CommonAttentionMetadata.naive_query_lens() and reshape_attn_output_for_spec_decode
+    cm = vector_batch([3, 1, 0, 6], [5, 1, 7, 6])
+    assert lib.common_metadata_naive_query_lens(cm).tolist() == [3, 1, 0, 6]
+    out = lib.reshape_attn_output_for_spec_decode(np.zeros((2, 3, 4, 5), np.float32))
+    assert out.shape == (6, 4, 5) and out.strides == (80, 20, 4)
+    a = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    v = lib.reshape_attn_output_for_spec_decode(a)
+    assert np.shares_memory(v, a)
+    np.testing.assert_array_equal(v, a.reshape(6, 4, 5))
+    three = np.zeros((6, 4, 5), np.float32)
+    assert lib.reshape_attn_output_for_spec_decode(three).shape == (6, 4, 5)
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.reshape_attn_output_for_spec_decode(np.zeros((6, 4), np.float32))
+    assert e.value.message == "attn_output must be 4D, got 2D"
+    with pytest.raises(libattn.InvalidArgument) as e:  # a transposed output: torch refuses
+        lib.reshape_attn_output_for_spec_decode(np.zeros((3, 2, 4, 5), np.float32).transpose(1, 0, 2, 3))
+    assert "cannot be viewed" in e.value.message
+
+
+def test_runner_decisions_17(lib):
+    # ABI 1.7: vLLM 0.33's cp_utils and ubatch_utils decisions, values from vLLM's code
+    assert lib.get_dcp_dummy_context_len(4, 16, True, True, False, False) == 64
+    assert lib.get_dcp_dummy_context_len(4, 16, True, False, True, False) == 0
+    assert lib.get_dcp_dummy_context_len(1, 16, True, True, True, True) == 0
+    assert lib.should_split_fa2_dcp_context_attention(2, 5, 4, 1, 3)
+    assert not lib.should_split_fa2_dcp_context_attention(2, 5, 4, 0, 4)
+    assert not lib.should_split_fa2_dcp_context_attention(None, 5, 4, 1, 3)
+    assert lib.is_last_ubatch_empty(5, 16, 2) and not lib.is_last_ubatch_empty(9, 16, 2)
+    assert lib.get_num_ubatches(False, 0) == 1 and lib.get_num_ubatches(True, 4) == 2
+    assert lib.get_num_ubatches(False, 3) == 3
+    assert lib.check_ubatch_thresholds(True, 0, 32, 512, 32, True)
+    assert not lib.check_ubatch_thresholds(True, 0, 32, 512, 100, False)
+    assert not lib.check_ubatch_thresholds(False, 1, 0, 0, 100, False)
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.is_last_ubatch_empty(1, 4, 0)
+    assert e.value.message == "num_ubatches=0 must be positive (vLLM divides by it)"
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.should_split_fa2_dcp_context_attention(2, 5, 4, 5, 0)
+    assert "num_decode_reqs=5" in e.value.message
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.get_dcp_dummy_context_len(0, 1, True, True, False, False)
+    assert e.value.message == "dcp_world_size=0 must be positive"

@@ -27,6 +27,11 @@ pub struct BackendInfo {
     pub origin: BackendOrigin,
     /// The vLLM release whose builder it matches ("" when unknown, "plugin" for plugins).
     pub vllm_release: String,
+    /// The names vLLM 0.33.0 uses for it (ABI 1.7 `vllm_names`): its backend enum member and
+    /// its class's `get_name()`, e.g. `["MAMBA2", "MAMBA2_ATTN"]`; each is accepted wherever a
+    /// backend name is. Empty when vLLM has no name of its own for it, for a plugin's backends,
+    /// and from a library older than 1.7.
+    pub vllm_names: Vec<String>,
 }
 
 impl BackendInfo {
@@ -66,9 +71,13 @@ impl Library {
         let origin = BackendOrigin::from_raw(out.origin).ok_or_else(|| {
             Error::new(ErrorCode::Internal, format!("libattn returned backend origin {}", out.origin))
         })?;
-        // SAFETY: the strings are copied at once (a plugin's live until it is unloaded).
-        let (name, vllm_release) = unsafe { (from_c(out.name).to_owned(), from_c(out.vllm_release).to_owned()) };
-        Ok(BackendInfo { index, name, kv_cache_kinds: out.kv_cache_kinds, origin, vllm_release })
+        // SAFETY: the strings are copied at once (a plugin's live until it is unloaded); a
+        // library older than 1.7 leaves vllm_names NULL, which from_c reads as "".
+        let (name, vllm_release, names) = unsafe {
+            (from_c(out.name).to_owned(), from_c(out.vllm_release).to_owned(), from_c(out.vllm_names))
+        };
+        let vllm_names = names.split(',').filter(|n| !n.is_empty()).map(str::to_owned).collect();
+        Ok(BackendInfo { index, name, kv_cache_kinds: out.kv_cache_kinds, origin, vllm_release, vllm_names })
     }
 
     /// [`Library::backend_info`] of every registered backend, in registry order.

@@ -14,6 +14,7 @@ pub const ATTN_VLLM_RELEASE_PATCH: u32 = 0;
 pub const ATTN_NO_REORDER: u32 = 0;
 pub const ATTN_PAD_SLOT_ID: i32 = -1;
 pub const ATTN_DCP_ALL_RANKS: i32 = -1;
+pub const ATTN_FA_VERSION_NONE: u32 = 0;
 pub const ATTN_PLUGIN_ENTRY_NAME: &[u8; 18usize] = b"attn_plugin_entry\0";
 pub type __uint8_t = core::ffi::c_uchar;
 pub type __uint16_t = core::ffi::c_ushort;
@@ -475,6 +476,20 @@ pub struct attn_backend_info_s {
     pub vllm_release: *const core::ffi::c_char,
     #[doc = "< Written as NULL; reserved."]
     pub extension: *mut core::ffi::c_void,
+    #[doc = "< Every name vLLM 0.33.0 uses for this backend, comma-separated,"]
+    #[doc = "no spaces: its member of vLLM's backend enums and the"]
+    #[doc = "`get_name()` of its class and of the classes that build with its"]
+    #[doc = "builder (\"MAMBA2,MAMBA2_ATTN\", \"LINEAR_ATTN,LINEAR\"). Each one"]
+    #[doc = "is accepted wherever a backend name is (attn_builder_create(),"]
+    #[doc = "attn_builder_workspace_size(),"]
+    #[doc = "attn_backend_cudagraph_support()). \"\" when vLLM 0.33.0 has no"]
+    #[doc = "name of its own for the backend (TREE_ATTN; the compressors and"]
+    #[doc = "sparse SWA subclasses, which vLLM names alike) and for a"]
+    #[doc = "plugin's backends. Owned by the library, as `name`. Not"]
+    #[doc = "written when `struct_size` is"]
+    #[doc = "::ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 (a library older than 1.7"]
+    #[doc = "leaves it as the caller set it: NULL from the INIT macro)."]
+    pub vllm_names: *const core::ffi::c_char,
 }
 #[doc = " What a backend is, answered without a builder (ABI 1.3). The caller sets `struct_size`"]
 #[doc = "  (::ATTN_BACKEND_INFO_INIT) and attn_backend_info() fills the rest, writing no more than"]
@@ -1516,6 +1531,14 @@ pub type PFN_attn_common_metadata_unpadded = ::core::option::Option<
         out: *mut *mut attn_metadata_t,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_common_metadata_naive_query_lens()."]
+pub type PFN_attn_common_metadata_naive_query_lens = ::core::option::Option<
+    unsafe extern "C" fn(
+        common: *const attn_common_metadata_t,
+        out: *const attn_tensor_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Request and token counts of a batch split. Fill with ::ATTN_BATCH_SPLIT_INIT."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -1658,6 +1681,29 @@ pub type PFN_attn_split_dcp_context_queries = ::core::option::Option<
         out_num_prefill_tokens: *mut i64,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_should_split_fa2_dcp_context_attention()."]
+pub type PFN_attn_should_split_fa2_dcp_context_attention = ::core::option::Option<
+    unsafe extern "C" fn(
+        fa_version: i32,
+        max_query_len: i64,
+        num_reqs: i64,
+        num_decode_reqs: i64,
+        num_context_prefill_reqs: i64,
+        out_split: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_get_dcp_dummy_context_len()."]
+pub type PFN_attn_get_dcp_dummy_context_len = ::core::option::Option<
+    unsafe extern "C" fn(
+        dcp_world_size: i32,
+        cp_kv_cache_interleave_size: i32,
+        has_kv_cache_config: i32,
+        create_mixed_batch: i32,
+        is_graph_capturing: i32,
+        uniform_decode: i32,
+        out_len: *mut i64,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_get_dcp_local_seq_lens()."]
 pub type PFN_attn_get_dcp_local_seq_lens = ::core::option::Option<
     unsafe extern "C" fn(
@@ -1684,6 +1730,15 @@ pub type PFN_attn_reshape_query_for_spec_decode = ::core::option::Option<
     unsafe extern "C" fn(
         query: *const attn_tensor_t,
         batch_size: i64,
+        out: *mut attn_tensor_t,
+        out_shape: *mut i64,
+        out_strides: *mut i64,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_reshape_attn_output_for_spec_decode()."]
+pub type PFN_attn_reshape_attn_output_for_spec_decode = ::core::option::Option<
+    unsafe extern "C" fn(
+        attn_output: *const attn_tensor_t,
         out: *mut attn_tensor_t,
         out_shape: *mut i64,
         out_strides: *mut i64,
@@ -1903,6 +1958,31 @@ pub type PFN_attn_maybe_create_ubatch_slices_ex = ::core::option::Option<
         num_split_points: i64,
         out_slices: *mut attn_ubatch_slice_t,
         out_padded_slices: *mut attn_ubatch_slice_t,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_is_last_ubatch_empty()."]
+pub type PFN_attn_is_last_ubatch_empty = ::core::option::Option<
+    unsafe extern "C" fn(
+        orig_num_tokens: i64,
+        padded_num_tokens: i64,
+        num_ubatches: i32,
+        out_empty: *mut i32,
+    ) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_get_num_ubatches()."]
+pub type PFN_attn_get_num_ubatches = ::core::option::Option<
+    unsafe extern "C" fn(enable_dbo: i32, ubatch_size: i32, out_num_ubatches: *mut i32) -> *mut attn_error_t,
+>;
+#[doc = " Pointer type of attn_check_ubatch_thresholds()."]
+pub type PFN_attn_check_ubatch_thresholds = ::core::option::Option<
+    unsafe extern "C" fn(
+        enable_dbo: i32,
+        ubatch_size: i32,
+        dbo_decode_token_threshold: i64,
+        dbo_prefill_token_threshold: i64,
+        num_tokens: i64,
+        uniform_decode: i32,
+        out_ubatch: *mut i32,
     ) -> *mut attn_error_t,
 >;
 #[doc = " Output tensors of one micro-batch's metadata (n = its requests)."]
@@ -2177,6 +2257,13 @@ pub struct attn_api {
     pub attn_resolve_cudagraph_mode_and_sizes: PFN_attn_resolve_cudagraph_mode_and_sizes,
     pub attn_builder_supports_draft_decode_metadata_update: PFN_attn_builder_supports_draft_decode_metadata_update,
     pub attn_update_draft_decode_metadata: PFN_attn_update_draft_decode_metadata,
+    pub attn_common_metadata_naive_query_lens: PFN_attn_common_metadata_naive_query_lens,
+    pub attn_reshape_attn_output_for_spec_decode: PFN_attn_reshape_attn_output_for_spec_decode,
+    pub attn_get_dcp_dummy_context_len: PFN_attn_get_dcp_dummy_context_len,
+    pub attn_should_split_fa2_dcp_context_attention: PFN_attn_should_split_fa2_dcp_context_attention,
+    pub attn_is_last_ubatch_empty: PFN_attn_is_last_ubatch_empty,
+    pub attn_get_num_ubatches: PFN_attn_get_num_ubatches,
+    pub attn_check_ubatch_thresholds: PFN_attn_check_ubatch_thresholds,
     pub attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex:
         PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex,
 }

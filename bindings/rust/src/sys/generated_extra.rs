@@ -18,7 +18,11 @@ pub const ATTN_CASCADE_QUERY_STRUCT_SIZE: usize =
 /// `ATTN_FIELD_STRUCT_SIZE`.
 pub const ATTN_FIELD_STRUCT_SIZE: usize = offset_of!(attn_field_t, float_value) + size_of::<f64>();
 /// `ATTN_BACKEND_INFO_STRUCT_SIZE`.
-pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize = offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
+pub const ATTN_BACKEND_INFO_STRUCT_SIZE: usize =
+    offset_of!(attn_backend_info_t, vllm_names) + size_of::<*const c_char>();
+/// `ATTN_BACKEND_INFO_STRUCT_SIZE_1_3`.
+pub const ATTN_BACKEND_INFO_STRUCT_SIZE_1_3: usize =
+    offset_of!(attn_backend_info_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0`.
 pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_kv_cache_spec_t, extension) + size_of::<*mut c_void>();
@@ -158,6 +162,7 @@ impl attn_backend_info_t {
         origin: 0,
         vllm_release: null(),
         extension: null_mut(),
+        vllm_names: null(),
     };
 }
 
@@ -736,6 +741,13 @@ macro_rules! with_attn_functions {
             attn_resolve_cudagraph_mode_and_sizes: PFN_attn_resolve_cudagraph_mode_and_sizes,
             attn_builder_supports_draft_decode_metadata_update: PFN_attn_builder_supports_draft_decode_metadata_update,
             attn_update_draft_decode_metadata: PFN_attn_update_draft_decode_metadata,
+            attn_common_metadata_naive_query_lens: PFN_attn_common_metadata_naive_query_lens,
+            attn_reshape_attn_output_for_spec_decode: PFN_attn_reshape_attn_output_for_spec_decode,
+            attn_get_dcp_dummy_context_len: PFN_attn_get_dcp_dummy_context_len,
+            attn_should_split_fa2_dcp_context_attention: PFN_attn_should_split_fa2_dcp_context_attention,
+            attn_is_last_ubatch_empty: PFN_attn_is_last_ubatch_empty,
+            attn_get_num_ubatches: PFN_attn_get_num_ubatches,
+            attn_check_ubatch_thresholds: PFN_attn_check_ubatch_thresholds,
             attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex: PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex,
         }
     };

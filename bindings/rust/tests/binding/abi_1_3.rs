@@ -35,6 +35,7 @@ fn a_plugin_backend_says_so() {
     assert_eq!(info.name, "EXAMPLE_PAGED");
     assert_eq!(info.origin, BackendOrigin::Plugin);
     assert_eq!(info.vllm_release, "plugin");
+    assert!(info.vllm_names.is_empty());
     assert_eq!(info.kinds(), KvCacheKind::ALL.to_vec());
     drop(info);
     plugin.unload().map_err(|(_, e)| e).expect("unload");

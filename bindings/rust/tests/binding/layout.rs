@@ -32,6 +32,7 @@ fn struct_sizes_match_the_header() {
         attn_ubatch_out_t => 48, 8;
         attn_cascade_query_t => 72, 8;
         attn_field_t => 48, 8;
+        attn_backend_info_t => 48, 8;
         attn_plugin_output_t => 64, 8;
         attn_plugin_backend_t => 80, 8;
         attn_plugin_table_t => 48, 8;
@@ -71,6 +72,8 @@ fn struct_size_constants_match_the_header() {
         ("UBATCH_OUT", ATTN_UBATCH_OUT_STRUCT_SIZE, 48),
         ("CASCADE_QUERY", ATTN_CASCADE_QUERY_STRUCT_SIZE, 72),
         ("FIELD", ATTN_FIELD_STRUCT_SIZE, 48),
+        ("BACKEND_INFO_1_3", ATTN_BACKEND_INFO_STRUCT_SIZE_1_3, 40),
+        ("BACKEND_INFO", ATTN_BACKEND_INFO_STRUCT_SIZE, 48),
         ("PLUGIN_BACKEND", ATTN_PLUGIN_BACKEND_STRUCT_SIZE, 80),
         ("PLUGIN_TABLE", ATTN_PLUGIN_TABLE_STRUCT_SIZE, 48),
     ];
@@ -84,6 +87,7 @@ fn struct_size_constants_match_the_header() {
     assert_eq!(attn_common_metadata_t::INIT.max_logits_per_req, -1); // None
     assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 104);
     assert_eq!(attn_field_t::INIT.struct_size, 48);
+    assert_eq!(attn_backend_info_t::INIT.struct_size, 48);
 }
 
 #[test]
@@ -91,6 +95,8 @@ fn field_offsets_match_the_header() {
     // tools/struct_probe.c: offsetof
     let expected: &[(&str, usize, usize)] = &[
         ("attn_tensor_t.device", offset_of!(attn_tensor_t, device), 8),
+        ("attn_backend_info_t.extension", offset_of!(attn_backend_info_t, extension), 32),
+        ("attn_backend_info_t.vllm_names", offset_of!(attn_backend_info_t, vllm_names), 40),
         ("attn_tensor_t.ndim", offset_of!(attn_tensor_t, ndim), 16),
         ("attn_tensor_t.dtype", offset_of!(attn_tensor_t, dtype), 20),
         ("attn_tensor_t.shape", offset_of!(attn_tensor_t, shape), 24),

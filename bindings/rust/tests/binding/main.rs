@@ -5,6 +5,7 @@ mod support;
 mod abi_1_3;
 mod abi_1_4;
 mod abi_1_5;
+mod abi_1_7;
 mod builds;
 mod drop_order;
 mod errors;

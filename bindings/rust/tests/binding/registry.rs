@@ -72,3 +72,33 @@ fn global_hyperparameters() {
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.message.contains("No attention layers found in the model"), "{e}");
 }
+
+/// ABI 1.7: each backend's vLLM names, and each name builds with that backend's builder.
+#[test]
+fn vllm_names_resolve_to_their_backend() {
+    let _lock = registry_lock();
+    let lib = library();
+    let infos = lib.backend_infos().unwrap();
+    let names_of = |backend: &str| infos.iter().find(|i| i.name == backend).unwrap().vllm_names.clone();
+    assert_eq!(names_of("MAMBA2"), ["MAMBA2", "MAMBA2_ATTN"]);
+    assert_eq!(names_of("LINEAR_ATTN"), ["LINEAR_ATTN", "LINEAR"]);
+    assert_eq!(names_of("ROCM_AITER_MLA"), ["ROCM_AITER_MLA", "ROCM_AITER_TRITON_MLA", "AITER_TRITON_MLA"]);
+    assert_eq!(names_of("FLASH_ATTN"), ["FLASH_ATTN"]);
+    assert!(names_of("TREE_ATTN").is_empty());
+    let mut mamba = spec();
+    mamba.kind = KvCacheKind::Mamba;
+    (mamba.num_kv_heads, mamba.head_size, mamba.mamba_chunk_size) = (1, 1, 8);
+    for (name, backend) in
+        [("MAMBA2_ATTN", "MAMBA2"), ("MAMBA1_ATTN", "MAMBA1"), ("SHORT_CONV_ATTN", "SHORT_CONV"), ("LINEAR", "LINEAR_ATTN")]
+    {
+        let b = Builder::new(&lib, name, &mamba, &config(90)).unwrap();
+        assert_eq!(b.backend_name(), backend);
+        assert_eq!(
+            lib.backend_cudagraph_support(name, &mamba, &config(90)).unwrap(),
+            lib.backend_cudagraph_support(backend, &mamba, &config(90)).unwrap()
+        );
+    }
+    let e = Builder::new(&lib, "mamba2_attn", &mamba, &config(90)).expect_err("not a name");
+    assert_eq!(e.code, ErrorCode::NotFound);
+    assert!(e.message.contains("unknown backend 'mamba2_attn'"), "{}", e.message);
+}
