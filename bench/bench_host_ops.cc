@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <dlfcn.h>
 #include <random>
 #include <vector>
 
@@ -203,6 +204,65 @@ void BM_local_attention_virtual_batches(benchmark::State& state) {
   state.counters["memcpy_ns"] = attn_bench::memcpy_ns(bytes);
 }
 
+// ---- KV-sharing fast prefill ---------------------------------------------------------------------
+// range(0) requests; range(1) = 0: all single-token decodes (vLLM returns its argument: the
+// pass-through), 1: half decodes, half 64-token chunks with the last token of each request as
+// its logits index (the armed path, which makes a new batch).
+struct FastPrefillCase {
+  Batch b;
+  std::vector<int32_t> logits, out, out_cpu;
+  HostTensor logits_t, out_t, out_cpu_t;
+  FastPrefillCase(int64_t n, bool armed)
+      : b(n, armed ? n / 2 : n, armed ? 64 : 1, 1000, 16), out(n + 1), out_cpu(n + 1) {
+    out_t.set(out.data(), {n + 1}, 32);
+    out_cpu_t.set(out_cpu.data(), {n + 1}, 32);
+    if (!armed) return;
+    for (int64_t r = 0; r < n; ++r) logits.push_back(b.qsl[r + 1] - 1);
+    logits_t.set(logits.data(), {n}, 32);
+    b.common.logits_indices_padded = &logits_t.t;
+    b.common.num_logits_indices = n;
+    b.common.max_logits_per_req = 1;
+  }
+};
+
+// attn_make_kv_sharing_fast_prefill_common_attn_metadata (ABI 1.0): a caller-owned handle per
+// call, destroyed in the loop (a runtime pays that too).
+void BM_fast_prefill(benchmark::State& state) {
+  FastPrefillCase f(state.range(0), state.range(1) != 0);
+  for (auto _ : state) {
+    attn_metadata_t* m = nullptr;
+    check(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&f.b.common, nullptr, &f.out_t.t,
+                                                                 &f.out_cpu_t.t, &m, nullptr),
+          state);
+    attn_metadata_destroy(m);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
+// attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex (ABI 1.7): the batch into a struct
+// of the caller's; a handle only for a new batch (released in the loop). Looked up with dlsym so
+// that this binary also runs against a library older than 1.7 (the row then reports an error).
+void BM_fast_prefill_ex(benchmark::State& state) {
+  using Fn = attn_error_t* (*)(const attn_common_metadata_t*, const attn_tensor_t*,
+                               const attn_tensor_t*, const attn_tensor_t*,
+                               attn_common_metadata_t*, attn_metadata_t**, attn_stream_t);
+  const auto fn = reinterpret_cast<Fn>(
+      dlsym(RTLD_DEFAULT, "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex"));
+  if (fn == nullptr) {
+    state.SkipWithError("this libattn has no attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex");
+    return;
+  }
+  FastPrefillCase f(state.range(0), state.range(1) != 0);
+  attn_common_metadata_t batch = ATTN_COMMON_METADATA_INIT;
+  for (auto _ : state) {
+    attn_metadata_t* owned = nullptr;
+    check(fn(&f.b.common, nullptr, &f.out_t.t, &f.out_cpu_t.t, &batch, &owned, nullptr), state);
+    benchmark::DoNotOptimize(batch);
+    attn_metadata_destroy(owned);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+
 // ---- a whole FLASH_ATTN build ------------------------------------------------------------------
 
 void BM_flash_attn_build(benchmark::State& state) {
@@ -237,6 +297,8 @@ BENCHMARK(BM_split_decodes_and_prefills)->Arg(256)->Arg(1024)->Arg(4096);
 BENCHMARK(BM_reorder_batch)->Arg(256)->Arg(1024)->Arg(4096);
 BENCHMARK(BM_slot_mapping)->Arg(256)->Arg(1024)->Arg(4096);
 BENCHMARK(BM_local_attention_virtual_batches)->Args({256, 0})->Args({1024, 0})->Args({256, 32767});
+BENCHMARK(BM_fast_prefill)->Args({256, 0})->Args({1024, 0})->Args({256, 1});
+BENCHMARK(BM_fast_prefill_ex)->Args({256, 0})->Args({1024, 0})->Args({256, 1});
 BENCHMARK(BM_flash_attn_build)->Args({256, 4096})->Args({1024, 32768});
 
 // ---- a build of every other built-in backend (decodes of the same sizes) ------------------------

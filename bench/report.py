@@ -45,6 +45,11 @@ def ops(runs):
         per = [ns(runs.get(f"{op}/{s}") or runs[f"{op}/{s}/0"]) / int(s) for s in sizes]
         row = "  ".join(f"{s}: {p:7.1f}" for s, p in zip(sizes, per))
         print(f"  {op[3:]:<36} {row}   (ratio {sizes[-1]}/{sizes[0]}: {per[-1] / per[0]:.2f})")
+    print("\nKV-sharing fast prefill (ns per call; all decodes = vLLM's pass-through, issue 35)")
+    for args, what in [("256/0", "256 decodes"), ("1024/0", "1024 decodes"), ("256/1", "256 armed")]:
+        v1, ex = runs.get(f"BM_fast_prefill/{args}"), runs.get(f"BM_fast_prefill_ex/{args}")
+        if v1 and ex and "error_occurred" not in ex:
+            print(f"  {what:<16} 1.0 function + destroy {ns(v1):>9.0f}   _ex (1.7) {ns(ex):>9.1f}")
 
 
 def workloads(runs):

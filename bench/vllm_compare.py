@@ -22,7 +22,8 @@ Operations: split_decodes_and_prefills, reorder_batch_to_split_decodes_and_prefi
 workload's requests in a shuffled order, as a persistent batch holds them; vLLM's version
 mutates an InputBatch through swap_states, here a minimal stand-in that records the swaps),
 make_local_attention_virtual_batches (chunk 8192), make_kv_sharing_fast_prefill_common_attn_metadata
-(logits of each request's last token; every token for spec decode), and the builders whose
+(logits of each request's last token; every token for spec decode) and its ABI 1.7 _ex form (the
+argument itself where vLLM returns it, no handle), and the builders whose
 build() runs on CPU tensors: TRITON_ATTN and FLASH_ATTN (CPU_ATTN is tried and its failure
 reported). Timings are never asserted.
 """
@@ -52,7 +53,8 @@ from conformance.compare import (COMMON_FIELDS, Mismatch, as_np, check,  # noqa:
 from conformance.stand_ins import StandInInputBatch, StandInSchedulerOutput  # noqa: E402
 from conformance.cli import git_describe  # noqa: E402  (the checkout libattn was built from)
 import libattn  # noqa: E402
-from libattn.structs import attn_batch_split_t, attn_local_attention_out_t, new  # noqa: E402
+from libattn.structs import (attn_batch_split_t, attn_common_metadata_t,  # noqa: E402
+                             attn_local_attention_out_t, new)
 from libattn.tensors import tensor_arg  # noqa: E402
 
 TARGET = 50.0  # issue 7: libattn's host path at least 50x faster than vLLM's Python
@@ -210,6 +212,7 @@ class CTimer:
                "vct_reorder": [P, P, P, I64, I32, P, I64, I64, ctypes.c_int],
                "vct_local": [P, P, P, I32, P, I32, P, I64, ctypes.c_int],
                "vct_fast_prefill": [P, P, P, P, P, P, I64, ctypes.c_int],
+               "vct_fast_prefill_ex": [P, P, P, P, P, P, I64, ctypes.c_int],
                "vct_build": [P, P, P, I64, ctypes.c_int]}
         for name, args in sig.items():
             f = getattr(self.dll, name)
@@ -470,6 +473,38 @@ class Runner:
                                 ct.fn("attn_metadata_destroy"), common_l.ref, None, fp_qa.ref,
                                 fp_qca.ref),
                 raw_fast_prefill)
+
+        # the same through ABI 1.7's _ex: vLLM's argument itself where vLLM returns it (a
+        # library without it, as one built before issue 35, gives no row)
+        try:
+            fp_ex = lib.optional_function(
+                "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex")
+        except libattn.Unsupported:
+            fp_ex = None
+        fp_batch = new(attn_common_metadata_t)
+
+        def raw_fast_prefill_ex():
+            fp_ex(common_l.ref, None, fp_qa.ref, fp_qca.ref, ctypes.byref(fp_batch), md_ref, None)
+            raw.attn_metadata_destroy(md_out)
+
+        def cmp_fast_prefill_ex(v: Any, l: Any) -> int:
+            pairs = [("returns its argument", v is vcm_l, l is common_l)]
+            if l is not common_l:
+                pairs += [(f, getattr(v, f), getattr(l, f))
+                          for f in ("num_reqs", "num_actual_tokens", "max_query_len")]
+                pairs.append(("query_start_loc", v.query_start_loc_cpu, fp_qc[:b.n + 1]))
+            return check(pairs)
+        if fp_ex is not None:
+            self.op(w, "make_kv_sharing_fast_prefill_common_attn_metadata_ex",
+                    lambda: vu.make_kv_sharing_fast_prefill_common_attn_metadata(vcm_l),
+                    lambda: lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+                        common_l, out_query_start_loc=fp_q, out_query_start_loc_cpu=fp_qc),
+                    cmp_fast_prefill_ex,
+                    lambda: ct.time("vct_fast_prefill_ex",
+                                    ct.fn("attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex"),
+                                    ct.fn("attn_metadata_destroy"), common_l.ref, None, fp_qa.ref,
+                                    fp_qca.ref),
+                    raw_fast_prefill_ex)
 
         # builders whose build() runs on CPU tensors
         for backend in ("TRITON_ATTN", "FLASH_ATTN", "CPU_ATTN"):

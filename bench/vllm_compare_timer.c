@@ -28,6 +28,10 @@ typedef attn_error_t* (*local_fn)(int32_t, const attn_common_metadata_t*, int32_
 typedef attn_error_t* (*fast_prefill_fn)(const attn_common_metadata_t*, const attn_tensor_t*,
                                          const attn_tensor_t*, const attn_tensor_t*,
                                          attn_metadata_t**, attn_stream_t);
+typedef attn_error_t* (*fast_prefill_ex_fn)(const attn_common_metadata_t*, const attn_tensor_t*,
+                                            const attn_tensor_t*, const attn_tensor_t*,
+                                            attn_common_metadata_t*, attn_metadata_t**,
+                                            attn_stream_t);
 typedef attn_error_t* (*build_fn)(attn_builder_t*, int64_t, const attn_common_metadata_t*, int32_t,
                                   attn_metadata_t**, attn_stream_t);
 typedef void (*destroy_fn)(attn_metadata_t*);
@@ -96,6 +100,21 @@ double vct_fast_prefill(void* fn, void* destroy, const attn_common_metadata_t* c
   BEST_OF({
     attn_metadata_t* md = NULL;
     if (f(common, logits_indices_cpu, out_qsl, out_qsl_cpu, &md, NULL) != NULL) ok = 0;
+    d(md);
+  })
+}
+
+/* attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex (ABI 1.7): the batch into a struct
+ * of the caller's; the handle of a new batch (NULL on a pass-through) destroyed in the loop. */
+double vct_fast_prefill_ex(void* fn, void* destroy, const attn_common_metadata_t* common,
+                           const attn_tensor_t* logits_indices_cpu, const attn_tensor_t* out_qsl,
+                           const attn_tensor_t* out_qsl_cpu, int64_t iters, int repeats) {
+  fast_prefill_ex_fn f = (fast_prefill_ex_fn)fn;
+  destroy_fn d = (destroy_fn)destroy;
+  attn_common_metadata_t batch = ATTN_COMMON_METADATA_INIT;
+  BEST_OF({
+    attn_metadata_t* md = NULL;
+    if (f(common, logits_indices_cpu, out_qsl, out_qsl_cpu, &batch, &md, NULL) != NULL) ok = 0;
     d(md);
   })
 }

@@ -2608,7 +2608,12 @@ typedef attn_error_t* (*PFN_attn_compute_causal_conv1d_metadata)(
  *            entries, same dtype); required when logits_indices_padded is device memory.
  * @param[in] out_query_start_loc (>= num_reqs + 1,) int32 where the batch lives.
  * @param[in] out_query_start_loc_cpu (>= num_reqs + 1,) int32 in host memory.
- * @param[out] out Receives metadata of kind "common", owned by the caller.
+ * @param[out] out Receives metadata of kind "common", owned by the caller, also when the batch
+ *             passes through (a handle viewing the input; from ABI 1.7 a handle that
+ *             attn_metadata_destroy() released on the same thread is reused, so a step's make
+ *             and destroy allocate nothing after the first).
+ *             attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex() makes no handle for a
+ *             pass-through at all.
  * @param[in] stream CUDA stream for device tensors.
  * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT (unsorted or out-of-range indices).
  */
@@ -2621,6 +2626,67 @@ typedef attn_error_t* (*PFN_attn_make_kv_sharing_fast_prefill_common_attn_metada
     const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
     const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
     attn_metadata_t** out, attn_stream_t stream);
+
+/**
+ * @brief attn_make_kv_sharing_fast_prefill_common_attn_metadata() that returns the batch in a
+ * struct of the caller's and, like vLLM, allocates nothing when the batch passes through
+ * (ABI 1.7).
+ *
+ * vLLM's function returns its argument itself when max_query_len == 1 or fast prefill is not
+ * armed (`logits_indices_padded` NULL); the ABI 1.0 function must still hand out a new
+ * caller-owned handle then. This one writes the batch to `out_batch` and says whether anything
+ * was made:
+ * - **Pass-through**: `*out_owned` = NULL and `out_batch` = a copy of `*common` (the same tensor
+ *   pointers: valid as long as the caller's own descriptors and memory). Nothing is allocated,
+ *   no tensor descriptor or value is read, the outputs are untouched: O(1), tens of
+ *   nanoseconds (docs/performance.md). Checked: the struct sizes, the pointer arguments, the
+ *   scalars (counts >= 0 and below 2^31), that query_start_loc, seq_lens, block_table_tensor and
+ *   slot_mapping are given, that `extension` is NULL, and that a batch without logits indices
+ *   has no count or mirror of them. The batch's views and values are checked by the build that
+ *   takes `out_batch`, as every build checks its input (the ABI 1.0 function checks the views
+ *   here).
+ * - **New batch**: exactly what the ABI 1.0 function makes (same checks, same values, the same
+ *   outputs written): `*out_owned` = that caller-owned metadata, and `out_batch` = its view,
+ *   as attn_metadata_to_common() gives (tensor pointers into `*out_owned`, valid until it is
+ *   destroyed).
+ *
+ * Either way the caller builds on `out_batch` and then calls attn_metadata_destroy(*out_owned)
+ * (a no-op for NULL): one code path for both cases.
+ * @code
+ *   attn_common_metadata_t batch = ATTN_COMMON_METADATA_INIT;
+ *   attn_metadata_t* owned = NULL;
+ *   err = attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(&common, NULL, &qsl, &qsl_cpu,
+ *                                                                    &batch, &owned, stream);
+ *   err = attn_build(builder, 0, &batch, 0, &metadata, stream);
+ *   attn_metadata_destroy(owned);  // after the last use of batch
+ * @endcode
+ * @param[in] common The batch, as for the ABI 1.0 function.
+ * @param[in] logits_indices_cpu As for the ABI 1.0 function (may be NULL).
+ * @param[in] out_query_start_loc As for the ABI 1.0 function; required even when the batch
+ *            passes through (a step with prefills needs it), written only for a new batch.
+ * @param[in] out_query_start_loc_cpu The same, in host memory.
+ * @param[in,out] out_batch A struct whose `struct_size` is set, at least `common->struct_size`
+ *                (so that no field is lost); receives the batch, written up to its
+ *                `struct_size`. May be `common` itself (the batch replaced in place, as vLLM
+ *                rebinds `common_attn_metadata`).
+ * @param[out] out_owned Receives NULL (passed through) or the metadata `out_batch` views, owned
+ *             by the caller.
+ * @param[in] stream CUDA stream for device tensors (new batch only).
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT naming the argument (then `out_batch`
+ *         and `*out_owned` are untouched).
+ * @par Thread safety
+ * Safe to call from any thread; distinct calls must not share output tensors.
+ */
+ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+    const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
+    const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
+    attn_common_metadata_t* out_batch, attn_metadata_t** out_owned,
+    attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(). */
+typedef attn_error_t* (*PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)(
+    const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
+    const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
+    attn_common_metadata_t* out_batch, attn_metadata_t** out_owned, attn_stream_t stream);
 
 /** Output tensors of attn_make_local_attention_virtual_batches(), for V virtual batches
  *  (attn_local_attention_num_virtual_batches()). "Device" outputs live where the batch does. */
@@ -3231,7 +3297,8 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_should_split_fa2_dcp_context_attention)            \
   X(attn_is_last_ubatch_empty)                              \
   X(attn_get_num_ubatches)                                  \
-  X(attn_check_ubatch_thresholds)
+  X(attn_check_ubatch_thresholds)                            \
+  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
@@ -3281,7 +3348,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_check_ubatch_thresholds) + sizeof(PFN_attn_check_ubatch_thresholds))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) + sizeof(PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex))
 
 /** @} */
 

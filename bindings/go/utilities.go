@@ -342,6 +342,45 @@ func (l *Library) MakeKVSharingFastPrefillCommonAttnMetadata(c *CommonMetadata, 
 	})
 }
 
+// MakeKVSharingFastPrefillCommonAttnMetadataEx is
+// attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex (ABI 1.7): the batch as vLLM returns
+// it. Where vLLM returns its argument (MaxQueryLen == 1, or no LogitsIndicesPadded) it returns c
+// itself and a nil *Metadata, and the library allocates nothing; otherwise the new batch (the
+// tokens whose logits are needed), viewing the returned owned metadata, which it keeps alive
+// (Close it when done with the batch, or leave it to the garbage collector). The outputs are
+// required even for a pass-through, as the C function requires them.
+func (l *Library) MakeKVSharingFastPrefillCommonAttnMetadataEx(c *CommonMetadata, logitsIndicesCPU,
+	outQueryStartLoc, outQueryStartLocCPU Tensor, stream Stream) (*CommonMetadata, *Metadata, error) {
+	a := newArena()
+	batch := C.gattn_common_metadata_init()
+	var out *C.attn_metadata_t
+	err := func() error {
+		cm, err := c.toC(a, "common", false)
+		if err != nil {
+			return err
+		}
+		var li, q, qc *C.attn_tensor_t
+		if err := stageAll(a, []staged{
+			{&logitsIndicesCPU, "logits_indices_cpu", false, &li},
+			{&outQueryStartLoc, "out_query_start_loc", true, &q},
+			{&outQueryStartLocCPU, "out_query_start_loc_cpu", true, &qc},
+		}); err != nil {
+			return err
+		}
+		return l.takeError(C.gattn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(l.api, cm, li, q, qc, &batch, &out, C.uintptr_t(stream)))
+	}()
+	if err != nil || out == nil {
+		a.release() // an error, or the batch passed through: nothing views the arena
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, nil, nil
+	}
+	a.copyBack()
+	md := l.newMetadata(out, true, []*arena{a})
+	return commonFromC(&batch, md), md, nil
+}
+
 // LocalAttentionNumVirtualBatches is the number V of local-attention virtual batches of a batch,
 // to size the outputs of MakeLocalAttentionVirtualBatches.
 func (l *Library) LocalAttentionNumVirtualBatches(attnChunkSize int32, c *CommonMetadata) (int64, error) {

@@ -176,6 +176,57 @@ func TestKVSharingFastPrefillOnVLLMsVector(t *testing.T) {
 	equal(t, "result query_start_loc", i32s(t, md, "query_start_loc"), []int32{0, 1, 3, 4})
 }
 
+// ABI 1.7: c itself where vLLM returns its argument, else the ABI 1.0 function's batch.
+func TestKVSharingFastPrefillEx(t *testing.T) {
+	l := library(t)
+	seqLens := []int32{41, 31, 40}
+	qsl := []int32{0, 15, 20, 28}
+	table := make([]int32, 3*3)
+	for i := range table {
+		table[i] = int32(i + 1)
+	}
+	c := get(attn.NewCommonMetadata(qsl, seqLens, table, 3, make([]int64, 28)))(t)
+	outQSL, outQSLCPU := []int32{-9, -9, -9, -9}, []int32{-9, -9, -9, -9}
+	// not armed (no logits indices): the same batch, no metadata, the outputs untouched
+	same, md, err := l.MakeKVSharingFastPrefillCommonAttnMetadataEx(c, attn.Tensor{}, attn.Slice(outQSL), attn.Slice(outQSLCPU), 0)
+	ok(t, err)
+	if same != c || md != nil {
+		t.Fatalf("pass-through: got (%p, %v), want (%p, nil)", same, md, c)
+	}
+	equal(t, "untouched", outQSLCPU, []int32{-9, -9, -9, -9})
+	// decodes of an armed step: the same batch too
+	d := get(attn.NewCommonMetadata([]int32{0, 1, 2, 3}, seqLens, table, 3, make([]int64, 3)))(t)
+	d.LogitsIndicesPadded = attn.Slice([]int32{0, 1, 2})
+	d.NumLogitsIndices = 3
+	same, md, err = l.MakeKVSharingFastPrefillCommonAttnMetadataEx(d, attn.Tensor{}, attn.Slice(outQSL), attn.Slice(outQSLCPU), 0)
+	ok(t, err)
+	if same != d || md != nil {
+		t.Fatalf("armed decodes: got (%p, %v), want (%p, nil)", same, md, d)
+	}
+	// armed: kv_sharing_fast_prefill.json's answer
+	c.LogitsIndicesPadded = attn.Slice([]int32{14, 18, 19, 27, 99})
+	c.NumLogitsIndices = 4
+	nc, md, err := l.MakeKVSharingFastPrefillCommonAttnMetadataEx(c, attn.Tensor{}, attn.Slice(outQSL), attn.Slice(outQSLCPU), 0)
+	ok(t, err)
+	if nc == c || md == nil {
+		t.Fatal("an armed batch must give a new batch and its metadata")
+	}
+	defer md.Close()
+	equal(t, "query_start_loc_cpu", outQSLCPU, []int32{0, 1, 3, 4})
+	is(t, "num_actual_tokens", nc.NumActualTokens, int64(4))
+	is(t, "max_query_len", nc.MaxQueryLen, int64(2))
+	b := newBuilder(t, "FLASH_ATTN", 90)
+	built := get(b.Build(0, nc, false))(t)
+	equal(t, "seq_lens", i32s(t, built, "seq_lens"), seqLens)
+	equal(t, "built query_start_loc", i32s(t, built, "query_start_loc"), []int32{0, 1, 3, 4})
+	// bad input, named
+	c.LogitsIndicesPadded = attn.Tensor{}
+	c.NumLogitsIndices = 0
+	c.MaxQueryLen = -1
+	_, _, err = l.MakeKVSharingFastPrefillCommonAttnMetadataEx(c, attn.Tensor{}, attn.Slice(outQSL), attn.Slice(outQSLCPU), 0)
+	wantError(t, err, attn.ErrInvalidArgument, "common->max_query_len=-1 is negative")
+}
+
 func TestUbatchSlicingOnVLLMsVectors(t *testing.T) {
 	l := library(t)
 	// ubatch_slicing.json: slice_query_start_locs

@@ -47,8 +47,6 @@ attn_error_t* translate_current_exception() noexcept {
   }
 }
 
-void require(const void* p, const char* name) {
-  if (p == nullptr) invalid(name, " is NULL");
-}
+void null_argument(const char* name) { invalid(name, " is NULL"); }
 
 }  // namespace attn::capi

@@ -15,8 +15,14 @@ attn_error_t* make_error(int32_t code, std::string message) noexcept;
 /// included) keeps its code, std::bad_alloc is out of memory, anything else is an internal error.
 attn_error_t* translate_current_exception() noexcept;
 
-/// Throws Error(kInvalidArgument, "<name> is NULL") when p is null.
-void require(const void* p, const char* name);
+/// Throws Error(kInvalidArgument, "<name> is NULL").
+[[noreturn]] void null_argument(const char* name);
+
+/// Throws Error(kInvalidArgument, "<name> is NULL") when p is null (inline: a compare and a
+/// branch on the path of every entry point).
+inline void require(const void* p, const char* name) {
+  if (__builtin_expect(p == nullptr, 0)) null_argument(name);
+}
 
 }  // namespace attn::capi
 

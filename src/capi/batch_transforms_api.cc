@@ -1,5 +1,7 @@
 // Batch utilities that produce a new batch: fast prefill, local attention virtual batches,
 // micro-batch slices.
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -84,6 +86,76 @@ ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata(
   const attn::CommonMetadata r = attn::make_kv_sharing_fast_prefill(
       c, attn::capi::to_tensor(logits_indices_cpu, "logits_indices_cpu"), o, stream, &passthrough);
   *out = attn::capi::own_common(r);
+  return nullptr;
+  ATTN_API_CATCH
+}
+
+ATTN_API attn_error_t* attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+    const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu,
+    const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu,
+    attn_common_metadata_t* out_batch, attn_metadata_t** out_owned, attn_stream_t stream) noexcept {
+  ATTN_API_TRY
+  using T = attn_common_metadata_t;
+  using attn::capi::kCommonMetadataSizes;
+  attn::capi::require(common, "common");
+  attn::capi::require(out_batch, "out_batch");
+  attn::capi::require(out_owned, "out_owned");
+  attn::capi::require(out_query_start_loc, "out_query_start_loc");
+  attn::capi::require(out_query_start_loc_cpu, "out_query_start_loc_cpu");
+  const size_t in_size = common->struct_size, out_size = out_batch->struct_size;
+  if (in_size != sizeof(T))
+    attn::capi::check_struct_size<T>(in_size, kCommonMetadataSizes, "common");
+  if (out_size != sizeof(T))
+    attn::capi::check_struct_size<T>(out_size, kCommonMetadataSizes, "out_batch");
+  const size_t copied = std::min(in_size, sizeof(T));
+  if (out_size < copied)
+    attn::invalid("out_batch->struct_size=", out_size,
+                  " is smaller than common->struct_size=", in_size,
+                  ": the batch would lose the fields past it");
+  if (attn::fast_prefill_passes_through(common->max_query_len,
+                                        common->logits_indices_padded != nullptr)) {
+    // vLLM returns its argument: the batch as it is, nothing allocated, no descriptor read
+    // (the build that takes out_batch checks the batch, as every build does). The fields read
+    // here are ABI 1.0's but the mirror of the logits indices (1.1).
+    if (common->extension != nullptr) attn::invalid("common->extension must be NULL");
+    attn::CommonScalars sc;
+    sc.num_reqs = common->num_reqs;
+    sc.num_actual_tokens = common->num_actual_tokens;
+    sc.max_query_len = common->max_query_len;
+    sc.max_seq_len = common->max_seq_len;
+    sc.num_logits_indices = common->num_logits_indices;
+    sc.has_query_start_loc = common->query_start_loc != nullptr;
+    sc.has_seq_lens = common->seq_lens != nullptr;
+    sc.has_block_table = common->block_table_tensor != nullptr;
+    sc.has_slot_mapping = common->slot_mapping != nullptr;
+    sc.has_logits_indices = common->logits_indices_padded != nullptr;  // decodes may have them
+    sc.has_logits_indices_cpu = in_size >= ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 &&
+                                common->logits_indices_padded_cpu != nullptr;
+    attn::validate_scalars(sc, attn::CommonLimits{});
+    // out_batch = *common: its bytes up to its struct_size, the *_INIT defaults after them (an
+    // older caller's batch), out_batch->struct_size kept.
+    if (out_batch != common && copied == sizeof(T))
+      *out_batch = *common;  // this header's size: a fixed-size copy
+    else if (out_batch != common)
+      std::memcpy(static_cast<void*>(out_batch), common, copied);
+    if (out_size > copied) {
+      static const T defaults = ATTN_COMMON_METADATA_INIT;
+      std::memcpy(reinterpret_cast<char*>(out_batch) + copied,
+                  reinterpret_cast<const char*>(&defaults) + copied,
+                  std::min(out_size, sizeof(T)) - copied);
+    }
+    out_batch->struct_size = out_size;
+    *out_owned = nullptr;
+    return nullptr;
+  }
+  // A new batch: as the ABI 1.0 function, then its view into out_batch.
+  attn_metadata_t* made = nullptr;
+  if (attn_error_t* err = attn_make_kv_sharing_fast_prefill_common_attn_metadata(
+          common, logits_indices_cpu, out_query_start_loc, out_query_start_loc_cpu, &made, stream))
+    return err;
+  std::unique_ptr<attn_metadata_t, void (*)(attn_metadata_t*)> guard(made, attn_metadata_destroy);
+  attn::capi::write_common(made, out_batch, "out_batch");
+  *out_owned = guard.release();
   return nullptr;
   ATTN_API_CATCH
 }

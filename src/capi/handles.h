@@ -33,6 +33,9 @@ struct attn_metadata {
   attn::Metadata* core = nullptr;
   std::unique_ptr<attn::Metadata> owned;  ///< Set for caller-owned metadata.
   bool builder_owned = false;
+  /// Made by own_common (a batch utility's result): attn_metadata_destroy may keep it for the
+  /// next own_common of the same thread instead of freeing it (capi/owned_metadata.h).
+  bool recyclable = false;
 
   // ABI views of the tensor fields, made when read (a build converts nothing): views[i] is
   // current when view_stamp[i] equals `stamp`, which a new result of the body changes.

@@ -5,6 +5,7 @@
 #include "capi/api_guard.h"
 #include "capi/convert.h"
 #include "capi/handles.h"
+#include "capi/owned_metadata.h"
 #include "core/abi_fields.h"
 #include "core/common_metadata.h"
 
@@ -40,6 +41,39 @@ size_t index_by_name(const attn_metadata_t* m, const char* name) {
 }
 
 }  // namespace
+
+namespace attn::capi {
+
+void write_common(const attn_metadata_t* metadata, attn_common_metadata_t* out, const char* name) {
+  require(metadata, "metadata");
+  require(out, name);
+  metadata = live(metadata, "metadata");
+  const Metadata& m = *metadata->core;
+  if (m.kind() != "common") invalid("metadata of kind '", m.kind(), "' is not of kind 'common'");
+  auto tensor = [&](size_t i) -> const attn_tensor_t* {
+    return m.field(i).kind == FieldKind::kTensor ? metadata->view(i) : nullptr;
+  };
+  auto integer = [&](size_t i) { return m.field(i).int_value; };
+  attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
+  size_t i = 0;  // the order of common_field_names(): the rows of core/abi_fields.h
+#define TO_ABI(kind, ...) TO_ABI_##kind(__VA_ARGS__)
+#define TO_ABI_SIZE(name)
+#define TO_ABI_EXT(name)
+#define TO_ABI_I64(name, value) c.name = integer(i++);
+#define TO_ABI_BOOL(name, value) c.name = static_cast<int32_t>(integer(i++));
+#define TO_ABI_OPT_I64(name)                                               \
+  c.name = m.field(i).kind == FieldKind::kInt ? integer(i) : int64_t{-1}; \
+  ++i;
+#define TO_ABI_TENSOR(name, ...) c.name = tensor(i++);
+  ATTN_COMMON_METADATA_FIELDS(TO_ABI)
+#undef TO_ABI
+  if (i != m.size())  // this list and common_field_names() must name the same fields
+    fail(Status::kInternal, "attn_metadata_to_common read ", i, " of the ", m.size(),
+         " fields of 'common'");
+  write_struct(out, c, kCommonMetadataSizes, name);
+}
+
+}  // namespace attn::capi
 
 extern "C" {
 
@@ -133,39 +167,14 @@ ATTN_API attn_error_t* attn_metadata_clone(const attn_metadata_t* metadata,
 }
 
 ATTN_API void attn_metadata_destroy(attn_metadata_t* metadata) noexcept {
-  if (metadata != nullptr && !metadata->builder_owned) delete metadata;
+  if (metadata == nullptr || metadata->builder_owned) return;
+  if (!attn::capi::recycle_common(metadata)) delete metadata;
 }
 
 ATTN_API attn_error_t* attn_metadata_to_common(const attn_metadata_t* metadata,
                                                attn_common_metadata_t* out) noexcept {
   ATTN_API_TRY
-  attn::capi::require(metadata, "metadata");
-  attn::capi::require(out, "out");
-  metadata = attn::capi::live(metadata, "metadata");
-  const attn::Metadata& m = *metadata->core;
-  if (m.kind() != "common")
-    attn::invalid("metadata of kind '", m.kind(), "' is not of kind 'common'");
-  auto tensor = [&](size_t i) -> const attn_tensor_t* {
-    return m.field(i).kind == attn::FieldKind::kTensor ? metadata->view(i) : nullptr;
-  };
-  auto integer = [&](size_t i) { return m.field(i).int_value; };
-  attn_common_metadata_t c = ATTN_COMMON_METADATA_INIT;
-  size_t i = 0;  // the order of common_field_names(): the rows of core/abi_fields.h
-#define TO_ABI(kind, ...) TO_ABI_##kind(__VA_ARGS__)
-#define TO_ABI_SIZE(name)
-#define TO_ABI_EXT(name)
-#define TO_ABI_I64(name, value) c.name = integer(i++);
-#define TO_ABI_BOOL(name, value) c.name = static_cast<int32_t>(integer(i++));
-#define TO_ABI_OPT_I64(name)                                                     \
-  c.name = m.field(i).kind == attn::FieldKind::kInt ? integer(i) : int64_t{-1}; \
-  ++i;
-#define TO_ABI_TENSOR(name, ...) c.name = tensor(i++);
-  ATTN_COMMON_METADATA_FIELDS(TO_ABI)
-#undef TO_ABI
-  if (i != m.size())  // this list and common_field_names() must name the same fields
-    attn::fail(attn::Status::kInternal, "attn_metadata_to_common read ", i, " of the ", m.size(),
-               " fields of 'common'");
-  attn::capi::write_struct(out, c, attn::capi::kCommonMetadataSizes, "out");
+  attn::capi::write_common(metadata, out, "out");
   return nullptr;
   ATTN_API_CATCH
 }

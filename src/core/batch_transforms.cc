@@ -46,7 +46,7 @@ CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& c,
   // returns at once. Nothing reads a value then, so only the shapes, dtypes, devices and
   // scalars are checked (O(1) in the batch; a build of the result checks the values).
   CommonLimits lim;
-  *passthrough = c.max_query_len == 1 || !c.logits_indices_padded;
+  *passthrough = fast_prefill_passes_through(c.max_query_len, c.logits_indices_padded.has_value());
   lim.values = !*passthrough;
   validate(c, lim);
   if (*passthrough) return c;

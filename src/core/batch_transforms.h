@@ -19,8 +19,15 @@ struct FastPrefillOutputs {
   Tensor query_start_loc;      ///< (>= num_reqs + 1,) int32 where the batch lives.
   Tensor query_start_loc_cpu;  ///< (>= num_reqs + 1,) int32 in host memory.
 };
-/// When max_query_len == 1 the batch comes back as it is (`*passthrough` = true) and the
-/// outputs are untouched. `logits_indices_cpu` is required when logits_indices_padded is not in
+/// vLLM 0.33's test for returning the batch as it is: every request a single-token decode
+/// (max_query_len == 1), or fast prefill not armed for this step (no logits indices). Written
+/// once: make_kv_sharing_fast_prefill and the ABI's allocation-free pass-through ask it.
+inline bool fast_prefill_passes_through(int64_t max_query_len, bool has_logits_indices) {
+  return max_query_len == 1 || !has_logits_indices;
+}
+
+/// When fast_prefill_passes_through the batch comes back as it is (`*passthrough` = true) and
+/// the outputs are untouched. `logits_indices_cpu` is required when logits_indices_padded is not in
 /// host memory (vLLM syncs there; libattn does not).
 CommonMetadata make_kv_sharing_fast_prefill(CommonMetadata& common,
                                             const std::optional<Tensor>& logits_indices_cpu,

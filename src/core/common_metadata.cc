@@ -11,7 +11,7 @@
 namespace attn {
 namespace {
 
-constexpr int64_t kMaxIndex = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxIndex = kMaxBatchIndex;
 
 void expect_data(const Tensor& t, const char* name) {
   if (t.data == nullptr && t.numel() > 0) invalid(name, " has data=NULL and ", t.numel(), " elements");
@@ -311,27 +311,19 @@ void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
 }
 
 void validate(CommonMetadata& c, const CommonLimits& lim) {
-  // Scalars first: they size every shape check below.
-  if (c.num_reqs < 0) invalid("common->num_reqs=", c.num_reqs, " is negative");
-  if (c.num_reqs > kMaxIndex) invalid("common->num_reqs=", c.num_reqs, " exceeds 2^31-1");
-  if (lim.max_num_seqs >= 0 && c.num_reqs > lim.max_num_seqs)
-    invalid("common->num_reqs=", c.num_reqs, " exceeds config->max_num_seqs=", lim.max_num_seqs);
-  if (c.num_actual_tokens < 0)
-    invalid("common->num_actual_tokens=", c.num_actual_tokens, " is negative");
-  if (c.num_actual_tokens > kMaxIndex)
-    invalid("common->num_actual_tokens=", c.num_actual_tokens, " exceeds 2^31-1");
-  if (lim.max_num_batched_tokens >= 0 && c.num_actual_tokens > lim.max_num_batched_tokens)
-    invalid("common->num_actual_tokens=", c.num_actual_tokens,
-            " exceeds config->max_num_batched_tokens=", lim.max_num_batched_tokens);
-  if (c.max_query_len < 0) invalid("common->max_query_len=", c.max_query_len, " is negative");
-  if (c.max_seq_len < 0) invalid("common->max_seq_len=", c.max_seq_len, " is negative");
-  if (c.max_seq_len > kMaxIndex) invalid("common->max_seq_len=", c.max_seq_len, " exceeds 2^31-1");
-
-  // Required tensors.
-  if (!c.query_start_loc) invalid("common->query_start_loc is NULL");
-  if (!c.seq_lens && lim.reads_seq_lens) invalid("common->seq_lens is NULL");
-  if (lim.require_tables && !c.block_table_tensor) invalid("common->block_table_tensor is NULL");
-  if (lim.require_tables && !c.slot_mapping) invalid("common->slot_mapping is NULL");
+  CommonScalars s;
+  s.num_reqs = c.num_reqs;
+  s.num_actual_tokens = c.num_actual_tokens;
+  s.max_query_len = c.max_query_len;
+  s.max_seq_len = c.max_seq_len;
+  s.num_logits_indices = c.num_logits_indices;
+  s.has_query_start_loc = c.query_start_loc.has_value();
+  s.has_seq_lens = c.seq_lens.has_value();
+  s.has_block_table = c.block_table_tensor.has_value();
+  s.has_slot_mapping = c.slot_mapping.has_value();
+  s.has_logits_indices = c.logits_indices_padded.has_value();
+  s.has_logits_indices_cpu = c.logits_indices_padded_cpu.has_value();
+  validate_scalars(s, lim);
 
   const Device where = lim.device ? *lim.device : c.query_start_loc->device;
   check_vector(c.query_start_loc, "common->query_start_loc", kInt32, c.num_reqs + 1, where);
@@ -382,12 +374,7 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
         invalid("common->logits_indices_padded_cpu is on ", m.device.to_string(),
                 "; a *_cpu mirror must be in host memory");
     }
-  } else if (c.logits_indices_padded_cpu) {
-    invalid("common->logits_indices_padded_cpu is given but common->logits_indices_padded is NULL");
-  } else if (c.num_logits_indices != 0) {
-    invalid("common->num_logits_indices=", c.num_logits_indices,
-            " but common->logits_indices_padded is NULL");
-  }
+  }  // (without logits indices: validate_scalars checked the mirror and the count)
   check_vector(c.encoder_seq_lens, "common->encoder_seq_lens", kInt32, c.num_reqs, where);
   check_mirror(c.encoder_seq_lens_cpu, "common->encoder_seq_lens_cpu", kInt32, c.num_reqs);
   check_vector(c.dcp_local_seq_lens, "common->dcp_local_seq_lens", kInt32, c.num_reqs, where);
@@ -673,12 +660,19 @@ const std::vector<std::string>& common_field_names() {
     m.set_none(i++);
 #define SET_FIELD_TENSOR(name, ...) m.set_tensor(i++, c.name);
 
-Metadata to_metadata(const CommonMetadata& c) {
-  Metadata m("common", common_field_names());
+void assign_metadata(const CommonMetadata& c, Metadata& m) {
+  if (m.kind() != "common" || m.size() != common_field_names().size())
+    fail(Status::kInternal, "assign_metadata on metadata of kind '", m.kind(), "'");
   size_t i = 0;
   ATTN_COMMON_METADATA_FIELDS(SET_FIELD)
+  m.info = BuildInfo{};
   m.info.num_reqs = c.num_reqs;
   m.info.host_max_seq_len = c.host_max_seq_len;
+}
+
+Metadata to_metadata(const CommonMetadata& c) {
+  Metadata m("common", common_field_names());
+  assign_metadata(c, m);
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/abi_fields.h"
+#include "core/error.h"
 #include "core/metadata.h"
 #include "core/tensor.h"
 
@@ -100,6 +101,62 @@ CommonMetadata utility_view(const CommonMetadata& common, bool seq_lens, bool is
 /// Throws Error(kInvalidArgument) naming "common-><field>" and the value.
 void validate(CommonMetadata& common, const CommonLimits& limits);
 
+/// What validate() checks before it reads any tensor descriptor: the scalars, that the required
+/// tensors are given and that the logits fields come together. Given as plain values so that a
+/// caller holding only the ABI struct can run them (fast prefill's pass-through, O(1)).
+struct CommonScalars {
+  int64_t num_reqs = 0;
+  int64_t num_actual_tokens = 0;
+  int64_t max_query_len = 0;
+  int64_t max_seq_len = 0;
+  int64_t num_logits_indices = 0;
+  bool has_query_start_loc = false;
+  bool has_seq_lens = false;
+  bool has_block_table = false;
+  bool has_slot_mapping = false;
+  bool has_logits_indices = false;
+  bool has_logits_indices_cpu = false;
+};
+/// The largest count or length a batch may hold (the kernels index with int32).
+inline constexpr int64_t kMaxBatchIndex = 2147483647;
+
+/// The first checks of validate(), with its messages (validate() calls it). Inline: fast
+/// prefill's pass-through runs nothing else, and the passing path is a few compares.
+inline void validate_scalars(const CommonScalars& c, const CommonLimits& lim) {
+  // Scalars first: they size every shape check of validate().
+  if (c.num_reqs < 0) invalid("common->num_reqs=", c.num_reqs, " is negative");
+  if (c.num_reqs > kMaxBatchIndex)
+    invalid("common->num_reqs=", c.num_reqs, " exceeds 2^31-1");
+  if (lim.max_num_seqs >= 0 && c.num_reqs > lim.max_num_seqs)
+    invalid("common->num_reqs=", c.num_reqs, " exceeds config->max_num_seqs=", lim.max_num_seqs);
+  if (c.num_actual_tokens < 0)
+    invalid("common->num_actual_tokens=", c.num_actual_tokens, " is negative");
+  if (c.num_actual_tokens > kMaxBatchIndex)
+    invalid("common->num_actual_tokens=", c.num_actual_tokens, " exceeds 2^31-1");
+  if (lim.max_num_batched_tokens >= 0 && c.num_actual_tokens > lim.max_num_batched_tokens)
+    invalid("common->num_actual_tokens=", c.num_actual_tokens,
+            " exceeds config->max_num_batched_tokens=", lim.max_num_batched_tokens);
+  if (c.max_query_len < 0) invalid("common->max_query_len=", c.max_query_len, " is negative");
+  if (c.max_seq_len < 0) invalid("common->max_seq_len=", c.max_seq_len, " is negative");
+  if (c.max_seq_len > kMaxBatchIndex)
+    invalid("common->max_seq_len=", c.max_seq_len, " exceeds 2^31-1");
+
+  // Required tensors.
+  if (!c.has_query_start_loc) invalid("common->query_start_loc is NULL");
+  if (!c.has_seq_lens && lim.reads_seq_lens) invalid("common->seq_lens is NULL");
+  if (lim.require_tables && !c.has_block_table) invalid("common->block_table_tensor is NULL");
+  if (lim.require_tables && !c.has_slot_mapping) invalid("common->slot_mapping is NULL");
+
+  if (!c.has_logits_indices) {
+    if (c.has_logits_indices_cpu)
+      invalid(
+          "common->logits_indices_padded_cpu is given but common->logits_indices_padded is NULL");
+    if (c.num_logits_indices != 0)
+      invalid("common->num_logits_indices=", c.num_logits_indices,
+              " but common->logits_indices_padded is NULL");
+  }
+}
+
 /// The checks validate() makes on the host lengths, for `values` (num_reqs entries) a builder
 /// copied from the device seq_lens (vLLM 0.33's seq_lens.cpu()): not negative, at least the
 /// query length, at most max_seq_len, config->max_model_len and seq_lens_cpu_upper_bound, the
@@ -117,5 +174,8 @@ CommonMetadata unpadded(const CommonMetadata& common, int64_t num_actual_tokens,
 const std::vector<std::string>& common_field_names();
 /// A batch as metadata of kind "common" (tensor views, scalars; absent tensors are None).
 Metadata to_metadata(const CommonMetadata& common);
+/// to_metadata into metadata that to_metadata made before (same kind and fields): every field
+/// and the build info assigned, nothing allocated.
+void assign_metadata(const CommonMetadata& common, Metadata& out);
 
 }  // namespace attn

@@ -176,9 +176,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 8: {
-      if (attn_error_t* e = attn_make_kv_sharing_fast_prefill_common_attn_metadata(
-              &b.c, nullptr, out_vec(in, a, n + 1), out_vec(in, a, n + 1), &m, nullptr)) {
-        drop(e);
+      if (in.one_in(2)) {
+        if (attn_error_t* e = attn_make_kv_sharing_fast_prefill_common_attn_metadata(
+                &b.c, nullptr, out_vec(in, a, n + 1), out_vec(in, a, n + 1), &m, nullptr)) {
+          drop(e);
+        }
+      } else {  // ABI 1.7: the batch into a caller's struct, no handle on a pass-through
+        attn_common_metadata_t batch = ATTN_COMMON_METADATA_INIT;
+        if (in.one_in(8)) batch.struct_size = in.count(300);
+        if (attn_error_t* e = attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+                &b.c, nullptr, out_vec(in, a, n + 1), out_vec(in, a, n + 1), &batch, &m, nullptr)) {
+          drop(e);
+        }
       }
       break;
     }

@@ -711,6 +711,7 @@ attn_conv1d_info_t._fields_ = [
 ]
 PFN_attn_compute_causal_conv1d_metadata = CFUNCTYPE(c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_conv1d_info_t), c_void_p)
 PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_void_p), c_void_p)
+PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex = CFUNCTYPE(c_void_p, POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p)
 attn_local_attention_out_t._fields_ = [
     ("struct_size", c_size_t),
     ("query_start_loc", POINTER(attn_tensor_t)),
@@ -864,6 +865,7 @@ attn_api_t._fields_ = [
     ("attn_is_last_ubatch_empty", PFN_attn_is_last_ubatch_empty),
     ("attn_get_num_ubatches", PFN_attn_get_num_ubatches),
     ("attn_check_ubatch_thresholds", PFN_attn_check_ubatch_thresholds),
+    ("attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex", PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -898,7 +900,7 @@ ATTN_UBATCH_SLICE_STRUCT_SIZE = attn_ubatch_slice_t.token_stop.offset + attn_uba
 ATTN_UBATCH_OUT_STRUCT_SIZE = attn_ubatch_out_t.extension.offset + attn_ubatch_out_t.extension.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_check_ubatch_thresholds.offset + attn_api_t.attn_check_ubatch_thresholds.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex.offset + attn_api_t.attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex.size
 
 # ---- the fields of the growing structs as src/core/abi_fields.h lists them: (name, kind,
 # a tensor's (dtype, rows, unpadded), the *_INIT value: an int, an enum member or None)
@@ -1122,6 +1124,7 @@ SIGNATURES = {
     "attn_is_last_ubatch_empty": (c_void_p, [c_int64, c_int64, c_int32, POINTER(c_int32)]),
     "attn_get_num_ubatches": (c_void_p, [c_int32, c_int32, POINTER(c_int32)]),
     "attn_check_ubatch_thresholds": (c_void_p, [c_int32, c_int32, c_int64, c_int64, c_int64, c_int32, POINTER(c_int32)]),
+    "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -1203,6 +1206,7 @@ SINCE = {
     "attn_is_last_ubatch_empty": (1, 7),
     "attn_get_num_ubatches": (1, 7),
     "attn_check_ubatch_thresholds": (1, 7),
+    "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (1, 7),
 }
 
 # ---- what each hand-written module re-exports
@@ -1315,6 +1319,7 @@ CALLBACKS = (
     "PFN_attn_compute_flashinfer_kv_metadata",
     "PFN_attn_compute_causal_conv1d_metadata",
     "PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata",
+    "PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex",
     "PFN_attn_local_attention_num_virtual_batches",
     "PFN_attn_make_local_attention_virtual_batches",
     "PFN_attn_remap_local_block_table",

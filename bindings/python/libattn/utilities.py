@@ -22,7 +22,8 @@ import numpy as np
 from .builder import stream_handle
 from .common_metadata import CommonMetadata, _doc_ranges
 from .metadata import Metadata
-from .structs import (attn_batch_split_t, attn_conv1d_info_t, attn_local_attention_out_t,
+from .structs import (attn_batch_split_t, attn_common_metadata_t, attn_conv1d_info_t,
+                      attn_local_attention_out_t,
                       attn_slot_mapping_args_t, attn_split_options_t, attn_tensor_t,
                       attn_ubatch_out_t, attn_ubatch_slice_t, new)
 from .enums import Status
@@ -391,6 +392,37 @@ class UtilitiesMixin:
         if err:
             self.check(err)
         return Metadata(self, out.value, True, (common, li, o, oc))
+
+    def make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+            self, common: CommonMetadata, logits_indices_cpu: Optional[ArrayLike] = None,
+            out_query_start_loc: Any = None, stream: Any = None, *,
+            out_query_start_loc_cpu: Any = None) -> CommonMetadata:
+        """``attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex`` (ABI 1.7): the batch as
+        vLLM returns it. Where vLLM returns its argument (max_query_len == 1, or no logits
+        indices) this returns ``common`` itself, the same object, and the library allocates
+        nothing; otherwise a new :class:`CommonMetadata` (the batch of the tokens whose logits
+        are needed) that keeps the library's result and the outputs alive as long as it lives.
+        Either way the answer is a build's input. Outputs as for
+        :meth:`make_kv_sharing_fast_prefill_common_attn_metadata` (required by the library even
+        for a pass-through; the binding allocates what is not given)."""
+        if out_query_start_loc_cpu is None:
+            out_query_start_loc_cpu = np.zeros(common.num_reqs + 1, dtype=np.int32)
+        li = optional_arg(logits_indices_cpu, name="logits_indices_cpu")
+        oc = output_arg(out_query_start_loc_cpu, name="out_query_start_loc_cpu")
+        o = oc if out_query_start_loc is None else output_arg(out_query_start_loc,
+                                                              name="out_query_start_loc")
+        batch = new(attn_common_metadata_t)
+        owned = ctypes.c_void_p()
+        err = self.optional_function("attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex")(
+            common.struct, None if li is None else li.struct, o.struct, oc.struct,
+            ctypes.byref(batch), ctypes.byref(owned),
+            None if stream is None else stream_handle(stream))
+        if err:
+            self.check(err)
+        if not owned.value:
+            return common  # passed through: vLLM's `return common_attn_metadata`
+        md = Metadata(self, owned.value, True, (common, li, o, oc))
+        return CommonMetadata._from_struct(batch, md._anchor())
 
     def local_attention_num_virtual_batches(self, attn_chunk_size: int,
                                             common: CommonMetadata) -> int:

@@ -165,6 +165,12 @@ UTILITY_ARRAYS = [
     ("make_kv_sharing_fast_prefill_common_attn_metadata", "out_query_start_loc_cpu",
      lambda lib, bad: lib.make_kv_sharing_fast_prefill_common_attn_metadata(
          _fast_prefill_batch(), out_query_start_loc_cpu=bad(np.zeros(5)))),
+    ("make_kv_sharing_fast_prefill_common_attn_metadata_ex", "out_query_start_loc",
+     lambda lib, bad: lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+         _fast_prefill_batch(), out_query_start_loc=bad(np.zeros(5)))),
+    ("make_kv_sharing_fast_prefill_common_attn_metadata_ex", "out_query_start_loc_cpu",
+     lambda lib, bad: lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+         _fast_prefill_batch(), out_query_start_loc_cpu=bad(np.zeros(5)))),
     ("make_local_attention_virtual_batches", "seq_lens",
      lambda lib, bad: lib.make_local_attention_virtual_batches(
          8, Batch([20, 10], [4, 6]).common(), 4, outputs=_local_outputs(seq_lens=bad))),

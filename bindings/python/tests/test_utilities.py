@@ -213,6 +213,42 @@ def test_fast_prefill_vector(lib):
     assert "sorted" in e.value.message
 
 
+def test_fast_prefill_ex_returns_common_itself_or_a_new_batch(lib):
+    """ABI 1.7: as vLLM, the argument itself where the batch passes through (decodes, or no
+    logits indices), else the batch of the ABI 1.0 function (same values, same build)."""
+    from conftest import config, spec
+    decodes = Batch([4, 5, 6], [1, 1, 1]).common()
+    assert lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(decodes) is decodes
+    armed_decodes = Batch([4, 5, 6], [1, 1, 1]).common(logits_indices_padded=[0, 1, 2],
+                                                         num_logits_indices=3)
+    assert lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(armed_decodes) is armed_decodes
+    not_armed = Batch([0, 0], [4, 6]).common()
+    out = np.full(3, -9, np.int32)
+    assert lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(
+        not_armed, out_query_start_loc_cpu=out) is not_armed
+    assert out.tolist() == [-9, -9, -9]  # untouched
+    armed = Batch([0, 0, 0], [4, 6, 3]).common(logits_indices_padded=[3, 9, 12],
+                                               num_logits_indices=3)
+    q = np.full(4, -9, np.int32)
+    got = lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(armed, out_query_start_loc_cpu=q)
+    assert got is not armed
+    assert q.tolist() == [0, 1, 2, 3]
+    with lib.make_kv_sharing_fast_prefill_common_attn_metadata(armed) as md:
+        want = md.to_common()
+        assert ((got.num_reqs, got.num_actual_tokens, got.max_query_len, got.max_seq_len) ==
+                (want.num_reqs, want.num_actual_tokens, want.max_query_len, want.max_seq_len))
+        with lib.builder("FLASH_ATTN", spec(), config(90)) as b:
+            a = {k: b.build(got)[k] for k in ("query_start_loc", "seq_lens")}
+            w = b.build(want)
+            for k, v in a.items():
+                np.testing.assert_array_equal(v, w[k])
+    bad = Batch([4], [1]).common()
+    bad.struct.max_query_len = -1  # a pass-through still checks the scalars
+    with pytest.raises(libattn.InvalidArgument) as e:
+        lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(bad)
+    assert e.value.message == "common->max_query_len=-1 is negative"
+
+
 def test_local_attention_vector_and_remap(lib):
     case = vectors("local_attention_virtual_batches.json")["cases"][0]
     qsl = np.cumsum([0] + case["query_lens"], dtype=np.int32)

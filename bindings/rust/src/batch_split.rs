@@ -1,10 +1,12 @@
-//! [`BatchSplit`]: vLLM's split of a reordered batch into decodes, extends and prefills, and
-//! `attn_common_metadata_unpadded`.
+//! [`BatchSplit`]: vLLM's split of a reordered batch into decodes, extends and prefills,
+//! `attn_common_metadata_unpadded` and KV-sharing fast prefill.
 use crate::common_metadata::CommonMetadata;
 use crate::error::Result;
 use crate::library::Library;
 use crate::owned_metadata::OwnedMetadata;
+use crate::stream::Stream;
 use crate::sys;
+use crate::tensor_arg::TensorArg;
 
 /// Request and token counts of a split (`attn_batch_split_t`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -82,5 +84,50 @@ impl Library {
         self.check(err)?;
         // SAFETY: caller-owned metadata viewing 'd data.
         Ok(unsafe { OwnedMetadata::from_raw(self.clone(), out) })
+    }
+
+    /// `attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex` (ABI 1.7): vLLM's
+    /// make_kv_sharing_fast_prefill_common_attn_metadata as vLLM returns it. `None` where vLLM
+    /// returns its argument (max_query_len == 1, or no `logits_indices_padded`): the batch is
+    /// `common` as it is, and the library allocated nothing. Otherwise the new batch (the
+    /// tokens whose logits are needed) as metadata of kind "common" viewing `common`'s data and
+    /// the outputs; [`crate::Metadata::to_common`] makes it a build's input. The outputs,
+    /// (>= num_reqs + 1,) int32 where the batch lives and in host memory, are required either
+    /// way and written only for a new batch; `logits_indices_cpu` is the host copy of the
+    /// indices when they are device memory.
+    pub fn make_kv_sharing_fast_prefill_common_attn_metadata_ex<'d>(
+        &self,
+        common: &'d CommonMetadata<'_>,
+        logits_indices_cpu: Option<&TensorArg<'_>>,
+        out_query_start_loc: &TensorArg<'d>,
+        out_query_start_loc_cpu: &TensorArg<'d>,
+        stream: Stream,
+    ) -> Result<Option<OwnedMetadata<'d>>> {
+        let li = logits_indices_cpu.map(TensorArg::to_raw);
+        let (q, qc) = (out_query_start_loc.to_raw(), out_query_start_loc_cpu.to_raw());
+        let mut batch = sys::attn_common_metadata_t::INIT;
+        let mut out = std::ptr::null_mut();
+        let err = common.with_raw(|c| {
+            let li = li.as_ref().map_or(std::ptr::null(), |t| t as *const sys::attn_tensor_t);
+            // SAFETY: a batch and descriptors valid for the call, valid out-pointers; the
+            // outputs are borrowed for 'd, as the result that views them.
+            unsafe {
+                (self.api().attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)(
+                    c,
+                    li,
+                    &q,
+                    &qc,
+                    &mut batch,
+                    &mut out,
+                    stream.as_raw(),
+                )
+            }
+        });
+        self.check(err)?;
+        if out.is_null() {
+            return Ok(None); // passed through: vLLM's `return common_attn_metadata`
+        }
+        // SAFETY: caller-owned metadata viewing 'd data (common's and the outputs').
+        Ok(Some(unsafe { OwnedMetadata::from_raw(self.clone(), out) }))
     }
 }

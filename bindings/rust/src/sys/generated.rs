@@ -1833,6 +1833,18 @@ pub type PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata = ::core::op
         stream: attn_stream_t,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex()."]
+pub type PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex = ::core::option::Option<
+    unsafe extern "C" fn(
+        common: *const attn_common_metadata_t,
+        logits_indices_cpu: *const attn_tensor_t,
+        out_query_start_loc: *const attn_tensor_t,
+        out_query_start_loc_cpu: *const attn_tensor_t,
+        out_batch: *mut attn_common_metadata_t,
+        out_owned: *mut *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Output tensors of attn_make_local_attention_virtual_batches(), for V virtual batches"]
 #[doc = "  (attn_local_attention_num_virtual_batches()). \"Device\" outputs live where the batch does."]
 #[repr(C)]
@@ -2252,4 +2264,6 @@ pub struct attn_api {
     pub attn_is_last_ubatch_empty: PFN_attn_is_last_ubatch_empty,
     pub attn_get_num_ubatches: PFN_attn_get_num_ubatches,
     pub attn_check_ubatch_thresholds: PFN_attn_check_ubatch_thresholds,
+    pub attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex:
+        PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex,
 }

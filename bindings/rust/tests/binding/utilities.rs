@@ -1,6 +1,6 @@
 //! Batch utilities against values computed here: unpadded, the splits, local-attention
 //! virtual batches (vLLM's algorithm written out naively), slot mapping.
-use libattn::{BatchSplit, Builder, ErrorCode, SlotMappingArgs};
+use libattn::{BatchSplit, Builder, ErrorCode, SlotMappingArgs, Stream, TensorArg};
 
 use crate::support::{config, library, spec, Sample, BLOCK_SIZE, CONTEXT, QUERY, WIDTH};
 
@@ -28,6 +28,50 @@ fn unpadded_cuts_the_batch_and_builds() {
     let md = b.build(0, &common, false).unwrap();
     let e = md.to_common().expect_err("FLASH_ATTN metadata is not 'common'");
     assert_eq!(e.code, ErrorCode::InvalidArgument);
+}
+
+/// ABI 1.7: `None` (the batch as it is) where vLLM returns its argument, else the batch of the
+/// tokens whose logits are needed.
+#[test]
+fn fast_prefill_ex_passes_through_or_makes_a_batch() {
+    let lib = library();
+    let sample = Sample::new();
+    let mut common = sample.common();
+    let (mut q, mut qc) = (vec![-9i32; 6], vec![-9i32; 6]);
+    {
+        let (tq, tqc) = (TensorArg::new_mut(&mut q), TensorArg::new_mut(&mut qc));
+        let r = lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex(&common, None, &tq, &tqc, Stream::DEFAULT);
+        assert!(r.expect("not armed: passes through").is_none());
+    }
+    assert_eq!(qc, vec![-9; 6], "outputs untouched");
+    // the last token of each request (QUERY = 1, 1, 1, 32, 20: tokens 0, 1, 2, 34, 54)
+    let logits = [0i32, 1, 2, 34, 54];
+    common.logits_indices_padded = Some(TensorArg::new(&logits));
+    common.num_logits_indices = 5;
+    {
+        let (tq, tqc) = (TensorArg::new_mut(&mut q), TensorArg::new_mut(&mut qc));
+        let md = lib
+            .make_kv_sharing_fast_prefill_common_attn_metadata_ex(&common, None, &tq, &tqc, Stream::DEFAULT)
+            .expect("armed")
+            .expect("a new batch");
+        let batch = md.to_common().unwrap();
+        assert_eq!((batch.num_reqs, batch.num_actual_tokens, batch.max_query_len), (5, 5, 1));
+        let mut b = Builder::new(&lib, "FLASH_ATTN", &spec(), &config(90)).unwrap();
+        let built = b.build(0, &batch, false).expect("build on the new batch");
+        assert_eq!(built.tensor("query_start_loc").unwrap().unwrap().as_slice::<i32>().unwrap(), &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(built.tensor("seq_lens").unwrap().unwrap().as_slice::<i32>().unwrap(), &sample.seq_lens[..]);
+    }
+    assert_eq!(qc, vec![0, 1, 2, 3, 4, 5]);
+    common.logits_indices_padded = None;
+    common.num_logits_indices = 0;
+    common.max_query_len = -1;
+    let (tq, tqc) = (TensorArg::new_mut(&mut q), TensorArg::new_mut(&mut qc));
+    let e = lib
+        .make_kv_sharing_fast_prefill_common_attn_metadata_ex(&common, None, &tq, &tqc, Stream::DEFAULT)
+        .map(|_| ())
+        .expect_err("a negative max_query_len");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert_eq!(e.message, "common->max_query_len=-1 is negative");
 }
 
 #[test]
