@@ -90,6 +90,29 @@ def _to_device(value: Any) -> Any:
     return TensorView(t, buf)
 
 
+# DLPack type codes numpy represents (int, uint, float, bool); others (bfloat16) come back as a
+# host TensorView of the same dtype, as a host build's field is (the lane compares its shape and
+# dtype name, e.g. Mamba's replayssm scratch).
+NUMPY_CODES = (0, 1, 2, 6)
+
+
+def _host_view(view: Any) -> Any:
+    """A host TensorView over a copy of a device TensorView, its dtype kept."""
+    from libattn._generated import attn_tensor_t
+    from libattn.dlpack import TensorView
+    raw = np.ascontiguousarray(_to_host(view))  # the bytes, as unsigned integers of its width
+    t = attn_tensor_t()
+    shape = (ctypes.c_int64 * max(raw.ndim, 1))(*raw.shape)
+    t.data = raw.ctypes.data if raw.size else None
+    t.device.device_type, t.device.device_id = 1, 0  # kDLCPU
+    t.ndim = raw.ndim
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = view.dtype
+    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    t.strides = None
+    t.byte_offset = 0
+    return TensorView(t, raw)
+
+
 def _to_host(view: Any) -> np.ndarray:
     """A numpy copy of a device TensorView."""
     code, bits, lanes = view.dtype
@@ -154,7 +177,11 @@ def enable(lib_path: str) -> Dict[str, int]:
 
     def host_item(self: Any, name: str) -> Any:
         v = getitem(self, name)
-        return _to_host(v) if isinstance(v, TensorView) and v.device[0] == CUDA else v
+        if not isinstance(v, TensorView) or v.device[0] != CUDA:
+            return v
+        if v.dtype[0] in NUMPY_CODES:
+            return _to_host(v)
+        return _host_view(v)
 
     update = libattn.Builder.update_block_table
 
