@@ -12,7 +12,16 @@ every builder item runs unchanged:
   simulated device memory (the ``*_cpu`` mirrors and the host-only inputs stay on the host), and
   ``Builder.update_block_table`` its block table and slot mapping;
 - a tensor field read from a metadata (``md[name]``) on the device is copied back (a
-  synchronous copy, which first runs the queued device work).
+  synchronous copy, which first runs the queued device work); a dtype numpy lacks (bfloat16)
+  comes back as a host TensorView of that dtype, as a host build's field is;
+- ``num_decode_draft_tokens`` is given beside its ``_cpu`` mirror (vLLM on a GPU holds both);
+- ``Builder.update_draft_decode_metadata`` first copies the host arrays behind the last built
+  batch's device inputs again, since the lane changes them in place between build and update
+  (as a runtime rewrites its device buffers).
+
+The simulated device reports compute capability 0.0 here (ATTN_SIM_CAPABILITY=0), so a config's
+``device_capability`` 0 means the CPU platform's answer on both sides; items that simulate a GPU
+pass theirs. Items of backends that build for the host only (HOST_ONLY_ITEMS) are skipped.
 
 vLLM's side is unchanged, so a mismatch is a difference between libattn's device path and
 vLLM 0.33.0's builder.
@@ -87,7 +96,21 @@ def _to_device(value: Any) -> Any:
     t.byte_offset = 0
     _counts["inputs"] += 1
     del libattn
-    return TensorView(t, buf)
+    view = TensorView(t, buf)
+    # the host array it was copied from: _resync copies it again where the lane changes it in
+    # place (as a runtime rewrites its device buffers between a build and an update)
+    view._sim_source = (value, buf) if isinstance(value, np.ndarray) else None
+    return view
+
+
+def _resync(common: Any) -> None:
+    """Copies the host arrays behind `common`'s device inputs into their device buffers again."""
+    for view in getattr(common, "_sim_views", ()):
+        value, buf = view._sim_source
+        arr = np.ascontiguousarray(value)
+        if arr.nbytes:
+            _check(_sim.cudaMemcpy(buf.ptr, arr.ctypes.data_as(ctypes.c_void_p),
+                                   ctypes.c_size_t(arr.nbytes), H2D))
 
 
 # DLPack type codes numpy represents (int, uint, float, bool); others (bfloat16) come back as a
@@ -168,10 +191,16 @@ def enable(lib_path: str) -> Dict[str, int]:
         # vLLM 0.33 passes the per-request causal tensor as `causal` itself
         if "causal" in kw and not isinstance(kw["causal"], (bool, int, np.bool_, np.integer)):
             kw["causal"] = _to_device(kw["causal"])
+        # vLLM on a GPU holds num_decode_draft_tokens beside its _cpu mirror
+        if kw.get("num_decode_draft_tokens_cpu") is not None and \
+                kw.get("num_decode_draft_tokens") is None:
+            kw["num_decode_draft_tokens"] = kw["num_decode_draft_tokens_cpu"]
         for name in DEVICE_INPUTS:
             if name in kw:
                 kw[name] = _to_device(kw[name])
         common_init(self, *args, **kw)
+        self._sim_views = [v for v in list(args) + list(kw.values())
+                           if getattr(v, "_sim_source", None) is not None]
 
     getitem = libattn.Metadata.__getitem__
 
@@ -189,6 +218,21 @@ def enable(lib_path: str) -> Dict[str, int]:
                       **kw: Any) -> Any:
         return update(self, metadata, _to_device(block_table), _to_device(slot_mapping), *a, **kw)
 
+    def remembering(method: Any) -> Any:
+        def call(self: Any, common: Any, *a: Any, **kw: Any) -> Any:
+            self._sim_common = common
+            return method(self, common, *a, **kw)
+        return call
+
+    draft_update = libattn.Builder.update_draft_decode_metadata
+
+    def resynced_update(self: Any, metadata: Any, *a: Any, **kw: Any) -> Any:
+        _resync(getattr(self, "_sim_common", None))
+        return draft_update(self, metadata, *a, **kw)
+
+    for name in ("build", "build_for_cudagraph_capture", "build_for_drafting"):
+        setattr(libattn.Builder, name, remembering(getattr(libattn.Builder, name)))
+    libattn.Builder.update_draft_decode_metadata = resynced_update
     libattn.BuilderConfig.__init__ = cuda_config
     libattn.CommonMetadata.__init__ = device_common
     libattn.Metadata.__getitem__ = host_item

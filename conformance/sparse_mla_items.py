@@ -40,7 +40,8 @@ import numpy as np
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
-from .mla_items import (LAYER, MLA_DIMS, NUM_SMS, MAX_CAPTURE, PREFILL_BACKENDS, _ABSENT,
+from .mla_items import (LAYER, MLA_DIMS, NUM_SMS, MAX_CAPTURE, PREFILL_BACKENDS,
+                        PREFILL_EXTENSIONS, _ABSENT,
                         _PrefillBackendStandIn, _chunk_pairs, optimistic_prefill_rows, zlib_crc)
 from .sides import lib_common, vllm_common
 
@@ -536,6 +537,9 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
     prefill8 = getattr(fp8, "prefill", None)
     if prefill8 is not None:
         pairs += _fp8_chunk_pairs(v, prefill8, lib, seen, b)
+    # the prefill backend's plan inputs libattn appends (as the dense items: not compared,
+    # docs/backends/mla.md; vLLM 0.33 plans them inside its prefill backend)
+    seen.update(PREFILL_EXTENSIONS)
     seen.add("chunked_prefill_workspace_size")
     pairs.append(("builder.chunked_prefill_workspace_size ~ chunked_prefill_workspace_size",
                   int(vb.chunked_prefill_workspace_size),
