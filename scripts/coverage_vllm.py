@@ -15,9 +15,8 @@ pointed at:
 the two summary lines and the names of what is not mapped, derived from the report), so the
 figures README quotes cannot drift from the audit; --write-readme rewrites that excerpt.
 
-The vLLM source is found as scripts/vllm_names.py finds it (--vllm DIR, $ATTN_VLLM_SRC,
-/work/vllm-src/vllm, the `vllm` package of $ATTN_VLLM_VENV's python); --check exits 77 (ctest's
-skip) when there is none, 1 when the report differs from FILE (scripts/conformance.sh runs it
+The vLLM source is found as scripts/vllm_names.py finds it (--vllm DIR, $ATTN_VLLM_SRC, the
+`vllm` package of the lane's environment); --check exits 77 when there is none, 1 when the report differs from FILE (scripts/conformance.sh runs it
 first, keeping tests/data/vllm_coverage.txt, and so README's quoted figures, current).
 
 Builders. Every class descending from vLLM's `AttentionMetadataBuilder` (through any chain of
@@ -55,7 +54,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import difflib
 import os
 import re
 import sys
@@ -444,7 +442,7 @@ def main() -> int:
     args = ap.parse_args()
     root = vllm_names.find_vllm(args.vllm)
     if root is None:
-        print("SKIP: no vLLM source found (--vllm, $ATTN_VLLM_SRC, /work/vllm-src/vllm, "
+        print("SKIP: no vLLM source found (--vllm, $ATTN_VLLM_SRC, "
               "$ATTN_VLLM_VENV)")
         return SKIP if args.check else 1
     body = report(root, args.library, args.symbols, args.docs, args.wrappers,
@@ -463,20 +461,15 @@ def main() -> int:
         return 0
     with open(args.check, encoding="utf-8") as f:
         text = f.read()
-    if text != body:
-        sys.stdout.writelines(difflib.unified_diff(
-            text.splitlines(True), body.splitlines(True), args.check, f"from {root}"))
-        print(f"{args.check} differs from the audit of {root}: run python3 "
-              f"scripts/coverage_vllm.py {args.library} --write {args.check} and "
-              f"--write-readme README.md, then the prose around README's figures")
+    if vllm_names.differs(text, body, args.check, f"from {root}",
+                          f"{args.check} differs from the audit of {root}: run python3 "
+                          f"scripts/coverage_vllm.py {args.library} --write {args.check} and "
+                          f"--write-readme README.md, then the prose around README's figures"):
         return 1
     readme, begin, end = readme_block(args.readme)
-    if readme[begin:end] != excerpt(body):
-        sys.stdout.writelines(difflib.unified_diff(
-            readme[begin:end].splitlines(True), excerpt(body).splitlines(True), args.readme,
-            "the audit"))
-        print(f"{args.readme}'s quote of the audit differs: run python3 scripts/coverage_vllm.py "
-              f"{args.library} --write-readme {args.readme}")
+    if vllm_names.differs(readme[begin:end], excerpt(body), args.readme, "the audit",
+                          f"{args.readme}'s quote of the audit differs: run python3 "
+                          f"scripts/coverage_vllm.py {args.library} --write-readme {args.readme}"):
         return 1
     print(f"{args.check}: the audit of {root} is unchanged")
     print("\n".join(line for line in text.splitlines() if line.startswith(("builders:",

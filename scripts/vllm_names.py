@@ -13,8 +13,8 @@ is imported, so it runs without torch) and writes which libattn backend each nam
     python3 scripts/vllm_names.py build/libattn.so --check tests/data/vllm_backend_names.txt
 
 The vLLM source is found with --vllm DIR (the `vllm` package directory), else $ATTN_VLLM_SRC,
-else /work/vllm-src/vllm, else the `vllm` package of $ATTN_VLLM_VENV's python. --check exits 77
-(ctest's skip) when none is found, 1 when the file differs from what vLLM's source gives.
+else the `vllm` package of the lane's environment ($ATTN_VLLM_VENV, else build-bench/vllm-venv).
+--check exits 77 when none is found, 1 when the file differs from what vLLM's source gives.
 
 The rule (written once, here):
 - every backend class (a class descending from vLLM's AttentionBackend, and the classes that
@@ -353,11 +353,24 @@ def derive(src: Source, backends: List[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def differs(have: str, want: str, name: str, source: str, fix: str) -> bool:
+    """Whether `have` (the text of `name`) is not `want` (made from `source`); if so, prints the
+    diff and then `fix`, the command that regenerates it. scripts/coverage_vllm.py uses it too."""
+    if have == want:
+        return False
+    sys.stdout.writelines(difflib.unified_diff(have.splitlines(True), want.splitlines(True),
+                                               name, source))
+    print(fix)
+    return True
+
+
 def find_vllm(arg: Optional[str]) -> Optional[str]:
-    for d in (arg, os.environ.get("ATTN_VLLM_SRC"), "/work/vllm-src/vllm"):
+    for d in (arg, os.environ.get("ATTN_VLLM_SRC")):
         if d and os.path.isfile(os.path.join(d, REGISTRY)):
             return d
-    venv = os.environ.get("ATTN_VLLM_VENV")
+    # the lane's environment (scripts/vllm_venv.sh: $ATTN_VLLM_VENV, else build-bench/vllm-venv)
+    venv = os.environ.get("ATTN_VLLM_VENV") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build-bench", "vllm-venv")
     if venv and os.path.exists(os.path.join(venv, "bin", "python")):
         try:
             out = subprocess.run(
@@ -382,7 +395,7 @@ def main() -> int:
     args = ap.parse_args()
     root = find_vllm(args.vllm)
     if root is None:
-        print("SKIP: no vLLM source found (--vllm, $ATTN_VLLM_SRC, /work/vllm-src/vllm, "
+        print("SKIP: no vLLM source found (--vllm, $ATTN_VLLM_SRC, "
               "$ATTN_VLLM_VENV)")
         return SKIP if args.check else 1
     body = derive(Source(root), libattn_names(args.library))
@@ -395,12 +408,10 @@ def main() -> int:
         return 0
     with open(args.check, encoding="utf-8") as f:
         text = f.read()
-    if text != body:
-        sys.stdout.writelines(difflib.unified_diff(
-            text.splitlines(True), body.splitlines(True), args.check, f"from {root}"))
-        print(f"{args.check} differs from vLLM's source at {root}: run python3 "
-              f"scripts/vllm_names.py {args.library} --write {args.check}, then give each "
-              "backend its names in src/backends/builtin_backends.cc")
+    if differs(text, body, args.check, f"from {root}",
+               f"{args.check} differs from vLLM's source at {root}: run python3 "
+               f"scripts/vllm_names.py {args.library} --write {args.check}, then give each "
+               "backend its names in src/backends/builtin_backends.cc"):
         return 1
     n = sum(1 for line in text.splitlines() if line and not line.startswith("#"))
     print(f"{args.check}: the {n} names match vLLM's source at {root}")
