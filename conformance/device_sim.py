@@ -72,31 +72,36 @@ def _check(status: int) -> None:
         raise RuntimeError(f"simulated device: {name.decode() if name else status}")
 
 
+def _view(data: Any, device: Any, shape: Any, dtype: Any, owner: Any) -> Any:
+    """A compact TensorView of `shape` and `dtype` (code, bits, lanes) at `data` on `device`
+    (type, id; 1 is the host, CUDA the simulated device), keeping `owner` alive."""
+    from libattn._generated import attn_tensor_t
+    from libattn.dlpack import TensorView
+    t = attn_tensor_t()
+    dims = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    t.data = data
+    t.device.device_type, t.device.device_id = device
+    t.ndim = len(shape)
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = dtype
+    t.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+    t.strides = None
+    t.byte_offset = 0
+    return TensorView(t, owner)  # TensorView copies shape and strides
+
+
 def _to_device(value: Any) -> Any:
     """A device TensorView over a copy of `value` (numpy array or list); other values as they are."""
     if value is None or hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
         return value
-    import libattn
-    from libattn._generated import attn_tensor_t
-    from libattn.dlpack import TensorView
     arr = np.ascontiguousarray(value if isinstance(value, np.ndarray) else np.asarray(value))
     if arr.dtype == np.float64 or arr.dtype.kind not in "iub":
         return value  # not an index tensor: leave it to the library to judge
     buf = _Buffer(arr)
-    t = attn_tensor_t()
-    shape = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-    t.data = buf.ptr.value
-    t.device.device_type, t.device.device_id = CUDA, 0
-    t.ndim = arr.ndim
-    t.dtype.code = {"i": 0, "u": 1, "b": 6}[arr.dtype.kind]
-    t.dtype.bits = 8 if arr.dtype.kind == "b" else arr.dtype.itemsize * 8
-    t.dtype.lanes = 1
-    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-    t.strides = None
-    t.byte_offset = 0
+    kind = arr.dtype.kind
+    view = _view(buf.ptr.value, (CUDA, 0), arr.shape,
+                 ({"i": 0, "u": 1, "b": 6}[kind], 8 if kind == "b" else arr.dtype.itemsize * 8, 1),
+                 buf)
     _counts["inputs"] += 1
-    del libattn
-    view = TensorView(t, buf)
     # the host array it was copied from: _resync copies it again where the lane changes it in
     # place (as a runtime rewrites its device buffers between a build and an update)
     view._sim_source = (value, buf) if isinstance(value, np.ndarray) else None
@@ -121,19 +126,8 @@ NUMPY_CODES = (0, 1, 2, 6)
 
 def _host_view(view: Any) -> Any:
     """A host TensorView over a copy of a device TensorView, its dtype kept."""
-    from libattn._generated import attn_tensor_t
-    from libattn.dlpack import TensorView
     raw = np.ascontiguousarray(_to_host(view))  # the bytes, as unsigned integers of its width
-    t = attn_tensor_t()
-    shape = (ctypes.c_int64 * max(raw.ndim, 1))(*raw.shape)
-    t.data = raw.ctypes.data if raw.size else None
-    t.device.device_type, t.device.device_id = 1, 0  # kDLCPU
-    t.ndim = raw.ndim
-    t.dtype.code, t.dtype.bits, t.dtype.lanes = view.dtype
-    t.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
-    t.strides = None
-    t.byte_offset = 0
-    return TensorView(t, raw)
+    return _view(raw.ctypes.data if raw.size else None, (1, 0), raw.shape, view.dtype, raw)
 
 
 def _to_host(view: Any) -> np.ndarray:
