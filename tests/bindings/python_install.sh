@@ -81,7 +81,7 @@ if git -C "$root" rev-parse --show-toplevel 2> /dev/null | grep -qxF "$root"; th
   shipped=$(git -C "$root" ls-files --cached --others --exclude-standard -- pyproject.toml \
               CMakeLists.txt cmake include src kernels 'bindings/python/libattn/*.py' \
               bindings/python/README.md README.md LICENSE NOTICE |
-            while read -r f; do [ -f "$root/$f" ] && echo "$f"; done)
+            while read -r f; do [ ! -f "$root/$f" ] || echo "$f"; done)
 fi
 "$v1/bin/python" - "$sdist" "$root" "$shipped" <<'PY'
 import os, re, sys, tarfile
