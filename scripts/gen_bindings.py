@@ -18,10 +18,10 @@ WHAT is any of:
   rust-extra bindings/rust/src/sys/generated_extra.rs  what bindgen cannot translate: the
                                                       *_STRUCT_SIZE and *_INIT macros, the
                                                       function table's entries
-  versions   bindings/python/pyproject.toml and bindings/rust/Cargo.toml: rewrites their
-             `version = "..."` line to the header's ATTN_VERSION_MAJOR.MINOR.PATCH (and the
-             libattn entry of bindings/rust/Cargo.lock and examples/rust/Cargo.lock, and the
-             Rust example's manifest)
+  versions   pyproject.toml (the Python package's, at the root) and bindings/rust/Cargo.toml:
+             rewrites their `version = "..."` line to the header's
+             ATTN_VERSION_MAJOR.MINOR.PATCH (and the libattn entry of bindings/rust/Cargo.lock
+             and examples/rust/Cargo.lock, and the Rust example's manifest)
 
 scripts/gen_bindings.sh runs all of them and bindgen; `--check` there regenerates into a
 temporary directory and fails on any difference (the ctest test_bindings_generated).
@@ -1029,7 +1029,7 @@ def _rs_type(h: Header, t: CType) -> str:
 def set_versions(h: Header, root: str, out_root: str) -> List[str]:
     version = "%d.%d.%d" % h.version
     written = []
-    for rel in ("bindings/python/pyproject.toml", "bindings/rust/Cargo.toml",
+    for rel in ("pyproject.toml", "bindings/rust/Cargo.toml",
                 "examples/rust/Cargo.toml"):
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             text = f.read()

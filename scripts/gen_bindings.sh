@@ -14,7 +14,7 @@
 #                                             plus the PFN_<function> types of gen_bindings.py
 #   bindings/rust/src/sys/generated_extra.rs  scripts/gen_bindings.py rust-extra (the macros
 #                                             bindgen cannot translate: *_STRUCT_SIZE, *_INIT)
-#   the `version = "..."` of bindings/python/pyproject.toml and bindings/rust/Cargo.toml (and
+#   the `version = "..."` of pyproject.toml (the Python package's) and bindings/rust/Cargo.toml (and
 #   libattn's in bindings/rust/Cargo.lock and examples/rust/Cargo.lock)
 #
 # Needs python3; the Rust part needs bindgen (apt-get install bindgen, which brings libclang)
@@ -44,7 +44,7 @@ files=""
 if [ "$python_go" = 1 ]; then
   "$PYTHON" "$root/scripts/gen_bindings.py" --root "$root" --out "$out" python go versions
   files="bindings/python/libattn/_generated.py bindings/go/capi_gen.h bindings/go/fields_gen.go
-         bindings/python/pyproject.toml bindings/rust/Cargo.toml bindings/rust/Cargo.lock
+         pyproject.toml bindings/rust/Cargo.toml bindings/rust/Cargo.lock
          examples/rust/Cargo.toml examples/rust/Cargo.lock"
 fi
 

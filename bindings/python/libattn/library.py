@@ -27,7 +27,8 @@ class _Raw:
     """Every ABI function as a ctypes function: ``library.raw.attn_build(...)``."""
 
 
-#: where a wheel (``pip install ./bindings/python``) puts the library: inside the package
+#: where a wheel (``pip install .`` in a libattn checkout, or of its sdist) puts the library:
+#: inside the package
 BUNDLED_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_lib", DEFAULT_NAME)
 
 
@@ -64,9 +65,10 @@ def _not_found_message(path: str, origin: str, error: OSError) -> str:
             f"with the package ({', '.join(_bundled_candidates())}: absent, this installation "
             f"has none), and "
             f"'{path}' through the system loader ({error}). Fix: install the package with its "
-            f"library (pip install ./bindings/python from a libattn checkout builds and bundles "
-            f"it), or point {LIBRARY_ENV} at a libattn.so.1 (e.g. build/libattn.so.1 of a CMake "
-            f"build), or install libattn where the loader finds it (cmake --install, ldconfig)")
+            f"library (pip install . in a libattn checkout, or pip install of its sdist "
+            f"libattn-<version>.tar.gz, builds and bundles it), or point {LIBRARY_ENV} at a "
+            f"libattn.so.1 (e.g. build/libattn.so.1 of a CMake build), or install libattn where "
+            f"the loader finds it (cmake --install, ldconfig)")
 
 
 class Library(RegistryMixin, UtilitiesMixin):
@@ -74,9 +76,9 @@ class Library(RegistryMixin, UtilitiesMixin):
 
     ``Library(path)`` loads ``path``; without one, in order: ``$ATTN_LIBRARY`` when set (it
     overrides everything else), else the library bundled in the package by a wheel
-    (:data:`BUNDLED_PATH`, ``libattn/_lib/libattn.so.1``, what ``pip install ./bindings/python``
-    builds; for an editable install, ``_lib/`` of the package's other ``__path__`` folders)
-    when present, else the installed library (``ctypes.util.find_library("attn")``, else
+    (:data:`BUNDLED_PATH`, ``libattn/_lib/libattn.so.1``, what ``pip install .`` builds; for
+    an editable install, ``_lib/`` of the package's other ``__path__`` folders) when present,
+    else the installed library (``ctypes.util.find_library("attn")``, else
     ``libattn.so.1`` through the system loader). :attr:`origin` says which one was loaded
     (``"argument"``, ``"env"``, ``"bundled"``, ``"system"``).
     Every ABI function is resolved at load time and the version is checked with
@@ -151,7 +153,7 @@ _default_lock = threading.Lock()
 def load(path: Optional[str] = None) -> Library:
     """A :class:`Library`: ``load(path)`` loads that one; ``load()`` loads (once) and returns
     the default one: ``$ATTN_LIBRARY`` when set, else the library bundled in the package
-    (``libattn/_lib/libattn.so.1``, put there by ``pip install ./bindings/python``) when
+    (``libattn/_lib/libattn.so.1``, put there by ``pip install .`` of a checkout) when
     present, else the installed ``libattn.so.1`` through the system loader. When none loads,
     :class:`~libattn.NotFound` names the three places tried and the fix."""
     global _default

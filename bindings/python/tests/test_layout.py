@@ -130,7 +130,7 @@ def test_one_version_number_the_headers():
     major, minor, patch = _header_version()
     assert libattn.ABI_VERSION == (major, minor)
     assert libattn.__version__ == f"{major}.{minor}.{patch}"
-    with open(os.path.join(ROOT, "bindings", "python", "pyproject.toml"), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as f:
         assert f'\nversion = "{major}.{minor}.{patch}"\n' in f.read()
 
 

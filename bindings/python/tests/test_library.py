@@ -55,7 +55,7 @@ def test_default_search_order(monkeypatch, tmp_path):
         libattn.Library()
     m = e.value.message
     assert "ATTN_LIBRARY (not set)" in m and str(bundled) in m and "libattn-no-such.so.1" in m
-    assert "pip install ./bindings/python" in m and "cmake --install" in m
+    assert "pip install . in a libattn checkout" in m and "cmake --install" in m
     monkeypatch.setenv("ATTN_LIBRARY", str(tmp_path / "nothing.so"))  # a bad override is named
     with pytest.raises(libattn.NotFound) as e:
         libattn.Library()
