@@ -160,20 +160,32 @@ impl Builder {
 
     /// `attn_build_groups` (ABI 1.7): every builder's [`Builder::build`] of one batch in one
     /// call (a hybrid model's KV cache groups), the batch converted and validated once; one
-    /// result per builder, in order, each equal to that builder's own build. Device work goes
-    /// on the first builder's stream. `common_prefix_lens`: `None` (0 for each) or one per
-    /// builder. An error names `builders[i]`; on failure no result is returned.
+    /// result per builder, in order, each equal to that builder's own build. The builders come
+    /// from one [`Library`] and share one stream ([`Builder::set_stream`]): device work is
+    /// enqueued there in builder order. `common_prefix_lens`: `None` (0 for each) or one per
+    /// builder. An error names `builders[i]`; on failure no result is returned. When
+    /// `builders[i]` fails during its build, `builders[0..i)` were rebuilt (libattn reports
+    /// their earlier metadata stale; here the `&mut` borrow already ended it).
     pub fn build_groups<'b, 'd>(
         builders: &'b mut [&mut Builder],
         common_prefix_lens: Option<&[i64]>,
         common: &'d CommonMetadata<'_>,
         fast_build: bool,
     ) -> Result<Vec<Metadata<'b, 'd>>> {
-        let first = builders
-            .first()
-            .ok_or_else(|| crate::error::Error::invalid("build_groups needs at least one builder"))?;
+        let first =
+            builders.first().ok_or_else(|| crate::error::Error::invalid("build_groups needs at least one builder"))?;
         let lib = first.lib.clone();
-        let stream = first.stream.as_raw();
+        let stream = first.stream;
+        for (i, b) in builders.iter().enumerate() {
+            lib.require_same(&b.lib, &format!("builders[{i}]"))?;
+            if b.stream != stream {
+                return Err(crate::error::Error::invalid(format!(
+                    "builders[{i}] builds on stream {:?} but builders[0] on {:?}; one call enqueues on one stream",
+                    b.stream.as_raw(),
+                    stream.as_raw()
+                )));
+            }
+        }
         if let Some(p) = common_prefix_lens {
             if p.len() != builders.len() {
                 return Err(crate::error::Error::invalid(format!(
@@ -195,7 +207,7 @@ impl Builder {
                     c,
                     i32::from(fast_build),
                     out.as_mut_ptr(),
-                    stream,
+                    stream.as_raw(),
                 )
             }
         });

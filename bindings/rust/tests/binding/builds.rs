@@ -329,4 +329,16 @@ fn build_groups_equals_each_builders_own_build() {
     let e = Builder::build_groups(&mut group, Some(&[0, -1]), &common, false).expect_err("negative prefix");
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.message.contains("builders[1]: common_prefix_len=-1"), "{e}");
+    // the binding's own refusals: no builder, a prefix per builder, one stream
+    let e = Builder::build_groups(&mut [], None, &common, false).expect_err("no builder");
+    assert!(e.message.contains("at least one builder"), "{e}");
+    let e = Builder::build_groups(&mut group, Some(&[0]), &common, false).expect_err("one prefix");
+    assert!(e.message.contains("common_prefix_lens has 1 entries for 2 builders"), "{e}");
+    // SAFETY: never used for device work (host builders ignore the stream; the call refuses).
+    group[1].set_stream(unsafe { libattn::Stream::from_raw(8 as *mut std::ffi::c_void) });
+    let e = Builder::build_groups(&mut group, None, &common, false).expect_err("two streams");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.contains("builders[1] builds on stream 0x8"), "{e}");
+    group[1].set_stream(libattn::Stream::DEFAULT);
+    assert_eq!(Builder::build_groups(&mut group, None, &common, false).expect("again").len(), 2);
 }
