@@ -1,7 +1,8 @@
 // Named workloads x every registered backend: the host-path time of one attn_build, the bytes it
 // produces (every tensor field that does not view the caller's inputs), and, measured in the same
 // benchmark run, the time of a memcpy of that many bytes (counter "memcpy_ratio" = build time /
-// memcpy time). Timings are never asserted; scripts/bench.sh prints the table.
+// memcpy time). Timings are never asserted; scripts/bench.sh prints the table. The hybrid4_*
+// rows time a hybrid model's four KV cache groups built one by one and with attn_build_groups.
 //
 //   bench_workloads [--benchmark_filter=...]     (scripts/bench.sh runs it)
 #include <benchmark/benchmark.h>
@@ -290,6 +291,61 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
+// A hybrid model's step (issue 35): four KV cache groups over one batch, FLASH_ATTN on a full
+// attention spec, FLASH_ATTN on a sliding-window spec (window 4096), MAMBA2 and GDN_ATTN on
+// Mamba specs. "singles": the four attn_build calls a runtime makes today; "group": one
+// attn_build_groups (the batch converted and validated once). Same builders, same batch; the
+// ratio singles/group is the saving (scripts/bench.sh prints both rows).
+void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
+  Batch b(w);
+  attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
+  config.max_num_seqs = static_cast<int32_t>(std::max<int64_t>(b.n, 256));
+  config.max_num_batched_tokens = static_cast<int32_t>(std::max<int64_t>(b.tokens, 8192));
+  config.max_model_len = 131072;
+  config.num_attention_heads = 32;
+  config.device_capability = 90;
+  config.num_gpu_blocks = b.n * b.width + 1;
+  attn_kv_cache_spec_t specs[4] = {family_spec(ATTN_KV_FULL_ATTENTION, w.block_size),
+                                   family_spec(ATTN_KV_FULL_ATTENTION, w.block_size),
+                                   family_spec(ATTN_KV_MAMBA, w.block_size),
+                                   family_spec(ATTN_KV_MAMBA, w.block_size)};
+  specs[1].kind = ATTN_KV_SLIDING_WINDOW;
+  specs[1].sliding_window = 4096;
+  const char* names[4] = {"FLASH_ATTN", "FLASH_ATTN", "MAMBA2", "GDN_ATTN"};
+  attn_builder_t* builders[4] = {};
+  attn_metadata_t* out[4] = {};
+  std::string error;
+  for (int i = 0; i < 4 && error.empty(); ++i) {
+    attn_error_t* err = attn_builder_create(names[i], &specs[i], &config, &builders[i]);
+    if (err == nullptr) err = attn_build(builders[i], 0, &b.common, 0, &out[i], nullptr);
+    if (err != nullptr) {
+      error = std::string(names[i]) + ": " + attn_error_message(err);
+      attn_error_destroy(err);
+    }
+  }
+  if (error.empty()) {
+    if (attn_error_t* err = attn_build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr)) {
+      error = attn_error_message(err);
+      attn_error_destroy(err);
+    }
+  }
+  if (!error.empty()) {
+    state.SkipWithError(error.c_str());
+  } else if (grouped) {
+    for (auto _ : state) {
+      attn_build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr);
+      benchmark::DoNotOptimize(out[3]);
+    }
+  } else {
+    for (auto _ : state) {
+      for (int i = 0; i < 4; ++i) attn_build(builders[i], 0, &b.common, 0, &out[i], nullptr);
+      benchmark::DoNotOptimize(out[3]);
+    }
+  }
+  for (attn_builder_t* builder : builders) attn_builder_destroy(builder);
+  state.counters["requests"] = static_cast<double>(b.n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -304,6 +360,13 @@ int main(int argc, char** argv) {
       if (spec_for(backend, w).kind >= 0)
         benchmark::RegisterBenchmark((w.name + "/" + backend).c_str(),
                                      [&w, backend](benchmark::State& s) { run(s, backend, w); })
+            ->Unit(benchmark::kMicrosecond);
+  for (const Workload& w : all)
+    if (w.chunk == 0 && w.spec_tokens == 0 && w.block_size == 16)
+      for (bool grouped : {false, true})
+        benchmark::RegisterBenchmark(
+            (std::string("hybrid4_") + (grouped ? "group/" : "singles/") + w.name).c_str(),
+            [&w, grouped](benchmark::State& s) { run_hybrid(s, w, grouped); })
             ->Unit(benchmark::kMicrosecond);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -581,6 +581,62 @@ typedef attn_error_t* (*PFN_attn_build)(attn_builder_t* builder, int64_t common_
                                         attn_metadata_t** out, attn_stream_t stream);
 
 /**
+ * @brief The builds of several builders over one batch, validated once (ABI 1.7): what a hybrid
+ * model's runner does each step, one attn_build() per KV cache group (full attention, sliding
+ * window, Mamba, GDN, ...), in one call.
+ *
+ * Equal to `attn_build(builders[i], common_prefix_lens[i], common, fast_build, &out[i], stream)`
+ * for i = 0, 1, ..., in that order: each `out[i]` has the fields, values and tensor addresses
+ * that call would return (the conversion of `common` and its validation are shared, nothing a
+ * builder writes is; tests/c/test_build_groups.c compares every field for every pair of
+ * registered backends). Validation: each builder's O(1) checks (the scalars against its
+ * `config->max_num_seqs` and `max_num_batched_tokens`, the tensors it requires); one pass over
+ * the batch's tensors and values with the union of what the builders check (the values when any
+ * builder checks them, ::ATTN_VALIDATE_FULL's comparisons when any asks for them); then each
+ * builder's own O(1) checks of the longest host seq_len against its `max_model_len` and of the
+ * block table's width at its `block_size`, and `common_prefix_lens[i]` against the lengths. A
+ * builder whose own attn_build() would refuse the batch makes the call fail with that message,
+ * prefixed "builders[i]: " (the lowest such i), and nothing is built.
+ * @param[in] builders `num_builders` distinct builders, all on the same device (the one
+ *            `stream` belongs to) and reading `common->seq_lens` alike (no cross-attention
+ *            builder beside a decoder one). The array is read during the call only.
+ * @param[in] num_builders Entries of `builders`, `common_prefix_lens` and `out` (>= 1). The check
+ *            for duplicates is quadratic in it.
+ * @param[in] common_prefix_lens NULL (0 for every builder), or `num_builders` values (>= 0): vLLM
+ *            computes the cascade prefix per KV cache group.
+ * @param[in] common The batch every builder builds.
+ * @param[in] fast_build As attn_build(), for every builder.
+ * @param[out] out Receives `num_builders` handles, `out[i]` owned by `builders[i]` (see above).
+ * @param[in] stream The CUDA stream for every builder's device work, enqueued in builder order;
+ *            ignored on the host.
+ * @return NULL on success; ::ATTN_ERR_INVALID_ARGUMENT for NULL `builders`, `out` or
+ *         `builders[i]`, `num_builders` 0, a builder given twice, builders on different devices
+ *         or reading seq_lens differently (each naming "builders[i]"), or a batch a builder
+ *         refuses ("builders[i]: " and its message); ::ATTN_ERR_BUSY naming "builders[i]" when
+ *         one is in use by another call (none is then held); a builder's own error during its
+ *         build ("builders[i]: ...").
+ * @par Failure
+ * `out` is never written on failure: the caller owns no new handle. When the batch or an
+ * argument is refused, every builder keeps its previous metadata and handles. When builders[i]
+ * fails during its build (a backend's own check, a CUDA error), builders[0..i) have been
+ * rebuilt: their earlier handles are stale (accessors fail with "metadata is stale");
+ * builders[i] is as a failed attn_build() leaves it, later builders untouched.
+ * @par Thread safety
+ * Holds every builder for the call, as attn_build() does (else ::ATTN_ERR_BUSY).
+ */
+ATTN_API attn_error_t* attn_build_groups(attn_builder_t* const* builders, size_t num_builders,
+                                         const int64_t* common_prefix_lens,
+                                         const attn_common_metadata_t* common, int32_t fast_build,
+                                         attn_metadata_t** out, attn_stream_t stream) ATTN_NOEXCEPT;
+/** Pointer type of attn_build_groups(). */
+typedef attn_error_t* (*PFN_attn_build_groups)(attn_builder_t* const* builders,
+                                               size_t num_builders,
+                                               const int64_t* common_prefix_lens,
+                                               const attn_common_metadata_t* common,
+                                               int32_t fast_build, attn_metadata_t** out,
+                                               attn_stream_t stream);
+
+/**
  * @brief vLLM's `update_block_table`: metadata equal to `metadata` but for `block_table` and
  * `slot_mapping`, for KV cache groups whose metadata is otherwise identical.
  *
@@ -3287,7 +3343,8 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_builder_supports_draft_decode_metadata_update)     \
   X(attn_update_draft_decode_metadata)
 
-/** The functions ABI 1.7 added (vLLM 0.33's remaining batch utilities, docs/batch_utilities.md);
+/** The functions ABI 1.7 added (vLLM 0.33's remaining batch utilities, docs/batch_utilities.md;
+ *  the grouped build attn_build_groups());
  *  frozen like the 1.0 list once 1.7 is released.
  *  @param X A macro taking one function name. */
 #define ATTN_API_FUNCTIONS_1_7(X)                           \
@@ -3298,7 +3355,8 @@ typedef const char* (*PFN_attn_plugin_name)(const attn_plugin_t* plugin);
   X(attn_is_last_ubatch_empty)                              \
   X(attn_get_num_ubatches)                                  \
   X(attn_check_ubatch_thresholds)                            \
-  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
+  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) \
+  X(attn_build_groups)
 
 /** Every function of this header, in the order of ::attn_api_t's members.
  *  @param X A macro taking one function name. */
@@ -3348,7 +3406,7 @@ struct attn_api {
 };
 
 /** Size of ::attn_api_t in this header version: up to its last member. */
-#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) + sizeof(PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex))
+#define ATTN_API_STRUCT_SIZE (offsetof(attn_api_t, attn_build_groups) + sizeof(PFN_attn_build_groups))
 
 /** @} */
 

@@ -29,10 +29,11 @@ type Builder struct {
 	closed bool
 
 	state  sync.RWMutex // write: builds and updates; read: readers of its metadata
-	gen    uint64       // successful builds and updates so far
+	gen    uint64       // successful builds and updates so far, and rebuilds libattn retired (BuildGroups)
 	stream Stream
-	pool   []*arena // staging arenas this builder references
-	live   []*arena // those the current metadata views
+	pool   []*arena           // staging arenas this builder references
+	live   []*arena           // those the current metadata views
+	last   *C.attn_metadata_t // the handle of its latest result (BuildGroups' failure probe)
 }
 
 // NewBuilder creates a builder (attn_builder_create). Errors: ErrNotFound (unknown backend),
@@ -97,7 +98,7 @@ func (b *Builder) Close() error {
 	b.closed = true
 	runtime.SetFinalizer(b, nil)
 	C.gattn_builder_destroy(b.lib.api, b.ptr)
-	b.ptr = nil
+	b.ptr, b.last = nil, nil
 	for _, a := range b.pool {
 		a.release()
 	}
@@ -241,6 +242,7 @@ func (b *Builder) build(c *CommonMetadata, seqLensOut bool,
 		a.copyBack()
 		b.gen++
 		b.live = []*arena{a}
+		b.last = out
 		md = b.lib.newMetadata(out, false, []*arena{a})
 		md.deps = []dep{{b, b.gen}}
 		md.fromPlugin = !b.builtIn
@@ -299,6 +301,7 @@ func (b *Builder) UpdateBlockTable(md *Metadata, blockTable, slotMapping Tensor)
 			return err
 		}
 		b.gen++
+		b.last = out
 		inputs := append(append([]*arena(nil), md.inputs...), a)
 		b.live = b.live[:0]
 		for _, x := range inputs {

@@ -102,7 +102,8 @@
   X(attn_is_last_ubatch_empty) \
   X(attn_get_num_ubatches) \
   X(attn_check_ubatch_thresholds) \
-  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
+  X(attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) \
+  X(attn_build_groups)
 
 /* The function table of one loaded libattn. */
 typedef struct gattn_api {
@@ -184,6 +185,7 @@ typedef struct gattn_api {
   __typeof__(&attn_get_num_ubatches) attn_get_num_ubatches;
   __typeof__(&attn_check_ubatch_thresholds) attn_check_ubatch_thresholds;
   __typeof__(&attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex) attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex;
+  __typeof__(&attn_build_groups) attn_build_groups;
 } gattn_api_t;
 
 /* Trampolines: gattn_<name without attn_>(api, the arguments). */
@@ -264,6 +266,7 @@ static inline attn_error_t* gattn_is_last_ubatch_empty(const gattn_api_t* a, int
 static inline attn_error_t* gattn_get_num_ubatches(const gattn_api_t* a, int32_t enable_dbo, int32_t ubatch_size, int32_t* out_num_ubatches) { return a->attn_get_num_ubatches(enable_dbo, ubatch_size, out_num_ubatches); }
 static inline attn_error_t* gattn_check_ubatch_thresholds(const gattn_api_t* a, int32_t enable_dbo, int32_t ubatch_size, int64_t dbo_decode_token_threshold, int64_t dbo_prefill_token_threshold, int64_t num_tokens, int32_t uniform_decode, int32_t* out_ubatch) { return a->attn_check_ubatch_thresholds(enable_dbo, ubatch_size, dbo_decode_token_threshold, dbo_prefill_token_threshold, num_tokens, uniform_decode, out_ubatch); }
 static inline attn_error_t* gattn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(const gattn_api_t* a, const attn_common_metadata_t* common, const attn_tensor_t* logits_indices_cpu, const attn_tensor_t* out_query_start_loc, const attn_tensor_t* out_query_start_loc_cpu, attn_common_metadata_t* out_batch, attn_metadata_t** out_owned, uintptr_t stream) { return a->attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex(common, logits_indices_cpu, out_query_start_loc, out_query_start_loc_cpu, out_batch, out_owned, (attn_stream_t)stream); }
+static inline attn_error_t* gattn_build_groups(const gattn_api_t* a, attn_builder_t* const* builders, size_t num_builders, const int64_t* common_prefix_lens, const attn_common_metadata_t* common, int32_t fast_build, attn_metadata_t** out, uintptr_t stream) { return a->attn_build_groups(builders, num_builders, common_prefix_lens, common, fast_build, out, (attn_stream_t)stream); }
 
 /* The header's initializers as values: gattn_<struct without attn_, _t>_init(). */
 static inline attn_cudagraph_resolve_args_t gattn_cudagraph_resolve_args_init(void) { attn_cudagraph_resolve_args_t v = ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT; return v; }

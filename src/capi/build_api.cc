@@ -3,6 +3,9 @@
 #include "capi/api_guard.h"
 #include "capi/convert.h"
 #include "capi/handles.h"
+#include "core/build_group.h"
+
+#include <vector>
 
 namespace {
 
@@ -21,9 +24,63 @@ attn_error_t* run(attn_builder_t* builder, attn_metadata_t** out, Build&& build,
   ATTN_API_CATCH
 }
 
+// A builder's earlier handles go stale without a new one being handed out: its metadata changed
+// in a call that failed after building it.
+void retire(attn_builder_t* builder) noexcept {
+  builder->generation.store(builder->generation.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
+}
+
 }  // namespace
 
 extern "C" {
+
+ATTN_API attn_error_t* attn_build_groups(attn_builder_t* const* builders, size_t num_builders,
+                                         const int64_t* common_prefix_lens,
+                                         const attn_common_metadata_t* common, int32_t fast_build,
+                                         attn_metadata_t** out, attn_stream_t stream) noexcept {
+  ATTN_API_TRY
+  attn::capi::require(builders, "builders");
+  attn::capi::require(out, "out");
+  if (num_builders == 0) attn::invalid("num_builders=0; pass at least one builder");
+  for (size_t i = 0; i < num_builders; ++i) {
+    if (builders[i] == nullptr) attn::invalid("builders[", i, "] is NULL");
+    for (size_t j = 0; j < i; ++j)
+      if (builders[j] == builders[i])
+        attn::invalid("builders[", i, "] is builders[", j,
+                      "]; a builder may appear once (it holds one result)");
+  }
+  // Few builders (one per KV cache group): small arrays on the stack, else one allocation each.
+  constexpr size_t kLocal = 16;
+  attn::Builder* local_impls[kLocal];
+  attn_metadata_t* local_tickets[kLocal];
+  std::vector<attn::Builder*> heap_impls;
+  std::vector<attn_metadata_t*> heap_tickets;
+  attn::Builder** impls = local_impls;
+  attn_metadata_t** tickets = local_tickets;
+  if (num_builders > kLocal) {
+    heap_impls.resize(num_builders);
+    heap_tickets.resize(num_builders);
+    impls = heap_impls.data();
+    tickets = heap_tickets.data();
+  }
+  for (size_t i = 0; i < num_builders; ++i) impls[i] = builders[i]->impl.get();
+  attn::UseGroup use(impls, num_builders);
+  // The batch is converted once, into the first builder's storage (held by `use`).
+  attn::CommonMetadata& c = builders[0]->batch;
+  attn::capi::fill_common(common, c);
+  size_t built = 0;
+  try {
+    attn::build_group(impls, num_builders, common_prefix_lens, c, fast_build != 0, stream, &built);
+    for (size_t i = 0; i < num_builders; ++i) tickets[i] = builders[i]->publish(nullptr);
+  } catch (...) {
+    for (size_t i = 0; i < built; ++i) retire(builders[i]);
+    throw;
+  }
+  for (size_t i = 0; i < num_builders; ++i) out[i] = tickets[i];
+  return nullptr;
+  ATTN_API_CATCH
+}
 
 ATTN_API attn_error_t* attn_build(attn_builder_t* builder, int64_t common_prefix_len,
                                   const attn_common_metadata_t* common, int32_t fast_build,

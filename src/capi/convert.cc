@@ -295,6 +295,7 @@ void fill_common(const attn_common_metadata_t* common, CommonMetadata& out) {
   out.seq_lens_host = nullptr;
   out.seq_lens_host_exact = false;
   out.host_max_seq_len = -1;
+  out.batch_max_seq_len = -1;
   out.dcp_local_seq_lens_host = nullptr;
   TensorRows tensor_rows;
 #define ATTN_FIELD_PREFIX "common"

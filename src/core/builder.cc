@@ -70,21 +70,35 @@ CommonLimits Builder::limits() const {
   return lim;
 }
 
-Metadata& Builder::build(int64_t common_prefix_len, CommonMetadata& common, bool fast_build,
-                         void* stream) {
+CommonLimits Builder::build_limits(int64_t common_prefix_len, const CommonMetadata& common) const {
   if (common_prefix_len < 0)
     invalid("common_prefix_len=", common_prefix_len, " is negative");
   CommonLimits lim = limits();
   // ATTN_VALIDATE_TRUSTED: a build that reads no values needs none checked (O(1) in the batch).
   if (config_.validate_trusted && !reads_batch_values(common_prefix_len, common))
     lim.values = false;
-  validate(common, lim);
+  return lim;
+}
+
+void Builder::check_prefix(int64_t common_prefix_len, const CommonMetadata& common,
+                           const CommonLimits& lim) const {
   if (common_prefix_len > 0 && lim.values && common.seq_lens_host != nullptr) {
     for (int64_t i = 0; i < common.num_reqs; ++i)
       if (common.seq_lens_host[i] < common_prefix_len)
         invalid("common_prefix_len=", common_prefix_len, " exceeds common->seq_lens[", i,
                 "]=", common.seq_lens_host[i]);
   }
+}
+
+void Builder::check_build(int64_t common_prefix_len, CommonMetadata& common) const {
+  const CommonLimits lim = build_limits(common_prefix_len, common);
+  validate(common, lim);
+  check_prefix(common_prefix_len, common, lim);
+}
+
+Metadata& Builder::build(int64_t common_prefix_len, CommonMetadata& common, bool fast_build,
+                         void* stream) {
+  check_build(common_prefix_len, common);
   return run_build(common_prefix_len, common, fast_build, stream);
 }
 
@@ -289,13 +303,17 @@ void Builder::replace_tables(const Metadata& src, const Tensor& block_table,
   m.set_tensor(m.index_of("slot_mapping"), slot_mapping, slot_mapping_in_buffer);
 }
 
-Builder::Use::Use(const Builder& b) : builder_(b) {
+void Builder::begin_use() const {
   bool expected = false;
-  if (!b.in_use_.compare_exchange_strong(expected, true, std::memory_order_acquire))
-    fail(Status::kBusy, "builder '", b.backend_->name(),
+  if (!in_use_.compare_exchange_strong(expected, true, std::memory_order_acquire))
+    fail(Status::kBusy, "builder '", backend_->name(),
          "' is in use by another call; one builder serves one thread at a time");
 }
 
-Builder::Use::~Use() { builder_.in_use_.store(false, std::memory_order_release); }
+void Builder::end_use() const noexcept { in_use_.store(false, std::memory_order_release); }
+
+Builder::Use::Use(const Builder& b) : builder_(b) { b.begin_use(); }
+
+Builder::Use::~Use() { builder_.end_use(); }
 
 }  // namespace attn

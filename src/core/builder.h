@@ -92,6 +92,19 @@ class Builder {
   Metadata& metadata() { return cascade_active_ ? cascade_metadata_ : metadata_; }
   const Metadata& metadata() const { return cascade_active_ ? cascade_metadata_ : metadata_; }
 
+  /// The limits build(common_prefix_len, common) validates `common` against: limits(), without
+  /// the value checks under ATTN_VALIDATE_TRUSTED for a build that reads none; Error for a
+  /// negative common_prefix_len. O(1); `common` need not be validated yet.
+  CommonLimits build_limits(int64_t common_prefix_len, const CommonMetadata& common) const;
+  /// Every check build() makes before do_build: validate(common, build_limits(...)) and the
+  /// prefix against the host lengths. On success `common` is validated for this builder.
+  void check_build(int64_t common_prefix_len, CommonMetadata& common) const;
+
+  /// begin_use() marks the builder in use by the calling thread (Error(kBusy) when another call
+  /// holds it), end_use() releases it; Use is their scoped form.
+  void begin_use() const;
+  void end_use() const noexcept;
+
   /// Marks the builder in use by the calling thread; Error(kBusy) when another call holds it.
   class Use {
    public:
@@ -162,11 +175,18 @@ class Builder {
   virtual bool reads_batch_values(int64_t common_prefix_len, const CommonMetadata& common) const;
 
   ops::Exec exec(void* stream) const;
+  /// build()'s check of common_prefix_len against a batch validated for `lim` (build_limits).
+  void check_prefix(int64_t common_prefix_len, const CommonMetadata& common,
+                    const CommonLimits& lim) const;
   /// What every batch is validated against: the config's sizes and the spec's block size;
   /// a cross-attention spec's seq_lens are encoder lengths (config->max_encoder_len bounds them).
   virtual CommonLimits limits() const;
 
  private:
+  /// build_group validates once, then runs each builder's check_prefix and run_build.
+  friend void build_group(Builder* const* builders, size_t num_builders,
+                          const int64_t* common_prefix_lens, CommonMetadata& common,
+                          bool fast_build, void* stream, size_t* built);
   /// do_build on a batch that validate() accepted, then records its BuildInfo.
   Metadata& run_build(int64_t common_prefix_len, const CommonMetadata& common, bool fast_build,
                       void* stream);

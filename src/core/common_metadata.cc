@@ -310,7 +310,7 @@ void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
     out[i] = static_cast<int32_t>(seq_lens_host[i] - query_len(i));
 }
 
-void validate(CommonMetadata& c, const CommonLimits& lim) {
+CommonScalars scalars_of(const CommonMetadata& c) {
   CommonScalars s;
   s.num_reqs = c.num_reqs;
   s.num_actual_tokens = c.num_actual_tokens;
@@ -323,8 +323,56 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   s.has_slot_mapping = c.slot_mapping.has_value();
   s.has_logits_indices = c.logits_indices_padded.has_value();
   s.has_logits_indices_cpu = c.logits_indices_padded_cpu.has_value();
-  validate_scalars(s, lim);
+  return s;
+}
 
+void validate(CommonMetadata& c, const CommonLimits& lim) {
+  validate_scalars(scalars_of(c), lim);
+  validate_batch(c, lim);
+  validate_limits(c, lim);
+  apply_limits(c, lim);
+}
+
+void apply_limits(CommonMetadata& c, const CommonLimits& lim) {
+  c.checked_max_model_len = lim.max_model_len;
+  c.checked_block_size = lim.block_size;
+  c.checked_encoder_lens = lim.seq_lens_are_encoder_lens;
+  c.host_max_seq_len = lim.values ? c.batch_max_seq_len : -1;
+}
+
+void validate_limits(const CommonMetadata& c, const CommonLimits& lim) {
+  if (c.seq_lens_host == nullptr && lim.require_host_seq_lens)
+    invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
+            c.seq_lens ? c.seq_lens->device.to_string() : std::string("no device (NULL)"),
+            " (or vLLM 0.33's common->seq_lens_cpu_upper_bound)");
+  // The longest host seq_len bounds them all: a compare per builder, a loop only to name the
+  // request that fails. (None under ATTN_VALIDATE_TRUSTED for a build that reads no values.)
+  const int32_t* sl = c.seq_lens_host;
+  if (!lim.values || sl == nullptr) return;
+  const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
+  // cdiv(seq, block_size) > width exactly when seq > width * block_size: no division per request.
+  // (A table without rows may declare any width: saturate instead of overflowing.)
+  int64_t table_tokens = INT64_MAX;
+  if (lim.block_size > 0 && c.block_table_tensor &&
+      __builtin_mul_overflow(width, static_cast<int64_t>(lim.block_size), &table_tokens))
+    table_tokens = INT64_MAX;
+  const int64_t longest = c.batch_max_seq_len;
+  if ((lim.max_model_len < 0 || longest <= lim.max_model_len) && longest <= table_tokens) return;
+  const char* sl_name =
+      c.seq_lens_host_exact ? "common->seq_lens" : "common->seq_lens_cpu_upper_bound";
+  for (int64_t i = 0; i < c.num_reqs; ++i) {
+    if (lim.max_model_len >= 0 && sl[i] > lim.max_model_len)
+      invalid(sl_name, "[", i, "]=", sl[i], " exceeds config->max_model_len=", lim.max_model_len);
+    if (sl[i] > table_tokens) {
+      const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
+      invalid("common->block_table_tensor has ", width, " columns but request ", i, " needs cdiv(",
+              sl_name + 8, "[", i, "]=", sl[i], ", block_size=", lim.block_size, ")=", blocks,
+              " blocks");
+    }
+  }
+}
+
+void validate_batch(CommonMetadata& c, const CommonLimits& lim) {
   const Device where = lim.device ? *lim.device : c.query_start_loc->device;
   check_vector(c.query_start_loc, "common->query_start_loc", kInt32, c.num_reqs + 1, where);
   check_vector(c.seq_lens, "common->seq_lens", kInt32, c.num_reqs, where);
@@ -422,10 +470,6 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     c.seq_lens_host = c.seq_lens_cpu_upper_bound->as<const int32_t>();
     c.seq_lens_host_exact = false;
   }
-  if (c.seq_lens_host == nullptr && lim.require_host_seq_lens)
-    invalid("common->seq_lens_cpu is NULL; it is required when common->seq_lens is on ",
-            c.seq_lens ? c.seq_lens->device.to_string() : std::string("no device (NULL)"),
-            " (or vLLM 0.33's common->seq_lens_cpu_upper_bound)");
   if (c.dcp_local_seq_lens_cpu)
     c.dcp_local_seq_lens_host = c.dcp_local_seq_lens_cpu->as<const int32_t>();
   else if (c.dcp_local_seq_lens && c.dcp_local_seq_lens->host_accessible())
@@ -435,35 +479,22 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
   else
     c.dcp_local_seq_lens_host = nullptr;
 
-  c.checked_max_model_len = lim.max_model_len;
-  c.checked_block_size = lim.block_size;
-  c.checked_encoder_lens = lim.seq_lens_are_encoder_lens;
-
   // Values, from host memory only (none under ATTN_VALIDATE_TRUSTED for a build that reads
   // none: the caller vouches for them, and that build only passes the views on).
-  if (!lim.values) {
-    c.host_max_seq_len = -1;
-    return;
-  }
+  c.batch_max_seq_len = -1;
+  if (!lim.values) return;
   const int32_t* qsl = c.qsl_host;
   if (qsl[0] != 0) invalid("common->query_start_loc[0]=", qsl[0], ", expected 0");
   // A fast pass first (vectorized, no branch per request): the query starts and, when they are
   // read on the host, the seq_lens against every bound at once. The loops that name the first
   // bad value (in the order of the checks) run only when it finds one.
+  // (config->max_model_len and the block table's width are the builder's: validate_limits.)
   const int32_t* sl = c.seq_lens_host;
-  const int64_t width = c.block_table_tensor ? c.block_table_tensor->shape[1] : 0;
-  // cdiv(seq, block_size) > width exactly when seq > width * block_size: no division per request.
-  // (A table without rows may declare any width: saturate instead of overflowing.)
-  int64_t table_tokens = INT64_MAX;
-  if (lim.block_size > 0 && c.block_table_tensor &&
-      __builtin_mul_overflow(width, static_cast<int64_t>(lim.block_size), &table_tokens))
-    table_tokens = INT64_MAX;
-  int64_t upper = std::min(c.max_seq_len, table_tokens);  // max_seq_len is in [0, 2^31-1]
-  if (lim.max_model_len >= 0) upper = std::min(upper, lim.max_model_len);
   int32_t top = 0;
-  const bool lens_ok = sl != nullptr && upper >= 0 &&
+  const bool lens_ok = sl != nullptr &&
                        seq_lens_ok(qsl, sl, c.num_reqs, c.max_query_len,
-                                   static_cast<int32_t>(upper), lim.seq_lens_are_encoder_lens, &top);
+                                   static_cast<int32_t>(c.max_seq_len),  // in [0, 2^31-1]
+                                   lim.seq_lens_are_encoder_lens, &top);
   const bool starts_ok =
       lens_ok || (sl == nullptr && query_starts_ok(qsl, c.num_reqs, c.max_query_len));
   for (int64_t i = 0; !starts_ok && i < c.num_reqs; ++i) {
@@ -479,7 +510,6 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
     invalid("common->query_start_loc[", c.num_reqs, "]=", qsl[c.num_reqs],
             " exceeds common->num_actual_tokens=", c.num_actual_tokens);
 
-  c.host_max_seq_len = -1;
   if (sl != nullptr) {
     const char* sl_name =
         c.seq_lens_host_exact ? "common->seq_lens" : "common->seq_lens_cpu_upper_bound";
@@ -492,19 +522,9 @@ void validate(CommonMetadata& c, const CommonLimits& lim) {
       if (sl[i] > c.max_seq_len)
         invalid(sl_name, "[", i, "]=", sl[i], " exceeds common->max_seq_len=",
                 c.max_seq_len);
-      if (lim.max_model_len >= 0 && sl[i] > lim.max_model_len)
-        invalid(sl_name, "[", i, "]=", sl[i], " exceeds config->max_model_len=",
-                lim.max_model_len);
-      if (sl[i] > table_tokens) {
-        const int64_t blocks = (static_cast<int64_t>(sl[i]) + lim.block_size - 1) / lim.block_size;
-        if (blocks > width)
-          invalid("common->block_table_tensor has ", width, " columns but request ", i,
-                  " needs cdiv(", sl_name + 8, "[", i, "]=", sl[i], ", block_size=", lim.block_size,
-                  ")=", blocks, " blocks");
-      }
       if (sl[i] > longest) longest = sl[i];
     }
-    c.host_max_seq_len = longest;
+    c.batch_max_seq_len = longest;
   }
   validate_bounds(c, lim, exact_seq_lens);
   compare_host_pair(c.query_start_loc, c.query_start_loc_cpu, c.num_reqs + 1,

@@ -27,7 +27,12 @@ struct CommonMetadata {
   /// seq_lens_cpu_upper_bound; null when neither exists. Read it through host_seq_lens().
   const int32_t* seq_lens_host = nullptr;
   bool seq_lens_host_exact = false;        ///< seq_lens_host holds exact lengths (not the bound).
-  int64_t host_max_seq_len = -1;           ///< max(seq_lens_host), -1 when it is null.
+  /// max(seq_lens_host) for the builder being built: batch_max_seq_len when its limits check
+  /// values, else -1 (unknown); apply_limits() sets it.
+  int64_t host_max_seq_len = -1;
+  /// max(seq_lens_host) as validate_batch() found it while checking values; -1 when it checked
+  /// none or there is no host seq_lens.
+  int64_t batch_max_seq_len = -1;
   /// The same for dcp_local_seq_lens: dcp_local_seq_lens_cpu, or dcp_local_seq_lens in host
   /// memory, else dcp_local_seq_lens_cpu_upper_bound; null when none is given.
   const int32_t* dcp_local_seq_lens_host = nullptr;
@@ -99,7 +104,22 @@ CommonMetadata utility_view(const CommonMetadata& common, bool seq_lens, bool is
 
 /// Checks shapes, dtypes, devices and (from host memory) values; fills the host views.
 /// Throws Error(kInvalidArgument) naming "common-><field>" and the value.
+/// = validate_scalars, validate_batch, validate_limits and apply_limits, in that order.
 void validate(CommonMetadata& common, const CommonLimits& limits);
+
+/// validate() in parts, so that several builders sharing one batch (build_group) check it once:
+/// validate_batch() makes every check, and fills every host view, that depends on the batch and
+/// on only these limits: `device`, `values`, `full` and `seq_lens_are_encoder_lens` (the other
+/// limits are not read). It finds batch_max_seq_len. Call it after validate_scalars() passed.
+void validate_batch(CommonMetadata& common, const CommonLimits& limits);
+/// The checks of one builder's sizes on a batch validate_batch() accepted, O(1) unless one fails
+/// (the failing loop names the request): seq_lens readable on the host when
+/// `require_host_seq_lens`; with `values`, the longest host seq_len (batch_max_seq_len) within
+/// `max_model_len` and the block table wide enough for it at `block_size`.
+void validate_limits(const CommonMetadata& common, const CommonLimits& limits);
+/// Sets what validate() derives from the limits rather than the batch (host_max_seq_len and
+/// checked_*), O(1): before each builder's build of a batch validated once for several.
+void apply_limits(CommonMetadata& common, const CommonLimits& limits);
 
 /// What validate() checks before it reads any tensor descriptor: the scalars, that the required
 /// tensors are given and that the logits fields come together. Given as plain values so that a
@@ -156,6 +176,9 @@ inline void validate_scalars(const CommonScalars& c, const CommonLimits& lim) {
               " but common->logits_indices_padded is NULL");
   }
 }
+
+/// The scalars of `common` as validate_scalars() reads them.
+CommonScalars scalars_of(const CommonMetadata& common);
 
 /// The checks validate() makes on the host lengths, for `values` (num_reqs entries) a builder
 /// copied from the device seq_lens (vLLM 0.33's seq_lens.cpu()): not negative, at least the

@@ -312,3 +312,80 @@ int32_t ts_decodes_first(int32_t* q, int32_t* s, int64_t n, int32_t threshold) {
 int64_t ts_rand_range(uint64_t* s, int64_t lo, int64_t hi) {
   return lo + (int64_t)(ts_rand(s) % (uint64_t)(hi - lo + 1));
 }
+
+/* Element k (row-major over the shape) of a host tensor of at most two dimensions, as bytes. */
+static const unsigned char* ts_element(const attn_tensor_t* t, int64_t k, size_t itemsize) {
+  int64_t offset = 0;
+  if (t->ndim == 1) {
+    offset = k * t->strides[0];
+  } else if (t->ndim == 2) {
+    offset = (k / t->shape[1]) * t->strides[0] + (k % t->shape[1]) * t->strides[1];
+  }
+  return (const unsigned char*)t->data + t->byte_offset + (size_t)offset * itemsize;
+}
+
+int ts_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n) {
+  const size_t count = attn_metadata_field_count(a);
+  size_t k;
+  if (count != attn_metadata_field_count(b)) {
+    snprintf(why, n, "%zu fields vs %zu", count, attn_metadata_field_count(b));
+    return 0;
+  }
+  if (strcmp(attn_metadata_kind(a), attn_metadata_kind(b)) != 0) {
+    snprintf(why, n, "kind %s vs %s", attn_metadata_kind(a), attn_metadata_kind(b));
+    return 0;
+  }
+  for (k = 0; k < count; ++k) {
+    attn_field_t fa = ATTN_FIELD_INIT, fb = ATTN_FIELD_INIT;
+    const attn_tensor_t *ta, *tb;
+    int64_t numel = 1, e;
+    int32_t d;
+    size_t itemsize;
+    ASSERT_OK(attn_metadata_field(a, k, &fa));
+    ASSERT_OK(attn_metadata_field(b, k, &fb));
+    if (strcmp(fa.name, fb.name) != 0 || fa.kind != fb.kind) {
+      snprintf(why, n, "field %zu: %s (kind %d) vs %s (kind %d)", k, fa.name, fa.kind, fb.name,
+               fb.kind);
+      return 0;
+    }
+    if ((fa.kind == ATTN_FIELD_INT || fa.kind == ATTN_FIELD_BOOL) && fa.int_value != fb.int_value) {
+      snprintf(why, n, "%s: %lld vs %lld", fa.name, (long long)fa.int_value,
+               (long long)fb.int_value);
+      return 0;
+    }
+    if (fa.kind == ATTN_FIELD_FLOAT && memcmp(&fa.float_value, &fb.float_value, sizeof(double))) {
+      snprintf(why, n, "%s: %g vs %g", fa.name, fa.float_value, fb.float_value);
+      return 0;
+    }
+    if (fa.kind != ATTN_FIELD_TENSOR) continue;
+    ta = fa.tensor;
+    tb = fb.tensor;
+    if (ta->ndim != tb->ndim || ta->dtype.code != tb->dtype.code || ta->dtype.bits != tb->dtype.bits ||
+        ta->dtype.lanes != tb->dtype.lanes || ta->device.device_type != tb->device.device_type ||
+        ta->device.device_id != tb->device.device_id) {
+      snprintf(why, n, "%s: ndim/dtype/device differ", fa.name);
+      return 0;
+    }
+    for (d = 0; d < ta->ndim; ++d) {
+      if (ta->shape[d] != tb->shape[d]) {
+        snprintf(why, n, "%s: shape[%d] %lld vs %lld", fa.name, d, (long long)ta->shape[d],
+                 (long long)tb->shape[d]);
+        return 0;
+      }
+      numel *= ta->shape[d];
+    }
+    if (ta->ndim > 2 || ta->device.device_type != ATTN_DEVICE_CPU) continue;
+    itemsize = (size_t)(ta->dtype.bits * ta->dtype.lanes + 7) / 8;
+    for (e = 0; e < numel; ++e)
+      if (memcmp(ts_element(ta, e, itemsize), ts_element(tb, e, itemsize), itemsize) != 0) {
+        snprintf(why, n, "%s: element %lld differs", fa.name, (long long)e);
+        return 0;
+      }
+  }
+  return 1;
+}
+
+void ts_expect_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, const char* what) {
+  char why[256];
+  if (!ts_same_metadata(a, b, why, sizeof why)) fail_msg("%s: %s", what, why);
+}

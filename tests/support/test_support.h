@@ -110,6 +110,14 @@ void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* ex
 /* The same for a 1-D int64 tensor field (a slot mapping). */
 void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n);
 
+/* Every field of `a` equals the same field of `b`: names, kinds, scalars (ints, bools, floats),
+ * None, tensors' dtype, ndim, shape and, for tensors of at most two dimensions in host memory,
+ * every element (through their strides). Tensors of more than two dimensions are scratch
+ * buffers (TRITON_ATTN's softmax segments): shapes only. `what` prefixes the failure message. */
+void ts_expect_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, const char* what);
+/* The same as a predicate: 1 when equal, else 0 with the first difference in why[0 .. n). */
+int ts_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n);
+
 /* Moves the requests whose query length is <= `threshold` to the front, each swapped into the
  * next decode place (decodes first, as a reorder leaves them); returns how many there are. */
 int32_t ts_decodes_first(int32_t* query_lens, int32_t* seq_lens, int64_t num_reqs,

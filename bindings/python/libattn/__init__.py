@@ -16,7 +16,7 @@ copy. Outputs: :class:`Metadata`, a mapping of vLLM's field names to numpy views
 :class:`TensorView` objects, and scalars. Errors: :class:`AttnError` subclasses carrying the
 library's code and message.
 """
-from .builder import Builder
+from .builder import Builder, build_groups
 from .common_metadata import CommonMetadata
 from .config import BuilderConfig, KvCacheSpec, PerLayerParams
 from .dlpack import TensorView
@@ -38,7 +38,7 @@ from ._generated import __version__  # include/attn_c.h's ATTN_VERSION_MAJOR.MIN
 globals().update({_name: getattr(_enums, _name) for _name in _enums.__all__})
 
 __all__ = [
-    "load", "Library", "ABI_VERSION", "BackendInfo", "BackendOrigin", "LIBRARY_ENV", "Builder", "CommonMetadata", "Metadata",
+    "load", "Library", "ABI_VERSION", "BackendInfo", "BackendOrigin", "LIBRARY_ENV", "Builder", "build_groups", "CommonMetadata", "Metadata",
     "StaleMetadata", "TensorView", "PersistentBatch", "BoundBatch", "PersistentMetadata", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
     "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "LocalAttentionOutputs",
     "PagedKvMetadata", "Conv1dMetadata",

@@ -427,6 +427,7 @@ attn_cudagraph_resolve_args_t._fields_ = [
 ]
 PFN_attn_resolve_cudagraph_mode_and_sizes = CFUNCTYPE(c_void_p, POINTER(attn_cudagraph_resolve_args_t), POINTER(c_int32), POINTER(c_int32), POINTER(c_int32), POINTER(c_size_t))
 PFN_attn_build = CFUNCTYPE(c_void_p, c_void_p, c_int64, POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
+PFN_attn_build_groups = CFUNCTYPE(c_void_p, POINTER(c_void_p), c_size_t, POINTER(c_int64), POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p)
 PFN_attn_update_block_table = CFUNCTYPE(c_void_p, c_void_p, c_void_p, POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(c_void_p), c_void_p)
 PFN_attn_builder_supports_draft_decode_metadata_update = CFUNCTYPE(c_void_p, c_void_p, POINTER(c_int32))
 PFN_attn_update_draft_decode_metadata = CFUNCTYPE(c_void_p, c_void_p, c_void_p, c_void_p)
@@ -866,6 +867,7 @@ attn_api_t._fields_ = [
     ("attn_get_num_ubatches", PFN_attn_get_num_ubatches),
     ("attn_check_ubatch_thresholds", PFN_attn_check_ubatch_thresholds),
     ("attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex", PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex),
+    ("attn_build_groups", PFN_attn_build_groups),
 ]
 
 # ---- the *_STRUCT_SIZE macros: offsetof(last field) + its size
@@ -900,7 +902,7 @@ ATTN_UBATCH_SLICE_STRUCT_SIZE = attn_ubatch_slice_t.token_stop.offset + attn_uba
 ATTN_UBATCH_OUT_STRUCT_SIZE = attn_ubatch_out_t.extension.offset + attn_ubatch_out_t.extension.size
 ATTN_PLUGIN_BACKEND_STRUCT_SIZE = attn_plugin_backend_t.extension.offset + attn_plugin_backend_t.extension.size
 ATTN_PLUGIN_TABLE_STRUCT_SIZE = attn_plugin_table_t.extension.offset + attn_plugin_table_t.extension.size
-ATTN_API_STRUCT_SIZE = attn_api_t.attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex.offset + attn_api_t.attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex.size
+ATTN_API_STRUCT_SIZE = attn_api_t.attn_build_groups.offset + attn_api_t.attn_build_groups.size
 
 # ---- the fields of the growing structs as src/core/abi_fields.h lists them: (name, kind,
 # a tensor's (dtype, rows, unpadded), the *_INIT value: an int, an enum member or None)
@@ -1125,6 +1127,7 @@ SIGNATURES = {
     "attn_get_num_ubatches": (c_void_p, [c_int32, c_int32, POINTER(c_int32)]),
     "attn_check_ubatch_thresholds": (c_void_p, [c_int32, c_int32, c_int64, c_int64, c_int64, c_int32, POINTER(c_int32)]),
     "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (c_void_p, [POINTER(attn_common_metadata_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_tensor_t), POINTER(attn_common_metadata_t), POINTER(c_void_p), c_void_p]),
+    "attn_build_groups": (c_void_p, [POINTER(c_void_p), c_size_t, POINTER(c_int64), POINTER(attn_common_metadata_t), c_int32, POINTER(c_void_p), c_void_p]),
 }
 
 # ---- the ABI version that added each function (the ATTN_API_FUNCTIONS_<major>_<minor>
@@ -1207,6 +1210,7 @@ SINCE = {
     "attn_get_num_ubatches": (1, 7),
     "attn_check_ubatch_thresholds": (1, 7),
     "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex": (1, 7),
+    "attn_build_groups": (1, 7),
 }
 
 # ---- what each hand-written module re-exports
@@ -1275,6 +1279,7 @@ CALLBACKS = (
     "PFN_attn_builder_varlen_cudagraph_max_query_len",
     "PFN_attn_resolve_cudagraph_mode_and_sizes",
     "PFN_attn_build",
+    "PFN_attn_build_groups",
     "PFN_attn_update_block_table",
     "PFN_attn_builder_supports_draft_decode_metadata_update",
     "PFN_attn_update_draft_decode_metadata",

@@ -14,7 +14,7 @@ from .tensors import ArrayLike, tensor_arg
 if TYPE_CHECKING:
     from .library import Library
 
-__all__ = ["Builder", "stream_handle"]
+__all__ = ["Builder", "build_groups", "stream_handle"]
 
 
 def stream_handle(stream: Any) -> Optional[int]:
@@ -234,3 +234,30 @@ def _name(backend: str) -> bytes:
         from .errors import InvalidArgument
         raise InvalidArgument(1, f"backend name contains a NUL byte at {b.index(0)}")
     return b
+
+
+def build_groups(builders: Sequence[Builder], common: CommonMetadata,
+                 common_prefix_lens: Optional[Sequence[int]] = None, fast_build: bool = False,
+                 stream: Any = None) -> list:
+    """``attn_build_groups`` (ABI 1.7): every builder's :meth:`Builder.build` of one batch in
+    one call (a hybrid model's KV cache groups), the batch converted and validated once. Returns
+    one :class:`~libattn.Metadata` per builder, in order, each equal to that builder's own
+    ``build(common, common_prefix_lens[i], fast_build, stream)``. An error names
+    ``builders[i]``; on failure nothing is returned (see docs/architecture.md, "Grouped
+    builds")."""
+    builders = list(builders)
+    if not builders:
+        raise ValueError("build_groups needs at least one builder")
+    lib = builders[0]._lib
+    n = len(builders)
+    handles = (ctypes.c_void_p * n)(*[b.handle for b in builders])
+    prefixes = None
+    if common_prefix_lens is not None:
+        if len(common_prefix_lens) != n:
+            raise ValueError(f"common_prefix_lens has {len(common_prefix_lens)} entries for "
+                             f"{n} builders")
+        prefixes = (ctypes.c_int64 * n)(*common_prefix_lens)
+    out = (ctypes.c_void_p * n)()
+    lib.check(lib.optional_function("attn_build_groups")(
+        handles, n, prefixes, common.struct, int(fast_build), out, stream_handle(stream)))
+    return [b._result(ctypes.c_void_p(out[i]), common) for i, b in enumerate(builders)]

@@ -284,3 +284,36 @@ def test_abi_1_4_flashinfer_config_fields(lib):
         == cg.UNIFORM_BATCH
     cfg = config(100, num_speculative_tokens=2, enable_adaptive_verification=1)
     assert cfg.to_struct().struct.enable_adaptive_verification == 1
+
+
+def test_build_groups_equals_single_builds(lib, mixed):
+    """attn_build_groups (ABI 1.7): a hybrid model's groups in one call, each result equal to
+    that builder's own build; an error names builders[i] and returns nothing."""
+    mamba = libattn.KvCacheSpec(block_size=16, num_kv_heads=1, head_size=1,
+                                kind=libattn.KvCacheKind.MAMBA, mamba_chunk_size=16)
+    common = mixed.common(is_prefilling=[False, False, False, True, True])
+    with lib.builder("FLASH_ATTN", spec(), config(90)) as fa, \
+            lib.builder("MAMBA2", mamba, config(90)) as mb, \
+            lib.builder("FLASH_ATTN", spec(), config(90)) as fa1, \
+            lib.builder("MAMBA2", mamba, config(90)) as mb1:
+        singles = [fa1.build(common), mb1.build(common)]
+        grouped = libattn.build_groups([fa, mb], common)
+        assert [m.kind for m in grouped] == ["FLASH_ATTN", "MAMBA2"]
+        for g, s in zip(grouped, singles):
+            assert g.fields() == s.fields()
+            for name in g.fields():
+                a, b = g[name], s[name]
+                if isinstance(a, np.ndarray):
+                    np.testing.assert_array_equal(a, b)
+                else:
+                    assert a == b, name
+        # results of the builders, stale after their next build
+        fa.build(common)
+        with pytest.raises(libattn.StaleMetadata):
+            grouped[0]["seq_lens"]
+        with pytest.raises(libattn.InvalidArgument, match=r"builders\[1\]: common_prefix_len=-1"):
+            libattn.build_groups([fa, mb], common, common_prefix_lens=[0, -1])
+        with pytest.raises(libattn.InvalidArgument, match=r"builders\[1\] is builders\[0\]"):
+            libattn.build_groups([fa, fa], common)
+        with pytest.raises(ValueError):
+            libattn.build_groups([fa, mb], common, common_prefix_lens=[0])

@@ -158,6 +158,69 @@ impl Builder {
         self.finish(err, out)
     }
 
+    /// `attn_build_groups` (ABI 1.7): every builder's [`Builder::build`] of one batch in one
+    /// call (a hybrid model's KV cache groups), the batch converted and validated once; one
+    /// result per builder, in order, each equal to that builder's own build. The builders come
+    /// from one [`Library`] and share one stream ([`Builder::set_stream`]): device work is
+    /// enqueued there in builder order. `common_prefix_lens`: `None` (0 for each) or one per
+    /// builder. An error names `builders[i]`; on failure no result is returned. When
+    /// `builders[i]` fails during its build, `builders[0..i)` were rebuilt (libattn reports
+    /// their earlier metadata stale; here the `&mut` borrow already ended it).
+    pub fn build_groups<'b, 'd>(
+        builders: &'b mut [&mut Builder],
+        common_prefix_lens: Option<&[i64]>,
+        common: &'d CommonMetadata<'_>,
+        fast_build: bool,
+    ) -> Result<Vec<Metadata<'b, 'd>>> {
+        let first =
+            builders.first().ok_or_else(|| crate::error::Error::invalid("build_groups needs at least one builder"))?;
+        let lib = first.lib.clone();
+        let stream = first.stream;
+        for (i, b) in builders.iter().enumerate() {
+            lib.require_same(&b.lib, &format!("builders[{i}]"))?;
+            if b.stream != stream {
+                return Err(crate::error::Error::invalid(format!(
+                    "builders[{i}] builds on stream {:?} but builders[0] on {:?}; one call enqueues on one stream",
+                    b.stream.as_raw(),
+                    stream.as_raw()
+                )));
+            }
+        }
+        if let Some(p) = common_prefix_lens {
+            if p.len() != builders.len() {
+                return Err(crate::error::Error::invalid(format!(
+                    "common_prefix_lens has {} entries for {} builders",
+                    p.len(),
+                    builders.len()
+                )));
+            }
+        }
+        let raw: Vec<*mut sys::attn_builder_t> = builders.iter().map(|b| b.as_raw()).collect();
+        let mut out = vec![std::ptr::null_mut(); builders.len()];
+        let err = common.with_raw(|c| {
+            // SAFETY: live builders, arrays of builders.len() entries, a batch valid for the call.
+            unsafe {
+                (lib.api().attn_build_groups)(
+                    raw.as_ptr(),
+                    raw.len(),
+                    common_prefix_lens.map_or(std::ptr::null(), |p| p.as_ptr()),
+                    c,
+                    i32::from(fast_build),
+                    out.as_mut_ptr(),
+                    stream.as_raw(),
+                )
+            }
+        });
+        lib.check(err)?;
+        Ok(builders
+            .iter()
+            .zip(out)
+            // SAFETY: builder-owned metadata, valid until each builder's next build: the
+            // caller's `&'b mut` borrow of the builders.
+            .map(|(b, m)| unsafe { Metadata::from_raw(b.lib.clone(), m, b.built_in) })
+            .collect())
+    }
+
     /// `attn_build_for_cudagraph_capture`: a build after checking that the batch is one the
     /// builder's level allows in a captured graph. TRITON_ATTN writes 1 into every entry of
     /// `common.seq_lens`, so it must be writable ([`TensorArg::new_mut`] or owned).

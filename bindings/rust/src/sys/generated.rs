@@ -264,6 +264,18 @@ pub type PFN_attn_build = ::core::option::Option<
         stream: attn_stream_t,
     ) -> *mut attn_error_t,
 >;
+#[doc = " Pointer type of attn_build_groups()."]
+pub type PFN_attn_build_groups = ::core::option::Option<
+    unsafe extern "C" fn(
+        builders: *const *mut attn_builder_t,
+        num_builders: usize,
+        common_prefix_lens: *const i64,
+        common: *const attn_common_metadata_t,
+        fast_build: i32,
+        out: *mut *mut attn_metadata_t,
+        stream: attn_stream_t,
+    ) -> *mut attn_error_t,
+>;
 #[doc = " Pointer type of attn_update_block_table()."]
 pub type PFN_attn_update_block_table = ::core::option::Option<
     unsafe extern "C" fn(
@@ -2266,4 +2278,5 @@ pub struct attn_api {
     pub attn_check_ubatch_thresholds: PFN_attn_check_ubatch_thresholds,
     pub attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex:
         PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex,
+    pub attn_build_groups: PFN_attn_build_groups,
 }

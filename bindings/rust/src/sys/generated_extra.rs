@@ -93,9 +93,7 @@ pub const ATTN_PLUGIN_BACKEND_STRUCT_SIZE: usize =
 /// `ATTN_PLUGIN_TABLE_STRUCT_SIZE`.
 pub const ATTN_PLUGIN_TABLE_STRUCT_SIZE: usize = offset_of!(attn_plugin_table_t, extension) + size_of::<*mut c_void>();
 /// `ATTN_API_STRUCT_SIZE`.
-pub const ATTN_API_STRUCT_SIZE: usize =
-    offset_of!(attn_api_t, attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex)
-        + size_of::<PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex>();
+pub const ATTN_API_STRUCT_SIZE: usize = offset_of!(attn_api_t, attn_build_groups) + size_of::<PFN_attn_build_groups>();
 
 impl attn_cudagraph_resolve_args_t {
     /// `ATTN_CUDAGRAPH_RESOLVE_ARGS_INIT`.
@@ -749,6 +747,7 @@ macro_rules! with_attn_functions {
             attn_get_num_ubatches: PFN_attn_get_num_ubatches,
             attn_check_ubatch_thresholds: PFN_attn_check_ubatch_thresholds,
             attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex: PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex,
+            attn_build_groups: PFN_attn_build_groups,
         }
     };
 }

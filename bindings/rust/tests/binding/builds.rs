@@ -288,3 +288,57 @@ fn the_other_backends_have_the_values_computed_by_hand() {
     assert_eq!(softmax.shape(), &[16, 32, 16, 128]);
     assert!(matches!(md.get("seq_threshold_3D").unwrap(), FieldValue::Int(16)));
 }
+
+#[test]
+fn build_groups_equals_each_builders_own_build() {
+    // attn_build_groups (ABI 1.7): two FLASH_ATTN groups (block 16 and a sliding window) in one
+    // call, each result equal to a twin builder's own build; an error names builders[i].
+    let sample = Sample::new();
+    let common = sample.common();
+    let mut swa = spec();
+    swa.kind = libattn::KvCacheKind::SlidingWindow;
+    swa.sliding_window = 64;
+    let lib = library();
+    let mut a = flash_attn(90);
+    let mut b = Builder::new(&lib, "FLASH_ATTN", &swa, &config(90)).expect("sliding window");
+    let mut a1 = flash_attn(90);
+    let mut b1 = Builder::new(&lib, "FLASH_ATTN", &swa, &config(90)).expect("sliding window");
+    let singles = [a1.build(0, &common, false).expect("a1"), b1.build(0, &common, false).expect("b1")];
+    {
+        let mut group = [&mut a, &mut b];
+        let grouped = Builder::build_groups(&mut group, None, &common, false).expect("group");
+        assert_eq!(grouped.len(), 2);
+        for (g, s) in grouped.iter().zip(singles.iter()) {
+            let (gf, sf) = (g.fields().unwrap(), s.fields().unwrap());
+            assert_eq!(gf.len(), sf.len());
+            for (x, y) in gf.iter().zip(sf.iter()) {
+                assert_eq!(x.name, y.name);
+                match (&x.value, &y.value) {
+                    (FieldValue::Tensor(tx), FieldValue::Tensor(ty)) => {
+                        assert_eq!(tx.shape(), ty.shape(), "{}", x.name);
+                        if tx.dtype() == DType::INT32 {
+                            assert_eq!(tx.as_slice::<i32>().unwrap(), ty.as_slice::<i32>().unwrap(), "{}", x.name);
+                        }
+                    }
+                    (vx, vy) => assert_eq!(format!("{vx:?}"), format!("{vy:?}"), "{}", x.name),
+                }
+            }
+        }
+    }
+    let mut group = [&mut a, &mut b];
+    let e = Builder::build_groups(&mut group, Some(&[0, -1]), &common, false).expect_err("negative prefix");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.contains("builders[1]: common_prefix_len=-1"), "{e}");
+    // the binding's own refusals: no builder, a prefix per builder, one stream
+    let e = Builder::build_groups(&mut [], None, &common, false).expect_err("no builder");
+    assert!(e.message.contains("at least one builder"), "{e}");
+    let e = Builder::build_groups(&mut group, Some(&[0]), &common, false).expect_err("one prefix");
+    assert!(e.message.contains("common_prefix_lens has 1 entries for 2 builders"), "{e}");
+    // SAFETY: never used for device work (host builders ignore the stream; the call refuses).
+    group[1].set_stream(unsafe { libattn::Stream::from_raw(8 as *mut std::ffi::c_void) });
+    let e = Builder::build_groups(&mut group, None, &common, false).expect_err("two streams");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.contains("builders[1] builds on stream 0x8"), "{e}");
+    group[1].set_stream(libattn::Stream::DEFAULT);
+    assert_eq!(Builder::build_groups(&mut group, None, &common, false).expect("again").len(), 2);
+}
