@@ -323,6 +323,35 @@ static void test_same_builders(void** state) {
   group_batch_free(&g);
 }
 
+/* The batch is converted once, into builders[0]'s storage: builders[0] building alone later
+ * (another batch) must not change what builders[1]'s grouped result reads. */
+static void test_first_rebuilds_alone(void** state) {
+  const attn_kv_cache_spec_t spec = ts_spec();
+  const attn_builder_config_t config = ts_config();
+  attn_builder_t* group[2];
+  attn_metadata_t *out[2] = {NULL, NULL}, *kept = NULL, *alone = NULL;
+  static const int32_t q2[4] = {1, 1, 1, 7};
+  static const int32_t s2[4] = {300, 9, 64, 7};
+  group_batch g, g2;
+  int round;
+  (void)state;
+  group[0] = ts_builder("FLASH_ATTN", &spec, &config);
+  group[1] = mamba_builder();
+  group_batch_make(&g, kQ, kS, 3);
+  group_batch_make(&g2, q2, s2, 4);
+  ASSERT_OK(attn_build_groups(group, 2, NULL, &g.b->common, 0, out, NULL));
+  ASSERT_OK(attn_metadata_clone(out[1], &kept));
+  for (round = 0; round < 3; ++round) {
+    ASSERT_OK(attn_build(group[0], 0, &g2.b->common, 0, &alone, NULL));
+    ts_expect_same_metadata(out[1], kept, "MAMBA2's grouped result after FLASH_ATTN rebuilt alone");
+  }
+  attn_metadata_destroy(kept);
+  attn_builder_destroy(group[0]);
+  attn_builder_destroy(group[1]);
+  group_batch_free(&g);
+  group_batch_free(&g2);
+}
+
 /* Every pair of registered backends (each with its own spec and config) over random batches:
  * attn_build_groups on one set of builders equals attn_build on a twin set, field by field; a
  * pair one of whose builders refuses the batch fails with that builder's message. */
@@ -422,6 +451,7 @@ int main(void) {
       cmocka_unit_test(test_refused_batches),
       cmocka_unit_test(test_failure_during_build),
       cmocka_unit_test(test_same_builders),
+      cmocka_unit_test(test_first_rebuilds_alone),
       cmocka_unit_test(test_every_pair),
   };
   return cmocka_run_group_tests_name("build_groups", tests, NULL, NULL);
