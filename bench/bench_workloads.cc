@@ -229,15 +229,21 @@ attn_kv_cache_spec_t spec_for(const std::string& backend, const Workload& w) {
   return spec;
 }
 
-void run(benchmark::State& state, const std::string& backend, const Workload& w) {
-  Batch b(w);
-  const attn_kv_cache_spec_t spec = spec_for(backend, w);
+// The builder config every row uses for batch `b` (sized for it, SM 9.0).
+attn_builder_config_t config_for(const Batch& b) {
   attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
   config.max_num_seqs = static_cast<int32_t>(std::max<int64_t>(b.n, 256));
   config.max_num_batched_tokens = static_cast<int32_t>(std::max<int64_t>(b.tokens, 8192));
   config.max_model_len = 131072;
   config.num_attention_heads = 32;
   config.device_capability = 90;
+  return config;
+}
+
+void run(benchmark::State& state, const std::string& backend, const Workload& w) {
+  Batch b(w);
+  const attn_kv_cache_spec_t spec = spec_for(backend, w);
+  attn_builder_config_t config = config_for(b);
   config.num_speculative_tokens = w.spec_tokens;
   config.num_gpu_blocks = b.n * b.width + 1;  // FLEX_ATTENTION's inverse block table
   // FLEX_ATTENTION keeps vLLM's inverse block table, max_num_seqs x num_gpu_blocks int32: past
@@ -298,12 +304,7 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
 // ratio singles/group is the saving (scripts/bench.sh prints both rows).
 void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
   Batch b(w);
-  attn_builder_config_t config = ATTN_BUILDER_CONFIG_INIT;
-  config.max_num_seqs = static_cast<int32_t>(std::max<int64_t>(b.n, 256));
-  config.max_num_batched_tokens = static_cast<int32_t>(std::max<int64_t>(b.tokens, 8192));
-  config.max_model_len = 131072;
-  config.num_attention_heads = 32;
-  config.device_capability = 90;
+  attn_builder_config_t config = config_for(b);
   config.num_gpu_blocks = b.n * b.width + 1;
   attn_kv_cache_spec_t specs[4] = {family_spec(ATTN_KV_FULL_ATTENTION, w.block_size),
                                    family_spec(ATTN_KV_FULL_ATTENTION, w.block_size),
