@@ -32,6 +32,7 @@ from .batches import BLOCK_SIZES, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _leaf,
                             _missing_safe, other_group)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
+from .draft_update import Sides, with_draft_update
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
@@ -218,8 +219,16 @@ def variant_item(name: str, update: bool = False) -> Item:
                    f"{'prefills' if v.num_prefills else 'no prefills'}, q/decode {v.decode_query_len}"
         return "built"
 
-    return Item(f"{name} (update_block_table)" if update else name, "builder", v, l, pairs,
+    item = Item(f"{name} (update_block_table)" if update else name, "builder", v, l, pairs,
                 max_spec=3, block_sizes=BLOCK_SIZES, path=path)
+    if update:  # update_block_table's result views other_group's slots, not the batch's
+        return item
+
+    def sides(ctx: Any, b: Batch) -> Sides:
+        vb, vc = vllm_builder(ctx, name, b)
+        return Sides(b, vb, vc, lib_builder(ctx, name, b, vc))
+
+    return with_draft_update(item, sides, metadata=lambda vv: vv[0])
 
 
 def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],

@@ -16,6 +16,7 @@ import numpy as np
 
 from .batches import BLOCK_SIZES, Batch
 from .compare import MISSING, Pair, builder_answer_pairs, as_np, flatten_vllm, kv_dtype_name, lib_field_name
+from .draft_update import Sides, with_draft_update
 from .extensions import EXTENSIONS
 from .item import Item, choice_rng
 from .live_parts import live_pair
@@ -729,12 +730,22 @@ def builder_item(backend: str, wrapper: str = "", update: bool = False) -> Item:
     if backend == "FLASH_ATTN":
         path = lambda ctx, b, v: _fa_path(b, wrapper)  # noqa: E731
     notes = [CROSS_UPDATE_NOTE] if update and wrapper == "Cross" else []
-    return Item(name, "builder", v, l,
+    item = Item(name, "builder", v, l,
                 lambda ctx, b, v, md: _missing_safe(builder_pairs(backend, wrapper,
                                                                   _item_batch(wrapper, b), v, md,
                                                                   ctx)),
                 shape_only=SCRATCH, max_spec=3, block_sizes=BLOCK_SIZES, path=path,
                 notes=notes, **limits)
+    if update:  # update_block_table's result views other_group's slots, not the batch's
+        return item
+
+    def sides(ctx: Any, b: Batch) -> Sides:
+        ib = _item_batch(wrapper, b)
+        vb, vc = vllm_builder(ctx, backend, wrapper, ib)
+        return Sides(ib, vb, vc, lib_builder(ctx, backend, wrapper, ib, vc),
+                     lambda: _patches(backend, wrapper, ib))
+
+    return with_draft_update(item, sides)
 
 
 def builder_items() -> List[Item]:

@@ -40,6 +40,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
+from .draft_update import Sides, with_draft_update
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
@@ -752,11 +753,17 @@ def mla_item(variant: str) -> Item:
             parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
-    return Item(variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,
+    def sides(ctx: Any, b: Batch) -> Sides:
+        s = settings(variant, b)
+        vb, vc = vllm_builder(ctx, s)
+        return Sides(b, vb, vc, lib_builder(ctx, s, vc), lambda: mla_patched(s))
+
+    return with_draft_update(Item(
+                variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,
                 max_requests=256, path=path,
                 notes=[f"not comparable: {k}: {why}" for k, why in PREFILL_NOT_COMPARABLE.items()]
                 + ["libattn prefill fields vLLM 0.33 lacks, not compared (documented): "
-                   + ", ".join(PREFILL_EXTENSIONS)])
+                   + ", ".join(PREFILL_EXTENSIONS)]), sides)
 
 
 def mla_items() -> List[Item]:

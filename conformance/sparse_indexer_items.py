@@ -35,6 +35,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs
+from .draft_update import Sides, with_draft_update
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, _ABSENT, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
@@ -469,9 +470,15 @@ def indexer_item() -> Item:
             parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
-    return Item(NAME, "builder", v, l, pairs, block_sizes=(64,), max_spec=3, max_requests=256,
-                token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
-                notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()])
+    def sides(ctx: Any, b: Batch) -> Sides:
+        s = settings(b)
+        vb, vc = vllm_builder(ctx, s)
+        return Sides(b, vb, vc, lib_builder(ctx, s), lambda: patched(s, False))
+
+    return with_draft_update(Item(
+        NAME, "builder", v, l, pairs, block_sizes=(64,), max_spec=3, max_requests=256,
+        token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
+        notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()]), sides)
 
 
 def kpool_tail_item() -> Item:
@@ -528,8 +535,13 @@ def kpool_tail_item() -> Item:
         sm = vmd.slot_mapping.numpy()[:b.tokens]
         return f"kpool {b.block_size}" + (", null-block rows" if (sm == -1).any() else "")
 
-    return Item(name, "builder", v, l, pairs, block_sizes=(16, 32, 64, 128), max_spec=3,
-                max_requests=256, token_budget=TOKEN_BUDGET, path=path)
+    def sides(ctx: Any, b: Batch) -> Sides:
+        vb, vc, lb = builders(ctx, b)
+        return Sides(b, vb, vc, lb)
+
+    return with_draft_update(Item(
+        name, "builder", v, l, pairs, block_sizes=(16, 32, 64, 128), max_spec=3,
+        max_requests=256, token_budget=TOKEN_BUDGET, path=path), sides)
 
 
 def sparse_indexer_items() -> List[Item]:

@@ -32,6 +32,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair
+from .draft_update import Sides, with_draft_update
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
@@ -208,11 +209,18 @@ def v41_sparse_item(ratio: int = 1) -> Item:
             parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
-    return Item(name, "builder", v, l, pairs, block_sizes=(128,), max_spec=3, max_requests=256,
-                token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
-                notes=["not comparable: decode.schedule_metadata: DeepGEMM's (shape compared)",
-                       "sparse_*.kernel_metadata: None at build (the first consumer layer "
-                       "fills it); libattn does not return it"])
+    def sides(ctx: Any, b: Batch) -> Sides:
+        last = ctx.__dict__.get(key)
+        s, vb, vc, lb = last[1:] if last is not None and last[0] is b else \
+            builders(ctx, b, ratio)
+        return Sides(b, vb, vc, lb, lambda: sparse_patched(s, False))
+
+    return with_draft_update(Item(
+        name, "builder", v, l, pairs, block_sizes=(128,), max_spec=3, max_requests=256,
+        token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
+        notes=["not comparable: decode.schedule_metadata: DeepGEMM's (shape compared)",
+               "sparse_*.kernel_metadata: None at build (the first consumer layer "
+               "fills it); libattn does not return it"]), sides)
 
 
 def sparse_indexer_v41_items() -> List[Item]:

@@ -33,6 +33,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import Pair
+from .draft_update import Sides, with_draft_update
 from .item import Item, choice_rng
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
@@ -167,10 +168,18 @@ def compressed_item(name: str) -> Item:
             parts.append("optimistic prefill bounds: chunk plan not compared")
         return ", ".join(parts)
 
-    return Item(name, "builder", v, l, pairs, block_sizes=BACKENDS[name][2], max_spec=3,
-                max_requests=256, token_budget=TOKEN_BUDGET, path=path,
-                notes=["not comparable: decode.schedule_metadata: DeepGEMM's (CPU: the "
-                       "uninitialised buffer); shape compared"])
+    def sides(ctx: Any, b: Batch) -> Sides:
+        got = ctx.__dict__.get(key)
+        bs = got[1] if got is not None and got[0] is b else builders(ctx, name, b)
+        lb = got[2] if got is not None and got[0] is b and got[2] is not None else \
+            bs.make_lib()
+        return Sides(b, bs.vb, bs.vc, lb, lambda: build_patched(name, bs.s, False))
+
+    return with_draft_update(Item(
+        name, "builder", v, l, pairs, block_sizes=BACKENDS[name][2], max_spec=3,
+        max_requests=256, token_budget=TOKEN_BUDGET, path=path,
+        notes=["not comparable: decode.schedule_metadata: DeepGEMM's (CPU: the "
+               "uninitialised buffer); shape compared"]), sides)
 
 
 def sparse_indexer_v4_items() -> List[Item]:

@@ -39,6 +39,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
+from .draft_update import Sides, with_draft_update
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import (LAYER, MLA_DIMS, NUM_SMS, MAX_CAPTURE, PREFILL_BACKENDS,
                         PREFILL_EXTENSIONS, _ABSENT,
@@ -668,10 +669,15 @@ def sparse_item(variant: str) -> Item:
             parts.append("optimistic prefill bounds")
         return ", ".join(parts)
 
-    return Item(variant, "builder", v, l, pairs,
-                block_sizes=VARIANT_BLOCKS.get(variant, BLOCK_SIZES), max_spec=3,
-                max_requests=256, path=path, **OPTIMISTIC_SPEC,
-                notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()])
+    def sides(ctx: Any, b: Batch) -> Sides:
+        s = settings(variant, b)
+        vb, vc = vllm_builder(ctx, s)
+        return Sides(b, vb, vc, lib_builder(ctx, s, vc), lambda: patched(s))
+
+    return with_draft_update(Item(
+        variant, "builder", v, l, pairs, block_sizes=VARIANT_BLOCKS.get(variant, BLOCK_SIZES),
+        max_spec=3, max_requests=256, path=path, **OPTIMISTIC_SPEC,
+        notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()]), sides)
 
 
 def sparse_mla_items() -> List[Item]:
