@@ -50,6 +50,20 @@ ATTN_HD_INLINE int64_t lower_bound(const T* v, int64_t n, X x) {
   return lo;
 }
 
+/// Merge path: of the first d items of the merge of the non-decreasing arrays a[0, m) and
+/// b[0, n) (an a item before the b items equal to it), how many come from a. A run of the merge
+/// starts at a[i], b[d - i] with i = merge_path_split(a, m, b, n, d), so runs of the merge are
+/// merged independently. Reads only a[0, m) and b[0, n); 0 <= d <= m + n.
+template <class A, class B>
+ATTN_HD_INLINE int64_t merge_path_split(const A* a, int64_t m, const B* b, int64_t n, int64_t d) {
+  int64_t lo = d > n ? d - n : 0, hi = d < m ? d : m;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;  // a[mid] and b[d - mid - 1] both exist
+    if (int64_t{a[mid]} <= int64_t{b[d - mid - 1]}) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
 /// The request whose query holds token t: the first r < num_reqs with qsl[r + 1] > t, at most
 /// num_reqs - 1 (the last request for a token at or past qsl[num_reqs]); -1 when num_reqs is 0.
 ATTN_HD_INLINE int64_t request_of_token(const int32_t* qsl, int64_t num_reqs, int64_t t) {

@@ -13,8 +13,8 @@
 // executor has the same five primitives:
 //   for_each(n, f)        f(i) for i in [0, n), independently (a grid-stride kernel on CUDA);
 //   for_each_row(n, f)    f(r, lanes) for r in [0, n): one row per CUDA block, whose threads
-//                         share the row's columns through `lanes` (Lanes below); one lane on
-//                         the host;
+//                         share the row's columns through `lanes` (Lanes below: for_each,
+//                         copy, sync, exclusive_sum); one lane on the host;
 //   scan(n, value, write) write(i, value(0) + ... + value(i)) for i in [0, n) (int64 sums;
 //                         one block on CUDA), in order of i on the host;
 //   single(f)             f() once (one CUDA thread): a sequential planner;
@@ -73,6 +73,18 @@ class Lanes {
   template <class F>
   ATTN_HD_INLINE void for_each(int64_t n, F&& f) const {
     for (int64_t j = lane(); j < n; j += count()) f(j);
+  }
+
+  /// dst[j] = src[j] for j in [0, n) of non-overlapping ranges, split over the lanes (one
+  /// memcpy on the host, where an element loop cost 2.5x the copy of a local-attention block
+  /// table: docs/performance.md, "Issue 31: the host-path outliers").
+  template <class T>
+  ATTN_HD_INLINE void copy(T* dst, const T* src, int64_t n) const {
+#if ATTN_ON_DEVICE
+    for_each(n, [&](int64_t j) { dst[j] = src[j]; });
+#else
+    if (n > 0) std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+#endif
   }
 
   /// Every lane waits here until all have arrived (__syncthreads; nothing on the host).

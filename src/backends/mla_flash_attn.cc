@@ -64,6 +64,8 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
   explicit FlashAttnMlaBuilder(const MlaArgs& a)
       : MlaCommonBuilder(a, field_block(kFieldNames), {}, buffer_plan(a.spec, a.config)) {
     const BuilderConfig& c = this->config();
+    graph_size_ = max_cudagraph_size(c);
+    scheduler_entries_ = scheduler_metadata_entries(c);
     if (full_cuda_graphs() && aot_schedule(c))
       max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;
     if (c.batch_invariant) max_num_splits_ = 1;
@@ -83,9 +85,8 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
     const BuilderConfig& cfg = config();
     Metadata& m = metadata();
     const Tensor qsl = rows_between(*d.common.query_start_loc, 0, d.num_decodes + 1);
-    const int64_t graph_size = max_cudagraph_size(cfg);
     int64_t max_num_splits = 0;
-    if (full_cuda_graphs() && graph_size > 0 && d.num_decode_tokens <= graph_size)
+    if (full_cuda_graphs() && graph_size_ > 0 && d.num_decode_tokens <= graph_size_)
       max_num_splits = max_num_splits_;
     if (cfg.batch_invariant) max_num_splits = 1;
     m.set_tensor(at(kQueryStartLoc), qsl);
@@ -95,8 +96,7 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
     if (!aot_schedule(cfg)) return;
     if (full_cuda_graphs())
       m.set_tensor(at(kSchedulerMetadataBuffer),
-                   device_vector(kOwnBuffers + kBufSchedulerMetadata,
-                                 scheduler_metadata_entries(cfg)),
+                   device_vector(kOwnBuffers + kBufSchedulerMetadata, scheduler_entries_),
                    true);
     m.set_int(at(kBatchSize), d.num_decodes);
     m.set_int(at(kMaxSeqlenQ), d.max_query_len);
@@ -118,6 +118,10 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
   size_t at(Field f) const { return decode_field(f); }
 
   int64_t max_num_splits_ = 0;  ///< flash_attn_max_num_splits_for_cuda_graph where it applies
+  // Of the config, so resolved once here: the capture sizes cost ~7k instructions a call
+  // (callgrind, docs/performance.md "Issue 31: the host-path outliers").
+  int64_t graph_size_ = 0;         ///< vLLM's max_cudagraph_capture_size
+  int64_t scheduler_entries_ = 0;  ///< entries of the scheduler metadata buffer
 };
 
 }  // namespace

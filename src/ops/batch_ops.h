@@ -342,9 +342,13 @@ void naive_query_lens(const Exec& exec, const int32_t* query_start_loc, int64_t 
                       int32_t* out);
 
 /// vLLM 0.33's compute_token_to_req_indices (v1/attention/ops/metadata.py): for t < num_tokens,
-/// out[t] = the request whose query holds token t for t < num_mapped_tokens (a binary search
-/// over query_start_loc[1..num_reqs]: the first r with query_start_loc[r + 1] > t, at most
-/// num_reqs - 1, so -1 when num_reqs is 0), and 0 from num_mapped_tokens on. Reads only
+/// out[t] = the request whose query holds token t for t < num_mapped_tokens (what vLLM's binary
+/// search over query_start_loc[1..num_reqs] gives: the first r with query_start_loc[r + 1] > t,
+/// at most num_reqs - 1, so -1 when num_reqs is 0), and 0 from num_mapped_tokens on. Computed as
+/// a row per request writing its tokens (request 0 from token 0, the last to num_mapped_tokens),
+/// which equals the search for a non-decreasing query_start_loc; for one that is not (device
+/// offsets that disagree with the validated host mirror, or the ABI utility's unchecked input),
+/// every out[t], t < num_tokens, is still written, by a request whose range holds t. Reads only
 /// query_start_loc (num_reqs + 1 entries), every read inside it.
 void compute_token_to_req_indices(const Exec& exec, const int32_t* query_start_loc,
                                   int64_t num_reqs, int64_t num_mapped_tokens, int64_t num_tokens,

@@ -22,9 +22,10 @@ void conv1d_on(P& p, const int32_t* qsl_p, int64_t num_prefills, int64_t num_pro
     const Sums1 total = kernels::row_scan<1>(
         lanes, num_prefills,
         [&](int64_t r) {
-          // none for a negative length (device offsets that disagree with the host's)
+          // none for a negative length (device offsets that disagree with the host's); a
+          // positive one rounds up with a shift, not cdiv's floor division
           const int64_t len = int64_t{qsl_p[r + 1]} - qsl_p[r];
-          return Sums1{{kernels::imax<int64_t>(kernels::cdiv(len, kBlockM), 0)}};
+          return Sums1{{len > 0 ? (len + kBlockM - 1) / kBlockM : 0}};
         },
         [&](int64_t r, const Sums1& before, const Sums1& own) {
           const int64_t first = before[0];

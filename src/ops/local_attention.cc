@@ -109,8 +109,7 @@ void remap_on(P& p, const int32_t* block_table, int64_t bt_rows, int64_t bt_stri
     const int64_t first = iclamp<int64_t>(-start, 0, pages);               // first j in the row
     const int64_t last = iclamp<int64_t>(bt_width - start, first, pages);  // one past it
     lanes.for_each(first, [&](int64_t j) { dst[j] = row[imax<int64_t>(start + j + bt_width, 0)]; });
-    const int32_t* src = row + start;
-    lanes.for_each(last - first, [&](int64_t j) { dst[first + j] = src[first + j]; });
+    lanes.copy(dst + first, row + start + first, last - first);
     const int32_t tail = row[bt_width - 1];
     lanes.for_each(pages - last, [&](int64_t j) { dst[last + j] = tail; });
   });

@@ -12,7 +12,6 @@
 namespace attn::ops {
 namespace {
 
-using kernels::cdiv;
 using kernels::imax;
 using kernels::imin;
 using kernels::Lanes;
@@ -53,14 +52,17 @@ struct Segment {
 };
 
 ATTN_HD_INLINE Segment segment_chunks(int64_t computed, int64_t tokens, int64_t chunk) {
+  // computed, tokens >= 0 (chunks_of clamps them) and chunk > 0: truncating division is floor
+  // division, and the remainder gives the partial chunk without a second division.
   Segment s;
   int64_t rest = tokens;
-  if (computed % chunk != 0) {
-    s.first_len = imin(cdiv(computed, chunk) * chunk - computed, tokens);
+  const int64_t open = computed % chunk;
+  if (open != 0) {
+    s.first_len = imin(chunk - open, tokens);
     s.count = 1;
     rest -= s.first_len;
   }
-  s.count += cdiv(rest, chunk);
+  s.count += (rest + chunk - 1) / chunk;
   return s;
 }
 
@@ -69,6 +71,12 @@ ATTN_HD_INLINE Segment segment_chunks(int64_t computed, int64_t tokens, int64_t 
 struct RequestChunks {
   Segment a, b;
   int64_t q = 0, ckpt = 0, computed = 0;
+};
+
+/// A request as chunk_metadata's scan item: its chunk and token counts, and its chunks.
+struct ChunkItem {
+  Sums2 sums{};
+  RequestChunks c;
 };
 
 ATTN_HD_INLINE RequestChunks chunks_of(const int32_t* qsl_p, const int32_t* seq_lens_p,
@@ -104,21 +112,23 @@ void chunk_metadata_on(P& p, const int32_t* qsl_p, const int32_t* seq_lens_p, in
                        int32_t chunk_size, int64_t capacity, int32_t* cu, int32_t* seq_idx,
                        int32_t* last, const int32_t* ckpt, int64_t* ckpt_idx) {
   p.for_each_row(1, [=] ATTN_HD(int64_t, Lanes lanes) {
-    // the sums: chunks and tokens of the requests before
+    // the sums: chunks and tokens of the requests before; each request's chunks computed once
     const Sums2 total = kernels::row_scan<2>(
         lanes, n,
         [&](int64_t r) {
-          const RequestChunks c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk_size);
-          return Sums2{{c.a.count + c.b.count, c.q}};
+          ChunkItem item;
+          item.c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk_size);
+          item.sums = Sums2{{item.c.a.count + item.c.b.count, item.c.q}};
+          return item;
         },
-        [&](int64_t r, const Sums2& before, const Sums2& own) {
-          const RequestChunks c = chunks_of(qsl_p, seq_lens_p, ckpt, r, chunk_size);
+        [&](int64_t r, const Sums2& before, const ChunkItem& own) {
+          const RequestChunks& c = own.c;
           const int64_t first = before[0], pos = before[1];
           emit_segment(c.a, c.ckpt, first, pos, chunk_size, r, capacity, cu, seq_idx);
           emit_segment(c.b, c.q - c.ckpt, first + c.a.count, pos + c.ckpt, chunk_size, r,
                        capacity, cu, seq_idx);
           if (ckpt_idx != nullptr) ckpt_idx[r] = c.ckpt > 0 ? first + c.a.count - 1 : 0;
-          last[r] = static_cast<int32_t>(first + own[0] - 1);
+          last[r] = static_cast<int32_t>(first + own.sums[0] - 1);
         });
     if (lanes.leader() && total[0] <= capacity) cu[total[0]] = static_cast<int32_t>(total[1]);
   });

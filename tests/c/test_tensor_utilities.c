@@ -145,6 +145,30 @@ static void test_token_to_req_random(void** state) {
   }
 }
 
+/* Offsets that are not sorted (the utility does not check their order): every entry below
+ * num_tokens is still written, with a request index (or 0 past num_mapped), none past it. */
+static void test_token_to_req_unsorted_writes_every_token(void** state) {
+  uint64_t seed = 22;
+  int iter;
+  (void)state;
+  for (iter = 0; iter < 1000; ++iter) {
+    int32_t q[33], out[300];
+    const int64_t n = ts_rand_range(&seed, 1, 32);
+    int64_t qs[1] = {n + 1}, os[1] = {300}, r, t, tokens, mapped;
+    attn_tensor_t qt = I32(q, qs), ot = I32(out, os);
+    for (r = 0; r <= n; ++r) q[r] = (int32_t)ts_rand_range(&seed, -20, 200);
+    tokens = ts_rand_range(&seed, 0, 250);
+    mapped = ts_rand_range(&seed, 0, 260);
+    for (t = 0; t < 300; ++t) out[t] = -9;
+    ASSERT_OK(attn_compute_token_to_req_indices(&qt, &ot, mapped, tokens, NULL));
+    for (t = 0; t < tokens; ++t)
+      if (t < mapped ? out[t] < 0 || out[t] >= n : out[t] != 0)
+        fail_msg("iteration %d: token %lld of %lld (mapped %lld) holds %d", iter, (long long)t,
+                 (long long)tokens, (long long)mapped, out[t]);
+    for (; t < 300; ++t) assert_int_equal(out[t], -9);
+  }
+}
+
 static void test_token_to_req_bad_input(void** state) {
   int32_t q[3] = {0, 2, 5}, out[4] = {-9, -9, -9, -9};
   int64_t qs[1] = {3}, os[1] = {4}, zero[1] = {0}, two[2] = {3, 1};
@@ -497,6 +521,7 @@ int main(void) {
       cmocka_unit_test(test_paged_kv_bad_input),
       cmocka_unit_test(test_conv1d),                cmocka_unit_test(test_conv1d_large_and_bad),
       cmocka_unit_test(test_token_to_req_hand_checked), cmocka_unit_test(test_token_to_req_random),
+      cmocka_unit_test(test_token_to_req_unsorted_writes_every_token),
       cmocka_unit_test(test_token_to_req_bad_input),
   };
   return cmocka_run_group_tests_name("tensor_utilities", tests, NULL, NULL);
