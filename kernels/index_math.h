@@ -38,18 +38,6 @@ ATTN_HD_INLINE int64_t upper_bound(const T* v, int64_t n, X x) {
   return lo;
 }
 
-/// The first index k in [0, n) with v[k] >= x (n when none): searchsorted(v, x) on a
-/// non-decreasing array. Reads only v[0 .. n).
-template <class T, class X>
-ATTN_HD_INLINE int64_t lower_bound(const T* v, int64_t n, X x) {
-  int64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < x) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
-
 /// Merge path: of the first d items of the merge of the non-decreasing arrays a[0, m) and
 /// b[0, n) (an a item before the b items equal to it), how many come from a. A run of the merge
 /// starts at a[i], b[d - i] with i = merge_path_split(a, m, b, n, d), so runs of the merge are
