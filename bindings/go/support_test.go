@@ -76,7 +76,10 @@ func kindSpecs() []attn.KVCacheSpec {
 	mamba := attn.NewKVCacheSpec(blockSize, 1, 1)
 	mamba.Kind = attn.KVMamba
 	mamba.MambaChunkSize = 16
-	return []attn.KVCacheSpec{spec(), mla, mla256, mamba}
+	swa := spec() // a sliding-window cache (INKLING_SCONV_SWA takes no other kind)
+	swa.Kind = attn.KVSlidingWindow
+	swa.SlidingWindow = blockSize
+	return []attn.KVCacheSpec{spec(), mla, mla256, mamba, swa}
 }
 
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the

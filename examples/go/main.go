@@ -82,8 +82,9 @@ func backendBuilder(lib *attn.Library, info attn.BackendInfo, spec attn.KVCacheS
 			last = err
 		}
 	}
-	if last == nil {
-		last = fmt.Errorf("%s builds on none of the demo's specs", info.Name)
+	if last == nil { // no spec of a kind it accepts (INKLING_SCONV_SWA: sliding window only)
+		last = &attn.Error{Code: attn.ErrUnsupported,
+			Message: fmt.Sprintf("%s builds on none of the demo's specs", info.Name)}
 	}
 	return spec, cfg.CacheDtype, nil, last
 }

@@ -77,7 +77,8 @@
   ROW(kDeepseekV41SparseSwaRocmAiterBackend)                  \
   ROW(kDeepseekV4IndexerBackend) /* sparse_indexer.cc */      \
   ROW(kDeepseekV41IndexerBackend)                             \
-  ROW(kCpuV4IndexerBackend)
+  ROW(kCpuV4IndexerBackend)                                   \
+  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()

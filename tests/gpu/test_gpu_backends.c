@@ -118,8 +118,32 @@ static void test_backends(void** state) {
     spec.sink_len = 32;
     compare("FLASH_ATTN", &spec, &c, b, 0);
     compare("TRITON_ATTN", &spec, &c, b, 0);
+    /* INKLING_SCONV_SWA on its sliding-window spec: seq_idx and query_start on the device */
+    spec = ts_spec();
+    spec.kind = ATTN_KV_SLIDING_WINDOW;
+    spec.sliding_window = 16;
+    compare("INKLING_SCONV_SWA", &spec, &c, b, 0);
     ts_batch_free(b);
   }
+}
+
+/* INKLING_SCONV_SWA with empty queries and the runner's padding rows (slot mapping longer than
+ * query_start_loc[-1] and num_actual_tokens): the device rows past the mapped tokens are 0. */
+static void test_inkling_padding(void** state) {
+  static const int32_t q[5] = {3, 0, 1, 0, 6}, s[5] = {40, 9, 1, 300, 6};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = ts_config();
+  ts_batch* b;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA backend builds")) skip();
+  spec.kind = ATTN_KV_SLIDING_WINDOW;
+  spec.sliding_window = 16;
+  c.num_gpu_blocks = 64;
+  b = ts_batch_make(q, s, 5, 16, 20, 17);
+  b->common.num_actual_tokens = 12;
+  compare("INKLING_SCONV_SWA", &spec, &c, b, 0);
+  compare("INKLING_SCONV_SWA", &spec, &c, b, 1);
+  ts_batch_free(b);
 }
 
 static void test_capture(void** state) {
@@ -245,6 +269,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_backends),
       cmocka_unit_test(test_capture),
+      cmocka_unit_test(test_inkling_padding),
       cmocka_unit_test(test_fast_prefill_and_cross),
   };
   return cmocka_run_group_tests_name("gpu_backends", tests, NULL, NULL);
