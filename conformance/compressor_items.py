@@ -31,7 +31,7 @@ import numpy as np
 
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs
-from .item import Item, choice_rng
+from .item import Item, choice_rng, pad_past_actual_tokens
 from .mla_items import LAYER, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import new_vllm_config
@@ -70,18 +70,8 @@ def _tables(name: str, b: Batch) -> None:
 
 
 def _pad(b: Batch) -> None:
-    """V4.1: 1..16 padding rows (slot -1, position 0) past num_actual_tokens on one batch in
-    four, once per batch (before either side reads the step inputs)."""
-    if getattr(b, "_compressor_padded", False):
-        return
-    b._compressor_padded = True
-    if int(choice_rng(b, 65).integers(0, 4)) != 0:
-        return
-    extra = int(choice_rng(b, 66).integers(1, 17))
-    b.slots = np.concatenate([b.slots, np.full(extra, -1, np.int64)])
-    b.positions = np.concatenate([b.positions, np.zeros(extra, np.int64)])
-    if getattr(b, "_step", None) is not None:
-        b._step["positions"] = b.positions
+    """V4.1: padding rows on one batch in four (pad_past_actual_tokens)."""
+    pad_past_actual_tokens(b, "_compressor_padded", 4, (65, 66))
 
 
 class _RingSlotsNumpy:

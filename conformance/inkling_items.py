@@ -27,7 +27,7 @@ import numpy as np
 from .batches import Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
 from .compare import MISSING, Pair, builder_answer_pairs
-from .item import Item, choice_rng
+from .item import Item, choice_rng, pad_past_actual_tokens
 from .sides import lib_common, vllm_common
 
 NAME = "INKLING_SCONV_SWA"
@@ -55,18 +55,8 @@ def triton_batch(b: Batch) -> bool:
 
 
 def _pad(b: Batch) -> None:
-    """1..16 padding rows (slot -1, position 0) past num_actual_tokens on one batch in three,
-    once per batch (before either side reads the step inputs)."""
-    if getattr(b, "_inkling_padded", False):
-        return
-    b._inkling_padded = True
-    if int(choice_rng(b, 72).integers(0, 3)) != 0:
-        return
-    extra = int(choice_rng(b, 73).integers(1, 17))
-    b.slots = np.concatenate([b.slots, np.full(extra, -1, np.int64)])
-    b.positions = np.concatenate([b.positions, np.zeros(extra, np.int64)])
-    if getattr(b, "_step", None) is not None:
-        b._step["positions"] = b.positions
+    """Padding rows on one batch in three (pad_past_actual_tokens)."""
+    pad_past_actual_tokens(b, "_inkling_padded", 3, (72, 73))
 
 
 class _SeqMetadataNumpy:

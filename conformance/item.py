@@ -64,3 +64,20 @@ def choice_rng(b: Batch, salt: int) -> np.random.Generator:
     """Per-batch choices of an item (thresholds, workspace sizes, ...): seeded by the batch's
     seed, so a shrunk batch keeps them."""
     return np.random.default_rng([*getattr(b, "seed", (0, 0)), salt])
+
+
+def pad_past_actual_tokens(b: Batch, flag: str, one_in: int, salts: tuple) -> None:
+    """1..16 padding rows (slot -1, position 0) past num_actual_tokens, as vLLM's runner pads a
+    step for a CUDA graph, on one batch in ``one_in`` (drawn with ``choice_rng(b, salts[0])``,
+    the count with ``salts[1]``); once per batch (``flag`` marks it), before either side reads
+    the step inputs."""
+    if getattr(b, flag, False):
+        return
+    setattr(b, flag, True)
+    if int(choice_rng(b, salts[0]).integers(0, one_in)) != 0:
+        return
+    extra = int(choice_rng(b, salts[1]).integers(1, 17))
+    b.slots = np.concatenate([b.slots, np.full(extra, -1, np.int64)])
+    b.positions = np.concatenate([b.positions, np.zeros(extra, np.int64)])
+    if getattr(b, "_step", None) is not None:
+        b._step["positions"] = b.positions
