@@ -6,6 +6,7 @@
 //
 //   bench_workloads [--benchmark_filter=...]     (scripts/bench.sh runs it)
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -301,8 +302,16 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
 // attention spec, FLASH_ATTN on a sliding-window spec (window 4096), MAMBA2 and GDN_ATTN on
 // Mamba specs. "singles": the four attn_build calls a runtime makes today; "group": one
 // attn_build_groups (the batch converted and validated once). Same builders, same batch; the
-// ratio singles/group is the saving (scripts/bench.sh prints both rows).
+// ratio singles/group is the saving (scripts/bench.sh prints both rows). attn_build_groups (ABI
+// 1.7) is looked up with dlsym so that this binary also runs against an older library
+// (scripts/bench_compare.sh): the group row then reports an error, the singles row runs.
 void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
+  const auto build_groups =
+      reinterpret_cast<PFN_attn_build_groups>(dlsym(RTLD_DEFAULT, "attn_build_groups"));
+  if (grouped && build_groups == nullptr) {
+    state.SkipWithError("this libattn has no attn_build_groups");
+    return;
+  }
   Batch b(w);
   attn_builder_config_t config = config_for(b);
   config.num_gpu_blocks = b.n * b.width + 1;
@@ -324,8 +333,8 @@ void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
       attn_error_destroy(err);
     }
   }
-  if (error.empty()) {
-    if (attn_error_t* err = attn_build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr)) {
+  if (error.empty() && build_groups != nullptr) {
+    if (attn_error_t* err = build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr)) {
       error = attn_error_message(err);
       attn_error_destroy(err);
     }
@@ -334,7 +343,7 @@ void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
     state.SkipWithError(error.c_str());
   } else if (grouped) {
     for (auto _ : state) {
-      attn_build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr);
+      build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr);
       benchmark::DoNotOptimize(out[3]);
     }
   } else {
