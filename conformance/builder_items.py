@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -242,7 +242,8 @@ def _patches(backend: str, wrapper: str, b: Batch) -> Any:
     layer = _layer(b)
     return patched(backend, (world, rank), _capability(backend, wrapper, b),
                    _fa_version(backend, wrapper, b),
-                   window=layer.window if layer is not None else 0)
+                   window=layer.window if layer is not None else 0,
+                   sm120_sms=layer.sm120_sms if layer is not None else 0)
 
 
 def _layer(b: Any) -> Any:
@@ -264,7 +265,10 @@ def capture(ctx: Any, backend: str, wrapper: str, b: Batch) -> bool:
     if key not in levels:  # asked once per builder setting, before its first build
         from vllm.config import set_current_vllm_config
         from . import patches
-        vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        try:
+            vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        except Exception:  # vLLM refused the builder (its side raises): libattn's builds
+            return False
         # the recorders' last calls are what the comparison reads: kept across the query
         kept = dict(patches.FA3_SCHEDULER_ARGS), dict(patches.CPU_SCHEDULER_ARGS)
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
@@ -333,14 +337,25 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         layer = _layer(b)
         vc = ctx.configs.get(max_seqs, max_tokens, b.spec, b.block_size,
                              (blocks, world, inter, settings, model, layer), max_len)
+        if layer is not None and (layer.head_size, layer.kv_heads) != (128, 8):
+            # TRITON_ATTN's variants: a model of the layer's shape (the builder reads its head
+            # size and KV heads from the model config, not from the spec)
+            vc.model_config = ctx.configs.shaped_model(layer.kv_heads, layer.head_size,
+                                                       vc.model_config.max_model_len)
         if model != (None, False):
             _with_model_features(vc, *model)
         if layer is not None and layer.full:
             # a GPU engine's full CUDA graphs (vLLM's CPU platform has none): the mode and the
-            # largest capture size the builders read
+            # largest capture size the builders read, and the layer's capture sizes if drawn
             from vllm.config.compilation import CUDAGraphMode
             vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
             vc.compilation_config.max_cudagraph_capture_size = layer.max_capture
+            if layer.capture_sizes:
+                # a runtime's own capture sizes: its list and largest size (make() rounds them
+                # as vLLM's engine does)
+                cc = vc.compilation_config
+                cc.cudagraph_capture_sizes = list(layer.capture_sizes)
+                cc.max_cudagraph_capture_size = max(layer.capture_sizes)
         vc.parallel_config.decode_context_parallel_size = world
         vc.parallel_config.cp_kv_cache_interleave_size = inter
         # engine-resolved settings a builder reads: the KV cache's block count (FLEX) and
@@ -349,7 +364,8 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
         vc.cache_config.num_gpu_blocks = blocks
         if vc.cache_config.kv_cache_layout is None:
             vc.cache_config.kv_cache_layout = "NHD"
-        kw = dict(block_size=b.block_size, num_kv_heads=8, head_size=128, dtype=torch.bfloat16)
+        kw = dict(block_size=b.block_size, num_kv_heads=layer.kv_heads if layer else 8,
+                  head_size=layer.head_size if layer else 128, dtype=torch.bfloat16)
         full_kw = {}
         if settings is not None:
             from .flashinfer_plans import configure_vllm, vllm_spec_kwargs
@@ -372,6 +388,11 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
                     wrapper, full_spec)()
         def make() -> Any:
+            if layer is not None and layer.full and layer.capture_sizes and b.spec:
+                # the sizes rounded to multiples of 1 + k by vLLM's engine (model runner V1,
+                # full decode graphs: adjust_cudagraph_sizes_for_spec_decode), which raises
+                # where none is left: a refusal of the builder, as libattn's
+                vc.compilation_config.adjust_cudagraph_sizes_for_spec_decode(1 + b.spec)
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
                 fav = _fa_version(backend, wrapper, b)
                 cls = _static_sink_cls(backend, sink_len(b), fav) if wrapper == "StaticSink" \
@@ -380,6 +401,15 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 return cls(spec, [LAYER], vc, torch.device("cpu"))
         _construct(ctx, key, vc, make)
     return _constructed(ctx, key)
+
+
+def vllm_config(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
+    """The VllmConfig vLLM's builder of the batch is made with, also where vLLM refused to make
+    it (libattn's side is then asked on its own: a refusal of both, or a mismatch)."""
+    try:
+        return vllm_builder(ctx, backend, wrapper, b)[1]
+    except Exception:
+        return ctx.builders[("vllm",) + _key(backend, wrapper, b)][1]
 
 
 def _with_model_features(vc: Any, rswa_window: Any, mm_prefix_lm: bool) -> None:
@@ -413,6 +443,11 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         layer = _layer(b)
         if layer is not None and layer.full:
             extra["max_cudagraph_capture_size"] = layer.max_capture
+            if layer.capture_sizes:
+                extra.update(cudagraph_capture_sizes=list(layer.capture_sizes),
+                             max_cudagraph_capture_size=max(layer.capture_sizes))
+        if layer is not None and layer.sm120_sms:  # TRITON_ATTN's variants on SM 12.0
+            extra.update(device_capability=120, num_sms=layer.sm120_sms)
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,
@@ -431,7 +466,9 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
         window = layer.window if layer is not None and not wrapper else 0
         if window:
             kind = libattn.KvCacheKind.SLIDING_WINDOW
-        spec = libattn.KvCacheSpec(b.block_size, 8, 128, kind=kind, sliding_window=window,
+        spec = libattn.KvCacheSpec(b.block_size, layer.kv_heads if layer else 8,
+                                   layer.head_size if layer else 128, kind=kind,
+                                   sliding_window=window,
                                    attention_chunk_size=b.chunk if wrapper == "ChunkedLocal" else 0,
                                    sink_len=sink_len(b) if wrapper == "StaticSink" else 0,
                                    head_size_v=head_size_v(b) if wrapper == "DiffKV" else 0)
@@ -667,11 +704,16 @@ def builder_item(backend: str, wrapper: str = "", update: bool = False) -> Item:
         vb, vc = vllm_builder(ctx, backend, wrapper, b)
         from vllm.config import set_current_vllm_config
         cm = vllm_common(ctx, b, **_inputs(b, wrapper, backend))
-        if wrapper == "StaticSink":  # its build edits seq_lens in place: not the batch's memory
+        is_capture = capture(ctx, backend, wrapper, b)
+        if wrapper == "StaticSink" or (is_capture and backend == "TRITON_ATTN"):
+            # StaticSink's build and TRITON_ATTN's capture build (seq_lens.fill_(1)) edit
+            # seq_lens in place: not the batch's memory, which libattn's side reads next (the
+            # other builders' metadata keeps the batch's seq_lens, which the draft decode
+            # update edits in place, as a runner's persistent buffer)
             cm.seq_lens = cm.seq_lens.clone()
         with set_current_vllm_config(vc), _patches(backend, wrapper, b):
             try:
-                if capture(ctx, backend, wrapper, b):
+                if is_capture:
                     md = vb.build_for_cudagraph_capture(cm)
                 else:
                     md = vb.build(0, cm)
@@ -692,7 +734,7 @@ def builder_item(backend: str, wrapper: str = "", update: bool = False) -> Item:
 
     def l(ctx, b):
         b = _item_batch(wrapper, b)
-        vb, vc = vllm_builder(ctx, backend, wrapper, b)
+        vc = vllm_config(ctx, backend, wrapper, b)
         try:
             lb = lib_builder(ctx, backend, wrapper, b, vc)
             common = lib_common(ctx, b, **_lib_inputs(_inputs(b, wrapper, backend)))
@@ -739,8 +781,10 @@ def builder_item(backend: str, wrapper: str = "", update: bool = False) -> Item:
     if update:  # update_block_table's result views other_group's slots, not the batch's
         return item
 
-    def sides(ctx: Any, b: Batch) -> Sides:
+    def sides(ctx: Any, b: Batch) -> Optional[Sides]:
         ib = _item_batch(wrapper, b)
+        if capture(ctx, backend, wrapper, ib):  # a drafter updates a build, never a capture's
+            return None
         vb, vc = vllm_builder(ctx, backend, wrapper, ib)
         return Sides(ib, vb, vc, lib_builder(ctx, backend, wrapper, ib, vc),
                      lambda: _patches(backend, wrapper, ib))

@@ -19,7 +19,7 @@ then vLLM's update runs (under the item's VllmConfig and patches), libattn's
 (``Builder.update_draft_decode_metadata``), and the item's own comparison of every field
 follows on the updated metadata. Only where both builders answer the flag True (a difference
 in the flag is the flag pair's mismatch). DFlash's non-causal draft blocks (query length
-1 + k) are not generated.
+1 + k) are not generated, nor updates after a capture build (an item's ``sides`` answers None).
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def run(s: Sides, vmd: Any, lmd: Any) -> None:
     s.lb.update_draft_decode_metadata(lmd)
 
 
-def with_draft_update(item: Item, sides: Callable[[Any, Batch], Sides],
+def with_draft_update(item: Item, sides: Callable[[Any, Batch], Optional[Sides]],
                       metadata: Callable[[Any], Any] = lambda v: v) -> Item:
     """``item`` whose pairs first run the draft decode update where it applies (``eligible``,
     both flags True), and whose path says so; ``metadata``: vLLM's metadata in the item's
@@ -96,8 +96,8 @@ def with_draft_update(item: Item, sides: Callable[[Any, Batch], Sides],
     def chosen(ctx: Any, b: Batch, v: Any) -> Optional[Sides]:
         if not eligible(b):
             return None
-        s = sides(ctx, b)
-        return s if supported(s) else None
+        s = sides(ctx, b)  # None: the item has no update for this batch
+        return s if s is not None and supported(s) else None
 
     def pairs(ctx: Any, b: Batch, v: Any, l: Any) -> List[Pair]:
         s = chosen(ctx, b, v)

@@ -24,9 +24,22 @@ item's batches by block size, speculative tokens and chunk) as a ``LayerVariant`
   half the builders (window_left = window - 1 in the stand-in per-layer parameters, libattn's
   SLIDING_WINDOW spec); full CUDA graphs in half, with capture builds on a third of their
   uniform batches; k up to 9.
+- TRITON_ATTN (layer variants): what vLLM's TritonAttentionMetadataBuilder reads beyond the
+  batch: the model's head size (64 to 512: softmax_segm_output's last dimension, the next power
+  of two) and KV heads (1 to 32: seq_threshold_3D = 128 // KV heads), a model config of that
+  shape on vLLM's side (VllmConfigs.shaped_model) and the same KvCacheSpec on libattn's; full
+  CUDA graphs in half the builders, each with its own capture-size list (vLLM's default shape up
+  to 8, 64 or 512, or a random set, so that ties between equally close sizes occur), which
+  moves seq_threshold_3D and the scratch rows, and `build_for_cudagraph_capture` (seq_lens set
+  to 1) on a third of their batches (level ALWAYS: any batch); compute capability 12.0 with an
+  SM count in a third (patches: the triton_attn module's current_platform answers CUDA, 12.0 and
+  the count), where 64 softmax segments replace 16 for batches that under-fill the SMs; a
+  sliding window in half (vLLM's builder does not read it: the SLIDING_WINDOW spec is built
+  alike); `causal` False, a per-request tensor or True a third each; blocks 16 to 1024; k up
+  to 9.
 
 Not generated here: sinks and soft caps (they need per-layer parameters on libattn's side,
-which the lane's builders do not pass), head sizes other than 128.
+which the lane's builders do not pass; TRITON_ATTN's builder reads neither).
 """
 from __future__ import annotations
 
@@ -57,6 +70,10 @@ class LayerVariant:
     full: bool = False  #: full CUDA graphs (FULL_AND_PIECEWISE)
     non_causal: bool = False  #: causal False / a tensor / True a third each (builder_items)
     max_capture: int = MAX_CAPTURE
+    head_size: int = 128  #: the model's head size (and the KV cache spec's)
+    kv_heads: int = 8  #: the model's KV heads (and the KV cache spec's)
+    capture_sizes: tuple = ()  #: compilation_config.cudagraph_capture_sizes (): vLLM's default
+    sm120_sms: int = 0  #: compute capability 12.0 with this many SMs (0: the CPU platform)
 
 
 def _group_rng(b: Batch, salt: int) -> np.random.Generator:
@@ -101,20 +118,51 @@ def _fi_adjust(b: Batch) -> Batch:
     return b
 
 
-def _variant_path(base: Any) -> Any:
-    """The base item's path plus the variant: window or full, causal, capture or build."""
+#: TRITON_ATTN's drawn model shapes (32 query heads: the KV heads divide them)
+TRITON_HEAD_SIZES = (64, 80, 96, 128, 192, 256, 512)
+TRITON_KV_HEADS = (1, 2, 4, 8, 16, 32)
+#: SM counts of compute capability 12.0 parts (and small ones, whose 64-segment grid is short)
+SM120_SMS = (20, 48, 84, 170, 188)
+
+
+def _capture_sizes(g: np.random.Generator) -> tuple:
+    """A full-graph builder's capture sizes: vLLM's default list shape (1, 2, 4, multiples of 8
+    below 256, of 16 from 256) up to 8, 64 or 512, or a random set of 1 to 6 sizes up to 300."""
+    if g.random() < 0.5:
+        top = int(g.choice((8, 64, 512)))
+        return tuple(s for s in [1, 2, 4] + list(range(8, 256, 8)) + list(range(256, 513, 16))
+                     if s <= top)
+    return tuple(sorted({int(x) for x in g.integers(1, 301, int(g.integers(1, 7)))}))
+
+
+def _triton_adjust(b: Batch) -> Batch:
+    g = _group_rng(b, 82)
+    full = bool(g.random() < 0.5)
+    sizes = _capture_sizes(g) if full else ()
+    b.layer = LayerVariant(window=int(g.choice(FA_WINDOWS)), full=full, non_causal=True,
+                           max_capture=max(sizes) if sizes else MAX_CAPTURE,
+                           head_size=int(g.choice(TRITON_HEAD_SIZES)),
+                           kv_heads=int(g.choice(TRITON_KV_HEADS)), capture_sizes=sizes,
+                           sm120_sms=int(g.choice(SM120_SMS)) if g.random() < 1 / 3 else 0)
+    return b
+
+
+def _variant_path(base: Any, backend: str) -> Any:
+    """The base item's path plus the variant: window or full, causal, capture or build (and
+    TRITON_ATTN's model shape and platform)."""
     def path(ctx: Any, b: Batch, v: Any) -> str:
         from .builder_items import capture as is_capture
         layer = b.layer
         causal = getattr(v, "causal", True)
         kind = "tensor" if not isinstance(causal, bool) else str(causal).lower()
         p = base(ctx, b, v) if base else ""
-        backend = "FLASHINFER" if getattr(b, "fi_settings", None) else "FLASH_ATTN"
         wrapper = getattr(getattr(v, "decode", None), "wrapper", None)
         fast = ", fast_decode_plan" if getattr(wrapper, "fast_planned", False) else ""
+        if backend == "TRITON_ATTN":
+            fast = f", {'SM 12.0' if layer.sm120_sms else 'no SM count'}"
         return (f"{p}{fast}, {'window' if layer.window else 'no window'}"
                 f"{', full graphs' if layer.full else ''}, causal={kind}, "
-                f"{'capture' if is_capture(ctx, backend, '', b) else 'build'}")
+                f"{'capture' if is_capture(ctx, backend, '', b) else 'build'}").lstrip(", ")
     return path
 
 
@@ -123,13 +171,17 @@ def layer_variant_items() -> List[Item]:
     from .flashinfer_padded_items import _path
     fa = builder_item("FLASH_ATTN")
     fi = builder_item("FLASHINFER")
+    tr = builder_item("TRITON_ATTN")
     return [
         dataclasses.replace(fa, name="FLASH_ATTN (layer variants)", adjust=_fa_adjust,
-                            path=_variant_path(fa.path), max_spec=MAX_SPEC,
+                            path=_variant_path(fa.path, "FLASH_ATTN"), max_spec=MAX_SPEC,
                             block_sizes=BLOCK_SIZES * 3 + LARGE),
         dataclasses.replace(fi, name="FLASHINFER (SM 10.0 variants)", adjust=_fi_adjust,
-                            path=_variant_path(_path(fi.path)), max_spec=MAX_SPEC,
-                            block_sizes=BLOCK_SIZES * 3 + LARGE,
+                            path=_variant_path(_path(fi.path), "FLASHINFER"),
+                            max_spec=MAX_SPEC, block_sizes=BLOCK_SIZES * 3 + LARGE,
                             kinds=("decode", "decode", "decode", "padded", "padded", "mixed",
                                    "spec")),
+        dataclasses.replace(tr, name="TRITON_ATTN (layer variants)", adjust=_triton_adjust,
+                            path=_variant_path(tr.path, "TRITON_ATTN"), max_spec=MAX_SPEC,
+                            block_sizes=BLOCK_SIZES * 3 + LARGE),
     ]

@@ -162,12 +162,13 @@ def per_layer_parameters_with_window(window: int) -> Any:
 
 @contextlib.contextmanager
 def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
-            fa_version: int = 0, window: int = 0) -> Iterator[None]:
+            fa_version: int = 0, window: int = 0, sm120_sms: int = 0) -> Iterator[None]:
     """The patches a backend's construction and build() need, applied for the duration;
     ``dcp`` the (world, rank) of a DCP builder, ``capability`` the (major, minor) a FLASHINFER
     builder is for (None: the CPU platform's own answer), ``fa_version`` the FlashAttention
     version a FLASH_ATTN builder is for (0: vLLM's own answer), ``window`` the sliding window
-    of the lane's layer (0: full attention)."""
+    of the lane's layer (0: full attention), ``sm120_sms`` the SM count of a compute capability
+    12.0 GPU a TRITON_ATTN builder is for (0: the CPU platform)."""
     undo = []
 
     def put(obj: Any, name: str, value: Any) -> None:
@@ -206,6 +207,10 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
             module = flash_attn_module(fa_version) if backend == "FLASH_ATTN" and fa_version \
                 else importlib.import_module(DCP_MODULES[backend])
             put(module, "get_dcp_world_size_and_rank", dcp_group_query(*dcp))
+        if backend == "TRITON_ATTN" and sm120_sms:
+            import vllm.v1.attention.backends.triton_attn as triton_attn
+            put(triton_attn, "current_platform", Sm120Platform(triton_attn.current_platform,
+                                                               sm120_sms))
         if backend == "CPU_ATTN":
             import vllm._custom_ops as ops
             put(ops, "cpu_attn_get_scheduler_metadata", cpu_attn_scheduler_metadata_placeholder)
@@ -219,6 +224,28 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
                 delattr(obj, name)
             else:
                 setattr(obj, name, value)
+
+
+class Sm120Platform:
+    """vLLM's current platform as TritonAttentionMetadataBuilder asks it on a compute capability
+    12.0 GPU with ``sms`` SMs (CUDA, 12.0, the SM count); every other question goes to the
+    platform it wraps."""
+
+    def __init__(self, platform: Any, sms: int) -> None:
+        self._platform, self._sms = platform, sms
+
+    def is_cuda(self) -> bool:
+        return True
+
+    def is_device_capability(self, capability: Any, device_id: int = 0) -> bool:
+        return tuple(capability) == (12, 0) if not isinstance(capability, int) \
+            else capability == 120
+
+    def num_compute_units(self, device_id: int = 0) -> int:
+        return self._sms
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._platform, name)
 
 
 #: fields left out of the comparison, each named with its reason in the table's notes: fields a

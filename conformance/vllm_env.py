@@ -119,6 +119,21 @@ class VllmConfigs:
         self.cache: Dict[Tuple[Any, ...], Any] = {}
         self.notes: List[str] = []
 
+    def shaped_model(self, kv_heads: int, head_dim: int, max_model_len: int) -> Any:
+        """vLLM's ModelConfig of the same Llama-shaped model with ``kv_heads`` KV heads of
+        ``head_dim`` (its own config.json; one object per shape)."""
+        key = ("shape", kv_heads, head_dim, max_model_len)
+        if key not in self.cache:
+            from vllm.config import ModelConfig
+            d = os.path.join(self.dir, f"kv{kv_heads}-d{head_dim}")
+            os.makedirs(d, exist_ok=True)
+            cfg = json.load(open(os.path.join(self.dir, "config.json")))
+            cfg.update(num_key_value_heads=kv_heads, head_dim=head_dim)
+            json.dump(cfg, open(os.path.join(d, "config.json"), "w"))
+            self.cache[key] = ModelConfig(model=d, skip_tokenizer_init=True,
+                                          max_model_len=max_model_len, dtype="bfloat16")
+        return self.cache[key]
+
     def get(self, max_num_seqs: int, max_tokens: int, spec_tokens: int,
             block_size: Optional[int] = None, variant: Any = None,
             max_model_len: int = 131072) -> Any:
