@@ -60,7 +60,9 @@ def all_items() -> List[Any]:
     from .attn_variant_items import attn_variant_items
     from .builder_items import builder_items
     from .composite_items import composite_items
+    from .cudagraph_resolve_item import cudagraph_resolve_items
     from .diffkv_items import diffkv_items
+    from .exported_utility_items import exported_utility_items
     from .flashinfer_padded_items import flashinfer_padded_items
     from .gdn_items import gdn_items
     from .kda_items import kda_items
@@ -82,7 +84,8 @@ def all_items() -> List[Any]:
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
-    return (utility_items() + abi14_items() + abi17_items() + triton_items() + builder_items()
+    return (utility_items() + abi14_items() + abi17_items() + exported_utility_items()
+            + cudagraph_resolve_items() + triton_items() + builder_items()
             + flashinfer_padded_items() + layer_variant_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
             + kda_items() + bailing_items() + static_sink_items()
