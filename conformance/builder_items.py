@@ -243,7 +243,18 @@ def _patches(backend: str, wrapper: str, b: Batch) -> Any:
     return patched(backend, (world, rank), _capability(backend, wrapper, b),
                    _fa_version(backend, wrapper, b),
                    window=layer.window if layer is not None else 0,
-                   sm120_sms=layer.sm120_sms if layer is not None else 0)
+                   sm120_sms=layer.sm120_sms if layer is not None else 0,
+                   layers=_fi_layers(backend, layer))
+
+
+def _fi_layers(backend: str, layer: Any) -> tuple:
+    """A FLASHINFER layer variant's group of layers (layer_variant_items.layer_params) when it
+    has a soft cap, sinks or other layers; () otherwise (the default layer of the window)."""
+    if backend != "FLASHINFER" or layer is None or not (layer.soft_cap or layer.sinks or
+                                                        layer.other_layers):
+        return ()
+    from .layer_variant_items import layer_params
+    return layer_params(layer)
 
 
 def _layer(b: Any) -> Any:
@@ -448,6 +459,8 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                              max_cudagraph_capture_size=max(layer.capture_sizes))
         if layer is not None and layer.sm120_sms:  # TRITON_ATTN's variants on SM 12.0
             extra.update(device_capability=120, num_sms=layer.sm120_sms)
+        if _fi_layers(backend, layer):  # FLASHINFER's soft cap, sinks, other layers
+            extra["layers"] = [libattn.PerLayerParams(*p) for p in _fi_layers(backend, layer)]
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,

@@ -22,8 +22,12 @@ item's batches by block size, speculative tokens and chunk) as a ``LayerVariant`
   of 16 to 64, trtllm-gen (TRT-LLM auto) otherwise and with every block size up to 1024 (vLLM's
   10.x kernel sizes for GQA); the drawn cache dtype (auto, fp8, fp8_e5m2); a sliding window in
   half the builders (window_left = window - 1 in the stand-in per-layer parameters, libattn's
-  SLIDING_WINDOW spec); full CUDA graphs in half, with capture builds on a third of their
-  uniform batches; k up to 9.
+  SLIDING_WINDOW spec); a logits soft cap (30 or 50) in a third and attention sinks in a
+  quarter of the builders, and in a quarter a second layer in the group (the same parameters,
+  or one of them different: vLLM refuses such a group's builds unless TRT-LLM serves every
+  part), given to vLLM's builder by the stand-in get_per_layer_parameters and to libattn's as
+  BuilderConfig.layers (layer_params); full CUDA graphs in half, with capture builds on a third
+  of their uniform batches; k up to 9.
 - TRITON_ATTN (layer variants): what vLLM's TritonAttentionMetadataBuilder reads beyond the
   batch: the model's head size (64 to 512: softmax_segm_output's last dimension, the next power
   of two) and KV heads (1 to 32: seq_threshold_3D = 128 // KV heads), a model config of that
@@ -38,12 +42,13 @@ item's batches by block size, speculative tokens and chunk) as a ``LayerVariant`
   alike); `causal` False, a per-request tensor or True a third each; blocks 16 to 1024; k up
   to 9.
 
-Not generated here: sinks and soft caps (they need per-layer parameters on libattn's side,
-which the lane's builders do not pass; TRITON_ATTN's builder reads neither).
+Not generated here: sinks and soft caps on FLASH_ATTN and TRITON_ATTN (their builders read
+neither).
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, List
 
 import numpy as np
@@ -74,6 +79,11 @@ class LayerVariant:
     kv_heads: int = 8  #: the model's KV heads (and the KV cache spec's)
     capture_sizes: tuple = ()  #: compilation_config.cudagraph_capture_sizes (): vLLM's default
     sm120_sms: int = 0  #: compute capability 12.0 with this many SMs (0: the CPU platform)
+    soft_cap: float = 0.0  #: the layer's logits soft cap (0: None)
+    sinks: bool = False  #: the layer has attention sinks
+    #: the group's other layers, (window_left, logits_soft_cap or None, sm_scale, has_sinks)
+    #: each: FLASHINFER's builder infers its global parameters over every layer of its group
+    other_layers: tuple = ()
 
 
 def _group_rng(b: Batch, salt: int) -> np.random.Generator:
@@ -107,6 +117,38 @@ def _fa_adjust(b: Batch) -> Batch:
     return b
 
 
+#: FLASHINFER's drawn soft caps (0: none, in two builders of three)
+FI_SOFT_CAPS = (0.0, 0.0, 0.0, 0.0, 30.0, 50.0)
+
+
+def layer_params(layer: LayerVariant) -> tuple:
+    """The group's layers as vLLM's PerLayerParameters fields, (window_left, logits_soft_cap or
+    None, sm_scale, has_sinks) each: the variant's layer (window - 1, its cap and sinks, scale
+    1/sqrt(head_size)) first, then ``other_layers``."""
+    first = (layer.window - 1 if layer.window else -1, layer.soft_cap or None,
+             1.0 / math.sqrt(layer.head_size), layer.sinks)
+    return (first,) + tuple(layer.other_layers)
+
+
+def _other_layers(g: np.random.Generator, window: int, cap: float, sinks: bool) -> tuple:
+    """A second layer in one builder of four: the same as the first, or differing in one of
+    window_left, logits_soft_cap, sm_scale, has_sinks (vLLM refuses a non-TRT-LLM build then:
+    "Window left is not the same for all layers", or its same-parameters assertion)."""
+    if g.random() >= 0.25:
+        return ()
+    p = [window - 1 if window else -1, cap or None, 1.0 / math.sqrt(128), sinks]
+    which = int(g.integers(0, 5))  # 4: the same layer again
+    if which == 0:
+        p[0] = 511 if p[0] != 511 else -1
+    elif which == 1:
+        p[1] = None if p[1] else 30.0
+    elif which == 2:
+        p[2] = 0.125 if p[2] != 0.125 else 0.1
+    elif which == 3:
+        p[3] = not p[3]
+    return (tuple(p),)
+
+
 def _fi_adjust(b: Batch) -> Batch:
     from .flashinfer_padded_items import _adjust
     b = _adjust(b)  # max_num_seqs, the padding, the request count, the cache dtype
@@ -114,7 +156,12 @@ def _fi_adjust(b: Batch) -> Batch:
     b.dcp, b.interleave = 1, 1
     native = b.block_size <= 64 and g.random() < 0.75
     b.fi_settings = ((10, 0), b.fi_settings[1], False if native else None)
-    b.layer = LayerVariant(window=int(g.choice(FI_WINDOWS)), full=bool(g.random() < 0.5))
+    window, full = int(g.choice(FI_WINDOWS)), bool(g.random() < 0.5)
+    # drawn from their own generator, so that the draws above stay those of before
+    h = _group_rng(b, 83)
+    cap, sinks = float(h.choice(FI_SOFT_CAPS)), bool(h.random() < 0.25)
+    b.layer = LayerVariant(window=window, full=full, soft_cap=cap, sinks=sinks,
+                           other_layers=_other_layers(h, window, cap, sinks))
     return b
 
 
@@ -160,6 +207,9 @@ def _variant_path(base: Any, backend: str) -> Any:
         fast = ", fast_decode_plan" if getattr(wrapper, "fast_planned", False) else ""
         if backend == "TRITON_ATTN":
             fast = f", {'SM 12.0' if layer.sm120_sms else 'no SM count'}"
+        if backend == "FLASHINFER":
+            fast += (f"{', soft cap' if layer.soft_cap else ''}{', sinks' if layer.sinks else ''}"
+                     f"{', 2 layers' if layer.other_layers else ''}")
         return (f"{p}{fast}, {'window' if layer.window else 'no window'}"
                 f"{', full graphs' if layer.full else ''}, causal={kind}, "
                 f"{'capture' if is_capture(ctx, backend, '', b) else 'build'}").lstrip(", ")

@@ -148,27 +148,32 @@ def sliding_window_configs(window: int) -> Any:
     return lambda vllm_config: {(window - 1, 0)}
 
 
-def per_layer_parameters_with_window(window: int) -> Any:
-    """per_layer_parameters_without_model (FLASHINFER) for a layer of sliding window ``window``:
-    window_left = window - 1, as FlashInferImpl derives it; the rest unchanged."""
-    import dataclasses
-
+def per_layer_parameters_of(layers: tuple) -> Any:
+    """get_per_layer_parameters (FLASHINFER) answering the lane's layers: (window_left,
+    logits_soft_cap, sm_scale, has_sinks) each, as FlashInferImpl derives them from a layer
+    (window_left = window - 1); the builder's layer names get the first, and the group's other
+    layers (the layer-variant item's second layer) follow under names of their own."""
     def get(vllm_config: Any, layer_names: List[str], cls_: Any) -> dict:
-        return {n: dataclasses.replace(p, window_left=window - 1)
-                for n, p in per_layer_parameters_without_model(vllm_config, layer_names,
-                                                                 cls_).items()}
+        from vllm.v1.attention.backends.utils import PerLayerParameters
+        out = {n: PerLayerParameters(*layers[0]) for n in layer_names}
+        for i, p in enumerate(layers[1:]):
+            out[f"model.layers.{1000 + i}.self_attn.attn"] = PerLayerParameters(*p)
+        return out
     return get
 
 
 @contextlib.contextmanager
 def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
-            fa_version: int = 0, window: int = 0, sm120_sms: int = 0) -> Iterator[None]:
+            fa_version: int = 0, window: int = 0, sm120_sms: int = 0,
+            layers: tuple = ()) -> Iterator[None]:
     """The patches a backend's construction and build() need, applied for the duration;
     ``dcp`` the (world, rank) of a DCP builder, ``capability`` the (major, minor) a FLASHINFER
     builder is for (None: the CPU platform's own answer), ``fa_version`` the FlashAttention
     version a FLASH_ATTN builder is for (0: vLLM's own answer), ``window`` the sliding window
     of the lane's layer (0: full attention), ``sm120_sms`` the SM count of a compute capability
-    12.0 GPU a TRITON_ATTN builder is for (0: the CPU platform)."""
+    12.0 GPU a TRITON_ATTN builder is for (0: the CPU platform), ``layers`` the group's layer
+    parameters a FLASHINFER builder reads (layer_variant_items.layer_params; empty: the default
+    layer with ``window``)."""
     undo = []
 
     def put(obj: Any, name: str, value: Any) -> None:
@@ -182,8 +187,9 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
         if backend == "FLASHINFER":
             import vllm.v1.attention.backends.flashinfer as fi
             from .flashinfer_plans import RECORDERS
-            put(fi, "get_per_layer_parameters", per_layer_parameters_with_window(window)
-                if window else per_layer_parameters_without_model)
+            windowed = ((window - 1, None, 1.0 / math.sqrt(HEAD_SIZE), False),)
+            put(fi, "get_per_layer_parameters", per_layer_parameters_of(layers or windowed)
+                if layers or window else per_layer_parameters_without_model)
             put(fi.FlashInferMetadataBuilder, "_get_workspace_buffer",
                 flashinfer_workspace_placeholder)
             from vllm.platforms import current_platform
