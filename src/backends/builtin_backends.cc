@@ -78,7 +78,8 @@
   ROW(kDeepseekV4IndexerBackend) /* sparse_indexer.cc */      \
   ROW(kDeepseekV41IndexerBackend)                             \
   ROW(kCpuV4IndexerBackend)                                   \
-  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */
+  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */    \
+  ROW(kKimiK3KdaRocmBackend)   /* gdn_attn.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
