@@ -80,7 +80,8 @@
   ROW(kCpuV4IndexerBackend)                                   \
   ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */    \
   ROW(kKimiK3KdaRocmBackend)   /* gdn_attn.cc */              \
-  ROW(kFlashAttnMlaXpuBackend) /* mla_flash_attn.cc */
+  ROW(kFlashAttnMlaXpuBackend) /* mla_flash_attn.cc */       \
+  ROW(kXpuV4MlaSparseBackend)  /* v4_sparse_mla.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
