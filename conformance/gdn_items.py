@@ -27,6 +27,17 @@ token_chunk_offset_ptr (libattn keeps no separate lists), and the builder's clas
   lists), the flashinfer_checkpoint_plan against flashinfer_checkpoint_plan_*.
 aiter_prefill_metadata is ROCm's: None in vLLM here and compared with None (libattn has no such
 field).
+
+KIMI_K3_KDA_ROCM: the same item over vLLM 0.33's KimiK3ROCmKDAMetadataBuilder
+(models/kimi_k3/amd/kda_metadata.py, a GDN subclass) against libattn's KIMI_K3_KDA_ROCM, with
+two more draws: adaptive verification (speculative_config.enable_adaptive_verification) in half
+the builders with k > 0, given to both sides; and the prefill backend libattn is told (Triton or
+FlashInfer, as above) while vLLM's builder runs unpatched: the CPU platform's Triton/FLA is what
+vLLM's ROCm platform resolves for this builder whatever is asked (FlashInfer falls back to
+Triton there, and AITER refuses a builder with its own chunk metadata), so libattn must ignore
+FlashInfer. prepare_chunk_metadata_device's Triton kernel (_chunk_metadata_kernel) runs in
+Triton's CPU interpreter on about one small batch in ``TRITON_EVERY``; on the others
+``_ChunkMetadataNumpy`` stands in for the kernel only.
 """
 from __future__ import annotations
 
@@ -43,6 +54,9 @@ from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
 NAME = "GDN_ATTN"
+ROCM_KDA = "KIMI_K3_KDA_ROCM"
+ROCM_KDA_MODULE = "vllm.models.kimi_k3.amd.kda_metadata"
+TRITON_EVERY = 40
 #: the Mamba layer's state shapes (vLLM's MambaSpec needs some; the builder reads none)
 STATE_SHAPES = ((4, 128), (16, 128, 128))
 #: the largest CUDA graph capture size of the lane's configs (vLLM's default at 1024 sequences)
@@ -64,6 +78,37 @@ def _settings(b: Batch) -> Tuple[str, bool, str, bool]:
     full = bool(r.random() < 0.5)
     prefill = "flashinfer" if r.random() < 1 / 3 else "triton"
     return mode, full, prefill, bool(r.random() < 0.5)
+
+
+def _adaptive(name: str, b: Batch) -> bool:
+    """KIMI_K3_KDA_ROCM: adaptive verification in half the builders with k > 0."""
+    return name == ROCM_KDA and b.spec > 0 and bool(choice_rng(b, 45).random() < 0.5)
+
+
+def _triton_batch(b: Batch) -> bool:
+    return (b.n <= 8 and b.tokens <= 2048 and
+            int(choice_rng(b, 46).integers(0, TRITON_EVERY)) == 0)
+
+
+class _ChunkMetadataNumpy:
+    """_chunk_metadata_kernel restated: program i of N writes chunk_offsets[i] = the chunks
+    (cdiv(len, BT)) of the sequences before i, chunk_offsets[N] = all chunks, and its chunks'
+    rows (i, j) of chunk_indices from row chunk_offsets[i]."""
+
+    def __getitem__(self, grid: Any) -> Any:
+        return self.launch
+
+    @staticmethod
+    def launch(cu_seqlens: Any, chunk_indices: Any, chunk_offsets: Any, N: int, BT: int,
+               **k: Any) -> None:
+        cu = cu_seqlens.numpy().astype(np.int64)
+        nt = -(-(cu[1:N + 1] - cu[:N]) // BT)
+        off = np.concatenate([[0], np.cumsum(nt)])
+        chunk_offsets.numpy()[:N + 1] = off
+        ci = chunk_indices.numpy().reshape(-1, 2)
+        for i in range(N):
+            ci[off[i]:off[i + 1], 0] = i
+            ci[off[i]:off[i + 1], 1] = np.arange(nt[i])
 
 
 def _batch(b: Batch) -> Batch:
@@ -115,8 +160,8 @@ def _checkpoints(b: Batch) -> Any:
     return h, h * int(r.choice([1, 1, 2])), int(r.choice([8, 16, 64, 128]))
 
 
-def _key(b: Batch) -> Tuple[Any, ...]:
-    return (NAME, b.block_size, b.spec, _settings(b), _checkpoints(b))
+def _key(name: str, b: Batch) -> Tuple[Any, ...]:
+    return (name, b.block_size, b.spec, _settings(b), _checkpoints(b), _adaptive(name, b))
 
 
 @contextlib.contextmanager
@@ -133,15 +178,37 @@ def _prefill_patch(prefill: str):
         yield
 
 
-def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
-    key = ("vllm",) + _key(b)
-    if not _cache(ctx, NAME, key):
+def _builder_cls(name: str) -> Any:
+    if name == ROCM_KDA:
+        import importlib
+        return importlib.import_module(ROCM_KDA_MODULE).KimiK3ROCmKDAMetadataBuilder
+    from vllm.v1.attention.backends.gdn_attn import GDNAttentionMetadataBuilder
+    return GDNAttentionMetadataBuilder
+
+
+@contextlib.contextmanager
+def _chunk_patch(name: str, b: Batch):
+    """KIMI_K3_KDA_ROCM off the Triton batches: _ChunkMetadataNumpy for the kernel."""
+    if name != ROCM_KDA or _triton_batch(b):
+        yield
+        return
+    import importlib
+    from unittest import mock
+    with mock.patch.object(importlib.import_module(ROCM_KDA_MODULE), "_chunk_metadata_kernel",
+                           _ChunkMetadataNumpy()):
+        yield
+
+
+def vllm_builder(ctx: Any, b: Batch, name: str = NAME) -> Tuple[Any, Any]:
+    key = ("vllm",) + _key(name, b)
+    if not _cache(ctx, name, key):
         import torch
         from vllm.config import CUDAGraphMode, set_current_vllm_config
-        from vllm.v1.attention.backends.gdn_attn import GDNAttentionMetadataBuilder
         from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
         from vllm.v1.kv_cache_interface import MambaSpec
         mode, full, prefill, _ = _settings(b)
+        if name == ROCM_KDA:
+            prefill = "triton"  # vLLM's ROCm platform for this builder (the module's head)
         # one VllmConfig per builder (the whole key, checkpoint settings included): vLLM's
         # checkpoint builder reads cache_config.hash_block_size at build time, so builders that
         # shared a config saw the last one's settings
@@ -154,6 +221,8 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
         # entry at 1024 sequences is 512 (what libattn assumes for 0): given to both sides
         if vc.compilation_config.max_cudagraph_capture_size is None:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        if vc.speculative_config is not None:
+            vc.speculative_config.enable_adaptive_verification = _adaptive(name, b)
         ck = _checkpoints(b)
         if ck is not None:  # resolved by the engine after the KV cache exists
             vc.cache_config.hash_block_size, vc.cache_config.cache_hit_alignment_tokens = ck[:2]
@@ -165,15 +234,15 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
                          prefill_checkpoint_alignment=ck[2] if ck else None)
         def make() -> Any:
             with set_current_vllm_config(vc), _prefill_patch(prefill):
-                return GDNAttentionMetadataBuilder(
+                return _builder_cls(name)(
                     spec, ["model.layers.0.linear_attn"], vc, torch.device("cpu"))
         _construct(ctx, key, vc, make)
     return _constructed(ctx, key)
 
 
-def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
-    key = ("lib",) + _key(b)
-    if not _cache(ctx, NAME, key):
+def lib_builder(ctx: Any, b: Batch, vc: Any, name: str = NAME) -> Any:
+    key = ("lib",) + _key(name, b)
+    if not _cache(ctx, name, key):
         libattn = ctx.libattn
         mode, full, prefill, explicit = _settings(b)
         cc = vc.compilation_config
@@ -190,6 +259,7 @@ def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
             max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0,
             hash_block_size=ck[0] if ck else 0, cache_hit_alignment_tokens=ck[1] if ck else 0,
             num_hash_lookahead_tokens=int(vc.num_hash_lookahead_tokens),
+            enable_adaptive_verification=int(_adaptive(name, b)),
             use_eagle_block_drop=int(sc is not None and b.spec > 0 and
                                      bool(sc.use_eagle_block_drop())), **how)
         spec = libattn.KvCacheSpec(
@@ -199,25 +269,25 @@ def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
             num_speculative_blocks=b.spec if mode == "align" else 0,
             num_prefill_checkpoint_blocks=1 if ck else 0,
             prefill_checkpoint_alignment=ck[2] if ck else 0)
-        ctx.builders[key] = ctx.lib.builder(NAME, spec, cfg)
+        ctx.builders[key] = ctx.lib.builder(name, spec, cfg)
     return ctx.builders[key]
 
 
-def _vllm(ctx: Any, b: Batch) -> Any:
+def _vllm(ctx: Any, b: Batch, name: str = NAME) -> Any:
     from vllm.config import set_current_vllm_config
     b = _batch(b)
-    vb, vc = vllm_builder(ctx, b)
-    with set_current_vllm_config(vc):
+    vb, vc = vllm_builder(ctx, b, name)
+    with set_current_vllm_config(vc), _chunk_patch(name, b):
         if _capture(b):
             return vb.build_for_cudagraph_capture(vllm_common(ctx, b))
         kw = {k: ctx.torch.from_numpy(v) for k, v in _kwargs(b).items()}
         return vb.build(0, vllm_common(ctx, b), **kw)
 
 
-def _lib(ctx: Any, b: Batch) -> Any:
+def _lib(ctx: Any, b: Batch, name: str = NAME) -> Any:
     b = _batch(b)
-    _, vc = vllm_builder(ctx, b)
-    lb = lib_builder(ctx, b, vc)
+    _, vc = vllm_builder(ctx, b, name)
+    lb = lib_builder(ctx, b, vc, name)
     if _capture(b):
         return lb.build_for_cudagraph_capture(lib_common(ctx, b))
     return lb.build(lib_common(ctx, b, **_kwargs(b)))
@@ -245,7 +315,7 @@ def _nums_dict_pairs(nd: Any, lib: Dict[str, Any]) -> List[Pair]:
             ("nums_dict[8][token_chunk_offset_ptr]", d["token_chunk_offset_ptr"], tp)]
 
 
-def _pairs(ctx: Any, b: Batch, v: Any, md: Any) -> List[Pair]:
+def _pairs(ctx: Any, b: Batch, v: Any, md: Any, backend: str = NAME) -> List[Pair]:
     b = _batch(b)
     lib = {n: md[n] for n in md.fields()}
     pairs: List[Pair] = []
@@ -273,8 +343,8 @@ def _pairs(ctx: Any, b: Batch, v: Any, md: Any) -> List[Pair]:
     for name in lib:
         if name not in seen:
             pairs.append((f"{name} (libattn field vLLM 0.33 lacks)", MISSING, lib[name]))
-    vb, vc = vllm_builder(ctx, b)
-    lb = lib_builder(ctx, b, vc)
+    vb, vc = vllm_builder(ctx, b, backend)
+    lb = lib_builder(ctx, b, vc, backend)
     cls = type(vb)
     from vllm.config import set_current_vllm_config
     with set_current_vllm_config(vc):
@@ -293,7 +363,7 @@ def _pairs(ctx: Any, b: Batch, v: Any, md: Any) -> List[Pair]:
     return _missing_safe(pairs)
 
 
-def _path(ctx: Any, b: Batch, v: Any) -> str:
+def _path(ctx: Any, b: Batch, v: Any, name: str = NAME) -> str:
     mode, full, prefill, explicit = _settings(b)
     if _capture(_batch(b)):
         kind = "capture"
@@ -307,9 +377,18 @@ def _path(ctx: Any, b: Batch, v: Any) -> str:
     if getattr(v, "checkpoint", None) is not None:
         ck = ", checkpoints" + (" + FlashInfer plan" if v.flashinfer_checkpoint_plan is not None
                                 else "")
-    return f"{kind}, {mode}, {prefill}{how}{', full graphs' if full else ''}{ck}"
+    extra = ""
+    if name == ROCM_KDA:
+        extra = (", adaptive" if _adaptive(name, b) else "") + (
+            ", triton" if _triton_batch(_batch(b)) else "")
+    return f"{kind}, {mode}, {prefill}{how}{', full graphs' if full else ''}{ck}{extra}"
 
 
 def gdn_items() -> List[Item]:
-    return [Item(NAME, "builder", _vllm, _lib, _pairs, max_spec=3,
-                 block_sizes=BLOCK_SIZES + LARGE_BLOCK_SIZES, path=_path)]
+    """GDN_ATTN and KIMI_K3_KDA_ROCM (the same item over the subclass)."""
+    out = []
+    for name in (NAME, ROCM_KDA):
+        bind = lambda f, n=name: (lambda *a: f(*a, n))  # noqa: E731
+        out.append(Item(name, "builder", bind(_vllm), bind(_lib), bind(_pairs), max_spec=3,
+                        block_sizes=BLOCK_SIZES + LARGE_BLOCK_SIZES, path=bind(_path)))
+    return out

@@ -25,6 +25,12 @@ The prefill part is compared too: its scalars and tensors by name (``prefill_*``
 libattn's KvDtype name, the prefill backend by MLAPrefillBackendEnum's name), and
 ChunkedContextMetadata's list of ContextChunks against libattn's flat per-chunk fields read back
 as one dict per chunk (``Metadata.mla_context_chunks``, docs/backends/mla.md).
+
+FLASH_ATTN_MLA_XPU: vLLM's XPUFlashAttnMLAMetadataBuilder (the XPU platform's FLASH_ATTN_MLA)
+against libattn's FLASH_ATTN_MLA_XPU, as FLASH_ATTN_MLA with XPU's FlashAttention 2
+(get_flash_attn_version answers 2 there), block size 64, prefill on the default backend, and
+capture builds only on uniform single-token batches (its level is UNIFORM_SINGLE_TOKEN_DECODE,
+which libattn enforces on capture builds).
 """
 from __future__ import annotations
 
@@ -51,6 +57,9 @@ LAYER = "model.layers.0.self_attn.attn"
 MLA_DIMS = dict(q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64,
                 v_head_dim=128)
 
+XPU = "FLASH_ATTN_MLA_XPU"
+#: the variants whose module is flashattn_mla.py (executed with FlashAttention stand-ins)
+FLASH_ATTN_VARIANTS = ("FLASH_ATTN_MLA", XPU)
 VARIANTS = {
     "FLASHMLA": ("vllm.v1.attention.backends.mla.flashmla", "FlashMLAMetadataBuilder"),
     "FLASH_ATTN_MLA": ("vllm.v1.attention.backends.mla.flashattn_mla",
@@ -64,11 +73,14 @@ VARIANTS = {
     # the CPU platform's: CPUMLABackend keeps the base builder
     "CPU_MLA": ("vllm.model_executor.layers.attention.mla_attention", "MLACommonMetadataBuilder"),
     "AMX_MLA": ("vllm.v1.attention.backends.mla.amx_mla", "AMXMLAMetadataBuilder"),
+    # the XPU platform's FLASH_ATTN_MLA (XPUFlashAttnMLABackend keeps that name; libattn's
+    # FLASH_ATTN_MLA_XPU): FlashAttention 2 (XPU's get_flash_attn_version), no AOT schedule
+    XPU: ("vllm.v1.attention.backends.mla.flashattn_mla", "XPUFlashAttnMLAMetadataBuilder"),
 }
 #: the kernel block sizes each backend class accepts (get_supported_kernel_block_sizes)
 BLOCK_SIZES = {"FLASHMLA": (64,), "FLASH_ATTN_MLA": (16, 32, 64), "CUTLASS_MLA": (128,),
                "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64), "TOKENSPEED_MLA": (32, 64),
-               "CPU_MLA": (16,), "AMX_MLA": (32, 64)}
+               "CPU_MLA": (16,), "AMX_MLA": (32, 64), XPU: (64,)}
 #: the cache dtypes each backend class accepts besides "auto" (supported_kv_cache_dtypes)
 FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
 #: backend classes whose supported_kv_cache_dtypes lack "auto" (fp8 caches only)
@@ -195,7 +207,7 @@ def settings(variant: str, b: Batch) -> Settings:
     rank = int(r.integers(0, dcp))
     fp8 = bool(variant in FP8_VARIANTS and r.random() < 0.4) or variant in FP8_ONLY_VARIANTS
     full = bool(r.random() < 0.5)
-    fa = int(r.choice([2, 3])) if variant == "FLASH_ATTN_MLA" else 0
+    fa = int(r.choice([2, 3])) if variant == "FLASH_ATTN_MLA" else (2 if variant == XPU else 0)
     pd = bool(b.spec and r.random() < 0.25)
     non_causal = bool(r.random() < (0.15 if variant in NON_CAUSAL_VARIANTS else 0.05))
     # vLLM 0.33's attention_config.mla_prefill_backend (None: automatic) and
@@ -203,7 +215,7 @@ def settings(variant: str, b: Batch) -> Settings:
     # mla_prefill_backend / use_prefill_query_quantization and device_capability); an explicit
     # backend only where vLLM's get_mla_prefill_backend accepts it (the dimensions are R1's)
     cap = int(r.choice([90, 100]))
-    if variant == "FLASH_ATTN_MLA":
+    if variant in FLASH_ATTN_VARIANTS:
         cap = 90  # FA3 (its AOT schedule) is 9.0's; on 10.x vLLM runs FA4, not the lane's FA
     choices = [None, "FLASH_ATTN"] + (["FLASHINFER", "TRTLLM_RAGGED", "TOKENSPEED_MLA"]
                                       if cap == 100 else [])
@@ -225,8 +237,9 @@ def capture(s: Settings, b: Batch) -> bool:
     (docs/backends/mla.md), so a mixed batch is not sent there."""
     q = b.q[b.q > 0]
     uniform = b.n > 0 and q.size > 0 and bool((q == q[0]).all())
+    single = q.size > 0 and int(q[0]) == 1  # XPU's UNIFORM_SINGLE_TOKEN_DECODE
     return (s.full and uniform and s.variant not in CPU_VARIANTS
-            and choice_rng(b, 41).random() < 0.35)
+            and (single or s.variant != XPU) and choice_rng(b, 41).random() < 0.35)
 
 
 # ---- vLLM's side ---------------------------------------------------------------------------
@@ -307,6 +320,8 @@ def variant_module(variant: str, fa_version: int = 0) -> Any:
     once more as its own module with fa_utils answering ``fa_version`` and lending stand-ins
     for the two FlashAttention functions, or with torch.empty placing device="cuda" tensors on
     the meta device, for the duration of the import."""
+    if variant == XPU:  # the same module
+        return variant_module("FLASH_ATTN_MLA", fa_version)
     key = (variant, fa_version)
     if key in _MODULES:
         return _MODULES[key]
@@ -391,7 +406,7 @@ def mla_patched(s: Settings) -> Iterator[None]:
                 "get_mla_metadata_dense_fp8",
                 ("cache_seqlens", "num_q_tokens_per_head_k", "num_heads_k"), _flashmla_dense_fp8))
             put(mod, "num_compute_units", lambda *a, **k: NUM_SMS)
-        if s.variant == "FLASH_ATTN_MLA":
+        if s.variant in FLASH_ATTN_VARIANTS:
             put(mod, "get_scheduler_metadata", _recorder("get_scheduler_metadata", (),
                                                          _empty_schedule))
         RECORDED.clear()
@@ -607,7 +622,7 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, builders: Any = 
                   lib.get("chunked_prefill_workspace_size", MISSING)))
     pairs += (recorded_pairs(lib, seen) if recorded_pairs is not None
               else _recorded_pairs(lib, seen, ctx.libattn))
-    if s.variant == "FLASH_ATTN_MLA" and v.decode is not None:
+    if s.variant in FLASH_ATTN_VARIANTS and v.decode is not None:
         want = vb.scheduler_metadata if "get_scheduler_metadata" in RECORDED and \
             getattr(vb, "use_full_cuda_graph", False) else None
         seen.add("decode_scheduler_metadata_buffer")

@@ -5,7 +5,8 @@ answers (level, threshold, ...).
 
 The names and vLLM's builder classes: FLASHMLA_SPARSE_DSV4 (models/deepseek_v4/sparse_mla.py's
 DeepseekV4FlashMLAMetadataBuilder), FLASHINFER_MLA_SPARSE_DSV4 (deepseek_v4/nvidia/
-flashinfer_sparse.py), CPU_V4_MLA_SPARSE (deepseek_v4/cpu/cpu_mla.py), FLASHMLA_SPARSE_DSV41 and
+flashinfer_sparse.py), CPU_V4_MLA_SPARSE (deepseek_v4/cpu/cpu_mla.py), XPU_V4_MLA_SPARSE
+(deepseek_v4/xpu/xpu_sparse.py: the base DeepseekV4SparseMLAMetadataBuilder), FLASHMLA_SPARSE_DSV41 and
 FLASHMLA_MEGA_ATTN_DSV41 (deepseek_v41/sparse_mla.py: one builder class),
 FLASHINFER_MLA_SPARSE_DSV41 (deepseek_v41/nvidia/flashinfer_sparse.py); each builder is the one
 its backend's get_builder_cls() returns, the name its get_name().
@@ -71,6 +72,9 @@ BACKENDS = {
     "FLASHINFER_MLA_SPARSE_DSV4": ("vllm.models.deepseek_v4.nvidia.flashinfer_sparse",
                                    "DeepseekV4FlashInferMLASparseBackend", V4_RATIOS),
     "CPU_V4_MLA_SPARSE": ("vllm.models.deepseek_v4.cpu.cpu_mla", "DeepseekV4CPUSparseBackend",
+                          V4_RATIOS),
+    # the XPU platform's (its backend keeps DeepseekV4SparseMLABackend's builder, the base)
+    "XPU_V4_MLA_SPARSE": ("vllm.models.deepseek_v4.xpu.xpu_sparse", "DeepseekV4XPUSparseBackend",
                           V4_RATIOS),
     "FLASHMLA_SPARSE_DSV41": ("vllm.models.deepseek_v41.sparse_mla", "DeepseekV4FlashMLABackend",
                               V41_RATIOS),

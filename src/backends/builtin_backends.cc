@@ -78,7 +78,10 @@
   ROW(kDeepseekV4IndexerBackend) /* sparse_indexer.cc */      \
   ROW(kDeepseekV41IndexerBackend)                             \
   ROW(kCpuV4IndexerBackend)                                   \
-  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */
+  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */    \
+  ROW(kKimiK3KdaRocmBackend)   /* gdn_attn.cc */              \
+  ROW(kFlashAttnMlaXpuBackend) /* mla_flash_attn.cc */       \
+  ROW(kXpuV4MlaSparseBackend)  /* v4_sparse_mla.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
@@ -110,7 +113,9 @@
   NAMES(kDeepseekV41SparseSwaFlashMlaBackend, "")                                           \
   NAMES(kDeepseekV41SparseSwaFlashInferBackend, "")                                         \
   NAMES(kDeepseekSparseSwaRocmAiterBackend, "")                                             \
-  NAMES(kDeepseekV41SparseSwaRocmAiterBackend, "")
+  NAMES(kDeepseekV41SparseSwaRocmAiterBackend, "")                                          \
+  /* vLLM's XPU platform builds FLASH_ATTN_MLA with XPUFlashAttnMLAMetadataBuilder */        \
+  NAMES(kFlashAttnMlaXpuBackend, "")
 
 namespace attn::backends {
 

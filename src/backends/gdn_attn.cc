@@ -8,8 +8,22 @@
 // and initial-state flags, and, for the Triton/FLA prefill kernel, FLA's chunk indices and
 // offsets. Decode-only batches go through persistent buffers for full CUDA graphs
 // (UNIFORM_BATCH). The split runs on the host for a host builder and as kernels on CUDA.
+//
+// KIMI_K3_KDA_ROCM: vLLM 0.33's KimiK3ROCmKDAMetadataBuilder (models/kimi_k3/amd/
+// kda_metadata.py), a subclass of GDN's builder, is this builder with these differences: under
+// adaptive verification (speculative decoding with enable_adaptive_verification) its
+// get_varlen_cudagraph_max_query_len is max_decode_query_len and uniform_spec_sequence_length
+// is None; its prefill checkpoints are keyed on the prefill kernel's rows (the prefills
+// [num_decodes, num_decodes + num_prefills) of a batch without spec decode, the non-spec rows of
+// one with); its chunk_indices come from prepare_chunk_metadata_device (a chunk's sequence
+// index is its row, zero-length rows counted); the prefill is Triton/FLA's whatever
+// gdn_prefill_backend asks (vLLM's ROCm platform resolves FlashInfer to Triton, and refuses
+// AITER for a builder with its own chunk metadata); no update_block_table (vLLM offers it to
+// GDN's own class only).
 #include <algorithm>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,12 +36,17 @@
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
+#include "core/vllm_release.h"
 #include "ops/batch_ops.h"
 
 namespace attn::backends {
 namespace {
 
 constexpr const char* kName = "GDN_ATTN";
+
+/// The builders of the family (BackendDescriptor::variant): GDN's, and vLLM's ROCm Kimi-K3
+/// subclass (the head of this file).
+enum Variant : int32_t { kGdn = 0, kKimiK3Rocm = 1 };
 
 #define GDN_ATTN_FIELDS(X)                                       \
   X(kNumPrefills, "num_prefills")                                \
@@ -131,7 +150,8 @@ enum class PrefillBackend { kTriton, kFlashInfer };
 /// config describes it, FlashInfer on compute capability 9.0, else Triton/FLA (vLLM also picks
 /// FlashInfer on 10.x/12.x when the model's linear_key_head_dim is 128 and the CUDA runtime is
 /// 13 or newer: the caller passes FLASHINFER there).
-PrefillBackend prefill_backend(const BuilderConfig& c) {
+PrefillBackend prefill_backend(int32_t variant, const BuilderConfig& c) {
+  if (variant == kKimiK3Rocm) return PrefillBackend::kTriton;  // vLLM's ROCm platform
   if (c.gdn_prefill_backend == kGdnPrefillTriton) return PrefillBackend::kTriton;
   if (c.gdn_prefill_backend == kGdnPrefillFlashInfer) return PrefillBackend::kFlashInfer;
   return resolved_device_capability(c) == 90 ? PrefillBackend::kFlashInfer
@@ -221,10 +241,14 @@ struct Decision {
 
 class GdnBuilder final : public Builder {
  public:
-  GdnBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
-             const BuilderConfig& config)
+  GdnBuilder(std::shared_ptr<const Backend> backend, const BackendDescriptor& d,
+             const KvCacheSpec& spec, const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kName, config.device, plan(spec, config), config.allocator,
+        name_(d.name),
+        rocm_kda_(d.variant == kKimiK3Rocm),
+        adaptive_(rocm_kda_ && config.num_speculative_tokens > 0 &&
+                  config.enable_adaptive_verification),
+        buffers_(d.name, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
     init_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
@@ -234,7 +258,7 @@ class GdnBuilder final : public Builder {
     full_cuda_graphs_ = has_full_cudagraphs(c.cudagraph_mode);
     cg_bs_ = decode_cudagraph_max_bs(c, 1 + num_spec_);
     program_capacity_ = conv1d_program_capacity(c);
-    prefill_backend_ = prefill_backend(c);
+    prefill_backend_ = prefill_backend(d.variant, c);
     checkpoints_ = prefill_checkpoints_enabled(spec, c);
     // vLLM: plan_flashinfer_checkpoints on the FlashInfer prefill with an alignment that is a
     // multiple of 64 (prefill_checkpoint_alignment None: no plan, and no checkpoint is valid)
@@ -257,8 +281,8 @@ class GdnBuilder final : public Builder {
       in.draft_cpu = c.num_decode_draft_tokens_cpu->as<const int32_t>();
     } else if (c.num_decode_draft_tokens) {
       if (!c.num_decode_draft_tokens->host_accessible())
-        invalid("common->num_decode_draft_tokens_cpu is NULL; GDN_ATTN reads the draft counts "
-                "on the host (vLLM's num_decode_draft_tokens_cpu)");
+        invalid("common->num_decode_draft_tokens_cpu is NULL; ", name_, " reads the draft "
+                "counts on the host (vLLM's num_decode_draft_tokens_cpu)");
       in.draft_cpu = c.num_decode_draft_tokens->as<const int32_t>();  // a host builder's tensor
     }
     if (!exec.on_cuda)
@@ -294,9 +318,15 @@ class GdnBuilder final : public Builder {
   }
 
   /// vLLM 0.33: only model runner V2 on CUDA (it reuses metadata at capture too; the batch's
-  /// FULL-graph buffers stay shared with the source group's metadata).
+  /// FULL-graph buffers stay shared with the source group's metadata), and only GDN's own class.
   bool supports_update_block_table() const override {
-    return config().use_v2_model_runner != 0 && config().device.is_cuda();
+    return !rocm_kda_ && config().use_v2_model_runner != 0 && config().device.is_cuda();
+  }
+
+  /// KIMI_K3_KDA_ROCM under adaptive verification: max_decode_query_len; else GDN's None.
+  std::optional<int32_t> varlen_cudagraph_max_query_len() const override {
+    if (adaptive_) return max_decode_query_len();
+    return std::nullopt;
   }
 
   /// vLLM 0.33's update_block_table: re-gathers this group's state indices (spec, non-spec,
@@ -315,7 +345,7 @@ class GdnBuilder final : public Builder {
     const int64_t np = src.field(kNumPrefills).int_value, nd = src.field(kNumDecodes).int_value;
     const int64_t ns = src.field(kNumSpecDecodes).int_value;
     const int64_t nsdt = src.field(kNumSpecDecodeTokens).int_value;
-    check_replacement_state_table(kName, spec(), block_table, n, src.info.host_max_seq_len,
+    check_replacement_state_table(name_, spec(), block_table, n, src.info.host_max_seq_len,
                                   config().device);
     const attn::Field& masks = src.field(kSpecSequenceMasks);
     const bool spec_path = src.field(kSpecSequenceMasksCpu).kind == FieldKind::kTensor;
@@ -402,7 +432,8 @@ class GdnBuilder final : public Builder {
         if (q == 1) ++d.nd;
         if (q == 0) ++zero;
       }
-      d.uniform_spec_len = first_spec_len > 0 && uniform ? first_spec_len : -1;
+      // KIMI_K3_KDA_ROCM drops it under adaptive verification (replace(..., None))
+      d.uniform_spec_len = first_spec_len > 0 && uniform && !adaptive_ ? first_spec_len : -1;
       d.np = non_spec - d.nd - zero;
       d.ndt = d.nd;
       d.npt = non_spec_tokens - d.ndt;
@@ -416,17 +447,17 @@ class GdnBuilder final : public Builder {
       }
       d.all_spec = d.np == 0 && d.nd == 0;
       if (in.accepted == nullptr)
-        invalid("common->num_accepted_tokens is NULL; GDN_ATTN gathers it for the ", d.ns,
+        invalid("common->num_accepted_tokens is NULL; ", name_, " gathers it for the ", d.ns,
                 " spec-decode requests that common->num_decode_draft_tokens_cpu marks");
       if (exec.on_cuda && in.draft_exec == nullptr)
-        invalid("common->num_decode_draft_tokens is NULL; a CUDA GDN_ATTN builder needs the "
+        invalid("common->num_decode_draft_tokens is NULL; a CUDA ", name_, " builder needs the "
                 "device copy of num_decode_draft_tokens_cpu for a batch with spec decodes");
     }
-    check_state_table(kName, spec(), c);
+    check_state_table(name_, spec(), c);
     d.cg_spec = stage_spec(d.np, d.nd, d.ns, d.nsdt);
     const int64_t cols = 1 + static_cast<int64_t>(num_spec_), width = state_width(c);
     if (d.cg_spec && width > 1 && width < cols)
-      invalid("block_table_tensor has ", width, " state columns: vLLM 0.33's GDN_ATTN copies the "
+      invalid("block_table_tensor has ", width, " state columns: vLLM 0.33's ", name_, " copies the "
               "spec decodes' block_table[:, :", cols, "] into its (", cols, ")-column CUDA-graph "
               "buffer, which torch refuses for ", width, " columns (only 1 broadcasts)");
     d.cg_non_spec = stage_decode(d.np, d.nd, d.ns);
@@ -439,7 +470,7 @@ class GdnBuilder final : public Builder {
   /// then trailing zero-length padding leaves both prefill counts.
   void split_non_spec(const CommonMetadata& c, Decision& d) {
     const GdnNonSpecSplit s = gdn_non_spec_split(c, buffers_.as<uint8_t>(kBufNoPriorStateCpu),
-                                                 "GDN_ATTN", /*bound_always=*/false);
+                                                 name_, /*bound_always=*/false);
     d.nd = s.num_decodes;
     d.np = s.num_prefills;
     d.ndt = s.num_decode_tokens;
@@ -660,7 +691,8 @@ class GdnBuilder final : public Builder {
       chunks += (std::max(qsl_p_cpu[k + 1] - qsl_p_cpu[k], 0) + kFlaChunkSize - 1) / kFlaChunkSize;
     int32_t* indices = buffers_.as<int32_t>(kBufChunkIndices);
     int64_t* offsets = buffers_.as<int64_t>(kBufChunkOffsets);
-    ops::gdn_chunk_metadata(exec, qsl_p_exec, rows, kFlaChunkSize, indices, offsets);
+    ops::gdn_chunk_metadata(exec, qsl_p_exec, rows, kFlaChunkSize, /*index_by_row=*/rocm_kda_,
+                            indices, offsets);
     m.set_tensor(kChunkIndices, make_matrix(indices, dev, kInt32, chunks, 2, 2), true);
     m.set_tensor(kChunkOffsets, make_vector(offsets, dev, kInt64, rows + 1), true);
     return rows;
@@ -668,7 +700,8 @@ class GdnBuilder final : public Builder {
 
   /// vLLM 0.33's prefill checkpoints of a batch with prefills ("align" mode, checkpoint blocks,
   /// the hash sizes resolved): MambaPrefillCheckpointBuilder.build over the non-spec rows (all
-  /// rows without spec decode), from seq_lens_cpu_upper_bound; None when no row has one. The
+  /// rows without spec decode; KIMI_K3_KDA_ROCM: the prefills [num_decodes, num_decodes +
+  /// num_prefills) then), from seq_lens_cpu_upper_bound; None when no row has one. The
   /// offsets, rows and columns are uploaded (vLLM's async_tensor_h2d) and the state indices
   /// gathered from the block table (host or CUDA). On FlashInfer's prefill with a 64-multiple
   /// alignment, plan_flashinfer_checkpoints too: every_n_tokens = gcd of the offsets,
@@ -678,17 +711,18 @@ class GdnBuilder final : public Builder {
   void write_checkpoints(const CommonMetadata& c, const Inputs& in, const Decision& d,
                          const ops::Exec& exec, int64_t prefill_rows) {
     const int64_t n = c.num_reqs;
-    const int32_t* seq = checkpoint_seq_lens(kName, c);
+    const int32_t* seq = checkpoint_seq_lens(name_, c);
     int64_t* rows = buffers_.as<int64_t>(kBufCkptRowsCpu);
     int64_t count = 0;
     for (int64_t i = 0; i < n; ++i)
-      if (!d.spec || in.draft_cpu[i] < 0) rows[count++] = i;
+      if (d.spec ? in.draft_cpu[i] < 0 : !rocm_kda_ || (i >= d.nd && i < d.nd + d.np))
+        rows[count++] = i;
     CheckpointPlan plan;
     plan.offsets = buffers_.as<int32_t>(kBufCkptOffCpu);
     plan.query_lens = buffers_.as<int32_t>(kBufCkptQlCpu);
     plan.rows = rows;
     plan.cols = buffers_.as<int64_t>(kBufCkptColsCpu);
-    if (!plan_prefill_checkpoints(kName, spec(), config(), c, seq, rows, 0, count, plan)) return;
+    if (!plan_prefill_checkpoints(name_, spec(), config(), c, seq, rows, 0, count, plan)) return;
     const Device dev = config().device, host{};
     Metadata& m = metadata();
     int32_t* off = buffers_.as<int32_t>(kBufCkptOff);
@@ -732,6 +766,9 @@ class GdnBuilder final : public Builder {
     m.set_tensor(kFiRows, make_vector(fi_d + prefill_rows + 1, dev, kInt64, count), true);
   }
 
+  const char* name_;  ///< The descriptor's name (messages).
+  bool rocm_kda_;     ///< KIMI_K3_KDA_ROCM (kKimiK3Rocm).
+  bool adaptive_;     ///< KIMI_K3_KDA_ROCM under adaptive verification.
   PersistentBuffers buffers_;
   PrefillBackend prefill_backend_ = PrefillBackend::kTriton;
   bool checkpoints_ = false;      ///< MambaPrefillCheckpointBuilder can return checkpoints
@@ -743,21 +780,29 @@ class GdnBuilder final : public Builder {
   int64_t program_capacity_ = 0;
 };
 
+void check_gdn(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
+  check_mamba_spec(d.name, kMambaTypeGdnAttention, spec);
+  check_mamba_cache_mode(d.name, spec);
+}
+
+std::unique_ptr<Builder> create(const BackendDescriptor& d, std::shared_ptr<const Backend> backend,
+                                const KvCacheSpec& spec, const BuilderConfig& config) {
+  return std::make_unique<GdnBuilder>(std::move(backend), d, spec, config);
+}
+
 }  // namespace
 
+/// GDN's builder and its ROCm Kimi-K3 subclass (the head of this file): one check, one buffer
+/// plan, one builder; both UNIFORM_BATCH (the subclass keeps GDN's class attribute).
 extern const BackendDescriptor kGdnAttnBackend;
 const BackendDescriptor kGdnAttnBackend{
-    kName,
-    "0.13-0.33 (partial)",
-    kv_kind_bit(kKvMamba),
-    0,
-    fixed_cudagraph_support<kCgUniformBatch>,
-    [](const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderConfig&) {
-      check_mamba_spec(d.name, kMambaTypeGdnAttention, spec);
-      check_mamba_cache_mode(d.name, spec);
-    },
-    buffer_plan_of<plan>,
-    create_builder_of<GdnBuilder>,
+    kName,          "0.13-0.33 (partial)", kv_kind_bit(kKvMamba),  kGdn,
+    fixed_cudagraph_support<kCgUniformBatch>, check_gdn, buffer_plan_of<plan>, create,
+};
+extern const BackendDescriptor kKimiK3KdaRocmBackend;
+const BackendDescriptor kKimiK3KdaRocmBackend{
+    "KIMI_K3_KDA_ROCM", kVllmRelease, kv_kind_bit(kKvMamba), kKimiK3Rocm,
+    fixed_cudagraph_support<kCgUniformBatch>, check_gdn, buffer_plan_of<plan>, create,
 };
 
 }  // namespace attn::backends

@@ -2,10 +2,21 @@
 // decodes up to 512 tokens; its _build_decode adds the decodes' query_start_loc and lengths and,
 // with FlashAttention 3, the inputs of get_scheduler_metadata ("decode_scheduler_*") and the
 // persistent buffer vLLM copies its result into under full CUDA graphs.
+//
+// FLASH_ATTN_MLA_XPU: vLLM 0.33's XPUFlashAttnMLAMetadataBuilder (the same file), the builder of
+// XPUFlashAttnMLABackend, which vLLM's XPU platform selects for FLASH_ATTN_MLA (and which keeps
+// that name: get_name() is inherited). libattn names it apart, as a runtime asks for a builder
+// by name (docs/backends/mla.md). It is this builder with the subclass's class attributes
+// (UNIFORM_SINGLE_TOKEN_DECODE, QueryLenSupport.SINGLE_ONLY, reorder_batch_threshold 1), its
+// backend's kernel block sizes (multiples of 64), and no ahead-of-time schedule: its
+// _schedule_decode returns None, and on XPU get_flash_attn_version() is 2, so neither the
+// scheduler buffer nor the CUDA-graph split bound of FlashAttention 3 exists (max_num_splits 0;
+// 1 with batch_invariant).
 #include <algorithm>
 
 #include "backends/flash_attn.h"
 #include "backends/mla_common.h"
+#include "core/vllm_release.h"
 
 namespace attn::backends {
 namespace {
@@ -41,8 +52,14 @@ ATTN_NAMED_LIST(Field, FLASH_ATTN_MLA_DECODE_FIELDS);
 #define FLASH_ATTN_MLA_BUFFERS(X) X(kBufSchedulerMetadata, "decode_scheduler_metadata_buffer")
 ATTN_NAMED_LIST(Buffer, FLASH_ATTN_MLA_BUFFERS);
 
-/// FlashAttention 3 plans ahead of time (get_scheduler_metadata).
-bool aot_schedule(const BuilderConfig& c) { return flash_attn_version(c) == 3; }
+constexpr MlaClass kFlashAttnMlaXpu =
+    MlaClass("FLASH_ATTN_MLA_XPU", kCgUniformSingleTokenDecode, QueryLenSupport::kSingleOnly)
+        .release(kVllmRelease).threshold(1).dcp_varlen(DcpVarlen::kInterleaveOne).blocks(64)
+        .caches({kKvDtypeAuto, kKvDtypeFloat16, kKvDtypeBfloat16});
+
+/// FlashAttention 3 plans ahead of time (get_scheduler_metadata); never the XPU builder (its
+/// _schedule_decode returns None; FlashAttention 2 on XPU).
+bool aot_schedule(bool xpu, const BuilderConfig& c) { return !xpu && flash_attn_version(c) == 3; }
 
 /// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
 /// capture size (0 when there is none).
@@ -59,6 +76,8 @@ int64_t scheduler_metadata_entries(const BuilderConfig& c) {
   return 1 + (batch + 3) / 4 * 4 * 4;
 }
 
+/// FLASH_ATTN_MLA's builder; `Xpu`: FLASH_ATTN_MLA_XPU's (the head of this file).
+template <bool Xpu>
 class FlashAttnMlaBuilder final : public MlaCommonBuilder {
  public:
   explicit FlashAttnMlaBuilder(const MlaArgs& a)
@@ -66,14 +85,14 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
     const BuilderConfig& c = this->config();
     graph_size_ = max_cudagraph_size(c);
     scheduler_entries_ = scheduler_metadata_entries(c);
-    if (full_cuda_graphs() && aot_schedule(c))
+    if (full_cuda_graphs() && aot_schedule(Xpu, c))
       max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;
     if (c.batch_invariant) max_num_splits_ = 1;
   }
 
   static std::vector<BufferRequest> buffer_plan(const KvCacheSpec& spec, const BuilderConfig& c) {
     std::vector<BufferRequest> r = MlaCommonBuilder::buffer_plan(spec, c);  // sized first
-    const bool scheduler = has_full_cudagraphs(c.cudagraph_mode) && aot_schedule(c);
+    const bool scheduler = has_full_cudagraphs(c.cudagraph_mode) && aot_schedule(Xpu, c);
     BufferPlan p(kBufferNames);
     p.set(kBufSchedulerMetadata,
           scheduler ? static_cast<size_t>(scheduler_metadata_entries(c) * sizeof(int32_t)) : 0);
@@ -93,7 +112,7 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
     m.set_int(at(kMaxQueryLen), d.max_query_len);
     m.set_int(at(kMaxSeqLen), d.max_seq_len);
     m.set_int(at(kMaxNumSplits), max_num_splits);
-    if (!aot_schedule(cfg)) return;
+    if (!aot_schedule(Xpu, cfg)) return;
     if (full_cuda_graphs())
       m.set_tensor(at(kSchedulerMetadataBuffer),
                    device_vector(kOwnBuffers + kBufSchedulerMetadata, scheduler_entries_),
@@ -127,6 +146,10 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
 }  // namespace
 
 extern const BackendDescriptor kFlashAttnMlaBackend;
-const BackendDescriptor kFlashAttnMlaBackend = mla_descriptor<kFlashAttnMla, FlashAttnMlaBuilder>();
+const BackendDescriptor kFlashAttnMlaBackend =
+    mla_descriptor<kFlashAttnMla, FlashAttnMlaBuilder<false>>();
+extern const BackendDescriptor kFlashAttnMlaXpuBackend;
+const BackendDescriptor kFlashAttnMlaXpuBackend =
+    mla_descriptor<kFlashAttnMlaXpu, FlashAttnMlaBuilder<true>>();
 
 }  // namespace attn::backends

@@ -1,6 +1,8 @@
 // DeepSeek V4 / V4.1 sparse MLA: vLLM 0.33's DeepseekV4SparseMLAMetadataBuilder of
 // models/deepseek_v4/sparse_mla.py (FLASHMLA_SPARSE_DSV4, level ALWAYS; FLASHINFER_MLA_SPARSE_DSV4,
-// ALWAYS; CPU_V4_MLA_SPARSE, the base's UNIFORM_BATCH without the C128A metadata) and of
+// ALWAYS; CPU_V4_MLA_SPARSE, the base's UNIFORM_BATCH without the C128A metadata;
+// XPU_V4_MLA_SPARSE, the base builder itself, UNIFORM_BATCH: models/deepseek_v4/xpu/
+// xpu_sparse.py's DeepseekV4XPUSparseBackend keeps DeepseekV4SparseMLABackend's builder) and of
 // models/deepseek_v41/sparse_mla.py (FLASHMLA_SPARSE_DSV41, FLASHMLA_MEGA_ATTN_DSV41,
 // FLASHINFER_MLA_SPARSE_DSV41; all ALWAYS, compress ratio 1 or 2, no C128A fields). Spec:
 // MLAAttentionSpec (ATTN_KV_MLA) with tokens_per_state (the compress ratio R; 0 = 1), block
@@ -323,6 +325,7 @@ void check_v4_sparse_mla(const BackendDescriptor& d, const KvCacheSpec& spec,
 V4_SPARSE_MLA_BACKEND(kFlashmlaSparseDsv4Backend, "FLASHMLA_SPARSE_DSV4", kV4, kCgAlways)
 V4_SPARSE_MLA_BACKEND(kFlashinferMlaSparseDsv4Backend, "FLASHINFER_MLA_SPARSE_DSV4", kV4, kCgAlways)
 V4_SPARSE_MLA_BACKEND(kCpuV4MlaSparseBackend, "CPU_V4_MLA_SPARSE", kV4Cpu, kCgUniformBatch)
+V4_SPARSE_MLA_BACKEND(kXpuV4MlaSparseBackend, "XPU_V4_MLA_SPARSE", kV4, kCgUniformBatch)
 V4_SPARSE_MLA_BACKEND(kFlashmlaSparseDsv41Backend, "FLASHMLA_SPARSE_DSV41", kV41, kCgAlways)
 V4_SPARSE_MLA_BACKEND(kFlashmlaMegaAttnDsv41Backend, "FLASHMLA_MEGA_ATTN_DSV41", kV41, kCgAlways)
 V4_SPARSE_MLA_BACKEND(kFlashinferMlaSparseDsv41Backend, "FLASHINFER_MLA_SPARSE_DSV41", kV41,

@@ -660,10 +660,13 @@ void gdn_spec_split(const Exec& exec, const int32_t* query_start_loc, const int3
 ///   torch's cumsum returns);
 ///   chunk_indices rows [chunk_offsets[r], chunk_offsets[r + 1]) = (k, j) for j < cdiv(len_r,
 ///   chunk_size), k the number of non-empty sequences before r (FLA's indices.eq(0).cumsum(0) - 1:
-///   a zero-length sequence has no chunk and is not counted) (int32 pairs).
+///   a zero-length sequence has no chunk and is not counted) (int32 pairs); with `index_by_row`,
+///   k = r (vLLM 0.33's prepare_chunk_metadata_device of KIMI_K3_KDA_ROCM: the kernel writes its
+///   program's sequence index, zero-length sequences counted).
 /// Either output may be null.
 void gdn_chunk_metadata(const Exec& exec, const int32_t* cu_seqlens, int64_t num_seqs,
-                        int32_t chunk_size, int32_t* chunk_indices, int64_t* chunk_offsets);
+                        int32_t chunk_size, bool index_by_row, int32_t* chunk_indices,
+                        int64_t* chunk_offsets);
 
 /// GDN_ATTN's update_block_table gathers with the batch's spec mask (masks[r] != 0: spec):
 /// spec_state (num_spec x num_cols, compact) = block_table[spec r][:num_cols] and

@@ -82,17 +82,18 @@ void spec_split_on(P& p, const int32_t* qsl, const int32_t* seq_lens, int64_t nu
   });
 }
 
-/// The sums: chunks and non-empty sequences before each sequence.
+/// The sums: chunks and non-empty sequences (every sequence with `index_by_row`) before each
+/// sequence.
 template <class P>
 void chunk_metadata_on(P& p, const int32_t* cu_seqlens, int64_t num_seqs, int32_t chunk_size,
-                       int32_t* chunk_indices, int64_t* chunk_offsets) {
+                       bool index_by_row, int32_t* chunk_indices, int64_t* chunk_offsets) {
   p.for_each_row(1, [=] ATTN_HD(int64_t, Lanes lanes) {
     const Sums2 total = kernels::row_scan<2>(
         lanes, num_seqs,
         [&](int64_t r) {
           const int64_t len = imax<int64_t>(int64_t{cu_seqlens[r + 1]} - cu_seqlens[r], 0);
           const int64_t chunks = kernels::cdiv(len, chunk_size);
-          return Sums2{{chunks, chunks > 0 ? 1 : 0}};
+          return Sums2{{chunks, chunks > 0 || index_by_row ? 1 : 0}};
         },
         [&](int64_t r, const Sums2& before, const Sums2& own) {
           if (chunk_offsets != nullptr) chunk_offsets[r] = before[0];
@@ -149,10 +150,11 @@ void kda_spec_split(const Exec& exec, const int32_t* qsl, const int32_t* seq_len
 }
 
 void gdn_chunk_metadata(const Exec& exec, const int32_t* cu_seqlens, int64_t num_seqs,
-                        int32_t chunk_size, int32_t* chunk_indices, int64_t* chunk_offsets) {
+                        int32_t chunk_size, bool index_by_row, int32_t* chunk_indices,
+                        int64_t* chunk_offsets) {
   if (num_seqs < 0 || chunk_size <= 0) return;
-  ATTN_LAUNCH(exec, chunk_metadata_on, cu_seqlens, num_seqs, chunk_size, chunk_indices,
-              chunk_offsets);
+  ATTN_LAUNCH(exec, chunk_metadata_on, cu_seqlens, num_seqs, chunk_size, index_by_row,
+              chunk_indices, chunk_offsets);
 }
 
 void gdn_masked_state_gather(const Exec& exec, const uint8_t* masks, int64_t num_reqs,

@@ -489,6 +489,124 @@ static void test_prefill_checkpoints(void** state) {
   }
 }
 
+/* KIMI_K3_KDA_ROCM (vLLM 0.33's KimiK3ROCmKDAMetadataBuilder, GDN's subclass): GDN's build but
+ * 1. the prefill checkpoints keyed on the prefill rows: test_prefill_checkpoints' batch (a
+ *    decode, then prefills (40, 40), (20, 36), (10, 15)) gives request_rows [1, 2, 3], offsets
+ *    [32, 16, 0], query_lens [40, 20, 10], columns [1, 1, -1] (GDN_ATTN: all four rows);
+ * 2. Triton/FLA's chunk metadata whatever the prefill backend asked (FLASHINFER here, and
+ *    capability 9.0): chunk_offsets [0, 1, 2, 3];
+ * 3. prepare_chunk_metadata_device's chunk indices, by row: prefills of 70, 0 (a context-only
+ *    row) and 5 tokens: chunk_offsets [0, 2, 2, 3], chunk_indices [[0,0],[0,1],[2,0]] (GDN_ATTN,
+ *    FLA's prepare_chunk_indices: [[0,0],[0,1],[1,0]]);
+ * 4. adaptive verification (k = 2): varlen_cudagraph_max_query_len 3 and no
+ *    uniform_spec_sequence_length (test_spec_fields' uniform batch); without it None and 3;
+ * 5. UNIFORM_BATCH, threshold 1 + k, no update_block_table. */
+static void test_kimi_k3_kda_rocm(void** state) {
+  attn_kv_cache_spec_t spec = gspec(0);
+  attn_builder_config_t c = gconfig(0, 90);
+  attn_builder_t* b;
+  attn_metadata_t* m;
+  vec pf, dr, ac;
+  int32_t v = 0, has = 0;
+  (void)state;
+  c.gdn_prefill_backend = ATTN_GDN_PREFILL_FLASHINFER;
+  {
+    static const int32_t q[] = {1, 40, 20, 10}, s[] = {20, 40, 36, 15};
+    static const int prefilling[] = {0, 1, 1, 1};
+    static const int64_t offs[] = {32, 16, 0}, qls[] = {40, 20, 10}, rows[] = {1, 2, 3};
+    static const int64_t cols[] = {1, 1, -1}, chunk_offsets[] = {0, 1, 2, 3};
+    ts_batch* batch = ts_batch_make(q, s, 4, 16, 0, -1);
+    int64_t states[3];
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_ALIGN;
+    spec.num_prefill_checkpoint_blocks = 1;
+    spec.prefill_checkpoint_alignment = 64;
+    c.hash_block_size = 16;
+    c.cache_hit_alignment_tokens = 16;
+    batch->common.is_prefilling = vec_bool(&pf, prefilling, 4);
+    b = ts_builder("KIMI_K3_KDA_ROCM", &spec, &c);
+    m = build(b, &batch->common);
+    assert_int_equal(ts_int(m, "num_decodes"), 1);
+    assert_int_equal(ts_int(m, "num_prefills"), 3);
+    /* a 64-multiple alignment: GDN_ATTN's FlashInfer prefill would plan; Triton does not */
+    expect_none(m, "flashinfer_checkpoint_plan_every_n_tokens");
+    spec.prefill_checkpoint_alignment = 8;
+    attn_builder_destroy(b);
+    b = ts_builder("KIMI_K3_KDA_ROCM", &spec, &c);
+    m = build(b, &batch->common);
+    expect_vec(m, "checkpoint_request_rows", 64, rows, 3);
+    expect_vec(m, "checkpoint_offsets", 32, offs, 3);
+    expect_vec(m, "checkpoint_checkpoint_offsets", 32, offs, 3);
+    expect_vec(m, "checkpoint_query_lens", 32, qls, 3);
+    expect_vec(m, "checkpoint_block_cols", 64, cols, 3);
+    states[0] = batch->bt[1 * batch->width + 1], states[1] = batch->bt[2 * batch->width + 1];
+    states[2] = 0;
+    expect_vec(m, "checkpoint_state_indices", 32, states, 3);
+    expect_none(m, "flashinfer_checkpoint_plan_every_n_tokens");
+    expect_vec(m, "chunk_offsets", 64, chunk_offsets, 4);
+    attn_builder_destroy(b);
+    ts_batch_free(batch);
+    spec.mamba_cache_mode = ATTN_MAMBA_CACHE_MODE_NONE;
+    spec.num_prefill_checkpoint_blocks = 0;
+    spec.prefill_checkpoint_alignment = 0;
+  }
+  {
+    static const int32_t q[] = {70, 0, 5}, s[] = {70, 3, 5};
+    static const int64_t offsets[] = {0, 2, 2, 3};
+    static const int64_t rocm[3][2] = {{0, 0}, {0, 1}, {2, 0}}, fla[3][2] = {{0, 0}, {0, 1}, {1, 0}};
+    const char* names[] = {"KIMI_K3_KDA_ROCM", "GDN_ATTN"};
+    ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, -1);
+    int which, i;
+    c.device_capability = 80;
+    c.gdn_prefill_backend = ATTN_GDN_PREFILL_AUTO;
+    for (which = 0; which < 2; ++which) {
+      const attn_tensor_t* t;
+      b = ts_builder(names[which], &spec, &c);
+      m = build(b, &batch->common);
+      expect_vec(m, "chunk_offsets", 64, offsets, 4);
+      t = ts_tensor(m, "chunk_indices");
+      assert_int_equal(t->shape[0], 3);
+      assert_int_equal(t->shape[1], 2);
+      for (i = 0; i < 3; ++i) {
+        assert_int_equal(elem(t, i, 0), which == 0 ? rocm[i][0] : fla[i][0]);
+        assert_int_equal(elem(t, i, 1), which == 0 ? rocm[i][1] : fla[i][1]);
+      }
+      attn_builder_destroy(b);
+    }
+    ts_batch_free(batch);
+  }
+  {
+    static const int32_t q[] = {3, 3, 3, 0}, s[] = {20, 30, 40, 0}, draft[] = {2, 2, 2, -1};
+    static const int32_t acc[] = {1, 2, 3, 1};
+    ts_batch* batch = ts_batch_make(q, s, 4, 16, 3, -1);
+    int adaptive;
+    spec = gspec(2);
+    c = gconfig(2, 80);
+    c.use_v2_model_runner = 1;
+    batch->common.num_decode_draft_tokens_cpu = vec_i32(&dr, draft, 4);
+    batch->common.num_accepted_tokens = vec_i32(&ac, acc, 4);
+    for (adaptive = 0; adaptive < 2; ++adaptive) {
+      c.enable_adaptive_verification = adaptive;
+      b = ts_builder("KIMI_K3_KDA_ROCM", &spec, &c);
+      ASSERT_OK(attn_builder_varlen_cudagraph_max_query_len(b, &v, &has));
+      assert_int_equal(has, adaptive);
+      assert_int_equal(v, adaptive ? 3 : -1);
+      ASSERT_OK(attn_builder_cudagraph_support(b, &v));
+      assert_int_equal(v, ATTN_CG_UNIFORM_BATCH);
+      ASSERT_OK(attn_builder_reorder_batch_threshold(b, &v));
+      assert_int_equal(v, 3);
+      ASSERT_OK(attn_builder_supports_update_block_table(b, &v));
+      assert_int_equal(v, 0);
+      m = build(b, &batch->common);
+      if (adaptive)
+        expect_none(m, "uniform_spec_sequence_length");
+      else
+        assert_int_equal(ts_int(m, "uniform_spec_sequence_length"), 3);
+      attn_builder_destroy(b);
+    }
+    ts_batch_free(batch);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_first_chunks_and_padding),
@@ -498,6 +616,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_prefill_backend_config),
       cmocka_unit_test(test_prefill_checkpoints),
+      cmocka_unit_test(test_kimi_k3_kda_rocm),
   };
   return cmocka_run_group_tests_name("gdn", tests, NULL, NULL);
 }

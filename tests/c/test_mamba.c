@@ -147,7 +147,8 @@ static const struct {
                  {"GDN_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0},
                  {"KIMI_K3_KDA", ATTN_CG_ALWAYS, 0, 0},
                  {"BAILING_LINEAR_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0},
-                 {"PLE_SHORT_CONV_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0}};
+                 {"PLE_SHORT_CONV_ATTN", ATTN_CG_UNIFORM_BATCH, 0, 0},
+                 {"KIMI_K3_KDA_ROCM", ATTN_CG_UNIFORM_BATCH, 0, 0}};
 enum { kNumExpected = sizeof kExpected / sizeof kExpected[0] };
 
 /* The Mamba family, found through the registry: the built-in backends that build for a

@@ -369,6 +369,58 @@ static void test_flash_attn_mla(void** state) {
   ts_batch_free(batch);
 }
 
+/* FLASH_ATTN_MLA_XPU (vLLM 0.33's XPUFlashAttnMLAMetadataBuilder): the same batch as
+ * test_flash_attn_mla's, on the config where FLASH_ATTN_MLA plans FA3's schedule (sm90, full
+ * graphs): SINGLE_ONLY with threshold 1, so only the 1-token request is a decode (then 3
+ * prefills: 3 + 2 + 600 tokens); decode_query_start_loc [0, 1], no scheduler inputs, no
+ * scheduler buffer, max_num_splits 0 (FlashAttention 2 on XPU), 1 when batch invariant.
+ * UNIFORM_SINGLE_TOKEN_DECODE; threshold 1 also with spec decode; block sizes multiples of 64. */
+static void test_flash_attn_mla_xpu(void** state) {
+  static const int32_t q[4] = {1, 3, 2, 600}, s[4] = {20, 50, 7, 700};
+  attn_kv_cache_spec_t spec = ts_mla_spec(64);
+  attn_builder_config_t c = mla_config();
+  attn_builder_t* b;
+  ts_batch* batch = ts_batch_make(q, s, 4, 64, 0, -1);
+  attn_metadata_t* m = NULL;
+  int32_t level = -1;
+  (void)state;
+  b = ts_builder("FLASH_ATTN_MLA_XPU", &spec, &c);
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+  assert_int_equal(threshold_of(b), 1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_decodes"), 1);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 1);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  ts_expect_i32(m, "decode_query_start_loc", (int32_t[]){0, 1}, 2);
+  assert_int_equal(ts_int(m, "decode_max_query_len"), 1);
+  assert_int_equal(ts_int(m, "decode_max_seq_len"), 700); /* the batch's, as FLASH_ATTN_MLA's */
+  assert_int_equal(ts_int(m, "decode_max_num_splits"), 0);
+  ts_expect_none(m, "decode_scheduler_metadata");
+  ts_expect_none(m, "decode_scheduler_metadata_buffer");
+  ts_expect_none(m, "decode_scheduler_batch_size");
+  ts_expect_none(m, "decode_scheduler_cu_seqlens_q");
+  attn_builder_destroy(b);
+  c.batch_invariant = 1;
+  b = ts_builder("FLASH_ATTN_MLA_XPU", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "decode_max_num_splits"), 1);
+  ts_expect_none(m, "decode_scheduler_num_splits");
+  attn_builder_destroy(b);
+  c.batch_invariant = 0;
+  c.num_speculative_tokens = 2;
+  b = ts_builder("FLASH_ATTN_MLA_XPU", &spec, &c);
+  assert_int_equal(threshold_of(b), 1);
+  attn_builder_destroy(b);
+  c.num_speculative_tokens = 0;
+  spec = ts_mla_spec(16);
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN_MLA_XPU", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "FLASH_ATTN_MLA_XPU needs kv_cache_spec->block_size to be a multiple of 64, got 16");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  ts_batch_free(batch);
+}
+
 /* FLASHMLA (UNIFORM, threshold 128), block 64: three 2-token decodes (spec decode) and a
  * 130-token prefill. FlashMLA's get_mla_metadata inputs: the decodes' seq_lens,
  * num_q_tokens_per_head_k = 2 * 32 heads, num_heads_k = 1. */
@@ -1162,6 +1214,7 @@ int main(void) {
       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_dcp),
       cmocka_unit_test(test_flash_attn_mla),
+      cmocka_unit_test(test_flash_attn_mla_xpu),
       cmocka_unit_test(test_flashmla),
       cmocka_unit_test(test_flashinfer_mla_spec_decode),
       cmocka_unit_test(test_prefill_paths),

@@ -36,16 +36,18 @@ static void expect_rows(const attn_metadata_t* m, const char* name, const int32_
 }
 
 static void test_levels(void** state) {
-  static const char* const names[6] = {"FLASHMLA_SPARSE_DSV4",     "FLASHINFER_MLA_SPARSE_DSV4",
+  static const char* const names[7] = {"FLASHMLA_SPARSE_DSV4",     "FLASHINFER_MLA_SPARSE_DSV4",
                                        "CPU_V4_MLA_SPARSE",        "FLASHMLA_SPARSE_DSV41",
-                                       "FLASHMLA_MEGA_ATTN_DSV41", "FLASHINFER_MLA_SPARSE_DSV41"};
-  static const int32_t levels[6] = {ATTN_CG_ALWAYS, ATTN_CG_ALWAYS, ATTN_CG_UNIFORM_BATCH,
-                                    ATTN_CG_ALWAYS, ATTN_CG_ALWAYS, ATTN_CG_ALWAYS};
+                                       "FLASHMLA_MEGA_ATTN_DSV41", "FLASHINFER_MLA_SPARSE_DSV41",
+                                       "XPU_V4_MLA_SPARSE"};
+  static const int32_t levels[7] = {ATTN_CG_ALWAYS, ATTN_CG_ALWAYS, ATTN_CG_UNIFORM_BATCH,
+                                    ATTN_CG_ALWAYS, ATTN_CG_ALWAYS, ATTN_CG_ALWAYS,
+                                    ATTN_CG_UNIFORM_BATCH};
   attn_kv_cache_spec_t spec = v4_spec(256, 2);
   attn_builder_config_t c = ts_config();
   int i;
   (void)state;
-  for (i = 0; i < 6; ++i) {
+  for (i = 0; i < 7; ++i) {
     int32_t level = -1, th = -1;
     attn_builder_t* b;
     c.num_speculative_tokens = i % 3; /* supports_spec_as_decode: 1 + k */

@@ -5,8 +5,10 @@
  * query_start_loc) and FLA's chunk_indices / chunk_offsets (gdn_chunk_metadata) on compute
  * capability 8.0, none on 9.0; the int64 token indices of gdn_spec_split. update_block_table
  * (model runner V2 on CUDA; gdn_masked_state_gather for spec batches with prefills) against a
- * host build on the new table. KIMI_K3_KDA's and PLE_SHORT_CONV_ATTN's builds host vs CUDA
- * likewise (test_kda, test_ple_short_conv). Skips,
+ * host build on the new table. KIMI_K3_KDA_ROCM's (the same batches, adaptive verification, a
+ * context-only row before prefills: chunk_indices by row; checkpoints over the prefill rows),
+ * KIMI_K3_KDA's and PLE_SHORT_CONV_ATTN's builds host vs CUDA likewise (test_kimi_k3_kda_rocm,
+ * test_kda, test_ple_short_conv). Skips,
  * saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -36,6 +38,9 @@ static void add_extras(extras* x, int64_t n, ts_batch* hb, tg_device_batch* db, 
   db->common.num_decode_draft_tokens = &x->draft_d;
 }
 
+/* The backend compare() builds: GDN_ATTN, or KIMI_K3_KDA_ROCM (its ROCm subclass). */
+static const char* g_backend = "GDN_ATTN";
+
 static void compare(const attn_kv_cache_spec_t* spec, const attn_builder_config_t* config,
                     ts_batch* b, extras* x, int spec_inputs, int update) {
   attn_builder_config_t dc = *config;
@@ -45,11 +50,11 @@ static void compare(const attn_kv_cache_spec_t* spec, const attn_builder_config_
   char what[96];
   dc.device.device_type = ATTN_DEVICE_CUDA;
   dc.use_v2_model_runner = 1;
-  hb = ts_builder("GDN_ATTN", spec, config);
-  db = ts_builder("GDN_ATTN", spec, &dc);
+  hb = ts_builder(g_backend, spec, config);
+  db = ts_builder(g_backend, spec, &dc);
   tg_device_batch_make(b, &d);
   add_extras(x, b->num_reqs, b, &d, spec_inputs);
-  snprintf(what, sizeof what, "GDN_ATTN capability %d spec %d", config->device_capability,
+  snprintf(what, sizeof what, "%s capability %d spec %d", g_backend, config->device_capability,
            spec_inputs);
   ASSERT_OK(attn_build(hb, 0, &b->common, 0, &hm, NULL));
   ASSERT_OK(attn_build(db, 0, &d.common, 0, &dm, NULL));
@@ -82,11 +87,12 @@ static void compare(const attn_kv_cache_spec_t* spec, const attn_builder_config_
   attn_builder_destroy(db);
 }
 
-static void test_gdn_0_33(void** state) {
+/* The random batches of test_gdn_0_33 through g_backend; `rocm`: KIMI_K3_KDA_ROCM's (no
+ * update_block_table; adaptive verification in every other builder with k > 0; a zero-length
+ * row before a prefill in one batch of three, where its chunk_indices differ from FLA's). */
+static void gdn_random_batches(int rocm) {
   uint64_t seed = 33;
   int iter;
-  (void)state;
-  if (!tg_have_gpu("the host-vs-CUDA GDN_ATTN 0.33 builds")) skip();
   for (iter = 0; iter < 240; ++iter) {
     const int32_t k = (int32_t)ts_rand_range(&seed, 0, 3);
     attn_kv_cache_spec_t spec = ts_spec();
@@ -116,10 +122,33 @@ static void test_gdn_0_33(void** state) {
       x.accepted[r] = (int32_t)ts_rand_range(&seed, 1, k + 1);
       if (s[r] > max_seq) max_seq = s[r];
     }
+    if (rocm) {
+      c.enable_adaptive_verification = iter % 2;
+      if (iter % 3 == 0 && n > 1) { /* a context-only row, not a spec decode */
+        const int64_t j = ts_rand_range(&seed, 0, n - 2);
+        q[j] = 0;
+        x.draft[j] = -1;
+      }
+    }
     b = ts_batch_make(q, s, n + pad, 16, (max_seq + 15) / 16 + k, -1);
-    compare(&spec, &c, b, &x, spec_inputs, iter % 4 != 0);
+    compare(&spec, &c, b, &x, spec_inputs, !rocm && iter % 4 != 0);
     ts_batch_free(b);
   }
+}
+
+static void test_gdn_0_33(void** state) {
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA GDN_ATTN 0.33 builds")) skip();
+  g_backend = "GDN_ATTN";
+  gdn_random_batches(0);
+}
+
+static void test_kimi_k3_kda_rocm(void** state) {
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA KIMI_K3_KDA_ROCM builds")) skip();
+  g_backend = "KIMI_K3_KDA_ROCM";
+  gdn_random_batches(1);
+  g_backend = "GDN_ATTN";
 }
 
 /* vLLM 0.33's prefill checkpoints ("align" mode, one checkpoint block, hash and cache-hit
@@ -133,6 +162,8 @@ static void test_gdn_checkpoints(void** state) {
   (void)state;
   if (!tg_have_gpu("the host-vs-CUDA GDN_ATTN prefill checkpoints")) skip();
   for (iter = 0; iter < 120; ++iter) {
+    /* every third builder KIMI_K3_KDA_ROCM's (checkpoints over the prefill rows) */
+    g_backend = iter % 3 == 2 ? "KIMI_K3_KDA_ROCM" : "GDN_ATTN";
     const int32_t k = (int32_t)ts_rand_range(&seed, 0, 2);
     attn_kv_cache_spec_t spec = ts_spec();
     attn_builder_config_t c = ts_config();
@@ -169,6 +200,7 @@ static void test_gdn_checkpoints(void** state) {
     compare(&spec, &c, b, &x, spec_inputs, 0);
     ts_batch_free(b);
   }
+  g_backend = "GDN_ATTN";
 }
 
 /* KIMI_K3_KDA host vs CUDA on the same kind of batches: gdn_spec_split with zero-length
@@ -306,6 +338,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gdn_0_33),
       cmocka_unit_test(test_gdn_checkpoints),
+      cmocka_unit_test(test_kimi_k3_kda_rocm),
       cmocka_unit_test(test_kda),
       cmocka_unit_test(test_ple_short_conv),
   };
