@@ -32,6 +32,9 @@ its MRO is still `@abstractmethod`. A builder is mapped when
   backend vLLM makes is a libattn backend's;
 - or it is defined inside a factory that docs/backends/wrappers.md's table names in its vLLM
   column (libattn's wrappers are asked for by a spec kind or an option, not by a backend name).
+A builder that no libattn backend maps is "not offered" instead of "not mapped" when a
+docs/backends table has the row `| NOT_OFFERED | `Class` (`path`) | why |`: a builder whose
+own build cannot run in this vLLM (a libattn backend matching it would fail every build).
 
 Utilities. The scope is the public top-level functions of vLLM's metadata utility modules
 (UTILITY_MODULES), the public methods of `CommonAttentionMetadata`, and every other function
@@ -57,7 +60,7 @@ import ast
 import os
 import re
 import sys
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vllm_names  # noqa: E402  (the same source scan and backend rule)
@@ -170,21 +173,25 @@ def wrapper_factories(path: str) -> Dict[str, str]:
     return out
 
 
-BACKEND_ROW = re.compile(r"^\| ([A-Z][A-Z0-9_]+) \| `(\w+)`(?: \(`([^`]+)`\))?")
+BACKEND_ROW = re.compile(r"^\| ([A-Z][A-Z0-9_]+) \| `(\w+)`(?: \(`([^`]+)`\))?(?: \| ([^|]*))?")
+#: the first cell of a docs/backends row naming a builder libattn does not offer, and why
+NOT_OFFERED = "NOT_OFFERED"
 
 
-def documented_builders(pages: str, backends: List[str]) -> List[Tuple[str, str, str]]:
+def documented_builders(pages: str, backends: List[str], reasons: bool = False) -> List[Any]:
     """(libattn backend, vLLM builder class, path or "") of the docs/backends tables whose rows
     begin `| BACKEND | `VllmBuilderClass` (`path`) |`: the builder of a libattn backend whose
-    name is not vLLM's (the DeepSeek sparse-SWA subclasses)."""
-    out = []
+    name is not vLLM's (the DeepSeek sparse-SWA subclasses); with ``reasons``, the next cell too
+    (NOT_OFFERED rows: why)."""
+    out: List[Any] = []
     for page in sorted(os.listdir(pages)):
         if page.endswith(".md"):
             with open(os.path.join(pages, page), encoding="utf-8") as f:
                 for line in f:
                     m = BACKEND_ROW.match(line)
                     if m and m.group(1) in backends and m.group(2).endswith("Builder"):
-                        out.append((m.group(1), m.group(2), m.group(3) or ""))
+                        row = (m.group(1), m.group(2), m.group(3) or "")
+                        out.append(row + ((m.group(4) or "").strip(),) if reasons else row)
     return out
 
 
@@ -224,6 +231,11 @@ def builders_report(src: vllm_names.Source, backends: List[str], wrappers_md: st
         found = [c for c in builders if c.name == cls and c.path.endswith(path)]
         if len(found) == 1:
             mapped.setdefault(full[found[0].key], set()).add(backend)
+    not_offered = {}
+    for _, cls, path, why in documented_builders(pages, [NOT_OFFERED], reasons=True):
+        found = [c for c in builders if c.name == cls and c.path.endswith(path)]
+        if len(found) == 1:
+            not_offered[full[found[0].key]] = why
     # a base that no named backend builds with (only its subclasses are built) is not counted
     bases = {b.key for c in builders for b in src.bases(c)}
     counted, abstract, base_only = [], [], []
@@ -235,8 +247,11 @@ def builders_report(src: vllm_names.Source, backends: List[str], wrappers_md: st
         else:
             counted.append(c)
     factories = wrapper_factories(wrappers_md)
-    yes, no = [], []
+    yes, no, out_rows = [], [], []
     for c in counted:
+        if full[c.key] in not_offered and full[c.key] not in mapped:
+            out_rows.append(f"  {c.where()}\t{not_offered[full[c.key]]}")
+            continue
         if c.key in nested:
             fn = nested[c.key]
             if fn in factories:
@@ -248,9 +263,10 @@ def builders_report(src: vllm_names.Source, backends: List[str], wrappers_md: st
         else:
             users = ", ".join(sorted(used_by.get(full[c.key], set()))) or "no backend name"
             no.append(f"  {c.where()}\t(vLLM: {users})")
-    out = [f"builders: {len(yes)} of {len(counted)} concrete builders mapped, {len(no)} not "
-           "mapped"]
+    out = [f"builders: {len(yes)} of {len(counted)} concrete builders mapped, "
+           f"{len(out_rows)} not offered (vLLM's own build cannot run), {len(no)} not mapped"]
     out += ["mapped builders (class, libattn backend or wrapper):"] + yes
+    out += ["builders not offered (class, why):"] + out_rows
     out += ["builders not mapped (class, vLLM's names of the backends that build with it):"] + no
     out += ["not counted: abstract (an @abstractmethod left):"]
     out += [f"  {c.where()}" for c in abstract]
@@ -401,11 +417,12 @@ def excerpt(body: str) -> str:
             section = line.split(" (")[0]
         elif line.startswith("  "):
             name = line.strip().split("\t")[0]
-            if section == "builders not mapped":  # vllm/<dir>/<file>.py:Class -> Class (dir)
+            if section.startswith("builders not"):  # vllm/<dir>/<file>.py:Class -> Class (dir)
                 path, _, cls = name.partition(":")
                 name = f"{cls} ({os.path.dirname(path)[len('vllm/'):]})"
             lists.setdefault(section, []).append(name)
-    for section in ("builders not mapped", "left out on purpose", "missing"):
+    for section in ("builders not offered", "builders not mapped", "left out on purpose",
+                    "missing"):
         names = lists.get(section, [])
         lines.append(f"{section} ({len(names)}):" + ("" if names else " none"))
         lines += [f"  {n}" for n in names]
