@@ -477,6 +477,10 @@ class PersistentMetadata:
         b = self._bound
         if b.builder._generation != self._generation:
             raise StaleMetadata(b._stale_reason())
+        if b._native_step is not None:
+            # the compiled step counts its builds as one generation while nothing else builds:
+            # a generation of this result's own, so the next step makes it stale
+            b.builder._generation = self._generation = b.builder._generation + 1
         return Metadata(b._lib, b._out.value, False, b.batch, builder=b.builder,
                         generation=self._generation)
 
@@ -508,8 +512,55 @@ class BoundBatch:
         self._call = functools.partial(build, self._handle, ctypes.c_int64(0), self._struct_ref,
                                        ctypes.c_int32(0), ctypes.byref(out), None)
         self.metadata = PersistentMetadata(self)
-        self._counts = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
-        self._step = self.build = _step_function(self)  # build, its state in a closure
+        self._counts_py = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
+        #: the compiled step (libattn._native.Step) when the library has the extension
+        self._native_step: Any = None
+        if lib.native is not None:
+            from .builder import stream_handle
+            from .native import native_module
+            self._native_step = native_module().Step(  # type: ignore[union-attr]
+                lib.native, builder, builder._native, self.metadata, builder.handle,
+                ctypes.addressof(batch._struct), ctypes.addressof(batch._cells),
+                ctypes.addressof(out), batch.max_num_reqs, batch.max_num_tokens, batch._refuse,
+                self._failed, stream_handle, _step_function(self))
+            self._step = self.build = self._native_step.build
+        else:
+            self._step = self.build = _step_function(self)  # build, its state in a closure
+
+    @property
+    def _counts(self) -> Tuple[int, int, int, int]:
+        """The last build's scalars (num_reqs, num_actual_tokens, max_query_len, max_seq_len)."""
+        step = self._native_step
+        return step.counts if step is not None else self._counts_py
+
+    def stepper(self, names: Iterable[str]) -> Any:
+        """The whole per-step call in one: ``run = bound.stepper(("seq_lens", "max_seq_len"))``
+        then, every step, ``values = run(num_reqs, num_actual_tokens, max_query_len,
+        max_seq_len)``: :meth:`build` with those scalars, then the named fields of its
+        metadata (as ``metadata[name]``) in ``values``, a list made once and returned by every
+        call, its items replaced where a field's value changed (a view stays the same object
+        while the library reports the same memory, shape and strides).
+
+        With the compiled extension (``lib.native``) the step is one native call: the scalars
+        written, ``attn_build``, every field asked of the library and compared byte for byte
+        with its last answer, no Python object made while nothing changed. One stepper per
+        bound batch: calling this again re-targets it (the earlier one reads the new names)."""
+        names = [str(n) for n in names]
+        md = self.metadata
+        if self._native_step is not None:
+            self._native_step.set_fields(names, md.__getitem__)
+            return self._native_step
+        build = self.build
+        values: list = [None] * len(names)
+        indexed = list(enumerate(names))
+
+        def run(num_reqs: int, num_actual_tokens: int, max_query_len: int,
+                max_seq_len: int) -> list:
+            m = build(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+            for i, name in indexed:
+                values[i] = m[name]
+            return values
+        return run
 
     def build(self, num_reqs: int, num_actual_tokens: int, max_query_len: int,
               max_seq_len: int, common_prefix_len: int = 0, fast_build: bool = False,
@@ -532,6 +583,9 @@ class BoundBatch:
         those of the metadata; it goes stale (the library keeps its previous metadata, which
         the ordinary API would still read)."""
         self.metadata._generation = -2
+        step = getattr(self, "_native_step", None)
+        if step is not None:
+            step.forget_generation()
 
     # ---- helpers of the readers -----------------------------------------------------------
     def _anchor(self) -> Any:
@@ -585,7 +639,7 @@ def _step_function(bound: BoundBatch) -> Any:
             bound._failed()
             batch.set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
             raise  # pragma: no cover - set_counts raised the TypeError
-        bound._counts = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+        bound._counts_py = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
         if common_prefix_len or fast_build or stream is not None:
             err = bound._general(common_prefix_len, fast_build, stream)
         else:
