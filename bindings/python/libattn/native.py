@@ -129,14 +129,18 @@ def attach(lib: "Library") -> Any:
     # lib's own methods bound to it: the Api is lib's attribute, a cycle the collector clears
     api = module.Api(
         addresses, lib.check, BatchSplit,
+        functools.partial(UtilitiesMixin.split_decodes_and_prefills, lib),
         functools.partial(UtilitiesMixin.reorder_batch_to_split_decodes_and_prefills, lib),
         functools.partial(UtilitiesMixin.make_kv_sharing_fast_prefill_common_attn_metadata_ex,
                           lib),
         functools.partial(_fast_prefill_result, lib))
-    # the bound methods of the extension's object, as instance attributes: one call per use
-    lib.split_decodes_and_prefills = api.split_decodes_and_prefills  # type: ignore[method-assign]
+    # the extension's calls as instance attributes, in place of the class's methods: one call
+    # per use (split and fast prefill: builtins taking CPython's vectorcall arguments as they
+    # come; anything they do not take goes to the ctypes layer's method)
+    fast = api.fast_calls()
+    lib.split_decodes_and_prefills = fast["split_decodes_and_prefills"]  # type: ignore[method-assign]
     lib.reorder_batch_to_split_decodes_and_prefills = (  # type: ignore[method-assign]
         api.reorder_batch_to_split_decodes_and_prefills)
     lib.make_kv_sharing_fast_prefill_common_attn_metadata_ex = (  # type: ignore[method-assign]
-        api.make_kv_sharing_fast_prefill_common_attn_metadata_ex)
+        fast["make_kv_sharing_fast_prefill_common_attn_metadata_ex"])
     return api

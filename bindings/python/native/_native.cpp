@@ -18,6 +18,7 @@
 #include <attn_c.h>
 
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -120,6 +121,7 @@ struct Api {
 
   nb::object check;              // Library.check(address): raises the error (and frees it)
   nb::object batch_split;        // libattn.BatchSplit
+  nb::object split_fallback;     // the ctypes layer's split, for other arguments
   nb::object reorder_fallback;   // the ctypes layer's reorder, for other inputs
   nb::object fast_prefill_fallback;  // the ctypes layer's fast prefill _ex, for other inputs
   nb::object fast_prefill_result;    // (owned, batch bytes, common, out, out_cpu) -> CommonMetadata
@@ -130,10 +132,12 @@ struct Api {
   nb::object last_split;  // the last BatchSplit made, and its counts
   int64_t last_counts[4]{};
 
-  Api(nb::dict fns, nb::object check_, nb::object batch_split_, nb::object reorder_fallback_,
-      nb::object fast_prefill_fallback_, nb::object fast_prefill_result_)
+  Api(nb::dict fns, nb::object check_, nb::object batch_split_, nb::object split_fallback_,
+      nb::object reorder_fallback_, nb::object fast_prefill_fallback_,
+      nb::object fast_prefill_result_)
       : check(std::move(check_)),
         batch_split(std::move(batch_split_)),
+        split_fallback(std::move(split_fallback_)),
         reorder_fallback(std::move(reorder_fallback_)),
         fast_prefill_fallback(std::move(fast_prefill_fallback_)),
         fast_prefill_result(std::move(fast_prefill_result_)) {
@@ -255,8 +259,8 @@ struct Api {
       return fast_prefill_fallback(common, logits, out_q, stream, **kw);
     }
     const attn_common_metadata_t* c = common_ptr(common);
+    // written by the library up to struct_size when it makes a new batch (read only then)
     attn_common_metadata_t batch;
-    std::memset(&batch, 0, sizeof batch);
     batch.struct_size = ATTN_COMMON_METADATA_STRUCT_SIZE;
     attn_metadata_t* owned = nullptr;
     if (attn_error_t* err = fast_prefill_ex_fn(c, nullptr, &o->t, &oc->t, &batch, &owned, nullptr))
@@ -494,13 +498,194 @@ struct Step {
   }
 };
 
+// ---- entry points called with CPython's vectorcall convention directly (METH_FASTCALL |
+// METH_KEYWORDS builtins bound to the Api object): the per-call argument handling of the two
+// calls that return in tens of ns. Arguments are matched by position or keyword exactly as
+// the ctypes layer's signatures; anything else (an unknown keyword, a non-int threshold, a
+// value out of range) goes to the ctypes layer's method, whose errors are the binding's.
+
+// Parameter names as interned strings: a keyword written in the caller's source is the same
+// interned object, matched by address (else by value)
+struct Names {
+  std::vector<PyObject*> names;  // interned, immortal for the module's life
+  explicit Names(std::initializer_list<const char*> list) {
+    for (const char* n : list) names.push_back(PyUnicode_InternFromString(n));
+  }
+};
+
+// args + kwnames -> the slots of `names` (NULL: not given); false for an unknown or repeated
+// name
+bool match(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const Names& names,
+           PyObject** out) {
+  Py_ssize_t n = static_cast<Py_ssize_t>(names.names.size());
+  if (nargs > n) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) out[i] = i < nargs ? args[i] : nullptr;
+  if (!kwnames) return true;
+  Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nk; ++k) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t i = 0;
+    while (i < n && names.names[i] != key) ++i;
+    if (i == n) {
+      for (i = 0; i < n; ++i) {
+        int eq = PyUnicode_Compare(key, names.names[i]);
+        if (eq == 0) break;
+        if (eq == -1 && PyErr_Occurred()) PyErr_Clear();
+      }
+    }
+    if (i == n || out[i]) return false;
+    out[i] = args[nargs + k];
+  }
+  return true;
+}
+
+// the same arguments, to a Python callable (the ctypes layer's method)
+PyObject* forward(nb::handle fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return PyObject_Vectorcall(fn.ptr(), args, static_cast<size_t>(nargs), kwnames);
+}
+
+template <PyObject* (*F)(Api*, PyObject* const*, Py_ssize_t, PyObject*)>
+PyObject* fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    return F(nb::inst_ptr<Api>(self), args, nargs, kwnames);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+bool small_int(PyObject* o, int32_t* out) {
+  if (!PyLong_CheckExact(o)) return false;
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow || v < INT32_MIN || v > INT32_MAX) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = static_cast<int32_t>(v);
+  return true;
+}
+
+PyObject* split_fast(Api* api, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const Names names{"common", "decode_threshold", "require_uniform"};
+  PyObject* a[3];
+  int32_t thr = 1;
+  if (!match(args, nargs, kwnames, names, a) || !a[0] || (a[1] && !small_int(a[1], &thr)) ||
+      (a[2] && !PyBool_Check(a[2]) && !PyLong_CheckExact(a[2])))
+    return forward(api->split_fallback, args, nargs, kwnames);
+  bool uniform = a[2] && PyObject_IsTrue(a[2]) == 1;
+  return api->split(a[0], thr, uniform).release().ptr();
+}
+
+PyObject* fast_prefill_fast(Api* api, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const Names names{"common", "logits_indices_cpu", "out_query_start_loc", "stream",
+                            "out_query_start_loc_cpu"};
+  PyObject* a[5];
+  // out_query_start_loc_cpu is keyword-only in the ctypes layer's signature
+  if (nargs > 4 || !match(args, nargs, kwnames, names, a) || !a[0])
+    return forward(api->fast_prefill_fallback, args, nargs, kwnames);
+  auto h = [](PyObject* o) { return o ? nb::handle(o) : nb::handle(Py_None); };
+  return api->fast_prefill_ex(h(a[0]), h(a[1]), h(a[2]), h(a[3]), h(a[4])).release().ptr();
+}
+
+// Builder.build(common, common_prefix_len=0, fast_build=False, stream=None): attn_build and
+// the Metadata the ctypes layer's Builder._result makes (the same attributes, set here)
+struct Build {
+  Api* api;
+  nb::object api_ref;
+  nb::object builder;   // libattn.Builder
+  nb::object metadata;  // the class libattn.Metadata
+  nb::object lib;       // the Library
+  nb::object fallback;  // the ctypes layer's Builder.build, bound to the builder
+};
+
+PyObject* build_fast(Build* b, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  static const Names names{"common", "common_prefix_len", "fast_build", "stream"};
+  static PyObject* handle_name = PyUnicode_InternFromString("_handle");
+  static PyObject* generation_name = PyUnicode_InternFromString("_generation");
+  static PyObject* lib_name = PyUnicode_InternFromString("_lib");
+  static PyObject* keep_name = PyUnicode_InternFromString("_keep");
+  static PyObject* builder_name = PyUnicode_InternFromString("_builder");
+  PyObject* a[4];
+  if (!b->builder.is_valid() || !match(args, nargs, kwnames, names, a) || !a[0] ||
+      (a[1] && !(PyLong_CheckExact(a[1]) && PyLong_AsLongLong(a[1]) == 0)) ||
+      (a[2] && a[2] != Py_False && !(PyLong_CheckExact(a[2]) && PyLong_AsLongLong(a[2]) == 0)) ||
+      (a[3] && a[3] != Py_None)) {
+    PyErr_Clear();  // (an int beyond long long: the ctypes layer's call says what it is)
+    return b->fallback.is_valid() ? forward(b->fallback, args, nargs, kwnames)
+                                  : (PyErr_SetString(PyExc_ValueError, "builder is closed"),
+                                     nullptr);
+  }
+  nb::object h = nb::steal(PyObject_GetAttr(b->builder.ptr(), handle_name));
+  if (!h.is_valid()) return nullptr;
+  if (h.is_none()) return forward(b->fallback, args, nargs, kwnames);  // "builder is closed"
+  auto* handle = static_cast<attn_builder_t*>(PyLong_AsVoidPtr(h.ptr()));
+  if (!handle && PyErr_Occurred()) return nullptr;
+  const attn_common_metadata_t* c = b->api->common_ptr(a[0]);
+  attn_metadata_t* out = nullptr;
+  if (attn_error_t* err = b->api->build(handle, 0, c, 0, &out, nullptr)) b->api->raise(err);
+  // Builder._result: the generation moved on, the Metadata of this build
+  nb::object g = nb::steal(PyObject_GetAttr(b->builder.ptr(), generation_name));
+  if (!g.is_valid()) return nullptr;
+  nb::object next = nb::steal(PyNumber_Add(g.ptr(), nb::int_(1).ptr()));
+  if (!next.is_valid() || PyObject_SetAttr(b->builder.ptr(), generation_name, next.ptr()) != 0)
+    return nullptr;
+  auto* type = reinterpret_cast<PyTypeObject*>(b->metadata.ptr());
+  nb::object empty = nb::steal(PyTuple_New(0));
+  nb::object md = nb::steal(PyBaseObject_Type.tp_new(type, empty.ptr(), nullptr));
+  if (!md.is_valid()) return nullptr;
+  nb::object addr = nb::steal(PyLong_FromVoidPtr(out));
+  if (!addr.is_valid() || PyObject_SetAttr(md.ptr(), lib_name, b->lib.ptr()) != 0 ||
+      PyObject_SetAttr(md.ptr(), handle_name, addr.ptr()) != 0 ||
+      PyObject_SetAttr(md.ptr(), keep_name, a[0]) != 0 ||
+      PyObject_SetAttr(md.ptr(), builder_name, b->builder.ptr()) != 0 ||
+      PyObject_SetAttr(md.ptr(), generation_name, next.ptr()) != 0)
+    return nullptr;
+  return md.release().ptr();
+}
+
+template <PyObject* (*F)(Build*, PyObject* const*, Py_ssize_t, PyObject*)>
+PyObject* build_fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
+                         PyObject* kwnames) {
+  try {
+    return F(nb::inst_ptr<Build>(self), args, nargs, kwnames);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef build_def = {"build",
+                         reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(
+                             build_fastcall<build_fast>)),
+                         METH_FASTCALL | METH_KEYWORDS,
+                         "build(common, common_prefix_len=0, fast_build=False, stream=None): "
+                         "libattn._native's Builder.build"};
+
+PyMethodDef split_def = {"split_decodes_and_prefills",
+                         reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(
+                             fastcall<split_fast>)),
+                         METH_FASTCALL | METH_KEYWORDS,
+                         "split_decodes_and_prefills(common, decode_threshold=1, "
+                         "require_uniform=False): libattn._native's"};
+PyMethodDef fast_prefill_def = {
+    "make_kv_sharing_fast_prefill_common_attn_metadata_ex",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fastcall<fast_prefill_fast>)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "make_kv_sharing_fast_prefill_common_attn_metadata_ex(common, logits_indices_cpu=None, "
+    "out_query_start_loc=None, stream=None, *, out_query_start_loc_cpu=None): libattn._native's"};
+
 // Garbage collection: an Api references its Library's methods and a Step its BoundBatch's
 // objects, which reference them back; the collector sees these references and clears them.
 int api_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
   if (!nb::inst_ready(self)) return 0;
   Api* a = nb::inst_ptr<Api>(self);
-  for (nb::handle h : {nb::handle(a->check), nb::handle(a->batch_split),
+  for (nb::handle h : {nb::handle(a->check), nb::handle(a->batch_split), nb::handle(a->split_fallback),
                        nb::handle(a->reorder_fallback), nb::handle(a->fast_prefill_fallback),
                        nb::handle(a->fast_prefill_result)})
     Py_VISIT(h.ptr());
@@ -514,6 +699,7 @@ int api_clear(PyObject* self) {
   Api* a = nb::inst_ptr<Api>(self);
   a->check.reset();
   a->batch_split.reset();
+  a->split_fallback.reset();
   a->reorder_fallback.reset();
   a->fast_prefill_fallback.reset();
   a->fast_prefill_result.reset();
@@ -551,6 +737,29 @@ int step_clear(PyObject* self) {
   return 0;
 }
 
+int build_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  Build* b = nb::inst_ptr<Build>(self);
+  for (nb::handle h : {nb::handle(b->api_ref), nb::handle(b->builder), nb::handle(b->metadata),
+                       nb::handle(b->lib), nb::handle(b->fallback)})
+    Py_VISIT(h.ptr());
+  return 0;
+}
+
+int build_clear(PyObject* self) {
+  Build* b = nb::inst_ptr<Build>(self);
+  b->builder.reset();  // then every call says "builder is closed"
+  b->metadata.reset();
+  b->lib.reset();
+  b->fallback.reset();
+  return 0;
+}
+
+PyType_Slot build_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(build_traverse)},
+                             {Py_tp_clear, reinterpret_cast<void*>(build_clear)},
+                             {0, nullptr}};
+
 PyType_Slot api_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(api_traverse)},
                            {Py_tp_clear, reinterpret_cast<void*>(api_clear)},
                            {0, nullptr}};
@@ -566,8 +775,9 @@ NB_MODULE(_native, m) {
   m.attr("ATTN_VERSION_MINOR") = ATTN_VERSION_MINOR;
 
   nb::class_<Api>(m, "Api", nb::type_slots(api_slots))
-      .def(nb::init<nb::dict, nb::object, nb::object, nb::object, nb::object, nb::object>(),
-           nb::arg("functions"), nb::arg("check"), nb::arg("batch_split"),
+      .def(nb::init<nb::dict, nb::object, nb::object, nb::object, nb::object, nb::object,
+                    nb::object>(),
+           nb::arg("functions"), nb::arg("check"), nb::arg("batch_split"), nb::arg("split_fallback"),
            nb::arg("reorder_fallback"), nb::arg("fast_prefill_fallback"),
            nb::arg("fast_prefill_result"))
       .def("split_decodes_and_prefills", &Api::split, nb::arg("common"),
@@ -579,8 +789,32 @@ NB_MODULE(_native, m) {
            nb::arg("common"), nb::arg("logits_indices_cpu") = nb::none(),
            nb::arg("out_query_start_loc") = nb::none(), nb::arg("stream") = nb::none(),
            nb::kw_only(), nb::arg("out_query_start_loc_cpu") = nb::none())
+      .def("fast_calls",
+           [](nb::handle self) {
+             // the builtins, bound to this Api object (they keep it alive)
+             nb::dict d;
+             d["split_decodes_and_prefills"] =
+                 nb::steal(PyCFunction_NewEx(&split_def, self.ptr(), nullptr));
+             d["make_kv_sharing_fast_prefill_common_attn_metadata_ex"] =
+                 nb::steal(PyCFunction_NewEx(&fast_prefill_def, self.ptr(), nullptr));
+             return d;
+           },
+           "The per-step calls as builtins with CPython's vectorcall convention.")
       .def("address", &Api::address, nb::arg("name"),
            "The address of the C function this object calls for `name`.");
+
+  nb::class_<Build>(m, "Build", nb::type_slots(build_slots))
+      .def("__init__",
+           [](Build* self, nb::handle api, nb::object builder, nb::object metadata, nb::object lib,
+              nb::object fallback) {
+             new (self) Build{nb::cast<Api*>(api), nb::borrow(api), std::move(builder),
+                              std::move(metadata), std::move(lib), std::move(fallback)};
+           })
+      .def("call",
+           [](nb::handle self) {
+             return nb::steal(PyCFunction_NewEx(&build_def, self.ptr(), nullptr));
+           },
+           "Builder.build as a builtin bound to this object.");
 
   nb::class_<Step>(m, "Step", nb::type_slots(step_slots))
       .def(nb::init<nb::handle, nb::object, nb::object, nb::object, uint64_t, uint64_t, uint64_t,

@@ -50,6 +50,7 @@ def test_the_path_asked_for_is_the_one_used(lib):
         assert lib.native is not None
         assert type(lib.split_decodes_and_prefills).__module__ != "libattn.utilities"
         assert lib.split_decodes_and_prefills.__self__ is lib.native
+        assert lib.reorder_batch_to_split_decodes_and_prefills.__self__ is lib.native
     elif mode == "off":
         assert lib.native is None
         assert lib.split_decodes_and_prefills.__func__ is \
@@ -244,3 +245,41 @@ def test_a_dropped_stepper_is_collected(lib):
     refs = make()
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def test_builder_build_equals_the_ctypes_layer(lib, ctypes_lib):
+    """Builder.build through the extension: the same fields as the ctypes layer's, the same
+    lifetimes (an earlier result goes stale, a closed builder refuses), and the arguments it
+    does not take (a cascade prefix, fast_build, a stream) go to the ctypes layer's method."""
+    needs_native(lib)
+    rng = np.random.default_rng(8)
+    for backend in ("FLASH_ATTN", "TRITON_ATTN", "FLASHINFER"):
+        with lib.builder(backend, spec(), config()) as b, \
+                ctypes_lib.builder(backend, spec(), config()) as c:
+            assert type(b.build).__name__ == "builtin_function_or_method"
+            for _ in range(10):
+                batch = libattn.PersistentBatch(config(), WIDTH)
+                write(batch, *random_batch(rng))
+                n = batch.common.num_reqs
+                common = libattn.CommonMetadata(
+                    query_start_loc=batch.query_start_loc[:n + 1],
+                    seq_lens=batch.seq_lens[:n], block_table=batch.block_table[:n],
+                    slot_mapping=batch.slot_mapping[:batch.common.num_actual_tokens])
+                got, want = b.build(common), c.build(common)
+                assert type(got) is libattn.Metadata and got._builder is b
+                assert got.to_dict().keys() == want.to_dict().keys()
+                for k, w in want.to_dict().items():
+                    v = got[k]
+                    assert (np.array_equal(v, w) if isinstance(w, np.ndarray) else v == w), k
+                key = next(iter(want.to_dict()))
+                again = b.build(common, 0, False, None)  # the same call, every argument given
+                with pytest.raises(libattn.StaleMetadata):
+                    got[key]
+                assert again.to_dict().keys() == want.to_dict().keys()
+                # what the native call does not take: the ctypes layer's method
+                assert b.build(common, fast_build=True).to_dict().keys() == \
+                    c.build(common, fast_build=True).to_dict().keys()
+            with pytest.raises(TypeError):
+                b.build(common, nonsense=1)
+        with pytest.raises(ValueError, match="builder is closed"):
+            b.build(common)
