@@ -610,22 +610,17 @@ class Runner:
             raise
         n, t, mq, ms = b.n, b.tokens, b.max_q, b.max_s
         qsl, seq, slots = batch.query_start_loc, batch.seq_lens, batch.slot_mapping
-        # build + the five fields in one call (one native call with libattn._native)
-        stepper = step.stepper(self.STEP_FIELDS)
+        # write the three arrays, build, read the five fields: one stepper call (one native
+        # call with libattn._native; the writes as batch.query_start_loc[:n + 1] = qsl ...)
+        stepper = step.stepper(self.STEP_FIELDS, ("query_start_loc", "seq_lens", "slot_mapping")
+                               if writes else ())
 
         src_qsl, src_seq, src_slots = b.qsl, b.seq, b.slots
-        n1 = n + 1
-
-        def run_writes() -> Any:
-            qsl[:n1] = src_qsl
-            seq[:n] = src_seq
-            slots[:t] = src_slots
-            return stepper(n, t, mq, ms)
-
-        qsl[:n1] = src_qsl
+        qsl[:n + 1] = src_qsl
         seq[:n] = src_seq
         slots[:t] = src_slots
-        run = run_writes if writes else (lambda: stepper(n, t, mq, ms))
+        run = ((lambda: stepper(n, t, mq, ms, src_qsl, src_seq, src_slots)) if writes else
+               (lambda: stepper(n, t, mq, ms)))
         got = run()
         want = lb.build(common)
         for name, value in zip(self.STEP_FIELDS, got):

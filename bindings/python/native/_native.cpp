@@ -14,6 +14,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <nanobind/stl/tuple.h>
 
 #include <attn_c.h>
 
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace nb = nanobind;
@@ -414,8 +416,17 @@ struct Step {
   }
   nb::object step_other(nb::args args) {
     if (!fallback.is_valid()) throw nb::value_error("builder is closed");
-    fallback(*args);
+    if (args.size() != 4 + writes.size())
+      throw nb::type_error("the stepper takes num_reqs, num_actual_tokens, max_query_len, "
+                           "max_seq_len and one array per input named in `writes`");
+    fallback(args[0], args[1], args[2], args[3]);  // the TypeError of a non-int scalar
     after_fallback();
+    if (!writes.empty()) {  // scalars the ctypes build took: the writes, then build again
+      const int64_t by_cell[3] = {counts[1], counts[0] + 1, counts[0]};
+      for (size_t i = 0; i < writes.size(); ++i) write(i, args[4 + i], by_cell[writes[i].cell]);
+      fallback(args[0], args[1], args[2], args[3]);
+      after_fallback();
+    }
     for (size_t i = 0; i < fields.size(); ++i) {
       fields[i].valid = false;
       nb::object v = slow(fields[i].name);
@@ -440,8 +451,69 @@ struct Step {
     slow = std::move(slow_);
   }
 
+  // the inputs a stepper call writes first (BoundBatch.stepper's `writes`): the host array's
+  // first rows, `cell` says how many (0 tokens, 1 num_reqs + 1, 2 num_reqs)
+  struct Write {
+    char* data = nullptr;  // NULL: not a host array here; the Python assignment writes it
+    Py_ssize_t itemsize = 0;
+    char kind = 0;  // 'i' signed integer, 'b' bool
+    int cell = 0;
+  };
+  std::vector<Write> writes;
+  nb::object write_fallback;  // (index, source, count): dst[:count] = source, numpy's way
+
+  void set_writes(std::vector<std::tuple<uint64_t, int64_t, std::string, int>> w,
+                  nb::object fallback_) {
+    writes.clear();
+    for (auto& [data, itemsize, kind, cell] : w) {
+      Write x;
+      x.data = reinterpret_cast<char*>(static_cast<uintptr_t>(data));
+      x.itemsize = static_cast<Py_ssize_t>(itemsize);
+      x.kind = kind.empty() ? 0 : kind[0];
+      x.cell = cell;
+      writes.push_back(x);
+    }
+    write_fallback = std::move(fallback_);
+  }
+
+  // source -> the first `count` rows of input `i`: a memcpy when the source is a C-contiguous
+  // buffer of exactly `count` items of the input's integer type, else numpy's assignment
+  void write(size_t i, nb::handle src, int64_t count) {
+    const Write& w = writes[i];
+    if (w.data) {
+      Py_buffer view;
+      if (PyObject_GetBuffer(src.ptr(), &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+        const char* f = view.format ? view.format : "B";
+        if (*f == '=' || *f == '@' || (*f == '<' && PY_LITTLE_ENDIAN)) ++f;
+        bool kind_ok = f[0] && !f[1] &&
+                       ((w.kind == 'i' && (f[0] == 'i' || f[0] == 'l' || f[0] == 'q')) ||
+                        (w.kind == 'b' && f[0] == '?'));
+        bool ok = kind_ok && view.itemsize == w.itemsize && view.ndim == 1 &&
+                  view.shape[0] == count;
+        if (ok) std::memcpy(w.data, view.buf, static_cast<size_t>(count * w.itemsize));
+        PyBuffer_Release(&view);
+        if (ok) return;
+      } else {
+        PyErr_Clear();
+      }
+    }
+    write_fallback(i, src, count);
+  }
+
   nb::object step(int64_t num_reqs, int64_t num_actual_tokens, int64_t max_query_len,
-                  int64_t max_seq_len) {
+                  int64_t max_seq_len, nb::args sources) {
+    if (sources.size() != writes.size())
+      throw nb::type_error("the stepper takes one array per input named in `writes`");
+    if (!writes.empty()) {
+      if (num_reqs < 0 || num_reqs > max_reqs || num_actual_tokens < 0 ||
+          num_actual_tokens > max_tokens) {
+        if (refuse.is_valid()) refuse(num_reqs, num_actual_tokens);
+        throw nb::value_error("libattn: the batch's capacity was exceeded");
+      }
+      const int64_t counts_by_cell[3] = {num_actual_tokens, num_reqs + 1, num_reqs};
+      for (size_t i = 0; i < writes.size(); ++i)
+        write(i, sources[i], counts_by_cell[writes[i].cell]);
+    }
     build(num_reqs, num_actual_tokens, max_query_len, max_seq_len, 0, false, nb::none());
     for (size_t i = 0; i < fields.size(); ++i) {
       FieldState& st = fields[i];
@@ -716,7 +788,7 @@ int step_traverse(PyObject* self, visitproc visit, void* arg) {
   for (nb::handle h : {nb::handle(s->api_ref), nb::handle(s->builder), nb::handle(s->native),
                        nb::handle(s->metadata), nb::handle(s->refuse), nb::handle(s->failed),
                        nb::handle(s->stream_handle), nb::handle(s->values), nb::handle(s->slow),
-                       nb::handle(s->fallback)})
+                       nb::handle(s->fallback), nb::handle(s->write_fallback)})
     Py_VISIT(h.ptr());
   return 0;
 }
@@ -731,7 +803,9 @@ int step_clear(PyObject* self) {
   s->values.reset();
   s->slow.reset();
   s->fallback.reset();
+  s->write_fallback.reset();
   s->fields.clear();
+  s->writes.clear();
   // api_ref and native (the attn_builder_t*'s owner) last: nothing may build after this
   s->native.reset();
   return 0;
@@ -825,7 +899,8 @@ NB_MODULE(_native, m) {
       .def("build", &Step::build_other)
       .def("set_fields", &Step::set_fields, nb::arg("names"), nb::arg("slow"))
       .def("__call__", &Step::step, nb::arg("num_reqs"), nb::arg("num_actual_tokens"),
-           nb::arg("max_query_len"), nb::arg("max_seq_len"))
+           nb::arg("max_query_len"), nb::arg("max_seq_len"), nb::arg("sources"))
+      .def("set_writes", &Step::set_writes, nb::arg("writes"), nb::arg("fallback"))
       .def("__call__", &Step::step_other)
       .def("forget_generation", &Step::forget_generation,
            "After a failed build: the next build takes a new generation.")

@@ -283,3 +283,44 @@ def test_builder_build_equals_the_ctypes_layer(lib, ctypes_lib):
                 b.build(common, nonsense=1)
         with pytest.raises(ValueError, match="builder is closed"):
             b.build(common)
+
+
+@pytest.mark.parametrize("backend", ["FLASH_ATTN", "TRITON_ATTN"])
+def test_stepper_writes_equal_the_assignments(lib, backend):
+    """On both paths: stepper(names, writes) writes the arrays given after the scalars into the
+    batch's first rows, then steps; equal to assigning them and stepping. Other dtypes go
+    through numpy's assignment (converted); a wrong length is numpy's error."""
+    cfg = config()
+    batch = libattn.PersistentBatch(cfg, WIDTH, inputs=("seq_lens_cpu",))
+    ref = libattn.PersistentBatch(cfg, WIDTH, inputs=("seq_lens_cpu",))
+    bound = lib.persistent_builder(backend, spec(), cfg, batch)
+    writes = ("query_start_loc", "seq_lens", "slot_mapping", "seq_lens_cpu")
+    rng = np.random.default_rng(21)
+    with bound.builder, lib.builder(backend, spec(), cfg) as plain:
+        run = bound.stepper(["seq_lens", "slot_mapping"], writes)
+        for i in range(20):
+            query, context = random_batch(rng)
+            scalars = write(ref, query, context)
+            batch.block_table[:] = ref.block_table
+            n, t = scalars[0], scalars[1]
+            srcs = [ref.query_start_loc[:n + 1].copy(), ref.seq_lens[:n].copy(),
+                    ref.slot_mapping[:t].copy(), ref.seq_lens[:n].copy()]
+            if i % 3 == 1:  # another dtype: numpy's converting assignment
+                srcs[1] = srcs[1].astype(np.int64)
+                srcs[2] = srcs[2].tolist()
+            values = run(*scalars, *srcs)
+            for name in ("query_start_loc", "seq_lens", "slot_mapping"):
+                k = {"query_start_loc": n + 1, "slot_mapping": t}.get(name, n)
+                np.testing.assert_array_equal(batch.arrays[name][:k], ref.arrays[name][:k])
+            np.testing.assert_array_equal(batch.arrays["seq_lens_cpu"][:n], ref.seq_lens[:n])
+            want = plain.build(batch.common)
+            np.testing.assert_array_equal(values[0], want["seq_lens"])
+            np.testing.assert_array_equal(values[1], want["slot_mapping"])
+        with pytest.raises(ValueError):  # numpy: could not broadcast
+            run(*scalars, srcs[0][:-1], *srcs[1:])
+        with pytest.raises(TypeError):
+            run(*scalars, *srcs[:-1])
+        with pytest.raises(TypeError, match="must be ints"):
+            run(1.5, 1, 1, 1, *srcs)
+        with pytest.raises(KeyError, match="not an input"):
+            bound.stepper(["seq_lens"], ["query_start_loc_cpu"])
