@@ -5,16 +5,18 @@
 #   1. the sdist (scikit-build-core's build_sdist, what `python -m build --sdist` calls): its
 #      files are the library's sources, the Python package, the READMEs and the licences, the
 #      same as the checkout has there (git), and nothing of a working tree;
-#   2. `pip wheel .`: one py3-none-linux_<arch> wheel with the library, the Python files and
+#   2. `pip wheel .`: one cp3X-cp3X-linux_<arch> wheel with the library, the compiled
+#      extension libattn._native (when nanobind imports in this Python), the Python files and
 #      the licences (auditwheel repair when auditwheel is installed);
 #   3. `pip install .` and `pip install -e .`: the installed package loads its own library
-#      with $ATTN_LIBRARY unset, builds a batch, runs bindings/python/README.md's "Ten lines"
+#      (and its extension, then required: LIBATTN_NATIVE=1) with $ATTN_LIBRARY unset, builds a
+#      batch, runs bindings/python/README.md's "Ten lines"
 #      and the attn-inspect command it installed;
 #   4. `pip install libattn-<version>.tar.gz` (the sdist of 1.) into a second environment: it
 #      builds the library from the sdist alone, and that package loads it and builds a batch.
 #   [PYTHON=python3] python_install.sh <repository root> <scratch dir>
-# Nothing is downloaded: fresh virtual environments with the system site-packages (numpy and
-# scikit-build-core, which scripts/setup.sh installs), --no-build-isolation --no-deps
+# Nothing is downloaded: fresh virtual environments with the system site-packages (numpy,
+# scikit-build-core and nanobind, which scripts/setup.sh installs), --no-build-isolation --no-deps
 # --no-index. The library is compiled once per format: the checkout's in <scratch>/build
 # (-Cbuild-dir, shared by 2. and 3.), the sdist's in build/ of the folder pip unpacks it into,
 # under <scratch>/tmp; through ccache when there is one (the sdist's compile commands are then
