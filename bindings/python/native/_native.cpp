@@ -173,10 +173,17 @@ struct Api {
     if (auto* hit = structs.find(s.ptr())) return *hit;
     Py_buffer view;
     if (PyObject_GetBuffer(s.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
-    bool big_enough = static_cast<size_t>(view.len) >= sizeof(size_t);
+    // the library reads struct_size bytes: the buffer must hold them (what ctypes' type check
+    // of the argument gives the ctypes layer)
+    size_t len = static_cast<size_t>(view.len);
+    size_t struct_size = 0;
+    if (len >= sizeof(size_t)) std::memcpy(&struct_size, view.buf, sizeof(size_t));
+    bool fits = len >= ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 && struct_size <= len;
     auto* p = static_cast<const attn_common_metadata_t*>(view.buf);
     PyBuffer_Release(&view);
-    if (!big_enough) throw nb::type_error("common.struct is not an attn_common_metadata_t");
+    if (!fits)
+      throw nb::type_error("common.struct is not an attn_common_metadata_t (its buffer is "
+                           "shorter than its struct_size)");
     return *structs.put(s, p);
   }
 
@@ -616,12 +623,26 @@ PyObject* forward(nb::handle fn, PyObject* const* args, Py_ssize_t nargs, PyObje
   return PyObject_Vectorcall(fn.ptr(), args, static_cast<size_t>(nargs), kwnames);
 }
 
+// a C++ exception of this file as the Python exception nanobind would raise for it
+void set_error(const nb::builtin_exception& e) {
+  PyObject* type = PyExc_RuntimeError;
+  switch (e.type()) {
+    case nb::exception_type::type_error: type = PyExc_TypeError; break;
+    case nb::exception_type::value_error: type = PyExc_ValueError; break;
+    case nb::exception_type::key_error: type = PyExc_KeyError; break;
+    default: break;
+  }
+  PyErr_SetString(type, e.what());
+}
+
 template <PyObject* (*F)(Api*, PyObject* const*, Py_ssize_t, PyObject*)>
 PyObject* fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   try {
     return F(nb::inst_ptr<Api>(self), args, nargs, kwnames);
   } catch (nb::python_error& e) {
     e.restore();
+  } catch (const nb::builtin_exception& e) {
+    set_error(e);
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   }
@@ -725,6 +746,8 @@ PyObject* build_fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs
     return F(nb::inst_ptr<Build>(self), args, nargs, kwnames);
   } catch (nb::python_error& e) {
     e.restore();
+  } catch (const nb::builtin_exception& e) {
+    set_error(e);
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   }

@@ -116,6 +116,22 @@ def test_split_equals_the_ctypes_layer(lib, ctypes_lib):
     assert e.value.message == f.value.message
 
 
+def test_a_short_struct_is_refused(lib):
+    """The library reads struct_size bytes of common.struct: the extension checks the buffer
+    holds them (the ctypes layer has ctypes' type check of the argument)."""
+    needs_native(lib)
+
+    class Fake:
+        struct = bytearray(16)
+
+    with pytest.raises(TypeError, match="struct_size"):
+        lib.split_decodes_and_prefills(Fake())
+    Fake.struct = bytearray(4096)
+    Fake.struct[:8] = (1 << 40).to_bytes(8, "little")
+    with pytest.raises(TypeError, match="struct_size"):
+        lib.split_decodes_and_prefills(Fake())
+
+
 def test_reorder_equals_the_ctypes_layer(lib, ctypes_lib):
     needs_native(lib)
     rng = np.random.default_rng(3)
