@@ -15,7 +15,8 @@ batches (1 request x 100 tokens, 256 decodes x 4k context):
              of a fresh build (build + read, less the build);
   persistent the persistent batch (issue 18) on the same arrays: BoundBatch.build (scalars
              only) vs the raw attn_build, md["seq_lens"] / md["max_seq_len"] read through
-             the library (exact) and with trust_inputs;
+             the library (exact) and with trust_inputs; BoundBatch.stepper (issue 35: build
+             and read seq_lens, max_seq_len in one call);
   utilities  split_decodes_and_prefills, reorder_batch_to_split_decodes_and_prefills,
              make_local_attention_virtual_batches (binding-allocated outputs, then the caller's:
              a dict converted per call, a LocalAttentionOutputs converted once; the raw call
@@ -102,6 +103,10 @@ def measure_persistent(lib: "libattn.Library", b: "libattn.Builder", spec: "liba
         if not trust:
             rows.append(("BoundBatch.build (persistent batch)", label, raw_ns,
                          best_ns(lambda: step.build(*scalars))))
+            if hasattr(step, "stepper"):  # issue 35: build + fields in one call
+                run = step.stepper(("seq_lens", "max_seq_len"))
+                rows.append(('BoundBatch.stepper: build, seq_lens, max_seq_len', label, raw_ns,
+                             best_ns(lambda: run(*scalars))))
         md["seq_lens"], md["max_seq_len"]
         rows.append((f'md["seq_lens"], persistent{tag}', label, raw_ns,
                      best_ns(lambda: md["seq_lens"])))
@@ -146,9 +151,15 @@ def measure_batch(lib: "libattn.Library", n: int, context: int, quick: bool) -> 
     # split_decodes_and_prefills
     split = new(attn_batch_split_t)
     split_ref = ctypes.byref(split)
-    rows.append(("split_decodes_and_prefills", label,
-                 best_ns(lambda: raw.attn_split_decodes_and_prefills(ref, 1, 0, split_ref)),
+    split_raw = best_ns(lambda: raw.attn_split_decodes_and_prefills(ref, 1, 0, split_ref))
+    rows.append(("split_decodes_and_prefills", label, split_raw,
                  best_ns(lambda: lib.split_decodes_and_prefills(batch, 1))))
+    # two batches that split differently, in turn: no answer repeats (the compiled path
+    # returns its last BatchSplit again when the counts repeat)
+    other = libattn.CommonMetadata(**arrays(n + 1, context))
+    rows.append(("split_decodes_and_prefills, two batches in turn (per call)", label, split_raw,
+                 best_ns(lambda: (lib.split_decodes_and_prefills(batch, 1),
+                                  lib.split_decodes_and_prefills(other, 1))) / 2))
 
     # reorder_batch_to_split_decodes_and_prefills, requests shuffled (a decode-only batch: no
     # swaps; the figure is the binding's cost around the call)
@@ -222,7 +233,8 @@ def main() -> None:
     quick = "--quick" in sys.argv
     lib = libattn.Library(args[0] if args else None)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"Python binding (ctypes) cost, ns per call, best of {ROUNDS} rounds; "
+    path = "libattn._native (compiled)" if getattr(lib, "native", None) else "ctypes"
+    print(f"Python binding cost ({path}), ns per call, best of {ROUNDS} rounds; "
           f"ratio = binding / raw ctypes call")
     print(f"  {platform.python_implementation()} {platform.python_version()}, numpy "
           f"{np.__version__}, {platform.machine()}, {os.cpu_count()} CPUs, load average "

@@ -149,12 +149,17 @@ def best_ns(fn: Callable[[], Any], repeats: int, target_ns: float) -> float:
     return best
 
 
-# issue 18's Python step on a libattn.PersistentBatch, three ways: name -> (validate, trust_inputs).
+# issue 18's Python step on a libattn.PersistentBatch: name -> (validate, trust_inputs, writes).
 # "step": the defaults (host validation, every field read asks the library); "step/ti": fields
 # named as a bound input served from the batch (trust_inputs); "step/tr": that at
-# ATTN_VALIDATE_TRUSTED (2; '-' where the library refuses the level)
-STEP_VARIANTS: Dict[str, Tuple[int, bool]] = {"step": (0, False), "step/ti": (0, True),
-                                              "step/tr": (2, True)}
+# ATTN_VALIDATE_TRUSTED (2; '-' where the library refuses the level). Each writes the step's
+# three arrays, then calls BoundBatch.stepper (build + five fields: one native call with
+# libattn._native, issue 35). "call" and "call/tr" (issue 35): the stepper call alone, default
+# and trusted, what vLLM's build() is timed as (vLLM's runner writes its buffers before, outside
+# build())
+STEP_VARIANTS: Dict[str, Tuple[int, bool, bool]] = {
+    "step": (0, False, True), "step/ti": (0, True, True), "step/tr": (2, True, True),
+    "call": (0, False, False), "call/tr": (2, False, False)}
 
 
 def paired_min_ns(fa: Callable[[], Any], fb: Callable[[], Any], rounds: int, iters: int = 50
@@ -570,19 +575,21 @@ class Runner:
         row = self.rows[-1]
         if row.vllm is not None:
             run_vllm = lambda: vb.build(0, vcm)  # noqa: E731
-            for variant, (validate, trust) in STEP_VARIANTS.items():
+            for variant, (validate, trust, writes) in STEP_VARIANTS.items():
                 row.steps[variant], row.pairs[variant] = self.persistent_step(
-                    w, b, backend, lspec, cfg, lb, common, validate, run_vllm, trust)
+                    w, b, backend, lspec, cfg, lb, common, validate, run_vllm, trust, writes)
 
     # the five fields a step reads (what FlashAttentionImpl / TritonAttentionImpl.forward read)
     STEP_FIELDS = ("query_start_loc", "seq_lens", "block_table", "slot_mapping", "max_seq_len")
 
     def persistent_step(self, w: Workload, b: Batch, backend: str, lspec: Any, cfg: Any,
                         lb: Any, common: Any, validate: int, run_vllm: Callable[[], Any],
-                        trust: bool) -> Tuple[Optional[float], Optional[Tuple[float, float]]]:
+                        trust: bool, writes: bool = True
+                        ) -> Tuple[Optional[float], Optional[Tuple[float, float]]]:
         """ns of one step on a libattn.PersistentBatch: write the step's arrays (the first rows
         of query_start_loc, seq_lens and slot_mapping), build with the scalars, read five
-        fields. The block table rows are persistent (written once, as vLLM's BlockTable keeps
+        fields (BoundBatch.stepper; without ``writes``, the stepper call alone). The block table
+        rows are persistent (written once, as vLLM's BlockTable keeps
         its rows and appends blocks). A host builder reads the host arrays themselves, so the
         batch has no separate *_cpu mirrors to write (a CUDA runtime's would). The fields are
         checked against the ordinary build (with mirrors) first. Returns that time (best_ns, as
@@ -603,19 +610,17 @@ class Runner:
             raise
         n, t, mq, ms = b.n, b.tokens, b.max_q, b.max_s
         qsl, seq, slots = batch.query_start_loc, batch.seq_lens, batch.slot_mapping
-        f0, f1, f2, f3, f4 = self.STEP_FIELDS
-        build = step.build
+        # write the three arrays, build, read the five fields: one stepper call (one native
+        # call with libattn._native; the writes as batch.query_start_loc[:n + 1] = qsl ...)
+        stepper = step.stepper(self.STEP_FIELDS, ("query_start_loc", "seq_lens", "slot_mapping")
+                               if writes else ())
 
         src_qsl, src_seq, src_slots = b.qsl, b.seq, b.slots
-        n1 = n + 1
-
-        def run() -> Any:
-            qsl[:n1] = src_qsl
-            seq[:n] = src_seq
-            slots[:t] = src_slots
-            md = build(n, t, mq, ms)
-            return md[f0], md[f1], md[f2], md[f3], md[f4]
-
+        qsl[:n + 1] = src_qsl
+        seq[:n] = src_seq
+        slots[:t] = src_slots
+        run = ((lambda: stepper(n, t, mq, ms, src_qsl, src_seq, src_slots)) if writes else
+               (lambda: stepper(n, t, mq, ms)))
         got = run()
         want = lb.build(common)
         for name, value in zip(self.STEP_FIELDS, got):
@@ -631,7 +636,7 @@ class Runner:
         pair = paired_min_ns(run_vllm, run, 60 if self.args.quick else 400)
         step.builder.close()
         print(f"  {w.name:<20} {backend + ' persistent step':<46} validate={validate} "
-              f"trust_inputs={int(trust)}: "
+              f"trust_inputs={int(trust)} writes={int(writes)}: "
               f"{ns / 1e3:8.2f} us; alternating rounds: vLLM {pair[0] / 1e3:.2f} us, step "
               f"{pair[1] / 1e3:.2f} us, vLLM/step {pair[0] / pair[1]:.2f}", file=sys.stderr)
         return ns, pair
@@ -658,7 +663,8 @@ class Runner:
                 f"load average {os.getloadavg()[0]:.1f}",
                 f"vLLM platform: VLLM_TARGET_DEVICE={os.environ.get('VLLM_TARGET_DEVICE')}; "
                 f"libattn {'.'.join(map(str, self.lib.version))} ({self.lib.path}, "
-                f"{git_describe()})",
+                f"{git_describe()}); Python binding path: "
+                f"{'libattn._native (compiled, issue 35)' if self.lib.native else 'ctypes'}",
                 f"times: best of {self.repeats} rounds (reorder: min of {self.samples} single calls, "
                 f"input reset between calls), one process; ratio = vLLM time / libattn time; "
                 f"target {TARGET:.0f}x"]
@@ -710,7 +716,9 @@ class Runner:
                 rs = [(r.pairs[v][0] / r.pairs[v][1], r) for r in timed if r.pairs.get(v)]
                 if rs:
                     worst = min(rs, key=lambda t: t[0])
-                    summary.append(f"{label} (write the batch, build, read five fields) faster "
+                    what = ("write the batch, build, read five fields" if STEP_VARIANTS[v][2]
+                            else "build and read five fields, one stepper call")
+                    summary.append(f"{label} ({what}) faster "
                                    f"than vLLM's build() in alternating rounds: "
                                    f"{sum(x > 1 for x, _ in rs)} of {len(rs)} rows; lowest "
                                    f"vLLM/step {worst[0]:.2f}x ({worst[1].workload} "
@@ -725,6 +733,12 @@ class Runner:
                     summary.append(f"issue 18: {goal:g}x target vs libattn {label}: met in "
                                    f"{sum(1 for x, _ in rs if x >= goal)} of {len(rs)} rows; lowest "
                                    f"{worst[0]:.2f}x ({worst[1].workload} {worst[1].op})")
+            rs = [(r.vllm / r.py, r) for r in timed if r.py]
+            if rs:
+                worst = min(rs, key=lambda t: t[0])
+                summary.append(f"issue 35: Python binding never slower than vLLM's Python (>= 1x): "
+                               f"met in {sum(1 for x, _ in rs if x >= 1)} of {len(rs)} rows; "
+                               f"lowest {worst[0]:.2f}x ({worst[1].workload} {worst[1].op})")
             for label, attr in (("C call", "c"), ("bare ctypes call", "raw"),
                                 ("Python binding", "py")):
                 rs = [(r.vllm / getattr(r, attr), r) for r in timed if getattr(r, attr)]

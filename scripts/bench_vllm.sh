@@ -32,6 +32,14 @@ if ! ${CC:-cc} -O2 -shared -fPIC -Iinclude bench/vllm_compare_timer.c -o "$timer
   timer=
 fi
 
+# the binding's compiled fast path (issue 35), when build-bench has it (nanobind installed at
+# configure time) and it imports in the environment's Python (same Python version): the
+# "libattn py" column then goes through it; LIBATTN_NATIVE=0 times the ctypes layer instead
+native=$(ls build-bench/python/libattn/_native*.so 2> /dev/null | head -1 || true)
+if [ -n "$native" ] && [ -z "${LIBATTN_NATIVE_MODULE:-}" ]; then
+  export LIBATTN_NATIVE_MODULE=$PWD/$native
+fi
+
 export VLLM_TARGET_DEVICE=${VLLM_TARGET_DEVICE:-cpu}
 # shellcheck disable=SC2086  # ATTN_VLLM_ARGS is a list of arguments
 exec "$venv/bin/python" bench/vllm_compare.py --lib build-bench/libattn.so.1 --timer "$timer" \

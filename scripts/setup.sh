@@ -2,8 +2,8 @@
 # Installs the Debian packages libattn's build and tests need, when they are missing, plus any
 # named as arguments (scripts/bench.sh adds libbenchmark-dev). An argument "pip:NAME" is a PyPI
 # package for python3 instead, named as it is imported, installed with pip when `import NAME`
-# fails (scripts/test.sh adds numpy and pytest for the Python binding and scikit_build_core, the
-# build backend of its wheel; pip reads the underscores as dashes); where pip refuses, as on
+# fails (scripts/test.sh adds numpy and pytest for the Python binding, scikit_build_core, the
+# build backend of its wheel, and nanobind, its compiled extension's; pip reads the underscores as dashes); where pip refuses, as on
 # Debian's own python3, it falls back to Debian's python3-NAME (underscores as dashes). "cmd:NAME" installs the Debian package NAME only when
 # no NAME command is on PATH (cargo: the machine's rustup cargo is kept).
 # Safe to run again: it installs nothing that is already there.

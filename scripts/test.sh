@@ -15,7 +15,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh valgrind clang libclang-rt-14-dev golang-go bindgen cmd:cargo pip:numpy pip:pytest pip:scikit_build_core
+scripts/setup.sh valgrind clang libclang-rt-14-dev golang-go bindgen cmd:cargo pip:numpy pip:pytest pip:scikit_build_core pip:nanobind
 jobs=$(nproc)
 start=$SECONDS
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from .common_metadata import CommonMetadata
@@ -59,6 +60,14 @@ class Builder:
                                               cfg.ref, ctypes.byref(out)))
         self._native = NativeHandle(lib.raw.attn_builder_destroy, out.value)
         self._handle = out.value
+        if lib.native is not None:
+            # libattn._native's build (issue 35): attn_build and this Metadata in one native
+            # call for the common case (no prefix, no fast_build, no stream); the rest is the
+            # method below
+            from .native import native_module
+            self.build = native_module().Build(  # type: ignore[method-assign,union-attr]
+                lib.native, self, Metadata, lib,
+                functools.partial(Builder.build, self)).call()
 
     # ---- lifetime -------------------------------------------------------------------------
     @property

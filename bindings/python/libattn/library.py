@@ -12,6 +12,7 @@ from . import _generated
 from .enums import Status
 from .errors import NotFound, error_for
 from .functions import SIGNATURES
+from .native import attach
 from .registry import RegistryMixin
 from .utilities import UtilitiesMixin
 
@@ -80,7 +81,9 @@ class Library(RegistryMixin, UtilitiesMixin):
     an editable install, ``_lib/`` of the package's other ``__path__`` folders) when present,
     else the installed library (``ctypes.util.find_library("attn")``, else
     ``libattn.so.1`` through the system loader). :attr:`origin` says which one was loaded
-    (``"argument"``, ``"env"``, ``"bundled"``, ``"system"``).
+    (``"argument"``, ``"env"``, ``"bundled"``, ``"system"``). :attr:`native` is the compiled
+    fast path over this same library when ``libattn._native`` is available (None otherwise:
+    every call through ctypes); see :mod:`libattn.native`.
     Every ABI function is resolved at load time and the version is checked with
     ``attn_check_version`` against :data:`ABI_VERSION` (same major, minor at least as new).
 
@@ -108,6 +111,9 @@ class Library(RegistryMixin, UtilitiesMixin):
         err = self.raw.attn_check_version(*ABI_VERSION)
         if err:
             self.check(err)
+        #: the compiled fast path's ``Api`` over this library (``libattn._native``), or None:
+        #: the ctypes layer alone (see :mod:`libattn.native`, ``$LIBATTN_NATIVE``)
+        self.native = attach(self)
 
     # ---- errors ---------------------------------------------------------------------------
     def check(self, err: Optional[int]) -> None:

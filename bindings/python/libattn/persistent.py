@@ -204,7 +204,7 @@ class PersistentBatch:
     def _refuse(self, num_reqs: Any, num_actual_tokens: Any) -> None:
         if not isinstance(num_reqs, int) or not isinstance(num_actual_tokens, int):
             raise TypeError(f"num_reqs={num_reqs!r} and num_actual_tokens={num_actual_tokens!r} "
-                            f"must be ints")  # pragma: no cover - a float within the range
+                            f"must be ints")
         if not 0 <= num_reqs <= self.max_num_reqs:
             raise _invalid(f"num_reqs={num_reqs} is outside the persistent batch's capacity "
                            f"[0, {self.max_num_reqs}] (config.max_num_seqs); make the batch "
@@ -477,6 +477,10 @@ class PersistentMetadata:
         b = self._bound
         if b.builder._generation != self._generation:
             raise StaleMetadata(b._stale_reason())
+        if b._native_step is not None:
+            # the compiled step counts its builds as one generation while nothing else builds:
+            # a generation of this result's own, so the next step makes it stale
+            b.builder._generation = self._generation = b.builder._generation + 1
         return Metadata(b._lib, b._out.value, False, b.batch, builder=b.builder,
                         generation=self._generation)
 
@@ -508,8 +512,94 @@ class BoundBatch:
         self._call = functools.partial(build, self._handle, ctypes.c_int64(0), self._struct_ref,
                                        ctypes.c_int32(0), ctypes.byref(out), None)
         self.metadata = PersistentMetadata(self)
-        self._counts = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
-        self._step = self.build = _step_function(self)  # build, its state in a closure
+        self._counts_py = (0, 0, 0, 0)  # the last build's scalars (trust_inputs serves them)
+        #: the compiled step (libattn._native.Step) when the library has the extension
+        self._native_step: Any = None
+        if lib.native is not None:
+            from .builder import stream_handle
+            from .native import native_module
+            self._native_step = native_module().Step(  # type: ignore[union-attr]
+                lib.native, builder, builder._native, self.metadata, builder.handle,
+                ctypes.addressof(batch._struct), ctypes.addressof(batch._cells),
+                ctypes.addressof(out), batch.max_num_reqs, batch.max_num_tokens, batch._refuse,
+                self._failed, stream_handle, _step_function(self))
+            self._step = self.build = self._native_step.build
+        else:
+            self._step = self.build = _step_function(self)  # build, its state in a closure
+
+    @property
+    def _counts(self) -> Tuple[int, int, int, int]:
+        """The last build's scalars (num_reqs, num_actual_tokens, max_query_len, max_seq_len)."""
+        step = self._native_step
+        return step.counts if step is not None else self._counts_py
+
+    def stepper(self, names: Iterable[str], writes: Iterable[str] = ()) -> Any:
+        """The whole per-step call in one: ``run = bound.stepper(("seq_lens", "max_seq_len"))``
+        then, every step, ``values = run(num_reqs, num_actual_tokens, max_query_len,
+        max_seq_len)``: :meth:`build` with those scalars, then the named fields of its
+        metadata (as ``metadata[name]``) in ``values``, a list made once and returned by every
+        call, its items replaced where a field's value changed (a view stays the same object
+        while the library reports the same memory, shape and strides).
+
+        ``writes`` names inputs of the batch (e.g. ``("query_start_loc", "seq_lens",
+        "slot_mapping")``) that each call writes first from arrays given after the scalars,
+        ``run(n, t, max_q, max_s, qsl, seq, slots)``: as ``batch.query_start_loc[:n + 1] =
+        qsl`` (``num_actual_tokens`` rows for token arrays, ``num_reqs`` for request arrays);
+        each array must have exactly that many entries (numpy's assignment rules otherwise).
+
+        With the compiled extension (``lib.native``) the step is one native call: the writes
+        (a copy where the array is a contiguous buffer of the input's dtype), the scalars,
+        ``attn_build``, every field asked of the library and compared byte for byte with its
+        last answer, no Python object made while nothing changed. One stepper per bound batch:
+        calling this again re-targets it (the earlier one reads the new names)."""
+        names = [str(n) for n in names]
+        writes = [str(w) for w in writes]
+        batch = self.batch
+        targets = []
+        for w in writes:
+            if w not in batch.arrays:
+                raise KeyError(f"stepper: {w!r} is not an input of this batch (its inputs: "
+                               f"{', '.join(batch.arrays)})")
+            targets.append((batch.arrays[w], PERSISTENT_INPUTS[w][0]))
+
+        def write_one(i: int, source: Any, count: int) -> None:
+            targets[i][0][:count] = source
+
+        md = self.metadata
+        if self._native_step is not None:
+            step = self._native_step
+            spec = []
+            for a, cell in targets:
+                host = isinstance(a, np.ndarray) and a.flags.c_contiguous and a.dtype.kind in "ib"
+                spec.append((a.ctypes.data if host else 0, a.itemsize if host else 0,
+                             a.dtype.kind if host else "", cell))
+            step.set_writes(spec, write_one)
+            step.set_fields(names, md.__getitem__)
+            return step
+        build = self.build
+        values: list = [None] * len(names)
+        indexed = list(enumerate(names))
+        nwrites = len(targets)
+        cells = [cell for _, cell in targets]
+
+        def run(num_reqs: int, num_actual_tokens: int, max_query_len: int, max_seq_len: int,
+                *sources: Any) -> list:
+            if len(sources) != nwrites:
+                raise TypeError("the stepper takes one array per input named in `writes`")
+            if sources:
+                if not (isinstance(num_reqs, int) and isinstance(num_actual_tokens, int)):
+                    batch._refuse(num_reqs, num_actual_tokens)  # TypeError: must be ints
+                if not (0 <= num_reqs <= batch.max_num_reqs and
+                        0 <= num_actual_tokens <= batch.max_num_tokens):
+                    batch._refuse(num_reqs, num_actual_tokens)
+                counts = (num_actual_tokens, num_reqs + 1, num_reqs)
+                for i, src in enumerate(sources):
+                    write_one(i, src, counts[cells[i]])
+            m = build(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+            for i, name in indexed:
+                values[i] = m[name]
+            return values
+        return run
 
     def build(self, num_reqs: int, num_actual_tokens: int, max_query_len: int,
               max_seq_len: int, common_prefix_len: int = 0, fast_build: bool = False,
@@ -532,6 +622,9 @@ class BoundBatch:
         those of the metadata; it goes stale (the library keeps its previous metadata, which
         the ordinary API would still read)."""
         self.metadata._generation = -2
+        step = getattr(self, "_native_step", None)
+        if step is not None:
+            step.forget_generation()
 
     # ---- helpers of the readers -----------------------------------------------------------
     def _anchor(self) -> Any:
@@ -585,7 +678,7 @@ def _step_function(bound: BoundBatch) -> Any:
             bound._failed()
             batch.set_counts(num_reqs, num_actual_tokens, max_query_len, max_seq_len)
             raise  # pragma: no cover - set_counts raised the TypeError
-        bound._counts = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
+        bound._counts_py = (num_reqs, num_actual_tokens, max_query_len, max_seq_len)
         if common_prefix_len or fast_build or stream is not None:
             err = bound._general(common_prefix_len, fast_build, stream)
         else:

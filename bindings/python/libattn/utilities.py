@@ -222,12 +222,15 @@ class UtilitiesMixin:
         sched = _i32(num_scheduled_tokens, "num_scheduled_tokens")
         comp = _i32(num_computed_tokens, "num_computed_tokens")
         n = len(sched)
+        if len(comp) != n:  # the C function reads num_reqs entries of each
+            raise InvalidArgument(Status.INVALID_ARGUMENT,
+                                  f"num_scheduled_tokens and num_computed_tokens have {n} and "
+                                  f"{len(comp)} entries; they must be equal")
         swaps = np.empty(2 * max(n, 1), dtype=np.int32)  # only the first 2 * count are read
         count = ctypes.c_int64()
         err = self._by_address("attn_reorder_batch_to_split_decodes_and_prefills")(
-            array_address(sched), array_address(comp),
-            n if len(comp) == n else max(n, len(comp)), decode_threshold, array_address(swaps),
-            max(n, 1), ctypes.byref(count))
+            array_address(sched), array_address(comp), n, decode_threshold,
+            array_address(swaps), max(n, 1), ctypes.byref(count))
         if err:
             self.check(err)
         if not count.value:
