@@ -78,7 +78,8 @@
   ROW(kDeepseekV4IndexerBackend) /* sparse_indexer.cc */      \
   ROW(kDeepseekV41IndexerBackend)                             \
   ROW(kCpuV4IndexerBackend)                                   \
-  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */
+  ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */    \
+  ROW(kDots3NoteTritonMlaBackend) /* mla_dots3_note.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
@@ -110,7 +111,8 @@
   NAMES(kDeepseekV41SparseSwaFlashMlaBackend, "")                                           \
   NAMES(kDeepseekV41SparseSwaFlashInferBackend, "")                                         \
   NAMES(kDeepseekSparseSwaRocmAiterBackend, "")                                             \
-  NAMES(kDeepseekV41SparseSwaRocmAiterBackend, "")
+  NAMES(kDeepseekV41SparseSwaRocmAiterBackend, "")                                         \
+  NAMES(kDots3NoteTritonMlaBackend, "") /* vLLM calls its class TRITON_MLA */
 
 namespace attn::backends {
 
