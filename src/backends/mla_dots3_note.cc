@@ -15,7 +15,8 @@
 //   max_seq_len_k stay the plan's);
 // - refused: prefills under decode context parallelism (vLLM's NotImplementedError), a request
 //   whose rows exceed the workspace (its ValueError).
-// Fields: TRITON_MLA's, then decode_query_len, then prefill_sliding_window_*: num_chunks, the
+// Fields: TRITON_MLA's with decode_query_len after the decode part's own, then
+// prefill_sliding_window_*: num_chunks, the
 // per-chunk host lists (chunk_req_start / _req_end, prefill request indices; chunk_query_start /
 // _query_end, the prefills' query offsets; chunk_num_kv_tokens, chunk_max_seq_len_q / _k) and
 // the chunks' tensors concatenated: chunk_cu_seq_lens_q / _k (chunk c's req_end - req_start + 1
