@@ -76,13 +76,19 @@ VARIANTS = {
     # the XPU platform's FLASH_ATTN_MLA (XPUFlashAttnMLABackend keeps that name; libattn's
     # FLASH_ATTN_MLA_XPU): FlashAttention 2 (XPU's get_flash_attn_version), no AOT schedule
     XPU: ("vllm.v1.attention.backends.mla.flashattn_mla", "XPUFlashAttnMLAMetadataBuilder"),
+    # dots3 NOTE's sliding-window layers (a TritonMLAMetadataBuilder subclass; vLLM's backend
+    # class calls itself TRITON_MLA)
+    "DOTS3_NOTE_TRITON_MLA": ("vllm.models.dots3_note.nvidia.attention",
+                              "Dots3NoteMLAMetadataBuilder"),
 }
 #: the kernel block sizes each backend class accepts (get_supported_kernel_block_sizes)
 BLOCK_SIZES = {"FLASHMLA": (64,), "FLASH_ATTN_MLA": (16, 32, 64), "CUTLASS_MLA": (128,),
                "FLASHINFER_MLA": (32, 64), "TRITON_MLA": (16, 32, 64), "TOKENSPEED_MLA": (32, 64),
-               "CPU_MLA": (16,), "AMX_MLA": (32, 64), XPU: (64,)}
+               "CPU_MLA": (16,), "AMX_MLA": (32, 64), XPU: (64,),
+               "DOTS3_NOTE_TRITON_MLA": (16, 32, 64)}
 #: the cache dtypes each backend class accepts besides "auto" (supported_kv_cache_dtypes)
-FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
+FP8_VARIANTS = ("FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA",
+                "DOTS3_NOTE_TRITON_MLA")
 #: backend classes whose supported_kv_cache_dtypes lack "auto" (fp8 caches only)
 FP8_ONLY_VARIANTS = ("TOKENSPEED_MLA",)
 #: the CPU platform's backends: NEVER (no capture builds: vLLM's base build_for_cudagraph_capture
@@ -94,7 +100,29 @@ AMX_ATTRS = {"decode": ("req_to_token", "seq_lens_i64", "req_pool_indices", "num
              "prefill": ("cpu_seq_lens", "req_to_token", "req_pool_indices", "extend_seq_lens",
                          "extend_start_loc", "max_len_extend")}
 #: supports_non_causal_multi_token_decode
-NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA")
+NON_CAUSAL_VARIANTS = ("FLASHINFER_MLA", "TRITON_MLA", "TOKENSPEED_MLA", "DOTS3_NOTE_TRITON_MLA")
+#: sliding-window variants: their layers' MLA dimensions (head size kv_lora_rank +
+#: qk_rope_head_dim) and the windows a profile draws (MLAAttentionSpec.sliding_window); their
+#: prefill part's ``sliding_window`` (an attribute the builder sets, not a dataclass field) is
+#: compared chunk by chunk (_sliding_window_pairs)
+SWA_VARIANTS = {"DOTS3_NOTE_TRITON_MLA": (dict(q_lora_rank=1536, kv_lora_rank=1024,
+                                               qk_nope_head_dim=192, qk_rope_head_dim=64,
+                                               v_head_dim=128), (128, 1024, 4096, 32768, 131072))}
+
+
+#: the workspace rows a sliding-window variant's profile draws (0: vLLM's default, 65,536 here);
+#: multiples of every block size and DCP partition the lane draws
+SWA_WORKSPACES = (0, 0, 1024, 4096)
+
+
+def mla_dims(variant: str) -> Dict[str, int]:
+    """The variant's layer dimensions (DeepSeek-V3's unless a sliding-window variant's)."""
+    return SWA_VARIANTS[variant][0] if variant in SWA_VARIANTS else MLA_DIMS
+
+
+def head_size(variant: str) -> int:
+    d = mla_dims(variant)
+    return d["kv_lora_rank"] + d["qk_rope_head_dim"]
 
 #: libattn's prefill fields vLLM 0.33's metadata lacks (docs/backends/mla.md: 0.13's prefill
 #: flags and FlashInfer's ragged plan inputs, which 0.33 plans inside its prefill backend)
@@ -134,7 +162,7 @@ EXTENSIONS = {
 class MlaConfigs:
     """Real VllmConfig objects for a weightless DeepSeek-V3-shaped model (MLA)."""
 
-    def __init__(self) -> None:
+    def __init__(self, dims: Dict[str, int] = MLA_DIMS) -> None:
         from vllm.config import ModelConfig
         self.dir = tempfile.mkdtemp(prefix="libattn-vllm-mla-model-")
         json.dump({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
@@ -144,7 +172,7 @@ class MlaConfigs:
                    "vocab_size": 129280, "max_position_embeddings": MAX_MODEL_LEN,
                    "n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2,
                    "first_k_dense_replace": 1, "torch_dtype": "bfloat16",
-                   "rms_norm_eps": 1e-6, **MLA_DIMS},
+                   "rms_norm_eps": 1e-6, **dims},
                   open(os.path.join(self.dir, "config.json"), "w"))
         self.model = ModelConfig(model=self.dir, skip_tokenizer_init=True,
                                  max_model_len=MAX_MODEL_LEN, dtype="bfloat16")
@@ -182,7 +210,8 @@ class Settings(tuple):
     """A builder's settings (the cache key): variant, block size, k, parallel drafting, DCP
     (world, rank, interleave), fp8 cache, full graphs, FlashAttention version, non-causal."""
     fields = ("variant", "block_size", "spec", "parallel_drafting", "dcp", "rank", "interleave",
-              "fp8", "full", "fa_version", "non_causal", "capability", "prefill", "quantize")
+              "fp8", "full", "fa_version", "non_causal", "capability", "prefill", "quantize",
+              "window", "workspace")
 
     def __new__(cls, *values: Any) -> "Settings":
         return tuple.__new__(cls, values)
@@ -215,14 +244,20 @@ def settings(variant: str, b: Batch) -> Settings:
     # mla_prefill_backend / use_prefill_query_quantization and device_capability); an explicit
     # backend only where vLLM's get_mla_prefill_backend accepts it (the dimensions are R1's)
     cap = int(r.choice([90, 100]))
-    if variant in FLASH_ATTN_VARIANTS:
+    if variant in FLASH_ATTN_VARIANTS or variant in SWA_VARIANTS:
         cap = 90  # FA3 (its AOT schedule) is 9.0's; on 10.x vLLM runs FA4, not the lane's FA
+        # (dots3 NOTE's layers are Hopper's: FA3 prefill)
     choices = [None, "FLASH_ATTN"] + (["FLASHINFER", "TRTLLM_RAGGED", "TOKENSPEED_MLA"]
                                       if cap == 100 else [])
     prefill = choices[int(r.integers(0, len(choices)))]
     quantize = bool(r.random() < 0.5)
+    window = int(r.choice(SWA_VARIANTS[variant][1])) if variant in SWA_VARIANTS else 0
+    # a sliding-window variant's chunks: a smaller workspace on half the profiles (vLLM's
+    # builder attributes set after construction, libattn's mla_chunked_prefill_workspace_size),
+    # so that the lane's batches take several
+    workspace = int(r.choice(SWA_WORKSPACES)) if variant in SWA_VARIANTS else 0
     return Settings(variant, b.block_size, b.spec, pd, dcp, rank, inter, fp8, full, fa,
-                    non_causal, cap, prefill, quantize)
+                    non_causal, cap, prefill, quantize, window, workspace)
 
 
 def zlib_crc(text: str) -> int:
@@ -271,7 +306,7 @@ def _layer_stand_in(vc: Any, s: Settings) -> Any:
     backend = _PrefillBackendStandIn("CPU_SDPA_MLA" if s.variant in CPU_VARIANTS
                                      else s.prefill or "FLASH_ATTN")
     layer = types.SimpleNamespace(non_causal_multi_token_decode=s.non_causal,
-                                  prefill_backend=backend, **MLA_DIMS)
+                                  prefill_backend=backend, **mla_dims(s.variant))
     if s.dcp > 1:
         from vllm.v1.attention.ops.dcp import MLADCPManager
         m = MLADCPManager.__new__(MLADCPManager)
@@ -326,6 +361,22 @@ def variant_module(variant: str, fa_version: int = 0) -> Any:
     if key in _MODULES:
         return _MODULES[key]
     name = VARIANTS[variant][0]
+    if variant in SWA_VARIANTS:
+        # dots3's attention.py imports FlashAttention's varlen function (CUDA extensions) and,
+        # through its FA3 prefill backend, fa_utils' CUDA-only FA4 compiler at import:
+        # sparse_mla_items' stand-in module lends the first, None the second (as fa_utils
+        # defines it on ROCm and XPU), for the import only
+        from .sparse_mla_items import import_without_flash_attn
+        fu = importlib.import_module("vllm.v1.attention.backends.fa_utils")
+        absent = not hasattr(fu, "compile_flash_attn_varlen_func_from_specs")
+        if absent:
+            fu.compile_flash_attn_varlen_func_from_specs = None
+        try:
+            _MODULES[key] = import_without_flash_attn(name)
+        finally:
+            if absent:
+                delattr(fu, "compile_flash_attn_varlen_func_from_specs")
+        return _MODULES[key]
     if variant not in ("FLASH_ATTN_MLA", "CUTLASS_MLA"):
         _MODULES[key] = importlib.import_module(name)
         return _MODULES[key]
@@ -398,6 +449,16 @@ def mla_patched(s: Settings) -> Iterator[None]:
         # differ, so each construction asks afresh
         mla.backend_supports_prefill_query_quantization.cache_clear()
         mod = variant_module(s.variant, s.fa_version)
+        if s.variant in SWA_VARIANTS:
+            # vLLM 0.33.0's MLACommonMetadata.__post_init__ accepts MLACommonBackend's head
+            # sizes (320, 512, 576) only, so every build of a dots3 NOTE layer (head size 1088:
+            # kv_lora_rank 1024 + 64) raises ValueError; the check also accepts the variant's
+            # head size here, so the builder's metadata can be compared (docs/backends/mla.md)
+            cls = mla.MLACommonBackend
+            raw = cls.__dict__["get_supported_head_sizes"]
+            sizes = list(cls.get_supported_head_sizes()) + [head_size(s.variant)]
+            setattr(cls, "get_supported_head_sizes", classmethod(lambda c: sizes))
+            undo.append((cls, "get_supported_head_sizes", raw))
         if s.variant == "FLASHMLA":
             put(mod, "get_mla_metadata", _recorder(
                 "get_mla_metadata", ("cache_seqlens", "num_q_tokens_per_head_k", "num_heads_k"),
@@ -443,7 +504,13 @@ def _cache(ctx: Any, key: Any, make: Any, store: str = "mla_builders",
     return value
 
 
-def _configs(ctx: Any) -> MlaConfigs:
+def _configs(ctx: Any, variant: str = "") -> MlaConfigs:
+    """The model's configs: DeepSeek-V3's, or a sliding-window variant's (its dimensions)."""
+    if variant in SWA_VARIANTS:
+        store = ctx.__dict__.setdefault("mla_swa_configs", {})
+        if variant not in store:
+            store[variant] = MlaConfigs(mla_dims(variant))
+        return store[variant]
     if not hasattr(ctx, "mla_configs"):
         ctx.mla_configs = MlaConfigs()
     return ctx.mla_configs
@@ -454,13 +521,20 @@ def vllm_builder(ctx: Any, s: Settings) -> Tuple[Any, Any]:
         import torch
         from vllm.config import set_current_vllm_config
         from vllm.v1.kv_cache_interface import MLAAttentionSpec
-        vc = _configs(ctx).make(s)
-        spec = MLAAttentionSpec(block_size=s.block_size, num_kv_heads=1, head_size=576,
+        vc = _configs(ctx, s.variant).make(s)
+        spec = MLAAttentionSpec(block_size=s.block_size, num_kv_heads=1,
+                                head_size=head_size(s.variant),
                                 dtype=torch.float8_e4m3fn if s.fp8 else torch.bfloat16,
-                                cache_dtype_str="fp8" if s.fp8 else None)
+                                cache_dtype_str="fp8" if s.fp8 else None,
+                                sliding_window=s.window or None)
         cls = getattr(variant_module(s.variant, s.fa_version), VARIANTS[s.variant][1])
         with set_current_vllm_config(vc), mla_patched(s):
-            return cls(spec, [LAYER], vc, torch.device("cpu")), vc
+            vb = cls(spec, [LAYER], vc, torch.device("cpu"))
+        if s.workspace:
+            rows = s.workspace + (s.workspace // s.dcp if s.dcp > 1 else 0)
+            vb.chunked_prefill_workspace_size = s.workspace
+            vb.chunked_prefill_workspace = vb.chunked_prefill_workspace[:rows]
+        return vb, vc
     return _cache(ctx, ("vllm",) + tuple(s), make)
 
 
@@ -481,14 +555,17 @@ def lib_builder(ctx: Any, s: Settings, vc: Any) -> Any:
             # AMX_MLA reads the CPU platform's num_compute_units(), torch.get_num_threads()
             num_sms=_torch_threads() if s.variant == "AMX_MLA" else NUM_SMS,
             use_prefill_query_quantization=int(s.quantize),
+            mla_chunked_prefill_workspace_size=s.workspace,
             mla_prefill_backend=0 if s.prefill is None else
             int(libattn.MlaPrefillBackend[s.prefill]),
-            mla_kv_lora_rank=MLA_DIMS["kv_lora_rank"],
-            mla_qk_rope_head_dim=MLA_DIMS["qk_rope_head_dim"],
-            mla_qk_nope_head_dim=MLA_DIMS["qk_nope_head_dim"],
-            mla_v_head_dim=MLA_DIMS["v_head_dim"])
-        spec = libattn.KvCacheSpec(s.block_size, 1, 576, kind=libattn.KvCacheKind.MLA,
-                                   dtype=kv.FP8_E4M3 if s.fp8 else kv.BFLOAT16)
+            mla_kv_lora_rank=mla_dims(s.variant)["kv_lora_rank"],
+            mla_qk_rope_head_dim=mla_dims(s.variant)["qk_rope_head_dim"],
+            mla_qk_nope_head_dim=mla_dims(s.variant)["qk_nope_head_dim"],
+            mla_v_head_dim=mla_dims(s.variant)["v_head_dim"])
+        spec = libattn.KvCacheSpec(s.block_size, 1, head_size(s.variant),
+                                   kind=libattn.KvCacheKind.MLA,
+                                   dtype=kv.FP8_E4M3 if s.fp8 else kv.BFLOAT16,
+                                   sliding_window=s.window)
         return ctx.lib.builder(s.variant, spec, cfg)
     if s.variant == "AMX_MLA":  # its req_to_token buffers: 256 x 131072 int64 (268 MB) each
         return _amx_cache(ctx, ("lib",) + tuple(s), make)
@@ -611,6 +688,8 @@ def mla_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, builders: Any = 
                           None))
             continue
         pairs.append((name, value, got))
+    if s.variant in SWA_VARIANTS:
+        pairs += _sliding_window_pairs(getattr(v.prefill, "sliding_window", None), lib, seen, vb)
     if v.prefill is not None:
         # every batch, including those where a uniform split makes an async spec-decode row
         # (optimistic seq_lens_cpu_upper_bound) a prefill: both plan from the bound
@@ -724,6 +803,50 @@ def _chunk_pairs(cc: Any, md: Any, lib: Dict[str, Any], seen: set, vb: Any) -> L
     return out
 
 
+def _sliding_window_pairs(sw: Any, lib: Dict[str, Any], seen: set, vb: Any) -> List[Pair]:
+    """The prefill part's sliding_window (_SlidingWindowMetadata: its chunks, the workspace)
+    against libattn's prefill_sliding_window_* fields: None against None (no prefills); else
+    the chunk count, each chunk's scalars against the host lists' entry and its tensors against
+    its slice of the concatenated tensors (the layout of docs/backends/mla.md), the workspace's
+    rows against the chunked-prefill workspace size."""
+    P = "prefill_sliding_window_"
+    names = [n for n in lib if n.startswith(P)]
+    seen.update(names)
+    if sw is None:
+        return [(f"{n} (prefill.sliding_window is None)", None, lib[n]) for n in names]
+    got = {n[len(P):]: lib[n] for n in names}
+    out: List[Pair] = [("len(prefill.sliding_window.chunks) ~ " + P + "num_chunks",
+                        len(sw.chunks), got.get("num_chunks", MISSING)),
+                       ("prefill.sliding_window.workspace rows ~ chunked_prefill_workspace_size",
+                        int(sw.workspace.shape[0]), int(vb.chunked_prefill_workspace_size))]
+    tok = 0
+    for i, ch in enumerate(sw.chunks):
+        c = f"prefill.sliding_window.chunks[{i}]"
+        for f in ("req_start", "req_end", "query_start", "query_end", "num_kv_tokens",
+                  "max_seq_len_q", "max_seq_len_k"):
+            lst = got.get("chunk_" + f)
+            out.append((f"{c}.{f}", int(getattr(ch, f)),
+                        MISSING if lst is None or i >= len(lst) else int(lst[i])))
+        n = ch.req_end - ch.req_start
+        base = ch.req_start + i
+        for f, lo, hi in (("cu_seq_lens_q", base, base + n + 1),
+                          ("cu_seq_lens_k", base, base + n + 1),
+                          ("starts", ch.req_start, ch.req_end),
+                          ("token_to_seq", tok, tok + ch.num_kv_tokens)):
+            t = got.get("chunk_" + f)
+            out.append((f"{c}.{f}", _i32(getattr(ch, f)),
+                        MISSING if t is None else _i32(t)[lo:hi]))
+        tok += ch.num_kv_tokens
+    for f in ("cu_seq_lens_q", "cu_seq_lens_k", "starts", "token_to_seq"):
+        t = got.get("chunk_" + f)
+        want = {"cu_seq_lens_q": sum(x.req_end - x.req_start + 1 for x in sw.chunks),
+                "cu_seq_lens_k": sum(x.req_end - x.req_start + 1 for x in sw.chunks),
+                "starts": sum(x.req_end - x.req_start for x in sw.chunks),
+                "token_to_seq": tok}[f]
+        out.append((f"{P}chunk_{f} length", want, MISSING if t is None else len(_i32(t))))
+    return out
+
+
 def mla_item(variant: str) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
@@ -759,6 +882,10 @@ def mla_item(variant: str) -> Item:
             parts.append("fp8")
         if s.non_causal:
             parts.append("non-causal")
+        sw = getattr(vmd.prefill, "sliding_window", None) if vmd.prefill is not None else None
+        if sw is not None:
+            parts.append(f"{min(len(sw.chunks), 2)}{'+' if len(sw.chunks) > 1 else ''} window "
+                         f"chunk{'s' if len(sw.chunks) > 1 else ''}")
         if s.fa_version:
             parts.append(f"FA{s.fa_version}")
         if vmd.num_prefills:

@@ -74,7 +74,7 @@ def settings(b: Batch) -> AiterSettings:
     non_causal = bool(r.random() < 0.1)
     adaptive = bool(b.spec and r.random() < 0.35)
     return AiterSettings(NAME, b.block_size, b.spec, False, 1, 0, 1, fp8, full, 0, non_causal,
-                         90, None, False, adaptive)
+                         90, None, False, 0, 0, adaptive)
 
 
 def _aiter_module() -> Any:

@@ -170,9 +170,17 @@ def variant_module(variant: str) -> Any:
     """The variant's module. flashattn_mla_sparse.py imports flash_attn_varlen_func from
     vllm.vllm_flash_attn, which needs the CUDA extensions: a stand-in module lends the name for
     the duration of the import (the builders never call it)."""
-    import sys
     name = VARIANTS[variant][0]
-    if name in sys.modules or "flashattn" not in name:
+    if "flashattn" not in name:
+        return importlib.import_module(name)
+    return import_without_flash_attn(name)
+
+
+def import_without_flash_attn(name: str) -> Any:
+    """Module ``name``, imported (if not already) with a stand-in vllm.vllm_flash_attn lending
+    flash_attn_varlen_func for the duration of the import (also mla_items' dots3 variant)."""
+    import sys
+    if name in sys.modules:
         return importlib.import_module(name)
     keys = ("vllm.vllm_flash_attn", "vllm.vllm_flash_attn.flash_attn_interface")
     saved = {k: sys.modules.get(k, _ABSENT) for k in keys}
@@ -180,6 +188,7 @@ def variant_module(variant: str) -> Any:
         stub = types.ModuleType(k)
         stub.__path__ = []  # a package, for the submodule's import
         stub.flash_attn_varlen_func = None
+        stub.is_fa_version_supported = lambda *a, **k: False  # (dots3's audio encoder asks)
         sys.modules[k] = stub
     try:
         return importlib.import_module(name)

@@ -2,7 +2,7 @@
 """Keeps docs/architecture.md's table of ops honest (ctest: test_op_table).
 
 Every op declared in src/ops's headers (batch_ops.h, cpu_mla_ops.h, state_space_ops.h,
-token_query_starts.h) is
+token_query_starts.h, swa_prefill_chunks.h) is
 defined in exactly one src/ops/*.cc, which is the one file that holds its algorithm: a tensor op
 (its first parameter is `const Exec&`) runs it with ATTN_LAUNCH (src/ops/launch.h), the same
 source on the host and the device; a host-only op has no device path. There is no CUDA twin:
@@ -18,7 +18,7 @@ import sys
 
 BEGIN, END = "<!-- op table: scripts/check_op_table.py -->", "<!-- end of op table -->"
 HEADERS = ["src/ops/batch_ops.h", "src/ops/cpu_mla_ops.h", "src/ops/state_space_ops.h",
-           "src/ops/token_query_starts.h"]
+           "src/ops/token_query_starts.h", "src/ops/swa_prefill_chunks.h"]
 # a declaration at namespace level: return type, name, parameters up to ');'
 DECL = re.compile(r"^(?:inline\s+)?([A-Za-z_][\w:<>]*)\s+([a-z_][a-z0-9_]*)\(([^;{]*?)\)\s*(?:;|\{)",
                   re.M | re.S)

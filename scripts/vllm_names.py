@@ -50,11 +50,14 @@ ENUMS = ("AttentionBackendEnum", "MambaAttentionBackendEnum")
 BASE = ("vllm.v1.attention.backend", "AttentionBackend")
 COMPOSITE_FACTORY = "create_composite_attention_backend"
 # libattn names that are not vLLM's, and the vLLM class each builds for (vLLM calls both
-# compressors "CompressorBackend"). The sparse-SWA subclasses (DEEPSEEK_SPARSE_SWA_*) need no
+# compressors "CompressorBackend", dots3's sliding-window MLA class "TRITON_MLA"). The sparse-SWA subclasses (DEEPSEEK_SPARSE_SWA_*) need no
 # entry: vLLM calls them all DEEPSEEK_SPARSE_SWA, a libattn name.
 LIBATTN_ONLY = {
     "DEEPSEEK_V4_COMPRESSOR": ("vllm.models.deepseek_v4.compressor", "CompressorBackend"),
     "DEEPSEEK_V41_COMPRESSOR": ("vllm.models.deepseek_v41.compressor", "CompressorBackend"),
+    # dots3 NOTE's sliding-window MLA class calls itself TRITON_MLA (its builder is its own)
+    "DOTS3_NOTE_TRITON_MLA": ("vllm.models.dots3_note.nvidia.attention",
+                              "Dots3NoteTritonMLABackend"),
 }
 SKIP = 77
 

@@ -79,7 +79,10 @@ func kindSpecs() []attn.KVCacheSpec {
 	swa := spec() // a sliding-window cache (INKLING_SCONV_SWA takes no other kind)
 	swa.Kind = attn.KVSlidingWindow
 	swa.SlidingWindow = blockSize
-	return []attn.KVCacheSpec{spec(), mla, mla256, mamba, swa}
+	note := mla // dots3 NOTE's windowed 1024 + 64 latent cache (DOTS3_NOTE_TRITON_MLA)
+	note.HeadSize = 1088
+	note.SlidingWindow = 128
+	return []attn.KVCacheSpec{spec(), mla, mla256, mamba, swa, note}
 }
 
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the
@@ -97,6 +100,9 @@ func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability
 		for attempt, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3, attn.KVDtypeAuto, attn.KVDtypeAuto} {
 			cfg := config(capability)
 			cfg.CacheDtype = dtype
+			if s.HeadSize == 1088 { // dots3 NOTE's kv_lora_rank
+				cfg.MLAKVLoraRank = 1024
+			}
 			if attempt == 2 { // DeepSeek V4.1's two-level indexer, MXFP4 cache, SM100
 				cfg.DeviceCapability = 100
 				cfg.CandidateBlockSize, cfg.CandidateTopkBlocks = 64, 8

@@ -81,7 +81,8 @@
   ROW(kInklingSconvSwaBackend) /* inkling_sconv_swa.cc */    \
   ROW(kKimiK3KdaRocmBackend)   /* gdn_attn.cc */              \
   ROW(kFlashAttnMlaXpuBackend) /* mla_flash_attn.cc */       \
-  ROW(kXpuV4MlaSparseBackend)  /* v4_sparse_mla.cc */
+  ROW(kXpuV4MlaSparseBackend)  /* v4_sparse_mla.cc */        \
+  ROW(kDots3NoteTritonMlaBackend) /* mla_dots3_note.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
@@ -115,7 +116,8 @@
   NAMES(kDeepseekSparseSwaRocmAiterBackend, "")                                             \
   NAMES(kDeepseekV41SparseSwaRocmAiterBackend, "")                                          \
   /* vLLM's XPU platform builds FLASH_ATTN_MLA with XPUFlashAttnMLAMetadataBuilder */        \
-  NAMES(kFlashAttnMlaXpuBackend, "")
+  NAMES(kFlashAttnMlaXpuBackend, "")                                                      \
+  NAMES(kDots3NoteTritonMlaBackend, "") /* vLLM calls its class TRITON_MLA */
 
 namespace attn::backends {
 

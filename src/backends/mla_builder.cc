@@ -62,11 +62,13 @@ void check_mla_spec(const MlaClass& cls, const KvCacheSpec& spec, const BuilderC
   if (spec.kind != kKvMla)
     fail(Status::kUnsupported, cls.name, " builds metadata for MLA KV cache specs only, not ",
          kv_cache_kind_name(spec.kind), " (kv_cache_spec->kind=", spec.kind, ")");
-  if (spec.head_size != kMlaHeadSize)
-    fail(Status::kUnsupported, cls.name,
-         " supports head size 576 (kv_lora_rank + qk_rope_head_dim "
-         "of the latent cache), got kv_cache_spec->head_size=",
+  if (spec.head_size != cls.head_size)
+    fail(Status::kUnsupported, cls.name, " supports head size ", cls.head_size,
+         " (kv_lora_rank + qk_rope_head_dim of the latent cache), got kv_cache_spec->head_size=",
          spec.head_size);
+  if (cls.sliding_window && spec.sliding_window <= 0)
+    invalid(cls.name, " reads its window from kv_cache_spec->sliding_window, got ",
+            spec.sliding_window, " (vLLM's MLAAttentionSpec.sliding_window)");
   if (kv_lora_rank(c) + qk_rope_head_dim(c) != spec.head_size)
     invalid("config->mla_kv_lora_rank=", kv_lora_rank(c),
             " + config->mla_qk_rope_head_dim=", qk_rope_head_dim(c),
@@ -100,7 +102,7 @@ void check_mla_spec(const MlaClass& cls, const KvCacheSpec& spec, const BuilderC
          ": KV sharing is not supported for MLA "
          "(config->kv_sharing_fast_prefill)");
   for (size_t i = 0; i < c.layers.size(); ++i)
-    if (c.layers[i].window_left != -1 || c.layers[i].logits_soft_cap)
+    if ((c.layers[i].window_left != -1 && !cls.sliding_window) || c.layers[i].logits_soft_cap)
       fail(Status::kUnsupported, cls.name,
            " does not support sliding windows or logits soft "
            "capping (config->layers[",
@@ -195,7 +197,16 @@ MlaBuilder::MlaBuilder(const MlaArgs& a, std::vector<BufferRequest> buffers, int
   const BuilderConfig& c = this->config();
   workspace_ = workspace;
   chunk_params_ = mla_chunk_capacities(spec(), c, workspace);
-  prefill_backend_ = mla_prefill_backend(cls_.platform, c);
+  if (cls_.layer_prefill_backend < 0) {
+    prefill_backend_ = configured_prefill_backend_ = mla_prefill_backend(cls_.platform, c);
+  } else {
+    // The layer's own class: vLLM asks get_mla_prefill_backend (and so refuses a configured
+    // backend invalid for the dimensions) only for the query dtype on compute capability 10.x.
+    prefill_backend_ = cls_.layer_prefill_backend;
+    configured_prefill_backend_ = resolved_device_capability(c) / 10 == 10
+                                      ? mla_prefill_backend(cls_.platform, c)
+                                      : prefill_backend_;
+  }
   dcp_ = c.decode_context_parallel_size;
   interleave_ = c.cp_kv_cache_interleave_size;
   if (!c.layers.empty()) {

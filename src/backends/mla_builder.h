@@ -82,6 +82,15 @@ struct MlaClass {
   bool draft_decode_update_without_dcp = false;
   /// Sparse builders whose get_varlen_cudagraph_max_query_len is max_decode_query_len.
   bool varlen_cudagraph_max_query_len = false;
+  /// get_supported_head_sizes: the spec's head size (kv_lora_rank + qk_rope_head_dim).
+  int32_t head_size = kMlaHeadSize;
+  /// A backend whose layer is given its prefill backend class (vLLM 0.33's MLAAttention
+  /// prefill_backend_cls): that MlaPrefillBackend value; -1: the platform's choice
+  /// (mla_prefill_backend). The prefill query dtype still follows the configured one.
+  int32_t layer_prefill_backend = -1;
+  /// The spec's sliding window (kv_cache_spec->sliding_window > 0) is the backend's: required,
+  /// and the layers' window_left accepted.
+  bool sliding_window = false;
 
   constexpr MlaClass() = default;
   constexpr MlaClass(const char* n, int32_t level, QueryLenSupport queries)
@@ -128,6 +137,11 @@ struct MlaClass {
   constexpr MlaClass varlen_cudagraph() const {
     return with(&MlaClass::varlen_cudagraph_max_query_len, true);
   }
+  constexpr MlaClass head(int32_t h) const { return with(&MlaClass::head_size, h); }
+  constexpr MlaClass layer_prefill(int32_t b) const {
+    return with(&MlaClass::layer_prefill_backend, b);
+  }
+  constexpr MlaClass windowed() const { return with(&MlaClass::sliding_window, true); }
 
 };
 
@@ -331,6 +345,9 @@ class MlaBuilder : public Builder {
   Tensor host_list(int32_t* p, int64_t n) const;
   bool full_cuda_graphs() const { return has_full_cudagraphs(config().cudagraph_mode); }
   int32_t prefill_backend() const { return prefill_backend_; }
+  /// The configured prefill backend (get_mla_prefill_backend), which
+  /// determine_prefill_query_data_type asks even where the layer runs another.
+  int32_t configured_prefill_backend() const { return configured_prefill_backend_; }
   int32_t dcp() const { return dcp_; }
   int32_t interleave() const { return interleave_; }
   int64_t workspace() const { return workspace_; }
@@ -351,6 +368,7 @@ class MlaBuilder : public Builder {
   int64_t workspace_ = 0;
   ops::MlaChunkParams chunk_params_;
   int32_t prefill_backend_ = 0;
+  int32_t configured_prefill_backend_ = 0;
   int32_t dcp_ = 1;
   int32_t interleave_ = 1;
   int64_t num_empty_ = 0;

@@ -70,7 +70,7 @@ void MlaCommonBuilder::do_build(int64_t, const CommonMetadata& c,
     // The output has the model's dtype; the query FP8 under use_prefill_query_quantization.
     const int32_t model = cfg.model_dtype_for(spec());
     build_prefill(c, nd, np, chunks,
-                  {c.max_query_len, mla_prefill_query_dtype(cfg, prefill_backend(), model),
+                  {c.max_query_len, mla_prefill_query_dtype(cfg, configured_prefill_backend(), model),
                    false},
                   exec);
   }

@@ -2,28 +2,20 @@
 // uniform queries and non-causal multi-token decode, and a draft decode update (a no-op) without
 // DCP. Its kernel takes any block size (vLLM selects it for multiples of 16; the builder does not
 // depend on it).
-#include <string>
-
-#include "backends/mla_common.h"
+#include "backends/mla_triton.h"
 
 namespace attn::backends {
+
+std::string TritonMlaBuilder::draft_decode_update_refusal() const {
+  return dcp() > 1 ? "decode context parallel (DCP-local lengths are not advanced between "
+                     "draft steps)"
+                   : "";
+}
+
 namespace {
 
 constexpr MlaClass kTritonMla =
     MlaClass("TRITON_MLA", kCgUniformBatch, QueryLenSupport::kUniform).non_causal_decode();
-
-class TritonMlaBuilder final : public MlaCommonBuilder {
- public:
-  using MlaCommonBuilder::MlaCommonBuilder;
-
-  /// supports_draft_decode_metadata_update: without DCP (DCP-local lengths are not advanced
-  /// between draft steps); the update itself is the base's no-op.
-  std::string draft_decode_update_refusal() const override {
-    return dcp() > 1 ? "decode context parallel (DCP-local lengths are not advanced between "
-                       "draft steps)"
-                     : "";
-  }
-};
 
 }  // namespace
 

@@ -50,6 +50,10 @@ attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
   // DeepSeek V4 / V4.1 sparse MLA and the V4 indexer: kernel block size 256
   if (has(backend, "DSV4") || has(backend, "V4_MLA") || has(backend, "V4_INDEXER"))
     s.block_size = 256;
+  if (backend == "DOTS3_NOTE_TRITON_MLA") {  // dots3 NOTE's windowed 1024 + 64 latent cache
+    s.head_size = 1088;
+    s.sliding_window = 128;
+  }
   s.mamba_chunk_size = 256;  // MAMBA2 needs one; read by ATTN_KV_MAMBA specs only
   if (kind == attn::kKvSlidingWindow) s.sliding_window = 64;
   if (kind == attn::kKvChunkedLocalAttention) s.attention_chunk_size = 256;
@@ -72,7 +76,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 71, "%zu built-in backends, expected 71", r.count());
+  CHECK(r.count() == 72, "%zu built-in backends, expected 72", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
@@ -87,6 +91,7 @@ void test_builtin_kinds_match_create() {
       // DeepSeek V4 / V4.1's ROCm builders are vLLM's on ROCm only
       if (has(name, "ROCM_FLASHMLA_SPARSE") || has(name, "SPARSE_SWA_ROCM"))
         config.platform_rocm = true;
+      if (name == "DOTS3_NOTE_TRITON_MLA") config.mla_kv_lora_rank = 1024;  // NOTE's latent
       if (name == "DEEPSEEK_V41_SPARSE_INDEXER") {  // DeepSeek V4.1's inputs, SM100 only
         config.device_capability = 100;
         config.candidate_block_size = 64;

@@ -123,6 +123,26 @@ static void test_backends(void** state) {
     spec.kind = ATTN_KV_SLIDING_WINDOW;
     spec.sliding_window = 16;
     compare("INKLING_SCONV_SWA", &spec, &c, b, 0);
+    /* DOTS3_NOTE_TRITON_MLA: the sliding-window chunks on the device (mixed batches: from the
+     * exact seq_lens), several a batch in a 1024-row workspace */
+    spec = ts_mla_spec(16);
+    spec.head_size = 1088;
+    spec.sliding_window = 200;
+    c.mla_kv_lora_rank = 1024;
+    c.mla_qk_nope_head_dim = 192;
+    c.mla_chunked_prefill_workspace_size = 1024;
+    compare("DOTS3_NOTE_TRITON_MLA", &spec, &c, b, 0);
+    ts_batch_free(b);
+    { /* prefills only: from the bounds, uploaded */
+      int32_t q[64], s[64];
+      int64_t r;
+      for (r = 0; r < n; ++r) {
+        q[r] = (int32_t)ts_rand_range(&seed, 2, 40);
+        s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 700);
+      }
+      b = ts_batch_make(q, s, n, 16, 48, -1);
+      compare("DOTS3_NOTE_TRITON_MLA", &spec, &c, b, 0);
+    }
     ts_batch_free(b);
   }
 }

@@ -72,6 +72,10 @@ size_t ts_candidate_specs(attn_kv_cache_spec_t* out) {
   s.index_topk = 512;
   out[n++] = s;
   out[n++] = ts_swa_spec(64, 128);
+  s = ts_mla_spec(16); /* dots3 NOTE's sliding-window latent cache (1024 + 64) */
+  s.head_size = 1088;
+  s.sliding_window = 128;
+  out[n++] = s;
   s = ts_spec();
   s.kind = ATTN_KV_MAMBA;
   s.num_kv_heads = s.head_size = 1;
@@ -92,6 +96,10 @@ size_t ts_candidate_configs(const attn_builder_config_t* base, attn_builder_conf
   c.candidate_block_size = 64;
   c.candidate_topk_blocks = 8;
   c.indexer_kv_mxfp4 = 1;
+  out[n++] = c;
+  c = *base; /* dots3 NOTE's MLA dimensions */
+  c.mla_kv_lora_rank = 1024;
+  c.mla_qk_nope_head_dim = 192;
   out[n++] = c;
   return n;
 }

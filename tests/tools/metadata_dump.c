@@ -140,6 +140,15 @@ static int candidate(int k, attn_kv_cache_spec_t* s, attn_builder_config_t* c, c
       c->device_capability = k == 22 ? 94 : 100;
       *label = k == 21 ? "indexer" : "indexer-rocm";
       return 1;
+    case 23: /* dots3 NOTE's sliding-window latent cache: 1024 + 64 */
+      s->kind = ATTN_KV_MLA;
+      s->num_kv_heads = 1;
+      s->head_size = 1088;
+      s->sliding_window = 128;
+      c->mla_kv_lora_rank = 1024;
+      c->mla_qk_nope_head_dim = 192;
+      *label = "mla-note";
+      return 1;
     default:
       return 0;
   }
