@@ -635,10 +635,12 @@ void set_error(const nb::builtin_exception& e) {
   PyErr_SetString(type, e.what());
 }
 
-template <PyObject* (*F)(Api*, PyObject* const*, Py_ssize_t, PyObject*)>
+/// A METH_FASTCALL | METH_KEYWORDS entry over F on the bound object of type T: the C++
+/// exceptions of F raised as Python's.
+template <class T, PyObject* (*F)(T*, PyObject* const*, Py_ssize_t, PyObject*)>
 PyObject* fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   try {
-    return F(nb::inst_ptr<Api>(self), args, nargs, kwnames);
+    return F(nb::inst_ptr<T>(self), args, nargs, kwnames);
   } catch (nb::python_error& e) {
     e.restore();
   } catch (const nb::builtin_exception& e) {
@@ -739,37 +741,23 @@ PyObject* build_fast(Build* b, PyObject* const* args, Py_ssize_t nargs, PyObject
   return md.release().ptr();
 }
 
-template <PyObject* (*F)(Build*, PyObject* const*, Py_ssize_t, PyObject*)>
-PyObject* build_fastcall(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
-                         PyObject* kwnames) {
-  try {
-    return F(nb::inst_ptr<Build>(self), args, nargs, kwnames);
-  } catch (nb::python_error& e) {
-    e.restore();
-  } catch (const nb::builtin_exception& e) {
-    set_error(e);
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
-
 PyMethodDef build_def = {"build",
                          reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(
-                             build_fastcall<build_fast>)),
+                             fastcall<Build, build_fast>)),
                          METH_FASTCALL | METH_KEYWORDS,
                          "build(common, common_prefix_len=0, fast_build=False, stream=None): "
                          "libattn._native's Builder.build"};
 
 PyMethodDef split_def = {"split_decodes_and_prefills",
                          reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(
-                             fastcall<split_fast>)),
+                             fastcall<Api, split_fast>)),
                          METH_FASTCALL | METH_KEYWORDS,
                          "split_decodes_and_prefills(common, decode_threshold=1, "
                          "require_uniform=False): libattn._native's"};
 PyMethodDef fast_prefill_def = {
     "make_kv_sharing_fast_prefill_common_attn_metadata_ex",
-    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fastcall<fast_prefill_fast>)),
+    reinterpret_cast<PyCFunction>(
+        reinterpret_cast<void (*)()>(fastcall<Api, fast_prefill_fast>)),
     METH_FASTCALL | METH_KEYWORDS,
     "make_kv_sharing_fast_prefill_common_attn_metadata_ex(common, logits_indices_cpu=None, "
     "out_query_start_loc=None, stream=None, *, out_query_start_loc_cpu=None): libattn._native's"};
