@@ -73,6 +73,8 @@ def test_offsets_that_the_abi_promises():
         [320, 324, 328, 332, 336, 340]
     # then speculative_dspark and reserved_1_7_b (DSpark's non-causal SWA rows): 352 bytes
     assert [cfg.speculative_dspark.offset, cfg.reserved_1_7_b.offset] == [344, 348]
+    # then block_pool_size and reserved_1_7_c (Whisper's causal block pooling): 360 bytes
+    assert [cfg.block_pool_size.offset, cfg.reserved_1_7_c.offset] == [352, 356]
     t = structs.attn_tensor_t  # DLTensor
     assert [t.data.offset, t.device.offset, t.ndim.offset, t.dtype.offset, t.shape.offset,
             t.strides.offset, t.byte_offset.offset] == [0, 8, 16, 20, 24, 32, 40]
