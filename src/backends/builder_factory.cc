@@ -34,7 +34,7 @@ std::vector<Layer> layers(const std::vector<Wrapper>& w, const std::string& back
   for (const Wrapper wrapper : w) {
     const Layer& outer = out.back();
     check_wrapper(wrapper, backend, outer.spec, outer.config);
-    BuilderConfig inner = wrapper_inner_config(wrapper, outer.spec, outer.config);
+    BuilderConfig inner = wrapper_inner_config(wrapper, backend, outer.spec, outer.config);
     const size_t own = attn::workspace_bytes(wrapper_buffers(wrapper, outer.spec, outer.config),
                                              outer.config.device);
     if (outer.config.workspace != nullptr && outer.config.workspace_size >= own) {

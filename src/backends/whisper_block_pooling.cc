@@ -95,9 +95,10 @@ class BlockPoolingBuilder final : public WrappedBuilder {
 }  // namespace
 
 bool block_pooling_supports(const std::string& backend) {
-  // vLLM 0.33's _SUPPORTED_BACKENDS less CPU_ATTN (whose slot mapping reads positions).
-  return backend == "FLASH_ATTN" || backend == "TRITON_ATTN" || backend == "ROCM_ATTN" ||
-         backend == "ROCM_AITER_FA";
+  // Of vLLM 0.33's _SUPPORTED_BACKENDS, those compared with vLLM's wrapper (CPU_ATTN's slot
+  // mapping reads the unpooled positions; ROCM_ATTN's and ROCM_AITER_FA's overridden
+  // attributes are not modelled).
+  return backend == "FLASH_ATTN" || backend == "TRITON_ATTN";
 }
 
 KvCacheSpec block_pooling_inner_spec(const KvCacheSpec& spec, const BuilderConfig& config) {

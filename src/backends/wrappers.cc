@@ -23,7 +23,8 @@ std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,
   return {};
 }
 
-BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config) {
+BuilderConfig wrapper_inner_config(Wrapper w, const std::string& backend, const KvCacheSpec& spec,
+                                   const BuilderConfig& config) {
   BuilderConfig inner = config;
   if (w == Wrapper::kFastPrefill) inner.kv_sharing_fast_prefill = false;
   // The wrapped builder sees encoder lengths as its sequence lengths: size it for them.
@@ -34,12 +35,13 @@ BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const Bui
   if (w == Wrapper::kStaticSink) inner.max_model_len = config.max_model_len + spec.sink_len;
   if (w == Wrapper::kBlockPooling) {
     // The wrapped builder sees block_pool_size times the tokens and lengths (vLLM's keeps the
-    // model config: libattn's limits follow the pooled batch). No further wrapping of the
-    // wrapped builder: the option is the outermost layer's. vLLM overrides num_heads_q with
-    // the spec's num_kv_heads (no GQA in Whisper's encoder).
+    // model config: libattn's limits follow the pooled batch). vLLM sets num_heads_q to the
+    // spec's num_kv_heads after the wrapped builder's __init__ (no GQA in Whisper's encoder):
+    // FLASH_ATTN reads it when it builds (its schedule's num_heads_q), TRITON_ATTN sized its
+    // scratch with the model's heads before (check_wrapper refuses the one view that differs).
     inner.max_num_batched_tokens = config.max_num_batched_tokens * config.block_pool_size;
     inner.max_model_len = config.max_model_len * config.block_pool_size;
-    inner.num_attention_heads = spec.num_kv_heads;
+    if (backend == "FLASH_ATTN") inner.num_attention_heads = spec.num_kv_heads;
     inner.block_pool_size = 0;
   }
   if (w == Wrapper::kChunkedLocal) {
@@ -96,7 +98,17 @@ void check_wrapper(Wrapper w, const std::string& backend, const KvCacheSpec& spe
       if (!block_pooling_supports(backend))
         fail(Status::kUnsupported, "config->block_pool_size=", config.block_pool_size, ": ",
              backend, " has no Whisper block-pooling wrapper (vLLM 0.33 takes FLASH_ATTN, "
-             "TRITON_ATTN, ROCM_ATTN, ROCM_AITER_FA and CPU_ATTN; libattn all but CPU_ATTN)");
+             "TRITON_ATTN, ROCM_ATTN, ROCM_AITER_FA and CPU_ATTN; libattn FLASH_ATTN and "
+             "TRITON_ATTN)");
+      if (backend == "TRITON_ATTN" && config.num_sms > 0 &&
+          resolved_device_capability(config) == 120 &&
+          config.num_attention_heads != spec.num_kv_heads)
+        fail(Status::kUnsupported, "config->block_pool_size=", config.block_pool_size,
+             " with TRITON_ATTN on SM 12.0 (config->num_sms=", config.num_sms,
+             ") and config->num_attention_heads=", config.num_attention_heads,
+             " != kv_cache_spec->num_kv_heads=", spec.num_kv_heads, ": vLLM 0.33 views its "
+             "64-segment softmax scratch with the KV heads (num_heads_q overridden after the "
+             "scratch was sized); libattn does not reproduce that view");
       if (spec.kind != kKvFullAttention && spec.kind != kKvSlidingWindow)
         invalid("config->block_pool_size=", config.block_pool_size, " needs a FULL_ATTENTION or "
                 "SLIDING_WINDOW kv_cache_spec->kind (vLLM's causal Whisper layers), not ",

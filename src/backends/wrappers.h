@@ -31,7 +31,8 @@ std::vector<BufferRequest> wrapper_buffers(Wrapper w, const KvCacheSpec& spec,
                                            const BuilderConfig& config);
 /// The config the wrapped builder is created with (chunked local attention sizes it for the
 /// virtual batches); workspace fields are the caller's to adjust.
-BuilderConfig wrapper_inner_config(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config);
+BuilderConfig wrapper_inner_config(Wrapper w, const std::string& backend, const KvCacheSpec& spec,
+                                   const BuilderConfig& config);
 /// The spec the wrapped builder is created with (block pooling multiplies the block size).
 KvCacheSpec wrapper_inner_spec(Wrapper w, const KvCacheSpec& spec, const BuilderConfig& config);
 /// The wrapper's CUDA graph level given the wrapped builder's.

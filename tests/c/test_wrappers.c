@@ -653,10 +653,11 @@ static void test_block_pooling(void** state) {
   pooled_spec.block_size = 16 * kP;
   /* vLLM's wrapped builder keeps the model config except num_heads_q = num_kv_heads, and libattn
    * sizes it for the pooled tokens and lengths */
-  plain_config.num_attention_heads = spec.num_kv_heads;
   plain_config.max_num_batched_tokens = config.max_num_batched_tokens * kP;
   plain_config.max_model_len = config.max_model_len * kP;
   for (k = 0; k < 2; ++k) {
+    /* FLASH_ATTN's schedule reads vLLM's overridden num_heads_q (FA3 here: ts_config's sm90) */
+    plain_config.num_attention_heads = k == 0 ? spec.num_kv_heads : config.num_attention_heads;
     ts_batch* batch = ts_batch_make(q, s, 3, 16, 3, 8); /* 6 tokens + 2 padding slots */
     ts_batch* scaled = ts_batch_make(qp, sp, 3, 64, 3, 32);
     attn_builder_t* b = ts_builder(backends[k], &spec, &config);
@@ -733,6 +734,16 @@ static void test_block_pooling(void** state) {
                  "config->block_pool_size=4: FLASHINFER has no Whisper block-pooling wrapper");
     ASSERT_ERROR(attn_builder_create("CPU_ATTN", &spec, &config, &b), ATTN_ERR_UNSUPPORTED,
                  "CPU_ATTN has no Whisper block-pooling wrapper");
+    config.device_capability = 120;
+    config.num_sms = 188;
+    ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &config, &b), ATTN_ERR_UNSUPPORTED,
+                 "with TRITON_ATTN on SM 12.0 (config->num_sms=188) and "
+                 "config->num_attention_heads=32 != kv_cache_spec->num_kv_heads=8");
+    config.num_attention_heads = spec.num_kv_heads; /* Whisper's encoder: no GQA, no view */
+    b = ts_builder("TRITON_ATTN", &spec, &config);
+    attn_builder_destroy(b);
+    config = ts_config();
+    config.block_pool_size = 4;
     config.max_model_len = 1 << 23;
     ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
                  "config->max_model_len=8388608 * block_pool_size=4 exceeds 16777216");
@@ -774,7 +785,7 @@ static void test_block_pooling_random(void** state) {
       attn_metadata_t *m = NULL, *want = NULL;
       config.block_pool_size = pool;
       pooled_spec.block_size = kBlock * pool;
-      plain_config.num_attention_heads = spec.num_kv_heads;
+      plain_config.num_attention_heads = k == 0 ? spec.num_kv_heads : config.num_attention_heads;
       plain_config.max_num_batched_tokens = config.max_num_batched_tokens * pool;
       plain_config.max_model_len = config.max_model_len * pool;
       for (r = 0; r < n; ++r) {
