@@ -1771,9 +1771,10 @@ struct attn_builder_config {
                                           `create_whisper_attention_backend_with_block_pooling`
                                           (the streaming Whisper encoder's causal layers): > 0
                                           wraps the backend's builder in the
-                                          WhisperCausalAttentionWithBlockPooling wrapper (FLASH_ATTN,
-                                          TRITON_ATTN, ROCM_ATTN, ROCM_AITER_FA, CPU_ATTN;
-                                          docs/backends/wrappers.md), which builds over
+                                          WhisperCausalAttentionWithBlockPooling wrapper
+                                          (FLASH_ATTN and TRITON_ATTN; other backends are
+                                          ATTN_ERR_UNSUPPORTED; docs/backends/wrappers.md),
+                                          which builds over
                                           `kv_cache_spec->block_size * block_pool_size` token
                                           blocks; 0 (default) = not such a layer. */
   int32_t reserved_1_7_c;            /**< Reserved (keeps the struct free of tail padding);

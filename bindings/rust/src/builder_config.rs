@@ -123,8 +123,8 @@ pub struct BuilderConfig {
     /// ABI 1.7: `speculative_config.method == "dspark"` (the sparse SWA builders' non-causal
     /// DSpark decode rows).
     pub speculative_dspark: bool,
-    /// ABI 1.7: vLLM's Whisper causal block pooling (`block_pool_size` > 0 wraps FLASH_ATTN,
-    /// TRITON_ATTN, ROCM_ATTN or ROCM_AITER_FA's builder; 0 = none).
+    /// ABI 1.7: vLLM's Whisper causal block pooling (`block_pool_size` > 0 wraps FLASH_ATTN's
+    /// or TRITON_ATTN's builder; 0 = none).
     pub block_pool_size: i32,
 }
 
