@@ -321,7 +321,7 @@ type BuilderConfig struct {
 	// block_pool_size: `block_pool_size` of vLLM 0.33's
 	// `create_whisper_attention_backend_with_block_pooling` (the streaming Whisper encoder's causal
 	// layers): > 0 wraps the backend's builder in the WhisperCausalAttentionWithBlockPooling
-	// wrapper (FLASH_ATTN, TRITON_ATTN, ROCM_ATTN, ROCM_AITER_FA, CPU_ATTN;
+	// wrapper (FLASH_ATTN and TRITON_ATTN; other backends are ATTN_ERR_UNSUPPORTED;
 	// docs/backends/wrappers.md), which builds over `kv_cache_spec->block_size * block_pool_size`
 	// token blocks; 0 (default) = not such a layer.
 	BlockPoolSize int32

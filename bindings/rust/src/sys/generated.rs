@@ -1369,9 +1369,10 @@ pub struct attn_builder_config {
     #[doc = "`create_whisper_attention_backend_with_block_pooling`"]
     #[doc = "(the streaming Whisper encoder's causal layers): > 0"]
     #[doc = "wraps the backend's builder in the"]
-    #[doc = "WhisperCausalAttentionWithBlockPooling wrapper (FLASH_ATTN,"]
-    #[doc = "TRITON_ATTN, ROCM_ATTN, ROCM_AITER_FA, CPU_ATTN;"]
-    #[doc = "docs/backends/wrappers.md), which builds over"]
+    #[doc = "WhisperCausalAttentionWithBlockPooling wrapper"]
+    #[doc = "(FLASH_ATTN and TRITON_ATTN; other backends are"]
+    #[doc = "ATTN_ERR_UNSUPPORTED; docs/backends/wrappers.md),"]
+    #[doc = "which builds over"]
     #[doc = "`kv_cache_spec->block_size * block_pool_size` token"]
     #[doc = "blocks; 0 (default) = not such a layer."]
     pub block_pool_size: i32,
