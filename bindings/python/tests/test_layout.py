@@ -18,7 +18,7 @@ from libattn.dlpack import DLManagedTensor
 
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
     "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 104,
-    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 352,
+    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 360,
     "attn_common_metadata_t": 272, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
     "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
@@ -83,7 +83,7 @@ def test_offsets_that_the_abi_promises():
 
 def test_new_sets_struct_size():
     assert structs.new(structs.attn_field_t).struct_size == 48
-    assert structs.new(structs.attn_builder_config_t).struct_size == 352
+    assert structs.new(structs.attn_builder_config_t).struct_size == 360
 
 
 def _mirrors():
