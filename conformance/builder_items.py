@@ -90,6 +90,29 @@ def _static_sink_cls(backend: str, sink_len: int, fa_version: int = 0) -> Any:
                                                 sink_len=sink_len).get_builder_cls()
 
 
+def _block_pool_cls(backend: str, pool: int, fa_version: int = 0) -> Any:
+    """vLLM 0.33's create_whisper_attention_backend_with_block_pooling(backend, pool)'s builder
+    class (a full-attention layer: sliding_window None)."""
+    import vllm.model_executor.models.whisper_causal as wc
+    base = _backend_cls(backend, fa_version)
+    real = wc.FlashAttentionBackend
+    if backend == "FLASH_ATTN":
+        # the lane's FlashAttention-version module (patches.flash_attn_module) is vLLM's source
+        # imported once more: its class is vLLM's FlashAttentionBackend for the factory's
+        # supported-backend check, which compares with the module it imported
+        wc.FlashAttentionBackend = base
+    try:
+        return wc.create_whisper_attention_backend_with_block_pooling(base, pool).get_builder_cls()
+    finally:
+        wc.FlashAttentionBackend = real
+
+
+def block_pool_size(b: Batch) -> int:
+    """The BlockPool items' block_pool_size: 4, 2 or 8 by block size (which the builder cache
+    keys on; the Whisper streaming models use 4 to 16)."""
+    return {16: 4, 32: 2, 64: 8}.get(b.block_size, 3)
+
+
 def _diffkv_cls(backend: str, head_size_v: int, fa_version: int = 0) -> Any:
     """vLLM 0.33's FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV builder class. FLASH_ATTN_DIFFKV's
     get_builder_cls is FlashAttentionBackend's (inherited): the FlashAttention version's module
@@ -407,6 +430,8 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
                 fav = _fa_version(backend, wrapper, b)
                 cls = _static_sink_cls(backend, sink_len(b), fav) if wrapper == "StaticSink" \
+                    else _block_pool_cls(backend, block_pool_size(b), fav) \
+                    if wrapper == "BlockPool" \
                     else _diffkv_cls(backend, head_size_v(b), fav) if wrapper == "DiffKV" \
                     else _vllm_builder_cls(backend, wrapper, b.chunk, fav)
                 return cls(spec, [LAYER], vc, torch.device("cpu"))
@@ -469,6 +494,8 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                                     num_gpu_blocks=blocks,
                                     kv_sharing_fast_prefill=int(wrapper == "FastPrefill"),
                                     max_encoder_len=MAX_ENCODER_LEN if wrapper == "Cross" else 0,
+                                    block_pool_size=block_pool_size(b)
+                                    if wrapper == "BlockPool" else 0,
                                     rswa_window=_model(backend, wrapper, b)[0] or 0,
                                     is_mm_prefix_lm=int(_model(backend, wrapper, b)[1]),
                                     **extra)

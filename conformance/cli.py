@@ -81,6 +81,7 @@ def all_items() -> List[Any]:
     from .sparse_indexer_v41_items import sparse_indexer_v41_items
     from .sparse_indexer_v4_items import sparse_indexer_v4_items
     from .static_sink_items import static_sink_items
+    from .block_pooling_items import block_pooling_items
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
@@ -88,7 +89,7 @@ def all_items() -> List[Any]:
             + cudagraph_resolve_items() + triton_items() + builder_items()
             + flashinfer_padded_items() + layer_variant_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
-            + kda_items() + bailing_items() + static_sink_items()
+            + kda_items() + bailing_items() + static_sink_items() + block_pooling_items()
             + diffkv_items() + attn_variant_items() + composite_items()
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()

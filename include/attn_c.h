@@ -1766,6 +1766,19 @@ struct attn_builder_config {
                                           0 (default): such a batch is refused, as vLLM asserts. */
   int32_t reserved_1_7_b;            /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
+  /* ---- ABI 1.7 (Whisper causal block pooling) ---- */
+  int32_t block_pool_size;           /**< ABI 1.7. `block_pool_size` of vLLM 0.33's
+                                          `create_whisper_attention_backend_with_block_pooling`
+                                          (the streaming Whisper encoder's causal layers): > 0
+                                          wraps the backend's builder in the
+                                          WhisperCausalAttentionWithBlockPooling wrapper
+                                          (FLASH_ATTN and TRITON_ATTN; other backends are
+                                          ATTN_ERR_UNSUPPORTED; docs/backends/wrappers.md),
+                                          which builds over
+                                          `kv_cache_spec->block_size * block_pool_size` token
+                                          blocks; 0 (default) = not such a layer. */
+  int32_t reserved_1_7_c;            /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 };
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -1785,7 +1798,7 @@ struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, reserved_1_7_b) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, reserved_1_7_c) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
@@ -1793,7 +1806,7 @@ struct attn_builder_config {
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
-    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO, 0, 0 }
+    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO, 0, 0, 0, 0 }
 
 /** @} */
 

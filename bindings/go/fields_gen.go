@@ -318,6 +318,13 @@ type BuilderConfig struct {
 	// token seeing the trailing window before the block and the whole block, `align_up(window +
 	// num_speculative_tokens, 64)` wide. 0 (default): such a batch is refused, as vLLM asserts.
 	SpeculativeDSpark bool
+	// block_pool_size: `block_pool_size` of vLLM 0.33's
+	// `create_whisper_attention_backend_with_block_pooling` (the streaming Whisper encoder's causal
+	// layers): > 0 wraps the backend's builder in the WhisperCausalAttentionWithBlockPooling
+	// wrapper (FLASH_ATTN and TRITON_ATTN; other backends are ATTN_ERR_UNSUPPORTED;
+	// docs/backends/wrappers.md), which builds over `kv_cache_spec->block_size * block_pool_size`
+	// token blocks; 0 (default) = not such a layer.
+	BlockPoolSize int32
 }
 
 // plainToC writes the plain fields (every field but the special ones) into c.
@@ -383,6 +390,7 @@ func (s *BuilderConfig) plainToC(c *C.attn_builder_config_t) {
 	c.indexer_kv_mxfp4 = cBool(s.IndexerKVMXFP4)
 	c.sparse_indexer_topk_backend = C.int32_t(s.SparseIndexerTopkBackend)
 	c.speculative_dspark = cBool(s.SpeculativeDSpark)
+	c.block_pool_size = C.int32_t(s.BlockPoolSize)
 }
 
 // plainFromC reads the plain fields (every field but the special ones and the tensors) from c.
@@ -448,6 +456,7 @@ func (s *BuilderConfig) plainFromC(c *C.attn_builder_config_t) {
 	s.IndexerKVMXFP4 = c.indexer_kv_mxfp4 != 0
 	s.SparseIndexerTopkBackend = int32(c.sparse_indexer_topk_backend)
 	s.SpeculativeDSpark = c.speculative_dspark != 0
+	s.BlockPoolSize = int32(c.block_pool_size)
 }
 
 // CommonMetadata is a batch as the scheduler describes it (attn_common_metadata_t, vLLM's

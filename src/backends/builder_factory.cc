@@ -1,5 +1,6 @@
 #include "backends/builder_factory.h"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,25 +18,33 @@ std::vector<Wrapper> wrappers_for(const KvCacheSpec& spec, const BuilderConfig& 
   if (spec.kind == kKvCrossAttention) w.push_back(Wrapper::kCrossAttention);
   if (spec.kind == kKvEncoderOnly) w.push_back(Wrapper::kEncoderOnly);
   if (spec.sink_len > 0) w.push_back(Wrapper::kStaticSink);
+  if (config.block_pool_size > 0) w.push_back(Wrapper::kBlockPooling);
   return w;
 }
 
-/// The config of layer `depth` (0 = outermost), its workspace moved past the layers above.
-std::vector<BuilderConfig> layer_configs(const std::vector<Wrapper>& w, const KvCacheSpec& spec,
-                                         const BuilderConfig& config) {
-  std::vector<BuilderConfig> configs{config};
+/// The spec and config of each layer (0 = outermost), the config's workspace moved past the
+/// layers above.
+struct Layer {
+  KvCacheSpec spec;
+  BuilderConfig config;
+};
+std::vector<Layer> layers(const std::vector<Wrapper>& w, const std::string& backend,
+                          const KvCacheSpec& spec, const BuilderConfig& config) {
+  std::vector<Layer> out{{spec, config}};
   for (const Wrapper wrapper : w) {
-    const BuilderConfig& outer = configs.back();
-    check_wrapper(wrapper, spec, outer);
-    BuilderConfig inner = wrapper_inner_config(wrapper, spec, outer);
-    const size_t own = attn::workspace_bytes(wrapper_buffers(wrapper, spec, outer), outer.device);
-    if (outer.workspace != nullptr && outer.workspace_size >= own) {
-      inner.workspace = static_cast<char*>(outer.workspace) + own;
-      inner.workspace_size = outer.workspace_size - own;
+    const Layer& outer = out.back();
+    check_wrapper(wrapper, backend, outer.spec, outer.config);
+    BuilderConfig inner = wrapper_inner_config(wrapper, backend, outer.spec, outer.config);
+    const size_t own = attn::workspace_bytes(wrapper_buffers(wrapper, outer.spec, outer.config),
+                                             outer.config.device);
+    if (outer.config.workspace != nullptr && outer.config.workspace_size >= own) {
+      inner.workspace = static_cast<char*>(outer.config.workspace) + own;
+      inner.workspace_size = outer.config.workspace_size - own;
     }
-    configs.push_back(std::move(inner));
+    KvCacheSpec inner_spec = wrapper_inner_spec(wrapper, outer.spec, outer.config);
+    out.push_back({std::move(inner_spec), std::move(inner)});
   }
-  return configs;
+  return out;
 }
 
 }  // namespace
@@ -49,28 +58,30 @@ std::unique_ptr<Builder> create_builder(const std::shared_ptr<const Backend>& ba
     invalid("config->workspace_size=", config.workspace_size, " is smaller than the ",
             workspace_bytes(*backend, spec, config), " bytes ", backend->name(),
             " needs (attn_builder_workspace_size)");
-  const std::vector<BuilderConfig> configs = layer_configs(w, spec, config);
-  std::unique_ptr<Builder> b = backend->create(spec, configs.back());
-  for (size_t i = w.size(); i-- > 0;) b = make_wrapper(w[i], backend, spec, configs[i], std::move(b));
+  const std::vector<Layer> l = layers(w, backend->name(), spec, config);
+  std::unique_ptr<Builder> b = backend->create(l.back().spec, l.back().config);
+  for (size_t i = w.size(); i-- > 0;)
+    b = make_wrapper(w[i], backend, l[i].spec, l[i].config, std::move(b));
   return b;
 }
 
 int32_t cudagraph_support(const Backend& backend, const KvCacheSpec& spec,
                           const BuilderConfig& config) {
   const std::vector<Wrapper> w = wrappers_for(spec, config);
-  const std::vector<BuilderConfig> configs = layer_configs(w, spec, config);
-  int32_t level = backend.cudagraph_support(spec, configs.back());
+  const std::vector<Layer> l = layers(w, backend.name(), spec, config);
+  int32_t level = backend.cudagraph_support(l.back().spec, l.back().config);
   for (size_t i = w.size(); i-- > 0;) level = wrapper_cudagraph_support(w[i], level);
   return level;
 }
 
 size_t workspace_bytes(const Backend& backend, const KvCacheSpec& spec, const BuilderConfig& config) {
   const std::vector<Wrapper> w = wrappers_for(spec, config);
-  const std::vector<BuilderConfig> configs = layer_configs(w, spec, config);
+  const std::vector<Layer> l = layers(w, backend.name(), spec, config);
   size_t total = 0;
   for (size_t i = 0; i < w.size(); ++i)
-    total += attn::workspace_bytes(wrapper_buffers(w[i], spec, configs[i]), config.device);
-  return total + attn::workspace_bytes(backend.buffer_plan(spec, configs.back()), config.device);
+    total += attn::workspace_bytes(wrapper_buffers(w[i], l[i].spec, l[i].config), config.device);
+  return total + attn::workspace_bytes(backend.buffer_plan(l.back().spec, l.back().config),
+                                       config.device);
 }
 
 }  // namespace attn::backends

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/builder.h"
@@ -38,5 +39,15 @@ std::vector<BufferRequest> static_sink_buffers(const KvCacheSpec& spec, const Bu
 std::unique_ptr<Builder> make_static_sink(std::shared_ptr<const Backend> backend,
                                           const KvCacheSpec& spec, const BuilderConfig& config,
                                           std::unique_ptr<Builder> inner);
+
+// whisper_block_pooling.cc
+/// Whether vLLM 0.33's Whisper block-pooling wrapper takes this backend (libattn's name).
+bool block_pooling_supports(const std::string& backend);
+/// The spec the wrapped builder is created with: blocks of block_size * block_pool_size tokens.
+KvCacheSpec block_pooling_inner_spec(const KvCacheSpec& spec, const BuilderConfig& config);
+std::vector<BufferRequest> block_pooling_buffers(const BuilderConfig& config);
+std::unique_ptr<Builder> make_block_pooling(std::shared_ptr<const Backend> backend,
+                                            const KvCacheSpec& spec, const BuilderConfig& config,
+                                            std::unique_ptr<Builder> inner);
 
 }  // namespace attn::backends

@@ -154,7 +154,10 @@
   X(BOOL, indexer_kv_mxfp4, false)                                                              \
   X(I32, sparse_indexer_topk_backend, kSparseIndexerTopkAuto)                                   \
   X(BOOL, speculative_dspark, false)                                                            \
-  X(RESERVED, reserved_1_7_b)
+  X(RESERVED, reserved_1_7_b)                                                                   \
+  /* ABI 1.7: Whisper causal block pooling */                                                   \
+  X(I32, block_pool_size, 0)              /* 0 = not a block-pooling layer */                   \
+  X(RESERVED, reserved_1_7_c)
 
 /* attn_common_metadata_t (vLLM's CommonAttentionMetadata and its builders' build() keywords). */
 #define ATTN_COMMON_METADATA_FIELDS(X)                                                          \

@@ -122,6 +122,10 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
             " is negative (0 means absent)");
   expect_range(c.sparse_indexer_topk_backend, kSparseIndexerTopkAuto, kSparseIndexerTopkAiter,
                "sparse_indexer_topk_backend", "an ATTN_SPARSE_INDEXER_TOPK_* value (0..7)");
+  if (c.block_pool_size < 0)
+    invalid("config->block_pool_size=", c.block_pool_size,
+            " is negative (0 means no Whisper block pooling)");
+  expect_at_most(c.block_pool_size, kMaxBlockPoolSize, "block_pool_size");
   if (c.speculative_dspark && c.num_speculative_tokens == 0)
     invalid("config->speculative_dspark=1 with config->num_speculative_tokens=0 (DSpark is a "
             "speculative method: its drafts need speculative tokens)");

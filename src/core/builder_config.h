@@ -31,6 +31,7 @@ inline constexpr int32_t kMaxModelLen = 1 << 24;          ///< max_model_len, ma
 inline constexpr int64_t kMaxNumGpuBlocks = int64_t{1} << 26;  ///< num_gpu_blocks (FLEX's tables)
 inline constexpr int32_t kMaxContextParallelSize = 1 << 10;  ///< DCP and PCP world sizes
 inline constexpr int32_t kMaxNumSms = 1 << 16;  ///< num_sms (GPU SMs or CPU compute units)
+inline constexpr int32_t kMaxBlockPoolSize = 1 << 10;  ///< block_pool_size (Whisper: 4 to 16)
 
 /// Numbered as the ABI's ATTN_CG_* levels (vLLM's AttentionCGSupport).
 enum CudagraphSupport : int32_t {

@@ -295,6 +295,15 @@ void static_sink_block_table(const Exec& exec, const int32_t* block_table,
                              int64_t rows, int64_t cols, int64_t num_sink_blocks, int32_t* out,
                              int64_t out_stride);
 
+/// out[i] = in[i] * pool for i < n (vLLM 0.33's Whisper block pooling scales query_start_loc
+/// and seq_lens by block_pool_size). `out` may be `in`.
+void block_pool_scale(const Exec& exec, const int32_t* in, int64_t n, int32_t pool, int32_t* out);
+/// out[i * pool + j] = max(slot_mapping[i] * pool + j, -1) for i < n, j < pool: every slot
+/// expanded into `pool` consecutive slots, a padding slot (-1) into `pool` of them (vLLM 0.33's
+/// Whisper block pooling).
+void block_pool_slot_mapping(const Exec& exec, const int64_t* slot_mapping, int64_t n,
+                             int32_t pool, int64_t* out);
+
 /// The cross-attention slot mapping (vLLM's CrossAttentionBuilder): a request writes its
 /// encoder KV only on its first step (seq_len == query_len); those requests, in order, emit
 /// slot(i) = block_table[r][i / block_size] * block_size + i % block_size for i in

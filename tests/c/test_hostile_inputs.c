@@ -370,6 +370,7 @@ static const field_t kSizes[] = {
     CFG(replayssm_buffer_len), CFG(hash_block_size), CFG(cache_hit_alignment_tokens),
     CFG(num_hash_lookahead_tokens), CFG(block_table_width), CFG(prefill_context_parallel_size),
     CFG(candidate_block_size), CFG(candidate_topk_blocks), CFG(device_capability),
+    CFG(block_pool_size),
     SPEC(block_size), SPEC(num_kv_heads), SPEC(head_size), SPEC(sliding_window),
     SPEC(attention_chunk_size), SPEC(mamba_chunk_size), SPEC(num_speculative_blocks),
     SPEC(num_prefill_checkpoint_blocks), SPEC(prefill_checkpoint_alignment),

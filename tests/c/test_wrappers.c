@@ -2,8 +2,8 @@
  * chunked local attention on vLLM's worked example (tests/data/vectors) and its
  * update_block_table, KV-sharing fast prefill on vLLM's vector, cross attention, encoder-only
  * attention, stacked wrappers in a caller workspace, the level reduction over builders, a
- * config of ABI 1.0's size, and StaticSink (hand-checked, random against a naive table, bad
- * input). */
+ * config of ABI 1.0's size, StaticSink (hand-checked, random against a naive table, bad
+ * input) and Whisper's causal block pooling (against the plain build of the pooled batch). */
 #include "json.h"
 #include "test_support.h"
 
@@ -630,6 +630,191 @@ static void test_static_sink_random(void** state) {
   }
 }
 
+/* Whisper causal block pooling (config->block_pool_size): the pooled build equals the wrapped
+ * backend's plain build, at block_size * P, of the batch with query_start_loc, seq_lens and the
+ * scalars multiplied by P and every slot expanded into P slots (hand-checked here). */
+static void expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* what) {
+  char why[512];
+  if (!ts_same_fields(a, b, why, sizeof why)) fail_msg("%s: %s", what, why);
+}
+
+static void test_block_pooling(void** state) {
+  enum { kP = 4 };
+  static const int32_t q[3] = {1, 3, 2}, s[3] = {5, 3, 40};
+  static const int32_t qp[3] = {4, 12, 8}, sp[3] = {20, 12, 160};
+  const char* backends[2] = {"FLASH_ATTN", "TRITON_ATTN"};
+  attn_builder_config_t config = ts_config();
+  attn_builder_config_t plain_config = ts_config();
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_kv_cache_spec_t pooled_spec = ts_spec();
+  int k;
+  (void)state;
+  config.block_pool_size = kP;
+  pooled_spec.block_size = 16 * kP;
+  /* vLLM's wrapped builder keeps the model config except num_heads_q = num_kv_heads, and libattn
+   * sizes it for the pooled tokens and lengths */
+  plain_config.max_num_batched_tokens = config.max_num_batched_tokens * kP;
+  plain_config.max_model_len = config.max_model_len * kP;
+  for (k = 0; k < 2; ++k) {
+    /* FLASH_ATTN's schedule reads vLLM's overridden num_heads_q (FA3 here: ts_config's sm90) */
+    plain_config.num_attention_heads = k == 0 ? spec.num_kv_heads : config.num_attention_heads;
+    ts_batch* batch = ts_batch_make(q, s, 3, 16, 3, 8); /* 6 tokens + 2 padding slots */
+    ts_batch* scaled = ts_batch_make(qp, sp, 3, 64, 3, 32);
+    attn_builder_t* b = ts_builder(backends[k], &spec, &config);
+    attn_builder_t* p = ts_builder(backends[k], &pooled_spec, &plain_config);
+    attn_metadata_t* m = NULL;
+    attn_metadata_t* want = NULL;
+    int64_t slots[32];
+    int64_t i, j;
+    int32_t level = -1;
+    char kind[96];
+    memcpy(scaled->bt, batch->bt, sizeof(int32_t) * 9);
+    for (i = 0; i < 8; ++i)
+      for (j = 0; j < kP; ++j) {
+        const int64_t v = batch->slots[i] * kP + j;
+        slots[i * kP + j] = v < -1 ? -1 : v;
+      }
+    memcpy(scaled->slots, slots, sizeof slots);
+    /* the hand-checked expansion: token 0 of request 0 sits at position 4 of block bt[0][0] */
+    assert_int_equal(slots[0], (int64_t)batch->bt[0] * 64 + 16);
+    assert_int_equal(slots[3], (int64_t)batch->bt[0] * 64 + 19);
+    assert_int_equal(slots[6 * kP], -1);
+    assert_int_equal(slots[8 * kP - 1], -1);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    snprintf(kind, sizeof kind, "WhisperCausalAttentionWithBlockPooling_%s", backends[k]);
+    assert_string_equal(attn_metadata_kind(m), kind);
+    ts_expect_i32(m, "query_start_loc", (int32_t[]){0, 4, 16, 24}, 4);
+    ts_expect_i32(m, "seq_lens", sp, 3);
+    ts_expect_i64(m, "slot_mapping", slots, 32);
+    assert_int_equal(ts_int(m, "num_actual_tokens"), 32);
+    assert_int_equal(ts_int(m, "max_query_len"), 12);
+    assert_int_equal(ts_int(m, "max_seq_len"), 160);
+    ASSERT_OK(attn_build(p, 0, &scaled->common, 0, &want, NULL));
+    expect_same_fields(m, want, backends[k]);
+    /* the caller's batch is left alone */
+    assert_int_equal(batch->seq[2], 40);
+    assert_int_equal(batch->qsl[3], 6);
+    /* vLLM's class attributes: UNIFORM_SINGLE_TOKEN_DECODE, no update_block_table */
+    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+    assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+    ASSERT_OK(attn_backend_cudagraph_support(backends[k], &spec, &config, &level));
+    assert_int_equal(level, ATTN_CG_UNIFORM_SINGLE_TOKEN_DECODE);
+    ASSERT_OK(attn_builder_supports_update_block_table(b, &level));
+    assert_int_equal(level, 0);
+    /* the common prefix is pooled too (FLASH_ATTN's cascade fields) */
+    if (k == 0) {
+      static const int32_t q2[2] = {1, 1}, s2[2] = {40, 40};
+      static const int32_t q2p[2] = {4, 4}, s2p[2] = {160, 160};
+      ts_batch* c = ts_batch_make(q2, s2, 2, 16, 3, -1);
+      ts_batch* cp = ts_batch_make(q2p, s2p, 2, 64, 3, -1);
+      memcpy(cp->bt, c->bt, sizeof(int32_t) * 6);
+      for (i = 0; i < 2; ++i) cp->bt[3 + i] = cp->bt[i];
+      for (i = 0; i < 2; ++i) c->bt[3 + i] = c->bt[i];
+      for (i = 0; i < 2; ++i)
+        for (j = 0; j < kP; ++j) cp->slots[i * kP + j] = c->slots[i] * kP + j;
+      ASSERT_OK(attn_build(b, 32, &c->common, 0, &m, NULL));
+      ASSERT_OK(attn_build(p, 128, &cp->common, 0, &want, NULL));
+      expect_same_fields(m, want, "common prefix");
+      ts_batch_free(c);
+      ts_batch_free(cp);
+    }
+    attn_builder_destroy(b);
+    attn_builder_destroy(p);
+    ts_batch_free(batch);
+    ts_batch_free(scaled);
+  }
+  /* bad configs, named */
+  {
+    attn_builder_t* b = NULL;
+    config.block_pool_size = -2;
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+                 "config->block_pool_size=-2 is negative");
+    config.block_pool_size = 4;
+    ASSERT_ERROR(attn_builder_create("FLASHINFER", &spec, &config, &b), ATTN_ERR_UNSUPPORTED,
+                 "config->block_pool_size=4: FLASHINFER has no Whisper block-pooling wrapper");
+    ASSERT_ERROR(attn_builder_create("CPU_ATTN", &spec, &config, &b), ATTN_ERR_UNSUPPORTED,
+                 "CPU_ATTN has no Whisper block-pooling wrapper");
+    config.device_capability = 120;
+    config.num_sms = 188;
+    ASSERT_ERROR(attn_builder_create("TRITON_ATTN", &spec, &config, &b), ATTN_ERR_UNSUPPORTED,
+                 "with TRITON_ATTN on SM 12.0 (config->num_sms=188) and "
+                 "config->num_attention_heads=32 != kv_cache_spec->num_kv_heads=8");
+    config.num_attention_heads = spec.num_kv_heads; /* Whisper's encoder: no GQA, no view */
+    b = ts_builder("TRITON_ATTN", &spec, &config);
+    attn_builder_destroy(b);
+    config = ts_config();
+    config.block_pool_size = 4;
+    config.max_model_len = 1 << 23;
+    ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &config, &b), ATTN_ERR_INVALID_ARGUMENT,
+                 "config->max_model_len=8388608 * block_pool_size=4 exceeds 16777216");
+    config = ts_config();
+    config.block_pool_size = 4;
+    config.struct_size = ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6; /* an older caller: no pooling */
+    b = ts_builder("FLASH_ATTN", &spec, &config);
+    {
+      static const int32_t q1[1] = {1}, s1[1] = {5};
+      ts_batch* one = ts_batch_make(q1, s1, 1, 16, 1, -1);
+      attn_metadata_t* m = NULL;
+      ASSERT_OK(attn_build(b, 0, &one->common, 0, &m, NULL));
+      assert_string_equal(attn_metadata_kind(m), "FLASH_ATTN");
+      ts_batch_free(one);
+    }
+    attn_builder_destroy(b);
+  }
+}
+
+/* Random batches: the pooled build against the plain build of the hand-pooled batch. */
+static void test_block_pooling_random(void** state) {
+  enum { kSeqs = 8, kBlock = 16, kWidth = 16 };
+  const char* backends[2] = {"FLASH_ATTN", "TRITON_ATTN"};
+  uint64_t rng = 33;
+  int k, it;
+  (void)state;
+  for (k = 0; k < 2; ++k)
+    for (it = 0; it < 150; ++it) {
+      const int32_t pool = (int32_t)ts_rand_range(&rng, 1, 8);
+      attn_builder_config_t config = ts_config();
+      attn_builder_config_t plain_config = ts_config();
+      attn_kv_cache_spec_t spec = ts_spec();
+      attn_kv_cache_spec_t pooled_spec = ts_spec();
+      int32_t q[kSeqs], s[kSeqs], qp[kSeqs], sp[kSeqs];
+      const int64_t n = ts_rand_range(&rng, 1, kSeqs);
+      int64_t r, i, j, tokens = 0;
+      ts_batch *batch, *scaled;
+      attn_builder_t *b, *p;
+      attn_metadata_t *m = NULL, *want = NULL;
+      config.block_pool_size = pool;
+      pooled_spec.block_size = kBlock * pool;
+      plain_config.num_attention_heads = k == 0 ? spec.num_kv_heads : config.num_attention_heads;
+      plain_config.max_num_batched_tokens = config.max_num_batched_tokens * pool;
+      plain_config.max_model_len = config.max_model_len * pool;
+      for (r = 0; r < n; ++r) {
+        s[r] = (int32_t)ts_rand_range(&rng, 1, kBlock * kWidth);
+        q[r] = (int32_t)ts_rand_range(&rng, 1, s[r] < 6 ? s[r] : 6);
+        qp[r] = q[r] * pool;
+        sp[r] = s[r] * pool;
+        tokens += q[r];
+      }
+      batch = ts_batch_make(q, s, n, kBlock, kWidth, tokens + 3);
+      scaled = ts_batch_make(qp, sp, n, kBlock * pool, kWidth, (tokens + 3) * pool);
+      memcpy(scaled->bt, batch->bt, sizeof(int32_t) * (size_t)(n * kWidth));
+      for (i = 0; i < tokens + 3; ++i)
+        for (j = 0; j < pool; ++j) {
+          const int64_t v = batch->slots[i] * pool + j;
+          scaled->slots[i * pool + j] = v < -1 ? -1 : v;
+        }
+      b = ts_builder(backends[k], &spec, &config);
+      p = ts_builder(backends[k], &pooled_spec, &plain_config);
+      ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+      ASSERT_OK(attn_build(p, 0, &scaled->common, 0, &want, NULL));
+      expect_same_fields(m, want, backends[k]);
+      attn_builder_destroy(b);
+      attn_builder_destroy(p);
+      ts_batch_free(batch);
+      ts_batch_free(scaled);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_chunked_local_vector),
@@ -641,6 +826,8 @@ int main(void) {
       cmocka_unit_test(test_abi_1_0_config),
       cmocka_unit_test(test_static_sink),
       cmocka_unit_test(test_static_sink_random),
+      cmocka_unit_test(test_block_pooling),
+      cmocka_unit_test(test_block_pooling_random),
   };
   return cmocka_run_group_tests_name("wrappers", tests, NULL, NULL);
 }

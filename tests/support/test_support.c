@@ -333,14 +333,18 @@ static const unsigned char* ts_element(const attn_tensor_t* t, int64_t k, size_t
 }
 
 int ts_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n) {
+  if (strcmp(attn_metadata_kind(a), attn_metadata_kind(b)) != 0) {
+    snprintf(why, n, "kind %s vs %s", attn_metadata_kind(a), attn_metadata_kind(b));
+    return 0;
+  }
+  return ts_same_fields(a, b, why, n);
+}
+
+int ts_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n) {
   const size_t count = attn_metadata_field_count(a);
   size_t k;
   if (count != attn_metadata_field_count(b)) {
     snprintf(why, n, "%zu fields vs %zu", count, attn_metadata_field_count(b));
-    return 0;
-  }
-  if (strcmp(attn_metadata_kind(a), attn_metadata_kind(b)) != 0) {
-    snprintf(why, n, "kind %s vs %s", attn_metadata_kind(a), attn_metadata_kind(b));
     return 0;
   }
   for (k = 0; k < count; ++k) {

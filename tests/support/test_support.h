@@ -118,6 +118,8 @@ void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* ex
 void ts_expect_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, const char* what);
 /* The same as a predicate: 1 when equal, else 0 with the first difference in why[0 .. n). */
 int ts_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n);
+/* The same without the kinds (a wrapper's metadata against its wrapped backend's). */
+int ts_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, char* why, size_t n);
 
 /* Moves the requests whose query length is <= `threshold` to the front, each swapped into the
  * next decode place (decodes first, as a reorder leaves them); returns how many there are. */

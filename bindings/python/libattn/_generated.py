@@ -617,6 +617,8 @@ attn_builder_config_t._fields_ = [
     ("sparse_indexer_topk_backend", c_int32),
     ("speculative_dspark", c_int32),
     ("reserved_1_7_b", c_int32),
+    ("block_pool_size", c_int32),
+    ("reserved_1_7_c", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -887,7 +889,7 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset 
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7_b.offset + attn_builder_config_t.reserved_1_7_b.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7_c.offset + attn_builder_config_t.reserved_1_7_c.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -1009,6 +1011,8 @@ FIELDS = {
         ("sparse_indexer_topk_backend", "I32", (), SparseIndexerTopkBackend.AUTO),
         ("speculative_dspark", "BOOL", (), 0),
         ("reserved_1_7_b", "RESERVED", (), 0),
+        ("block_pool_size", "I32", (), 0),
+        ("reserved_1_7_c", "RESERVED", (), 0),
     ),
     "attn_common_metadata_t": (
         ("struct_size", "SIZE", (), None),

@@ -123,6 +123,9 @@ pub struct BuilderConfig {
     /// ABI 1.7: `speculative_config.method == "dspark"` (the sparse SWA builders' non-causal
     /// DSpark decode rows).
     pub speculative_dspark: bool,
+    /// ABI 1.7: vLLM's Whisper causal block pooling (`block_pool_size` > 0 wraps FLASH_ATTN's
+    /// or TRITON_ATTN's builder; 0 = none).
+    pub block_pool_size: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -213,6 +216,7 @@ impl BuilderConfig {
             indexer_kv_mxfp4: false,
             sparse_indexer_topk_backend: 0,
             speculative_dspark: false,
+            block_pool_size: 0,
         }
     }
 
@@ -292,6 +296,7 @@ impl BuilderConfig {
             indexer_kv_mxfp4: i32::from(self.indexer_kv_mxfp4),
             sparse_indexer_topk_backend: self.sparse_indexer_topk_backend,
             speculative_dspark: i32::from(self.speculative_dspark),
+            block_pool_size: self.block_pool_size,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

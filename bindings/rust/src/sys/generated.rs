@@ -1365,6 +1365,20 @@ pub struct attn_builder_config {
     #[doc = "< Reserved (keeps the struct free of tail padding);"]
     #[doc = "must be 0."]
     pub reserved_1_7_b: i32,
+    #[doc = "< ABI 1.7. `block_pool_size` of vLLM 0.33's"]
+    #[doc = "`create_whisper_attention_backend_with_block_pooling`"]
+    #[doc = "(the streaming Whisper encoder's causal layers): > 0"]
+    #[doc = "wraps the backend's builder in the"]
+    #[doc = "WhisperCausalAttentionWithBlockPooling wrapper"]
+    #[doc = "(FLASH_ATTN and TRITON_ATTN; other backends are"]
+    #[doc = "ATTN_ERR_UNSUPPORTED; docs/backends/wrappers.md),"]
+    #[doc = "which builds over"]
+    #[doc = "`kv_cache_spec->block_size * block_pool_size` token"]
+    #[doc = "blocks; 0 (default) = not such a layer."]
+    pub block_pool_size: i32,
+    #[doc = "< Reserved (keeps the struct free of tail padding);"]
+    #[doc = "must be 0."]
+    pub reserved_1_7_c: i32,
 }
 #[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
 #[repr(C)]
