@@ -52,27 +52,24 @@ class BlockPoolingBuilder final : public WrappedBuilder {
     const ops::Exec on_host{};
     const PersistentBuffers& b = buffers();
     CommonMetadata n = c;
+    // `count` int32 values of `src` times block_pool_size into buffer `k`, viewed on `dev`
+    auto scaled = [&](Buffer k, const ops::Exec& on, const int32_t* src, int64_t count,
+                      const Device& dev) {
+      auto* out = b.as<int32_t>(k);
+      ops::block_pool_scale(on, src, count, p, out);
+      return make_vector(out, dev, kInt32, count);
+    };
     const int64_t rows = c.num_reqs + 1;
-    auto* qsl = b.as<int32_t>(kQsl);
-    ops::block_pool_scale(exec, c.query_start_loc->as<const int32_t>(), rows, p, qsl);
-    n.query_start_loc = make_vector(qsl, d, kInt32, rows);
-    auto* qsl_cpu = b.as<int32_t>(kQslCpu);
-    ops::block_pool_scale(on_host, c.qsl_host, rows, p, qsl_cpu);
-    n.query_start_loc_cpu = make_vector(qsl_cpu, host, kInt32, rows);
-    auto* sl = b.as<int32_t>(kSeqLens);
-    ops::block_pool_scale(exec, c.seq_lens->as<const int32_t>(), c.num_reqs, p, sl);
-    n.seq_lens = make_vector(sl, d, kInt32, c.num_reqs);
-    if (c.seq_lens_cpu) {  // libattn's exact host mirror follows the device tensor
-      auto* h = b.as<int32_t>(kSeqLensCpu);
-      ops::block_pool_scale(on_host, c.seq_lens_cpu->as<const int32_t>(), c.num_reqs, p, h);
-      n.seq_lens_cpu = make_vector(h, host, kInt32, c.num_reqs);
-    }
-    if (c.seq_lens_cpu_upper_bound) {
-      auto* h = b.as<int32_t>(kSeqLensBound);
-      ops::block_pool_scale(on_host, c.seq_lens_cpu_upper_bound->as<const int32_t>(), c.num_reqs,
-                            p, h);
-      n.seq_lens_cpu_upper_bound = make_vector(h, host, kInt32, c.num_reqs);
-    }
+    n.query_start_loc = scaled(kQsl, exec, c.query_start_loc->as<const int32_t>(), rows, d);
+    n.query_start_loc_cpu = scaled(kQslCpu, on_host, c.qsl_host, rows, host);
+    n.seq_lens = scaled(kSeqLens, exec, c.seq_lens->as<const int32_t>(), c.num_reqs, d);
+    if (c.seq_lens_cpu)  // libattn's exact host mirror follows the device tensor
+      n.seq_lens_cpu = scaled(kSeqLensCpu, on_host, c.seq_lens_cpu->as<const int32_t>(),
+                              c.num_reqs, host);
+    if (c.seq_lens_cpu_upper_bound)
+      n.seq_lens_cpu_upper_bound =
+          scaled(kSeqLensBound, on_host, c.seq_lens_cpu_upper_bound->as<const int32_t>(),
+                 c.num_reqs, host);
     auto* slots = b.as<int64_t>(kSlots);
     ops::block_pool_slot_mapping(exec, c.slot_mapping->as<const int64_t>(), m, p, slots);
     n.slot_mapping = make_vector(slots, d, kInt64, m * p);
