@@ -484,8 +484,9 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                              max_cudagraph_capture_size=max(layer.capture_sizes))
         if layer is not None and layer.sm120_sms:  # TRITON_ATTN's variants on SM 12.0
             extra.update(device_capability=120, num_sms=layer.sm120_sms)
-        if _fi_layers(backend, layer):  # FLASHINFER's soft cap, sinks, other layers
-            extra["layers"] = [libattn.PerLayerParams(*p) for p in _fi_layers(backend, layer)]
+        layers = _fi_layers(backend, layer)
+        if layers:  # FLASHINFER's soft cap, sinks, other layers
+            extra["layers"] = [libattn.PerLayerParams(*p) for p in layers]
         cfg = libattn.BuilderConfig(max_seqs, max_tokens, max_len, NUM_HEADS,
                                     decode_context_parallel_size=world, dcp_rank=rank,
                                     cp_kv_cache_interleave_size=inter,

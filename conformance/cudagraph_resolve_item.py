@@ -13,6 +13,7 @@ runs the same two sides over a fixed grid (the source of tests/c/test_cudagraph_
 hand-checked cases)."""
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -53,7 +54,7 @@ def vllm_side(p: Point) -> Tuple[Any, ...]:
     c.cudagraph_mode = CUDAGraphMode[MODE_NAMES[p.mode]]
     c.cudagraph_capture_sizes = list(p.sizes)
     c.max_cudagraph_capture_size = p.max_size if p.max_size else None
-    c.splitting_ops = list(CompilationConfig()._attention_ops) if p.split else []
+    c.splitting_ops = list(_attention_ops()) if p.split else []
     c.mode = CompilationMode.VLLM_COMPILE if p.compile_ else CompilationMode.NONE
     c.use_inductor_graph_partition = p.inductor
     kv = types.SimpleNamespace(has_mamba_layers=p.mamba, num_blocks=p.num_blocks)
@@ -82,6 +83,13 @@ def vllm_side(p: Point) -> Tuple[Any, ...]:
         return ("UNSUPPORTED",)
     except AssertionError:
         return ("INVALID_ARGUMENT",)
+
+
+@functools.lru_cache(maxsize=None)
+def _attention_ops() -> tuple:
+    """CompilationConfig's attention splitting ops (a default config's), made once."""
+    from vllm.config.compilation import CompilationConfig
+    return tuple(CompilationConfig()._attention_ops)
 
 
 def attn_side(lib: Any, libattn: Any, p: Point) -> Tuple[Any, ...]:

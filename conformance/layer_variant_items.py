@@ -130,13 +130,14 @@ def layer_params(layer: LayerVariant) -> tuple:
     return (first,) + tuple(layer.other_layers)
 
 
-def _other_layers(g: np.random.Generator, window: int, cap: float, sinks: bool) -> tuple:
-    """A second layer in one builder of four: the same as the first, or differing in one of
-    window_left, logits_soft_cap, sm_scale, has_sinks (vLLM refuses a non-TRT-LLM build then:
-    "Window left is not the same for all layers", or its same-parameters assertion)."""
+def _other_layers(g: np.random.Generator, first: tuple) -> tuple:
+    """A second layer in one builder of four: the same as ``first`` (layer_params' tuple), or
+    differing in one of window_left, logits_soft_cap, sm_scale, has_sinks (vLLM refuses a
+    non-TRT-LLM build then: "Window left is not the same for all layers", or its
+    same-parameters assertion)."""
     if g.random() >= 0.25:
         return ()
-    p = [window - 1 if window else -1, cap or None, 1.0 / math.sqrt(128), sinks]
+    p = list(first)
     which = int(g.integers(0, 5))  # 4: the same layer again
     if which == 0:
         p[0] = 511 if p[0] != 511 else -1
@@ -159,9 +160,9 @@ def _fi_adjust(b: Batch) -> Batch:
     window, full = int(g.choice(FI_WINDOWS)), bool(g.random() < 0.5)
     # drawn from their own generator, so that the draws above stay those of before
     h = _group_rng(b, 83)
-    cap, sinks = float(h.choice(FI_SOFT_CAPS)), bool(h.random() < 0.25)
-    b.layer = LayerVariant(window=window, full=full, soft_cap=cap, sinks=sinks,
-                           other_layers=_other_layers(h, window, cap, sinks))
+    layer = LayerVariant(window=window, full=full, soft_cap=float(h.choice(FI_SOFT_CAPS)),
+                         sinks=bool(h.random() < 0.25))
+    b.layer = dataclasses.replace(layer, other_layers=_other_layers(h, layer_params(layer)[0]))
     return b
 
 

@@ -12,6 +12,11 @@ from typing import Any, Iterator, List
 NUM_HEADS, HEAD_SIZE = 32, 128
 
 
+#: the lane's default layer as PerLayerParameters' fields (window_left, logits_soft_cap,
+#: sm_scale, has_sinks): full attention, no soft cap, 1/sqrt(head_size), no sinks
+DEFAULT_LAYER = (-1, None, 1.0 / math.sqrt(HEAD_SIZE), False)
+
+
 def per_layer_parameters_without_model(vllm_config: Any, layer_names: List[str],
                                        cls_: Any) -> dict:
     """Replaces vllm.v1.attention.backends.utils.get_per_layer_parameters for FLASHINFER: vLLM
@@ -19,8 +24,7 @@ def per_layer_parameters_without_model(vllm_config: Any, layer_names: List[str],
     layers, which a weightless config never creates. The lane's layers are full attention, no
     soft cap, scale 1/sqrt(head_size), no sinks: what libattn's PerLayerParams default to."""
     from vllm.v1.attention.backends.utils import PerLayerParameters
-    return {name: PerLayerParameters(-1, None, 1.0 / math.sqrt(HEAD_SIZE), False)
-            for name in layer_names}
+    return {name: PerLayerParameters(*DEFAULT_LAYER) for name in layer_names}
 
 
 # FlashInfer's planner wrappers (FLASHINFER): conformance/flashinfer_plans.py (PlanRecorder)
@@ -187,7 +191,7 @@ def patched(backend: str, dcp: tuple = (1, 0), capability: Any = None,
         if backend == "FLASHINFER":
             import vllm.v1.attention.backends.flashinfer as fi
             from .flashinfer_plans import RECORDERS
-            windowed = ((window - 1, None, 1.0 / math.sqrt(HEAD_SIZE), False),)
+            windowed = ((window - 1,) + DEFAULT_LAYER[1:],)
             put(fi, "get_per_layer_parameters", per_layer_parameters_of(layers or windowed)
                 if layers or window else per_layer_parameters_without_model)
             put(fi.FlashInferMetadataBuilder, "_get_workspace_buffer",
