@@ -42,8 +42,18 @@ item's batches by block size, speculative tokens and chunk) as a ``LayerVariant`
   alike); `causal` False, a per-request tensor or True a third each; blocks 16 to 1024; k up
   to 9.
 
-Not generated here: sinks and soft caps on FLASH_ATTN and TRITON_ATTN (their builders read
-neither).
+- FLEX_ATTENTION (layer variants): a sliding window (the FLASH_ATTN item's windows, full
+  attention in one builder of six; vLLM's SlidingWindowSpec, libattn's SLIDING_WINDOW spec),
+  which vLLM's builder reads only under full CUDA graphs (the metadata's `sliding_window`, the
+  direct block mask's pruned pages); full CUDA graphs (FULL_AND_PIECEWISE) in half the
+  builders, with `build_for_cudagraph_capture` (max_seq_len from seq_lens_cpu_upper_bound) on
+  a third of their batches (level ALWAYS: any batch); `causal` False in a third of the batches
+  (FLEX keeps no per-request causal tensor); blocks 16 to 1024 (kv_block_size = block_size:
+  the direct build); k up to 9. The model's head size is not drawn: the builder stores it and
+  reads it nowhere.
+
+Not generated here: sinks and soft caps on FLASH_ATTN, TRITON_ATTN and FLEX_ATTENTION (their
+builders read neither).
 """
 from __future__ import annotations
 
@@ -195,6 +205,13 @@ def _triton_adjust(b: Batch) -> Batch:
     return b
 
 
+def _flex_adjust(b: Batch) -> Batch:
+    g = _group_rng(b, 84)
+    b.layer = LayerVariant(window=int(g.choice(FA_WINDOWS)), full=bool(g.random() < 0.5),
+                           non_causal=True)
+    return b
+
+
 def _variant_path(base: Any, backend: str) -> Any:
     """The base item's path plus the variant: window or full, causal, capture or build (and
     TRITON_ATTN's model shape and platform)."""
@@ -223,6 +240,7 @@ def layer_variant_items() -> List[Item]:
     fa = builder_item("FLASH_ATTN")
     fi = builder_item("FLASHINFER")
     tr = builder_item("TRITON_ATTN")
+    fx = builder_item("FLEX_ATTENTION")
     return [
         dataclasses.replace(fa, name="FLASH_ATTN (layer variants)", adjust=_fa_adjust,
                             path=_variant_path(fa.path, "FLASH_ATTN"), max_spec=MAX_SPEC,
@@ -234,5 +252,8 @@ def layer_variant_items() -> List[Item]:
                                    "spec")),
         dataclasses.replace(tr, name="TRITON_ATTN (layer variants)", adjust=_triton_adjust,
                             path=_variant_path(tr.path, "TRITON_ATTN"), max_spec=MAX_SPEC,
+                            block_sizes=BLOCK_SIZES * 3 + LARGE),
+        dataclasses.replace(fx, name="FLEX_ATTENTION (layer variants)", adjust=_flex_adjust,
+                            path=_variant_path(fx.path, "FLEX_ATTENTION"), max_spec=MAX_SPEC,
                             block_sizes=BLOCK_SIZES * 3 + LARGE),
     ]
