@@ -30,6 +30,7 @@ reported). Timings are never asserted.
 from __future__ import annotations
 
 import argparse
+import copy
 import ctypes
 import dataclasses
 import gc
@@ -218,7 +219,9 @@ class CTimer:
                "vct_local": [P, P, P, I32, P, I32, P, I64, ctypes.c_int],
                "vct_fast_prefill": [P, P, P, P, P, P, I64, ctypes.c_int],
                "vct_fast_prefill_ex": [P, P, P, P, P, P, I64, ctypes.c_int],
-               "vct_build": [P, P, P, I64, ctypes.c_int]}
+               "vct_build": [P, P, P, I64, ctypes.c_int],
+               "vct_build_groups": [P, P, I64, P, I64, ctypes.c_int],
+               "vct_build_each": [P, P, I64, P, I64, ctypes.c_int]}
         for name, args in sig.items():
             f = getattr(self.dll, name)
             f.argtypes, f.restype = args, ctypes.c_double
@@ -514,6 +517,8 @@ class Runner:
         # builders whose build() runs on CPU tensors
         for backend in ("TRITON_ATTN", "FLASH_ATTN", "CPU_ATTN"):
             self.builder(w, b, backend, vcm, common)
+        if not w.chunk and not w.spec_tokens:
+            self.hybrid(w, b)
 
     def builder(self, w: Workload, b: Batch, backend: str, vcm: Any, common: Any) -> None:
         import importlib
@@ -578,6 +583,151 @@ class Runner:
             for variant, (validate, trust, writes) in STEP_VARIANTS.items():
                 row.steps[variant], row.pairs[variant] = self.persistent_step(
                     w, b, backend, lspec, cfg, lb, common, validate, run_vllm, trust, writes)
+
+    #: the hybrid step's groups (bench_workloads.cc's hybrid4 rows): (libattn backend, kind)
+    HYBRID = (("FLASH_ATTN", "full"), ("FLASH_ATTN", "sliding"), ("MAMBA2", "mamba"),
+              ("GDN_ATTN", "gdn"))
+    HYBRID_WINDOW = 4096
+    HYBRID_CHUNK = 256  # MAMBA2's SSD chunk (bench_workloads.cc's family_spec)
+
+    def hybrid(self, w: Workload, b: Batch) -> None:
+        """Issue 35 part 4: a hybrid model's step, the KV cache groups of bench_workloads.cc's
+        hybrid4 rows (FLASH_ATTN on a full and on a sliding-window spec, MAMBA2, GDN_ATTN) over
+        one batch: vLLM builds each group with its own builder, as its runner does; libattn
+        with one attn_build_groups (row "hybrid4 attn_build_groups") and with four attn_build
+        calls (row "hybrid4 four attn_build"). Every group's metadata is compared with vLLM's
+        on the fields both name alike (top-level fields; vLLM's nested prefill/decode
+        dataclasses are the conformance lane's), and the grouped results with the single
+        builds. No draft tokens and no CUDA graphs (vLLM's CPU platform), Mamba cache mode
+        "none"."""
+        torch = self.env["torch"]
+        from vllm.config import set_current_vllm_config
+        from vllm.v1.attention.backends.flash_attn import FlashAttentionMetadataBuilder
+        from vllm.v1.attention.backends.gdn_attn import GDNAttentionMetadataBuilder
+        from vllm.v1.attention.backends.mamba2_attn import Mamba2AttentionMetadataBuilder
+        from vllm.v1.attention.backends.registry import MambaAttentionBackendEnum
+        from vllm.v1.kv_cache_interface import FullAttentionSpec, MambaSpec, SlidingWindowSpec
+        from conformance.gdn_items import STATE_SHAPES
+        from conformance.mamba_items import SHAPES
+        max_seqs, max_tokens = max(b.n, 256), max(b.tokens, 8192)
+        vc = self.configs.get(max_seqs, max_tokens, 0, None, "hybrid4")
+        vc.cache_config.mamba_cache_mode = "none"
+        if vc.compilation_config.max_cudagraph_capture_size is None:
+            vc.compilation_config.max_cudagraph_capture_size = 512  # as the lane's Mamba items
+        mc = copy.copy(vc.model_config)
+        mc.get_mamba_chunk_size = lambda: self.HYBRID_CHUNK
+        vc.model_config = mc
+        attn = dict(block_size=w.block_size, num_kv_heads=8, head_size=128,
+                    dtype=torch.bfloat16)
+        bf16 = torch.bfloat16
+        vspecs = {"full": FullAttentionSpec(**attn),
+                  "sliding": SlidingWindowSpec(**attn, sliding_window=self.HYBRID_WINDOW),
+                  "mamba": MambaSpec(block_size=w.block_size, shapes=SHAPES,
+                                     dtypes=(bf16,) * len(SHAPES),
+                                     mamba_type=MambaAttentionBackendEnum.MAMBA2,
+                                     mamba_cache_mode="none"),
+                  "gdn": MambaSpec(block_size=w.block_size, shapes=STATE_SHAPES,
+                                   dtypes=(bf16, torch.float32),
+                                   mamba_type=MambaAttentionBackendEnum.GDN_ATTN,
+                                   mamba_cache_mode="none")}
+        classes = {"full": FlashAttentionMetadataBuilder, "sliding": FlashAttentionMetadataBuilder,
+                   "mamba": Mamba2AttentionMetadataBuilder, "gdn": GDNAttentionMetadataBuilder}
+        try:
+            with set_current_vllm_config(vc):
+                vbs = [classes[k](vspecs[k], [f"model.layers.{i}.mixer"], vc, torch.device("cpu"))
+                       for i, (_, k) in enumerate(self.HYBRID)]
+        except Exception as e:
+            row = Row(w.name, "hybrid4")
+            row.status = f"vLLM builders not constructed: {type(e).__name__}: {str(e)[:200]}"
+            self.rows.append(row)
+            return
+        cg = int(libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name])
+        cfg = libattn.BuilderConfig(max_seqs, max_tokens, 131072, 32, cudagraph_mode=cg,
+                                    flash_attn_version=2, max_cudagraph_capture_size=512)
+        mamba = dict(kind=libattn.KvCacheKind.MAMBA,
+                     mamba_cache_mode=libattn.MambaCacheMode.NONE)
+        lspecs = {"full": libattn.KvCacheSpec(w.block_size, 8, 128),
+                  "sliding": libattn.KvCacheSpec(w.block_size, 8, 128,
+                                                 kind=libattn.KvCacheKind.SLIDING_WINDOW,
+                                                 sliding_window=self.HYBRID_WINDOW),
+                  "mamba": libattn.KvCacheSpec(w.block_size, 1, 1, **mamba,
+                                               mamba_type=libattn.MambaType.MAMBA2,
+                                               mamba_chunk_size=self.HYBRID_CHUNK,
+                                               mamba_replayssm_ngroups=SHAPES[4][0],
+                                               mamba_num_heads=SHAPES[2][0]),
+                  "gdn": libattn.KvCacheSpec(w.block_size, 1, 1, **mamba,
+                                             mamba_type=libattn.MambaType.GDN_ATTENTION)}
+        lbs = [self.lib.builder(name, lspecs[k], cfg) for name, k in self.HYBRID]
+        # vLLM 0.33's Mamba builders read is_prefilling (its runner's: a request whose prompt
+        # is not all computed yet): the workloads' multi-token queries are prompt chunks
+        prefilling = b.query > 1
+        vcm = common_metadata(self.env, query_start_loc=b.qsl, query_start_loc_cpu=b.qsl_cpu,
+                              seq_lens=b.seq, seq_lens_cpu=b.seq_cpu, block_table=b.bt,
+                              slot_mapping=b.slots, num_reqs=b.n, num_actual_tokens=b.tokens,
+                              max_query_len=b.max_q, max_seq_len=b.max_s, causal=True,
+                              is_prefilling=prefilling)
+        common = libattn.CommonMetadata(query_start_loc=b.qsl, seq_lens=b.seq, block_table=b.bt,
+                                        slot_mapping=b.slots, query_start_loc_cpu=b.qsl_cpu,
+                                        seq_lens_cpu=b.seq_cpu, num_reqs=b.n,
+                                        num_actual_tokens=b.tokens, max_query_len=b.max_q,
+                                        max_seq_len=b.max_s, is_prefilling=prefilling)
+        handles = (ctypes.c_void_p * len(lbs))(*[lb.handle for lb in lbs])
+        out = (ctypes.c_void_p * len(lbs))()
+        raw_groups = self.lib.optional_function("attn_build_groups")
+
+        def run_vllm():
+            return [vb.build(0, vcm) for vb in vbs]
+
+        try:  # which group vLLM refuses, named in the row's status
+            for (name, k), vb in zip(self.HYBRID, vbs):
+                vb.build(0, vcm)
+        except Exception as e:
+            import traceback
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            row = Row(w.name, "hybrid4")
+            row.status = (f"vLLM's {name} ({k}) build raised {type(e).__name__} at "
+                          f"{os.path.basename(where.filename)}:{where.lineno}: {str(e)[:160]}")
+            self.rows.append(row)
+            return
+
+        def cmp(vs, ls):
+            n = 0
+            for (name, k), v, l in zip(self.HYBRID, vs, ls):
+                md = l.to_dict()
+                pairs = [(f"{name} ({k}).{f.name}", getattr(v, f.name), md[f.name])
+                         for f in dataclasses.fields(v) if f.name in md and
+                         not dataclasses.is_dataclass(getattr(v, f.name)) and
+                         not isinstance(getattr(v, f.name), dict)]
+                n += check(pairs, shape_only=SCRATCH)
+            return n
+
+        def cmp_groups(vs, ls):
+            n = cmp(vs, ls)
+            # the grouped results first: a builder's next build replaces its metadata
+            grouped = [g.to_dict() for g in ls]
+            singles = [lb.build(common).to_dict() for lb in lbs]
+            for (name, k), gd, s in zip(self.HYBRID, grouped, singles):
+                for f, value in s.items():
+                    same = (np.array_equal(value, gd[f]) if isinstance(value, np.ndarray)
+                            else value == gd[f])
+                    if not same:
+                        raise Mismatch(f"{name} ({k}).{f}: attn_build_groups differs from "
+                                       f"attn_build")
+            return n
+
+        fn = self.ct.fn
+        self.op(w, "hybrid4 attn_build_groups (FA full + FA sliding + MAMBA2 + GDN)", run_vllm,
+                lambda: libattn.build_groups(lbs, common), cmp_groups,
+                lambda: self.ct.time("vct_build_groups", fn("attn_build_groups"), handles,
+                                     len(lbs), common.ref),
+                lambda: raw_groups(handles, len(lbs), None, common.ref, 0, out, None))
+        self.op(w, "hybrid4 four attn_build (FA full + FA sliding + MAMBA2 + GDN)", run_vllm,
+                lambda: [lb.build(common) for lb in lbs], cmp,
+                lambda: self.ct.time("vct_build_each", fn("attn_build"), handles, len(lbs),
+                                     common.ref),
+                lambda: [self.lib.raw.attn_build(lb.handle, 0, common.ref, 0,
+                                                 ctypes.byref(ctypes.c_void_p()), None)
+                         for lb in lbs])
 
     # the five fields a step reads (what FlashAttentionImpl / TritonAttentionImpl.forward read)
     STEP_FIELDS = ("query_start_loc", "seq_lens", "block_table", "slot_mapping", "max_seq_len")

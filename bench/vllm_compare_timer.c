@@ -34,6 +34,9 @@ typedef attn_error_t* (*fast_prefill_ex_fn)(const attn_common_metadata_t*, const
                                             attn_stream_t);
 typedef attn_error_t* (*build_fn)(attn_builder_t*, int64_t, const attn_common_metadata_t*, int32_t,
                                   attn_metadata_t**, attn_stream_t);
+typedef attn_error_t* (*build_groups_fn)(attn_builder_t* const*, size_t, const int64_t*,
+                                         const attn_common_metadata_t*, int32_t,
+                                         attn_metadata_t**, attn_stream_t);
 typedef void (*destroy_fn)(attn_metadata_t*);
 typedef void (*error_destroy_fn)(attn_error_t*);
 
@@ -125,5 +128,28 @@ double vct_build(void* fn, attn_builder_t* builder, const attn_common_metadata_t
   BEST_OF({
     attn_metadata_t* md = NULL;
     if (f(builder, 0, common, 0, &md, NULL) != NULL) ok = 0;
+  })
+}
+
+/* A hybrid model's step: the n builders' attn_build_groups() (one call) ... */
+double vct_build_groups(void* fn, attn_builder_t* const* builders, int64_t n,
+                        const attn_common_metadata_t* common, int64_t iters, int repeats) {
+  build_groups_fn f = (build_groups_fn)fn;
+  attn_metadata_t* out[16];
+  if (n < 1 || n > 16) return -1.0;
+  BEST_OF({
+    if (f(builders, (size_t)n, NULL, common, 0, out, NULL) != NULL) ok = 0;
+  })
+}
+
+/* ... and the same builders' n attn_build() calls, one after the other. */
+double vct_build_each(void* fn, attn_builder_t* const* builders, int64_t n,
+                      const attn_common_metadata_t* common, int64_t iters, int repeats) {
+  build_fn f = (build_fn)fn;
+  BEST_OF({
+    for (int64_t k = 0; k < n && ok; ++k) {
+      attn_metadata_t* md = NULL;
+      if (f(builders[k], 0, common, 0, &md, NULL) != NULL) ok = 0;
+    }
   })
 }
