@@ -278,10 +278,16 @@ class FlexAttentionBuilder final : public Builder {
   }
 
   void do_capture(const CommonMetadata& c, const ops::Exec& exec) override {
-    // vLLM captures with max_seq_len = max(seq_lens_cpu_upper_bound); libattn uses the host
-    // maximum of seq_lens where it has one.
+    // vLLM 0.33 captures with max_seq_len = max(seq_lens_cpu_upper_bound), which exceeds the
+    // exact lengths' maximum on async spec-decode rows; a caller without the bound gets the
+    // host maximum of seq_lens where there is one (vLLM 0.33 asserts the bound exists).
     CommonMetadata copy = c;
-    if (c.host_max_seq_len >= 0) copy.max_seq_len = c.host_max_seq_len;
+    if (c.seq_lens_cpu_upper_bound && c.num_reqs > 0) {
+      const int32_t* bound = c.seq_lens_cpu_upper_bound->as<const int32_t>();
+      copy.max_seq_len = *std::max_element(bound, bound + c.num_reqs);
+    } else if (c.host_max_seq_len >= 0) {
+      copy.max_seq_len = c.host_max_seq_len;
+    }
     do_build(0, copy, false, exec);
   }
 

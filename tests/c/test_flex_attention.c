@@ -146,6 +146,19 @@ static void test_hand_checked(void** state) {
   assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 13);
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
   assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 3);
+  {  /* with vLLM 0.33's seq_lens_cpu_upper_bound the capture takes the bound's maximum, as
+      * vLLM does (an async spec-decode row's bound exceeds its exact length; the conformance
+      * lane's FLEX_ATTENTION (layer variants) found libattn taking the exact 33): 49, so
+      * cdiv(49, 16) = 4 pages */
+    int32_t bound[2] = {20, 49};
+    int64_t n2[1] = {2};
+    attn_tensor_t bound_t = ts_host_tensor(bound, 1, n2, ATTN_DTYPE_INT, 32);
+    batch->common.seq_lens_cpu_upper_bound = &bound_t;
+    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+    assert_int_equal(ts_int(m, "max_seq_len"), 49);
+    assert_int_equal(ts_tensor(m, "kv_indices")->shape[1], 16 * 4);
+    batch->common.seq_lens_cpu_upper_bound = NULL;
+  }
   /* vLLM slices block_table[:, :pages]: never more pages than the table is wide */
   {
     ts_batch* narrow = ts_batch_make(q, s, 2, 16, 3, -1);
