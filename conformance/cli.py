@@ -85,6 +85,7 @@ def all_items() -> List[Any]:
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
+    from .xpu_mla_sparse_items import xpu_mla_sparse_items
     return (utility_items() + abi14_items() + abi17_items() + exported_utility_items()
             + cudagraph_resolve_items() + triton_items() + builder_items()
             + flashinfer_padded_items() + layer_variant_items() + mla_items()
@@ -94,7 +95,7 @@ def all_items() -> List[Any]:
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
-            + inkling_items())
+            + inkling_items() + xpu_mla_sparse_items())
 
 
 def main(argv: List[str] = None) -> int:
