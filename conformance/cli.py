@@ -81,10 +81,12 @@ def all_items() -> List[Any]:
     from .sparse_indexer_v41_items import sparse_indexer_v41_items
     from .sparse_indexer_v4_items import sparse_indexer_v4_items
     from .static_sink_items import static_sink_items
+    from .step5_items import step5_items
     from .block_pooling_items import block_pooling_items
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
     from .utility_items import utility_items
+    from .xpu_mla_sparse_items import xpu_mla_sparse_items
     return (utility_items() + abi14_items() + abi17_items() + exported_utility_items()
             + cudagraph_resolve_items() + triton_items() + builder_items()
             + flashinfer_padded_items() + layer_variant_items() + mla_items()
@@ -94,7 +96,7 @@ def all_items() -> List[Any]:
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
-            + inkling_items())
+            + inkling_items() + xpu_mla_sparse_items() + step5_items())
 
 
 def main(argv: List[str] = None) -> int:

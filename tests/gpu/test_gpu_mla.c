@@ -13,7 +13,7 @@
  * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
  * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the compressed indexers
  * (test_compressed_indexer); the DeepSeek V4 / V4.1 sparse MLA builders (test_v4_sparse_mla)
- * and their ROCm builders' ragged rows (test_rocm_dsv4).
+ * and their ROCm builders' ragged rows (test_rocm_dsv4); XPU_MLA_SPARSE (test_xpu_mla_sparse).
  * Skips, saying so, when no CUDA device is visible. */
 #include "gpu_support.h"
 
@@ -772,6 +772,32 @@ static void test_v4_sparse_mla(void** state) {
   }
 }
 
+/* XPU_MLA_SPARSE host vs CUDA: req_id_per_token (compute_token_to_req_indices over the whole
+ * buffer: ids, then zeros), with empty queries and padded batches (tokens past
+ * query_start_loc[-1]). */
+static void test_xpu_mla_sparse(void** state) {
+  uint64_t seed = 57;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA XPU_MLA_SPARSE builds")) skip();
+  for (iter = 0; iter < 60; ++iter) {
+    attn_kv_cache_spec_t spec = ts_mla_spec(16);
+    attn_builder_config_t c = ts_config();
+    int32_t q[32], s[32];
+    int64_t n = ts_rand_range(&seed, 1, 32), r, tokens = 0;
+    ts_batch* b;
+    c.max_num_batched_tokens = 4096;
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 0, 50);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 1, 900);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, 16, 0, tokens + (iter % 3 == 0 ? 1 + iter % 7 : 0));
+    compare("XPU_MLA_SPARSE", &spec, &c, b, NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
 /* DeepSeek V4 / V4.1's ROCm builders (ROCM_FLASHMLA_SPARSE_DSV4 / _DSV41,
  * DEEPSEEK_SPARSE_SWA_ROCM_AITER, DEEPSEEK_V41_SPARSE_SWA_ROCM_AITER; config->platform_rocm) host
  * vs CUDA (src/ops/ragged_from_dense.cc: the ragged C128A decode rows and SWA decode rows and
@@ -840,6 +866,7 @@ int main(void) {
       cmocka_unit_test(test_compressed_indexer),
       cmocka_unit_test(test_v4_sparse_mla),
       cmocka_unit_test(test_rocm_dsv4),
+      cmocka_unit_test(test_xpu_mla_sparse),
       cmocka_unit_test(test_cpu_platform_mla),
       cmocka_unit_test(test_rocm_aiter_mla),
   };
