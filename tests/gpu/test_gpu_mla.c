@@ -454,6 +454,7 @@ static void test_rocm_aiter_mla_sparse(void** state) {
     c.max_num_batched_tokens = 4096;
     c.max_model_len = 2048;
     c.num_attention_heads = iter % 4 == 0 ? 20 : 16;
+    c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
     c.num_sms = 304;
     c.num_speculative_tokens = k;
     if (iter % 5 == 1) {
