@@ -73,6 +73,7 @@ def all_items() -> List[Any]:
     from .quant_items import quant_items
     from .rocm_aiter_fa_items import rocm_aiter_fa_items
     from .rocm_aiter_mla_items import rocm_aiter_mla_items
+    from .rocm_aiter_mla_sparse_items import rocm_aiter_mla_sparse_items
     from .sparse_indexer_items import sparse_indexer_items
     from .sparse_mla_items import sparse_mla_items
     from .sparse_swa_items import sparse_swa_items
@@ -96,7 +97,8 @@ def all_items() -> List[Any]:
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
-            + inkling_items() + xpu_mla_sparse_items() + step5_items())
+            + inkling_items() + xpu_mla_sparse_items() + step5_items()
+            + rocm_aiter_mla_sparse_items())
 
 
 def main(argv: List[str] = None) -> int:

@@ -489,10 +489,20 @@ def _host(x: Any) -> Any:
     return None if x is None else np.asarray(x).astype(np.int32).reshape(-1).tolist()
 
 
-def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]:
+def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any, *, builders: Any = None,
+                 field_pairs: Any = None, extra: Any = None,
+                 patches: Any = None) -> List[Pair]:
+    """Every field of vLLM's sparse metadata ``v`` against libattn's ``md``, and the builders'
+    answers. Another sparse item (rocm_aiter_mla_sparse_items) passes its ``builders`` (vLLM's
+    builder, its VllmConfig, libattn's builder), ``field_pairs(name, value, lib, seen)`` (its
+    pairs of a vLLM field, or None for the generic comparison), ``extra(lib, seen)`` (pairs of
+    its own) and its ``patches`` (a context manager)."""
     lib = {n: md[n] for n in md.fields()}
-    vb, vc = vllm_builder(ctx, s)
-    lb = lib_builder(ctx, s, vc)
+    if builders is None:
+        vb, vc = vllm_builder(ctx, s)
+        lb = lib_builder(ctx, s, vc)
+    else:
+        vb, vc, lb = builders
     torch = ctx.torch
     pairs: List[Pair] = []
     seen = set()
@@ -513,6 +523,10 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
             continue
         if name.startswith("prefill.chunked_context") or ".chunks[" in name:
             continue  # below, as a whole
+        mine = field_pairs(name, value, lib, seen) if field_pairs is not None else None
+        if mine is not None:
+            pairs += mine
+            continue
         if name == "state":  # FLASHINFER_MLA_SPARSE_SM90's _SM90State (the builder's)
             pairs += _sm90_state_pairs(value, lib, seen)
             continue
@@ -554,7 +568,9 @@ def sparse_pairs(ctx: Any, s: Settings, b: Batch, v: Any, md: Any) -> List[Pair]
     pairs.append(("builder.chunked_prefill_workspace_size ~ chunked_prefill_workspace_size",
                   int(vb.chunked_prefill_workspace_size),
                   lib.get("chunked_prefill_workspace_size", MISSING)))
-    pairs += builder_answer_pairs(vb, vc, lb, patched(s))
+    if extra is not None:
+        pairs += extra(lib, seen)
+    pairs += builder_answer_pairs(vb, vc, lb, patches if patches is not None else patched(s))
     for name in lib:
         if name in seen:
             continue

@@ -49,6 +49,7 @@ allowed=(
   src/core/batch_transforms.cc     #   local-attention virtual batches;
   src/backends/flashinfer.cc       #   FLASHINFER with speculative tokens (documented sync)
   src/backends/rocm_aiter_fa.cc    #   ROCM_AITER_FA with prefills or extends (0.33's .cpu())
+  src/backends/mla_rocm_aiter_sparse.cc #   ROCM_AITER_MLA_SPARSE's metadata_key (0.33's .cpu())
   src/capi/convert.cc              # the caller's allocator callbacks, wrapped
 )
 calls='exact_host_seq_lens[[:space:]]*\(|ops::cuda_(malloc|free|memset_zero|copy_to_host|copy_to_device|copy_device_to_device)[[:space:]]*\(|->[[:space:]]*allocate[[:space:]]*\(|\.allocate[[:space:]]*\(|default_allocator\(\)->'

@@ -197,6 +197,8 @@ MlaBuilder::MlaBuilder(const MlaArgs& a, std::vector<BufferRequest> buffers, int
   const BuilderConfig& c = this->config();
   workspace_ = workspace;
   chunk_params_ = mla_chunk_capacities(spec(), c, workspace);
+  // chunk_alignment 1 (the capacities stay those of the block alignment: upper bounds)
+  if (!cls_.align_chunks_to_blocks) chunk_params_.block_size = 1;
   if (cls_.layer_prefill_backend < 0) {
     prefill_backend_ = configured_prefill_backend_ = mla_prefill_backend(cls_.platform, c);
   } else {

@@ -91,6 +91,10 @@ struct MlaClass {
   /// The spec's sliding window (kv_cache_spec->sliding_window > 0) is the backend's: required,
   /// and the layers' window_left accepted.
   bool sliding_window = false;
+  /// build_mla_chunked_context_metadata's align_chunk_to_block: true but for the sparse builders
+  /// off CUDA (SparseMLACommonMetadataBuilder passes current_platform.is_cuda()), whose context
+  /// chunks split at any token.
+  bool align_chunks_to_blocks = true;
 
   constexpr MlaClass() = default;
   constexpr MlaClass(const char* n, int32_t level, QueryLenSupport queries)
@@ -142,6 +146,9 @@ struct MlaClass {
     return with(&MlaClass::layer_prefill_backend, b);
   }
   constexpr MlaClass windowed() const { return with(&MlaClass::sliding_window, true); }
+  constexpr MlaClass unaligned_chunks() const {
+    return with(&MlaClass::align_chunks_to_blocks, false);
+  }
 
 };
 

@@ -13,8 +13,11 @@ namespace {
 /// The sparse builders' reorder threshold by this rank's query heads: the 10.x table ({8, 16,
 /// 32: 128, 64: 256, 128: 1024}, else 1024) or the one below ({16, 32: 128, 64: 256, 128: 256},
 /// else 256). FlashMLASparseMetadataBuilder picks by the device family; FLASH_ATTN_MLA_SPARSE
-/// always takes the first (9.x) table, the FlashInfer sparse builders the 10.x one.
-int32_t sparse_reorder_threshold(SparseThresholds table, const BuilderConfig& c) {
+/// always takes the first (9.x) table, the FlashInfer sparse builders the 10.x one; a class
+/// without a table (kNone: ROCM_AITER_MLA_SPARSE) passes its own value.
+int32_t sparse_reorder_threshold(const MlaClass& cls, const BuilderConfig& c) {
+  const SparseThresholds table = cls.sparse_thresholds;
+  if (table == SparseThresholds::kNone) return cls.reorder_batch_threshold;
   const int32_t h = c.num_attention_heads;
   const bool sm100_table =
       table == SparseThresholds::kSm100 ||
@@ -43,7 +46,7 @@ SparseMlaCommonBuilder::SparseMlaCommonBuilder(const MlaArgs& a, FieldBlock tail
     : MlaBuilder(a, std::move(buffers), workspace_size(a.spec, a.config),
                  MlaFieldBlocks{{field_block(kSparseFieldNames), {}}, false, tail, true}),
       topk_tokens_(sparse_index_topk(a.spec)) {
-  init_reorder_batch_threshold(sparse_reorder_threshold(a.cls.sparse_thresholds, config()),
+  init_reorder_batch_threshold(sparse_reorder_threshold(a.cls, config()),
                                /*supports_spec_as_decode=*/true,
                                supports_dcp_with_varlen(a.cls, config()));
 }
@@ -87,8 +90,10 @@ void SparseMlaCommonBuilder::do_build(int64_t, const CommonMetadata& c, bool,
       reorder_batch_threshold().value_or(1),
       mla_class().query_len_support != QueryLenSupport::kVarlen, mla_class().name);
   const int64_t nd = s.num_decodes, np = s.num_prefills, T = c.num_actual_tokens;
-  check_prefill_lengths(c, np);
-  const ops::MlaChunkCounts chunks = plan_chunks(c, nd, np);
+  // the prefill part's prefills: none without the layer's prefill backend
+  const int64_t npp = has_prefill_backend() ? np : 0;
+  check_prefill_lengths(c, npp);
+  const ops::MlaChunkCounts chunks = plan_chunks(c, nd, npp);
   plan_batch(c, s);
   // Past every check: a refused batch leaves the previous metadata as it was.
 
@@ -118,9 +123,9 @@ void SparseMlaCommonBuilder::do_build(int64_t, const CommonMetadata& c, bool,
     }
   }
   m.set_int(at(kDecodeMaxQueryLen), decode_max_query_len);
-  m.set_int(at(kPrefillMaxSeqLen), np > 0 ? prefill_max_seq_len(c, nd, np) : 0);
+  m.set_int(at(kPrefillMaxSeqLen), npp > 0 ? prefill_max_seq_len(c, nd, np) : 0);
   m.set_int(at(kCpKvCacheInterleaveSize), interleave());
-  if (np > 0) {
+  if (npp > 0) {
     // _build_prefill_fields measures the prefills' longest query; the query keeps the model's
     // dtype. Dense MHA when every prefill fits the top-k budget (vLLM 0.33's
     // _use_dense_mha_prefill without HiSparse or sparse_mla_force_mqa, neither a libattn input;

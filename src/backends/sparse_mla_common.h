@@ -71,6 +71,10 @@ class SparseMlaCommonBuilder : public MlaBuilder {
   virtual void plan_batch(const CommonMetadata&, const ops::BatchSplit&) {}
   /// What the backend's build() adds (after the prefill part).
   virtual void finish_build(const CommonMetadata&, const ops::BatchSplit&, const ops::Exec&) {}
+  /// Whether the layer has a prefill backend (MLAAttention.prefill_backend is not None): without
+  /// one vLLM 0.33 builds no prefill part and leaves prefill_max_seq_len 0 (a sparse impl
+  /// without dense-MHA prefill, e.g. ROCM_AITER_MLA_SPARSE's sink layers).
+  virtual bool has_prefill_backend() const { return true; }
 
   using MlaBuilder::at;
   size_t at(mla::SparseField f) const { return decode_block(0, f); }

@@ -412,6 +412,17 @@ void paged_kv_metadata(const Exec& exec, const int32_t* seq_lens, int64_t num_re
 using AiterMlaDecodeArgs = kernels::AiterMlaDecodeArgs;
 void aiter_mla_decode_tables(const Exec& exec, const AiterMlaDecodeArgs& a);
 
+/// vLLM 0.33's ROCMAiterMLASparseMetadataBuilder.build paged_kv_indptr: each query token t <
+/// num_tokens of request r (the first r with query_start_loc[r + 1] > t) attends
+/// generate_sparse_seqlen_kernel's sparse length min(seq_lens[r] - query_len(r) + (t -
+/// query_start_loc[r]) + 1, topk) (0 when seq_lens[r] is 0); indptr[t + 1] is their inclusive sum
+/// (torch.cumsum; int32) and indptr[num_tokens + 1 .. capacity) repeats indptr[num_tokens] (the
+/// buffer's tail). indptr[0] is not written (0 in the persistent buffer). Reads query_start_loc
+/// (num_reqs + 1) and seq_lens (num_reqs); capacity >= num_tokens + 1.
+void aiter_sparse_kv_indptr(const Exec& exec, const int32_t* query_start_loc,
+                            const int32_t* seq_lens, int64_t num_reqs, int64_t num_tokens,
+                            int32_t topk, int64_t capacity, int32_t* indptr);
+
 /// compute_causal_conv1d_metadata's device buffers for BLOCK_M = 8: programs of each prefill
 /// request (cdiv(seqlen, 8) each) numbered in order; batch_ptr[p] = its request,
 /// token_chunk_offset_ptr[p] = its index within the request, for p < total; PAD_SLOT_ID for

@@ -386,6 +386,13 @@ static void replays(rig* g, cudaGraphExec_t exec, attn_metadata_t* dm, int varia
       b = batch_of(seed, g->n, q, s);
       tg_mirrors_make(b, &mirrors);
       tg_add_mirrors(b, &mirrors);
+      /* new tables alone: the probe sees the captured lengths first, as the capture did after
+       * its warm-up (a host field may depend on the batch before: ROCM_AITER_MLA_SPARSE's
+       * scheduler_launched, vLLM 0.33's metadata_key cache) */
+      if (kind == 2) {
+        host_build(g->hp, b, variant, &hm, &before);
+        restore_inputs(b, &before);
+      }
       host_build(g->hp, b, variant, &hm, &before); /* the candidate, on the probe builder */
       restore_inputs(b, &before);
       if (!tg_host_fields_equal(hm, dm, why, sizeof why)) {

@@ -10,7 +10,9 @@
  * build_for_cudagraph_capture, and vLLM 0.33's decode additions (test_decode_0_33); CPU_MLA and
  * AMX_MLA (test_cpu_platform_mla); DEEPSEEK_SPARSE_SWA (test_sparse_swa); ROCM_AITER_MLA
  * (test_rocm_aiter_mla: src/ops/aiter_mla_decode_tables.cc's one-token pages, qo_indptr and
- * varlen rows); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR (test_compressors);
+ * varlen rows); ROCM_AITER_MLA_SPARSE (test_rocm_aiter_mla_sparse:
+ * src/ops/aiter_sparse_kv_indptr.cc); DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR
+ * (test_compressors);
  * DEEPSEEK_V41_SPARSE_INDEXER (test_v41_sparse_indexer); the compressed indexers
  * (test_compressed_indexer); the DeepSeek V4 / V4.1 sparse MLA builders (test_v4_sparse_mla)
  * and their ROCm builders' ragged rows (test_rocm_dsv4); XPU_MLA_SPARSE (test_xpu_mla_sparse).
@@ -424,6 +426,56 @@ static void test_rocm_aiter_mla(void** state) {
     if (nz) padded = (int64_t)n * (1 + k); /* dummy rows: a captured token count */
     b = ts_batch_make(q, s, n, block, 0, padded);
     compare("ROCM_AITER_MLA", &spec, &c, b, NULL, 0);
+    ts_batch_free(b);
+  }
+}
+
+/* ROCM_AITER_MLA_SPARSE, host vs CUDA (src/ops/aiter_sparse_kv_indptr.cc: the per-token sparse
+ * lengths' cumsum and its tail): varlen decodes (k = 0 or 2), prefills that fit the top-k (the
+ * dense-MHA variant, decodes only) or not, padded token tails, sink layers (no prefill part), an
+ * fp8 cache, small workspaces (unaligned context chunks). */
+static void test_rocm_aiter_mla_sparse(void** state) {
+  uint64_t seed = 67;
+  int iter;
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA ROCM_AITER_MLA_SPARSE builds")) skip();
+  for (iter = 0; iter < 120; ++iter) {
+    static const int32_t topks[3] = {32, 256, 2048};
+    const int32_t block = iter % 3 == 0 ? 64 : 16;
+    const int k = iter % 2 ? 2 : 0;
+    attn_kv_cache_spec_t spec = ts_mla_spec(block);
+    attn_builder_config_t c = ts_config();
+    attn_per_layer_params_t layers[2] = {ATTN_PER_LAYER_PARAMS_INIT, ATTN_PER_LAYER_PARAMS_INIT};
+    int32_t q[32], s[32];
+    int64_t n, nd, r, tokens = 0;
+    ts_batch* b;
+    spec.index_topk = topks[ts_rand_range(&seed, 0, 2)];
+    c.max_num_seqs = 32;
+    c.max_num_batched_tokens = 4096;
+    c.max_model_len = 2048;
+    c.num_attention_heads = iter % 4 == 0 ? 20 : 16;
+    c.model_dtype = ATTN_KV_DTYPE_BFLOAT16;
+    c.num_sms = 304;
+    c.num_speculative_tokens = k;
+    if (iter % 5 == 1) {
+      c.cache_dtype = ATTN_KV_DTYPE_FP8_E4M3;
+      spec.dtype = ATTN_KV_DTYPE_FP8_E4M3;
+    }
+    if (iter % 7 == 2) { /* sinks on the first layer (no prefill part) or the second */
+      layers[iter % 14 == 2 ? 0 : 1].has_sinks = 1;
+      c.layers = layers;
+      c.num_layers = 2;
+    }
+    if (ts_rand_range(&seed, 0, 1)) c.mla_chunked_prefill_workspace_size = 100 + 37 * (iter % 5);
+    n = ts_rand_range(&seed, 1, 32);
+    nd = ts_rand_range(&seed, 0, n);
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)(r < nd ? ts_rand_range(&seed, 1, 1 + k) : ts_rand_range(&seed, 2 + k, 40));
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, iter % 3 ? 2000 - q[r] : 20);
+      tokens += q[r];
+    }
+    b = ts_batch_make(q, s, n, block, 0, iter % 6 == 5 ? tokens + 3 : -1);
+    compare("ROCM_AITER_MLA_SPARSE", &spec, &c, b, NULL, 0);
     ts_batch_free(b);
   }
 }
@@ -869,6 +921,7 @@ int main(void) {
       cmocka_unit_test(test_xpu_mla_sparse),
       cmocka_unit_test(test_cpu_platform_mla),
       cmocka_unit_test(test_rocm_aiter_mla),
+      cmocka_unit_test(test_rocm_aiter_mla_sparse),
   };
   return cmocka_run_group_tests_name("gpu_mla", tests, NULL, NULL);
 }
