@@ -78,6 +78,7 @@ def all_items() -> List[Any]:
     from .sparse_swa_items import sparse_swa_items
     from .compressor_items import compressor_items
     from .inkling_items import inkling_items
+    from .minimax_m3_items import minimax_m3_items
     from .sparse_indexer_v41_items import sparse_indexer_v41_items
     from .sparse_indexer_v4_items import sparse_indexer_v4_items
     from .static_sink_items import static_sink_items
@@ -94,7 +95,7 @@ def all_items() -> List[Any]:
             + rocm_aiter_fa_items() + sparse_indexer_items() + ple_items() + quant_items()
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
-            + inkling_items())
+            + inkling_items() + minimax_m3_items())
 
 
 def main(argv: List[str] = None) -> int:

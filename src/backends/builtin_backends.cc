@@ -82,7 +82,8 @@
   ROW(kKimiK3KdaRocmBackend)   /* gdn_attn.cc */              \
   ROW(kFlashAttnMlaXpuBackend) /* mla_flash_attn.cc */       \
   ROW(kXpuV4MlaSparseBackend)  /* v4_sparse_mla.cc */        \
-  ROW(kDots3NoteTritonMlaBackend) /* mla_dots3_note.cc */
+  ROW(kDots3NoteTritonMlaBackend) /* mla_dots3_note.cc */   \
+  ROW(kMiniMaxM3SparseBackend) /* minimax_m3_sparse.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
