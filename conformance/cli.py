@@ -79,6 +79,7 @@ def all_items() -> List[Any]:
     from .sparse_swa_items import sparse_swa_items
     from .compressor_items import compressor_items
     from .inkling_items import inkling_items
+    from .minimax_m3_items import minimax_m3_items
     from .sparse_indexer_v41_items import sparse_indexer_v41_items
     from .sparse_indexer_v4_items import sparse_indexer_v4_items
     from .static_sink_items import static_sink_items
@@ -98,7 +99,7 @@ def all_items() -> List[Any]:
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
             + inkling_items() + xpu_mla_sparse_items() + step5_items()
-            + rocm_aiter_mla_sparse_items())
+            + rocm_aiter_mla_sparse_items() + minimax_m3_items())
 
 
 def main(argv: List[str] = None) -> int:

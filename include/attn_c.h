@@ -1779,6 +1779,20 @@ struct attn_builder_config {
                                           blocks; 0 (default) = not such a layer. */
   int32_t reserved_1_7_c;            /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
+  /* ---- ABI 1.7 (ROCm AITER's shuffled KV cache: MiniMax-M3's sparse paged attention) ---- */
+  int32_t rocm_aiter_shuffle_kv_cache; /**< ABI 1.7. Non-zero when vLLM's
+                                          `rocm_aiter_ops.is_enabled() and
+                                          rocm_aiter_ops.is_shuffle_kv_cache_enabled()` (the
+                                          environment switches VLLM_ROCM_USE_AITER=1 and
+                                          VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT=1; vLLM 0.33's
+                                          `_minimax_m3_aiter_sparse_pa_requested()`):
+                                          MINIMAX_M3_SPARSE then builds the AITER sparse PA
+                                          path's `page16_slot_mapping` and the prefills'
+                                          `query_req_id` / `query_abs_pos`
+                                          (docs/backends/minimax_m3.md). 0 (default) = off.
+                                          Other backends ignore it. */
+  int32_t reserved_1_7_d;            /**< Reserved (keeps the struct free of tail padding);
+                                          must be 0. */
 };
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -1798,7 +1812,7 @@ struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, reserved_1_7_c) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, reserved_1_7_d) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
@@ -1806,7 +1820,8 @@ struct attn_builder_config {
     32, 0, ATTN_VALIDATE_HOST, NULL, 0, NULL, NULL, 0, NULL,                                \
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
-    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO, 0, 0, 0, 0 }
+    ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO, 0, 0, 0, 0, \
+    0, 0 }
 
 /** @} */
 

@@ -325,6 +325,13 @@ type BuilderConfig struct {
 	// docs/backends/wrappers.md), which builds over `kv_cache_spec->block_size * block_pool_size`
 	// token blocks; 0 (default) = not such a layer.
 	BlockPoolSize int32
+	// rocm_aiter_shuffle_kv_cache: Non-zero when vLLM's `rocm_aiter_ops.is_enabled() and
+	// rocm_aiter_ops.is_shuffle_kv_cache_enabled()` (the environment switches VLLM_ROCM_USE_AITER=1
+	// and VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT=1; vLLM 0.33's
+	// `_minimax_m3_aiter_sparse_pa_requested()`): MINIMAX_M3_SPARSE then builds the AITER sparse PA
+	// path's `page16_slot_mapping` and the prefills' `query_req_id` / `query_abs_pos`
+	// (docs/backends/minimax_m3.md). 0 (default) = off.
+	ROCmAiterShuffleKVCache bool
 }
 
 // plainToC writes the plain fields (every field but the special ones) into c.
@@ -391,6 +398,7 @@ func (s *BuilderConfig) plainToC(c *C.attn_builder_config_t) {
 	c.sparse_indexer_topk_backend = C.int32_t(s.SparseIndexerTopkBackend)
 	c.speculative_dspark = cBool(s.SpeculativeDSpark)
 	c.block_pool_size = C.int32_t(s.BlockPoolSize)
+	c.rocm_aiter_shuffle_kv_cache = cBool(s.ROCmAiterShuffleKVCache)
 }
 
 // plainFromC reads the plain fields (every field but the special ones and the tensors) from c.
@@ -457,6 +465,7 @@ func (s *BuilderConfig) plainFromC(c *C.attn_builder_config_t) {
 	s.SparseIndexerTopkBackend = int32(c.sparse_indexer_topk_backend)
 	s.SpeculativeDSpark = c.speculative_dspark != 0
 	s.BlockPoolSize = int32(c.block_pool_size)
+	s.ROCmAiterShuffleKVCache = c.rocm_aiter_shuffle_kv_cache != 0
 }
 
 // CommonMetadata is a batch as the scheduler describes it (attn_common_metadata_t, vLLM's

@@ -82,7 +82,9 @@ func kindSpecs() []attn.KVCacheSpec {
 	note := mla // dots3 NOTE's windowed 1024 + 64 latent cache (DOTS3_NOTE_TRITON_MLA)
 	note.HeadSize = 1088
 	note.SlidingWindow = 128
-	return []attn.KVCacheSpec{spec(), mla, mla256, mamba, swa, note}
+	full128 := spec() // MiniMax-M3's sparse GQA cache at its kernel block (MINIMAX_M3_SPARSE)
+	full128.BlockSize = 128
+	return []attn.KVCacheSpec{spec(), mla, mla256, mamba, swa, note, full128}
 }
 
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the

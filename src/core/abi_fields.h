@@ -157,7 +157,10 @@
   X(RESERVED, reserved_1_7_b)                                                                   \
   /* ABI 1.7: Whisper causal block pooling */                                                   \
   X(I32, block_pool_size, 0)              /* 0 = not a block-pooling layer */                   \
-  X(RESERVED, reserved_1_7_c)
+  X(RESERVED, reserved_1_7_c)                                                                   \
+  /* ABI 1.7: ROCm AITER's shuffled KV cache (MiniMax-M3's AITER sparse paged attention) */     \
+  X(BOOL, rocm_aiter_shuffle_kv_cache, false)                                                   \
+  X(RESERVED, reserved_1_7_d)
 
 /* attn_common_metadata_t (vLLM's CommonAttentionMetadata and its builders' build() keywords). */
 #define ATTN_COMMON_METADATA_FIELDS(X)                                                          \

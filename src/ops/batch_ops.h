@@ -859,4 +859,29 @@ void v4_c128a_topk_metadata(const Exec& exec, const int64_t* positions,
 void ragged_from_dense(const Exec& exec, const int32_t* indices, int64_t rows, int64_t width,
                        int64_t row_stride, const int32_t* lengths, int32_t* indptr, int32_t* out);
 
+/// MINIMAX_M3_SPARSE's prefill arrays (vLLM 0.33's MiniMaxM3SparseMetadataBuilder.build), over
+/// the P = num_prefills prefills that follow the decodes, `query_start_loc` and `seq_lens`
+/// pointing at the first prefill's entries: cu_seqlens_q (P + 1) = query_start_loc[i] -
+/// num_decode_tokens; cu_seqlens_k (P + 1; null: not written) = 0, then the running sums of
+/// seq_lens (int32, as torch's cumsum into an int32 out).
+void minimax_m3_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
+                               const int32_t* seq_lens, int64_t num_prefills,
+                               int64_t num_decode_tokens, int32_t* cu_seqlens_q,
+                               int32_t* cu_seqlens_k);
+
+/// vLLM 0.33's minimax_m3_query_token_positions: for each prefill token t < num_tokens, r =
+/// searchsorted(cu_seqlens_q[1:], t, right=True) (the first prefill whose query ends past t,
+/// num_prefills - 1 at most: vLLM indexes prefix_lens with it), query_req_id[t] = r and
+/// query_abs_pos[t] = prefix_lens[r] + t - cu_seqlens_q[r] (int32 each).
+void minimax_m3_query_token_positions(const Exec& exec, const int32_t* cu_seqlens_q,
+                                      const int32_t* prefix_lens, int64_t num_prefills,
+                                      int64_t num_tokens, int32_t* query_req_id,
+                                      int32_t* query_abs_pos);
+
+/// vLLM 0.33's minimax_m3_rebase_slots_to_page16: out[t] = (max(slot, 0) // block_size) *
+/// block_size + slot for t < n (int64; a negative padding slot stays as it is). The slot mapping
+/// is int64 (`slots_int64`) or int32.
+void minimax_m3_page16_slot_mapping(const Exec& exec, const void* slot_mapping, bool slots_int64,
+                                    int64_t n, int32_t block_size, int64_t* out);
+
 }  // namespace attn::ops

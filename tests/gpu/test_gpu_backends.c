@@ -166,6 +166,48 @@ static void test_inkling_padding(void** state) {
   ts_batch_free(b);
 }
 
+/* MINIMAX_M3_SPARSE at its kernel block 128, with and without the AITER sparse PA path
+ * (config->rocm_aiter_shuffle_kv_cache): the context lengths, the prefill arrays, the prefill
+ * tokens' requests and positions and the page-16 slots on the device; seeded mixed batches
+ * (uniform decodes first, empty prefill queries) and a batch with padding rows; the capture build
+ * of a uniform decode batch. */
+static void test_minimax_m3(void** state) {
+  uint64_t seed = 33;
+  int iter, aiter;
+  attn_kv_cache_spec_t spec = ts_spec();
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA backend builds")) skip();
+  spec.block_size = 128;
+  for (aiter = 0; aiter < 2; ++aiter) {
+    attn_builder_config_t c = ts_config();
+    c.rocm_aiter_shuffle_kv_cache = aiter;
+    for (iter = 0; iter < 20; ++iter) {
+      const int64_t n = ts_rand_range(&seed, 1, 32), nd = ts_rand_range(&seed, 0, n);
+      int32_t q[32], s[32];
+      int64_t r;
+      ts_batch* b;
+      for (r = 0; r < n; ++r) {
+        q[r] = r < nd ? 1 : (int32_t)ts_rand_range(&seed, r == nd ? 2 : 0, 300);
+        s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 900);
+      }
+      b = ts_batch_make(q, s, n, 128, 0, -1);
+      compare("MINIMAX_M3_SPARSE", &spec, &c, b, 0);
+      ts_batch_free(b);
+    }
+    {
+      static const int32_t q[4] = {1, 1, 40, 7}, s[4] = {200, 5, 40, 700};
+      static const int32_t uq[3] = {1, 1, 1}, us[3] = {9, 129, 1000};
+      ts_batch* b = ts_batch_make(q, s, 4, 128, 0, 60); /* 11 padding rows */
+      b->common.num_actual_tokens = 49;
+      compare("MINIMAX_M3_SPARSE", &spec, &c, b, 0);
+      ts_batch_free(b);
+      b = ts_batch_make(uq, us, 3, 128, 0, -1);
+      compare("MINIMAX_M3_SPARSE", &spec, &c, b, 2);
+      ts_batch_free(b);
+    }
+  }
+}
+
 static void test_capture(void** state) {
   static const int32_t q[4] = {1, 1, 1, 1}, s[4] = {100, 7, 64, 300};
   attn_kv_cache_spec_t spec = ts_spec();
@@ -290,6 +332,7 @@ int main(void) {
       cmocka_unit_test(test_backends),
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_inkling_padding),
+      cmocka_unit_test(test_minimax_m3),
       cmocka_unit_test(test_fast_prefill_and_cross),
   };
   return cmocka_run_group_tests_name("gpu_backends", tests, NULL, NULL);

@@ -81,6 +81,9 @@ size_t ts_candidate_specs(attn_kv_cache_spec_t* out) {
   s.num_kv_heads = s.head_size = 1;
   s.mamba_chunk_size = 16;
   out[n++] = s;
+  s = ts_spec(); /* MiniMax-M3's sparse GQA cache: FULL_ATTENTION at the kernel block 128 */
+  s.block_size = 128;
+  out[n++] = s;
   return n;
 }
 

@@ -65,7 +65,8 @@ size_t ts_backends_building(int32_t origin, const attn_kv_cache_spec_t* spec,
  * of them: test_hostile_inputs, test_gpu_capture). ts_candidate_specs: one or more spec of every
  * kind a built-in backend accepts (the attention kinds, vLLM's MLA spec at the MLA kernels'
  * block sizes, DeepSeek V4's compressed cache, V4.1's indexer cache, the sliding-window MLA
- * cache, dots3 NOTE's sliding-window latent cache, a Mamba state); ts_candidate_configs:
+ * cache, dots3 NOTE's sliding-window latent cache, a Mamba state, a full-attention cache at
+ * MiniMax-M3's kernel block 128); ts_candidate_configs:
  * `base`, then the same on ROCm, then DeepSeek V4.1's sparse indexer settings, then dots3
  * NOTE's MLA dimensions. Each returns how many it wrote (at most kTsMaxCandidates). */
 enum { kTsMaxCandidates = 16 };

@@ -149,6 +149,10 @@ static int candidate(int k, attn_kv_cache_spec_t* s, attn_builder_config_t* c, c
       c->mla_qk_nope_head_dim = 192;
       *label = "mla-note";
       return 1;
+    case 24: /* MiniMax-M3's sparse GQA cache: the kernel block 128 */
+      s->block_size = 128;
+      *label = "full-128";
+      return 1;
     default:
       return 0;
   }

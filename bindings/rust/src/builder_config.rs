@@ -126,6 +126,10 @@ pub struct BuilderConfig {
     /// ABI 1.7: vLLM's Whisper causal block pooling (`block_pool_size` > 0 wraps FLASH_ATTN's
     /// or TRITON_ATTN's builder; 0 = none).
     pub block_pool_size: i32,
+    /// ABI 1.7: vLLM's `rocm_aiter_ops.is_enabled() and is_shuffle_kv_cache_enabled()`
+    /// (VLLM_ROCM_USE_AITER and VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT): MINIMAX_M3_SPARSE's AITER
+    /// sparse PA fields.
+    pub rocm_aiter_shuffle_kv_cache: bool,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -217,6 +221,7 @@ impl BuilderConfig {
             sparse_indexer_topk_backend: 0,
             speculative_dspark: false,
             block_pool_size: 0,
+            rocm_aiter_shuffle_kv_cache: false,
         }
     }
 
@@ -297,6 +302,7 @@ impl BuilderConfig {
             sparse_indexer_topk_backend: self.sparse_indexer_topk_backend,
             speculative_dspark: i32::from(self.speculative_dspark),
             block_pool_size: self.block_pool_size,
+            rocm_aiter_shuffle_kv_cache: i32::from(self.rocm_aiter_shuffle_kv_cache),
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

@@ -1379,6 +1379,21 @@ pub struct attn_builder_config {
     #[doc = "< Reserved (keeps the struct free of tail padding);"]
     #[doc = "must be 0."]
     pub reserved_1_7_c: i32,
+    #[doc = "< ABI 1.7. Non-zero when vLLM's"]
+    #[doc = "`rocm_aiter_ops.is_enabled() and"]
+    #[doc = "rocm_aiter_ops.is_shuffle_kv_cache_enabled()` (the"]
+    #[doc = "environment switches VLLM_ROCM_USE_AITER=1 and"]
+    #[doc = "VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT=1; vLLM 0.33's"]
+    #[doc = "`_minimax_m3_aiter_sparse_pa_requested()`):"]
+    #[doc = "MINIMAX_M3_SPARSE then builds the AITER sparse PA"]
+    #[doc = "path's `page16_slot_mapping` and the prefills'"]
+    #[doc = "`query_req_id` / `query_abs_pos`"]
+    #[doc = "(docs/backends/minimax_m3.md). 0 (default) = off."]
+    #[doc = "Other backends ignore it."]
+    pub rocm_aiter_shuffle_kv_cache: i32,
+    #[doc = "< Reserved (keeps the struct free of tail padding);"]
+    #[doc = "must be 0."]
+    pub reserved_1_7_d: i32,
 }
 #[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
 #[repr(C)]

@@ -1,0 +1,132 @@
+"""MiniMax-M3's block-sparse attention: vLLM 0.33's MiniMaxM3SparseMetadataBuilder of
+vllm/models/minimax_m3/common/sparse_attention.py against libattn's MINIMAX_M3_SPARSE on the
+lane's random batches: every field of MiniMaxM3SparseMetadata (its prefill and decode parts
+field by field, libattn's ``prefill_*`` / ``decode_*``; a part vLLM leaves None against every
+field of libattn's part being None) and the builder's answers.
+
+vLLM's builder needs only the scheduler's max_num_batched_tokens and the speculative config from
+its VllmConfig (the lane's Llama-shaped config) and a FullAttentionSpec at the kernel block 128
+(8 KV heads of 128, bfloat16, as MiniMaxM3SparseAttention.get_kv_cache_spec makes it). The
+AITER sparse PA path is an environment switch in vLLM (``_minimax_m3_aiter_sparse_pa_requested()``:
+VLLM_ROCM_USE_AITER and VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT, read once when the builder is made):
+on one batch in two the lane patches that function to return True around the construction of
+vLLM's builder (no ROCm platform is simulated: the build's only ROCm branch zeroes
+cu_seqlens_k[0] another way) and gives libattn ``rocm_aiter_shuffle_kv_cache=1``. On one batch in
+three the slot mapping carries 1..16 padding rows (slot -1) past num_actual_tokens, which
+page16_slot_mapping covers. Spec batches come four times as often, most of them ragged and with
+an optimistic seq_lens_cpu_upper_bound (item.OPTIMISTIC_SPEC: total_kv_blocks reads the bound).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Any, List
+
+import numpy as np
+
+from .batches import Batch
+from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
+from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
+from .item import OPTIMISTIC_SPEC, Item, choice_rng, pad_past_actual_tokens
+from .sides import lib_common, vllm_common
+
+NAME = "MINIMAX_M3_SPARSE"
+MODULE = "vllm.models.minimax_m3.common.sparse_attention"
+LAYER = "model.layers.0.self_attn.attn"
+BLOCK = 128  # SPARSE_BLOCK_SIZE, the backend's one kernel block size
+KV_HEADS, HEAD = 8, 128
+
+
+def aiter(b: Batch) -> bool:
+    """The AITER sparse PA switch of this batch (one in two)."""
+    return int(choice_rng(b, 81).integers(0, 2)) == 1
+
+
+def _pad(b: Batch) -> None:
+    """Padding rows on one batch in three (pad_past_actual_tokens)."""
+    pad_past_actual_tokens(b, "_minimax_padded", 3, (82, 83))
+
+
+@contextlib.contextmanager
+def aiter_switch(on: bool) -> Any:
+    """vLLM's environment switch, as the builder's __init__ reads it."""
+    from unittest import mock
+    with mock.patch.object(importlib.import_module(MODULE),
+                           "_minimax_m3_aiter_sparse_pa_requested", lambda: on):
+        yield
+
+
+def builders(ctx: Any, b: Batch) -> Any:
+    cache = ctx.__dict__.setdefault("minimax_m3_builders", {})
+    key = (b.spec, aiter(b))
+    if key in cache:
+        return cache[key]
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.v1.kv_cache_interface import FullAttentionSpec
+    libattn = ctx.libattn
+    vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, BLOCK, ("minimax_m3",), MAX_MODEL_LEN)
+    spec = FullAttentionSpec(block_size=BLOCK, num_kv_heads=KV_HEADS, head_size=HEAD,
+                             dtype=torch.bfloat16)
+    cls = importlib.import_module(MODULE).MiniMaxM3SparseMetadataBuilder
+    with set_current_vllm_config(vc), aiter_switch(key[1]):
+        vb = cls(spec, [LAYER], vc, torch.device("cpu"))
+    lspec = libattn.KvCacheSpec(BLOCK, KV_HEADS, HEAD)
+    cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
+                                num_speculative_tokens=b.spec,
+                                rocm_aiter_shuffle_kv_cache=key[1])
+    cache[key] = (vb, vc, ctx.lib.builder(NAME, lspec, cfg))
+    return cache[key]
+
+
+def minimax_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
+    """Every field of vLLM's metadata (flatten_vllm: ``prefill.cu_seqlens_q`` is libattn's
+    ``prefill_cu_seqlens_q``), a None part against each of libattn's fields of that part, the
+    fields only libattn has, and the builders' answers."""
+    lib = {n: lmd[n] for n in lmd.fields()}
+    out: List[Pair] = []
+    for name, value in flatten_vllm(vmd):
+        if name in ("prefill", "decode") and value is None:
+            for n in [k for k in lib if k.startswith(name + "_")]:
+                out.append((f"{n} ({name} is None)", None, lib.pop(n)))
+            continue
+        out.append((name, value, lib.pop(name.replace(".", "_"), MISSING)))
+    out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
+    out += builder_answer_pairs(vb, vc, lb)
+    return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
+            if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
+
+
+def minimax_item() -> Item:
+    def v(ctx: Any, b: Batch) -> Any:
+        from vllm.config import set_current_vllm_config
+        vb, vc, _ = builders(ctx, b)
+        _pad(b)
+        cm = vllm_common(ctx, b)
+        with set_current_vllm_config(vc):
+            return vb.build(0, cm)
+
+    def l(ctx: Any, b: Batch) -> Any:
+        _pad(b)
+        return builders(ctx, b)[2].build(lib_common(ctx, b))
+
+    def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        vb, vc, lb = builders(ctx, b)
+        return minimax_pairs(vmd, lmd, vb, vc, lb)
+
+    def path(ctx: Any, b: Batch, vmd: Any) -> str:
+        parts = ["aiter sparse PA" if aiter(b) else "no aiter"]
+        parts.append("+".join(p for p, x in (("decodes", vmd.decode), ("prefills", vmd.prefill))
+                              if x is not None) or "empty")
+        if vmd.slot_mapping.shape[0] > b.tokens:
+            parts.append("padding rows")
+        if b.n and (np.diff(b.qsl) == 0).any():
+            parts.append("empty queries")
+        return ", ".join(parts)
+
+    return Item(NAME, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
+                max_requests=256, path=path, **OPTIMISTIC_SPEC)
+
+
+def minimax_m3_items() -> List[Item]:
+    return [minimax_item()]

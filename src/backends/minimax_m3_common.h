@@ -1,0 +1,40 @@
+// What vLLM 0.33's MiniMax-M3 builders share (models/minimax_m3/common/sparse_attention.py's
+// MiniMaxM3SparseMetadataBuilder, common/indexer.py's MiniMaxM3IndexerTritonMetadataBuilder):
+// the kernel block size, the uniform decode/prefill split with vLLM's assertions on the decode
+// part, and the spec checks. docs/backends/minimax_m3.md.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/backend_descriptor.h"
+#include "core/common_metadata.h"
+
+namespace attn::backends {
+
+/// SPARSE_BLOCK_SIZE: the backends' one kernel block size (get_supported_kernel_block_sizes()
+/// == [128]: one sparse block per page).
+inline constexpr int32_t kMiniMaxM3BlockSize = 128;
+
+/// The split of a MiniMax-M3 build and its decode part's query length.
+struct MiniMaxM3Split {
+  int64_t num_decodes = 0;
+  int64_t num_decode_tokens = 0;
+  int64_t num_prefills = 0;
+  int64_t num_prefill_tokens = 0;
+  int32_t decode_query_len = 0;  ///< The first decode's query length; 0 without decodes.
+};
+
+/// The builders' split_decodes_and_prefills(threshold, require_uniform=True) and the checks
+/// build() makes before writing anything, as Error(kInvalidArgument) naming `who`: num_reqs at
+/// most `context_capacity` (the context_len_buffer's max_num_batched_tokens entries), and
+/// vLLM's assertions on the decodes: the first decode's query positive, every decode query that
+/// long or empty, num_decode_tokens == num_decodes * decode_query_len.
+MiniMaxM3Split minimax_m3_split(const CommonMetadata& c, int32_t threshold,
+                                int64_t context_capacity, const char* who);
+
+/// The spec checks (after the kind's): the kernel block size 128 and decoder self-attention
+/// (Error(kUnsupported) otherwise).
+void check_minimax_m3_spec(const BackendDescriptor& d, const KvCacheSpec& spec,
+                           const BuilderConfig& c);
+
+}  // namespace attn::backends

@@ -1,0 +1,76 @@
+// MINIMAX_M3_SPARSE's tensors (vLLM 0.33's models/minimax_m3/common/sparse_attention.py:
+// MiniMaxM3SparseMetadataBuilder.build, minimax_m3_query_token_positions and
+// minimax_m3_rebase_slots_to_page16), written once (src/ops/launch.h): the host path and,
+// compiled by nvcc, the CUDA kernels. One item per entry; the prefills' cu_seqlens_k is the
+// executor's scan (its running sum).
+#include "index_math.h"
+#include "ops/batch_ops.h"
+#include "ops/launch.h"
+
+namespace attn::ops {
+namespace {
+
+template <class P>
+void prefill_arrays_on(P& p, const int32_t* qsl, const int32_t* seq_lens, int64_t num_prefills,
+                       int64_t num_decode_tokens, int32_t* cu_q, int32_t* cu_k) {
+  // query_start_loc[num_decodes:] - num_decode_tokens (int32); cu_seqlens_k[0] = 0
+  p.for_each(num_prefills + 1, [=] ATTN_HD(int64_t i) {
+    cu_q[i] = static_cast<int32_t>(qsl[i] - num_decode_tokens);
+    if (i == 0 && cu_k != nullptr) cu_k[0] = 0;
+  });
+  if (cu_k == nullptr) return;  // the indexer's prefill part has no cu_seqlens_k
+  // torch.cumsum(seq_lens[num_decodes:], out=cu_seqlens_k[1:]): int32 out
+  p.scan(num_prefills, [=] ATTN_HD(int64_t i) -> int64_t { return seq_lens[i]; },
+         [=] ATTN_HD(int64_t i, int64_t sum) { cu_k[i + 1] = static_cast<int32_t>(sum); });
+}
+
+template <class P>
+void query_positions_on(P& p, const int32_t* cu_q, const int32_t* prefix_lens,
+                        int64_t num_prefills, int64_t num_tokens, int32_t* req_id,
+                        int32_t* abs_pos) {
+  p.for_each(num_tokens, [=] ATTN_HD(int64_t t) {
+    // searchsorted(cu_seqlens_q[1:], t, right=True), kept inside the prefills
+    const int64_t r = kernels::imin<int64_t>(kernels::upper_bound(cu_q + 1, num_prefills, t),
+                                             num_prefills - 1);
+    req_id[t] = static_cast<int32_t>(r);
+    abs_pos[t] = static_cast<int32_t>(prefix_lens[r] + (t - cu_q[r]));
+  });
+}
+
+template <class P>
+void page16_slots_on(P& p, const void* slots, bool slots_int64, int64_t n, int32_t block_size,
+                     int64_t* out) {
+  p.for_each(n, [=] ATTN_HD(int64_t t) {
+    const int64_t s = slots_int64 ? static_cast<const int64_t*>(slots)[t]
+                                  : int64_t{static_cast<const int32_t*>(slots)[t]};
+    out[t] = kernels::floor_div(kernels::imax<int64_t>(s, 0), block_size) * block_size + s;
+  });
+}
+
+}  // namespace
+
+void minimax_m3_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
+                               const int32_t* seq_lens, int64_t num_prefills,
+                               int64_t num_decode_tokens, int32_t* cu_seqlens_q,
+                               int32_t* cu_seqlens_k) {
+  if (num_prefills <= 0) return;
+  ATTN_LAUNCH(exec, prefill_arrays_on, query_start_loc, seq_lens, num_prefills,
+              num_decode_tokens, cu_seqlens_q, cu_seqlens_k);
+}
+
+void minimax_m3_query_token_positions(const Exec& exec, const int32_t* cu_seqlens_q,
+                                      const int32_t* prefix_lens, int64_t num_prefills,
+                                      int64_t num_tokens, int32_t* query_req_id,
+                                      int32_t* query_abs_pos) {
+  if (num_prefills <= 0 || num_tokens <= 0) return;
+  ATTN_LAUNCH(exec, query_positions_on, cu_seqlens_q, prefix_lens, num_prefills, num_tokens,
+              query_req_id, query_abs_pos);
+}
+
+void minimax_m3_page16_slot_mapping(const Exec& exec, const void* slot_mapping, bool slots_int64,
+                                    int64_t n, int32_t block_size, int64_t* out) {
+  if (n <= 0) return;
+  ATTN_LAUNCH(exec, page16_slots_on, slot_mapping, slots_int64, n, block_size, out);
+}
+
+}  // namespace attn::ops
