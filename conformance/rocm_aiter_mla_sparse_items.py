@@ -54,6 +54,8 @@ from .batches import Batch
 from .compare import MISSING, Pair, kv_dtype_name
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import LAYER, MLA_DIMS, MAX_CAPTURE, _PrefillBackendStandIn
+# get_mla_metadata_v1's positional parameters and its schedule buffers, as ROCM_AITER_MLA's
+from .rocm_aiter_mla_items import SCHEDULE, V1_ARGS
 from . import sparse_mla_items as sparse
 from .sides import lib_common, vllm_common
 
@@ -74,15 +76,9 @@ CAP = len(PROFILES)
 #: generate_sparse_seqlen_kernel in Triton's interpreter on every SEQLEN_EVERY-th batch (~1 s a
 #: batch there), its numpy restatement on the others
 SEQLEN_EVERY = 10
-#: get_mla_metadata_v1's positional parameters as vLLM passes them
-V1_ARGS = ("qo_indptr", "kv_indptr", "kv_last_page_len", "num_heads_per_head_k", "num_heads_k",
-           "is_causal", "work_meta_data", "work_info_set", "work_indptr", "reduce_indptr",
-           "reduce_final_map", "reduce_partial_map")
-#: its tensor arguments that are libattn metadata fields
+#: get_mla_metadata_v1's tensor arguments that are libattn metadata fields
 V1_FIELDS = {"qo_indptr": "qo_indptr", "kv_indptr": "paged_kv_indptr",
              "kv_last_page_len": "paged_kv_last_page_len"}
-SCHEDULE = ("work_meta_data", "work_info_set", "work_indptr", "reduce_indptr",
-            "reduce_final_map", "reduce_partial_map")
 SCHEDULER_FIELDS = ("scheduler_launched", "scheduler_num_heads_per_head_k",
                     "scheduler_num_heads_k", "scheduler_is_causal", "scheduler_page_size",
                     "scheduler_kv_granularity", "scheduler_max_seqlen_qo",
