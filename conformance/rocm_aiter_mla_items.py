@@ -77,22 +77,30 @@ def settings(b: Batch) -> AiterSettings:
                          90, None, False, 0, 0, adaptive)
 
 
-def _aiter_module() -> Any:
+def aiter_module(recorded: Dict[str, Dict[str, Any]] = RECORDED) -> Any:
+    """The stand-in aiter module (this item's and ROCM_AITER_MLA_SPARSE's): its dtypes, and
+    get_mla_metadata_info_v1 / get_mla_metadata_v1 recording their arguments in ``recorded``
+    (the tensor arguments as they are at the call, cloned: views of the builder's buffers; the
+    schedule buffers, which aiter writes, as they are)."""
     import torch
     import importlib.machinery
     m = types.ModuleType("aiter")
     m.__spec__ = importlib.machinery.ModuleSpec("aiter", None)
     m.dtypes = types.SimpleNamespace(fp8=torch.float8_e4m3fn, fp16=torch.float16,
-                                     bf16=torch.bfloat16)
+                                     bf16=torch.bfloat16,
+                                     d_dtypes={"fp8": torch.float8_e4m3fn,
+                                               "fp16": torch.float16, "bf16": torch.bfloat16})
 
     def info_v1(*args: Any, **kwargs: Any) -> Any:
-        RECORDED["get_mla_metadata_info_v1"] = dict(args=args, **kwargs)
+        recorded["get_mla_metadata_info_v1"] = dict(args=args, **kwargs)
         return tuple(((1,), torch.int32) for _ in range(6))
 
     def v1(*args: Any, **kwargs: Any) -> None:
         got = dict(zip(V1_ARGS, args))
         got.update(kwargs)
-        RECORDED["get_mla_metadata_v1"] = got
+        recorded["get_mla_metadata_v1"] = {
+            k: (v.clone() if isinstance(v, torch.Tensor) and k not in SCHEDULE else v)
+            for k, v in got.items()}
     m.get_mla_metadata_info_v1 = info_v1
     m.get_mla_metadata_v1 = v1
     return m
@@ -119,7 +127,7 @@ def patched(s: AiterSettings) -> Iterator[None]:
     prefill_pkg = importlib.import_module("vllm.v1.attention.backends.mla.prefill")
     dcp = lambda: types.SimpleNamespace(world_size=1, rank_in_group=0)  # noqa: E731
     old_aiter = sys.modules.get("aiter")
-    sys.modules["aiter"] = _aiter_module()  # (patch.dict would drop modules imported meanwhile)
+    sys.modules["aiter"] = aiter_module()  # (patch.dict would drop modules imported meanwhile)
     with contextlib.ExitStack() as stack:
         stack.callback(lambda: sys.modules.__setitem__("aiter", old_aiter) if old_aiter
                        else sys.modules.pop("aiter", None))

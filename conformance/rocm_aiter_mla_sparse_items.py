@@ -55,7 +55,7 @@ from .compare import MISSING, Pair, kv_dtype_name
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
 from .mla_items import LAYER, MLA_DIMS, MAX_CAPTURE, _PrefillBackendStandIn
 # get_mla_metadata_v1's positional parameters and its schedule buffers, as ROCM_AITER_MLA's
-from .rocm_aiter_mla_items import SCHEDULE, V1_ARGS
+from .rocm_aiter_mla_items import SCHEDULE, V1_ARGS, aiter_module
 from . import sparse_mla_items as sparse
 from .sides import lib_common, vllm_common
 
@@ -130,29 +130,7 @@ def _sparse_seqlen_numpy(seq_lens: Any, cu_query_lens: Any, topk_token: int, num
 
 
 def _aiter_module() -> Any:
-    import importlib.machinery
-    import torch
-    m = types.ModuleType("aiter")
-    m.__spec__ = importlib.machinery.ModuleSpec("aiter", None)
-    m.dtypes = types.SimpleNamespace(fp8=torch.float8_e4m3fn, fp16=torch.float16,
-                                     bf16=torch.bfloat16,
-                                     d_dtypes={"fp8": torch.float8_e4m3fn,
-                                               "fp16": torch.float16, "bf16": torch.bfloat16})
-
-    def info_v1(*args: Any, **kwargs: Any) -> Any:
-        RECORDED["get_mla_metadata_info_v1"] = dict(args=args, **kwargs)
-        return tuple(((1,), torch.int32) for _ in range(6))
-
-    def v1(*args: Any, **kwargs: Any) -> None:
-        got = dict(zip(V1_ARGS, args))
-        got.update(kwargs)
-        # the tensors as they are now (views of the builder's buffers)
-        RECORDED["get_mla_metadata_v1"] = {
-            k: (v.clone() if isinstance(v, torch.Tensor) and k not in SCHEDULE else v)
-            for k, v in got.items()}
-    m.get_mla_metadata_info_v1 = info_v1
-    m.get_mla_metadata_v1 = v1
-    return m
+    return aiter_module(RECORDED)
 
 
 _MOD: List[Any] = []
