@@ -66,7 +66,9 @@ def reshape_attn_output_item() -> Item:
     def l(ctx, b):
         import libattn
         shape, strides = _output_geometry(b)
-        x = tensor(ctx, shape, strides).numpy()
+        t = tensor(ctx, shape, strides)
+        # torch's .numpy() of a tensor without elements reports 0 strides: libattn gets torch's
+        x = np.lib.stride_tricks.as_strided(t.numpy(), t.shape, [s * 4 for s in t.stride()])
         try:
             out = ctx.lib.reshape_attn_output_for_spec_decode(x)
         except libattn.InvalidArgument:

@@ -1,4 +1,5 @@
 // Batch utilities that return host scalars and lists, or write tensors that are not a batch.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -277,7 +278,27 @@ ATTN_API attn_error_t* attn_reshape_attn_output_for_spec_decode(const attn_tenso
   attn::capi::require(out, "out");
   attn::capi::require(out_shape, "out_shape");
   attn::capi::require(out_strides, "out_strides");
-  const attn::Tensor t = attn::capi::to_required_tensor(attn_output, "attn_output");
+  attn::Tensor t = attn::capi::to_required_tensor(attn_output, "attn_output");
+  // A view without elements: the conversion stores compact strides (any are accepted), but
+  // torch's view of it keeps the caller's strides or derives new ones from the sizes, so the
+  // caller's strides are used (NULL: torch's contiguous ones, each size counted as at least 1).
+  if (t.numel() == 0) {
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      if (attn_output->strides == nullptr) {
+        t.strides[d] = 1;
+        if (d + 1 < t.ndim && __builtin_mul_overflow(t.strides[d + 1],
+                                                     std::max<int64_t>(t.shape[d + 1], 1),
+                                                     &t.strides[d]))
+          attn::invalid("attn_output has shape[", d + 1, "]=", t.shape[d + 1],
+                        ": its contiguous strides overflow int64");
+      } else if (attn_output->strides[d] < 0) {
+        attn::invalid("attn_output has strides[", d, "]=", attn_output->strides[d],
+                      "; negative strides are not supported");
+      } else {
+        t.strides[d] = attn_output->strides[d];
+      }
+    }
+  }
   write_view(*attn_output, attn::reshape_attn_output_for_spec_decode(t), out, out_shape,
              out_strides);
   return nullptr;

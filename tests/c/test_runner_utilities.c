@@ -160,6 +160,26 @@ static void test_reshape_attn_output(void** state) {
   t = f16(4, shape, strides);
   ASSERT_OK(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt));
   expect_view(&v, 0, 4, 5, 20, 5, 1);
+  /* ... whatever the empty tensor's strides; each size counted as at least 1:
+   * torch.zeros(1).as_strided((2, 0, 0, 3), (5, 7, 1, 2)).view(0, 0, 3).stride() == (3, 3, 1) */
+  shape[0] = 2, shape[1] = 0, shape[2] = 0, shape[3] = 3;
+  strides[0] = 5, strides[1] = 7, strides[2] = 1, strides[3] = 2;
+  ASSERT_OK(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt));
+  expect_view(&v, 0, 0, 3, 3, 3, 1);
+  /* ... and with NULL strides */
+  t.strides = NULL;
+  ASSERT_OK(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt));
+  expect_view(&v, 0, 0, 3, 3, 3, 1);
+  /* an empty 3-D output keeps its own strides (the lane's minimal batch: torch.zeros(0, 1, 0)
+   * has strides (1, 1, 1)); the tensor conversion's compact strides would give (0, 0, 1) */
+  shape[0] = 0, shape[1] = 1, shape[2] = 0;
+  strides[0] = 1, strides[1] = 1, strides[2] = 1;
+  t = f16(3, shape, strides);
+  ASSERT_OK(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt));
+  expect_view(&v, 0, 1, 0, 1, 1, 1);
+  t.strides = NULL; /* NULL: torch's contiguous strides of (0, 1, 0) */
+  ASSERT_OK(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt));
+  expect_view(&v, 0, 1, 0, 1, 1, 1);
 }
 
 static void test_reshape_attn_output_bad_input(void** state) {
@@ -185,6 +205,18 @@ static void test_reshape_attn_output_bad_input(void** state) {
                ATTN_ERR_INVALID_ARGUMENT, "out_shape is NULL");
   ASSERT_ERROR(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, NULL),
                ATTN_ERR_INVALID_ARGUMENT, "out_strides is NULL");
+  /* an empty output with a negative stride (the conversion accepts any for an empty view) */
+  shape[0] = 0, strides[0] = 20, strides[1] = -40;
+  t = f16(4, shape, strides);
+  ASSERT_ERROR(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt), ATTN_ERR_INVALID_ARGUMENT,
+               "attn_output has strides[1]=-40; negative strides are not supported");
+  /* an empty output whose contiguous strides overflow int64 */
+  shape[0] = 5, shape[1] = (int64_t)1 << 40, shape[2] = (int64_t)1 << 40, shape[3] = 0;
+  t = f16(4, shape, NULL);
+  ASSERT_ERROR(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt), ATTN_ERR_INVALID_ARGUMENT,
+               "attn_output has shape[1]=1099511627776: its contiguous strides overflow int64");
+  shape[0] = 2, shape[1] = 3, shape[2] = 4, shape[3] = 5;
+  t = f16(4, shape, NULL);
   shape[0] = (int64_t)1 << 40, shape[1] = (int64_t)1 << 30; /* the tensor conversion refuses */
   ASSERT_ERROR(attn_reshape_attn_output_for_spec_decode(&t, &v, vs, vt), ATTN_ERR_INVALID_ARGUMENT,
                "attn_output has more elements than libattn can index");

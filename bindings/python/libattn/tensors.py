@@ -407,8 +407,11 @@ def _view(address: int, owner: Any, strict: bool) -> Optional[np.ndarray]:
     else:
         shape = _int64s(shape_p, ndim) if ndim else ()
         strides = (_int64s(strides_p, ndim) if ndim else ()) if strides_p else _compact(shape)
-        if 0 in shape or not data:
-            return np.zeros(shape, dtype=dt)
+        if 0 in shape or not data:  # no elements: the tensor's strides kept (torch's view rule)
+            empty = np.zeros(shape, dtype=dt)
+            if not strides_p:
+                return empty
+            return np.lib.stride_tricks.as_strided(empty, shape, tuple(st * isz for st in strides))
         low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
         high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
         bytes_strides = tuple(st * isz for st in strides)

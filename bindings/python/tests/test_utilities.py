@@ -330,6 +330,11 @@ def test_naive_query_lens_and_reshape_attn_output_17(lib):
     with pytest.raises(libattn.InvalidArgument) as e:  # a transposed output: torch refuses
         lib.reshape_attn_output_for_spec_decode(np.zeros((3, 2, 4, 5), np.float32).transpose(1, 0, 2, 3))
     assert "cannot be viewed" in e.value.message
+    # without elements: torch's strides (each size counted as at least 1), kept in the view
+    empty = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2, 0, 0, 3), (20, 28, 4, 8))
+    assert lib.reshape_attn_output_for_spec_decode(empty).strides == (12, 12, 4)
+    empty3 = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (0, 1, 0), (4, 4, 4))
+    assert lib.reshape_attn_output_for_spec_decode(empty3).strides == (4, 4, 4)
 
 
 def test_runner_decisions_17(lib):
