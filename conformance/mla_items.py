@@ -44,6 +44,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
+from .lru import cached
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
 from .draft_update import Sides, with_draft_update
@@ -484,24 +485,12 @@ def _cache(ctx: Any, key: Any, make: Any, store: str = "mla_builders",
            cap: int = 0) -> Any:
     """The builders of ``store`` (ctx's dict of that name), the most recently used ``cap``
     (0: ATTN_LANE_MLA_BUILDERS, else 4 * PROFILES)."""
-    cache = ctx.__dict__.setdefault(store, {})
-    if key in cache:
-        cache[key] = cache.pop(key)
-    else:
-        # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched;
-        # libattn's builders zero their buffers (token_to_seq alone is max_num_seqs x
-        # max_model_len int32, 128 MiB here): ATTN_LANE_MLA_BUILDERS caps the cached builders
-        # (both sides) on a machine short of memory
-        while len(cache) >= (cap or int(os.environ.get("ATTN_LANE_MLA_BUILDERS", 4 * PROFILES))):
-            cache.pop(next(iter(cache)))
-        try:
-            cache[key] = (make(), None)
-        except Exception as e:
-            cache[key] = (None, e)
-    value, err = cache[key]
-    if err is not None:
-        raise err
-    return value
+    # vLLM's chunked-prefill workspace (up to ~90 MB a builder) is torch.empty: untouched;
+    # libattn's builders zero their buffers (token_to_seq alone is max_num_seqs x
+    # max_model_len int32, 128 MiB here): ATTN_LANE_MLA_BUILDERS caps the cached builders
+    # (both sides) on a machine short of memory
+    return cached(ctx, store, key, make,
+                  cap or int(os.environ.get("ATTN_LANE_MLA_BUILDERS", 4 * PROFILES)))
 
 
 def _configs(ctx: Any, variant: str = "") -> MlaConfigs:

@@ -119,18 +119,35 @@ def module() -> Any:
     return _MOD[0]
 
 
+def single_dcp_group() -> Any:
+    """The stand-in of vLLM's get_dcp_group() without decode context parallelism."""
+    return types.SimpleNamespace(world_size=1, rank_in_group=0)
+
+
+@contextlib.contextmanager
+def aiter_installed(aiter: Any) -> Iterator[None]:
+    """``aiter`` as sys.modules["aiter"] for the duration, the previous entry restored after
+    (patch.dict would drop the modules imported meanwhile)."""
+    old = sys.modules.get("aiter")
+    sys.modules["aiter"] = aiter
+    try:
+        yield
+    finally:
+        if old:
+            sys.modules["aiter"] = old
+        else:
+            sys.modules.pop("aiter", None)
+
+
 @contextlib.contextmanager
 def patched(s: AiterSettings) -> Iterator[None]:
     """The stand-ins (see the module doc), for the duration only (unittest.mock restores)."""
     from unittest import mock
     mla = importlib.import_module("vllm.model_executor.layers.attention.mla_attention")
     prefill_pkg = importlib.import_module("vllm.v1.attention.backends.mla.prefill")
-    dcp = lambda: types.SimpleNamespace(world_size=1, rank_in_group=0)  # noqa: E731
-    old_aiter = sys.modules.get("aiter")
-    sys.modules["aiter"] = aiter_module()  # (patch.dict would drop modules imported meanwhile)
+    dcp = single_dcp_group
     with contextlib.ExitStack() as stack:
-        stack.callback(lambda: sys.modules.__setitem__("aiter", old_aiter) if old_aiter
-                       else sys.modules.pop("aiter", None))
+        stack.enter_context(aiter_installed(aiter_module()))
         stack.enter_context(mock.patch.object(mla, "get_dcp_group", dcp))
         stack.enter_context(mock.patch.object(module(), "get_dcp_group", dcp))
         stack.enter_context(mock.patch.object(

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 import types
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -53,9 +52,11 @@ from .attn_variant_items import _rocm_arch_query
 from .batches import Batch
 from .compare import MISSING, Pair, kv_dtype_name
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
+from .lru import cached
 from .mla_items import LAYER, MLA_DIMS, MAX_CAPTURE, _PrefillBackendStandIn
 # get_mla_metadata_v1's positional parameters and its schedule buffers, as ROCM_AITER_MLA's
-from .rocm_aiter_mla_items import SCHEDULE, V1_ARGS, aiter_module
+from .rocm_aiter_mla_items import (SCHEDULE, V1_ARGS, aiter_installed, aiter_module,
+                                    single_dcp_group)
 from . import sparse_mla_items as sparse
 from .sides import lib_common, vllm_common
 
@@ -176,12 +177,9 @@ def patched(s: RocmSettings) -> Iterator[None]:
     import torch
     sma = importlib.import_module("vllm.model_executor.layers.attention.sparse_mla_attention")
     mod = module()
-    dcp = lambda: types.SimpleNamespace(world_size=1, rank_in_group=0)  # noqa: E731
-    old_aiter = sys.modules.get("aiter")
-    sys.modules["aiter"] = _aiter_module()  # (patch.dict would drop modules imported meanwhile)
+    dcp = single_dcp_group
     with contextlib.ExitStack() as stack:
-        stack.callback(lambda: sys.modules.__setitem__("aiter", old_aiter) if old_aiter
-                       else sys.modules.pop("aiter", None))
+        stack.enter_context(aiter_installed(_aiter_module()))
         stack.enter_context(mock.patch.object(sma, "get_dcp_group", dcp))
         stack.enter_context(mock.patch.object(sma, "PIN_MEMORY", False))
         for m in (sma, mod):
@@ -210,21 +208,7 @@ def _layer(s: RocmSettings, sinks: bool) -> Any:
 def builders(ctx: Any, s: RocmSettings) -> Tuple[Any, Any, Any]:
     """vLLM's builder, its VllmConfig and libattn's builder of a setting, cached together (both
     keep state across builds: the shrink tails, the relaunch key)."""
-    cache = ctx.__dict__.setdefault("rocm_aiter_mla_sparse_builders", {})
-    key = tuple(s)
-    if key in cache:
-        cache[key] = cache.pop(key)
-    else:
-        while len(cache) >= CAP:
-            cache.pop(next(iter(cache)))
-        try:
-            cache[key] = (_make(ctx, s), None)
-        except Exception as e:
-            cache[key] = (None, e)
-    value, err = cache[key]
-    if err is not None:
-        raise err
-    return value
+    return cached(ctx, "rocm_aiter_mla_sparse_builders", tuple(s), lambda: _make(ctx, s), CAP)
 
 
 def _make(ctx: Any, s: RocmSettings) -> Tuple[Any, Any, Any]:

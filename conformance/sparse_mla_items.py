@@ -41,6 +41,7 @@ from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
 from .draft_update import Sides, with_draft_update
 from .item import OPTIMISTIC_SPEC, Item, choice_rng
+from .lru import cached
 from .mla_items import (LAYER, MLA_DIMS, NUM_SMS, MAX_CAPTURE, PREFILL_BACKENDS,
                         PREFILL_EXTENSIONS, _ABSENT,
                         _PrefillBackendStandIn, _chunk_pairs, optimistic_prefill_rows, zlib_crc)
@@ -388,26 +389,12 @@ def _sm90_layer(layer: Any, vc: Any, s: Settings) -> None:
 
 
 def _cache(ctx: Any, key: Any, make: Any) -> Any:
-    cache = ctx.__dict__.setdefault("sparse_mla_builders", {})
     # PROFILES builders at most (vLLM's and libattn's): each holds persistent buffers (the
     # chunked-prefill workspace; FLASHINFER_MLA_SPARSE_SM90's _SM90State kv_indices,
     # max_num_batched_tokens x top-k int32, and its 128 MiB workspace), and the spec-heavy
     # batches (OPTIMISTIC_SPEC) make more settings live at once; both sides' builders still
     # live and die together
-    cap = PROFILES
-    if key in cache:
-        cache[key] = cache.pop(key)
-    else:
-        while len(cache) >= cap:
-            cache.pop(next(iter(cache)))
-        try:
-            cache[key] = (make(), None)
-        except Exception as e:
-            cache[key] = (None, e)
-    value, err = cache[key]
-    if err is not None:
-        raise err
-    return value
+    return cached(ctx, "sparse_mla_builders", key, make, PROFILES)
 
 
 def vllm_builder(ctx: Any, s: Settings) -> Tuple[Any, Any]:
