@@ -15,6 +15,13 @@ cu_seqlens_k[0] another way) and gives libattn ``rocm_aiter_shuffle_kv_cache=1``
 three the slot mapping carries 1..16 padding rows (slot -1) past num_actual_tokens, which
 page16_slot_mapping covers. Spec batches come four times as often, most of them ragged and with
 an optimistic seq_lens_cpu_upper_bound (item.OPTIMISTIC_SPEC: total_kv_blocks reads the bound).
+
+MINIMAX_M3_SPARSE_AITER_PA: vLLM's MiniMaxM3SparseAiterPAMetadataBuilder of
+vllm/models/minimax_m3/amd/sparse_attention_msa.py (the builder vLLM's ROCm platform picks when
+the AITER sparse PA path is requested) against libattn's MINIMAX_M3_SPARSE_AITER_PA, on the same
+batches and switch draws: the base's fields and the parts' page16_block_table (the block table
+rebased onto page-16 numbering). The class is vLLM's source imported on this CPU machine; no
+ROCm platform query is reached by its build (the rebase is a torch multiply).
 """
 from __future__ import annotations
 
@@ -31,7 +38,12 @@ from .item import OPTIMISTIC_SPEC, Item, choice_rng, pad_past_actual_tokens
 from .sides import lib_common, vllm_common
 
 NAME = "MINIMAX_M3_SPARSE"
+AITER_PA = "MINIMAX_M3_SPARSE_AITER_PA"
 MODULE = "vllm.models.minimax_m3.common.sparse_attention"
+#: the vLLM builder class of each item's libattn backend: (module, class)
+CLASSES = {NAME: (MODULE, "MiniMaxM3SparseMetadataBuilder"),
+           AITER_PA: ("vllm.models.minimax_m3.amd.sparse_attention_msa",
+                      "MiniMaxM3SparseAiterPAMetadataBuilder")}
 LAYER = "model.layers.0.self_attn.attn"
 BLOCK = 128  # SPARSE_BLOCK_SIZE, the backend's one kernel block size
 KV_HEADS, HEAD = 8, 128
@@ -56,9 +68,9 @@ def aiter_switch(on: bool) -> Any:
         yield
 
 
-def builders(ctx: Any, b: Batch) -> Any:
+def builders(ctx: Any, b: Batch, name: str = NAME) -> Any:
     cache = ctx.__dict__.setdefault("minimax_m3_builders", {})
-    key = (b.spec, aiter(b))
+    key = (b.spec, aiter(b), name)
     if key in cache:
         return cache[key]
     import torch
@@ -68,14 +80,15 @@ def builders(ctx: Any, b: Batch) -> Any:
     vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, BLOCK, ("minimax_m3",), MAX_MODEL_LEN)
     spec = FullAttentionSpec(block_size=BLOCK, num_kv_heads=KV_HEADS, head_size=HEAD,
                              dtype=torch.bfloat16)
-    cls = importlib.import_module(MODULE).MiniMaxM3SparseMetadataBuilder
+    module, cls_name = CLASSES[name]
+    cls = getattr(importlib.import_module(module), cls_name)
     with set_current_vllm_config(vc), aiter_switch(key[1]):
         vb = cls(spec, [LAYER], vc, torch.device("cpu"))
     lspec = libattn.KvCacheSpec(BLOCK, KV_HEADS, HEAD)
     cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
                                 num_speculative_tokens=b.spec,
                                 rocm_aiter_shuffle_kv_cache=key[1])
-    cache[key] = (vb, vc, ctx.lib.builder(NAME, lspec, cfg))
+    cache[key] = (vb, vc, ctx.lib.builder(name, lspec, cfg))
     return cache[key]
 
 
@@ -97,10 +110,10 @@ def minimax_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
             if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
 
 
-def minimax_item() -> Item:
+def minimax_item(name: str = NAME) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
-        vb, vc, _ = builders(ctx, b)
+        vb, vc, _ = builders(ctx, b, name)
         _pad(b)
         cm = vllm_common(ctx, b)
         with set_current_vllm_config(vc):
@@ -108,10 +121,10 @@ def minimax_item() -> Item:
 
     def l(ctx: Any, b: Batch) -> Any:
         _pad(b)
-        return builders(ctx, b)[2].build(lib_common(ctx, b))
+        return builders(ctx, b, name)[2].build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        vb, vc, lb = builders(ctx, b)
+        vb, vc, lb = builders(ctx, b, name)
         return minimax_pairs(vmd, lmd, vb, vc, lb)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
@@ -124,9 +137,9 @@ def minimax_item() -> Item:
             parts.append("empty queries")
         return ", ".join(parts)
 
-    return Item(NAME, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
+    return Item(name, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
                 max_requests=256, path=path, **OPTIMISTIC_SPEC)
 
 
 def minimax_m3_items() -> List[Item]:
-    return [minimax_item()]
+    return [minimax_item(), minimax_item(AITER_PA)]

@@ -105,6 +105,9 @@ func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability
 			if s.HeadSize == 1088 { // dots3 NOTE's kv_lora_rank
 				cfg.MLAKVLoraRank = 1024
 			}
+			if s.BlockSize == 128 { // a page-16 rebase buffer as wide as the demo batch's table
+				cfg.MaxModelLen = width * 128 // (MINIMAX_M3_SPARSE_AITER_PA: cdiv(max_model_len, 128) columns)
+			}
 			if attempt == 2 { // DeepSeek V4.1's two-level indexer, MXFP4 cache, SM100
 				cfg.DeviceCapability = 100
 				cfg.CandidateBlockSize, cfg.CandidateTopkBlocks = 64, 8

@@ -21,6 +21,17 @@
 // onto AITER's page-16 numbering, minimax_m3_rebase_slots_to_page16, in a persistent int64
 // buffer of max_num_batched_tokens entries) and the prefills' query_req_id / query_abs_pos
 // (minimax_m3_query_token_positions, persistent int32 buffers); without it they are None.
+//
+// MINIMAX_M3_SPARSE_AITER_PA: vLLM 0.33's MiniMaxM3SparseAiterPAMetadataBuilder
+// (models/minimax_m3/amd/sparse_attention_msa.py), the builder of vLLM's MINIMAX_M3_SPARSE
+// backend on ROCm when the AITER sparse PA path is selected (select_main_backend_and_impl_cls:
+// ROCm, VLLM_ROCM_USE_AITER=1 and VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT=1). The base build (above,
+// with config->rocm_aiter_shuffle_kv_cache read as the base reads its switch), then the block
+// table rebased onto AITER's page-16 numbering (block_table * 2,
+// minimax_m3_rebase_block_table_to_page16) into a persistent page16_block_table_buffer of
+// max_num_seqs x cdiv(max_model_len, block_size) int32 entries (vLLM asserts the batch's table
+// fits it: refused otherwise); the decode part's page16_block_table is its rows [0,
+// num_decodes), the prefill part's the rest. Its metadata is the base's fields and these two.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,10 +52,12 @@ namespace attn::backends {
 namespace {
 
 constexpr const char* kName = "MINIMAX_M3_SPARSE";
+constexpr const char* kAiterPaName = "MINIMAX_M3_SPARSE_AITER_PA";
 
 /// MiniMaxM3SparseMetadata's fields in its order, its prefill (MiniMaxM3SparsePrefillMetadata)
 /// and decode (MiniMaxM3SparseDecodeMetadata) parts flattened with their prefixes where vLLM
-/// has the part, and page16_slot_mapping last.
+/// has the part, and page16_slot_mapping; then MINIMAX_M3_SPARSE_AITER_PA's two
+/// (MiniMaxM3SparseAiterPAPrefillMetadata / DecodeMetadata's page16_block_table).
 #define MINIMAX_M3_SPARSE_FIELDS(X)                      \
   X(kSeqLens, "seq_lens")                                \
   X(kMaxSeqLen, "max_seq_len")                           \
@@ -67,22 +80,32 @@ constexpr const char* kName = "MINIMAX_M3_SPARSE";
   X(kDecodeSeqLens, "decode_seq_lens")                   \
   X(kDecodeBlockTable, "decode_block_table")             \
   X(kDecodeDecodeQueryLen, "decode_decode_query_len")    \
-  X(kPage16SlotMapping, "page16_slot_mapping")
+  X(kPage16SlotMapping, "page16_slot_mapping")           \
+  X(kPrefillPage16BlockTable, "prefill_page16_block_table") \
+  X(kDecodePage16BlockTable, "decode_page16_block_table")
 ATTN_NAMED_LIST(Field, MINIMAX_M3_SPARSE_FIELDS);
 
 /// The builder's context_len_buffer and page16_slot_mapping_buffer (vLLM's), and the prefill
 /// arrays vLLM allocates per build (cu_seqlens_q / _k: max_num_seqs + 1 entries; the AITER
-/// path's query_req_id / query_abs_pos: max_num_batched_tokens).
+/// path's query_req_id / query_abs_pos: max_num_batched_tokens); MINIMAX_M3_SPARSE_AITER_PA's
+/// page16_block_table_buffer.
 #define MINIMAX_M3_SPARSE_BUFFERS(X)                \
   X(kBufContextLens, "context_len_buffer")          \
   X(kBufPage16Slots, "page16_slot_mapping_buffer")  \
   X(kBufCuSeqlensQ, "prefill_cu_seqlens_q")         \
   X(kBufCuSeqlensK, "prefill_cu_seqlens_k")         \
   X(kBufQueryReqId, "prefill_query_req_id")         \
-  X(kBufQueryAbsPos, "prefill_query_abs_pos")
+  X(kBufQueryAbsPos, "prefill_query_abs_pos")      \
+  X(kBufPage16Table, "page16_block_table_buffer")
 ATTN_NAMED_LIST(Buffer, MINIMAX_M3_SPARSE_BUFFERS);
 
-std::vector<BufferRequest> plan(const KvCacheSpec&, const BuilderConfig& c) {
+/// The page16_block_table_buffer's columns: cdiv(max_model_len, block_size).
+int64_t page16_table_cols(const KvCacheSpec& spec, const BuilderConfig& c) {
+  return (c.max_model_len + spec.block_size - 1) / spec.block_size;
+}
+
+template <bool kAiterPa>
+std::vector<BufferRequest> plan(const KvCacheSpec& spec, const BuilderConfig& c) {
   const int64_t tokens = c.max_num_batched_tokens, reqs = c.max_num_seqs;
   const int64_t i32 = sizeof(int32_t), i64 = sizeof(int64_t);
   const bool aiter = c.rocm_aiter_shuffle_kv_cache;
@@ -93,18 +116,24 @@ std::vector<BufferRequest> plan(const KvCacheSpec&, const BuilderConfig& c) {
   p.set(kBufCuSeqlensK, buffer_bytes("prefill_cu_seqlens_k", {reqs + 1, i32}));
   p.set(kBufQueryReqId, aiter ? buffer_bytes("prefill_query_req_id", {tokens, i32}) : 0);
   p.set(kBufQueryAbsPos, aiter ? buffer_bytes("prefill_query_abs_pos", {tokens, i32}) : 0);
+  p.set(kBufPage16Table, kAiterPa ? buffer_bytes("page16_block_table_buffer",
+                                                 {reqs, page16_table_cols(spec, c), i32})
+                                  : 0);
   return p.requests();
 }
 
+template <bool kAiterPa>
 class MiniMaxM3SparseBuilder final : public Builder {
  public:
   MiniMaxM3SparseBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                          const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
         aiter_(config.rocm_aiter_shuffle_kv_cache),
-        buffers_(kName, config.device, plan(spec, config), config.allocator, config.workspace,
-                 config.workspace_size) {
-    init_metadata(name_vector(kFieldNames));
+        table_cols_(page16_table_cols(spec, config)),
+        buffers_(kAiterPa ? kAiterPaName : kName, config.device, plan<kAiterPa>(spec, config),
+                 config.allocator, config.workspace, config.workspace_size) {
+    init_metadata(kAiterPa ? name_vector(kFieldNames)
+                           : name_vector(kFieldNames, kPrefillPage16BlockTable));
     init_reorder_batch_threshold(1, /*supports_spec_as_decode=*/true);
   }
 
@@ -128,6 +157,12 @@ class MiniMaxM3SparseBuilder final : public Builder {
       invalid("common->slot_mapping has ", slots.shape[0], " entries, more than "
               "config->max_num_batched_tokens=", config().max_num_batched_tokens, " (", kName,
               "'s page16_slot_mapping_buffer)");
+    const Tensor& table = *c.block_table_tensor;
+    if (kAiterPa && (n > config().max_num_seqs || table.shape[1] > table_cols_))
+      invalid("common->block_table_tensor has shape (", n, ", ", table.shape[1],
+              "): it exceeds the page-16 rebase buffer (", config().max_num_seqs, ", ",
+              table_cols_, ") (", kAiterPaName, ": max_num_seqs x cdiv(config->max_model_len, "
+              "block_size); vLLM asserts it fits)");
 
     const Device dev = config().device;
     const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
@@ -180,6 +215,19 @@ class MiniMaxM3SparseBuilder final : public Builder {
                                           spec().block_size, page16);
       m.set_tensor(kPage16SlotMapping, make_vector(page16, dev, kInt64, len), true);
     }
+    if (kAiterPa) {
+      int32_t* page16 = buffers_.as<int32_t>(kBufPage16Table);
+      ops::minimax_m3_page16_block_table(exec, bt.as<const int32_t>(), bt.strides[0], n,
+                                         bt.shape[1], page16, table_cols_);
+      if (nd > 0)
+        m.set_tensor(kDecodePage16BlockTable,
+                     make_matrix(page16, dev, kInt32, nd, bt.shape[1], table_cols_), true);
+      if (np > 0)
+        m.set_tensor(kPrefillPage16BlockTable,
+                     make_matrix(page16 + nd * table_cols_, dev, kInt32, np, bt.shape[1],
+                                 table_cols_),
+                     true);
+    }
   }
 
  private:
@@ -197,6 +245,7 @@ class MiniMaxM3SparseBuilder final : public Builder {
   }
 
   bool aiter_;
+  int64_t table_cols_;  ///< page16_block_table_buffer's columns
   PersistentBuffers buffers_;
 };
 
@@ -210,8 +259,20 @@ const BackendDescriptor kMiniMaxM3SparseBackend{
     0,
     fixed_cudagraph_support<kCgUniformBatch>,
     check_minimax_m3_spec,
-    buffer_plan_of<plan>,
-    create_builder_of<MiniMaxM3SparseBuilder>,
+    buffer_plan_of<plan<false>>,
+    create_builder_of<MiniMaxM3SparseBuilder<false>>,
+};
+
+extern const BackendDescriptor kMiniMaxM3SparseAiterPaBackend;
+const BackendDescriptor kMiniMaxM3SparseAiterPaBackend{
+    kAiterPaName,
+    kVllmRelease,
+    kv_kind_bit(kKvFullAttention),
+    0,
+    fixed_cudagraph_support<kCgUniformBatch>,
+    check_minimax_m3_spec,
+    buffer_plan_of<plan<true>>,
+    create_builder_of<MiniMaxM3SparseBuilder<true>>,
 };
 
 }  // namespace attn::backends

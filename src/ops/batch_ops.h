@@ -884,4 +884,16 @@ void minimax_m3_query_token_positions(const Exec& exec, const int32_t* cu_seqlen
 void minimax_m3_page16_slot_mapping(const Exec& exec, const void* slot_mapping, bool slots_int64,
                                     int64_t n, int32_t block_size, int64_t* out);
 
+/// PAGE16_SIDES_PER_BLOCK of vLLM 0.33's models/minimax_m3/amd/ops/sparse_pa.py: an
+/// interleaved block spans both K/V sides' page-16 pages.
+inline constexpr uint32_t kMiniMaxM3Page16SidesPerBlock = 2;
+
+/// vLLM 0.33's minimax_m3_rebase_block_table_to_page16 (MINIMAX_M3_SPARSE_AITER_PA):
+/// out[r][j] = block_table[r][j] * PAGE16_SIDES_PER_BLOCK for r < rows, j < cols, wrapping as
+/// torch's int32 multiply does; the table's rows are `block_table_stride` apart, out's
+/// `out_stride` apart.
+void minimax_m3_page16_block_table(const Exec& exec, const int32_t* block_table,
+                                   int64_t block_table_stride, int64_t rows, int64_t cols,
+                                   int32_t* out, int64_t out_stride);
+
 }  // namespace attn::ops

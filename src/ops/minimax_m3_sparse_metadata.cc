@@ -1,6 +1,7 @@
 // MINIMAX_M3_SPARSE's tensors (vLLM 0.33's models/minimax_m3/common/sparse_attention.py:
 // MiniMaxM3SparseMetadataBuilder.build, minimax_m3_query_token_positions and
-// minimax_m3_rebase_slots_to_page16), written once (src/ops/launch.h): the host path and,
+// minimax_m3_rebase_slots_to_page16; models/minimax_m3/amd: minimax_m3_rebase_block_table_to_page16),
+// written once (src/ops/launch.h): the host path and,
 // compiled by nvcc, the CUDA kernels. One item per entry; the prefills' cu_seqlens_k is the
 // executor's scan (its running sum).
 #include "index_math.h"
@@ -47,7 +48,26 @@ void page16_slots_on(P& p, const void* slots, bool slots_int64, int64_t n, int32
   });
 }
 
+template <class P>
+void page16_table_on(P& p, const int32_t* table, int64_t stride, int64_t rows, int64_t cols,
+                     int32_t* out, int64_t out_stride) {
+  p.for_each(rows * cols, [=] ATTN_HD(int64_t k) {
+    const int64_t r = k / cols, j = k % cols;
+    // torch.mul on int32: wraps (unsigned arithmetic, no signed overflow)
+    out[r * out_stride + j] = static_cast<int32_t>(static_cast<uint32_t>(table[r * stride + j]) *
+                                                   kMiniMaxM3Page16SidesPerBlock);
+  });
+}
+
 }  // namespace
+
+void minimax_m3_page16_block_table(const Exec& exec, const int32_t* block_table,
+                                   int64_t block_table_stride, int64_t rows, int64_t cols,
+                                   int32_t* out, int64_t out_stride) {
+  if (rows <= 0 || cols <= 0) return;
+  ATTN_LAUNCH(exec, page16_table_on, block_table, block_table_stride, rows, cols, out,
+              out_stride);
+}
 
 void minimax_m3_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
                                const int32_t* seq_lens, int64_t num_prefills,

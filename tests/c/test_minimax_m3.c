@@ -159,6 +159,92 @@ static void test_hand_checked(void** state) {
   ts_batch_free(batch);
 }
 
+/* MINIMAX_M3_SPARSE_AITER_PA (MiniMaxM3SparseAiterPAMetadataBuilder, models/minimax_m3/amd):
+ * the base build and block_table * 2 (minimax_m3_rebase_block_table_to_page16) in a buffer of
+ * max_num_seqs x cdiv(max_model_len 4096, 128) = 32 columns: the decode part's
+ * page16_block_table is rows [0, 2), the prefill part's rows [2, 5), each (rows, 3) with row
+ * stride 32 (the table has cdiv(300, 128) = 3 columns; blocks numbered from 1 in order:
+ * request 0 holds 1 and two padding entries, request 1 holds 2, 3, 4). A table wider than the
+ * buffer is refused (vLLM asserts it fits). */
+static void test_aiter_pa(void** state) {
+  attn_kv_cache_spec_t spec = sparse_spec();
+  attn_builder_config_t c = ts_config();
+  attn_builder_t* base = ts_builder(MINIMAX, &spec, &c);
+  attn_builder_t* b = ts_builder("MINIMAX_M3_SPARSE_AITER_PA", &spec, &c);
+  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  attn_metadata_t *m = NULL, *mb = NULL, *bad = (attn_metadata_t*)UNTOUCHED_PTR;
+  const attn_tensor_t *d, *p;
+  int32_t level = -1, th = -1;
+  size_t i;
+  int64_t r, j;
+  (void)state;
+  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
+  assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
+  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
+  assert_int_equal(th, 1);
+  ASSERT_OK(attn_build(base, 0, &batch->common, 0, &mb, NULL));
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(attn_metadata_field_count(mb), 22);
+  assert_int_equal(attn_metadata_field_count(m), 24);
+  for (i = 0; i < 22; ++i) { /* the base's fields, the same names in the same order */
+    attn_field_t fb = ATTN_FIELD_INIT, fa = ATTN_FIELD_INIT;
+    ASSERT_OK(attn_metadata_field(mb, i, &fb));
+    ASSERT_OK(attn_metadata_field(m, i, &fa));
+    assert_string_equal(fb.name, fa.name);
+  }
+  assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 5);
+  ts_expect_none(m, "page16_slot_mapping"); /* the AITER switch off: the base's None */
+  d = ts_tensor(m, "decode_page16_block_table");
+  p = ts_tensor(m, "prefill_page16_block_table");
+  assert_int_equal(d->ndim, 2);
+  assert_int_equal(d->shape[0], 2);
+  assert_int_equal(d->shape[1], 3);
+  assert_int_equal(d->strides[0], 32);
+  assert_int_equal(p->shape[0], 3);
+  assert_int_equal(p->shape[1], 3);
+  assert_int_equal(p->strides[0], 32);
+  assert_ptr_equal((const int32_t*)p->data, (const int32_t*)d->data + 2 * 32);
+  for (r = 0; r < 5; ++r)
+    for (j = 0; j < 3; ++j) {
+      const attn_tensor_t* t = r < 2 ? d : p;
+      const int32_t got = ((const int32_t*)t->data)[(r < 2 ? r : r - 2) * 32 + j];
+      assert_int_equal(got, batch->bt[r * batch->width + j] * 2);
+    }
+  assert_int_equal(((const int32_t*)d->data)[32 + 2], 8); /* request 1's third block, 4 */
+  /* a decode-only batch: no prefill part */
+  ts_batch_free(batch);
+  {
+    static const int32_t q1[2] = {1, 1}, s1[2] = {129, 7};
+    batch = ts_batch_make(q1, s1, 2, BLOCK, 0, -1);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    ts_expect_none(m, "prefill_page16_block_table");
+    d = ts_tensor(m, "decode_page16_block_table");
+    assert_int_equal(d->shape[0], 2);
+    assert_int_equal(((const int32_t*)d->data)[1], 4); /* request 0's second block, 2 */
+    ts_batch_free(batch);
+  }
+  /* with the AITER switch: the base's AITER fields too */
+  attn_builder_destroy(b);
+  c.rocm_aiter_shuffle_kv_cache = 1;
+  b = ts_builder("MINIMAX_M3_SPARSE_AITER_PA", &spec, &c);
+  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_non_null(ts_tensor(m, "page16_slot_mapping"));
+  assert_non_null(ts_tensor(m, "prefill_query_req_id"));
+  assert_non_null(ts_tensor(m, "prefill_page16_block_table"));
+  ts_batch_free(batch);
+  /* a 33-column table: wider than the buffer's 32 */
+  batch = ts_batch_make(kQ, kS, 5, BLOCK, 33, -1);
+  ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->block_table_tensor has shape (5, 33): it exceeds the page-16 rebase "
+               "buffer (256, 32)");
+  assert_ptr_equal(bad, UNTOUCHED_PTR);
+  ASSERT_OK(attn_build(base, 0, &batch->common, 0, &mb, NULL)); /* the base has no such buffer */
+  ts_batch_free(batch);
+  attn_builder_destroy(b);
+  attn_builder_destroy(base);
+}
+
 /* Speculative decoding (k = 2, threshold 3): queries [3, 3, 2, 7] onto [50, 60, 70, 7]: the
  * ragged third (2 != 3) is a prefill under the uniform split, as vLLM's require_uniform makes it:
  * 2 decodes of 3 tokens, decode_query_len 3; prefills [2, 7] with cu_seqlens_q [0, 2, 9].
@@ -351,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_hand_checked),
       cmocka_unit_test(test_spec_decode),
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_aiter_pa),
       cmocka_unit_test(test_random_vs_naive),
   };
   return cmocka_run_group_tests_name("minimax_m3", tests, NULL, NULL);
