@@ -54,7 +54,7 @@ attn::KvCacheSpec spec_for(const std::string& backend, int32_t kind) {
     s.head_size = 1088;
     s.sliding_window = 128;
   }
-  if (backend == "MINIMAX_M3_SPARSE") s.block_size = 128;  // its kernel block size
+  if (has(backend, "MINIMAX_M3_SPARSE")) s.block_size = 128;  // its kernel block size
   s.mamba_chunk_size = 256;  // MAMBA2 needs one; read by ATTN_KV_MAMBA specs only
   if (kind == attn::kKvSlidingWindow) s.sliding_window = 64;
   if (kind == attn::kKvChunkedLocalAttention) s.attention_chunk_size = 256;
@@ -77,7 +77,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 76, "%zu built-in backends, expected 76", r.count());
+  CHECK(r.count() == 77, "%zu built-in backends, expected 77", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
