@@ -8,6 +8,7 @@ KV-sharing fast prefill, cross, encoder-only.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
 from typing import Any, Dict, List, Optional, Tuple
@@ -126,6 +127,12 @@ def _diffkv_cls(backend: str, head_size_v: int, fa_version: int = 0) -> Any:
     from vllm.v1.attention.backends.triton_attn_diffkv import TritonAttentionDiffKVBackend
     TritonAttentionDiffKVBackend.set_head_size_v(head_size_v)
     return TritonAttentionDiffKVBackend.get_builder_cls()
+
+
+def _qsa_cls(wrapper: str, fa_version: int) -> Any:
+    """vLLM 0.33's Qwen4ExpQSAMetadataBuilder of the Qwen4QSA items (qwen4_qsa_items)."""
+    from .qwen4_qsa_items import qsa_builder_cls
+    return qsa_builder_cls(wrapper, fa_version)
 
 
 def head_size_v(b: Batch) -> int:
@@ -263,11 +270,23 @@ def _patches(backend: str, wrapper: str, b: Batch) -> Any:
     construction, the builds and the builder class queries alike."""
     world, rank, _ = _dcp(backend, wrapper, b)
     layer = _layer(b)
-    return patched(backend, (world, rank), _capability(backend, wrapper, b),
-                   _fa_version(backend, wrapper, b),
-                   window=layer.window if layer is not None else 0,
-                   sm120_sms=layer.sm120_sms if layer is not None else 0,
-                   layers=_fi_layers(backend, layer))
+    p = patched(backend, (world, rank), _capability(backend, wrapper, b),
+                _fa_version(backend, wrapper, b),
+                window=layer.window if layer is not None else 0,
+                sm120_sms=layer.sm120_sms if layer is not None else 0,
+                layers=_fi_layers(backend, layer))
+    if wrapper.startswith("Qwen4QSA"):  # the ROCm item's platform query (qwen4_qsa_items)
+        from .qwen4_qsa_items import rocm_platform
+        return _stacked(p, rocm_platform(wrapper))
+    return p
+
+
+@contextlib.contextmanager
+def _stacked(*managers: Any) -> Any:
+    with contextlib.ExitStack() as stack:
+        for m in managers:
+            stack.enter_context(m)
+        yield
 
 
 def _fi_layers(backend: str, layer: Any) -> tuple:
@@ -433,6 +452,7 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                     else _block_pool_cls(backend, block_pool_size(b), fav) \
                     if wrapper == "BlockPool" \
                     else _diffkv_cls(backend, head_size_v(b), fav) if wrapper == "DiffKV" \
+                    else _qsa_cls(wrapper, fav) if wrapper.startswith("Qwen4QSA") \
                     else _vllm_builder_cls(backend, wrapper, b.chunk, fav)
                 return cls(spec, [LAYER], vc, torch.device("cpu"))
         _construct(ctx, key, vc, make)
@@ -484,6 +504,11 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                              max_cudagraph_capture_size=max(layer.capture_sizes))
         if layer is not None and layer.sm120_sms:  # TRITON_ATTN's variants on SM 12.0
             extra.update(device_capability=120, num_sms=layer.sm120_sms)
+        name = backend + ("_DIFFKV" if wrapper == "DiffKV" else "")
+        if wrapper.startswith("Qwen4QSA"):  # QWEN4_EXP_QSA_TRITON(_ROCM): qwen4_qsa_items
+            from .qwen4_qsa_items import is_rocm, lib_name
+            name = lib_name(wrapper)
+            extra["platform_rocm"] = int(is_rocm(wrapper))
         layers = _fi_layers(backend, layer)
         if layers:  # FLASHINFER's soft cap, sinks, other layers
             extra["layers"] = [libattn.PerLayerParams(*p) for p in layers]
@@ -514,8 +539,7 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                                    sink_len=sink_len(b) if wrapper == "StaticSink" else 0,
                                    head_size_v=head_size_v(b) if wrapper == "DiffKV" else 0)
         # DiffKV: libattn's FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV (a backend, not a wrapper)
-        ctx.builders[key] = ctx.lib.builder(backend + ("_DIFFKV" if wrapper == "DiffKV" else ""),
-                                            spec, cfg)
+        ctx.builders[key] = ctx.lib.builder(name, spec, cfg)
     return ctx.builders[key]
 
 

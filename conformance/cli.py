@@ -84,6 +84,7 @@ def all_items() -> List[Any]:
     from .sparse_indexer_v4_items import sparse_indexer_v4_items
     from .static_sink_items import static_sink_items
     from .step5_items import step5_items
+    from .qwen4_qsa_items import qwen4_qsa_items
     from .block_pooling_items import block_pooling_items
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
@@ -99,7 +100,7 @@ def all_items() -> List[Any]:
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
             + inkling_items() + xpu_mla_sparse_items() + step5_items()
-            + rocm_aiter_mla_sparse_items() + minimax_m3_items())
+            + rocm_aiter_mla_sparse_items() + minimax_m3_items() + qwen4_qsa_items())
 
 
 def main(argv: List[str] = None) -> int:

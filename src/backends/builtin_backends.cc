@@ -87,7 +87,9 @@
   ROW(kStep5CsaSummaryBackend) /* step5_csa_summary.cc */ \
   ROW(kRocmAiterMlaSparseBackend) /* mla_rocm_aiter_sparse.cc */ \
   ROW(kMiniMaxM3SparseBackend) /* minimax_m3_sparse.cc */ \
-  ROW(kMiniMaxM3SparseAiterPaBackend) /* minimax_m3_sparse.cc */
+  ROW(kMiniMaxM3SparseAiterPaBackend) /* minimax_m3_sparse.cc */ \
+  ROW(kQwen4ExpQsaTritonBackend) /* flash_attn.cc */          \
+  ROW(kQwen4ExpQsaTritonRocmBackend)
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
@@ -124,7 +126,9 @@
   NAMES(kFlashAttnMlaXpuBackend, "")                                                      \
   NAMES(kDots3NoteTritonMlaBackend, "") /* vLLM calls its class TRITON_MLA */              \
   /* vLLM's MiniMaxM3SparseAiterPABackend inherits MINIMAX_M3_SPARSE's get_name() */        \
-  NAMES(kMiniMaxM3SparseAiterPaBackend, "")
+  NAMES(kMiniMaxM3SparseAiterPaBackend, "")                                                 \
+  /* vLLM's ROCm platform builds QWEN4_EXP_QSA_TRITON with the AMD Qwen4ExpQSAMetadataBuilder */ \
+  NAMES(kQwen4ExpQsaTritonRocmBackend, "")
 
 namespace attn::backends {
 

@@ -87,6 +87,13 @@ ATTN_NAMED_LIST(Buffer, FLASH_ATTN_BUFFERS);
 
 bool full_cuda_graph(const BuilderConfig& c) { return has_full_cudagraphs(c.cudagraph_mode); }
 
+// get_flash_attn_version() as FlashAttentionMetadataBuilder asks it: None (0 here) on ROCm, where
+// vLLM's FlashAttention is not vllm_flash_attn (so no FA3 AOT schedule and the class level
+// UNIFORM_BATCH); the version flash_attn_version() picks elsewhere.
+int32_t builder_fa_version(const BuilderConfig& c) {
+  return c.platform_rocm ? 0 : flash_attn_version(c);
+}
+
 int64_t scheduler_metadata_entries(const BuilderConfig& c) {
   // FA3's scheduler metadata: 1 + round_up(batch, 4) * 4 int32 (a tile-count semaphore and four
   // vectors per batch element), for the largest batch a captured graph can hold.
@@ -95,7 +102,7 @@ int64_t scheduler_metadata_entries(const BuilderConfig& c) {
 }
 
 std::vector<BufferRequest> plan(const BuilderConfig& c) {
-  const bool aot = flash_attn_version(c) == 3;
+  const bool aot = builder_fa_version(c) == 3;
   const size_t seqs = static_cast<size_t>(c.max_num_seqs) * sizeof(int32_t);
   BufferPlan p(kBufferNames);
   p.set(kBufCuPrefixQueryLens, 2 * sizeof(int32_t));
@@ -156,7 +163,7 @@ class FlashAttnBuilder final : public Builder {
     init_metadata(name_vector(kFieldNames, kPlainFieldCount));
     init_cascade_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
-    aot_schedule_ = flash_attn_version(c) == 3;
+    aot_schedule_ = builder_fa_version(c) == 3;
     use_full_cuda_graph_ = full_cuda_graph(c);
     max_cudagraph_size_ = c.max_cudagraph_capture_size;
     if (use_full_cuda_graph_ && aot_schedule_) {
@@ -442,9 +449,9 @@ const BackendDescriptor kFlashAttnBackend{
     kPagedAttentionKinds,
     0,
     [](const BackendDescriptor&, const KvCacheSpec&, const BuilderConfig& config) -> int32_t {
-      // vLLM 0.33: FA3 and FA4 support full graphs for every batch; FA2 is UNIFORM_BATCH so
-      // that runtimes drop to FULL_AND_PIECEWISE.
-      const int32_t version = flash_attn_version(config);
+      // vLLM 0.33: FA3 and FA4 support full graphs for every batch; FA2 (and ROCm, where the
+      // version is None) is UNIFORM_BATCH so that runtimes drop to FULL_AND_PIECEWISE.
+      const int32_t version = builder_fa_version(config);
       return version == 3 || version == 4 ? kCgAlways : kCgUniformBatch;
     },
     check_supported,
@@ -467,6 +474,54 @@ const BackendDescriptor kFlashAttnDiffKvBackend{
     0,
     kFlashAttnBackend.cudagraph_support,
     check_supported,
+    kFlashAttnBackend.buffer_plan,
+    create_builder_of<FlashAttnBuilder>,
+};
+
+// vLLM 0.33's Qwen4-exp QSA owner (models/qwen4_exp/{nvidia,amd}/qsa.py): its backend
+// (get_name() QWEN4_EXP_QSA_TRITON on both platforms) builds with Qwen4ExpQSAMetadataBuilder, a
+// FlashAttentionMetadataBuilder subclass whose only change to the metadata side is the class
+// level UNIFORM_BATCH (decode and target-verify graphs, whatever the FlashAttention version):
+// threshold, update_block_table and every field are FLASH_ATTN's. The AMD subclass also reserves
+// Octave split-KV workspace in __init__ (no metadata), and on ROCm get_flash_attn_version() is
+// None (no FA3 AOT schedule). Both take the layer's FullAttentionSpec only (vLLM's QSA impl
+// refuses sliding windows, and the owner is a decoder layer). docs/backends/flash_attn.md.
+namespace {
+void check_qwen4_qsa(const BackendDescriptor& d, const KvCacheSpec& spec,
+                     const BuilderConfig& config) {
+  check_supported(d, spec, config);
+  const bool rocm = d.variant == 1;
+  if (rocm && !config.platform_rocm)
+    fail(Status::kUnsupported, d.name, " is vLLM 0.33's ROCm QSA builder "
+         "(models/qwen4_exp/amd/qsa.py): config->platform_rocm=0; on CUDA use "
+         "QWEN4_EXP_QSA_TRITON");
+  if (!rocm && config.platform_rocm)
+    fail(Status::kUnsupported, d.name, " is vLLM 0.33's CUDA QSA builder "
+         "(models/qwen4_exp/nvidia/qsa.py): config->platform_rocm=1; on ROCm use "
+         "QWEN4_EXP_QSA_TRITON_ROCM");
+}
+}  // namespace
+
+extern const BackendDescriptor kQwen4ExpQsaTritonBackend;
+const BackendDescriptor kQwen4ExpQsaTritonBackend{
+    "QWEN4_EXP_QSA_TRITON",
+    "0.33 (partial, as FLASH_ATTN)",
+    kv_kind_bit(kKvFullAttention),
+    0,
+    fixed_cudagraph_support<kCgUniformBatch>,
+    check_qwen4_qsa,
+    kFlashAttnBackend.buffer_plan,
+    create_builder_of<FlashAttnBuilder>,
+};
+
+extern const BackendDescriptor kQwen4ExpQsaTritonRocmBackend;
+const BackendDescriptor kQwen4ExpQsaTritonRocmBackend{
+    "QWEN4_EXP_QSA_TRITON_ROCM",
+    "0.33 (partial, as FLASH_ATTN)",
+    kv_kind_bit(kKvFullAttention),
+    1,
+    fixed_cudagraph_support<kCgUniformBatch>,
+    check_qwen4_qsa,
     kFlashAttnBackend.buffer_plan,
     create_builder_of<FlashAttnBuilder>,
 };

@@ -7,40 +7,6 @@
 
 #include "test_support.h"
 
-/* Every field of `a` equals the same field of `b` (tensors by shape and, except the scratch
- * buffers each builder owns, by content); `skip` names a field compared by the caller. */
-static void expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b,
-                               const char* skip) {
-  const size_t n = attn_metadata_field_count(a);
-  size_t k;
-  assert_int_equal(n, attn_metadata_field_count(b));
-  for (k = 0; k < n; ++k) {
-    attn_field_t fa = ATTN_FIELD_INIT, fb = ATTN_FIELD_INIT;
-    int64_t i, numel = 1;
-    ASSERT_OK(attn_metadata_field(a, k, &fa));
-    ASSERT_OK(attn_metadata_field(b, k, &fb));
-    assert_string_equal(fa.name, fb.name);
-    assert_int_equal(fa.kind, fb.kind);
-    if (skip != NULL && strcmp(fa.name, skip) == 0) continue;
-    if (fa.kind == ATTN_FIELD_INT || fa.kind == ATTN_FIELD_BOOL) {
-      if (fa.int_value != fb.int_value)
-        fail_msg("%s: %lld vs %lld", fa.name, (long long)fa.int_value, (long long)fb.int_value);
-    } else if (fa.kind == ATTN_FIELD_TENSOR) {
-      assert_int_equal(fa.tensor->ndim, fb.tensor->ndim);
-      for (i = 0; i < fa.tensor->ndim; ++i) {
-        assert_int_equal(fa.tensor->shape[i], fb.tensor->shape[i]);
-        numel *= fa.tensor->shape[i];
-      }
-      if (strncmp(fa.name, "softmax_segm_", 13) == 0 || strcmp(fa.name, "scheduler_metadata") == 0)
-        continue; /* each builder's own scratch */
-      if (fa.tensor->dtype.code == ATTN_DTYPE_INT && fa.tensor->strides[fa.tensor->ndim - 1] == 1 &&
-          (fa.tensor->ndim == 1 || fa.tensor->strides[0] == fa.tensor->shape[1]))
-        assert_memory_equal(fa.tensor->data, fb.tensor->data,
-                            (size_t)numel * (fa.tensor->dtype.bits / 8));
-    }
-  }
-}
-
 static void test_flash_attn_diffkv(void** state) {
   attn_kv_cache_spec_t spec = ts_spec();
   attn_builder_config_t c = ts_config();
@@ -83,7 +49,7 @@ static void test_flash_attn_diffkv(void** state) {
       ASSERT_OK(attn_build(d, 0, &batch->common, 0, &md, NULL));
       ASSERT_OK(attn_build(f, 0, &batch->common, 0, &mf, NULL));
       assert_string_equal(attn_metadata_kind(md), "FLASH_ATTN_DIFFKV");
-      expect_same_fields(md, mf, NULL);
+      ts_expect_same_fields(md, mf, NULL);
       ts_batch_free(batch);
     }
     attn_builder_destroy(d);

@@ -77,7 +77,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 77, "%zu built-in backends, expected 77", r.count());
+  CHECK(r.count() == 79, "%zu built-in backends, expected 79", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();
@@ -89,8 +89,9 @@ void test_builtin_kinds_match_create() {
       attn::KvCacheSpec spec = spec_for(name, kind);
       attn::BuilderConfig config = small_config();
       if (name == "TOKENSPEED_MLA") config.cache_dtype = attn::kKvDtypeFp8E4m3;  // fp8 only
-      // DeepSeek V4 / V4.1's ROCm builders are vLLM's on ROCm only
-      if (has(name, "ROCM_FLASHMLA_SPARSE") || has(name, "SPARSE_SWA_ROCM"))
+      // DeepSeek V4 / V4.1's and Qwen4-exp's ROCm builders are vLLM's on ROCm only
+      if (has(name, "ROCM_FLASHMLA_SPARSE") || has(name, "SPARSE_SWA_ROCM") ||
+          name == "QWEN4_EXP_QSA_TRITON_ROCM")
         config.platform_rocm = true;
       if (name == "DOTS3_NOTE_TRITON_MLA") config.mla_kv_lora_rank = 1024;  // NOTE's latent
       if (name == "DEEPSEEK_V41_SPARSE_INDEXER") {  // DeepSeek V4.1's inputs, SM100 only

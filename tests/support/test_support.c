@@ -404,3 +404,34 @@ void ts_expect_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b,
   char why[256];
   if (!ts_same_metadata(a, b, why, sizeof why)) fail_msg("%s: %s", what, why);
 }
+
+void ts_expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* skip) {
+  const size_t n = attn_metadata_field_count(a);
+  size_t k;
+  assert_int_equal(n, attn_metadata_field_count(b));
+  for (k = 0; k < n; ++k) {
+    attn_field_t fa = ATTN_FIELD_INIT, fb = ATTN_FIELD_INIT;
+    int64_t i, numel = 1;
+    ASSERT_OK(attn_metadata_field(a, k, &fa));
+    ASSERT_OK(attn_metadata_field(b, k, &fb));
+    assert_string_equal(fa.name, fb.name);
+    assert_int_equal(fa.kind, fb.kind);
+    if (skip != NULL && strcmp(fa.name, skip) == 0) continue;
+    if (fa.kind == ATTN_FIELD_INT || fa.kind == ATTN_FIELD_BOOL) {
+      if (fa.int_value != fb.int_value)
+        fail_msg("%s: %lld vs %lld", fa.name, (long long)fa.int_value, (long long)fb.int_value);
+    } else if (fa.kind == ATTN_FIELD_TENSOR) {
+      assert_int_equal(fa.tensor->ndim, fb.tensor->ndim);
+      for (i = 0; i < fa.tensor->ndim; ++i) {
+        assert_int_equal(fa.tensor->shape[i], fb.tensor->shape[i]);
+        numel *= fa.tensor->shape[i];
+      }
+      if (strncmp(fa.name, "softmax_segm_", 13) == 0 || strcmp(fa.name, "scheduler_metadata") == 0)
+        continue; /* each builder's own scratch */
+      if (fa.tensor->dtype.code == ATTN_DTYPE_INT && fa.tensor->strides[fa.tensor->ndim - 1] == 1 &&
+          (fa.tensor->ndim == 1 || fa.tensor->strides[0] == fa.tensor->shape[1]))
+        assert_memory_equal(fa.tensor->data, fb.tensor->data,
+                            (size_t)numel * (fa.tensor->dtype.bits / 8));
+    }
+  }
+}

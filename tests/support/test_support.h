@@ -108,6 +108,11 @@ int32_t ts_kind(const attn_metadata_t* m, const char* name);
 /* Asserts a 1-D int32 tensor field equals `expected` (n entries). */
 /* Fails unless field `name` of `m` is None. */
 void ts_expect_none(const attn_metadata_t* m, const char* name);
+/* Every field of `a` equals the same field of `b` (names, kinds, ints; tensors by shape and,
+ * except the scratch buffers each builder owns (softmax_segm_*, scheduler_metadata), by
+ * content); `skip` (or NULL) names a field the caller compares. Builders of one class under
+ * two names (FLASH_ATTN_DIFFKV, QWEN4_EXP_QSA_TRITON) against their base. */
+void ts_expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* skip);
 void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n);
 /* The same for a 1-D int64 tensor field (a slot mapping). */
 void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n);
