@@ -1438,6 +1438,19 @@ struct attn_kv_cache_spec {
                                  `block_size / tokens_per_state` states a block); 0 (default) = 1
                                  (no compression). Must divide `block_size`. */
   int32_t reserved_1_7;     /**< Reserved; must be 0 (keeps the struct free of tail padding). */
+  /* ---- ABI 1.7 (Step5's CSA tail ring): the bound KV cache tensor's block stride, read by
+   *      STEP5_CSA_TAIL_RING, range-checked (>= 0) for every kind. ---- */
+  int32_t block_stride_bytes; /**< The bytes from one block to the next in the layer's bound KV
+                                   cache tensor: vLLM's `kv_cache.stride(0)` times the element
+                                   size, which vLLM's KV cache planner sets (the page rounded up
+                                   to the spec's `block_stride_alignment`, or a whole
+                                   block-outermost block holding other layers' pages too). 0
+                                   (default) = the page size (blocks back to back).
+                                   STEP5_CSA_TAIL_RING's rows per block are
+                                   `block_stride_bytes / 1024` (vLLM's
+                                   `Step5CSATailRing.rows_per_block`); it must be a multiple of
+                                   1024 there. */
+  int32_t reserved_1_7_b;     /**< Reserved; must be 0 (keeps the struct free of tail padding). */
 };
 
 /** Size of ::attn_kv_cache_spec_t in ABI 1.0 and 1.1 (the smallest `struct_size` accepted). */
@@ -1451,12 +1464,13 @@ struct attn_kv_cache_spec {
   (offsetof(attn_kv_cache_spec_t, mamba_num_heads) + sizeof(int32_t))
 /** Size of ::attn_kv_cache_spec_t in this header version. */
 #define ATTN_KV_CACHE_SPEC_STRUCT_SIZE \
-  (offsetof(attn_kv_cache_spec_t, reserved_1_7) + sizeof(int32_t))
+  (offsetof(attn_kv_cache_spec_t, reserved_1_7_b) + sizeof(int32_t))
 /** Initializer: kind FULL_ATTENTION, dtype bfloat16, sizes 0 (which must be set), no Mamba
  *  parameters. */
 #define ATTN_KV_CACHE_SPEC_INIT                                                                 \
   { ATTN_KV_CACHE_SPEC_STRUCT_SIZE, ATTN_KV_FULL_ATTENTION, 0, 0, 0, ATTN_KV_DTYPE_BFLOAT16, 0, \
-    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    0, NULL, ATTN_MAMBA_TYPE_AUTO, 0, ATTN_MAMBA_CACHE_MODE_NONE, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, \
+    0, 0 }
 
 /** Hyperparameters of one attention layer (vLLM's `PerLayerParameters`). */
 typedef struct attn_per_layer_params {

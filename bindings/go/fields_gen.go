@@ -73,6 +73,11 @@ type KVCacheSpec struct {
 	// folded into one cached state; the cache holds `block_size / tokens_per_state` states a
 	// block); 0 (default) = 1 (no compression).
 	TokensPerState int32
+	// block_stride_bytes: The bytes from one block to the next in the layer's bound KV cache
+	// tensor: vLLM's `kv_cache.stride(0)` times the element size, which vLLM's KV cache planner
+	// sets (the page rounded up to the spec's `block_stride_alignment`, or a whole block-outermost
+	// block holding other layers' pages too). 0 (default) = the page size (blocks back to back).
+	BlockStrideBytes int32
 }
 
 // plainToC writes the plain fields (every field but the special ones) into c.
@@ -97,6 +102,7 @@ func (s *KVCacheSpec) plainToC(c *C.attn_kv_cache_spec_t) {
 	c.sink_len = C.int32_t(s.SinkLen)
 	c.head_size_v = C.int32_t(s.HeadSizeV)
 	c.tokens_per_state = C.int32_t(s.TokensPerState)
+	c.block_stride_bytes = C.int32_t(s.BlockStrideBytes)
 }
 
 // plainFromC reads the plain fields (every field but the special ones and the tensors) from c.
@@ -121,6 +127,7 @@ func (s *KVCacheSpec) plainFromC(c *C.attn_kv_cache_spec_t) {
 	s.SinkLen = int32(c.sink_len)
 	s.HeadSizeV = int32(c.head_size_v)
 	s.TokensPerState = int32(c.tokens_per_state)
+	s.BlockStrideBytes = int32(c.block_stride_bytes)
 }
 
 // BuilderConfig is the engine-side configuration of a builder (attn_builder_config_t): the parts of

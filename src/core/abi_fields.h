@@ -69,7 +69,10 @@
   X(I32, head_size_v, 0)                  /* AttentionSpec.head_size_v; 0 = head_size */        \
   /* ABI 1.7: DeepSeek V4 sparse MLA */                                                         \
   X(I32, tokens_per_state, 0)             /* MLAAttentionSpec.tokens_per_state; 0 = 1 */        \
-  X(RESERVED, reserved_1_7)
+  X(RESERVED, reserved_1_7)                                                                     \
+  /* ABI 1.7: Step5's CSA tail ring */                                                          \
+  X(I32, block_stride_bytes, 0)           /* kv_cache.stride(0) in bytes; 0 = the page size */  \
+  X(RESERVED, reserved_1_7_b)
 
 /* attn_builder_config_t (the parts of vLLM's VllmConfig builders read). */
 #define ATTN_BUILDER_CONFIG_FIELDS(X)                                                           \

@@ -163,6 +163,10 @@ void validate(const KvCacheSpec& s) {
     invalid("kv_cache_spec->tokens_per_state=", s.tokens_per_state,
             " does not divide kv_cache_spec->block_size=", s.block_size,
             " (vLLM's num_states = block_size / tokens_per_state)");
+  // ABI 1.7 (Step5's CSA tail ring).
+  if (s.block_stride_bytes < 0)
+    invalid("kv_cache_spec->block_stride_bytes=", s.block_stride_bytes,
+            " is negative (0 means the page size)");
   if (s.kind == kKvChunkedLocalAttention) {
     if (s.attention_chunk_size <= 0)
       invalid("kv_cache_spec->attention_chunk_size=", s.attention_chunk_size,

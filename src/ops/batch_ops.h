@@ -776,6 +776,22 @@ void compressor_ring_slot_mapping(const Exec& exec, const int32_t* token_to_req,
                                   const int64_t* positions, int64_t num_actual_tokens,
                                   int64_t num_tokens, int32_t capacity, int64_t* out);
 
+/// STEP5_CSA_TAIL_RING's _ring_metadata_kernel (vLLM 0.33, models/step5/nvidia/csa_tail_ring.py),
+/// one item per token t < num_tokens. Token t is valid when t < num_actual_tokens, t <
+/// query_start_loc[num_reqs] (a padding row past the scheduled tokens owns no slot) and its
+/// request's ring block, block = block_table[token_to_req[t] * block_table_stride] (column 0), is
+/// positive (0 is the shared null block, never written). A valid token gets base[t] = block *
+/// rows_per_block, and slot_mapping[t] = base[t] + positions[t] % capacity (C's remainder, as
+/// Triton's) when positions[t] >= seq_lens[r] - capacity (one of its request's last `capacity`
+/// positions), else -1; an invalid one gets -1 in both. token_to_req, positions and seq_lens are
+/// read for valid tokens only.
+void step5_tail_ring_metadata(const Exec& exec, const int32_t* token_to_req,
+                              const int32_t* block_table, int64_t block_table_stride,
+                              const int64_t* positions, const int32_t* seq_lens,
+                              const int32_t* query_start_loc, int64_t num_reqs,
+                              int64_t num_actual_tokens, int64_t num_tokens, int32_t capacity,
+                              int64_t rows_per_block, int64_t* base, int64_t* slot_mapping);
+
 using kernels::SwaIndicesParams;
 
 /// DEEPSEEK_SPARSE_SWA's is_valid_token (vLLM 0.33, mla/sparse_swa.py): out[t] = slot_mapping[t]

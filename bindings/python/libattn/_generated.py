@@ -521,6 +521,8 @@ attn_kv_cache_spec_t._fields_ = [
     ("head_size_v", c_int32),
     ("tokens_per_state", c_int32),
     ("reserved_1_7", c_int32),
+    ("block_stride_bytes", c_int32),
+    ("reserved_1_7_b", c_int32),
 ]
 attn_per_layer_params_t._fields_ = [
     ("struct_size", c_size_t),
@@ -883,7 +885,7 @@ ATTN_BACKEND_INFO_STRUCT_SIZE_1_3 = attn_backend_info_t.extension.offset + attn_
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0 = attn_kv_cache_spec_t.extension.offset + attn_kv_cache_spec_t.extension.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2 = attn_kv_cache_spec_t.num_speculative_blocks.offset + attn_kv_cache_spec_t.num_speculative_blocks.size
 ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6 = attn_kv_cache_spec_t.mamba_num_heads.offset + attn_kv_cache_spec_t.mamba_num_heads.size
-ATTN_KV_CACHE_SPEC_STRUCT_SIZE = attn_kv_cache_spec_t.reserved_1_7.offset + attn_kv_cache_spec_t.reserved_1_7.size
+ATTN_KV_CACHE_SPEC_STRUCT_SIZE = attn_kv_cache_spec_t.reserved_1_7_b.offset + attn_kv_cache_spec_t.reserved_1_7_b.size
 ATTN_PER_LAYER_PARAMS_STRUCT_SIZE = attn_per_layer_params_t.extension.offset + attn_per_layer_params_t.extension.size
 ATTN_ALLOCATOR_STRUCT_SIZE = attn_allocator_t.extension.offset + attn_allocator_t.extension.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0 = attn_builder_config_t.extension.offset + attn_builder_config_t.extension.size
@@ -935,6 +937,8 @@ FIELDS = {
         ("head_size_v", "I32", (), 0),
         ("tokens_per_state", "I32", (), 0),
         ("reserved_1_7", "RESERVED", (), 0),
+        ("block_stride_bytes", "I32", (), 0),
+        ("reserved_1_7_b", "RESERVED", (), 0),
     ),
     "attn_builder_config_t": (
         ("struct_size", "SIZE", (), None),

@@ -17,7 +17,7 @@ from libattn.functions import OPTIONAL_SIGNATURES, SIGNATURES
 from libattn.dlpack import DLManagedTensor
 
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
-    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 104,
+    "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 112,
     "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 368,
     "attn_common_metadata_t": 272, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
@@ -58,6 +58,9 @@ def test_offsets_that_the_abi_promises():
     # ABI 1.7: tokens_per_state and reserved_1_7 after them (DeepSeek V4 sparse MLA)
     assert structs.attn_kv_cache_spec_t.tokens_per_state.offset == 96
     assert structs.attn_kv_cache_spec_t.reserved_1_7.offset + 4 == 104
+    # ABI 1.7: block_stride_bytes and reserved_1_7_b after them (Step5's CSA tail ring)
+    assert structs.attn_kv_cache_spec_t.block_stride_bytes.offset == 104
+    assert structs.attn_kv_cache_spec_t.reserved_1_7_b.offset + 4 == 112
     assert cfg.enable_adaptive_verification.offset + 4 == 264
     assert cfg.use_eagle_block_drop.offset + 4 == 296
     # ABI 1.7: two int32 after reserved_1_6 (ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = 304)

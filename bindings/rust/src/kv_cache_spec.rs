@@ -42,6 +42,9 @@ pub struct KvCacheSpec {
     /// ABI 1.7: `MLAAttentionSpec.tokens_per_state` (DeepSeek V4 sparse MLA's compress ratio);
     /// 0 = 1.
     pub tokens_per_state: i32,
+    /// ABI 1.7: the bound KV cache tensor's block stride in bytes (`kv_cache.stride(0)` times
+    /// the element size; STEP5_CSA_TAIL_RING's rows per block); 0 = the page size.
+    pub block_stride_bytes: i32,
 }
 
 impl Default for KvCacheSpec {
@@ -65,6 +68,7 @@ impl Default for KvCacheSpec {
             sink_len: 0,
             head_size_v: 0,
             tokens_per_state: 0,
+            block_stride_bytes: 0,
         }
     }
 }
@@ -96,6 +100,7 @@ impl KvCacheSpec {
             sink_len: self.sink_len,
             head_size_v: self.head_size_v,
             tokens_per_state: self.tokens_per_state,
+            block_stride_bytes: self.block_stride_bytes,
             ..sys::attn_kv_cache_spec_t::INIT
         }
     }

@@ -978,6 +978,19 @@ pub struct attn_kv_cache_spec {
     pub tokens_per_state: i32,
     #[doc = "< Reserved; must be 0 (keeps the struct free of tail padding)."]
     pub reserved_1_7: i32,
+    #[doc = "< The bytes from one block to the next in the layer's bound KV"]
+    #[doc = "cache tensor: vLLM's `kv_cache.stride(0)` times the element"]
+    #[doc = "size, which vLLM's KV cache planner sets (the page rounded up"]
+    #[doc = "to the spec's `block_stride_alignment`, or a whole"]
+    #[doc = "block-outermost block holding other layers' pages too). 0"]
+    #[doc = "(default) = the page size (blocks back to back)."]
+    #[doc = "STEP5_CSA_TAIL_RING's rows per block are"]
+    #[doc = "`block_stride_bytes / 1024` (vLLM's"]
+    #[doc = "`Step5CSATailRing.rows_per_block`); it must be a multiple of"]
+    #[doc = "1024 there."]
+    pub block_stride_bytes: i32,
+    #[doc = "< Reserved; must be 0 (keeps the struct free of tail padding)."]
+    pub reserved_1_7_b: i32,
 }
 #[doc = " Hyperparameters of one attention layer (vLLM's `PerLayerParameters`)."]
 #[repr(C)]

@@ -33,7 +33,7 @@ pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2: usize =
 pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6: usize =
     offset_of!(attn_kv_cache_spec_t, mamba_num_heads) + size_of::<i32>();
 /// `ATTN_KV_CACHE_SPEC_STRUCT_SIZE`.
-pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, reserved_1_7) + size_of::<i32>();
+pub const ATTN_KV_CACHE_SPEC_STRUCT_SIZE: usize = offset_of!(attn_kv_cache_spec_t, reserved_1_7_b) + size_of::<i32>();
 /// `ATTN_PER_LAYER_PARAMS_STRUCT_SIZE`.
 pub const ATTN_PER_LAYER_PARAMS_STRUCT_SIZE: usize =
     offset_of!(attn_per_layer_params_t, extension) + size_of::<*mut c_void>();
@@ -190,6 +190,8 @@ impl attn_kv_cache_spec_t {
         head_size_v: 0,
         tokens_per_state: 0,
         reserved_1_7: 0,
+        block_stride_bytes: 0,
+        reserved_1_7_b: 0,
     };
 }
 

@@ -19,7 +19,7 @@ fn struct_sizes_match_the_header() {
         attn_device_t => 8, 4;
         attn_dtype_t => 4, 2;
         attn_tensor_t => 48, 8;
-        attn_kv_cache_spec_t => 104, 8;
+        attn_kv_cache_spec_t => 112, 8;
         attn_per_layer_params_t => 48, 8;
         attn_allocator_t => 40, 8;
         attn_builder_config_t => 368, 8;
@@ -50,7 +50,7 @@ fn struct_size_constants_match_the_header() {
         ("KV_CACHE_SPEC_1_0", ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_0, 48),
         ("KV_CACHE_SPEC_1_2", ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_2, 64),
         ("KV_CACHE_SPEC_1_6", ATTN_KV_CACHE_SPEC_STRUCT_SIZE_1_6, 80),
-        ("KV_CACHE_SPEC", ATTN_KV_CACHE_SPEC_STRUCT_SIZE, 104),
+        ("KV_CACHE_SPEC", ATTN_KV_CACHE_SPEC_STRUCT_SIZE, 112),
         ("PER_LAYER_PARAMS", ATTN_PER_LAYER_PARAMS_STRUCT_SIZE, 48),
         ("ALLOCATOR", ATTN_ALLOCATOR_STRUCT_SIZE, 40),
         ("BUILDER_CONFIG_1_0", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_0, 136),
@@ -85,7 +85,7 @@ fn struct_size_constants_match_the_header() {
     assert_eq!(attn_builder_config_t::INIT.replayssm_buffer_len, 16); // vLLM's default
     assert_eq!(attn_common_metadata_t::INIT.struct_size, 272);
     assert_eq!(attn_common_metadata_t::INIT.max_logits_per_req, -1); // None
-    assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 104);
+    assert_eq!(attn_kv_cache_spec_t::INIT.struct_size, 112);
     assert_eq!(attn_field_t::INIT.struct_size, 48);
     assert_eq!(attn_backend_info_t::INIT.struct_size, 48);
 }
@@ -118,6 +118,8 @@ fn field_offsets_match_the_header() {
         ("attn_kv_cache_spec_t.head_size_v", offset_of!(attn_kv_cache_spec_t, head_size_v), 92),
         ("attn_kv_cache_spec_t.tokens_per_state", offset_of!(attn_kv_cache_spec_t, tokens_per_state), 96),
         ("attn_kv_cache_spec_t.reserved_1_7", offset_of!(attn_kv_cache_spec_t, reserved_1_7), 100),
+        ("attn_kv_cache_spec_t.block_stride_bytes", offset_of!(attn_kv_cache_spec_t, block_stride_bytes), 104),
+        ("attn_kv_cache_spec_t.reserved_1_7_b", offset_of!(attn_kv_cache_spec_t, reserved_1_7_b), 108),
         ("attn_per_layer_params_t.logits_soft_cap", offset_of!(attn_per_layer_params_t, logits_soft_cap), 16),
         ("attn_per_layer_params_t.has_sinks", offset_of!(attn_per_layer_params_t, has_sinks), 32),
         ("attn_per_layer_params_t.extension", offset_of!(attn_per_layer_params_t, extension), 40),
