@@ -86,7 +86,8 @@
   ROW(kXpuMlaSparseBackend)    /* mla_xpu_sparse.cc */       \
   ROW(kStep5CsaSummaryBackend) /* step5_csa_summary.cc */ \
   ROW(kRocmAiterMlaSparseBackend) /* mla_rocm_aiter_sparse.cc */ \
-  ROW(kMiniMaxM3SparseBackend) /* minimax_m3_sparse.cc */
+  ROW(kMiniMaxM3SparseBackend) /* minimax_m3_sparse.cc */   \
+  ROW(kMiniMaxM3IndexerBackend) /* minimax_m3_indexer.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
