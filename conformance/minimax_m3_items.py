@@ -213,7 +213,7 @@ def indexer_item() -> Item:
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         heads, tp = index_heads_tp(b)
-        parts = [f"{heads} index heads / TP {tp}"]
+        parts = ["TP 1" if tp == 1 else ("TP > index heads" if tp > heads else "TP > 1")]
         parts.append("+".join(p for p, x in (("decodes", vmd.decode), ("prefills", vmd.prefill))
                               if x is not None) or "empty")
         if vmd.slot_mapping.shape[0] > b.tokens:
