@@ -41,32 +41,32 @@ constexpr const char* kName = "MINIMAX_M3_SPARSE_INDEXER";
 
 /// MiniMaxM3IndexerMetadata's fields in its order, its prefill (MiniMaxM3IndexerPrefillMetadata)
 /// and decode (MiniMaxM3IndexerDecodeMetadata) parts flattened with their prefixes.
-#define MINIMAX_M3_INDEXER_FIELDS(X)                          \
-  X(kSeqLens, "seq_lens")                                     \
-  X(kMaxSeqLen, "max_seq_len")                                \
-  X(kSlotMapping, "slot_mapping")                             \
-  X(kNumActualTokens, "num_actual_tokens")                    \
-  X(kNumDecodes, "num_decodes")                               \
-  X(kNumDecodeTokens, "num_decode_tokens")                    \
-  X(kNumPrefills, "num_prefills")                             \
-  X(kNumPrefillTokens, "num_prefill_tokens")                  \
-  X(kPrefillCuSeqlensQ, "prefill_cu_seqlens_q")               \
-  X(kPrefillSeqLens, "prefill_seq_lens")                      \
-  X(kPrefillContextLens, "prefill_context_lens")              \
-  X(kPrefillBlockTable, "prefill_block_table")                \
-  X(kPrefillMaxQueryLen, "prefill_max_query_len")             \
-  X(kPrefillMaxSeqLen, "prefill_max_seq_len")                 \
-  X(kDecodeSeqLens, "decode_seq_lens")                        \
-  X(kDecodeBlockTable, "decode_block_table")                  \
-  X(kDecodeMaxSeqLen, "decode_max_seq_len")                   \
-  X(kDecodeDecodeQueryLen, "decode_decode_query_len")         \
+#define MINIMAX_M3_INDEXER_FIELDS(X)                  \
+  X(kSeqLens, "seq_lens")                             \
+  X(kMaxSeqLen, "max_seq_len")                        \
+  X(kSlotMapping, "slot_mapping")                     \
+  X(kNumActualTokens, "num_actual_tokens")            \
+  X(kNumDecodes, "num_decodes")                       \
+  X(kNumDecodeTokens, "num_decode_tokens")            \
+  X(kNumPrefills, "num_prefills")                     \
+  X(kNumPrefillTokens, "num_prefill_tokens")          \
+  X(kPrefillCuSeqlensQ, "prefill_cu_seqlens_q")       \
+  X(kPrefillSeqLens, "prefill_seq_lens")              \
+  X(kPrefillContextLens, "prefill_context_lens")      \
+  X(kPrefillBlockTable, "prefill_block_table")        \
+  X(kPrefillMaxQueryLen, "prefill_max_query_len")     \
+  X(kPrefillMaxSeqLen, "prefill_max_seq_len")         \
+  X(kDecodeSeqLens, "decode_seq_lens")                \
+  X(kDecodeBlockTable, "decode_block_table")          \
+  X(kDecodeMaxSeqLen, "decode_max_seq_len")           \
+  X(kDecodeDecodeQueryLen, "decode_decode_query_len") \
   X(kDecodeMaxDecodeQueryLen, "decode_max_decode_query_len")
 ATTN_NAMED_LIST(Field, MINIMAX_M3_INDEXER_FIELDS);
 
 /// The builder's context_len_buffer (vLLM's) and the prefills' cu_seqlens_q, which vLLM
 /// allocates per build (max_num_seqs + 1 entries).
-#define MINIMAX_M3_INDEXER_BUFFERS(X)       \
-  X(kBufContextLens, "context_len_buffer")  \
+#define MINIMAX_M3_INDEXER_BUFFERS(X)      \
+  X(kBufContextLens, "context_len_buffer") \
   X(kBufCuSeqlensQ, "prefill_cu_seqlens_q")
 ATTN_NAMED_LIST(Buffer, MINIMAX_M3_INDEXER_BUFFERS);
 
@@ -89,7 +89,8 @@ void check(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderCon
          "(vLLM 0.33 raises KeyError without it)");
   if (heads >= tp ? heads % tp != 0 : tp % heads != 0)
     invalid("config->sparse_num_index_heads=", heads, " and config->tensor_parallel_size=", tp,
-            ": ", d.name, " needs the larger to be a multiple of the smaller (vLLM 0.33 asserts "
+            ": ", d.name,
+            " needs the larger to be a multiple of the smaller (vLLM 0.33 asserts "
             "it to split the index heads over the ranks)");
 }
 
@@ -109,8 +110,7 @@ class MiniMaxM3IndexerBuilder final : public Builder {
     const int64_t n = c.num_reqs;
     const int32_t threshold = reorder_batch_threshold().value_or(1);
     // Every check before anything is written: a refused batch leaves the metadata as it was.
-    const MiniMaxM3Split s =
-        minimax_m3_split(c, threshold, config().max_num_batched_tokens, kName);
+    const MiniMaxM3Split s = minimax_m3_split(c, threshold, config().max_num_batched_tokens, kName);
     const int64_t nd = s.num_decodes, np = s.num_prefills;
 
     const Device dev = config().device;
