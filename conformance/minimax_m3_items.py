@@ -141,5 +141,104 @@ def minimax_item(name: str = NAME) -> Item:
                 max_requests=256, path=path, **OPTIMISTIC_SPEC)
 
 
+INDEXER_NAME = "MINIMAX_M3_SPARSE_INDEXER"
+INDEXER_MODULE = "vllm.models.minimax_m3.common.indexer"
+INDEXER_LAYER = "model.layers.0.self_attn.indexer.index_cache"
+INDEX_HEAD = 128  # index_head_dim: the side cache's one key a token
+
+
+def index_heads_tp(b: Batch) -> tuple:
+    """The batch's (sparse_num_index_heads, TP world size): powers of two (vLLM's assertions
+    hold) on seven batches in eight, any of a few values (some break them) on the eighth."""
+    rng = choice_rng(b, 84)
+    if int(rng.integers(0, 8)) == 0:
+        return int(rng.choice([1, 3, 4, 6, 12])), int(rng.choice([1, 2, 3, 4, 6, 8]))
+    return int(rng.choice([1, 2, 4, 8, 16, 64])), int(rng.choice([1, 2, 4, 8]))
+
+
+@contextlib.contextmanager
+def indexer_model(vc: Any, heads: int, tp: int) -> Any:
+    """What MiniMaxM3IndexerMetadataBuilder.__init__ reads beyond the lane's Llama-shaped config:
+    the model's sparse_attention_config (set on the text config while the builder is made) and
+    the TP world size (get_tensor_model_parallel_world_size patched in the module: the lane runs
+    no distributed group)."""
+    from unittest import mock
+    hf = vc.model_config.hf_config
+    text = getattr(hf, "text_config", hf)
+    text.sparse_attention_config = {"sparse_num_index_heads": heads}
+    try:
+        with mock.patch.object(importlib.import_module(INDEXER_MODULE),
+                               "get_tensor_model_parallel_world_size", lambda: tp):
+            yield
+    finally:
+        del text.sparse_attention_config
+
+
+def indexer_vllm_builder(ctx: Any, b: Batch) -> Any:
+    cache = ctx.__dict__.setdefault("minimax_m3_indexer_vllm", {})
+    heads, tp = index_heads_tp(b)
+    key = (b.spec, heads, tp)
+    if key not in cache:
+        import torch
+        from vllm.config import set_current_vllm_config
+        from vllm.v1.kv_cache_interface import MLAAttentionSpec, SparseCacheRole
+        vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, BLOCK, ("minimax_m3_indexer",),
+                             MAX_MODEL_LEN)
+        spec = MLAAttentionSpec(block_size=BLOCK, num_kv_heads=1, head_size=INDEX_HEAD,
+                                dtype=torch.bfloat16, cache_role=SparseCacheRole.INDEXER)
+        cls = importlib.import_module(INDEXER_MODULE).MiniMaxM3IndexerTritonMetadataBuilder
+        with set_current_vllm_config(vc), indexer_model(vc, heads, tp):
+            cache[key] = (cls(spec, [INDEXER_LAYER], vc, torch.device("cpu")), vc)
+    return cache[key]
+
+
+def indexer_lib_builder(ctx: Any, b: Batch) -> Any:
+    cache = ctx.__dict__.setdefault("minimax_m3_indexer_lib", {})
+    heads, tp = index_heads_tp(b)
+    key = (b.spec, heads, tp)
+    if key not in cache:
+        libattn = ctx.libattn
+        lspec = libattn.KvCacheSpec(BLOCK, 1, INDEX_HEAD, kind=libattn.KvCacheKind.MLA)
+        cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
+                                    num_speculative_tokens=b.spec,
+                                    sparse_num_index_heads=heads, tensor_parallel_size=tp)
+        cache[key] = ctx.lib.builder(INDEXER_NAME, lspec, cfg)
+    return cache[key]
+
+
+def indexer_item() -> Item:
+    def v(ctx: Any, b: Batch) -> Any:
+        from vllm.config import set_current_vllm_config
+        vb, vc = indexer_vllm_builder(ctx, b)
+        pad_past_actual_tokens(b, "_minimax_indexer_padded", 3, (85, 86))
+        cm = vllm_common(ctx, b)
+        with set_current_vllm_config(vc):
+            return vb.build(0, cm)
+
+    def l(ctx: Any, b: Batch) -> Any:
+        lb = indexer_lib_builder(ctx, b)
+        pad_past_actual_tokens(b, "_minimax_indexer_padded", 3, (85, 86))
+        return lb.build(lib_common(ctx, b))
+
+    def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
+        vb, vc = indexer_vllm_builder(ctx, b)
+        return minimax_pairs(vmd, lmd, vb, vc, indexer_lib_builder(ctx, b))
+
+    def path(ctx: Any, b: Batch, vmd: Any) -> str:
+        heads, tp = index_heads_tp(b)
+        parts = ["TP 1" if tp == 1 else ("TP > index heads" if tp > heads else "TP > 1")]
+        parts.append("+".join(p for p, x in (("decodes", vmd.decode), ("prefills", vmd.prefill))
+                              if x is not None) or "empty")
+        if vmd.slot_mapping.shape[0] > b.tokens:
+            parts.append("padding rows")
+        if b.n and (np.diff(b.qsl) == 0).any():
+            parts.append("empty queries")
+        return ", ".join(parts)
+
+    return Item(INDEXER_NAME, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
+                max_requests=256, path=path, kinds=OPTIMISTIC_SPEC["kinds"],
+                ragged_spec=OPTIMISTIC_SPEC["ragged_spec"])
+
+
 def minimax_m3_items() -> List[Item]:
-    return [minimax_item(), minimax_item(AITER_PA)]
+    return [minimax_item(), minimax_item(AITER_PA), indexer_item()]

@@ -1807,6 +1807,23 @@ struct attn_builder_config {
                                           Other backends ignore it. */
   int32_t reserved_1_7_d;            /**< Reserved (keeps the struct free of tail padding);
                                           must be 0. */
+  /* ---- ABI 1.7 (MiniMax-M3's lightning indexer: its index-query heads per rank) ---- */
+  int32_t sparse_num_index_heads;    /**< ABI 1.7. The model's
+                                          `text_config.sparse_attention_config[
+                                          "sparse_num_index_heads"]`: the index-query heads of
+                                          all ranks (MiniMax-M3). MINIMAX_M3_SPARSE_INDEXER
+                                          requires it (> 0; vLLM 0.33 reads the key) and
+                                          refuses it with `tensor_parallel_size` as vLLM
+                                          asserts (one divides the other); the builder runs
+                                          max(1, heads / tensor_parallel_size) heads a rank
+                                          (docs/backends/minimax_m3.md). 0 (default) = absent.
+                                          Other backends ignore it. */
+  int32_t tensor_parallel_size;      /**< ABI 1.7. vLLM's
+                                          `get_tensor_model_parallel_world_size()` (the TP
+                                          world size, `parallel_config.tensor_parallel_size`);
+                                          0 (default) or 1 = no tensor parallelism. Read by
+                                          MINIMAX_M3_SPARSE_INDEXER with
+                                          `sparse_num_index_heads`; other backends ignore it. */
 };
 
 /** Size of ::attn_builder_config_t in ABI 1.0 (the smallest `struct_size` accepted). */
@@ -1826,7 +1843,7 @@ struct attn_builder_config {
   (offsetof(attn_builder_config_t, reserved_1_6) + sizeof(int32_t))
 /** Size of ::attn_builder_config_t in this header version. */
 #define ATTN_BUILDER_CONFIG_STRUCT_SIZE \
-  (offsetof(attn_builder_config_t, reserved_1_7_d) + sizeof(int32_t))
+  (offsetof(attn_builder_config_t, tensor_parallel_size) + sizeof(int32_t))
 /** Initializer with vLLM's defaults; the four required sizes are 0 and must be set. */
 #define ATTN_BUILDER_CONFIG_INIT                                                            \
   { ATTN_BUILDER_CONFIG_STRUCT_SIZE, { ATTN_DEVICE_CPU, 0 }, 0, 0, 0, 0, 0, 0, 1, 0, 1,     \
@@ -1835,7 +1852,7 @@ struct attn_builder_config {
     ATTN_KV_DTYPE_AUTO, -1, 0, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, ATTN_CPU_ISA_DETECT, 0,    \
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, ATTN_GDN_PREFILL_AUTO, 0, \
     ATTN_MLA_PREFILL_AUTO, 0, 0, 0, 0, 0, 0, 0, 0, ATTN_SPARSE_INDEXER_TOPK_AUTO, 0, 0, 0, 0, \
-    0, 0 }
+    0, 0, 0, 0 }
 
 /** @} */
 

@@ -339,6 +339,12 @@ type BuilderConfig struct {
 	// path's `page16_slot_mapping` and the prefills' `query_req_id` / `query_abs_pos`
 	// (docs/backends/minimax_m3.md). 0 (default) = off.
 	ROCmAiterShuffleKVCache bool
+	// sparse_num_index_heads: The model's `text_config.sparse_attention_config[
+	// "sparse_num_index_heads"]`: the index-query heads of all ranks (MiniMax-M3).
+	SparseNumIndexHeads int32
+	// tensor_parallel_size: vLLM's `get_tensor_model_parallel_world_size()` (the TP world size,
+	// `parallel_config.tensor_parallel_size`); 0 (default) or 1 = no tensor parallelism.
+	TensorParallelSize int32
 }
 
 // plainToC writes the plain fields (every field but the special ones) into c.
@@ -406,6 +412,8 @@ func (s *BuilderConfig) plainToC(c *C.attn_builder_config_t) {
 	c.speculative_dspark = cBool(s.SpeculativeDSpark)
 	c.block_pool_size = C.int32_t(s.BlockPoolSize)
 	c.rocm_aiter_shuffle_kv_cache = cBool(s.ROCmAiterShuffleKVCache)
+	c.sparse_num_index_heads = C.int32_t(s.SparseNumIndexHeads)
+	c.tensor_parallel_size = C.int32_t(s.TensorParallelSize)
 }
 
 // plainFromC reads the plain fields (every field but the special ones and the tensors) from c.
@@ -473,6 +481,8 @@ func (s *BuilderConfig) plainFromC(c *C.attn_builder_config_t) {
 	s.SpeculativeDSpark = c.speculative_dspark != 0
 	s.BlockPoolSize = int32(c.block_pool_size)
 	s.ROCmAiterShuffleKVCache = c.rocm_aiter_shuffle_kv_cache != 0
+	s.SparseNumIndexHeads = int32(c.sparse_num_index_heads)
+	s.TensorParallelSize = int32(c.tensor_parallel_size)
 }
 
 // CommonMetadata is a batch as the scheduler describes it (attn_common_metadata_t, vLLM's

@@ -90,7 +90,8 @@ func kindSpecs() []attn.KVCacheSpec {
 // builderFor is a builder of a registered backend on the first of kindSpecs whose kind the
 // backend accepts (attn_backend_info) and that it builds for, with the default cache dtype and
 // then FP8 (the backends whose caches are FP8 only, as TOKENSPEED_MLA), then DeepSeek V4.1's
-// inputs on an SM100 GPU (DEEPSEEK_V41_SPARSE_INDEXER): a spec per kind, not per name. A
+// inputs on an SM100 GPU (DEEPSEEK_V41_SPARSE_INDEXER), then ROCm, then MiniMax-M3's index heads
+// (MINIMAX_M3_SPARSE_INDEXER): a spec per kind, not per name. A
 // plugin's backend accepts every kind as far as the library knows, so ErrUnsupported moves on
 // to the next kind. The builder is closed when the test ends.
 func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability int32) (*attn.Builder, attn.KVCacheSpec) {
@@ -99,7 +100,7 @@ func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability
 		if !info.Accepts(s.Kind) {
 			continue
 		}
-		for attempt, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3, attn.KVDtypeAuto, attn.KVDtypeAuto} {
+		for attempt, dtype := range []attn.KVDtype{attn.KVDtypeAuto, attn.KVDtypeFP8E4M3, attn.KVDtypeAuto, attn.KVDtypeAuto, attn.KVDtypeAuto} {
 			cfg := config(capability)
 			cfg.CacheDtype = dtype
 			if s.HeadSize == 1088 { // dots3 NOTE's kv_lora_rank
@@ -116,6 +117,9 @@ func builderFor(t testing.TB, l *attn.Library, info attn.BackendInfo, capability
 			}
 			if attempt == 3 { // DeepSeek V4 / V4.1's ROCm builders
 				cfg.PlatformROCm = true
+			}
+			if attempt == 4 { // MiniMax-M3's lightning indexer (MINIMAX_M3_SPARSE_INDEXER)
+				cfg.SparseNumIndexHeads = 4
 			}
 			b, err := l.NewBuilder(info.Name, s, cfg)
 			var e *attn.Error

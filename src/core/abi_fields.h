@@ -163,7 +163,10 @@
   X(RESERVED, reserved_1_7_c)                                                                   \
   /* ABI 1.7: ROCm AITER's shuffled KV cache (MiniMax-M3's AITER sparse paged attention) */     \
   X(BOOL, rocm_aiter_shuffle_kv_cache, false)                                                   \
-  X(RESERVED, reserved_1_7_d)
+  X(RESERVED, reserved_1_7_d)                                                                   \
+  /* ABI 1.7: MiniMax-M3's lightning indexer (index-query heads, TP world size) */              \
+  X(I32, sparse_num_index_heads, 0)       /* 0 = absent */                                      \
+  X(I32Z, tensor_parallel_size, 1)        /* 0 = 1 */
 
 /* attn_common_metadata_t (vLLM's CommonAttentionMetadata and its builders' build() keywords). */
 #define ATTN_COMMON_METADATA_FIELDS(X)                                                          \

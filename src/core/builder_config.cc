@@ -126,6 +126,14 @@ void validate(BuilderConfig& c, const KvCacheSpec& spec) {
     invalid("config->block_pool_size=", c.block_pool_size,
             " is negative (0 means no Whisper block pooling)");
   expect_at_most(c.block_pool_size, kMaxBlockPoolSize, "block_pool_size");
+  if (c.sparse_num_index_heads < 0)
+    invalid("config->sparse_num_index_heads=", c.sparse_num_index_heads,
+            " is negative (0 means absent)");
+  expect_at_most(c.sparse_num_index_heads, kMaxNumIndexHeads, "sparse_num_index_heads");
+  if (c.tensor_parallel_size < 1)
+    invalid("config->tensor_parallel_size=", c.tensor_parallel_size,
+            " must be positive (0 means 1)");
+  expect_at_most(c.tensor_parallel_size, kMaxContextParallelSize, "tensor_parallel_size");
   if (c.speculative_dspark && c.num_speculative_tokens == 0)
     invalid("config->speculative_dspark=1 with config->num_speculative_tokens=0 (DSpark is a "
             "speculative method: its drafts need speculative tokens)");

@@ -29,9 +29,10 @@ inline constexpr int32_t kMaxNumSeqs = 1 << 20;           ///< config->max_num_s
 inline constexpr int32_t kMaxNumBatchedTokens = 1 << 24;  ///< max_num_batched_tokens, capture sizes
 inline constexpr int32_t kMaxModelLen = 1 << 24;          ///< max_model_len, max_encoder_len
 inline constexpr int64_t kMaxNumGpuBlocks = int64_t{1} << 26;  ///< num_gpu_blocks (FLEX's tables)
-inline constexpr int32_t kMaxContextParallelSize = 1 << 10;  ///< DCP and PCP world sizes
+inline constexpr int32_t kMaxContextParallelSize = 1 << 10;  ///< DCP, PCP and TP world sizes
 inline constexpr int32_t kMaxNumSms = 1 << 16;  ///< num_sms (GPU SMs or CPU compute units)
 inline constexpr int32_t kMaxBlockPoolSize = 1 << 10;  ///< block_pool_size (Whisper: 4 to 16)
+inline constexpr int32_t kMaxNumIndexHeads = 1 << 16;  ///< sparse_num_index_heads (MiniMax-M3)
 
 /// Numbered as the ABI's ATTN_CG_* levels (vLLM's AttentionCGSupport).
 enum CudagraphSupport : int32_t {

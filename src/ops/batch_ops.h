@@ -878,8 +878,9 @@ void ragged_from_dense(const Exec& exec, const int32_t* indices, int64_t rows, i
 /// MINIMAX_M3_SPARSE's prefill arrays (vLLM 0.33's MiniMaxM3SparseMetadataBuilder.build), over
 /// the P = num_prefills prefills that follow the decodes, `query_start_loc` and `seq_lens`
 /// pointing at the first prefill's entries: cu_seqlens_q (P + 1) = query_start_loc[i] -
-/// num_decode_tokens; cu_seqlens_k (P + 1; null: not written) = 0, then the running sums of
-/// seq_lens (int32, as torch's cumsum into an int32 out).
+/// num_decode_tokens; cu_seqlens_k (P + 1; null: not written, and `seq_lens` is not read: the
+/// MINIMAX_M3_SPARSE_INDEXER prefill part) = 0, then the running sums of seq_lens (int32, as
+/// torch's cumsum into an int32 out).
 void minimax_m3_prefill_arrays(const Exec& exec, const int32_t* query_start_loc,
                                const int32_t* seq_lens, int64_t num_prefills,
                                int64_t num_decode_tokens, int32_t* cu_seqlens_q,

@@ -208,6 +208,43 @@ static void test_minimax_m3(void** state) {
   }
 }
 
+/* MINIMAX_M3_SPARSE_INDEXER on its MLA-kind key cache at block 128 (4 index heads): the context
+ * lengths and the prefills' cu_seqlens_q on the device; seeded mixed batches (uniform decodes
+ * first, empty prefill queries, spec decoding with k = 2), and the capture build of a uniform
+ * decode batch. */
+static void test_minimax_m3_indexer(void** state) {
+  uint64_t seed = 34;
+  int iter;
+  attn_kv_cache_spec_t spec = ts_mla_spec(128);
+  attn_builder_config_t c = ts_config();
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA backend builds")) skip();
+  spec.head_size = 128;
+  c.sparse_num_index_heads = 4;
+  for (iter = 0; iter < 30; ++iter) {
+    const int64_t n = ts_rand_range(&seed, 1, 32), nd = ts_rand_range(&seed, 0, n);
+    const int32_t dq = iter % 2 == 0 ? 1 : 3;
+    int32_t q[32], s[32];
+    int64_t r;
+    ts_batch* b;
+    c.num_speculative_tokens = dq - 1;
+    for (r = 0; r < n; ++r) {
+      q[r] = r < nd ? dq : (int32_t)ts_rand_range(&seed, r == nd ? dq + 1 : 0, 300);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 900);
+    }
+    b = ts_batch_make(q, s, n, 128, 0, -1);
+    compare("MINIMAX_M3_SPARSE_INDEXER", &spec, &c, b, 0);
+    ts_batch_free(b);
+  }
+  {
+    static const int32_t uq[3] = {1, 1, 1}, us[3] = {9, 129, 1000};
+    ts_batch* b = ts_batch_make(uq, us, 3, 128, 0, -1);
+    c.num_speculative_tokens = 0;
+    compare("MINIMAX_M3_SPARSE_INDEXER", &spec, &c, b, 2);
+    ts_batch_free(b);
+  }
+}
+
 static void test_capture(void** state) {
   static const int32_t q[4] = {1, 1, 1, 1}, s[4] = {100, 7, 64, 300};
   attn_kv_cache_spec_t spec = ts_spec();
@@ -333,6 +370,7 @@ int main(void) {
       cmocka_unit_test(test_capture),
       cmocka_unit_test(test_inkling_padding),
       cmocka_unit_test(test_minimax_m3),
+      cmocka_unit_test(test_minimax_m3_indexer),
       cmocka_unit_test(test_fast_prefill_and_cross),
   };
   return cmocka_run_group_tests_name("gpu_backends", tests, NULL, NULL);

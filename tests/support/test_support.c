@@ -104,6 +104,9 @@ size_t ts_candidate_configs(const attn_builder_config_t* base, attn_builder_conf
   c.mla_kv_lora_rank = 1024;
   c.mla_qk_nope_head_dim = 192;
   out[n++] = c;
+  c = *base; /* MiniMax-M3's lightning indexer: its index heads (MINIMAX_M3_SPARSE_INDEXER) */
+  c.sparse_num_index_heads = 4;
+  out[n++] = c;
   return n;
 }
 

@@ -68,7 +68,7 @@ size_t ts_backends_building(int32_t origin, const attn_kv_cache_spec_t* spec,
  * cache, dots3 NOTE's sliding-window latent cache, a Mamba state, a full-attention cache at
  * MiniMax-M3's kernel block 128); ts_candidate_configs:
  * `base`, then the same on ROCm, then DeepSeek V4.1's sparse indexer settings, then dots3
- * NOTE's MLA dimensions. Each returns how many it wrote (at most kTsMaxCandidates). */
+ * NOTE's MLA dimensions, then MiniMax-M3's index heads. Each returns how many it wrote (at most kTsMaxCandidates). */
 enum { kTsMaxCandidates = 16 };
 size_t ts_candidate_specs(attn_kv_cache_spec_t* out);
 size_t ts_candidate_configs(const attn_builder_config_t* base, attn_builder_config_t* out);

@@ -153,6 +153,13 @@ static int candidate(int k, attn_kv_cache_spec_t* s, attn_builder_config_t* c, c
       s->block_size = 128;
       *label = "full-128";
       return 1;
+    case 25: /* MiniMax-M3's indexer cache: one 128-wide key a token, 4 index heads */
+      s->kind = ATTN_KV_MLA;
+      s->block_size = 128;
+      s->num_kv_heads = 1;
+      c->sparse_num_index_heads = 4;
+      *label = "mla-indexer-128";
+      return 1;
     default:
       return 0;
   }

@@ -623,6 +623,8 @@ attn_builder_config_t._fields_ = [
     ("reserved_1_7_c", c_int32),
     ("rocm_aiter_shuffle_kv_cache", c_int32),
     ("reserved_1_7_d", c_int32),
+    ("sparse_num_index_heads", c_int32),
+    ("tensor_parallel_size", c_int32),
 ]
 attn_common_metadata_t._fields_ = [
     ("struct_size", c_size_t),
@@ -893,7 +895,7 @@ ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_1 = attn_builder_config_t.reserved_1_1.offset 
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2 = attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.offset + attn_builder_config_t.use_trtllm_ragged_deepseek_prefill.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4 = attn_builder_config_t.enable_adaptive_verification.offset + attn_builder_config_t.enable_adaptive_verification.size
 ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6 = attn_builder_config_t.reserved_1_6.offset + attn_builder_config_t.reserved_1_6.size
-ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.reserved_1_7_d.offset + attn_builder_config_t.reserved_1_7_d.size
+ATTN_BUILDER_CONFIG_STRUCT_SIZE = attn_builder_config_t.tensor_parallel_size.offset + attn_builder_config_t.tensor_parallel_size.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_0 = attn_common_metadata_t.extension.offset + attn_common_metadata_t.extension.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_1 = attn_common_metadata_t.logits_indices_padded_cpu.offset + attn_common_metadata_t.logits_indices_padded_cpu.size
 ATTN_COMMON_METADATA_STRUCT_SIZE_1_3 = attn_common_metadata_t.is_prefilling.offset + attn_common_metadata_t.is_prefilling.size
@@ -1021,6 +1023,8 @@ FIELDS = {
         ("reserved_1_7_c", "RESERVED", (), 0),
         ("rocm_aiter_shuffle_kv_cache", "BOOL", (), 0),
         ("reserved_1_7_d", "RESERVED", (), 0),
+        ("sparse_num_index_heads", "I32", (), 0),
+        ("tensor_parallel_size", "I32Z", (), 0),
     ),
     "attn_common_metadata_t": (
         ("struct_size", "SIZE", (), None),

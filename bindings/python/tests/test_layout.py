@@ -18,7 +18,7 @@ from libattn.dlpack import DLManagedTensor
 
 SIZES = {  # sizeof == *_STRUCT_SIZE for every struct of ABI 1.1 (no tail padding)
     "attn_device_t": 8, "attn_dtype_t": 4, "attn_tensor_t": 48, "attn_kv_cache_spec_t": 112,
-    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 368,
+    "attn_per_layer_params_t": 48, "attn_allocator_t": 40, "attn_builder_config_t": 376,
     "attn_common_metadata_t": 272, "attn_batch_split_t": 56, "attn_slot_mapping_args_t": 88,
     "attn_conv1d_info_t": 24, "attn_local_attention_out_t": 80, "attn_ubatch_slice_t": 40,
     "attn_ubatch_out_t": 48, "attn_cascade_query_t": 72, "attn_field_t": 48,
@@ -80,6 +80,8 @@ def test_offsets_that_the_abi_promises():
     assert [cfg.block_pool_size.offset, cfg.reserved_1_7_c.offset] == [352, 356]
     # then rocm_aiter_shuffle_kv_cache and reserved_1_7_d (MiniMax-M3's AITER sparse PA): 368
     assert [cfg.rocm_aiter_shuffle_kv_cache.offset, cfg.reserved_1_7_d.offset] == [360, 364]
+    # then sparse_num_index_heads and tensor_parallel_size (MiniMax-M3's indexer): 376 bytes
+    assert [cfg.sparse_num_index_heads.offset, cfg.tensor_parallel_size.offset] == [368, 372]
     t = structs.attn_tensor_t  # DLTensor
     assert [t.data.offset, t.device.offset, t.ndim.offset, t.dtype.offset, t.shape.offset,
             t.strides.offset, t.byte_offset.offset] == [0, 8, 16, 20, 24, 32, 40]
@@ -88,7 +90,7 @@ def test_offsets_that_the_abi_promises():
 
 def test_new_sets_struct_size():
     assert structs.new(structs.attn_field_t).struct_size == 48
-    assert structs.new(structs.attn_builder_config_t).struct_size == 368
+    assert structs.new(structs.attn_builder_config_t).struct_size == 376
 
 
 def _mirrors():

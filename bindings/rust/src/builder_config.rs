@@ -130,6 +130,11 @@ pub struct BuilderConfig {
     /// (VLLM_ROCM_USE_AITER and VLLM_ROCM_SHUFFLE_KV_CACHE_LAYOUT): MINIMAX_M3_SPARSE's AITER
     /// sparse PA fields.
     pub rocm_aiter_shuffle_kv_cache: bool,
+    /// ABI 1.7: the model's `sparse_attention_config["sparse_num_index_heads"]` (MiniMax-M3's
+    /// index-query heads of all ranks; MINIMAX_M3_SPARSE_INDEXER requires it; 0 = absent).
+    pub sparse_num_index_heads: i32,
+    /// ABI 1.7: vLLM's tensor-parallel world size (0 or 1 = none).
+    pub tensor_parallel_size: i32,
 }
 
 /// A config's C struct with the memory its pointers point to.
@@ -222,6 +227,8 @@ impl BuilderConfig {
             speculative_dspark: false,
             block_pool_size: 0,
             rocm_aiter_shuffle_kv_cache: false,
+            sparse_num_index_heads: 0,
+            tensor_parallel_size: 0,
         }
     }
 
@@ -303,6 +310,8 @@ impl BuilderConfig {
             speculative_dspark: i32::from(self.speculative_dspark),
             block_pool_size: self.block_pool_size,
             rocm_aiter_shuffle_kv_cache: i32::from(self.rocm_aiter_shuffle_kv_cache),
+            sparse_num_index_heads: self.sparse_num_index_heads,
+            tensor_parallel_size: self.tensor_parallel_size,
             ..sys::attn_builder_config_t::INIT
         };
         Ok(RawConfig { raw, _layers: layers, _capture_sizes: capture_sizes, _tree: tree })

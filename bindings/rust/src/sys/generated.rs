@@ -1407,6 +1407,24 @@ pub struct attn_builder_config {
     #[doc = "< Reserved (keeps the struct free of tail padding);"]
     #[doc = "must be 0."]
     pub reserved_1_7_d: i32,
+    #[doc = "< ABI 1.7. The model's"]
+    #[doc = "`text_config.sparse_attention_config["]
+    #[doc = "\"sparse_num_index_heads\"]`: the index-query heads of"]
+    #[doc = "all ranks (MiniMax-M3). MINIMAX_M3_SPARSE_INDEXER"]
+    #[doc = "requires it (> 0; vLLM 0.33 reads the key) and"]
+    #[doc = "refuses it with `tensor_parallel_size` as vLLM"]
+    #[doc = "asserts (one divides the other); the builder runs"]
+    #[doc = "max(1, heads / tensor_parallel_size) heads a rank"]
+    #[doc = "(docs/backends/minimax_m3.md). 0 (default) = absent."]
+    #[doc = "Other backends ignore it."]
+    pub sparse_num_index_heads: i32,
+    #[doc = "< ABI 1.7. vLLM's"]
+    #[doc = "`get_tensor_model_parallel_world_size()` (the TP"]
+    #[doc = "world size, `parallel_config.tensor_parallel_size`);"]
+    #[doc = "0 (default) or 1 = no tensor parallelism. Read by"]
+    #[doc = "MINIMAX_M3_SPARSE_INDEXER with"]
+    #[doc = "`sparse_num_index_heads`; other backends ignore it."]
+    pub tensor_parallel_size: i32,
 }
 #[doc = " The per-batch input of every build. Fill with ::ATTN_COMMON_METADATA_INIT."]
 #[repr(C)]

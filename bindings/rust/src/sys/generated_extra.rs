@@ -55,7 +55,8 @@ pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4: usize =
 pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6: usize =
     offset_of!(attn_builder_config_t, reserved_1_6) + size_of::<i32>();
 /// `ATTN_BUILDER_CONFIG_STRUCT_SIZE`.
-pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize = offset_of!(attn_builder_config_t, reserved_1_7_d) + size_of::<i32>();
+pub const ATTN_BUILDER_CONFIG_STRUCT_SIZE: usize =
+    offset_of!(attn_builder_config_t, tensor_parallel_size) + size_of::<i32>();
 /// `ATTN_COMMON_METADATA_STRUCT_SIZE_1_0`.
 pub const ATTN_COMMON_METADATA_STRUCT_SIZE_1_0: usize =
     offset_of!(attn_common_metadata_t, extension) + size_of::<*mut c_void>();
@@ -302,6 +303,8 @@ impl attn_builder_config_t {
         reserved_1_7_c: 0,
         rocm_aiter_shuffle_kv_cache: 0,
         reserved_1_7_d: 0,
+        sparse_num_index_heads: 0,
+        tensor_parallel_size: 0,
     };
 }
 

@@ -22,7 +22,7 @@ fn struct_sizes_match_the_header() {
         attn_kv_cache_spec_t => 112, 8;
         attn_per_layer_params_t => 48, 8;
         attn_allocator_t => 40, 8;
-        attn_builder_config_t => 368, 8;
+        attn_builder_config_t => 376, 8;
         attn_common_metadata_t => 272, 8;
         attn_batch_split_t => 56, 8;
         attn_slot_mapping_args_t => 88, 8;
@@ -58,7 +58,7 @@ fn struct_size_constants_match_the_header() {
         ("BUILDER_CONFIG_1_2", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_2, 240),
         ("BUILDER_CONFIG_1_4", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_4, 264),
         ("BUILDER_CONFIG_1_6", ATTN_BUILDER_CONFIG_STRUCT_SIZE_1_6, 304),
-        ("BUILDER_CONFIG", ATTN_BUILDER_CONFIG_STRUCT_SIZE, 368),
+        ("BUILDER_CONFIG", ATTN_BUILDER_CONFIG_STRUCT_SIZE, 376),
         ("COMMON_METADATA_1_0", ATTN_COMMON_METADATA_STRUCT_SIZE_1_0, 152),
         ("COMMON_METADATA_1_1", ATTN_COMMON_METADATA_STRUCT_SIZE_1_1, 160),
         ("COMMON_METADATA_1_3", ATTN_COMMON_METADATA_STRUCT_SIZE_1_3, 192),
@@ -81,7 +81,7 @@ fn struct_size_constants_match_the_header() {
         assert_eq!(got, want, "ATTN_{name}_STRUCT_SIZE");
     }
     // the INIT constants carry them
-    assert_eq!(attn_builder_config_t::INIT.struct_size, 368);
+    assert_eq!(attn_builder_config_t::INIT.struct_size, 376);
     assert_eq!(attn_builder_config_t::INIT.replayssm_buffer_len, 16); // vLLM's default
     assert_eq!(attn_common_metadata_t::INIT.struct_size, 272);
     assert_eq!(attn_common_metadata_t::INIT.max_logits_per_req, -1); // None
