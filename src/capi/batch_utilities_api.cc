@@ -282,7 +282,9 @@ ATTN_API attn_error_t* attn_reshape_attn_output_for_spec_decode(const attn_tenso
   // A view without elements: the conversion stores compact strides (any are accepted), but
   // torch's view of it keeps the caller's strides or derives new ones from the sizes, so the
   // caller's strides are used (NULL: torch's contiguous ones, each size counted as at least 1).
-  if (t.numel() == 0) {
+  bool empty = false;  // (a zero size, found without multiplying the sizes: they may overflow)
+  for (int d = 0; d < t.ndim; ++d) empty = empty || t.shape[d] == 0;
+  if (empty) {
     for (int d = t.ndim - 1; d >= 0; --d) {
       if (attn_output->strides == nullptr) {
         t.strides[d] = 1;

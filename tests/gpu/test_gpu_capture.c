@@ -659,6 +659,9 @@ static void test_other_backends(void** state) {
   base.device.device_type = ATTN_DEVICE_CUDA;
   base.num_gpu_blocks = kGpuBlocks;
   base.block_table_width = kWidth; /* the batches' (DeepSeek V4.1's sparse indexer sizes by it) */
+  /* a page-16 rebase buffer as wide as the batches' tables (MINIMAX_M3_SPARSE_AITER_PA's:
+   * cdiv(max_model_len, 128) columns) */
+  if (base.max_model_len < kWidth * 128) base.max_model_len = kWidth * 128;
   for (i = 0; i < n; ++i) {
     const char* name = NULL;
     int covered = 0, any = 0;
