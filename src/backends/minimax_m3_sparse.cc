@@ -157,9 +157,9 @@ class MiniMaxM3SparseBuilder final : public Builder {
       invalid("common->slot_mapping has ", slots.shape[0], " entries, more than "
               "config->max_num_batched_tokens=", config().max_num_batched_tokens, " (", kName,
               "'s page16_slot_mapping_buffer)");
-    const Tensor& table = *c.block_table_tensor;
-    if (kAiterPa && (n > config().max_num_seqs || table.shape[1] > table_cols_))
-      invalid("common->block_table_tensor has shape (", n, ", ", table.shape[1],
+    const Tensor& bt = *c.block_table_tensor;
+    if (kAiterPa && (n > config().max_num_seqs || bt.shape[1] > table_cols_))
+      invalid("common->block_table_tensor has shape (", n, ", ", bt.shape[1],
               "): it exceeds the page-16 rebase buffer (", config().max_num_seqs, ", ",
               table_cols_, ") (", kAiterPaName, ": max_num_seqs x cdiv(config->max_model_len, "
               "block_size); vLLM asserts it fits)");
@@ -167,7 +167,6 @@ class MiniMaxM3SparseBuilder final : public Builder {
     const Device dev = config().device;
     const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
     const Tensor& seq_lens = *c.seq_lens;
-    const Tensor& bt = *c.block_table_tensor;
     int32_t* context_lens = buffers_.as<int32_t>(kBufContextLens);
     ops::num_computed_tokens_i32(exec, qsl, seq_lens.as<const int32_t>(), n, context_lens);
 
