@@ -51,7 +51,7 @@ constexpr uint64_t kMaxViewBytes = uint64_t{1} << 62;
 // misaligned for the element type.
 // The views a runtime passes every step: 1-D or 2-D, compact (strides NULL), no byte offset,
 // scalar elements of 1, 2, 4 or 8 bytes, fewer than 2^31 entries per dimension, aligned data.
-// Such a view passes every check of fill_tensor's general path (the extent bound and the
+// Such a view passes every check of fill_general_view (the extent bound and the
 // address wrap are tested here too). Returns false (nothing written) for anything else, which
 // the general path then checks and names.
 bool fill_common_view(const attn_tensor_t* t, Tensor& out) {
@@ -64,32 +64,34 @@ bool fill_common_view(const attn_tensor_t* t, Tensor& out) {
   const int64_t rows = t->shape[0], cols = nd == 2 ? t->shape[1] : 1;
   constexpr int64_t kLimit = int64_t{1} << 31;
   if (rows < 0 || cols < 0 || rows >= kLimit || cols >= kLimit) return false;
-  const uint64_t bytes = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) * (bits / 8);
+  const uint64_t item = bits / 8;  // 1, 2, 4 or 8: alignment is a mask, not a division
+  const uint64_t bytes = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols) * item;
   const uintptr_t first = reinterpret_cast<uintptr_t>(t->data);
-  if (bytes != 0 && (t->data == nullptr || first % (bits / 8) != 0 || bytes > kMaxViewBytes ||
+  if (bytes != 0 && (t->data == nullptr || (first & (item - 1)) != 0 || bytes > kMaxViewBytes ||
                      first + bytes < first))
     return false;
   out.device = Device{t->device.device_type, t->device.device_id};
   out.dtype = DType{t->dtype.code, t->dtype.bits, 1};
   out.ndim = nd;
+  // A reused Tensor (fill_optional) keeps no stale dims: dims 1.. cleared with a constant count
+  // (plain stores; a count that depended on ndim cost two `rep stos` per view), then dim 1 set.
+  for (int32_t d = 1; d < kMaxDims; ++d) {
+    out.shape[d] = 0;
+    out.strides[d] = 0;
+  }
   out.shape[0] = rows;
-  out.strides[0] = cols;
+  out.strides[0] = nd == 2 ? cols : 1;
   if (nd == 2) {
     out.shape[1] = cols;
     out.strides[1] = 1;
-  } else {
-    out.strides[0] = 1;
-  }
-  for (int32_t d = nd; d < kMaxDims; ++d) {  // a reused Tensor (fill_optional) keeps no stale dims
-    out.shape[d] = 0;
-    out.strides[d] = 0;
   }
   out.data = t->data;
   return true;
 }
 
-void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
-  if (fill_common_view(t, out)) return;
+// Every view fill_common_view does not take: checked and named one by one. Out of line, so that
+// the common case (fill_tensor below, inlined into its callers) saves no registers for it.
+[[gnu::noinline]] void fill_general_view(const attn_tensor_t* t, const char* name, Tensor& out) {
   if (t->ndim < 0 || t->ndim > kMaxDims)
     invalid(name, " has ndim=", t->ndim, "; libattn accepts 0 to ", kMaxDims, " dimensions");
   if (t->ndim > 0 && t->shape == nullptr) invalid(name, " has ndim=", t->ndim, " but shape=NULL");
@@ -161,6 +163,10 @@ void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
     invalid(name, " has data=", t->data, " + byte_offset=", t->byte_offset,
             " misaligned for ", out.dtype.to_string(), " (", align, "-byte elements)");
   out.data = reinterpret_cast<void*>(first);
+}
+
+inline void fill_tensor(const attn_tensor_t* t, const char* name, Tensor& out) {
+  if (!fill_common_view(t, out)) fill_general_view(t, name, out);
 }
 
 }  // namespace
