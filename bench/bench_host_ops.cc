@@ -8,9 +8,11 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "attn_c.h"
+#include "callgrind_rows.h"
 #include "memcpy_timer.h"
 
 namespace {
@@ -89,12 +91,14 @@ void BM_paged_kv_metadata(benchmark::State& state) {
   std::vector<int32_t> indptr(n + 1), indices(n * b.width), last(n);
   HostTensor ip(indptr.data(), {n + 1}, 32), ix(indices.data(), {n * b.width}, 32), lp(last.data(), {n}, 32);
   int64_t pages = 0;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     check(attn_compute_flashinfer_kv_metadata(&b.seq_t.t, nullptr, &b.bt_t.t, 16, &ip.t, &ix.t,
                                               &lp.t, &pages, nullptr),
           state);
     benchmark::DoNotOptimize(indices.data());
   }
+  counted.end(attn_bench::row_name("BM_paged_kv_metadata", {n, context}), static_cast<long long>(state.iterations()));
   const int64_t bytes = (pages + 2 * n + 1) * 4;
   state.SetBytesProcessed(state.iterations() * bytes);
   state.counters["out_bytes"] = static_cast<double>(bytes);
@@ -107,11 +111,13 @@ void BM_memcpy_same_bytes(benchmark::State& state) {
   const int64_t pages = n * ((context + 15) / 16);
   const int64_t bytes = (pages + 2 * n + 1) * 4;
   std::vector<char> src(bytes, 1), dst(bytes);
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     std::memcpy(dst.data(), src.data(), bytes);
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();
   }
+  counted.end(attn_bench::row_name("BM_memcpy_same_bytes", {n, context}), static_cast<long long>(state.iterations()));
   state.SetBytesProcessed(state.iterations() * bytes);
   state.counters["out_bytes"] = static_cast<double>(bytes);
 }
@@ -122,10 +128,12 @@ void BM_split_decodes_and_prefills(benchmark::State& state) {
   const int64_t n = state.range(0);
   Batch b(n, n / 2, 64, 1000, 16);
   attn_batch_split_t s = ATTN_BATCH_SPLIT_INIT;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     check(attn_split_decodes_and_prefills(&b.common, 1, 0, &s), state);
     benchmark::DoNotOptimize(s);
   }
+  counted.end(attn_bench::row_name("BM_split_decodes_and_prefills", {n}), static_cast<long long>(state.iterations()));
   state.SetItemsProcessed(state.iterations() * n);
 }
 
@@ -138,12 +146,14 @@ void BM_reorder_batch(benchmark::State& state) {
     comp[i] = rng() % 5 ? 100 : 0;
   }
   int64_t count = 0;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     check(attn_reorder_batch_to_split_decodes_and_prefills(sched.data(), comp.data(), n, 1,
                                                            swaps.data(), n, &count),
           state);
     benchmark::DoNotOptimize(count);
   }
+  counted.end(attn_bench::row_name("BM_reorder_batch", {n}), static_cast<long long>(state.iterations()));
   state.SetItemsProcessed(state.iterations() * n);
 }
 
@@ -161,10 +171,12 @@ void BM_slot_mapping(benchmark::State& state) {
   a.block_table = &b.bt_t.t;
   a.block_size = 16;
   a.slot_mapping = &st.t;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     check(attn_compute_slot_mapping(&a, nullptr), state);
     benchmark::DoNotOptimize(slots.data());
   }
+  counted.end(attn_bench::row_name("BM_slot_mapping", {n}), static_cast<long long>(state.iterations()));
   state.SetItemsProcessed(state.iterations() * b.tokens);
 }
 
@@ -191,11 +203,13 @@ void BM_local_attention_virtual_batches(benchmark::State& state) {
   out.block_table = &tbt.t;
   out.virtual_req = &tvr.t;
   out.virtual_block_start = &tvs.t;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     attn_metadata_t* m = nullptr;
     check(attn_make_local_attention_virtual_batches(chunk, &c, 16, &out, &m, nullptr), state);
     attn_metadata_destroy(m);
   }
+  counted.end(attn_bench::row_name("BM_local_attention_virtual_batches", {n, state.range(1)}), static_cast<long long>(state.iterations()));
   state.SetItemsProcessed(state.iterations() * n);
   state.counters["virtual_batches"] = static_cast<double>(v);
   // every output: query_start_loc (+ cpu), seq_lens (+ cpu), block table, virtual_req/start
@@ -229,6 +243,7 @@ struct FastPrefillCase {
 // call, destroyed in the loop (a runtime pays that too).
 void BM_fast_prefill(benchmark::State& state) {
   FastPrefillCase f(state.range(0), state.range(1) != 0);
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     attn_metadata_t* m = nullptr;
     check(attn_make_kv_sharing_fast_prefill_common_attn_metadata(&f.b.common, nullptr, &f.out_t.t,
@@ -236,6 +251,7 @@ void BM_fast_prefill(benchmark::State& state) {
           state);
     attn_metadata_destroy(m);
   }
+  counted.end(attn_bench::row_name("BM_fast_prefill", {state.range(0), state.range(1)}), static_cast<long long>(state.iterations()));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
@@ -254,12 +270,14 @@ void BM_fast_prefill_ex(benchmark::State& state) {
   }
   FastPrefillCase f(state.range(0), state.range(1) != 0);
   attn_common_metadata_t batch = ATTN_COMMON_METADATA_INIT;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     attn_metadata_t* owned = nullptr;
     check(fn(&f.b.common, nullptr, &f.out_t.t, &f.out_cpu_t.t, &batch, &owned, nullptr), state);
     benchmark::DoNotOptimize(batch);
     attn_metadata_destroy(owned);
   }
+  counted.end(attn_bench::row_name("BM_fast_prefill_ex", {state.range(0), state.range(1)}), static_cast<long long>(state.iterations()));
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
@@ -281,10 +299,12 @@ void BM_flash_attn_build(benchmark::State& state) {
   attn_builder_t* builder = nullptr;
   check(attn_builder_create("FLASH_ATTN", &spec, &config, &builder), state);
   attn_metadata_t* m = nullptr;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     check(attn_build(builder, 0, &b.common, 0, &m, nullptr), state);
     benchmark::DoNotOptimize(m);
   }
+  counted.end(attn_bench::row_name("BM_flash_attn_build", {n, state.range(1)}), static_cast<long long>(state.iterations()));
   attn_builder_destroy(builder);
   state.SetItemsProcessed(state.iterations() * n);
 }
@@ -303,7 +323,8 @@ BENCHMARK(BM_flash_attn_build)->Args({256, 4096})->Args({1024, 32768});
 
 // ---- a build of every other built-in backend (decodes of the same sizes) ------------------------
 
-void backend_build_at(benchmark::State& state, const char* backend, int32_t validate) {
+void backend_build_at(benchmark::State& state, const char* backend, int32_t validate,
+                      const std::string& prefix) {
   const int64_t n = state.range(0);
   Batch b(n, n, 1, static_cast<int32_t>(state.range(1)) - 1, 16);
   attn_kv_cache_spec_t spec = ATTN_KV_CACHE_SPEC_INIT;
@@ -321,20 +342,23 @@ void backend_build_at(benchmark::State& state, const char* backend, int32_t vali
   attn_builder_t* builder = nullptr;
   check(attn_builder_create(backend, &spec, &config, &builder), state);
   attn_metadata_t* m = nullptr;
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     check(attn_build(builder, 0, &b.common, 0, &m, nullptr), state);
     benchmark::DoNotOptimize(m);
   }
+  counted.end(attn_bench::row_name(prefix, {n, state.range(1)}), static_cast<long long>(state.iterations()));
   attn_builder_destroy(builder);
   state.SetItemsProcessed(state.iterations() * n);
 }
 
 void backend_build(benchmark::State& state, const char* backend) {
-  backend_build_at(state, backend, ATTN_VALIDATE_HOST);
+  backend_build_at(state, backend, ATTN_VALIDATE_HOST, std::string("backend_build/") + backend);
 }
 // The O(1) builds of a runtime that trusts its scheduler (ATTN_VALIDATE_TRUSTED, ABI 1.7).
 void trusted_build(benchmark::State& state, const char* backend) {
-  backend_build_at(state, backend, ATTN_VALIDATE_TRUSTED);
+  backend_build_at(state, backend, ATTN_VALIDATE_TRUSTED,
+                   std::string("trusted_build/") + backend);
 }
 
 BENCHMARK_CAPTURE(backend_build, FLASHINFER, "FLASHINFER")->Args({256, 4096})->Args({1024, 32768});

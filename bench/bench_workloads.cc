@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attn_c.h"
+#include "callgrind_rows.h"
 #include "memcpy_timer.h"
 
 namespace {
@@ -286,10 +287,12 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
     return;
   }
   const int64_t bytes = produced_bytes(m, b);
+  attn_bench::CountedLoop counted;
   for (auto _ : state) {
     attn_build(builder, 0, &b.common, 0, &m, nullptr);
     benchmark::DoNotOptimize(m);
   }
+  counted.end(w.name + "/" + backend, static_cast<long long>(state.iterations()));
   attn_builder_destroy(builder);
   const double mc = attn_bench::memcpy_ns(bytes);
   state.counters["requests"] = static_cast<double>(b.n);
@@ -342,15 +345,19 @@ void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
   if (!error.empty()) {
     state.SkipWithError(error.c_str());
   } else if (grouped) {
+    attn_bench::CountedLoop counted;
     for (auto _ : state) {
       build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr);
       benchmark::DoNotOptimize(out[3]);
     }
+    counted.end("hybrid4_group/" + w.name, static_cast<long long>(state.iterations()));
   } else {
+    attn_bench::CountedLoop counted;
     for (auto _ : state) {
       for (int i = 0; i < 4; ++i) attn_build(builders[i], 0, &b.common, 0, &out[i], nullptr);
       benchmark::DoNotOptimize(out[3]);
     }
+    counted.end("hybrid4_singles/" + w.name, static_cast<long long>(state.iterations()));
   }
   for (attn_builder_t* builder : builders) attn_builder_destroy(builder);
   state.counters["requests"] = static_cast<double>(b.n);

@@ -10,11 +10,14 @@
 #include <cstring>
 #include <vector>
 
+#include "callgrind_rows.h"
+
 namespace attn_bench {
 
 // Nanoseconds of one memcpy of `bytes` (fresh buffers), the best of several timed batches.
+// 0 under valgrind (scripts/bench_instructions.sh counts instructions, not time).
 inline double memcpy_ns(int64_t bytes) {
-  if (bytes <= 0) return 0;
+  if (bytes <= 0 || under_valgrind()) return 0;
   std::vector<char> src(static_cast<size_t>(bytes), 1), dst(static_cast<size_t>(bytes));
   double best = 1e300;
   for (int rep = 0; rep < 5; ++rep) {
