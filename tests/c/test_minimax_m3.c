@@ -5,10 +5,10 @@
  * (config->rocm_aiter_shuffle_kv_cache): page16_slot_mapping, query_req_id / query_abs_pos; the
  * refusals (vLLM's assertions); seeded random batches against a naive restatement. Hand-checked
  * values are worked out in the comments. */
-#include "test_support.h"
+#include "minimax_m3_checks.h"
 
 #define MINIMAX "MINIMAX_M3_SPARSE"
-#define BLOCK 128 /* SPARSE_BLOCK_SIZE, the kernel block size */
+#define BLOCK MM3_BLOCK
 
 static attn_kv_cache_spec_t sparse_spec(void) {
   attn_kv_cache_spec_t s = ts_spec();
@@ -19,30 +19,11 @@ static attn_kv_cache_spec_t sparse_spec(void) {
 static void test_levels(void** state) {
   attn_kv_cache_spec_t spec = sparse_spec();
   attn_builder_config_t c = ts_config();
-  int k;
   (void)state;
-  for (k = 0; k < 2; ++k) { /* the class attribute; threshold 1, 1 + k with spec decoding */
-    int32_t level = -1, th = -1, supported = 1;
-    attn_builder_t* b;
-    c.num_speculative_tokens = k * 3;
-    ASSERT_OK(attn_backend_cudagraph_support(MINIMAX, &spec, &c, &level));
-    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
-    b = ts_builder(MINIMAX, &spec, &c);
-    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
-    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
-    ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
-    assert_int_equal(th, 1 + k * 3);
-    ASSERT_OK(attn_builder_supports_update_block_table(b, &supported));
-    assert_int_equal(supported, 0);
-    supported = 1;
-    ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
-    assert_int_equal(supported, 0);
-    attn_builder_destroy(b);
-  }
+  mm3_expect_class_answers(MINIMAX, &spec, c);
   { /* get_supported_kernel_block_sizes() == [128]; a full-attention spec only */
     attn_kv_cache_spec_t other = ts_spec();
     attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
-    c = ts_config();
     ASSERT_ERROR(attn_builder_create(MINIMAX, &other, &c, &b), ATTN_ERR_UNSUPPORTED,
                  "kernel block size 128");
     other = sparse_spec();
@@ -285,9 +266,8 @@ static void test_spec_decode(void** state) {
   }
 }
 
-/* What build() refuses (vLLM's assertions), leaving the previous metadata live: decodes of a
- * padded uniform batch (queries [1, 1, 0]: all decodes, 2 tokens, not 3 * 1), a first decode of
- * no token ([0, 1, 1]: decode_query_len 0); with AITER, prefill tokens past query_start_loc[-1]
+/* What build() refuses (vLLM's assertions), leaving the previous metadata live: the uniform
+ * split's (mm3_expect_uniform_refusals); with AITER, prefill tokens past query_start_loc[-1]
  * (vLLM indexes past the prefills); more requests than the context_len_buffer holds. */
 static void test_refusals(void** state) {
   attn_kv_cache_spec_t spec = sparse_spec();
@@ -299,21 +279,7 @@ static void test_refusals(void** state) {
   ts_batch* batch;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &ok->common, 0, &m, NULL));
-  {
-    static const int32_t q[3] = {1, 1, 0}, s[3] = {5, 6, 7};
-    batch = ts_batch_make(q, s, 3, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "num_decode_tokens=2 tokens, not 3");
-    ts_batch_free(batch);
-  }
-  {
-    static const int32_t q[3] = {0, 1, 1}, s[3] = {5, 6, 7};
-    batch = ts_batch_make(q, s, 3, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "decode_query_len > 0");
-    ts_batch_free(batch);
-  }
-  assert_ptr_equal(bad, UNTOUCHED_PTR);
+  mm3_expect_uniform_refusals(b);
   assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 5); /* the previous result, live */
   attn_builder_destroy(b);
   /* 140 actual tokens over a query_start_loc ending at 137: builds without AITER (the
@@ -329,24 +295,13 @@ static void test_refusals(void** state) {
                "query_start_loc_cpu[5]=137 is less than common->num_actual_tokens=140");
   attn_builder_destroy(b);
   ts_batch_free(batch);
-  /* 5 requests, a context_len_buffer of 4 */
-  c = ts_config();
-  c.max_num_batched_tokens = 4;
-  b = ts_builder(MINIMAX, &spec, &c);
-  {
-    static const int32_t q[5] = {0, 0, 0, 0, 0}, s[5] = {1, 2, 3, 4, 5};
-    batch = ts_batch_make(q, s, 5, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "context_len_buffer");
-    ts_batch_free(batch);
-  }
-  attn_builder_destroy(b);
+  mm3_expect_context_len_refusal(MINIMAX, &spec, ts_config());
   ts_batch_free(ok);
 }
 
-/* Seeded random batches (decodes first, empty queries, spec decoding, AITER on half) against a
- * naive restatement of every array: the uniform split, cumulative sums, a linear search for
- * each prefill token's request. */
+/* Seeded random batches (mm3_random_batch_make; AITER on half) against a naive restatement of
+ * every array (mm3_expect_random_batch and: cumulative sums, a linear search for each prefill
+ * token's request). */
 static void test_random_vs_naive(void** state) {
   uint64_t rng = 0x3a11a3;
   attn_kv_cache_spec_t spec = sparse_spec();
@@ -354,80 +309,45 @@ static void test_random_vs_naive(void** state) {
   (void)state;
   for (iter = 0; iter < 300; ++iter) {
     attn_builder_config_t c = ts_config();
-    const int32_t k = (int32_t)ts_rand_range(&rng, 0, 2), th = 1 + k;
-    const int64_t n = ts_rand_range(&rng, 1, 24), nd_want = ts_rand_range(&rng, 0, n);
-    const int32_t dq = (int32_t)ts_rand_range(&rng, 1, th);
-    int32_t q[24], s[24], cu_q[25], cu_k[25], ctx[24], req[2048], pos[2048];
-    int64_t r, t, nd = 0, ndt = 0, np, blocks = 0, tokens = 0;
-    ts_batch* batch;
+    mm3_random_batch rb;
+    int32_t cu_k[MM3_MAX_REQS + 1], req[2048], pos[2048];
+    int64_t r, t, nd, np, blocks = 0;
     attn_builder_t* b;
     attn_metadata_t* m = NULL;
-    c.num_speculative_tokens = k;
-    c.rocm_aiter_shuffle_kv_cache = (int32_t)ts_rand_range(&rng, 0, 1);
-    for (r = 0; r < n; ++r) {
-      q[r] = r < nd_want ? dq : (int32_t)ts_rand_range(&rng, 0, 40);
-      s[r] = q[r] + (int32_t)ts_rand_range(&rng, 0, 600);
-      tokens += q[r];
-    }
-    if (q[0] == 0) q[0] = 1, s[0] += 1, tokens += 1;
-    /* the uniform split, restated */
-    if (q[0] > th) {
-      nd = 0;
-    } else {
-      nd = n;
-      for (r = 0; r < n; ++r)
-        if (q[r] != q[0] && q[r] != 0) {
-          nd = r;
-          break;
-        }
-    }
-    for (r = 0; r < nd; ++r) ndt += q[r];
-    if (nd > 0 && ndt != nd * q[0]) continue; /* vLLM's assertion: test_refusals */
-    np = n - nd;
-    batch = ts_batch_make(q, s, n, BLOCK, 0, -1);
+    if (!mm3_random_batch_make(&rng, &c.rocm_aiter_shuffle_kv_cache, &rb))
+      continue; /* vLLM's assertion: test_refusals */
+    nd = rb.nd, np = rb.np;
+    c.num_speculative_tokens = rb.k;
     b = ts_builder(MINIMAX, &spec, &c);
-    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-    assert_int_equal(ts_int(m, "num_decodes"), nd);
-    assert_int_equal(ts_int(m, "num_decode_tokens"), ndt);
-    assert_int_equal(ts_int(m, "num_prefill_tokens"), tokens - ndt);
+    ASSERT_OK(attn_build(b, 0, &rb.batch->common, 0, &m, NULL));
+    mm3_expect_random_batch(m, &rb);
     if (np > 0) {
       cu_k[0] = 0;
-      for (r = 0; r <= np; ++r) cu_q[r] = batch->qsl[nd + r] - (int32_t)ndt;
       for (r = 0; r < np; ++r) {
-        cu_k[r + 1] = cu_k[r] + s[nd + r];
-        ctx[r] = s[nd + r] - q[nd + r];
-        blocks += (s[nd + r] + BLOCK - 1) / BLOCK;
+        cu_k[r + 1] = cu_k[r] + rb.s[nd + r];
+        blocks += (rb.s[nd + r] + BLOCK - 1) / BLOCK;
       }
-      ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, np + 1);
       ts_expect_i32(m, "prefill_cu_seqlens_k", cu_k, np + 1);
-      ts_expect_i32(m, "prefill_context_lens", ctx, np);
       assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), blocks);
       if (c.rocm_aiter_shuffle_kv_cache) {
-        for (t = 0; t < tokens - ndt; ++t) {
+        for (t = 0; t < rb.tokens - rb.ndt; ++t) {
           int64_t owner = np - 1;
           for (r = 0; r < np; ++r)
-            if (cu_q[r + 1] > t) {
+            if (rb.cu_q[r + 1] > t) {
               owner = r;
               break;
             }
           req[t] = (int32_t)owner;
-          pos[t] = ctx[owner] + (int32_t)(t - cu_q[owner]);
+          pos[t] = rb.ctx[owner] + (int32_t)(t - rb.cu_q[owner]);
         }
-        ts_expect_i32(m, "prefill_query_req_id", req, tokens - ndt);
-        ts_expect_i32(m, "prefill_query_abs_pos", pos, tokens - ndt);
+        ts_expect_i32(m, "prefill_query_req_id", req, rb.tokens - rb.ndt);
+        ts_expect_i32(m, "prefill_query_abs_pos", pos, rb.tokens - rb.ndt);
       } else {
         ts_expect_none(m, "prefill_query_req_id");
       }
-    } else {
-      ts_expect_none(m, "prefill_cu_seqlens_q");
-    }
-    if (nd > 0) {
-      assert_int_equal(ts_int(m, "decode_decode_query_len"), q[0]);
-    } else {
-      ts_expect_none(m, "decode_seq_lens");
     }
     attn_builder_destroy(b);
-    ts_batch_free(batch);
+    ts_batch_free(rb.batch);
   }
 }
 
