@@ -309,6 +309,23 @@ static void test_refusals(void** state) {
     ts_batch_free(batch);
   }
   attn_builder_destroy(b);
+  /* more slot rows than the slot_mapping_buffer's max_num_batched_tokens entries */
+  c.max_num_batched_tokens = 2;
+  b = ts_builder(V41, &spec, &c);
+  {
+    static const int32_t q1[2] = {1, 1};
+    int64_t pos[3] = {4, 8, 0}, pshape[1] = {3};
+    attn_tensor_t pt = ts_host_tensor(pos, 1, pshape, ATTN_DTYPE_INT, 64);
+    batch = ts_batch_make(q1, s, 2, 8, 0, 3); /* a padding row past 2 actual tokens */
+    batch->common.num_actual_tokens = 2;
+    batch->common.positions = &pt;
+    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->slot_mapping has 3 entries, more than "
+                 "config->max_num_batched_tokens=2 (DEEPSEEK_V41_COMPRESSOR's "
+                 "slot_mapping_buffer)");
+    ts_batch_free(batch);
+  }
+  attn_builder_destroy(b);
 }
 
 int main(void) {

@@ -294,7 +294,9 @@ static void test_tail_ring_refusals(void** state) {
     batch = ring_batch(q1, s, 2, 16, 3, pos, &pv); /* a padding row past 2 actual tokens */
     batch->common.num_actual_tokens = 2;
     ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "common->slot_mapping has 3 entries");
+                 "common->slot_mapping has 3 entries, more than "
+                 "config->max_num_batched_tokens=2 (STEP5_CSA_TAIL_RING's base and "
+                 "slot_mapping buffers)");
     ts_batch_free(batch);
   }
   attn_builder_destroy(b);
