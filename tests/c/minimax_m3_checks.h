@@ -1,8 +1,9 @@
 /* What the tests of vLLM 0.33's two MiniMax-M3 builders share (test_minimax_m3.c:
  * MINIMAX_M3_SPARSE, test_minimax_m3_indexer.c: MINIMAX_M3_SPARSE_INDEXER): the class answers,
- * the refusals of vLLM's assertions on the uniform split, and the seeded random batches with a
- * naive restatement of what both builds write (the uniform split, the rebased query starts, the
- * context lengths seq - query). Static functions: one copy per test binary. */
+ * the hand-checked mixed and speculative-decoding batches, the refusals of vLLM's assertions on
+ * the uniform split, and the seeded random batches with a naive restatement of what both
+ * builds write (the uniform split, the rebased query starts, the context lengths seq - query).
+ * Static functions: one copy per test binary. */
 #ifndef ATTN_TESTS_MINIMAX_M3_CHECKS_H
 #define ATTN_TESTS_MINIMAX_M3_CHECKS_H
 
@@ -34,6 +35,83 @@ static void mm3_expect_class_answers(const char* backend, const attn_kv_cache_sp
     assert_int_equal(supported, 0);
     attn_builder_destroy(b);
   }
+}
+
+/* The mixed batch of both hand-checked tests: queries [1, 1, 5, 0, 130] onto
+ * [40, 300, 133, 9, 130] (query_start_loc [0, 1, 2, 7, 7, 137]), threshold 1, uniform split:
+ * queries 2 and 4 differ from the first and are not empty, the first of them is request 2:
+ * 2 decodes (2 tokens), 3 prefills (135 tokens; the empty request 3 sits among them). Context
+ * lengths seq - query = [39, 299, 128, 9, 0].
+ * prefill: cu_seqlens_q = qsl[2:] - 2 = [0, 5, 5, 135]; seq_lens [133, 9, 130]; context_lens
+ * [128, 9, 0]; the table from row 2; max_query_len 130, max_seq_len 300 (the batch's).
+ * decode: seq_lens [40, 300], the table's first rows, decode_query_len 1. */
+static const int32_t kMm3Q[5] = {1, 1, 5, 0, 130}, kMm3S[5] = {40, 300, 133, 9, 130};
+
+/* What both builders write for kMm3Q / kMm3S, made into `batch` (ts_batch_make, no padding). */
+static void mm3_expect_mixed_batch(const attn_metadata_t* m, const ts_batch* batch) {
+  static const int32_t cu_q[4] = {0, 5, 5, 135};
+  static const int32_t pseq[3] = {133, 9, 130}, pctx[3] = {128, 9, 0}, dseq[2] = {40, 300};
+  const attn_tensor_t* t;
+  assert_int_equal(ts_int(m, "num_actual_tokens"), 137);
+  assert_int_equal(ts_int(m, "num_decodes"), 2);
+  assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
+  assert_int_equal(ts_int(m, "num_prefills"), 3);
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 135);
+  assert_int_equal(ts_int(m, "max_seq_len"), 300);
+  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
+  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
+  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 4);
+  ts_expect_i32(m, "prefill_seq_lens", pseq, 3);
+  ts_expect_i32(m, "prefill_context_lens", pctx, 3);
+  t = ts_tensor(m, "prefill_block_table");
+  assert_ptr_equal(t->data, batch->bt + 2 * batch->width);
+  assert_int_equal(t->shape[0], 3);
+  assert_int_equal(ts_int(m, "prefill_max_query_len"), 130);
+  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 300);
+  ts_expect_i32(m, "decode_seq_lens", dseq, 2);
+  t = ts_tensor(m, "decode_block_table");
+  assert_ptr_equal(t->data, batch->bt);
+  assert_int_equal(t->shape[0], 2);
+  assert_int_equal(ts_int(m, "decode_decode_query_len"), 1);
+}
+
+/* Speculative decoding (k = 2, threshold 3): queries [3, 3, 2, 7] onto [50, 60, 70, 7]: the
+ * ragged third (2 != 3) is a prefill under the uniform split, as vLLM's require_uniform makes it:
+ * 2 decodes of 3 tokens, decode_query_len 3; prefills [2, 7] with cu_seqlens_q [0, 2, 9],
+ * context lengths [68, 0]. Capture: a uniform batch [2, 2, 2] onto [10, 3, 21] with k = 1
+ * (threshold 2) is all decodes, decode_query_len 2. */
+static const int32_t kMm3SpecQ[4] = {3, 3, 2, 7}, kMm3SpecS[4] = {50, 60, 70, 7};
+static const int32_t kMm3UniformQ[3] = {2, 2, 2}, kMm3UniformS[3] = {10, 3, 21};
+
+/* Builds kMm3SpecQ / kMm3SpecS (capture 0: attn_build, k = 2) or kMm3UniformQ / kMm3UniformS
+ * (capture 1: attn_build_for_cudagraph_capture, k = 1) with `backend` and config `c`, checks
+ * what both builders write, then calls extra(m) (may be NULL) for the caller's own fields. */
+static void mm3_expect_spec_decode(const char* backend, const attn_kv_cache_spec_t* spec,
+                                   attn_builder_config_t c, int capture,
+                                   void (*extra)(const attn_metadata_t* m)) {
+  static const int32_t cu_q[3] = {0, 2, 9}, ctx[2] = {68, 0};
+  ts_batch* batch = capture ? ts_batch_make(kMm3UniformQ, kMm3UniformS, 3, MM3_BLOCK, 0, -1)
+                            : ts_batch_make(kMm3SpecQ, kMm3SpecS, 4, MM3_BLOCK, 0, -1);
+  attn_metadata_t* m = NULL;
+  attn_builder_t* b;
+  c.num_speculative_tokens = capture ? 1 : 2;
+  b = ts_builder(backend, spec, &c);
+  if (capture) {
+    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
+    assert_int_equal(ts_int(m, "num_decodes"), 3);
+    assert_int_equal(ts_int(m, "num_prefills"), 0);
+    assert_int_equal(ts_int(m, "decode_decode_query_len"), 2);
+  } else {
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(ts_int(m, "num_decodes"), 2);
+    assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
+    assert_int_equal(ts_int(m, "decode_decode_query_len"), 3);
+    ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 3);
+    ts_expect_i32(m, "prefill_context_lens", ctx, 2);
+  }
+  if (extra != NULL) extra(m);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
 }
 
 /* vLLM's assertions on the decodes of a uniform split, refused by builder `b` (threshold 1)

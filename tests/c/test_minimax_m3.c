@@ -35,58 +35,28 @@ static void test_levels(void** state) {
   }
 }
 
-/* Queries [1, 1, 5, 0, 130] onto [40, 300, 133, 9, 130] (query_start_loc [0, 1, 2, 7, 7, 137]),
- * threshold 1, uniform split: queries 2 and 4 differ from the first and are not empty, the
- * first of them is request 2: 2 decodes (2 tokens), 3 prefills (135 tokens; the empty request 3
- * sits among them). Context lengths seq - query = [39, 299, 128, 9, 0].
- * prefill: cu_seqlens_q = qsl[2:] - 2 = [0, 5, 5, 135]; cu_seqlens_k = [0, 133, 142, 272];
- * seq_lens [133, 9, 130]; context_lens [128, 9, 0]; the table from row 2; max_query_len 130,
- * max_seq_len 300 (the batch's); total_kv_blocks = cdiv(133, 128) + cdiv(9, 128) +
- * cdiv(130, 128) = 2 + 1 + 2 = 5. decode: seq_lens [40, 300], the table's first rows,
- * decode_query_len 1.
+/* The mixed batch kMm3Q / kMm3S (mm3_expect_mixed_batch) and this builder's own fields:
+ * cu_seqlens_k = [0, 133, 142, 272]; total_kv_blocks = cdiv(133, 128) + cdiv(9, 128) +
+ * cdiv(130, 128) = 2 + 1 + 2 = 5.
  * AITER: prefill tokens 0..4 belong to prefill 0 (abs pos 128 + t), 5..134 to prefill 2 (the
  * empty prefill 1 is skipped: searchsorted right), abs pos t - 5. The blocks are numbered from 1
  * in order (ts_batch_make): request 0's token at 39 is slot 1 * 128 + 39 = 167, page-16 slot
  * 128 + 167 = 295; request 1's at 299 is in its third block (id 4): 4 * 128 + 43 = 555 -> 512 +
  * 555 = 1067; the padding rows (-1) stay -1. */
-static const int32_t kQ[5] = {1, 1, 5, 0, 130}, kS[5] = {40, 300, 133, 9, 130};
-
 static void test_hand_checked(void** state) {
   static const int32_t cu_q[4] = {0, 5, 5, 135}, cu_k[4] = {0, 133, 142, 272};
-  static const int32_t pseq[3] = {133, 9, 130}, pctx[3] = {128, 9, 0}, dseq[2] = {40, 300};
   attn_kv_cache_spec_t spec = sparse_spec();
   attn_builder_config_t c = ts_config();
   attn_builder_t* b = ts_builder(MINIMAX, &spec, &c);
-  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
-  const attn_tensor_t* t;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_actual_tokens"), 137);
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
-  assert_int_equal(ts_int(m, "num_prefills"), 3);
-  assert_int_equal(ts_int(m, "num_prefill_tokens"), 135);
-  assert_int_equal(ts_int(m, "max_seq_len"), 300);
-  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
-  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 4);
+  mm3_expect_mixed_batch(m, batch);
   ts_expect_i32(m, "prefill_cu_seqlens_k", cu_k, 4);
-  ts_expect_i32(m, "prefill_seq_lens", pseq, 3);
-  ts_expect_i32(m, "prefill_context_lens", pctx, 3);
-  t = ts_tensor(m, "prefill_block_table");
-  assert_ptr_equal(t->data, batch->bt + 2 * batch->width);
-  assert_int_equal(t->shape[0], 3);
-  assert_int_equal(ts_int(m, "prefill_max_query_len"), 130);
-  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 300);
   assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 5);
   ts_expect_none(m, "prefill_query_req_id");
   ts_expect_none(m, "prefill_query_abs_pos");
-  ts_expect_i32(m, "decode_seq_lens", dseq, 2);
-  t = ts_tensor(m, "decode_block_table");
-  assert_ptr_equal(t->data, batch->bt);
-  assert_int_equal(t->shape[0], 2);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 1);
   ts_expect_none(m, "page16_slot_mapping");
   attn_builder_destroy(b);
   ts_batch_free(batch);
@@ -94,7 +64,7 @@ static void test_hand_checked(void** state) {
   /* the AITER sparse PA path, with 3 padding rows of slot mapping */
   c.rocm_aiter_shuffle_kv_cache = 1;
   b = ts_builder(MINIMAX, &spec, &c);
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, 140);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, 140);
   batch->common.num_actual_tokens = 137;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   {
@@ -152,7 +122,7 @@ static void test_aiter_pa(void** state) {
   attn_builder_config_t c = ts_config();
   attn_builder_t* base = ts_builder(MINIMAX, &spec, &c);
   attn_builder_t* b = ts_builder("MINIMAX_M3_SPARSE_AITER_PA", &spec, &c);
-  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t *m = NULL, *mb = NULL, *bad = (attn_metadata_t*)UNTOUCHED_PTR;
   const attn_tensor_t *d, *p;
   int32_t level = -1, th = -1;
@@ -208,14 +178,14 @@ static void test_aiter_pa(void** state) {
   attn_builder_destroy(b);
   c.rocm_aiter_shuffle_kv_cache = 1;
   b = ts_builder("MINIMAX_M3_SPARSE_AITER_PA", &spec, &c);
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_non_null(ts_tensor(m, "page16_slot_mapping"));
   assert_non_null(ts_tensor(m, "prefill_query_req_id"));
   assert_non_null(ts_tensor(m, "prefill_page16_block_table"));
   ts_batch_free(batch);
   /* a 33-column table: wider than the buffer's 32 */
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 33, -1);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 33, -1);
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->block_table_tensor has shape (5, 33): it exceeds the page-16 rebase "
                "buffer (256, 32)");
@@ -226,44 +196,24 @@ static void test_aiter_pa(void** state) {
   attn_builder_destroy(base);
 }
 
-/* Speculative decoding (k = 2, threshold 3): queries [3, 3, 2, 7] onto [50, 60, 70, 7]: the
- * ragged third (2 != 3) is a prefill under the uniform split, as vLLM's require_uniform makes it:
- * 2 decodes of 3 tokens, decode_query_len 3; prefills [2, 7] with cu_seqlens_q [0, 2, 9].
- * Capture: a uniform batch [2, 2, 2] with k = 1 (threshold 2) is all decodes. */
-static void test_spec_decode(void** state) {
-  static const int32_t q[4] = {3, 3, 2, 7}, s[4] = {50, 60, 70, 7};
-  static const int32_t cu_q[3] = {0, 2, 9}, cu_k[3] = {0, 70, 77}, ctx[2] = {68, 0};
-  attn_kv_cache_spec_t spec = sparse_spec();
-  attn_builder_config_t c = ts_config();
-  attn_builder_t* b;
-  ts_batch* batch = ts_batch_make(q, s, 4, BLOCK, 0, -1);
-  attn_metadata_t* m = NULL;
-  (void)state;
-  c.num_speculative_tokens = 2;
-  b = ts_builder(MINIMAX, &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 3);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 3);
+/* Speculative decoding and its capture (mm3_expect_spec_decode): this builder's cu_seqlens_k
+ * [0, 70, 77] and total_kv_blocks cdiv(70, 128) + cdiv(7, 128) = 2; the capture's all-decode
+ * batch has no cu_seqlens_k. */
+static void expect_spec_decode_own(const attn_metadata_t* m) {
+  static const int32_t cu_k[3] = {0, 70, 77};
   ts_expect_i32(m, "prefill_cu_seqlens_k", cu_k, 3);
-  ts_expect_i32(m, "prefill_context_lens", ctx, 2);
   assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 2);
-  attn_builder_destroy(b);
-  ts_batch_free(batch);
-  {
-    static const int32_t uq[3] = {2, 2, 2}, us[3] = {10, 3, 21};
-    c.num_speculative_tokens = 1;
-    b = ts_builder(MINIMAX, &spec, &c);
-    batch = ts_batch_make(uq, us, 3, BLOCK, 0, -1);
-    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
-    assert_int_equal(ts_int(m, "num_decodes"), 3);
-    assert_int_equal(ts_int(m, "num_prefills"), 0);
-    assert_int_equal(ts_int(m, "decode_decode_query_len"), 2);
-    ts_expect_none(m, "prefill_cu_seqlens_k");
-    attn_builder_destroy(b);
-    ts_batch_free(batch);
-  }
+}
+
+static void expect_capture_own(const attn_metadata_t* m) {
+  ts_expect_none(m, "prefill_cu_seqlens_k");
+}
+
+static void test_spec_decode(void** state) {
+  attn_kv_cache_spec_t spec = sparse_spec();
+  (void)state;
+  mm3_expect_spec_decode(MINIMAX, &spec, ts_config(), 0, expect_spec_decode_own);
+  mm3_expect_spec_decode(MINIMAX, &spec, ts_config(), 1, expect_capture_own);
 }
 
 /* What build() refuses (vLLM's assertions), leaving the previous metadata live: the uniform
@@ -275,7 +225,7 @@ static void test_refusals(void** state) {
   attn_builder_t* b = ts_builder(MINIMAX, &spec, &c);
   attn_metadata_t* m = NULL;
   attn_metadata_t* bad = (attn_metadata_t*)UNTOUCHED_PTR;
-  ts_batch* ok = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* ok = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   ts_batch* batch;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &ok->common, 0, &m, NULL));
@@ -284,7 +234,7 @@ static void test_refusals(void** state) {
   attn_builder_destroy(b);
   /* 140 actual tokens over a query_start_loc ending at 137: builds without AITER (the
    * prefills count 138 tokens), refused with it */
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, 140);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, 140);
   b = ts_builder(MINIMAX, &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 138);

@@ -89,48 +89,18 @@ static void test_config(void** state) {
   }
 }
 
-/* Queries [1, 1, 5, 0, 130] onto [40, 300, 133, 9, 130] (query_start_loc [0, 1, 2, 7, 7, 137]),
- * threshold 1, uniform split: 2 decodes (2 tokens), 3 prefills (135 tokens; the empty request 3
- * sits among them). Context lengths seq - query = [39, 299, 128, 9, 0].
- * prefill: cu_seqlens_q = qsl[2:] - 2 = [0, 5, 5, 135]; seq_lens [133, 9, 130]; context_lens
- * [128, 9, 0]; the table from row 2; max_query_len 130, max_seq_len 300 (the batch's).
- * decode: seq_lens [40, 300], the table's first rows, max_seq_len 300, decode_query_len 1,
- * max_decode_query_len 1 (the threshold). */
-static const int32_t kQ[5] = {1, 1, 5, 0, 130}, kS[5] = {40, 300, 133, 9, 130};
-
+/* The mixed batch kMm3Q / kMm3S (mm3_expect_mixed_batch) and this builder's own fields: decode
+ * max_seq_len 300 (the batch's), max_decode_query_len 1 (the threshold). */
 static void test_hand_checked(void** state) {
-  static const int32_t cu_q[4] = {0, 5, 5, 135};
-  static const int32_t pseq[3] = {133, 9, 130}, pctx[3] = {128, 9, 0}, dseq[2] = {40, 300};
   attn_kv_cache_spec_t spec = indexer_spec();
   attn_builder_config_t c = indexer_config();
   attn_builder_t* b = ts_builder(INDEXER, &spec, &c);
-  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
-  const attn_tensor_t* t;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_actual_tokens"), 137);
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
-  assert_int_equal(ts_int(m, "num_prefills"), 3);
-  assert_int_equal(ts_int(m, "num_prefill_tokens"), 135);
-  assert_int_equal(ts_int(m, "max_seq_len"), 300);
-  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
-  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 4);
-  ts_expect_i32(m, "prefill_seq_lens", pseq, 3);
-  ts_expect_i32(m, "prefill_context_lens", pctx, 3);
-  t = ts_tensor(m, "prefill_block_table");
-  assert_ptr_equal(t->data, batch->bt + 2 * batch->width);
-  assert_int_equal(t->shape[0], 3);
-  assert_int_equal(ts_int(m, "prefill_max_query_len"), 130);
-  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 300);
-  ts_expect_i32(m, "decode_seq_lens", dseq, 2);
-  t = ts_tensor(m, "decode_block_table");
-  assert_ptr_equal(t->data, batch->bt);
-  assert_int_equal(t->shape[0], 2);
+  mm3_expect_mixed_batch(m, batch);
   assert_int_equal(ts_int(m, "decode_max_seq_len"), 300);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 1);
   assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 1);
   ts_batch_free(batch);
   { /* a decode-only batch: no prefill part */
@@ -158,45 +128,23 @@ static void test_hand_checked(void** state) {
   attn_builder_destroy(b);
 }
 
-/* Speculative decoding (k = 2, threshold 3): queries [3, 3, 2, 7] onto [50, 60, 70, 7]: the
- * ragged third (2 != 3) is a prefill under the uniform split: 2 decodes of 3 tokens,
- * decode_query_len 3, max_decode_query_len 3; prefills [2, 7] with cu_seqlens_q [0, 2, 9],
- * context lengths [68, 0]. Capture: a uniform batch [2, 2, 2] with k = 1 (threshold 2) is all
- * decodes. */
-static void test_spec_decode(void** state) {
-  static const int32_t q[4] = {3, 3, 2, 7}, s[4] = {50, 60, 70, 7};
-  static const int32_t cu_q[3] = {0, 2, 9}, ctx[2] = {68, 0};
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
-  attn_builder_t* b;
-  ts_batch* batch = ts_batch_make(q, s, 4, BLOCK, 0, -1);
-  attn_metadata_t* m = NULL;
-  (void)state;
-  c.num_speculative_tokens = 2;
-  b = ts_builder(INDEXER, &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 3);
+/* Speculative decoding and its capture (mm3_expect_spec_decode): max_decode_query_len is the
+ * threshold, 3 (k = 2) and 2 (the capture's k = 1); the all-decode capture has no prefill
+ * part. */
+static void expect_spec_decode_own(const attn_metadata_t* m) {
   assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 3);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 3);
-  ts_expect_i32(m, "prefill_context_lens", ctx, 2);
-  attn_builder_destroy(b);
-  ts_batch_free(batch);
-  {
-    static const int32_t uq[3] = {2, 2, 2}, us[3] = {10, 3, 21};
-    c.num_speculative_tokens = 1;
-    b = ts_builder(INDEXER, &spec, &c);
-    batch = ts_batch_make(uq, us, 3, BLOCK, 0, -1);
-    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
-    assert_int_equal(ts_int(m, "num_decodes"), 3);
-    assert_int_equal(ts_int(m, "num_prefills"), 0);
-    assert_int_equal(ts_int(m, "decode_decode_query_len"), 2);
-    assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 2);
-    ts_expect_none(m, "prefill_cu_seqlens_q");
-    attn_builder_destroy(b);
-    ts_batch_free(batch);
-  }
+}
+
+static void expect_capture_own(const attn_metadata_t* m) {
+  assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 2);
+  ts_expect_none(m, "prefill_cu_seqlens_q");
+}
+
+static void test_spec_decode(void** state) {
+  attn_kv_cache_spec_t spec = indexer_spec();
+  (void)state;
+  mm3_expect_spec_decode(INDEXER, &spec, indexer_config(), 0, expect_spec_decode_own);
+  mm3_expect_spec_decode(INDEXER, &spec, indexer_config(), 1, expect_capture_own);
 }
 
 /* What build() refuses (vLLM's assertions), leaving the previous metadata live: the uniform
@@ -206,7 +154,7 @@ static void test_refusals(void** state) {
   attn_builder_config_t c = indexer_config();
   attn_builder_t* b = ts_builder(INDEXER, &spec, &c);
   attn_metadata_t* m = NULL;
-  ts_batch* ok = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* ok = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   (void)state;
   ASSERT_OK(attn_build(b, 0, &ok->common, 0, &m, NULL));
   mm3_expect_uniform_refusals(b);
