@@ -29,6 +29,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/position_mapped_checks.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -155,14 +156,7 @@ class CompressorBuilder final : public Builder {
   void check_batch(const CommonMetadata& c) const {
     const char* name = kNames[variant_];
     if (variant_ != kV41) return;
-    const Tensor& slots = *c.slot_mapping;
-    if (!c.positions)
-      invalid("common->positions is NULL; ", name, " maps every token by its position "
-              "(vLLM asserts positions is not None)");
-    if (slots.numel() > config().max_num_batched_tokens)
-      invalid("common->slot_mapping has ", slots.numel(), " entries, more than "
-              "config->max_num_batched_tokens=", config().max_num_batched_tokens, " (", name,
-              "'s slot_mapping_buffer)");
+    check_position_mapped_batch(c, config(), name, "slot_mapping_buffer");
     if (c.num_actual_tokens > 0 &&
         (c.num_reqs == 0 || c.block_table_tensor->shape[0] < 1 ||
          c.block_table_tensor->shape[1] < 1))

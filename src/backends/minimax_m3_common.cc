@@ -1,8 +1,9 @@
-// MiniMax-M3's shared split and spec checks (minimax_m3_common.h).
+// MiniMax-M3's shared split, start of build() and spec checks (minimax_m3_common.h).
 #include "backends/minimax_m3_common.h"
 
 #include "core/error.h"
 #include "ops/batch_ops.h"
+#include "ops/state_space_ops.h"
 
 namespace attn::backends {
 
@@ -38,6 +39,23 @@ MiniMaxM3Split minimax_m3_split(const CommonMetadata& c, int32_t threshold,
             "batch's empty queries or padded tokens break it)");
   out.decode_query_len = static_cast<int32_t>(q);
   return out;
+}
+
+const int32_t* minimax_m3_build_top(const CommonMetadata& c, const MiniMaxM3Split& s,
+                                    const ops::Exec& exec, int32_t* context_lens, Metadata& m) {
+  const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
+  ops::num_computed_tokens_i32(exec, qsl, c.seq_lens->as<const int32_t>(), c.num_reqs,
+                               context_lens);
+  m.reset();
+  m.set_tensor(kTopSeqLens, *c.seq_lens);
+  m.set_int(kTopMaxSeqLen, c.max_seq_len);
+  m.set_tensor(kTopSlotMapping, *c.slot_mapping);
+  m.set_int(kTopNumActualTokens, c.num_actual_tokens);
+  m.set_int(kTopNumDecodes, s.num_decodes);
+  m.set_int(kTopNumDecodeTokens, s.num_decode_tokens);
+  m.set_int(kTopNumPrefills, s.num_prefills);
+  m.set_int(kTopNumPrefillTokens, s.num_prefill_tokens);
+  return qsl;
 }
 
 void check_minimax_m3_spec(const BackendDescriptor& d, const KvCacheSpec& spec,

@@ -1,13 +1,25 @@
 // What vLLM 0.33's MiniMax-M3 builders share (models/minimax_m3/common/sparse_attention.py's
 // MiniMaxM3SparseMetadataBuilder, common/indexer.py's MiniMaxM3IndexerTritonMetadataBuilder):
 // the kernel block size, the uniform decode/prefill split with vLLM's assertions on the decode
-// part, and the spec checks. docs/backends/minimax_m3.md.
+// part, the fields both metadata classes begin with and the start of build() that writes them,
+// and the spec checks. docs/backends/minimax_m3.md.
 #pragma once
 
 #include <cstdint>
 
 #include "backends/backend_descriptor.h"
+#include "backends/field_list.h"
 #include "core/common_metadata.h"
+#include "core/metadata.h"
+#include "ops/batch_ops.h"
+
+/// The fields MiniMaxM3SparseMetadata and MiniMaxM3IndexerMetadata both begin with, in their
+/// order, as lines of a field list (field_list.h): enumerators P##SeqLens ... P##NumPrefillTokens.
+#define ATTN_MINIMAX_M3_TOP_FIELDS(X, P)                                              \
+  X(P##SeqLens, "seq_lens") X(P##MaxSeqLen, "max_seq_len")                            \
+  X(P##SlotMapping, "slot_mapping") X(P##NumActualTokens, "num_actual_tokens")        \
+  X(P##NumDecodes, "num_decodes") X(P##NumDecodeTokens, "num_decode_tokens")          \
+  X(P##NumPrefills, "num_prefills") X(P##NumPrefillTokens, "num_prefill_tokens")
 
 namespace attn::backends {
 
@@ -31,6 +43,20 @@ struct MiniMaxM3Split {
 /// long or empty, num_decode_tokens == num_decodes * decode_query_len.
 MiniMaxM3Split minimax_m3_split(const CommonMetadata& c, int32_t threshold,
                                 int64_t context_capacity, const char* who);
+
+/// Offsets of the top fields (kMiniMaxM3TopFieldCount of them); a builder's field list begins
+/// with ATTN_MINIMAX_M3_TOP_FIELDS(X, k).
+#define ATTN_MINIMAX_M3_TOP_OFFSETS_(X) ATTN_MINIMAX_M3_TOP_FIELDS(X, kTop)
+ATTN_NAMED_LIST(MiniMaxM3TopField, ATTN_MINIMAX_M3_TOP_OFFSETS_);
+#undef ATTN_MINIMAX_M3_TOP_OFFSETS_
+
+/// What both builders' build() does first, after every check (a refused batch leaves the
+/// metadata as it was): the context lengths (compute_num_computed_tokens: seq_lens - query
+/// lengths) of the c.num_reqs requests into `context_lens` (the context_len_buffer), then
+/// m.reset() and the top fields from `s`. Returns the query_start_loc the ops read: the device
+/// one when exec runs on a device, the host mirror otherwise.
+const int32_t* minimax_m3_build_top(const CommonMetadata& c, const MiniMaxM3Split& s,
+                                    const ops::Exec& exec, int32_t* context_lens, Metadata& m);
 
 /// The spec checks (after the kind's): the kernel block size 128 and decoder self-attention
 /// (Error(kUnsupported) otherwise).

@@ -32,7 +32,6 @@
 #include "core/persistent_buffers.h"
 #include "core/vllm_release.h"
 #include "ops/batch_ops.h"
-#include "ops/state_space_ops.h"
 
 namespace attn::backends {
 namespace {
@@ -42,14 +41,7 @@ constexpr const char* kName = "MINIMAX_M3_SPARSE_INDEXER";
 /// MiniMaxM3IndexerMetadata's fields in its order, its prefill (MiniMaxM3IndexerPrefillMetadata)
 /// and decode (MiniMaxM3IndexerDecodeMetadata) parts flattened with their prefixes.
 #define MINIMAX_M3_INDEXER_FIELDS(X)                  \
-  X(kSeqLens, "seq_lens")                             \
-  X(kMaxSeqLen, "max_seq_len")                        \
-  X(kSlotMapping, "slot_mapping")                     \
-  X(kNumActualTokens, "num_actual_tokens")            \
-  X(kNumDecodes, "num_decodes")                       \
-  X(kNumDecodeTokens, "num_decode_tokens")            \
-  X(kNumPrefills, "num_prefills")                     \
-  X(kNumPrefillTokens, "num_prefill_tokens")          \
+  ATTN_MINIMAX_M3_TOP_FIELDS(X, k)                    \
   X(kPrefillCuSeqlensQ, "prefill_cu_seqlens_q")       \
   X(kPrefillSeqLens, "prefill_seq_lens")              \
   X(kPrefillContextLens, "prefill_context_lens")      \
@@ -114,22 +106,11 @@ class MiniMaxM3IndexerBuilder final : public Builder {
     const int64_t nd = s.num_decodes, np = s.num_prefills;
 
     const Device dev = config().device;
-    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
     const Tensor& seq_lens = *c.seq_lens;
     const Tensor& bt = *c.block_table_tensor;
     int32_t* context_lens = buffers_.as<int32_t>(kBufContextLens);
-    ops::num_computed_tokens_i32(exec, qsl, seq_lens.as<const int32_t>(), n, context_lens);
-
     Metadata& m = metadata();
-    m.reset();
-    m.set_tensor(kSeqLens, seq_lens);
-    m.set_int(kMaxSeqLen, c.max_seq_len);
-    m.set_tensor(kSlotMapping, *c.slot_mapping);
-    m.set_int(kNumActualTokens, c.num_actual_tokens);
-    m.set_int(kNumDecodes, nd);
-    m.set_int(kNumDecodeTokens, s.num_decode_tokens);
-    m.set_int(kNumPrefills, np);
-    m.set_int(kNumPrefillTokens, s.num_prefill_tokens);
+    const int32_t* qsl = minimax_m3_build_top(c, s, exec, context_lens, m);
     if (np > 0) {
       int32_t* cu_q = buffers_.as<int32_t>(kBufCuSeqlensQ);
       ops::minimax_m3_prefill_arrays(exec, qsl + nd, nullptr, np, s.num_decode_tokens, cu_q,

@@ -46,7 +46,6 @@
 #include "core/persistent_buffers.h"
 #include "core/vllm_release.h"
 #include "ops/batch_ops.h"
-#include "ops/state_space_ops.h"
 
 namespace attn::backends {
 namespace {
@@ -59,14 +58,7 @@ constexpr const char* kAiterPaName = "MINIMAX_M3_SPARSE_AITER_PA";
 /// has the part, and page16_slot_mapping; then MINIMAX_M3_SPARSE_AITER_PA's two
 /// (MiniMaxM3SparseAiterPAPrefillMetadata / DecodeMetadata's page16_block_table).
 #define MINIMAX_M3_SPARSE_FIELDS(X)                      \
-  X(kSeqLens, "seq_lens")                                \
-  X(kMaxSeqLen, "max_seq_len")                           \
-  X(kSlotMapping, "slot_mapping")                        \
-  X(kNumActualTokens, "num_actual_tokens")               \
-  X(kNumDecodes, "num_decodes")                          \
-  X(kNumDecodeTokens, "num_decode_tokens")               \
-  X(kNumPrefills, "num_prefills")                        \
-  X(kNumPrefillTokens, "num_prefill_tokens")             \
+  ATTN_MINIMAX_M3_TOP_FIELDS(X, k)                       \
   X(kPrefillCuSeqlensQ, "prefill_cu_seqlens_q")          \
   X(kPrefillCuSeqlensK, "prefill_cu_seqlens_k")          \
   X(kPrefillSeqLens, "prefill_seq_lens")                 \
@@ -165,21 +157,10 @@ class MiniMaxM3SparseBuilder final : public Builder {
               "block_size); vLLM asserts it fits)");
 
     const Device dev = config().device;
-    const int32_t* qsl = exec.on_cuda ? c.query_start_loc->as<const int32_t>() : c.qsl_host;
     const Tensor& seq_lens = *c.seq_lens;
     int32_t* context_lens = buffers_.as<int32_t>(kBufContextLens);
-    ops::num_computed_tokens_i32(exec, qsl, seq_lens.as<const int32_t>(), n, context_lens);
-
     Metadata& m = metadata();
-    m.reset();
-    m.set_tensor(kSeqLens, seq_lens);
-    m.set_int(kMaxSeqLen, c.max_seq_len);
-    m.set_tensor(kSlotMapping, slots);
-    m.set_int(kNumActualTokens, T);
-    m.set_int(kNumDecodes, nd);
-    m.set_int(kNumDecodeTokens, ndt);
-    m.set_int(kNumPrefills, np);
-    m.set_int(kNumPrefillTokens, npt);
+    const int32_t* qsl = minimax_m3_build_top(c, s, exec, context_lens, m);
     if (np > 0) {
       int32_t* cu_q = buffers_.as<int32_t>(kBufCuSeqlensQ);
       int32_t* cu_k = buffers_.as<int32_t>(kBufCuSeqlensK);

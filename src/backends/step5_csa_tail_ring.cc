@@ -21,6 +21,7 @@
 
 #include "backends/backend_descriptor.h"
 #include "backends/field_list.h"
+#include "backends/position_mapped_checks.h"
 #include "core/builder.h"
 #include "core/error.h"
 #include "core/persistent_buffers.h"
@@ -139,14 +140,7 @@ class Step5CsaTailRingBuilder final : public Builder {
   /// What build() refuses (vLLM asserts, or its kernel would read or write out of bounds),
   /// before the metadata changes.
   void check_batch(const CommonMetadata& c) const {
-    const Tensor& slots = *c.slot_mapping;
-    if (!c.positions)
-      invalid("common->positions is NULL; ", kName, " maps every token by its position "
-              "(vLLM asserts positions is not None)");
-    if (slots.numel() > config().max_num_batched_tokens)
-      invalid("common->slot_mapping has ", slots.numel(), " entries, more than "
-              "config->max_num_batched_tokens=", config().max_num_batched_tokens, " (", kName,
-              "'s base and slot_mapping buffers)");
+    check_position_mapped_batch(c, config(), kName, "base and slot_mapping buffers");
     const int64_t owned = std::min<int64_t>(c.num_actual_tokens, c.qsl_host[c.num_reqs]);
     if (owned > 0 && c.block_table_tensor->shape[1] < 1)
       invalid("common->block_table_tensor is (", c.block_table_tensor->shape[0], ", ",

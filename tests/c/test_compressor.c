@@ -298,14 +298,24 @@ static void test_refusals(void** state) {
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->positions is NULL");
   ts_batch_free(batch);
-  /* tokens without a request to read a ring block from */
+  /* tokens without a request to read a ring block from; with 3 of them actual, the 4 slot
+   * rows, more than a slot_mapping_buffer of max_num_batched_tokens=3 entries holds, are
+   * refused before that */
   {
     int64_t pos[4] = {0, 1, 2, 3}, pshape[1] = {4};
     attn_tensor_t pt = ts_host_tensor(pos, 1, pshape, ATTN_DTYPE_INT, 64);
+    attn_builder_t* small;
     batch = ts_batch_make(q, s, 0, 8, 1, 4);
     batch->common.positions = &pt;
     ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                  "reads each token's request's ring block");
+    c.max_num_batched_tokens = 3;
+    small = ts_builder(V41, &spec, &c);
+    batch->common.num_actual_tokens = 3;
+    ASSERT_ERROR(attn_build(small, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
+                 "common->slot_mapping has 4 entries, more than config->max_num_batched_tokens=3 "
+                 "(DEEPSEEK_V41_COMPRESSOR's slot_mapping_buffer)");
+    attn_builder_destroy(small);
     ts_batch_free(batch);
   }
   attn_builder_destroy(b);

@@ -5,10 +5,10 @@
  * (config->rocm_aiter_shuffle_kv_cache): page16_slot_mapping, query_req_id / query_abs_pos; the
  * refusals (vLLM's assertions); seeded random batches against a naive restatement. Hand-checked
  * values are worked out in the comments. */
-#include "test_support.h"
+#include "minimax_m3_checks.h"
 
 #define MINIMAX "MINIMAX_M3_SPARSE"
-#define BLOCK 128 /* SPARSE_BLOCK_SIZE, the kernel block size */
+#define BLOCK MM3_BLOCK
 
 static attn_kv_cache_spec_t sparse_spec(void) {
   attn_kv_cache_spec_t s = ts_spec();
@@ -19,30 +19,11 @@ static attn_kv_cache_spec_t sparse_spec(void) {
 static void test_levels(void** state) {
   attn_kv_cache_spec_t spec = sparse_spec();
   attn_builder_config_t c = ts_config();
-  int k;
   (void)state;
-  for (k = 0; k < 2; ++k) { /* the class attribute; threshold 1, 1 + k with spec decoding */
-    int32_t level = -1, th = -1, supported = 1;
-    attn_builder_t* b;
-    c.num_speculative_tokens = k * 3;
-    ASSERT_OK(attn_backend_cudagraph_support(MINIMAX, &spec, &c, &level));
-    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
-    b = ts_builder(MINIMAX, &spec, &c);
-    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
-    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
-    ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
-    assert_int_equal(th, 1 + k * 3);
-    ASSERT_OK(attn_builder_supports_update_block_table(b, &supported));
-    assert_int_equal(supported, 0);
-    supported = 1;
-    ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
-    assert_int_equal(supported, 0);
-    attn_builder_destroy(b);
-  }
+  mm3_expect_class_answers(MINIMAX, &spec, c);
   { /* get_supported_kernel_block_sizes() == [128]; a full-attention spec only */
     attn_kv_cache_spec_t other = ts_spec();
     attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
-    c = ts_config();
     ASSERT_ERROR(attn_builder_create(MINIMAX, &other, &c, &b), ATTN_ERR_UNSUPPORTED,
                  "kernel block size 128");
     other = sparse_spec();
@@ -54,58 +35,28 @@ static void test_levels(void** state) {
   }
 }
 
-/* Queries [1, 1, 5, 0, 130] onto [40, 300, 133, 9, 130] (query_start_loc [0, 1, 2, 7, 7, 137]),
- * threshold 1, uniform split: queries 2 and 4 differ from the first and are not empty, the
- * first of them is request 2: 2 decodes (2 tokens), 3 prefills (135 tokens; the empty request 3
- * sits among them). Context lengths seq - query = [39, 299, 128, 9, 0].
- * prefill: cu_seqlens_q = qsl[2:] - 2 = [0, 5, 5, 135]; cu_seqlens_k = [0, 133, 142, 272];
- * seq_lens [133, 9, 130]; context_lens [128, 9, 0]; the table from row 2; max_query_len 130,
- * max_seq_len 300 (the batch's); total_kv_blocks = cdiv(133, 128) + cdiv(9, 128) +
- * cdiv(130, 128) = 2 + 1 + 2 = 5. decode: seq_lens [40, 300], the table's first rows,
- * decode_query_len 1.
+/* The mixed batch kMm3Q / kMm3S (mm3_expect_mixed_batch) and this builder's own fields:
+ * cu_seqlens_k = [0, 133, 142, 272]; total_kv_blocks = cdiv(133, 128) + cdiv(9, 128) +
+ * cdiv(130, 128) = 2 + 1 + 2 = 5.
  * AITER: prefill tokens 0..4 belong to prefill 0 (abs pos 128 + t), 5..134 to prefill 2 (the
  * empty prefill 1 is skipped: searchsorted right), abs pos t - 5. The blocks are numbered from 1
  * in order (ts_batch_make): request 0's token at 39 is slot 1 * 128 + 39 = 167, page-16 slot
  * 128 + 167 = 295; request 1's at 299 is in its third block (id 4): 4 * 128 + 43 = 555 -> 512 +
  * 555 = 1067; the padding rows (-1) stay -1. */
-static const int32_t kQ[5] = {1, 1, 5, 0, 130}, kS[5] = {40, 300, 133, 9, 130};
-
 static void test_hand_checked(void** state) {
   static const int32_t cu_q[4] = {0, 5, 5, 135}, cu_k[4] = {0, 133, 142, 272};
-  static const int32_t pseq[3] = {133, 9, 130}, pctx[3] = {128, 9, 0}, dseq[2] = {40, 300};
   attn_kv_cache_spec_t spec = sparse_spec();
   attn_builder_config_t c = ts_config();
   attn_builder_t* b = ts_builder(MINIMAX, &spec, &c);
-  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
-  const attn_tensor_t* t;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_actual_tokens"), 137);
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
-  assert_int_equal(ts_int(m, "num_prefills"), 3);
-  assert_int_equal(ts_int(m, "num_prefill_tokens"), 135);
-  assert_int_equal(ts_int(m, "max_seq_len"), 300);
-  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
-  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 4);
+  mm3_expect_mixed_batch(m, batch);
   ts_expect_i32(m, "prefill_cu_seqlens_k", cu_k, 4);
-  ts_expect_i32(m, "prefill_seq_lens", pseq, 3);
-  ts_expect_i32(m, "prefill_context_lens", pctx, 3);
-  t = ts_tensor(m, "prefill_block_table");
-  assert_ptr_equal(t->data, batch->bt + 2 * batch->width);
-  assert_int_equal(t->shape[0], 3);
-  assert_int_equal(ts_int(m, "prefill_max_query_len"), 130);
-  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 300);
   assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 5);
   ts_expect_none(m, "prefill_query_req_id");
   ts_expect_none(m, "prefill_query_abs_pos");
-  ts_expect_i32(m, "decode_seq_lens", dseq, 2);
-  t = ts_tensor(m, "decode_block_table");
-  assert_ptr_equal(t->data, batch->bt);
-  assert_int_equal(t->shape[0], 2);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 1);
   ts_expect_none(m, "page16_slot_mapping");
   attn_builder_destroy(b);
   ts_batch_free(batch);
@@ -113,7 +64,7 @@ static void test_hand_checked(void** state) {
   /* the AITER sparse PA path, with 3 padding rows of slot mapping */
   c.rocm_aiter_shuffle_kv_cache = 1;
   b = ts_builder(MINIMAX, &spec, &c);
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, 140);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, 140);
   batch->common.num_actual_tokens = 137;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   {
@@ -171,7 +122,7 @@ static void test_aiter_pa(void** state) {
   attn_builder_config_t c = ts_config();
   attn_builder_t* base = ts_builder(MINIMAX, &spec, &c);
   attn_builder_t* b = ts_builder("MINIMAX_M3_SPARSE_AITER_PA", &spec, &c);
-  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t *m = NULL, *mb = NULL, *bad = (attn_metadata_t*)UNTOUCHED_PTR;
   const attn_tensor_t *d, *p;
   int32_t level = -1, th = -1;
@@ -227,14 +178,14 @@ static void test_aiter_pa(void** state) {
   attn_builder_destroy(b);
   c.rocm_aiter_shuffle_kv_cache = 1;
   b = ts_builder("MINIMAX_M3_SPARSE_AITER_PA", &spec, &c);
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_non_null(ts_tensor(m, "page16_slot_mapping"));
   assert_non_null(ts_tensor(m, "prefill_query_req_id"));
   assert_non_null(ts_tensor(m, "prefill_page16_block_table"));
   ts_batch_free(batch);
   /* a 33-column table: wider than the buffer's 32 */
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 33, -1);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 33, -1);
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->block_table_tensor has shape (5, 33): it exceeds the page-16 rebase "
                "buffer (256, 32)");
@@ -245,49 +196,28 @@ static void test_aiter_pa(void** state) {
   attn_builder_destroy(base);
 }
 
-/* Speculative decoding (k = 2, threshold 3): queries [3, 3, 2, 7] onto [50, 60, 70, 7]: the
- * ragged third (2 != 3) is a prefill under the uniform split, as vLLM's require_uniform makes it:
- * 2 decodes of 3 tokens, decode_query_len 3; prefills [2, 7] with cu_seqlens_q [0, 2, 9].
- * Capture: a uniform batch [2, 2, 2] with k = 1 (threshold 2) is all decodes. */
-static void test_spec_decode(void** state) {
-  static const int32_t q[4] = {3, 3, 2, 7}, s[4] = {50, 60, 70, 7};
-  static const int32_t cu_q[3] = {0, 2, 9}, cu_k[3] = {0, 70, 77}, ctx[2] = {68, 0};
-  attn_kv_cache_spec_t spec = sparse_spec();
-  attn_builder_config_t c = ts_config();
-  attn_builder_t* b;
-  ts_batch* batch = ts_batch_make(q, s, 4, BLOCK, 0, -1);
-  attn_metadata_t* m = NULL;
-  (void)state;
-  c.num_speculative_tokens = 2;
-  b = ts_builder(MINIMAX, &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 3);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 3);
+/* Speculative decoding and its capture (mm3_expect_spec_decode): this builder's cu_seqlens_k
+ * [0, 70, 77] and total_kv_blocks cdiv(70, 128) + cdiv(7, 128) = 2; the capture's all-decode
+ * batch has no cu_seqlens_k. */
+static void expect_spec_decode_own(const attn_metadata_t* m) {
+  static const int32_t cu_k[3] = {0, 70, 77};
   ts_expect_i32(m, "prefill_cu_seqlens_k", cu_k, 3);
-  ts_expect_i32(m, "prefill_context_lens", ctx, 2);
   assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 2);
-  attn_builder_destroy(b);
-  ts_batch_free(batch);
-  {
-    static const int32_t uq[3] = {2, 2, 2}, us[3] = {10, 3, 21};
-    c.num_speculative_tokens = 1;
-    b = ts_builder(MINIMAX, &spec, &c);
-    batch = ts_batch_make(uq, us, 3, BLOCK, 0, -1);
-    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
-    assert_int_equal(ts_int(m, "num_decodes"), 3);
-    assert_int_equal(ts_int(m, "num_prefills"), 0);
-    assert_int_equal(ts_int(m, "decode_decode_query_len"), 2);
-    ts_expect_none(m, "prefill_cu_seqlens_k");
-    attn_builder_destroy(b);
-    ts_batch_free(batch);
-  }
 }
 
-/* What build() refuses (vLLM's assertions), leaving the previous metadata live: decodes of a
- * padded uniform batch (queries [1, 1, 0]: all decodes, 2 tokens, not 3 * 1), a first decode of
- * no token ([0, 1, 1]: decode_query_len 0); with AITER, prefill tokens past query_start_loc[-1]
+static void expect_capture_own(const attn_metadata_t* m) {
+  ts_expect_none(m, "prefill_cu_seqlens_k");
+}
+
+static void test_spec_decode(void** state) {
+  attn_kv_cache_spec_t spec = sparse_spec();
+  (void)state;
+  mm3_expect_spec_decode(MINIMAX, &spec, ts_config(), 0, expect_spec_decode_own);
+  mm3_expect_spec_decode(MINIMAX, &spec, ts_config(), 1, expect_capture_own);
+}
+
+/* What build() refuses (vLLM's assertions), leaving the previous metadata live: the uniform
+ * split's (mm3_expect_uniform_refusals); with AITER, prefill tokens past query_start_loc[-1]
  * (vLLM indexes past the prefills); more requests than the context_len_buffer holds. */
 static void test_refusals(void** state) {
   attn_kv_cache_spec_t spec = sparse_spec();
@@ -295,30 +225,16 @@ static void test_refusals(void** state) {
   attn_builder_t* b = ts_builder(MINIMAX, &spec, &c);
   attn_metadata_t* m = NULL;
   attn_metadata_t* bad = (attn_metadata_t*)UNTOUCHED_PTR;
-  ts_batch* ok = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* ok = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   ts_batch* batch;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &ok->common, 0, &m, NULL));
-  {
-    static const int32_t q[3] = {1, 1, 0}, s[3] = {5, 6, 7};
-    batch = ts_batch_make(q, s, 3, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "num_decode_tokens=2 tokens, not 3");
-    ts_batch_free(batch);
-  }
-  {
-    static const int32_t q[3] = {0, 1, 1}, s[3] = {5, 6, 7};
-    batch = ts_batch_make(q, s, 3, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "decode_query_len > 0");
-    ts_batch_free(batch);
-  }
-  assert_ptr_equal(bad, UNTOUCHED_PTR);
+  mm3_expect_uniform_refusals(b);
   assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), 5); /* the previous result, live */
   attn_builder_destroy(b);
   /* 140 actual tokens over a query_start_loc ending at 137: builds without AITER (the
    * prefills count 138 tokens), refused with it */
-  batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, 140);
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, 140);
   b = ts_builder(MINIMAX, &spec, &c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "num_prefill_tokens"), 138);
@@ -329,24 +245,13 @@ static void test_refusals(void** state) {
                "query_start_loc_cpu[5]=137 is less than common->num_actual_tokens=140");
   attn_builder_destroy(b);
   ts_batch_free(batch);
-  /* 5 requests, a context_len_buffer of 4 */
-  c = ts_config();
-  c.max_num_batched_tokens = 4;
-  b = ts_builder(MINIMAX, &spec, &c);
-  {
-    static const int32_t q[5] = {0, 0, 0, 0, 0}, s[5] = {1, 2, 3, 4, 5};
-    batch = ts_batch_make(q, s, 5, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "context_len_buffer");
-    ts_batch_free(batch);
-  }
-  attn_builder_destroy(b);
+  mm3_expect_context_len_refusal(MINIMAX, &spec, ts_config());
   ts_batch_free(ok);
 }
 
-/* Seeded random batches (decodes first, empty queries, spec decoding, AITER on half) against a
- * naive restatement of every array: the uniform split, cumulative sums, a linear search for
- * each prefill token's request. */
+/* Seeded random batches (mm3_random_batch_make; AITER on half) against a naive restatement of
+ * every array (mm3_expect_random_batch and: cumulative sums, a linear search for each prefill
+ * token's request). */
 static void test_random_vs_naive(void** state) {
   uint64_t rng = 0x3a11a3;
   attn_kv_cache_spec_t spec = sparse_spec();
@@ -354,80 +259,45 @@ static void test_random_vs_naive(void** state) {
   (void)state;
   for (iter = 0; iter < 300; ++iter) {
     attn_builder_config_t c = ts_config();
-    const int32_t k = (int32_t)ts_rand_range(&rng, 0, 2), th = 1 + k;
-    const int64_t n = ts_rand_range(&rng, 1, 24), nd_want = ts_rand_range(&rng, 0, n);
-    const int32_t dq = (int32_t)ts_rand_range(&rng, 1, th);
-    int32_t q[24], s[24], cu_q[25], cu_k[25], ctx[24], req[2048], pos[2048];
-    int64_t r, t, nd = 0, ndt = 0, np, blocks = 0, tokens = 0;
-    ts_batch* batch;
+    mm3_random_batch rb;
+    int32_t cu_k[MM3_MAX_REQS + 1], req[2048], pos[2048];
+    int64_t r, t, nd, np, blocks = 0;
     attn_builder_t* b;
     attn_metadata_t* m = NULL;
-    c.num_speculative_tokens = k;
-    c.rocm_aiter_shuffle_kv_cache = (int32_t)ts_rand_range(&rng, 0, 1);
-    for (r = 0; r < n; ++r) {
-      q[r] = r < nd_want ? dq : (int32_t)ts_rand_range(&rng, 0, 40);
-      s[r] = q[r] + (int32_t)ts_rand_range(&rng, 0, 600);
-      tokens += q[r];
-    }
-    if (q[0] == 0) q[0] = 1, s[0] += 1, tokens += 1;
-    /* the uniform split, restated */
-    if (q[0] > th) {
-      nd = 0;
-    } else {
-      nd = n;
-      for (r = 0; r < n; ++r)
-        if (q[r] != q[0] && q[r] != 0) {
-          nd = r;
-          break;
-        }
-    }
-    for (r = 0; r < nd; ++r) ndt += q[r];
-    if (nd > 0 && ndt != nd * q[0]) continue; /* vLLM's assertion: test_refusals */
-    np = n - nd;
-    batch = ts_batch_make(q, s, n, BLOCK, 0, -1);
+    if (!mm3_random_batch_make(&rng, &c.rocm_aiter_shuffle_kv_cache, &rb))
+      continue; /* vLLM's assertion: test_refusals */
+    nd = rb.nd, np = rb.np;
+    c.num_speculative_tokens = rb.k;
     b = ts_builder(MINIMAX, &spec, &c);
-    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-    assert_int_equal(ts_int(m, "num_decodes"), nd);
-    assert_int_equal(ts_int(m, "num_decode_tokens"), ndt);
-    assert_int_equal(ts_int(m, "num_prefill_tokens"), tokens - ndt);
+    ASSERT_OK(attn_build(b, 0, &rb.batch->common, 0, &m, NULL));
+    mm3_expect_random_batch(m, &rb);
     if (np > 0) {
       cu_k[0] = 0;
-      for (r = 0; r <= np; ++r) cu_q[r] = batch->qsl[nd + r] - (int32_t)ndt;
       for (r = 0; r < np; ++r) {
-        cu_k[r + 1] = cu_k[r] + s[nd + r];
-        ctx[r] = s[nd + r] - q[nd + r];
-        blocks += (s[nd + r] + BLOCK - 1) / BLOCK;
+        cu_k[r + 1] = cu_k[r] + rb.s[nd + r];
+        blocks += (rb.s[nd + r] + BLOCK - 1) / BLOCK;
       }
-      ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, np + 1);
       ts_expect_i32(m, "prefill_cu_seqlens_k", cu_k, np + 1);
-      ts_expect_i32(m, "prefill_context_lens", ctx, np);
       assert_int_equal(ts_int(m, "prefill_total_kv_blocks"), blocks);
       if (c.rocm_aiter_shuffle_kv_cache) {
-        for (t = 0; t < tokens - ndt; ++t) {
+        for (t = 0; t < rb.tokens - rb.ndt; ++t) {
           int64_t owner = np - 1;
           for (r = 0; r < np; ++r)
-            if (cu_q[r + 1] > t) {
+            if (rb.cu_q[r + 1] > t) {
               owner = r;
               break;
             }
           req[t] = (int32_t)owner;
-          pos[t] = ctx[owner] + (int32_t)(t - cu_q[owner]);
+          pos[t] = rb.ctx[owner] + (int32_t)(t - rb.cu_q[owner]);
         }
-        ts_expect_i32(m, "prefill_query_req_id", req, tokens - ndt);
-        ts_expect_i32(m, "prefill_query_abs_pos", pos, tokens - ndt);
+        ts_expect_i32(m, "prefill_query_req_id", req, rb.tokens - rb.ndt);
+        ts_expect_i32(m, "prefill_query_abs_pos", pos, rb.tokens - rb.ndt);
       } else {
         ts_expect_none(m, "prefill_query_req_id");
       }
-    } else {
-      ts_expect_none(m, "prefill_cu_seqlens_q");
-    }
-    if (nd > 0) {
-      assert_int_equal(ts_int(m, "decode_decode_query_len"), q[0]);
-    } else {
-      ts_expect_none(m, "decode_seq_lens");
     }
     attn_builder_destroy(b);
-    ts_batch_free(batch);
+    ts_batch_free(rb.batch);
   }
 }
 

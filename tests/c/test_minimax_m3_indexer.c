@@ -4,10 +4,10 @@
  * vLLM's assertions on them; the uniform split, the context lengths, the prefill and decode parts;
  * the refusals (vLLM's assertions); seeded random batches against a naive restatement.
  * Hand-checked values are worked out in the comments. */
-#include "test_support.h"
+#include "minimax_m3_checks.h"
 
 #define INDEXER "MINIMAX_M3_SPARSE_INDEXER"
-#define BLOCK 128 /* the kernel block size */
+#define BLOCK MM3_BLOCK
 
 /* MiniMaxM3IndexerCache.get_kv_cache_spec: MLAAttentionSpec, one 128-wide key a token */
 static attn_kv_cache_spec_t indexer_spec(void) {
@@ -25,30 +25,11 @@ static attn_builder_config_t indexer_config(void) {
 static void test_levels(void** state) {
   attn_kv_cache_spec_t spec = indexer_spec();
   attn_builder_config_t c = indexer_config();
-  int k;
   (void)state;
-  for (k = 0; k < 2; ++k) { /* the class attribute; threshold 1, 1 + k with spec decoding */
-    int32_t level = -1, th = -1, supported = 1;
-    attn_builder_t* b;
-    c.num_speculative_tokens = k * 3;
-    ASSERT_OK(attn_backend_cudagraph_support(INDEXER, &spec, &c, &level));
-    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
-    b = ts_builder(INDEXER, &spec, &c);
-    ASSERT_OK(attn_builder_cudagraph_support(b, &level));
-    assert_int_equal(level, ATTN_CG_UNIFORM_BATCH);
-    ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
-    assert_int_equal(th, 1 + k * 3);
-    ASSERT_OK(attn_builder_supports_update_block_table(b, &supported));
-    assert_int_equal(supported, 0);
-    supported = 1;
-    ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &supported));
-    assert_int_equal(supported, 0);
-    attn_builder_destroy(b);
-  }
+  mm3_expect_class_answers(INDEXER, &spec, c);
   { /* the kernel block size 128; an MLA (indexer cache) spec only */
     attn_kv_cache_spec_t other = ts_mla_spec(64);
     attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
-    c = indexer_config();
     ASSERT_ERROR(attn_builder_create(INDEXER, &other, &c, &b), ATTN_ERR_UNSUPPORTED,
                  "kernel block size 128");
     other = ts_spec();
@@ -108,48 +89,18 @@ static void test_config(void** state) {
   }
 }
 
-/* Queries [1, 1, 5, 0, 130] onto [40, 300, 133, 9, 130] (query_start_loc [0, 1, 2, 7, 7, 137]),
- * threshold 1, uniform split: 2 decodes (2 tokens), 3 prefills (135 tokens; the empty request 3
- * sits among them). Context lengths seq - query = [39, 299, 128, 9, 0].
- * prefill: cu_seqlens_q = qsl[2:] - 2 = [0, 5, 5, 135]; seq_lens [133, 9, 130]; context_lens
- * [128, 9, 0]; the table from row 2; max_query_len 130, max_seq_len 300 (the batch's).
- * decode: seq_lens [40, 300], the table's first rows, max_seq_len 300, decode_query_len 1,
- * max_decode_query_len 1 (the threshold). */
-static const int32_t kQ[5] = {1, 1, 5, 0, 130}, kS[5] = {40, 300, 133, 9, 130};
-
+/* The mixed batch kMm3Q / kMm3S (mm3_expect_mixed_batch) and this builder's own fields: decode
+ * max_seq_len 300 (the batch's), max_decode_query_len 1 (the threshold). */
 static void test_hand_checked(void** state) {
-  static const int32_t cu_q[4] = {0, 5, 5, 135};
-  static const int32_t pseq[3] = {133, 9, 130}, pctx[3] = {128, 9, 0}, dseq[2] = {40, 300};
   attn_kv_cache_spec_t spec = indexer_spec();
   attn_builder_config_t c = indexer_config();
   attn_builder_t* b = ts_builder(INDEXER, &spec, &c);
-  ts_batch* batch = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
+  ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
-  const attn_tensor_t* t;
   (void)state;
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_actual_tokens"), 137);
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 2);
-  assert_int_equal(ts_int(m, "num_prefills"), 3);
-  assert_int_equal(ts_int(m, "num_prefill_tokens"), 135);
-  assert_int_equal(ts_int(m, "max_seq_len"), 300);
-  assert_ptr_equal(ts_tensor(m, "seq_lens")->data, batch->seq);
-  assert_ptr_equal(ts_tensor(m, "slot_mapping")->data, batch->slots);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 4);
-  ts_expect_i32(m, "prefill_seq_lens", pseq, 3);
-  ts_expect_i32(m, "prefill_context_lens", pctx, 3);
-  t = ts_tensor(m, "prefill_block_table");
-  assert_ptr_equal(t->data, batch->bt + 2 * batch->width);
-  assert_int_equal(t->shape[0], 3);
-  assert_int_equal(ts_int(m, "prefill_max_query_len"), 130);
-  assert_int_equal(ts_int(m, "prefill_max_seq_len"), 300);
-  ts_expect_i32(m, "decode_seq_lens", dseq, 2);
-  t = ts_tensor(m, "decode_block_table");
-  assert_ptr_equal(t->data, batch->bt);
-  assert_int_equal(t->shape[0], 2);
+  mm3_expect_mixed_batch(m, batch);
   assert_int_equal(ts_int(m, "decode_max_seq_len"), 300);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 1);
   assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 1);
   ts_batch_free(batch);
   { /* a decode-only batch: no prefill part */
@@ -177,93 +128,44 @@ static void test_hand_checked(void** state) {
   attn_builder_destroy(b);
 }
 
-/* Speculative decoding (k = 2, threshold 3): queries [3, 3, 2, 7] onto [50, 60, 70, 7]: the
- * ragged third (2 != 3) is a prefill under the uniform split: 2 decodes of 3 tokens,
- * decode_query_len 3, max_decode_query_len 3; prefills [2, 7] with cu_seqlens_q [0, 2, 9],
- * context lengths [68, 0]. Capture: a uniform batch [2, 2, 2] with k = 1 (threshold 2) is all
- * decodes. */
-static void test_spec_decode(void** state) {
-  static const int32_t q[4] = {3, 3, 2, 7}, s[4] = {50, 60, 70, 7};
-  static const int32_t cu_q[3] = {0, 2, 9}, ctx[2] = {68, 0};
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
-  attn_builder_t* b;
-  ts_batch* batch = ts_batch_make(q, s, 4, BLOCK, 0, -1);
-  attn_metadata_t* m = NULL;
-  (void)state;
-  c.num_speculative_tokens = 2;
-  b = ts_builder(INDEXER, &spec, &c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "num_decodes"), 2);
-  assert_int_equal(ts_int(m, "num_decode_tokens"), 6);
-  assert_int_equal(ts_int(m, "decode_decode_query_len"), 3);
+/* Speculative decoding and its capture (mm3_expect_spec_decode): max_decode_query_len is the
+ * threshold, 3 (k = 2) and 2 (the capture's k = 1); the all-decode capture has no prefill
+ * part. */
+static void expect_spec_decode_own(const attn_metadata_t* m) {
   assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 3);
-  ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, 3);
-  ts_expect_i32(m, "prefill_context_lens", ctx, 2);
-  attn_builder_destroy(b);
-  ts_batch_free(batch);
-  {
-    static const int32_t uq[3] = {2, 2, 2}, us[3] = {10, 3, 21};
-    c.num_speculative_tokens = 1;
-    b = ts_builder(INDEXER, &spec, &c);
-    batch = ts_batch_make(uq, us, 3, BLOCK, 0, -1);
-    ASSERT_OK(attn_build_for_cudagraph_capture(b, &batch->common, &m, NULL));
-    assert_int_equal(ts_int(m, "num_decodes"), 3);
-    assert_int_equal(ts_int(m, "num_prefills"), 0);
-    assert_int_equal(ts_int(m, "decode_decode_query_len"), 2);
-    assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 2);
-    ts_expect_none(m, "prefill_cu_seqlens_q");
-    attn_builder_destroy(b);
-    ts_batch_free(batch);
-  }
 }
 
-/* What build() refuses (vLLM's assertions), leaving the previous metadata live: decodes of a
- * padded uniform batch (queries [1, 1, 0]: all decodes, 2 tokens, not 3 * 1), a first decode of
- * no token ([0, 1, 1]: decode_query_len 0); more requests than the context_len_buffer holds. */
+static void expect_capture_own(const attn_metadata_t* m) {
+  assert_int_equal(ts_int(m, "decode_max_decode_query_len"), 2);
+  ts_expect_none(m, "prefill_cu_seqlens_q");
+}
+
+static void test_spec_decode(void** state) {
+  attn_kv_cache_spec_t spec = indexer_spec();
+  (void)state;
+  mm3_expect_spec_decode(INDEXER, &spec, indexer_config(), 0, expect_spec_decode_own);
+  mm3_expect_spec_decode(INDEXER, &spec, indexer_config(), 1, expect_capture_own);
+}
+
+/* What build() refuses (vLLM's assertions), leaving the previous metadata live: the uniform
+ * split's (mm3_expect_uniform_refusals); more requests than the context_len_buffer holds. */
 static void test_refusals(void** state) {
   attn_kv_cache_spec_t spec = indexer_spec();
   attn_builder_config_t c = indexer_config();
   attn_builder_t* b = ts_builder(INDEXER, &spec, &c);
   attn_metadata_t* m = NULL;
-  attn_metadata_t* bad = (attn_metadata_t*)UNTOUCHED_PTR;
-  ts_batch* ok = ts_batch_make(kQ, kS, 5, BLOCK, 0, -1);
-  ts_batch* batch;
+  ts_batch* ok = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   (void)state;
   ASSERT_OK(attn_build(b, 0, &ok->common, 0, &m, NULL));
-  {
-    static const int32_t q[3] = {1, 1, 0}, s[3] = {5, 6, 7};
-    batch = ts_batch_make(q, s, 3, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "num_decode_tokens=2 tokens, not 3");
-    ts_batch_free(batch);
-  }
-  {
-    static const int32_t q[3] = {0, 1, 1}, s[3] = {5, 6, 7};
-    batch = ts_batch_make(q, s, 3, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "decode_query_len > 0");
-    ts_batch_free(batch);
-  }
-  assert_ptr_equal(bad, UNTOUCHED_PTR);
+  mm3_expect_uniform_refusals(b);
   assert_int_equal(ts_int(m, "prefill_max_query_len"), 130); /* the previous result, live */
   attn_builder_destroy(b);
-  /* 5 requests, a context_len_buffer of 4 */
-  c.max_num_batched_tokens = 4;
-  b = ts_builder(INDEXER, &spec, &c);
-  {
-    static const int32_t q[5] = {0, 0, 0, 0, 0}, s[5] = {1, 2, 3, 4, 5};
-    batch = ts_batch_make(q, s, 5, BLOCK, 0, -1);
-    ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &bad, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "context_len_buffer");
-    ts_batch_free(batch);
-  }
-  attn_builder_destroy(b);
+  mm3_expect_context_len_refusal(INDEXER, &spec, c);
   ts_batch_free(ok);
 }
 
-/* Seeded random batches (decodes first, empty queries, spec decoding) against a naive
- * restatement of every array and scalar: the uniform split, rebased query starts, seq - query. */
+/* Seeded random batches (mm3_random_batch_make) against a naive restatement of every array and
+ * scalar (mm3_expect_random_batch and the views and scalars below). */
 static void test_random_vs_naive(void** state) {
   uint64_t rng = 0x3a11dd;
   attn_kv_cache_spec_t spec = indexer_spec();
@@ -271,70 +173,27 @@ static void test_random_vs_naive(void** state) {
   (void)state;
   for (iter = 0; iter < 300; ++iter) {
     attn_builder_config_t c = indexer_config();
-    const int32_t k = (int32_t)ts_rand_range(&rng, 0, 2), th = 1 + k;
-    const int64_t n = ts_rand_range(&rng, 1, 24), nd_want = ts_rand_range(&rng, 0, n);
-    const int32_t dq = (int32_t)ts_rand_range(&rng, 1, th);
-    int32_t q[24], s[24], cu_q[25], ctx[24], max_q = 0, max_s = 0;
-    int64_t r, nd = 0, ndt = 0, np, tokens = 0;
-    ts_batch* batch;
+    mm3_random_batch rb;
     attn_builder_t* b;
     attn_metadata_t* m = NULL;
-    c.num_speculative_tokens = k;
-    for (r = 0; r < n; ++r) {
-      q[r] = r < nd_want ? dq : (int32_t)ts_rand_range(&rng, 0, 40);
-      s[r] = q[r] + (int32_t)ts_rand_range(&rng, 0, 600);
-      tokens += q[r];
-    }
-    if (q[0] == 0) q[0] = 1, s[0] += 1, tokens += 1;
-    for (r = 0; r < n; ++r) {
-      if (q[r] > max_q) max_q = q[r];
-      if (s[r] > max_s) max_s = s[r];
-    }
-    /* the uniform split, restated */
-    if (q[0] > th) {
-      nd = 0;
-    } else {
-      nd = n;
-      for (r = 0; r < n; ++r)
-        if (q[r] != q[0] && q[r] != 0) {
-          nd = r;
-          break;
-        }
-    }
-    for (r = 0; r < nd; ++r) ndt += q[r];
-    if (nd > 0 && ndt != nd * q[0]) continue; /* vLLM's assertion: test_refusals */
-    np = n - nd;
-    batch = ts_batch_make(q, s, n, BLOCK, 0, -1);
+    if (!mm3_random_batch_make(&rng, NULL, &rb)) continue; /* vLLM's assertion: test_refusals */
+    c.num_speculative_tokens = rb.k;
     b = ts_builder(INDEXER, &spec, &c);
-    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-    assert_int_equal(ts_int(m, "num_actual_tokens"), tokens);
-    assert_int_equal(ts_int(m, "max_seq_len"), max_s);
-    assert_int_equal(ts_int(m, "num_decodes"), nd);
-    assert_int_equal(ts_int(m, "num_decode_tokens"), ndt);
-    assert_int_equal(ts_int(m, "num_prefills"), np);
-    assert_int_equal(ts_int(m, "num_prefill_tokens"), tokens - ndt);
-    if (np > 0) {
-      for (r = 0; r <= np; ++r) cu_q[r] = batch->qsl[nd + r] - (int32_t)ndt;
-      for (r = 0; r < np; ++r) ctx[r] = s[nd + r] - q[nd + r];
-      ts_expect_i32(m, "prefill_cu_seqlens_q", cu_q, np + 1);
-      ts_expect_i32(m, "prefill_seq_lens", s + nd, np);
-      ts_expect_i32(m, "prefill_context_lens", ctx, np);
-      assert_int_equal(ts_tensor(m, "prefill_block_table")->shape[0], np);
-      assert_int_equal(ts_int(m, "prefill_max_query_len"), max_q);
-      assert_int_equal(ts_int(m, "prefill_max_seq_len"), max_s);
-    } else {
-      ts_expect_none(m, "prefill_cu_seqlens_q");
+    ASSERT_OK(attn_build(b, 0, &rb.batch->common, 0, &m, NULL));
+    mm3_expect_random_batch(m, &rb);
+    if (rb.np > 0) {
+      ts_expect_i32(m, "prefill_seq_lens", rb.s + rb.nd, rb.np);
+      assert_int_equal(ts_tensor(m, "prefill_block_table")->shape[0], rb.np);
+      assert_int_equal(ts_int(m, "prefill_max_query_len"), rb.max_q);
+      assert_int_equal(ts_int(m, "prefill_max_seq_len"), rb.max_s);
     }
-    if (nd > 0) {
-      ts_expect_i32(m, "decode_seq_lens", s, nd);
-      assert_int_equal(ts_tensor(m, "decode_block_table")->shape[0], nd);
-      assert_int_equal(ts_int(m, "decode_decode_query_len"), q[0]);
-      assert_int_equal(ts_int(m, "decode_max_decode_query_len"), th);
-    } else {
-      ts_expect_none(m, "decode_seq_lens");
+    if (rb.nd > 0) {
+      ts_expect_i32(m, "decode_seq_lens", rb.s, rb.nd);
+      assert_int_equal(ts_tensor(m, "decode_block_table")->shape[0], rb.nd);
+      assert_int_equal(ts_int(m, "decode_max_decode_query_len"), rb.th);
     }
     attn_builder_destroy(b);
-    ts_batch_free(batch);
+    ts_batch_free(rb.batch);
   }
 }
 

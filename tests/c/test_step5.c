@@ -23,16 +23,17 @@ static attn_kv_cache_spec_t summary_spec(int32_t block_size) {
   return s;
 }
 
-static void test_summary_answers(void** state) {
-  attn_kv_cache_spec_t spec = summary_spec(64);
+/* Both builders' class answers, with `k` speculative tokens: ALWAYS from the backend and the
+ * builder, no reorder threshold (the base class's None), no varlen capture length, no
+ * block-table or draft decode update. */
+static void expect_answers(const char* backend, const attn_kv_cache_spec_t* spec, int32_t k) {
   attn_builder_config_t c = ts_config();
   attn_builder_t* b;
   int32_t level = -1, th = 0, v = 0, has = 1, yes = 1;
-  (void)state;
-  c.num_speculative_tokens = 3;
-  ASSERT_OK(attn_backend_cudagraph_support(SUMMARY, &spec, &c, &level));
+  c.num_speculative_tokens = k;
+  ASSERT_OK(attn_backend_cudagraph_support(backend, spec, &c, &level));
   assert_int_equal(level, ATTN_CG_ALWAYS);
-  b = ts_builder(SUMMARY, &spec, &c);
+  b = ts_builder(backend, spec, &c);
   ASSERT_OK(attn_builder_cudagraph_support(b, &level));
   assert_int_equal(level, ATTN_CG_ALWAYS);
   ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
@@ -45,6 +46,12 @@ static void test_summary_answers(void** state) {
   ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &yes));
   assert_int_equal(yes, 0);
   attn_builder_destroy(b);
+}
+
+static void test_summary_answers(void** state) {
+  attn_kv_cache_spec_t spec = summary_spec(64);
+  (void)state;
+  expect_answers(SUMMARY, &spec, 3);
 }
 
 /* build() returns None: no fields, from a plain, a capture and a drafting build. */
@@ -102,26 +109,26 @@ static attn_kv_cache_spec_t ring_spec(int32_t block_size, int32_t head_size,
 
 static void test_tail_ring_answers(void** state) {
   attn_kv_cache_spec_t spec = ring_spec(16, 256, 0);
-  attn_builder_config_t c = ts_config();
-  attn_builder_t* b;
-  int32_t level = -1, th = 0, v = 0, has = 1, yes = 1;
   (void)state;
-  c.num_speculative_tokens = 1;
-  ASSERT_OK(attn_backend_cudagraph_support(TAIL_RING, &spec, &c, &level));
-  assert_int_equal(level, ATTN_CG_ALWAYS);
-  b = ts_builder(TAIL_RING, &spec, &c);
-  ASSERT_OK(attn_builder_cudagraph_support(b, &level));
-  assert_int_equal(level, ATTN_CG_ALWAYS);
-  ASSERT_OK(attn_builder_reorder_batch_threshold(b, &th));
-  assert_int_equal(th, ATTN_NO_REORDER);
-  ASSERT_OK(attn_builder_varlen_cudagraph_max_query_len(b, &v, &has));
-  assert_int_equal(has, 0);
-  ASSERT_OK(attn_builder_supports_update_block_table(b, &yes));
-  assert_int_equal(yes, 0);
-  yes = 1;
-  ASSERT_OK(attn_builder_supports_draft_decode_metadata_update(b, &yes));
-  assert_int_equal(yes, 0);
-  attn_builder_destroy(b);
+  expect_answers(TAIL_RING, &spec, 1);
+}
+
+/* The tail ring's batches: the queries `q` onto `s` (n requests, blocks of `block_size`), `rows`
+ * slot rows (num_actual_tokens = rows: padding counted as actual), and common.positions viewing
+ * pos[0 .. rows) (int64, filled by the caller before the build) through `view`, which must
+ * stay in place while the batch is built. */
+typedef struct positions_view {
+  int64_t shape[1];
+  attn_tensor_t tensor;
+} positions_view;
+
+static ts_batch* ring_batch(const int32_t* q, const int32_t* s, int64_t n, int32_t block_size,
+                            int64_t rows, int64_t* pos, positions_view* view) {
+  ts_batch* batch = ts_batch_make(q, s, n, block_size, 0, rows);
+  view->shape[0] = rows;
+  view->tensor = ts_host_tensor(pos, 1, view->shape, ATTN_DTYPE_INT, 64);
+  batch->common.positions = &view->tensor;
+  return batch;
 }
 
 /* Block 16, head_size 256: a page of 8,192 bytes, capacity 8 rows; block stride 24,576 bytes:
@@ -134,12 +141,12 @@ static void test_tail_ring_answers(void** state) {
  * 0, 1, 2, 3 (positions 4..11 mod 8); padding -1 -1. */
 static void test_tail_ring_hand_checked(void** state) {
   static const int32_t q[3] = {2, 1, 10}, s[3] = {18, 5, 12};
-  int64_t pos[15] = {16, 17, 4, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0}, shape[1] = {15};
-  attn_tensor_t pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+  int64_t pos[15] = {16, 17, 4, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0};
+  positions_view pv;
   attn_kv_cache_spec_t spec = ring_spec(16, 256, 24576);
   attn_builder_config_t c = ts_config();
   attn_builder_t* b = ts_builder(TAIL_RING, &spec, &c);
-  ts_batch* batch = ts_batch_make(q, s, 3, 16, 0, 15);
+  ts_batch* batch = ring_batch(q, s, 3, 16, 15, pos, &pv);
   attn_metadata_t* m = NULL;
   int64_t b0, b2;
   (void)state;
@@ -147,7 +154,6 @@ static void test_tail_ring_hand_checked(void** state) {
   b0 = batch->bt[0];
   b2 = batch->bt[2 * batch->width];
   assert_true(b0 > 0 && b2 > 0);
-  batch->common.positions = &pt;
   assert_int_equal(batch->common.num_actual_tokens, 15);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(attn_metadata_field_count(m), 2);
@@ -189,8 +195,8 @@ static void test_tail_ring_random_vs_naive(void** state) {
     const int64_t n = ts_rand_range(&rng, 0, 12), pad = ts_rand_range(&rng, 0, 5);
     const int padding_is_actual = (int)ts_rand_range(&rng, 0, 1);
     int32_t q[12], s[12];
-    int64_t pos[256], shape[1], r, i, t = 0, tokens = 0;
-    attn_tensor_t pt;
+    int64_t pos[256], r, i, t = 0, tokens = 0;
+    positions_view pv;
     attn_kv_cache_spec_t spec = ring_spec(bs, head, (int32_t)(rows * 1024));
     attn_builder_config_t c = ts_config();
     attn_builder_t* b;
@@ -203,7 +209,7 @@ static void test_tail_ring_random_vs_naive(void** state) {
       tokens += q[r];
     }
     b = ts_builder(TAIL_RING, &spec, &c);
-    batch = ts_batch_make(q, s, n, bs, 0, tokens + pad);
+    batch = ring_batch(q, s, n, bs, tokens + pad, pos, &pv);
     if (!padding_is_actual) batch->common.num_actual_tokens = tokens;
     for (r = 0; r < n; ++r) {
       for (i = 0; i < q[r]; ++i) pos[t++] = s[r] - q[r] + i;
@@ -211,9 +217,6 @@ static void test_tail_ring_random_vs_naive(void** state) {
         batch->bt[r * batch->width] = ts_rand_range(&rng, 0, 1) ? 0 : -1;
     }
     for (; t < tokens + pad; ++t) pos[t] = ts_rand_range(&rng, 0, 50);
-    shape[0] = tokens + pad;
-    pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-    batch->common.positions = &pt;
     ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
     assert_int_equal(ts_tensor(m, "base")->shape[0], tokens + pad);
     assert_int_equal(ts_tensor(m, "slot_mapping")->shape[0], tokens + pad);
@@ -286,13 +289,14 @@ static void test_tail_ring_refusals(void** state) {
   b = ts_builder(TAIL_RING, &spec, &c);
   {
     static const int32_t q1[2] = {1, 1};
-    int64_t pos[3] = {4, 8, 0}, pshape[1] = {3};
-    attn_tensor_t pt = ts_host_tensor(pos, 1, pshape, ATTN_DTYPE_INT, 64);
-    batch = ts_batch_make(q1, s, 2, 16, 0, 3); /* a padding row past 2 actual tokens */
+    int64_t pos[3] = {4, 8, 0};
+    positions_view pv;
+    batch = ring_batch(q1, s, 2, 16, 3, pos, &pv); /* a padding row past 2 actual tokens */
     batch->common.num_actual_tokens = 2;
-    batch->common.positions = &pt;
     ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
-                 "common->slot_mapping has 3 entries");
+                 "common->slot_mapping has 3 entries, more than "
+                 "config->max_num_batched_tokens=2 (STEP5_CSA_TAIL_RING's base and "
+                 "slot_mapping buffers)");
     ts_batch_free(batch);
   }
   attn_builder_destroy(b);
