@@ -13,19 +13,22 @@
 #include <cstdint>
 
 #include "hd.h"
+#include "index_math.h"
 #include "par.h"
 
 namespace attn::kernels {
 
 /// out[0 .. k) = the distinct non-zero values of candidate(i, j) (i < rows, j < cols, read row by
 /// row), each at its first appearance; returns k. Values lie in (0, num_values); `seen` holds
-/// num_values int32, all zero on entry and again on return.
-template <class C>
-ATTN_HD int64_t ordered_unique_stamps(int64_t rows, int64_t cols, C candidate, int32_t* out,
-                                      int32_t* seen) {
+/// num_values int32, all zero on entry and again on return. `row_cols(i)`: a bound past which
+/// row i's candidates are all 0 (the row is read up to min(cols, row_cols(i)) only; the hash
+/// version reads every column and gets the same result).
+template <class L, class C>
+ATTN_HD int64_t ordered_unique_stamps(int64_t rows, int64_t cols, L row_cols, C candidate,
+                                      int32_t* out, int32_t* seen) {
   int64_t count = 0;
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
+    for (int64_t j = 0, end = imin<int64_t>(cols, row_cols(i)); j < end; ++j) {
       const int32_t v = candidate(i, j);
       if (v == 0 || seen[v] != 0) continue;
       seen[v] = 1;

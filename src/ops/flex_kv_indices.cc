@@ -27,6 +27,20 @@ ATTN_HD_INLINE int32_t candidate(const FlexBlockMaskIn& in, int64_t t, int64_t j
   return v > 0 && v < in.num_gpu_blocks ? v : 0;
 }
 
+// Row i of group g reads no candidate past this column: past the request's own blocks, and
+// (causal) past the block of the token's position (candidate() is 0 there: the host's stamps
+// stop early; a device's hash reads every column).
+ATTN_HD_INLINE int64_t candidate_cols(const FlexBlockMaskIn& in, int64_t t) {
+  if (t >= in.num_tokens) return 0;
+  const int32_t d = in.doc_ids[t];
+  int64_t cols = in.num_blocks_per_seq[d];
+  if (in.causal != 0) {
+    const int64_t pos = t - in.query_start_loc[d] + in.decode_offset[d];
+    cols = kernels::imin<int64_t>(cols, pos < 0 ? 0 : pos / in.block_size + 1);
+  }
+  return cols;
+}
+
 template <class P>
 void flex_kv_indices_on(P& p, FlexBlockMaskIn in, int64_t num_groups, int32_t* kv_indices,
                         int64_t out_stride, int32_t* kv_num_blocks, void* scratch,
@@ -43,7 +57,9 @@ void flex_kv_indices_on(P& p, FlexBlockMaskIn in, int64_t num_groups, int32_t* k
     if constexpr (P::kOnDevice)
       count = kernels::ordered_unique_hash(lanes, in.q_block, in.pages, of, row, table, cap);
     else
-      count = kernels::ordered_unique_stamps(in.q_block, in.pages, of, row, stamps);
+      count = kernels::ordered_unique_stamps(
+          in.q_block, in.pages,
+          [&](int64_t i) { return candidate_cols(in, g * in.q_block + i); }, of, row, stamps);
     lanes.for_each(per_group - count, [&](int64_t k) { row[count + k] = -1; });
     if (lanes.leader()) kv_num_blocks[g] = static_cast<int32_t>(count);
   });

@@ -8,10 +8,16 @@
 namespace attn::ops {
 namespace {
 
-using kernels::cdiv;
 using kernels::iclamp;
 using kernels::imin;
 using kernels::Lanes;
+
+// Pages of a length, rounded up: (len + page - 1) / page in 64 bits (kernels::cdiv's floor
+// division costs more per request here; a negative device length gives 0 or less, and both
+// callers clamp or were validated non-negative).
+ATTN_HD_INLINE int64_t pages_of(int32_t len, int32_t page) {
+  return (int64_t{len} + page - 1) / page;
+}
 
 // last_page_len of a length: len % page, or page when that is 0 and len > 0.
 ATTN_HD_INLINE int32_t last_page_len_of(int32_t len, int32_t page) {
@@ -26,7 +32,7 @@ void paged_kv_on(P& p, const int32_t* seq_lens, int64_t num_reqs, const int32_t*
   // A request's pages, clamped to [0, width]: device lengths that disagree with the validated
   // host mirror stay inside the table.
   auto pages = [=] ATTN_HD(int64_t r) -> int64_t {
-    return iclamp<int64_t>(cdiv(seq_lens[r], page), 0, width);
+    return iclamp<int64_t>(pages_of(seq_lens[r], page), 0, width);
   };
   // indptr[i] = pages of requests [0, i); the row of request i - 1 writes its last_page_len.
   p.scan(
@@ -38,10 +44,11 @@ void paged_kv_on(P& p, const int32_t* seq_lens, int64_t num_reqs, const int32_t*
   p.for_each_row(num_reqs, [=] ATTN_HD(int64_t r, Lanes lanes) {
     const int64_t start = indptr[r];
     if (start < 0 || start >= capacity) return;
-    const int64_t n = imin(pages(r), capacity - start);
+    // the request's pages as the scan counted them (no second division)
+    const int64_t n = imin(int64_t{indptr[r + 1]} - start, capacity - start);
     const int32_t* row = block_table + r * bt_stride;
     int32_t* dst = indices + start;
-    lanes.for_each(n, [&](int64_t j) { dst[j] = row[j]; });
+    lanes.copy(dst, row, n);  // one memcpy on the host
   });
 }
 
@@ -60,7 +67,7 @@ int64_t paged_kv_counts(const int32_t* seq_lens, int64_t num_reqs, int32_t page_
   int64_t total = 0;
   indptr[0] = 0;
   for (int64_t r = 0; r < num_reqs; ++r) {
-    total += cdiv(seq_lens[r], page_size);
+    total += pages_of(seq_lens[r], page_size);
     indptr[r + 1] = static_cast<int32_t>(total);
     last_page_len[r] = last_page_len_of(seq_lens[r], page_size);
   }

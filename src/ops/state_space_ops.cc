@@ -31,7 +31,10 @@ void mask_padded_rows_on(P& p, const int32_t* src, int64_t src_stride, int64_t r
                          int64_t dst_stride, int64_t total_rows) {
   p.for_each(total_rows, [=] ATTN_HD(int64_t r) {
     int32_t* d = dst + r * dst_stride;
-    if (r < rows && seq_lens[r] != 0) {
+    const bool keep = r < rows && seq_lens[r] != 0;
+    if (cols == 1) {  // one state column (the common case): no inner loop to set up
+      d[0] = keep ? src[r * src_stride] : pad;
+    } else if (keep) {
       const int32_t* s = src + r * src_stride;
       for (int64_t j = 0; j < cols; ++j) d[j] = s[j];
     } else {

@@ -18,7 +18,16 @@ int main() {
     const int32_t num_values = iter % 2 ? 8 : 5000;
     std::vector<int32_t> cand(static_cast<size_t>(rows * cols));
     for (auto& v : cand) v = rng() % 4 == 0 ? 0 : 1 + static_cast<int32_t>(rng() % (num_values - 1));
+    // Some rows end early: zeros past a random column, which the stamps version is told (and
+    // does not read), the hash version is not.
+    std::vector<int64_t> row_end(static_cast<size_t>(rows), cols);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (rng() % 2) continue;
+      row_end[i] = static_cast<int64_t>(rng() % (cols + 1));
+      for (int64_t j = row_end[i]; j < cols; ++j) cand[static_cast<size_t>(i * cols + j)] = 0;
+    }
     auto of = [&](int64_t i, int64_t j) { return cand[static_cast<size_t>(i * cols + j)]; };
+    auto ends = [&](int64_t i) { return row_end[static_cast<size_t>(i)]; };
 
     std::vector<int32_t> naive;
     for (int32_t v : cand) {
@@ -28,7 +37,7 @@ int main() {
       if (!seen) naive.push_back(v);
     }
     std::vector<int32_t> a(cand.size(), -7), b(cand.size(), -7), stamps(num_values, 0);
-    const int64_t na = attn::kernels::ordered_unique_stamps(rows, cols, of, a.data(), stamps.data());
+    const int64_t na = attn::kernels::ordered_unique_stamps(rows, cols, ends, of, a.data(), stamps.data());
     int64_t cap = 1;
     while (cap < 2 * rows * cols) cap <<= 1;
     std::vector<uint64_t> table(static_cast<size_t>(cap), 123);
