@@ -40,35 +40,35 @@ namespace {
 constexpr const char* kName = "QWEN4_EXP_EXP_QSA_STATE";
 
 /// QSAForwardMetadata's fields in its order.
-#define QSA_STATE_FIELDS(X)                      \
-  X(kBlockTable, "block_table")                  \
-  X(kSlotMapping, "slot_mapping")                \
-  X(kSeqLens, "seq_lens")                        \
-  X(kQueryStartLoc, "query_start_loc")           \
-  X(kTokenToReq, "token_to_req")                 \
-  X(kLogicalPositions, "logical_positions")      \
-  X(kVisibleBlocks, "visible_blocks")            \
-  X(kKWorkMetadata, "k_work_metadata")           \
-  X(kNumActualTokens, "num_actual_tokens")       \
-  X(kNumDecodes, "num_decodes")                  \
-  X(kNumDecodeTokens, "num_decode_tokens")       \
-  X(kNumPrefills, "num_prefills")                \
-  X(kNumPrefillTokens, "num_prefill_tokens")     \
-  X(kMaxQueryLen, "max_query_len")               \
-  X(kDecodeQueryLen, "decode_query_len")         \
-  X(kMaxSeqLen, "max_seq_len")                   \
-  X(kStorageBlockSize, "storage_block_size")     \
+#define QSA_STATE_FIELDS(X)                  \
+  X(kBlockTable, "block_table")              \
+  X(kSlotMapping, "slot_mapping")            \
+  X(kSeqLens, "seq_lens")                    \
+  X(kQueryStartLoc, "query_start_loc")       \
+  X(kTokenToReq, "token_to_req")             \
+  X(kLogicalPositions, "logical_positions")  \
+  X(kVisibleBlocks, "visible_blocks")        \
+  X(kKWorkMetadata, "k_work_metadata")       \
+  X(kNumActualTokens, "num_actual_tokens")   \
+  X(kNumDecodes, "num_decodes")              \
+  X(kNumDecodeTokens, "num_decode_tokens")   \
+  X(kNumPrefills, "num_prefills")            \
+  X(kNumPrefillTokens, "num_prefill_tokens") \
+  X(kMaxQueryLen, "max_query_len")           \
+  X(kDecodeQueryLen, "decode_query_len")     \
+  X(kMaxSeqLen, "max_seq_len")               \
+  X(kStorageBlockSize, "storage_block_size") \
   X(kCompressRatio, "compress_ratio")
 ATTN_NAMED_LIST(Field, QSA_STATE_FIELDS);
 
 /// vLLM's four per-token buffers (max_num_batched_tokens entries), its k_work_metadata_buffer
 /// and the work scan's request sums (libattn's scratch; both empty unless the compressed cache).
-#define QSA_STATE_BUFFERS(X)                     \
-  X(kBufTokenToReq, "token_to_req_buffer")       \
-  X(kBufSlotMapping, "slot_mapping_buffer")      \
+#define QSA_STATE_BUFFERS(X)                          \
+  X(kBufTokenToReq, "token_to_req_buffer")            \
+  X(kBufSlotMapping, "slot_mapping_buffer")           \
   X(kBufLogicalPositions, "logical_positions_buffer") \
-  X(kBufVisibleBlocks, "visible_blocks_buffer")  \
-  X(kBufKWork, "k_work_metadata_buffer")         \
+  X(kBufVisibleBlocks, "visible_blocks_buffer")       \
+  X(kBufKWork, "k_work_metadata_buffer")              \
   X(kBufWorkEnds, "work_ends")
 ATTN_NAMED_LIST(Buffer, QSA_STATE_BUFFERS);
 
@@ -124,11 +124,12 @@ class QsaStateBuilder final : public Builder {
     const int64_t n = c.num_reqs, T = c.num_actual_tokens;
     // Every check before anything is written: a refused batch leaves the metadata as it was.
     if (n == 0)
-      invalid("common->num_reqs=0: ", kName, " needs a request (vLLM 0.33's "
+      invalid("common->num_reqs=0: ", kName,
+              " needs a request (vLLM 0.33's "
               "build_qsa_metadata_triton asserts num_reqs > 0)");
     const int32_t threshold = reorder_batch_threshold().value_or(1);
-    const ops::BatchSplit s = ops::split_decodes_and_prefills(
-        c.qsl_host, n, T, c.max_query_len, threshold, /*require_uniform=*/true);
+    const ops::BatchSplit s = ops::split_decodes_and_prefills(c.qsl_host, n, T, c.max_query_len,
+                                                              threshold, /*require_uniform=*/true);
     // the first nonzero decode query length (the uniform split leaves the others equal or 0)
     int64_t decode_query_len = 0;
     for (int64_t r = 0; r < s.num_decodes && decode_query_len == 0; ++r)
@@ -180,9 +181,10 @@ class QsaStateBuilder final : public Builder {
     Metadata& m = metadata();
     m.reset();
     m.set_tensor(kBlockTable, bt);
-    m.set_tensor(kSlotMapping, own_slots ? make_vector(a.slot_mapping, dev, kInt64, T)
-                                         : rows_between(common_slots, 0, T),
-                 own_slots);
+    m.set_tensor(
+        kSlotMapping,
+        own_slots ? make_vector(a.slot_mapping, dev, kInt64, T) : rows_between(common_slots, 0, T),
+        own_slots);
     m.set_tensor(kSeqLens, *c.seq_lens);
     m.set_tensor(kQueryStartLoc, *c.query_start_loc);
     m.set_tensor(kTokenToReq, make_vector(t2r, dev, kInt32, T), true);

@@ -27,7 +27,8 @@ void qsa_tokens_on(P& p, QsaTokenArgs a) {
     a.logical_positions[t] = pos;
     const int64_t ratio = a.compress_ratio;
     // Triton's integer // and % (C's truncation); the operands are >= 0 on a valid batch.
-    a.visible_blocks[t] = static_cast<int32_t>(imax<int64_t>(0, imin((pos + 1) / ratio, seq_len / ratio)));
+    a.visible_blocks[t] =
+        static_cast<int32_t>(imax<int64_t>(0, imin((pos + 1) / ratio, seq_len / ratio)));
     if (a.slot_mapping == nullptr) return;  // the plain cache: the batch's slot_mapping
     bool valid = false;
     int64_t slot = -1;
@@ -41,8 +42,7 @@ void qsa_tokens_on(P& p, QsaTokenArgs a) {
       const int64_t compressed = imax<int64_t>(pos, 0) / ratio;
       const int64_t logical_block = compressed / a.storage_block_size;
       valid = mapped && pos >= 0 && (pos + 1) % ratio == 0 && logical_block < a.block_table_cols;
-      const int64_t block =
-          valid ? a.block_table[r * a.block_table_stride + logical_block] : -1;
+      const int64_t block = valid ? a.block_table[r * a.block_table_stride + logical_block] : -1;
       valid = valid && block >= 0;
       if (valid) {
         const int64_t common = a.common_slots_int64
