@@ -85,6 +85,7 @@ def all_items() -> List[Any]:
     from .static_sink_items import static_sink_items
     from .step5_items import step5_items
     from .qwen4_qsa_items import qwen4_qsa_items
+    from .qsa_state_items import qsa_state_items
     from .block_pooling_items import block_pooling_items
     from .triton_items import triton_items
     from .v4_sparse_mla_items import v4_sparse_mla_items
@@ -100,7 +101,8 @@ def all_items() -> List[Any]:
             + sparse_swa_items() + rocm_aiter_mla_items() + compressor_items()
             + sparse_indexer_v41_items() + v4_sparse_mla_items() + sparse_indexer_v4_items()
             + inkling_items() + xpu_mla_sparse_items() + step5_items()
-            + rocm_aiter_mla_sparse_items() + minimax_m3_items() + qwen4_qsa_items())
+            + rocm_aiter_mla_sparse_items() + minimax_m3_items() + qwen4_qsa_items()
+            + qsa_state_items())
 
 
 def main(argv: List[str] = None) -> int:

@@ -1275,7 +1275,11 @@ typedef enum attn_kv_cache_kind {
   ATTN_KV_MLA = 3,                     /**< `MLAAttentionSpec`. */
   ATTN_KV_CROSS_ATTENTION = 4,         /**< `CrossAttentionSpec`. */
   ATTN_KV_ENCODER_ONLY = 5,            /**< `EncoderOnlyAttentionSpec`. */
-  ATTN_KV_MAMBA = 6                    /**< `MambaSpec`. */
+  ATTN_KV_MAMBA = 6,                   /**< `MambaSpec`. */
+  ATTN_KV_CIRCULAR_BUFFER = 7          /**< ABI 1.7: `CircularBufferSpec`: one block per request
+                                            holding a ring of `block_size` rows (the block table
+                                            needs one column, whatever the seq_lens). A library
+                                            older than 1.7 refuses the kind. */
 } attn_kv_cache_kind_t;
 
 /** KV cache element types (a spec's `dtype`, a config's `cache_dtype`). */

@@ -183,6 +183,38 @@ struct V4CompressedSlotsParams {
   int32_t cp_interleave = 1;       ///< cp_kv_cache_interleave_size (uncompressed tokens).
 };
 
+/// See ops::qsa_token_metadata: the per-token part of vLLM 0.33's _build_qsa_metadata_kernel
+/// (models/qwen4_exp/common/qsa_cache.py), inputs then outputs.
+struct QsaTokenArgs {
+  const int32_t* query_start_loc = nullptr;  ///< (num_reqs + 1,)
+  const int32_t* seq_lens = nullptr;         ///< (num_reqs,)
+  const int32_t* token_to_req = nullptr;     ///< (num_tokens,): compute_token_to_req_indices'
+  const void* common_slot_mapping = nullptr; ///< The batch's slot_mapping (>= num_mapped_tokens)
+  bool common_slots_int64 = true;            ///< Its dtype (int64, else int32).
+  const int32_t* block_table = nullptr;      ///< (num_reqs, block_table_cols), rows strided
+  int64_t block_table_stride = 0;            ///< Elements between block table rows.
+  int64_t block_table_cols = 0;              ///< Its columns.
+  int64_t num_mapped_tokens = 0;             ///< query_start_loc[num_reqs] (<= num_tokens).
+  int64_t num_tokens = 0;                    ///< num_actual_tokens: the rows written.
+  int64_t storage_block_size = 1;            ///< The spec's num_states (> 0).
+  int64_t compress_ratio = 1;                ///< tokens_per_state of an MLA spec, else 1 (> 0).
+  int64_t circular_buffer_size = 0;          ///< A circular spec's block_size, else 0.
+  int64_t* logical_positions = nullptr;      ///< (num_tokens,) out
+  int32_t* visible_blocks = nullptr;         ///< (num_tokens,) out
+  int64_t* slot_mapping = nullptr;           ///< (num_tokens,) out; null for the plain cache
+};
+
+/// See ops::qsa_work_metadata: the work-item part of vLLM 0.33's _build_qsa_metadata_kernel.
+struct QsaWorkArgs {
+  const int32_t* query_start_loc = nullptr;  ///< (num_reqs + 1,)
+  const int32_t* seq_lens = nullptr;         ///< (num_reqs,)
+  int64_t num_reqs = 0;
+  int64_t compress_ratio = 1;                ///< > 1
+  int64_t max_num_work = 0;                  ///< Rows of k_work_metadata written.
+  int64_t* work_ends = nullptr;              ///< (num_reqs,) scratch: the inclusive work sums
+  int32_t* k_work_metadata = nullptr;        ///< (max_num_work, 2) out
+};
+
 /// See ops::v4_c128a_topk_metadata: one call of vLLM 0.33's build_c128a_topk_metadata.
 struct C128aTopkParams {
   int64_t num_decode_tokens = 0;   ///< Rows 0 .. num_decode_tokens - 1 are decode rows.

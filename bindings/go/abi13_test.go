@@ -27,7 +27,7 @@ func TestEveryBackendDescribesItself(t *testing.T) {
 		all |= info.KVCacheKinds
 	}
 	// between them the built-in backends build for every kind of spec
-	is(t, "kinds of all backends", all, uint32(1)<<(uint(attn.KVMamba)+1)-1)
+	is(t, "kinds of all backends", all, uint32(1)<<(uint(attn.KVCircularBuffer)+1)-1)
 	_, err := l.BackendInfo(len(infos))
 	wantError(t, err, attn.ErrNotFound, "out of range")
 	_, err = l.BackendInfo(-1)

@@ -117,6 +117,7 @@ const (
 	KVCrossAttention        KVCacheKind = C.ATTN_KV_CROSS_ATTENTION
 	KVEncoderOnly           KVCacheKind = C.ATTN_KV_ENCODER_ONLY
 	KVMamba                 KVCacheKind = C.ATTN_KV_MAMBA
+	KVCircularBuffer        KVCacheKind = C.ATTN_KV_CIRCULAR_BUFFER // ABI 1.7
 )
 
 // KVDtype is a KV cache element type (a spec's DType, a config's CacheDtype and ModelDtype).

@@ -91,7 +91,8 @@
   ROW(kQwen4ExpQsaTritonBackend) /* flash_attn.cc */          \
   ROW(kQwen4ExpQsaTritonRocmBackend) /* flash_attn.cc */      \
   ROW(kStep5CsaTailRingBackend) /* step5_csa_tail_ring.cc */ \
-  ROW(kMiniMaxM3IndexerBackend) /* minimax_m3_indexer.cc */
+  ROW(kMiniMaxM3IndexerBackend) /* minimax_m3_indexer.cc */ \
+  ROW(kQwen4ExpQsaStateBackend) /* qsa_state.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()

@@ -63,6 +63,9 @@ CommonLimits Builder::limits() const {
   lim.full = config_.validate_full;
   // Encoder-only layers have no KV cache: vLLM's runner hands them a dummy (num_reqs, 1) table.
   if (spec_.kind == kKvEncoderOnly) lim.block_size = 0;
+  // A circular buffer's block is a ring: one column per request (vLLM's CircularBufferSpec
+  // max_num_blocks_per_req is 1), whatever the seq_lens.
+  if (spec_.kind == kKvCircularBuffer) lim.block_size = 0;
   if (spec_.kind == kKvCrossAttention) {
     lim.seq_lens_are_encoder_lens = true;
     lim.max_model_len = config_.max_encoder_len > 0 ? config_.max_encoder_len : -1;

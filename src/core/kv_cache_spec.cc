@@ -20,6 +20,8 @@ const char* kv_cache_kind_name(int32_t kind) {
       return "ENCODER_ONLY";
     case kKvMamba:
       return "MAMBA";
+    case kKvCircularBuffer:
+      return "CIRCULAR_BUFFER";
     default:
       return "unknown";
   }
@@ -79,8 +81,8 @@ const char* mamba_cache_mode_name(int32_t mode) {
 }
 
 void validate(const KvCacheSpec& s) {
-  if (s.kind < kKvFullAttention || s.kind > kKvMamba)
-    invalid("kv_cache_spec->kind=", s.kind, " is not an ATTN_KV_* kind (0..6)");
+  if (s.kind < kKvFullAttention || s.kind > kKvCircularBuffer)
+    invalid("kv_cache_spec->kind=", s.kind, " is not an ATTN_KV_* kind (0..7)");
   if (s.block_size <= 0) invalid("kv_cache_spec->block_size=", s.block_size, " must be positive");
   if (s.num_kv_heads <= 0)
     invalid("kv_cache_spec->num_kv_heads=", s.num_kv_heads, " must be positive");

@@ -26,9 +26,10 @@ enum KvCacheKind : int32_t {
   kKvCrossAttention = 4,
   kKvEncoderOnly = 5,
   kKvMamba = 6,
+  kKvCircularBuffer = 7,  ///< ABI 1.7
 };
 /// One past the largest kind.
-inline constexpr int32_t kKvKindCount = 7;
+inline constexpr int32_t kKvKindCount = 8;
 
 /// The bit of `kind` in a mask of kinds (Backend::accepted_spec_kinds()).
 constexpr uint32_t kv_kind_bit(int32_t kind) { return 1u << kind; }

@@ -792,6 +792,32 @@ void step5_tail_ring_metadata(const Exec& exec, const int32_t* token_to_req,
                               int64_t num_actual_tokens, int64_t num_tokens, int32_t capacity,
                               int64_t rows_per_block, int64_t* base, int64_t* slot_mapping);
 
+using kernels::QsaTokenArgs;
+using kernels::QsaWorkArgs;
+
+/// QWEN4_EXP_EXP_QSA_STATE's per-token metadata (vLLM 0.33's _build_qsa_metadata_kernel, the
+/// Triton path of build_qsa_metadata in models/qwen4_exp/common/qsa_cache.py), one item per
+/// token t < num_tokens. A token is mapped when t < num_mapped_tokens; its request r =
+/// token_to_req[t]. logical_positions[t] = seq_lens[r] - query_len(r) + (t - query_start_loc[r])
+/// for a mapped token, -1 otherwise; visible_blocks[t] = max(0, min((pos + 1) / ratio,
+/// seq_len / ratio)) (seq_len 0 for an unmapped token). With a slot_mapping output: for a
+/// circular cache (circular_buffer_size > 0) block = block_table[r][0] and the slot is block *
+/// size + pos % size when the token is mapped, pos >= 0, t + size >= query_start_loc[r + 1] (one
+/// of its query's last `size` rows), the table has a column and block > 0; for the compressed
+/// cache the slot is block * storage_block_size + (pos / ratio) % storage_block_size with block =
+/// block_table[r][(pos / ratio) / storage_block_size] when the token is mapped, pos >= 0, (pos +
+/// 1) % ratio == 0 (it closes a group), the column exists, block >= 0 and the batch's
+/// slot_mapping[t] >= 0; -1 otherwise. Division and remainder are C's (Triton's). Reads every
+/// table inside its extent whatever the values (the request of a mapped token is < num_reqs).
+void qsa_token_metadata(const Exec& exec, const QsaTokenArgs& args);
+
+/// QWEN4_EXP_EXP_QSA_STATE's k_work_metadata (the work tiles of _build_qsa_metadata_kernel): each
+/// request r owns count(r) = query_len > 0 ? max(seq_len / ratio - (seq_len - query_len) / ratio,
+/// 1) : 0 consecutive work items; work_ends gets their inclusive sums (a scan), and row w <
+/// max_num_work of k_work_metadata gets (owner, w - owner's first item) for w < the total, (-1,
+/// -1) past it.
+void qsa_work_metadata(const Exec& exec, const QsaWorkArgs& args);
+
 using kernels::SwaIndicesParams;
 
 /// DEEPSEEK_SPARSE_SWA's is_valid_token (vLLM 0.33, mla/sparse_swa.py): out[t] = slot_mapping[t]

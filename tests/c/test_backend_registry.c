@@ -27,7 +27,7 @@ static void test_name_bad_input(void** state) {
 }
 
 /* Every kind bit attn_backend_info may set: one per ATTN_KV_* value. */
-#define ALL_KINDS ((1u << (ATTN_KV_MAMBA + 1)) - 1u)
+#define ALL_KINDS ((1u << (ATTN_KV_CIRCULAR_BUFFER + 1)) - 1u)
 
 static void test_info_of_every_backend(void** state) {
   size_t i, n = attn_backend_count();

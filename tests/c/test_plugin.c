@@ -53,7 +53,7 @@ static void test_example_plugin(void** state) {
     assert_int_equal(info.origin, ATTN_BACKEND_PLUGIN);
     assert_string_equal(info.vllm_release, "plugin");
     /* a plugin's table does not say which kinds it accepts: every one */
-    assert_int_equal(info.kv_cache_kinds, (1u << (ATTN_KV_MAMBA + 1)) - 1u);
+    assert_int_equal(info.kv_cache_kinds, (1u << (ATTN_KV_CIRCULAR_BUFFER + 1)) - 1u);
     ASSERT_OK(attn_backend_info(0, &info));
     assert_int_equal(info.origin, ATTN_BACKEND_BUILTIN);
   }

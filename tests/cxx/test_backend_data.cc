@@ -77,7 +77,7 @@ attn::BuilderConfig small_config() {
 void test_builtin_kinds_match_create() {
   attn::backends::register_builtin_backends();
   attn::Registry& r = attn::Registry::instance();
-  CHECK(r.count() == 81, "%zu built-in backends, expected 81", r.count());
+  CHECK(r.count() == 82, "%zu built-in backends, expected 82", r.count());
   for (size_t i = 0; i < r.count(); ++i) {
     const std::shared_ptr<const attn::Backend> b = r.at(i);
     const std::string& name = b->name();

@@ -245,6 +245,59 @@ static void test_minimax_m3_indexer(void** state) {
   }
 }
 
+/* QWEN4_EXP_EXP_QSA_STATE's three caches (ops::qsa_token_metadata, and for the compressed one
+ * ops::qsa_work_metadata's scan and search on the device): the ring (a CIRCULAR_BUFFER spec of
+ * capacity 4 or 8 over a one-column table, some blocks null or negative), the compressed cache
+ * (MLA, tokens_per_state 2 or 4 at block 16, some blocks and batch slots -1) and the plain one
+ * (tokens_per_state 1); seeded mixed batches with empty queries and padding rows counted as
+ * actual tokens, spec decoding with k = 0..2, and the capture build of a uniform batch. */
+static void test_qsa_state(void** state) {
+  uint64_t seed = 47;
+  int iter;
+  attn_builder_config_t c = ts_config();
+  (void)state;
+  if (!tg_have_gpu("the host-vs-CUDA backend builds")) skip();
+  for (iter = 0; iter < 36; ++iter) {
+    const int cache = iter % 3; /* 0 ring, 1 compressed, 2 plain */
+    const int64_t n = ts_rand_range(&seed, 1, 40), pad = ts_rand_range(&seed, 0, 6);
+    attn_kv_cache_spec_t spec = ts_mla_spec(16);
+    int32_t q[40], s[40];
+    int64_t r, tokens = 0;
+    ts_batch* b;
+    c.num_speculative_tokens = iter % 3;
+    spec.head_size = 128;
+    if (cache == 0) {
+      spec.kind = ATTN_KV_CIRCULAR_BUFFER;
+      spec.block_size = iter % 2 ? 4 : 8;
+    } else {
+      spec.tokens_per_state = cache == 2 ? 1 : (iter % 2 ? 2 : 4);
+    }
+    for (r = 0; r < n; ++r) {
+      q[r] = (int32_t)ts_rand_range(&seed, 0, r % 3 ? 3 : 60);
+      s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 700);
+      tokens += q[r];
+    }
+    /* the ring's table: one column (a block size past every seq_len), ids from 1 */
+    b = ts_batch_make(q, s, n, cache == 0 ? 1024 : 16, 0, tokens + pad);
+    for (r = 0; r < n * b->width; ++r)
+      if (ts_rand_range(&seed, 0, 7) == 0) b->bt[r] = (int32_t)ts_rand_range(&seed, -1, 0);
+    for (r = 0; r < tokens; ++r)
+      if (ts_rand_range(&seed, 0, 9) == 0) b->slots[r] = -1;
+    compare("QWEN4_EXP_EXP_QSA_STATE", &spec, &c, b, 0);
+    ts_batch_free(b);
+  }
+  {
+    static const int32_t uq[3] = {1, 1, 1}, us[3] = {9, 129, 700};
+    attn_kv_cache_spec_t spec = ts_mla_spec(16);
+    ts_batch* b = ts_batch_make(uq, us, 3, 16, 0, -1);
+    spec.head_size = 128;
+    spec.tokens_per_state = 4;
+    c.num_speculative_tokens = 0;
+    compare("QWEN4_EXP_EXP_QSA_STATE", &spec, &c, b, 2);
+    ts_batch_free(b);
+  }
+}
+
 static void test_capture(void** state) {
   static const int32_t q[4] = {1, 1, 1, 1}, s[4] = {100, 7, 64, 300};
   attn_kv_cache_spec_t spec = ts_spec();
@@ -371,6 +424,7 @@ int main(void) {
       cmocka_unit_test(test_inkling_padding),
       cmocka_unit_test(test_minimax_m3),
       cmocka_unit_test(test_minimax_m3_indexer),
+      cmocka_unit_test(test_qsa_state),
       cmocka_unit_test(test_fast_prefill_and_cross),
   };
   return cmocka_run_group_tests_name("gpu_backends", tests, NULL, NULL);

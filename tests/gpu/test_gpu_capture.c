@@ -604,6 +604,12 @@ static void run_case(const cg_case* c, uint64_t seed) {
   assert_int_equal(count.frees, count.allocs);
 }
 
+/* QWEN4_EXP_EXP_QSA_STATE's ring (a CIRCULAR_BUFFER spec of capacity round_up(4 + 2, 4) = 8,
+ * QSAKeyStateCache's at k = 2; the batches' tables are read at column 0) and compressed cache
+ * (MLA, tokens_per_state 4: k_work_metadata's scan on the device), set by qsa_setup(). */
+static attn_kv_cache_spec_t g_qsa_ring, g_qsa_compressed;
+static attn_builder_config_t g_qsa_config;
+
 static const cg_case kCases[] = {
     {"FLASH_ATTN", 90, ATTN_KV_FULL_ATTENTION, 1, ATTN_CG_ALWAYS, 1, 1, NULL, NULL},   /* FA3 */
     {"FLASH_ATTN", 90, ATTN_KV_FULL_ATTENTION, 2, ATTN_CG_ALWAYS, 1, 1, NULL, NULL},   /* FA3 + DCP: a kernel */
@@ -615,12 +621,30 @@ static const cg_case kCases[] = {
     {"FLASHINFER", 100, ATTN_KV_FULL_ATTENTION, 1, ATTN_CG_UNIFORM_BATCH, 0, 0, NULL, NULL}, /* TRT-LLM */
     {"TREE_ATTN", 90, ATTN_KV_FULL_ATTENTION, 1, ATTN_CG_NEVER, 0, 0, NULL, NULL},
     {"FLASH_ATTN", 90, ATTN_KV_CHUNKED_LOCAL_ATTENTION, 1, ATTN_CG_NEVER, 0, 0, NULL, NULL}, /* the wrapper */
+    {"QWEN4_EXP_EXP_QSA_STATE", 90, ATTN_KV_CIRCULAR_BUFFER, 1, ATTN_CG_UNIFORM_BATCH, 1, 0,
+     &g_qsa_ring, &g_qsa_config},
+    {"QWEN4_EXP_EXP_QSA_STATE", 90, ATTN_KV_MLA, 1, ATTN_CG_UNIFORM_BATCH, 1, 0, &g_qsa_compressed,
+     &g_qsa_config},
 };
+
+static void qsa_setup(void) {
+  const cg_case c0 = {"", 90, ATTN_KV_FULL_ATTENTION, 1, -1, 0, 0, NULL, NULL};
+  attn_kv_cache_spec_t unused;
+  configure(&c0, &unused, &g_qsa_config);
+  g_qsa_ring = ts_spec();
+  g_qsa_ring.kind = ATTN_KV_CIRCULAR_BUFFER;
+  g_qsa_ring.block_size = 8;
+  g_qsa_ring.num_kv_heads = 1;
+  g_qsa_compressed = ts_mla_spec(kBlock);
+  g_qsa_compressed.head_size = 128;
+  g_qsa_compressed.tokens_per_state = 4;
+}
 
 static void test_capture_and_replay(void** state) {
   size_t i;
   (void)state;
   if (!tg_have_gpu("the CUDA graph capture and replay of builds")) skip();
+  qsa_setup();
   for (i = 0; i < sizeof kCases / sizeof kCases[0]; ++i) run_case(&kCases[i], 1234 + i);
   g_cover.finished++;
 }

@@ -53,6 +53,7 @@ c_enum!(
         FullAttention = ATTN_KV_FULL_ATTENTION, SlidingWindow = ATTN_KV_SLIDING_WINDOW,
         ChunkedLocalAttention = ATTN_KV_CHUNKED_LOCAL_ATTENTION, Mla = ATTN_KV_MLA,
         CrossAttention = ATTN_KV_CROSS_ATTENTION, EncoderOnly = ATTN_KV_ENCODER_ONLY, Mamba = ATTN_KV_MAMBA,
+        CircularBuffer = ATTN_KV_CIRCULAR_BUFFER,
     }
 );
 c_enum!(

@@ -753,6 +753,11 @@ pub enum attn_kv_cache_kind {
     ATTN_KV_ENCODER_ONLY = 5,
     #[doc = "< `MambaSpec`."]
     ATTN_KV_MAMBA = 6,
+    #[doc = "< ABI 1.7: `CircularBufferSpec`: one block per request"]
+    #[doc = "holding a ring of `block_size` rows (the block table"]
+    #[doc = "needs one column, whatever the seq_lens). A library"]
+    #[doc = "older than 1.7 refuses the kind."]
+    ATTN_KV_CIRCULAR_BUFFER = 7,
 }
 #[doc = " The kind of a KV cache spec (vLLM's `KVCacheSpec` subclasses)."]
 pub use self::attn_kv_cache_kind as attn_kv_cache_kind_t;

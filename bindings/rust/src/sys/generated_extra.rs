@@ -621,6 +621,7 @@ pub const ENUMS: &[(&str, &[(&str, i64)])] = &[
             ("ATTN_KV_CROSS_ATTENTION", 4),
             ("ATTN_KV_ENCODER_ONLY", 5),
             ("ATTN_KV_MAMBA", 6),
+            ("ATTN_KV_CIRCULAR_BUFFER", 7),
         ],
     ),
     (
