@@ -252,8 +252,10 @@ def build_groups(builders: Sequence[Builder], common: CommonMetadata,
     one call (a hybrid model's KV cache groups), the batch converted and validated once. Returns
     one :class:`~libattn.Metadata` per builder, in order, each equal to that builder's own
     ``build(common, common_prefix_lens[i], fast_build, stream)``. An error names
-    ``builders[i]``; on failure nothing is returned (see docs/architecture.md, "Grouped
-    builds")."""
+    ``builders[i]`` (a closed one: ValueError "builders[i] is closed"); on failure nothing is
+    returned (see docs/architecture.md, "Grouped builds"). With ``libattn._native`` and no
+    prefix, fast_build or stream, it is one native call. The per-step form over a persistent
+    batch: :class:`~libattn.PersistentGroupStep`."""
     builders = list(builders)
     if not builders:
         raise ValueError("build_groups needs at least one builder")
