@@ -334,8 +334,8 @@ def main() -> None:
           "call for scale; hybrid4 rows: raw = one attn_build_groups call)")
     for i in range(0, len(hybrid), 2):  # (four single calls, the grouped call) pairs
         (op_s, label, _, singles), (op_g, _, _, grouped) = hybrid[i], hybrid[i + 1]
-        print(f"  {label:<11} {op_g.split(': ')[1]:<32} {singles / grouped:5.2f}x faster than "
-              f"{op_s.split(': ')[1]}")
+        print(f"  {label:<11} {op_s.split(': ')[1]} / {op_g.split(': ')[1]}: "
+              f"{singles / grouped:.2f}x")
     worst: Dict[str, Tuple[float, float]] = {}
     for op, _, raw_ns, ns in rows:
         key = "Builder.build overhead" if op == "Builder.build" else op if op in TARGETS else None
