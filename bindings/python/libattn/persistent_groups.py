@@ -128,8 +128,7 @@ def _group_step_function(step: PersistentGroupStep) -> Any:
         for i, b, _, _ in indexed:
             if b._handle is None:
                 raise ValueError(f"builders[{i}] is closed")
-        if not (isinstance(num_reqs, int) and isinstance(num_actual_tokens, int) and
-                0 <= num_reqs <= max_reqs and 0 <= num_actual_tokens <= max_tokens):
+        if not (0 <= num_reqs <= max_reqs and 0 <= num_actual_tokens <= max_tokens):
             batch._refuse(num_reqs, num_actual_tokens)
         try:
             pack_cells(cells, 0, num_actual_tokens, num_reqs + 1, num_reqs)

@@ -664,7 +664,7 @@ struct GroupStep {
   std::vector<nb::object> builders;  // libattn.Builder, in group order (empty once cleared)
   std::vector<nb::object> natives;   // their NativeHandles: the handles live as long as this
   std::vector<nb::object> metadata;  // each builder's PersistentMetadata
-  nb::object values;                 // the list of them, returned by every build
+  nb::object values;                 // the list of them (PersistentGroupStep's), every build's
   std::vector<attn_builder_t*> handles;
   std::vector<attn_metadata_t**> outs;   // each BoundBatch's c_void_p
   std::vector<attn_metadata_t*> results; // attn_build_groups' out
@@ -703,13 +703,12 @@ struct GroupStep {
       throw nb::value_error("libattn._native.GroupStep: one builder, handle, metadata and out "
                             "per group, at least one");
     if (!common || !cells) throw nb::value_error("libattn._native.GroupStep: a NULL address");
-    values = nb::steal(PyList_New(static_cast<Py_ssize_t>(n)));
-    if (!values.is_valid()) throw nb::python_error();
+    // the caller's list itself: the ctypes layer's step (the fallback) returns it too
+    values = nb::borrow(metadata_);
     for (size_t i = 0; i < n; ++i) {
       builders.push_back(nb::borrow(builders_[i]));
       natives.push_back(nb::borrow(natives_[i]));
       metadata.push_back(nb::borrow(metadata_[i]));
-      PyList_SET_ITEM(values.ptr(), static_cast<Py_ssize_t>(i), metadata.back().inc_ref().ptr());
       handles.push_back(reinterpret_cast<attn_builder_t*>(static_cast<uintptr_t>(handles_[i])));
       outs.push_back(reinterpret_cast<attn_metadata_t**>(static_cast<uintptr_t>(outs_[i])));
       if (!handles.back() || !outs.back())

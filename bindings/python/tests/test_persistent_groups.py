@@ -133,6 +133,10 @@ def test_persistent_group_step_random_hybrid_batches(path_lib):
             step.build(300, t, mq, ms)
         with pytest.raises(TypeError):
             step.build(1.5, t, mq, ms)
+        # numpy integers are ints (the ctypes layer's path when the native call refuses them)
+        assert step.build(np.int64(n), np.int32(t), mq, ms) is first
+        assert step.counts == (n, t, mq, ms)
+        check_equal(groups, twins, batch.common)
         bs[1].close()
         with pytest.raises(ValueError, match=r"builders\[1\] is closed"):
             step.build(n, t, mq, ms)
