@@ -23,12 +23,17 @@ batches (1 request x 100 tokens, 256 decodes x 4k context):
              then skips attn_local_attention_num_virtual_batches, as the binding does) and
              make_kv_sharing_fast_prefill_common_attn_metadata (then with the caller's outputs),
              each vs its raw call(s) (plus attn_metadata_destroy where the binding frees a
-             result).
+             result);
+  hybrid4    issue 35: a hybrid model's four groups (FLASH_ATTN full + sliding window, MAMBA2,
+             GDN_ATTN) on one batch: libattn.build_groups vs four Builder.build, and
+             PersistentGroupStep.build vs four BoundBatch.build, each pair measured in turn in
+             this process (raw = one attn_build_groups call).
 
 The C time itself is bench_abi_overhead's figure; machine load moves every absolute number
 here, the ratios (measured seconds apart in one process) much less.
 """
 import ctypes
+import functools
 import os
 import platform
 import sys
@@ -112,6 +117,77 @@ def measure_persistent(lib: "libattn.Library", b: "libattn.Builder", spec: "liba
                      best_ns(lambda: md["seq_lens"])))
         rows.append((f'md["max_seq_len"], persistent{tag}', label, raw_ns,
                      best_ns(lambda: md["max_seq_len"])))
+    return rows
+
+
+def alternating_ns(fns: List[Callable[[], object]], repeats: int = 3) -> List[float]:
+    """best_ns of each fn, measured in turn ``repeats`` times (A, B, A, B, ...), the best of
+    each kept: both sides see the same moments of a noisy machine."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeats):
+        for i, fn in enumerate(fns):
+            best[i] = min(best[i], best_ns(fn))
+    return best
+
+
+#: a hybrid model's KV cache groups (bench_workloads.cc's hybrid4 rows, vllm_compare.py's HYBRID)
+HYBRID = ("FLASH_ATTN full", "FLASH_ATTN sliding", "MAMBA2", "GDN_ATTN")
+
+
+def hybrid_builders(lib: "libattn.Library", config: "libattn.BuilderConfig") -> list:
+    mamba = dict(kind=libattn.KvCacheKind.MAMBA)
+    specs = [("FLASH_ATTN", libattn.KvCacheSpec(16, 8, 128)),
+             ("FLASH_ATTN", libattn.KvCacheSpec(16, 8, 128,
+                                                kind=libattn.KvCacheKind.SLIDING_WINDOW,
+                                                sliding_window=4096)),
+             ("MAMBA2", libattn.KvCacheSpec(16, 1, 1, **mamba, mamba_type=libattn.MambaType.MAMBA2,
+                                            mamba_chunk_size=256)),
+             ("GDN_ATTN", libattn.KvCacheSpec(16, 1, 1, **mamba,
+                                              mamba_type=libattn.MambaType.GDN_ATTENTION))]
+    return [lib.builder(name, spec, config) for name, spec in specs]
+
+
+def measure_hybrid(lib: "libattn.Library", n: int, context: int) -> List[Row]:
+    """Issue 35: a hybrid model's four groups on one batch (decodes, ``is_prefilling`` all
+    False), each pair measured alternately in one process: libattn.build_groups against four
+    Builder.build, and the persistent grouped step (PersistentGroupStep.build) against the
+    four single persistent steps (BoundBatch.build) on the same PersistentBatch; raw = the
+    bare ctypes attn_build_groups call (on the CommonMetadata, then on the persistent batch's
+    struct with every argument made once), measured in the same alternation."""
+    if not hasattr(libattn, "PersistentGroupStep"):
+        return []
+    label = f"{n} x {context + 1}"
+    a = arrays(n, context)
+    config = libattn.BuilderConfig(256, 8192, 8192, 32, device_capability=90,
+                                   cudagraph_mode=libattn.CudagraphMode.NONE)
+    common = libattn.CommonMetadata(**a, is_prefilling=np.zeros(n, np.bool_))
+    bs = hybrid_builders(lib, config)
+    groups_fn = lib.optional_function("attn_build_groups")
+    handles = (ctypes.c_void_p * 4)(*[b.handle for b in bs])
+    out = (ctypes.c_void_p * 4)()
+    rows: List[Row] = []
+    raw_ns, singles, grouped = alternating_ns([
+        lambda: groups_fn(handles, 4, None, common.ref, 0, out, None),
+        lambda: [b.build(common) for b in bs], lambda: libattn.build_groups(bs, common)])
+    rows.append(("hybrid4: four Builder.build (sum of single builds)", label, raw_ns, singles))
+    rows.append(("hybrid4: libattn.build_groups", label, raw_ns, grouped))
+    batch = libattn.PersistentBatch(config, a["block_table"].shape[1], inputs=("is_prefilling",))
+    for name, x in a.items():
+        batch.arrays[name][: len(x)] = x
+    scalars = (n, n, 1, int(a["seq_lens"].max()))
+    bounds = [b.bind(batch) for b in bs]
+    group = libattn.PersistentGroupStep(bs, batch)
+    batch.set_counts(*scalars)
+    bare = functools.partial(ctypes.CFUNCTYPE(ctypes.c_void_p)(
+        ctypes.cast(groups_fn, ctypes.c_void_p).value), handles, ctypes.c_size_t(4), None,
+        ctypes.byref(batch.common.struct), ctypes.c_int32(0), out, None)
+    raw_ns, singles, grouped = alternating_ns([bare, lambda: [bb.build(*scalars) for bb in bounds],
+                                               lambda: group.build(*scalars)])
+    rows.append(("hybrid4: four BoundBatch.build (sum of single persistent steps)", label,
+                 raw_ns, singles))
+    rows.append(("hybrid4: PersistentGroupStep.build", label, raw_ns, grouped))
+    for b in bs:
+        b.close()
     return rows
 
 
@@ -244,6 +320,10 @@ def main() -> None:
     rows: List[Row] = []
     for n, context in ((1, 99), (256, 4095)):
         rows += measure_batch(lib, n, context, quick)
+    hybrid: List[Row] = []
+    for n, context in ((1, 99), (256, 4095)):
+        hybrid += measure_hybrid(lib, n, context)
+    rows += hybrid
     print(f"  {'operation':<68} {'batch':<11} {'raw call':>9} {'binding':>9} "
           f"{'overhead':>9} {'ratio':>6}")
     for op, label, raw_ns, ns in rows:
@@ -251,7 +331,11 @@ def main() -> None:
         over = "" if whole else f"{ns - raw_ns:9.0f}"
         print(f"  {op:<68} {label:<11} {raw_ns:9.0f} {ns:9.0f} {over:>9} {ns / raw_ns:6.2f}")
     print("  (CommonMetadata and md[...] rows: the whole Python cost; ratio to the attn_build "
-          "call for scale)")
+          "call for scale; hybrid4 rows: raw = one attn_build_groups call)")
+    for i in range(0, len(hybrid), 2):  # (four single calls, the grouped call) pairs
+        (op_s, label, _, singles), (op_g, _, _, grouped) = hybrid[i], hybrid[i + 1]
+        print(f"  {label:<11} {op_s.split(': ')[1]} / {op_g.split(': ')[1]}: "
+              f"{singles / grouped:.2f}x")
     worst: Dict[str, Tuple[float, float]] = {}
     for op, _, raw_ns, ns in rows:
         key = "Builder.build overhead" if op == "Builder.build" else op if op in TARGETS else None

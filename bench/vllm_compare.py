@@ -157,7 +157,8 @@ def best_ns(fn: Callable[[], Any], repeats: int, target_ns: float) -> float:
 # three arrays, then calls BoundBatch.stepper (build + five fields: one native call with
 # libattn._native, issue 35). "call" and "call/tr" (issue 35): the stepper call alone, default
 # and trusted, what vLLM's build() is timed as (vLLM's runner writes its buffers before, outside
-# build())
+# build()). In the "hybrid4 attn_build_groups" rows, "call" is PersistentGroupStep.build (the four
+# groups in one call, no field read) against vLLM's four builds (Runner.group_step)
 STEP_VARIANTS: Dict[str, Tuple[int, bool, bool]] = {
     "step": (0, False, True), "step/ti": (0, True, True), "step/tr": (2, True, True),
     "call": (0, False, False), "call/tr": (2, False, False)}
@@ -721,6 +722,10 @@ class Runner:
                 lambda: self.ct.time("vct_build_groups", fn("attn_build_groups"), handles,
                                      len(lbs), common.ref),
                 lambda: raw_groups(handles, len(lbs), None, common.ref, 0, out, None))
+        row = self.rows[-1]
+        if row.vllm is not None and hasattr(libattn, "PersistentGroupStep"):
+            row.steps["call"], row.pairs["call"] = self.group_step(w, b, lbs, cfg, prefilling,
+                                                                   run_vllm)
         self.op(w, "hybrid4 four attn_build (FA full + FA sliding + MAMBA2 + GDN)", run_vllm,
                 lambda: [lb.build(common) for lb in lbs], cmp,
                 lambda: self.ct.time("vct_build_each", fn("attn_build"), handles, len(lbs),
@@ -728,6 +733,41 @@ class Runner:
                 lambda: [self.lib.raw.attn_build(lb.handle, 0, common.ref, 0,
                                                  ctypes.byref(ctypes.c_void_p()), None)
                          for lb in lbs])
+
+    def group_step(self, w: Workload, b: Batch, lbs: List[Any], cfg: Any, prefilling: Any,
+                   run_vllm: Callable[[], Any]
+                   ) -> Tuple[Optional[float], Optional[Tuple[float, float]]]:
+        """The hybrid row's persistent form (column "call" of the "hybrid4 attn_build_groups"
+        row): libattn.PersistentGroupStep over the four groups' builders on a PersistentBatch
+        holding the batch (written once), its per-step call build(n, t, max_q, max_s) alone
+        (one native call with libattn._native). Every group's fields are checked against that
+        builder's ordinary build first. Returns (best_ns, (vLLM's four builds, the step) in
+        alternating rounds), as persistent_step."""
+        inputs = ("query_start_loc_cpu", "seq_lens_cpu", "is_prefilling")
+        batch = libattn.PersistentBatch(cfg, b.width, inputs=inputs)
+        n, t = b.n, b.tokens
+        for name, src, rows in (("query_start_loc", b.qsl, n + 1), ("seq_lens", b.seq, n),
+                                ("slot_mapping", b.slots, t), ("block_table", b.bt, n),
+                                ("query_start_loc_cpu", b.qsl_cpu, n + 1),
+                                ("seq_lens_cpu", b.seq_cpu, n), ("is_prefilling", prefilling, n)):
+            batch.arrays[name][:rows] = src
+        step = libattn.PersistentGroupStep(lbs, batch)
+        run = lambda: step.build(n, t, b.max_q, b.max_s)  # noqa: E731
+        got = [g.metadata().to_dict() for g in run()]
+        for (name, k), gd, lb in zip(self.HYBRID, got, lbs):
+            for f, value in lb.build(batch.common).to_dict().items():
+                if not (np.array_equal(value, gd[f]) if isinstance(value, np.ndarray)
+                        else value == gd[f]):
+                    msg = f"{w.name} / {name} ({k}) PersistentGroupStep: {f} differs from attn_build"
+                    self.mismatches.append(msg)
+                    print(f"MISMATCH {msg}", file=sys.stderr)
+                    return None, None
+        ns = best_ns(run, self.repeats, self.target)
+        pair = paired_min_ns(run_vllm, run, 60 if self.args.quick else 400)
+        print(f"  {w.name:<20} {'hybrid4 PersistentGroupStep.build':<46}: {ns / 1e3:8.2f} us; "
+              f"alternating rounds: vLLM {pair[0] / 1e3:.2f} us, step {pair[1] / 1e3:.2f} us, "
+              f"vLLM/step {pair[0] / pair[1]:.2f}", file=sys.stderr)
+        return ns, pair
 
     # the five fields a step reads (what FlashAttentionImpl / TritonAttentionImpl.forward read)
     STEP_FIELDS = ("query_start_loc", "seq_lens", "block_table", "slot_mapping", "max_seq_len")
@@ -867,7 +907,8 @@ class Runner:
                 if rs:
                     worst = min(rs, key=lambda t: t[0])
                     what = ("write the batch, build, read five fields" if STEP_VARIANTS[v][2]
-                            else "build and read five fields, one stepper call")
+                            else "build and read five fields, one stepper call; hybrid4: "
+                                 "PersistentGroupStep.build")
                     summary.append(f"{label} ({what}) faster "
                                    f"than vLLM's build() in alternating rounds: "
                                    f"{sum(x > 1 for x, _ in rs)} of {len(rs)} rows; lowest "

@@ -26,6 +26,7 @@ from .errors import (AbiMismatch, AttnError, Busy, CudaError, InternalError, Inv
 from .library import ABI_VERSION, LIBRARY_ENV, Library, load
 from .metadata import Metadata, StaleMetadata
 from .persistent import BoundBatch, PersistentBatch, PersistentMetadata
+from .persistent_groups import PersistentGroupStep
 from .plugin import Plugin
 from .registry import BackendInfo, BackendOrigin
 from .utilities import (BatchSplit, Conv1dMetadata, LocalAttentionBatches, LocalAttentionOutputs,
@@ -39,7 +40,7 @@ globals().update({_name: getattr(_enums, _name) for _name in _enums.__all__})
 
 __all__ = [
     "load", "Library", "ABI_VERSION", "BackendInfo", "BackendOrigin", "LIBRARY_ENV", "Builder", "build_groups", "CommonMetadata", "Metadata",
-    "StaleMetadata", "TensorView", "PersistentBatch", "BoundBatch", "PersistentMetadata", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
+    "StaleMetadata", "TensorView", "PersistentBatch", "BoundBatch", "PersistentMetadata", "PersistentGroupStep", "Plugin", "KvCacheSpec", "BuilderConfig", "PerLayerParams",
     "BatchSplit", "UbatchSlice", "LocalAttentionBatches", "LocalAttentionOutputs",
     "PagedKvMetadata", "Conv1dMetadata",
     "AttnError", "InvalidArgument", "Unsupported", "OutOfMemory", "CudaError", "NotFound",

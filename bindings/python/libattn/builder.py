@@ -252,14 +252,21 @@ def build_groups(builders: Sequence[Builder], common: CommonMetadata,
     one call (a hybrid model's KV cache groups), the batch converted and validated once. Returns
     one :class:`~libattn.Metadata` per builder, in order, each equal to that builder's own
     ``build(common, common_prefix_lens[i], fast_build, stream)``. An error names
-    ``builders[i]``; on failure nothing is returned (see docs/architecture.md, "Grouped
-    builds")."""
+    ``builders[i]`` (a closed one: ValueError "builders[i] is closed"); on failure nothing is
+    returned (see docs/architecture.md, "Grouped builds"). With ``libattn._native`` and no
+    prefix, fast_build or stream, it is one native call. The per-step form over a persistent
+    batch: :class:`~libattn.PersistentGroupStep`."""
     builders = list(builders)
     if not builders:
         raise ValueError("build_groups needs at least one builder")
     lib = builders[0]._lib
+    native = lib.native
+    if (native is not None and common_prefix_lens is None and not fast_build and stream is None
+            and native.has_build_groups):
+        # libattn._native: attn_build_groups and the Metadata objects in one native call
+        return native.build_groups(builders, common, Metadata)
     n = len(builders)
-    handles = (ctypes.c_void_p * n)(*[b.handle for b in builders])
+    handles = (ctypes.c_void_p * n)(*[_group_member(b, i) for i, b in enumerate(builders)])
     prefixes = None
     if common_prefix_lens is not None:
         if len(common_prefix_lens) != n:
@@ -270,3 +277,10 @@ def build_groups(builders: Sequence[Builder], common: CommonMetadata,
     lib.check(lib.optional_function("attn_build_groups")(
         handles, n, prefixes, common.struct, int(fast_build), out, stream_handle(stream)))
     return [b._result(ctypes.c_void_p(out[i]), common) for i, b in enumerate(builders)]
+
+
+def _group_member(builder: Builder, i: int) -> int:
+    """builders[i]'s handle; ValueError naming it when it is closed."""
+    if builder._handle is None:
+        raise ValueError(f"builders[{i}] is closed")
+    return builder._handle

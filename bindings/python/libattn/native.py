@@ -8,8 +8,10 @@ path given to :class:`~libattn.Library`, the bundled one: the extension follows 
 covers the per-step calls: :meth:`~libattn.Library.split_decodes_and_prefills`,
 :meth:`~libattn.Library.reorder_batch_to_split_decodes_and_prefills`,
 :meth:`~libattn.Library.make_kv_sharing_fast_prefill_common_attn_metadata_ex` and the persistent
-step (:meth:`~libattn.BoundBatch.build`, :meth:`~libattn.BoundBatch.stepper`). Every other call
-is the ctypes layer's, and so is everything without the extension.
+step (:meth:`~libattn.BoundBatch.build`, :meth:`~libattn.BoundBatch.stepper`), the grouped
+build (:func:`~libattn.build_groups`) and the persistent grouped step
+(:meth:`~libattn.PersistentGroupStep.build`). Every other call is the ctypes layer's, and so is
+everything without the extension.
 
 ``$LIBATTN_NATIVE``: unset (or ``auto``) uses the extension when it imports; ``0`` never uses
 it (the ctypes layer alone, as without the extension); ``1`` requires it
@@ -37,11 +39,11 @@ __all__ = ["NATIVE_ENV", "NATIVE_MODULE_ENV", "native_module", "attach"]
 NATIVE_ENV = "LIBATTN_NATIVE"  #: "0": ctypes only; "1": the extension required; else auto
 NATIVE_MODULE_ENV = "LIBATTN_NATIVE_MODULE"  #: the extension's file, outside the package
 
-#: the C functions the extension calls (the ABI 1.7 fast prefill may be absent: then its
-#: calls take the ctypes layer)
+#: the C functions the extension calls (the ABI 1.7 fast prefill and attn_build_groups may be
+#: absent: then their calls take the ctypes layer)
 FUNCTIONS = ("attn_build", "attn_error_destroy", "attn_metadata_get",
              "attn_split_decodes_and_prefills", "attn_reorder_batch_to_split_decodes_and_prefills",
-             "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex")
+             "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex", "attn_build_groups")
 
 _module: Any = None  # the imported extension (None: not tried yet; False: unavailable)
 

@@ -6,8 +6,11 @@
 // runs (bindings/python/libattn/native.py).
 //
 // What it covers, per step: split_decodes_and_prefills, reorder_batch_to_split_decodes_and_prefills,
-// make_kv_sharing_fast_prefill_common_attn_metadata_ex and the persistent step (BoundBatch.build
-// and BoundBatch.stepper: write the scalars, attn_build, read fields, in one call). Anything
+// make_kv_sharing_fast_prefill_common_attn_metadata_ex, the persistent step (BoundBatch.build
+// and BoundBatch.stepper: write the scalars, attn_build, read fields, in one call), the grouped
+// build (libattn.build_groups: attn_build_groups and its Metadata objects) and the persistent
+// grouped step (PersistentGroupStep.build: write the scalars, attn_build_groups, publish each
+// group's handle to its PersistentMetadata, in one call). Anything
 // outside its fast path (arguments that are not plain host buffers, a stream, a field whose
 // header changed) is handed to the Python code given at construction, so the answers are the
 // ctypes layer's by construction.
@@ -120,6 +123,7 @@ struct Api {
   PFN_attn_split_decodes_and_prefills split_fn = nullptr;
   PFN_attn_reorder_batch_to_split_decodes_and_prefills reorder_fn = nullptr;
   PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex fast_prefill_ex_fn = nullptr;
+  PFN_attn_build_groups groups_fn = nullptr;  // ABI 1.7: NULL in an older library
 
   nb::object check;              // Library.check(address): raises the error (and frees it)
   nb::object batch_split;        // libattn.BatchSplit
@@ -151,6 +155,7 @@ struct Api {
         fns, "attn_reorder_batch_to_split_decodes_and_prefills");
     fast_prefill_ex_fn = address_of<PFN_attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex>(
         fns, "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex");
+    groups_fn = address_of<PFN_attn_build_groups>(fns, "attn_build_groups");
     if (!build || !error_destroy || !metadata_get || !split_fn || !reorder_fn)
       throw nb::value_error("libattn._native.Api: attn_build, attn_error_destroy, attn_metadata_get, "
                             "attn_split_decodes_and_prefills and "
@@ -290,10 +295,80 @@ struct Api {
       p = reinterpret_cast<const void*>(reorder_fn);
     else if (name == "attn_make_kv_sharing_fast_prefill_common_attn_metadata_ex")
       p = reinterpret_cast<const void*>(fast_prefill_ex_fn);
+    else if (name == "attn_build_groups") p = reinterpret_cast<const void*>(groups_fn);
     else throw nb::key_error(name.c_str());
     return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
   }
 };
+
+// Builder._result of the ctypes layer for a build's handle `out`: the builder's generation moved
+// on, a libattn.Metadata (made without its Python __init__: the same attributes, set here)
+// viewing `out` and keeping `keep` alive. A new reference, or NULL with the Python error set.
+PyObject* new_result(PyObject* builder, PyObject* metadata_type, PyObject* lib,
+                     attn_metadata_t* out, PyObject* keep) {
+  static PyObject* handle_name = PyUnicode_InternFromString("_handle");
+  static PyObject* generation_name = PyUnicode_InternFromString("_generation");
+  static PyObject* lib_name = PyUnicode_InternFromString("_lib");
+  static PyObject* keep_name = PyUnicode_InternFromString("_keep");
+  static PyObject* builder_name = PyUnicode_InternFromString("_builder");
+  nb::object g = nb::steal(PyObject_GetAttr(builder, generation_name));
+  if (!g.is_valid()) return nullptr;
+  nb::object next = nb::steal(PyNumber_Add(g.ptr(), nb::int_(1).ptr()));
+  if (!next.is_valid() || PyObject_SetAttr(builder, generation_name, next.ptr()) != 0)
+    return nullptr;
+  auto* type = reinterpret_cast<PyTypeObject*>(metadata_type);
+  nb::object empty = nb::steal(PyTuple_New(0));
+  if (!empty.is_valid()) return nullptr;
+  nb::object md = nb::steal(PyBaseObject_Type.tp_new(type, empty.ptr(), nullptr));
+  if (!md.is_valid()) return nullptr;
+  nb::object addr = nb::steal(PyLong_FromVoidPtr(out));
+  if (!addr.is_valid() || PyObject_SetAttr(md.ptr(), lib_name, lib) != 0 ||
+      PyObject_SetAttr(md.ptr(), handle_name, addr.ptr()) != 0 ||
+      PyObject_SetAttr(md.ptr(), keep_name, keep) != 0 ||
+      PyObject_SetAttr(md.ptr(), builder_name, builder) != 0 ||
+      PyObject_SetAttr(md.ptr(), generation_name, next.ptr()) != 0)
+    return nullptr;
+  return md.release().ptr();
+}
+
+// The attn_builder_t* of builders[i] (its _handle); "builders[i] is closed" for a closed one
+attn_builder_t* group_member(nb::handle builder, size_t i) {
+  static nb::str handle_name("_handle");
+  nb::object h = builder.attr(handle_name);
+  if (h.is_none())
+    throw nb::value_error(("builders[" + std::to_string(i) + "] is closed").c_str());
+  return reinterpret_cast<attn_builder_t*>(static_cast<uintptr_t>(nb::cast<uint64_t>(h)));
+}
+
+// libattn.build_groups(builders, common) without a cascade prefix, fast_build or stream:
+// attn_build_groups, then each builder's Metadata as Builder._result makes it
+nb::object build_groups(Api* api, nb::sequence builders, nb::handle common,
+                        nb::handle metadata_type) {
+  if (!api->groups_fn) throw nb::value_error("this libattn has no attn_build_groups (ABI 1.7)");
+  size_t n = nb::len(builders);
+  if (n == 0) throw nb::value_error("build_groups needs at least one builder");
+  std::vector<nb::object> members(n);
+  std::vector<attn_builder_t*> handles(n);
+  for (size_t i = 0; i < n; ++i) {
+    members[i] = builders[i];
+    handles[i] = group_member(members[i], i);
+  }
+  const attn_common_metadata_t* c = api->common_ptr(common);
+  std::vector<attn_metadata_t*> out(n, nullptr);
+  if (attn_error_t* err = api->groups_fn(handles.data(), n, nullptr, c, 0, out.data(), nullptr))
+    api->raise(err);
+  static nb::str lib_name("_lib");
+  nb::object lib = members[0].attr(lib_name);
+  nb::object result = nb::steal(PyList_New(static_cast<Py_ssize_t>(n)));
+  if (!result.is_valid()) throw nb::python_error();
+  for (size_t i = 0; i < n; ++i) {
+    PyObject* md = new_result(members[i].ptr(), metadata_type.ptr(), lib.ptr(), out[i],
+                              common.ptr());
+    if (!md) throw nb::python_error();
+    PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), md);
+  }
+  return result;
+}
 
 // One field a stepper reads: the library's answer at the last read, byte for byte, and the
 // value made for it then (the slot of Step::values).
@@ -577,6 +652,156 @@ struct Step {
   }
 };
 
+// The persistent grouped step of a libattn.PersistentGroupStep: the scalars written into the
+// bound attn_common_metadata_t and the batch's shape cells (as Step), one attn_build_groups over
+// every builder with arguments made once, each result handle published to its BoundBatch's
+// c_void_p (where that builder's PersistentMetadata reads fields), each builder's and
+// metadata's generation moved on as Step does. Returns the list of PersistentMetadata made once:
+// no Python object is made per step while nothing else builds on the builders.
+struct GroupStep {
+  Api* api;
+  nb::object api_ref;
+  std::vector<nb::object> builders;  // libattn.Builder, in group order (empty once cleared)
+  std::vector<nb::object> natives;   // their NativeHandles: the handles live as long as this
+  std::vector<nb::object> metadata;  // each builder's PersistentMetadata
+  nb::object values;                 // the list of them (PersistentGroupStep's), every build's
+  std::vector<attn_builder_t*> handles;
+  std::vector<attn_metadata_t**> outs;   // each BoundBatch's c_void_p
+  std::vector<attn_metadata_t*> results; // attn_build_groups' out
+  std::vector<int64_t> generations;      // the generation this step set last, per builder
+  std::vector<int64_t> seen;             // the builders' generations read this build
+  std::vector<int64_t> prefixes;         // common_prefix_lens when given
+  attn_common_metadata_t* common;
+  int64_t* cells;
+  int64_t max_reqs, max_tokens;
+  nb::object refuse;         // (num_reqs, num_actual_tokens) -> raises
+  nb::object failed;         // () -> marks every group's metadata stale
+  nb::object stream_handle;  // libattn.builder.stream_handle
+  nb::object fallback;       // the ctypes layer's grouped step, for arguments that are not ints
+  int64_t counts[4]{};
+
+  GroupStep(nb::handle api_obj, nb::list builders_, nb::list natives_, nb::list metadata_,
+            std::vector<uint64_t> handles_, uint64_t common_, uint64_t cells_,
+            std::vector<uint64_t> outs_, int64_t max_reqs_, int64_t max_tokens_,
+            nb::object refuse_, nb::object failed_, nb::object stream_handle_,
+            nb::object fallback_)
+      : api(nb::cast<Api*>(api_obj)),
+        api_ref(nb::borrow(api_obj)),
+        common(reinterpret_cast<attn_common_metadata_t*>(static_cast<uintptr_t>(common_))),
+        cells(reinterpret_cast<int64_t*>(static_cast<uintptr_t>(cells_))),
+        max_reqs(max_reqs_),
+        max_tokens(max_tokens_),
+        refuse(std::move(refuse_)),
+        failed(std::move(failed_)),
+        stream_handle(std::move(stream_handle_)),
+        fallback(std::move(fallback_)) {
+    size_t n = nb::len(builders_);
+    if (!api->groups_fn)
+      throw nb::value_error("libattn._native.GroupStep: this libattn has no attn_build_groups");
+    if (n == 0 || nb::len(natives_) != n || nb::len(metadata_) != n || handles_.size() != n ||
+        outs_.size() != n)
+      throw nb::value_error("libattn._native.GroupStep: one builder, handle, metadata and out "
+                            "per group, at least one");
+    if (!common || !cells) throw nb::value_error("libattn._native.GroupStep: a NULL address");
+    // the caller's list itself: the ctypes layer's step (the fallback) returns it too
+    values = nb::borrow(metadata_);
+    for (size_t i = 0; i < n; ++i) {
+      builders.push_back(nb::borrow(builders_[i]));
+      natives.push_back(nb::borrow(natives_[i]));
+      metadata.push_back(nb::borrow(metadata_[i]));
+      handles.push_back(reinterpret_cast<attn_builder_t*>(static_cast<uintptr_t>(handles_[i])));
+      outs.push_back(reinterpret_cast<attn_metadata_t**>(static_cast<uintptr_t>(outs_[i])));
+      if (!handles.back() || !outs.back())
+        throw nb::value_error("libattn._native.GroupStep: a NULL address");
+    }
+    results.assign(n, nullptr);
+    generations.assign(n, -1);
+    seen.assign(n, 0);
+  }
+
+  nb::object build(int64_t num_reqs, int64_t num_actual_tokens, int64_t max_query_len,
+                   int64_t max_seq_len, nb::handle common_prefix_lens, bool fast_build,
+                   nb::handle stream) {
+    static nb::str handle_name("_handle"), generation_name("_generation");
+    if (builders.empty()) throw nb::value_error("builder is closed");
+    size_t n = builders.size();
+    // as Step: while a builder's generation is the one this step set, it is open and nothing
+    // else built on it (Builder.close() moves it on)
+    for (size_t i = 0; i < n; ++i) {
+      PyObject* g = PyObject_GetAttr(builders[i].ptr(), generation_name.ptr());
+      if (!g) throw nb::python_error();
+      int64_t v = PyLong_CheckExact(g) ? PyLong_AsLongLong(g) : -1;
+      Py_DECREF(g);
+      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      seen[i] = v;
+      if (v != generations[i] && builders[i].attr(handle_name).is_none())
+        throw nb::value_error(("builders[" + std::to_string(i) + "] is closed").c_str());
+    }
+    if (num_reqs < 0 || num_reqs > max_reqs || num_actual_tokens < 0 ||
+        num_actual_tokens > max_tokens) {
+      refuse(num_reqs, num_actual_tokens);
+      throw nb::value_error("libattn: the batch's capacity was exceeded");
+    }
+    const int64_t* prefix = nullptr;
+    if (!common_prefix_lens.is_none()) {
+      prefixes = nb::cast<std::vector<int64_t>>(common_prefix_lens);
+      if (prefixes.size() != n)
+        throw nb::value_error(("common_prefix_lens has " + std::to_string(prefixes.size()) +
+                               " entries for " + std::to_string(n) + " builders").c_str());
+      prefix = prefixes.data();
+    }
+    attn_stream_t s = nullptr;
+    if (!stream.is_none()) {
+      nb::object h = stream_handle(stream);
+      if (!h.is_none())
+        s = reinterpret_cast<attn_stream_t>(static_cast<uintptr_t>(nb::cast<uint64_t>(h)));
+    }
+    cells[0] = num_actual_tokens;
+    cells[1] = num_reqs + 1;
+    cells[2] = num_reqs;
+    common->num_reqs = num_reqs;
+    common->num_actual_tokens = num_actual_tokens;
+    common->max_query_len = max_query_len;
+    common->max_seq_len = max_seq_len;
+    counts[0] = num_reqs;
+    counts[1] = num_actual_tokens;
+    counts[2] = max_query_len;
+    counts[3] = max_seq_len;
+    if (attn_error_t* err = api->groups_fn(handles.data(), n, prefix, common, fast_build ? 1 : 0,
+                                           results.data(), s)) {
+      generations.assign(n, -1);
+      failed();
+      api->raise(err);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      *outs[i] = results[i];
+      if (seen[i] != generations[i]) {
+        generations[i] = seen[i] + 1;
+        nb::object gen = nb::int_(generations[i]);
+        nb::setattr(builders[i], generation_name, gen);
+        nb::setattr(metadata[i], generation_name, gen);
+      }
+    }
+    return values;
+  }
+
+  // other arguments (a scalar that is not an int): the ctypes layer's grouped step
+  nb::object build_other(nb::args args, nb::kwargs kwargs) {
+    if (!fallback.is_valid()) throw nb::value_error("builder is closed");
+    nb::object r = fallback(*args, **kwargs);
+    generations.assign(builders.size(), -1);
+    counts[0] = common->num_reqs;
+    counts[1] = common->num_actual_tokens;
+    counts[2] = common->max_query_len;
+    counts[3] = common->max_seq_len;
+    return r;
+  }
+
+  nb::tuple get_counts() const {
+    return nb::make_tuple(counts[0], counts[1], counts[2], counts[3]);
+  }
+};
+
 // ---- entry points called with CPython's vectorcall convention directly (METH_FASTCALL |
 // METH_KEYWORDS builtins bound to the Api object): the per-call argument handling of the two
 // calls that return in tens of ns. Arguments are matched by position or keyword exactly as
@@ -699,10 +924,6 @@ struct Build {
 PyObject* build_fast(Build* b, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   static const Names names{"common", "common_prefix_len", "fast_build", "stream"};
   static PyObject* handle_name = PyUnicode_InternFromString("_handle");
-  static PyObject* generation_name = PyUnicode_InternFromString("_generation");
-  static PyObject* lib_name = PyUnicode_InternFromString("_lib");
-  static PyObject* keep_name = PyUnicode_InternFromString("_keep");
-  static PyObject* builder_name = PyUnicode_InternFromString("_builder");
   PyObject* a[4];
   if (!b->builder.is_valid() || !match(args, nargs, kwnames, names, a) || !a[0] ||
       (a[1] && !(PyLong_CheckExact(a[1]) && PyLong_AsLongLong(a[1]) == 0)) ||
@@ -722,23 +943,7 @@ PyObject* build_fast(Build* b, PyObject* const* args, Py_ssize_t nargs, PyObject
   attn_metadata_t* out = nullptr;
   if (attn_error_t* err = b->api->build(handle, 0, c, 0, &out, nullptr)) b->api->raise(err);
   // Builder._result: the generation moved on, the Metadata of this build
-  nb::object g = nb::steal(PyObject_GetAttr(b->builder.ptr(), generation_name));
-  if (!g.is_valid()) return nullptr;
-  nb::object next = nb::steal(PyNumber_Add(g.ptr(), nb::int_(1).ptr()));
-  if (!next.is_valid() || PyObject_SetAttr(b->builder.ptr(), generation_name, next.ptr()) != 0)
-    return nullptr;
-  auto* type = reinterpret_cast<PyTypeObject*>(b->metadata.ptr());
-  nb::object empty = nb::steal(PyTuple_New(0));
-  nb::object md = nb::steal(PyBaseObject_Type.tp_new(type, empty.ptr(), nullptr));
-  if (!md.is_valid()) return nullptr;
-  nb::object addr = nb::steal(PyLong_FromVoidPtr(out));
-  if (!addr.is_valid() || PyObject_SetAttr(md.ptr(), lib_name, b->lib.ptr()) != 0 ||
-      PyObject_SetAttr(md.ptr(), handle_name, addr.ptr()) != 0 ||
-      PyObject_SetAttr(md.ptr(), keep_name, a[0]) != 0 ||
-      PyObject_SetAttr(md.ptr(), builder_name, b->builder.ptr()) != 0 ||
-      PyObject_SetAttr(md.ptr(), generation_name, next.ptr()) != 0)
-    return nullptr;
-  return md.release().ptr();
+  return new_result(b->builder.ptr(), b->metadata.ptr(), b->lib.ptr(), out, a[0]);
 }
 
 PyMethodDef build_def = {"build",
@@ -841,6 +1046,37 @@ int build_clear(PyObject* self) {
   return 0;
 }
 
+int group_step_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  GroupStep* g = nb::inst_ptr<GroupStep>(self);
+  for (nb::handle h : {nb::handle(g->api_ref), nb::handle(g->values), nb::handle(g->refuse),
+                       nb::handle(g->failed), nb::handle(g->stream_handle),
+                       nb::handle(g->fallback)})
+    Py_VISIT(h.ptr());
+  for (auto& v : {&g->builders, &g->natives, &g->metadata})
+    for (auto& h : *v) Py_VISIT(h.ptr());
+  return 0;
+}
+
+int group_step_clear(PyObject* self) {
+  GroupStep* g = nb::inst_ptr<GroupStep>(self);
+  g->builders.clear();  // build() then says "builder is closed"
+  g->metadata.clear();
+  g->values.reset();
+  g->refuse.reset();
+  g->failed.reset();
+  g->stream_handle.reset();
+  g->fallback.reset();
+  g->natives.clear();  // the handles' owners last: nothing builds after this
+  return 0;
+}
+
+PyType_Slot group_step_slots[] = {
+    {Py_tp_traverse, reinterpret_cast<void*>(group_step_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(group_step_clear)},
+    {0, nullptr}};
+
 PyType_Slot build_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(build_traverse)},
                              {Py_tp_clear, reinterpret_cast<void*>(build_clear)},
                              {0, nullptr}};
@@ -885,6 +1121,10 @@ NB_MODULE(_native, m) {
              return d;
            },
            "The per-step calls as builtins with CPython's vectorcall convention.")
+      .def("build_groups", &build_groups, nb::arg("builders"), nb::arg("common"),
+           nb::arg("metadata_type"),
+           "libattn.build_groups(builders, common) in one call (no prefix, fast_build, stream).")
+      .def_prop_ro("has_build_groups", [](const Api& a) { return a.groups_fn != nullptr; })
       .def("address", &Api::address, nb::arg("name"),
            "The address of the C function this object calls for `name`.");
 
@@ -900,6 +1140,17 @@ NB_MODULE(_native, m) {
              return nb::steal(PyCFunction_NewEx(&build_def, self.ptr(), nullptr));
            },
            "Builder.build as a builtin bound to this object.");
+
+  nb::class_<GroupStep>(m, "GroupStep", nb::type_slots(group_step_slots))
+      .def(nb::init<nb::handle, nb::list, nb::list, nb::list, std::vector<uint64_t>, uint64_t,
+                    uint64_t, std::vector<uint64_t>, int64_t, int64_t, nb::object, nb::object,
+                    nb::object, nb::object>())
+      .def("build", &GroupStep::build, nb::arg("num_reqs"), nb::arg("num_actual_tokens"),
+           nb::arg("max_query_len"), nb::arg("max_seq_len"),
+           nb::arg("common_prefix_lens") = nb::none(), nb::arg("fast_build") = false,
+           nb::arg("stream") = nb::none())
+      .def("build", &GroupStep::build_other)
+      .def_prop_ro("counts", &GroupStep::get_counts);
 
   nb::class_<Step>(m, "Step", nb::type_slots(step_slots))
       .def(nb::init<nb::handle, nb::object, nb::object, nb::object, uint64_t, uint64_t, uint64_t,
