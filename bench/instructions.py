@@ -11,7 +11,8 @@ Inside them only the calls of libattn's ABI functions are counted (GROUPS below)
 runs a row several times while it settles the iteration count; the run with the most
 iterations is kept.
 
-    instructions.py run LIB_DIR OUT_DIR BENCH_DIR [ROW_REGEX]   (the benchmarks against one library)
+    instructions.py run LIB_DIR OUT_DIR BENCH_DIR [ROW_REGEX | @RUN_DIR]
+        (the benchmarks against one library; @RUN_DIR: only the rows that run counted)
     instructions.py compare BEFORE_DIR AFTER_DIR [--top N]      (the table of two run dirs)
 
 Only the standard library (and valgrind on PATH for `run`).
@@ -50,13 +51,18 @@ GROUPS = [
 def run(lib, out, bench_dir, only):
     """Every group's rows (those matching `only` too) against the library in `lib`."""
     os.makedirs(out, exist_ok=True)
+    if only.startswith("@"):  # the rows another run dir counted (a base without new backends)
+        wanted = set(rows(only[1:]))
+        keep = wanted.__contains__
+    else:
+        keep = lambda n: re.search(only, n) is not None
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.abspath(lib))
     for k, (binary, rows_re, functions) in enumerate(GROUPS):
         if not functions:
             continue  # a memcpy reference: no libattn code to count
         listed = subprocess.run([os.path.join(bench_dir, binary), "--benchmark_list_tests"],
                                 env=env, check=True, capture_output=True, text=True).stdout
-        names = [n for n in listed.split() if re.search(rows_re, n) and re.search(only, n)]
+        names = [n for n in listed.split() if re.search(rows_re, n) and keep(n)]
         if not names:
             continue
         prefix = os.path.join(out, f"{binary}.{k}.cg")

@@ -165,7 +165,7 @@ extern const BackendDescriptor kStep5CsaTailRingBackend;
 const BackendDescriptor kStep5CsaTailRingBackend{
     kName,
     kVllmRelease,
-    kv_kind_bit(kKvFullAttention),  // Step5CSATailRing's CircularBufferSpec (no kind of its own)
+    kv_kind_bit(kKvFullAttention),  // its CircularBufferSpec (ATTN_KV_CIRCULAR_BUFFER: not yet)
     0,
     fixed_cudagraph_support<kCgAlways>,
     check_tail_ring,
