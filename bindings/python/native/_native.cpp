@@ -383,6 +383,33 @@ struct FieldState {
   int64_t dims[16]{};  // shape then strides (ndim <= 8)
 };
 
+// A step's stream argument as the ABI's handle (None, or what stream_handle answers None for:
+// the default stream). `stream_handle` is libattn.builder.stream_handle.
+attn_stream_t stream_arg(const nb::object& stream_handle, nb::handle stream) {
+  if (stream.is_none()) return nullptr;
+  nb::object h = stream_handle(stream);
+  if (h.is_none()) return nullptr;
+  return reinterpret_cast<attn_stream_t>(static_cast<uintptr_t>(nb::cast<uint64_t>(h)));
+}
+
+// A persistent step's four scalars, written where its build reads them: the bound batch struct,
+// its shape cells (num_actual_tokens, num_reqs + 1, num_reqs) and the step's counts.
+void write_step_scalars(attn_common_metadata_t* common, int64_t* cells, int64_t* counts,
+                        int64_t num_reqs, int64_t num_actual_tokens, int64_t max_query_len,
+                        int64_t max_seq_len) {
+  cells[0] = num_actual_tokens;
+  cells[1] = num_reqs + 1;
+  cells[2] = num_reqs;
+  common->num_reqs = num_reqs;
+  common->num_actual_tokens = num_actual_tokens;
+  common->max_query_len = max_query_len;
+  common->max_seq_len = max_seq_len;
+  counts[0] = num_reqs;
+  counts[1] = num_actual_tokens;
+  counts[2] = max_query_len;
+  counts[3] = max_seq_len;
+}
+
 // The persistent step of a libattn.BoundBatch: the scalars written into the bound
 // attn_common_metadata_t and the batch's shape cells, attn_build with arguments made once, the
 // builder's and the metadata's generation moved on, the fields named by set_fields read.
@@ -446,23 +473,9 @@ struct Step {
       refuse(num_reqs, num_actual_tokens);
       throw nb::value_error("libattn: the batch's capacity was exceeded");
     }
-    attn_stream_t s = nullptr;
-    if (!stream.is_none()) {
-      nb::object h = stream_handle(stream);
-      if (!h.is_none())
-        s = reinterpret_cast<attn_stream_t>(static_cast<uintptr_t>(nb::cast<uint64_t>(h)));
-    }
-    cells[0] = num_actual_tokens;
-    cells[1] = num_reqs + 1;
-    cells[2] = num_reqs;
-    common->num_reqs = num_reqs;
-    common->num_actual_tokens = num_actual_tokens;
-    common->max_query_len = max_query_len;
-    common->max_seq_len = max_seq_len;
-    counts[0] = num_reqs;
-    counts[1] = num_actual_tokens;
-    counts[2] = max_query_len;
-    counts[3] = max_seq_len;
+    attn_stream_t s = stream_arg(stream_handle, stream);
+    write_step_scalars(common, cells, counts, num_reqs, num_actual_tokens, max_query_len,
+                       max_seq_len);
     if (attn_error_t* err = api->build(handle, common_prefix_len, common, fast_build ? 1 : 0, out, s)) {
       failed();
       api->raise(err);
@@ -750,23 +763,9 @@ struct GroupStep {
                                " entries for " + std::to_string(n) + " builders").c_str());
       prefix = prefixes.data();
     }
-    attn_stream_t s = nullptr;
-    if (!stream.is_none()) {
-      nb::object h = stream_handle(stream);
-      if (!h.is_none())
-        s = reinterpret_cast<attn_stream_t>(static_cast<uintptr_t>(nb::cast<uint64_t>(h)));
-    }
-    cells[0] = num_actual_tokens;
-    cells[1] = num_reqs + 1;
-    cells[2] = num_reqs;
-    common->num_reqs = num_reqs;
-    common->num_actual_tokens = num_actual_tokens;
-    common->max_query_len = max_query_len;
-    common->max_seq_len = max_seq_len;
-    counts[0] = num_reqs;
-    counts[1] = num_actual_tokens;
-    counts[2] = max_query_len;
-    counts[3] = max_seq_len;
+    attn_stream_t s = stream_arg(stream_handle, stream);
+    write_step_scalars(common, cells, counts, num_reqs, num_actual_tokens, max_query_len,
+                       max_seq_len);
     if (attn_error_t* err = api->groups_fn(handles.data(), n, prefix, common, fast_build ? 1 : 0,
                                            results.data(), s)) {
       generations.assign(n, -1);
