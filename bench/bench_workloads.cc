@@ -292,7 +292,7 @@ void run(benchmark::State& state, const std::string& backend, const Workload& w)
     attn_build(builder, 0, &b.common, 0, &m, nullptr);
     benchmark::DoNotOptimize(m);
   }
-  counted.end(w.name + "/" + backend, static_cast<long long>(state.iterations()));
+  counted.end(w.name + "/" + backend, state);
   attn_builder_destroy(builder);
   const double mc = attn_bench::memcpy_ns(bytes);
   state.counters["requests"] = static_cast<double>(b.n);
@@ -350,14 +350,14 @@ void run_hybrid(benchmark::State& state, const Workload& w, bool grouped) {
       build_groups(builders, 4, nullptr, &b.common, 0, out, nullptr);
       benchmark::DoNotOptimize(out[3]);
     }
-    counted.end("hybrid4_group/" + w.name, static_cast<long long>(state.iterations()));
+    counted.end("hybrid4_group/" + w.name, state);
   } else {
     attn_bench::CountedLoop counted;
     for (auto _ : state) {
       for (int i = 0; i < 4; ++i) attn_build(builders[i], 0, &b.common, 0, &out[i], nullptr);
       benchmark::DoNotOptimize(out[3]);
     }
-    counted.end("hybrid4_singles/" + w.name, static_cast<long long>(state.iterations()));
+    counted.end("hybrid4_singles/" + w.name, state);
   }
   for (attn_builder_t* builder : builders) attn_builder_destroy(builder);
   state.counters["requests"] = static_cast<double>(b.n);

@@ -13,6 +13,8 @@
 #endif
 #endif
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -35,8 +37,8 @@ inline std::string row_name(const std::string& name, std::initializer_list<int64
   return out;
 }
 
-// Brackets one row's timed loop: counting starts at begin(); end() stops it and dumps the counts
-// with the description "<row> iterations=<n>".
+// Brackets one row's timed loop: counting starts at construction; end() stops it and dumps the
+// counts with the description "<row> iterations=<n>".
 struct CountedLoop {
   CountedLoop() {
 #ifdef ATTN_BENCH_HAVE_CALLGRIND
@@ -44,14 +46,17 @@ struct CountedLoop {
     CALLGRIND_START_INSTRUMENTATION;
 #endif
   }
-  void end(const std::string& row, long long iterations) {
+  // A row whose loop hit an error (SkipWithError) dumps with iterations=0, which
+  // bench/instructions.py ignores: its count would be the refusal's.
+  void end(const std::string& row, const benchmark::State& state) {
 #ifdef ATTN_BENCH_HAVE_CALLGRIND
     CALLGRIND_STOP_INSTRUMENTATION;
-    const std::string what = row + " iterations=" + std::to_string(iterations);
+    const long long n = state.error_occurred() ? 0 : static_cast<long long>(state.iterations());
+    const std::string what = row + " iterations=" + std::to_string(n);
     CALLGRIND_DUMP_STATS_AT(what.c_str());
 #else
     (void)row;
-    (void)iterations;
+    (void)state;
 #endif
   }
 };

@@ -62,7 +62,12 @@ def run(lib, out, bench_dir, only):
             continue  # a memcpy reference: no libattn code to count
         listed = subprocess.run([os.path.join(bench_dir, binary), "--benchmark_list_tests"],
                                 env=env, check=True, capture_output=True, text=True).stdout
-        names = [n for n in listed.split() if re.search(rows_re, n) and keep(n)]
+        every = listed.split()
+        for n in every:  # every row of the binary falls in exactly one group
+            owners = [g for g in GROUPS if g[0] == binary and re.search(g[1], n)]
+            if len(owners) != 1:
+                sys.exit(f"{binary} row {n} matches {len(owners)} groups of GROUPS, not 1")
+        names = [n for n in every if re.search(rows_re, n) and keep(n)]
         if not names:
             continue
         prefix = os.path.join(out, f"{binary}.{k}.cg")
@@ -93,8 +98,8 @@ def rows(out):
                 elif line.startswith("totals:"):  # the summary: line of such a dump says 0
                     total = int(line.split()[1])
         m = re.fullmatch(r"(.*) iterations=(\d+)", desc or "")
-        if m is None or int(m.group(2)) == 0:
-            continue
+        if m is None or int(m.group(2)) == 0 or total == 0:
+            continue  # a row that hit an error dumps iterations=0
         row, iters = m.group(1), int(m.group(2))
         # the largest iteration count of a row (its last run) wins
         if row not in found or iters > found[row][1]:
@@ -120,6 +125,10 @@ def compare(before_dir, after_dir, top):
     only = sorted(set(after) - set(before))
     if only:
         print(f"{len(only)} rows only after (backends the base lacks)")
+    lost = sorted(set(before) - set(after))
+    if lost:  # refused, crashed or failed on the after side: never silently dropped
+        print(f"{len(lost)} rows counted before but not after: " + ", ".join(lost))
+        sys.exit(1)
 
 
 def main():

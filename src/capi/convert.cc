@@ -52,7 +52,8 @@ constexpr uint64_t kMaxViewBytes = uint64_t{1} << 62;
 // The views a runtime passes every step: 1-D or 2-D, compact (strides NULL), no byte offset,
 // scalar elements of 1, 2, 4 or 8 bytes, fewer than 2^31 entries per dimension, aligned data.
 // Such a view passes every check of fill_general_view (the extent bound and the
-// address wrap are tested here too). Returns false (nothing written) for anything else, which
+// address wrap are tested here too), except that an empty view's data is not checked for
+// alignment here (nothing is read through it). Returns false (nothing written) for anything else, which
 // the general path then checks and names.
 bool fill_common_view(const attn_tensor_t* t, Tensor& out) {
   const int32_t nd = t->ndim;

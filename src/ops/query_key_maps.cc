@@ -18,20 +18,21 @@ void query_key_maps_on(P& p, const int32_t* qsl, const int32_t* seq_lens, int64_
     const int32_t q0 = qsl[r], q1 = qsl[r + 1];
     const int64_t begin = kernels::imin(int64_t{q0}, num_tokens);
     const int64_t n = kernels::imin(int64_t{q1}, num_tokens) - begin;
-    // key length of token q0 + j: seq_len - query_len + j + 1 (validated: fits in int32)
-    const int32_t base = seq_lens[r] - (q1 - q0) + 1;
+    // key length of token q0 + j: seq_len - query_len + j + 1, in 64 bits and cast once (the
+    // draft-decode update reads lengths no validation saw)
+    const int64_t base = int64_t{seq_lens[r]} - (int64_t{q1} - q0) + 1;
     int32_t* req = q_to_req + begin;
     int32_t* klen = q_to_klen + begin;
     if (n == 1) {  // a decode row: without the vectorized loop's set-up (2x the row's cost)
       if (lanes.leader()) {
         req[0] = static_cast<int32_t>(r);
-        klen[0] = base;
+        klen[0] = static_cast<int32_t>(base);
       }
       return;
     }
     lanes.for_each(n, [&](int64_t j) {
       req[j] = static_cast<int32_t>(r);
-      klen[j] = base + static_cast<int32_t>(j);
+      klen[j] = static_cast<int32_t>(base + j);
     });
   });
   // The padding tokens past the last query: searchsorted(qsl[1:], t, right=True) = num_reqs,
