@@ -164,6 +164,17 @@ def common_pairs(vllm_cm: Any, lib_md: Dict[str, Any]) -> List[Pair]:
     return pairs
 
 
+def dataclass_pairs(vmd: Any, lmd: Any, missing: Any = MISSING) -> List[Pair]:
+    """Every field of vLLM's metadata dataclass ``vmd`` against the same field of libattn's
+    metadata ``lmd`` (``missing`` where libattn has none), then each libattn field vLLM 0.33
+    lacks (``missing`` on vLLM's side)."""
+    lib = {n: lmd[n] for n in lmd.fields()}
+    out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, missing))
+                       for f in dataclasses.fields(vmd)]
+    out += [(f"{n} (libattn field vLLM 0.33 lacks)", missing, x) for n, x in lib.items()]
+    return out
+
+
 def builder_answer_pairs(vb: Any, vc: Any, lb: Any, patches: Any = None) -> List[Pair]:
     """What a builder (not its metadata) answers, vLLM's builder ``vb`` (made with VllmConfig
     ``vc``) against libattn's ``lb``: the CUDA graph support level (the class's

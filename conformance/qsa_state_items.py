@@ -36,7 +36,7 @@ import numpy as np
 
 from .batches import Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
-from .compare import Pair, builder_answer_pairs
+from .compare import Pair, builder_answer_pairs, dataclass_pairs
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 
@@ -145,13 +145,8 @@ def qsa_state_item() -> Item:
         return lb.build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        import dataclasses
         vb, vc, lb = builders(ctx, b)
-        lib = {n: lmd[n] for n in lmd.fields()}
-        out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, "absent"))
-                           for f in dataclasses.fields(vmd)]
-        out += [(f"{n} (libattn field vLLM 0.33 lacks)", "absent", x) for n, x in lib.items()]
-        return out + builder_answer_pairs(vb, vc, lb)
+        return dataclass_pairs(vmd, lmd, "absent") + builder_answer_pairs(vb, vc, lb)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         st = qsa_settings(b)

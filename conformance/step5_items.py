@@ -37,7 +37,7 @@ import numpy as np
 
 from .batches import Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
-from .compare import Pair, builder_answer_pairs
+from .compare import Pair, builder_answer_pairs, dataclass_pairs
 from .item import Item, choice_rng, pad_past_actual_tokens
 from .sides import lib_common, vllm_common
 
@@ -250,13 +250,8 @@ def tail_ring_item() -> Item:
         return lb.build(lib_common(ctx, b))
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        import dataclasses
         vb, vc, lb = tail_builders(ctx, b)
-        lib = {n: lmd[n] for n in lmd.fields()}
-        out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, "absent"))
-                           for f in dataclasses.fields(vmd)]
-        out += [(f"{n} (libattn field vLLM 0.33 lacks)", "absent", x) for n, x in lib.items()]
-        return out + builder_answer_pairs(vb, vc, lb)
+        return dataclass_pairs(vmd, lmd, "absent") + builder_answer_pairs(vb, vc, lb)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         st = tail_settings(b)

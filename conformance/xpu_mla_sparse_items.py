@@ -24,7 +24,7 @@ from typing import Any, List
 import numpy as np
 
 from .batches import Batch
-from .compare import MISSING, Pair, builder_answer_pairs
+from .compare import MISSING, Pair, builder_answer_pairs, dataclass_pairs
 from .item import Item, choice_rng
 from .mla_items import LAYER
 from .sides import lib_common, vllm_common
@@ -79,12 +79,7 @@ def builders(ctx: Any, b: Batch) -> Any:
 
 
 def xpu_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
-    import dataclasses
-    lib = {n: lmd[n] for n in lmd.fields()}
-    out: List[Pair] = [(f.name, getattr(vmd, f.name), lib.pop(f.name, MISSING))
-                       for f in dataclasses.fields(vmd)]
-    out += [(f"{n} (libattn field vLLM 0.33 lacks)", MISSING, x) for n, x in lib.items()]
-    out += builder_answer_pairs(vb, vc, lb)
+    out = dataclass_pairs(vmd, lmd) + builder_answer_pairs(vb, vc, lb)
     return [(n, "absent" if a is MISSING else a, "absent" if c is MISSING else c)
             if (a is MISSING or c is MISSING) else (n, a, c) for n, a, c in out]
 
