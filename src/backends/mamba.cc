@@ -410,11 +410,12 @@ class MambaBuilder final : public Builder {
     const int32_t* draft_counts = drafts ? drafts->as<const int32_t>() : nullptr;
     for (int64_t i = 0; i < c.num_reqs; ++i) {
       const int64_t q = c.query_len(i);
-      const bool stateful = c.prefilling(i) && seq_host[i] > q;
+      const bool pre = c.prefilling(i);
+      const bool stateful = pre && seq_host[i] > q;
       const bool to_decode =
           stateful && (q == 1 || (draft_counts != nullptr && draft_counts[i] >= 0 &&
                                   q == static_cast<int64_t>(draft_counts[i]) + 1));
-      prefilling[i] = c.prefilling(i) && !to_decode ? 1 : 0;
+      prefilling[i] = pre && !to_decode ? 1 : 0;
     }
     const ops::BatchSplit s = ops::split_decodes_and_prefills(
         c.qsl_host, c.num_reqs, c.num_actual_tokens, c.max_query_len, threshold,

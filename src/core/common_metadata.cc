@@ -304,13 +304,6 @@ bool CommonMetadata::causal_for(int64_t i) const {
   return causal;
 }
 
-bool CommonMetadata::prefilling(int64_t i) const {
-  if (!is_prefilling) return false;
-  const Tensor& t = *is_prefilling;
-  if (t.dtype.bits == 32) return t.as<const int32_t>()[i] != 0;
-  return t.as<const uint8_t>()[i] != 0;
-}
-
 void CommonMetadata::num_computed_tokens_cpu(int32_t* out) const {
   if (seq_lens_host == nullptr)
     invalid("num_computed_tokens_cpu needs common->seq_lens_cpu (seq_lens is not in host memory)");

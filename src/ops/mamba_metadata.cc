@@ -149,17 +149,25 @@ template <class P>
 void copy_pad_i32_on(P& p, const int32_t* src, int64_t src_stride, int64_t rows, int64_t cols,
                      int32_t* dst, int64_t dst_stride, int64_t total_rows, int32_t pad,
                      bool pad_with_last) {
-  p.for_each(total_rows, [=] ATTN_HD(int64_t r) {
-    int32_t* d = dst + r * dst_stride;
-    if (r < rows) {
+  // The copied rows and the padded ones in two launches: a one-column copy (the Mamba family's
+  // state indices, a block-table column) is then one load and one store per row on the host
+  // (one launch testing each row cost 24 instructions a row: bench hybrid4_group/decode_256x4k).
+  if (cols == 1) {
+    p.for_each(rows, [=] ATTN_HD(int64_t r) { dst[r * dst_stride] = src[r * src_stride]; });
+  } else {
+    p.for_each(rows, [=] ATTN_HD(int64_t r) {
       const int32_t* s = src + r * src_stride;
+      int32_t* d = dst + r * dst_stride;
       for (int64_t c = 0; c < cols; ++c) d[c] = s[c];
-    } else {
+    });
+  }
+  if (total_rows > rows)
+    p.for_each(total_rows - rows, [=] ATTN_HD(int64_t k) {
+      int32_t* d = dst + (rows + k) * dst_stride;
       const int32_t fill =
           pad_with_last && rows > 0 ? src[(rows - 1) * src_stride + cols - 1] : pad;
       for (int64_t c = 0; c < cols; ++c) d[c] = fill;
-    }
-  });
+    });
 }
 
 template <class P>
