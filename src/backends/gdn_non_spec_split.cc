@@ -1,5 +1,7 @@
 #include "backends/gdn_non_spec_split.h"
 
+#include <cstring>
+
 #include "core/error.h"
 #include "ops/batch_ops.h"
 
@@ -19,11 +21,17 @@ GdnNonSpecSplit gdn_non_spec_split(const CommonMetadata& c, uint8_t* no_prior, c
     invalid("common->seq_lens_cpu_upper_bound is NULL (and no host seq_lens); ", backend,
             " reads it to find the first chunks among the is_prefilling requests",
             bound_always ? " (vLLM 0.33 asserts it)" : "");
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t q = c.query_len(i);
-    // Capture batches also have seq_len == query_len but are not prefills: without
-    // is_prefilling no request is a first chunk.
-    no_prior[i] = c.is_prefilling && q > 0 && bound[i] <= q && c.prefilling(i) ? 1 : 0;
+  // Capture batches also have seq_len == query_len but are not prefills: without is_prefilling
+  // no request is a first chunk.
+  const CommonMetadata::PrefillingFlags flags = c.prefilling_flags();
+  const int32_t* qsl = c.qsl_host;
+  if (!c.is_prefilling) {
+    std::memset(no_prior, 0, static_cast<size_t>(n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t q = int64_t{qsl[i + 1]} - qsl[i];
+      no_prior[i] = q > 0 && bound[i] <= q && flags(i) ? 1 : 0;
+    }
   }
   const ops::BatchSplit s = ops::split_decodes_and_prefills(
       c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,

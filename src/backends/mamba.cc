@@ -408,9 +408,11 @@ class MambaBuilder final : public Builder {
     // (query_len == drafts + 1), are decodes in 0.33: is_prefilling is cleared for them.
     uint8_t* prefilling = buffers_.as<uint8_t>(kBufPrefillingCpu);
     const int32_t* draft_counts = drafts ? drafts->as<const int32_t>() : nullptr;
-    for (int64_t i = 0; i < c.num_reqs; ++i) {
-      const int64_t q = c.query_len(i);
-      const bool pre = c.prefilling(i);
+    const CommonMetadata::PrefillingFlags flags = c.prefilling_flags();
+    const int32_t* qsl = c.qsl_host;
+    for (int64_t i = 0, n = c.num_reqs; i < n; ++i) {
+      const int64_t q = int64_t{qsl[i + 1]} - qsl[i];
+      const bool pre = flags(i);
       const bool stateful = pre && seq_host[i] > q;
       const bool to_decode =
           stateful && (q == 1 || (draft_counts != nullptr && draft_counts[i] >= 0 &&

@@ -63,15 +63,28 @@ struct CommonMetadata {
   /// causal_per_request[i] != 0 when the tensor is given and in host memory, else `causal`.
   bool causal_for(int64_t i) const;
 
-  /// is_prefilling[i] != 0 (false when is_prefilling is absent); validate() checked the dtype.
-  /// Inline: the Mamba family reads it per request (an out-of-line call was 11% of a hybrid
-  /// model's group build, bench hybrid4_group/decode_256x4k).
-  bool prefilling(int64_t i) const {
-    if (!is_prefilling) return false;
-    const Tensor& t = *is_prefilling;
-    if (t.dtype.bits == 32) return t.as<const int32_t>()[i] != 0;
-    return t.as<const uint8_t>()[i] != 0;
+  /// The is_prefilling flags as a value a loop keeps in registers: flags(i) is
+  /// is_prefilling[i] != 0, false when is_prefilling is absent (validate() checked the dtype).
+  /// A loop that stores bytes (which may alias this struct) reads them through it, not through
+  /// prefilling(i), so that it does not reload the optional per request (the Mamba family's
+  /// per-request loops: bench hybrid4_group/decode_256x4k).
+  struct PrefillingFlags {
+    const uint8_t* u8 = nullptr;
+    const int32_t* i32 = nullptr;
+    bool operator()(int64_t i) const {
+      return i32 != nullptr ? i32[i] != 0 : u8 != nullptr && u8[i] != 0;
+    }
+  };
+  PrefillingFlags prefilling_flags() const {
+    PrefillingFlags f;
+    if (is_prefilling && is_prefilling->dtype.bits == 32)
+      f.i32 = is_prefilling->as<const int32_t>();
+    else if (is_prefilling)
+      f.u8 = is_prefilling->as<const uint8_t>();
+    return f;
   }
+  /// is_prefilling[i] != 0 (false when is_prefilling is absent).
+  bool prefilling(int64_t i) const { return prefilling_flags()(i); }
 
   int64_t query_len(int64_t i) const {
     return static_cast<int64_t>(qsl_host[i + 1]) - qsl_host[i];

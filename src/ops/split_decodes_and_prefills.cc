@@ -23,10 +23,17 @@ BatchSplit all_prefills(int64_t num_reqs, int64_t num_tokens) {
   return s;
 }
 
-/// The first i in [0, n) with pred(i), -1 when none.
+/// The first i in [0, n) with pred(i), -1 when none: blocks of 16 tested without an early exit
+/// (a loop the compiler vectorizes), then the exact index.
 template <class Pred>
 int64_t first_index(int64_t n, Pred pred) {
-  for (int64_t i = 0; i < n; ++i)
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    bool any = false;
+    for (int64_t k = 0; k < 16; ++k) any |= pred(i + k);
+    if (any) break;
+  }
+  for (; i < n; ++i)
     if (pred(i)) return i;
   return -1;
 }
@@ -74,8 +81,9 @@ BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int6
       return (q != first_len && q != 0) || (prefilling != nullptr && prefilling[i] != 0);
     });
   else if (prefilling != nullptr)
-    first_prefill = first_index(
-        num_reqs, [&](int64_t i) { return query_len(qsl, i) > threshold || prefilling[i] != 0; });
+    first_prefill = first_index(num_reqs, [&](int64_t i) {
+      return (query_len(qsl, i) > threshold) | (prefilling[i] != 0);  // | : no branch per request
+    });
   else
     first_prefill = first_index(num_reqs, [&](int64_t i) { return query_len(qsl, i) > threshold; });
   return split_at(qsl, num_reqs, num_tokens, first_prefill);
