@@ -15,9 +15,10 @@ every builder item runs unchanged:
   synchronous copy, which first runs the queued device work); a dtype numpy lacks (bfloat16)
   comes back as a host TensorView of that dtype, as a host build's field is;
 - ``num_decode_draft_tokens`` is given beside its ``_cpu`` mirror (vLLM on a GPU holds both);
-- ``Builder.update_draft_decode_metadata`` first copies the host arrays behind the last built
-  batch's device inputs again, since the lane changes them in place between build and update
-  (as a runtime rewrites its device buffers).
+- ``Builder.update_draft_decode_metadata`` first copies the host arrays behind the device
+  inputs of the batch the metadata was built from (else the builder's last built batch) again,
+  since the lane changes them in place between build and update (as a runtime rewrites its
+  device buffers).
 
 The simulated device reports compute capability 0.0 here (ATTN_SIM_CAPABILITY=0), so a config's
 ``device_capability`` 0 means the CPU platform's answer on both sides; items that simulate a GPU
@@ -215,13 +216,18 @@ def enable(lib_path: str) -> Dict[str, int]:
     def remembering(method: Any) -> Any:
         def call(self: Any, common: Any, *a: Any, **kw: Any) -> Any:
             self._sim_common = common
-            return method(self, common, *a, **kw)
+            md = method(self, common, *a, **kw)
+            if isinstance(md, libattn.Metadata):  # the batch a later update resyncs
+                md._sim_common = common
+            return md
         return call
 
     draft_update = libattn.Builder.update_draft_decode_metadata
 
     def resynced_update(self: Any, metadata: Any, *a: Any, **kw: Any) -> Any:
-        _resync(getattr(self, "_sim_common", None))
+        # the batch the metadata was built from (the builder's last one when unknown): an item
+        # may call the update through another builder object than the one that built
+        _resync(getattr(metadata, "_sim_common", None) or getattr(self, "_sim_common", None))
         return draft_update(self, metadata, *a, **kw)
 
     for name in ("build", "build_for_cudagraph_capture", "build_for_drafting"):

@@ -471,9 +471,13 @@ def indexer_item() -> Item:
         return ", ".join(parts)
 
     def sides(ctx: Any, b: Batch) -> Sides:
+        # the builders that built the batch (a drafter updates with the builder that built)
         s = settings(b)
-        vb, vc = vllm_builder(ctx, s)
-        return Sides(b, vb, vc, lib_builder(ctx, s), lambda: patched(s, False))
+        last = ctx.__dict__.get("indexer_last")
+        vb, vc = (last[1], last[2]) if last is not None and last[0] is b else \
+            vllm_builder(ctx, s)
+        lb = ctx.__dict__.get("indexer_lib_builder") or lib_builder(ctx, s)
+        return Sides(b, vb, vc, lb, lambda: patched(s, False))
 
     return with_draft_update(Item(
         NAME, "builder", v, l, pairs, block_sizes=(64,), max_spec=3, max_requests=256,
