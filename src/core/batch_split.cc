@@ -32,7 +32,8 @@ ops::BatchSplit split_decodes_and_prefills(CommonMetadata& batch, const SplitReq
       invalid("common->is_prefilling is NULL; treat_short_extends_as_decodes=0 needs it (vLLM "
               "asserts is_prefilling is not None)");
     prefilling.resize(static_cast<size_t>(common.num_reqs));
-    for (int64_t i = 0; i < common.num_reqs; ++i) prefilling[i] = common.prefilling(i) ? 1 : 0;
+    const CommonMetadata::PrefillingFlags flags = common.prefilling_flags();
+    for (int64_t i = 0; i < common.num_reqs; ++i) prefilling[i] = flags(i) ? 1 : 0;
     o.is_prefilling = prefilling.data();
   }
   return ops::split_decodes_and_prefills(common.qsl_host, common.num_reqs,

@@ -61,21 +61,14 @@ BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int6
   const int64_t first_len = query_len(qsl, 0);
   if (first_len > threshold)  // the first request is not a decode: no decodes at all
     return all_prefills(num_reqs, num_tokens);
-  if (o.require_uniform && short_as_decode) {
-    // A padded uniform batch (full CUDA graphs): zero-length requests are padding and count as
-    // decodes, so that num_decodes matches the captured size.
-    bool uniform = true;
-    for (int64_t i = 0; i < num_reqs && uniform; ++i) {
-      const int64_t q = query_len(qsl, i);
-      uniform = q == first_len || q == 0;
-    }
-    if (uniform) return all_decodes(num_reqs, num_tokens);
-  }
   const uint8_t* prefilling = short_as_decode ? nullptr : o.is_prefilling;
   // The first prefill, one loop per case (a loop testing the options per request cost 14
-  // instructions a request: bench hybrid4_group/decode_256x4k splits twice).
+  // instructions a request: bench hybrid4_group/decode_256x4k splits twice). None found: all
+  // decodes (split_at).
   int64_t first_prefill = -1;
   if (o.require_uniform)
+    // A padded uniform batch (full CUDA graphs): zero-length requests are padding and count as
+    // decodes, so that num_decodes matches the captured size.
     first_prefill = first_index(num_reqs, [&](int64_t i) {
       const int64_t q = query_len(qsl, i);
       return (q != first_len && q != 0) || (prefilling != nullptr && prefilling[i] != 0);
