@@ -9,7 +9,9 @@ V4: a real SlidingWindowMLASpec (or, one profile in three, an MLAAttentionSpec) 
 (c128_boundary is None with async spec decoding), ROCm on one profile in three (the platform's
 is_rocm(): num_decode_tokens). vLLM clamps the batch's block table in place, so each side gets
 its own copy of a table whose padding columns hold -1 on one batch in two (``_tables``).
-V4.1: a real CircularBufferSpec of capacity 8 or 16 (libattn: a FULL_ATTENTION spec); on one
+V4.1: a real CircularBufferSpec of capacity 8 or 16 (libattn: a CIRCULAR_BUFFER spec, ABI 1.7,
+with a one-column block table on both sides, as vLLM's runner gives such a group, on one profile
+in two; a FULL_ATTENTION spec and the whole table on the others); on one
 batch in three some requests' ring block is 0 (the null block), and on one batch in four the
 slot mapping (and positions) carry 1..16 padding rows past num_actual_tokens (``_pad``).
 
@@ -47,7 +49,8 @@ def settings(name: str, b: Batch) -> Any:
     r = np.random.default_rng([zlib_crc(name), int(choice_rng(b, 60).integers(0, 1 << 30))])
     return types.SimpleNamespace(spec=b.spec, block_size=b.block_size,
                                  async_sched=bool(r.random() < 0.5),
-                                 rocm=bool(r.random() < 1 / 3), mla_kind=bool(r.random() < 1 / 3))
+                                 rocm=bool(r.random() < 1 / 3), mla_kind=bool(r.random() < 1 / 3),
+                                 circular=bool(r.random() < 0.5))
 
 
 def triton_batch(b: Batch) -> bool:
@@ -58,13 +61,16 @@ def triton_batch(b: Batch) -> bool:
 def _tables(name: str, b: Batch) -> None:
     """The item's tables, made once per batch (both sides then take a copy): V4's padding
     columns -1 on one batch in two; V4.1's column 0 set to the null block 0 for about one
-    request in four on one batch in three."""
+    request in four on one batch in three, and only that column (vLLM's runner's table for a
+    CircularBufferSpec) where libattn's spec is CIRCULAR_BUFFER."""
     if getattr(b, "_compressor_bt", None) is None:
         bt = b.bt.copy()
         if name == V4 and b.n and int(choice_rng(b, 62).integers(0, 2)) == 0:
             bt[bt == 0] = -1
         if name == V41 and b.n and int(choice_rng(b, 63).integers(0, 3)) == 0:
             bt[choice_rng(b, 64).random(b.n) < 0.25, 0] = 0
+        if name == V41 and settings(name, b).circular:  # the runner's one-column table
+            bt = np.ascontiguousarray(bt[:, :1])
         b._compressor_bt = bt
     b.bt = b._compressor_bt.copy()
 
@@ -134,7 +140,7 @@ def _vllm_config(ctx: Any, s: Any) -> Any:
 
 def builders(ctx: Any, name: str, s: Any) -> Any:
     cache = ctx.__dict__.setdefault("compressor_builders", {})
-    key = (name, s.spec, s.block_size, s.async_sched, s.rocm, s.mla_kind)
+    key = (name, s.spec, s.block_size, s.async_sched, s.rocm, s.mla_kind, s.circular)
     if key in cache:
         return cache[key]
     import torch
@@ -158,7 +164,8 @@ def builders(ctx: Any, name: str, s: Any) -> Any:
     else:
         spec = kvi.CircularBufferSpec(block_size=s.block_size, num_kv_heads=1, head_size=1024,
                                       head_size_v=0, dtype=torch.float32)
-        lspec = libattn.KvCacheSpec(s.block_size, 1, 1024, kind=kind.FULL_ATTENTION)
+        lspec = libattn.KvCacheSpec(
+            s.block_size, 1, 1024, kind=kind.CIRCULAR_BUFFER if s.circular else kind.FULL_ATTENTION)
     cls = importlib.import_module(MODULES[name]).CompressorMetadataBuilder
     with set_current_vllm_config(vc), patched(name, s, False):
         vb = cls(spec, [LAYER], vc, torch.device("cpu"))
@@ -219,6 +226,7 @@ def compressor_item(name: str) -> Item:
             if (b._compressor_bt < 0).any():
                 parts.append("negative table entries")
         else:
+            parts.append("CIRCULAR_BUFFER, one-column table" if s.circular else "FULL_ATTENTION")
             sm = vmd.slot_mapping.numpy()
             if (sm[:b.tokens] == -1).any():
                 parts.append("null-block rows")

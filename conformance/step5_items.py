@@ -17,8 +17,11 @@ is made with the layer's own CircularBufferSpec (block_size, 1 head, head_size =
 size * 2), head_size_v 0, bfloat16, block_stride_alignment 1024) for a page of ``capacity`` 1 KB
 rows (8, 16 or 32, at least the layer's 7 + k), and a real Step5CSATailRing layer in the config's
 static_forward_context, bound (bind_kv_cache) to a CPU tensor whose block stride is the page or
-wider (``rows_per_block`` = capacity plus 0, 1..5 or capacity rows); libattn gets a
-FULL_ATTENTION spec of the same sizes and ``block_stride_bytes`` = the tensor's stride(0) * 2.
+wider (``rows_per_block`` = capacity plus 0, 1..5 or capacity rows); libattn gets a spec of the
+same sizes and ``block_stride_bytes`` = the tensor's stride(0) * 2, of kind CIRCULAR_BUFFER (ABI
+1.7) in half the builders, whose batches both sides get with a one-column block table (as
+vLLM's runner builds it for a CircularBufferSpec), and FULL_ATTENTION (the whole table) in the
+others.
 On one batch in three some requests' ring block (column 0) is 0 (the null block) or -1; on one
 in four 1..16 padding rows are counted as actual tokens (``Batch.pad_tokens``: past
 query_start_loc[-1]), else on one in three 1..16 rows past num_actual_tokens
@@ -120,7 +123,8 @@ def tail_settings(b: Batch) -> Any:
     cap = caps[int(choice_rng(b, 91).integers(0, len(caps)))]
     wide = int(choice_rng(b, 92).integers(0, 3))
     extra = (0, int(choice_rng(b, 93).integers(1, 6)), cap)[wide]
-    return types.SimpleNamespace(capacity=cap, rows_per_block=cap + extra)
+    circular = bool(choice_rng(b, 102).random() < 0.5)
+    return types.SimpleNamespace(capacity=cap, rows_per_block=cap + extra, circular=circular)
 
 
 def tail_triton_batch(b: Batch) -> bool:
@@ -140,6 +144,8 @@ def _tail_prepare(b: Batch) -> None:
         pick = choice_rng(b, 96).random(b.n) < 0.25
         bt[pick, 0] = np.where(choice_rng(b, 97).random(b.n) < 0.5, 0, -1)[pick]
         b.bt = bt
+    if tail_settings(b).circular:  # the runner's table for a CircularBufferSpec: one column
+        b.bt = np.ascontiguousarray(b.bt[:, :1])
     if int(choice_rng(b, 98).integers(0, 4)) == 0:
         b.pad_tokens = int(choice_rng(b, 99).integers(1, 17))
     else:
@@ -182,7 +188,7 @@ class _TailRingNumpy:
 def tail_builders(ctx: Any, b: Batch) -> Any:
     cache = ctx.__dict__.setdefault("step5_tail_builders", {})
     st = tail_settings(b)
-    key = (b.block_size, b.spec, st.capacity, st.rows_per_block)
+    key = (b.block_size, b.spec, st.capacity, st.rows_per_block, st.circular)
     if key in cache:
         return cache[key]
     import torch
@@ -209,8 +215,9 @@ def tail_builders(ctx: Any, b: Batch) -> Any:
     assert backend.get_name() == TAIL_RING, backend.get_name()
     with set_current_vllm_config(vc):
         vb = backend.get_builder_cls()(spec, [TAIL_LAYER], vc, torch.device("cpu"))
-    lspec = libattn.KvCacheSpec(b.block_size, 1, head, kind=libattn.KvCacheKind.FULL_ATTENTION,
-                                dtype=libattn.KvDtype.BFLOAT16,
+    kind = libattn.KvCacheKind.CIRCULAR_BUFFER if st.circular else \
+        libattn.KvCacheKind.FULL_ATTENTION
+    lspec = libattn.KvCacheSpec(b.block_size, 1, head, kind=kind, dtype=libattn.KvDtype.BFLOAT16,
                                 block_stride_bytes=stride * 2)
     cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
                                 num_speculative_tokens=b.spec)
@@ -256,7 +263,8 @@ def tail_ring_item() -> Item:
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         st = tail_settings(b)
         parts = ["triton" if tail_triton_batch(b) else "numpy stand-ins",
-                 f"capacity {st.capacity}", f"rows_per_block {st.rows_per_block}"]
+                 f"capacity {st.capacity}", f"rows_per_block {st.rows_per_block}",
+                 "CIRCULAR_BUFFER, one-column table" if st.circular else "FULL_ATTENTION"]
         if capture_of(b):
             parts.append("build_for_cudagraph_capture")
         base = vmd.base.numpy()

@@ -15,9 +15,10 @@
 // tokens), else None: whether a request's query crosses a 128-token boundary, start % 128 +
 // query_len >= 128 with start = seq_lens_cpu_upper_bound - query_len (None without the bound).
 //
-// DEEPSEEK_V41_COMPRESSOR (CircularBufferSpec, taken as a FULL_ATTENTION spec whose block_size
-// is the ring capacity; ABI 1.7's ATTN_KV_CIRCULAR_BUFFER, QWEN4_EXP_EXP_QSA_STATE's kind, is
-// not accepted here yet): slot_mapping the ring slot of every token
+// DEEPSEEK_V41_COMPRESSOR (CircularBufferSpec: ATTN_KV_CIRCULAR_BUFFER, ABI 1.7, one
+// block-table column per request; or, as libattn took it before 1.7, a FULL_ATTENTION spec,
+// whose table is checked as wide as the seq_lens need; block_size is the ring capacity either
+// way): slot_mapping the ring slot of every token
 // (_ring_slot_mapping_kernel: the request's block in column 0 of the block table times the
 // capacity plus position mod capacity, -1 for the null block and past num_actual_tokens; needs
 // common->positions), query_start_loc and token_to_req_indices. Prefill context parallelism
@@ -213,7 +214,8 @@ extern const BackendDescriptor kDeepseekV41CompressorBackend;
 const BackendDescriptor kDeepseekV41CompressorBackend{
     kNames[kV41],
     kVllmRelease,
-    kv_kind_bit(kKvFullAttention),
+    // its CircularBufferSpec; FULL_ATTENTION as libattn took it before ABI 1.7
+    kv_kind_bit(kKvCircularBuffer) | kv_kind_bit(kKvFullAttention),
     kV41,
     fixed_cudagraph_support<kCgAlways>,
     check_compressor,

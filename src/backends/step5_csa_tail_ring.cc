@@ -5,12 +5,14 @@
 // threshold None, no update_block_table, no draft-decode update (the base class's).
 //
 // The spec is the layer's CircularBufferSpec(block_size, 1 head, head_size, head_size_v 0,
-// bfloat16), which libattn takes as a FULL_ATTENTION spec: capacity = page_size_bytes // 1024
-// with page_size_bytes = block_size * num_kv_heads * head_size * element size (the key part
-// only: the layer declares head_size_v 0, which libattn's head_size_v cannot say, so it is not
-// read). The rows per block are the bound KV cache tensor's block stride in rows
-// (Step5CSATailRing.rows_per_block = kv_cache.stride(0) // 512): spec.block_stride_bytes / 1024
-// (ABI 1.7; 0 = the page: rows_per_block = capacity).
+// bfloat16): ATTN_KV_CIRCULAR_BUFFER (ABI 1.7; the block table needs one column, vLLM's
+// max_num_blocks_per_req 1), or a FULL_ATTENTION spec of the same sizes (what libattn took
+// before 1.7; the table is then checked as wide as the seq_lens need). capacity =
+// page_size_bytes // 1024 with page_size_bytes = block_size * num_kv_heads * head_size *
+// element size (the key part only: the layer declares head_size_v 0, which libattn's
+// head_size_v cannot say, so it is not read). The rows per block are the bound KV cache
+// tensor's block stride in rows (Step5CSATailRing.rows_per_block = kv_cache.stride(0) // 512):
+// spec.block_stride_bytes / 1024 (ABI 1.7; 0 = the page: rows_per_block = capacity).
 //
 // build: base and slot_mapping, one int64 per token of the batch's slot_mapping
 // (ops::step5_tail_ring_metadata), in persistent buffers of max_num_batched_tokens entries, from
@@ -165,7 +167,8 @@ extern const BackendDescriptor kStep5CsaTailRingBackend;
 const BackendDescriptor kStep5CsaTailRingBackend{
     kName,
     kVllmRelease,
-    kv_kind_bit(kKvFullAttention),  // its CircularBufferSpec (ATTN_KV_CIRCULAR_BUFFER: not yet)
+    // its CircularBufferSpec; FULL_ATTENTION as libattn took it before ABI 1.7
+    kv_kind_bit(kKvCircularBuffer) | kv_kind_bit(kKvFullAttention),
     0,
     fixed_cudagraph_support<kCgAlways>,
     check_tail_ring,

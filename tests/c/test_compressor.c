@@ -1,8 +1,9 @@
 /* DEEPSEEK_V4_COMPRESSOR and DEEPSEEK_V41_COMPRESSOR at vLLM 0.33 (the CompressorMetadataBuilder
  * of models/deepseek_v4/compressor.py and models/deepseek_v41/compressor.py): ALWAYS, threshold
  * None; V4's block table clamped at 0 in place, token_to_req_indices, num_decode_tokens on ROCm
- * and c128_boundary; V4.1's ring slot mapping; the refusals; and seeded random batches against
- * a naive restatement. Hand-checked values are worked out in the comments. */
+ * and c128_boundary; V4.1's ring slot mapping, on a FULL_ATTENTION and on a CIRCULAR_BUFFER
+ * spec (one-column table); the refusals; and seeded random batches against a naive
+ * restatement. Hand-checked values are worked out in the comments. */
 #include "test_support.h"
 
 #define V4 "DEEPSEEK_V4_COMPRESSOR"
@@ -170,6 +171,43 @@ static void test_v41_hand_checked(void** state) {
   ts_batch_free(batch);
 }
 
+/* V4.1 on ATTN_KV_CIRCULAR_BUFFER (ABI 1.7), the layer's own CircularBufferSpec: the same
+ * metadata as the FULL_ATTENTION spec of the same capacity, from a one-column table (request
+ * 2's seq_len 40 needs five 8-token columns under FULL_ATTENTION, which refuses that table); no
+ * column at all is refused. */
+static void test_v41_circular(void** state) {
+  static const int32_t q[3] = {2, 1, 3}, s[3] = {18, 5, 40};
+  int64_t pos[8] = {16, 17, 4, 37, 38, 39, 0, 0}, shape[1] = {8};
+  attn_tensor_t pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
+  attn_kv_cache_spec_t full = ring_spec(8), ring = full;
+  attn_builder_config_t c = ts_config();
+  attn_builder_t *bf, *bc;
+  ts_batch* batch = ts_batch_make(q, s, 3, 8, 0, 8);
+  attn_metadata_t *mf = NULL, *mc = NULL;
+  (void)state;
+  ring.kind = ATTN_KV_CIRCULAR_BUFFER;
+  bf = ts_builder(V41, &full, &c);
+  bc = ts_builder(V41, &ring, &c);
+  batch->bt[1 * batch->width] = 0;
+  batch->common.positions = &pt;
+  batch->common.num_actual_tokens = 6;
+  ASSERT_OK(attn_build(bf, 0, &batch->common, 0, &mf, NULL));
+  ts_narrow_table(batch, 1);
+  ASSERT_OK(attn_build(bc, 0, &batch->common, 0, &mc, NULL));
+  ts_expect_same_fields(mf, mc, NULL);
+  assert_int_equal(((const int64_t*)ts_tensor(mc, "slot_mapping")->data)[5],
+                   (int64_t)batch->bt[2 * batch->width] * 8 + 7);
+  ASSERT_ERROR(attn_build(bf, 0, &batch->common, 0, &mf, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->block_table_tensor has 1 columns but request 0 needs cdiv(seq_lens[0]=18, "
+               "block_size=8)=3 blocks");
+  ts_narrow_table(batch, 0);
+  ASSERT_ERROR(attn_build(bc, 0, &batch->common, 0, &mc, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "reads each token's request's ring block from column 0");
+  attn_builder_destroy(bf);
+  attn_builder_destroy(bc);
+  ts_batch_free(batch);
+}
+
 /* Seeded random batches against a naive restatement: V4's clamp, token_to_req and
  * c128_boundary; V4.1's ring slots (null blocks, padding rows). */
 static void test_random_vs_naive(void** state) {
@@ -184,6 +222,7 @@ static void test_random_vs_naive(void** state) {
     int64_t pos[256], shape[1], bshape[1] = {n}, r, i, t = 0, tokens = 0;
     attn_tensor_t pt, bound_t;
     attn_kv_cache_spec_t spec = v41 ? ring_spec(bs) : v4_spec(bs);
+    const int circular = v41 && iter % 4 == 3; /* CIRCULAR_BUFFER with a one-column table */
     attn_builder_config_t c = ts_config();
     attn_builder_t* b;
     ts_batch* batch;
@@ -198,8 +237,10 @@ static void test_random_vs_naive(void** state) {
       if (((bound[r] - q[r]) % 128) + q[r] >= 128) crosses = 1;
     }
     c.platform_rocm = (int32_t)ts_rand_range(&rng, 0, 1);
+    if (circular) spec.kind = ATTN_KV_CIRCULAR_BUFFER;
     b = ts_builder(v41 ? V41 : V4, &spec, &c);
     batch = ts_batch_make(q, s, n, bs, 0, tokens + pad);
+    if (circular && batch->width > 0) ts_narrow_table(batch, 1);
     batch->common.num_actual_tokens = tokens;
     for (r = 0; r < n; ++r) {
       for (i = 0; i < q[r]; ++i) pos[t++] = s[r] - q[r] + i;
@@ -326,6 +367,7 @@ int main(void) {
       cmocka_unit_test(test_levels),
       cmocka_unit_test(test_v4_hand_checked),
       cmocka_unit_test(test_v41_hand_checked),
+      cmocka_unit_test(test_v41_circular),
       cmocka_unit_test(test_random_vs_naive),
       cmocka_unit_test(test_refusals),
   };

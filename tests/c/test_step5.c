@@ -4,8 +4,9 @@
  * and drafting builds, the batch still validated, and the spec kinds it refuses.
  * STEP5_CSA_TAIL_RING (Step5CSATailRingMetadataBuilder): the same answers, a hand-checked batch
  * (null block, positions before the ring's window, graph padding counted as actual tokens, a
- * block stride wider than the page), seeded random batches against a naive restatement of
- * _ring_metadata_kernel, and the refusals. */
+ * block stride wider than the page), the CIRCULAR_BUFFER spec (ABI 1.7) on a one-column table
+ * against the FULL_ATTENTION spec on the whole table, seeded random batches against a naive
+ * restatement of _ring_metadata_kernel, and the refusals. */
 #include "test_support.h"
 
 #define SUMMARY "STEP5_CSA_SUMMARY"
@@ -181,9 +182,45 @@ static void test_tail_ring_hand_checked(void** state) {
   ts_batch_free(batch);
 }
 
+/* ATTN_KV_CIRCULAR_BUFFER (ABI 1.7), the layer's own CircularBufferSpec: the same metadata as
+ * the FULL_ATTENTION spec of the same sizes, from a one-column table (request 0's seq_len 18
+ * would need two 16-token columns under FULL_ATTENTION, which refuses that table); a table of
+ * no columns is refused by both kinds. */
+static void test_tail_ring_circular(void** state) {
+  static const int32_t q[3] = {2, 1, 10}, s[3] = {18, 5, 12};
+  int64_t pos[15] = {16, 17, 4, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 0};
+  positions_view pv;
+  attn_kv_cache_spec_t full = ring_spec(16, 256, 24576), ring = full;
+  attn_builder_config_t c = ts_config();
+  attn_builder_t *bf, *bc;
+  ts_batch* batch = ring_batch(q, s, 3, 16, 15, pos, &pv);
+  attn_metadata_t *mf = NULL, *mc = NULL;
+  (void)state;
+  ring.kind = ATTN_KV_CIRCULAR_BUFFER;
+  bf = ts_builder(TAIL_RING, &full, &c);
+  bc = ts_builder(TAIL_RING, &ring, &c);
+  batch->bt[1 * batch->width] = 0;
+  ASSERT_OK(attn_build(bf, 0, &batch->common, 0, &mf, NULL));
+  ts_narrow_table(batch, 1);
+  ASSERT_OK(attn_build(bc, 0, &batch->common, 0, &mc, NULL));
+  ts_expect_same_fields(mf, mc, NULL);
+  assert_int_equal(((const int64_t*)ts_tensor(mc, "slot_mapping")->data)[1],
+                   batch->bt[0] * 24 + 1);
+  ASSERT_ERROR(attn_build(bf, 0, &batch->common, 0, &mf, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "common->block_table_tensor has 1 columns but request 0 needs cdiv(seq_lens[0]=18, "
+               "block_size=16)=2 blocks");
+  ts_narrow_table(batch, 0);
+  ASSERT_ERROR(attn_build(bc, 0, &batch->common, 0, &mc, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "reads each token's request's ring block from column 0");
+  attn_builder_destroy(bf);
+  attn_builder_destroy(bc);
+  ts_batch_free(batch);
+}
+
 /* Seeded random batches against a naive restatement of _ring_metadata_kernel: null and
  * negative ring blocks, padding rows past the scheduled tokens counted as actual or not, long
- * queries whose early positions fall before the ring's window, strides wider than the page. */
+ * queries whose early positions fall before the ring's window, strides wider than the page;
+ * every fourth with a CIRCULAR_BUFFER spec and a one-column table. */
 static void test_tail_ring_random_vs_naive(void** state) {
   uint64_t rng = 0x57e95ULL;
   int iter;
@@ -194,6 +231,7 @@ static void test_tail_ring_random_vs_naive(void** state) {
     const int64_t rows = cap * ts_rand_range(&rng, 1, 3);
     const int64_t n = ts_rand_range(&rng, 0, 12), pad = ts_rand_range(&rng, 0, 5);
     const int padding_is_actual = (int)ts_rand_range(&rng, 0, 1);
+    const int circular = iter % 4 == 0; /* CIRCULAR_BUFFER with a one-column table */
     int32_t q[12], s[12];
     int64_t pos[256], r, i, t = 0, tokens = 0;
     positions_view pv;
@@ -208,8 +246,10 @@ static void test_tail_ring_random_vs_naive(void** state) {
       s[r] = q[r] + (int32_t)ts_rand_range(&rng, 0, 300);
       tokens += q[r];
     }
+    if (circular) spec.kind = ATTN_KV_CIRCULAR_BUFFER;
     b = ts_builder(TAIL_RING, &spec, &c);
     batch = ring_batch(q, s, n, bs, tokens + pad, pos, &pv);
+    if (circular && batch->width > 0) ts_narrow_table(batch, 1);
     if (!padding_is_actual) batch->common.num_actual_tokens = tokens;
     for (r = 0; r < n; ++r) {
       for (i = 0; i < q[r]; ++i) pos[t++] = s[r] - q[r] + i;
@@ -309,6 +349,7 @@ int main(void) {
       cmocka_unit_test(test_summary_refusals),
       cmocka_unit_test(test_tail_ring_answers),
       cmocka_unit_test(test_tail_ring_hand_checked),
+      cmocka_unit_test(test_tail_ring_circular),
       cmocka_unit_test(test_tail_ring_random_vs_naive),
       cmocka_unit_test(test_tail_ring_refusals),
   };

@@ -241,6 +241,13 @@ ts_batch* ts_batch_make(const int32_t* query_lens, const int32_t* seq_lens, int6
   return b;
 }
 
+void ts_narrow_table(ts_batch* b, int64_t cols) {
+  b->bt_strides[0] = b->width;
+  b->bt_strides[1] = 1;
+  b->bt_t.strides = b->bt_strides;
+  b->bt_shape[1] = cols;
+}
+
 void ts_batch_free(ts_batch* b) {
   if (b == NULL) return;
   free(b->qsl);

@@ -90,6 +90,7 @@ typedef struct ts_batch {
   int32_t* bt;
   int64_t* slots;
   int64_t qsl_shape[1], seq_shape[1], bt_shape[2], sm_shape[1];
+  int64_t bt_strides[2]; /* set by ts_narrow_table */
   attn_tensor_t qsl_t, seq_t, bt_t, sm_t;
   attn_common_metadata_t common;
 } ts_batch;
@@ -98,6 +99,9 @@ typedef struct ts_batch {
 ts_batch* ts_batch_make(const int32_t* query_lens, const int32_t* seq_lens, int64_t num_reqs,
                         int32_t block_size, int64_t width, int64_t padded_tokens);
 void ts_batch_free(ts_batch* b);
+/* The batch's block table seen as its first `cols` columns: a strided view of the same rows (as
+ * vLLM's runner hands a CircularBufferSpec group one column per request). */
+void ts_narrow_table(ts_batch* b, int64_t cols);
 
 attn_tensor_t ts_host_tensor(void* data, int32_t ndim, int64_t* shape, uint8_t code, uint8_t bits);
 
