@@ -70,8 +70,12 @@ def fast_decode_plan_recorder(self: PlanRecorder, **kwargs: Any) -> None:
 
 
 #: one recorder class per replaced name (vLLM's isinstance checks then still tell them apart),
-#: and FlashInfer's fast_decode_plan function
-RECORDERS: Dict[str, Any] = {name: type(name, (PlanRecorder,), {}) for name in RECORDED}
+#: and FlashInfer's fast_decode_plan function. The sink wrapper's recorder derives from the
+#: paged prefill wrapper's, as FlashInfer's BatchAttentionWithAttentionSinkWrapper derives from
+#: BatchPrefillWithPagedKVCacheWrapper (vLLM's build asserts the prefill wrapper is one).
+RECORDERS: Dict[str, Any] = {name: type(name, (PlanRecorder,), {}) for name in RECORDED[:3]}
+RECORDERS[RECORDED[3]] = type(RECORDED[3], (RECORDERS["BatchPrefillWithPagedKVCacheWrapper"],),
+                              {})
 RECORDERS["fast_decode_plan"] = fast_decode_plan_recorder
 
 #: vLLM's plan() keyword -> libattn field, per planned wrapper
@@ -291,10 +295,12 @@ def _prefill_pairs(fi: Any, v: Any, lib: Dict[str, Any], seen: set, libattn: Any
     if p is None:
         return _part_none("prefill", lib, seen)
     pairs, trt = _part_class("prefill", p, fi.TRTLLMPrefill, PREFILL_PLAN, lib, seen, libattn)
+    sink = _lib(lib, "prefill_sink_wrapper", seen, libattn)
     if trt:
-        return pairs
+        return pairs + [("prefill_sink_wrapper (TRTLLMPrefill: None)", None, sink)]
     w = p.wrapper
     if isinstance(w, fi.BatchDCPPrefillWrapper):
+        pairs.append(("prefill_sink_wrapper (the DCP prefill wrapper)", False, sink))
         ctx = w._context
         pairs.append(("prefill.wrapper: context pass on FlashInfer's paged wrapper",
                       isinstance(ctx, PlanRecorder), True))
@@ -310,13 +316,40 @@ def _prefill_pairs(fi: Any, v: Any, lib: Dict[str, Any], seen: set, libattn: Any
         pairs += _plan_pairs("prefill.wrapper._new_tokens", w._new_tokens, DCP_NEW_TOKENS_PLAN,
                              lib, seen, libattn, expect={"causal": True})
         return pairs
-    pairs.append((f"prefill.wrapper: FlashInfer's {type(w).__name__}",
-                  type(w).__name__, "BatchPrefillWithPagedKVCacheWrapper"))
+    pairs.append((f"prefill.wrapper: FlashInfer's {type(w).__name__} ~ prefill_sink_wrapper",
+                  type(w).__name__, "BatchAttentionWithAttentionSinkWrapper" if sink else
+                  "BatchPrefillWithPagedKVCacheWrapper"))
+    if type(w).__name__ == "BatchAttentionWithAttentionSinkWrapper":
+        pairs += _sink_wrapper_pairs(w, lib, seen, libattn)
     pairs.append(("prefill.wrapper kv_layout ~ kv_cache_layout", w.kv_layout,
                   _lib(lib, "kv_cache_layout", seen, libattn)))
     return pairs + _plan_pairs("prefill.wrapper", w, PREFILL_PLAN, lib, seen, libattn, expect={
         "seq_lens": _get_seq_lens(lib.get("prefill_paged_kv_indptr_cpu"),
                                   lib.get("prefill_paged_kv_last_page_len_cpu"), page)})
+
+
+#: the sink prefill wrapper's constructor keywords (beyond the workspace and layout) -> libattn
+SINK_WRAPPER_INIT = {"q_data_type": "q_data_type_prefill", "kv_data_type": "kv_data_type",
+                     "head_dim_qk": "head_dim", "head_dim_vo": "head_dim",
+                     "window_left": "window_left"}
+
+
+def _sink_wrapper_pairs(w: Any, lib: Dict[str, Any], seen: set, libattn: Any) -> List[Pair]:
+    """What vLLM made BatchAttentionWithAttentionSinkWrapper with: each keyword against its
+    libattn field (backend "auto", vLLM's constant); a keyword the lane does not know is a
+    mismatch."""
+    pairs: List[Pair] = []
+    for arg, value in w.init_kwargs.items():
+        name = f"prefill.wrapper BatchAttentionWithAttentionSinkWrapper({arg}=)"
+        if arg in SINK_WRAPPER_INIT:
+            field = SINK_WRAPPER_INIT[arg]
+            pairs.append((f"{name} ~ {field}", _vllm_value(field, value),
+                          _lib(lib, field, seen, libattn)))
+        elif arg == "backend":
+            pairs.append((f"{name} (vLLM's constant)", value, "auto"))
+        else:
+            pairs.append((f"{name} (argument libattn lacks)", value, MISSING))
+    return pairs
 
 
 def _decode_pairs(fi: Any, v: Any, lib: Dict[str, Any], seen: set, libattn: Any,

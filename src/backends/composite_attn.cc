@@ -5,8 +5,9 @@
 // when a query must see multimodal PrefixLM image keys (requires_mm_prefix), else the causal
 // child (variant 1). The metadata is the chosen child's: libattn's field list is the union of
 // the two children's (TRITON_ATTN's names, then the causal child's others) plus
-// `attention_backend_variant` (vLLM's `_attention_backend_variant` attribute); the fields the
-// chosen child lacks are None.
+// `attention_backend_variant` (vLLM's `_attention_backend_variant` attribute), then the
+// children's fields appended after the composites were released (kAppendedChildFields); the
+// fields the chosen child lacks are None.
 //
 // Level: min(general, causal, routing), the routing's being NEVER when a layer has an unclamped
 // sliding window, else UNIFORM_SINGLE_TOKEN_DECODE; reorder threshold: the smallest of the
@@ -37,6 +38,16 @@ extern const BackendDescriptor kFlashInferBackend;
 namespace {
 
 constexpr const char* kVariantField = "attention_backend_variant";
+/// The children's fields appended after the composites were released: the composite appends
+/// them after attention_backend_variant, so that no field of a released list moves
+/// (tests/data/metadata_field_names.txt checks the order).
+constexpr const char* kAppendedChildFields[] = {"prefill_sink_wrapper"};  // FLASHINFER, issue 34
+
+bool appended_child_field(const std::string& name) {
+  for (const char* f : kAppendedChildFields)
+    if (name == f) return true;
+  return false;
+}
 constexpr int kCaptureVariant = 1;  // MMPrefixAttentionRouting.capture_variant
 
 const BackendDescriptor& causal_child(const BackendDescriptor& d) {
@@ -99,10 +110,15 @@ class CompositeBuilder final : public Builder {
     const auto [g, c] = child_configs(d, spec, config);
     children_[0] = make_backend(kTritonAttnBackend)->create(spec, g);
     children_[1] = make_backend(causal_child(d))->create(spec, c);
-    std::vector<std::string> names = children_[0]->metadata_field_names();
-    for (const std::string& n : children_[1]->metadata_field_names())
-      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    std::vector<std::string> names, appended;
+    for (const auto& child : children_)
+      for (const std::string& n : child->metadata_field_names()) {
+        std::vector<std::string>& into = appended_child_field(n) ? appended : names;
+        if (std::find(into.begin(), into.end(), n) == into.end()) into.push_back(n);
+      }
+    variant_index_ = names.size();
     names.push_back(kVariantField);
+    names.insert(names.end(), appended.begin(), appended.end());
     init_metadata(names);
     std::optional<int32_t> t;
     for (const auto& child : children_) {
@@ -133,7 +149,8 @@ class CompositeBuilder final : public Builder {
   /// The chosen child's fields by name; the others None.
   void adopt(const Metadata& child, int variant) {
     Metadata& m = metadata();
-    for (size_t i = 0; i + 1 < m.size(); ++i) {
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (i == variant_index_) continue;
       const std::optional<size_t> j = child.find(m.field(i).name);
       if (!j) {
         m.set_none(i);
@@ -148,10 +165,11 @@ class CompositeBuilder final : public Builder {
         case FieldKind::kBool: m.set_bool(i, f.int_value != 0); break;
       }
     }
-    m.set_int(m.size() - 1, variant);
+    m.set_int(variant_index_, variant);
   }
 
   std::unique_ptr<Builder> children_[2];
+  size_t variant_index_ = 0;  ///< attention_backend_variant's index
 };
 
 int32_t composite_cudagraph_support(const BackendDescriptor& d, const KvCacheSpec& spec,

@@ -96,9 +96,25 @@ constexpr int32_t kLayoutHnd = 1;        ///< "HND"
   X(kSharedQoIndptrCpu, "shared_qo_indptr_cpu")                          \
   X(kSharedKvPageIndptrCpu, "shared_kv_page_indptr_cpu")                 \
   X(kSharedKvPageIndices, "shared_kv_page_indices")                      \
-  X(kSharedKvLastPageLenCpu, "shared_kv_last_page_len_cpu")
+  X(kSharedKvLastPageLenCpu, "shared_kv_last_page_len_cpu")             \
+  /* appended (issue 34): each variant's last field, index 51 of a build \
+     without cascade (kPlainFieldCount), 57 with it (field_index) */     \
+  X(kPrefillSinkWrapper, "prefill_sink_wrapper")
 ATTN_NAMED_LIST(Field, FLASHINFER_FIELDS);
 constexpr size_t kPlainFieldCount = kUseCascade;  // the fields of a build without cascade
+                                                   // (then prefill_sink_wrapper)
+
+/// The fields of a build without cascade: those before use_cascade, then the appended ones.
+std::vector<std::string> plain_field_names() {
+  std::vector<std::string> names = name_vector(kFieldNames, kPlainFieldCount);
+  names.emplace_back(kFieldNames[kPrefillSinkWrapper]);
+  return names;
+}
+
+/// Where an appended field sits in the metadata of a build with or without cascade.
+size_t field_index(size_t field, bool cascade) {
+  return cascade ? field : kPlainFieldCount + (field - kPrefillSinkWrapper);
+}
 
 #define FLASHINFER_BUFFERS(X)                                \
   X(kBufIndptr, "paged_kv_indptr")                           \
@@ -348,7 +364,7 @@ class FlashInferBuilder final : public Builder {
       : Builder(std::move(backend), spec, config),
         buffers_(kName, config.device, plan(spec, config), config.allocator,
                  config.workspace, config.workspace_size) {
-    init_metadata(name_vector(kFieldNames, kPlainFieldCount));
+    init_metadata(plain_field_names());
     init_cascade_metadata(name_vector(kFieldNames));
     const BuilderConfig& c = this->config();
     max_num_pages_ = static_cast<int64_t>(c.max_num_seqs) * c.max_blocks_per_req(spec.block_size);
@@ -595,6 +611,11 @@ class FlashInferBuilder final : public Builder {
         m.set_int(kPrefillMaxQLen, max_q);
         m.set_int(kPrefillMaxSeqLen, c.max_seq_len);
       } else {
+        // FIPrefill's wrapper: vLLM 0.33's _get_prefill_wrapper (causal or not) makes
+        // FlashInfer's BatchAttentionWithAttentionSinkWrapper for a layer with sinks on SM 9.0
+        // and SM 12.x (sinks elsewhere run on TRT-LLM or are refused; with DCP, refused)
+        m.set_bool(field_index(kPrefillSinkWrapper, false),
+                   hyper_.params.has_sinks && arch_.xqa() && !use_dcp);
         // FIPrefill's plan() inputs; a TRTLLMPrefill has none of them (vLLM 0.33 passes the
         // rebased query offsets to plan() only)
         m.set_tensor(kPrefillQoIndptrCpu, make_vector(qo, host, kInt32, n - nd + 1), true);

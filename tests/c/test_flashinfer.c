@@ -1,7 +1,8 @@
 /* FLASHINFER at vLLM 0.33: the decode/prefill split (require_uniform unless XQA or trtllm-gen
  * varlen, non-causal routing), the paged KV plan inputs on vLLM's worked example, the TRT-LLM
  * prefill / XQA and trtllm-gen decode fields, levels and thresholds per device, query dtypes,
- * fa2-native spec decode, DCP, the cascade plan, hyperparameter checks, capture, and seeded
+ * fa2-native spec decode, DCP, the cascade plan, the sink prefill wrapper (SM 9.0 / 12.x),
+ * hyperparameter checks, capture, and seeded
  * random batches against a naive computation written for this test. */
 #include "test_support.h"
 
@@ -881,6 +882,76 @@ static void test_fa2_spec_decode(void** state) {
 
 /* DCP on 10.x: trtllm-gen decode on dcp_local_seq_lens; the native DCP prefill's page layout
  * from the rank-local context lengths (vLLM 0.33 derives the pages after the conversion). */
+/* The field by index, its name and kind (the appended field's place in each variant). */
+static void expect_field_at(const attn_metadata_t* m, size_t index, const char* name,
+                            int32_t kind) {
+  attn_field_t f = ATTN_FIELD_INIT;
+  ASSERT_OK(attn_metadata_field(m, index, &f));
+  assert_string_equal(f.name, name);
+  assert_int_equal(f.kind, kind);
+}
+
+/* prefill_sink_wrapper (appended, issue 34): vLLM 0.33's _get_prefill_wrapper makes FlashInfer's
+ * BatchAttentionWithAttentionSinkWrapper for a FlashInfer-native prefill of a layer with sinks
+ * on SM 9.0 and 12.x (XQA decode), the paged prefill wrapper otherwise; None without a prefill,
+ * with TRT-LLM's prefill (SM 10.x) and with cascade. Its index: 51 in a build without cascade
+ * (after decode_dcp_query_start_loc), 57 with it (after the cascade fields). */
+static void test_sink_prefill_wrapper(void** state) {
+  static const int32_t q[2] = {1, 8}, s[2] = {33, 20}, dq[2] = {1, 1}, ds[2] = {9, 5};
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(90);
+  attn_per_layer_params_t layer = ATTN_PER_LAYER_PARAMS_INIT;
+  attn_builder_t* b;
+  attn_metadata_t* m = NULL;
+  ts_batch* batch = ts_batch_make(q, s, 2, 16, 4, -1);
+  ts_batch* decodes = ts_batch_make(dq, ds, 2, 16, 4, -1);
+  const int32_t caps[3] = {90, 120, 100};
+  int i;
+  (void)state;
+  layer.window_left = -1;
+  layer.sm_scale = 0.125;
+  layer.has_sinks = 1;
+  c.layers = &layer;
+  c.num_layers = 1;
+  for (i = 0; i < 3; ++i) {
+    c.device_capability = caps[i];
+    b = ts_builder("FLASHINFER", &spec, &c);
+    ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+    assert_int_equal(attn_metadata_field_count(m), 52);
+    if (caps[i] == 100) { /* TRT-LLM's prefill: no FlashInfer prefill wrapper */
+      expect_bool(m, "prefill_use_trtllm", 1);
+      ts_expect_none(m, "prefill_sink_wrapper");
+    } else {
+      expect_bool(m, "prefill_use_trtllm", 0);
+      expect_field_at(m, 51, "prefill_sink_wrapper", ATTN_FIELD_BOOL);
+      expect_bool(m, "prefill_sink_wrapper", 1);
+    }
+    ASSERT_OK(attn_build(b, 0, &decodes->common, 0, &m, NULL));
+    ts_expect_none(m, "prefill_sink_wrapper"); /* no prefill */
+    attn_builder_destroy(b);
+  }
+  /* no sinks: the paged prefill wrapper, on 9.0 and (XQA off) 8.0 alike */
+  layer.has_sinks = 0;
+  c.device_capability = 90;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_sink_wrapper", 0);
+  attn_builder_destroy(b);
+  c = native_config();
+  c.device_capability = 80;
+  b = ts_builder("FLASHINFER", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  expect_bool(m, "prefill_sink_wrapper", 0);
+  /* cascade: the whole batch runs through the cascade plan; the field follows its fields */
+  ASSERT_OK(attn_build(b, 16, &batch->common, 0, &m, NULL));
+  assert_int_equal(attn_metadata_field_count(m), 58);
+  expect_field_at(m, 51, "use_cascade", ATTN_FIELD_BOOL);
+  expect_field_at(m, 57, "prefill_sink_wrapper", ATTN_FIELD_NONE);
+  attn_builder_destroy(b);
+  ts_batch_free(batch);
+  ts_batch_free(decodes);
+}
+
 static void test_dcp(void** state) {
   static const int32_t q[3] = {1, 1, 4}, s[3] = {9, 16, 20};
   int32_t local[3] = {5, 8, 10};
@@ -927,6 +998,7 @@ int main(void) {
       cmocka_unit_test(test_query_dtypes),
       cmocka_unit_test(test_xqa_ragged_and_non_causal),
       cmocka_unit_test(test_fa2_spec_decode),
+      cmocka_unit_test(test_sink_prefill_wrapper),
       cmocka_unit_test(test_dcp),
   };
   return cmocka_run_group_tests_name("flashinfer", tests, NULL, NULL);
