@@ -425,6 +425,11 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
             with _patches(backend, wrapper, b):
                 configure_vllm(vc, settings)
             full_kw = vllm_spec_kwargs(settings)
+        cache_dtype = layer.cache_dtype if layer is not None else "auto"
+        if cache_dtype != "auto":  # FLASH_ATTN's variants: the user's fp8 cache
+            from vllm.v1.kv_cache_interface import KVQuantMode
+            vc.cache_config.cache_dtype = cache_dtype
+            full_kw = {"kv_quant_mode": KVQuantMode.FP8_PER_TENSOR}
         from vllm.v1.kv_cache_interface import SinkFullAttentionSpec, SlidingWindowSpec
         if layer is not None and layer.window:  # the layer variant's sliding window
             full_spec = lambda: SlidingWindowSpec(**kw, **full_kw,  # noqa: E731
@@ -441,6 +446,14 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
                     wrapper, full_spec)()
         def make() -> Any:
+            if backend == "FLASH_ATTN" and cache_dtype != "auto":
+                # vLLM's backend selection (supports_kv_cache_dtype's platform-independent
+                # part: the class's list) before any builder is made
+                from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
+                if cache_dtype not in FlashAttentionBackend.supported_kv_cache_dtypes:
+                    raise ValueError(f"FLASH_ATTN does not support the KV cache dtype "
+                                     f"{cache_dtype} (FlashAttentionBackend."
+                                     f"supported_kv_cache_dtypes)")
             if layer is not None and layer.full and layer.capture_sizes and b.spec:
                 # the sizes rounded to multiples of 1 + k by vLLM's engine (model runner V1,
                 # full decode graphs: adjust_cudagraph_sizes_for_spec_decode), which raises
@@ -504,6 +517,9 @@ def lib_builder(ctx: Any, backend: str, wrapper: str, b: Batch, vc: Any) -> Any:
                              max_cudagraph_capture_size=max(layer.capture_sizes))
         if layer is not None and layer.sm120_sms:  # TRITON_ATTN's variants on SM 12.0
             extra.update(device_capability=120, num_sms=layer.sm120_sms)
+        if layer is not None and layer.cache_dtype != "auto":  # FLASH_ATTN's variants
+            from .layer_variant_items import LIB_CACHE_DTYPES
+            extra["cache_dtype"] = LIB_CACHE_DTYPES[layer.cache_dtype]
         name = backend + ("_DIFFKV" if wrapper == "DiffKV" else "")
         if wrapper.startswith("Qwen4QSA"):  # QWEN4_EXP_QSA_TRITON(_ROCM): qwen4_qsa_items
             from .qwen4_qsa_items import is_rocm, lib_name

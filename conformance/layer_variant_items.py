@@ -13,7 +13,11 @@ item's batches by block size, speculative tokens and chunk) as a ``LayerVariant`
   in a third of the batches each (FA3 symmetrizes the window of a non-causal schedule); full
   CUDA graphs (FULL_AND_PIECEWISE, capture size 512) in half the builders, and on a third of
   their batches `build_for_cudagraph_capture` in place of `build` (any batch on FA3/FA4, whose
-  level is ALWAYS; uniform ones on FA2); block sizes 16 to 1024; k up to 9.
+  level is ALWAYS; uniform ones on FA2); block sizes 16 to 1024; k up to 9; the KV cache dtype
+  (FA_CACHE_DTYPES: vLLM's cache_config.cache_dtype and a per-tensor fp8 spec, libattn's
+  config->cache_dtype): fp8 and fp8_e4m3 on FA3 and FA4 builders (FA3's schedule runs in
+  fp8_e4m3), fp8_e5m2 on any, refused by both (vLLM's backend selection:
+  FlashAttentionBackend.supported_kv_cache_dtypes lacks it).
 - FLASHINFER (SM 10.0 variants): the padded-decode item's builders and batches
   (flashinfer_padded_items._adjust: max_num_seqs 4 to 64, all-decode batches padded past their
   requests, builders kept across the batches of a setting, so the rows a padded batch plans past
@@ -94,6 +98,8 @@ class LayerVariant:
     #: the group's other layers, (window_left, logits_soft_cap or None, sm_scale, has_sinks)
     #: each: FLASHINFER's builder infers its global parameters over every layer of its group
     other_layers: tuple = ()
+    #: FLASH_ATTN's KV cache dtype (vLLM's cache_config.cache_dtype; FA_CACHE_DTYPES)
+    cache_dtype: str = "auto"
 
 
 def _group_rng(b: Batch, salt: int) -> np.random.Generator:
@@ -120,10 +126,27 @@ def capture_batch(level: str, b: Batch) -> bool:
     return q.size > 0 and bool((q == q[0]).all())
 
 
+#: FLASH_ATTN's drawn KV cache dtypes (vLLM's cache_config.cache_dtype): bf16 in half the
+#: builders, fp8 (e4m3: FA3's AOT schedule runs in fp8_e4m3) and fp8_e5m2 (which vLLM's
+#: FlashAttentionBackend.supported_kv_cache_dtypes lacks: its backend selection refuses it, and
+#: libattn's FLASH_ATTN refuses it at create)
+FA_CACHE_DTYPES = ("auto", "auto", "auto", "fp8", "fp8_e4m3", "fp8_e5m2")
+#: libattn's BuilderConfig.cache_dtype of each (ATTN_KV_DTYPE_*)
+LIB_CACHE_DTYPES = {"auto": 0, "fp8": 4, "fp8_e4m3": 4, "fp8_e5m2": 5}
+
+
 def _fa_adjust(b: Batch) -> Batch:
+    from .builder_items import _fa_version
     g = _group_rng(b, 80)
-    b.layer = LayerVariant(window=int(g.choice(FA_WINDOWS)), full=bool(g.random() < 0.5),
-                           non_causal=True)
+    window, full = int(g.choice(FA_WINDOWS)), bool(g.random() < 0.5)
+    # from their own generator, so that the draws above stay those of before
+    dtype = str(_group_rng(b, 85).choice(FA_CACHE_DTYPES))
+    if dtype in ("fp8", "fp8_e4m3") and _fa_version("FLASH_ATTN", "", b) == 2:
+        # vLLM's backend selection takes an fp8 cache on FA3 (SM 9.0) and FA4 only
+        # (flash_attn_supports_kv_cache_dtype); libattn builds FA2 with one (the metadata does
+        # not depend on it there): not generated, docs/conformance.md
+        dtype = "auto"
+    b.layer = LayerVariant(window=window, full=full, non_causal=True, cache_dtype=dtype)
     return b
 
 
@@ -176,6 +199,18 @@ def _fi_adjust(b: Batch) -> Batch:
     return b
 
 
+def _fi_layers_adjust(b: Batch) -> Batch:
+    """FLASHINFER (layer variants): the base item's batches and settings (every capability,
+    cache dtype and TRT-LLM switch flashinfer_settings draws, DCP) with the layer drawn per
+    builder: a sliding window in half, a soft cap in a third, sinks in half, a second layer in
+    a quarter (as _fi_adjust draws them); no CUDA graphs (the SM 10.0 item has them)."""
+    g = _group_rng(b, 86)
+    layer = LayerVariant(window=int(g.choice(FI_WINDOWS)), soft_cap=float(g.choice(FI_SOFT_CAPS)),
+                         sinks=bool(g.random() < 0.5))
+    b.layer = dataclasses.replace(layer, other_layers=_other_layers(g, layer_params(layer)[0]))
+    return b
+
+
 #: TRITON_ATTN's drawn model shapes (32 query heads: the KV heads divide them)
 TRITON_HEAD_SIZES = (64, 80, 96, 128, 192, 256, 512)
 TRITON_KV_HEADS = (1, 2, 4, 8, 16, 32)
@@ -225,6 +260,8 @@ def _variant_path(base: Any, backend: str) -> Any:
         fast = ", fast_decode_plan" if getattr(wrapper, "fast_planned", False) else ""
         if backend == "TRITON_ATTN":
             fast = f", {'SM 12.0' if layer.sm120_sms else 'no SM count'}"
+        if backend == "FLASH_ATTN" and layer.cache_dtype != "auto":
+            fast = f", {layer.cache_dtype}"
         if backend == "FLASHINFER":
             fast += (f"{', soft cap' if layer.soft_cap else ''}{', sinks' if layer.sinks else ''}"
                      f"{', 2 layers' if layer.other_layers else ''}")
@@ -250,6 +287,8 @@ def layer_variant_items() -> List[Item]:
                             max_spec=MAX_SPEC, block_sizes=BLOCK_SIZES * 3 + LARGE,
                             kinds=("decode", "decode", "decode", "padded", "padded", "mixed",
                                    "spec")),
+        dataclasses.replace(fi, name="FLASHINFER (layer variants)", adjust=_fi_layers_adjust,
+                            path=_variant_path(fi.path, "FLASHINFER")),
         dataclasses.replace(tr, name="TRITON_ATTN (layer variants)", adjust=_triton_adjust,
                             path=_variant_path(tr.path, "TRITON_ATTN"), max_spec=MAX_SPEC,
                             block_sizes=BLOCK_SIZES * 3 + LARGE),
