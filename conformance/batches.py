@@ -5,7 +5,8 @@ the scheduled tokens), as numpy arrays both sides view.
 Kinds: all decodes, all prefills, mixed (decode, short extend, long extend, prefill), chunked
 prefills, spec-decode uniform batches (1+k), padded tails (zero-length queries after the real
 requests), and edges (queries ending on a block or chunk boundary, seq_len == query_len, one
-request, the empty batch). Block sizes 16/32/64, and for the utilities also the MLA/Mamba
+request, the empty batch); and, for the items that ask for them (kind "dummy"), the batches
+vLLM's runner builds for CUDA graph capture and warmup (dummy_batch). Block sizes 16/32/64, and for the utilities also the MLA/Mamba
 sizes 128, 256, 528 (the builders compared today take 16/32/64), DCP sizes 1/2/4 with interleave 1/8/16, 1..1024 requests,
 contexts up to 128k: most batches small, some large, and the context cap shrinks as the request
 count grows so that the block table stays small (a run stays fast).
@@ -17,6 +18,9 @@ from typing import Sequence
 import numpy as np
 
 KINDS = ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
+#: vLLM's default CUDA graph capture sizes (1, 2, 4, multiples of 8 below 256, of 16 to 512):
+#: the token counts of dummy_batch
+CAPTURE_SIZES = (1, 2, 4) + tuple(range(8, 256, 8)) + tuple(range(256, 513, 16))
 BLOCK_SIZES = (16, 32, 64)
 LARGE_BLOCK_SIZES = (128, 256, 528)  # MLA (64 is in BLOCK_SIZES) and Mamba-hybrid sizes
 #: the utilities' block sizes: 16/32/64 and, in one batch of five, the large ones
@@ -75,6 +79,11 @@ class Batch:
         self.positions = (np.arange(self.tokens) - self.qsl[:-1][req] + ctx[req]).astype(np.int64)
         self.slots = (self.bt[req, self.positions // bs].astype(np.int64) * bs +
                       self.positions % bs) if self.tokens else np.zeros(0, np.int64)
+        if self.kind == "dummy" and self.dcp == 1:
+            # vLLM's dummy runs: the block table rows zeroed, every slot -1 (DCP ones point the
+            # rows at allocated blocks and compute the slots: the derived ones stand in)
+            self.bt[:] = 0
+            self.slots = np.full(self.tokens, -1, np.int64)
         # host mirrors: separate memory, as a runtime keeps them
         self.qsl_cpu = self.qsl.copy()
         self.seq_cpu = self.seq.copy()
@@ -127,6 +136,45 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int, size: int) -> np.nd
     return np.clip(x.astype(np.int64), lo, hi).astype(np.int32)
 
 
+def dummy_batch(rng: np.random.Generator, bs: int, max_spec: int, max_requests: int) -> Batch:
+    """One of the batches vLLM 0.33's GPUModelRunner._dummy_run builds for CUDA graph capture
+    and warmup, for a token count drawn from CAPTURE_SIZES (max_requests standing for
+    max_num_seqs): a uniform decode (half of them: 1 + k tokens per request, the count a
+    multiple of 1 + k as vLLM rounds capture sizes, seq_lens = 1 + k), an even spread
+    (min(tokens, max_num_seqs) requests, seq_lens = tokens) or the mixed warmup batch
+    (min(max_num_seqs - 1, tokens // 2) one-token decodes of seq_len 1 and one prefill of the
+    rest, seq_len + 1); with DCP the uniform and mixed ones carry dcp * interleave more context
+    (get_dcp_dummy_context_len). Batch._derive zeroes the block table and the slots without
+    DCP, as the runner does."""
+    shape = str(rng.choice(("uniform", "uniform", "spread", "mixed")))
+    size = int(rng.choice(CAPTURE_SIZES))
+    spec = int(rng.integers(0, max_spec + 1))
+    dcp = int(rng.choice([1, 1, 2, 4]))
+    interleave = int(rng.choice([1, 8, 16])) if dcp > 1 else 1
+    dummy_ctx = dcp * interleave if dcp > 1 else 0
+    if shape == "uniform":
+        q_len = 1 + spec
+        n = max(1, min(max_requests, size // q_len))
+        q = np.full(n, q_len, np.int32)
+        seq = q.copy()
+        prompt_is_seq = np.zeros(n, bool)
+    elif shape == "spread":
+        n = max(1, min(size, max_requests))
+        q = np.full(n, size // n, np.int32)
+        q[-1] += size % n
+        seq = np.full(n, size, np.int32)
+        prompt_is_seq = np.ones(n, bool)
+        dummy_ctx = 0
+    else:
+        nd = max(0, min(max_requests - 1, size // 2))
+        q = np.array([1] * nd + [size - nd], np.int32)
+        seq = np.array([1] * nd + [size - nd + 1], np.int32)
+        prompt_is_seq = np.arange(nd + 1) == nd
+    ctx = (seq - q + dummy_ctx).astype(np.int32)
+    prompt = np.where(prompt_is_seq, ctx + q, ctx).astype(np.int32)
+    return Batch(q, ctx, prompt, bs, spec, "dummy", dcp, interleave)
+
+
 def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = UTILITY_BLOCK_SIZES,
                  kinds: Sequence[str] = KINDS, max_spec: int = 7, max_requests: int = 1024,
                  table_budget: int = TABLE_BUDGET, token_budget: int = TOKEN_BUDGET,
@@ -137,6 +185,8 @@ def random_batch(rng: np.random.Generator, *, block_sizes: Sequence[int] = UTILI
     batch gives some requests fewer drafts (a uniform split makes them prefills)."""
     kind = str(rng.choice(kinds))
     bs = int(rng.choice(block_sizes))
+    if kind == "dummy":
+        return dummy_batch(rng, bs, max_spec, max_requests)
     n = _count(rng, max_requests)
     spec = int(rng.integers(1, max_spec + 1)) if kind == "spec" or (
         kind in ("mixed", "padded") and rng.random() < 0.3) else 0

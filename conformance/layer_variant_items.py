@@ -67,7 +67,7 @@ from typing import Any, List
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, KINDS, Batch
 from .item import Item, choice_rng
 
 #: the windows a FLASH_ATTN builder's layer is drawn with (0: full attention)
@@ -78,6 +78,9 @@ FI_WINDOWS = (0, 0, 0, 64, 512, 4096)
 #: FlashInfer's 10.x trtllm-gen path accept
 LARGE = (128, 256, 512, 1024)
 MAX_SPEC = 9
+#: the base items' batch kinds and vLLM's runner's dummy batches (batches.dummy_batch), one in
+#: eight
+VARIANT_KINDS = tuple(KINDS) + ("dummy",)
 #: compilation_config.max_cudagraph_capture_size of a full-graph builder
 MAX_CAPTURE = 512
 
@@ -116,7 +119,11 @@ def capture_batch(level: str, b: Batch) -> bool:
     batch, UNIFORM_BATCH uniform ones (every non-zero query one length; zero-length rows are
     padding), UNIFORM_SINGLE_TOKEN_DECODE single-token decodes, NEVER none (an intended
     difference: docs/conformance.md)."""
-    if b.n == 0 or level == "NEVER" or choice_rng(b, 43).random() >= 1 / 3:
+    if b.n == 0 or level == "NEVER":
+        return False
+    # vLLM's runner's own capture batches (batches.dummy_batch) are captured; a third of the
+    # others
+    if b.kind != "dummy" and choice_rng(b, 43).random() >= 1 / 3:
         return False
     if level == "ALWAYS":
         return True
@@ -265,6 +272,8 @@ def _variant_path(base: Any, backend: str) -> Any:
         if backend == "FLASHINFER":
             fast += (f"{', soft cap' if layer.soft_cap else ''}{', sinks' if layer.sinks else ''}"
                      f"{', 2 layers' if layer.other_layers else ''}")
+        if b.kind == "dummy":
+            fast += ", vLLM's dummy batch"
         return (f"{p}{fast}, {'window' if layer.window else 'no window'}"
                 f"{', full graphs' if layer.full else ''}, causal={kind}, "
                 f"{'capture' if is_capture(ctx, backend, '', b) else 'build'}").lstrip(", ")
@@ -281,18 +290,18 @@ def layer_variant_items() -> List[Item]:
     return [
         dataclasses.replace(fa, name="FLASH_ATTN (layer variants)", adjust=_fa_adjust,
                             path=_variant_path(fa.path, "FLASH_ATTN"), max_spec=MAX_SPEC,
-                            block_sizes=BLOCK_SIZES * 3 + LARGE),
+                            block_sizes=BLOCK_SIZES * 3 + LARGE, kinds=VARIANT_KINDS),
         dataclasses.replace(fi, name="FLASHINFER (SM 10.0 variants)", adjust=_fi_adjust,
                             path=_variant_path(_path(fi.path), "FLASHINFER"),
                             max_spec=MAX_SPEC, block_sizes=BLOCK_SIZES * 3 + LARGE,
                             kinds=("decode", "decode", "decode", "padded", "padded", "mixed",
-                                   "spec")),
+                                   "spec", "dummy")),
         dataclasses.replace(fi, name="FLASHINFER (layer variants)", adjust=_fi_layers_adjust,
-                            path=_variant_path(fi.path, "FLASHINFER")),
+                            path=_variant_path(fi.path, "FLASHINFER"), kinds=VARIANT_KINDS),
         dataclasses.replace(tr, name="TRITON_ATTN (layer variants)", adjust=_triton_adjust,
                             path=_variant_path(tr.path, "TRITON_ATTN"), max_spec=MAX_SPEC,
-                            block_sizes=BLOCK_SIZES * 3 + LARGE),
+                            block_sizes=BLOCK_SIZES * 3 + LARGE, kinds=VARIANT_KINDS),
         dataclasses.replace(fx, name="FLEX_ATTENTION (layer variants)", adjust=_flex_adjust,
                             path=_variant_path(fx.path, "FLEX_ATTENTION"), max_spec=MAX_SPEC,
-                            block_sizes=BLOCK_SIZES * 3 + LARGE),
+                            block_sizes=BLOCK_SIZES * 3 + LARGE, kinds=VARIANT_KINDS),
     ]
