@@ -446,7 +446,7 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 "EncoderOnly": lambda: EncoderOnlyAttentionSpec(**kw)}.get(
                     wrapper, full_spec)()
         def make() -> Any:
-            if backend == "FLASH_ATTN" and cache_dtype != "auto":
+            if backend == "FLASH_ATTN" and cache_dtype != "auto" and wrapper == "":
                 # vLLM's backend selection (supports_kv_cache_dtype's platform-independent
                 # part: the class's list) before any builder is made
                 from vllm.v1.attention.backends.flash_attn import FlashAttentionBackend
@@ -454,6 +454,12 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                     raise ValueError(f"FLASH_ATTN does not support the KV cache dtype "
                                      f"{cache_dtype} (FlashAttentionBackend."
                                      f"supported_kv_cache_dtypes)")
+            if backend == "FLASH_ATTN" and layer is not None and layer.head_size > 256 and \
+                    _fa_version(backend, wrapper, b) != 4:
+                # vLLM's backend selection: supports_head_size takes head sizes over 256 only
+                # where FlashAttention 4 is supported
+                raise ValueError(f"FLASH_ATTN does not support head size {layer.head_size} "
+                                 f"without FlashAttention 4 (supports_head_size)")
             if layer is not None and layer.full and layer.capture_sizes and b.spec:
                 # the sizes rounded to multiples of 1 + k by vLLM's engine (model runner V1,
                 # full decode graphs: adjust_cudagraph_sizes_for_spec_decode), which raises

@@ -17,7 +17,10 @@ item's batches by block size, speculative tokens and chunk) as a ``LayerVariant`
   (FA_CACHE_DTYPES: vLLM's cache_config.cache_dtype and a per-tensor fp8 spec, libattn's
   config->cache_dtype): fp8 and fp8_e4m3 on FA3 and FA4 builders (FA3's schedule runs in
   fp8_e4m3), fp8_e5m2 on any, refused by both (vLLM's backend selection:
-  FlashAttentionBackend.supported_kv_cache_dtypes lacks it).
+  FlashAttentionBackend.supported_kv_cache_dtypes lacks it); the model's head size (64 to 512:
+  FA3's schedule's headdim; over 256 only on FlashAttention 4, refused by both elsewhere, as
+  vLLM's supports_head_size) and KV heads (1 to 32: num_heads_kv), a model config of that shape
+  on vLLM's side and the same KvCacheSpec on libattn's.
 - FLASHINFER (SM 10.0 variants): the padded-decode item's builders and batches
   (flashinfer_padded_items._adjust: max_num_seqs 4 to 64, all-decode batches padded past their
   requests, builders kept across the batches of a setting, so the rows a padded batch plans past
@@ -142,6 +145,12 @@ FA_CACHE_DTYPES = ("auto", "auto", "auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 LIB_CACHE_DTYPES = {"auto": 0, "fp8": 4, "fp8_e4m3": 4, "fp8_e5m2": 5}
 
 
+#: FLASH_ATTN's drawn model shapes (32 query heads): head sizes to 512 (vLLM's
+#: supports_head_size: up to 256, 512 on FlashAttention 4; refused by both elsewhere)
+FA_HEAD_SIZES = (64, 80, 96, 128, 128, 192, 256, 512)
+FA_KV_HEADS = (1, 2, 4, 8, 8, 16, 32)
+
+
 def _fa_adjust(b: Batch) -> Batch:
     from .builder_items import _fa_version
     g = _group_rng(b, 80)
@@ -153,7 +162,10 @@ def _fa_adjust(b: Batch) -> Batch:
         # (flash_attn_supports_kv_cache_dtype); libattn builds FA2 with one (the metadata does
         # not depend on it there): not generated, docs/conformance.md
         dtype = "auto"
-    b.layer = LayerVariant(window=window, full=full, non_causal=True, cache_dtype=dtype)
+    shape = _group_rng(b, 87)
+    b.layer = LayerVariant(window=window, full=full, non_causal=True, cache_dtype=dtype,
+                           head_size=int(shape.choice(FA_HEAD_SIZES)),
+                           kv_heads=int(shape.choice(FA_KV_HEADS)))
     return b
 
 
@@ -269,6 +281,8 @@ def _variant_path(base: Any, backend: str) -> Any:
             fast = f", {'SM 12.0' if layer.sm120_sms else 'no SM count'}"
         if backend == "FLASH_ATTN" and layer.cache_dtype != "auto":
             fast = f", {layer.cache_dtype}"
+        if backend == "FLASH_ATTN" and layer.head_size > 256:
+            fast += f", head size {layer.head_size}"
         if backend == "FLASHINFER":
             fast += (f"{', soft cap' if layer.soft_cap else ''}{', sinks' if layer.sinks else ''}"
                      f"{', 2 layers' if layer.other_layers else ''}")

@@ -422,9 +422,15 @@ void check_supported(const BackendDescriptor& d, const KvCacheSpec& spec,
   if (spec.block_size % 16 != 0)
     fail(Status::kUnsupported, "FLASH_ATTN needs kv_cache_spec->block_size to be a multiple of "
                                "16, got ", spec.block_size);
-  if (spec.head_size % 8 != 0 || spec.head_size > 256)
+  // vLLM 0.33's FlashAttentionBackend.supports_head_size: multiples of 8, up to 256, or up to
+  // 512 where FlashAttention 4 runs
+  const int32_t version = flash_attn_version(config);
+  const int32_t max_head = version == 4 ? 512 : 256;
+  if (spec.head_size % 8 != 0 || spec.head_size > max_head)
     fail(Status::kUnsupported, "FLASH_ATTN supports head sizes that are multiples of 8 up to "
-                               "256, got kv_cache_spec->head_size=", spec.head_size);
+                               "256 (512 on FlashAttention 4), got kv_cache_spec->head_size=",
+         spec.head_size, " on FlashAttention ", version,
+         " (config->flash_attn_version, else the device capability's)");
   if (config.cache_dtype == kKvDtypeFp8E5m2)
     fail(Status::kUnsupported, "FLASH_ATTN runs fp8 KV caches as e4m3 only; "
                                "config->cache_dtype=FP8_E5M2 is not supported");

@@ -596,6 +596,40 @@ static void test_qkv_dtype(void** state) {
   ts_batch_free(batch);
 }
 
+/* Head sizes as vLLM 0.33's FlashAttentionBackend.supports_head_size: multiples of 8 up to 256,
+ * up to 512 where FlashAttention 4 runs (config->flash_attn_version 4, or 10.x by default). */
+static void test_head_sizes(void** state) {
+  attn_kv_cache_spec_t spec = ts_spec();
+  attn_builder_config_t c = config_for(90);
+  attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
+  ts_batch* batch = sample();
+  attn_metadata_t* m = NULL;
+  (void)state;
+  spec.head_size = 512;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "got kv_cache_spec->head_size=512 on FlashAttention 3");
+  assert_ptr_equal(b, UNTOUCHED_PTR);
+  c.flash_attn_version = 4;
+  b = ts_builder("FLASH_ATTN", &spec, &c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  attn_builder_destroy(b);
+  c = config_for(100); /* FlashAttention 4 by default */
+  b = ts_builder("FLASH_ATTN", &spec, &c);
+  attn_builder_destroy(b);
+  b = (attn_builder_t*)UNTOUCHED_PTR;
+  spec.head_size = 520;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "up to 256 (512 on FlashAttention 4), got kv_cache_spec->head_size=520");
+  spec.head_size = 260; /* not a multiple of 8 */
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "head_size=260");
+  c = config_for(80);
+  spec.head_size = 264;
+  ASSERT_ERROR(attn_builder_create("FLASH_ATTN", &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
+               "head_size=264 on FlashAttention 2");
+  ts_batch_free(batch);
+}
+
 static void test_update_block_table(void** state) {
   attn_builder_config_t c = config_for(90);
   attn_builder_t* a = builder_for(&c);
@@ -917,7 +951,8 @@ int main(void) {
       cmocka_unit_test(test_num_splits),           cmocka_unit_test(test_fa2_and_fast_build),
       cmocka_unit_test(test_dcp),                  cmocka_unit_test(test_dcp_skip),                  cmocka_unit_test(test_sliding_windows),
       cmocka_unit_test(test_non_causal_windows),
-      cmocka_unit_test(test_qkv_dtype),            cmocka_unit_test(test_update_block_table),
+      cmocka_unit_test(test_qkv_dtype),            cmocka_unit_test(test_head_sizes),
+      cmocka_unit_test(test_update_block_table),
       cmocka_unit_test(test_capture_levels),       cmocka_unit_test(test_clone_outlives_rebuild),
       cmocka_unit_test(test_use_cascade_attention), cmocka_unit_test(test_random_batches),
   };
