@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, ITEM_ATTRS, Batch
 from .compare import MISSING, Pair, builder_answer_pairs, as_np, flatten_vllm, kv_dtype_name, lib_field_name
 from .draft_update import Sides, with_draft_update
 from .extensions import EXTENSIONS
@@ -158,6 +158,9 @@ def _item_batch(wrapper: str, b: Batch) -> Batch:
         c = Batch(b.q, b.ctx, b.prompt, b.block_size, b.spec, b.kind, b.dcp, b.interleave,
                   b.chunk, b.extra_cols + sink_len(b) // b.block_size + 1)
         c.seed = getattr(b, "seed", (0, 0))
+        for attr in ITEM_ATTRS:  # an item's per-batch choices (the capture items' layer)
+            if attr in b.__dict__:
+                setattr(c, attr, b.__dict__[attr])
         b._sink_batch = c
     return c
 

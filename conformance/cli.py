@@ -66,7 +66,7 @@ def all_items() -> List[Any]:
     from .flashinfer_padded_items import flashinfer_padded_items
     from .gdn_items import gdn_items
     from .kda_items import kda_items
-    from .layer_variant_items import layer_variant_items
+    from .layer_variant_items import layer_variant_items, wrapper_capture_items
     from .mamba_items import mamba_items
     from .mla_items import mla_items
     from .ple_items import ple_items
@@ -93,7 +93,7 @@ def all_items() -> List[Any]:
     from .xpu_mla_sparse_items import xpu_mla_sparse_items
     return (utility_items() + abi14_items() + abi17_items() + exported_utility_items()
             + cudagraph_resolve_items() + triton_items() + builder_items()
-            + flashinfer_padded_items() + layer_variant_items() + mla_items()
+            + flashinfer_padded_items() + layer_variant_items() + wrapper_capture_items() + mla_items()
             + mamba_items() + gdn_items() + sparse_mla_items()
             + kda_items() + bailing_items() + static_sink_items() + block_pooling_items()
             + diffkv_items() + attn_variant_items() + composite_items()

@@ -70,7 +70,7 @@ from typing import Any, List
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, KINDS, Batch
+from .batches import BLOCK_SIZES, CAPTURE_SIZES, KINDS, Batch
 from .item import Item, choice_rng
 
 #: the windows a FLASH_ATTN builder's layer is drawn with (0: full attention)
@@ -319,3 +319,47 @@ def layer_variant_items() -> List[Item]:
                             path=_variant_path(fx.path, "FLEX_ATTENTION"), max_spec=MAX_SPEC,
                             block_sizes=BLOCK_SIZES * 3 + LARGE, kinds=VARIANT_KINDS),
     ]
+
+
+#: the wrappers over FLASH_ATTN and TRITON_ATTN (builder_items' pseudo-wrappers included)
+CAPTURE_WRAPPERS = ("ChunkedLocal", "FastPrefill", "Cross", "EncoderOnly", "StaticSink",
+                    "DiffKV", "BlockPool")
+
+
+def _full_graphs_adjust(b: Batch) -> Batch:
+    """Full CUDA graphs (FULL_AND_PIECEWISE, vLLM's default capture sizes up to 512, which
+    TRITON_ATTN's builder asserts it is given) in three builders of four (drawn per group of
+    batches); nothing else of the layer changes."""
+    full = bool(_group_rng(b, 88).random() < 0.75)
+    b.layer = LayerVariant(full=full, capture_sizes=CAPTURE_SIZES if full else ())
+    return b
+
+
+def _wrapper_capture_path(backend: str, wrapper: str) -> Any:
+    def path(ctx: Any, b: Batch, v: Any) -> str:
+        from .builder_items import _item_batch, capture as is_capture
+        b = _item_batch(wrapper, b)  # the batch the item built (StaticSink's is wider)
+        graphs = "full graphs" if b.layer.full else "no graphs"
+        dummy = ", vLLM's dummy batch" if b.kind == "dummy" else ""
+        return (f"{graphs}{dummy}, "
+                f"{'capture' if is_capture(ctx, backend, wrapper, b) else 'build'}")
+    return path
+
+
+def wrapper_capture_items() -> List[Item]:
+    """The wrappers' capture builds (issue 34): each wrapper item over FLASH_ATTN and
+    TRITON_ATTN again, with full CUDA graphs in three builders of four and
+    build_for_cudagraph_capture on the batches capture_batch picks (vLLM's runner's dummy
+    batches among them, one in eight); the builder's level (vLLM's class answer, compared) says
+    which batches may be captured: none for NEVER (ChunkedLocal over TRITON_ATTN: an intended
+    difference, docs/conformance.md)."""
+    from .builder_items import builder_item
+    items = []
+    for backend in ("FLASH_ATTN", "TRITON_ATTN"):
+        for wrapper in CAPTURE_WRAPPERS:
+            base = builder_item(backend, wrapper)
+            name = f"{backend}_DIFFKV" if wrapper == "DiffKV" else base.name
+            items.append(dataclasses.replace(base, name=f"{name} (capture builds)",
+                                             adjust=_full_graphs_adjust, kinds=VARIANT_KINDS,
+                                             path=_wrapper_capture_path(backend, wrapper)))
+    return items
