@@ -222,11 +222,13 @@ def _fi_layers_adjust(b: Batch) -> Batch:
     """FLASHINFER (layer variants): the base item's batches and settings (every capability,
     cache dtype and TRT-LLM switch flashinfer_settings draws, DCP) with the layer drawn per
     builder: a sliding window in half, a soft cap in a third, sinks in half, a second layer in
-    a quarter (as _fi_adjust draws them); no CUDA graphs (the SM 10.0 item has them)."""
+    a quarter (as _fi_adjust draws them); full CUDA graphs in half (drawn from a generator of
+    their own: the draws above stay those of the item's first runs)."""
     g = _group_rng(b, 86)
     layer = LayerVariant(window=int(g.choice(FI_WINDOWS)), soft_cap=float(g.choice(FI_SOFT_CAPS)),
                          sinks=bool(g.random() < 0.5))
-    b.layer = dataclasses.replace(layer, other_layers=_other_layers(g, layer_params(layer)[0]))
+    b.layer = dataclasses.replace(layer, other_layers=_other_layers(g, layer_params(layer)[0]),
+                                  full=bool(_group_rng(b, 89).random() < 0.5))
     return b
 
 
