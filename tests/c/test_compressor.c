@@ -179,32 +179,16 @@ static void test_v41_circular(void** state) {
   static const int32_t q[3] = {2, 1, 3}, s[3] = {18, 5, 40};
   int64_t pos[8] = {16, 17, 4, 37, 38, 39, 0, 0}, shape[1] = {8};
   attn_tensor_t pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-  attn_kv_cache_spec_t full = ring_spec(8), ring = full;
-  attn_builder_config_t c = ts_config();
-  attn_builder_t *bf, *bc;
+  const attn_kv_cache_spec_t full = ring_spec(8);
+  const attn_builder_config_t c = ts_config();
   ts_batch* batch = ts_batch_make(q, s, 3, 8, 0, 8);
-  attn_metadata_t *mf = NULL, *mc = NULL;
   (void)state;
-  ring.kind = ATTN_KV_CIRCULAR_BUFFER;
-  bf = ts_builder(V41, &full, &c);
-  bc = ts_builder(V41, &ring, &c);
   batch->bt[1 * batch->width] = 0;
   batch->common.positions = &pt;
   batch->common.num_actual_tokens = 6;
-  ASSERT_OK(attn_build(bf, 0, &batch->common, 0, &mf, NULL));
-  ts_narrow_table(batch, 1);
-  ASSERT_OK(attn_build(bc, 0, &batch->common, 0, &mc, NULL));
-  ts_expect_same_fields(mf, mc, NULL);
-  assert_int_equal(((const int64_t*)ts_tensor(mc, "slot_mapping")->data)[5],
-                   (int64_t)batch->bt[2 * batch->width] * 8 + 7);
-  ASSERT_ERROR(attn_build(bf, 0, &batch->common, 0, &mf, NULL), ATTN_ERR_INVALID_ARGUMENT,
-               "common->block_table_tensor has 1 columns but request 0 needs cdiv(seq_lens[0]=18, "
-               "block_size=8)=3 blocks");
-  ts_narrow_table(batch, 0);
-  ASSERT_ERROR(attn_build(bc, 0, &batch->common, 0, &mc, NULL), ATTN_ERR_INVALID_ARGUMENT,
-               "reads each token's request's ring block from column 0");
-  attn_builder_destroy(bf);
-  attn_builder_destroy(bc);
+  ts_expect_circular_as_full(V41, &full, &c, batch,
+                             "common->block_table_tensor has 1 columns but request 0 needs "
+                             "cdiv(seq_lens[0]=18, block_size=8)=3 blocks");
   ts_batch_free(batch);
 }
 

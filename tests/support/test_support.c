@@ -248,6 +248,28 @@ void ts_narrow_table(ts_batch* b, int64_t cols) {
   b->bt_shape[1] = cols;
 }
 
+void ts_expect_circular_as_full(const char* backend, const attn_kv_cache_spec_t* full,
+                                const attn_builder_config_t* config, ts_batch* batch,
+                                const char* full_refusal) {
+  attn_kv_cache_spec_t ring = *full;
+  attn_builder_t *bf, *bc;
+  attn_metadata_t *mf = NULL, *mc = NULL;
+  ring.kind = ATTN_KV_CIRCULAR_BUFFER;
+  bf = ts_builder(backend, full, config);
+  bc = ts_builder(backend, &ring, config);
+  ASSERT_OK(attn_build(bf, 0, &batch->common, 0, &mf, NULL));
+  ts_narrow_table(batch, 1);
+  ASSERT_OK(attn_build(bc, 0, &batch->common, 0, &mc, NULL));
+  ts_expect_same_fields(mf, mc, NULL);
+  ASSERT_ERROR(attn_build(bf, 0, &batch->common, 0, &mf, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               full_refusal);
+  ts_narrow_table(batch, 0);
+  ASSERT_ERROR(attn_build(bc, 0, &batch->common, 0, &mc, NULL), ATTN_ERR_INVALID_ARGUMENT,
+               "reads each token's request's ring block from column 0");
+  attn_builder_destroy(bf);
+  attn_builder_destroy(bc);
+}
+
 void ts_batch_free(ts_batch* b) {
   if (b == NULL) return;
   free(b->qsl);

@@ -102,6 +102,14 @@ void ts_batch_free(ts_batch* b);
 /* The batch's block table seen as its first `cols` columns: a strided view of the same rows (as
  * vLLM's runner hands a CircularBufferSpec group one column per request). */
 void ts_narrow_table(ts_batch* b, int64_t cols);
+/* A ring backend (vLLM's CircularBufferSpec) on ATTN_KV_CIRCULAR_BUFFER with the batch's table
+ * narrowed to one column builds what it builds on the FULL_ATTENTION spec `full` with the whole
+ * table (every field); the FULL_ATTENTION builder refuses the one-column table (its message
+ * contains `full_refusal`) and the circular one a table of no columns. The batch's table is
+ * left at no columns. */
+void ts_expect_circular_as_full(const char* backend, const attn_kv_cache_spec_t* full,
+                                const attn_builder_config_t* config, ts_batch* batch,
+                                const char* full_refusal);
 
 attn_tensor_t ts_host_tensor(void* data, int32_t ndim, int64_t* shape, uint8_t code, uint8_t bits);
 
