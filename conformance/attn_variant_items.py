@@ -18,7 +18,11 @@ KV heads of 128):
   seq_lens[:num_decodes], num_kv_heads, decode_query_len, min_process_len). task_map itself is
   hpc's workspace (the recorder's placeholder in vLLM), which libattn leaves None.
 
-Each also compares the builder's class answers (compare.builder_answer_pairs)."""
+Each also compares the builder's class answers (compare.builder_answer_pairs). The items
+"<name> (capture builds)" (issue 34) make both sides' builders for full CUDA graphs
+(FULL_AND_PIECEWISE, vLLM's default capture sizes to 512) and call build_for_cudagraph_capture
+on the batches layer_variant_items.capture_batch picks by the level vLLM's class answers
+(vLLM's runner's dummy batches among theirs, one in eight), build otherwise."""
 from __future__ import annotations
 
 import contextlib
@@ -28,7 +32,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, CAPTURE_SIZES, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _leaf,
                             _missing_safe, other_group)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
@@ -121,19 +125,26 @@ def _causal(name: str, b: Batch) -> Dict[str, Any]:
     return {}
 
 
-def _key(name: str, b: Batch) -> Tuple[Any, ...]:
-    return (name, b.block_size, b.spec)
+def _key(name: str, b: Batch, full: bool = False) -> Tuple[Any, ...]:
+    return (name, b.block_size, b.spec, full)
 
 
-def vllm_builder(ctx: Any, name: str, b: Batch) -> Tuple[Any, Any]:
-    key = ("vllm",) + _key(name, b)
+def vllm_builder(ctx: Any, name: str, b: Batch, full: bool = False) -> Tuple[Any, Any]:
+    """vLLM's builder (cached per key); ``full``: for full CUDA graphs (the capture items)."""
+    key = ("vllm",) + _key(name, b, full)
     if not _cache(ctx, name, key):
         import importlib
         import torch
         from vllm.config import set_current_vllm_config
         from vllm.v1.kv_cache_interface import FullAttentionSpec
-        vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, b.block_size, ("variants", name),
+        vc = ctx.configs.get(MAX_SEQS, MAX_TOKENS, b.spec, b.block_size, ("variants", name, full),
                              MAX_MODEL_LEN)
+        if full:
+            from vllm.config.compilation import CUDAGraphMode
+            cc = vc.compilation_config
+            cc.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
+            cc.cudagraph_capture_sizes = list(CAPTURE_SIZES)
+            cc.max_cudagraph_capture_size = max(CAPTURE_SIZES)
         spec = FullAttentionSpec(block_size=b.block_size, num_kv_heads=8, head_size=128,
                                  dtype=torch.bfloat16)
         mod, cls = CLASSES[name]
@@ -152,27 +163,50 @@ def vllm_builder(ctx: Any, name: str, b: Batch) -> Tuple[Any, Any]:
     return vb, vc
 
 
-def lib_builder(ctx: Any, name: str, b: Batch, vc: Any) -> Any:
-    key = ("lib",) + _key(name, b)
+def lib_builder(ctx: Any, name: str, b: Batch, vc: Any, full: bool = False) -> Any:
+    key = ("lib",) + _key(name, b, full)
     if not _cache(ctx, name, key):
         libattn = ctx.libattn
+        extra = dict(cudagraph_capture_sizes=list(CAPTURE_SIZES),
+                     max_cudagraph_capture_size=max(CAPTURE_SIZES)) if full else {}
         cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
                                     num_speculative_tokens=b.spec,
                                     cudagraph_mode=int(libattn.CudagraphMode[
-                                        vc.compilation_config.cudagraph_mode.name]))
+                                        vc.compilation_config.cudagraph_mode.name]), **extra)
         ctx.builders[key] = ctx.lib.builder(name, libattn.KvCacheSpec(b.block_size, 8, 128), cfg)
     return ctx.builders[key]
 
 
-def variant_item(name: str, update: bool = False) -> Item:
+def _captures(ctx: Any, name: str, b: Batch, full: bool) -> bool:
+    """build_for_cudagraph_capture instead of build: a full-graph builder, on the batches
+    layer_variant_items.capture_batch picks by the level of vLLM's builder class."""
+    if not full:
+        return False
+    from vllm.config import set_current_vllm_config
+    from .layer_variant_items import capture_batch
+    vb, vc = vllm_builder(ctx, name, b, full)
+    with set_current_vllm_config(vc):
+        level = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec)
+    return capture_batch(level.name, b)
+
+
+def variant_item(name: str, update: bool = False, full: bool = False) -> Item:
     """``update``: the item of update_block_table (B12X supports it): the built metadata
-    updated with builder_items.other_group's table and slot mapping on both sides."""
+    updated with builder_items.other_group's table and slot mapping on both sides. ``full``:
+    the capture-builds item (full CUDA graphs, build_for_cudagraph_capture where _captures)."""
     def v(ctx, b):
-        vb, vc = vllm_builder(ctx, name, b)
+        vb, vc = vllm_builder(ctx, name, b, full)
         from vllm.config import set_current_vllm_config
         HPC_CALLS.clear()
+        capture = _captures(ctx, name, b, full)
         with set_current_vllm_config(vc), _hpc_recorder():
-            out = vb.build(0, vllm_common(ctx, b, **_causal(name, b)))
+            cm = vllm_common(ctx, b, **_causal(name, b))
+            if capture:
+                # the ROCm builders' captures write seq_lens and query_start_loc in place (as
+                # libattn's do): vLLM's into copies, so that libattn's side reads the batch
+                cm.seq_lens = cm.seq_lens.clone()
+                cm.query_start_loc = cm.query_start_loc.clone()
+            out = vb.build_for_cudagraph_capture(cm) if capture else vb.build(0, cm)
             if update:
                 table, slots = other_group(b)
                 out = vb.update_block_table(out, ctx.torch.from_numpy(table),
@@ -180,9 +214,11 @@ def variant_item(name: str, update: bool = False) -> Item:
         return out, list(HPC_CALLS)
 
     def l(ctx, b):
-        _, vc = vllm_builder(ctx, name, b)
-        lb = lib_builder(ctx, name, b, vc)
-        md = lb.build(lib_common(ctx, b, **_causal(name, b)))
+        _, vc = vllm_builder(ctx, name, b, full)
+        lb = lib_builder(ctx, name, b, vc, full)
+        common = lib_common(ctx, b, **_causal(name, b))
+        md = lb.build_for_cudagraph_capture(common) if _captures(ctx, name, b, full) else \
+            lb.build(common)
         if update:
             table, slots = other_group(b)
             md = lb.update_block_table(md, table, slots)
@@ -204,23 +240,33 @@ def variant_item(name: str, update: bool = False) -> Item:
             else:
                 out.append((f"{f} (vLLM field libattn lacks)", _leaf(value), MISSING))
         if name == "HPC_ATTN":
-            out += _hpc_pairs(ctx, b, calls, lib, seen)
+            out += _hpc_pairs(ctx, b, calls, lib, seen, full)
         for f in lib:
             if f not in seen:
                 out.append((f"{f} (libattn field vLLM 0.33 lacks)", MISSING, lib[f]))
-        vb, vc = vllm_builder(ctx, name, b)
-        out += builder_answer_pairs(vb, vc, lib_builder(ctx, name, b, vc))
+        vb, vc = vllm_builder(ctx, name, b, full)
+        out += builder_answer_pairs(vb, vc, lib_builder(ctx, name, b, vc, full))
         return _missing_safe(out)
 
     def path(ctx, b, vv):
         v, _ = vv
+        how = "captured" if _captures(ctx, name, b, full) else "built"
+        if b.kind == "dummy":
+            how += ", vLLM's dummy batch"
         if name == "HPC_ATTN":
             return f"{'decodes' if v.num_decodes else 'no decodes'}, " \
-                   f"{'prefills' if v.num_prefills else 'no prefills'}, q/decode {v.decode_query_len}"
-        return "built"
+                   f"{'prefills' if v.num_prefills else 'no prefills'}, " \
+                   f"q/decode {v.decode_query_len}, {how}"
+        return how
 
-    item = Item(f"{name} (update_block_table)" if update else name, "builder", v, l, pairs,
-                max_spec=3, block_sizes=BLOCK_SIZES, path=path)
+    suffix = " (update_block_table)" if update else " (capture builds)" if full else ""
+    if full:
+        from .layer_variant_items import VARIANT_KINDS
+        item = Item(name + suffix, "builder", v, l, pairs, max_spec=3, block_sizes=BLOCK_SIZES,
+                    path=path, kinds=VARIANT_KINDS)
+        return item  # a drafter updates a build, never a capture's
+    item = Item(name + suffix, "builder", v, l, pairs, max_spec=3, block_sizes=BLOCK_SIZES,
+                path=path)
     if update:  # update_block_table's result views other_group's slots, not the batch's
         return item
 
@@ -232,9 +278,9 @@ def variant_item(name: str, update: bool = False) -> Item:
 
 
 def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],
-               lib: Dict[str, Any], seen: set) -> List[Pair]:
+               lib: Dict[str, Any], seen: set, full: bool) -> List[Pair]:
     """vLLM's two hpc calls against libattn's task_map_* fields (and its decode views)."""
-    key = ("vllm",) + _key("HPC_ATTN", b)
+    key = ("vllm",) + _key("HPC_ATTN", b, full)
     ws = dict(ctx.builders[key][3])
     out: List[Pair] = []
     for arg in ("max_num_seqs", "max_model_len", "num_kv_heads", "min_process_len"):
@@ -260,7 +306,10 @@ def _hpc_pairs(ctx: Any, b: Batch, calls: List[Tuple[str, Dict[str, Any]]],
     return out
 
 
+NAMES = ("B12X", "HPC_ATTN", "CACHE_ONLY_ATTN", "ROCM_ATTN", "ROCM_OCTAVE",
+         "ROCM_AITER_UNIFIED_ATTN", "ROCM_SEGMENTED_ATTN")
+
+
 def attn_variant_items() -> List[Item]:
-    return [variant_item(n) for n in ("B12X", "HPC_ATTN", "CACHE_ONLY_ATTN", "ROCM_ATTN",
-                                      "ROCM_OCTAVE", "ROCM_AITER_UNIFIED_ATTN",
-                                      "ROCM_SEGMENTED_ATTN")] + [variant_item("B12X", update=True)]
+    return ([variant_item(n) for n in NAMES] + [variant_item("B12X", update=True)] +
+            [variant_item(n, full=True) for n in NAMES])
