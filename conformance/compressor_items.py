@@ -15,6 +15,9 @@ in two; a FULL_ATTENTION spec and the whole table on the others); on one
 batch in three some requests' ring block is 0 (the null block), and on one batch in four the
 slot mapping (and positions) carry 1..16 padding rows past num_actual_tokens (``_pad``).
 
+Both items call build_for_cudagraph_capture (the base class's build; level ALWAYS) on a third
+of the batches, on both sides.
+
 What a CPU cannot run is replaced around the build only: ``current_platform`` of the V4 module
 (its is_rocm(), the platform probe of _prefer_two_stage_compressor). The Triton kernels
 (compute_token_to_req_indices; V4.1's _ring_slot_mapping_kernel) run in Triton's CPU interpreter
@@ -51,6 +54,12 @@ def settings(name: str, b: Batch) -> Any:
                                  async_sched=bool(r.random() < 0.5),
                                  rocm=bool(r.random() < 1 / 3), mla_kind=bool(r.random() < 1 / 3),
                                  circular=bool(r.random() < 0.5))
+
+
+def capture_of(b: Batch) -> bool:
+    """build_for_cudagraph_capture (the base class's: build; level ALWAYS) on a third of the
+    batches, both sides."""
+    return int(choice_rng(b, 67).integers(0, 3)) == 0
 
 
 def triton_batch(b: Batch) -> bool:
@@ -206,11 +215,13 @@ def compressor_item(name: str) -> Item:
         if not real:
             cm._token_to_req_indices_cache = token_to_req_numpy(b)
         with set_current_vllm_config(vc), patched(name, s, real):
-            return vb.build(0, cm)
+            return vb.build_for_cudagraph_capture(cm) if capture_of(b) else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
         prepare(b)
-        return builders(ctx, name, settings(name, b))[2].build(lib_common(ctx, b))
+        lb = builders(ctx, name, settings(name, b))[2]
+        common = lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if capture_of(b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         s = settings(name, b)
@@ -220,6 +231,8 @@ def compressor_item(name: str) -> Item:
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(name, b)
         parts = ["triton" if triton_batch(b) else "numpy stand-ins", f"block {s.block_size}"]
+        if capture_of(b):
+            parts.append("build_for_cudagraph_capture")
         if name == V4:
             parts.append("rocm" if s.rocm else "cuda")
             parts.append(f"c128_boundary {vmd.c128_boundary}")
