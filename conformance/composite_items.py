@@ -167,19 +167,35 @@ def _inputs(b: Batch):
     return {} if r is None else {"mm_req_doc_ranges": r}
 
 
+def _captures(ctx: Any, c: Composite, b: Batch) -> bool:
+    """build_for_cudagraph_capture (the capture variant's child's) instead of build, on the
+    batches layer_variant_items.capture_batch picks by the level of vLLM's composite builder
+    class (NEVER with a sliding window: none)."""
+    from vllm.config import set_current_vllm_config
+    from .layer_variant_items import capture_batch
+    vb, vc = vllm_builder(ctx, c, b)
+    with set_current_vllm_config(vc), _patches(c, b):
+        level = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec)
+    return capture_batch(level.name, b)
+
+
 def _vllm(c: Composite):
     def build(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
         vb, vc = vllm_builder(ctx, c, b)
+        capture = _captures(ctx, c, b)
         with set_current_vllm_config(vc), _patches(c, b):
-            return vb.build(0, vllm_common(ctx, b, **_inputs(b)))
+            cm = vllm_common(ctx, b, **_inputs(b))
+            return vb.build_for_cudagraph_capture(cm) if capture else vb.build(0, cm)
     return build
 
 
 def _lib(c: Composite):
     def build(ctx: Any, b: Batch) -> Any:
         _, vc = vllm_builder(ctx, c, b)
-        return lib_builder(ctx, c, b, vc).build(lib_common(ctx, b, **_inputs(b)))
+        lb = lib_builder(ctx, c, b, vc)
+        common = lib_common(ctx, b, **_inputs(b))
+        return lb.build_for_cudagraph_capture(common) if _captures(ctx, c, b) else lb.build(common)
     return build
 
 
@@ -223,7 +239,8 @@ def _path(c: Composite):
         if child == "FLASHINFER":
             from .flashinfer_plans import build_path
             child = f"FLASHINFER {build_path(v, _settings(c, b))}"
-        return f"{child}{', sliding window' if _sliding(b) else ''}"
+        return (f"{child}{', sliding window' if _sliding(b) else ''}"
+                f"{', capture' if _captures(ctx, c, b) else ''}")
     return path
 
 
