@@ -130,15 +130,20 @@ def inkling_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
 def inkling_item(variant: str) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
+        from .layer_variant_items import captures
         vb, vc, _ = builders(ctx, variant, b)
         _pad(b)
         cm = vllm_common(ctx, b)
+        capture = captures(vb, vc, b)
         with set_current_vllm_config(vc), patched(variant, triton_batch(b)):
-            return vb.build(0, cm)
+            return vb.build_for_cudagraph_capture(cm) if capture else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
+        from .layer_variant_items import captures
         _pad(b)
-        return builders(ctx, variant, b)[2].build(lib_common(ctx, b))
+        vb, vc, lb = builders(ctx, variant, b)
+        common = lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         vb, vc, lb = builders(ctx, variant, b)

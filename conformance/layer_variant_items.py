@@ -365,3 +365,13 @@ def wrapper_capture_items() -> List[Item]:
                                              adjust=_full_graphs_adjust, kinds=VARIANT_KINDS,
                                              path=_wrapper_capture_path(backend, wrapper)))
     return items
+
+
+def captures(vb: Any, vc: Any, b: Batch) -> bool:
+    """Whether an item builds ``b`` with build_for_cudagraph_capture on both sides: the
+    batches capture_batch picks (a third of those the level allows) by the level vLLM's builder
+    class answers for ``vc`` (the items that do not draw full graphs themselves)."""
+    from vllm.config import set_current_vllm_config
+    with set_current_vllm_config(vc):
+        level = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec)
+    return capture_batch(level.name, b)

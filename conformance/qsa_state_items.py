@@ -128,21 +128,26 @@ def qsa_state_item() -> Item:
             "vLLM took the torch fallback: Triton is not importable"
         from unittest import mock
         from .step5_items import token_to_req_numpy_padded
+        from .layer_variant_items import captures
         vb, vc, _ = builders(ctx, b)
         _prepare(b)
         cm = vllm_common(ctx, b)
+        build = (lambda: vb.build_for_cudagraph_capture(cm)) if captures(vb, vc, b) else \
+            (lambda: vb.build(0, cm))
         if triton_batch(b):
             with set_current_vllm_config(vc):
-                return vb.build(0, cm)
+                return build()
         cm._token_to_req_indices_cache = token_to_req_numpy_padded(b)
         with set_current_vllm_config(vc), \
                 mock.patch.object(mod, "build_qsa_metadata", mod._build_qsa_metadata_torch):
-            return vb.build(0, cm)
+            return build()
 
     def l(ctx: Any, b: Batch) -> Any:
-        lb = builders(ctx, b)[2]
+        from .layer_variant_items import captures
+        vb, vc, lb = builders(ctx, b)
         _prepare(b)
-        return lb.build(lib_common(ctx, b))
+        common = lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         vb, vc, lb = builders(ctx, b)

@@ -87,13 +87,18 @@ def xpu_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
 def xpu_mla_sparse_item() -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
+        from .layer_variant_items import captures
         vb, vc, _ = builders(ctx, b)
         cm = vllm_common(ctx, b)
+        capture = captures(vb, vc, b)
         with set_current_vllm_config(vc):
-            return vb.build(0, cm)
+            return vb.build_for_cudagraph_capture(cm) if capture else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
-        return builders(ctx, b)[2].build(lib_common(ctx, b))
+        from .layer_variant_items import captures
+        vb, vc, lb = builders(ctx, b)
+        common = lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         vb, vc, lb = builders(ctx, b)
