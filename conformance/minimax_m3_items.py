@@ -113,15 +113,20 @@ def minimax_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
 def minimax_item(name: str = NAME) -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
+        from .layer_variant_items import captures
         vb, vc, _ = builders(ctx, b, name)
         _pad(b)
         cm = vllm_common(ctx, b)
+        capture = captures(vb, vc, b)
         with set_current_vllm_config(vc):
-            return vb.build(0, cm)
+            return vb.build_for_cudagraph_capture(cm) if capture else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
+        from .layer_variant_items import captures
         _pad(b)
-        return builders(ctx, b, name)[2].build(lib_common(ctx, b))
+        vb, vc, lb = builders(ctx, b, name)
+        common = lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         vb, vc, lb = builders(ctx, b, name)
@@ -209,16 +214,21 @@ def indexer_lib_builder(ctx: Any, b: Batch) -> Any:
 def indexer_item() -> Item:
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
+        from .layer_variant_items import captures
         vb, vc = indexer_vllm_builder(ctx, b)
         pad_past_actual_tokens(b, "_minimax_indexer_padded", 3, (85, 86))
         cm = vllm_common(ctx, b)
+        capture = captures(vb, vc, b)
         with set_current_vllm_config(vc):
-            return vb.build(0, cm)
+            return vb.build_for_cudagraph_capture(cm) if capture else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
+        from .layer_variant_items import captures
         lb = indexer_lib_builder(ctx, b)
         pad_past_actual_tokens(b, "_minimax_indexer_padded", 3, (85, 86))
-        return lb.build(lib_common(ctx, b))
+        vb, vc = indexer_vllm_builder(ctx, b)
+        common = lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         vb, vc = indexer_vllm_builder(ctx, b)

@@ -123,17 +123,22 @@ def _vllm(ctx: Any, b: Batch) -> Any:
     from vllm.config import set_current_vllm_config
     vb, vc = vllm_builder(ctx, b)
     common = vllm_common(ctx, b, **_causal("B12X", b))
+    from .layer_variant_items import captures
+    capture = not _drafting(b) and captures(vb, vc, b)
     with set_current_vllm_config(vc), _no_pinned_memory(importlib.import_module(MODULE)):
         if _drafting(b):
             return vb.build_for_drafting(common, 0)
-        return vb.build(0, common)
+        return vb.build_for_cudagraph_capture(common) if capture else vb.build(0, common)
 
 
 def _lib(ctx: Any, b: Batch) -> Any:
-    _, vc = vllm_builder(ctx, b)
+    from .layer_variant_items import captures
+    vb, vc = vllm_builder(ctx, b)
     lb = lib_builder(ctx, b, vc)
     common = lib_common(ctx, b, **_causal("B12X", b))
-    return lb.build_for_drafting(common, 0) if _drafting(b) else lb.build(common)
+    if _drafting(b):
+        return lb.build_for_drafting(common, 0)
+    return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
 
 def _pairs(ctx: Any, b: Batch, v: Any, md: Any) -> List[Pair]:
