@@ -93,4 +93,11 @@ def qwen4_qsa_items() -> List[Item]:
         item = builder_item("FLASH_ATTN", wrapper, update=True)
         item.name = f"{name} (update_block_table)"
         items.append(item)
+        # capture builds with full CUDA graphs (issue 34), as the wrappers' capture items
+        import dataclasses
+        from .layer_variant_items import VARIANT_KINDS, _full_graphs_adjust, _wrapper_capture_path
+        items.append(dataclasses.replace(builder_item("FLASH_ATTN", wrapper),
+                                         name=f"{name} (capture builds)",
+                                         adjust=_full_graphs_adjust, kinds=VARIANT_KINDS,
+                                         path=_wrapper_capture_path("FLASH_ATTN", wrapper)))
     return items
