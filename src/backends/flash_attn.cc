@@ -165,7 +165,9 @@ class FlashAttnBuilder final : public Builder {
     const BuilderConfig& c = this->config();
     aot_schedule_ = builder_fa_version(c) == 3;
     use_full_cuda_graph_ = full_cuda_graph(c);
-    max_cudagraph_size_ = c.max_cudagraph_capture_size;
+    // vLLM's self.max_cudagraph_size: the engine's max capture size, rounded for spec decode
+    max_cudagraph_size_ =
+        c.max_cudagraph_capture_size > 0 ? c.resolved_max_cudagraph_capture_size() : 0;
     if (use_full_cuda_graph_ && aot_schedule_) {
       max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;
       scheduler_metadata_ =

@@ -226,6 +226,13 @@ std::vector<int32_t> BuilderConfig::capture_sizes() const {
   return std::vector<int32_t>(sizes.begin(), sizes.end());
 }
 
+int64_t BuilderConfig::resolved_max_cudagraph_capture_size() const {
+  const bool rounded = num_speculative_tokens > 0 && has_full_cudagraphs(cudagraph_mode);
+  if (max_cudagraph_capture_size > 0 && !rounded) return max_cudagraph_capture_size;
+  const std::vector<int32_t> sizes = capture_sizes();  // rounded where vLLM rounds them
+  return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+}
+
 int32_t BuilderConfig::model_dtype_for(const KvCacheSpec& spec) const {
   return model_dtype != kKvDtypeAuto ? model_dtype : spec.dtype;
 }

@@ -109,6 +109,13 @@ struct BuilderConfig {
   /// range(256, max + 1, 16) up to max = max_cudagraph_capture_size, or min(2 * max_num_seqs,
   /// 512) when that is 0.
   std::vector<int32_t> capture_sizes() const;
+  /// vLLM's compilation_config.max_cudagraph_capture_size as its builders read it: the
+  /// configured one (else the largest capture size), and with full CUDA graphs and speculative
+  /// tokens the largest size left after vLLM's engine rounds them to multiples of 1 + k
+  /// (adjust_cudagraph_sizes_for_spec_decode: 512 becomes 510 for k = 1, 498 for k = 2);
+  /// 0 when there is none. FLASH_ATTN reads it (the other builders still read the configured
+  /// maximum: docs/cuda_graphs.md).
+  int64_t resolved_max_cudagraph_capture_size() const;
   /// The model's dtype: model_dtype, or the spec's when AUTO.
   int32_t model_dtype_for(const KvCacheSpec& spec) const;
 };

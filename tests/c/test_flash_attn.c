@@ -310,6 +310,22 @@ static void test_num_splits(void** state) {
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
   assert_int_equal(ts_int(m, "max_num_splits"), 8);
   attn_builder_destroy(b);
+  /* spec decode under full graphs: vLLM's engine rounds the capture sizes to multiples of
+   * 1 + k before its builders read the largest (adjust_cudagraph_sizes_for_spec_decode): the
+   * default sizes up to 56 become 3, 6, 9, 18, 24, 33, 42, 48 for k = 2, so 55 tokens are past
+   * the largest; 56 itself for k = 0 */
+  c.max_cudagraph_capture_size = 56;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 8);
+  attn_builder_destroy(b);
+  c.num_speculative_tokens = 2;
+  b = builder_for(&c);
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "max_num_splits"), 0);
+  attn_builder_destroy(b);
+  c.num_speculative_tokens = 0;
+  c.max_cudagraph_capture_size = 64;
   c.batch_invariant = 1;
   b = builder_for(&c);
   ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
