@@ -163,7 +163,10 @@ def _fa_adjust(b: Batch) -> Batch:
         # not depend on it there): not generated, docs/conformance.md
         dtype = "auto"
     shape = _group_rng(b, 87)
+    # full graphs: vLLM's default capture sizes given to both sides, as vLLM's config post-init
+    # fills them in (its engine then rounds them for spec decode, as libattn does)
     b.layer = LayerVariant(window=window, full=full, non_causal=True, cache_dtype=dtype,
+                           capture_sizes=CAPTURE_SIZES if full else (),
                            head_size=int(shape.choice(FA_HEAD_SIZES)),
                            kv_heads=int(shape.choice(FA_KV_HEADS)))
     return b
