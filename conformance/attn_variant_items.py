@@ -145,6 +145,8 @@ def vllm_builder(ctx: Any, name: str, b: Batch, full: bool = False) -> Tuple[Any
             cc.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
             cc.cudagraph_capture_sizes = list(CAPTURE_SIZES)
             cc.max_cudagraph_capture_size = max(CAPTURE_SIZES)
+            from .vllm_env import engine_capture_sizes
+            engine_capture_sizes(vc, b.spec, v2=False)
         spec = FullAttentionSpec(block_size=b.block_size, num_kv_heads=8, head_size=128,
                                  dtype=torch.bfloat16)
         mod, cls = CLASSES[name]

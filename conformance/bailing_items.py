@@ -22,6 +22,7 @@ from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .gdn_items import CAPTURE_SIZE, STATE_SHAPES
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
+from .vllm_env import configured_max_capture_size
 
 NAME = "BAILING_LINEAR_ATTN"
 
@@ -78,6 +79,8 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
                                                 else CUDAGraphMode.NONE)
         if vc.compilation_config.max_cudagraph_capture_size is None:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        from .vllm_env import engine_capture_sizes
+        engine_capture_sizes(vc, b.spec, v2=False)
         spec = MambaSpec(block_size=b.block_size, shapes=STATE_SHAPES,
                          dtypes=(torch.bfloat16, torch.float32),
                          mamba_type=MambaAttentionBackendEnum.LINEAR, mamba_cache_mode=mode,
@@ -99,7 +102,7 @@ def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
         cfg = libattn.BuilderConfig(
             MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
             cudagraph_mode=int(libattn.CudagraphMode[cc.cudagraph_mode.name]),
-            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0)
+            max_cudagraph_capture_size=configured_max_capture_size(vc) or 0)
         spec = libattn.KvCacheSpec(
             b.block_size, 1, 1, kind=libattn.KvCacheKind.MAMBA,
             mamba_type=libattn.MambaType.LINEAR_ATTENTION,

@@ -463,11 +463,12 @@ def vllm_builder(ctx: Any, backend: str, wrapper: str, b: Batch) -> Any:
                 # where FlashAttention 4 is supported
                 raise ValueError(f"FLASH_ATTN does not support head size {layer.head_size} "
                                  f"without FlashAttention 4 (supports_head_size)")
-            if layer is not None and layer.full and layer.capture_sizes and b.spec:
-                # the sizes rounded to multiples of 1 + k by vLLM's engine (model runner V1,
-                # full decode graphs: adjust_cudagraph_sizes_for_spec_decode), which raises
-                # where none is left: a refusal of the builder, as libattn's
-                vc.compilation_config.adjust_cudagraph_sizes_for_spec_decode(1 + b.spec)
+            if layer is not None and layer.full:
+                # the sizes as vLLM's engine leaves them (its default list where none is given,
+                # rounded to multiples of 1 + k for spec decode: model runner V1, full decode
+                # graphs), which raises where none is left: a refusal of the builder
+                from .vllm_env import engine_capture_sizes
+                engine_capture_sizes(vc, b.spec, v2=False)
             with set_current_vllm_config(vc), _patches(backend, wrapper, b):
                 fav = _fa_version(backend, wrapper, b)
                 cls = _static_sink_cls(backend, sink_len(b), fav) if wrapper == "StaticSink" \

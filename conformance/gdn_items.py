@@ -52,6 +52,7 @@ from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cac
 from .compare import MISSING, Pair, flatten_vllm
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
+from .vllm_env import configured_max_capture_size
 
 NAME = "GDN_ATTN"
 ROCM_KDA = "KIMI_K3_KDA_ROCM"
@@ -221,6 +222,8 @@ def vllm_builder(ctx: Any, b: Batch, name: str = NAME) -> Tuple[Any, Any]:
         # entry at 1024 sequences is 512 (what libattn assumes for 0): given to both sides
         if vc.compilation_config.max_cudagraph_capture_size is None:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        from .vllm_env import engine_capture_sizes
+        engine_capture_sizes(vc, b.spec, v2=False)
         if vc.speculative_config is not None:
             vc.speculative_config.enable_adaptive_verification = _adaptive(name, b)
         ck = _checkpoints(b)
@@ -256,7 +259,7 @@ def lib_builder(ctx: Any, b: Batch, vc: Any, name: str = NAME) -> Any:
         cfg = libattn.BuilderConfig(
             MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
             cudagraph_mode=int(libattn.CudagraphMode[cc.cudagraph_mode.name]),
-            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0,
+            max_cudagraph_capture_size=configured_max_capture_size(vc) or 0,
             hash_block_size=ck[0] if ck else 0, cache_hit_alignment_tokens=ck[1] if ck else 0,
             num_hash_lookahead_tokens=int(vc.num_hash_lookahead_tokens),
             enable_adaptive_verification=int(_adaptive(name, b)),

@@ -39,6 +39,7 @@ from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .gdn_items import CAPTURE_SIZE, STATE_SHAPES, _kwargs, _nums_dict_pairs
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
+from .vllm_env import configured_max_capture_size
 
 NAME = "KIMI_K3_KDA"
 #: fields of vLLM's metadata (GDN's) the KDA build never sets: None in every batch
@@ -131,6 +132,8 @@ def vllm_builder(ctx: Any, b: Batch) -> Tuple[Any, Any]:
                                                 else CUDAGraphMode.NONE)
         if vc.compilation_config.max_cudagraph_capture_size is None:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        from .vllm_env import engine_capture_sizes
+        engine_capture_sizes(vc, b.spec, v2=mrv2)
         spec = MambaSpec(block_size=b.block_size, shapes=STATE_SHAPES,
                          dtypes=(torch.bfloat16, torch.float32),
                          mamba_type=MambaAttentionBackendEnum.GDN_ATTN, mamba_cache_mode=mode,
@@ -153,7 +156,7 @@ def lib_builder(ctx: Any, b: Batch, vc: Any) -> Any:
             MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
             use_v2_model_runner=int(mrv2),
             cudagraph_mode=int(libattn.CudagraphMode[cc.cudagraph_mode.name]),
-            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0,
+            max_cudagraph_capture_size=configured_max_capture_size(vc) or 0,
             use_replayssm=recover,
             gdn_prefill_backend=int(libattn.GdnPrefillBackend[
                 "FLASHINFER" if flashinfer else "AUTO"]))

@@ -186,6 +186,8 @@ def vllm_builder(ctx: Any, backend: str, b: Batch) -> Tuple[Any, Any]:
         if full:
             vc.compilation_config.cudagraph_mode = CUDAGraphMode.FULL_AND_PIECEWISE
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+            from .vllm_env import engine_capture_sizes
+            engine_capture_sizes(vc, b.spec, v2=False)
         elif backend in VARIANT_BACKENDS:
             # PLE's decode_cudagraph_max_tokens (max_num_seqs * (1 + k), capped by the capture
             # size) bounds its capture even without full graphs: the CPU platform's None
@@ -225,7 +227,8 @@ def lib_builder(ctx: Any, backend: str, b: Batch, vc: Any) -> Any:
         cg = libattn.CudagraphMode[vc.compilation_config.cudagraph_mode.name]
         # vLLM's max_cudagraph_capture_size: 512 with full graphs, None (uncapped: max_num_seqs)
         # on the CPU platform otherwise
-        cap = vc.compilation_config.max_cudagraph_capture_size or MAX_SEQS
+        from .vllm_env import configured_max_capture_size
+        cap = configured_max_capture_size(vc) or MAX_SEQS
         replay, ck = _replay(backend, b), _checkpoints(backend, b)
         sc = vc.speculative_config
         cfg = libattn.BuilderConfig(

@@ -199,6 +199,9 @@ class MlaConfigs:
             object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
                 num_speculative_tokens=s.spec, parallel_drafting=s.parallel_drafting,
                 method="ngram"))
+        # after the speculative config: the runner (V1 / V2) vLLM picks depends on it
+        from .vllm_env import engine_capture_sizes
+        engine_capture_sizes(vc, s.spec)
         cc.static_forward_context[LAYER] = _layer_stand_in(vc, s)
         if s.prefill is not None:
             from vllm.v1.attention.backends.mla.prefill.registry import MLAPrefillBackendEnum

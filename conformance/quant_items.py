@@ -22,6 +22,7 @@ from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
 from .gdn_items import CAPTURE_SIZE
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
+from .vllm_env import configured_max_capture_size
 
 NAMES = ("TURBOQUANT", "ULTRAQUANT")
 
@@ -58,6 +59,8 @@ def vllm_builder(ctx: Any, name: str, b: Batch) -> Tuple[Any, Any]:
                                                 else CUDAGraphMode.NONE)
         if vc.compilation_config.max_cudagraph_capture_size is None:
             vc.compilation_config.max_cudagraph_capture_size = CAPTURE_SIZE
+        from .vllm_env import engine_capture_sizes
+        engine_capture_sizes(vc, b.spec, v2=False)
         spec = FullAttentionSpec(block_size=b.block_size, num_kv_heads=8, head_size=128,
                                  dtype=torch.bfloat16)
         def make() -> Any:
@@ -76,7 +79,7 @@ def lib_builder(ctx: Any, name: str, b: Batch, vc: Any) -> Any:
         cfg = libattn.BuilderConfig(
             MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS, num_speculative_tokens=b.spec,
             cudagraph_mode=int(libattn.CudagraphMode[cc.cudagraph_mode.name]),
-            max_cudagraph_capture_size=cc.max_cudagraph_capture_size or 0,
+            max_cudagraph_capture_size=configured_max_capture_size(vc) or 0,
             model_dtype=libattn.KvDtype.BFLOAT16)
         ctx.builders[key] = ctx.lib.builder(name, libattn.KvCacheSpec(b.block_size, 8, 128), cfg)
     return ctx.builders[key]

@@ -341,6 +341,9 @@ def _vllm_config(ctx: Any, s: Settings) -> Any:
         object.__setattr__(vc, "speculative_config", types.SimpleNamespace(
             num_speculative_tokens=s.spec, parallel_drafting=s.parallel_drafting,
             method="ngram", enable_adaptive_verification=False))
+    # after the speculative config: the runner (V1 / V2) vLLM picks depends on it
+    from .vllm_env import engine_capture_sizes
+    engine_capture_sizes(vc, s.spec)
     layer = types.SimpleNamespace(non_causal_multi_token_decode=False,
                                   prefill_backend=_PrefillBackendStandIn(), **MLA_DIMS)
     if s.dcp > 1:

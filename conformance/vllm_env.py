@@ -176,3 +176,38 @@ class VllmConfigs:
             if note not in self.notes:
                 self.notes.append(note)
         return vc
+
+
+#: the maximum capture size each adjusted CompilationConfig was configured with (by id)
+_CONFIGURED_MAX: Dict[int, Any] = {}
+
+
+def engine_capture_sizes(vc: Any, num_speculative_tokens: int, v2: Any = None) -> None:
+    """What vLLM 0.33's engine does to the capture sizes before it makes the builders: its
+    config post-init fills in the default list ([1, 2, 4], multiples of 8 below 256, of 16 up to
+    max_cudagraph_capture_size) when none is given, and model runner V1's
+    resolve_cudagraph_mode_and_sizes rounds them to multiples of 1 + k with FULL decode graphs
+    (adjust_cudagraph_sizes_for_spec_decode, which raises where no size is left: a refusal of
+    the configuration, as the engine's); model runner V2 does not round. ``v2``: the runner the
+    item gives libattn (config->use_v2_model_runner); None: the config's own answer. Call once
+    per config, after the mode and the maximum are set; configured_max_capture_size gives the
+    maximum as configured (libattn takes it and rounds it alike)."""
+    from vllm.config import CUDAGraphMode
+    cc = vc.compilation_config
+    _CONFIGURED_MAX.setdefault(id(cc), cc.max_cudagraph_capture_size)
+    if v2 is None:
+        v2 = bool(vc.use_v2_model_runner)
+    if v2 or num_speculative_tokens <= 0 or cc.max_cudagraph_capture_size is None or \
+            cc.cudagraph_mode.decode_mode() != CUDAGraphMode.FULL:
+        return
+    if not cc.cudagraph_capture_sizes:
+        top = cc.max_cudagraph_capture_size
+        cc.cudagraph_capture_sizes = [s for s in [1, 2, 4] + list(range(8, 256, 8)) +
+                                      list(range(256, top + 1, 16)) if s <= top]
+    cc.adjust_cudagraph_sizes_for_spec_decode(1 + num_speculative_tokens)
+
+
+def configured_max_capture_size(vc: Any) -> Any:
+    """max_cudagraph_capture_size as configured, before engine_capture_sizes rounded it."""
+    cc = vc.compilation_config
+    return _CONFIGURED_MAX.get(id(cc), cc.max_cudagraph_capture_size)

@@ -97,7 +97,8 @@ int32_t builder_fa_version(const BuilderConfig& c) {
 int64_t scheduler_metadata_entries(const BuilderConfig& c) {
   // FA3's scheduler metadata: 1 + round_up(batch, 4) * 4 int32 (a tile-count semaphore and four
   // vectors per batch element), for the largest batch a captured graph can hold.
-  const int64_t batch = std::max<int64_t>(c.max_num_seqs, c.max_cudagraph_capture_size);
+  const int64_t batch = std::max<int64_t>(
+      c.max_num_seqs, c.max_cudagraph_capture_size > 0 ? c.resolved_max_cudagraph_capture_size() : 0);
   return 1 + (batch + 3) / 4 * 4 * 4;
 }
 

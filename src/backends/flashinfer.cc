@@ -376,12 +376,9 @@ class FlashInferBuilder final : public Builder {
     enable_cuda_graph_ = has_full_cudagraphs(c.cudagraph_mode);
     decode_cudagraph_max_bs_ =
         static_cast<int64_t>(1 + c.num_speculative_tokens) * c.max_num_seqs;
-    // vLLM's max_cudagraph_capture_size is always resolved: the largest capture size.
-    const std::vector<int32_t> sizes = c.capture_sizes();
-    const int64_t largest = sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
-    if (c.max_cudagraph_capture_size > 0 || largest > 0)
-      decode_cudagraph_max_bs_ = std::min<int64_t>(
-          decode_cudagraph_max_bs_, c.max_cudagraph_capture_size > 0 ? c.max_cudagraph_capture_size : largest);
+    // vLLM's max_cudagraph_capture_size as its builders read it
+    const int64_t largest = c.resolved_max_cudagraph_capture_size();
+    if (largest > 0) decode_cudagraph_max_bs_ = std::min<int64_t>(decode_cudagraph_max_bs_, largest);
     kv_cache_dtype_ = kv_cache_dtype(spec, c);
     model_dtype_ = c.model_dtype_for(spec);
     // Resolved once: with device_capability 0 (auto) it is a device query, not for every build.

@@ -117,13 +117,8 @@ bool plan_prefill_checkpoints(const char* backend, const KvCacheSpec& spec,
 
 int64_t decode_cudagraph_max_bs(const BuilderConfig& c, int64_t per_seq) {
   int64_t bs = static_cast<int64_t>(c.max_num_seqs) * per_seq;
-  // vLLM's compilation_config.max_cudagraph_capture_size is always resolved: the config's, or
-  // the largest of the capture sizes.
-  int64_t cap = c.max_cudagraph_capture_size;
-  if (cap <= 0) {
-    const std::vector<int32_t> sizes = c.capture_sizes();
-    if (!sizes.empty()) cap = *std::max_element(sizes.begin(), sizes.end());
-  }
+  // vLLM's compilation_config.max_cudagraph_capture_size as its builders read it
+  const int64_t cap = c.resolved_max_cudagraph_capture_size();
   if (cap > 0) bs = std::min(bs, cap);
   return bs;
 }

@@ -61,12 +61,9 @@ constexpr MlaClass kFlashAttnMlaXpu =
 /// _schedule_decode returns None; FlashAttention 2 on XPU).
 bool aot_schedule(bool xpu, const BuilderConfig& c) { return !xpu && flash_attn_version(c) == 3; }
 
-/// vLLM's max_cudagraph_capture_size, always resolved there: the config's, else the largest
-/// capture size (0 when there is none).
+/// vLLM's max_cudagraph_capture_size as its builders read it (BuilderConfig's resolution).
 int64_t max_cudagraph_size(const BuilderConfig& c) {
-  if (c.max_cudagraph_capture_size > 0) return c.max_cudagraph_capture_size;
-  const std::vector<int32_t> sizes = c.capture_sizes();
-  return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+  return c.resolved_max_cudagraph_capture_size();
 }
 
 /// FA3's scheduler metadata entries: 1 + round_up(batch, 4) * 4 for the largest batch a graph

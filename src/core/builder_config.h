@@ -107,14 +107,15 @@ struct BuilderConfig {
   int64_t max_blocks_per_req(int32_t block_size) const;
   /// cudagraph_capture_sizes, or vLLM's default: [1, 2, 4] + range(8, 256, 8) +
   /// range(256, max + 1, 16) up to max = max_cudagraph_capture_size, or min(2 * max_num_seqs,
-  /// 512) when that is 0.
+  /// 512) when that is 0; with full graphs and speculative tokens (model runner V1) rounded up
+  /// to multiples of 1 + k and kept at or below that max, as vLLM's engine adjusts them.
   std::vector<int32_t> capture_sizes() const;
   /// vLLM's compilation_config.max_cudagraph_capture_size as its builders read it: the
   /// configured one (else the largest capture size), and with full CUDA graphs and speculative
-  /// tokens the largest size left after vLLM's engine rounds them to multiples of 1 + k
-  /// (adjust_cudagraph_sizes_for_spec_decode: 512 becomes 510 for k = 1, 498 for k = 2);
-  /// 0 when there is none. FLASH_ATTN reads it (the other builders still read the configured
-  /// maximum: docs/cuda_graphs.md).
+  /// tokens (model runner V1) the largest size left after vLLM's engine rounds them to
+  /// multiples of 1 + k (adjust_cudagraph_sizes_for_spec_decode, before it makes the builders:
+  /// 512 becomes 510 for k = 1, 498 for k = 2); 0 when there is none. Every builder that reads
+  /// vLLM's max_cudagraph_capture_size reads this.
   int64_t resolved_max_cudagraph_capture_size() const;
   /// The model's dtype: model_dtype, or the spec's when AUTO.
   int32_t model_dtype_for(const KvCacheSpec& spec) const;

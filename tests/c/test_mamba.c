@@ -703,6 +703,18 @@ static void test_capture(void** state) {
                "MAMBA2 captures decode-only batches: common->max_query_len=1 must equal 1 + "
                "num_speculative_tokens=2");
   attn_builder_destroy(b);
+  /* the capture size as vLLM's engine (model runner V1) leaves it: the default sizes up to 3,
+   * [1, 2], rounded to multiples of 1 + k = 2 leave [2], so three requests are past it; model
+   * runner V2 does not round (3) */
+  c.max_cudagraph_capture_size = 3;
+  b = ts_builder("MAMBA2", &spec, &c);
+  ASSERT_ERROR(attn_build_for_cudagraph_capture(b, &two->common, &m, NULL), ATTN_ERR_UNSUPPORTED,
+               "common->num_reqs=3 <= decode_cudagraph_max_bs=2");
+  attn_builder_destroy(b);
+  c.use_v2_model_runner = 1;
+  b = ts_builder("MAMBA2", &spec, &c);
+  ASSERT_OK(attn_build_for_cudagraph_capture(b, &two->common, &m, NULL));
+  attn_builder_destroy(b);
   /* LINEAR_ATTN: single-token decodes only */
   b = ts_builder("LINEAR_ATTN", &spec, &c);
   ASSERT_OK(attn_build_for_cudagraph_capture(b, &one->common, &m, NULL));
