@@ -286,6 +286,17 @@ static void test_cascade(void** state) {
   attn_builder_destroy(b);
 }
 
+/* The max_num_splits a builder of config `c` gives the batch. */
+static int64_t splits_of(const attn_builder_config_t* c, ts_batch* batch) {
+  attn_builder_t* b = builder_for(c);
+  attn_metadata_t* m = NULL;
+  int64_t splits;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  splits = ts_int(m, "max_num_splits");
+  attn_builder_destroy(b);
+  return splits;
+}
+
 static void test_num_splits(void** state) {
   attn_builder_config_t c = config_for(90);
   attn_builder_t* b;
@@ -301,36 +312,24 @@ static void test_num_splits(void** state) {
   attn_builder_destroy(b);
   c.max_cudagraph_capture_size = 32;
   c.flash_attn_max_num_splits_for_cuda_graph = 8;
-  b = builder_for(&c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "max_num_splits"), 0); /* 55 tokens > capture size */
-  attn_builder_destroy(b);
+  assert_int_equal(splits_of(&c, batch), 0); /* 55 tokens > capture size */
   c.max_cudagraph_capture_size = 64;
-  b = builder_for(&c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "max_num_splits"), 8);
-  attn_builder_destroy(b);
+  assert_int_equal(splits_of(&c, batch), 8);
   /* spec decode under full graphs: vLLM's engine rounds the capture sizes to multiples of
    * 1 + k before its builders read the largest (adjust_cudagraph_sizes_for_spec_decode): the
    * default sizes up to 56 become 3, 6, 9, 18, 24, 33, 42, 48 for k = 2, so 55 tokens are past
-   * the largest; 56 itself for k = 0 */
+   * the largest; 56 itself for k = 0 and on model runner V2 (no rounding) */
   c.max_cudagraph_capture_size = 56;
-  b = builder_for(&c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "max_num_splits"), 8);
-  attn_builder_destroy(b);
+  assert_int_equal(splits_of(&c, batch), 8);
   c.num_speculative_tokens = 2;
-  b = builder_for(&c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "max_num_splits"), 0);
-  attn_builder_destroy(b);
+  assert_int_equal(splits_of(&c, batch), 0);
+  c.use_v2_model_runner = 1;
+  assert_int_equal(splits_of(&c, batch), 8);
+  c.use_v2_model_runner = 0;
   c.num_speculative_tokens = 0;
   c.max_cudagraph_capture_size = 64;
   c.batch_invariant = 1;
-  b = builder_for(&c);
-  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
-  assert_int_equal(ts_int(m, "max_num_splits"), 1);
-  attn_builder_destroy(b);
+  assert_int_equal(splits_of(&c, batch), 1);
   c.batch_invariant = 0;
   c.cudagraph_mode = ATTN_CUDAGRAPH_MODE_PIECEWISE;
   b = builder_for(&c);
