@@ -94,11 +94,16 @@ int32_t builder_fa_version(const BuilderConfig& c) {
   return c.platform_rocm ? 0 : flash_attn_version(c);
 }
 
+/// vLLM's self.max_cudagraph_size: the engine's max capture size (rounded for spec decode),
+/// 0 when none is configured.
+int64_t max_cudagraph_size(const BuilderConfig& c) {
+  return c.max_cudagraph_capture_size > 0 ? c.resolved_max_cudagraph_capture_size() : 0;
+}
+
 int64_t scheduler_metadata_entries(const BuilderConfig& c) {
   // FA3's scheduler metadata: 1 + round_up(batch, 4) * 4 int32 (a tile-count semaphore and four
   // vectors per batch element), for the largest batch a captured graph can hold.
-  const int64_t batch = std::max<int64_t>(
-      c.max_num_seqs, c.max_cudagraph_capture_size > 0 ? c.resolved_max_cudagraph_capture_size() : 0);
+  const int64_t batch = std::max<int64_t>(c.max_num_seqs, max_cudagraph_size(c));
   return 1 + (batch + 3) / 4 * 4 * 4;
 }
 
@@ -166,9 +171,7 @@ class FlashAttnBuilder final : public Builder {
     const BuilderConfig& c = this->config();
     aot_schedule_ = builder_fa_version(c) == 3;
     use_full_cuda_graph_ = full_cuda_graph(c);
-    // vLLM's self.max_cudagraph_size: the engine's max capture size, rounded for spec decode
-    max_cudagraph_size_ =
-        c.max_cudagraph_capture_size > 0 ? c.resolved_max_cudagraph_capture_size() : 0;
+    max_cudagraph_size_ = max_cudagraph_size(c);
     if (use_full_cuda_graph_ && aot_schedule_) {
       max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;
       scheduler_metadata_ =

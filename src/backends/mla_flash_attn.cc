@@ -61,15 +61,10 @@ constexpr MlaClass kFlashAttnMlaXpu =
 /// _schedule_decode returns None; FlashAttention 2 on XPU).
 bool aot_schedule(bool xpu, const BuilderConfig& c) { return !xpu && flash_attn_version(c) == 3; }
 
-/// vLLM's max_cudagraph_capture_size as its builders read it (BuilderConfig's resolution).
-int64_t max_cudagraph_size(const BuilderConfig& c) {
-  return c.resolved_max_cudagraph_capture_size();
-}
-
 /// FA3's scheduler metadata entries: 1 + round_up(batch, 4) * 4 for the largest batch a graph
 /// holds.
 int64_t scheduler_metadata_entries(const BuilderConfig& c) {
-  const int64_t batch = std::max<int64_t>(c.max_num_seqs, max_cudagraph_size(c));
+  const int64_t batch = std::max<int64_t>(c.max_num_seqs, c.resolved_max_cudagraph_capture_size());
   return 1 + (batch + 3) / 4 * 4 * 4;
 }
 
@@ -80,7 +75,7 @@ class FlashAttnMlaBuilder final : public MlaCommonBuilder {
   explicit FlashAttnMlaBuilder(const MlaArgs& a)
       : MlaCommonBuilder(a, field_block(kFieldNames), {}, buffer_plan(a.spec, a.config)) {
     const BuilderConfig& c = this->config();
-    graph_size_ = max_cudagraph_size(c);
+    graph_size_ = c.resolved_max_cudagraph_capture_size();
     scheduler_entries_ = scheduler_metadata_entries(c);
     if (full_cuda_graphs() && aot_schedule(Xpu, c))
       max_num_splits_ = c.flash_attn_max_num_splits_for_cuda_graph;

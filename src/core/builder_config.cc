@@ -210,7 +210,7 @@ std::vector<int32_t> BuilderConfig::capture_sizes() const {
     for (int64_t v = 8; v < 256 && v <= max; v += 8) sizes.push_back(v);
     for (int64_t v = 256; v <= max; v += 16) sizes.push_back(v);
   }
-  if (q > 1 && has_full_cudagraphs(cudagraph_mode) && !use_v2_model_runner) {
+  if (rounds_capture_sizes()) {
     // Spec decode with full decode graphs: every size a multiple of 1 + spec tokens
     // (vLLM's adjust_cudagraph_sizes_for_spec_decode; model runner V1 only).
     std::vector<int64_t> rounded;
@@ -226,10 +226,12 @@ std::vector<int32_t> BuilderConfig::capture_sizes() const {
   return std::vector<int32_t>(sizes.begin(), sizes.end());
 }
 
+bool BuilderConfig::rounds_capture_sizes() const {
+  return num_speculative_tokens > 0 && has_full_cudagraphs(cudagraph_mode) && !use_v2_model_runner;
+}
+
 int64_t BuilderConfig::resolved_max_cudagraph_capture_size() const {
-  const bool rounded =
-      num_speculative_tokens > 0 && has_full_cudagraphs(cudagraph_mode) && !use_v2_model_runner;
-  if (max_cudagraph_capture_size > 0 && !rounded) return max_cudagraph_capture_size;
+  if (max_cudagraph_capture_size > 0 && !rounds_capture_sizes()) return max_cudagraph_capture_size;
   const std::vector<int32_t> sizes = capture_sizes();  // rounded where vLLM rounds them
   // No size left after rounding: vLLM's engine refuses the configuration (ValueError "No valid
   // cudagraph sizes after rounding"); TRITON_ATTN refuses it too, the others keep the maximum.

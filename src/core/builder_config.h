@@ -110,6 +110,9 @@ struct BuilderConfig {
   /// 512) when that is 0; with full graphs and speculative tokens (model runner V1) rounded up
   /// to multiples of 1 + k and kept at or below that max, as vLLM's engine adjusts them.
   std::vector<int32_t> capture_sizes() const;
+  /// Whether vLLM's engine rounds the capture sizes to multiples of 1 + k: speculative tokens,
+  /// full CUDA graphs, model runner V1 (resolve_cudagraph_mode_and_sizes).
+  bool rounds_capture_sizes() const;
   /// vLLM's compilation_config.max_cudagraph_capture_size as its builders read it: the
   /// configured one (else the largest capture size), and with full CUDA graphs and speculative
   /// tokens (model runner V1) the largest size left after vLLM's engine rounds them to
