@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import sys
 import time
 from typing import Any, List
@@ -259,10 +260,23 @@ def main(argv: List[str] = None) -> int:
               f"{len(bad)} of {len(ran)} items", file=sys.stderr)
         return 1
     variants = sum("variants)" in r.item.name for r in ran)
-    captures = sum("(capture builds)" in r.item.name for r in ran)
-    print(f"conformance: 0 mismatches in {len(ran)} items ({variants} layer-variant items, "
-          f"{captures} capture-build items)", file=sys.stderr)
+    built = {r.item.name: capture_builds(r) for r in ran}
+    print(f"conformance: 0 mismatches in {len(ran)} items ({variants} layer-variant items; "
+          f"{sum(n > 0 for n in built.values())} items compared capture builds, "
+          f"{sum(built.values())} batches)", file=sys.stderr)
     return 0
+
+
+#: a path (Item.path) that says its batch was built with build_for_cudagraph_capture
+_CAPTURE_PATH = re.compile(r"\b(capture|captured|build_for_cudagraph_capture)\b(?! size)")
+
+
+def capture_builds(r: Any) -> int:
+    """How many of an item's batches were capture builds: those its paths say were, or every
+    batch vLLM built of the items named "(build_for_cudagraph_capture)" (they capture all)."""
+    if r.item.name.endswith("(build_for_cudagraph_capture)"):
+        return r.batches - r.vllm_refused
+    return sum(n for p, n in r.paths.items() if _CAPTURE_PATH.search(p))
 
 
 def git_describe() -> str:

@@ -58,6 +58,9 @@ class Item:
 #: some rows, which a uniform split makes prefills) and optimistic (the bound above the exact
 #: lengths on their spec rows)
 OPTIMISTIC_SPEC = dict(kinds=tuple(KINDS) + ("spec",) * 3, ragged_spec=0.6, optimistic=0.6)
+#: OPTIMISTIC_SPEC with vLLM's runner's dummy batches (batches.dummy_batch) among the kinds: the
+#: items of those builders that compare capture builds (their runner's capture batches)
+OPTIMISTIC_SPEC_DUMMY = dict(OPTIMISTIC_SPEC, kinds=OPTIMISTIC_SPEC["kinds"] + ("dummy",))
 
 
 def choice_rng(b: Batch, salt: int) -> np.random.Generator:

@@ -370,11 +370,14 @@ def wrapper_capture_items() -> List[Item]:
     return items
 
 
-def captures(vb: Any, vc: Any, b: Batch) -> bool:
+def captures(vb: Any, vc: Any, b: Batch, patch: Any = None) -> bool:
     """Whether an item builds ``b`` with build_for_cudagraph_capture on both sides: the
     batches capture_batch picks (a third of those the level allows) by the level vLLM's builder
-    class answers for ``vc`` (the items that do not draw full graphs themselves)."""
+    class answers for ``vc`` (the items that do not draw full graphs themselves), asked under
+    ``patch`` (a context manager: the item's platform stand-ins, which the level may read, as
+    its compared class answers are) when given."""
+    import contextlib
     from vllm.config import set_current_vllm_config
-    with set_current_vllm_config(vc):
+    with set_current_vllm_config(vc), (patch if patch is not None else contextlib.nullcontext()):
         level = type(vb).get_cudagraph_support(vc, vb.kv_cache_spec)
     return capture_batch(level.name, b)

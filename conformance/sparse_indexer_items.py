@@ -23,6 +23,11 @@ interpreter on about one small batch in ``TRITON_EVERY`` (``triton_batch``); on 
 a second a batch. Three profiles in ten run SM100 (a 10.0 platform proxy): the varlen decode
 kernel (``_indexer_decode_metadata_kernel``) likewise, Triton's on the small batches and
 ``_VarlenDecodeNumpy`` otherwise.
+Capture builds (issue 34): vLLM's runner's dummy batches (batches.dummy_batch) are among the
+kinds, and build_for_cudagraph_capture (vLLM's base class's: build) runs on both sides where
+layer_variant_items.captures says: the level vLLM's class answers under the stand-ins (ALWAYS
+where the varlen decode kernel or the flattening is in use, else UNIFORM_BATCH), every dummy
+batch it allows and a third of the others.
 """
 from __future__ import annotations
 
@@ -36,7 +41,8 @@ import numpy as np
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs
 from .draft_update import Sides, with_draft_update
-from .item import OPTIMISTIC_SPEC, Item, choice_rng
+from .item import OPTIMISTIC_SPEC_DUMMY, Item, choice_rng
+from .layer_variant_items import VARIANT_KINDS, captures
 from .mla_items import LAYER, NUM_SMS, _ABSENT, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_mla_items import _Platform, _model
@@ -430,35 +436,44 @@ def indexer_item() -> Item:
                 t.numpy().astype(np.int32).reshape(-1))
         return out
 
+    def vllm_side(ctx: Any, b: Batch) -> Any:
+        """vLLM's builder and config that built ``b`` (made again if another batch came
+        between)."""
+        last = ctx.__dict__.get("indexer_last")
+        return (last[1], last[2]) if last is not None and last[0] is b else \
+            vllm_builder(ctx, settings(b))
+
+    def capture(ctx: Any, b: Batch) -> bool:
+        """build_for_cudagraph_capture where layer_variant_items.captures says (by vLLM's
+        class's level: its dummy batches, a third of the others)."""
+        return captures(*vllm_side(ctx, b), b, patched(settings(b), False))
+
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
         s = settings(b)
         vb, vc = vllm_builder(ctx, s)
+        ctx.__dict__["indexer_last"] = (b, vb, vc)
         cm = vllm_common(ctx, b, **common_extra(ctx, b, s))
         with set_current_vllm_config(vc), patched(s, triton_batch(b)):
-            md = vb.build(0, cm)
-        ctx.__dict__["indexer_last"] = (b, vb, vc)
-        return md
+            return vb.build_for_cudagraph_capture(cm) if capture(ctx, b) else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
         s = settings(b)
         lb = lib_builder(ctx, s)
         ctx.__dict__["indexer_lib_builder"] = lb
-        return lb.build(lib_common(ctx, b, **common_extra(ctx, b, s)))
+        common = lib_common(ctx, b, **common_extra(ctx, b, s))
+        return lb.build_for_cudagraph_capture(common) if capture(ctx, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         s = settings(b)
-        last = ctx.__dict__.get("indexer_last")
-        if last is not None and last[0] is b:
-            vb, vc = last[1], last[2]
-        else:
-            vb, vc = vllm_builder(ctx, s)
+        vb, vc = vllm_side(ctx, b)
         lb = ctx.__dict__.get("indexer_lib_builder") or lib_builder(ctx, s)
         return indexer_pairs(ctx, s, b, vmd, lmd, vb, vc, lb)
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(b)
-        parts = ["triton" if triton_batch(b) else "numpy stand-ins",
+        parts = ["capture" if capture(ctx, b) else "build",
+                 "triton" if triton_batch(b) else "numpy stand-ins",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills"]
         parts += path_parts(vmd)
@@ -473,15 +488,13 @@ def indexer_item() -> Item:
     def sides(ctx: Any, b: Batch) -> Sides:
         # the builders that built the batch (a drafter updates with the builder that built)
         s = settings(b)
-        last = ctx.__dict__.get("indexer_last")
-        vb, vc = (last[1], last[2]) if last is not None and last[0] is b else \
-            vllm_builder(ctx, s)
+        vb, vc = vllm_side(ctx, b)
         lb = ctx.__dict__.get("indexer_lib_builder") or lib_builder(ctx, s)
         return Sides(b, vb, vc, lb, lambda: patched(s, False))
 
     return with_draft_update(Item(
         NAME, "builder", v, l, pairs, block_sizes=(64,), max_spec=3, max_requests=256,
-        token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
+        token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC_DUMMY,
         notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()]), sides)
 
 
@@ -490,7 +503,8 @@ def kpool_tail_item() -> Item:
     cache, kpool = the spec's block size) against libattn's: every field, the builder's
     answers. vLLM's compute_kpool_tail_slot_mapping takes its torch path on CPU tensors (the
     Triton kernel's semantics on CUDA; libattn's kernel is checked against its host path by the
-    GPU tests). Nothing is patched."""
+    GPU tests). Nothing is patched. Capture builds on vLLM's dummy batches and a third of the
+    others, as the level allows (layer_variant_items.captures)."""
     name = "KPOOL_TAIL"
 
     def builders(ctx: Any, b: Batch) -> Any:
@@ -513,14 +527,20 @@ def kpool_tail_item() -> Item:
             cache[b.block_size] = (vb, vc, ctx.lib.builder(name, lspec, cfg))
         return cache[b.block_size]
 
+    def capture(ctx: Any, b: Batch) -> bool:
+        vb, vc, _ = builders(ctx, b)
+        return captures(vb, vc, b)
+
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
         vb, vc, _ = builders(ctx, b)
+        cm = vllm_common(ctx, b)
         with set_current_vllm_config(vc):
-            return vb.build(0, vllm_common(ctx, b))
+            return vb.build_for_cudagraph_capture(cm) if capture(ctx, b) else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
-        return builders(ctx, b)[2].build(lib_common(ctx, b))
+        lb, common = builders(ctx, b)[2], lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if capture(ctx, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         import dataclasses
@@ -537,7 +557,9 @@ def kpool_tail_item() -> Item:
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         sm = vmd.slot_mapping.numpy()[:b.tokens]
-        return f"kpool {b.block_size}" + (", null-block rows" if (sm == -1).any() else "")
+        return (f"{'capture' if capture(ctx, b) else 'build'}, kpool {b.block_size}" +
+                (", vLLM's dummy batch" if b.kind == "dummy" else "") +
+                (", null-block rows" if (sm == -1).any() else ""))
 
     def sides(ctx: Any, b: Batch) -> Sides:
         vb, vc, lb = builders(ctx, b)
@@ -545,7 +567,7 @@ def kpool_tail_item() -> Item:
 
     return with_draft_update(Item(
         name, "builder", v, l, pairs, block_sizes=(16, 32, 64, 128), max_spec=3,
-        max_requests=256, token_budget=TOKEN_BUDGET, path=path), sides)
+        max_requests=256, token_budget=TOKEN_BUDGET, path=path, kinds=VARIANT_KINDS), sides)
 
 
 def sparse_indexer_items() -> List[Item]:

@@ -21,6 +21,11 @@ library probes has_deep_gemm_sparse_mqa and has_deep_select (True), current_plat
 proxy), and DeepSelect's get_deep_select_stride_requirement ((1024, 32): SM100's documented
 alignment, which libattn takes as given); at ratio 4 also v4_sparse_mla_items' numpy restatement
 of CompressedSlotMappingKernel on the batches the Triton interpreter does not run.
+Capture builds (issue 34): vLLM's runner's dummy batches (batches.dummy_batch) are among the
+kinds, and build_for_cudagraph_capture (vLLM's base class's: build) runs on both sides where
+layer_variant_items.captures says: the level vLLM's class answers under the stand-ins (ALWAYS
+where the varlen decode kernel or the flattening is in use, else UNIFORM_BATCH), every dummy
+batch it allows and a third of the others.
 """
 from __future__ import annotations
 
@@ -33,7 +38,8 @@ import numpy as np
 from .batches import Batch
 from .compare import MISSING, Pair
 from .draft_update import Sides, with_draft_update
-from .item import OPTIMISTIC_SPEC, Item, choice_rng
+from .item import OPTIMISTIC_SPEC_DUMMY, Item, choice_rng
+from .layer_variant_items import captures
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import (MAX_MODEL_LEN, MAX_TOKENS, TOKEN_BUDGET, Settings,
@@ -173,25 +179,34 @@ def v41_sparse_item(ratio: int = 1) -> Item:
     name = NAME if ratio == 1 else f"{NAME}_C{ratio}"
     key = "v41_last" if ratio == 1 else f"v41_last_c{ratio}"
 
+    def mine(ctx: Any, b: Batch) -> Any:
+        """(settings, vLLM's builder, its config, libattn's builder) that built ``b`` (made
+        again if another batch came between)."""
+        last = ctx.__dict__.get(key)
+        if last is None or last[0] is not b:
+            ctx.__dict__[key] = (b, *builders(ctx, b, ratio))
+        return ctx.__dict__[key][1:]
+
+    def capture(ctx: Any, b: Batch) -> bool:
+        """build_for_cudagraph_capture where layer_variant_items.captures says (by vLLM's
+        class's level: its dummy batches, a third of the others)."""
+        s, vb, vc, _ = mine(ctx, b)
+        return captures(vb, vc, b, sparse_patched(s, False))
+
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
-        s, vb, vc, lb = builders(ctx, b, ratio)
-        ctx.__dict__[key] = (b, s, vb, vc, lb)
+        ctx.__dict__.pop(key, None)  # a batch's builders are made afresh
+        s, vb, vc, _ = mine(ctx, b)
         cm = vllm_common(ctx, b)
         with set_current_vllm_config(vc), sparse_patched(s, triton_batch(b)):
-            return vb.build(0, cm)
+            return vb.build_for_cudagraph_capture(cm) if capture(ctx, b) else vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
-        last = ctx.__dict__.get(key)
-        lb = last[4] if last is not None and last[0] is b else builders(ctx, b, ratio)[3]
-        return lb.build(lib_common(ctx, b))
+        lb, common = mine(ctx, b)[3], lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if capture(ctx, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        last = ctx.__dict__.get(key)
-        if last is not None and last[0] is b:
-            _, s, vb, vc, lb = last
-        else:
-            s, vb, vc, lb = builders(ctx, b, ratio)
+        s, vb, vc, lb = mine(ctx, b)
         base = [p for p in indexer_pairs(ctx, s, b, vmd, lmd, vb, vc, lb,
                                          patches=sparse_patched(s, False))
                 if "sparse_" not in p[0]]
@@ -199,7 +214,8 @@ def v41_sparse_item(ratio: int = 1) -> Item:
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         _, (cbs, ctb, topk) = settings(b)
-        parts = ["triton" if triton_batch(b) else "numpy stand-ins",
+        parts = ["capture" if capture(ctx, b) else "build",
+                 "triton" if triton_batch(b) else "numpy stand-ins",
                  f"candidates {ctb}x{cbs}, topk {topk}",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills"]
@@ -210,14 +226,12 @@ def v41_sparse_item(ratio: int = 1) -> Item:
         return ", ".join(parts)
 
     def sides(ctx: Any, b: Batch) -> Sides:
-        last = ctx.__dict__.get(key)
-        s, vb, vc, lb = last[1:] if last is not None and last[0] is b else \
-            builders(ctx, b, ratio)
+        s, vb, vc, lb = mine(ctx, b)
         return Sides(b, vb, vc, lb, lambda: sparse_patched(s, False))
 
     return with_draft_update(Item(
         name, "builder", v, l, pairs, block_sizes=(128,), max_spec=3, max_requests=256,
-        token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
+        token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC_DUMMY,
         notes=["not comparable: decode.schedule_metadata: DeepGEMM's (shape compared)",
                "sparse_*.kernel_metadata: None at build (the first consumer layer "
                "fills it); libattn does not return it"]), sides)

@@ -21,6 +21,11 @@ kernels' numpy restatements on most batches) and v4_sparse_mla_items' numpy rest
 CompressedSlotMappingKernel (with the DCP positions) on the batches the Triton interpreter does
 not run. CPU_V4_INDEXER keeps the real CPU platform (no CUDA, no DeepGEMM: native next_n 1 and 2,
 no varlen kernel, the schedule the whole (num_sms + 1, 2) buffer, compared by shape).
+Capture builds (issue 34): vLLM's runner's dummy batches (batches.dummy_batch) are among the
+kinds, and build_for_cudagraph_capture (vLLM's base class's: build) runs on both sides where
+layer_variant_items.captures says: the level vLLM's class answers under the stand-ins (ALWAYS
+where the varlen decode kernel or the flattening is in use, else UNIFORM_BATCH), every dummy
+batch it allows and a third of the others.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ from .batches import Batch
 from .compare import Pair
 from .draft_update import Sides, with_draft_update
 from .item import Item, choice_rng
+from .layer_variant_items import VARIANT_KINDS, captures
 from .mla_items import LAYER, NUM_SMS, optimistic_prefill_rows, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, MODULE, TOKEN_BUDGET,
@@ -126,6 +132,18 @@ def common_extra(ctx: Any, b: Batch, s: Settings) -> dict:
 def compressed_item(name: str) -> Item:
     key = "v4_indexer_last_" + name
 
+    def last(ctx: Any, b: Batch) -> Any:
+        got = ctx.__dict__.get(key)
+        return got[1] if got is not None and got[0] is b else builders(ctx, name, b)
+
+    def capture(ctx: Any, b: Batch) -> bool:
+        """build_for_cudagraph_capture where layer_variant_items.captures says (by vLLM's
+        class's level: its dummy batches, a third of the others); none where vLLM refused to
+        make the builder."""
+        bs = last(ctx, b)
+        return bs.vb is not None and captures(bs.vb, bs.vc, b,
+                                              build_patched(name, bs.s, False))
+
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
         bs = builders(ctx, name, b)
@@ -134,17 +152,15 @@ def compressed_item(name: str) -> Item:
             raise bs.vb_error
         cm = vllm_common(ctx, b, **common_extra(ctx, b, bs.s))
         with set_current_vllm_config(bs.vc), build_patched(name, bs.s, triton_batch(b)):
-            return bs.vb.build(0, cm)
-
-    def last(ctx: Any, b: Batch) -> Any:
-        got = ctx.__dict__.get(key)
-        return got[1] if got is not None and got[0] is b else builders(ctx, name, b)
+            return bs.vb.build_for_cudagraph_capture(cm) if capture(ctx, b) else \
+                bs.vb.build(0, cm)
 
     def l(ctx: Any, b: Batch) -> Any:
         bs = last(ctx, b)
         lb = bs.make_lib()
         ctx.__dict__[key] = (b, bs, lb)
-        return lb.build(lib_common(ctx, b, **common_extra(ctx, b, bs.s)))
+        common = lib_common(ctx, b, **common_extra(ctx, b, bs.s))
+        return lb.build_for_cudagraph_capture(common) if capture(ctx, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         got = ctx.__dict__.get(key)
@@ -158,7 +174,8 @@ def compressed_item(name: str) -> Item:
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(name, b)
-        parts = ["triton" if triton_batch(b) else "numpy stand-ins", f"block {b.block_size}",
+        parts = ["capture" if capture(ctx, b) else "build",
+                 "triton" if triton_batch(b) else "numpy stand-ins", f"block {b.block_size}",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills"]
         parts += path_parts(vmd)
@@ -177,7 +194,7 @@ def compressed_item(name: str) -> Item:
 
     return with_draft_update(Item(
         name, "builder", v, l, pairs, block_sizes=BACKENDS[name][2], max_spec=3,
-        max_requests=256, token_budget=TOKEN_BUDGET, path=path,
+        max_requests=256, token_budget=TOKEN_BUDGET, path=path, kinds=VARIANT_KINDS,
         notes=["not comparable: decode.schedule_metadata: DeepGEMM's (CPU: the "
                "uninitialised buffer); shape compared"]), sides)
 

@@ -19,7 +19,11 @@ four, in [0, prefix - 1] per decode too (vLLM's model state passes 0 there; the 
 whatever they are given). DSpark: in about three builders in five with speculative tokens, vLLM's
 speculative config says ``dspark`` (``use_dspark()``; libattn ``speculative_dspark``) and half of
 their batches are non-causal (``causal=False``: the draft block's rows, and V4.1 FlashInfer's
-``flashinfer_decode_*``).
+``flashinfer_decode_*``). Capture builds (issue 34): vLLM's runner's dummy batches
+(batches.dummy_batch) are among the kinds, and build_for_cudagraph_capture (vLLM's base class's:
+build without ``replay_start``) runs on both sides where layer_variant_items.captures says (the
+level vLLM's class answers under the item's platform stand-ins: every dummy batch it allows, a
+third of the others).
 
 What a CPU cannot run is replaced around the build only (``patched``): ``current_platform`` (a
 proxy answering is_cuda() True and capability 9.0) and FlashMLA's ``get_mla_metadata`` (the
@@ -50,6 +54,7 @@ import numpy as np
 from .batches import Batch
 from .compare import MISSING, Pair, builder_answer_pairs
 from .item import Item, choice_rng
+from .layer_variant_items import VARIANT_KINDS, captures
 from .mla_items import LAYER, _ABSENT, zlib_crc
 from .sides import lib_common, vllm_common
 from .sparse_indexer_items import Settings, _vllm_config
@@ -167,11 +172,12 @@ def triton_batch(b: Batch, salt: int = 51) -> bool:
 
 
 def vllm_build(ctx: Any, b: Batch, vb: Any, vc: Any, patch: Any, salts: tuple = (52, 51),
-               replay: Any = None, causal: bool = True) -> Any:
+               replay: Any = None, causal: bool = True, capture: bool = False) -> Any:
     """vLLM's build of ``b`` by ``vb`` under ``patch(real_triton)`` (the module's stand-ins),
     with the invalid slots applied and, off the Triton batches, the token-to-request map given
     as the numpy one; ``replay``: build()'s ``replay_start`` (None: not passed); ``causal``:
-    the common metadata's."""
+    the common metadata's; ``capture``: build_for_cudagraph_capture instead (it passes no
+    ``replay_start``)."""
     from vllm.config import set_current_vllm_config
     invalid_slots(b, salts[0])
     cm = vllm_common(ctx, b) if causal else vllm_common(ctx, b, causal=False)
@@ -183,6 +189,9 @@ def vllm_build(ctx: Any, b: Batch, vb: Any, vc: Any, patch: Any, salts: tuple = 
         import torch
         kwargs["replay_start"] = torch.from_numpy(replay.copy())
     with set_current_vllm_config(vc), patch(real):
+        if capture:
+            assert replay is None, "build_for_cudagraph_capture takes no replay_start"
+            return vb.build_for_cudagraph_capture(cm)
         return vb.build(0, cm, **kwargs)
 
 
@@ -391,20 +400,31 @@ def sparse_swa_item(name: str = NAME) -> Item:
     rocm = is_rocm(name)
     patch = functools.partial(patched, rocm=rocm)
 
+    def capture(ctx: Any, b: Batch) -> bool:
+        """build_for_cudagraph_capture on the batches layer_variant_items.captures picks by
+        vLLM's class's level (every vLLM dummy batch it allows, a third of the others)."""
+        vb, vc, _ = builders(ctx, settings(b, name), name)
+        return captures(vb, vc, b, patch(False))
+
+    def replay_of(ctx: Any, b: Batch) -> Any:
+        return None if capture(ctx, b) else replay_starts(b)
+
     def v(ctx: Any, b: Batch) -> Any:
         s = settings(b, name)
         vb, vc, _ = builders(ctx, s, name)
-        return vllm_build(ctx, b, vb, vc, patch, replay=replay_starts(b),
-                          causal=not noncausal(b, s))
+        return vllm_build(ctx, b, vb, vc, patch, replay=replay_of(ctx, b),
+                          causal=not noncausal(b, s), capture=capture(ctx, b))
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b)
         s = settings(b, name)
-        replay = replay_starts(b)
+        replay = replay_of(ctx, b)
         extra = {} if replay is None else {"replay_start": replay}
         if noncausal(b, s):
             extra["causal"] = False
-        return builders(ctx, s, name)[2].build(lib_common(ctx, b, **extra))
+        lb = builders(ctx, s, name)[2]
+        common = lib_common(ctx, b, **extra)
+        return lb.build_for_cudagraph_capture(common) if capture(ctx, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         from vllm.config import set_current_vllm_config
@@ -421,17 +441,20 @@ def sparse_swa_item(name: str = NAME) -> Item:
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         s = settings(b, name)
-        parts = ["triton" if triton_batch(b) else "numpy stand-ins",
+        parts = ["capture" if capture(ctx, b) else "build",
+                 "triton" if triton_batch(b) else "numpy stand-ins",
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills",
                  f"window {s.window}" + (" (MLA spec)" if s.mla_kind else "")]
+        if b.kind == "dummy":
+            parts.append("vLLM's dummy batch")
         if vmd.is_valid_token is not None and not bool(vmd.is_valid_token.all()):
             parts.append("invalid slots")
         if s.dspark:
             parts.append("DSpark, non-causal" if noncausal(b, s) else "DSpark, causal")
         if not rocm and draft_update(b, vmd):
             parts.append("draft decode update")
-        replay = replay_starts(b)
+        replay = replay_of(ctx, b)
         if replay is not None:
             parts.append("replay_start" + (" on decodes" if replay[:vmd.num_decodes].any() else ""))
         if getattr(vmd, "decode_swa_ragged_indices", None) is not None:
@@ -439,7 +462,7 @@ def sparse_swa_item(name: str = NAME) -> Item:
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(32, 64, 128, 256), max_spec=3,
-                max_requests=256, token_budget=TOKEN_BUDGET, path=path,
+                max_requests=256, token_budget=TOKEN_BUDGET, path=path, kinds=VARIANT_KINDS,
                 notes=[f"not comparable: {k}: {why}" for k, why in LEFT_OUT.items()])
 
 

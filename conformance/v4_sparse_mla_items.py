@@ -17,7 +17,10 @@ MLAAttentionSpec (block 256: the kernels' block size, head 512, bf16) with token
 batch's compress ratio: 1, 4 or 128 for V4 (C128A metadata at 128), 1 or 2 for V4.1; libattn
 takes an ATTN_KV_MLA spec with tokens_per_state the same. Speculative tokens k <= 3 (the split at
 1 + k for the C128A rows); on one batch in four some slots are -1 (``invalid_slots``: the
-compressed slot mapping's and the C128A decode lengths' PAD rule).
+compressed slot mapping's and the C128A decode lengths' PAD rule). Capture builds (issue 34):
+vLLM's runner's dummy batches are among the kinds and build_for_cudagraph_capture runs on both
+sides where layer_variant_items.captures says (ROCm V4's sets ``for_cudagraph_capture`` on
+gfx950; the others are the base class's build).
 
 What a CPU cannot run: the build's two Triton kernels (CompressedSlotMappingKernel of
 get_compressed_slot_mapping, BuildC128ATopkMetadataKernel of build_c128a_topk_metadata) and
@@ -47,6 +50,7 @@ import numpy as np
 from .batches import Batch
 from .compare import MISSING, Pair
 from .item import Item, choice_rng
+from .layer_variant_items import VARIANT_KINDS, captures
 from .mla_items import LAYER, zlib_crc
 from .sides import lib_common
 from .sparse_indexer_items import Settings, _vllm_config
@@ -238,13 +242,20 @@ def v4_sparse_mla_item(name: str) -> Item:
     def mine(ctx: Any, b: Batch) -> Any:
         return builders(ctx, name, ratio_of(name, b), b.spec, gfx950_of(name, b))
 
+    def capture(ctx: Any, b: Batch) -> bool:
+        """build_for_cudagraph_capture where layer_variant_items.captures says (by vLLM's
+        class's level: its dummy batches, a third of the others)."""
+        vb, vc, _ = mine(ctx, b)
+        return captures(vb, vc, b, patch_of(b)(False))
+
     def v(ctx: Any, b: Batch) -> Any:
         vb, vc, _ = mine(ctx, b)
-        return vllm_build(ctx, b, vb, vc, patch_of(b), SALTS)
+        return vllm_build(ctx, b, vb, vc, patch_of(b), SALTS, capture=capture(ctx, b))
 
     def l(ctx: Any, b: Batch) -> Any:
         invalid_slots(b, SALTS[0])
-        return mine(ctx, b)[2].build(lib_common(ctx, b))
+        lb, common = mine(ctx, b)[2], lib_common(ctx, b)
+        return lb.build_for_cudagraph_capture(common) if capture(ctx, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
         vb, vc, lb = mine(ctx, b)
@@ -255,8 +266,11 @@ def v4_sparse_mla_item(name: str) -> Item:
         return out
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
-        parts = ["triton" if triton_batch(b, SALTS[1]) else "numpy stand-ins",
+        parts = ["capture" if capture(ctx, b) else "build",
+                 "triton" if triton_batch(b, SALTS[1]) else "numpy stand-ins",
                  f"compress ratio {ratio_of(name, b)}"]
+        if b.kind == "dummy":
+            parts.append("vLLM's dummy batch")
         if gfx950_of(name, b):
             parts.append("gfx950")
         if getattr(vmd, "c128a_global_decode_topk_indices", None) is not None:
@@ -270,7 +284,7 @@ def v4_sparse_mla_item(name: str) -> Item:
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(BLOCK_SIZE,), max_spec=3,
-                max_requests=256, token_budget=TOKEN_BUDGET, path=path)
+                max_requests=256, token_budget=TOKEN_BUDGET, path=path, kinds=VARIANT_KINDS)
 
 
 def v4_sparse_mla_items() -> List[Item]:
