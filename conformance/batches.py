@@ -18,6 +18,9 @@ from typing import Sequence
 import numpy as np
 
 KINDS = ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
+#: the base items' batch kinds and vLLM's runner's dummy batches (dummy_batch), one in eight:
+#: the items that compare capture builds
+VARIANT_KINDS = tuple(KINDS) + ("dummy",)
 #: vLLM's default CUDA graph capture sizes (1, 2, 4, multiples of 8 below 256, of 16 to 512):
 #: the token counts of dummy_batch
 CAPTURE_SIZES = (1, 2, 4) + tuple(range(8, 256, 8)) + tuple(range(256, 513, 16))
@@ -134,6 +137,13 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int, size: int) -> np.nd
     hi = max(hi, lo)
     x = np.exp(rng.uniform(np.log(lo), np.log(hi + 1), size))
     return np.clip(x.astype(np.int64), lo, hi).astype(np.int32)
+
+
+def dummy_uniform_decode(b: "Batch") -> bool:
+    """Whether ``b`` is the dummy batch vLLM's runner captures a FULL CUDA graph with for a
+    UNIFORM_BATCH builder: every request a decode of 1 + k tokens (dummy_batch's "uniform"
+    shape); its spread and mixed shapes are warmup (piecewise) runs there."""
+    return b.kind == "dummy" and b.n > 0 and bool((b.q == 1 + b.spec).all())
 
 
 def dummy_batch(rng: np.random.Generator, bs: int, max_spec: int, max_requests: int) -> Batch:

@@ -34,7 +34,7 @@ import types
 from typing import Any, Iterator, List, Tuple
 
 from .abi14_items import _mm_ranges
-from .batches import BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, VARIANT_KINDS, Batch
 from .builder_items import (FLASHINFER_LIMITS, MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS,
                             SCRATCH, _cache, _construct, _constructed, _leaf, _missing_safe,
                             _with_model_features)
@@ -249,7 +249,7 @@ def composite_item(c: Composite) -> Item:
     # request in Triton's interpreter)
     limits = dict(FLASHINFER_LIMITS) if c.causal == "FLASHINFER" else {}
     return Item(c.name, "builder", _vllm(c), _lib(c), _pairs(c), shape_only=SCRATCH,
-                max_spec=3, block_sizes=BLOCK_SIZES, path=_path(c), **limits)
+                max_spec=3, block_sizes=BLOCK_SIZES, path=_path(c), **limits, kinds=VARIANT_KINDS)
 
 
 def composite_items() -> List[Item]:

@@ -19,7 +19,8 @@ then vLLM's update runs (under the item's VllmConfig and patches), libattn's
 (``Builder.update_draft_decode_metadata``), and the item's own comparison of every field
 follows on the updated metadata. Only where both builders answer the flag True (a difference
 in the flag is the flag pair's mismatch). DFlash's non-causal draft blocks (query length
-1 + k) are not generated, nor updates after a capture build (an item's ``sides`` answers None).
+1 + k) are not generated. An item whose batch was a capture build updates that metadata the same
+way (an item's ``sides`` answering None leaves a batch without an update).
 """
 from __future__ import annotations
 

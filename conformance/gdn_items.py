@@ -46,7 +46,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, VARIANT_KINDS, Batch, dummy_uniform_decode
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
                             _constructed, _missing_safe)
 from .compare import MISSING, Pair, flatten_vllm
@@ -143,7 +143,10 @@ def _kwargs(b: Batch) -> Dict[str, Any]:
 
 
 def _capture(b: Batch) -> bool:
-    """A capture build: one uniform decode batch (every query 1..1+k tokens, the same) of four."""
+    """A capture build: one uniform decode batch (every query 1..1+k tokens, the same) of four,
+    and vLLM's runner's uniform decode dummy batch (its FULL-graph capture batch)."""
+    if b.kind == "dummy":  # vLLM's runner's FULL-graph capture batch; its others are warmup
+        return dummy_uniform_decode(b)
     if b.n == 0 or b.kind not in ("decode", "spec"):
         return False
     return bool(np.all(b.q == b.q[0])) and choice_rng(b, 42).random() < 0.25
@@ -393,5 +396,6 @@ def gdn_items() -> List[Item]:
     for name in (NAME, ROCM_KDA):
         bind = lambda f, n=name: (lambda *a: f(*a, n))  # noqa: E731
         out.append(Item(name, "builder", bind(_vllm), bind(_lib), bind(_pairs), max_spec=3,
-                        block_sizes=BLOCK_SIZES + LARGE_BLOCK_SIZES, path=bind(_path)))
+                        block_sizes=BLOCK_SIZES + LARGE_BLOCK_SIZES, path=bind(_path),
+                        kinds=VARIANT_KINDS))
     return out

@@ -24,7 +24,7 @@ from typing import Any, List
 
 import numpy as np
 
-from .batches import Batch
+from .batches import VARIANT_KINDS, Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
 from .compare import MISSING, Pair, builder_answer_pairs
 from .item import Item, choice_rng, pad_past_actual_tokens
@@ -158,7 +158,7 @@ def inkling_item(variant: str) -> Item:
         return ", ".join(parts)
 
     return Item(item_name(variant), "builder", v, l, pairs, block_sizes=BLOCK_SIZES, max_spec=3,
-                max_requests=256, path=path)
+                max_requests=256, path=path, kinds=VARIANT_KINDS)
 
 
 def inkling_items() -> List[Item]:

@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, VARIANT_KINDS, Batch, dummy_uniform_decode
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
                             _constructed, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
@@ -89,6 +89,8 @@ def _batch(b: Batch) -> Batch:
 
 
 def _capture(b: Batch) -> bool:
+    if b.kind == "dummy":  # vLLM's runner's FULL-graph capture batch; its others are warmup
+        return dummy_uniform_decode(b)
     if b.n == 0 or b.kind not in ("decode", "spec"):
         return False
     return bool(np.all(b.q == b.q[0])) and choice_rng(b, 52).random() < 0.25
@@ -258,4 +260,4 @@ def _path(ctx: Any, b: Batch, v: Any) -> str:
 
 def kda_items() -> List[Item]:
     return [Item(NAME, "builder", _vllm, _lib, _pairs, max_spec=3,
-                 block_sizes=BLOCK_SIZES + LARGE_BLOCK_SIZES, path=_path)]
+                 block_sizes=BLOCK_SIZES + LARGE_BLOCK_SIZES, path=_path, kinds=VARIANT_KINDS)]

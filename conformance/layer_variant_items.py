@@ -70,7 +70,7 @@ from typing import Any, List
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, CAPTURE_SIZES, KINDS, Batch
+from .batches import BLOCK_SIZES, CAPTURE_SIZES, VARIANT_KINDS, Batch
 from .item import Item, choice_rng
 
 #: the windows a FLASH_ATTN builder's layer is drawn with (0: full attention)
@@ -81,9 +81,6 @@ FI_WINDOWS = (0, 0, 0, 64, 512, 4096)
 #: FlashInfer's 10.x trtllm-gen path accept
 LARGE = (128, 256, 512, 1024)
 MAX_SPEC = 9
-#: the base items' batch kinds and vLLM's runner's dummy batches (batches.dummy_batch), one in
-#: eight
-VARIANT_KINDS = tuple(KINDS) + ("dummy",)
 #: compilation_config.max_cudagraph_capture_size of a full-graph builder
 MAX_CAPTURE = 512
 

@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import UTILITY_BLOCK_SIZES, Batch
+from .batches import UTILITY_BLOCK_SIZES, Batch, dummy_uniform_decode
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, LAYER, _cache,
                             _construct, _constructed, _leaf)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, lib_field_name
@@ -397,6 +397,9 @@ class NotUniform(Exception):
 
 
 def _uniform_or_refuse(b: Batch) -> None:
+    if b.kind == "dummy" and not dummy_uniform_decode(b):
+        raise NotUniform("vLLM's runner captures a UNIFORM_BATCH builder only on its uniform "
+                         "decode dummy batch (the spread and mixed ones are warmup runs)")
     q = b.q[b.q != 0]
     if len(q) and (q[:-1] != b.max_q).any():
         raise NotUniform(f"query lengths {sorted(set(q.tolist()))} are not uniform in {b.max_q}")
@@ -425,8 +428,8 @@ def mamba_item(backend: str, capture: bool = False) -> Item:
         return lb.build(lib_common(ctx, mb, **kw))
 
     name = f"{backend} (build_for_cudagraph_capture)" if capture else f"{backend}"
-    kinds = ("decode", "spec", "padded", "edge") if capture else \
-        ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
+    kinds = ("decode", "spec", "padded", "edge", "dummy") if capture else \
+        ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge", "dummy")
     return Item(name, "builder", v, l,
                 lambda ctx, b, v, md: mamba_pairs(ctx, backend, _batch(b), v, md),
                 shape_only=SHAPE_ONLY, max_spec=3, block_sizes=UTILITY_BLOCK_SIZES, kinds=kinds,

@@ -14,7 +14,8 @@ vLLM's builder (no ROCm platform is simulated: the build's only ROCm branch zero
 cu_seqlens_k[0] another way) and gives libattn ``rocm_aiter_shuffle_kv_cache=1``. On one batch in
 three the slot mapping carries 1..16 padding rows (slot -1) past num_actual_tokens, which
 page16_slot_mapping covers. Spec batches come four times as often, most of them ragged and with
-an optimistic seq_lens_cpu_upper_bound (item.OPTIMISTIC_SPEC: total_kv_blocks reads the bound).
+an optimistic seq_lens_cpu_upper_bound (item.OPTIMISTIC_SPEC_DUMMY: total_kv_blocks reads the
+bound).
 
 MINIMAX_M3_SPARSE_AITER_PA: vLLM's MiniMaxM3SparseAiterPAMetadataBuilder of
 vllm/models/minimax_m3/amd/sparse_attention_msa.py (the builder vLLM's ROCm platform picks when
@@ -34,7 +35,7 @@ import numpy as np
 from .batches import Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
-from .item import OPTIMISTIC_SPEC, Item, choice_rng, pad_past_actual_tokens
+from .item import OPTIMISTIC_SPEC_DUMMY, Item, choice_rng, pad_past_actual_tokens
 from .sides import lib_common, vllm_common
 
 NAME = "MINIMAX_M3_SPARSE"
@@ -143,7 +144,7 @@ def minimax_item(name: str = NAME) -> Item:
         return ", ".join(parts)
 
     return Item(name, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
-                max_requests=256, path=path, **OPTIMISTIC_SPEC)
+                max_requests=256, path=path, **OPTIMISTIC_SPEC_DUMMY)
 
 
 INDEXER_NAME = "MINIMAX_M3_SPARSE_INDEXER"
@@ -246,8 +247,8 @@ def indexer_item() -> Item:
         return ", ".join(parts)
 
     return Item(INDEXER_NAME, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
-                max_requests=256, path=path, kinds=OPTIMISTIC_SPEC["kinds"],
-                ragged_spec=OPTIMISTIC_SPEC["ragged_spec"])
+                max_requests=256, path=path, kinds=OPTIMISTIC_SPEC_DUMMY["kinds"],
+                ragged_spec=OPTIMISTIC_SPEC_DUMMY["ragged_spec"])
 
 
 def minimax_m3_items() -> List[Item]:

@@ -45,7 +45,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import numpy as np
 
 from .lru import cached
-from .batches import Batch
+from .batches import VARIANT_KINDS, Batch, dummy_uniform_decode
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
 from .draft_update import Sides, with_draft_update
 from .item import Item, choice_rng
@@ -271,14 +271,16 @@ def zlib_crc(text: str) -> int:
 
 def capture(s: Settings, b: Batch) -> bool:
     """build_for_cudagraph_capture instead of build: on a third of the full-graph batches a
-    runtime captures, uniform ones (every query of one length, or 0: padding). libattn also
+    runtime captures, uniform ones (every query of one length, or 0: padding), and on every
+    uniform decode dummy batch of vLLM's runner (batches.dummy_uniform_decode). libattn also
     enforces the builder's CUDA graph level on capture builds, which vLLM does not
     (docs/backends/mla.md), so a mixed batch is not sent there."""
     q = b.q[b.q > 0]
     uniform = b.n > 0 and q.size > 0 and bool((q == q[0]).all())
     single = q.size > 0 and int(q[0]) == 1  # XPU's UNIFORM_SINGLE_TOKEN_DECODE
     return (s.full and uniform and s.variant not in CPU_VARIANTS
-            and (single or s.variant != XPU) and choice_rng(b, 41).random() < 0.35)
+            and (single or s.variant != XPU)
+            and (dummy_uniform_decode(b) or choice_rng(b, 41).random() < 0.35))
 
 
 # ---- vLLM's side ---------------------------------------------------------------------------
@@ -894,7 +896,7 @@ def mla_item(variant: str) -> Item:
 
     return with_draft_update(Item(
                 variant, "builder", v, l, pairs, block_sizes=BLOCK_SIZES[variant], max_spec=3,
-                max_requests=256, path=path,
+                max_requests=256, path=path, kinds=VARIANT_KINDS,
                 notes=[f"not comparable: {k}: {why}" for k, why in PREFILL_NOT_COMPARABLE.items()]
                 + ["libattn prefill fields vLLM 0.33 lacks, not compared (documented): "
                    + ", ".join(PREFILL_EXTENSIONS)]), sides)

@@ -79,8 +79,8 @@ def ple_item(capture: bool = False) -> Item:
             return lb.build_for_cudagraph_capture(lib_common(ctx, mb))
         return lb.build(lib_common(ctx, mb, **_kwargs(mb)))
 
-    kinds = ("decode", "spec", "padded", "edge") if capture else \
-        ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge")
+    kinds = ("decode", "spec", "padded", "edge", "dummy") if capture else \
+        ("decode", "prefill", "mixed", "chunked", "spec", "padded", "edge", "dummy")
     return Item(f"{NAME} (build_for_cudagraph_capture)" if capture else NAME, "builder", v, l,
                 lambda ctx, b, v, md: mi.mamba_pairs(ctx, NAME, mi._batch(b), v, md),
                 shape_only=mi.SHAPE_ONLY, max_spec=3, block_sizes=UTILITY_BLOCK_SIZES,

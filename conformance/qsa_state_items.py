@@ -34,7 +34,7 @@ from typing import Any, List
 
 import numpy as np
 
-from .batches import Batch
+from .batches import VARIANT_KINDS, Batch
 from .builder_items import MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS
 from .compare import Pair, builder_answer_pairs, dataclass_pairs
 from .item import Item, choice_rng
@@ -166,7 +166,7 @@ def qsa_state_item() -> Item:
         return ", ".join(parts)
 
     return Item(NAME, "builder", v, l, pairs, block_sizes=BLOCK_SIZES, max_spec=3,
-                max_requests=256, token_budget=8192, path=path)
+                max_requests=256, token_budget=8192, path=path, kinds=VARIANT_KINDS)
 
 
 def qsa_state_items() -> List[Item]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any, List, Tuple
 
-from .batches import BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, VARIANT_KINDS, Batch, dummy_uniform_decode
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
                             _constructed, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
@@ -32,6 +32,8 @@ def _full(b: Batch) -> bool:
 
 
 def _capture(b: Batch) -> bool:
+    if b.kind == "dummy":  # vLLM's runner's FULL-graph capture batch; its others are warmup
+        return dummy_uniform_decode(b)
     if b.n == 0 or b.kind not in ("decode", "spec", "padded"):
         return False
     q = b.q[b.q > 0]
@@ -124,7 +126,8 @@ def quant_item(name: str) -> Item:
             "no decodes" if vmd.num_decodes == 0 else "mixed")
         return f"{kind}{', full graphs' if _full(b) else ''}"
 
-    return Item(name, "builder", v, l, pairs, max_spec=3, block_sizes=BLOCK_SIZES, path=path)
+    return Item(name, "builder", v, l, pairs, max_spec=3, block_sizes=BLOCK_SIZES, path=path,
+                kinds=VARIANT_KINDS)
 
 
 def quant_items() -> List[Item]:

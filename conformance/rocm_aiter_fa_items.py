@@ -25,7 +25,7 @@ from typing import Any, List, Tuple
 import numpy as np
 
 from .attn_variant_items import _causal
-from .batches import BLOCK_SIZES, Batch
+from .batches import BLOCK_SIZES, VARIANT_KINDS, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
                             _constructed, _leaf, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
@@ -187,4 +187,4 @@ def _path(ctx: Any, b: Batch, v: Any) -> str:
 
 def rocm_aiter_fa_items() -> List[Item]:
     return [Item(NAME, "builder", _vllm, _lib, _pairs, max_spec=3, block_sizes=BLOCK_SIZES,
-                 path=_path)]
+                 path=_path, kinds=VARIANT_KINDS)]

@@ -36,7 +36,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import numpy as np
 
 from .attn_variant_items import _rocm_arch_query
-from .batches import Batch
+from .batches import VARIANT_KINDS, Batch
 from .compare import MISSING, Pair, kv_dtype_name
 from .item import Item, choice_rng
 from .mla_items import (LAYER, MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, MLA_DIMS, NUM_HEADS,
@@ -293,7 +293,7 @@ def rocm_aiter_mla_item() -> Item:
         return ", ".join(parts)
 
     return Item(NAME, "builder", v, l, p, block_sizes=(16, 32, 64), max_spec=3,
-                max_requests=256, path=path,
+                max_requests=256, path=path, kinds=VARIANT_KINDS,
                 notes=["not comparable: work_meta_data, work_indptr, work_info_set, "
                        "reduce_indptr, reduce_final_map, reduce_partial_map: aiter's "
                        "get_mla_metadata_v1 schedule (the runtime's; its arguments are "

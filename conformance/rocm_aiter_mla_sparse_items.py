@@ -51,7 +51,7 @@ import numpy as np
 from .attn_variant_items import _rocm_arch_query
 from .batches import Batch
 from .compare import MISSING, Pair, kv_dtype_name
-from .item import OPTIMISTIC_SPEC, Item, choice_rng
+from .item import OPTIMISTIC_SPEC_DUMMY, Item, choice_rng
 from .lru import cached
 from .mla_items import LAYER, MLA_DIMS, MAX_CAPTURE, _PrefillBackendStandIn
 # get_mla_metadata_v1's positional parameters and its schedule buffers, as ROCM_AITER_MLA's
@@ -343,7 +343,7 @@ def rocm_aiter_mla_sparse_item() -> Item:
         return ", ".join(parts)
 
     return Item(NAME, "builder", v, l, p, block_sizes=(16, 32, 64), max_spec=3,
-                max_requests=256, token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC,
+                max_requests=256, token_budget=TOKEN_BUDGET, path=path, **OPTIMISTIC_SPEC_DUMMY,
                 notes=["not comparable: work_meta_data, work_indptr, work_info_set, "
                        "reduce_indptr, reduce_final_map, reduce_partial_map: aiter's "
                        "get_mla_metadata_v1 schedule (the runtime's; whether vLLM gives them, "

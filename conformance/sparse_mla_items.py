@@ -37,10 +37,10 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
-from .batches import Batch
+from .batches import Batch, dummy_uniform_decode
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, kv_dtype_name
 from .draft_update import Sides, with_draft_update
-from .item import OPTIMISTIC_SPEC, Item, choice_rng
+from .item import OPTIMISTIC_SPEC_DUMMY, Item, choice_rng
 from .lru import cached
 from .mla_items import (LAYER, MLA_DIMS, NUM_SMS, MAX_CAPTURE, PREFILL_BACKENDS,
                         PREFILL_EXTENSIONS, _ABSENT,
@@ -123,10 +123,11 @@ def settings(variant: str, b: Batch) -> Settings:
 
 def capture(s: Settings, b: Batch) -> bool:
     """build_for_cudagraph_capture (the base class's: build) on a third of the full-graph
-    batches whose queries are uniform."""
+    batches whose queries are uniform, and on every uniform decode dummy batch of vLLM's
+    runner (batches.dummy_uniform_decode)."""
     q = b.q[b.q > 0]
     uniform = b.n > 0 and q.size > 0 and bool((q == q[0]).all())
-    return s.full and uniform and choice_rng(b, 41).random() < 0.35
+    return s.full and uniform and (dummy_uniform_decode(b) or choice_rng(b, 41).random() < 0.35)
 
 
 def twice(s: Settings, b: Batch) -> bool:
@@ -691,7 +692,7 @@ def sparse_item(variant: str) -> Item:
 
     return with_draft_update(Item(
         variant, "builder", v, l, pairs, block_sizes=VARIANT_BLOCKS.get(variant, BLOCK_SIZES),
-        max_spec=3, max_requests=256, path=path, **OPTIMISTIC_SPEC,
+        max_spec=3, max_requests=256, path=path, **OPTIMISTIC_SPEC_DUMMY,
         notes=[f"not comparable: {k}: {why}" for k, why in NOT_COMPARABLE.items()]), sides)
 
 

@@ -23,7 +23,7 @@ from typing import Any, List
 
 import numpy as np
 
-from .batches import Batch
+from .batches import VARIANT_KINDS, Batch
 from .compare import MISSING, Pair, builder_answer_pairs, dataclass_pairs
 from .item import Item, choice_rng
 from .mla_items import LAYER
@@ -113,7 +113,8 @@ def xpu_mla_sparse_item() -> Item:
         return ", ".join(parts)
 
     return Item(NAME, "builder", v, l, pairs, block_sizes=BLOCK_SIZES, max_spec=3,
-                max_requests=256, token_budget=TOKEN_BUDGET, adjust=_pad, path=path)
+                max_requests=256, token_budget=TOKEN_BUDGET, adjust=_pad, path=path,
+                kinds=VARIANT_KINDS)
 
 
 def xpu_mla_sparse_items() -> List[Item]:
