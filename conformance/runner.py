@@ -33,6 +33,8 @@ class Result:
     differing: Dict[str, int] = dataclasses.field(default_factory=dict)
     #: Item.path's label -> batches vLLM built that way
     paths: Dict[str, int] = dataclasses.field(default_factory=dict)
+    #: compared batches libattn built with build_for_cudagraph_capture (count_captures)
+    captures: int = 0
     status: str = ""  # not run: why
 
     @property
@@ -60,9 +62,30 @@ def _err(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[:160]} (at {where})"
 
 
+class _CaptureCount:
+    """Calls of libattn's Builder.build_for_cudagraph_capture in this process (count_captures
+    wraps the binding's method once): a batch whose libattn side made one was a capture build,
+    whatever its item's path says."""
+    calls = 0
+
+
+def count_captures() -> None:
+    from libattn.builder import Builder
+    if getattr(Builder.build_for_cudagraph_capture, "_counted", False):
+        return
+    plain = Builder.build_for_cudagraph_capture
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _CaptureCount.calls += 1
+        return plain(self, *args, **kwargs)
+    counted._counted = True  # type: ignore[attr-defined]
+    Builder.build_for_cudagraph_capture = counted  # type: ignore[method-assign]
+
+
 class Runner:
     def __init__(self, ctx: Any, seed: int, perturb: bool = False, log=sys.stderr) -> None:
         self.ctx, self.seed, self.perturb, self.log = ctx, seed, perturb, log
+        count_captures()
 
     def one(self, item: Item, b: Batch) -> Tuple[int, Any]:
         """(outcome, compared count / message / libattn-also-refused)."""
@@ -144,8 +167,11 @@ class Runner:
             order = sorted(order, key=lambda i: self._settings(self.batch(item, i)))
         for i in order:
             b = self.batch(item, i)
+            calls = _CaptureCount.calls
             outcome, info = self.one(item, b)
             r.batches += 1
+            if _CaptureCount.calls > calls and outcome in (Outcome.OK, Outcome.MISMATCH):
+                r.captures += 1
             if self.path:
                 r.paths[self.path] = r.paths.get(self.path, 0) + 1
             if outcome == Outcome.OK:
