@@ -161,6 +161,7 @@ class Runner:
         if item.max_batches:
             count = min(count, item.max_batches)
         t0 = time.perf_counter()
+        kept = set(vars(self.ctx))  # what the item adds to ctx (its caches) goes with it
         shrinking = 0.0
         order: Any = range(count)
         if item.kind == "builder":  # grouped by builder settings: each builder made once
@@ -203,7 +204,12 @@ class Runner:
                     shrinking += time.perf_counter() - t
                     r.first, r.minimal = summary(errors), small.describe()
         r.seconds = time.perf_counter() - t0 - shrinking
-        self.ctx.builders.clear()  # an item's builders (and their buffers) go with it
+        # an item's builders (and their buffers) go with it: ctx.builders and the caches the
+        # item's module keeps in ctx (sparse_swa_builders, ...), so that one process runs every
+        # item in bounded memory (the V4 items' builder pairs are GBs each)
+        self.ctx.builders.clear()
+        for name in set(vars(self.ctx)) - kept:
+            delattr(self.ctx, name)
         import gc
         gc.collect()
         return r
