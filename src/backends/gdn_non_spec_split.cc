@@ -1,7 +1,5 @@
 #include "backends/gdn_non_spec_split.h"
 
-#include <cstring>
-
 #include "core/error.h"
 #include "ops/batch_ops.h"
 
@@ -25,17 +23,18 @@ GdnNonSpecSplit gdn_non_spec_split(const CommonMetadata& c, uint8_t* no_prior, c
   // no request is a first chunk.
   const CommonMetadata::PrefillingFlags flags = c.prefilling_flags();
   const int32_t* qsl = c.qsl_host;
-  if (!c.is_prefilling) {
-    std::memset(no_prior, 0, static_cast<size_t>(n));
-  } else {
+  uint8_t any_first_chunk = 0;
+  if (c.is_prefilling) {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t q = int64_t{qsl[i + 1]} - qsl[i];
       no_prior[i] = q > 0 && bound[i] <= q && flags(i) ? 1 : 0;
+      any_first_chunk |= no_prior[i];
     }
   }
+  // No mask when no request is a first chunk: the split's O(1) answer for a decode-only step.
   const ops::BatchSplit s = ops::split_decodes_and_prefills(
       c.qsl_host, n, c.num_actual_tokens, c.max_query_len, 1, /*require_uniform=*/false,
-      /*treat_short_extends_as_decodes=*/false, no_prior);
+      /*treat_short_extends_as_decodes=*/false, any_first_chunk ? no_prior : nullptr);
   GdnNonSpecSplit out{s.num_decodes, s.num_prefills, s.num_decode_tokens, s.num_prefill_tokens};
   if (out.num_prefills > 0) {
     for (int64_t i = out.num_decodes; i < n; ++i) out.num_prefills -= c.query_len(i) == 0 ? 1 : 0;

@@ -410,6 +410,7 @@ class MambaBuilder final : public Builder {
     const int32_t* draft_counts = drafts ? drafts->as<const int32_t>() : nullptr;
     const CommonMetadata::PrefillingFlags flags = c.prefilling_flags();
     const int32_t* qsl = c.qsl_host;
+    uint8_t any_prefilling = 0;
     for (int64_t i = 0, n = c.num_reqs; i < n; ++i) {
       const int64_t q = int64_t{qsl[i + 1]} - qsl[i];
       const bool pre = flags(i);
@@ -418,10 +419,13 @@ class MambaBuilder final : public Builder {
           stateful && (q == 1 || (draft_counts != nullptr && draft_counts[i] >= 0 &&
                                   q == static_cast<int64_t>(draft_counts[i]) + 1));
       prefilling[i] = pre && !to_decode ? 1 : 0;
+      any_prefilling |= prefilling[i];
     }
+    // No mask when no request is prefilling: the split's O(1) answer for a decode-only step.
     const ops::BatchSplit s = ops::split_decodes_and_prefills(
         c.qsl_host, c.num_reqs, c.num_actual_tokens, c.max_query_len, threshold,
-        /*require_uniform=*/false, /*treat_short_extends_as_decodes=*/false, prefilling);
+        /*require_uniform=*/false, /*treat_short_extends_as_decodes=*/false,
+        any_prefilling ? prefilling : nullptr);
     d.nd = s.num_decodes;
     d.np = s.num_prefills;
     d.ndt = s.num_decode_tokens;

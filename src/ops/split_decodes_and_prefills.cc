@@ -54,7 +54,11 @@ BatchSplit split_at(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
 BatchSplit split_decodes_and_prefills(const int32_t* qsl, int64_t num_reqs, int64_t num_tokens,
                                       int64_t max_query_len, const SplitOptions& o) {
   const int64_t threshold = o.decode_threshold;
-  const bool short_as_decode = o.treat_short_extends_as_decodes;
+  // Without a mask no request is prefilling, and treat_short_extends_as_decodes=False splits as
+  // True does unless require_uniform (there a first query of 0 splits differently): the O(1)
+  // all-decodes answer applies (the Mamba family and GDN pass no mask when no flag is set).
+  const bool short_as_decode = o.treat_short_extends_as_decodes ||
+                               (o.is_prefilling == nullptr && !o.require_uniform);
   if (max_query_len <= threshold && (!o.require_uniform || threshold <= 1) && short_as_decode)
     return all_decodes(num_reqs, num_tokens);
   if (num_reqs == 0) return all_decodes(0, num_tokens);  // vLLM would index an empty batch
