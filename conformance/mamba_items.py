@@ -406,6 +406,16 @@ def _uniform_or_refuse(b: Batch) -> None:
 
 
 def mamba_item(backend: str, capture: bool = False) -> Item:
+    def captured(ctx, mb) -> bool:
+        """LINEAR_ATTN has no capture item (its builder is the base class's, the capture build
+        a build): its own item captures where layer_variant_items.captures says (level
+        UNIFORM_SINGLE_TOKEN_DECODE: vLLM's dummy decodes of one token, a third of the other
+        single-token decode batches)."""
+        if backend != "LINEAR_ATTN":
+            return False
+        from .layer_variant_items import captures
+        return captures(*vllm_builder(ctx, backend, mb), mb)
+
     def v(ctx, b):
         from vllm.config import set_current_vllm_config
         mb = _batch(b)
@@ -416,6 +426,8 @@ def mamba_item(backend: str, capture: bool = False) -> Item:
             if capture:
                 _uniform_or_refuse(mb)
                 return vb.build_for_cudagraph_capture(cm)
+            if captured(ctx, mb):
+                return vb.build_for_cudagraph_capture(cm)
             return vb.build(0, cm, **_vllm_kwargs(ctx, kw))
 
     def l(ctx, b):
@@ -425,6 +437,8 @@ def mamba_item(backend: str, capture: bool = False) -> Item:
         kw = _kwargs(backend, mb)
         if capture:
             return lb.build_for_cudagraph_capture(lib_common(ctx, mb, **_common_inputs(kw)))
+        if captured(ctx, mb):
+            return lb.build_for_cudagraph_capture(lib_common(ctx, mb, **kw))
         return lb.build(lib_common(ctx, mb, **kw))
 
     name = f"{backend} (build_for_cudagraph_capture)" if capture else f"{backend}"
