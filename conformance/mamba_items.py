@@ -28,7 +28,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import UTILITY_BLOCK_SIZES, Batch, dummy_uniform_decode
+from .batches import UTILITY_BLOCK_SIZES, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, LAYER, _cache,
                             _construct, _constructed, _leaf)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm, lib_field_name
@@ -397,9 +397,6 @@ class NotUniform(Exception):
 
 
 def _uniform_or_refuse(b: Batch) -> None:
-    if b.kind == "dummy" and not dummy_uniform_decode(b):
-        raise NotUniform("vLLM's runner captures a UNIFORM_BATCH builder only on its uniform "
-                         "decode dummy batch (the spread and mixed ones are warmup runs)")
     q = b.q[b.q != 0]
     if len(q) and (q[:-1] != b.max_q).any():
         raise NotUniform(f"query lengths {sorted(set(q.tolist()))} are not uniform in {b.max_q}")
