@@ -141,9 +141,13 @@ def _log_uniform(rng: np.random.Generator, lo: int, hi: int, size: int) -> np.nd
 
 def dummy_uniform_decode(b: "Batch") -> bool:
     """Whether ``b`` is the dummy batch vLLM's runner captures a FULL CUDA graph with for a
-    UNIFORM_BATCH builder: every request a decode of 1 + k tokens (dummy_batch's "uniform"
-    shape); its spread and mixed shapes are warmup (piecewise) runs there."""
-    return b.kind == "dummy" and b.n > 0 and bool((b.q == 1 + b.spec).all())
+    UNIFORM_BATCH builder: dummy_batch's "uniform" shape, every request a decode of 1 + k
+    tokens and none prefilling; its spread and mixed shapes are warmup (piecewise) runs there,
+    even where their query lengths look uniform (a spread of one-token requests, a mixed batch
+    of one or two tokens: vLLM's runner forces them piecewise), and they have prefilling rows
+    (every spread row, the mixed batch's last)."""
+    return (b.kind == "dummy" and b.n > 0 and bool((b.q == 1 + b.spec).all())
+            and not bool(np.asarray(b.is_prefilling).any()))
 
 
 def dummy_batch(rng: np.random.Generator, bs: int, max_spec: int, max_requests: int) -> Batch:

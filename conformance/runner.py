@@ -62,6 +62,11 @@ def _err(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[:160]} (at {where})"
 
 
+#: the ctx caches an item's end keeps (by name suffix): vLLM configs, model directories and
+#: class answers that several items share (indexer_configs, sparse_mla_models, capture_levels)
+SHARED_CACHES = ("_configs", "_models", "_levels")
+
+
 class _CaptureCount:
     """Calls of libattn's Builder.build_for_cudagraph_capture in this process (count_captures
     wraps the binding's method once): a batch whose libattn side made one was a capture build,
@@ -206,10 +211,12 @@ class Runner:
         r.seconds = time.perf_counter() - t0 - shrinking
         # an item's builders (and their buffers) go with it: ctx.builders and the caches the
         # item's module keeps in ctx (sparse_swa_builders, ...), so that one process runs every
-        # item in bounded memory (the V4 items' builder pairs are GBs each)
+        # item in bounded memory (the V4 items' builder pairs are GBs each); the vLLM configs,
+        # model directories and levels the families share stay (small, and made once)
         self.ctx.builders.clear()
         for name in set(vars(self.ctx)) - kept:
-            delattr(self.ctx, name)
+            if not name.endswith(SHARED_CACHES):
+                delattr(self.ctx, name)
         import gc
         gc.collect()
         return r

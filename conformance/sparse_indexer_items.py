@@ -445,8 +445,13 @@ def indexer_item() -> Item:
 
     def capture(ctx: Any, b: Batch) -> bool:
         """build_for_cudagraph_capture where layer_variant_items.captures says (by vLLM's
-        class's level: its dummy batches, a third of the others)."""
-        return captures(*vllm_side(ctx, b), b, patched(settings(b), False))
+        class's level: its dummy batches, a third of the others); none where vLLM could not
+        make its builder (libattn's side then builds, and the refusal is counted as vLLM's)."""
+        try:
+            vb, vc = vllm_side(ctx, b)
+        except Exception:  # noqa: BLE001 (vLLM's refusal, reported by its own side)
+            return False
+        return captures(vb, vc, b, patched(settings(b), False))
 
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
