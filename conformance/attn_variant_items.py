@@ -253,8 +253,6 @@ def variant_item(name: str, update: bool = False, full: bool = False) -> Item:
     def path(ctx, b, vv):
         v, _ = vv
         how = "captured" if _captures(ctx, name, b, full) else "built"
-        if b.kind == "dummy":
-            how += ", vLLM's dummy batch"
         if name == "HPC_ATTN":
             return f"{'decodes' if v.num_decodes else 'no decodes'}, " \
                    f"{'prefills' if v.num_prefills else 'no prefills'}, " \

@@ -15,11 +15,11 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, VARIANT_KINDS, Batch, dummy_uniform_decode
+from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, VARIANT_KINDS, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
                             _constructed, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
-from .gdn_items import CAPTURE_SIZE, STATE_SHAPES
+from .gdn_items import CAPTURE_SIZE, STATE_SHAPES, uniform_decode_capture
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 from .vllm_env import configured_max_capture_size
@@ -54,11 +54,7 @@ def _kwargs(b: Batch) -> Dict[str, Any]:
 
 
 def _capture(b: Batch) -> bool:
-    if b.kind == "dummy":  # vLLM's runner's FULL-graph capture batch; its others are warmup
-        return dummy_uniform_decode(b)
-    if b.n == 0 or b.kind not in ("decode", "spec"):
-        return False
-    return bool(np.all(b.q == b.q[0])) and choice_rng(b, 62).random() < 0.25
+    return uniform_decode_capture(b, 62)
 
 
 def _key(b: Batch) -> Tuple[Any, ...]:

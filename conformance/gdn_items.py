@@ -142,14 +142,19 @@ def _kwargs(b: Batch) -> Dict[str, Any]:
     return out
 
 
-def _capture(b: Batch) -> bool:
-    """A capture build: one uniform decode batch (every query 1..1+k tokens, the same) of four,
-    and vLLM's runner's uniform decode dummy batch (its FULL-graph capture batch)."""
-    if b.kind == "dummy":  # vLLM's runner's FULL-graph capture batch; its others are warmup
+def uniform_decode_capture(b: Batch, salt: int) -> bool:
+    """A capture build: one uniform decode batch (every query 1..1+k tokens, the same) of four
+    (drawn with ``salt``, each item its own), and vLLM's runner's uniform decode dummy batch (its
+    FULL-graph capture batch; its other dummy batches are warmup). GDN, KDA and Bailing."""
+    if b.kind == "dummy":
         return dummy_uniform_decode(b)
     if b.n == 0 or b.kind not in ("decode", "spec"):
         return False
-    return bool(np.all(b.q == b.q[0])) and choice_rng(b, 42).random() < 0.25
+    return bool(np.all(b.q == b.q[0])) and choice_rng(b, salt).random() < 0.25
+
+
+def _capture(b: Batch) -> bool:
+    return uniform_decode_capture(b, 42)
 
 
 def _checkpoints(b: Batch) -> Any:

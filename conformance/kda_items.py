@@ -32,11 +32,12 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, VARIANT_KINDS, Batch, dummy_uniform_decode
+from .batches import BLOCK_SIZES, LARGE_BLOCK_SIZES, VARIANT_KINDS, Batch
 from .builder_items import (MAX_MODEL_LEN, MAX_SEQS, MAX_TOKENS, NUM_HEADS, _cache, _construct,
                             _constructed, _missing_safe)
 from .compare import MISSING, Pair, builder_answer_pairs, flatten_vllm
-from .gdn_items import CAPTURE_SIZE, STATE_SHAPES, _kwargs, _nums_dict_pairs
+from .gdn_items import (CAPTURE_SIZE, STATE_SHAPES, _kwargs, _nums_dict_pairs,
+                        uniform_decode_capture)
 from .item import Item, choice_rng
 from .sides import lib_common, vllm_common
 from .vllm_env import configured_max_capture_size
@@ -89,11 +90,7 @@ def _batch(b: Batch) -> Batch:
 
 
 def _capture(b: Batch) -> bool:
-    if b.kind == "dummy":  # vLLM's runner's FULL-graph capture batch; its others are warmup
-        return dummy_uniform_decode(b)
-    if b.n == 0 or b.kind not in ("decode", "spec"):
-        return False
-    return bool(np.all(b.q == b.q[0])) and choice_rng(b, 52).random() < 0.25
+    return uniform_decode_capture(b, 52)
 
 
 def _key(b: Batch) -> Tuple[Any, ...]:

@@ -288,8 +288,6 @@ def _variant_path(base: Any, backend: str) -> Any:
         if backend == "FLASHINFER":
             fast += (f"{', soft cap' if layer.soft_cap else ''}{', sinks' if layer.sinks else ''}"
                      f"{', 2 layers' if layer.other_layers else ''}")
-        if b.kind == "dummy":
-            fast += ", vLLM's dummy batch"
         return (f"{p}{fast}, {'window' if layer.window else 'no window'}"
                 f"{', full graphs' if layer.full else ''}, causal={kind}, "
                 f"{'capture' if is_capture(ctx, backend, '', b) else 'build'}").lstrip(", ")
@@ -342,8 +340,7 @@ def _wrapper_capture_path(backend: str, wrapper: str) -> Any:
         from .builder_items import _item_batch, capture as is_capture
         b = _item_batch(wrapper, b)  # the batch the item built (StaticSink's is wider)
         graphs = "full graphs" if b.layer.full else "no graphs"
-        dummy = ", vLLM's dummy batch" if b.kind == "dummy" else ""
-        return (f"{graphs}{dummy}, "
+        return (f"{graphs}, "
                 f"{'capture' if is_capture(ctx, backend, wrapper, b) else 'build'}")
     return path
 

@@ -99,7 +99,7 @@ class Runner:
         try:
             v = item.vllm(ctx, b)
             self.path = item.path(ctx, b, v) if item.path else ""
-            if b.kind == "dummy" and "dummy" not in self.path:  # counted for every item
+            if b.kind == "dummy":  # every item's paths count vLLM's dummy batches
                 self.path = ", ".join(p for p in (self.path, "vLLM's dummy batch") if p)
         except Exception as e:  # vLLM refuses the batch: does libattn?
             try:

@@ -563,7 +563,6 @@ def kpool_tail_item() -> Item:
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         sm = vmd.slot_mapping.numpy()[:b.tokens]
         return (f"{'capture' if capture(ctx, b) else 'build'}, kpool {b.block_size}" +
-                (", vLLM's dummy batch" if b.kind == "dummy" else "") +
                 (", null-block rows" if (sm == -1).any() else ""))
 
     def sides(ctx: Any, b: Batch) -> Sides:

@@ -446,8 +446,6 @@ def sparse_swa_item(name: str = NAME) -> Item:
                  "decodes" if vmd.num_decodes else "no decodes",
                  "prefills" if vmd.num_prefills else "no prefills",
                  f"window {s.window}" + (" (MLA spec)" if s.mla_kind else "")]
-        if b.kind == "dummy":
-            parts.append("vLLM's dummy batch")
         if vmd.is_valid_token is not None and not bool(vmd.is_valid_token.all()):
             parts.append("invalid slots")
         if s.dspark:

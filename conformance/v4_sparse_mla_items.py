@@ -269,8 +269,6 @@ def v4_sparse_mla_item(name: str) -> Item:
         parts = ["capture" if capture(ctx, b) else "build",
                  "triton" if triton_batch(b, SALTS[1]) else "numpy stand-ins",
                  f"compress ratio {ratio_of(name, b)}"]
-        if b.kind == "dummy":
-            parts.append("vLLM's dummy batch")
         if gfx950_of(name, b):
             parts.append("gfx950")
         if getattr(vmd, "c128a_global_decode_topk_indices", None) is not None:
