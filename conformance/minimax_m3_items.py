@@ -23,6 +23,15 @@ the AITER sparse PA path is requested) against libattn's MINIMAX_M3_SPARSE_AITER
 batches and switch draws: the base's fields and the parts' page16_block_table (the block table
 rebased onto page-16 numbering). The class is vLLM's source imported on this CPU machine; no
 ROCm platform query is reached by its build (the rebase is a torch multiply).
+
+MINIMAX_M3_SPARSE_INDEXER: vLLM's MiniMaxM3IndexerTritonMetadataBuilder of
+vllm/models/minimax_m3/common/indexer.py against libattn's MINIMAX_M3_SPARSE_INDEXER (index heads
+and TP world size drawn per batch, some breaking vLLM's assertion). MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM:
+the same item over vLLM's AMD MiniMaxM3IndexerMSAMetadataBuilder (models/minimax_m3/amd/
+indexer_msa.py; the model config's sparse_block_size 128, the one value vLLM's selection of it
+accepts) against libattn's MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM: the Triton fields and the prefill
+rows' prefill_num_valid_pages, prefill_row_req_id and prefill_kv_lens from the batch's positions.
+The class is vLLM's source imported on this CPU machine; its build asks no platform question.
 """
 from __future__ import annotations
 
@@ -97,11 +106,14 @@ def minimax_pairs(vmd: Any, lmd: Any, vb: Any, vc: Any, lb: Any) -> List[Pair]:
     """Every field of vLLM's metadata (flatten_vllm: ``prefill.cu_seqlens_q`` is libattn's
     ``prefill_cu_seqlens_q``), a None part against each of libattn's fields of that part, the
     fields only libattn has, and the builders' answers."""
+    import dataclasses
     lib = {n: lmd[n] for n in lmd.fields()}
+    # the metadata's own fields named like a part's (the AMD MSA indexer's prefill_kv_lens, ...)
+    own = {f.name for f in dataclasses.fields(vmd)}
     out: List[Pair] = []
     for name, value in flatten_vllm(vmd):
         if name in ("prefill", "decode") and value is None:
-            for n in [k for k in lib if k.startswith(name + "_")]:
+            for n in [k for k in lib if k.startswith(name + "_") and k not in own]:
                 out.append((f"{n} ({name} is None)", None, lib.pop(n)))
             continue
         out.append((name, value, lib.pop(name.replace(".", "_"), MISSING)))
@@ -148,7 +160,14 @@ def minimax_item(name: str = NAME) -> Item:
 
 
 INDEXER_NAME = "MINIMAX_M3_SPARSE_INDEXER"
+INDEXER_MSA_ROCM = "MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM"
 INDEXER_MODULE = "vllm.models.minimax_m3.common.indexer"
+#: the vLLM builder class of each indexer item's libattn backend: (module, class)
+INDEXER_CLASSES = {INDEXER_NAME: (INDEXER_MODULE, "MiniMaxM3IndexerTritonMetadataBuilder"),
+                   INDEXER_MSA_ROCM: ("vllm.models.minimax_m3.amd.indexer_msa",
+                                      "MiniMaxM3IndexerMSAMetadataBuilder")}
+#: MSA_SPARSE_BLOCK_SIZE: the sparse_block_size vLLM's selection of the AMD MSA indexer accepts
+MSA_SPARSE_BLOCK = 128
 INDEXER_LAYER = "model.layers.0.self_attn.indexer.index_cache"
 INDEX_HEAD = 128  # index_head_dim: the side cache's one key a token
 
@@ -165,13 +184,15 @@ def index_heads_tp(b: Batch) -> tuple:
 @contextlib.contextmanager
 def indexer_model(vc: Any, heads: int, tp: int) -> Any:
     """What MiniMaxM3IndexerMetadataBuilder.__init__ reads beyond the lane's Llama-shaped config:
-    the model's sparse_attention_config (set on the text config while the builder is made) and
-    the TP world size (get_tensor_model_parallel_world_size patched in the module: the lane runs
-    no distributed group)."""
+    the model's sparse_attention_config (set on the text config while the builder is made; the
+    AMD MSA builder also reads its sparse_block_size) and the TP world size
+    (get_tensor_model_parallel_world_size patched in the module: the lane runs no distributed
+    group)."""
     from unittest import mock
     hf = vc.model_config.hf_config
     text = getattr(hf, "text_config", hf)
-    text.sparse_attention_config = {"sparse_num_index_heads": heads}
+    text.sparse_attention_config = {"sparse_num_index_heads": heads,
+                                    "sparse_block_size": MSA_SPARSE_BLOCK}
     try:
         with mock.patch.object(importlib.import_module(INDEXER_MODULE),
                                "get_tensor_model_parallel_world_size", lambda: tp):
@@ -180,10 +201,10 @@ def indexer_model(vc: Any, heads: int, tp: int) -> Any:
         del text.sparse_attention_config
 
 
-def indexer_vllm_builder(ctx: Any, b: Batch) -> Any:
+def indexer_vllm_builder(ctx: Any, b: Batch, name: str = INDEXER_NAME) -> Any:
     cache = ctx.__dict__.setdefault("minimax_m3_indexer_vllm", {})
     heads, tp = index_heads_tp(b)
-    key = (b.spec, heads, tp)
+    key = (b.spec, heads, tp, name)
     if key not in cache:
         import torch
         from vllm.config import set_current_vllm_config
@@ -192,31 +213,34 @@ def indexer_vllm_builder(ctx: Any, b: Batch) -> Any:
                              MAX_MODEL_LEN)
         spec = MLAAttentionSpec(block_size=BLOCK, num_kv_heads=1, head_size=INDEX_HEAD,
                                 dtype=torch.bfloat16, cache_role=SparseCacheRole.INDEXER)
-        cls = importlib.import_module(INDEXER_MODULE).MiniMaxM3IndexerTritonMetadataBuilder
+        module, cls_name = INDEXER_CLASSES[name]
+        cls = getattr(importlib.import_module(module), cls_name)
         with set_current_vllm_config(vc), indexer_model(vc, heads, tp):
             cache[key] = (cls(spec, [INDEXER_LAYER], vc, torch.device("cpu")), vc)
     return cache[key]
 
 
-def indexer_lib_builder(ctx: Any, b: Batch) -> Any:
+def indexer_lib_builder(ctx: Any, b: Batch, name: str = INDEXER_NAME) -> Any:
     cache = ctx.__dict__.setdefault("minimax_m3_indexer_lib", {})
     heads, tp = index_heads_tp(b)
-    key = (b.spec, heads, tp)
+    key = (b.spec, heads, tp, name)
     if key not in cache:
         libattn = ctx.libattn
         lspec = libattn.KvCacheSpec(BLOCK, 1, INDEX_HEAD, kind=libattn.KvCacheKind.MLA)
         cfg = libattn.BuilderConfig(MAX_SEQS, MAX_TOKENS, MAX_MODEL_LEN, NUM_HEADS,
                                     num_speculative_tokens=b.spec,
                                     sparse_num_index_heads=heads, tensor_parallel_size=tp)
-        cache[key] = ctx.lib.builder(INDEXER_NAME, lspec, cfg)
+        cache[key] = ctx.lib.builder(name, lspec, cfg)
     return cache[key]
 
 
-def indexer_item() -> Item:
+def indexer_item(name: str = INDEXER_NAME) -> Item:
+    """The indexer's item over the Triton builder or, with INDEXER_MSA_ROCM, the AMD MSA one
+    (its prefill rows' causal shape read from the batch's positions, which both sides get)."""
     def v(ctx: Any, b: Batch) -> Any:
         from vllm.config import set_current_vllm_config
         from .layer_variant_items import captures
-        vb, vc = indexer_vllm_builder(ctx, b)
+        vb, vc = indexer_vllm_builder(ctx, b, name)
         pad_past_actual_tokens(b, "_minimax_indexer_padded", 3, (85, 86))
         cm = vllm_common(ctx, b)
         capture = captures(vb, vc, b)
@@ -225,15 +249,15 @@ def indexer_item() -> Item:
 
     def l(ctx: Any, b: Batch) -> Any:
         from .layer_variant_items import captures
-        lb = indexer_lib_builder(ctx, b)
+        lb = indexer_lib_builder(ctx, b, name)
         pad_past_actual_tokens(b, "_minimax_indexer_padded", 3, (85, 86))
-        vb, vc = indexer_vllm_builder(ctx, b)
+        vb, vc = indexer_vllm_builder(ctx, b, name)
         common = lib_common(ctx, b)
         return lb.build_for_cudagraph_capture(common) if captures(vb, vc, b) else lb.build(common)
 
     def pairs(ctx: Any, b: Batch, vmd: Any, lmd: Any) -> List[Pair]:
-        vb, vc = indexer_vllm_builder(ctx, b)
-        return minimax_pairs(vmd, lmd, vb, vc, indexer_lib_builder(ctx, b))
+        vb, vc = indexer_vllm_builder(ctx, b, name)
+        return minimax_pairs(vmd, lmd, vb, vc, indexer_lib_builder(ctx, b, name))
 
     def path(ctx: Any, b: Batch, vmd: Any) -> str:
         heads, tp = index_heads_tp(b)
@@ -246,10 +270,11 @@ def indexer_item() -> Item:
             parts.append("empty queries")
         return ", ".join(parts)
 
-    return Item(INDEXER_NAME, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
+    return Item(name, "builder", v, l, pairs, block_sizes=(BLOCK,), max_spec=3,
                 max_requests=256, path=path, kinds=OPTIMISTIC_SPEC_DUMMY["kinds"],
                 ragged_spec=OPTIMISTIC_SPEC_DUMMY["ragged_spec"])
 
 
 def minimax_m3_items() -> List[Item]:
-    return [minimax_item(), minimax_item(AITER_PA), indexer_item()]
+    return [minimax_item(), minimax_item(AITER_PA), indexer_item(),
+            indexer_item(INDEXER_MSA_ROCM)]

@@ -92,7 +92,8 @@
   ROW(kQwen4ExpQsaTritonRocmBackend) /* flash_attn.cc */      \
   ROW(kStep5CsaTailRingBackend) /* step5_csa_tail_ring.cc */ \
   ROW(kMiniMaxM3IndexerBackend) /* minimax_m3_indexer.cc */ \
-  ROW(kQwen4ExpQsaStateBackend) /* qsa_state.cc */
+  ROW(kQwen4ExpQsaStateBackend) /* qsa_state.cc */          \
+  ROW(kMiniMaxM3IndexerMsaRocmBackend) /* minimax_m3_indexer.cc */
 
 // vLLM 0.33.0's names of the built-in backends: every name vLLM uses for a backend libattn
 // implements (its enum member in AttentionBackendEnum / MambaAttentionBackendEnum, the get_name()
@@ -130,6 +131,8 @@
   NAMES(kDots3NoteTritonMlaBackend, "") /* vLLM calls its class TRITON_MLA */              \
   /* vLLM's MiniMaxM3SparseAiterPABackend inherits MINIMAX_M3_SPARSE's get_name() */        \
   NAMES(kMiniMaxM3SparseAiterPaBackend, "")                                                 \
+  /* vLLM's AMD MiniMaxM3IndexerMSABackend inherits MINIMAX_M3_SPARSE_INDEXER's get_name() */ \
+  NAMES(kMiniMaxM3IndexerMsaRocmBackend, "")                                                \
   /* vLLM's ROCm platform builds QWEN4_EXP_QSA_TRITON with the AMD Qwen4ExpQSAMetadataBuilder */ \
   NAMES(kQwen4ExpQsaTritonRocmBackend, "")
 

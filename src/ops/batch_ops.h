@@ -921,6 +921,18 @@ void minimax_m3_query_token_positions(const Exec& exec, const int32_t* cu_seqlen
                                       int64_t num_tokens, int32_t* query_req_id,
                                       int32_t* query_abs_pos);
 
+/// The prefill rows' causal shape of vLLM 0.33's MiniMaxM3IndexerMSAMetadataBuilder.build
+/// (models/minimax_m3/amd/indexer_msa.py), for each prefill token t < num_tokens, `positions`
+/// pointing at the first prefill token's (int64): num_valid_pages[t] = positions[t] //
+/// sparse_block_size + 1, kv_lens[t] = positions[t] + 1 (int64, kept to int32 as torch's copy_
+/// does), row_req_id[t] = searchsorted(cu_seqlens_q[1:], t, right=True) over the num_prefills
+/// entries (not clamped: num_prefills past the last prefill's query).
+void minimax_m3_msa_prefill_rows(const Exec& exec, const int32_t* cu_seqlens_q,
+                                 int64_t num_prefills, const int64_t* positions,
+                                 int64_t num_tokens, int32_t sparse_block_size,
+                                 int32_t* num_valid_pages, int32_t* row_req_id,
+                                 int32_t* kv_lens);
+
 /// vLLM 0.33's minimax_m3_rebase_slots_to_page16: out[t] = (max(slot, 0) // block_size) *
 /// block_size + slot for t < n (int64; a negative padding slot stays as it is). The slot mapping
 /// is int64 (`slots_int64`) or int32.

@@ -1,6 +1,7 @@
 // MINIMAX_M3_SPARSE's tensors (vLLM 0.33's models/minimax_m3/common/sparse_attention.py:
 // MiniMaxM3SparseMetadataBuilder.build, minimax_m3_query_token_positions and
-// minimax_m3_rebase_slots_to_page16; models/minimax_m3/amd: minimax_m3_rebase_block_table_to_page16),
+// minimax_m3_rebase_slots_to_page16; models/minimax_m3/amd: minimax_m3_rebase_block_table_to_page16
+// and indexer_msa.py's MiniMaxM3IndexerMSAMetadataBuilder.build, the prefill rows' causal shape),
 // written once (src/ops/launch.h): the host path and,
 // compiled by nvcc, the CUDA kernels. One item per entry; the prefills' cu_seqlens_k is the
 // executor's scan (its running sum).
@@ -35,6 +36,20 @@ void query_positions_on(P& p, const int32_t* cu_q, const int32_t* prefix_lens,
                                              num_prefills - 1);
     req_id[t] = static_cast<int32_t>(r);
     abs_pos[t] = static_cast<int32_t>(prefix_lens[r] + (t - cu_q[r]));
+  });
+}
+
+template <class P>
+void msa_prefill_rows_on(P& p, const int32_t* cu_q, int64_t num_prefills, const int64_t* positions,
+                         int64_t num_tokens, int32_t sparse_block_size, int32_t* num_valid_pages,
+                         int32_t* row_req_id, int32_t* kv_lens) {
+  p.for_each(num_tokens, [=] ATTN_HD(int64_t t) {
+    const int64_t pos = positions[t];
+    // int64 arithmetic copied into int32 buffers: torch's copy_ keeps the low 32 bits
+    num_valid_pages[t] = static_cast<int32_t>(kernels::floor_div(pos, sparse_block_size) + 1);
+    kv_lens[t] = static_cast<int32_t>(static_cast<uint64_t>(pos) + 1);
+    // searchsorted(cu_seqlens_q[1:], t, right=True), not clamped (vLLM indexes nothing with it)
+    row_req_id[t] = static_cast<int32_t>(kernels::upper_bound(cu_q + 1, num_prefills, t));
   });
 }
 
@@ -85,6 +100,16 @@ void minimax_m3_query_token_positions(const Exec& exec, const int32_t* cu_seqlen
   if (num_prefills <= 0 || num_tokens <= 0) return;
   ATTN_LAUNCH(exec, query_positions_on, cu_seqlens_q, prefix_lens, num_prefills, num_tokens,
               query_req_id, query_abs_pos);
+}
+
+void minimax_m3_msa_prefill_rows(const Exec& exec, const int32_t* cu_seqlens_q,
+                                 int64_t num_prefills, const int64_t* positions,
+                                 int64_t num_tokens, int32_t sparse_block_size,
+                                 int32_t* num_valid_pages, int32_t* row_req_id,
+                                 int32_t* kv_lens) {
+  if (num_tokens <= 0) return;
+  ATTN_LAUNCH(exec, msa_prefill_rows_on, cu_seqlens_q, num_prefills, positions, num_tokens,
+              sparse_block_size, num_valid_pages, row_req_id, kv_lens);
 }
 
 void minimax_m3_page16_slot_mapping(const Exec& exec, const void* slot_mapping, bool slots_int64,

@@ -1,5 +1,6 @@
-/* What the tests of vLLM 0.33's two MiniMax-M3 builders share (test_minimax_m3.c:
- * MINIMAX_M3_SPARSE, test_minimax_m3_indexer.c: MINIMAX_M3_SPARSE_INDEXER): the class answers,
+/* What the tests of vLLM 0.33's MiniMax-M3 builders share (test_minimax_m3.c:
+ * MINIMAX_M3_SPARSE, test_minimax_m3_indexer.c: MINIMAX_M3_SPARSE_INDEXER,
+ * test_minimax_m3_indexer_msa.c: MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM): the class answers,
  * the hand-checked mixed and speculative-decoding batches, the refusals of vLLM's assertions on
  * the uniform split, and the seeded random batches with a naive restatement of what both
  * builds write (the uniform split, the rebased query starts, the context lengths seq - query).
@@ -84,7 +85,8 @@ static const int32_t kMm3SpecQ[4] = {3, 3, 2, 7}, kMm3SpecS[4] = {50, 60, 70, 7}
 static const int32_t kMm3UniformQ[3] = {2, 2, 2}, kMm3UniformS[3] = {10, 3, 21};
 
 /* Builds kMm3SpecQ / kMm3SpecS (capture 0: attn_build, k = 2) or kMm3UniformQ / kMm3UniformS
- * (capture 1: attn_build_for_cudagraph_capture, k = 1) with `backend` and config `c`, checks
+ * (capture 1: attn_build_for_cudagraph_capture, k = 1), with the runner's positions, with
+ * `backend` and config `c`, checks
  * what both builders write, then calls extra(m) (may be NULL) for the caller's own fields. */
 static void mm3_expect_spec_decode(const char* backend, const attn_kv_cache_spec_t* spec,
                                    attn_builder_config_t c, int capture,
@@ -94,6 +96,15 @@ static void mm3_expect_spec_decode(const char* backend, const attn_kv_cache_spec
                             : ts_batch_make(kMm3SpecQ, kMm3SpecS, 4, MM3_BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
   attn_builder_t* b;
+  int64_t pos[16], pos_shape[1], r, t;
+  attn_tensor_t pt;
+  /* the tokens' positions, the runner's (the AMD MSA indexer reads the prefill rows') */
+  for (r = 0; r < batch->num_reqs; ++r)
+    for (t = batch->qsl[r]; t < batch->qsl[r + 1]; ++t)
+      pos[t] = batch->seq[r] - (batch->qsl[r + 1] - batch->qsl[r]) + (t - batch->qsl[r]);
+  pos_shape[0] = batch->num_tokens;
+  pt = ts_host_tensor(pos, 1, pos_shape, ATTN_DTYPE_INT, 64);
+  batch->common.positions = &pt;
   c.num_speculative_tokens = capture ? 1 : 2;
   b = ts_builder(backend, spec, &c);
   if (capture) {

@@ -208,13 +208,16 @@ static void test_minimax_m3(void** state) {
   }
 }
 
-/* MINIMAX_M3_SPARSE_INDEXER on its MLA-kind key cache at block 128 (4 index heads): the context
- * lengths and the prefills' cu_seqlens_q on the device; seeded mixed batches (uniform decodes
- * first, empty prefill queries, spec decoding with k = 2), and the capture build of a uniform
- * decode batch. */
+/* MINIMAX_M3_SPARSE_INDEXER and MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM on their MLA-kind key cache
+ * at block 128 (4 index heads): the context lengths and the prefills' cu_seqlens_q on the
+ * device, and the MSA builder's prefill rows (minimax_m3_msa_prefill_rows, from the positions);
+ * seeded mixed batches (uniform decodes first, empty prefill queries, spec decoding with k = 2),
+ * and the capture build of a uniform decode batch. */
 static void test_minimax_m3_indexer(void** state) {
+  static const char* const names[2] = {"MINIMAX_M3_SPARSE_INDEXER",
+                                       "MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM"};
   uint64_t seed = 34;
-  int iter;
+  int iter, k;
   attn_kv_cache_spec_t spec = ts_mla_spec(128);
   attn_builder_config_t c = ts_config();
   (void)state;
@@ -233,14 +236,14 @@ static void test_minimax_m3_indexer(void** state) {
       s[r] = q[r] + (int32_t)ts_rand_range(&seed, 0, 900);
     }
     b = ts_batch_make(q, s, n, 128, 0, -1);
-    compare("MINIMAX_M3_SPARSE_INDEXER", &spec, &c, b, 0);
+    for (k = 0; k < 2; ++k) compare(names[k], &spec, &c, b, 0);
     ts_batch_free(b);
   }
   {
     static const int32_t uq[3] = {1, 1, 1}, us[3] = {9, 129, 1000};
     ts_batch* b = ts_batch_make(uq, us, 3, 128, 0, -1);
     c.num_speculative_tokens = 0;
-    compare("MINIMAX_M3_SPARSE_INDEXER", &spec, &c, b, 2);
+    for (k = 0; k < 2; ++k) compare(names[k], &spec, &c, b, 2);
     ts_batch_free(b);
   }
 }

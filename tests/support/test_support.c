@@ -437,10 +437,10 @@ void ts_expect_same_metadata(const attn_metadata_t* a, const attn_metadata_t* b,
   if (!ts_same_metadata(a, b, why, sizeof why)) fail_msg("%s: %s", what, why);
 }
 
-void ts_expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* skip) {
-  const size_t n = attn_metadata_field_count(a);
+/* The first n fields of a and b: equal, as ts_expect_same_fields says. */
+static void expect_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* skip,
+                          size_t n) {
   size_t k;
-  assert_int_equal(n, attn_metadata_field_count(b));
   for (k = 0; k < n; ++k) {
     attn_field_t fa = ATTN_FIELD_INIT, fb = ATTN_FIELD_INIT;
     int64_t i, numel = 1;
@@ -466,4 +466,16 @@ void ts_expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, c
                             (size_t)numel * (fa.tensor->dtype.bits / 8));
     }
   }
+}
+
+void ts_expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* skip) {
+  const size_t n = attn_metadata_field_count(a);
+  assert_int_equal(n, attn_metadata_field_count(b));
+  expect_fields(a, b, skip, n);
+}
+
+void ts_expect_leading_fields(const attn_metadata_t* a, const attn_metadata_t* b) {
+  const size_t n = attn_metadata_field_count(a);
+  assert_true(n <= attn_metadata_field_count(b));
+  expect_fields(a, b, NULL, n);
 }

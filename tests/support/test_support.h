@@ -125,6 +125,9 @@ void ts_expect_none(const attn_metadata_t* m, const char* name);
  * content); `skip` (or NULL) names a field the caller compares. Builders of one class under
  * two names (FLASH_ATTN_DIFFKV, QWEN4_EXP_QSA_TRITON) against their base. */
 void ts_expect_same_fields(const attn_metadata_t* a, const attn_metadata_t* b, const char* skip);
+/* The same for every field of `a` against `b`'s field at its index, `b` having more after
+ * them (a subclass's metadata that appends fields: MINIMAX_M3_SPARSE_INDEXER_MSA_ROCM). */
+void ts_expect_leading_fields(const attn_metadata_t* a, const attn_metadata_t* b);
 void ts_expect_i32(const attn_metadata_t* m, const char* name, const int32_t* expected, int64_t n);
 /* The same for a 1-D int64 tensor field (a slot mapping). */
 void ts_expect_i64(const attn_metadata_t* m, const char* name, const int64_t* expected, int64_t n);
