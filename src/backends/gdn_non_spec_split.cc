@@ -24,7 +24,8 @@ GdnNonSpecSplit gdn_non_spec_split(const CommonMetadata& c, uint8_t* no_prior, c
   const CommonMetadata::PrefillingFlags flags = c.prefilling_flags();
   const int32_t* qsl = c.qsl_host;
   uint8_t any_first_chunk = 0;
-  if (c.is_prefilling) {
+  // A first chunk needs its is_prefilling flag: none set, none to look for.
+  if (c.any_prefilling()) {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t q = int64_t{qsl[i + 1]} - qsl[i];
       no_prior[i] = q > 0 && bound[i] <= q && flags(i) ? 1 : 0;

@@ -411,7 +411,9 @@ class MambaBuilder final : public Builder {
     const CommonMetadata::PrefillingFlags flags = c.prefilling_flags();
     const int32_t* qsl = c.qsl_host;
     uint8_t any_prefilling = 0;
-    for (int64_t i = 0, n = c.num_reqs; i < n; ++i) {
+    // Without a set flag no request is prefilling (the loop would write zeros the split does
+    // not read: no mask is passed).
+    for (int64_t i = 0, n = c.any_prefilling() ? c.num_reqs : 0; i < n; ++i) {
       const int64_t q = int64_t{qsl[i + 1]} - qsl[i];
       const bool pre = flags(i);
       const bool stateful = pre && seq_host[i] > q;

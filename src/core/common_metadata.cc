@@ -296,7 +296,21 @@ ATTN_VECTORIZED_PASS bool seq_lens_ok(const int32_t* qsl, const int32_t* sl, int
   return bad == 0;
 }
 
+// Whether any of n flags is set, as one OR over the lanes (vectorized).
+template <class T>
+ATTN_VECTORIZED_PASS bool any_set(const T* flags, int64_t n) {
+  T any = 0;
+  for (int64_t i = 0; i < n; ++i) any |= flags[i];
+  return any != 0;
+}
+
 }  // namespace
+
+bool CommonMetadata::any_prefilling() const {
+  const PrefillingFlags f = prefilling_flags();
+  if (f.i32 != nullptr) return any_set(f.i32, num_reqs);
+  return f.u8 != nullptr && any_set(f.u8, num_reqs);
+}
 
 bool CommonMetadata::causal_for(int64_t i) const {
   if (causal_per_request && causal_per_request->host_accessible())

@@ -85,6 +85,10 @@ struct CommonMetadata {
   }
   /// is_prefilling[i] != 0 (false when is_prefilling is absent).
   bool prefilling(int64_t i) const { return prefilling_flags()(i); }
+  /// Whether any of the num_reqs is_prefilling flags is set (false when is_prefilling is
+  /// absent), in one vectorized pass: the builders whose per-request rules need a set flag skip
+  /// their loops on a decode-only step.
+  bool any_prefilling() const;
 
   int64_t query_len(int64_t i) const {
     return static_cast<int64_t>(qsl_host[i + 1]) - qsl_host[i];

@@ -149,18 +149,32 @@ template <class P>
 void copy_pad_i32_on(P& p, const int32_t* src, int64_t src_stride, int64_t rows, int64_t cols,
                      int32_t* dst, int64_t dst_stride, int64_t total_rows, int32_t pad,
                      bool pad_with_last) {
-  // The copied rows and the padded ones in two launches: a one-column copy (the Mamba family's
-  // state indices, a block-table column) is then one load and one store per row on the host
-  // (one launch testing each row cost 24 instructions a row: bench hybrid4_group/decode_256x4k).
   if (cols == 1) {
-    p.for_each(rows, [=] ATTN_HD(int64_t r) { dst[r * dst_stride] = src[r * src_stride]; });
-  } else {
-    p.for_each(rows, [=] ATTN_HD(int64_t r) {
-      const int32_t* s = src + r * src_stride;
-      int32_t* d = dst + r * dst_stride;
-      for (int64_t c = 0; c < cols; ++c) d[c] = s[c];
+    // A one-column copy (the Mamba family's and GDN's state indices, a block-table column) and
+    // its padding in one launch of one row whose lanes share the entries: on the host one call
+    // of the body and a loop inside it. A launch of one item per entry called the body once an
+    // entry, which in a CUDA build (nvcc wraps a host-device lambda's host body behind an
+    // indirect call) cost about 24 instructions an entry against about 11 now (callgrind, bench
+    // hybrid4_group/decode_256x4k: docs/performance.md, "Grouped builds"). On a GPU one block of
+    // kRowLanes threads shares the entries (at most max_num_batched_tokens of them).
+    p.for_each_row(1, [=] ATTN_HD(int64_t, Lanes lanes) {
+      // locals, not the captures: the stores through d cannot then make the loop reload them
+      const int32_t* s = src;
+      int32_t* d = dst;
+      const int64_t ss = src_stride, ds = dst_stride, n = rows;
+      lanes.for_each(n, [&](int64_t r) { d[r * ds] = s[r * ss]; });
+      if (total_rows > n) {
+        const int32_t fill = pad_with_last && n > 0 ? s[(n - 1) * ss] : pad;
+        lanes.for_each(total_rows - n, [&](int64_t k) { d[(n + k) * ds] = fill; });
+      }
     });
+    return;
   }
+  p.for_each(rows, [=] ATTN_HD(int64_t r) {
+    const int32_t* s = src + r * src_stride;
+    int32_t* d = dst + r * dst_stride;
+    for (int64_t c = 0; c < cols; ++c) d[c] = s[c];
+  });
   if (total_rows > rows)
     p.for_each(total_rows - rows, [=] ATTN_HD(int64_t k) {
       int32_t* d = dst + (rows + k) * dst_stride;
