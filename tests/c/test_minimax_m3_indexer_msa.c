@@ -25,13 +25,30 @@ static attn_builder_config_t indexer_config(void) {
 }
 
 /* Each token's position: its request's context length plus its index in the query (the
- * runner's), or, with `scatter`, any value in [0, 200000) (vLLM reads the positions as given). */
+ * runner's); with `scatter` 1 any value in [0, 200000); with 2 a negative one, one within 300
+ * of 2^31 - 1 or any in [0, 2^33), a third each (vLLM reads the positions as given: negative
+ * ones floor-divide, those past 2^31 - 2 keep their low 32 bits in the int32 buffers). */
+static int64_t far_position(uint64_t* rng) {
+  switch (ts_rand_range(rng, 0, 2)) {
+    case 0: return ts_rand_range(rng, -300, -1);
+    case 1: return ts_rand_range(rng, (int64_t)INT32_MAX - 300, (int64_t)INT32_MAX + 300);
+    default: return ts_rand_range(rng, 0, (int64_t)1 << 33);
+  }
+}
+
 static void make_positions(const ts_batch* b, uint64_t* rng, int scatter, int64_t* out) {
   int64_t r, t;
   for (r = 0; r < b->num_reqs; ++r)
     for (t = b->qsl[r]; t < b->qsl[r + 1]; ++t)
-      out[t] = scatter ? ts_rand_range(rng, 0, 199999)
-                       : b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+      out[t] = scatter == 1   ? ts_rand_range(rng, 0, 199999)
+               : scatter == 2 ? far_position(rng)
+                              : b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+}
+
+/* torch's int64 floor division by 128, then + 1, kept to int32 as copy_ keeps it */
+static int32_t naive_pages(int64_t p) {
+  const int64_t q = p >= 0 ? p / MM3_BLOCK : -((-p + MM3_BLOCK - 1) / MM3_BLOCK);
+  return (int32_t)(uint32_t)(uint64_t)(q + 1);
 }
 
 /* The Triton builder's class answers; the same config it needs and refuses. */
@@ -64,9 +81,9 @@ static void test_hand_checked(void** state) {
   attn_builder_config_t c = indexer_config();
   attn_builder_t* b = ts_builder(MSA, &spec, &c);
   ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, MM3_BLOCK, 0, -1);
-  int64_t pos[137], shape[1] = {137};
+  int64_t pos[140], shape[1] = {137};
   attn_tensor_t pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-  int32_t pages[135], kv[135], req[135];
+  int32_t pages[138], kv[138], req[138];
   attn_metadata_t* m = NULL;
   int i;
   (void)state;
@@ -88,6 +105,22 @@ static void test_hand_checked(void** state) {
   ASSERT_ERROR(attn_build(b, 0, &batch->common, 0, &m, NULL), ATTN_ERR_INVALID_ARGUMENT,
                "common->positions is NULL; " MSA);
   ts_expect_i32(m, "prefill_kv_lens", kv, 135); /* the previous result, live */
+  ts_batch_free(batch);
+
+  /* the same batch with 3 padding tokens past query_start_loc[-1] (140 tokens, positions 0
+   * there): 138 prefill rows, the last three in no prefill's query: searchsorted gives 3
+   * (num_prefills; vLLM does not clamp it), pages 1, kv_lens 1 */
+  batch = ts_batch_make(kMm3Q, kMm3S, 5, MM3_BLOCK, 0, 140);
+  make_positions(batch, NULL, 0, pos);
+  pos[137] = pos[138] = pos[139] = 0;
+  shape[0] = 140;
+  for (i = 135; i < 138; ++i) pages[i] = 1, kv[i] = 1, req[i] = 3;
+  batch->common.positions = &pt;
+  ASSERT_OK(attn_build(b, 0, &batch->common, 0, &m, NULL));
+  assert_int_equal(ts_int(m, "num_prefill_tokens"), 138);
+  ts_expect_i32(m, "prefill_num_valid_pages", pages, 138);
+  ts_expect_i32(m, "prefill_kv_lens", kv, 138);
+  ts_expect_i32(m, "prefill_row_req_id", req, 138);
   ts_batch_free(batch);
   {
     static const int32_t q1[2] = {1, 1}, s1[2] = {129, 7};
@@ -152,8 +185,8 @@ static void test_refusals(void** state) {
   ts_batch_free(ok);
 }
 
-/* Seeded random batches (mm3_random_batch_make, positions as the runner's on most, scattered on
- * one in three): every field of the Triton indexer's build of the same batch, and the three
+/* Seeded random batches (mm3_random_batch_make, positions as the runner's on two in six,
+ * scattered in [0, 200000) on two, negative or past 2^31 on two): every field of the Triton indexer's build of the same batch, and the three
  * arrays against a naive restatement (the request by a linear scan of cu_seqlens_q). */
 static void test_random_vs_naive(void** state) {
   uint64_t rng = 0x5eed3a;
@@ -173,7 +206,7 @@ static void test_random_vs_naive(void** state) {
     c.num_speculative_tokens = rb.k;
     shape[0] = rb.tokens;
     pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);
-    make_positions(rb.batch, &rng, ts_rand_range(&rng, 0, 2) == 0, pos);
+    make_positions(rb.batch, &rng, (int)(ts_rand_range(&rng, 0, 5) % 3), pos);
     rb.batch->common.positions = &pt;
     msa = ts_builder(MSA, &spec, &c);
     triton = ts_builder(TRITON, &spec, &c);
@@ -187,8 +220,8 @@ static void test_random_vs_naive(void** state) {
         const int64_t p = pos[rb.ndt + t];
         int64_t r = 0;
         while (r < rb.np && rb.cu_q[r + 1] <= t) ++r;
-        pages[t] = (int32_t)(p / MM3_BLOCK + 1);
-        kv[t] = (int32_t)(p + 1);
+        pages[t] = naive_pages(p);
+        kv[t] = (int32_t)(uint32_t)(uint64_t)(p + 1);
         req[t] = (int32_t)r;
       }
       ts_expect_i32(m, "prefill_num_valid_pages", pages, npt);
