@@ -14,7 +14,7 @@
 //   for_each(n, f)        f(i) for i in [0, n), independently (a grid-stride kernel on CUDA);
 //   for_each_row(n, f)    f(r, lanes) for r in [0, n): one row per CUDA block, whose threads
 //                         share the row's columns through `lanes` (Lanes below: for_each,
-//                         copy, sync, exclusive_sum); one lane on the host;
+//                         copy, copy_strided, sync, exclusive_sum); one lane on the host;
 //   scan(n, value, write) write(i, value(0) + ... + value(i)) for i in [0, n) (int64 sums;
 //                         one block on CUDA), in order of i on the host;
 //   single(f)             f() once (one CUDA thread): a sequential planner;
@@ -84,6 +84,29 @@ class Lanes {
     for_each(n, [&](int64_t j) { dst[j] = src[j]; });
 #else
     if (n > 0) std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+#endif
+  }
+
+  /// dst[j * dst_stride] = src[j * src_stride] for j in [0, n) of non-overlapping ranges, split
+  /// over the lanes (a block-table column into a vector): on the host a loop four entries a
+  /// turn, where the plain strided loop cost 7 instructions an entry (docs/performance.md,
+  /// "Grouped builds"); memcpy when both strides are 1.
+  template <class T>
+  ATTN_HD_INLINE void copy_strided(T* dst, int64_t dst_stride, const T* src, int64_t src_stride,
+                                   int64_t n) const {
+#if ATTN_ON_DEVICE
+    for_each(n, [&](int64_t j) { dst[j * dst_stride] = src[j * src_stride]; });
+#else
+    if (dst_stride == 1 && src_stride == 1) return copy(dst, src, n);
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4, src += 4 * src_stride, dst += 4 * dst_stride) {
+      const T a = src[0], b = src[src_stride], c = src[2 * src_stride], d = src[3 * src_stride];
+      dst[0] = a;
+      dst[dst_stride] = b;
+      dst[2 * dst_stride] = c;
+      dst[3 * dst_stride] = d;
+    }
+    for (; j < n; ++j, src += src_stride, dst += dst_stride) *dst = *src;
 #endif
   }
 

@@ -152,19 +152,17 @@ void copy_pad_i32_on(P& p, const int32_t* src, int64_t src_stride, int64_t rows,
   if (cols == 1) {
     // A one-column copy (the Mamba family's and GDN's state indices, a block-table column) and
     // its padding in one launch of one row whose lanes share the entries: on the host one call
-    // of the body and a loop inside it. A launch of one item per entry called the body once an
-    // entry, which in a CUDA build (nvcc wraps a host-device lambda's host body behind an
-    // indirect call) cost about 24 instructions an entry against about 11 now (callgrind, bench
-    // hybrid4_group/decode_256x4k: docs/performance.md, "Grouped builds"). On a GPU one block of
-    // kRowLanes threads shares the entries (at most max_num_batched_tokens of them).
+    // of the body and Lanes::copy_strided's loop inside it. A launch of one item per entry
+    // called the body once an entry, which in a CUDA build (nvcc wraps a host-device lambda's
+    // host body behind an indirect call) cost about 24 instructions an entry (callgrind, bench
+    // hybrid4_group/decode_256x4k: docs/performance.md, "Grouped builds"). On a GPU one block
+    // of kRowLanes threads shares the entries (at most max_num_batched_tokens of them).
     p.for_each_row(1, [=] ATTN_HD(int64_t, Lanes lanes) {
-      // locals, not the captures: the stores through d cannot then make the loop reload them
-      const int32_t* s = src;
-      int32_t* d = dst;
-      const int64_t ss = src_stride, ds = dst_stride, n = rows;
-      lanes.for_each(n, [&](int64_t r) { d[r * ds] = s[r * ss]; });
-      if (total_rows > n) {
-        const int32_t fill = pad_with_last && n > 0 ? s[(n - 1) * ss] : pad;
+      lanes.copy_strided(dst, dst_stride, src, src_stride, rows);
+      if (total_rows > rows) {
+        const int32_t fill = pad_with_last && rows > 0 ? src[(rows - 1) * src_stride] : pad;
+        int32_t* d = dst;
+        const int64_t ds = dst_stride, n = rows;
         lanes.for_each(total_rows - n, [&](int64_t k) { d[(n + k) * ds] = fill; });
       }
     });
