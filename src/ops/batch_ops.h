@@ -641,8 +641,9 @@ void mamba_checkpoint_state_indices(const Exec& exec, const int32_t* block_table
 /// dst[r][c] = src[r][c] for r < rows, c < cols; then rows [rows, total_rows) of dst get
 /// `pad` (or, with pad_with_last, the last element copied, src[rows - 1][cols - 1]; `pad` when
 /// rows == 0). The persistent CUDA-graph copies of vLLM's Mamba builders. 1-D: cols 1, strides 1.
-/// src and dst are the same memory with the same strides or do not overlap (on a device the
-/// one-column copy and its padding run in one block with no barrier between them).
+/// src and dst do not overlap (the host copies a one-column range with unit strides by memcpy;
+/// on a device the one-column copy and its padding run in one block with no barrier between
+/// them).
 void copy_pad_i32(const Exec& exec, const int32_t* src, int64_t src_stride, int64_t rows,
                   int64_t cols, int32_t* dst, int64_t dst_stride, int64_t total_rows,
                   int32_t pad, bool pad_with_last);
