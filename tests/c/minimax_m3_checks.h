@@ -13,6 +13,21 @@
 #define MM3_BLOCK 128   /* SPARSE_BLOCK_SIZE, the kernel block size */
 #define MM3_MAX_REQS 24 /* requests of a random batch, at most */
 
+/* The lightning indexer's spec (MiniMaxM3IndexerCache.get_kv_cache_spec: MLAAttentionSpec, one
+ * 128-wide key a token) and a config with its 4 index heads: both indexer builders' tests.
+ * Inline: test_minimax_m3.c does not use them. */
+static inline attn_kv_cache_spec_t mm3_indexer_spec(void) {
+  attn_kv_cache_spec_t s = ts_mla_spec(MM3_BLOCK);
+  s.head_size = 128;
+  return s;
+}
+
+static inline attn_builder_config_t mm3_indexer_config(void) {
+  attn_builder_config_t c = ts_config();
+  c.sparse_num_index_heads = 4;
+  return c;
+}
+
 /* UNIFORM_BATCH (a class attribute) from the backend and the builder; the reorder threshold 1,
  * and 1 + 3 with 3 speculative tokens; no update_block_table, no draft decode update. */
 static void mm3_expect_class_answers(const char* backend, const attn_kv_cache_spec_t* spec,
@@ -96,12 +111,10 @@ static void mm3_expect_spec_decode(const char* backend, const attn_kv_cache_spec
                             : ts_batch_make(kMm3SpecQ, kMm3SpecS, 4, MM3_BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
   attn_builder_t* b;
-  int64_t pos[16], pos_shape[1], r, t;
+  int64_t pos[16], pos_shape[1];
   attn_tensor_t pt;
   /* the tokens' positions, the runner's (the AMD MSA indexer reads the prefill rows') */
-  for (r = 0; r < batch->num_reqs; ++r)
-    for (t = batch->qsl[r]; t < batch->qsl[r + 1]; ++t)
-      pos[t] = batch->seq[r] - (batch->qsl[r + 1] - batch->qsl[r]) + (t - batch->qsl[r]);
+  ts_batch_positions(batch, pos);
   pos_shape[0] = batch->num_tokens;
   pt = ts_host_tensor(pos, 1, pos_shape, ATTN_DTYPE_INT, 64);
   batch->common.positions = &pt;

@@ -9,22 +9,9 @@
 #define INDEXER "MINIMAX_M3_SPARSE_INDEXER"
 #define BLOCK MM3_BLOCK
 
-/* MiniMaxM3IndexerCache.get_kv_cache_spec: MLAAttentionSpec, one 128-wide key a token */
-static attn_kv_cache_spec_t indexer_spec(void) {
-  attn_kv_cache_spec_t s = ts_mla_spec(BLOCK);
-  s.head_size = 128;
-  return s;
-}
-
-static attn_builder_config_t indexer_config(void) {
-  attn_builder_config_t c = ts_config();
-  c.sparse_num_index_heads = 4;
-  return c;
-}
-
 static void test_levels(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   (void)state;
   mm3_expect_class_answers(INDEXER, &spec, c);
   { /* the kernel block size 128; an MLA (indexer cache) spec only */
@@ -47,8 +34,8 @@ static void test_levels(void** state) {
  * invalid config. */
 static void test_config(void** state) {
   static const int32_t builds[4] = {1, 2, 4, 8}, refused[2] = {3, 6};
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
   int i;
   (void)state;
@@ -63,7 +50,7 @@ static void test_config(void** state) {
     c.tensor_parallel_size = refused[i];
     ASSERT_ERROR(attn_builder_create(INDEXER, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT, want[i]);
   }
-  c = indexer_config();
+  c = mm3_indexer_config();
   c.tensor_parallel_size = 0; /* 0 means 1 */
   attn_builder_destroy(ts_builder(INDEXER, &spec, &c));
   c.sparse_num_index_heads = 0;
@@ -72,7 +59,7 @@ static void test_config(void** state) {
   c.sparse_num_index_heads = -1;
   ASSERT_ERROR(attn_builder_create(INDEXER, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "config->sparse_num_index_heads=-1 is negative");
-  c = indexer_config();
+  c = mm3_indexer_config();
   c.tensor_parallel_size = -2;
   ASSERT_ERROR(attn_builder_create(INDEXER, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "config->tensor_parallel_size=-2 must be positive");
@@ -92,8 +79,8 @@ static void test_config(void** state) {
 /* The mixed batch kMm3Q / kMm3S (mm3_expect_mixed_batch) and this builder's own fields: decode
  * max_seq_len 300 (the batch's), max_decode_query_len 1 (the threshold). */
 static void test_hand_checked(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   attn_builder_t* b = ts_builder(INDEXER, &spec, &c);
   ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
   attn_metadata_t* m = NULL;
@@ -141,17 +128,17 @@ static void expect_capture_own(const attn_metadata_t* m) {
 }
 
 static void test_spec_decode(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
   (void)state;
-  mm3_expect_spec_decode(INDEXER, &spec, indexer_config(), 0, expect_spec_decode_own);
-  mm3_expect_spec_decode(INDEXER, &spec, indexer_config(), 1, expect_capture_own);
+  mm3_expect_spec_decode(INDEXER, &spec, mm3_indexer_config(), 0, expect_spec_decode_own);
+  mm3_expect_spec_decode(INDEXER, &spec, mm3_indexer_config(), 1, expect_capture_own);
 }
 
 /* What build() refuses (vLLM's assertions), leaving the previous metadata live: the uniform
  * split's (mm3_expect_uniform_refusals); more requests than the context_len_buffer holds. */
 static void test_refusals(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   attn_builder_t* b = ts_builder(INDEXER, &spec, &c);
   attn_metadata_t* m = NULL;
   ts_batch* ok = ts_batch_make(kMm3Q, kMm3S, 5, BLOCK, 0, -1);
@@ -168,11 +155,11 @@ static void test_refusals(void** state) {
  * scalar (mm3_expect_random_batch and the views and scalars below). */
 static void test_random_vs_naive(void** state) {
   uint64_t rng = 0x3a11dd;
-  attn_kv_cache_spec_t spec = indexer_spec();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
   int iter;
   (void)state;
   for (iter = 0; iter < 300; ++iter) {
-    attn_builder_config_t c = indexer_config();
+    attn_builder_config_t c = mm3_indexer_config();
     mm3_random_batch rb;
     attn_builder_t* b;
     attn_metadata_t* m = NULL;

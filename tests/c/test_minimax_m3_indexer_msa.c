@@ -12,18 +12,6 @@
 #define TRITON "MINIMAX_M3_SPARSE_INDEXER"
 #define MAX_TOKENS (MM3_MAX_REQS * 600)
 
-static attn_kv_cache_spec_t indexer_spec(void) {
-  attn_kv_cache_spec_t s = ts_mla_spec(MM3_BLOCK);
-  s.head_size = 128;
-  return s;
-}
-
-static attn_builder_config_t indexer_config(void) {
-  attn_builder_config_t c = ts_config();
-  c.sparse_num_index_heads = 4;
-  return c;
-}
-
 /* Each token's position: its request's context length plus its index in the query (the
  * runner's); with `scatter` 1 any value in [0, 200000); with 2 a negative one, one within 300
  * of 2^31 - 1 or any in [0, 2^33), a third each (vLLM reads the positions as given: negative
@@ -37,12 +25,11 @@ static int64_t far_position(uint64_t* rng) {
 }
 
 static void make_positions(const ts_batch* b, uint64_t* rng, int scatter, int64_t* out) {
-  int64_t r, t;
-  for (r = 0; r < b->num_reqs; ++r)
-    for (t = b->qsl[r]; t < b->qsl[r + 1]; ++t)
-      out[t] = scatter == 1   ? ts_rand_range(rng, 0, 199999)
-               : scatter == 2 ? far_position(rng)
-                              : b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+  int64_t t;
+  ts_batch_positions(b, out);
+  if (scatter != 0)
+    for (t = 0; t < b->qsl[b->num_reqs]; ++t)
+      out[t] = scatter == 1 ? ts_rand_range(rng, 0, 199999) : far_position(rng);
 }
 
 /* torch's int64 floor division by 128, then + 1, kept to int32 as copy_ keeps it */
@@ -53,15 +40,15 @@ static int32_t naive_pages(int64_t p) {
 
 /* The Triton builder's class answers; the same config it needs and refuses. */
 static void test_class(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   attn_builder_t* b = (attn_builder_t*)UNTOUCHED_PTR;
   (void)state;
   mm3_expect_class_answers(MSA, &spec, c);
   c.sparse_num_index_heads = 0;
   ASSERT_ERROR(attn_builder_create(MSA, &spec, &c, &b), ATTN_ERR_UNSUPPORTED,
                "sparse_num_index_heads=0 (absent): " MSA);
-  c = indexer_config();
+  c = mm3_indexer_config();
   c.tensor_parallel_size = 3;
   ASSERT_ERROR(attn_builder_create(MSA, &spec, &c, &b), ATTN_ERR_INVALID_ARGUMENT,
                "sparse_num_index_heads=4 and config->tensor_parallel_size=3");
@@ -77,8 +64,8 @@ static void test_class(void** state) {
  * Without positions the batch is refused, the previous metadata staying live; a decode-only
  * batch needs none and has no prefill rows. */
 static void test_hand_checked(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   attn_builder_t* b = ts_builder(MSA, &spec, &c);
   ts_batch* batch = ts_batch_make(kMm3Q, kMm3S, 5, MM3_BLOCK, 0, -1);
   int64_t pos[140], shape[1] = {137};
@@ -156,10 +143,10 @@ static void expect_capture_own(const attn_metadata_t* m) {
 }
 
 static void test_spec_decode(void** state) {
-  attn_kv_cache_spec_t spec = indexer_spec();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
   (void)state;
-  mm3_expect_spec_decode(MSA, &spec, indexer_config(), 0, expect_spec_decode_own);
-  mm3_expect_spec_decode(MSA, &spec, indexer_config(), 1, expect_capture_own);
+  mm3_expect_spec_decode(MSA, &spec, mm3_indexer_config(), 0, expect_spec_decode_own);
+  mm3_expect_spec_decode(MSA, &spec, mm3_indexer_config(), 1, expect_capture_own);
 }
 
 /* The Triton builder's refusals (vLLM's assertions on the uniform split, before the positions
@@ -167,8 +154,8 @@ static void test_spec_decode(void** state) {
  * context_len_buffer holds. */
 static void test_refusals(void** state) {
   static const int32_t q[2] = {1, 3}, s[2] = {9, 3};
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   attn_builder_t* b = ts_builder(MSA, &spec, &c);
   ts_batch* ok = ts_batch_make(q, s, 2, MM3_BLOCK, 0, -1);
   int64_t pos[4] = {8, 0, 1, 2}, shape[1] = {4};
@@ -186,17 +173,18 @@ static void test_refusals(void** state) {
 }
 
 /* Seeded random batches (mm3_random_batch_make, positions as the runner's on two in six,
- * scattered in [0, 200000) on two, negative or past 2^31 on two): every field of the Triton indexer's build of the same batch, and the three
- * arrays against a naive restatement (the request by a linear scan of cu_seqlens_q). */
+ * scattered in [0, 200000) on two, negative or past 2^31 on two): every field of the Triton
+ * indexer's build of the same batch, and the three arrays against a naive restatement (the
+ * request by a linear scan of cu_seqlens_q). */
 static void test_random_vs_naive(void** state) {
   uint64_t rng = 0x5eed3a;
-  attn_kv_cache_spec_t spec = indexer_spec();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
   static int64_t pos[MAX_TOKENS];
   static int32_t pages[MAX_TOKENS], kv[MAX_TOKENS], req[MAX_TOKENS];
   int iter, checked = 0;
   (void)state;
   for (iter = 0; iter < 300; ++iter) {
-    attn_builder_config_t c = indexer_config();
+    attn_builder_config_t c = mm3_indexer_config();
     mm3_random_batch rb;
     attn_builder_t *msa, *triton;
     attn_metadata_t *m = NULL, *want = NULL;
@@ -242,8 +230,8 @@ static void test_random_vs_naive(void** state) {
  * by the common checks before anything is written. */
 static void test_capacity(void** state) {
   static const int32_t q[2] = {1, 40}, s[2] = {5, 40};
-  attn_kv_cache_spec_t spec = indexer_spec();
-  attn_builder_config_t c = indexer_config();
+  attn_kv_cache_spec_t spec = mm3_indexer_spec();
+  attn_builder_config_t c = mm3_indexer_config();
   ts_batch* batch = ts_batch_make(q, s, 2, MM3_BLOCK, 0, -1);
   int64_t pos[41], shape[1] = {41};
   attn_tensor_t pt = ts_host_tensor(pos, 1, shape, ATTN_DTYPE_INT, 64);

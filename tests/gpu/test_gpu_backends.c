@@ -20,12 +20,10 @@ static void compare(const char* backend, const attn_kv_cache_spec_t* spec,
   tg_device_batch d;
   tg_mirrors mirrors;
   int64_t* pos = (int64_t*)calloc((size_t)b->num_tokens + 1, sizeof(int64_t));
-  int64_t pos_shape[1] = {b->num_tokens}, r, t;
+  int64_t pos_shape[1] = {b->num_tokens};
   attn_tensor_t ph, pd;
   assert_non_null(pos);
-  for (r = 0; r < b->num_reqs; ++r)
-    for (t = b->qsl[r]; t < b->qsl[r + 1]; ++t)
-      pos[t] = b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+  ts_batch_positions(b, pos);
   ph = ts_host_tensor(pos, 1, pos_shape, ATTN_DTYPE_INT, 64);
   pd = ph;
   pd.device.device_type = ATTN_DEVICE_CUDA;

@@ -270,6 +270,13 @@ void ts_expect_circular_as_full(const char* backend, const attn_kv_cache_spec_t*
   attn_builder_destroy(bc);
 }
 
+void ts_batch_positions(const ts_batch* b, int64_t* out) {
+  int64_t r, t;
+  for (r = 0; r < b->num_reqs; ++r)
+    for (t = b->qsl[r]; t < b->qsl[r + 1]; ++t)
+      out[t] = b->seq[r] - (b->qsl[r + 1] - b->qsl[r]) + (t - b->qsl[r]);
+}
+
 void ts_batch_free(ts_batch* b) {
   if (b == NULL) return;
   free(b->qsl);

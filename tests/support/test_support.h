@@ -99,6 +99,9 @@ typedef struct ts_batch {
 ts_batch* ts_batch_make(const int32_t* query_lens, const int32_t* seq_lens, int64_t num_reqs,
                         int32_t block_size, int64_t width, int64_t padded_tokens);
 void ts_batch_free(ts_batch* b);
+/* The runner's positions of the batch's scheduled tokens: out[t] = seq_len - query_len + the
+ * token's index in its request's query, for t < qsl[num_reqs] (the rest of out untouched). */
+void ts_batch_positions(const ts_batch* b, int64_t* out);
 /* The batch's block table seen as its first `cols` columns: a strided view of the same rows (as
  * vLLM's runner hands a CircularBufferSpec group one column per request). */
 void ts_narrow_table(ts_batch* b, int64_t cols);
