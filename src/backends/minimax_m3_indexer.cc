@@ -113,11 +113,13 @@ void check(const BackendDescriptor& d, const KvCacheSpec& spec, const BuilderCon
 
 template <bool kMsa>
 class MiniMaxM3IndexerBuilder final : public Builder {
+  static constexpr const char* kOwnName = kMsa ? kMsaRocmName : kName;
+
  public:
   MiniMaxM3IndexerBuilder(std::shared_ptr<const Backend> backend, const KvCacheSpec& spec,
                           const BuilderConfig& config)
       : Builder(std::move(backend), spec, config),
-        buffers_(kMsa ? kMsaRocmName : kName, config.device, plan<kMsa>(spec, config),
+        buffers_(kOwnName, config.device, plan<kMsa>(spec, config),
                  config.allocator, config.workspace, config.workspace_size) {
     init_metadata(kMsa ? name_vector(kFieldNames)
                        : name_vector(kFieldNames, kPrefillNumValidPages));
@@ -129,8 +131,8 @@ class MiniMaxM3IndexerBuilder final : public Builder {
     const int64_t n = c.num_reqs;
     const int32_t threshold = reorder_batch_threshold().value_or(1);
     // Every check before anything is written: a refused batch leaves the metadata as it was.
-    const char* who = kMsa ? kMsaRocmName : kName;
-    const MiniMaxM3Split s = minimax_m3_split(c, threshold, config().max_num_batched_tokens, who);
+    const MiniMaxM3Split s =
+        minimax_m3_split(c, threshold, config().max_num_batched_tokens, kOwnName);
     const int64_t nd = s.num_decodes, np = s.num_prefills;
     if (kMsa && np > 0) check_msa_prefill_rows(c);
 

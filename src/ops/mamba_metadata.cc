@@ -161,9 +161,7 @@ void copy_pad_i32_on(P& p, const int32_t* src, int64_t src_stride, int64_t rows,
       lanes.copy_strided(dst, dst_stride, src, src_stride, rows);
       if (total_rows > rows) {
         const int32_t fill = pad_with_last && rows > 0 ? src[(rows - 1) * src_stride] : pad;
-        int32_t* d = dst;
-        const int64_t ds = dst_stride, n = rows;
-        lanes.for_each(total_rows - n, [&](int64_t k) { d[(n + k) * ds] = fill; });
+        lanes.for_each(total_rows - rows, [&](int64_t k) { dst[(rows + k) * dst_stride] = fill; });
       }
     });
     return;
